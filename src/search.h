@@ -1,0 +1,92 @@
+/*
+ * search: the elimination engine of Algorithm 1 (Jia et al., ICML 2018, §5.2)
+ * over abstract cost tables. It knows nothing of layers: a cost_graph has
+ * nodes with a cost per configuration (t_c + t_s) and directed edges with a
+ * cost per (producer config, consumer config) pair (t_x).
+ *
+ * Ownership: the caller owns the cost_graph it builds (cg_new/cg_free).
+ * search_run() copies what it needs; the search_result it returns owns all
+ * of its memory (log tables included) and is freed with search_result_free().
+ */
+#ifndef LW_SEARCH_H
+#define LW_SEARCH_H
+
+#include <stddef.h>
+
+typedef struct cost_graph {
+    int n_nodes;
+    int *n_configs;       /* [n_nodes], each >= 1 */
+    double **node_cost;   /* [n_nodes][n_configs[v]] */
+    int n_edges;
+    int *edge_from;       /* [n_edges] producer node */
+    int *edge_to;         /* [n_edges] consumer node */
+    double **edge_cost;   /* [n_edges][n_configs[from] * n_configs[to]], row-major: [ci * n_configs[to] + cj] */
+} cost_graph;
+
+/* Allocates a graph with the given node config counts and room for
+ * max_edges edges; node costs are zeroed. Edges are added with cg_add_edge,
+ * which allocates a zeroed table and returns the edge index. */
+cost_graph *cg_new(int n_nodes, const int *n_configs, int max_edges);
+int cg_add_edge(cost_graph *g, int from, int to);
+void cg_free(cost_graph *g);
+
+/* Total cost of a full assignment (one config per node). */
+double cg_evaluate(const cost_graph *g, const int *config);
+
+typedef enum { ELIM_NODE, ELIM_EDGE } elim_kind;
+
+/* One step of Algorithm 1. Edge ids: the original edges are 0..n_edges-1;
+ * every step creates exactly one new edge with id n_edges + step index. */
+typedef struct elim_step {
+    elim_kind kind;
+    /* ELIM_NODE: node `node` with in-edge e1 = (from -> node) and out-edge
+     *            e2 = (node -> to) is removed; new edge (from -> to).
+     * ELIM_EDGE: edges e1 and e2, both (from -> to), are merged. */
+    int node;             /* -1 for ELIM_EDGE */
+    int e1, e2;
+    int new_edge;
+    int from, to;
+    double *table;        /* new edge's table, n_configs[from] * n_configs[to] */
+    int *argmin;          /* ELIM_NODE: best config of `node` per (ci, ck); NULL for ELIM_EDGE */
+} elim_step;
+
+typedef enum {
+    FINAL_ENUMERATION,    /* Algorithm 1's final step: enumerate the remaining graph */
+    FINAL_VARIABLE_ELIMINATION /* remaining graph too big to enumerate: exact variable elimination */
+} final_method;
+
+typedef struct search_result {
+    int n_nodes;
+    int n_edges_original;
+    int n_steps;
+    elim_step *steps;     /* in order of application */
+    int n_left;           /* nodes left after the eliminations */
+    int *left;            /* [n_left] their ids, ascending */
+    int n_edges_left;
+    int *edges_left;      /* ids (original or created) of the edges left */
+    final_method method;
+    double final_space;   /* product of config counts of the nodes left (as double: may be huge) */
+    int *config;          /* [n_nodes] the optimal config per node */
+    double cost;          /* its total cost; equals cg_evaluate(g, config) */
+    /* undo order: the eliminated nodes in the order the undo assigned them */
+    int n_undo;
+    int *undo_node;
+} search_result;
+
+/* Runs Algorithm 1 and returns the exact optimum, or NULL if memory ran out.
+ * progress, if non-NULL, is called now and then during a long final step
+ * with done/total in [0,1]. */
+typedef void (*search_progress_fn)(double fraction, void *user);
+search_result *search_run(const cost_graph *g, search_progress_fn progress, void *user);
+void search_result_free(search_result *r);
+
+/* Brute force over every assignment; for tests. Returns the minimum cost and
+ * fills best (n_nodes) with an argmin. Refuses (returns -1) above max_space. */
+double search_brute_force(const cost_graph *g, int *best, double max_space);
+
+/* State of the graph after the first k steps (0 <= k <= n_steps): which
+ * nodes and edges are alive. alive_nodes has n_nodes entries, alive_edges
+ * has n_edges_original + n_steps entries. For the TUI's stepper. */
+void search_state_at(const search_result *r, int k, unsigned char *alive_nodes, unsigned char *alive_edges);
+
+#endif
