@@ -21,11 +21,14 @@ typedef struct cost_graph {
     int *edge_from;       /* [n_edges] producer node */
     int *edge_to;         /* [n_edges] consumer node */
     double **edge_cost;   /* [n_edges][n_configs[from] * n_configs[to]], row-major: [ci * n_configs[to] + cj] */
+    int edge_capacity;    /* room in the edge arrays; cg_add_edge grows it */
 } cost_graph;
 
 /* Allocates a graph with the given node config counts and room for
  * max_edges edges; node costs are zeroed. Edges are added with cg_add_edge,
- * which allocates a zeroed table and returns the edge index. */
+ * which allocates a zeroed table and returns the edge index (growing the
+ * edge arrays past max_edges if needed), or -1 for a node id out of range or
+ * no memory. cg_new returns NULL for a config count < 1 or no memory. */
 cost_graph *cg_new(int n_nodes, const int *n_configs, int max_edges);
 int cg_add_edge(cost_graph *g, int from, int to);
 void cg_free(cost_graph *g);
@@ -79,6 +82,55 @@ typedef struct search_result {
 typedef void (*search_progress_fn)(double fraction, void *user);
 search_result *search_run(const cost_graph *g, search_progress_fn progress, void *user);
 void search_result_free(search_result *r);
+
+/* Why search_run_with returned NULL, and how big the final step was. */
+typedef enum {
+    SEARCH_OK = 0,
+    SEARCH_OUT_OF_MEMORY,
+    SEARCH_TOO_LARGE,     /* the graph left after the eliminations is too big
+                             to enumerate and variable elimination would need
+                             more than table_limit table entries */
+    SEARCH_INVALID_GRAPH  /* config count < 1, edge endpoint out of range, NULL table */
+} search_status;
+
+typedef struct search_info {
+    search_status status;
+    int n_left;           /* nodes left after the eliminations */
+    double final_space;   /* product of their config counts */
+    double ve_entries;    /* variable elimination's table entries (a lower
+                             bound when refused); 0 if it did not run */
+} search_info;
+
+#define SEARCH_DEFAULT_ENUMERATION_LIMIT 2e6
+#define SEARCH_DEFAULT_TABLE_LIMIT 16777216.0   /* 2^24 entries, ~200 MB */
+#define SEARCH_DEFAULT_PROGRESS_MIN_WORK 1e6
+
+typedef struct search_options {
+    /* The final step enumerates every assignment of the nodes left (those
+     * with an edge) while their number is at most this; above it, it runs
+     * variable elimination. 0 forces variable elimination. */
+    double enumeration_limit;
+    /* Variable elimination refuses (SEARCH_TOO_LARGE) rather than allocate
+     * more table entries than this, summed over the tables it creates
+     * (12 bytes an entry). */
+    double table_limit;
+    /* A final step with less work (table entries touched) than this never
+     * calls progress; 0 makes every final step report. */
+    double progress_min_work;
+} search_options;
+
+/* Fills o with the SEARCH_DEFAULT_* values. */
+void search_options_init(search_options *o);
+
+/* search_run with options (NULL: defaults) and, if info is non-NULL, the
+ * reason for a NULL return and the size of the final step. search_run(g, p,
+ * u) is search_run_with(g, NULL, p, u, NULL). */
+search_result *search_run_with(const cost_graph *g, const search_options *opt,
+                               search_progress_fn progress, void *user,
+                               search_info *info);
+
+/* A short English phrase for a status ("out of memory", ...). */
+const char *search_status_message(search_status s);
 
 /* Brute force over every assignment; for tests. Returns the minimum cost and
  * fills best (n_nodes) with an argmin. Refuses (returns -1) above max_space. */

@@ -1,0 +1,119 @@
+# layerwise — build, run, test, bench.
+# `make run` and `make test` install missing system packages first (make deps).
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+BUILD    ?= build
+PKGS     := libcjson libgvc ncursesw
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_DEFAULT_SOURCE \
+            -DLW_DATADIR='"$(PREFIX)/share/layerwise"' -Isrc -Iui
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LDLIBS   += $(PKG_LIBS) -lm
+
+ENGINE_SRC := $(wildcard src/*.c)
+UI_SRC     := $(filter-out ui/main.c,$(wildcard ui/*.c))
+DATA       := $(wildcard data/networks/*.json data/clusters/*.json data/profiles/*.json)
+TEST_SRC   := $(wildcard tests/test_*.c)
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
+UI_OBJ     := $(UI_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: all run test check deps bench clean install tests-bin asan-tests cli-tests screen-tests e2e-tests \
+        screenshots reproduce fuzz check-fuzz valgrind diagrams
+
+all: $(BUILD)/layerwise
+
+# ---- system packages -------------------------------------------------------
+# Debian package per pkg-config module / command; only what is missing is installed.
+deps:
+	@missing=""; \
+	for m in libcjson:libcjson-dev libgvc:libgraphviz-dev ncursesw:libncurses-dev criterion:libcriterion-dev; do \
+	  pkg-config --exists $${m%%:*} 2>/dev/null || missing="$$missing $${m#*:}"; \
+	done; \
+	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
+	command -v tmux >/dev/null || missing="$$missing tmux"; \
+	command -v dot >/dev/null || missing="$$missing graphviz"; \
+	command -v python3 >/dev/null || missing="$$missing python3"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make deps: need root to apt-get install$$missing" >&2; exit 1; fi; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || exit 1; \
+	fi
+
+# ---- the program -----------------------------------------------------------
+$(BUILD)/%.o: %.c $(wildcard src/*.h ui/*.h) | $(BUILD)/src $(BUILD)/ui $(BUILD)/tests
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/src $(BUILD)/ui $(BUILD)/tests:
+	@mkdir -p $@
+
+# The shipped data, compiled in so the program runs from anywhere.
+$(BUILD)/embedded.c: $(DATA) | $(BUILD)/src
+	@{ echo '#include "embedded.h"'; i=0; \
+	  for f in $(DATA); do \
+	    echo "static const unsigned char d$$i[] = {"; od -An -v -tx1 $$f | sed 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo "0};"; \
+	    i=$$((i+1)); done; \
+	  echo 'const lw_embedded_file lw_embedded_files[] = {'; i=0; \
+	  for f in $(DATA); do echo "{\"$${f#data/}\", d$$i, sizeof d$$i - 1},"; i=$$((i+1)); done; \
+	  echo '{0, 0, 0}};'; echo "const int lw_embedded_count = $$i;"; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/embedded.o: $(BUILD)/embedded.c src/embedded.h
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/layerwise: $(ENGINE_OBJ) $(UI_OBJ) $(BUILD)/ui/main.o
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+run: deps
+	@$(MAKE) --no-print-directory $(BUILD)/layerwise
+	$(BUILD)/layerwise
+
+install: $(BUILD)/layerwise
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/layerwise
+	install -m 755 $(BUILD)/layerwise $(DESTDIR)$(PREFIX)/bin/layerwise
+	cp -r data/networks data/clusters data/profiles $(DESTDIR)$(PREFIX)/share/layerwise/
+
+# ---- tests -----------------------------------------------------------------
+TEST_LIBS = $(shell pkg-config --libs criterion 2>/dev/null)
+TEST_BINS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+$(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ) $(UI_OBJ) $(wildcard tests/*.h)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests -o $@ $< $(ENGINE_OBJ) $(UI_OBJ) $(TEST_LIBS) $(LDLIBS)
+
+tests-bin: $(TEST_BINS) $(BUILD)/layerwise
+
+# Unit and screen tests, then the same under ASan+UBSan, then the CLI and
+# end-to-end tests against the real binary.
+test: deps
+	@$(MAKE) --no-print-directory tests-bin
+	@$(MAKE) --no-print-directory check
+	@$(MAKE) --no-print-directory asan-tests
+	@$(MAKE) --no-print-directory cli-tests
+	@$(MAKE) --no-print-directory e2e-tests
+
+check: tests-bin
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t --jobs 2 || exit 1; done
+
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+asan-tests:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" tests-bin
+	@set -e; for t in $(TEST_SRC:tests/%.c=$(BUILD)/asan/tests/%); do echo "== (asan) $$t"; \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$t --jobs 2 || exit 1; done
+
+cli-tests: $(BUILD)/layerwise
+	@LW=$(BUILD)/layerwise bash tests/cli_test.sh
+
+e2e-tests: $(BUILD)/layerwise
+	@if [ -f tests/e2e_test.sh ]; then LW=$(BUILD)/layerwise bash tests/e2e_test.sh; fi
+
+# ---- benchmark -------------------------------------------------------------
+$(BUILD)/bench: tests/bench.c $(ENGINE_OBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ENGINE_OBJ) $(LDLIBS)
+
+bench: $(BUILD)/bench $(BUILD)/layerwise
+	$(BUILD)/bench
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,664 @@
+#include "cli.h"
+
+#include "export_dot.h"
+#include "net_json.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef LW_VERSION
+#define LW_VERSION "0.1"
+#endif
+
+static const char usage_text[] =
+    "layerwise " LW_VERSION " — layer-wise parallelization of CNN training (Jia et al., ICML 2018)\n"
+    "\n"
+    "usage:\n"
+    "  layerwise                          the TUI on VGG-16 and the paper's 16-GPU P100 cluster\n"
+    "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS]\n"
+    "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
+    "  layerwise eval    -n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt [--json]\n"
+    "  layerwise compare -n NET -c CLUSTER [-g GPUS] [--json]\n"
+    "  layerwise scale   -n NET -c CLUSTER [--gpus 1,2,4,8,16] [--json]\n"
+    "  layerwise costs   -n NET -c CLUSTER [-g GPUS] --json\n"
+    "  layerwise export  -n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K]\n"
+    "                    -o FILE.{dot,svg,png,pdf}\n"
+    "  layerwise list                     the shipped networks and clusters\n"
+    "\n"
+    "options:\n"
+    "  -n, --network NET     a network file, or a shipped name (default " DEFAULT_NETWORK ")\n"
+    "  -c, --cluster CLUSTER a cluster file, or a shipped name (default " DEFAULT_CLUSTER ")\n"
+    "  -g, --gpus N          GPUs to use: the first N of the cluster (default: all)\n"
+    "      --batch N         fixed global batch (default: 32 per GPU, as in the paper)\n"
+    "      --batch-per-gpu N per-GPU batch\n"
+    "      --sync ps|ring    parameter server or ring all-reduce (default: the cluster's)\n"
+    "      --intra-bw GB/s   what-if: bandwidth between GPUs of a node\n"
+    "      --inter-bw GB/s   what-if: bandwidth of a node's network link\n"
+    "  -p, --profile FILE    measured layer times that override the analytical t_c\n"
+    "      --pin L=CONFIG    force layer L to a config such as \"n4 c2\" (repeatable)\n"
+    "      --json            one JSON document on stdout\n"
+    "  -o, --output FILE     write to FILE (atomically)\n"
+    "  -h, --help            this text;  --version  the version\n"
+    "\n"
+    "Exit status: 0 success, 2 bad input (message names the file and place), 1 other failure.\n";
+
+typedef struct opts {
+    const char *cmd;
+    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list;
+    plan_settings set;
+    int sync;
+    double intra_bw, inter_bw;
+    int json, steps, step;
+    int n_pins;
+    const char *pins[64];
+} opts;
+
+static int die(const lw_error *e)
+{
+    fprintf(stderr, "layerwise: %s\n", e->msg);
+    return e->code ? e->code : 1;
+}
+
+static int bad(const char *fmt, const char *a)
+{
+    fprintf(stderr, "layerwise: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\n(see layerwise --help)\n");
+    return 2;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= lo && v <= hi)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sync = -1;
+    o->step = -1;
+    int i = 1;
+    if (i < argc && argv[i][0] != '-') o->cmd = argv[i++];
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define TAKES(...)                                                                                                 \
+    (strcmp(a, __VA_ARGS__) == 0)
+        int takes_value = 1;
+        long n;
+        if (TAKES("-n") || TAKES("--network")) o->net = v;
+        else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
+        else if (TAKES("-p") || TAKES("--profile")) o->profile = v;
+        else if (TAKES("-s") || TAKES("--strategy")) o->strategy = v;
+        else if (TAKES("-o") || TAKES("--output")) o->out = v;
+        else if (TAKES("--view")) o->view = v;
+        else if (TAKES("-g") || TAKES("--gpus")) {
+            if (!v) return bad("%s needs a value", a);
+            if (strchr(v, ',') || (o->cmd && strcmp(o->cmd, "scale") == 0)) {
+                o->gpus_list = v;
+            } else {
+                if (parse_long(v, 1, CLUSTER_MAX_GPUS, &n) != 0)
+                    return bad("GPU count \"%s\" must be a whole number from 1 to the cluster's GPUs", v);
+                o->set.gpus = (int)n;
+            }
+        } else if (TAKES("--batch")) {
+            if (parse_long(v, 1, 100000000L, &n) != 0) return bad("--batch \"%s\" must be a whole number from 1 to 100000000", v ? v : "");
+            o->set.global_batch = n;
+        } else if (TAKES("--batch-per-gpu")) {
+            if (parse_long(v, 1, 1000000L, &n) != 0) return bad("--batch-per-gpu \"%s\" must be a whole number from 1 to 1000000", v ? v : "");
+            o->set.batch_per_gpu = n;
+        } else if (TAKES("--sync")) {
+            int s = v ? sync_scheme_from_name(v) : -1;
+            if (s < 0) return bad("--sync \"%s\" must be ps, ring, parameter-server or ring-allreduce", v ? v : "");
+            o->sync = s;
+        } else if (TAKES("--intra-bw") || TAKES("--inter-bw")) {
+            double d;
+            if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("bandwidth \"%s\" must be a number of GB/s from 0.001 to 1e6", v ? v : "");
+            if (a[3] == 'n' && a[4] == 't' && a[5] == 'r') o->intra_bw = d;
+            else o->inter_bw = d;
+        } else if (TAKES("--step")) {
+            if (parse_long(v, 0, 1000000, &n) != 0) return bad("--step \"%s\" must be a whole number of steps (0 or more)", v ? v : "");
+            o->step = (int)n;
+        } else if (TAKES("--pin")) {
+            if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
+            if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
+            o->pins[o->n_pins++] = v;
+        } else {
+            takes_value = 0;
+            if (TAKES("--json")) o->json = 1;
+            else if (TAKES("--steps")) o->steps = 1;
+            else if (TAKES("-h") || TAKES("--help")) {
+                fputs(usage_text, stdout);
+                exit(0);
+            } else if (TAKES("--version")) {
+                printf("layerwise %s\n", LW_VERSION);
+                exit(0);
+            } else
+                return bad("unknown option \"%s\"", a);
+        }
+        if (takes_value) {
+            if (!v) return bad("%s needs a value", a);
+            i++;
+        }
+#undef TAKES
+    }
+    if (!o->net) o->net = DEFAULT_NETWORK;
+    if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
+    return 0;
+}
+
+void cli_apply_sync(cluster *c, int sync)
+{
+    if (sync >= 0) c->sync = (sync_scheme)sync;
+}
+
+static void apply_whatif(const opts *o, cluster *c)
+{
+    cli_apply_sync(c, o->sync);
+    if (o->intra_bw > 0) {
+        c->intra.bandwidth_gbs = o->intra_bw;
+        for (int i = 0; i < c->n_overrides; i++)
+            if (cluster_node_of(c, c->overrides[i].a) == cluster_node_of(c, c->overrides[i].b))
+                c->overrides[i].link.bandwidth_gbs = o->intra_bw;
+    }
+    if (o->inter_bw > 0) c->inter.bandwidth_gbs = o->inter_bw;
+}
+
+/* Loads everything and builds the plan for o->set. */
+static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
+{
+    network *net = plan_load_network(o->net, err);
+    if (!net) return NULL;
+    cluster *cl = plan_load_cluster(o->cluster, err);
+    if (!cl) {
+        net_free(net);
+        return NULL;
+    }
+    apply_whatif(o, cl);
+    profile *prof = NULL;
+    if (o->profile) {
+        prof = plan_load_profile(o->profile, err);
+        if (!prof) {
+            net_free(net);
+            cluster_free(cl);
+            return NULL;
+        }
+    }
+    return plan_new(net, cl, prof, set, err);
+}
+
+static int apply_pins(const opts *o, plan *p, lw_error *err)
+{
+    for (int i = 0; i < o->n_pins; i++) {
+        char name[256];
+        const char *eq = strchr(o->pins[i], '=');
+        size_t n = (size_t)(eq - o->pins[i]);
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, o->pins[i], n);
+        name[n] = 0;
+        int li = net_find(p->net, name);
+        if (li < 0) return lw_fail(err, 2, "--pin: \"%s\" is not a layer of %s", name, p->net->name);
+        config c;
+        if (config_parse(eq + 1, &c) != 0)
+            return lw_fail(err, 2, "--pin %s: config \"%s\" is not like \"n4 c2\"", name, eq + 1);
+        int k = config_find(p->cm->configs[li], p->cm->n_configs[li], &c);
+        if (k < 0)
+            return lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", name, eq + 1, p->gpus);
+        p->pinned[li] = k;
+    }
+    return o->n_pins ? plan_research(p, err) : 0;
+}
+
+/* ---- text output ---- */
+
+static void fmt_bytes(double b, char *buf, size_t n)
+{
+    const char *u[] = {"B", "KB", "MB", "GB", "TB"};
+    int k = 0;
+    while (b >= 1000 && k < 4) {
+        b /= 1000;
+        k++;
+    }
+    snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
+}
+
+static void print_strategy_text(const plan *p, const int *ci, const strategy_eval *ev, const char *title)
+{
+    const cost_model *m = p->cm;
+    printf("%s: %s on %s, %d GPU%s, batch %ld (%s)\n\n", title, p->net->name, p->cl->name, p->gpus,
+           p->gpus == 1 ? "" : "s", p->batch, sync_scheme_name(p->cl->sync));
+    int w = 5;
+    for (int i = 0; i < p->net->n_layers; i++) {
+        int l = (int)strlen(p->net->layers[i].name);
+        if (l > w) w = l;
+    }
+    if (w > 40) w = 40;
+    printf("%-*s  %-9s %-13s %-12s %4s %9s %9s %9s %9s\n", w, "layer", "type", "output", "config", "GPUs", "t_c ms",
+           "t_s ms", "t_x ms", "total ms");
+    for (int i = 0; i < p->net->n_layers; i++) {
+        const layer *l = &p->net->layers[i];
+        const config *c = &m->configs[i][ci[i]];
+        const layer_eval *le = &ev->layers[i];
+        char shp[48], cfg[48];
+        shape_format(l->out, shp, sizeof shp);
+        config_format(c, cfg, sizeof cfg);
+        printf("%-*.*s  %-9s %-13s %-12s %4d %9.3f %9.3f %9.3f %9.3f%s\n", w, w, l->name, layer_type_name(l->type), shp,
+               cfg, config_tasks(c), le->compute_ms, le->sync_ms, le->transfer_ms,
+               le->compute_ms + le->sync_ms + le->transfer_ms, le->profiled ? "  (profiled)" : "");
+    }
+    char bb[32], mb[32];
+    fmt_bytes(ev->bytes_per_step, bb, sizeof bb);
+    fmt_bytes(ev->peak_memory_bytes, mb, sizeof mb);
+    printf("\n%-*s  %54s %9.3f %9.3f %9.3f %9.3f\n", w, "total", "", ev->compute_ms, ev->sync_ms, ev->transfer_ms,
+           ev->total_ms);
+    printf("\nper step %.2f ms = compute %.2f + sync %.2f + transfer %.2f\n", ev->total_ms, ev->compute_ms, ev->sync_ms,
+           ev->transfer_ms);
+    printf("throughput %.1f images/s; %s moved between GPUs per step; peak memory %s per GPU (of %.0f GiB)\n",
+           ev->images_per_s, bb, mb, p->cl->gpu.memory_gib);
+    if (ev->peak_memory_bytes > p->cl->gpu.memory_gib * 1073741824.0)
+        printf("warning: this strategy needs more memory than a GPU has\n");
+}
+
+static void print_search_summary(const plan *p)
+{
+    const search_result *r = p->sr;
+    int nn = 0, ne = 0;
+    for (int s = 0; s < r->n_steps; s++) {
+        if (r->steps[s].kind == ELIM_NODE) nn++;
+        else ne++;
+    }
+    printf("\nAlgorithm 1: %d layers, %d edges; %d node and %d edge eliminations leave %d node%s (", r->n_nodes,
+           r->n_edges_original, nn, ne, r->n_left, r->n_left == 1 ? "" : "s");
+    for (int i = 0; i < r->n_left && i < 8; i++) printf("%s%s", i ? ", " : "", p->net->layers[r->left[i]].name);
+    if (r->n_left > 8) printf(", ...");
+    printf(");\nfinal step: %s over %.0f combinations; cost tables %.1f ms, search %.1f ms\n",
+           plan_final_method_name(p), r->final_space, p->cm->build_ms, p->search_ms);
+}
+
+static void print_steps(const plan *p)
+{
+    const search_result *r = p->sr;
+    const network *net = p->net;
+    printf("\nelimination log:\n");
+    for (int s = 0; s < r->n_steps; s++) {
+        const elim_step *st = &r->steps[s];
+        if (st->kind == ELIM_NODE)
+            printf("%4d  node %-28s (%s -> %s) becomes edge e%d\n", s + 1, net->layers[st->node].name,
+                   net->layers[st->from].name, net->layers[st->to].name, st->new_edge);
+        else
+            printf("%4d  edges e%d and e%d (%s -> %s) merge into e%d\n", s + 1, st->e1, st->e2,
+                   net->layers[st->from].name, net->layers[st->to].name, st->new_edge);
+    }
+}
+
+/* ---- JSON output ---- */
+
+static int write_text(FILE *f, void *user, lw_error *err)
+{
+    const char *s = user;
+    if (fputs(s, f) == EOF || fputc('\n', f) == EOF) return lw_fail(err, 1, "write failed");
+    return 0;
+}
+
+static int emit(const opts *o, const char *doc)
+{
+    if (o->out) {
+        lw_error err = {0};
+        if (lw_write_file_atomic(o->out, write_text, (void *)doc, &err) != 0) return die(&err);
+        if (!o->json) fprintf(stderr, "wrote %s\n", o->out);
+        return 0;
+    }
+    puts(doc);
+    return 0;
+}
+
+/* ---- commands ---- */
+
+static int cmd_search(const opts *o)
+{
+    lw_error err = {0};
+    plan *p = open_plan(o, o->set, &err);
+    if (!p || apply_pins(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
+    int rc = 0;
+    if (o->json || o->out) {
+        char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, o->n_pins ? "elimination (pinned)" : "elimination",
+                                     p->sr->n_left, plan_final_method_name(p));
+        if (o->out && !o->json) {
+            print_strategy_text(p, p->best, &p->best_eval, "optimal strategy");
+            print_search_summary(p);
+        }
+        rc = emit(o, doc);
+        free(doc);
+    } else {
+        print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+        print_search_summary(p);
+        if (o->steps) print_steps(p);
+    }
+    plan_free(p);
+    return rc;
+}
+
+static int cmd_eval(const opts *o)
+{
+    if (!o->strategy) return bad("%s", "eval needs -s FILE, or -s data|model|owt");
+    lw_error err = {0};
+    plan *p = open_plan(o, o->set, &err);
+    if (!p) return die(&err);
+    int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
+    int b = baseline_from_name(o->strategy);
+    const char *algo = o->strategy;
+    if (b >= 0) {
+        strategy_baseline(p->cm, (baseline_kind)b, ci);
+    } else {
+        size_t len;
+        char *text = lw_read_file(o->strategy, &len, &err);
+        if (!text || strategy_from_json(p->cm, text, len, o->strategy, ci, &err) != 0) {
+            free(text);
+            free(ci);
+            plan_free(p);
+            return die(&err);
+        }
+        free(text);
+        algo = "file";
+    }
+    strategy_eval ev;
+    strategy_evaluate(p->cm, ci, &ev);
+    int rc = 0;
+    if (o->json || o->out) {
+        char *doc = strategy_to_json(p->cm, ci, &ev, algo, -1, NULL);
+        rc = emit(o, doc);
+        free(doc);
+    }
+    if (!o->json) {
+        char title[300];
+        snprintf(title, sizeof title, "strategy %s", o->strategy);
+        print_strategy_text(p, ci, &ev, title);
+        printf("the optimum for this setting: %.2f ms per step (%.2fx)\n", p->best_eval.total_ms,
+               ev.total_ms / p->best_eval.total_ms);
+    }
+    strategy_eval_free(&ev);
+    free(ci);
+    plan_free(p);
+    return rc;
+}
+
+typedef struct row {
+    int gpus;
+    const char *strategy;
+    strategy_eval ev;
+    double speedup;
+} row;
+
+static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
+{
+    int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
+    const char *names[4] = {"data", "model", "owt", "layer-wise"};
+    for (int s = 0; s < 4; s++) {
+        row *r = &rows[(*n)++];
+        r->gpus = p->gpus;
+        r->strategy = names[s];
+        if (s < 3) {
+            strategy_baseline(p->cm, (baseline_kind)s, ci);
+            strategy_evaluate(p->cm, ci, &r->ev);
+        } else {
+            strategy_evaluate(p->cm, p->best, &r->ev);
+        }
+        r->speedup = base_ips && base_ips[s] > 0 ? r->ev.images_per_s / base_ips[s] : 0;
+    }
+    free(ci);
+}
+
+static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup)
+{
+    if (o->json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "network", p->net->name);
+        cJSON_AddStringToObject(root, "cluster", p->cl->name);
+        cJSON *arr = cJSON_AddArrayToObject(root, "rows");
+        for (int i = 0; i < n; i++) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddNumberToObject(r, "gpus", rows[i].gpus);
+            cJSON_AddStringToObject(r, "strategy", rows[i].strategy);
+            cJSON_AddNumberToObject(r, "total_ms", rows[i].ev.total_ms);
+            cJSON_AddNumberToObject(r, "compute_ms", rows[i].ev.compute_ms);
+            cJSON_AddNumberToObject(r, "sync_ms", rows[i].ev.sync_ms);
+            cJSON_AddNumberToObject(r, "transfer_ms", rows[i].ev.transfer_ms);
+            cJSON_AddNumberToObject(r, "images_per_s", rows[i].ev.images_per_s);
+            cJSON_AddNumberToObject(r, "bytes_per_step", rows[i].ev.bytes_per_step);
+            if (with_speedup) cJSON_AddNumberToObject(r, "speedup", rows[i].speedup);
+            cJSON_AddItemToArray(arr, r);
+        }
+        char *s = cJSON_Print(root);
+        emit(o, s);
+        free(s);
+        cJSON_Delete(root);
+        return;
+    }
+    printf("%s on %s (%s), batch %s\n\n", p->net->name, p->cl->name, sync_scheme_name(p->cl->sync),
+           p->set.global_batch ? "fixed" : "32 per GPU");
+    printf("%5s  %-10s %10s %10s %10s %10s %11s %8s %12s\n", "GPUs", "strategy", "step ms", "compute", "sync",
+           "transfer", "images/s", with_speedup ? "speed-up" : "", "bytes/step");
+    for (int i = 0; i < n; i++) {
+        char bb[32], sp[16] = "";
+        fmt_bytes(rows[i].ev.bytes_per_step, bb, sizeof bb);
+        if (with_speedup) snprintf(sp, sizeof sp, "%.2fx", rows[i].speedup);
+        printf("%5d  %-10s %10.2f %10.2f %10.2f %10.2f %11.1f %8s %12s\n", rows[i].gpus, rows[i].strategy,
+               rows[i].ev.total_ms, rows[i].ev.compute_ms, rows[i].ev.sync_ms, rows[i].ev.transfer_ms,
+               rows[i].ev.images_per_s, sp, bb);
+        if (i % 4 == 3 && i + 1 < n) printf("\n");
+    }
+}
+
+static int cmd_compare(const opts *o)
+{
+    lw_error err = {0};
+    plan *p = open_plan(o, o->set, &err);
+    if (!p) return die(&err);
+    row rows[4];
+    int n = 0;
+    add_rows(p, rows, &n, NULL);
+    print_rows(o, p, rows, n, 0);
+    for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
+    plan_free(p);
+    return 0;
+}
+
+static int cmd_scale(const opts *o)
+{
+    lw_error err = {0};
+    int counts[64], nc = 0;
+    if (o->gpus_list) {
+        const char *s = o->gpus_list;
+        while (*s) {
+            char *end;
+            errno = 0;
+            long v = strtol(s, &end, 10);
+            if (end == s || errno || v < 1 || v > CLUSTER_MAX_GPUS || (*end && *end != ',') || nc == 64)
+                return bad("--gpus \"%s\" must be a comma-separated list of GPU counts, e.g. 1,2,4,8,16", o->gpus_list);
+            counts[nc++] = (int)v;
+            s = *end ? end + 1 : end;
+        }
+    }
+    plan_settings set = o->set;
+    set.gpus = 1;
+    plan *p = open_plan(o, set, &err);
+    if (!p) return die(&err);
+    if (!nc) {
+        int total = cluster_gpus(p->cl);
+        for (int g = 1; g <= total && nc < 64; g *= 2) counts[nc++] = g;
+        if (counts[nc - 1] != total && nc < 64) counts[nc++] = total;
+    }
+    for (int i = 0; i < nc; i++)
+        if (counts[i] > cluster_gpus(p->cl)) {
+            fprintf(stderr, "layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
+                    cluster_gpus(p->cl));
+            plan_free(p);
+            return 2;
+        }
+    row *rows = lw_calloc((size_t)nc * 4 + 4, sizeof(row));
+    int n = 0;
+    double base[4];
+    {
+        row one[4];
+        int k = 0;
+        add_rows(p, one, &k, NULL);
+        for (int s = 0; s < 4; s++) {
+            base[s] = one[s].ev.images_per_s;
+            strategy_eval_free(&one[s].ev);
+        }
+    }
+    for (int i = 0; i < nc; i++) {
+        p->set.gpus = counts[i];
+        if (plan_rebuild(p, &err) != 0) {
+            for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
+            free(rows);
+            plan_free(p);
+            return die(&err);
+        }
+        add_rows(p, rows, &n, base);
+    }
+    print_rows(o, p, rows, n, 1);
+    for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
+    free(rows);
+    plan_free(p);
+    return 0;
+}
+
+static cJSON *config_json(const layer *l, const config *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int d = 0; d < NDIMS; d++)
+        if (l->dims & DIMMASK(d)) {
+            char k[2] = {config_dim_letter[d], 0};
+            cJSON_AddNumberToObject(o, k, c->deg[d]);
+        }
+    return o;
+}
+
+static int cmd_costs(const opts *o)
+{
+    if (!o->json) return bad("%s", "costs prints JSON only: add --json");
+    lw_error err = {0};
+    plan *p = open_plan(o, o->set, &err);
+    if (!p) return die(&err);
+    const cost_model *m = p->cm;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "layerwise-costs/1");
+    cJSON_AddStringToObject(root, "network", p->net->name);
+    cJSON_AddStringToObject(root, "cluster", p->cl->name);
+    cJSON_AddNumberToObject(root, "gpus", p->gpus);
+    cJSON_AddNumberToObject(root, "batch", (double)p->batch);
+    cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
+    for (int i = 0; i < m->n_layers; i++) {
+        const layer *l = &p->net->layers[i];
+        cJSON *nd = cJSON_CreateObject();
+        cJSON_AddStringToObject(nd, "name", l->name);
+        cJSON *cf = cJSON_AddArrayToObject(nd, "configs");
+        cJSON *cs = cJSON_AddArrayToObject(nd, "cost_ms");
+        for (int k = 0; k < m->n_configs[i]; k++) {
+            cJSON_AddItemToArray(cf, config_json(l, &m->configs[i][k]));
+            cJSON_AddItemToArray(cs, cJSON_CreateNumber(m->t_c[i][k] + m->t_s[i][k]));
+        }
+        cJSON_AddItemToArray(nodes, nd);
+    }
+    cJSON *edges = cJSON_AddArrayToObject(root, "edges");
+    for (int e = 0; e < m->n_edges; e++) {
+        int a = m->e_from[e], b = m->e_to[e];
+        cJSON *ed = cJSON_CreateObject();
+        cJSON_AddStringToObject(ed, "from", p->net->layers[a].name);
+        cJSON_AddStringToObject(ed, "to", p->net->layers[b].name);
+        cJSON *rowsj = cJSON_AddArrayToObject(ed, "cost_ms");
+        for (int i = 0; i < m->n_configs[a]; i++) {
+            cJSON *r = cJSON_CreateDoubleArray(&m->t_x[e][i * m->n_configs[b]], m->n_configs[b]);
+            cJSON_AddItemToArray(rowsj, r);
+        }
+        cJSON_AddItemToArray(edges, ed);
+    }
+    char *s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    int rc = emit(o, s);
+    free(s);
+    plan_free(p);
+    return rc;
+}
+
+static int cmd_export(const opts *o)
+{
+    if (!o->out) return bad("%s", "export needs -o FILE.{dot,svg,png,pdf}");
+    int view = o->view ? export_view_from_name(o->view) : VIEW_STRATEGY;
+    if (view < 0) return bad("--view \"%s\" must be graph, reduced or strategy", o->view);
+    lw_error err = {0};
+    plan *p = open_plan(o, o->set, &err);
+    if (!p || apply_pins(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
+    if (o->step > p->sr->n_steps) {
+        fprintf(stderr, "layerwise: --step %d: Algorithm 1 takes %d steps on this graph\n", o->step, p->sr->n_steps);
+        plan_free(p);
+        return 2;
+    }
+    int rc = export_diagram(p, (export_view)view, o->step, NULL, o->out, &err);
+    plan_free(p);
+    if (rc != 0) return die(&err);
+    fprintf(stderr, "wrote %s\n", o->out);
+    return 0;
+}
+
+static int cmd_list(void)
+{
+    const char *kinds[3] = {"networks", "clusters", "profiles"};
+    for (int k = 0; k < 3; k++) {
+        const char *const *names = data_builtin_names(kinds[k]);
+        printf("%s:", kinds[k]);
+        for (int i = 0; names[i]; i++) printf(" %s", names[i]);
+        printf("\n");
+    }
+    return 0;
+}
+
+int cli_main(int argc, char **argv, tui_entry_fn tui)
+{
+    opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc) return rc;
+    if (!o.cmd || strcmp(o.cmd, "tui") == 0) {
+        tui_args a = {o.net, o.cluster, o.profile, o.set, o.sync};
+        return tui(&a);
+    }
+    if (strcmp(o.cmd, "search") == 0) return cmd_search(&o);
+    if (strcmp(o.cmd, "eval") == 0) return cmd_eval(&o);
+    if (strcmp(o.cmd, "compare") == 0) return cmd_compare(&o);
+    if (strcmp(o.cmd, "scale") == 0) return cmd_scale(&o);
+    if (strcmp(o.cmd, "costs") == 0) return cmd_costs(&o);
+    if (strcmp(o.cmd, "export") == 0) return cmd_export(&o);
+    if (strcmp(o.cmd, "list") == 0) return cmd_list();
+    if (strcmp(o.cmd, "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    return bad("unknown command \"%s\"", o.cmd);
+}

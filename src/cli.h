@@ -1,0 +1,27 @@
+/*
+ * cli: the command-line front end (search, eval, compare, scale, costs,
+ * export, list). `layerwise` with no command, or `layerwise tui`, calls the
+ * tui entry point it is given, so src/ never depends on the curses code.
+ */
+#ifndef LW_CLI_H
+#define LW_CLI_H
+
+#include "plan.h"
+
+#define DEFAULT_NETWORK "vgg16"
+#define DEFAULT_CLUSTER "p100-4x4"
+
+typedef struct tui_args {
+    const char *net, *cluster, *profile;
+    plan_settings set;
+    int sync;                /* -1: the cluster's */
+} tui_args;
+
+typedef int (*tui_entry_fn)(const tui_args *a);
+
+int cli_main(int argc, char **argv, tui_entry_fn tui);
+
+/* Applies a what-if sync override to a loaded cluster. */
+void cli_apply_sync(cluster *c, int sync);
+
+#endif

@@ -1,0 +1,311 @@
+#include "cluster.h"
+
+#include "net_json.h" /* json_line_col */
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cluster_gpus(const cluster *c)
+{
+    return c->nodes * c->gpus_per_node;
+}
+
+int cluster_node_of(const cluster *c, int dev)
+{
+    return dev / c->gpus_per_node;
+}
+
+link_spec cluster_link(const cluster *c, int a, int b)
+{
+    for (int i = 0; i < c->n_overrides; i++) {
+        const link_override *o = &c->overrides[i];
+        if ((o->a == a && o->b == b) || (o->a == b && o->b == a)) return o->link;
+    }
+    return cluster_node_of(c, a) == cluster_node_of(c, b) ? c->intra : c->inter;
+}
+
+double cluster_transfer_s(const cluster *c, int a, int b, double bytes)
+{
+    if (a == b || bytes <= 0) return 0.0;
+    link_spec l = cluster_link(c, a, b);
+    return l.latency_us * 1e-6 + bytes / (l.bandwidth_gbs * 1e9);
+}
+
+const char *sync_scheme_name(sync_scheme s)
+{
+    return s == SYNC_RING_ALLREDUCE ? "ring-allreduce" : "parameter-server";
+}
+
+int sync_scheme_from_name(const char *s)
+{
+    if (strcmp(s, "parameter-server") == 0 || strcmp(s, "ps") == 0) return SYNC_PARAMETER_SERVER;
+    if (strcmp(s, "ring-allreduce") == 0 || strcmp(s, "ring") == 0) return SYNC_RING_ALLREDUCE;
+    return -1;
+}
+
+typedef struct cctx {
+    const char *text, *label;
+    lw_error *err;
+} cctx;
+
+/* Line of the first occurrence of "key" in the text, for messages. */
+static int line_of_key(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *q = strstr(text, pat);
+    if (!q) return 0;
+    int line, col;
+    json_line_col(text, (size_t)(q - text), &line, &col);
+    return line;
+}
+
+static int cfail(cctx *p, const char *key, const char *fmt, const char *a, double lo, double hi)
+{
+    char m[400];
+    snprintf(m, sizeof m, fmt, a, lo, hi);
+    int line = key ? line_of_key(p->text, key) : 0;
+    if (line) return lw_fail(p->err, 2, "%s:%d: %s", p->label, line, m);
+    return lw_fail(p->err, 2, "%s: %s", p->label, m);
+}
+
+/* Reads a number in [lo, hi]; required or with a default. */
+static int num(cctx *p, const cJSON *obj, const char *key, const char *path, double lo, double hi, int required,
+               double dflt, double *out)
+{
+    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    if (!v) {
+        if (required) return cfail(p, NULL, "missing \"%s\" (a number from %g to %g)", path, lo, hi);
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return cfail(p, key, "\"%s\" must be a number from %g to %g", path, lo, hi);
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int check_keys(cctx *p, const cJSON *obj, const char *where, const char *const *allowed)
+{
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        if (strcmp(it->string, "source") == 0 || strcmp(it->string, "sources") == 0 ||
+            strcmp(it->string, "comment") == 0 || strcmp(it->string, "description") == 0)
+            continue;
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, it->string) == 0) ok = 1;
+        if (!ok) {
+            char m[300];
+            snprintf(m, sizeof m, "%s: unknown field \"%.100s\"", where, it->string);
+            return cfail(p, it->string, "%s", m, 0, 0);
+        }
+    }
+    return 0;
+}
+
+static int read_link(cctx *p, const cJSON *o, const char *where, link_spec *l)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s.bandwidth_gbs", where);
+    if (num(p, o, "bandwidth_gbs", path, 1e-6, 1e6, 1, 0, &l->bandwidth_gbs)) return -1;
+    snprintf(path, sizeof path, "%s.latency_us", where);
+    if (num(p, o, "latency_us", path, 0, 1e6, 0, 0, &l->latency_us)) return -1;
+    return 0;
+}
+
+cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_error *err)
+{
+    cctx p = {text, label, err};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
+        int line, col;
+        json_line_col(text, off, &line, &col);
+        lw_fail(err, 2, "%s:%d:%d: malformed JSON%s", label, line, col,
+                off >= len ? " (unexpected end of file)" : "");
+        return NULL;
+    }
+    cluster *c = lw_calloc(1, sizeof *c);
+    double x;
+    const cJSON *v;
+    static const char *const top_keys[] = {"format", "name", "nodes", "gpus_per_node", "gpu", "intra_node",
+                                           "inter_node", "links", "sync", NULL};
+    static const char *const gpu_keys[] = {"name", "peak_tflops", "memory_gib", "memory_bandwidth_gbs",
+                                           "efficiency", "memory_efficiency", "winograd_speedup",
+                                           "kernel_overhead_us", "saturation_gflop", NULL};
+    static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
+    static const char *const link_keys[] = {"bandwidth_gbs", "latency_us", NULL};
+    static const char *const inter_keys[] = {"bandwidth_gbs", "latency_us", "nics_per_node", NULL};
+    static const char *const ov_keys[] = {"gpus", "bandwidth_gbs", "latency_us", NULL};
+
+    if (!cJSON_IsObject(root)) {
+        lw_fail(err, 2, "%s: the top level must be a JSON object", label);
+        goto fail;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, "layerwise-cluster/1") != 0) {
+        cfail(&p, "format", "\"format\" must be \"layerwise-cluster/1\"%s", v ? "" : " (missing)", 0, 0);
+        goto fail;
+    }
+    if (check_keys(&p, root, "cluster", top_keys)) goto fail;
+    v = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (!cJSON_IsString(v) || !v->valuestring[0]) {
+        lw_fail(err, 2, "%s: needs a non-empty string \"name\"", label);
+        goto fail;
+    }
+    c->name = lw_strdup(v->valuestring);
+    c->path = lw_strdup(label);
+    if (num(&p, root, "nodes", "nodes", 1, CLUSTER_MAX_GPUS, 1, 0, &x)) goto fail;
+    if (x != floor(x)) {
+        cfail(&p, "nodes", "\"%s\" must be an integer", "nodes", 0, 0);
+        goto fail;
+    }
+    c->nodes = (int)x;
+    if (num(&p, root, "gpus_per_node", "gpus_per_node", 1, 1024, 1, 0, &x)) goto fail;
+    if (x != floor(x)) {
+        cfail(&p, "gpus_per_node", "\"%s\" must be an integer", "gpus_per_node", 0, 0);
+        goto fail;
+    }
+    c->gpus_per_node = (int)x;
+    if ((long)c->nodes * c->gpus_per_node > CLUSTER_MAX_GPUS) {
+        lw_fail(err, 2, "%s: %d nodes x %d GPUs is more than the %d GPUs supported", label, c->nodes,
+                c->gpus_per_node, CLUSTER_MAX_GPUS);
+        goto fail;
+    }
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");
+    if (!cJSON_IsObject(gpu)) {
+        lw_fail(err, 2, "%s: needs a \"gpu\" object", label);
+        goto fail;
+    }
+    if (check_keys(&p, gpu, "gpu", gpu_keys)) goto fail;
+    v = cJSON_GetObjectItemCaseSensitive(gpu, "name");
+    snprintf(c->gpu.name, sizeof c->gpu.name, "%s", cJSON_IsString(v) ? v->valuestring : "GPU");
+    gpu_spec *g = &c->gpu;
+    if (num(&p, gpu, "peak_tflops", "gpu.peak_tflops", 1e-3, 1e5, 1, 0, &g->peak_tflops)) goto fail;
+    if (num(&p, gpu, "memory_gib", "gpu.memory_gib", 0.01, 1e5, 1, 0, &g->memory_gib)) goto fail;
+    if (num(&p, gpu, "memory_bandwidth_gbs", "gpu.memory_bandwidth_gbs", 1e-3, 1e6, 1, 0, &g->memory_bandwidth_gbs))
+        goto fail;
+    if (num(&p, gpu, "memory_efficiency", "gpu.memory_efficiency", 0.01, 1, 0, 0.8, &g->memory_efficiency)) goto fail;
+    if (num(&p, gpu, "winograd_speedup", "gpu.winograd_speedup", 1, 4, 0, 1, &g->winograd_speedup)) goto fail;
+    if (num(&p, gpu, "kernel_overhead_us", "gpu.kernel_overhead_us", 0, 1e5, 0, 5, &g->kernel_overhead_us))
+        goto fail;
+    if (num(&p, gpu, "saturation_gflop", "gpu.saturation_gflop", 0, 1e6, 0, 0, &g->saturation_gflop)) goto fail;
+    {
+        const cJSON *eff = cJSON_GetObjectItemCaseSensitive(gpu, "efficiency");
+        if (eff && !cJSON_IsObject(eff)) {
+            cfail(&p, "efficiency", "%s must be an object {conv, linear, pool, elementwise}", "gpu.efficiency", 0, 0);
+            goto fail;
+        }
+        if (eff && check_keys(&p, eff, "gpu.efficiency", eff_keys)) goto fail;
+        const double dflt[OPC__COUNT] = {0.6, 0.7, 0.3, 0.3};
+        for (int k = 0; k < OPC__COUNT; k++) {
+            char path[64];
+            snprintf(path, sizeof path, "gpu.efficiency.%s", eff_keys[k]);
+            if (num(&p, eff, eff_keys[k], path, 0.001, 1, 0, dflt[k], &g->efficiency[k])) goto fail;
+        }
+    }
+    const cJSON *intra = cJSON_GetObjectItemCaseSensitive(root, "intra_node");
+    const cJSON *inter = cJSON_GetObjectItemCaseSensitive(root, "inter_node");
+    if (!cJSON_IsObject(intra) || check_keys(&p, intra, "intra_node", link_keys) ||
+        read_link(&p, intra, "intra_node", &c->intra)) {
+        if (!cJSON_IsObject(intra)) lw_fail(err, 2, "%s: needs an \"intra_node\" object {bandwidth_gbs, latency_us}", label);
+        goto fail;
+    }
+    if (c->nodes > 1 || inter) {
+        if (!cJSON_IsObject(inter) || check_keys(&p, inter, "inter_node", inter_keys) ||
+            read_link(&p, inter, "inter_node", &c->inter)) {
+            if (!cJSON_IsObject(inter))
+                lw_fail(err, 2, "%s: a cluster of several nodes needs an \"inter_node\" object", label);
+            goto fail;
+        }
+        if (num(&p, inter, "nics_per_node", "inter_node.nics_per_node", 1, 1024, 0, 1, &x)) goto fail;
+        c->nics_per_node = (int)x;
+    } else {
+        c->inter = c->intra;
+        c->nics_per_node = 1;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "sync");
+    if (!v) {
+        c->sync = SYNC_PARAMETER_SERVER;
+    } else if (!cJSON_IsString(v) || sync_scheme_from_name(v->valuestring) < 0) {
+        cfail(&p, "sync", "\"sync\" must be %s", "\"parameter-server\" or \"ring-allreduce\"", 0, 0);
+        goto fail;
+    } else {
+        c->sync = (sync_scheme)sync_scheme_from_name(v->valuestring);
+    }
+    const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
+    if (links) {
+        if (!cJSON_IsArray(links)) {
+            cfail(&p, "links", "\"links\" must be an array of %s", "{\"gpus\": [a, b], \"bandwidth_gbs\", \"latency_us\"}", 0, 0);
+            goto fail;
+        }
+        int n = cJSON_GetArraySize(links);
+        c->overrides = lw_calloc((size_t)n, sizeof *c->overrides);
+        int total = cluster_gpus(c);
+        for (const cJSON *it = links->child; it; it = it->next) {
+            link_override *o = &c->overrides[c->n_overrides];
+            char where[64];
+            snprintf(where, sizeof where, "links[%d]", c->n_overrides);
+            if (!cJSON_IsObject(it) || check_keys(&p, it, where, ov_keys)) {
+                if (!cJSON_IsObject(it)) lw_fail(err, 2, "%s: %s must be an object", label, where);
+                goto fail;
+            }
+            const cJSON *gp = cJSON_GetObjectItemCaseSensitive(it, "gpus");
+            if (!cJSON_IsArray(gp) || cJSON_GetArraySize(gp) != 2 || !cJSON_IsNumber(gp->child) ||
+                !cJSON_IsNumber(gp->child->next)) {
+                lw_fail(err, 2, "%s: %s needs \"gpus\": [a, b]", label, where);
+                goto fail;
+            }
+            double a = gp->child->valuedouble, b = gp->child->next->valuedouble;
+            if (a != floor(a) || b != floor(b) || a < 0 || b < 0 || a >= total || b >= total || a == b) {
+                lw_fail(err, 2, "%s: %s: \"gpus\" must be two different GPU ids from 0 to %d", label, where,
+                        total - 1);
+                goto fail;
+            }
+            o->a = (int)a;
+            o->b = (int)b;
+            if (read_link(&p, it, where, &o->link)) goto fail;
+            c->n_overrides++;
+        }
+    }
+    cJSON_Delete(root);
+    return c;
+fail:
+    cJSON_Delete(root);
+    cluster_free(c);
+    return NULL;
+}
+
+cluster *cluster_load_file(const char *path, lw_error *err)
+{
+    size_t len;
+    char *text = lw_read_file(path, &len, err);
+    if (!text) return NULL;
+    cluster *c = cluster_from_json(text, len, path, err);
+    free(text);
+    return c;
+}
+
+cluster *cluster_clone(const cluster *c)
+{
+    cluster *d = lw_malloc(sizeof *d);
+    *d = *c;
+    d->name = lw_strdup(c->name);
+    d->path = c->path ? lw_strdup(c->path) : NULL;
+    d->overrides = lw_calloc((size_t)c->n_overrides + 1, sizeof *d->overrides);
+    if (c->n_overrides) memcpy(d->overrides, c->overrides, sizeof *d->overrides * (size_t)c->n_overrides);
+    return d;
+}
+
+void cluster_free(cluster *c)
+{
+    if (!c) return;
+    free(c->name);
+    free(c->path);
+    free(c->overrides);
+    free(c);
+}

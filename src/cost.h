@@ -1,0 +1,62 @@
+/*
+ * cost: the cost model of the paper (Eq. 1) for one setting — a network, a
+ * cluster, a GPU count and a global batch:
+ *   t_c(l, c)        forward + backward time of one task of layer l (ms)
+ *   t_s(l, c)        parameter synchronisation time (ms)
+ *   t_x(e, ci, cj)   time to move the tensor of edge e between the tasks of
+ *                    its producer and consumer, forward and backward (ms)
+ * The cost_model owns every table it holds; the network, cluster and profile
+ * it points to stay the caller's and must outlive it.
+ */
+#ifndef LW_COST_H
+#define LW_COST_H
+
+#include "cluster.h"
+#include "configs.h"
+#include "profile.h"
+#include "search.h"
+
+#define BYTES_PER_ELEM 4.0 /* fp32 */
+
+typedef struct cost_model {
+    const network *net;
+    const cluster *cl;
+    const profile *prof;     /* applied only when prof->gpu equals the cluster's GPU name */
+    int gpus;
+    long batch;              /* global batch */
+    int n_layers;
+    int *n_configs;          /* [layer] */
+    config **configs;        /* [layer][config] */
+    double **t_c, **t_s;     /* [layer][config], ms */
+    unsigned char **t_c_profiled; /* [layer][config]: 1 where a profile entry gave t_c */
+    int n_edges;             /* one per (consumer, input slot) */
+    int *e_from, *e_to, *e_slot;
+    double **t_x;            /* [edge][ci * n_configs[to] + cj], ms */
+    /* link matrix over the GPUs in use */
+    double *lat_s, *inv_bw;  /* [gpus * gpus], seconds and seconds per byte */
+    double build_ms;
+    long tx_pairs_computed, tx_pairs_reused; /* table cache statistics */
+} cost_model;
+
+cost_model *cost_model_build(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                             lw_error *err);
+void cost_model_free(cost_model *m);
+
+/* The abstract graph the search works on (node cost = t_c + t_s, edge cost = t_x). */
+cost_graph *cost_model_graph(const cost_model *m);
+
+/* Single evaluations, for strategies and tests. Bytes are cross-GPU bytes
+ * moved (forward + backward for t_x; push + pull for t_s). */
+double cost_t_c(const cost_model *m, int layer, const config *c, int *profiled);
+double cost_t_s(const cost_model *m, int layer, const config *c, double *bytes);
+double cost_t_x(const cost_model *m, int edge, const config *cp, const config *cc, double *bytes);
+/* Elements of the producer's output that consumer task `task` needs from
+ * producer task `ptask` (for tests and diagrams). */
+double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, const config *cc, int task);
+
+/* Memory per GPU of a strategy (configs indexed per layer): fills per_gpu
+ * (gpus entries, may be NULL) and returns the largest. Weights, gradients
+ * and the activations kept for backward. */
+double cost_memory(const cost_model *m, const int *config_index, double *per_gpu);
+
+#endif

@@ -1,0 +1,634 @@
+#include "net_json.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void json_line_col(const char *text, size_t off, int *line, int *col)
+{
+    int l = 1, c = 1;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        if (text[i] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+int json_line_of_name(const char *text, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *p = strstr(text, "\"name\""); p; p = strstr(p + 1, "\"name\"")) {
+        const char *q = p + 6;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q != ':') continue;
+        q++;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q == '"' && strncmp(q + 1, name, nl) == 0 && q[1 + nl] == '"') {
+            int line, col;
+            json_line_col(text, (size_t)(q - text), &line, &col);
+            return line;
+        }
+    }
+    return 0;
+}
+
+/* Parse context: where messages point. */
+typedef struct pctx {
+    const char *text;
+    const char *label;
+    lw_error *err;
+} pctx;
+
+static int layer_fail(pctx *p, const char *lname, int index, const char *fmt, const char *what)
+{
+    char where[256];
+    int line = lname ? json_line_of_name(p->text, lname) : 0;
+    if (lname && line)
+        snprintf(where, sizeof where, "%s:%d: layer \"%s\"", p->label, line, lname);
+    else if (lname)
+        snprintf(where, sizeof where, "%s: layer \"%s\"", p->label, lname);
+    else
+        snprintf(where, sizeof where, "%s: layers[%d]", p->label, index);
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, what ? what : "");
+    return lw_fail(p->err, 2, "%s: %s", where, msg);
+}
+
+/* Reads an integer field; accepts a number or (pair=1) an [h, w] array.
+ * Returns 1 if present and valid, 0 if absent, -1 on error (message set). */
+static int get_int_field(pctx *p, const cJSON *obj, const char *key, int pair, long lo, long hi,
+                         long *a, long *b, const char *lname, int index)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) return 0;
+    double x[2];
+    int n = 0;
+    if (cJSON_IsNumber(v)) {
+        x[0] = x[1] = v->valuedouble;
+        n = 1;
+    } else if (pair && cJSON_IsArray(v) && cJSON_GetArraySize(v) == 2 &&
+               cJSON_IsNumber(cJSON_GetArrayItem(v, 0)) && cJSON_IsNumber(cJSON_GetArrayItem(v, 1))) {
+        x[0] = cJSON_GetArrayItem(v, 0)->valuedouble;
+        x[1] = cJSON_GetArrayItem(v, 1)->valuedouble;
+        n = 2;
+    } else {
+        char m[128];
+        snprintf(m, sizeof m, "\"%s\" must be %s", key, pair ? "an integer or [h, w]" : "an integer");
+        return layer_fail(p, lname, index, "%s", m);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!isfinite(x[i]) || x[i] != floor(x[i]) || x[i] < (double)lo || x[i] > (double)hi) {
+            char m[160];
+            snprintf(m, sizeof m, "\"%s\" is %g; it must be an integer from %ld to %ld", key, x[i], lo, hi);
+            return layer_fail(p, lname, index, "%s", m);
+        }
+    }
+    (void)n;
+    *a = (long)x[0];
+    if (b) *b = (long)x[1];
+    return 1;
+}
+
+static const char *const common_keys[] = {"name", "type", "inputs", "comment", NULL};
+static const char *const conv_keys[] = {"out_channels", "kernel", "stride", "padding", "bias", NULL};
+static const char *const pool_keys[] = {"mode", "kernel", "stride", "padding", NULL};
+static const char *const linear_keys[] = {"out_features", "bias", NULL};
+static const char *const no_keys[] = {NULL};
+
+static int in_list(const char *const *list, const char *k)
+{
+    for (; *list; list++)
+        if (strcmp(*list, k) == 0) return 1;
+    return 0;
+}
+
+static int check_keys(pctx *p, const cJSON *obj, const char *const *allowed, const char *lname, int index)
+{
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        if (in_list(common_keys, it->string) || in_list(allowed, it->string)) continue;
+        return layer_fail(p, lname, index, "unknown field \"%s\"", it->string);
+    }
+    return 0;
+}
+
+/* Shape inference for layer i (inputs already resolved and earlier). */
+static int infer(pctx *p, network *net, int i)
+{
+    layer *l = &net->layers[i];
+    const char *ln = l->name;
+    layer *in0 = &net->layers[l->inputs[0]];
+    shape s = in0->out;
+    char m[256];
+    switch (l->type) {
+    case LT_CONV2D:
+    case LT_POOL2D: {
+        if (s.rank != 4) return layer_fail(p, ln, i, "needs a (c, h, w) input, but \"%s\" is flat", in0->name);
+        long H = s.h + 2L * l->ph, W = s.w + 2L * l->pw;
+        if (l->kh > H || l->kw > W) {
+            snprintf(m, sizeof m, "kernel %dx%d is larger than its padded input %ldx%ld (from \"%s\")", l->kh,
+                     l->kw, H, W, in0->name);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        if (2 * l->ph >= l->kh + 0 && l->ph > 0 && l->ph >= l->kh) {
+            snprintf(m, sizeof m, "padding %d is not smaller than kernel %d", l->ph, l->kh);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        if (l->pw > 0 && l->pw >= l->kw) {
+            snprintf(m, sizeof m, "padding %d is not smaller than kernel %d", l->pw, l->kw);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        l->out.rank = 4;
+        l->out.h = (H - l->kh) / l->sh + 1;
+        l->out.w = (W - l->kw) / l->sw + 1;
+        if (l->type == LT_CONV2D) {
+            l->out.c = l->out_channels;
+            l->n_params = l->out_channels * (s.c * l->kh * l->kw + (l->bias ? 1 : 0));
+        } else {
+            l->out.c = s.c;
+        }
+        break;
+    }
+    case LT_LINEAR: {
+        long in = shape_elems(s);
+        l->out.rank = 2;
+        l->out.c = l->out_features;
+        l->out.h = l->out.w = 1;
+        l->n_params = l->out_features * (in + (l->bias ? 1 : 0));
+        break;
+    }
+    case LT_FLATTEN:
+        l->out.rank = 2;
+        l->out.c = shape_elems(s);
+        l->out.h = l->out.w = 1;
+        break;
+    case LT_CONCAT:
+        l->out = s;
+        for (int k = 1; k < l->n_inputs; k++) {
+            const layer *x = &net->layers[l->inputs[k]];
+            if (x->out.rank != s.rank || x->out.h != s.h || x->out.w != s.w) {
+                char a[64], b[64];
+                shape_format(s, a, sizeof a);
+                shape_format(x->out, b, sizeof b);
+                snprintf(m, sizeof m,
+                         "concat inputs must match in height and width: \"%s\" is %s but \"%s\" is %s",
+                         in0->name, a, x->name, b);
+                return layer_fail(p, ln, i, "%s", m);
+            }
+            l->out.c += x->out.c;
+        }
+        break;
+    case LT_ADD:
+        l->out = s;
+        for (int k = 1; k < l->n_inputs; k++) {
+            const layer *x = &net->layers[l->inputs[k]];
+            if (x->out.rank != s.rank || x->out.c != s.c || x->out.h != s.h || x->out.w != s.w) {
+                char a[64], b[64];
+                shape_format(s, a, sizeof a);
+                shape_format(x->out, b, sizeof b);
+                snprintf(m, sizeof m, "add inputs must have the same shape: \"%s\" is %s but \"%s\" is %s",
+                         in0->name, a, x->name, b);
+                return layer_fail(p, ln, i, "%s", m);
+            }
+        }
+        break;
+    case LT_BATCHNORM:
+        l->out = s;
+        l->n_params = 2 * s.c;
+        break;
+    default: /* softmax, relu, dropout */
+        l->out = s;
+        break;
+    }
+    if (l->out.c < 1 || l->out.h < 1 || l->out.w < 1)
+        return layer_fail(p, ln, i, "%s", "output would be empty");
+    if (l->out.c > NET_MAX_DIM || l->out.h > NET_MAX_DIM || l->out.w > NET_MAX_DIM ||
+        (double)l->out.c * l->out.h * l->out.w > (double)NET_MAX_ELEMS) {
+        snprintf(m, sizeof m, "output %ldx%ldx%ld is beyond the supported size (each dimension at most %ld, %ld elements)",
+                 l->out.c, l->out.h, l->out.w, NET_MAX_DIM, NET_MAX_ELEMS);
+        return layer_fail(p, ln, i, "%s", m);
+    }
+    if (l->type == LT_LINEAR && (double)l->out_features * (double)shape_elems(s) > 4e10)
+        return layer_fail(p, ln, i, "%s", "weight matrix has more than 4e10 entries");
+    l->dims = l->out.rank == 4 ? (DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W))
+                               : (DIMMASK(DIM_N) | DIMMASK(DIM_C));
+    return 0;
+}
+
+/* Raw layer as read, before ordering. */
+typedef struct raw_layer {
+    layer l;
+    const cJSON *inputs;
+} raw_layer;
+
+static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!cJSON_IsObject(o)) return layer_fail(p, NULL, index, "%s", "must be an object");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
+    if (!cJSON_IsString(name) || !name->valuestring[0])
+        return layer_fail(p, NULL, index, "%s", "needs a non-empty string \"name\"");
+    const char *ln = name->valuestring;
+    if (strlen(ln) > 200) return layer_fail(p, NULL, index, "%s", "name longer than 200 characters");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
+    if (!cJSON_IsString(type)) return layer_fail(p, ln, index, "%s", "needs a string \"type\"");
+    int t = layer_type_from_name(type->valuestring);
+    if (t < 0) {
+        char m[400];
+        snprintf(m, sizeof m,
+                 "unknown layer type \"%.100s\" (known: conv2d, pool2d, linear, flatten, concat, add, softmax, "
+                 "relu, batchnorm, dropout)",
+                 type->valuestring);
+        return layer_fail(p, ln, index, "%s", m);
+    }
+    layer *l = &r->l;
+    l->type = (layer_type)t;
+    l->name = (char *)ln; /* borrowed until copied */
+    l->bias = 1;
+    const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(o, "inputs");
+    if (!cJSON_IsArray(inputs) || cJSON_GetArraySize(inputs) < 1)
+        return layer_fail(p, ln, index, "%s", "needs \"inputs\": a non-empty array of layer names");
+    int ni = cJSON_GetArraySize(inputs);
+    int multi = (t == LT_CONCAT || t == LT_ADD);
+    if (!multi && ni != 1) {
+        char m[128];
+        snprintf(m, sizeof m, "a %s layer takes exactly one input, not %d", type->valuestring, ni);
+        return layer_fail(p, ln, index, "%s", m);
+    }
+    if (multi && (ni < 2 || ni > NET_MAX_INPUTS)) {
+        char m[128];
+        snprintf(m, sizeof m, "a %s layer takes 2 to %d inputs, not %d", type->valuestring, NET_MAX_INPUTS, ni);
+        return layer_fail(p, ln, index, "%s", m);
+    }
+    for (const cJSON *it = inputs->child; it; it = it->next)
+        if (!cJSON_IsString(it)) return layer_fail(p, ln, index, "%s", "\"inputs\" must hold layer names (strings)");
+    r->inputs = inputs;
+    l->n_inputs = ni;
+
+    long a = 0, b = 0;
+    int rc;
+    switch (t) {
+    case LT_CONV2D:
+    case LT_POOL2D:
+        if (check_keys(p, o, t == LT_CONV2D ? conv_keys : pool_keys, ln, index)) return -1;
+        if (t == LT_CONV2D) {
+            rc = get_int_field(p, o, "out_channels", 0, 1, NET_MAX_DIM, &a, NULL, ln, index);
+            if (rc < 0) return -1;
+            if (rc == 0) return layer_fail(p, ln, index, "%s", "conv2d needs \"out_channels\"");
+            l->out_channels = a;
+            const cJSON *bias = cJSON_GetObjectItemCaseSensitive(o, "bias");
+            if (bias && !cJSON_IsBool(bias)) return layer_fail(p, ln, index, "%s", "\"bias\" must be true or false");
+            if (bias) l->bias = cJSON_IsTrue(bias);
+        } else {
+            const cJSON *mode = cJSON_GetObjectItemCaseSensitive(o, "mode");
+            if (!mode) {
+                l->pool_max = 1;
+            } else if (cJSON_IsString(mode) && strcmp(mode->valuestring, "max") == 0) {
+                l->pool_max = 1;
+            } else if (cJSON_IsString(mode) && strcmp(mode->valuestring, "avg") == 0) {
+                l->pool_max = 0;
+            } else {
+                return layer_fail(p, ln, index, "%s", "\"mode\" must be \"max\" or \"avg\"");
+            }
+        }
+        rc = get_int_field(p, o, "kernel", 1, 1, 4096, &a, &b, ln, index);
+        if (rc < 0) return -1;
+        if (rc == 0) return layer_fail(p, ln, index, "%s", "needs \"kernel\"");
+        l->kh = (int)a;
+        l->kw = (int)b;
+        l->sh = t == LT_POOL2D ? l->kh : 1;
+        l->sw = t == LT_POOL2D ? l->kw : 1;
+        rc = get_int_field(p, o, "stride", 1, 1, 4096, &a, &b, ln, index);
+        if (rc < 0) return -1;
+        if (rc) {
+            l->sh = (int)a;
+            l->sw = (int)b;
+        }
+        rc = get_int_field(p, o, "padding", 1, 0, 4096, &a, &b, ln, index);
+        if (rc < 0) return -1;
+        if (rc) {
+            l->ph = (int)a;
+            l->pw = (int)b;
+        }
+        break;
+    case LT_LINEAR: {
+        if (check_keys(p, o, linear_keys, ln, index)) return -1;
+        rc = get_int_field(p, o, "out_features", 0, 1, NET_MAX_DIM, &a, NULL, ln, index);
+        if (rc < 0) return -1;
+        if (rc == 0) return layer_fail(p, ln, index, "%s", "linear needs \"out_features\"");
+        l->out_features = a;
+        const cJSON *bias = cJSON_GetObjectItemCaseSensitive(o, "bias");
+        if (bias && !cJSON_IsBool(bias)) return layer_fail(p, ln, index, "%s", "\"bias\" must be true or false");
+        if (bias) l->bias = cJSON_IsTrue(bias);
+        break;
+    }
+    default:
+        if (check_keys(p, o, no_keys, ln, index)) return -1;
+        break;
+    }
+    return 0;
+}
+
+network *net_from_json(const char *text, size_t len, const char *label, lw_error *err)
+{
+    pctx p = {text, label, err};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
+        int line, col;
+        json_line_col(text, off, &line, &col);
+        lw_fail(err, 2, "%s:%d:%d: malformed JSON%s", label, line, col,
+                off >= len ? " (unexpected end of file)" : "");
+        return NULL;
+    }
+    network *net = NULL;
+    raw_layer *raw = NULL;
+    int n_raw = 0;
+    int *order = NULL, *indeg = NULL;
+
+    if (!cJSON_IsObject(root)) {
+        lw_fail(err, 2, "%s: the top level must be a JSON object", label);
+        goto fail;
+    }
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "layerwise-net/1") != 0) {
+        int line = 1, col = 1;
+        if (fmt && cJSON_IsString(fmt)) {
+            const char *q = strstr(text, fmt->valuestring);
+            if (q) json_line_col(text, (size_t)(q - text), &line, &col);
+        }
+        lw_fail(err, 2, "%s:%d: \"format\" must be \"layerwise-net/1\"%s", label, line,
+                cJSON_IsString(fmt) ? "" : " (missing)");
+        goto fail;
+    }
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (!cJSON_IsString(name) || !name->valuestring[0]) {
+        lw_fail(err, 2, "%s: needs a non-empty string \"name\"", label);
+        goto fail;
+    }
+    const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
+    if (!cJSON_IsObject(input)) {
+        lw_fail(err, 2, "%s: needs an \"input\" object {\"name\", \"channels\", \"height\", \"width\"}", label);
+        goto fail;
+    }
+    const cJSON *iname = cJSON_GetObjectItemCaseSensitive(input, "name");
+    const char *in_name = cJSON_IsString(iname) && iname->valuestring[0] ? iname->valuestring : "data";
+    long ic = 0, ih = 0, iw = 0;
+    {
+        const char *keys[3] = {"channels", "height", "width"};
+        long *dst[3] = {&ic, &ih, &iw};
+        for (int k = 0; k < 3; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(input, keys[k]);
+            if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
+                v->valuedouble > (double)NET_MAX_DIM) {
+                lw_fail(err, 2, "%s: input \"%s\" must be an integer from 1 to %ld%s", label, keys[k], NET_MAX_DIM,
+                        v ? "" : " (missing)");
+                goto fail;
+            }
+            *dst[k] = (long)v->valuedouble;
+        }
+        if ((double)ic * ih * iw > (double)NET_MAX_ELEMS) {
+            lw_fail(err, 2, "%s: input %ldx%ldx%ld is beyond the supported size", label, ic, ih, iw);
+            goto fail;
+        }
+    }
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
+    if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) < 1) {
+        lw_fail(err, 2, "%s: needs a non-empty \"layers\" array", label);
+        goto fail;
+    }
+    n_raw = cJSON_GetArraySize(layers);
+    if (n_raw > NET_MAX_LAYERS) {
+        lw_fail(err, 2, "%s: %d layers; at most %d are supported", label, n_raw, NET_MAX_LAYERS);
+        goto fail;
+    }
+    raw = lw_calloc((size_t)n_raw + 1, sizeof *raw);
+    /* raw[0] is the input */
+    raw[0].l.name = (char *)in_name;
+    raw[0].l.type = LT_INPUT;
+    raw[0].l.out = (shape){ic, ih, iw, 4};
+    raw[0].l.dims = DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W);
+    {
+        int k = 1;
+        for (const cJSON *it = layers->child; it; it = it->next, k++)
+            if (parse_layer(&p, it, k - 1, &raw[k]) < 0) goto fail;
+    }
+    int n = n_raw + 1;
+    /* names unique; resolve inputs by name (hash-free: sort indices by name) */
+    {
+        int *idx = lw_malloc(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; i++) idx[i] = i;
+        /* simple merge-free approach: qsort with a context-less comparator via a static */
+        extern int lw__cmp_raw_names(const void *, const void *);
+        extern raw_layer *lw__raw_sort_base;
+        lw__raw_sort_base = raw;
+        qsort(idx, (size_t)n, sizeof(int), lw__cmp_raw_names);
+        for (int i = 1; i < n; i++) {
+            if (strcmp(raw[idx[i]].l.name, raw[idx[i - 1]].l.name) == 0) {
+                int dup = idx[i] > idx[i - 1] ? idx[i] : idx[i - 1];
+                layer_fail(&p, raw[dup].l.name, dup - 1, "%s",
+                           dup == 0 || idx[i] == 0 || idx[i - 1] == 0 ? "has the same name as the input"
+                                                                     : "name used by an earlier layer too");
+                free(idx);
+                goto fail;
+            }
+        }
+        for (int i = 1; i < n; i++) {
+            raw[i].l.inputs = lw_malloc(sizeof(int) * (size_t)raw[i].l.n_inputs);
+            int k = 0;
+            for (const cJSON *it = raw[i].inputs->child; it; it = it->next, k++) {
+                /* binary search */
+                int lo = 0, hi = n - 1, found = -1;
+                while (lo <= hi) {
+                    int mid = (lo + hi) / 2;
+                    int c = strcmp(it->valuestring, raw[idx[mid]].l.name);
+                    if (c == 0) {
+                        found = idx[mid];
+                        break;
+                    }
+                    if (c < 0) hi = mid - 1;
+                    else lo = mid + 1;
+                }
+                if (found < 0) {
+                    char m[300];
+                    snprintf(m, sizeof m, "input \"%.200s\" is not a layer of this network", it->valuestring);
+                    layer_fail(&p, raw[i].l.name, i - 1, "%s", m);
+                    free(idx);
+                    goto fail;
+                }
+                if (found == i) {
+                    layer_fail(&p, raw[i].l.name, i - 1, "%s", "takes itself as input (a cycle)");
+                    free(idx);
+                    goto fail;
+                }
+                raw[i].l.inputs[k] = found;
+            }
+        }
+        free(idx);
+    }
+    /* Kahn's algorithm for a topological order that keeps file order where it can. */
+    order = lw_malloc(sizeof(int) * (size_t)n);
+    indeg = lw_calloc((size_t)n, sizeof(int));
+    int *pos = lw_malloc(sizeof(int) * (size_t)n);
+    {
+        /* consumers lists */
+        int *cnt = lw_calloc((size_t)n + 1, sizeof(int));
+        for (int i = 1; i < n; i++) {
+            indeg[i] = raw[i].l.n_inputs;
+            for (int k = 0; k < raw[i].l.n_inputs; k++) cnt[raw[i].l.inputs[k] + 1]++;
+        }
+        for (int i = 0; i < n; i++) cnt[i + 1] += cnt[i];
+        int *cons = lw_malloc(sizeof(int) * (size_t)(cnt[n] + 1));
+        int *fill = lw_malloc(sizeof(int) * (size_t)n);
+        memcpy(fill, cnt, sizeof(int) * (size_t)n);
+        for (int i = 1; i < n; i++)
+            for (int k = 0; k < raw[i].l.n_inputs; k++) cons[fill[raw[i].l.inputs[k]]++] = i;
+        /* a min-heap would keep exact file order; a ready stack in index order is enough for
+         * files that are already ordered, which is the common case */
+        int *ready = lw_malloc(sizeof(int) * (size_t)n);
+        int nr = 0, no = 0;
+        ready[nr++] = 0;
+        for (int i = 1; i < n; i++)
+            if (indeg[i] == 0) ready[nr++] = i; /* cannot happen: every layer has inputs */
+        int head = 0;
+        while (head < nr) {
+            /* pick the smallest index among ready (keeps file order) */
+            int best = head;
+            for (int k = head + 1; k < nr; k++)
+                if (ready[k] < ready[best]) best = k;
+            int v = ready[best];
+            ready[best] = ready[head];
+            ready[head++] = v;
+            order[no++] = v;
+            for (int k = cnt[v]; k < cnt[v + 1]; k++) {
+                int c = cons[k];
+                /* a layer listing the same input twice has it counted twice */
+                if (--indeg[c] == 0) ready[nr++] = c;
+            }
+        }
+        free(cnt);
+        free(cons);
+        free(fill);
+        free(ready);
+        if (no < n) {
+            int bad = -1;
+            for (int i = 1; i < n; i++)
+                if (indeg[i] > 0) {
+                    bad = i;
+                    break;
+                }
+            layer_fail(&p, raw[bad].l.name, bad - 1, "%s",
+                       "is part of a cycle: its inputs depend on its own output");
+            free(pos);
+            goto fail;
+        }
+    }
+    for (int k = 0; k < n; k++) pos[order[k]] = k;
+
+    net = lw_calloc(1, sizeof *net);
+    net->name = lw_strdup(name->valuestring);
+    net->path = lw_strdup(label);
+    net->n_layers = n;
+    net->layers = lw_calloc((size_t)n, sizeof(layer));
+    for (int k = 0; k < n; k++) {
+        raw_layer *r = &raw[order[k]];
+        layer *l = &net->layers[k];
+        *l = r->l;
+        l->name = lw_strdup(r->l.name);
+        if (r->l.n_inputs) {
+            l->inputs = lw_malloc(sizeof(int) * (size_t)r->l.n_inputs);
+            for (int j = 0; j < r->l.n_inputs; j++) l->inputs[j] = pos[r->l.inputs[j]];
+        }
+    }
+    free(pos);
+    for (int k = 1; k < n; k++) {
+        if (infer(&p, net, k) < 0) goto fail;
+        for (int j = 0; j < net->layers[k].n_inputs; j++) net->layers[net->layers[k].inputs[j]].n_outputs++;
+    }
+    for (int i = 0; i <= n_raw; i++) free(raw[i].l.inputs);
+    free(raw);
+    free(order);
+    free(indeg);
+    cJSON_Delete(root);
+    return net;
+
+fail:
+    if (raw)
+        for (int i = 0; i <= n_raw; i++) free(raw[i].l.inputs);
+    free(raw);
+    free(order);
+    free(indeg);
+    net_free(net);
+    cJSON_Delete(root);
+    return NULL;
+}
+
+raw_layer *lw__raw_sort_base;
+int lw__cmp_raw_names(const void *a, const void *b)
+{
+    return strcmp(lw__raw_sort_base[*(const int *)a].l.name, lw__raw_sort_base[*(const int *)b].l.name);
+}
+
+network *net_load_file(const char *path, lw_error *err)
+{
+    size_t len;
+    char *text = lw_read_file(path, &len, err);
+    if (!text) return NULL;
+    network *net = net_from_json(text, len, path, err);
+    free(text);
+    return net;
+}
+
+static void add_pair(cJSON *o, const char *key, int a, int b)
+{
+    if (a == b) {
+        cJSON_AddNumberToObject(o, key, a);
+    } else {
+        cJSON *arr = cJSON_AddArrayToObject(o, key);
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(a));
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(b));
+    }
+}
+
+char *net_to_json(const network *net)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "layerwise-net/1");
+    cJSON_AddStringToObject(root, "name", net->name);
+    cJSON *in = cJSON_AddObjectToObject(root, "input");
+    const layer *l0 = &net->layers[0];
+    cJSON_AddStringToObject(in, "name", l0->name);
+    cJSON_AddNumberToObject(in, "channels", (double)l0->out.c);
+    cJSON_AddNumberToObject(in, "height", (double)l0->out.h);
+    cJSON_AddNumberToObject(in, "width", (double)l0->out.w);
+    cJSON *arr = cJSON_AddArrayToObject(root, "layers");
+    for (int i = 1; i < net->n_layers; i++) {
+        const layer *l = &net->layers[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", l->name);
+        cJSON_AddStringToObject(o, "type", layer_type_name(l->type));
+        cJSON *ins = cJSON_AddArrayToObject(o, "inputs");
+        for (int k = 0; k < l->n_inputs; k++)
+            cJSON_AddItemToArray(ins, cJSON_CreateString(net->layers[l->inputs[k]].name));
+        if (l->type == LT_CONV2D) cJSON_AddNumberToObject(o, "out_channels", (double)l->out_channels);
+        if (l->type == LT_LINEAR) cJSON_AddNumberToObject(o, "out_features", (double)l->out_features);
+        if (l->type == LT_POOL2D) cJSON_AddStringToObject(o, "mode", l->pool_max ? "max" : "avg");
+        if (l->type == LT_CONV2D || l->type == LT_POOL2D) {
+            add_pair(o, "kernel", l->kh, l->kw);
+            add_pair(o, "stride", l->sh, l->sw);
+            add_pair(o, "padding", l->ph, l->pw);
+        }
+        if ((l->type == LT_CONV2D || l->type == LT_LINEAR) && !l->bias) cJSON_AddFalseToObject(o, "bias");
+        cJSON_AddItemToArray(arr, o);
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}

@@ -1,0 +1,31 @@
+/*
+ * net_json: reading "layerwise-net/1" network files.
+ *
+ * Every error names the file, the line (and column for syntax errors) or the
+ * layer, and what is wrong; err->code is 2. The returned network is owned by
+ * the caller (net_free).
+ */
+#ifndef LW_NET_JSON_H
+#define LW_NET_JSON_H
+
+#include "model.h"
+
+/* Hard limits that keep absurd files from exhausting memory or time. */
+#define NET_MAX_LAYERS 20000
+#define NET_MAX_DIM 16777216L      /* any channel count, height or width */
+#define NET_MAX_ELEMS (1L << 34)   /* elements of one sample's tensor */
+#define NET_MAX_INPUTS 64
+
+/* text is the file's contents; label is what messages call it (a path). */
+network *net_from_json(const char *text, size_t len, const char *label, lw_error *err);
+network *net_load_file(const char *path, lw_error *err);
+
+/* Line (1-based) of the first `"name": "<name>"` in text, or 0. */
+int json_line_of_name(const char *text, const char *name);
+/* Line and column (1-based) of a byte offset. */
+void json_line_col(const char *text, size_t off, int *line, int *col);
+
+/* Writes the network back as a layerwise-net/1 document (caller frees). */
+char *net_to_json(const network *net);
+
+#endif

@@ -1,0 +1,265 @@
+#define _POSIX_C_SOURCE 200809L
+#include "plan.h"
+
+#include "embedded.h"
+#include "net_json.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef LW_DATADIR
+#define LW_DATADIR "/usr/local/share/layerwise"
+#endif
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int looks_like_path(const char *s)
+{
+    size_t n = strlen(s);
+    return strchr(s, '/') || (n > 5 && strcmp(s + n - 5, ".json") == 0);
+}
+
+char *data_resolve(const char *kind, const char *name, char **label, size_t *len, lw_error *err)
+{
+    *label = NULL;
+    if (!name || !name[0]) {
+        lw_fail(err, 2, "empty %s name", kind);
+        return NULL;
+    }
+    if (strlen(name) > 1024) {
+        lw_fail(err, 2, "%.40s...: name too long", name);
+        return NULL;
+    }
+    if (looks_like_path(name) || is_file(name)) {
+        char *t = lw_read_file(name, len, err);
+        if (t) *label = lw_strdup(name);
+        return t;
+    }
+    char dirs[4][PATH_MAX];
+    int nd = 0;
+    const char *env = getenv("LAYERWISE_DATA");
+    if (env && env[0]) snprintf(dirs[nd++], PATH_MAX, "%s", env);
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(dirs[nd++], PATH_MAX, "%.*s/../data", PATH_MAX - 16, exe);
+            snprintf(dirs[nd++], PATH_MAX, "%.*s/../share/layerwise", PATH_MAX - 32, exe);
+        }
+    }
+    snprintf(dirs[nd++], PATH_MAX, "%s", LW_DATADIR);
+    for (int i = 0; i < nd; i++) {
+        char path[PATH_MAX + 1100];
+        snprintf(path, sizeof path, "%.*s/%s/%.1024s.json", PATH_MAX - 64, dirs[i], kind, name);
+        if (is_file(path)) {
+            char *t = lw_read_file(path, len, err);
+            if (t) *label = lw_strdup(path);
+            return t;
+        }
+    }
+    char want[300];
+    snprintf(want, sizeof want, "%s/%s.json", kind, name);
+    for (int i = 0; i < lw_embedded_count; i++)
+        if (strcmp(lw_embedded_files[i].name, want) == 0) {
+            char *t = lw_malloc(lw_embedded_files[i].len + 1);
+            memcpy(t, lw_embedded_files[i].data, lw_embedded_files[i].len);
+            t[lw_embedded_files[i].len] = 0;
+            *len = lw_embedded_files[i].len;
+            *label = lw_malloc(strlen(want) + 16);
+            sprintf(*label, "(built-in) %s", want);
+            return t;
+        }
+    /* list what is known, to help */
+    lw_buf b = {0};
+    const char *const *names = data_builtin_names(kind);
+    for (int i = 0; names[i]; i++) lw_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+    lw_fail(err, 2, "%s: no such file, and no %s of that name (shipped: %s)", name,
+            strcmp(kind, "networks") == 0 ? "network" : strcmp(kind, "clusters") == 0 ? "cluster" : "profile",
+            b.s ? b.s : "none");
+    lw_buf_free(&b);
+    return NULL;
+}
+
+const char *const *data_builtin_names(const char *kind)
+{
+    enum { MAXN = 64 };
+    static const char *lists[3][MAXN + 1];
+    static char store[3][MAXN][64];
+    int which = strcmp(kind, "networks") == 0 ? 0 : strcmp(kind, "clusters") == 0 ? 1 : 2;
+    if (!lists[which][0]) {
+        size_t kl = strlen(kind);
+        int n = 0;
+        for (int i = 0; i < lw_embedded_count && n < MAXN; i++) {
+            const char *f = lw_embedded_files[i].name;
+            if (strncmp(f, kind, kl) != 0 || f[kl] != '/') continue;
+            const char *base = f + kl + 1;
+            size_t bl = strlen(base);
+            if (bl < 6 || bl - 5 >= 64) continue;
+            memcpy(store[which][n], base, bl - 5);
+            store[which][n][bl - 5] = 0;
+            lists[which][n] = store[which][n];
+            n++;
+        }
+        lists[which][n] = NULL;
+    }
+    return lists[which];
+}
+
+network *plan_load_network(const char *name, lw_error *err)
+{
+    char *label;
+    size_t len;
+    char *text = data_resolve("networks", name, &label, &len, err);
+    if (!text) return NULL;
+    network *n = net_from_json(text, len, label, err);
+    free(text);
+    free(label);
+    return n;
+}
+
+cluster *plan_load_cluster(const char *name, lw_error *err)
+{
+    char *label;
+    size_t len;
+    char *text = data_resolve("clusters", name, &label, &len, err);
+    if (!text) return NULL;
+    cluster *c = cluster_from_json(text, len, label, err);
+    free(text);
+    free(label);
+    return c;
+}
+
+profile *plan_load_profile(const char *name, lw_error *err)
+{
+    char *label;
+    size_t len;
+    char *text = data_resolve("profiles", name, &label, &len, err);
+    if (!text) return NULL;
+    profile *p = profile_from_json(text, len, label, err);
+    free(text);
+    free(label);
+    return p;
+}
+
+long plan_batch_for(const plan_settings *s, int gpus)
+{
+    if (s->global_batch > 0) return s->global_batch;
+    return (s->batch_per_gpu > 0 ? s->batch_per_gpu : DEFAULT_BATCH_PER_GPU) * (long)gpus;
+}
+
+static void drop_results(plan *p)
+{
+    search_result_free(p->sr);
+    p->sr = NULL;
+    cg_free(p->cg);
+    p->cg = NULL;
+    strategy_eval_free(&p->best_eval);
+}
+
+static void apply_pins(const plan *p, cost_graph *g)
+{
+    for (int i = 0; i < p->net->n_layers; i++) {
+        if (p->pinned[i] < 0) continue;
+        for (int k = 0; k < g->n_configs[i]; k++)
+            if (k != p->pinned[i]) g->node_cost[i][k] = HUGE_VAL;
+    }
+}
+
+int plan_research(plan *p, lw_error *err)
+{
+    drop_results(p);
+    p->cg = cost_model_graph(p->cm);
+    apply_pins(p, p->cg);
+    double t0 = lw_now();
+    p->sr = search_run(p->cg, NULL, NULL);
+    p->search_ms = (lw_now() - t0) * 1e3;
+    if (!p->sr) return lw_fail(err, 1, "search failed: the graph is too large to solve exactly in memory");
+    memcpy(p->best, p->sr->config, sizeof(int) * (size_t)p->net->n_layers);
+    strategy_evaluate(p->cm, p->best, &p->best_eval);
+    return 0;
+}
+
+int plan_rebuild(plan *p, lw_error *err)
+{
+    drop_results(p);
+    cost_model_free(p->cm);
+    p->cm = NULL;
+    int total = cluster_gpus(p->cl);
+    p->gpus = p->set.gpus > 0 ? p->set.gpus : total;
+    if (p->gpus > total)
+        return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d (choose 1 to %d)", p->gpus,
+                       p->cl->name, total, total);
+    p->batch = plan_batch_for(&p->set, p->gpus);
+    p->cm = cost_model_build(p->net, p->cl, p->prof, p->gpus, p->batch, err);
+    if (!p->cm) return -1;
+    /* pins survive a rebuild where the pinned config still exists */
+    for (int i = 0; i < p->net->n_layers; i++)
+        if (p->pinned[i] >= p->cm->n_configs[i]) p->pinned[i] = -1;
+    return plan_research(p, err);
+}
+
+plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err)
+{
+    plan *p = lw_calloc(1, sizeof *p);
+    p->net = net;
+    p->cl = cl;
+    p->prof = prof;
+    p->set = set;
+    p->best = lw_calloc((size_t)net->n_layers, sizeof(int));
+    p->pinned = lw_malloc(sizeof(int) * (size_t)net->n_layers);
+    for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
+    if (set.gpus < 0 || set.gpus > CLUSTER_MAX_GPUS) {
+        lw_fail(err, 2, "GPU count %d is out of range", set.gpus);
+        plan_free(p);
+        return NULL;
+    }
+    if (plan_rebuild(p, err) != 0) {
+        plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void plan_free(plan *p)
+{
+    if (!p) return;
+    drop_results(p);
+    cost_model_free(p->cm);
+    net_free(p->net);
+    cluster_free(p->cl);
+    profile_free(p->prof);
+    free(p->best);
+    free(p->pinned);
+    free(p);
+}
+
+double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
+{
+    cost_graph *g = cost_model_graph(p->cm);
+    apply_pins(p, g);
+    for (int j = 0; j < g->n_configs[li]; j++)
+        if (j != k) g->node_cost[li][j] = HUGE_VAL;
+    search_result *r = search_run(g, NULL, NULL);
+    double c = r ? r->cost : HUGE_VAL;
+    if (r && config_out) memcpy(config_out, r->config, sizeof(int) * (size_t)p->net->n_layers);
+    search_result_free(r);
+    cg_free(g);
+    return c;
+}
+
+const char *plan_final_method_name(const plan *p)
+{
+    if (!p->sr) return "none";
+    return p->sr->method == FINAL_ENUMERATION ? "enumeration" : "variable-elimination";
+}

@@ -1,0 +1,69 @@
+/*
+ * plan: one what-if setting end to end — a network, a cluster (with any
+ * what-if edits), a GPU count and a batch — its cost model, the search
+ * result and the optimal strategy's evaluation. The CLI and the TUI both
+ * drive the engine through it.
+ *
+ * plan_open loads and owns the network, cluster and profile; plan_rebuild
+ * recomputes the cost model and the optimum after a setting changed. A
+ * plan owns everything it points to; plan_free releases it all.
+ */
+#ifndef LW_PLAN_H
+#define LW_PLAN_H
+
+#include "strategy.h"
+
+#define DEFAULT_BATCH_PER_GPU 32
+
+typedef struct plan_settings {
+    int gpus;                /* 0: all of the cluster's */
+    long batch_per_gpu;      /* used when global_batch is 0 */
+    long global_batch;       /* > 0: fixed global batch */
+} plan_settings;
+
+typedef struct plan {
+    network *net;
+    cluster *cl;
+    profile *prof;           /* may be NULL */
+    plan_settings set;
+    int gpus;
+    long batch;
+    cost_model *cm;
+    cost_graph *cg;
+    search_result *sr;
+    int *best;               /* [n_layers] optimal config index */
+    strategy_eval best_eval;
+    int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
+    double search_ms;
+} plan;
+
+/* Resolves NAME as a path, or a bare name under the data directories
+ * (LAYERWISE_DATA, ../data beside the executable, the installed share
+ * directory), or an embedded copy. kind is "networks", "clusters" or
+ * "profiles". Returns the file's text (caller frees) and sets *label. */
+char *data_resolve(const char *kind, const char *name, char **label, size_t *len, lw_error *err);
+/* Names of the shipped files of a kind (embedded), NULL-terminated, static. */
+const char *const *data_builtin_names(const char *kind);
+
+network *plan_load_network(const char *name, lw_error *err);
+cluster *plan_load_cluster(const char *name, lw_error *err);
+profile *plan_load_profile(const char *name, lw_error *err);
+
+/* Takes ownership of net, cl and prof (even on failure). */
+plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err);
+/* Recomputes costs and the optimum (respecting pins). 0 on success. */
+int plan_rebuild(plan *p, lw_error *err);
+/* Recomputes only the optimum (after pins changed). */
+int plan_research(plan *p, lw_error *err);
+void plan_free(plan *p);
+
+/* Global batch for a setting. */
+long plan_batch_for(const plan_settings *s, int gpus);
+
+/* Best total when layer li is forced to config k (all else optimal), and
+ * that strategy (n_layers, may be NULL). For "why not this config?". */
+double plan_cost_with_pin(const plan *p, int li, int k, int *config_out);
+
+const char *plan_final_method_name(const plan *p);
+
+#endif

@@ -1,0 +1,142 @@
+#include "profile.h"
+
+#include "net_json.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int read_vec(const cJSON *o, const char *key, long *v, int n, int required, long dflt)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!a) {
+        for (int i = 0; i < n; i++) v[i] = dflt;
+        return required ? -1 : 0;
+    }
+    if (cJSON_IsNumber(a) && n == 2) {
+        if (a->valuedouble != floor(a->valuedouble) || a->valuedouble < 0 || a->valuedouble > 1e9) return -1;
+        v[0] = v[1] = (long)a->valuedouble;
+        return 0;
+    }
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n) return -1;
+    int i = 0;
+    for (const cJSON *it = a->child; it; it = it->next, i++) {
+        if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 0 ||
+            it->valuedouble > 1e12)
+            return -1;
+        v[i] = (long)it->valuedouble;
+    }
+    return 0;
+}
+
+profile *profile_from_json(const char *text, size_t len, const char *label, lw_error *err)
+{
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
+        int line, col;
+        json_line_col(text, off, &line, &col);
+        lw_fail(err, 2, "%s:%d:%d: malformed JSON", label, line, col);
+        return NULL;
+    }
+    profile *p = lw_calloc(1, sizeof *p);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, "layerwise-profile/1") != 0) {
+        lw_fail(err, 2, "%s: \"format\" must be \"layerwise-profile/1\"", label);
+        goto fail;
+    }
+    if (!cJSON_IsString(gpu) || !gpu->valuestring[0]) {
+        lw_fail(err, 2, "%s: needs a string \"gpu\" naming the GPU it was measured on", label);
+        goto fail;
+    }
+    if (!cJSON_IsArray(entries)) {
+        lw_fail(err, 2, "%s: needs an \"entries\" array", label);
+        goto fail;
+    }
+    p->gpu = lw_strdup(gpu->valuestring);
+    p->path = lw_strdup(label);
+    int n = cJSON_GetArraySize(entries);
+    if (n > 1000000) {
+        lw_fail(err, 2, "%s: %d entries; at most 1000000 are supported", label, n);
+        goto fail;
+    }
+    p->e = lw_calloc((size_t)n + 1, sizeof *p->e);
+    int i = 0;
+    for (const cJSON *it = entries->child; it; it = it->next, i++) {
+        profile_entry *e = &p->e[i];
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "type");
+        int ty = cJSON_IsString(t) ? layer_type_from_name(t->valuestring) : -1;
+        if (!cJSON_IsObject(it) || ty < 0) {
+            lw_fail(err, 2, "%s: entries[%d]: needs a known layer \"type\"", label, i);
+            goto fail;
+        }
+        e->type = ty;
+        long k[2], s[2], pd[2];
+        int win = ty == LT_CONV2D || ty == LT_POOL2D;
+        if (read_vec(it, "input", e->in, 4, 1, 1) || read_vec(it, "output", e->out, 4, 1, 1) ||
+            read_vec(it, "kernel", k, 2, win, 1) || read_vec(it, "stride", s, 2, 0, 1) ||
+            read_vec(it, "padding", pd, 2, 0, 0)) {
+            lw_fail(err, 2,
+                    "%s: entries[%d]: \"input\" and \"output\" must be [n, c, h, w] of non-negative integers%s",
+                    label, i, win ? "; \"kernel\" (and \"stride\", \"padding\") an integer or [h, w]" : "");
+            goto fail;
+        }
+        for (int j = 0; j < 2; j++) {
+            e->k[j] = win ? (int)k[j] : 0;
+            e->s[j] = win ? (int)s[j] : 0;
+            e->p[j] = win ? (int)pd[j] : 0;
+        }
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "forward_ms");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "backward_ms");
+        if (!cJSON_IsNumber(f) || !cJSON_IsNumber(b) || !isfinite(f->valuedouble) || !isfinite(b->valuedouble) ||
+            f->valuedouble < 0 || b->valuedouble < 0 || f->valuedouble > 1e7 || b->valuedouble > 1e7) {
+            lw_fail(err, 2, "%s: entries[%d]: needs non-negative numbers \"forward_ms\" and \"backward_ms\"", label, i);
+            goto fail;
+        }
+        e->forward_ms = f->valuedouble;
+        e->backward_ms = b->valuedouble;
+    }
+    p->n = n;
+    cJSON_Delete(root);
+    return p;
+fail:
+    cJSON_Delete(root);
+    profile_free(p);
+    return NULL;
+}
+
+profile *profile_load_file(const char *path, lw_error *err)
+{
+    size_t len;
+    char *text = lw_read_file(path, &len, err);
+    if (!text) return NULL;
+    profile *p = profile_from_json(text, len, path, err);
+    free(text);
+    return p;
+}
+
+void profile_free(profile *p)
+{
+    if (!p) return;
+    free(p->gpu);
+    free(p->path);
+    free(p->e);
+    free(p);
+}
+
+double profile_lookup(const profile *p, const profile_entry *key)
+{
+    if (!p) return -1;
+    for (int i = 0; i < p->n; i++) {
+        const profile_entry *e = &p->e[i];
+        if (e->type == key->type && memcmp(e->in, key->in, sizeof e->in) == 0 &&
+            memcmp(e->out, key->out, sizeof e->out) == 0 && memcmp(e->k, key->k, sizeof e->k) == 0 &&
+            memcmp(e->s, key->s, sizeof e->s) == 0 && memcmp(e->p, key->p, sizeof e->p) == 0)
+            return e->forward_ms + e->backward_ms;
+    }
+    return -1;
+}

@@ -1,0 +1,253 @@
+#include "strategy.h"
+
+#include "net_json.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void strategy_evaluate(const cost_model *m, const int *ci, strategy_eval *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n_layers = m->n_layers;
+    out->layers = lw_calloc((size_t)m->n_layers, sizeof(layer_eval));
+    for (int i = 0; i < m->n_layers; i++) {
+        layer_eval *le = &out->layers[i];
+        le->compute_ms = m->t_c[i][ci[i]];
+        le->profiled = m->t_c_profiled[i][ci[i]];
+        le->sync_ms = m->t_s[i][ci[i]];
+        cost_t_s(m, i, &m->configs[i][ci[i]], &le->sync_bytes);
+    }
+    for (int e = 0; e < m->n_edges; e++) {
+        int a = m->e_from[e], b = m->e_to[e];
+        layer_eval *le = &out->layers[b];
+        le->transfer_ms += m->t_x[e][ci[a] * m->n_configs[b] + ci[b]];
+        double bytes = 0;
+        cost_t_x(m, e, &m->configs[a][ci[a]], &m->configs[b][ci[b]], &bytes);
+        le->transfer_bytes += bytes;
+    }
+    for (int i = 0; i < m->n_layers; i++) {
+        const layer_eval *le = &out->layers[i];
+        out->compute_ms += le->compute_ms;
+        out->sync_ms += le->sync_ms;
+        out->transfer_ms += le->transfer_ms;
+        out->bytes_per_step += le->transfer_bytes + le->sync_bytes;
+    }
+    out->total_ms = out->compute_ms + out->sync_ms + out->transfer_ms;
+    out->images_per_s = out->total_ms > 0 ? (double)m->batch / (out->total_ms * 1e-3) : 0;
+    out->peak_memory_bytes = cost_memory(m, ci, NULL);
+}
+
+void strategy_eval_free(strategy_eval *e)
+{
+    free(e->layers);
+    e->layers = NULL;
+}
+
+static const char *const base_names[BASE__COUNT] = {"data", "model", "owt"};
+
+const char *baseline_name(baseline_kind b)
+{
+    return (b >= 0 && b < BASE__COUNT) ? base_names[b] : "?";
+}
+
+int baseline_from_name(const char *s)
+{
+    for (int b = 0; b < BASE__COUNT; b++)
+        if (strcmp(s, base_names[b]) == 0) return b;
+    return -1;
+}
+
+int strategy_find_config(const cost_model *m, int li, const config *want)
+{
+    config c = *want;
+    for (;;) {
+        int k = config_find(m->configs[li], m->n_configs[li], &c);
+        if (k >= 0) return k;
+        /* halve the largest degree that is above 1 and try again */
+        int best = -1;
+        for (int d = 0; d < NDIMS; d++)
+            if (c.deg[d] > 1 && (best < 0 || c.deg[d] >= c.deg[best])) best = d;
+        if (best < 0) return 0; /* the single-GPU config is always first */
+        c.deg[best] /= 2;
+    }
+}
+
+static int pow2_floor(long x)
+{
+    int p = 1;
+    while ((long)p * 2 <= x) p *= 2;
+    return p;
+}
+
+void strategy_baseline(const cost_model *m, baseline_kind b, int *ci)
+{
+    int G = pow2_floor(m->gpus);
+    int first_linear = m->n_layers;
+    for (int i = 0; i < m->n_layers; i++)
+        if (m->net->layers[i].type == LT_LINEAR) {
+            first_linear = i;
+            break;
+        }
+    for (int i = 0; i < m->n_layers; i++) {
+        config want = {{1, 1, 1, 1}};
+        int model = b == BASE_MODEL || (b == BASE_OWT && i >= first_linear);
+        if (model)
+            want.deg[DIM_C] = G;
+        else
+            want.deg[DIM_N] = G;
+        ci[i] = strategy_find_config(m, i, &want);
+    }
+}
+
+static void add_config(cJSON *o, const layer *l, const config *c)
+{
+    cJSON *cfg = cJSON_AddObjectToObject(o, "config");
+    for (int d = 0; d < NDIMS; d++)
+        if (l->dims & DIMMASK(d)) {
+            char k[2] = {config_dim_letter[d], 0};
+            cJSON_AddNumberToObject(cfg, k, c->deg[d]);
+        }
+}
+
+char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *ev, const char *algorithm,
+                       int nodes_left, const char *final_method_name)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "layerwise-strategy/1");
+    cJSON_AddStringToObject(root, "network", m->net->name);
+    cJSON_AddStringToObject(root, "cluster", m->cl->name);
+    cJSON_AddNumberToObject(root, "gpus", m->gpus);
+    cJSON_AddNumberToObject(root, "batch", (double)m->batch);
+    cJSON_AddStringToObject(root, "algorithm", algorithm);
+    if (nodes_left >= 0) cJSON_AddNumberToObject(root, "nodes_left", nodes_left);
+    if (final_method_name) cJSON_AddStringToObject(root, "final_method", final_method_name);
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));
+    cJSON *arr = cJSON_AddArrayToObject(root, "layers");
+    for (int i = 0; i < m->n_layers; i++) {
+        const layer *l = &m->net->layers[i];
+        const config *c = &m->configs[i][ci[i]];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", l->name);
+        add_config(o, l, c);
+        cJSON *dev = cJSON_AddArrayToObject(o, "devices");
+        for (int k = 0; k < config_tasks(c); k++) cJSON_AddItemToArray(dev, cJSON_CreateNumber(k));
+        cJSON_AddNumberToObject(o, "compute_ms", (ev->layers[i].compute_ms));
+        cJSON_AddNumberToObject(o, "sync_ms", (ev->layers[i].sync_ms));
+        cJSON_AddNumberToObject(o, "transfer_ms", (ev->layers[i].transfer_ms));
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON_AddNumberToObject(root, "total_ms", (ev->total_ms));
+    cJSON_AddNumberToObject(root, "compute_ms", (ev->compute_ms));
+    cJSON_AddNumberToObject(root, "sync_ms", (ev->sync_ms));
+    cJSON_AddNumberToObject(root, "transfer_ms", (ev->transfer_ms));
+    cJSON_AddNumberToObject(root, "images_per_s", round(ev->images_per_s * 10) / 10);
+    cJSON_AddNumberToObject(root, "bytes_per_step", round(ev->bytes_per_step));
+    cJSON_AddNumberToObject(root, "peak_memory_bytes", round(ev->peak_memory_bytes));
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+int strategy_from_json(const cost_model *m, const char *text, size_t len, const char *label, int *ci, lw_error *err)
+{
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
+        int line, col;
+        json_line_col(text, off, &line, &col);
+        return lw_fail(err, 2, "%s:%d:%d: malformed JSON", label, line, col);
+    }
+    int rc = -1;
+    unsigned char *seen = lw_calloc((size_t)m->n_layers, 1);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
+    if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, "layerwise-strategy/1") != 0) {
+        lw_fail(err, 2, "%s: \"format\" must be \"layerwise-strategy/1\"", label);
+        goto out;
+    }
+    if (!cJSON_IsArray(layers)) {
+        lw_fail(err, 2, "%s: needs a \"layers\" array of {\"name\", \"config\"}", label);
+        goto out;
+    }
+    int idx = 0;
+    for (const cJSON *it = layers->child; it; it = it->next, idx++) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(it, "config");
+        if (!cJSON_IsString(name)) {
+            lw_fail(err, 2, "%s: layers[%d] needs a string \"name\"", label, idx);
+            goto out;
+        }
+        int line = json_line_of_name(text, name->valuestring);
+        char where[320];
+        if (line)
+            snprintf(where, sizeof where, "%s:%d: layer \"%.200s\"", label, line, name->valuestring);
+        else
+            snprintf(where, sizeof where, "%s: layer \"%.200s\"", label, name->valuestring);
+        int li = net_find(m->net, name->valuestring);
+        if (li < 0) {
+            lw_fail(err, 2, "%s: not a layer of network \"%s\"", where, m->net->name);
+            goto out;
+        }
+        if (seen[li]) {
+            lw_fail(err, 2, "%s: listed twice", where);
+            goto out;
+        }
+        seen[li] = 1;
+        const layer *l = &m->net->layers[li];
+        config c = {{1, 1, 1, 1}};
+        if (cJSON_IsString(cfg)) {
+            if (config_parse(cfg->valuestring, &c) != 0) {
+                lw_fail(err, 2, "%s: config \"%.100s\" is not like \"n4 c2\"", where, cfg->valuestring);
+                goto out;
+            }
+        } else if (cJSON_IsObject(cfg)) {
+            for (const cJSON *d = cfg->child; d; d = d->next) {
+                const char *p = strlen(d->string) == 1 ? strchr("nchw", d->string[0]) : NULL;
+                double v = cJSON_IsNumber(d) ? d->valuedouble : -1;
+                if (!p) {
+                    lw_fail(err, 2, "%s: config has unknown dimension \"%.50s\" (use n, c, h, w)", where, d->string);
+                    goto out;
+                }
+                if (v < 1 || v > 1 << 20 || v != floor(v)) {
+                    lw_fail(err, 2, "%s: config \"%s\" must be a positive integer", where, d->string);
+                    goto out;
+                }
+                c.deg[p - "nchw"] = (int)v;
+            }
+        } else {
+            lw_fail(err, 2, "%s: needs a \"config\" object such as {\"n\": 4, \"c\": 1}", where);
+            goto out;
+        }
+        for (int d = 0; d < NDIMS; d++)
+            if (c.deg[d] > 1 && !(l->dims & DIMMASK(d))) {
+                lw_fail(err, 2, "%s: a %s layer cannot be split on %c", where, layer_type_name(l->type),
+                        config_dim_letter[d]);
+                goto out;
+            }
+        int k = config_find(m->configs[li], m->n_configs[li], &c);
+        if (k < 0) {
+            char buf[64];
+            config_format(&c, buf, sizeof buf);
+            lw_fail(err, 2,
+                    "%s: config %s is not valid here (degrees must be powers of two, their product at most %d "
+                    "GPUs, each at most its dimension's size)",
+                    where, buf, m->gpus);
+            goto out;
+        }
+        ci[li] = k;
+    }
+    for (int i = 0; i < m->n_layers; i++)
+        if (!seen[i]) {
+            lw_fail(err, 2, "%s: layer \"%s\" of network \"%s\" is missing", label, m->net->layers[i].name,
+                    m->net->name);
+            goto out;
+        }
+    rc = 0;
+out:
+    free(seen);
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/*
+ * strategy: a configuration for every layer (paper §3), its evaluation by
+ * the cost model with a per-layer breakdown, the baselines (data, model,
+ * OWT), and the "layerwise-strategy/1" JSON document.
+ *
+ * A strategy is an array of config indices into cost_model.configs[layer];
+ * the caller owns it. strategy_eval fills a caller-owned strategy_eval
+ * (strategy_eval_free releases its arrays).
+ */
+#ifndef LW_STRATEGY_H
+#define LW_STRATEGY_H
+
+#include "cost.h"
+
+typedef enum { BASE_DATA, BASE_MODEL, BASE_OWT, BASE__COUNT } baseline_kind;
+
+typedef struct layer_eval {
+    double compute_ms, sync_ms, transfer_ms; /* transfer: t_x of incoming edges */
+    double transfer_bytes, sync_bytes;
+    int profiled;
+} layer_eval;
+
+typedef struct strategy_eval {
+    int n_layers;
+    layer_eval *layers;
+    double total_ms, compute_ms, sync_ms, transfer_ms;
+    double images_per_s;
+    double bytes_per_step;
+    double peak_memory_bytes;
+} strategy_eval;
+
+void strategy_evaluate(const cost_model *m, const int *config_index, strategy_eval *out);
+void strategy_eval_free(strategy_eval *e);
+
+const char *baseline_name(baseline_kind b);
+int baseline_from_name(const char *s); /* -1 if unknown */
+/* Fills config_index (n_layers) with the baseline. Data: every layer on n
+ * over all GPUs (as far as the batch allows). Model: every layer split on
+ * its channel dimension over all GPUs (as far as its channels allow). OWT:
+ * data parallel for every layer up to the first linear layer, model
+ * parallel from there on. */
+void strategy_baseline(const cost_model *m, baseline_kind b, int *config_index);
+
+/* Index of the config nearest to degrees `want` (product clipped to what
+ * the layer allows); used by baselines and by files naming configs. */
+int strategy_find_config(const cost_model *m, int layer, const config *want);
+
+/* JSON document (caller frees). algorithm: "elimination", "data", ...;
+ * nodes_left and method may be -1 / NULL when not from a search. */
+char *strategy_to_json(const cost_model *m, const int *config_index, const strategy_eval *ev, const char *algorithm,
+                       int nodes_left, const char *final_method_name);
+
+/* Reads a strategy file for this cost model: every layer must be listed
+ * with a config valid for it. Returns 0 and fills config_index. */
+int strategy_from_json(const cost_model *m, const char *text, size_t len, const char *label, int *config_index,
+                       lw_error *err);
+
+#endif

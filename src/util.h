@@ -1,0 +1,53 @@
+/*
+ * util: error messages, checked allocation, and atomic file output.
+ *
+ * Errors travel as an lw_error filled by the function that failed; the
+ * caller prints it. Allocation failures abort with a message (there is no
+ * sensible recovery in a planning tool), so callers need not check.
+ * lw_write_file_atomic writes to a temporary name beside the target and
+ * renames it, so a reader never sees a half-written file.
+ */
+#ifndef LW_UTIL_H
+#define LW_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct lw_error {
+    int code;           /* exit status to use: 2 bad input, 1 other failure */
+    char msg[1024];
+} lw_error;
+
+#if defined(__GNUC__)
+#define LW_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define LW_PRINTF(a, b)
+#endif
+
+/* Sets err (if non-NULL) and returns -1, so `return lw_fail(...)` reads well. */
+int lw_fail(lw_error *err, int code, const char *fmt, ...) LW_PRINTF(3, 4);
+
+void *lw_malloc(size_t n);
+void *lw_calloc(size_t n, size_t size);
+void *lw_realloc(void *p, size_t n);
+char *lw_strdup(const char *s);
+
+/* Reads a whole file; returns a NUL-terminated buffer the caller frees, or
+ * NULL with err set. */
+char *lw_read_file(const char *path, size_t *len, lw_error *err);
+
+/* Streams produced by `write` go to PATH.tmp.XXXXXX, then rename(2) to
+ * path. `write` returns 0 on success; on any failure the temporary is
+ * removed and the target is untouched. */
+typedef int (*lw_writer_fn)(FILE *f, void *user, lw_error *err);
+int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_error *err);
+
+/* Monotonic clock in seconds, for benchmarks and progress. */
+double lw_now(void);
+
+/* Growable string buffer (sds-like): append returns nothing, aborts on OOM. */
+typedef struct lw_buf { char *s; size_t len, cap; } lw_buf;
+void lw_buf_printf(lw_buf *b, const char *fmt, ...) LW_PRINTF(2, 3);
+void lw_buf_free(lw_buf *b);
+
+#endif
