@@ -10,7 +10,7 @@ CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_DEFAULT_SOU
             -DLW_DATADIR='"$(PREFIX)/share/layerwise"' -Isrc -Iui
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-LDLIBS   += $(PKG_LIBS) -lm
+LDLIBS   += $(PKG_LIBS) -lm -lpthread
 
 ENGINE_SRC := $(wildcard src/*.c)
 UI_SRC     := $(filter-out ui/main.c,$(wildcard ui/*.c))

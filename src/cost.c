@@ -1,8 +1,10 @@
 #include "cost.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* How a consumer's output range along one dimension maps to the range of
  * the producer's output it needs. */
@@ -21,14 +23,14 @@ typedef struct edge_desc {
 typedef struct tx_scratch {
     double *recv_f, *recv_b;            /* [gpus] seconds */
     double *nic_in_f, *nic_out_f, *nic_in_b, *nic_out_b; /* [nodes] bytes */
-    int *list_i;                        /* per dim, per consumer piece: producer pieces overlapping */
-    long *list_ov;
-    int *list_start;                    /* [NDIMS][gpus + 1] */
+    int *list_i;                        /* [gpus]: replicas of a shard, for t_s */
+    double *from_node;                  /* [nodes] bytes one consumer task gets per node */
 } tx_scratch;
 
 typedef struct cost_model_priv {
     cost_model pub;
     edge_desc *desc;                    /* [n_edges] */
+    int *node_of;                       /* [gpus] cluster node of each GPU */
     tx_scratch sc;
     int nodes_used;
 } cost_model_priv;
@@ -168,28 +170,73 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
     return task_overlap(&pm->desc[edge], cp, pc, cc, cco);
 }
 
-/* Adds one piece moved from producer GPU p to consumer GPU k (forward) and
- * its gradient back (backward). */
-static inline void move_piece(const cost_model_priv *pm, int p, int k, double vol, double *bytes)
+/* Per dimension, for consumer piece j of Dc, the producer pieces of Dp it
+ * overlaps and by how much. Built once per edge and degree pair. */
+typedef struct dim_list {
+    int *start;  /* [Dc + 1] */
+    int *piece;  /* producer piece index */
+    long *ov;    /* overlap length */
+} dim_list;
+
+#define MAX_LOG2 13 /* degrees up to 4096 */
+
+typedef struct edge_lists {
+    dim_list l[NDIMS][MAX_LOG2][MAX_LOG2];
+} edge_lists;
+
+static int ilog2(int x)
 {
-    if (p == k || vol <= 0) return;
-    const cost_model *m = &pm->pub;
-    const tx_scratch *sc = &pm->sc;
-    int G = m->gpus;
-    double b = vol * BYTES_PER_ELEM;
-    sc->recv_f[k] += m->lat_s[p * G + k] + b * m->inv_bw[p * G + k];
-    sc->recv_b[p] += m->lat_s[k * G + p] + b * m->inv_bw[k * G + p];
-    if (pm->nodes_used > 1) {
-        int gpn = m->cl->gpus_per_node;
-        int np = p / gpn, nk = k / gpn;
-        if (np != nk) {
-            sc->nic_in_f[nk] += b;
-            sc->nic_out_f[np] += b;
-            sc->nic_in_b[np] += b;
-            sc->nic_out_b[nk] += b;
+    int k = 0;
+    while ((1 << (k + 1)) <= x) k++;
+    return k;
+}
+
+static void dim_list_build(const edge_desc *d, int k, int Dp, int Dc, dim_list *out)
+{
+    size_t cap = (size_t)Dc * (size_t)Dp + 1;
+    out->start = lw_malloc(sizeof(int) * ((size_t)Dc + 1));
+    out->piece = lw_malloc(sizeof(int) * cap);
+    out->ov = lw_malloc(sizeof(long) * cap);
+    int n = 0;
+    long Sp = d->Sp[k];
+    for (int j = 0; j < Dc; j++) {
+        out->start[j] = n;
+        long lo, hi;
+        need_range(d, k, Dc, j, &lo, &hi);
+        if (hi <= lo) continue;
+        /* first producer piece that can overlap: pieces are equal splits */
+        int i = (int)((double)lo * Dp / (double)Sp) - 1;
+        if (i < 0) i = 0;
+        for (; i < Dp && piece_lo(Sp, Dp, i) < hi; i++) {
+            long o = overlap1(lo, hi, piece_lo(Sp, Dp, i), piece_hi(Sp, Dp, i));
+            if (o) {
+                out->piece[n] = i;
+                out->ov[n] = o;
+                n++;
+            }
         }
     }
-    *bytes += 2 * b;
+    out->start[Dc] = n;
+}
+
+static const dim_list *lists_get(edge_lists *el, const edge_desc *d, int k, int Dp, int Dc)
+{
+    dim_list *l = &el->l[k][ilog2(Dp)][ilog2(Dc)];
+    if (!l->start) dim_list_build(d, k, Dp, Dc, l);
+    return l;
+}
+
+static void lists_free(edge_lists *el)
+{
+    for (int k = 0; k < NDIMS; k++)
+        for (int a = 0; a < MAX_LOG2; a++)
+            for (int b = 0; b < MAX_LOG2; b++) {
+                dim_list *l = &el->l[k][a][b];
+                free(l->start);
+                free(l->piece);
+                free(l->ov);
+            }
+    memset(el, 0, sizeof *el);
 }
 
 /* Time of one direction: GPUs receive in parallel, each its pieces one after
@@ -210,84 +257,126 @@ static double phase_time(const cost_model_priv *pm, const double *recv, const do
     return t;
 }
 
-static double tx_eval(const cost_model_priv *pm, const edge_desc *d, const config *cp, const config *cc,
-                      double *bytes_out)
+/* t_x of one (producer config, consumer config) pair. Links are symmetric,
+ * so the forward piece p -> k and its gradient k -> p cost the same time;
+ * the forward time is charged to receiver k, the backward one to p. */
+static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_lists *el, const edge_desc *d,
+                      const config *cp, const config *cc, double *bytes_out)
 {
     const cost_model *m = &pm->pub;
-    const tx_scratch *sc = &pm->sc;
     int G = m->gpus;
-    memset(sc->recv_f, 0, sizeof(double) * (size_t)G);
-    memset(sc->recv_b, 0, sizeof(double) * (size_t)G);
-    if (pm->nodes_used > 1) {
+    double *recv_f = sc->recv_f, *recv_b = sc->recv_b;
+    memset(recv_f, 0, sizeof(double) * (size_t)G);
+    memset(recv_b, 0, sizeof(double) * (size_t)G);
+    int multi_node = pm->nodes_used > 1;
+    if (multi_node) {
         size_t nb = sizeof(double) * (size_t)pm->nodes_used;
         memset(sc->nic_in_f, 0, nb);
         memset(sc->nic_out_f, 0, nb);
         memset(sc->nic_in_b, 0, nb);
         memset(sc->nic_out_b, 0, nb);
     }
-    double bytes = 0;
+    const int *node = pm->node_of;
+    double elems = 0;
     int nt_c = config_tasks(cc), nt_p = config_tasks(cp);
+    /* bytes consumer task k receives from each node, folded into the NIC
+     * totals once per consumer task rather than once per piece */
+    double *from_node = sc->from_node;
+    const int nn = pm->nodes_used;
+#define MOVE(P, K, VOL)                                                                                            \
+    do {                                                                                                           \
+        double b_ = (VOL) * BYTES_PER_ELEM;                                                                        \
+        double t_ = lat_k[P] + b_ * inv_k[P];                                                                      \
+        rf += t_;                                                                                                  \
+        recv_b[P] += t_;                                                                                           \
+        elems += (VOL);                                                                                            \
+        from_node[node[P]] += b_;                                                                                  \
+    } while (0)
+#define FOLD_NIC(K)                                                                                                \
+    do {                                                                                                           \
+        if (multi_node) {                                                                                          \
+            int nk_ = node[K];                                                                                     \
+            for (int n_ = 0; n_ < nn; n_++) {                                                                      \
+                double b_ = from_node[n_];                                                                         \
+                from_node[n_] = 0;                                                                                 \
+                if (n_ == nk_ || b_ == 0) continue;                                                                \
+                sc->nic_in_f[nk_] += b_;                                                                           \
+                sc->nic_out_f[n_] += b_;                                                                           \
+                sc->nic_in_b[n_] += b_;                                                                            \
+                sc->nic_out_b[nk_] += b_;                                                                          \
+            }                                                                                                      \
+        }                                                                                                          \
+    } while (0)
     if (d->flat) {
         int pc[NDIMS], cco[NDIMS];
         for (int k = 0; k < nt_c; k++) {
+            const double *lat_k = &m->lat_s[k * G], *inv_k = &m->inv_bw[k * G];
+            double rf = 0;
             config_task_coords(cc, k, cco);
             for (int p = 0; p < nt_p; p++) {
                 if (p == k) continue;
                 config_task_coords(cp, p, pc);
-                move_piece(pm, p, k, task_overlap(d, cp, pc, cc, cco), &bytes);
+                double vol = task_overlap(d, cp, pc, cc, cco);
+                if (vol > 0) MOVE(p, k, vol);
             }
+            recv_f[k] += rf;
+            FOLD_NIC(k);
         }
     } else {
-        /* separable: per dimension, the producer pieces each consumer piece overlaps */
-        int *start = sc->list_start;
-        int n = 0;
-        for (int k = 0; k < NDIMS; k++) {
-            int Dc = cc->deg[k], Dp = cp->deg[k];
-            for (int j = 0; j < Dc; j++) {
-                start[k * (G + 1) + j] = n;
-                long lo, hi;
-                need_range(d, k, Dc, j, &lo, &hi);
-                for (int i = 0; i < Dp; i++) {
-                    long o = overlap1(lo, hi, piece_lo(d->Sp[k], Dp, i), piece_hi(d->Sp[k], Dp, i));
-                    if (o) {
-                        sc->list_i[n] = i;
-                        sc->list_ov[n] = o;
-                        n++;
+        edge_lists local;
+        edge_lists *L = el;
+        if (!L) {
+            memset(&local, 0, sizeof local);
+            L = &local;
+        }
+        const dim_list *dl[NDIMS];
+        for (int q = 0; q < NDIMS; q++) dl[q] = lists_get(L, d, q, cp->deg[q], cc->deg[q]);
+        const int d1 = cp->deg[1], d2 = cp->deg[2], d3 = cp->deg[3];
+        int cco[NDIMS] = {0, 0, 0, 0};
+        for (int k = 0; k < nt_c; k++) {
+            if (k) /* next coordinate, row-major: cheaper than dividing per task */
+                for (int q = NDIMS - 1; q >= 0; q--) {
+                    if (++cco[q] < cc->deg[q]) break;
+                    cco[q] = 0;
+                }
+            const double *lat_k = &m->lat_s[k * G], *inv_k = &m->inv_bw[k * G];
+            double rf = 0;
+            for (int a = dl[0]->start[cco[0]]; a < dl[0]->start[cco[0] + 1]; a++) {
+                int pa = dl[0]->piece[a] * d1;
+                double va = (double)dl[0]->ov[a];
+                for (int b = dl[1]->start[cco[1]]; b < dl[1]->start[cco[1] + 1]; b++) {
+                    int pb = (pa + dl[1]->piece[b]) * d2;
+                    double vb = va * (double)dl[1]->ov[b];
+                    for (int c = dl[2]->start[cco[2]]; c < dl[2]->start[cco[2] + 1]; c++) {
+                        int pc = (pb + dl[2]->piece[c]) * d3;
+                        double vc = vb * (double)dl[2]->ov[c];
+                        for (int e = dl[3]->start[cco[3]]; e < dl[3]->start[cco[3] + 1]; e++) {
+                            int p = pc + dl[3]->piece[e];
+                            if (p == k) continue;
+                            double vol = vc * (double)dl[3]->ov[e];
+                            MOVE(p, k, vol);
+                        }
                     }
                 }
             }
-            start[k * (G + 1) + Dc] = n;
+            recv_f[k] += rf;
+            FOLD_NIC(k);
         }
-        int cco[NDIMS];
-        for (int k = 0; k < nt_c; k++) {
-            config_task_coords(cc, k, cco);
-            int a0 = start[0 * (G + 1) + cco[0]], a1 = start[0 * (G + 1) + cco[0] + 1];
-            int b0 = start[1 * (G + 1) + cco[1]], b1 = start[1 * (G + 1) + cco[1] + 1];
-            int c0 = start[2 * (G + 1) + cco[2]], c1 = start[2 * (G + 1) + cco[2] + 1];
-            int e0 = start[3 * (G + 1) + cco[3]], e1 = start[3 * (G + 1) + cco[3] + 1];
-            for (int a = a0; a < a1; a++)
-                for (int b = b0; b < b1; b++)
-                    for (int c = c0; c < c1; c++)
-                        for (int e = e0; e < e1; e++) {
-                            int p = ((sc->list_i[a] * cp->deg[1] + sc->list_i[b]) * cp->deg[2] + sc->list_i[c]) *
-                                        cp->deg[3] +
-                                    sc->list_i[e];
-                            if (p == k) continue;
-                            double vol = (double)sc->list_ov[a] * sc->list_ov[b] * sc->list_ov[c] * sc->list_ov[e];
-                            move_piece(pm, p, k, vol, &bytes);
-                        }
-        }
+        if (L == &local) lists_free(&local);
     }
+#undef MOVE
+#undef FOLD_NIC
+    double bytes = 2 * elems * BYTES_PER_ELEM;
     if (bytes_out) *bytes_out = bytes;
     if (bytes == 0) return 0;
-    return 1e3 * (phase_time(pm, sc->recv_f, sc->nic_in_f, sc->nic_out_f) +
-                  phase_time(pm, sc->recv_b, sc->nic_in_b, sc->nic_out_b));
+    return 1e3 * (phase_time(pm, recv_f, sc->nic_in_f, sc->nic_out_f) +
+                  phase_time(pm, recv_b, sc->nic_in_b, sc->nic_out_b));
 }
 
 double cost_t_x(const cost_model *m, int edge, const config *cp, const config *cc, double *bytes)
 {
     const cost_model_priv *pm = (const cost_model_priv *)m;
-    return tx_eval(pm, &pm->desc[edge], cp, cc, bytes);
+    return tx_eval(pm, &pm->sc, NULL, &pm->desc[edge], cp, cc, bytes);
 }
 
 /* ---- t_c ---- */
@@ -428,7 +517,7 @@ double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
     double bytes = 2.0 * (r - 1) * ws * shards;
     if (bytes_out) *bytes_out = bytes;
     /* replicas of shard j: tasks whose channel coordinate is j */
-    int *rep = (int *)sc->list_i; /* scratch, >= G entries */
+    int *rep = sc->list_i;
     double t = 0;
     if (m->cl->sync == SYNC_PARAMETER_SERVER) {
         /* The shard's parameters are spread over its r replicas' GPUs, each
@@ -519,6 +608,78 @@ double cost_memory(const cost_model *m, const int *ci, double *per_gpu)
 
 /* ---- building the tables ---- */
 
+static void scratch_init(tx_scratch *sc, int G, int nn)
+{
+    sc->recv_f = lw_calloc((size_t)G, sizeof(double));
+    sc->recv_b = lw_calloc((size_t)G, sizeof(double));
+    sc->nic_in_f = lw_calloc((size_t)nn, sizeof(double));
+    sc->nic_out_f = lw_calloc((size_t)nn, sizeof(double));
+    sc->nic_in_b = lw_calloc((size_t)nn, sizeof(double));
+    sc->nic_out_b = lw_calloc((size_t)nn, sizeof(double));
+    sc->list_i = lw_malloc(sizeof(int) * (size_t)G);
+    sc->from_node = lw_calloc((size_t)nn, sizeof(double));
+}
+
+static void scratch_free(tx_scratch *sc)
+{
+    free(sc->recv_f);
+    free(sc->recv_b);
+    free(sc->nic_in_f);
+    free(sc->nic_out_f);
+    free(sc->nic_in_b);
+    free(sc->nic_out_b);
+    free(sc->list_i);
+    free(sc->from_node);
+}
+
+/* The t_x tables are independent per edge: worker threads take edges from
+ * a shared counter, each with its own scratch. */
+typedef struct tx_work {
+    cost_model_priv *pm;
+    const int *todo;   /* edges whose table must be computed */
+    int n_todo;
+    int next;
+    pthread_mutex_t lock;
+} tx_work;
+
+static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e)
+{
+    cost_model *m = &pm->pub;
+    int from = m->e_from[e], to = m->e_to[e];
+    int np = m->n_configs[from], nc = m->n_configs[to];
+    edge_lists *el = lw_calloc(1, sizeof *el);
+    for (int a = 0; a < np; a++)
+        for (int b = 0; b < nc; b++)
+            m->t_x[e][a * nc + b] = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
+    lists_free(el);
+    free(el);
+}
+
+static void *tx_worker(void *arg)
+{
+    tx_work *w = arg;
+    tx_scratch sc;
+    scratch_init(&sc, w->pm->pub.gpus, w->pm->nodes_used);
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        int i = w->next++;
+        pthread_mutex_unlock(&w->lock);
+        if (i >= w->n_todo) break;
+        compute_edge_table(w->pm, &sc, w->todo[i]);
+    }
+    scratch_free(&sc);
+    return NULL;
+}
+
+static int worker_count(void)
+{
+    const char *env = getenv("LAYERWISE_THREADS");
+    long n = env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > 8) n = 8;
+    return (int)n;
+}
+
 typedef struct tx_cache_entry {
     edge_desc d;
     int edge;
@@ -547,6 +708,8 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
     m->n_layers = net->n_layers;
     int G = gpus;
     pm->nodes_used = (gpus + cl->gpus_per_node - 1) / cl->gpus_per_node;
+    pm->node_of = lw_malloc(sizeof(int) * (size_t)gpus);
+    for (int g = 0; g < gpus; g++) pm->node_of[g] = cluster_node_of(cl, g);
 
     m->lat_s = lw_malloc(sizeof(double) * (size_t)G * G);
     m->inv_bw = lw_malloc(sizeof(double) * (size_t)G * G);
@@ -560,18 +723,7 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
             m->lat_s[a * G + b] = l.latency_us * 1e-6;
             m->inv_bw[a * G + b] = 1.0 / (l.bandwidth_gbs * 1e9);
         }
-    tx_scratch *sc = &pm->sc;
-    sc->recv_f = lw_calloc((size_t)G, sizeof(double));
-    sc->recv_b = lw_calloc((size_t)G, sizeof(double));
-    int nn = pm->nodes_used;
-    sc->nic_in_f = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_out_f = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_in_b = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_out_b = lw_calloc((size_t)nn, sizeof(double));
-    size_t lcap = (size_t)NDIMS * (size_t)G * (size_t)(G + 1) + (size_t)G;
-    sc->list_i = lw_malloc(sizeof(int) * lcap);
-    sc->list_ov = lw_malloc(sizeof(long) * lcap);
-    sc->list_start = lw_malloc(sizeof(int) * (size_t)NDIMS * (size_t)(G + 2));
+    scratch_init(&pm->sc, G, pm->nodes_used);
 
     int L = net->n_layers;
     m->n_configs = lw_calloc((size_t)L, sizeof(int));
@@ -610,27 +762,56 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
         }
     }
     /* Edges with the same description (shapes, mapping, and hence config
-     * lists) have the same table: compute it once. */
+     * lists) have the same table: compute it once. Where the consumer needs
+     * the whole producer range (MAP_ALL), its own size along that dimension
+     * matters only through which degrees it allows, i.e. up to the GPU
+     * count: e.g. every 1x1 convolution reading one Inception concat. */
+    edge_desc *keys = lw_malloc(sizeof(edge_desc) * ((size_t)ne + 1));
     for (e = 0; e < ne; e++) {
-        int from = m->e_from[e], to = m->e_to[e];
-        int np = m->n_configs[from], nc = m->n_configs[to];
+        keys[e] = pm->desc[e];
+        if (!keys[e].flat)
+            for (int k = 0; k < NDIMS; k++)
+                if (keys[e].kind[k] == MAP_ALL && keys[e].Sc[k] > gpus) keys[e].Sc[k] = gpus;
+    }
+    int *same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    int *todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    int n_todo = 0;
+    for (e = 0; e < ne; e++) {
+        int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
         m->t_x[e] = lw_malloc(sizeof(double) * (size_t)np * (size_t)nc);
-        int same = -1;
+        same[e] = -1;
         for (int f = 0; f < e; f++)
-            if (memcmp(&pm->desc[f], &pm->desc[e], sizeof(edge_desc)) == 0) {
-                same = f;
+            if (same[f] < 0 && memcmp(&keys[f], &keys[e], sizeof(edge_desc)) == 0) {
+                same[e] = f;
                 break;
             }
-        if (same >= 0) {
-            memcpy(m->t_x[e], m->t_x[same], sizeof(double) * (size_t)np * (size_t)nc);
+        if (same[e] < 0) {
+            todo[n_todo++] = e;
+            m->tx_pairs_computed += (long)np * nc;
+        } else {
             m->tx_pairs_reused += (long)np * nc;
-            continue;
         }
-        for (int a = 0; a < np; a++)
-            for (int b = 0; b < nc; b++)
-                m->t_x[e][a * nc + b] = tx_eval(pm, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
-        m->tx_pairs_computed += (long)np * nc;
     }
+    int nw = worker_count();
+    if (nw > n_todo) nw = n_todo;
+    if (nw <= 1) {
+        for (int i = 0; i < n_todo; i++) compute_edge_table(pm, &pm->sc, todo[i]);
+    } else {
+        tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER};
+        pthread_t th[8];
+        int started = 0;
+        for (int t = 0; t < nw; t++)
+            if (pthread_create(&th[t], NULL, tx_worker, &w) == 0) started++;
+        if (started == 0) tx_worker(&w); /* no threads to be had: do it here */
+        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    }
+    for (e = 0; e < ne; e++)
+        if (same[e] >= 0)
+            memcpy(m->t_x[e], m->t_x[same[e]],
+                   sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
+    free(same);
+    free(todo);
+    free(keys);
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
 }
@@ -671,14 +852,7 @@ void cost_model_free(cost_model *m)
     free(m->lat_s);
     free(m->inv_bw);
     free(pm->desc);
-    free(pm->sc.recv_f);
-    free(pm->sc.recv_b);
-    free(pm->sc.nic_in_f);
-    free(pm->sc.nic_out_f);
-    free(pm->sc.nic_in_b);
-    free(pm->sc.nic_out_b);
-    free(pm->sc.list_i);
-    free(pm->sc.list_ov);
-    free(pm->sc.list_start);
+    free(pm->node_of);
+    scratch_free(&pm->sc);
     free(pm);
 }
