@@ -50,12 +50,27 @@ typedef struct cctx {
     lw_error *err;
 } cctx;
 
-/* Line of the first occurrence of "key" in the text, for messages. */
+/* Line of a key, for messages. key may be a path such as
+ * "inter_node.bandwidth_gbs" or "links[2].latency_us": each part is looked
+ * for after the one before it, so the line is the nested key's, not that of
+ * the first key of the same name elsewhere. */
 static int line_of_key(const char *text, const char *key)
 {
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *q = strstr(text, pat);
+    const char *from = text, *q = NULL;
+    while (*key) {
+        const char *dot = strchr(key, '.');
+        size_t n = dot ? (size_t)(dot - key) : strlen(key);
+        const char *br = memchr(key, '[', n);
+        size_t kn = br ? (size_t)(br - key) : n;
+        char pat[128];
+        if (kn > 100) return 0;
+        snprintf(pat, sizeof pat, "\"%.*s\"", (int)kn, key);
+        q = strstr(from, pat);
+        if (!q) return 0;
+        from = q + strlen(pat);
+        if (!dot) break;
+        key = dot + 1;
+    }
     if (!q) return 0;
     int line, col;
     json_line_col(text, (size_t)(q - text), &line, &col);
@@ -82,7 +97,7 @@ static int num(cctx *p, const cJSON *obj, const char *key, const char *path, dou
         return 0;
     }
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
-        return cfail(p, key, "\"%s\" must be a number from %g to %g", path, lo, hi);
+        return cfail(p, path, "\"%s\" must be a number from %g to %g", path, lo, hi);
     *out = v->valuedouble;
     return 0;
 }
@@ -99,7 +114,12 @@ static int check_keys(cctx *p, const cJSON *obj, const char *where, const char *
         if (!ok) {
             char m[300];
             snprintf(m, sizeof m, "%s: unknown field \"%.100s\"", where, it->string);
-            return cfail(p, it->string, "%s", m, 0, 0);
+            char path[256];
+            if (strcmp(where, "cluster") == 0)
+                snprintf(path, sizeof path, "%.100s", it->string);
+            else
+                snprintf(path, sizeof path, "%.100s.%.100s", where, it->string);
+            return cfail(p, path, "%s", m, 0, 0);
         }
     }
     return 0;
@@ -129,6 +149,10 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
                 off >= len ? " (unexpected end of file)" : "");
         return NULL;
     }
+    if (json_check_trailing(text, len, end, label, err) != 0) {
+        cJSON_Delete(root);
+        return NULL;
+    }
     cluster *c = lw_calloc(1, sizeof *c);
     double x;
     const cJSON *v;
@@ -136,7 +160,7 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
                                            "inter_node", "links", "sync", NULL};
     static const char *const gpu_keys[] = {"name", "peak_tflops", "memory_gib", "memory_bandwidth_gbs",
                                            "efficiency", "memory_efficiency", "winograd_speedup",
-                                           "kernel_overhead_us", "saturation_gflop", NULL};
+                                           "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", NULL};
     static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
     static const char *const link_keys[] = {"bandwidth_gbs", "latency_us", NULL};
     static const char *const inter_keys[] = {"bandwidth_gbs", "latency_us", "nics_per_node", NULL};
@@ -194,6 +218,7 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
     if (num(&p, gpu, "kernel_overhead_us", "gpu.kernel_overhead_us", 0, 1e5, 0, 5, &g->kernel_overhead_us))
         goto fail;
     if (num(&p, gpu, "saturation_gflop", "gpu.saturation_gflop", 0, 1e6, 0, 0, &g->saturation_gflop)) goto fail;
+    if (num(&p, gpu, "step_overhead_ms", "gpu.step_overhead_ms", 0, 1e6, 0, 0, &g->step_overhead_ms)) goto fail;
     {
         const cJSON *eff = cJSON_GetObjectItemCaseSensitive(gpu, "efficiency");
         if (eff && !cJSON_IsObject(eff)) {

@@ -26,7 +26,8 @@ typedef struct gpu_spec {
     double memory_efficiency;    /* achieved fraction of memory bandwidth */
     double winograd_speedup;     /* arithmetic saving cuDNN gets on 3x3 stride-1 convs */
     double kernel_overhead_us;   /* launch + tail per kernel */
-    double saturation_gflop;     /* below this much work per kernel the GPU is not full */
+    double saturation_gflop;     /* work at which a kernel reaches half its efficiency */
+    double step_overhead_ms;     /* per training step outside the kernels: runtime, input pipeline */
 } gpu_spec;
 
 typedef struct link_spec {

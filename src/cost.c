@@ -392,14 +392,17 @@ static int op_class(layer_type t)
 }
 
 /* One phase (forward or backward) of nk kernels: roofline per phase plus a
- * fixed cost per kernel. Seconds. */
+ * fixed launch cost per kernel. A kernel of F flops reaches the fraction
+ * F / (F + F_half) of its operator's efficiency (F_half =
+ * saturation_gflop): small kernels cannot fill every SM. Seconds. */
 static double phase_s(const gpu_spec *g, int opc, double flops, double bytes, int nk)
 {
     if (nk == 0) return 0;
     double t_flop = 0;
     if (flops > 0) {
-        double floor_flops = nk * g->saturation_gflop * 1e9;
-        t_flop = (flops > floor_flops ? flops : floor_flops) / (g->peak_tflops * 1e12 * g->efficiency[opc]);
+        /* only the GEMM-like operators have enough work per kernel to saturate */
+        double half = (opc == OPC_CONV || opc == OPC_LINEAR) ? nk * g->saturation_gflop * 1e9 : 0;
+        t_flop = (flops + half) / (g->peak_tflops * 1e12 * g->efficiency[opc]);
     }
     double t_mem = bytes / (g->memory_bandwidth_gbs * 1e9 * g->memory_efficiency);
     return (t_flop > t_mem ? t_flop : t_mem) + nk * g->kernel_overhead_us * 1e-6;
@@ -415,7 +418,11 @@ double cost_t_c(const cost_model *m, int li, const config *c, int *profiled)
 {
     const layer *l = &m->net->layers[li];
     if (profiled) *profiled = 0;
-    if (l->type == LT_INPUT || l->type == LT_FLATTEN) return 0; /* no kernel: a view */
+    /* The input layer carries the per-step cost outside the kernels (the
+     * same for every config, so it never changes the optimum); a flatten
+     * is a view and runs no kernel. */
+    if (l->type == LT_INPUT) return m->cl->gpu.step_overhead_ms;
+    if (l->type == LT_FLATTEN) return 0;
     long o[NDIMS];
     for (int k = 0; k < NDIMS; k++) o[k] = max_piece(layer_dim_size(l, k, m->batch), c->deg[k]);
     double out = (double)o[0] * o[1] * o[2] * o[3];
