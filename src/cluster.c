@@ -326,6 +326,21 @@ cluster *cluster_clone(const cluster *c)
     return d;
 }
 
+int cluster_equal(const cluster *a, const cluster *b)
+{
+    if (a->nodes != b->nodes || a->gpus_per_node != b->gpus_per_node || a->nics_per_node != b->nics_per_node ||
+        a->sync != b->sync || a->n_overrides != b->n_overrides)
+        return 0;
+    if (memcmp(&a->gpu, &b->gpu, sizeof a->gpu) != 0 || memcmp(&a->intra, &b->intra, sizeof a->intra) != 0 ||
+        memcmp(&a->inter, &b->inter, sizeof a->inter) != 0)
+        return 0;
+    for (int i = 0; i < a->n_overrides; i++)
+        if (a->overrides[i].a != b->overrides[i].a || a->overrides[i].b != b->overrides[i].b ||
+            memcmp(&a->overrides[i].link, &b->overrides[i].link, sizeof(link_spec)) != 0)
+            return 0;
+    return 1;
+}
+
 void cluster_free(cluster *c)
 {
     if (!c) return;

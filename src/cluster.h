@@ -65,6 +65,8 @@ int sync_scheme_from_name(const char *s); /* -1 if unknown */
 cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_error *err);
 cluster *cluster_load_file(const char *path, lw_error *err);
 cluster *cluster_clone(const cluster *c);
+/* Same devices, constants and links (names and paths aside). */
+int cluster_equal(const cluster *a, const cluster *b);
 void cluster_free(cluster *c);
 
 #endif

@@ -823,6 +823,12 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
     return m;
 }
 
+void cost_model_refresh_sync(cost_model *m)
+{
+    for (int i = 0; i < m->n_layers; i++)
+        for (int k = 0; k < m->n_configs[i]; k++) m->t_s[i][k] = cost_t_s(m, i, &m->configs[i][k], NULL);
+}
+
 cost_graph *cost_model_graph(const cost_model *m)
 {
     cost_graph *g = cg_new(m->n_layers, m->n_configs, m->n_edges);

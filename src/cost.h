@@ -42,6 +42,10 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
                              lw_error *err);
 void cost_model_free(cost_model *m);
 
+/* Recomputes the t_s tables after the cluster's sync scheme changed (the
+ * t_c and t_x tables do not depend on it): a fast what-if. */
+void cost_model_refresh_sync(cost_model *m);
+
 /* The abstract graph the search works on (node cost = t_c + t_s, edge cost = t_x). */
 cost_graph *cost_model_graph(const cost_model *m);
 

@@ -5,6 +5,7 @@
 #include "net_json.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,30 +183,150 @@ int plan_research(plan *p, lw_error *err)
     p->cg = cost_model_graph(p->cm);
     apply_pins(p, p->cg);
     double t0 = lw_now();
-    p->sr = search_run(p->cg, NULL, NULL);
+    search_info info;
+    p->sr = search_run_with(p->cg, NULL, p->progress, p->progress_user, &info);
     p->search_ms = (lw_now() - t0) * 1e3;
-    if (!p->sr) return lw_fail(err, 1, "search failed: the graph is too large to solve exactly in memory");
+    if (!p->sr)
+        return lw_fail(err, 1, "search failed: %s (%d layers left after the eliminations, %.3g combinations)",
+                       search_status_message(info.status), info.n_left, info.final_space);
     memcpy(p->best, p->sr->config, sizeof(int) * (size_t)p->net->n_layers);
     strategy_evaluate(p->cm, p->best, &p->best_eval);
     return 0;
 }
 
+/* ---- background prefetch of another setting's cost model ---- */
+
+struct plan_prefetch_job {
+    pthread_t thread;
+    const network *net;
+    cluster *cl;          /* a clone: what-if edits may change the plan's own */
+    const profile *prof;
+    int gpus;
+    long batch;
+    cost_model *cm;       /* NULL if building failed */
+    cost_graph *cg;
+    search_result *sr;
+};
+
+static void *prefetch_main(void *arg)
+{
+    struct plan_prefetch_job *j = arg;
+    lw_error err;
+    j->cm = cost_model_build(j->net, j->cl, j->prof, j->gpus, j->batch, &err);
+    if (j->cm) {
+        j->cg = cost_model_graph(j->cm);
+        j->sr = search_run(j->cg, NULL, NULL);
+    }
+    return NULL;
+}
+
+static void prefetch_discard(plan *p)
+{
+    struct plan_prefetch_job *j = p->prefetch;
+    if (!j) return;
+    pthread_join(j->thread, NULL);
+    search_result_free(j->sr);
+    cg_free(j->cg);
+    cost_model_free(j->cm);
+    cluster_free(j->cl);
+    free(j);
+    p->prefetch = NULL;
+}
+
+void plan_prefetch(plan *p, plan_settings next)
+{
+    prefetch_discard(p);
+    int total = cluster_gpus(p->cl);
+    int gpus = next.gpus > 0 ? next.gpus : total;
+    if (gpus > total) return;
+    struct plan_prefetch_job *j = lw_calloc(1, sizeof *j);
+    j->net = p->net;
+    j->cl = cluster_clone(p->cl);
+    j->prof = p->prof;
+    j->gpus = gpus;
+    j->batch = plan_batch_for(&next, gpus);
+    if (pthread_create(&j->thread, NULL, prefetch_main, j) != 0) {
+        cluster_free(j->cl);
+        free(j);
+        return;
+    }
+    p->prefetch = j;
+}
+
+/* Takes the prefetched model if it was built for exactly this setting. */
+static int prefetch_adopt(plan *p)
+{
+    struct plan_prefetch_job *j = p->prefetch;
+    if (!j) return 0;
+    pthread_join(j->thread, NULL);
+    int ok = j->cm && j->sr && j->gpus == p->gpus && j->batch == p->batch && cluster_equal(j->cl, p->cl);
+    if (!ok) {
+        search_result_free(j->sr);
+        cg_free(j->cg);
+        cost_model_free(j->cm);
+        cluster_free(j->cl);
+        free(j);
+        p->prefetch = NULL;
+        return 0;
+    }
+    j->cm->cl = p->cl; /* equal to the clone it was built from */
+    p->cm = j->cm;
+    p->cg = j->cg;
+    p->sr = j->sr;
+    cluster_free(j->cl);
+    free(j);
+    p->prefetch = NULL;
+    return 1;
+}
+
 int plan_rebuild(plan *p, lw_error *err)
 {
+    /* pins are configs, not indices: carry them over by value */
+    config *pin_cfg = lw_calloc((size_t)p->net->n_layers, sizeof(config));
+    int any_pin = 0;
+    for (int i = 0; i < p->net->n_layers; i++)
+        if (p->pinned[i] >= 0 && p->cm) {
+            pin_cfg[i] = p->cm->configs[i][p->pinned[i]];
+            any_pin = 1;
+        }
     drop_results(p);
     cost_model_free(p->cm);
     p->cm = NULL;
     int total = cluster_gpus(p->cl);
     p->gpus = p->set.gpus > 0 ? p->set.gpus : total;
-    if (p->gpus > total)
+    if (p->gpus > total) {
+        free(pin_cfg);
+        if (p->prefetch) prefetch_discard(p);
         return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d (choose 1 to %d)", p->gpus,
                        p->cl->name, total, total);
+    }
     p->batch = plan_batch_for(&p->set, p->gpus);
-    p->cm = cost_model_build(p->net, p->cl, p->prof, p->gpus, p->batch, err);
-    if (!p->cm) return -1;
-    /* pins survive a rebuild where the pinned config still exists */
-    for (int i = 0; i < p->net->n_layers; i++)
-        if (p->pinned[i] >= p->cm->n_configs[i]) p->pinned[i] = -1;
+    int adopted = prefetch_adopt(p);
+    if (!adopted) {
+        p->cm = cost_model_build(p->net, p->cl, p->prof, p->gpus, p->batch, err);
+        if (!p->cm) {
+            free(pin_cfg);
+            return -1;
+        }
+    }
+    for (int i = 0; i < p->net->n_layers; i++) {
+        if (p->pinned[i] < 0) continue;
+        p->pinned[i] = config_find(p->cm->configs[i], p->cm->n_configs[i], &pin_cfg[i]);
+    }
+    free(pin_cfg);
+    if (adopted && !any_pin) {
+        /* the prefetch already searched this setting */
+        p->search_ms = 0;
+        memcpy(p->best, p->sr->config, sizeof(int) * (size_t)p->net->n_layers);
+        strategy_evaluate(p->cm, p->best, &p->best_eval);
+        return 0;
+    }
+    if (adopted) {
+        search_result_free(p->sr);
+        p->sr = NULL;
+        cg_free(p->cg);
+        p->cg = NULL;
+    }
     return plan_research(p, err);
 }
 
@@ -234,6 +355,7 @@ plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_e
 void plan_free(plan *p)
 {
     if (!p) return;
+    prefetch_discard(p);
     drop_results(p);
     cost_model_free(p->cm);
     net_free(p->net);
@@ -242,6 +364,14 @@ void plan_free(plan *p)
     free(p->best);
     free(p->pinned);
     free(p);
+}
+
+int plan_set_sync(plan *p, sync_scheme s, lw_error *err)
+{
+    p->cl->sync = s;
+    if (!p->cm) return plan_rebuild(p, err);
+    cost_model_refresh_sync(p->cm);
+    return plan_research(p, err);
 }
 
 double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)

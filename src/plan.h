@@ -35,6 +35,9 @@ typedef struct plan {
     strategy_eval best_eval;
     int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
     double search_ms;
+    search_progress_fn progress; /* optional: called during a long final step */
+    void *progress_user;
+    struct plan_prefetch_job *prefetch; /* see plan_prefetch */
 } plan;
 
 /* Resolves NAME as a path, or a bare name under the data directories
@@ -56,6 +59,17 @@ int plan_rebuild(plan *p, lw_error *err);
 /* Recomputes only the optimum (after pins changed). */
 int plan_research(plan *p, lw_error *err);
 void plan_free(plan *p);
+
+/* Starts building, on a background thread, the cost tables and optimum of
+ * another setting (typically the next GPU count up or down), so that a
+ * later plan_rebuild to exactly that setting, with the cluster unchanged,
+ * takes them instead of recomputing. One prefetch at a time; a new call,
+ * a rebuild or plan_free waits for the running one. */
+void plan_prefetch(plan *p, plan_settings next);
+
+/* What-if: switch the sync scheme. Only t_s changes, so this skips the
+ * t_x tables and is much faster than plan_rebuild. */
+int plan_set_sync(plan *p, sync_scheme s, lw_error *err);
 
 /* Global batch for a setting. */
 long plan_batch_for(const plan_settings *s, int gpus);

@@ -1,0 +1,203 @@
+/*
+ * bench: the figures `make bench` prints. For each network and GPU count:
+ * configs per layer, nodes, edges, eliminations, nodes left, time to build
+ * the cost tables and to search; then the whole `layerwise search` process
+ * (wall time and peak memory, run as a child), and the what-if operations
+ * the TUI performs (sync toggle, GPU count change, pin) on Inception-v3.
+ * Times are the best of a few repetitions, so one slow run does not hide
+ * what the code can do; nothing here asserts a time (targets are printed).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "plan.h"
+
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+
+extern char **environ;
+
+static void bench_row(const char *net_name, const char *cl_name, int gpus, int reps)
+{
+    lw_error err = {0};
+    network *net = plan_load_network(net_name, &err);
+    cluster *cl = plan_load_cluster(cl_name, &err);
+    if (!net || !cl) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        exit(1);
+    }
+    double best_build = 1e30, best_search = 1e30;
+    cost_model *m = NULL;
+    search_result *r = NULL;
+    for (int k = 0; k < reps; k++) {
+        cost_model_free(m);
+        search_result_free(r);
+        double t0 = lw_now();
+        m = cost_model_build(net, cl, NULL, gpus, 32L * gpus, &err);
+        double t1 = lw_now();
+        cost_graph *g = cost_model_graph(m);
+        double t2 = lw_now();
+        r = search_run(g, NULL, NULL);
+        double t3 = lw_now();
+        cg_free(g);
+        if (t1 - t0 < best_build) best_build = t1 - t0;
+        if (t3 - t2 < best_search) best_search = t3 - t2;
+    }
+    int cmax = 0;
+    double csum = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        if (m->n_configs[i] > cmax) cmax = m->n_configs[i];
+        csum += m->n_configs[i];
+    }
+    int nn = 0, ne = 0;
+    for (int s = 0; s < r->n_steps; s++) {
+        if (r->steps[s].kind == ELIM_NODE) nn++;
+        else ne++;
+    }
+    printf("%-13s %-10s %5d %6d %6.1f %6d %6d %6d %6d %5d %10.1f %10.2f\n", net_name, cl_name, gpus, cmax,
+           csum / m->n_layers, m->n_layers, m->n_edges, nn, ne, r->n_left, best_build * 1e3, best_search * 1e3);
+    fflush(stdout);
+    search_result_free(r);
+    cost_model_free(m);
+    net_free(net);
+    cluster_free(cl);
+}
+
+/* Runs the real program; returns wall seconds and peak RSS in MiB. */
+static void bench_process(const char *exe, const char *net, const char *cl, const char *gpus, int reps)
+{
+    double best = 1e30;
+    long rss = 0;
+    for (int k = 0; k < reps; k++) {
+        char *argv[] = {(char *)exe, "search", "-n", (char *)net, "-c", (char *)cl, "-g", (char *)gpus, "--json", NULL};
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1 /* O_WRONLY */, 0);
+        pid_t pid;
+        double t0 = lw_now();
+        if (posix_spawn(&pid, exe, &fa, NULL, argv, environ) != 0) {
+            fprintf(stderr, "bench: cannot run %s\n", exe);
+            exit(1);
+        }
+        int st;
+        struct rusage ru;
+        wait4(pid, &st, 0, &ru);
+        double t = lw_now() - t0;
+        posix_spawn_file_actions_destroy(&fa);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "bench: %s search -n %s -c %s -g %s failed\n", exe, net, cl, gpus);
+            exit(1);
+        }
+        if (t < best) best = t;
+        if (ru.ru_maxrss > rss) rss = ru.ru_maxrss;
+    }
+    printf("  layerwise search -n %-12s -c %-9s -g %-3s  %7.3f s   peak RSS %6.1f MiB\n", net, cl, gpus, best,
+           rss / 1024.0);
+    fflush(stdout);
+}
+
+static double best_of(int reps, plan *p, int what, lw_error *err)
+{
+    double best = 1e30;
+    for (int k = 0; k < reps; k++) {
+        double t0 = lw_now();
+        int rc = 0;
+        switch (what) {
+        case 0: /* sync toggle */
+            rc = plan_set_sync(p, p->cl->sync == SYNC_PARAMETER_SERVER ? SYNC_RING_ALLREDUCE : SYNC_PARAMETER_SERVER, err);
+            break;
+        case 1: /* GPU count 16 -> 8 */
+        case 4: /* GPU count 8 -> 16 */
+            p->set.gpus = what == 1 ? 16 : 8;
+            rc = plan_rebuild(p, err);
+            if (rc) break;
+            t0 = lw_now();
+            p->set.gpus = what == 1 ? 8 : 16;
+            rc = plan_rebuild(p, err);
+            break;
+        case 2: /* pin a layer, re-optimise */
+            p->pinned[p->net->n_layers / 2] = k % 2 ? -1 : 1;
+            rc = plan_research(p, err);
+            break;
+        case 5: /* GPU count 16 -> 8, prefetched while the user looks at the screen */
+        case 6: /* 8 -> 16, prefetched */
+        {
+            p->set.gpus = what == 5 ? 16 : 8;
+            rc = plan_rebuild(p, err);
+            if (rc) break;
+            plan_settings next = p->set;
+            next.gpus = what == 5 ? 8 : 16;
+            plan_prefetch(p, next);
+            struct timespec think = {1, 0};
+            nanosleep(&think, NULL);
+            t0 = lw_now();
+            p->set = next;
+            rc = plan_rebuild(p, err);
+            break;
+        }
+        case 3: /* batch change 32 -> 64 per GPU */
+            p->set.batch_per_gpu = 32;
+            rc = plan_rebuild(p, err);
+            if (rc) break;
+            t0 = lw_now();
+            p->set.batch_per_gpu = 64;
+            rc = plan_rebuild(p, err);
+            break;
+        }
+        double t = lw_now() - t0;
+        if (rc) {
+            fprintf(stderr, "bench: %s\n", err->msg);
+            exit(1);
+        }
+        if (t < best) best = t;
+    }
+    return best * 1e3;
+}
+
+int main(int argc, char **argv)
+{
+    const char *exe = argc > 1 ? argv[1] : "build/layerwise";
+    int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+    printf("layerwise bench (%s threads for the t_x tables; set LAYERWISE_THREADS to change)\n\n",
+           getenv("LAYERWISE_THREADS") ? getenv("LAYERWISE_THREADS") : "one per core, up to 8,");
+    printf("%-13s %-10s %5s %6s %6s %6s %6s %6s %6s %5s %10s %10s\n", "network", "cluster", "GPUs", "C max", "C avg",
+           "nodes", "edges", "n-elim", "e-elim", "left", "tables ms", "search ms");
+    const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
+    int gp[] = {1, 2, 4, 8, 16};
+    for (int n = 0; n < 5; n++)
+        for (int g = 0; g < 5; g++) bench_row(nets[n], "p100-4x4", gp[g], gp[g] >= 8 ? 3 : 2);
+    if (!quick) {
+        int hg[] = {32, 64};
+        for (int n = 1; n < 5; n++)
+            for (int g = 0; g < 2; g++) bench_row(nets[n], "h100-8x8", hg[g], 1);
+    }
+    printf("\nwhole process (best of 3; targets: Inception-v3 16 GPUs < 0.5 s, 64 GPUs < 5 s)\n");
+    bench_process(exe, "vgg16", "p100-4x4", "16", 3);
+    bench_process(exe, "inception_v3", "p100-4x4", "16", 3);
+    bench_process(exe, "resnet50", "p100-4x4", "16", 3);
+    if (!quick) {
+        bench_process(exe, "inception_v3", "h100-8x8", "64", 1);
+        bench_process(exe, "resnet50", "h100-8x8", "64", 1);
+    }
+
+    printf("\nwhat-if on Inception-v3, p100-4x4, 16 GPUs: new optimum (engine side, best of 5; target < 100 ms)\n");
+    lw_error err = {0};
+    plan_settings set = {16, 32, 0};
+    plan *p = plan_new(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
+    if (!p) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    printf("  sync scheme toggle         %8.1f ms\n", best_of(5, p, 0, &err));
+    printf("  pin one layer              %8.1f ms\n", best_of(5, p, 2, &err));
+    printf("  GPU count 16 -> 8          %8.1f ms\n", best_of(3, p, 1, &err));
+    printf("  GPU count 8 -> 16          %8.1f ms\n", best_of(3, p, 4, &err));
+    printf("  per-GPU batch 32 -> 64     %8.1f ms\n", best_of(3, p, 3, &err));
+    printf("  GPU count 16 -> 8, prefetched (plan_prefetch, 1 s earlier)  %8.1f ms\n", best_of(2, p, 5, &err));
+    printf("  GPU count 8 -> 16, prefetched (plan_prefetch, 1 s earlier)  %8.1f ms\n", best_of(2, p, 6, &err));
+    plan_free(p);
+    return 0;
+}
