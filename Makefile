@@ -78,6 +78,14 @@ install: $(BUILD)/layerwise
 TEST_LIBS = $(shell pkg-config --libs criterion 2>/dev/null)
 TEST_BINS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
+# The export tests also parse the SVG they write with libxml2 where it is
+# installed (they run a small checker of their own either way). `private`:
+# the engine objects built for that test must not get these flags.
+ifneq ($(shell pkg-config --exists libxml-2.0 2>/dev/null && echo y),)
+$(BUILD)/tests/test_export: private PKG_CFLAGS += -DLW_HAVE_LIBXML2 $(shell pkg-config --cflags libxml-2.0)
+$(BUILD)/tests/test_export: private TEST_LIBS += $(shell pkg-config --libs libxml-2.0)
+endif
+
 $(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ) $(UI_OBJ) $(wildcard tests/*.h)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests -o $@ $< $(ENGINE_OBJ) $(UI_OBJ) $(TEST_LIBS) $(LDLIBS)
 
@@ -113,7 +121,26 @@ $(BUILD)/bench: tests/bench.c $(ENGINE_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ENGINE_OBJ) $(LDLIBS)
 
 bench: $(BUILD)/bench $(BUILD)/layerwise
-	$(BUILD)/bench
+	$(BUILD)/bench $(BUILD)/layerwise
+
+# The README's "Reproducing the paper" tables, from the real program.
+reproduce: $(BUILD)/layerwise
+	@LW=$(BUILD)/layerwise python3 tests/reproduce.py
+
+# ---- diagrams for the README ----------------------------------------------
+# Each view of `layerwise export` as PNG: VGG-16 and Inception-v3 on 16 GPUs
+# of p100-4x4, the paper's setting. The reduced views stop partway through
+# Algorithm 1 (the final graph is just data -> prob).
+DIAGRAM_ARGS := -c p100-4x4 -g 16
+diagrams: $(BUILD)/layerwise
+	@mkdir -p screenshots
+	@set -e; for n in vgg16 inception_v3; do \
+	  for v in graph strategy; do \
+	    $(BUILD)/layerwise export -n $$n $(DIAGRAM_ARGS) --view $$v -o screenshots/diagram-$$v-$$n.png; \
+	  done; \
+	done; \
+	$(BUILD)/layerwise export -n vgg16 $(DIAGRAM_ARGS) --view reduced --step 14 -o screenshots/diagram-reduced-vgg16.png; \
+	$(BUILD)/layerwise export -n inception_v3 $(DIAGRAM_ARGS) --view reduced --step 60 -o screenshots/diagram-reduced-inception_v3.png
 
 clean:
 	rm -rf $(BUILD)
