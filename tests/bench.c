@@ -163,6 +163,15 @@ int main(int argc, char **argv)
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     printf("layerwise bench (%s threads for the t_x tables; set LAYERWISE_THREADS to change)\n\n",
            getenv("LAYERWISE_THREADS") ? getenv("LAYERWISE_THREADS") : "one per core, up to 8,");
+    printf("whole process (best of 3; targets: Inception-v3 16 GPUs < 0.5 s, 64 GPUs < 5 s)\n");
+    bench_process(exe, "vgg16", "p100-4x4", "16", 3);
+    bench_process(exe, "inception_v3", "p100-4x4", "16", 3);
+    bench_process(exe, "resnet50", "p100-4x4", "16", 3);
+    if (!quick) {
+        bench_process(exe, "inception_v3", "h100-8x8", "64", 1);
+        bench_process(exe, "resnet50", "h100-8x8", "64", 1);
+    }
+    printf("\n");
     printf("%-13s %-10s %5s %6s %6s %6s %6s %6s %6s %5s %10s %10s\n", "network", "cluster", "GPUs", "C max", "C avg",
            "nodes", "edges", "n-elim", "e-elim", "left", "tables ms", "search ms");
     const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
@@ -174,15 +183,6 @@ int main(int argc, char **argv)
         for (int n = 1; n < 5; n++)
             for (int g = 0; g < 2; g++) bench_row(nets[n], "h100-8x8", hg[g], 1);
     }
-    printf("\nwhole process (best of 3; targets: Inception-v3 16 GPUs < 0.5 s, 64 GPUs < 5 s)\n");
-    bench_process(exe, "vgg16", "p100-4x4", "16", 3);
-    bench_process(exe, "inception_v3", "p100-4x4", "16", 3);
-    bench_process(exe, "resnet50", "p100-4x4", "16", 3);
-    if (!quick) {
-        bench_process(exe, "inception_v3", "h100-8x8", "64", 1);
-        bench_process(exe, "resnet50", "h100-8x8", "64", 1);
-    }
-
     printf("\nwhat-if on Inception-v3, p100-4x4, 16 GPUs: new optimum (engine side, best of 5; target < 100 ms)\n");
     lw_error err = {0};
     plan_settings set = {16, 32, 0};
