@@ -31,6 +31,7 @@ typedef struct cost_model_priv {
     cost_model pub;
     edge_desc *desc;                    /* [n_edges] */
     int *node_of;                       /* [gpus] cluster node of each GPU */
+    int closed_form_ok;                 /* uniform links, power-of-two GPUs per node */
     tx_scratch sc;
     int nodes_used;
 } cost_model_priv;
@@ -176,6 +177,14 @@ typedef struct dim_list {
     int *start;  /* [Dc + 1] */
     int *piece;  /* producer piece index */
     long *ov;    /* overlap length */
+    /* for the closed form (built on first use): the dense overlap matrix,
+     * and for each consumer piece the running sums and counts of its
+     * overlaps over producer pieces [0, i), and the same the other way */
+    long *mat;      /* [Dp][Dc] */
+    double *pf_sum; /* [Dc][Dp + 1] */
+    int *pf_cnt;
+    double *pb_sum; /* [Dp][Dc + 1] */
+    int *pb_cnt;
 } dim_list;
 
 #define MAX_LOG2 13 /* degrees up to 4096 */
@@ -219,6 +228,39 @@ static void dim_list_build(const edge_desc *d, int k, int Dp, int Dc, dim_list *
     out->start[Dc] = n;
 }
 
+static void dim_list_build_dense(dim_list *l, int Dp, int Dc)
+{
+    l->mat = lw_calloc((size_t)Dp * (size_t)Dc, sizeof(long));
+    for (int j = 0; j < Dc; j++)
+        for (int a = l->start[j]; a < l->start[j + 1]; a++) l->mat[(size_t)l->piece[a] * Dc + j] = l->ov[a];
+    l->pf_sum = lw_malloc(sizeof(double) * (size_t)Dc * (size_t)(Dp + 1));
+    l->pf_cnt = lw_malloc(sizeof(int) * (size_t)Dc * (size_t)(Dp + 1));
+    for (int j = 0; j < Dc; j++) {
+        double *ps = &l->pf_sum[(size_t)j * (Dp + 1)];
+        int *pc = &l->pf_cnt[(size_t)j * (Dp + 1)];
+        ps[0] = 0;
+        pc[0] = 0;
+        for (int i = 0; i < Dp; i++) {
+            long o = l->mat[(size_t)i * Dc + j];
+            ps[i + 1] = ps[i] + (double)o;
+            pc[i + 1] = pc[i] + (o != 0);
+        }
+    }
+    l->pb_sum = lw_malloc(sizeof(double) * (size_t)Dp * (size_t)(Dc + 1));
+    l->pb_cnt = lw_malloc(sizeof(int) * (size_t)Dp * (size_t)(Dc + 1));
+    for (int i = 0; i < Dp; i++) {
+        double *ps = &l->pb_sum[(size_t)i * (Dc + 1)];
+        int *pc = &l->pb_cnt[(size_t)i * (Dc + 1)];
+        ps[0] = 0;
+        pc[0] = 0;
+        for (int j = 0; j < Dc; j++) {
+            long o = l->mat[(size_t)i * Dc + j];
+            ps[j + 1] = ps[j] + (double)o;
+            pc[j + 1] = pc[j] + (o != 0);
+        }
+    }
+}
+
 static const dim_list *lists_get(edge_lists *el, const edge_desc *d, int k, int Dp, int Dc)
 {
     dim_list *l = &el->l[k][ilog2(Dp)][ilog2(Dc)];
@@ -235,6 +277,11 @@ static void lists_free(edge_lists *el)
                 free(l->start);
                 free(l->piece);
                 free(l->ov);
+                free(l->mat);
+                free(l->pf_sum);
+                free(l->pf_cnt);
+                free(l->pb_sum);
+                free(l->pb_cnt);
             }
     memset(el, 0, sizeof *el);
 }
@@ -257,6 +304,174 @@ static double phase_time(const cost_model_priv *pm, const double *recv, const do
     return t;
 }
 
+int cost_tx_reference;
+
+/* Tasks of a config on one cluster node form a box of piece indices: with
+ * power-of-two degrees and GPUs per node, an aligned run of task indices
+ * spans the trailing dimensions and part of one more. */
+static void node_box(const config *c, int first_task, int block, int lo[NDIMS], int hi[NDIMS])
+{
+    int co[NDIMS];
+    config_task_coords(c, first_task, co);
+    int rem = block;
+    for (int d = NDIMS - 1; d >= 0; d--) {
+        if (rem >= c->deg[d]) {
+            lo[d] = 0;
+            hi[d] = c->deg[d];
+            rem /= c->deg[d];
+        } else {
+            lo[d] = co[d];
+            hi[d] = co[d] + rem;
+            rem = 1;
+        }
+    }
+}
+
+/* The same sums as the per-piece loop of tx_eval, in closed form, for a
+ * cluster whose links are uniform within a node and between nodes. What a
+ * task receives splits into three classes: from its own GPU (free), from
+ * the other GPUs of its node, and from other nodes. The volume (and number
+ * of pieces) it needs from all tasks is a product of per-dimension sums; from
+ * the tasks on its own node, a product of sums over that node's box; the
+ * rest comes over the network. So each task costs O(dimensions), not
+ * O(tasks it overlaps): the difference between 4 and 4000 operations per
+ * pair of configs at 64 GPUs. */
+static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, const dim_list *const dl[NDIMS],
+                             const config *cp, const config *cc, double *elems_out)
+{
+    double max_f = 0, max_b = 0; /* slowest receiver, forward and backward (seconds) */
+    const cost_model *m = &pm->pub;
+    const cluster *cl = m->cl;
+    const int gpn = cl->gpus_per_node;
+    const int Tp = config_tasks(cp), Tc = config_tasks(cc);
+    const double lat_in = cl->intra.latency_us * 1e-6, inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
+    const double lat_x = cl->inter.latency_us * 1e-6, inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
+    const int Bp = Tp < gpn ? Tp : gpn, Bc = Tc < gpn ? Tc : gpn;
+    const int multi_node = pm->nodes_used > 1;
+    double elems = 0;
+    int kc[NDIMS] = {0, 0, 0, 0}, pk[NDIMS] = {0, 0, 0, 0};
+    int lo[NDIMS], hi[NDIMS], box_node = -1, box_ok = 0;
+    /* forward: consumer task k gathers its input */
+    for (int k = 0; k < Tc; k++) {
+        if (k) {
+            for (int q = NDIMS - 1; q >= 0; q--) {
+                if (++kc[q] < cc->deg[q]) break;
+                kc[q] = 0;
+            }
+            if (k < Tp)
+                for (int q = NDIMS - 1; q >= 0; q--) {
+                    if (++pk[q] < cp->deg[q]) break;
+                    pk[q] = 0;
+                }
+        }
+        int nk = k / gpn;
+        if (nk != box_node) {
+            box_node = nk;
+            box_ok = nk * gpn < Tp; /* the producer has tasks on this node */
+            if (box_ok) node_box(cp, nk * gpn, Bp, lo, hi);
+        }
+        double all = 1, own = box_ok ? 1 : 0;
+        double all_n = 1, own_n = box_ok ? 1 : 0;
+        for (int d = 0; d < NDIMS; d++) {
+            const dim_list *l = dl[d];
+            int Dp = cp->deg[d];
+            const double *ps = &l->pf_sum[(size_t)kc[d] * (Dp + 1)];
+            const int *pc = &l->pf_cnt[(size_t)kc[d] * (Dp + 1)];
+            all *= ps[Dp];
+            all_n *= pc[Dp];
+            if (box_ok) {
+                own *= ps[hi[d]] - ps[lo[d]];
+                own_n *= pc[hi[d]] - pc[lo[d]];
+            }
+        }
+        if (all == 0) continue;
+        if (k < Tp) { /* the producer task on the same GPU: nothing to move */
+            double v = 1;
+            for (int d = 0; d < NDIMS; d++) v *= (double)dl[d]->mat[(size_t)pk[d] * cc->deg[d] + kc[d]];
+            if (v > 0) {
+                own -= v;
+                own_n -= 1;
+                all -= v;
+                all_n -= 1;
+            }
+        }
+        double far = all - own, far_n = all_n - own_n;
+        double t = own_n * lat_in + own * BYTES_PER_ELEM * inv_in + far_n * lat_x + far * BYTES_PER_ELEM * inv_x;
+        if (t > max_f) max_f = t;
+        elems += all;
+        if (multi_node && far > 0) {
+            sc->nic_in_f[nk] += far * BYTES_PER_ELEM;
+            sc->nic_out_b[nk] += far * BYTES_PER_ELEM;
+        }
+    }
+    /* backward: producer task p gathers the gradients of its block */
+    memset(kc, 0, sizeof kc);
+    memset(pk, 0, sizeof pk);
+    box_node = -1;
+    for (int p = 0; p < Tp; p++) {
+        if (p) {
+            for (int q = NDIMS - 1; q >= 0; q--) {
+                if (++pk[q] < cp->deg[q]) break;
+                pk[q] = 0;
+            }
+            if (p < Tc)
+                for (int q = NDIMS - 1; q >= 0; q--) {
+                    if (++kc[q] < cc->deg[q]) break;
+                    kc[q] = 0;
+                }
+        }
+        int np_ = p / gpn;
+        if (np_ != box_node) {
+            box_node = np_;
+            box_ok = np_ * gpn < Tc;
+            if (box_ok) node_box(cc, np_ * gpn, Bc, lo, hi);
+        }
+        double all = 1, own = box_ok ? 1 : 0;
+        double all_n = 1, own_n = box_ok ? 1 : 0;
+        for (int d = 0; d < NDIMS; d++) {
+            const dim_list *l = dl[d];
+            int Dc = cc->deg[d];
+            const double *ps = &l->pb_sum[(size_t)pk[d] * (Dc + 1)];
+            const int *pc = &l->pb_cnt[(size_t)pk[d] * (Dc + 1)];
+            all *= ps[Dc];
+            all_n *= pc[Dc];
+            if (box_ok) {
+                own *= ps[hi[d]] - ps[lo[d]];
+                own_n *= pc[hi[d]] - pc[lo[d]];
+            }
+        }
+        if (all == 0) continue;
+        if (p < Tc) {
+            double v = 1;
+            for (int d = 0; d < NDIMS; d++) v *= (double)dl[d]->mat[(size_t)pk[d] * cc->deg[d] + kc[d]];
+            if (v > 0) {
+                own -= v;
+                own_n -= 1;
+                all -= v;
+                all_n -= 1;
+            }
+        }
+        double far = all - own, far_n = all_n - own_n;
+        double t = own_n * lat_in + own * BYTES_PER_ELEM * inv_in + far_n * lat_x + far * BYTES_PER_ELEM * inv_x;
+        if (t > max_b) max_b = t;
+        if (multi_node && far > 0) {
+            sc->nic_in_b[np_] += far * BYTES_PER_ELEM;
+            sc->nic_out_f[np_] += far * BYTES_PER_ELEM;
+        }
+    }
+    *elems_out = elems;
+    if (multi_node) {
+        double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node;
+        for (int n = 0; n < pm->nodes_used; n++) {
+            double bf = sc->nic_in_f[n] > sc->nic_out_f[n] ? sc->nic_in_f[n] : sc->nic_out_f[n];
+            double bb = sc->nic_in_b[n] > sc->nic_out_b[n] ? sc->nic_in_b[n] : sc->nic_out_b[n];
+            if (bf / nic_bw > max_f) max_f = bf / nic_bw;
+            if (bb / nic_bw > max_b) max_b = bb / nic_bw;
+        }
+    }
+    return max_f + max_b;
+}
+
 /* t_x of one (producer config, consumer config) pair. Links are symmetric,
  * so the forward piece p -> k and its gradient k -> p cost the same time;
  * the forward time is charged to receiver k, the backward one to p. */
@@ -266,8 +481,6 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
     const cost_model *m = &pm->pub;
     int G = m->gpus;
     double *recv_f = sc->recv_f, *recv_b = sc->recv_b;
-    memset(recv_f, 0, sizeof(double) * (size_t)G);
-    memset(recv_b, 0, sizeof(double) * (size_t)G);
     int multi_node = pm->nodes_used > 1;
     if (multi_node) {
         size_t nb = sizeof(double) * (size_t)pm->nodes_used;
@@ -308,6 +521,8 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
         }                                                                                                          \
     } while (0)
     if (d->flat) {
+        memset(recv_f, 0, sizeof(double) * (size_t)G);
+        memset(recv_b, 0, sizeof(double) * (size_t)G);
         int pc[NDIMS], cco[NDIMS];
         for (int k = 0; k < nt_c; k++) {
             const double *lat_k = &m->lat_s[k * G], *inv_k = &m->inv_bw[k * G];
@@ -331,6 +546,16 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
         }
         const dim_list *dl[NDIMS];
         for (int q = 0; q < NDIMS; q++) dl[q] = lists_get(L, d, q, cp->deg[q], cc->deg[q]);
+        if (pm->closed_form_ok && !cost_tx_reference) {
+            for (int q = 0; q < NDIMS; q++)
+                if (!dl[q]->mat) dim_list_build_dense((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
+            double t = tx_closed_form(pm, sc, dl, cp, cc, &elems);
+            if (L == &local) lists_free(&local);
+            if (bytes_out) *bytes_out = 2 * elems * BYTES_PER_ELEM;
+            return elems > 0 ? 1e3 * t : 0;
+        }
+        memset(recv_f, 0, sizeof(double) * (size_t)G);
+        memset(recv_b, 0, sizeof(double) * (size_t)G);
         const int d1 = cp->deg[1], d2 = cp->deg[2], d3 = cp->deg[3];
         int cco[NDIMS] = {0, 0, 0, 0};
         for (int k = 0; k < nt_c; k++) {
@@ -717,6 +942,7 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
     pm->nodes_used = (gpus + cl->gpus_per_node - 1) / cl->gpus_per_node;
     pm->node_of = lw_malloc(sizeof(int) * (size_t)gpus);
     for (int g = 0; g < gpus; g++) pm->node_of[g] = cluster_node_of(cl, g);
+    pm->closed_form_ok = cl->n_overrides == 0 && (cl->gpus_per_node & (cl->gpus_per_node - 1)) == 0;
 
     m->lat_s = lw_malloc(sizeof(double) * (size_t)G * G);
     m->inv_bw = lw_malloc(sizeof(double) * (size_t)G * G);

@@ -58,6 +58,11 @@ double cost_t_x(const cost_model *m, int edge, const config *cp, const config *c
  * producer task `ptask` (for tests and diagrams). */
 double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, const config *cc, int task);
 
+/* Set to 1 to compute every t_x piece by piece (the reference); by default
+ * clusters with uniform links within and between nodes use an equivalent
+ * closed form that is much faster at many GPUs. Tests compare the two. */
+extern int cost_tx_reference;
+
 /* Memory per GPU of a strategy (configs indexed per layer): fills per_gpu
  * (gpus entries, may be NULL) and returns the largest. Weights, gradients
  * and the activations kept for backward. */
