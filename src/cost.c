@@ -639,14 +639,24 @@ static long max_piece(long S, int D)
     return (S + D - 1) / D;
 }
 
-double cost_t_c(const cost_model *m, int li, const config *c, int *profiled)
+/* t_c with its parts: the profile key of the task's shape (key may be
+ * NULL), the analytical forward and backward times (ms), and whether the
+ * profile supplied the result. Returns the t_c the model uses. */
+static double t_c_eval(const cost_model *m, int li, const config *c, profile_entry *key_out, double *fwd_ms,
+                       double *bwd_ms, int *profiled)
 {
     const layer *l = &m->net->layers[li];
     if (profiled) *profiled = 0;
+    if (fwd_ms) *fwd_ms = 0;
+    if (bwd_ms) *bwd_ms = 0;
+    if (key_out) memset(key_out, 0, sizeof *key_out);
     /* The input layer carries the per-step cost outside the kernels (the
      * same for every config, so it never changes the optimum); a flatten
      * is a view and runs no kernel. */
-    if (l->type == LT_INPUT) return m->cl->gpu.step_overhead_ms;
+    if (l->type == LT_INPUT) {
+        if (fwd_ms) *fwd_ms = m->cl->gpu.step_overhead_ms;
+        return m->cl->gpu.step_overhead_ms;
+    }
     if (l->type == LT_FLATTEN) return 0;
     long o[NDIMS];
     for (int k = 0; k < NDIMS; k++) o[k] = max_piece(layer_dim_size(l, k, m->batch), c->deg[k]);
@@ -679,25 +689,20 @@ double cost_t_c(const cost_model *m, int li, const config *c, int *profiled)
     double w = (double)l->n_params / shards;
     const gpu_spec *g = &m->cl->gpu;
 
-    if (m->prof && strcmp(m->prof->gpu, g->name) == 0) {
-        profile_entry key;
-        memset(&key, 0, sizeof key);
-        key.type = l->type;
-        for (int k = 0; k < NDIMS; k++) {
-            key.in[k] = in_block[k];
-            key.out[k] = o[k];
-        }
-        if (l->type == LT_CONV2D || l->type == LT_POOL2D) {
-            key.k[0] = l->kh, key.k[1] = l->kw;
-            key.s[0] = l->sh, key.s[1] = l->sw;
-            key.p[0] = l->ph, key.p[1] = l->pw;
-        }
-        double ms = profile_lookup(m->prof, &key);
-        if (ms >= 0) {
-            if (profiled) *profiled = 1;
-            return ms;
-        }
+    profile_entry key;
+    memset(&key, 0, sizeof key);
+    key.type = l->type;
+    for (int k = 0; k < NDIMS; k++) {
+        key.in[k] = in_block[k];
+        key.out[k] = o[k];
     }
+    if (l->type == LT_CONV2D || l->type == LT_POOL2D) {
+        key.k[0] = l->kh, key.k[1] = l->kw;
+        key.s[0] = l->sh, key.s[1] = l->sw;
+        key.p[0] = l->ph, key.p[1] = l->pw;
+    }
+    if (key_out) *key_out = key;
+    double measured = m->prof ? profile_lookup(m->prof, &key) : -1;
 
     double flops = 0;
     int nk_f = 1, nk_b = 1;
@@ -724,8 +729,25 @@ double cost_t_c(const cost_model *m, int li, const config *c, int *profiled)
     default: flops = out; break; /* relu, dropout, add */
     }
     int opc = op_class(l->type);
-    double t = phase_s(g, opc, flops, bytes_f, nk_f) + phase_s(g, opc, 2 * flops, bytes_b, nk_b);
-    return t * 1e3;
+    double tf = phase_s(g, opc, flops, bytes_f, nk_f) * 1e3, tb = phase_s(g, opc, 2 * flops, bytes_b, nk_b) * 1e3;
+    if (fwd_ms) *fwd_ms = tf;
+    if (bwd_ms) *bwd_ms = tb;
+    if (measured >= 0) {
+        if (profiled) *profiled = 1;
+        return measured;
+    }
+    return tf + tb;
+}
+
+double cost_t_c(const cost_model *m, int li, const config *c, int *profiled)
+{
+    return t_c_eval(m, li, c, NULL, NULL, NULL, profiled);
+}
+
+double cost_t_c_parts(const cost_model *m, int li, const config *c, profile_entry *key, double *fwd_ms,
+                      double *bwd_ms)
+{
+    return t_c_eval(m, li, c, key, fwd_ms, bwd_ms, NULL);
 }
 
 /* ---- t_s ---- */

@@ -53,6 +53,10 @@ cost_graph *cost_model_graph(const cost_model *m);
  * moved (forward + backward for t_x; push + pull for t_s). */
 double cost_t_c(const cost_model *m, int layer, const config *c, int *profiled);
 double cost_t_s(const cost_model *m, int layer, const config *c, double *bytes);
+/* The analytical forward and backward parts of t_c and the profile key of
+ * the task's shape (for writing profile templates). Returns t_c. */
+double cost_t_c_parts(const cost_model *m, int layer, const config *c, profile_entry *key, double *fwd_ms,
+                      double *bwd_ms);
 double cost_t_x(const cost_model *m, int edge, const config *cp, const config *cc, double *bytes);
 /* Elements of the producer's output that consumer task `task` needs from
  * producer task `ptask` (for tests and diagrams). */
