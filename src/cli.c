@@ -26,6 +26,8 @@ static const char usage_text[] =
     "  layerwise costs   -n NET -c CLUSTER [-g GPUS] --json\n"
     "  layerwise export  -n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K]\n"
     "                    -o FILE.{dot,svg,png,pdf}\n"
+    "  layerwise profile -n NET -c CLUSTER [-g GPUS] [-o FILE]\n"
+    "                                     a profile template: every task shape, to fill with measurements\n"
     "  layerwise list                     the shipped networks and clusters\n"
     "\n"
     "options:\n"
@@ -162,6 +164,10 @@ static int parse_args(int argc, char **argv, opts *o)
         }
 #undef TAKES
     }
+    /* a list of counts means something to scale only; elsewhere it would be
+     * ignored and every GPU used */
+    if (o->gpus_list && !(o->cmd && strcmp(o->cmd, "scale") == 0))
+        return bad("GPU count \"%s\" must be one whole number here (a list is for scale --gpus)", o->gpus_list);
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
     return 0;
@@ -628,6 +634,77 @@ static int cmd_export(const opts *o)
     return 0;
 }
 
+/* A profile template: every distinct task shape the search asks t_c about at
+ * this setting, with the model's own forward/backward estimates, for the
+ * user to replace with measurements on the real GPU. */
+static int cmd_profile(const opts *o)
+{
+    lw_error err = {0};
+    plan *p = open_plan(o, o->set, &err);
+    if (!p) return die(&err);
+    const cost_model *m = p->cm;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "layerwise-profile/1");
+    cJSON_AddStringToObject(root, "gpu", p->cl->gpu.name);
+    char note[512];
+    snprintf(note, sizeof note,
+             "Template written by layerwise for %s on %d GPUs of %s (batch %ld): every task shape the search "
+             "considers, with the analytical model's estimates. Replace forward_ms and backward_ms with times "
+             "measured on a %s; entries left as they are change nothing.",
+             p->net->name, p->gpus, p->cl->name, p->batch, p->cl->gpu.name);
+    cJSON_AddStringToObject(root, "comment", note);
+    cJSON *arr = cJSON_AddArrayToObject(root, "entries");
+    int cap = 256, n = 0;
+    profile_entry *seen = lw_malloc(sizeof *seen * (size_t)cap);
+    for (int i = 0; i < m->n_layers; i++) {
+        const layer *l = &p->net->layers[i];
+        if (l->type == LT_INPUT || l->type == LT_FLATTEN) continue;
+        for (int k = 0; k < m->n_configs[i]; k++) {
+            profile_entry key;
+            double f, b;
+            cost_t_c_parts(m, i, &m->configs[i][k], &key, &f, &b);
+            int dup = 0;
+            for (int j = 0; j < n && !dup; j++)
+                dup = memcmp(&seen[j].type, &key.type, sizeof key.type) == 0 && memcmp(seen[j].in, key.in, sizeof key.in) == 0 &&
+                      memcmp(seen[j].out, key.out, sizeof key.out) == 0 && memcmp(seen[j].k, key.k, sizeof key.k) == 0 &&
+                      memcmp(seen[j].s, key.s, sizeof key.s) == 0 && memcmp(seen[j].p, key.p, sizeof key.p) == 0;
+            if (dup) continue;
+            if (n == cap) {
+                cap *= 2;
+                seen = lw_realloc(seen, sizeof *seen * (size_t)cap);
+            }
+            seen[n++] = key;
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "type", layer_type_name(l->type));
+            double in[4], out[4];
+            for (int d = 0; d < 4; d++) {
+                in[d] = (double)key.in[d];
+                out[d] = (double)key.out[d];
+            }
+            cJSON_AddItemToObject(e, "input", cJSON_CreateDoubleArray(in, 4));
+            cJSON_AddItemToObject(e, "output", cJSON_CreateDoubleArray(out, 4));
+            if (l->type == LT_CONV2D || l->type == LT_POOL2D) {
+                int kk[2] = {key.k[0], key.k[1]}, ss[2] = {key.s[0], key.s[1]}, pp[2] = {key.p[0], key.p[1]};
+                cJSON_AddItemToObject(e, "kernel", cJSON_CreateIntArray(kk, 2));
+                cJSON_AddItemToObject(e, "stride", cJSON_CreateIntArray(ss, 2));
+                cJSON_AddItemToObject(e, "padding", cJSON_CreateIntArray(pp, 2));
+            }
+            cJSON_AddNumberToObject(e, "forward_ms", f);
+            cJSON_AddNumberToObject(e, "backward_ms", b);
+            cJSON_AddStringToObject(e, "comment", l->name);
+            cJSON_AddItemToArray(arr, e);
+        }
+    }
+    free(seen);
+    char *doc = cJSON_Print(root);
+    cJSON_Delete(root);
+    int rc = emit(o, doc);
+    if (rc == 0 && o->out) fprintf(stderr, "%d task shapes\n", n);
+    free(doc);
+    plan_free(p);
+    return rc;
+}
+
 static int cmd_list(void)
 {
     const char *kinds[3] = {"networks", "clusters", "profiles"};
@@ -656,6 +733,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     if (strcmp(o.cmd, "costs") == 0) return cmd_costs(&o);
     if (strcmp(o.cmd, "export") == 0) return cmd_export(&o);
     if (strcmp(o.cmd, "list") == 0) return cmd_list();
+    if (strcmp(o.cmd, "profile") == 0) return cmd_profile(&o);
     if (strcmp(o.cmd, "help") == 0) {
         fputs(usage_text, stdout);
         return 0;
