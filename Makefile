@@ -6,7 +6,7 @@ PREFIX   ?= /usr/local
 BUILD    ?= build
 PKGS     := libcjson libgvc ncursesw
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_DEFAULT_SOURCE \
+override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_DEFAULT_SOURCE \
             -DLW_DATADIR='"$(PREFIX)/share/layerwise"' -Isrc -Iui
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -116,6 +116,46 @@ cli-tests: $(BUILD)/layerwise
 e2e-tests: $(BUILD)/layerwise
 	@if [ -f tests/e2e_test.sh ]; then LW=$(BUILD)/layerwise bash tests/e2e_test.sh; fi
 
+# ---- fuzzing (clang + libFuzzer) -------------------------------------------
+# One harness per loader, and one through the whole engine (tests/fuzz_*.c),
+# built with ASan+UBSan into $(BUILD)/fuzz. `make check-fuzz` runs each for
+# FUZZ_SECONDS, seeded from data/, tests/fixtures/ and tests/fuzz/corpus/;
+# what it finds new stays in $(BUILD)/fuzz/corpus/NAME, a crash in
+# $(BUILD)/fuzz/crash-*, the log in $(BUILD)/fuzz/NAME.log.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_FLAGS   := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_NAMES   := $(patsubst tests/fuzz_%.c,%,$(wildcard tests/fuzz_*.c))
+FUZZ_SEEDS_net      := data/networks tests/fixtures/nets tests/fixtures/bad
+FUZZ_SEEDS_search   := data/networks tests/fixtures/nets
+FUZZ_SEEDS_cluster  := data/clusters tests/fixtures/clusters tests/fixtures/bad
+FUZZ_SEEDS_strategy := tests/fixtures/strategies tests/fixtures/bad
+FUZZ_SEEDS_profile  := data/profiles tests/fixtures/bad
+FUZZ_DICT_search    := tests/fuzz/net.dict
+FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# $(call fuzz_run,NAME,SECONDS)
+fuzz_run = mkdir -p $(BUILD)/fuzz/corpus/$(1) && echo "== fuzz_$(1) ($(2) s)" && \
+  $(FUZZ_ENV) $(BUILD)/fuzz/fuzz_$(1) -max_total_time=$(2) -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
+    -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
+    $(addprefix -dict=,$(firstword $(wildcard $(or $(FUZZ_DICT_$(1)),tests/fuzz/$(1).dict)))) \
+    $(BUILD)/fuzz/corpus/$(1) $(wildcard tests/fuzz/corpus/$(1) $(FUZZ_SEEDS_$(1)) tests/fixtures/fuzz-regressions) \
+    > $(BUILD)/fuzz/$(1).log 2>&1 \
+  && grep -h -E '^Done|stat::number_of_executed_units|stat::peak_rss_mb' $(BUILD)/fuzz/$(1).log | tr '\n' ' ' && echo \
+  || { tail -n 60 $(BUILD)/fuzz/$(1).log; exit 1; }
+
+$(BUILD)/fuzz_%: tests/fuzz_%.c tests/fuzz_common.h $(ENGINE_OBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -fsanitize=fuzzer -Itests -o $@ $< $(ENGINE_OBJ) $(LDLIBS)
+
+fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz_%)
+
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz: needs $(FUZZ_CC) (apt-get install clang)" >&2; exit 1; }
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=$(FUZZ_CC) CFLAGS="$(FUZZ_FLAGS)" fuzz-bins
+
+check-fuzz: fuzz
+	@set -e; $(foreach f,$(FUZZ_NAMES),$(call fuzz_run,$(f),$(FUZZ_SECONDS));)
+
 # ---- benchmark -------------------------------------------------------------
 $(BUILD)/bench: tests/bench.c $(ENGINE_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ENGINE_OBJ) $(LDLIBS)
@@ -141,6 +181,25 @@ diagrams: $(BUILD)/layerwise
 	done; \
 	$(BUILD)/layerwise export -n vgg16 $(DIAGRAM_ARGS) --view reduced --step 14 -o screenshots/diagram-reduced-vgg16.png; \
 	$(BUILD)/layerwise export -n inception_v3 $(DIAGRAM_ARGS) --view reduced --step 60 -o screenshots/diagram-reduced-inception_v3.png
+
+# ---- screenshots of the TUI ---------------------------------------------------
+# Each screen run in tmux, captured with its colours and drawn to
+# screenshots/*.png by tests/render_screen.py; Debian's python3-pil and
+# fonts-dejavu-core are installed first if missing (root, like `make deps`).
+screenshots: $(BUILD)/layerwise
+	@missing=""; command -v tmux >/dev/null || missing="$$missing tmux"; \
+	/usr/bin/python3 -c 'import PIL' 2>/dev/null || missing="$$missing python3-pil"; \
+	[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing="$$missing fonts-dejavu-core"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make screenshots: installing$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make screenshots: need root to apt-get install$$missing" >&2; exit 1; fi; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || exit 1; \
+	fi
+	@LW=$(BUILD)/layerwise PYTHON=/usr/bin/python3 bash tests/screenshots.sh screenshots
+
+# The TUI's headless screen tests alone.
+screen-tests: $(BUILD)/tests/test_tui
+	$(BUILD)/tests/test_tui --jobs 2
 
 clean:
 	rm -rf $(BUILD)

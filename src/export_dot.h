@@ -2,8 +2,25 @@
  * export_dot: Graphviz diagrams of a plan — the computation graph, the
  * graph reduced by the first K steps of Algorithm 1, and the strategy (GPUs
  * against layers) — built with libcgraph and rendered in-process with
- * libgvc to .dot, .svg, .png or .pdf (chosen by the file's extension).
- * Files are written to a temporary name and renamed.
+ * libgvc to .dot/.gv, .svg, .png or .pdf (chosen by the file's extension,
+ * any case). A .dot file is the graph with all its attributes but no
+ * layout positions, ready for `dot` or an editor.
+ *
+ *   graph     a node per layer (name, type, output shape, config, t_c, t_s),
+ *             coloured by the config's split dimensions; an edge per cost
+ *             model edge (bytes moved, t_x); modules (mixed_5b/..., layer2.0.)
+ *             as clusters. Title and colour key are the graph's label.
+ *   reduced   the nodes and edges alive after K steps; edges made by an
+ *             elimination are bold dashed and say what they stand for.
+ *   strategy  one table node: a row per layer, a column per GPU grouped by
+ *             cluster node, each cell the block that GPU computes; rows whose
+ *             input crosses cluster nodes are marked.
+ *
+ * Files are written to a temporary name beside the target and renamed;
+ * on any error nothing is left and an existing file is untouched.
+ * Graphviz's messages are caught (not printed: the TUI owns the screen).
+ * Every graph is freed before return; one Graphviz context serves the
+ * process and is freed at exit (see export_dot.c for why).
  */
 #ifndef LW_EXPORT_DOT_H
 #define LW_EXPORT_DOT_H
@@ -20,5 +37,12 @@ int export_view_from_name(const char *s); /* -1 if unknown */
  * Returns 0, or -1 with err set (code 2 for a bad path or extension). */
 int export_diagram(const plan *p, export_view view, int step, const int *config_index, const char *path,
                    lw_error *err);
+
+/* The extensions export_diagram accepts, for messages: ".dot, .gv, .svg, .png or .pdf". */
+const char *export_formats_help(void);
+/* Checks what export_diagram checks of a path before drawing anything: a
+ * known extension (case-insensitive) and an existing directory. 0, or -1
+ * with err set (code 2). For the TUI, to ask again before a slow render. */
+int export_check_path(const char *path, lw_error *err);
 
 #endif

@@ -1,0 +1,810 @@
+/*
+ * Tests of the Graphviz diagrams (src/export_dot.c): every view in every
+ * format for LeNet-5, VGG-16 and Inception-v3 on 4 GPUs of p100-4x4, each
+ * file checked for what its format promises (SVG: well-formed XML naming the
+ * layers; PNG: signature and a real size; PDF: header and trailer; DOT: reads
+ * back with agmemread with exactly the nodes and edges of the view), and
+ * the failures (unknown extension, missing directory, bad step) checked to
+ * leave no file behind.
+ *
+ * Expected counts, which the tests hold the export to exactly:
+ *   graph     one node per layer (the input included), one edge per cost
+ *             model edge; the title and key are the graph's label, not nodes
+ *   reduced   the nodes and edges alive after K steps (search_state_at)
+ *   strategy  one node (the table), no edges
+ */
+#include "export_dot.h"
+
+#include <cgraph.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef LW_HAVE_LIBXML2
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#endif
+
+/* ---------- fixtures */
+
+static plan *load(const char *net_name, int gpus)
+{
+    lw_error err = {0};
+    network *net = plan_load_network(net_name, &err);
+    cr_assert_not_null(net, "loading %s: %s", net_name, err.msg);
+    cluster *cl = plan_load_cluster("p100-4x4", &err);
+    cr_assert_not_null(cl, "loading p100-4x4: %s", err.msg);
+    plan_settings set = {gpus, DEFAULT_BATCH_PER_GPU, 0};
+    plan *p = plan_new(net, cl, NULL, set, &err);
+    cr_assert_not_null(p, "plan for %s: %s", net_name, err.msg);
+    return p;
+}
+
+static char *make_dir(void)
+{
+    char tmpl[] = "/tmp/lw-export-test-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    cr_assert_not_null(d, "mkdtemp");
+    return lw_strdup(d);
+}
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = lw_malloc(n);
+    snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+/* Number of entries in dir (besides . and ..); the names go to `names`. */
+static int list_dir(const char *dir, char *names, size_t n)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "opendir %s", dir);
+    int count = 0;
+    if (names && n) names[0] = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        count++;
+        if (names && strlen(names) + strlen(e->d_name) + 2 < n) {
+            strcat(names, e->d_name);
+            strcat(names, " ");
+        }
+    }
+    closedir(d);
+    return count;
+}
+
+static void remove_dir(char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char *f = join(dir, e->d_name);
+            unlink(f);
+            free(f);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    lw_error err = {0};
+    char *s = lw_read_file(path, len, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    return s;
+}
+
+/* ---------- format checks */
+
+static int entity_ok(const char *s, size_t n, size_t *i)
+{
+    size_t j = *i + 1;
+    if (j < n && s[j] == '#') {
+        j++;
+        if (j < n && s[j] == 'x') j++;
+        size_t k = j;
+        while (j < n && ((s[j] >= '0' && s[j] <= '9') || (s[j] >= 'a' && s[j] <= 'f') || (s[j] >= 'A' && s[j] <= 'F'))) j++;
+        if (j == k) return 0;
+    } else {
+        size_t k = j;
+        while (j < n && ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z'))) j++;
+        if (j == k) return 0;
+    }
+    if (j >= n || s[j] != ';') return 0;
+    *i = j;
+    return 1;
+}
+
+static int name_char(char c)
+{
+    return c && !strchr(" \t\r\n/>=\"'<", c);
+}
+
+/* A small well-formedness check of our own (it runs whether or not libxml2
+ * is there): balanced and properly nested tags, one root element, quoted
+ * attributes, no stray '<' or '&'. Returns NULL or what is wrong; *root gets
+ * the root element's name. */
+static const char *xml_check(const char *s, size_t n, char *root, size_t rootn)
+{
+    enum { MAXD = 512 };
+    const char *stk[MAXD];
+    size_t stk_len[MAXD];
+    int depth = 0, roots = 0;
+    root[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '&') {
+            if (!entity_ok(s, n, &i)) return "bad entity in text";
+            continue;
+        }
+        if (s[i] != '<') {
+            if (depth == 0 && !strchr(" \t\r\n", s[i])) return "text outside the root element";
+            continue;
+        }
+        const char *end = NULL;
+        if (!strncmp(s + i, "<?", 2)) {
+            end = strstr(s + i, "?>");
+        } else if (!strncmp(s + i, "<!--", 4)) {
+            end = strstr(s + i + 4, "-->");
+            if (end) end += 1;
+        } else if (!strncmp(s + i, "<![CDATA[", 9)) {
+            end = strstr(s + i, "]]>");
+            if (end) end += 1;
+        } else if (!strncmp(s + i, "<!", 2)) {
+            char q = 0;
+            for (size_t j = i + 2; j < n; j++) {
+                if (q) {
+                    if (s[j] == q) q = 0;
+                } else if (s[j] == '"' || s[j] == '\'') {
+                    q = s[j];
+                } else if (s[j] == '>') {
+                    end = s + j - 1;
+                    break;
+                }
+            }
+        } else if (s[i + 1] == '/') {
+            size_t j = i + 2, k = j;
+            while (j < n && name_char(s[j])) j++;
+            if (depth == 0) return "closing tag without an open one";
+            depth--;
+            if (j - k != stk_len[depth] || strncmp(s + k, stk[depth], j - k)) return "mismatched closing tag";
+            while (j < n && strchr(" \t\r\n", s[j])) j++;
+            if (j >= n || s[j] != '>') return "unterminated closing tag";
+            i = j;
+            continue;
+        } else {
+            size_t j = i + 1, k = j;
+            while (j < n && name_char(s[j])) j++;
+            if (j == k) return "empty tag name";
+            if (depth == 0) {
+                if (roots++) return "two root elements";
+                snprintf(root, rootn, "%.*s", (int)(j - k), s + k);
+            }
+            int self_close = 0;
+            for (;;) {
+                while (j < n && strchr(" \t\r\n", s[j])) j++;
+                if (j >= n) return "unterminated start tag";
+                if (s[j] == '>') break;
+                if (s[j] == '/' && j + 1 < n && s[j + 1] == '>') {
+                    self_close = 1;
+                    j++;
+                    break;
+                }
+                size_t a = j;
+                while (j < n && name_char(s[j])) j++;
+                if (j == a) return "bad attribute name";
+                while (j < n && strchr(" \t\r\n", s[j])) j++;
+                if (j >= n || s[j] != '=') return "attribute without a value";
+                j++;
+                while (j < n && strchr(" \t\r\n", s[j])) j++;
+                if (j >= n || (s[j] != '"' && s[j] != '\'')) return "unquoted attribute value";
+                char q = s[j++];
+                for (; j < n && s[j] != q; j++) {
+                    if (s[j] == '<') return "'<' in an attribute value";
+                    if (s[j] == '&' && !entity_ok(s, n, &j)) return "bad entity in an attribute value";
+                }
+                if (j >= n) return "unterminated attribute value";
+                j++;
+            }
+            if (!self_close) {
+                if (depth == MAXD) return "nesting too deep";
+                size_t len = 0; /* the name ends where name_char stops */
+                while (name_char(s[k + len])) len++;
+                stk[depth] = s + k;
+                stk_len[depth] = len;
+                depth++;
+            }
+            i = j;
+            continue;
+        }
+        if (!end) return "unterminated markup";
+        i = (size_t)(end - s) + 1;
+    }
+    if (depth) return "unclosed element";
+    if (!roots) return "no root element";
+    return NULL;
+}
+
+static void check_svg(const char *path, const plan *p, export_view view, int step)
+{
+    size_t len;
+    char *s = slurp(path, &len);
+    char root[64];
+    const char *why = xml_check(s, len, root, sizeof root);
+    cr_assert_null(why, "%s: not well-formed XML: %s", path, why);
+    cr_assert_str_eq(root, "svg", "%s: root element is <%s>", path, root);
+#ifdef LW_HAVE_LIBXML2
+    xmlDocPtr doc = xmlReadMemory(s, (int)len, path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    cr_assert_not_null(doc, "%s: libxml2 cannot parse it", path);
+    xmlNodePtr r = xmlDocGetRootElement(doc);
+    cr_assert(r && !strcmp((const char *)r->name, "svg"), "%s: libxml2 finds no <svg> root", path);
+    xmlFreeDoc(doc);
+#endif
+    /* every layer is named: as a node's <title> where it is a node, and for
+     * the reduced view's eliminated layers in the tooltip of the edge that
+     * stands for them */
+    const network *net = p->net;
+    unsigned char *alive = NULL;
+    if (view == VIEW_REDUCED) {
+        alive = lw_calloc((size_t)net->n_layers, 1);
+        unsigned char *ae = lw_calloc((size_t)(p->sr->n_edges_original + p->sr->n_steps + 1), 1);
+        search_state_at(p->sr, step < 0 ? p->sr->n_steps : step, alive, ae);
+        free(ae);
+    }
+    for (int i = 0; i < net->n_layers; i++) {
+        const char *name = net->layers[i].name;
+        char want[256];
+        if (view == VIEW_STRATEGY)
+            snprintf(want, sizeof want, ">%s</text>", name); /* a cell of the table */
+        else if (view == VIEW_GRAPH || alive[i])
+            snprintf(want, sizeof want, "<title>%s</title>", name);
+        else
+            snprintf(want, sizeof want, " %s", name); /* in the created edge's tooltip */
+        cr_assert_not_null(strstr(s, want), "%s (%s view) does not name layer %s", path, export_view_name(view), name);
+    }
+    free(alive);
+    free(s);
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+static void check_png(const char *path)
+{
+    size_t len;
+    char *s = slurp(path, &len);
+    const unsigned char *u = (const unsigned char *)s;
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    cr_assert(len > 33, "%s: %zu bytes", path, len);
+    cr_assert(memcmp(u, sig, 8) == 0, "%s: no PNG signature", path);
+    cr_assert(memcmp(u + 12, "IHDR", 4) == 0, "%s: first chunk is not IHDR", path);
+    uint32_t w = be32(u + 16), h = be32(u + 20);
+    cr_assert(w > 100 && h > 100, "%s: %ux%u pixels", path, w, h);
+    cr_assert(w < 40000 && h < 40000, "%s: %ux%u pixels", path, w, h);
+    free(s);
+}
+
+static void check_pdf(const char *path)
+{
+    size_t len;
+    char *s = slurp(path, &len);
+    cr_assert(len > 100, "%s: %zu bytes", path, len);
+    cr_assert(strncmp(s, "%PDF-", 5) == 0, "%s: no %%PDF- header", path);
+    while (len && strchr(" \t\r\n", s[len - 1])) len--;
+    cr_assert(len >= 5 && strncmp(s + len - 5, "%%EOF", 5) == 0, "%s: no %%%%EOF trailer", path);
+    free(s);
+}
+
+/* Reads the DOT back; the caller agcloses it. */
+static Agraph_t *read_dot(const char *path)
+{
+    size_t len;
+    char *s = slurp(path, &len);
+    Agraph_t *g = agmemread(s);
+    free(s);
+    cr_assert_not_null(g, "%s: agmemread failed", path);
+    return g;
+}
+
+static int is_html_label(void *obj)
+{
+    char *l = agget(obj, (char *)"label");
+    return l && *l && aghtmlstr(l);
+}
+
+/* Exactly the nodes and edges the view should have. */
+static void check_dot(const char *path, const plan *p, export_view view, int step)
+{
+    Agraph_t *g = read_dot(path);
+    const network *net = p->net;
+    const cost_model *m = p->cm;
+    if (view == VIEW_STRATEGY) {
+        cr_assert_eq(agnnodes(g), 1, "%s: %d nodes, want the one table", path, agnnodes(g));
+        cr_assert_eq(agnedges(g), 0, "%s: %d edges", path, agnedges(g));
+        Agnode_t *n = agfstnode(g);
+        cr_assert(is_html_label(n), "%s: the table is not an HTML-like label", path);
+        char *label = agget(n, (char *)"label");
+        for (int i = 0; i < net->n_layers; i++)
+            cr_assert_not_null(strstr(label, net->layers[i].name), "%s: no row for %s", path, net->layers[i].name);
+        for (int gpu = 0; gpu < p->gpus; gpu++) {
+            char col[32];
+            snprintf(col, sizeof col, ">GPU %d<", gpu);
+            cr_assert_not_null(strstr(label, col), "%s: no column for GPU %d", path, gpu);
+        }
+        agclose(g);
+        return;
+    }
+    unsigned char *alive_n = lw_calloc((size_t)net->n_layers, 1);
+    int n_all = p->sr->n_edges_original + p->sr->n_steps;
+    unsigned char *alive_e = lw_calloc((size_t)n_all + 1, 1);
+    if (view == VIEW_REDUCED) {
+        search_state_at(p->sr, step < 0 ? p->sr->n_steps : step, alive_n, alive_e);
+    } else {
+        memset(alive_n, 1, (size_t)net->n_layers);
+        memset(alive_e, 1, (size_t)m->n_edges);
+    }
+    int want_n = 0, want_e = 0;
+    for (int i = 0; i < net->n_layers; i++) want_n += alive_n[i];
+    for (int e = 0; e < n_all; e++) want_e += alive_e[e];
+    cr_assert_eq(agnnodes(g), want_n, "%s: %d nodes, want %d", path, agnnodes(g), want_n);
+    cr_assert_eq(agnedges(g), want_e, "%s: %d edges, want %d", path, agnedges(g), want_e);
+    /* the right nodes, each drawn with an HTML-like label */
+    for (int i = 0; i < net->n_layers; i++) {
+        Agnode_t *n = agnode(g, net->layers[i].name, 0);
+        if (!alive_n[i]) {
+            cr_assert_null(n, "%s: eliminated layer %s is drawn", path, net->layers[i].name);
+            continue;
+        }
+        cr_assert_not_null(n, "%s: no node for %s", path, net->layers[i].name);
+        cr_assert(is_html_label(n), "%s: node %s has no HTML-like label", path, net->layers[i].name);
+    }
+    /* the right edges: as many between each pair of layers as the view has */
+    for (int e = 0; e < n_all; e++) {
+        if (!alive_e[e]) continue;
+        int a = e < m->n_edges ? m->e_from[e] : p->sr->steps[e - m->n_edges].from;
+        int b = e < m->n_edges ? m->e_to[e] : p->sr->steps[e - m->n_edges].to;
+        int want = 0;
+        for (int f = 0; f < n_all; f++) {
+            if (!alive_e[f]) continue;
+            int fa = f < m->n_edges ? m->e_from[f] : p->sr->steps[f - m->n_edges].from;
+            int fb = f < m->n_edges ? m->e_to[f] : p->sr->steps[f - m->n_edges].to;
+            want += fa == a && fb == b;
+        }
+        Agnode_t *na = agnode(g, net->layers[a].name, 0), *nb = agnode(g, net->layers[b].name, 0);
+        int got = 0;
+        for (Agedge_t *ed = agfstout(g, na); ed; ed = agnxtout(g, ed)) got += aghead(ed) == nb;
+        cr_assert_eq(got, want, "%s: %d edges %s -> %s, want %d", path, got, net->layers[a].name, net->layers[b].name,
+                     want);
+    }
+    free(alive_n);
+    free(alive_e);
+    agclose(g);
+}
+
+/* Every format of one view: each file is written, checked, and nothing else
+ * (no temporary) is left in the directory. */
+static void check_all_formats(const char *net_name, export_view view, int step)
+{
+    plan *p = load(net_name, 4);
+    char *dir = make_dir();
+    static const char *const exts[] = {"dot", "svg", "png", "pdf"};
+    for (int k = 0; k < 4; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s-%s.%s", export_view_name(view), net_name, exts[k]);
+        char *path = join(dir, name);
+        lw_error err = {0};
+        int rc = export_diagram(p, view, step, NULL, path, &err);
+        cr_assert_eq(rc, 0, "%s: %s", path, err.msg);
+        if (k == 0) check_dot(path, p, view, step);
+        if (k == 1) check_svg(path, p, view, step);
+        if (k == 2) check_png(path);
+        if (k == 3) check_pdf(path);
+        struct stat st;
+        cr_assert_eq(stat(path, &st), 0);
+        /* written to a mkstemp file (0600) and renamed: still the usual mode */
+        mode_t um = umask(0);
+        umask(um);
+        cr_assert_eq(st.st_mode & 0777, 0666 & ~um, "%s: mode %o", path, st.st_mode & 0777);
+        free(path);
+    }
+    char names[1024];
+    cr_assert_eq(list_dir(dir, names, sizeof names), 4, "left in the directory: %s", names);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* ---------- every view, every format */
+
+Test(export_graph, lenet5) { check_all_formats("lenet5", VIEW_GRAPH, -1); }
+Test(export_graph, vgg16) { check_all_formats("vgg16", VIEW_GRAPH, -1); }
+Test(export_graph, inception_v3) { check_all_formats("inception_v3", VIEW_GRAPH, -1); }
+Test(export_reduced, lenet5) { check_all_formats("lenet5", VIEW_REDUCED, -1); }
+Test(export_reduced, vgg16) { check_all_formats("vgg16", VIEW_REDUCED, -1); }
+Test(export_reduced, inception_v3_partway) { check_all_formats("inception_v3", VIEW_REDUCED, 100); }
+Test(export_strategy, lenet5) { check_all_formats("lenet5", VIEW_STRATEGY, -1); }
+Test(export_strategy, vgg16) { check_all_formats("vgg16", VIEW_STRATEGY, -1); }
+Test(export_strategy, inception_v3) { check_all_formats("inception_v3", VIEW_STRATEGY, -1); }
+
+/* ---------- the reduced view */
+
+Test(export_reduced, vgg16_final_has_exactly_the_nodes_left)
+{
+    plan *p = load("vgg16", 4);
+    char *dir = make_dir();
+    char *path = join(dir, "r.dot");
+    lw_error err = {0};
+    cr_assert_eq(export_diagram(p, VIEW_REDUCED, -1, NULL, path, &err), 0, "%s", err.msg);
+    Agraph_t *g = read_dot(path);
+    const search_result *r = p->sr;
+    cr_assert_eq(agnnodes(g), r->n_left, "%d nodes, %d left", agnnodes(g), r->n_left);
+    for (int i = 0; i < r->n_left; i++)
+        cr_assert_not_null(agnode(g, p->net->layers[r->left[i]].name, 0), "no node %s", p->net->layers[r->left[i]].name);
+    cr_assert_eq(agnedges(g), r->n_edges_left);
+    /* a chain reduces to one edge made by node elimination, which stands for
+     * every layer in between */
+    cr_assert_eq(r->n_edges_left, 1);
+    Agedge_t *e = agfstout(g, agnode(g, p->net->layers[r->left[0]].name, 0));
+    cr_assert_not_null(e);
+    char *label = agget(e, (char *)"label");
+    cr_assert_not_null(strstr(label, "node elim"), "label: %s", label);
+    char want[64];
+    snprintf(want, sizeof want, "stands for %d layers", p->net->n_layers - r->n_left);
+    cr_assert_not_null(strstr(label, want), "label: %s", label);
+    cr_assert_not_null(strstr(agget(e, (char *)"style"), "dashed"));
+    char *tip = agget(e, (char *)"tooltip");
+    for (int i = 0; i < p->net->n_layers; i++)
+        if (i != r->left[0] && i != r->left[1])
+            cr_assert_not_null(strstr(tip, p->net->layers[i].name), "tooltip lacks %s", p->net->layers[i].name);
+    agclose(g);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* Step K of Algorithm 1, for every K (every `stride`-th on big graphs, and
+ * the last): the drawing has exactly the nodes and edges alive after K
+ * steps; step 0 is the computation graph itself. */
+static void steps(const char *net_name, int stride)
+{
+    plan *p = load(net_name, 4);
+    char *dir = make_dir();
+    char *path = join(dir, "r.dot");
+    int n = p->sr->n_steps;
+    cr_assert_gt(n, 0);
+    for (int k = 0; k <= n; k = k < n && k + stride > n ? n : k + stride) {
+        lw_error err = {0};
+        cr_assert_eq(export_diagram(p, VIEW_REDUCED, k, NULL, path, &err), 0, "step %d: %s", k, err.msg);
+        check_dot(path, p, VIEW_REDUCED, k);
+    }
+    cr_assert_eq(export_diagram(p, VIEW_REDUCED, 0, NULL, path, NULL), 0);
+    check_dot(path, p, VIEW_GRAPH, -1);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+Test(export_reduced, lenet5_every_step) { steps("lenet5", 1); }
+Test(export_reduced, vgg16_every_step) { steps("vgg16", 1); }
+Test(export_reduced, inception_v3_steps) { steps("inception_v3", 7); }
+
+Test(export_reduced, step_out_of_range_fails_and_writes_nothing)
+{
+    plan *p = load("lenet5", 4);
+    char *dir = make_dir();
+    char *path = join(dir, "r.svg");
+    int bad[] = {-2, p->sr->n_steps + 1};
+    for (int i = 0; i < 2; i++) {
+        lw_error err = {0};
+        cr_assert_eq(export_diagram(p, VIEW_REDUCED, bad[i], NULL, path, &err), -1);
+        cr_assert_eq(err.code, 2);
+        cr_assert_not_null(strstr(err.msg, "step"), "%s", err.msg);
+    }
+    cr_assert_eq(list_dir(dir, NULL, 0), 0);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* ---------- the strategy view */
+
+static char *strategy_label(plan *p, const int *config_index, const char *dir)
+{
+    char *path = join(dir, "s.dot");
+    lw_error err = {0};
+    cr_assert_eq(export_diagram(p, VIEW_STRATEGY, -1, config_index, path, &err), 0, "%s", err.msg);
+    Agraph_t *g = read_dot(path);
+    char *label = lw_strdup(agget(agfstnode(g), (char *)"label"));
+    agclose(g);
+    unlink(path);
+    free(path);
+    return label;
+}
+
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *q = s; (q = strstr(q, what)); q += strlen(what)) n++;
+    return n;
+}
+
+/* On 16 GPUs (4 nodes): the columns are grouped under the nodes, each cell
+ * is the GPU's block, and a row is marked where the layer's input crosses
+ * nodes: never for data parallelism (no layer moves data), and for model
+ * parallelism wherever a layer needs all channels of its input. */
+Test(export_strategy, sixteen_gpus_grouped_by_node)
+{
+    plan *p = load("vgg16", 16);
+    char *dir = make_dir();
+    int n = p->net->n_layers;
+    int *ci = lw_calloc((size_t)n, sizeof(int));
+
+    strategy_baseline(p->cm, BASE_DATA, ci);
+    char *label = strategy_label(p, ci, dir);
+    for (int nd = 0; nd < 4; nd++) {
+        char want[32];
+        snprintf(want, sizeof want, "<B>node %d</B>", nd);
+        cr_assert_not_null(strstr(label, want), "no header for node %d", nd);
+    }
+    cr_assert_eq(count(label, "COLSPAN=\"4\""), 4, "each node's header spans its 4 GPUs");
+    /* batch 512 over 16 GPUs: GPU k computes samples 32k .. 32k+31 of every layer */
+    for (int gpu = 0; gpu < 16; gpu++) {
+        char want[64];
+        snprintf(want, sizeof want, "n %d&#8211;%d<", 32 * gpu, 32 * gpu + 31);
+        cr_assert_eq(count(label, want), n, "GPU %d's block %s appears %d times, want %d", gpu, want, count(label, want), n);
+    }
+    cr_assert_not_null(strstr(label, "across<BR/>nodes"));
+    cr_assert_null(strstr(label, "#F8D3CF"), "data parallelism moves nothing, yet a row is marked");
+    free(label);
+
+    strategy_baseline(p->cm, BASE_MODEL, ci);
+    label = strategy_label(p, ci, dir);
+    int marked = count(label, "<TD ALIGN=\"LEFT\" BGCOLOR=\"#F8D3CF\"><B>");
+    int crossing = 0;
+    for (int li = 0; li < n; li++) {
+        double b = 0;
+        for (int e = 0; e < p->cm->n_edges; e++)
+            if (p->cm->e_to[e] == li) {
+                double bytes = 0;
+                int a = p->cm->e_from[e];
+                cost_t_x(p->cm, e, &p->cm->configs[a][ci[a]], &p->cm->configs[li][ci[li]], &bytes);
+                /* all-to-all over 16 GPUs of 4 nodes: bytes moved means bytes across nodes */
+                b += bytes;
+            }
+        crossing += b > 0;
+    }
+    cr_assert_gt(crossing, 0);
+    cr_assert_eq(marked, crossing, "%d rows marked, %d layers receive data", marked, crossing);
+    free(label);
+    free(ci);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* One GPU per cell and no node columns when the GPUs fit in one node. */
+Test(export_strategy, four_gpus_one_node)
+{
+    plan *p = load("lenet5", 4);
+    char *dir = make_dir();
+    char *label = strategy_label(p, NULL, dir);
+    cr_assert_not_null(strstr(label, "<B>node 0</B>"));
+    cr_assert_null(strstr(label, "node 1"));
+    cr_assert_null(strstr(label, "across"), "no inter-node column on one node");
+    free(label);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* ---------- the strategy shown */
+
+Test(export_config_index, given_strategy_is_drawn)
+{
+    plan *p = load("vgg16", 4);
+    char *dir = make_dir();
+    char *path = join(dir, "g.dot");
+    int n = p->net->n_layers;
+    int *ci = lw_calloc((size_t)n, sizeof(int)); /* every layer on one GPU */
+    lw_error err = {0};
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, ci, path, &err), 0, "%s", err.msg);
+    Agraph_t *g = read_dot(path);
+    cr_assert_not_null(strstr(agget(g, (char *)"label"), "given strategy"));
+    for (int i = 0; i < n; i++) {
+        Agnode_t *node = agnode(g, p->net->layers[i].name, 0);
+        cr_assert_not_null(strstr(agget(node, (char *)"label"), "<B>1 GPU</B>"), "%s", p->net->layers[i].name);
+    }
+    /* one GPU: nothing moves, every edge says 0 B */
+    for (Agnode_t *node = agfstnode(g); node; node = agnxtnode(g, node))
+        for (Agedge_t *e = agfstout(g, node); e; e = agnxtout(g, e))
+            cr_assert_not_null(strstr(agget(e, (char *)"label"), "0 B"));
+    agclose(g);
+
+    /* NULL and the optimum itself both draw the optimum */
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, p->best, path, &err), 0, "%s", err.msg);
+    g = read_dot(path);
+    cr_assert_not_null(strstr(agget(g, (char *)"label"), "optimal strategy"));
+    agclose(g);
+
+    ci[3] = p->cm->n_configs[3]; /* out of range */
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, ci, path, &err), -1);
+    cr_assert_eq(err.code, 2);
+    free(ci);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* A pinned layer says so, and the title says the optimum is constrained. */
+Test(export_config_index, pinned_layer_is_marked)
+{
+    plan *p = load("vgg16", 4);
+    int li = net_find(p->net, "fc6");
+    cr_assert_geq(li, 0);
+    p->pinned[li] = 0; /* one GPU */
+    lw_error err = {0};
+    cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(p->best[li], 0);
+    char *dir = make_dir();
+    char *path = join(dir, "p.dot");
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, NULL, path, &err), 0, "%s", err.msg);
+    Agraph_t *g = read_dot(path);
+    cr_assert_not_null(strstr(agget(g, (char *)"label"), "with 1 layer pinned"));
+    cr_assert_not_null(strstr(agget(agnode(g, (char *)"fc6", 0), (char *)"label"), "<B>1 GPU</B> (pinned)"));
+    cr_assert_null(strstr(agget(agnode(g, (char *)"fc7", 0), (char *)"label"), "(pinned)"));
+    agclose(g);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* ---------- modules */
+
+Test(export_graph, inception_modules_are_clusters)
+{
+    plan *p = load("inception_v3", 4);
+    char *dir = make_dir();
+    char *path = join(dir, "g.dot");
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, NULL, path, NULL), 0);
+    Agraph_t *g = read_dot(path);
+    Agraph_t *s = agsubg(g, (char *)"cluster_mixed_5b", 0);
+    cr_assert_not_null(s, "no cluster for mixed_5b");
+    int members = 0;
+    for (int i = 0; i < p->net->n_layers; i++)
+        if (!strncmp(p->net->layers[i].name, "mixed_5b/", 9)) {
+            members++;
+            cr_assert_not_null(agsubnode(s, agnode(g, p->net->layers[i].name, 0), 0), "%s not in its cluster",
+                               p->net->layers[i].name);
+        }
+    cr_assert_eq(agnnodes(s), members);
+    cr_assert_null(agsubg(g, (char *)"cluster_conv1", 0));
+    agclose(g);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+Test(export_graph, resnet_blocks_are_clusters)
+{
+    plan *p = load("resnet50", 4);
+    char *dir = make_dir();
+    char *path = join(dir, "g.dot");
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, NULL, path, NULL), 0);
+    Agraph_t *g = read_dot(path);
+    Agraph_t *s = agsubg(g, (char *)"cluster_layer2.0", 0);
+    cr_assert_not_null(s, "no cluster for layer2.0");
+    cr_assert_not_null(agsubnode(s, agnode(g, (char *)"layer2.0.downsample.conv", 0), 0));
+    cr_assert_null(agsubnode(s, agnode(g, (char *)"layer2.1.conv1", 0), 0));
+    agclose(g);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* ---------- bad paths */
+
+static void expect_refused(plan *p, const char *dir, const char *name, const char *must_say)
+{
+    char *path = join(dir, name);
+    lw_error err = {0};
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, NULL, path, &err), -1, "%s was accepted", path);
+    cr_assert_eq(err.code, 2, "%s: code %d", path, err.code);
+    cr_assert_not_null(strstr(err.msg, path), "the message does not name the path: %s", err.msg);
+    cr_assert_not_null(strstr(err.msg, must_say), "%s: \"%s\" lacks \"%s\"", path, err.msg, must_say);
+    cr_assert_eq(export_check_path(path, NULL), -1);
+    free(path);
+}
+
+Test(export_paths, unknown_extension_or_missing_directory_leaves_nothing)
+{
+    plan *p = load("lenet5", 4);
+    char *dir = make_dir();
+    const char *allowed = ".dot, .gv, .svg, .png or .pdf";
+    expect_refused(p, dir, "x.xyz", allowed);
+    expect_refused(p, dir, "x.jpg", allowed); /* not offered: cairo here has no JPEG writer */
+    expect_refused(p, dir, "x", allowed);
+    expect_refused(p, dir, "x.", allowed);
+    expect_refused(p, dir, ".png", allowed); /* a hidden file, not an extension */
+    expect_refused(p, dir, "no-such-dir/x.svg", "does not exist");
+    expect_refused(p, dir, "no-such-dir/deeper/x.png", "does not exist");
+    char names[512];
+    cr_assert_eq(list_dir(dir, names, sizeof names), 0, "left behind: %s", names);
+
+    /* a directory in the way of the file */
+    char *sub = join(dir, "d.svg");
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    lw_error err = {0};
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, NULL, sub, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_eq(list_dir(dir, NULL, 0), 1);
+    rmdir(sub);
+    free(sub);
+
+    /* a file where the directory should be */
+    char *file = join(dir, "f");
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    char *inside = join(file, "x.svg");
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, NULL, inside, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_not_null(strstr(err.msg, "not a directory"), "%s", err.msg);
+    cr_assert_eq(list_dir(dir, NULL, 0), 1);
+    free(inside);
+    free(file);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+Test(export_paths, extension_is_case_insensitive_and_gv_is_dot)
+{
+    plan *p = load("lenet5", 4);
+    char *dir = make_dir();
+    char *svg = join(dir, "G.SVG"), *gv = join(dir, "g.gv");
+    cr_assert_eq(export_diagram(p, VIEW_STRATEGY, -1, NULL, svg, NULL), 0);
+    check_svg(svg, p, VIEW_STRATEGY, -1);
+    cr_assert_eq(export_diagram(p, VIEW_STRATEGY, -1, NULL, gv, NULL), 0);
+    check_dot(gv, p, VIEW_STRATEGY, -1);
+    free(svg);
+    free(gv);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* A failed export leaves an existing file as it was. */
+Test(export_paths, failure_keeps_the_old_file)
+{
+    plan *p = load("lenet5", 4);
+    char *dir = make_dir();
+    char *path = join(dir, "keep.svg");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    fclose(f);
+    cr_assert_eq(export_diagram(p, VIEW_REDUCED, 999, NULL, path, NULL), -1);
+    size_t len;
+    char *s = slurp(path, &len);
+    cr_assert_str_eq(s, "old");
+    free(s);
+    cr_assert_eq(list_dir(dir, NULL, 0), 1);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+Test(export_views, names_round_trip)
+{
+    for (int v = VIEW_GRAPH; v <= VIEW_STRATEGY; v++)
+        cr_assert_eq(export_view_from_name(export_view_name((export_view)v)), v);
+    cr_assert_eq(export_view_from_name("graphs"), -1);
+    cr_assert_eq(export_view_from_name(""), -1);
+}
