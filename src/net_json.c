@@ -38,6 +38,37 @@ int json_line_of_name(const char *text, const char *name)
     return 0;
 }
 
+int json_check_trailing(const char *text, size_t len, const char *end, const char *label, lw_error *err)
+{
+    if (!end || end < text || end > text + len) return 0;
+    const char *q = end;
+    while (q < text + len && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) q++;
+    if (q >= text + len || *q == '\0') return 0;
+    int line, col;
+    json_line_col(text, (size_t)(q - text), &line, &col);
+    return lw_fail(err, 2, "%s:%d:%d: malformed JSON (text after the end of the document)", label, line, col);
+}
+
+/* Line of the nth (1-based) `"name": "<name>"` in text, or 0. */
+static int line_of_nth_name(const char *text, const char *name, int nth)
+{
+    size_t nl = strlen(name);
+    int seen = 0;
+    for (const char *p = strstr(text, "\"name\""); p; p = strstr(p + 1, "\"name\"")) {
+        const char *q = p + 6;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q != ':') continue;
+        q++;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q == '"' && strncmp(q + 1, name, nl) == 0 && q[1 + nl] == '"' && ++seen == nth) {
+            int line, col;
+            json_line_col(text, (size_t)(q - text), &line, &col);
+            return line;
+        }
+    }
+    return 0;
+}
+
 /* Parse context: where messages point. */
 typedef struct pctx {
     const char *text;
@@ -348,6 +379,10 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
                 off >= len ? " (unexpected end of file)" : "");
         return NULL;
     }
+    if (json_check_trailing(text, len, end, label, err) != 0) {
+        cJSON_Delete(root);
+        return NULL;
+    }
     network *net = NULL;
     raw_layer *raw = NULL;
     int n_raw = 0;
@@ -432,10 +467,29 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
         qsort(idx, (size_t)n, sizeof(int), lw__cmp_raw_names);
         for (int i = 1; i < n; i++) {
             if (strcmp(raw[idx[i]].l.name, raw[idx[i - 1]].l.name) == 0) {
-                int dup = idx[i] > idx[i - 1] ? idx[i] : idx[i - 1];
-                layer_fail(&p, raw[dup].l.name, dup - 1, "%s",
-                           dup == 0 || idx[i] == 0 || idx[i - 1] == 0 ? "has the same name as the input"
-                                                                     : "name used by an earlier layer too");
+                /* report the first layer that repeats a name (the input's, or
+                 * an earlier layer's), at the line of that repetition */
+                const char *dn = raw[idx[i]].l.name;
+                int with_input = strcmp(raw[0].l.name, dn) == 0;
+                int dup = -1, rank = 0, n_named = 0;
+                for (int k = 1; k < n; k++)
+                    if (strcmp(raw[k].l.name, dn) == 0) {
+                        n_named++;
+                        if (dup < 0 && (with_input || n_named == 2)) {
+                            dup = k;
+                            rank = n_named;
+                        }
+                    }
+                /* layers' "name" entries come after the network's and the
+                 * input's in a usual file: count back from the last one */
+                int total = 0;
+                while (line_of_nth_name(p.text, dn, total + 1)) total++;
+                int line = total >= n_named ? line_of_nth_name(p.text, dn, total - n_named + rank) : 0;
+                const char *what = with_input ? "has the same name as the input" : "name used by an earlier layer too";
+                if (line)
+                    lw_fail(err, 2, "%s:%d: layer \"%s\": %s", label, line, dn, what);
+                else
+                    layer_fail(&p, dn, dup - 1, "%s", what);
                 free(idx);
                 goto fail;
             }
@@ -524,8 +578,38 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
                     bad = i;
                     break;
                 }
-            layer_fail(&p, raw[bad].l.name, bad - 1, "%s",
-                       "is part of a cycle: its inputs depend on its own output");
+            /* a layer left over may only depend on a cycle: walk back along
+             * inputs that were never ordered; after n steps we are on it */
+            for (int step = 0; step < n; step++) {
+                int next = -1;
+                for (int k = 0; k < raw[bad].l.n_inputs && next < 0; k++)
+                    if (indeg[raw[bad].l.inputs[k]] > 0) next = raw[bad].l.inputs[k];
+                if (next < 0) break;
+                bad = next;
+            }
+            /* the cycle in data-flow order, ending where it starts */
+            int *cyc = lw_malloc(sizeof(int) * (size_t)(n + 1));
+            int nc = 0, v = bad;
+            do {
+                cyc[nc++] = v;
+                int next = -1;
+                for (int k = 0; k < raw[v].l.n_inputs && next < 0; k++)
+                    if (indeg[raw[v].l.inputs[k]] > 0) next = raw[v].l.inputs[k];
+                v = next;
+            } while (v >= 0 && v != bad && nc < n);
+            lw_buf b = {0};
+            lw_buf_printf(&b, "is part of a cycle (");
+            for (int k = nc; k >= 0; k--) {
+                if (k < nc - 6 && k > 0) {
+                    if (k == nc - 7) lw_buf_printf(&b, " -> ...");
+                    continue;
+                }
+                lw_buf_printf(&b, "%s\"%.60s\"", k == nc ? "" : " -> ", raw[cyc[k % nc]].l.name);
+            }
+            lw_buf_printf(&b, "): every layer of it takes the one before as input");
+            layer_fail(&p, raw[bad].l.name, bad - 1, "%s", b.s);
+            lw_buf_free(&b);
+            free(cyc);
             free(pos);
             goto fail;
         }

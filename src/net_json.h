@@ -25,6 +25,10 @@ int json_line_of_name(const char *text, const char *name);
 /* Line and column (1-based) of a byte offset. */
 void json_line_col(const char *text, size_t off, int *line, int *col);
 
+/* After a successful parse that stopped at end: 0 if only white space
+ * follows, else -1 with err set ("FILE:LINE:COL: malformed JSON ..."). */
+int json_check_trailing(const char *text, size_t len, const char *end, const char *label, lw_error *err);
+
 /* Writes the network back as a layerwise-net/1 document (caller frees). */
 char *net_to_json(const network *net);
 

@@ -152,13 +152,18 @@ char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *
 
 int strategy_from_json(const cost_model *m, const char *text, size_t len, const char *label, int *ci, lw_error *err)
 {
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
         size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
         int line, col;
         json_line_col(text, off, &line, &col);
         return lw_fail(err, 2, "%s:%d:%d: malformed JSON", label, line, col);
+    }
+    if (json_check_trailing(text, len, end, label, err) != 0) {
+        cJSON_Delete(root);
+        return -1;
     }
     int rc = -1;
     unsigned char *seen = lw_calloc((size_t)m->n_layers, 1);

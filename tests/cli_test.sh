@@ -1,0 +1,449 @@
+#!/usr/bin/env bash
+# CLI tests against the real binary: JSON documents, their agreement with
+# each other and with the cost tables, exit statuses and messages for bad
+# input, and no output file on failure.
+#
+#   LW=build/layerwise bash tests/cli_test.sh      (what `make cli-tests` runs)
+#
+# Prints "ok - ..." or "FAIL - ..." per check and a closing line
+# "N passed, M failed"; exits non-zero if any check failed.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LW=${LW:-build/layerwise}
+case $LW in /*) ;; *) LW=$ROOT/$LW ;; esac
+cd "$ROOT" || exit 1
+export LAYERWISE_DATA="${LAYERWISE_DATA:-$ROOT/data}"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/lw-cli.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+pass=0
+fail=0
+ok() { echo "ok - $1"; pass=$((pass + 1)); }
+notok() {
+    echo "FAIL - $1"
+    fail=$((fail + 1))
+    if [ -n "${2:-}" ]; then printf '%s\n' "$2" | head -n 15 | sed 's/^/    /'; fi
+}
+
+if [ ! -x "$LW" ]; then
+    notok "the program $LW exists (build it with make)"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+if ! command -v python3 >/dev/null; then
+    notok "python3 is installed (make deps)"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+
+# run ARGS...: runs the program; sets RC, OUT (stdout file), ERR (stderr file)
+OUT=$TMP/stdout
+ERR=$TMP/stderr
+run() {
+    "$LW" "$@" >"$OUT" 2>"$ERR"
+    RC=$?
+}
+
+# py DESCRIPTION SCRIPT ARGS...: a python check; it fails by raising/asserting
+py() {
+    local desc=$1 script=$2
+    shift 2
+    local msg
+    if msg=$(python3 -c "$script" "$@" 2>&1); then ok "$desc"; else notok "$desc" "$msg"; fi
+}
+
+# expect_ok DESCRIPTION ARGS...: exit status 0 and nothing on stderr but
+# "wrote FILE" lines
+expect_ok() {
+    local desc=$1
+    shift
+    run "$@"
+    if [ "$RC" -eq 0 ]; then ok "$desc"; else notok "$desc (exit $RC)" "$(cat "$ERR")"; fi
+}
+
+# expect_fail DESCRIPTION STATUS NEEDLE... -- ARGS...: the program exits with
+# STATUS, prints nothing on stdout, and every NEEDLE appears on stderr
+expect_fail() {
+    local desc=$1 status=$2
+    shift 2
+    local needles=()
+    while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do
+        needles+=("$1")
+        shift
+    done
+    shift
+    run "$@"
+    local why=""
+    [ "$RC" -eq "$status" ] || why="exit $RC, expected $status"
+    [ -s "$OUT" ] && why="$why; wrote to stdout"
+    [ -s "$ERR" ] || why="$why; no message on stderr"
+    local n
+    for n in "${needles[@]}"; do
+        grep -qF -- "$n" "$ERR" || why="$why; stderr lacks \"$n\""
+    done
+    if [ -z "$why" ]; then ok "$desc"; else notok "$desc: ${why#; }" "$(cat "$ERR")"; fi
+}
+
+F=tests/fixtures
+B=$F/bad
+
+# ------------------------------------------------------------------ help
+run --help
+if [ "$RC" -eq 0 ]; then ok "--help exits 0"; else notok "--help exits 0 (exit $RC)"; fi
+missing=""
+for c in tui search eval compare scale costs export profile list; do
+    grep -qE "layerwise +$c( |$)" "$OUT" || missing="$missing $c"
+done
+if [ -z "$missing" ]; then ok "--help lists every command"; else notok "--help lists every command: missing$missing"; fi
+run help
+if [ "$RC" -eq 0 ] && grep -q "search" "$OUT"; then ok "help command prints the usage"; else notok "help command prints the usage"; fi
+
+expect_ok "list runs" list
+if grep -q "lenet5" "$OUT" && grep -q "p100-4x4" "$OUT"; then ok "list names the shipped networks and clusters"; else
+    notok "list names the shipped networks and clusters" "$(cat "$OUT")"
+fi
+
+# ------------------------------------------------------------- search --json
+expect_ok "search --json runs" search -n lenet5 -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/search.json"
+py "search --json prints one JSON document with format layerwise-strategy/1 and the design's fields" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "layerwise-strategy/1", d["format"]
+for k in ["network", "cluster", "gpus", "batch", "algorithm", "nodes_left", "layers", "total_ms", "compute_ms",
+          "sync_ms", "transfer_ms", "images_per_s", "bytes_per_step", "peak_memory_bytes"]:
+    assert k in d, "missing " + k
+assert d["network"] == "lenet5" and d["cluster"] == "p100-4x4" and d["gpus"] == 4 and d["batch"] == 128, d
+assert d["algorithm"] == "elimination", d["algorithm"]
+names = [l["name"] for l in d["layers"]]
+assert names[0] == "data", "the input is listed first: %s" % names[:3]
+assert names == ["data", "conv1", "pool1", "conv2", "pool2", "flat", "fc1", "fc2", "fc3", "prob"], names
+for l in d["layers"]:
+    for k in ["name", "config", "devices", "compute_ms", "sync_ms", "transfer_ms"]:
+        assert k in l, "layer %s lacks %s" % (l.get("name"), k)
+    tasks = 1
+    for v in l["config"].values(): tasks *= v
+    assert l["devices"] == list(range(tasks)), (l["name"], l["devices"])
+    assert set(l["config"]) <= set("nchw"), l["config"]
+assert set(d["layers"][-1]["config"]) == {"n", "c"}, "softmax names n and c only"
+assert set(d["layers"][1]["config"]) == set("nchw"), "conv names n, c, h, w"
+tot = d["compute_ms"] + d["sync_ms"] + d["transfer_ms"]
+assert abs(d["total_ms"] - tot) <= 1e-9 * tot, (d["total_ms"], tot)
+s = sum(l["compute_ms"] + l["sync_ms"] + l["transfer_ms"] for l in d["layers"])
+assert abs(d["total_ms"] - s) <= 1e-9 * s, (d["total_ms"], s)
+assert abs(d["images_per_s"] - d["batch"] / d["total_ms"] * 1e3) <= 0.06, d["images_per_s"]
+' "$TMP/search.json"
+
+# ---------------------------------------------------------------- search -o
+rm -f "$TMP/s.json"
+expect_ok "search -o FILE runs" search -n lenet5 -c p100-4x4 -g 4 -o "$TMP/s.json"
+py "search -o FILE writes the same document as --json" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert a == b, "documents differ"
+' "$TMP/search.json" "$TMP/s.json"
+if ls "$TMP"/s.json.tmp.* >/dev/null 2>&1; then notok "search -o leaves no temporary file"; else ok "search -o leaves no temporary file"; fi
+rm -f "$TMP/s2.json"
+expect_ok "search --json -o FILE runs" search -n lenet5 -c p100-4x4 -g 4 --json -o "$TMP/s2.json"
+if [ ! -s "$OUT" ] && cmp -s "$TMP/s.json" "$TMP/s2.json"; then ok "search --json -o FILE writes the file, not stdout"; else
+    notok "search --json -o FILE writes the file, not stdout"
+fi
+
+# ----------------------------------------------------------------- eval -s
+expect_ok "eval -s FILE --json runs" eval -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json" --json
+cp "$OUT" "$TMP/eval.json"
+py "eval of the search's file gives the same total_ms and configs" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert b["format"] == "layerwise-strategy/1"
+assert abs(a["total_ms"] - b["total_ms"]) <= 1e-9 * a["total_ms"], (a["total_ms"], b["total_ms"])
+assert [l["config"] for l in a["layers"]] == [l["config"] for l in b["layers"]]
+assert [l["name"] for l in a["layers"]] == [l["name"] for l in b["layers"]]
+for x, y in zip(a["layers"], b["layers"]):
+    for k in ["compute_ms", "sync_ms", "transfer_ms"]:
+        assert abs(x[k] - y[k]) <= 1e-9 * max(1, x[k]), (x["name"], k)
+' "$TMP/search.json" "$TMP/eval.json"
+expect_ok "eval -s FILE (text) runs" eval -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
+if grep -q "the optimum for this setting" "$OUT" && grep -q "(1.00x)" "$OUT"; then ok "eval text reports the optimum, 1.00x for the optimum itself"; else
+    notok "eval text reports the optimum, 1.00x for the optimum itself" "$(tail -n 3 "$OUT")"
+fi
+expect_ok "eval of a hand-written strategy file" eval -n lenet5 -c p100-4x4 -g 4 -s $F/strategies/lenet5_mixed.json --json
+cp "$OUT" "$TMP/mixed.json"
+py "a hand-written strategy evaluates to its own configs, no better than the optimum" '
+import json, sys
+a = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))
+assert m["algorithm"] == "file", m["algorithm"]
+cfg = {l["name"]: l["config"] for l in m["layers"]}
+assert cfg["pool1"] == {"n": 2, "c": 1, "h": 2, "w": 1}, cfg["pool1"]
+assert cfg["fc3"] == {"n": 2, "c": 2}, cfg["fc3"]
+assert m["total_ms"] >= a["total_ms"] * (1 - 1e-12), (m["total_ms"], a["total_ms"])
+' "$TMP/search.json" "$TMP/mixed.json"
+
+for b in data model owt; do
+    expect_ok "eval -s $b --json runs" eval -n alexnet -c p100-4x4 -g 4 -s $b --json
+    cp "$OUT" "$TMP/eval_$b.json"
+    py "eval -s $b: a $b-parallel document" '
+import json, sys
+d = json.load(open(sys.argv[1])); b = sys.argv[2]
+assert d["format"] == "layerwise-strategy/1" and d["algorithm"] == b, d["algorithm"]
+cfg = {l["name"]: l["config"] for l in d["layers"]}
+if b == "data": assert cfg["conv1"]["n"] == 4 and cfg["fc6"] == {"n": 4, "c": 1}, cfg
+if b == "model": assert cfg["conv1"]["c"] == 4 and cfg["fc6"] == {"n": 1, "c": 4}, cfg
+if b == "owt": assert cfg["conv1"]["n"] == 4 and cfg["fc6"] == {"n": 1, "c": 4}, cfg
+' "$TMP/eval_$b.json" $b
+done
+expect_ok "search alexnet -g 4 --json runs" search -n alexnet -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/alex.json"
+py "no baseline beats the search on alexnet" '
+import json, sys
+opt = json.load(open(sys.argv[1]))["total_ms"]
+for f in sys.argv[2:]:
+    t = json.load(open(f))["total_ms"]
+    assert t >= opt * (1 - 1e-12), (f, t, opt)
+' "$TMP/alex.json" "$TMP/eval_data.json" "$TMP/eval_model.json" "$TMP/eval_owt.json"
+
+# ---------------------------------------------------------- compare, scale
+expect_ok "compare --json runs" compare -n alexnet -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/compare.json"
+py "compare --json has 4 rows (data, model, owt, layer-wise) that agree with search and eval" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["rows"]
+assert len(rows) == 4, len(rows)
+assert sorted(r["strategy"] for r in rows) == ["data", "layer-wise", "model", "owt"], [r["strategy"] for r in rows]
+by = {r["strategy"]: r for r in rows}
+for r in rows:
+    assert r["gpus"] == 4
+    for k in ["total_ms", "compute_ms", "sync_ms", "transfer_ms", "images_per_s", "bytes_per_step"]:
+        assert k in r, k
+opt = json.load(open(sys.argv[2]))["total_ms"]
+assert abs(by["layer-wise"]["total_ms"] - opt) <= 1e-9 * opt
+for b in ["data", "model", "owt"]:
+    t = json.load(open(sys.argv[3].replace("XX", b)))["total_ms"]
+    assert abs(by[b]["total_ms"] - t) <= 1e-9 * t, (b, by[b]["total_ms"], t)
+    assert by[b]["total_ms"] >= opt * (1 - 1e-12)
+' "$TMP/compare.json" "$TMP/alex.json" "$TMP/eval_XX.json"
+
+expect_ok "scale --gpus 1,2,4 --json runs" scale -n lenet5 -c p100-4x4 --gpus 1,2,4 --json
+cp "$OUT" "$TMP/scale.json"
+expect_ok "search lenet5 -g 2 --json runs" search -n lenet5 -c p100-4x4 -g 2 --json
+cp "$OUT" "$TMP/search2.json"
+py "scale --gpus 1,2,4 --json has 12 rows; one GPU is the same for all; layer-wise is the search optimum" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["rows"]
+assert len(rows) == 12, len(rows)
+assert sorted((r["gpus"], r["strategy"]) for r in rows) == sorted(
+    (g, s) for g in (1, 2, 4) for s in ("data", "model", "owt", "layer-wise")), "wrong rows"
+one = [r["total_ms"] for r in rows if r["gpus"] == 1]
+assert max(one) - min(one) <= 1e-9 * max(one), one
+for g, f in ((2, sys.argv[2]), (4, sys.argv[3])):
+    lw = [r for r in rows if r["gpus"] == g and r["strategy"] == "layer-wise"][0]
+    opt = json.load(open(f))["total_ms"]
+    assert abs(lw["total_ms"] - opt) <= 1e-9 * opt, (g, lw["total_ms"], opt)
+    for r in rows:
+        if r["gpus"] == g: assert r["total_ms"] >= opt * (1 - 1e-12), r
+' "$TMP/scale.json" "$TMP/search2.json" "$TMP/search.json"
+
+# ----------------------------------------------------------------- costs
+# The search's total must be the exact minimum of the tables, and a
+# strategy's total their sum for its configs.
+CHECK_COSTS='
+import json, sys, itertools
+c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
+assert c["format"] == "layerwise-costs/1", c.get("format")
+names = [n["name"] for n in c["nodes"]]
+assert names == [l["name"] for l in s["layers"]], "costs and strategy list different nodes"
+assert names[0] == s["layers"][0]["name"]
+idx = {n: i for i, n in enumerate(names)}
+for n in c["nodes"]:
+    assert len(n["configs"]) == len(n["cost_ms"]) >= 1
+    assert n["configs"][0] == {k: 1 for k in n["configs"][0]}, "the single-GPU config comes first"
+# the strategy total is the tables sum at its configs
+pick = [c["nodes"][i]["configs"].index(l["config"]) for i, l in enumerate(s["layers"])]
+def total(a):
+    t = sum(c["nodes"][i]["cost_ms"][a[i]] for i in range(len(a)))
+    for e in c["edges"]:
+        t += e["cost_ms"][a[idx[e["from"]]]][a[idx[e["to"]]]]
+    return t
+t = total(pick)
+assert abs(t - s["total_ms"]) <= 1e-9 * t, (t, s["total_ms"])
+for e in c["edges"]:
+    assert len(e["cost_ms"]) == len(c["nodes"][idx[e["from"]]]["configs"])
+    assert all(len(r) == len(c["nodes"][idx[e["to"]]]["configs"]) for r in e["cost_ms"])
+# the exact minimum: dynamic programming along a chain, else brute force
+n = len(names)
+ins = [[] for _ in range(n)]; outs = [[] for _ in range(n)]
+for e in c["edges"]:
+    ins[idx[e["to"]]].append(e); outs[idx[e["from"]]].append(e)
+chain = all(len(ins[i]) == (i > 0) for i in range(n)) and all(len(o) <= 1 for o in outs) and \
+    all(idx[ins[i][0]["from"]] == i - 1 for i in range(1, n))
+if chain:
+    best = list(c["nodes"][0]["cost_ms"])
+    for i in range(1, n):
+        tab = ins[i][0]["cost_ms"]; nc = c["nodes"][i]["cost_ms"]
+        best = [nc[b] + min(best[a] + tab[a][b] for a in range(len(best))) for b in range(len(nc))]
+    mn = min(best)
+else:
+    space = 1
+    for x in c["nodes"]: space *= len(x["configs"])
+    assert space <= 300000, "too many strategies to brute-force: %d" % space
+    mn = min(total(a) for a in itertools.product(*[range(len(x["configs"])) for x in c["nodes"]]))
+assert abs(mn - s["total_ms"]) <= 1e-9 * mn, ("minimum of the tables", mn, "search", s["total_ms"])
+'
+expect_ok "costs --json runs (lenet5, 2 GPUs)" costs -n lenet5 -c p100-4x4 -g 2 --json
+cp "$OUT" "$TMP/costs2.json"
+py "costs: lenet5 on 2 GPUs, the search total is the exact minimum over the tables" "$CHECK_COSTS" "$TMP/costs2.json" "$TMP/search2.json"
+expect_ok "costs --json runs (lenet5, 4 GPUs)" costs -n lenet5 -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/costs4.json"
+py "costs: lenet5 on 4 GPUs, the same nodes as the strategy and the exact minimum" "$CHECK_COSTS" "$TMP/costs4.json" "$TMP/search.json"
+expect_ok "costs and search on a branchy network" costs -n $F/nets/branchy.json -c p100-4x4 -g 2 --json
+cp "$OUT" "$TMP/costs_b.json"
+run search -n $F/nets/branchy.json -c p100-4x4 -g 2 --json
+cp "$OUT" "$TMP/search_b.json"
+py "costs: a branchy network on 2 GPUs, brute force over the tables equals the search" "$CHECK_COSTS" "$TMP/costs_b.json" "$TMP/search_b.json"
+run costs -n $F/nets/k4.json -c p100-4x4 -g 2 --json
+cp "$OUT" "$TMP/costs_k.json"
+run search -n $F/nets/k4.json -c p100-4x4 -g 2 --json
+cp "$OUT" "$TMP/search_k.json"
+py "costs: a graph that does not reduce (K4) on 2 GPUs, brute force equals the search" "$CHECK_COSTS" "$TMP/costs_k.json" "$TMP/search_k.json"
+py "search reports how many nodes the eliminations left (K4: at least 4)" '
+import json, sys
+assert json.load(open(sys.argv[1]))["nodes_left"] >= 4
+assert json.load(open(sys.argv[2]))["nodes_left"] == 2
+' "$TMP/search_k.json" "$TMP/search.json"
+expect_fail "costs without --json is refused" 2 "--json" -- costs -n lenet5 -c p100-4x4 -g 2
+
+# --------------------------------------------------------------- profiles
+rm -f "$TMP/prof.json"
+expect_ok "profile -o FILE writes a template" profile -n lenet5 -c p100-4x4 -g 2 -o "$TMP/prof.json"
+py "the template is a layerwise-profile/1 for the cluster's GPU" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "layerwise-profile/1", d.get("format")
+assert d["gpu"] == "Tesla P100-SXM2-16GB", d["gpu"]
+assert len(d["entries"]) > 0
+for e in d["entries"]:
+    assert len(e["input"]) == 4 and len(e["output"]) == 4 and e["forward_ms"] >= 0 and e["backward_ms"] >= 0, e
+' "$TMP/prof.json"
+expect_ok "search -p with the untouched template" search -n lenet5 -c p100-4x4 -g 2 -p "$TMP/prof.json" --json
+py "an untouched template changes nothing: same total and configs" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert abs(a["total_ms"] - b["total_ms"]) <= 1e-9 * a["total_ms"], (a["total_ms"], b["total_ms"])
+assert [l["config"] for l in a["layers"]] == [l["config"] for l in b["layers"]]
+' "$TMP/search2.json" "$OUT"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for e in d["entries"]:
+    if e["type"] == "conv2d" and e["output"][0] == 64 and e["output"][1] == 6:   # conv1 on one GPU
+        e["forward_ms"] = 500.0; e["backward_ms"] = 500.0
+json.dump(d, open(sys.argv[2], "w"))
+' "$TMP/prof.json" "$TMP/prof_slow.json"
+expect_ok "search -p with a measured (slow) single-GPU conv1" search -n lenet5 -c p100-4x4 -g 2 -p "$TMP/prof_slow.json" --json
+py "a profile entry overrides t_c: conv1 leaves the single GPU it was measured slow on" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+conv1 = [l for l in d["layers"] if l["name"] == "conv1"][0]
+tasks = 1
+for v in conv1["config"].values(): tasks *= v
+assert tasks > 1, conv1
+assert conv1["compute_ms"] < 1000
+' "$OUT"
+expect_ok "search -p with conv1 pinned to one GPU" search -n lenet5 -c p100-4x4 -g 2 -p "$TMP/prof_slow.json" --pin conv1=1 --json
+py "the pinned single-GPU conv1 costs exactly the measured 500 + 500 ms" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+conv1 = [l for l in d["layers"] if l["name"] == "conv1"][0]
+assert conv1["config"] == {"n": 1, "c": 1, "h": 1, "w": 1}, conv1["config"]
+assert conv1["compute_ms"] == 1000.0, conv1["compute_ms"]
+' "$OUT"
+
+# ------------------------------------------------- names, paths and options
+expect_ok "a network given by path" search -n data/networks/lenet5.json -c data/clusters/p100-4x4.json -g 4 --json
+py "a path and a bare name give the same optimum" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert abs(a["total_ms"] - b["total_ms"]) <= 1e-12 * a["total_ms"]
+' "$OUT" "$TMP/search.json"
+expect_ok "search as text" search -n lenet5 -c p100-4x4 -g 4
+if grep -q "optimal strategy" "$OUT" && grep -q "Algorithm 1" "$OUT"; then ok "search text shows the strategy and the search summary"; else
+    notok "search text shows the strategy and the search summary"
+fi
+expect_ok "--batch and --sync ring" search -n lenet5 -c p100-4x4 -g 4 --batch 64 --sync ring --json
+py "--batch sets the global batch" 'import json,sys; d=json.load(open(sys.argv[1])); assert d["batch"] == 64, d["batch"]' "$OUT"
+expect_ok "--pin" search -n alexnet -c p100-4x4 -g 4 --pin fc6=n4 --json
+py "--pin forces the layer and costs no less than the optimum" '
+import json, sys
+d = json.load(open(sys.argv[1])); o = json.load(open(sys.argv[2]))
+fc6 = [l for l in d["layers"] if l["name"] == "fc6"][0]
+assert fc6["config"] == {"n": 4, "c": 1}, fc6["config"]
+assert d["total_ms"] >= o["total_ms"] * (1 - 1e-12)
+' "$OUT" "$TMP/alex.json"
+
+# -------------------------------------------------------------- bad input
+expect_fail "missing network file: exit 2, names the file" 2 "$B/no_such_file.json" -- \
+    search -n $B/no_such_file.json -c p100-4x4 -g 4
+expect_fail "unknown network name: exit 2, lists the shipped ones" 2 "no_such_net" "vgg16" -- \
+    search -n no_such_net -c p100-4x4 -g 4
+expect_fail "malformed JSON: exit 2, file:line:col" 2 "$B/net_malformed.json:7:5:" "malformed JSON" -- \
+    search -n $B/net_malformed.json -c p100-4x4 -g 4 --json
+expect_fail "unknown layer type: exit 2, names file, line and layer" 2 "$B/net_unknown_type.json:7:" "conv2" "conv3d" -- \
+    search -n $B/net_unknown_type.json -c p100-4x4 -g 4
+expect_fail "a cycle: exit 2, names the file and a layer on it" 2 "$B/net_cycle.json:" "cycle" -- \
+    search -n $B/net_cycle.json -c p100-4x4 -g 4
+expect_fail "unknown input name: exit 2" 2 "$B/net_unknown_input.json:7:" "conv_1" -- \
+    eval -n $B/net_unknown_input.json -c p100-4x4 -g 4 -s data
+expect_fail "bad cluster: exit 2, names file and line" 2 "$B/cluster_negative_bw.json:8:" "bandwidth_gbs" -- \
+    search -n lenet5 -c $B/cluster_negative_bw.json -g 4
+expect_fail "malformed cluster: exit 2" 2 "$B/cluster_malformed.json:7:" -- \
+    compare -n lenet5 -c $B/cluster_malformed.json -g 4 --json
+expect_fail "malformed profile: exit 2" 2 "$B/profile_malformed.json:6:" -- \
+    search -n lenet5 -c p100-4x4 -g 4 -p $B/profile_malformed.json
+expect_fail "bad strategy file: exit 2, names file, line and layer" 2 "$B/strategy_unknown_layer.json:16:" "fc4" -- \
+    eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_unknown_layer.json --json
+expect_fail "strategy with an invalid config: exit 2" 2 "$B/strategy_degree3.json:8:" "conv1" -- \
+    eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_degree3.json
+expect_fail "missing strategy file: exit 2" 2 "$TMP/nothing.json" -- \
+    eval -n lenet5 -c p100-4x4 -g 4 -s "$TMP/nothing.json"
+expect_fail "-g 0: exit 2" 2 "0" -- search -n lenet5 -c p100-4x4 -g 0
+expect_fail "-g 17 on p100-4x4: exit 2, says how many there are" 2 "17" "16" "p100-4x4" -- search -n lenet5 -c p100-4x4 -g 17
+expect_fail "-g abc: exit 2" 2 "abc" -- search -n lenet5 -c p100-4x4 -g abc
+expect_fail "-g without a value: exit 2" 2 "-g" -- search -n lenet5 -c p100-4x4 -g
+expect_fail "-g 2,4 outside scale: exit 2 (not silently all GPUs)" 2 "2,4" -- search -n lenet5 -c p100-4x4 -g 2,4 --json
+expect_fail "compare -g 1,2: exit 2" 2 "1,2" -- compare -n lenet5 -c p100-4x4 -g 1,2 --json
+expect_fail "scale --gpus 1,x: exit 2" 2 "1,x" -- scale -n lenet5 -c p100-4x4 --gpus 1,x --json
+expect_fail "scale --gpus 1,32 on p100-4x4: exit 2" 2 "32" -- scale -n lenet5 -c p100-4x4 --gpus 1,32 --json
+expect_fail "unknown option: exit 2" 2 "--frobnicate" -- search -n lenet5 --frobnicate
+expect_fail "unknown command: exit 2" 2 "frobnicate" -- frobnicate -n lenet5
+expect_fail "eval without -s: exit 2" 2 "-s" -- eval -n lenet5 -c p100-4x4 -g 4
+expect_fail "--pin of an unknown layer: exit 2" 2 "nope" -- search -n lenet5 -c p100-4x4 -g 4 --pin nope=n2
+expect_fail "--pin with an invalid config: exit 2" 2 "fc1" -- search -n lenet5 -c p100-4x4 -g 4 --pin fc1=h2
+
+# ------------------------------------------------- no output file on failure
+( cd "$TMP" && "$LW" search -n "$ROOT/$B/net_cycle.json" -c p100-4x4 -g 4 -o out.json >/dev/null 2>&1 )
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -e "$TMP/out.json" ] && ! ls "$TMP"/out.json.tmp.* >/dev/null 2>&1; then
+    ok "a failed search -o leaves no out.json and no out.json.tmp.*"
+else
+    notok "a failed search -o leaves no out.json and no out.json.tmp.* (exit $rc)" "$(ls "$TMP")"
+fi
+echo keep >"$TMP/keep.json"
+"$LW" eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_degree3.json -o "$TMP/keep.json" >/dev/null 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && [ "$(cat "$TMP/keep.json")" = keep ] && ! ls "$TMP"/keep.json.tmp.* >/dev/null 2>&1; then
+    ok "a failed eval -o leaves an existing file untouched"
+else
+    notok "a failed eval -o leaves an existing file untouched (exit $rc)"
+fi
+"$LW" search -n lenet5 -c p100-4x4 -g 4 -o "$TMP/no_such_dir/out.json" >/dev/null 2>"$ERR"
+rc=$?
+if [ "$rc" -ne 0 ] && [ -s "$ERR" ] && [ ! -e "$TMP/no_such_dir" ]; then ok "an unwritable -o path fails with a message"; else
+    notok "an unwritable -o path fails with a message (exit $rc)"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

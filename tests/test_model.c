@@ -1,0 +1,1072 @@
+/*
+ * Unit tests: loading networks, clusters and profiles (shapes, parameter
+ * counts, topological order, every kind of bad input), and the
+ * configurations of a layer.
+ *
+ * Run from the repository root (make check does): paths are relative to it.
+ */
+#include <criterion/criterion.h>
+
+#include "cluster.h"
+#include "configs.h"
+#include "net_json.h"
+#include "plan.h"
+#include "profile.h"
+
+#include <cjson/cJSON.h>
+#include <glob.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIX "tests/fixtures/"
+#define BAD FIX "bad/"
+
+/* Bare names (plan_load_network("vgg16")) resolve to this tree's data/,
+ * not to an installed copy, unless LAYERWISE_DATA says otherwise. */
+__attribute__((constructor)) static void use_this_trees_data(void)
+{
+    setenv("LAYERWISE_DATA", "data", 0);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static network *load_net(const char *path)
+{
+    lw_error err = {0};
+    network *n = net_load_file(path, &err);
+    cr_assert_not_null(n, "%s should load, got: %s", path, err.msg);
+    return n;
+}
+
+static network *net_str(const char *json, lw_error *err)
+{
+    return net_from_json(json, strlen(json), "inline.json", err);
+}
+
+static const layer *find_layer(const network *n, const char *name)
+{
+    int i = net_find(n, name);
+    cr_assert(i >= 0, "network %s has no layer \"%s\"", n->name, name);
+    return &n->layers[i];
+}
+
+static void assert_shape(const network *n, const char *name, long c, long h, long w)
+{
+    const layer *l = find_layer(n, name);
+    cr_assert(l->out.c == c && l->out.h == h && l->out.w == w, "%s/%s: output %ldx%ldx%ld, expected %ldx%ldx%ld",
+              n->name, name, l->out.c, l->out.h, l->out.w, c, h, w);
+}
+
+/* Every input of a layer comes before it; layer 0 is the input. */
+static void assert_topological(const network *n)
+{
+    cr_assert(n->n_layers >= 1);
+    cr_assert_eq(n->layers[0].type, LT_INPUT, "%s: layers[0] is not the input", n->name);
+    cr_assert_eq(n->layers[0].n_inputs, 0);
+    for (int i = 1; i < n->n_layers; i++) {
+        const layer *l = &n->layers[i];
+        cr_assert_neq(l->type, LT_INPUT, "%s: a second input at %d", n->name, i);
+        cr_assert(l->n_inputs >= 1, "%s: layer %s has no inputs", n->name, l->name);
+        for (int k = 0; k < l->n_inputs; k++)
+            cr_assert(l->inputs[k] >= 0 && l->inputs[k] < i, "%s: layer %s (at %d) takes input %d, not earlier",
+                      n->name, l->name, i, l->inputs[k]);
+    }
+    /* n_outputs counts consumers */
+    for (int i = 0; i < n->n_layers; i++) {
+        int c = 0;
+        for (int j = 0; j < n->n_layers; j++)
+            for (int k = 0; k < n->layers[j].n_inputs; k++) c += n->layers[j].inputs[k] == i;
+        cr_assert_eq(n->layers[i].n_outputs, c, "%s: %s has %d consumers, n_outputs says %d", n->name,
+                     n->layers[i].name, c, n->layers[i].n_outputs);
+    }
+}
+
+/* Two loads of one network (in any layer order) describe the same graph. */
+static void assert_same_network(const network *a, const network *b)
+{
+    cr_assert_eq(a->n_layers, b->n_layers);
+    cr_assert_str_eq(a->layers[0].name, b->layers[0].name);
+    for (int i = 0; i < a->n_layers; i++) {
+        const layer *la = &a->layers[i];
+        int j = net_find(b, la->name);
+        cr_assert(j >= 0, "layer %s lost", la->name);
+        const layer *lb = &b->layers[j];
+        cr_assert_eq(la->type, lb->type, "%s: type differs", la->name);
+        cr_assert(la->out.c == lb->out.c && la->out.h == lb->out.h && la->out.w == lb->out.w &&
+                      la->out.rank == lb->out.rank,
+                  "%s: shape differs", la->name);
+        cr_assert_eq(la->n_params, lb->n_params, "%s: params differ", la->name);
+        cr_assert_eq(la->dims, lb->dims);
+        cr_assert_eq(la->n_inputs, lb->n_inputs);
+        for (int k = 0; k < la->n_inputs; k++)
+            cr_assert_str_eq(a->layers[la->inputs[k]].name, b->layers[lb->inputs[k]].name,
+                             "%s: input %d differs", la->name, k);
+        cr_assert_eq(la->kh, lb->kh);
+        cr_assert_eq(la->kw, lb->kw);
+        cr_assert_eq(la->sh, lb->sh);
+        cr_assert_eq(la->sw, lb->sw);
+        cr_assert_eq(la->ph, lb->ph);
+        cr_assert_eq(la->pw, lb->pw);
+    }
+    cr_assert_eq(net_params(a), net_params(b));
+}
+
+static int count_type(const network *n, layer_type t)
+{
+    int c = 0;
+    for (int i = 0; i < n->n_layers; i++) c += n->layers[i].type == t;
+    return c;
+}
+
+static char *read_text(const char *path, size_t *len)
+{
+    lw_error err = {0};
+    char *t = lw_read_file(path, len, &err);
+    cr_assert_not_null(t, "%s: %s", path, err.msg);
+    return t;
+}
+
+/* ---------------------------------------------------------- shipped nets */
+
+Test(networks, every_shipped_network_loads_and_is_in_the_fixture)
+{
+    size_t len;
+    char *text = read_text(FIX "expected_networks.json", &len);
+    cJSON *exp = cJSON_Parse(text);
+    cr_assert_not_null(exp);
+    glob_t g;
+    cr_assert_eq(glob("data/networks/*.json", 0, NULL, &g), 0, "no data/networks/*.json (run from the repo root)");
+    cr_assert(g.gl_pathc >= 5, "only %zu shipped networks", g.gl_pathc);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        network *n = load_net(g.gl_pathv[i]);
+        assert_topological(n);
+        /* the file is named after the network */
+        char want[256];
+        snprintf(want, sizeof want, "data/networks/%s.json", n->name);
+        cr_assert_str_eq(g.gl_pathv[i], want);
+        int found = 0;
+        for (cJSON *e = exp->child; e; e = e->next)
+            found |= strcmp(cJSON_GetObjectItem(e, "name")->valuestring, n->name) == 0;
+        cr_assert(found, "%s is not in tests/fixtures/expected_networks.json", n->name);
+        /* the bare name resolves to the same network */
+        lw_error err = {0};
+        network *m = plan_load_network(n->name, &err);
+        cr_assert_not_null(m, "%s", err.msg);
+        assert_same_network(n, m);
+        net_free(m);
+        net_free(n);
+    }
+    globfree(&g);
+    cJSON_Delete(exp);
+    free(text);
+}
+
+Test(networks, counts_equal_the_independent_python_count)
+{
+    size_t len;
+    char *text = read_text(FIX "expected_networks.json", &len);
+    cJSON *exp = cJSON_Parse(text);
+    cr_assert(cJSON_IsArray(exp));
+    int checked = 0;
+    for (cJSON *e = exp->child; e; e = e->next) {
+        const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+        char path[256];
+        snprintf(path, sizeof path, "data/networks/%s.json", name);
+        network *n = load_net(path);
+        cr_assert_eq(n->n_layers - 1, cJSON_GetObjectItem(e, "layers")->valueint, "%s: layer count", name);
+        cr_assert_eq(net_params(n), (long)cJSON_GetObjectItem(e, "params")->valuedouble, "%s: %ld params, expected %.0f",
+                     name, net_params(n), cJSON_GetObjectItem(e, "params")->valuedouble);
+        const cJSON *o = cJSON_GetObjectItem(e, "output");
+        const layer *last = &n->layers[n->n_layers - 1];
+        cr_assert(last->out.c == cJSON_GetArrayItem(o, 0)->valueint && last->out.h == cJSON_GetArrayItem(o, 1)->valueint &&
+                      last->out.w == cJSON_GetArrayItem(o, 2)->valueint,
+                  "%s: output %ldx%ldx%ld", name, last->out.c, last->out.h, last->out.w);
+        cr_assert_eq(count_type(n, LT_CONV2D), cJSON_GetObjectItem(e, "conv2d")->valueint, "%s: conv2d", name);
+        cr_assert_eq(count_type(n, LT_POOL2D), cJSON_GetObjectItem(e, "pool2d")->valueint, "%s: pool2d", name);
+        cr_assert_eq(count_type(n, LT_CONCAT), cJSON_GetObjectItem(e, "concat")->valueint, "%s: concat", name);
+        cr_assert_eq(count_type(n, LT_ADD), cJSON_GetObjectItem(e, "add")->valueint, "%s: add", name);
+        net_free(n);
+        checked++;
+    }
+    cr_assert_eq(checked, 5);
+    cJSON_Delete(exp);
+    free(text);
+}
+
+static void assert_params_near(const char *name, double published)
+{
+    char path[256];
+    snprintf(path, sizeof path, "data/networks/%s.json", name);
+    network *n = load_net(path);
+    double p = (double)net_params(n);
+    cr_assert(fabs(p - published) <= 0.01 * published, "%s: %.0f parameters, published %.0f (more than 1%% off)", name,
+              p, published);
+    net_free(n);
+}
+
+Test(networks, parameter_counts_match_the_published_ones)
+{
+    assert_params_near("alexnet", 61.1e6);
+    assert_params_near("vgg16", 138.4e6);
+    assert_params_near("inception_v3", 23.8e6);
+    assert_params_near("resnet50", 25.6e6);
+}
+
+Test(networks, inception_v3_has_94_convs_14_pools_11_concats)
+{
+    network *n = load_net("data/networks/inception_v3.json");
+    cr_assert_eq(count_type(n, LT_CONV2D), 94);
+    cr_assert_eq(count_type(n, LT_POOL2D), 14);
+    cr_assert_eq(count_type(n, LT_CONCAT), 11);
+    assert_shape(n, "data", 3, 299, 299);
+    assert_shape(n, "pool2", 192, 35, 35);
+    assert_shape(n, "mixed_5b/concat", 256, 35, 35);
+    assert_shape(n, "mixed_5c/concat", 288, 35, 35);
+    assert_shape(n, "mixed_5d/concat", 288, 35, 35);
+    assert_shape(n, "mixed_6a/concat", 768, 17, 17);
+    assert_shape(n, "mixed_7a/concat", 1280, 8, 8);
+    assert_shape(n, "mixed_7c/concat", 2048, 8, 8);
+    /* a 7c concat has six inputs (1x1, 1x3, 3x1, 1x3, 3x1, pool) */
+    cr_assert_eq(find_layer(n, "mixed_7c/concat")->n_inputs, 6);
+    net_free(n);
+}
+
+Test(networks, output_shapes_of_known_layers)
+{
+    network *v = load_net("data/networks/vgg16.json");
+    assert_shape(v, "conv1_1", 64, 224, 224);
+    assert_shape(v, "pool1", 64, 112, 112);
+    assert_shape(v, "conv4_3", 512, 28, 28);
+    assert_shape(v, "pool5", 512, 7, 7);
+    assert_shape(v, "flat", 25088, 1, 1);
+    assert_shape(v, "fc6", 4096, 1, 1);
+    assert_shape(v, "prob", 1000, 1, 1);
+    cr_assert_eq(find_layer(v, "fc6")->n_params, 25088L * 4096 + 4096);
+    cr_assert_eq(find_layer(v, "conv1_1")->n_params, 64L * 3 * 9 + 64);
+    cr_assert_eq(find_layer(v, "flat")->out.rank, 2);
+    cr_assert_eq(find_layer(v, "pool5")->out.rank, 4);
+    net_free(v);
+
+    network *a = load_net("data/networks/alexnet.json");
+    assert_shape(a, "conv1", 64, 55, 55);
+    assert_shape(a, "pool1", 64, 27, 27);
+    assert_shape(a, "conv2", 192, 27, 27);
+    assert_shape(a, "pool2", 192, 13, 13);
+    assert_shape(a, "conv5", 256, 13, 13);
+    assert_shape(a, "pool3", 256, 6, 6);
+    assert_shape(a, "fc6", 4096, 1, 1);
+    cr_assert_eq(find_layer(a, "fc6")->n_params, 9216L * 4096 + 4096);
+    net_free(a);
+
+    network *r = load_net("data/networks/resnet50.json");
+    assert_shape(r, "conv1", 64, 112, 112);
+    assert_shape(r, "maxpool", 64, 56, 56);
+    assert_shape(r, "layer1.0.add", 256, 56, 56);
+    net_free(r);
+
+    network *l = load_net("data/networks/lenet5.json");
+    assert_shape(l, "conv1", 6, 28, 28);
+    assert_shape(l, "pool2", 16, 5, 5);
+    assert_shape(l, "flat", 400, 1, 1);
+    net_free(l);
+}
+
+Test(networks, parallelizable_dimensions)
+{
+    network *v = load_net("data/networks/vgg16.json");
+    unsigned all = DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W);
+    unsigned nc = DIMMASK(DIM_N) | DIMMASK(DIM_C);
+    cr_assert_eq(find_layer(v, "data")->dims, all);
+    cr_assert_eq(find_layer(v, "conv3_1")->dims, all);
+    cr_assert_eq(find_layer(v, "pool5")->dims, all);
+    cr_assert_eq(find_layer(v, "flat")->dims, nc);
+    cr_assert_eq(find_layer(v, "fc7")->dims, nc);
+    cr_assert_eq(find_layer(v, "prob")->dims, nc);
+    net_free(v);
+}
+
+/* Deterministic shuffle of the "layers" array of a network document. */
+static char *shuffled(const char *text, unsigned seed)
+{
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    cJSON *layers = cJSON_DetachItemFromObject(root, "layers");
+    int n = cJSON_GetArraySize(layers);
+    cJSON **items = malloc(sizeof(cJSON *) * (size_t)n);
+    for (int i = n - 1; i >= 0; i--) items[i] = cJSON_DetachItemFromArray(layers, i);
+    unsigned s = seed * 2654435761u + 1;
+    for (int i = n - 1; i > 0; i--) {
+        s = s * 1103515245u + 12345u;
+        int j = (int)((s >> 8) % (unsigned)(i + 1));
+        cJSON *t = items[i];
+        items[i] = items[j];
+        items[j] = t;
+    }
+    if (seed == 0) /* seed 0: exactly reversed */
+        for (int i = 0; i < n / 2; i++) {
+            cJSON *t = items[i];
+            items[i] = items[n - 1 - i];
+            items[n - 1 - i] = t;
+        }
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(layers, items[i]);
+    cJSON_AddItemToObject(root, "layers", layers);
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    free(items);
+    return out;
+}
+
+Test(networks, shuffled_layers_load_into_a_topological_order)
+{
+    const char *names[] = {"lenet5", "inception_v3", "resnet50"};
+    for (int k = 0; k < 3; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "data/networks/%s.json", names[k]);
+        network *ref = load_net(path);
+        size_t len;
+        char *text = read_text(path, &len);
+        for (unsigned seed = 0; seed < 4; seed++) {
+            char *s = shuffled(text, seed);
+            lw_error err = {0};
+            network *n = net_from_json(s, strlen(s), "shuffled.json", &err);
+            cr_assert_not_null(n, "%s shuffled (seed %u): %s", names[k], seed, err.msg);
+            assert_topological(n);
+            assert_same_network(ref, n);
+            net_free(n);
+            free(s);
+        }
+        free(text);
+        net_free(ref);
+    }
+}
+
+Test(networks, file_order_is_kept_when_already_topological)
+{
+    network *n = load_net("data/networks/vgg16.json");
+    const char *order[] = {"data", "conv1_1", "conv1_2", "pool1", "conv2_1"};
+    for (int i = 0; i < 5; i++) cr_assert_str_eq(n->layers[i].name, order[i]);
+    cr_assert_str_eq(n->layers[n->n_layers - 1].name, "prob");
+    net_free(n);
+}
+
+Test(networks, net_to_json_round_trips)
+{
+    const char *names[] = {"alexnet", "inception_v3", "resnet50"};
+    for (int k = 0; k < 3; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "data/networks/%s.json", names[k]);
+        network *a = load_net(path);
+        char *s = net_to_json(a);
+        lw_error err = {0};
+        network *b = net_from_json(s, strlen(s), "roundtrip.json", &err);
+        cr_assert_not_null(b, "%s: %s", names[k], err.msg);
+        assert_same_network(a, b);
+        free(s);
+        net_free(a);
+        net_free(b);
+    }
+}
+
+Test(networks, defaults_for_stride_padding_and_pool_stride)
+{
+    lw_error err = {0};
+    network *n = net_str("{\"format\": \"layerwise-net/1\", \"name\": \"d\","
+                         " \"input\": {\"name\": \"x\", \"channels\": 2, \"height\": 9, \"width\": 12},"
+                         " \"layers\": ["
+                         "  {\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"x\"], \"out_channels\": 5, \"kernel\": [3, 5], \"bias\": false},"
+                         "  {\"name\": \"p\", \"type\": \"pool2d\", \"inputs\": [\"c\"], \"kernel\": 2},"
+                         "  {\"name\": \"q\", \"type\": \"pool2d\", \"mode\": \"avg\", \"inputs\": [\"p\"], \"kernel\": 3, \"stride\": 1, \"padding\": 1},"
+                         "  {\"name\": \"bn\", \"type\": \"batchnorm\", \"inputs\": [\"q\"]},"
+                         "  {\"name\": \"f\", \"type\": \"flatten\", \"inputs\": [\"bn\"]},"
+                         "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"f\"], \"out_features\": 7}]}",
+                         &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cr_assert_str_eq(n->layers[0].name, "x");
+    assert_shape(n, "c", 5, 7, 8);
+    cr_assert_eq(find_layer(n, "c")->n_params, 5L * 2 * 3 * 5); /* no bias */
+    assert_shape(n, "p", 5, 3, 4);                              /* pool stride = kernel */
+    cr_assert_eq(find_layer(n, "p")->sh, 2);
+    cr_assert_eq(find_layer(n, "p")->pool_max, 1);
+    assert_shape(n, "q", 5, 3, 4);
+    cr_assert_eq(find_layer(n, "q")->pool_max, 0);
+    cr_assert_eq(find_layer(n, "bn")->n_params, 10);
+    assert_shape(n, "f", 60, 1, 1);
+    cr_assert_eq(find_layer(n, "fc")->n_params, 7L * 60 + 7);
+    cr_assert_eq(net_params(n), 150 + 10 + 427);
+    net_free(n);
+}
+
+/* ------------------------------------------------------------- bad input */
+
+/* Loads path, expects failure with code 2 and every needle in the message. */
+static void expect_net_error(const char *path, const char *const *needles)
+{
+    lw_error err = {0};
+    network *n = net_load_file(path, &err);
+    cr_assert_null(n, "%s loaded but should have failed", path);
+    cr_assert_eq(err.code, 2, "%s: code %d (%s)", path, err.code, err.msg);
+    cr_assert(strstr(err.msg, path) != NULL, "message does not name the file: %s", err.msg);
+    for (; *needles; needles++)
+        cr_assert(strstr(err.msg, *needles) != NULL, "message \"%s\" lacks \"%s\"", err.msg, *needles);
+}
+
+#define EXPECT_NET_ERROR(file, ...)                                                                                \
+    do {                                                                                                           \
+        const char *const needles_[] = {__VA_ARGS__, NULL};                                                        \
+        expect_net_error(BAD file, needles_);                                                                      \
+    } while (0)
+
+Test(bad_network, malformed_json_gives_line_and_column)
+{
+    /* a missing comma: the error is the '{' that starts line 7, column 5 */
+    EXPECT_NET_ERROR("net_malformed.json", BAD "net_malformed.json:7:5:", "malformed JSON");
+}
+
+Test(bad_network, truncated_json)
+{
+    /* the file stops after line 6: the error is at its end */
+    lw_error err = {0};
+    network *n = net_load_file(BAD "net_truncated.json", &err);
+    cr_assert_null(n);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "malformed JSON") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, BAD "net_truncated.json:6:") != NULL || strstr(err.msg, BAD "net_truncated.json:7:") != NULL,
+              "%s", err.msg);
+}
+
+Test(bad_network, text_after_the_document)
+{
+    /* a stray '}' on line 10 after the document closed on line 9 */
+    EXPECT_NET_ERROR("net_trailing.json", BAD "net_trailing.json:10:1:", "malformed JSON");
+}
+
+Test(bad_network, malformed_json_line_and_column_from_a_string)
+{
+    const char *t = "{\n  \"format\": \"layerwise-net/1\",\n\t\"name\": [1, 2,, 3]\n}";
+    lw_error err = {0};
+    network *n = net_str(t, &err);
+    cr_assert_null(n);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "inline.json:3:16:") != NULL, "%s", err.msg);
+}
+
+Test(bad_network, unknown_layer_type)
+{
+    EXPECT_NET_ERROR("net_unknown_type.json", BAD "net_unknown_type.json:7: layer \"conv2\"", "unknown layer type",
+                     "conv3d");
+}
+
+Test(bad_network, unknown_input_name)
+{
+    EXPECT_NET_ERROR("net_unknown_input.json", BAD "net_unknown_input.json:7: layer \"pool1\"", "\"conv_1\"");
+}
+
+Test(bad_network, cycle_names_a_layer_on_the_cycle)
+{
+    lw_error err = {0};
+    network *n = net_load_file(BAD "net_cycle.json", &err);
+    cr_assert_null(n);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "cycle") != NULL, "%s", err.msg);
+    /* "after" depends on the cycle a -> b -> a but is not on it */
+    cr_assert(strstr(err.msg, BAD "net_cycle.json:8: layer \"a\"") != NULL ||
+                  strstr(err.msg, BAD "net_cycle.json:9: layer \"b\"") != NULL,
+              "message should name a or b with its line: %s", err.msg);
+    cr_assert(strstr(err.msg, "\"after\"") == NULL, "\"after\" is not on the cycle: %s", err.msg);
+}
+
+Test(bad_network, a_layer_taking_itself_as_input)
+{
+    EXPECT_NET_ERROR("net_self_input.json", BAD "net_self_input.json:7: layer \"a\"", "cycle");
+}
+
+Test(bad_network, concat_of_mismatched_heights)
+{
+    EXPECT_NET_ERROR("net_concat_mismatch.json", BAD "net_concat_mismatch.json:8: layer \"cat\"", "8x16x16",
+                     "8x8x8");
+}
+
+Test(bad_network, add_of_mismatched_shapes)
+{
+    EXPECT_NET_ERROR("net_add_mismatch.json", BAD "net_add_mismatch.json:8: layer \"sum\"", "8x16x16", "16x16x16");
+}
+
+Test(bad_network, kernel_larger_than_its_input)
+{
+    EXPECT_NET_ERROR("net_kernel_too_big.json", BAD "net_kernel_too_big.json:7: layer \"conv2\"", "5x5", "4x4");
+}
+
+Test(bad_network, zero_out_channels)
+{
+    EXPECT_NET_ERROR("net_zero_channels.json", BAD "net_zero_channels.json:7: layer \"conv2\"", "out_channels");
+}
+
+Test(bad_network, negative_out_features)
+{
+    EXPECT_NET_ERROR("net_negative_features.json", BAD "net_negative_features.json:7: layer \"fc\"", "out_features");
+}
+
+Test(bad_network, negative_input_height)
+{
+    lw_error err = {0};
+    network *n = net_load_file(BAD "net_negative_height.json", &err);
+    cr_assert_null(n);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, BAD "net_negative_height.json") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, "input") != NULL && strstr(err.msg, "height") != NULL, "%s", err.msg);
+}
+
+Test(bad_network, duplicate_names)
+{
+    /* the second "conv1" is on line 8 */
+    EXPECT_NET_ERROR("net_duplicate.json", BAD "net_duplicate.json:8: layer \"conv1\"", "name");
+}
+
+Test(bad_network, duplicate_of_the_input_name)
+{
+    lw_error err = {0};
+    network *n = net_str("{\"format\": \"layerwise-net/1\", \"name\": \"d\","
+                         " \"input\": {\"name\": \"x\", \"channels\": 2, \"height\": 4, \"width\": 4},"
+                         " \"layers\": [{\"name\": \"x\", \"type\": \"relu\", \"inputs\": [\"x\"]}]}",
+                         &err);
+    cr_assert_null(n);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "inline.json") && strstr(err.msg, "\"x\""), "%s", err.msg);
+}
+
+Test(bad_network, missing_format)
+{
+    EXPECT_NET_ERROR("net_no_format.json", BAD "net_no_format.json:", "\"format\"", "layerwise-net/1", "missing");
+}
+
+Test(bad_network, wrong_format)
+{
+    EXPECT_NET_ERROR("net_wrong_format.json", BAD "net_wrong_format.json:3:", "layerwise-net/1");
+}
+
+Test(bad_network, unknown_field)
+{
+    EXPECT_NET_ERROR("net_unknown_field.json", BAD "net_unknown_field.json:7: layer \"conv2\"", "unknown field",
+                     "\"out_channel\"");
+}
+
+Test(bad_network, non_integer_kernel)
+{
+    EXPECT_NET_ERROR("net_float_kernel.json", BAD "net_float_kernel.json:7: layer \"pool1\"", "\"kernel\"", "2.5");
+    EXPECT_NET_ERROR("net_string_kernel.json", BAD "net_string_kernel.json:6: layer \"conv1\"", "\"kernel\"");
+}
+
+Test(bad_network, missing_file)
+{
+    lw_error err = {0};
+    network *n = net_load_file(BAD "no_such_file.json", &err);
+    cr_assert_null(n);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, BAD "no_such_file.json"), "%s", err.msg);
+}
+
+/* A table of small broken documents: every one fails with code 2, names the
+ * label, and says what is wrong. */
+Test(bad_network, assorted_inline_errors)
+{
+    static const struct {
+        const char *json, *needle;
+    } cases[] = {
+        {"[]", "object"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4}}",
+         "layers"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": []}",
+         "layers"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"layers\": [{\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\"]}]}",
+         "input"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1.5, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\"]}]}",
+         "channels"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"r\", \"type\": \"relu\"}]}",
+         "\"r\""},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\", \"data\"]}]}",
+         "\"r\""},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"s\", \"type\": \"add\", \"inputs\": [\"data\"]}]}",
+         "\"s\""},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"kernel\": 3}]}",
+         "out_channels"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 2}]}",
+         "kernel"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 2, \"kernel\": 3, \"stride\": 0}]}",
+         "stride"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"p\", \"type\": \"pool2d\", \"mode\": \"median\", \"inputs\": [\"data\"], \"kernel\": 2}]}",
+         "mode"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"f\", \"type\": \"flatten\", \"inputs\": [\"data\"]},"
+         " {\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"f\"], \"out_channels\": 2, \"kernel\": 1}]}",
+         "\"c\""},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\"], \"kernel\": 3}]}",
+         "unknown field"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 2, \"kernel\": [3, 3, 3]}]}",
+         "kernel"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 2, \"kernel\": 3, \"padding\": 3}]}",
+         "padding"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 1e12, \"kernel\": 3}]}",
+         "out_channels"},
+        {"{\"format\": \"layerwise-net/1\", \"name\": \"x\", \"input\": {\"channels\": 1, \"height\": 4, \"width\": 4},"
+         " \"layers\": [{\"name\": \"c\", \"type\": \"linear\", \"inputs\": [\"data\"], \"out_features\": 4, \"bias\": 1}]}",
+         "bias"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lw_error err = {0};
+        network *n = net_str(cases[i].json, &err);
+        cr_assert_null(n, "case %zu loaded: %s", i, cases[i].json);
+        cr_assert_eq(err.code, 2, "case %zu: code %d", i, err.code);
+        cr_assert(strncmp(err.msg, "inline.json", 11) == 0, "case %zu: message does not start with the file: %s", i,
+                  err.msg);
+        cr_assert(strstr(err.msg, cases[i].needle) != NULL, "case %zu: \"%s\" lacks \"%s\"", i, err.msg,
+                  cases[i].needle);
+    }
+}
+
+/* ---------------------------------------------------------------- clusters */
+
+static cluster *load_cluster(const char *path)
+{
+    lw_error err = {0};
+    cluster *c = cluster_load_file(path, &err);
+    cr_assert_not_null(c, "%s should load, got: %s", path, err.msg);
+    return c;
+}
+
+Test(clusters, shipped_clusters_load)
+{
+    glob_t g;
+    cr_assert_eq(glob("data/clusters/*.json", 0, NULL, &g), 0);
+    cr_assert(g.gl_pathc >= 1);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        cluster *c = load_cluster(g.gl_pathv[i]);
+        char want[256];
+        snprintf(want, sizeof want, "data/clusters/%s.json", c->name);
+        cr_assert_str_eq(g.gl_pathv[i], want);
+        cr_assert(cluster_gpus(c) >= 1);
+        cr_assert(c->gpu.peak_tflops > 0 && c->intra.bandwidth_gbs > 0 && c->inter.bandwidth_gbs > 0);
+        cr_assert(c->nics_per_node >= 1);
+        cluster_free(c);
+    }
+    globfree(&g);
+    cluster *p = load_cluster("data/clusters/p100-4x4.json");
+    cr_assert_eq(p->nodes, 4);
+    cr_assert_eq(p->gpus_per_node, 4);
+    cr_assert_eq(cluster_gpus(p), 16);
+    cr_assert_eq(p->sync, SYNC_PARAMETER_SERVER);
+    cluster_free(p);
+}
+
+Test(clusters, devices_are_node_major_and_links_follow)
+{
+    lw_error err = {0};
+    const char *t = "{\"format\": \"layerwise-cluster/1\", \"name\": \"two\", \"nodes\": 2, \"gpus_per_node\": 2,"
+                    " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+                    " \"intra_node\": {\"bandwidth_gbs\": 20, \"latency_us\": 1},"
+                    " \"inter_node\": {\"bandwidth_gbs\": 5, \"latency_us\": 10, \"nics_per_node\": 2},"
+                    " \"links\": [{\"gpus\": [1, 0], \"bandwidth_gbs\": 40, \"latency_us\": 0.5}],"
+                    " \"sync\": \"ring-allreduce\"}";
+    cluster *c = cluster_from_json(t, strlen(t), "two.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(cluster_gpus(c), 4);
+    cr_assert_eq(cluster_node_of(c, 0), 0);
+    cr_assert_eq(cluster_node_of(c, 1), 0);
+    cr_assert_eq(cluster_node_of(c, 2), 1);
+    cr_assert_eq(cluster_node_of(c, 3), 1);
+    cr_assert_eq(c->nics_per_node, 2);
+    cr_assert_eq(c->sync, SYNC_RING_ALLREDUCE);
+    cr_assert_float_eq(cluster_link(c, 0, 1).bandwidth_gbs, 40, 1e-12); /* override, either order */
+    cr_assert_float_eq(cluster_link(c, 1, 0).bandwidth_gbs, 40, 1e-12);
+    cr_assert_float_eq(cluster_link(c, 2, 3).bandwidth_gbs, 20, 1e-12);
+    cr_assert_float_eq(cluster_link(c, 1, 2).bandwidth_gbs, 5, 1e-12);
+    cr_assert_float_eq(cluster_link(c, 3, 0).latency_us, 10, 1e-12);
+    cr_assert_float_eq(cluster_transfer_s(c, 2, 2, 1e9), 0, 0);
+    cr_assert_float_eq(cluster_transfer_s(c, 2, 3, 2e9), 1e-6 + 0.1, 1e-12);
+    cr_assert_float_eq(cluster_transfer_s(c, 0, 3, 1e9), 10e-6 + 0.2, 1e-12);
+    cluster *d = cluster_clone(c);
+    cr_assert_str_eq(d->name, "two");
+    cr_assert_float_eq(cluster_link(d, 0, 1).bandwidth_gbs, 40, 1e-12);
+    cluster_free(c);
+    cluster_free(d);
+    cr_assert_eq(sync_scheme_from_name("ps"), SYNC_PARAMETER_SERVER);
+    cr_assert_eq(sync_scheme_from_name("ring-allreduce"), SYNC_RING_ALLREDUCE);
+    cr_assert_eq(sync_scheme_from_name("gossip"), -1);
+    cr_assert_str_eq(sync_scheme_name(SYNC_RING_ALLREDUCE), "ring-allreduce");
+}
+
+Test(clusters, single_node_cluster_needs_no_inter_node)
+{
+    cluster *c = load_cluster(FIX "clusters/uniform4.json");
+    cr_assert_eq(cluster_gpus(c), 4);
+    cr_assert_float_eq(c->intra.bandwidth_gbs, 10, 1e-12);
+    cr_assert_float_eq(c->intra.latency_us, 0, 0);
+    cr_assert_str_eq(c->gpu.name, "TestGPU");
+    /* defaults */
+    cr_assert_float_eq(c->gpu.memory_efficiency, 0.8, 1e-12);
+    cr_assert_float_eq(c->gpu.efficiency[OPC_CONV], 0.6, 1e-12);
+    cluster_free(c);
+}
+
+static void expect_cluster_error(const char *path, const char *const *needles)
+{
+    lw_error err = {0};
+    cluster *c = cluster_load_file(path, &err);
+    cr_assert_null(c, "%s loaded but should have failed", path);
+    cr_assert_eq(err.code, 2, "%s: code %d (%s)", path, err.code, err.msg);
+    cr_assert(strstr(err.msg, path) != NULL, "message does not name the file: %s", err.msg);
+    for (; *needles; needles++)
+        cr_assert(strstr(err.msg, *needles) != NULL, "message \"%s\" lacks \"%s\"", err.msg, *needles);
+}
+
+#define EXPECT_CLUSTER_ERROR(file, ...)                                                                            \
+    do {                                                                                                           \
+        const char *const needles_[] = {__VA_ARGS__, NULL};                                                        \
+        expect_cluster_error(BAD file, needles_);                                                                  \
+    } while (0)
+
+Test(bad_cluster, malformed_json)
+{
+    EXPECT_CLUSTER_ERROR("cluster_malformed.json", BAD "cluster_malformed.json:7:38:", "malformed JSON");
+}
+
+Test(bad_cluster, missing_gpu)
+{
+    EXPECT_CLUSTER_ERROR("cluster_no_gpu.json", "\"gpu\"");
+}
+
+Test(bad_cluster, negative_bandwidth_names_the_right_line)
+{
+    /* the bad value is inter_node's, on line 8, not intra_node's line 7 */
+    EXPECT_CLUSTER_ERROR("cluster_negative_bw.json", BAD "cluster_negative_bw.json:8:", "inter_node.bandwidth_gbs");
+}
+
+Test(bad_cluster, unknown_sync)
+{
+    EXPECT_CLUSTER_ERROR("cluster_unknown_sync.json", BAD "cluster_unknown_sync.json:8:", "\"sync\"",
+                         "parameter-server");
+}
+
+Test(bad_cluster, zero_nodes)
+{
+    EXPECT_CLUSTER_ERROR("cluster_zero_nodes.json", BAD "cluster_zero_nodes.json:4:", "\"nodes\"");
+}
+
+Test(bad_cluster, unknown_field)
+{
+    EXPECT_CLUSTER_ERROR("cluster_unknown_field.json", BAD "cluster_unknown_field.json:9:", "unknown field",
+                         "\"synch\"");
+}
+
+Test(bad_cluster, assorted_inline_errors)
+{
+    static const struct {
+        const char *json, *needle;
+    } cases[] = {
+        {"{\"format\": \"layerwise-cluster/2\", \"name\": \"x\"}", "format"},
+        {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1.5, \"gpus_per_node\": 4}", "nodes"},
+        {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 0}", "gpus_per_node"},
+        {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 2, \"gpus_per_node\": 4,"
+         " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+         " \"intra_node\": {\"bandwidth_gbs\": 10}}",
+         "inter_node"},
+        {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 4,"
+         " \"gpu\": {\"name\": \"G\", \"peak_tflops\": -1, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+         " \"intra_node\": {\"bandwidth_gbs\": 10}}",
+         "peak_tflops"},
+        {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 4,"
+         " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+         " \"intra_node\": {\"bandwidth_gbs\": 0}}",
+         "bandwidth_gbs"},
+        {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 4,"
+         " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+         " \"intra_node\": {\"bandwidth_gbs\": 10},"
+         " \"links\": [{\"gpus\": [0, 4], \"bandwidth_gbs\": 1}]}",
+         "links[0]"},
+        {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 4,"
+         " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+         " \"intra_node\": {\"bandwidth_gbs\": 10},"
+         " \"links\": [{\"gpus\": [2, 2], \"bandwidth_gbs\": 1}]}",
+         "links[0]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lw_error err = {0};
+        cluster *c = cluster_from_json(cases[i].json, strlen(cases[i].json), "inline.json", &err);
+        cr_assert_null(c, "case %zu loaded", i);
+        cr_assert_eq(err.code, 2, "case %zu: code %d", i, err.code);
+        cr_assert(strncmp(err.msg, "inline.json", 11) == 0, "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, cases[i].needle) != NULL, "case %zu: \"%s\" lacks \"%s\"", i, err.msg,
+                  cases[i].needle);
+    }
+}
+
+/* ---------------------------------------------------------------- profiles */
+
+Test(profiles, a_profile_loads_and_looks_up_exact_shapes)
+{
+    const char *t = "{\"format\": \"layerwise-profile/1\", \"gpu\": \"TestGPU\", \"entries\": ["
+                    " {\"type\": \"conv2d\", \"input\": [2, 4, 8, 8], \"output\": [2, 8, 8, 8], \"kernel\": 3,"
+                    "  \"stride\": 1, \"padding\": [1, 1], \"forward_ms\": 1.25, \"backward_ms\": 2.5},"
+                    " {\"type\": \"linear\", \"input\": [8, 64, 1, 1], \"output\": [8, 10, 1, 1],"
+                    "  \"forward_ms\": 0.5, \"backward_ms\": 0.75}]}";
+    lw_error err = {0};
+    profile *p = profile_from_json(t, strlen(t), "p.json", &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    cr_assert_eq(p->n, 2);
+    cr_assert_str_eq(p->gpu, "TestGPU");
+    profile_entry k = {.type = LT_CONV2D, .in = {2, 4, 8, 8}, .out = {2, 8, 8, 8}, .k = {3, 3}, .s = {1, 1}, .p = {1, 1}};
+    cr_assert_float_eq(profile_lookup(p, &k), 3.75, 1e-12);
+    k.p[0] = 0;
+    cr_assert_float_eq(profile_lookup(p, &k), -1, 0);
+    profile_entry l = {.type = LT_LINEAR, .in = {8, 64, 1, 1}, .out = {8, 10, 1, 1}};
+    cr_assert_float_eq(profile_lookup(p, &l), 1.25, 1e-12);
+    l.out[0] = 4;
+    cr_assert_float_eq(profile_lookup(p, &l), -1, 0);
+    profile_free(p);
+}
+
+Test(bad_profile, malformed_json)
+{
+    lw_error err = {0};
+    profile *p = profile_load_file(BAD "profile_malformed.json", &err);
+    cr_assert_null(p);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, BAD "profile_malformed.json:6:") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, "malformed JSON") != NULL, "%s", err.msg);
+}
+
+Test(bad_profile, bad_entry)
+{
+    lw_error err = {0};
+    profile *p = profile_load_file(BAD "profile_bad_entry.json", &err);
+    cr_assert_null(p);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, BAD "profile_bad_entry.json") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, "entries[1]") != NULL, "%s", err.msg);
+}
+
+Test(bad_profile, assorted_inline_errors)
+{
+    static const char *const cases[] = {
+        "{\"format\": \"layerwise-profile/2\", \"gpu\": \"G\", \"entries\": []}",
+        "{\"format\": \"layerwise-profile/1\", \"entries\": []}",
+        "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\"}",
+        "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [{\"type\": \"conv3d\"}]}",
+        "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [{\"type\": \"conv2d\","
+        " \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1, \"backward_ms\": 1}]}", /* no kernel */
+        "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [{\"type\": \"relu\","
+        " \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": -1, \"backward_ms\": 1}]}",
+        "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [7]}",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lw_error err = {0};
+        profile *p = profile_from_json(cases[i], strlen(cases[i]), "inline.json", &err);
+        cr_assert_null(p, "case %zu loaded", i);
+        cr_assert_eq(err.code, 2, "case %zu", i);
+        cr_assert(strncmp(err.msg, "inline.json", 11) == 0, "case %zu: %s", i, err.msg);
+    }
+}
+
+/* ----------------------------------------------------------------- configs */
+
+static const char *const conv_net =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"cfg\","
+    " \"input\": {\"name\": \"data\", \"channels\": 2, \"height\": 64, \"width\": 64},"
+    " \"layers\": ["
+    "  {\"name\": \"conv\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 64, \"kernel\": 3, \"padding\": 1},"
+    "  {\"name\": \"narrow\", \"type\": \"conv2d\", \"inputs\": [\"conv\"], \"out_channels\": 2, \"kernel\": 3, \"padding\": 1},"
+    "  {\"name\": \"thin\", \"type\": \"pool2d\", \"inputs\": [\"narrow\"], \"kernel\": [32, 64]},"
+    "  {\"name\": \"flat\", \"type\": \"flatten\", \"inputs\": [\"conv\"]},"
+    "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"flat\"], \"out_features\": 100},"
+    "  {\"name\": \"fc3\", \"type\": \"linear\", \"inputs\": [\"fc\"], \"out_features\": 3},"
+    "  {\"name\": \"prob\", \"type\": \"softmax\", \"inputs\": [\"fc\"]}]}";
+
+static network *cfg_net(void)
+{
+    lw_error err = {0};
+    network *n = net_str(conv_net, &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    return n;
+}
+
+static int n_configs(const network *n, const char *name, long batch, int gpus, config **out)
+{
+    config *list;
+    int k = configs_enumerate(find_layer(n, name), batch, gpus, &list);
+    if (out)
+        *out = list;
+    else
+        free(list);
+    return k;
+}
+
+Test(configs, counts_for_conv_and_linear_layers)
+{
+    network *n = cfg_net();
+    cr_assert_eq(n_configs(n, "conv", 64, 1, NULL), 1);
+    cr_assert_eq(n_configs(n, "conv", 64, 2, NULL), 5);
+    cr_assert_eq(n_configs(n, "conv", 64, 4, NULL), 15);
+    cr_assert_eq(n_configs(n, "conv", 64, 8, NULL), 35);
+    cr_assert_eq(n_configs(n, "conv", 64, 16, NULL), 70);
+    cr_assert_eq(n_configs(n, "data", 64, 4, NULL), 14); /* the input is (n, c, h, w) too; c = 2 rules out c4 */
+    cr_assert_eq(n_configs(n, "fc", 64, 1, NULL), 1);
+    cr_assert_eq(n_configs(n, "fc", 64, 2, NULL), 3);
+    cr_assert_eq(n_configs(n, "fc", 64, 4, NULL), 6);
+    cr_assert_eq(n_configs(n, "fc", 64, 16, NULL), 15);
+    cr_assert_eq(n_configs(n, "flat", 64, 16, NULL), 15);
+    cr_assert_eq(n_configs(n, "prob", 64, 4, NULL), 6);
+    /* a non-power-of-two GPU count: products up to 6 -> powers of two up to 4 */
+    cr_assert_eq(n_configs(n, "conv", 64, 6, NULL), 15);
+    net_free(n);
+}
+
+static int has_config(const config *list, int n, int dn, int dc, int dh, int dw)
+{
+    config c = {{dn, dc, dh, dw}};
+    return config_find(list, n, &c) >= 0;
+}
+
+Test(configs, degrees_are_bounded_by_the_dimension)
+{
+    network *n = cfg_net();
+    config *l;
+    /* 2 output channels: c2 but never c4 */
+    int k = n_configs(n, "narrow", 64, 16, &l);
+    cr_assert(has_config(l, k, 1, 2, 1, 1));
+    cr_assert(has_config(l, k, 4, 2, 2, 1));
+    for (int i = 0; i < k; i++) cr_assert(l[i].deg[DIM_C] <= 2, "narrow got c%d", l[i].deg[DIM_C]);
+    free(l);
+    /* 3 output features: c2 only */
+    k = n_configs(n, "fc3", 64, 16, &l);
+    cr_assert_eq(k, 5 + 4); /* n in {1..16} with c1, plus n in {1..8} with c2 */
+    for (int i = 0; i < k; i++) cr_assert(l[i].deg[DIM_C] <= 2);
+    free(l);
+    /* pool output 2x2x1: h up to 2, w 1 */
+    k = n_configs(n, "thin", 64, 16, &l);
+    for (int i = 0; i < k; i++) {
+        cr_assert(l[i].deg[DIM_H] <= 2 && l[i].deg[DIM_W] == 1 && l[i].deg[DIM_C] <= 2);
+        cr_assert(config_tasks(&l[i]) <= 16);
+    }
+    free(l);
+    /* a batch of 2 bounds n */
+    k = n_configs(n, "conv", 2, 16, &l);
+    for (int i = 0; i < k; i++) cr_assert(l[i].deg[DIM_N] <= 2);
+    cr_assert(has_config(l, k, 2, 1, 1, 1));
+    free(l);
+    /* linear layers never split h or w */
+    k = n_configs(n, "fc", 64, 16, &l);
+    for (int i = 0; i < k; i++) cr_assert(l[i].deg[DIM_H] == 1 && l[i].deg[DIM_W] == 1);
+    free(l);
+    net_free(n);
+}
+
+Test(configs, all_valid_distinct_and_single_gpu_first)
+{
+    network *n = cfg_net();
+    long batches[] = {1, 3, 64, 512};
+    int gpus[] = {1, 2, 3, 4, 8, 16, 32};
+    for (int li = 0; li < n->n_layers; li++)
+        for (size_t b = 0; b < 4; b++)
+            for (size_t g = 0; g < 7; g++) {
+                const layer *ly = &n->layers[li];
+                config *l;
+                int k = configs_enumerate(ly, batches[b], gpus[g], &l);
+                cr_assert(k >= 1);
+                for (int d = 0; d < NDIMS; d++) cr_assert_eq(l[0].deg[d], 1, "first config is not the single-GPU one");
+                for (int i = 0; i < k; i++) {
+                    cr_assert(config_tasks(&l[i]) <= gpus[g]);
+                    for (int d = 0; d < NDIMS; d++) {
+                        int v = l[i].deg[d];
+                        cr_assert(v >= 1 && (v & (v - 1)) == 0, "degree %d is not a power of two", v);
+                        cr_assert(v <= layer_dim_size(ly, d, batches[b]) || v == 1);
+                        if (!(ly->dims & DIMMASK(d))) cr_assert_eq(v, 1);
+                    }
+                    for (int j = 0; j < i; j++) cr_assert(!config_equal(&l[i], &l[j]), "config listed twice");
+                }
+                free(l);
+            }
+    net_free(n);
+}
+
+Test(configs, parse_and_format_round_trip)
+{
+    network *n = cfg_net();
+    config *l;
+    int k = n_configs(n, "conv", 64, 16, &l);
+    for (int i = 0; i < k; i++) {
+        char buf[64];
+        config_format(&l[i], buf, sizeof buf);
+        config c;
+        cr_assert_eq(config_parse(buf, &c), 0, "cannot parse \"%s\"", buf);
+        cr_assert(config_equal(&c, &l[i]), "\"%s\" parsed differently", buf);
+        cr_assert_eq(config_find(l, k, &c), i);
+    }
+    free(l);
+    net_free(n);
+
+    char buf[64];
+    config one = {{1, 1, 1, 1}}, c;
+    config_format(&one, buf, sizeof buf);
+    cr_assert_str_eq(buf, "1");
+    config x = {{4, 1, 2, 2}};
+    config_format(&x, buf, sizeof buf);
+    cr_assert_str_eq(buf, "n4 h2 w2");
+    cr_assert_eq(config_parse("1", &c), 0);
+    cr_assert(config_equal(&c, &one));
+    cr_assert_eq(config_parse("n4c2", &c), 0);
+    cr_assert(c.deg[0] == 4 && c.deg[1] == 2 && c.deg[2] == 1 && c.deg[3] == 1);
+    cr_assert_eq(config_parse("n=4, c=2", &c), 0);
+    cr_assert(c.deg[0] == 4 && c.deg[1] == 2);
+    cr_assert_eq(config_parse(" h2 w8", &c), 0);
+    cr_assert(c.deg[0] == 1 && c.deg[2] == 2 && c.deg[3] == 8);
+    const char *bad[] = {"", "n3", "x2", "n2 n2", "n0", "n", "c-2", "n4 q", "h1.5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_neq(config_parse(bad[i], &c), 0, "\"%s\" parsed", bad[i]);
+}
+
+Test(configs, task_coordinates_are_row_major_over_nchw)
+{
+    config c = {{2, 4, 2, 1}};
+    cr_assert_eq(config_tasks(&c), 16);
+    int co[NDIMS];
+    for (int t = 0; t < 16; t++) {
+        config_task_coords(&c, t, co);
+        cr_assert_eq(config_task_index(&c, co), t);
+        cr_assert_eq(t, ((co[0] * 4 + co[1]) * 2 + co[2]) * 1 + co[3]);
+    }
+    config_task_coords(&c, 5, co);
+    cr_assert(co[0] == 0 && co[1] == 2 && co[2] == 1 && co[3] == 0);
+}
+
+Test(configs, pieces_cover_the_dimension_exactly)
+{
+    long sizes[] = {1, 2, 3, 7, 13, 55, 224, 1000};
+    for (size_t s = 0; s < 8; s++)
+        for (int D = 1; D <= 64; D *= 2) {
+            if (D > sizes[s]) continue;
+            long prev = 0, lo_size = sizes[s], hi_size = 0;
+            for (int i = 0; i < D; i++) {
+                cr_assert_eq(piece_lo(sizes[s], D, i), prev);
+                long sz = piece_hi(sizes[s], D, i) - piece_lo(sizes[s], D, i);
+                cr_assert(sz >= 1);
+                if (sz < lo_size) lo_size = sz;
+                if (sz > hi_size) hi_size = sz;
+                prev = piece_hi(sizes[s], D, i);
+            }
+            cr_assert_eq(prev, sizes[s]);
+            cr_assert(hi_size - lo_size <= 1, "pieces of %ld over %d are not equal splits", sizes[s], D);
+        }
+}

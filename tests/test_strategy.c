@@ -1,0 +1,612 @@
+/*
+ * Integration tests: the search optimum through the plan, strategy
+ * evaluation, the baselines, the "layerwise-strategy/1" document (written
+ * and read back), bad strategy files, and brute force over the cost model's
+ * own tables on small networks.
+ *
+ * Run from the repository root (make check does).
+ */
+#include <criterion/criterion.h>
+
+#include "net_json.h"
+#include "plan.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIX "tests/fixtures/"
+#define BAD FIX "bad/"
+
+#define REL_EQ(a, b, tol) (fabs((a) - (b)) <= (tol) * fmax(fabs(a), fabs(b)) + 1e-300)
+#define ASSERT_REL(a, b, tol)                                                                                      \
+    cr_assert(REL_EQ((double)(a), (double)(b), tol), "%s = %.17g, expected %.17g", #a, (double)(a), (double)(b))
+
+/* Bare names (plan_load_network("vgg16")) resolve to this tree's data/,
+ * not to an installed copy, unless LAYERWISE_DATA says otherwise. */
+__attribute__((constructor)) static void use_this_trees_data(void)
+{
+    setenv("LAYERWISE_DATA", "data", 0);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static plan *open_plan(const char *net, const char *cl, int gpus, long global_batch)
+{
+    lw_error err = {0};
+    network *n = plan_load_network(net, &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cluster *c = plan_load_cluster(cl, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    plan_settings s = {.gpus = gpus, .batch_per_gpu = 0, .global_batch = global_batch};
+    plan *p = plan_new(n, c, NULL, s, &err);
+    cr_assert_not_null(p, "%s on %s, %d GPUs: %s", net, cl, gpus, err.msg);
+    return p;
+}
+
+static double graph_cost(const cost_model *m, const int *ci)
+{
+    cost_graph *g = cost_model_graph(m);
+    double v = cg_evaluate(g, ci);
+    cg_free(g);
+    return v;
+}
+
+/* Eq. 1 summed by hand from the model's tables. */
+static double eq1(const cost_model *m, const int *ci)
+{
+    double t = 0;
+    for (int i = 0; i < m->n_layers; i++) t += m->t_c[i][ci[i]] + m->t_s[i][ci[i]];
+    for (int e = 0; e < m->n_edges; e++) t += m->t_x[e][ci[m->e_from[e]] * m->n_configs[m->e_to[e]] + ci[m->e_to[e]]];
+    return t;
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    cr_assert_not_null(v, "JSON lacks \"%s\"", k);
+    return v;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    cr_assert(cJSON_IsNumber(v), "\"%s\" is not a number", k);
+    return v->valuedouble;
+}
+
+static int pow2_floor(long x)
+{
+    int p = 1;
+    while ((long)p * 2 <= x) p *= 2;
+    return p;
+}
+
+/* The strategy document has every field design.md lists, and its numbers
+ * are those of the evaluation. */
+static void check_document(const plan *p, const int *ci, const strategy_eval *ev, const char *doc,
+                           const char *algorithm, int nodes_left)
+{
+    const cost_model *m = p->cm;
+    cJSON *root = cJSON_Parse(doc);
+    cr_assert_not_null(root, "strategy_to_json wrote invalid JSON");
+    cr_assert_str_eq(get(root, "format")->valuestring, "layerwise-strategy/1");
+    cr_assert_str_eq(get(root, "network")->valuestring, p->net->name);
+    cr_assert_str_eq(get(root, "cluster")->valuestring, p->cl->name);
+    cr_assert_eq((int)num(root, "gpus"), p->gpus);
+    cr_assert_eq((long)num(root, "batch"), p->batch);
+    cr_assert_str_eq(get(root, "algorithm")->valuestring, algorithm);
+    if (nodes_left >= 0) cr_assert_eq((int)num(root, "nodes_left"), nodes_left);
+    const cJSON *layers = get(root, "layers");
+    cr_assert(cJSON_IsArray(layers));
+    cr_assert_eq(cJSON_GetArraySize(layers), m->n_layers, "every layer, the input included, is listed");
+    int i = 0;
+    double sum_c = 0, sum_s = 0, sum_x = 0;
+    for (const cJSON *l = layers->child; l; l = l->next, i++) {
+        const layer *ly = &p->net->layers[i];
+        const config *c = &m->configs[i][ci[i]];
+        cr_assert_str_eq(get(l, "name")->valuestring, ly->name);
+        const cJSON *cfg = get(l, "config");
+        cr_assert(cJSON_IsObject(cfg));
+        int keys = 0;
+        for (const cJSON *d = cfg->child; d; d = d->next) {
+            keys++;
+            cr_assert_eq(strlen(d->string), 1);
+            int dim = (int)(strchr("nchw", d->string[0]) - "nchw");
+            cr_assert(dim >= 0 && dim < NDIMS && (ly->dims & DIMMASK(dim)), "%s: config names dimension %s", ly->name,
+                      d->string);
+            cr_assert_eq((int)d->valuedouble, c->deg[dim]);
+        }
+        cr_assert_eq(keys, __builtin_popcount(ly->dims), "%s: the config names its parallelizable dimensions",
+                     ly->name);
+        const cJSON *dev = get(l, "devices");
+        cr_assert_eq(cJSON_GetArraySize(dev), config_tasks(c));
+        int k = 0;
+        for (const cJSON *d = dev->child; d; d = d->next, k++) cr_assert_eq((int)d->valuedouble, k);
+        ASSERT_REL(num(l, "compute_ms"), ev->layers[i].compute_ms, 1e-12);
+        ASSERT_REL(num(l, "sync_ms"), ev->layers[i].sync_ms, 1e-12);
+        ASSERT_REL(num(l, "transfer_ms"), ev->layers[i].transfer_ms, 1e-12);
+        sum_c += num(l, "compute_ms");
+        sum_s += num(l, "sync_ms");
+        sum_x += num(l, "transfer_ms");
+    }
+    /* the input comes first */
+    cr_assert_eq(p->net->layers[0].type, LT_INPUT);
+    cr_assert_str_eq(get(layers->child, "name")->valuestring, p->net->layers[0].name);
+    ASSERT_REL(num(root, "total_ms"), ev->total_ms, 1e-12);
+    ASSERT_REL(num(root, "compute_ms"), sum_c, 1e-9);
+    ASSERT_REL(num(root, "sync_ms") + 1, sum_s + 1, 1e-9);
+    ASSERT_REL(num(root, "transfer_ms") + 1, sum_x + 1, 1e-9);
+    ASSERT_REL(num(root, "total_ms"), num(root, "compute_ms") + num(root, "sync_ms") + num(root, "transfer_ms"), 1e-9);
+    cr_assert(fabs(num(root, "images_per_s") - p->batch / (ev->total_ms * 1e-3)) <= 0.05 + 1e-9,
+              "images_per_s %.3f, batch / step = %.3f", num(root, "images_per_s"), p->batch / (ev->total_ms * 1e-3));
+    cr_assert(fabs(num(root, "bytes_per_step") - ev->bytes_per_step) <= 0.5);
+    cr_assert(fabs(num(root, "peak_memory_bytes") - ev->peak_memory_bytes) <= 0.5);
+    cr_assert(num(root, "peak_memory_bytes") > 0);
+    cJSON_Delete(root);
+}
+
+/* ------------------------------------------------------ the search's optimum */
+
+static void check_optimum(const char *netname, const char *clname, int gpus)
+{
+    plan *p = open_plan(netname, clname, gpus, 0);
+    const cost_model *m = p->cm;
+    cr_assert_eq(p->gpus, gpus);
+    cr_assert_eq(p->batch, 32L * gpus);
+    cr_assert_not_null(p->sr);
+    double opt = p->sr->cost;
+    /* search cost == the graph's evaluation == Eq. 1 by hand == strategy_evaluate */
+    for (int i = 0; i < m->n_layers; i++) {
+        cr_assert(p->best[i] >= 0 && p->best[i] < m->n_configs[i]);
+        cr_assert_eq(p->best[i], p->sr->config[i]);
+    }
+    ASSERT_REL(cg_evaluate(p->cg, p->best), opt, 1e-9);
+    ASSERT_REL(graph_cost(m, p->best), opt, 1e-9);
+    ASSERT_REL(eq1(m, p->best), opt, 1e-9);
+    ASSERT_REL(p->best_eval.total_ms, opt, 1e-9);
+    ASSERT_REL(p->best_eval.total_ms, p->best_eval.compute_ms + p->best_eval.sync_ms + p->best_eval.transfer_ms, 1e-12);
+    ASSERT_REL(p->best_eval.images_per_s, p->batch / (p->best_eval.total_ms * 1e-3), 1e-12);
+    /* per-layer transfer is the t_x of the layer's incoming edges */
+    for (int i = 0; i < m->n_layers; i++) {
+        double tx = 0;
+        for (int e = 0; e < m->n_edges; e++)
+            if (m->e_to[e] == i) tx += m->t_x[e][p->best[m->e_from[e]] * m->n_configs[i] + p->best[i]];
+        ASSERT_REL(p->best_eval.layers[i].transfer_ms + 1, tx + 1, 1e-12);
+        cr_assert_eq(p->best_eval.layers[i].compute_ms, m->t_c[i][p->best[i]]);
+        cr_assert_eq(p->best_eval.layers[i].sync_ms, m->t_s[i][p->best[i]]);
+    }
+    cr_assert(p->best_eval.peak_memory_bytes > 0);
+    ASSERT_REL(p->best_eval.peak_memory_bytes, cost_memory(m, p->best, NULL), 1e-12);
+
+    /* no baseline beats it; each baseline's configs are valid and as
+     * documented */
+    int G = pow2_floor(gpus);
+    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    int first_linear = m->n_layers;
+    for (int i = 0; i < m->n_layers; i++)
+        if (p->net->layers[i].type == LT_LINEAR) {
+            first_linear = i;
+            break;
+        }
+    for (int b = 0; b < BASE__COUNT; b++) {
+        strategy_baseline(m, (baseline_kind)b, ci);
+        for (int i = 0; i < m->n_layers; i++) {
+            cr_assert(ci[i] >= 0 && ci[i] < m->n_configs[i], "%s: layer %d config %d of %d", baseline_name(b), i,
+                      ci[i], m->n_configs[i]);
+            const config *c = &m->configs[i][ci[i]];
+            const layer *l = &p->net->layers[i];
+            int model = b == BASE_MODEL || (b == BASE_OWT && i >= first_linear);
+            if (model) {
+                int want = G;
+                while (want > l->out.c) want /= 2;
+                cr_assert(c->deg[DIM_C] == want && c->deg[DIM_N] == 1 && c->deg[DIM_H] == 1 && c->deg[DIM_W] == 1,
+                          "%s: %s should be c%d", baseline_name(b), l->name, want);
+            } else {
+                cr_assert(c->deg[DIM_N] == G && c->deg[DIM_C] == 1 && c->deg[DIM_H] == 1 && c->deg[DIM_W] == 1,
+                          "%s: %s should be n%d", baseline_name(b), l->name, G);
+            }
+        }
+        strategy_eval ev;
+        strategy_evaluate(m, ci, &ev);
+        cr_assert(ev.total_ms >= opt * (1 - 1e-12), "%s on %d GPUs: baseline %s (%.6f ms) beats the optimum (%.6f ms)",
+                  netname, gpus, baseline_name(b), ev.total_ms, opt);
+        ASSERT_REL(ev.total_ms, eq1(m, ci), 1e-9);
+        strategy_eval_free(&ev);
+    }
+
+    /* the document, and reading it back */
+    char *doc = strategy_to_json(m, p->best, &p->best_eval, "elimination", p->sr->n_left, plan_final_method_name(p));
+    check_document(p, p->best, &p->best_eval, doc, "elimination", p->sr->n_left);
+    lw_error err = {0};
+    for (int i = 0; i < m->n_layers; i++) ci[i] = -1;
+    cr_assert_eq(strategy_from_json(m, doc, strlen(doc), "doc.json", ci, &err), 0, "%s", err.msg);
+    for (int i = 0; i < m->n_layers; i++) cr_assert_eq(ci[i], p->best[i], "layer %d read back differently", i);
+    free(doc);
+    free(ci);
+    plan_free(p);
+}
+
+Test(optimum, lenet5_on_4_gpus)
+{
+    check_optimum("lenet5", "p100-4x4", 4);
+}
+
+Test(optimum, alexnet_on_4_gpus)
+{
+    check_optimum("alexnet", "p100-4x4", 4);
+}
+
+Test(optimum, alexnet_on_16_gpus)
+{
+    check_optimum("alexnet", "p100-4x4", 16);
+}
+
+Test(optimum, vgg16_on_4_gpus_ring_allreduce)
+{
+    check_optimum("vgg16", "workstation-4x-pcie", 4);
+}
+
+Test(optimum, inception_v3_on_4_gpus)
+{
+    check_optimum("inception_v3", "p100-4x4", 4);
+}
+
+Test(optimum, resnet50_on_4_gpus_ring_allreduce)
+{
+    check_optimum("resnet50", "workstation-4x-pcie", 4);
+}
+
+Test(optimum, lenet5_on_6_gpus_not_a_power_of_two)
+{
+    check_optimum("lenet5", "p100-4x4", 6);
+}
+
+Test(optimum, one_gpu_every_strategy_is_the_same)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 1, 0);
+    const cost_model *m = p->cm;
+    for (int i = 0; i < m->n_layers; i++) cr_assert_eq(m->n_configs[i], 1);
+    cr_assert_eq(p->best_eval.sync_ms, 0);
+    cr_assert_eq(p->best_eval.transfer_ms, 0);
+    cr_assert_eq(p->best_eval.bytes_per_step, 0);
+    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    for (int b = 0; b < BASE__COUNT; b++) {
+        strategy_baseline(m, (baseline_kind)b, ci);
+        strategy_eval ev;
+        strategy_evaluate(m, ci, &ev);
+        cr_assert_eq(ev.total_ms, p->best_eval.total_ms);
+        strategy_eval_free(&ev);
+    }
+    free(ci);
+    plan_free(p);
+}
+
+/* ------------------------------------------ brute force on small networks */
+
+static void check_brute_force(const char *path, const char *clname, int gpus, long global_batch)
+{
+    plan *p = open_plan(path, clname, gpus, global_batch);
+    const cost_model *m = p->cm;
+    cost_graph *g = cost_model_graph(m);
+    double space = 1;
+    for (int i = 0; i < g->n_nodes; i++) space *= g->n_configs[i];
+    cr_assert(space <= 2e7, "%s on %d GPUs: %g strategies, too many to brute-force in a test", path, gpus, space);
+    int *best = calloc((size_t)g->n_nodes, sizeof(int));
+    double bf = search_brute_force(g, best, 2e7);
+    cr_assert(bf >= 0, "brute force refused");
+    ASSERT_REL(cg_evaluate(g, best), bf, 1e-12);
+    ASSERT_REL(p->sr->cost, bf, 1e-9);
+    ASSERT_REL(p->best_eval.total_ms, bf, 1e-9);
+    /* an independent exhaustive minimum (odometer over every assignment),
+     * where that is quick */
+    if (space <= 1e6) {
+        int *a = calloc((size_t)g->n_nodes, sizeof(int));
+        double mn = INFINITY;
+        for (;;) {
+            double v = eq1(m, a);
+            if (v < mn) mn = v;
+            int i = 0;
+            while (i < g->n_nodes && ++a[i] == g->n_configs[i]) a[i++] = 0;
+            if (i == g->n_nodes) break;
+        }
+        ASSERT_REL(mn, bf, 1e-9);
+        free(a);
+    }
+    free(best);
+    cg_free(g);
+    plan_free(p);
+}
+
+Test(brute_force, branchy_on_2_gpus)
+{
+    check_brute_force(FIX "nets/branchy.json", "p100-4x4", 2, 0);
+}
+
+Test(brute_force, branchy_on_4_gpus)
+{
+    check_brute_force(FIX "nets/branchy.json", FIX "clusters/uniform4.json", 4, 2);
+}
+
+Test(brute_force, k4_on_2_gpus_does_not_reduce)
+{
+    plan *p = open_plan(FIX "nets/k4.json", "p100-4x4", 2, 0);
+    cr_assert(p->sr->n_left >= 4, "a K4 cannot be reduced to %d nodes", p->sr->n_left);
+    plan_free(p);
+    check_brute_force(FIX "nets/k4.json", "p100-4x4", 2, 0);
+}
+
+Test(brute_force, k4_on_4_gpus)
+{
+    check_brute_force(FIX "nets/k4.json", FIX "clusters/uniform4.json", 4, 2);
+}
+
+Test(brute_force, mlp_branch_on_4_gpus_ps_and_ring)
+{
+    /* parameter server (p100-4x4) and ring all-reduce (the workstation) */
+    check_brute_force(FIX "nets/mlp_branch.json", "p100-4x4", 4, 0);
+    check_brute_force(FIX "nets/mlp_branch.json", "workstation-4x-pcie", 4, 0);
+}
+
+Test(brute_force, lenet5_on_2_gpus)
+{
+    check_brute_force("lenet5", "p100-4x4", 2, 0);
+}
+
+/* -------------------------------------------------- strategy files and pins */
+
+static char *slurp(const char *path, size_t *len)
+{
+    lw_error err = {0};
+    char *t = lw_read_file(path, len, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    return t;
+}
+
+Test(strategy_file, a_hand_written_file_reads_in_any_order)
+{
+    plan *p = open_plan("lenet5", "p100-4x4", 4, 0);
+    const cost_model *m = p->cm;
+    size_t len;
+    char *text = slurp(FIX "strategies/lenet5_mixed.json", &len);
+    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    lw_error err = {0};
+    cr_assert_eq(strategy_from_json(m, text, len, FIX "strategies/lenet5_mixed.json", ci, &err), 0, "%s", err.msg);
+    const struct {
+        const char *name;
+        config c;
+    } want[] = {
+        {"data", {{4, 1, 1, 1}}},  {"conv1", {{4, 1, 1, 1}}}, {"pool1", {{2, 1, 2, 1}}}, {"conv2", {{1, 1, 2, 2}}},
+        {"pool2", {{1, 4, 1, 1}}}, {"flat", {{4, 1, 1, 1}}},  {"fc1", {{1, 4, 1, 1}}},   {"fc2", {{1, 2, 1, 1}}},
+        {"fc3", {{2, 2, 1, 1}}},   {"prob", {{1, 1, 1, 1}}},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        int li = net_find(p->net, want[k].name);
+        cr_assert(li >= 0);
+        cr_assert(config_equal(&m->configs[li][ci[li]], &want[k].c), "%s read wrongly", want[k].name);
+    }
+    strategy_eval ev;
+    strategy_evaluate(m, ci, &ev);
+    ASSERT_REL(ev.total_ms, eq1(m, ci), 1e-12);
+    cr_assert(ev.total_ms >= p->sr->cost * (1 - 1e-12));
+    /* written out and read back: the same configs */
+    char *doc = strategy_to_json(m, ci, &ev, "file", -1, NULL);
+    check_document(p, ci, &ev, doc, "file", -1);
+    int *back = calloc((size_t)m->n_layers, sizeof(int));
+    cr_assert_eq(strategy_from_json(m, doc, strlen(doc), "back.json", back, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(back, ci, sizeof(int) * (size_t)m->n_layers), 0);
+    free(back);
+    free(doc);
+    strategy_eval_free(&ev);
+    free(ci);
+    free(text);
+    plan_free(p);
+}
+
+static void expect_strategy_error(const char *file, const char *const *needles)
+{
+    plan *p = open_plan("lenet5", "p100-4x4", 4, 0);
+    size_t len;
+    char *text = slurp(file, &len);
+    int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
+    lw_error err = {0};
+    cr_assert_neq(strategy_from_json(p->cm, text, len, file, ci, &err), 0, "%s was accepted", file);
+    cr_assert_eq(err.code, 2, "%s: code %d", file, err.code);
+    cr_assert(strstr(err.msg, file) != NULL, "message does not name the file: %s", err.msg);
+    for (; *needles; needles++) cr_assert(strstr(err.msg, *needles) != NULL, "\"%s\" lacks \"%s\"", err.msg, *needles);
+    free(ci);
+    free(text);
+    plan_free(p);
+}
+
+#define EXPECT_STRATEGY_ERROR(file, ...)                                                                           \
+    do {                                                                                                           \
+        const char *const needles_[] = {__VA_ARGS__, NULL};                                                        \
+        expect_strategy_error(BAD file, needles_);                                                                 \
+    } while (0)
+
+Test(bad_strategy, unknown_layer)
+{
+    EXPECT_STRATEGY_ERROR("strategy_unknown_layer.json", BAD "strategy_unknown_layer.json:16: layer \"fc4\"",
+                          "lenet5");
+}
+
+Test(bad_strategy, missing_layer)
+{
+    EXPECT_STRATEGY_ERROR("strategy_missing_layer.json", "\"pool2\"", "missing");
+}
+
+Test(bad_strategy, degree_3)
+{
+    EXPECT_STRATEGY_ERROR("strategy_degree3.json", BAD "strategy_degree3.json:8: layer \"conv1\"", "n3");
+}
+
+Test(bad_strategy, more_tasks_than_gpus)
+{
+    EXPECT_STRATEGY_ERROR("strategy_too_many_gpus.json", BAD "strategy_too_many_gpus.json:8: layer \"conv1\"", "n4 c2");
+}
+
+Test(bad_strategy, h_split_of_a_linear_layer)
+{
+    EXPECT_STRATEGY_ERROR("strategy_h_on_linear.json", BAD "strategy_h_on_linear.json:13: layer \"fc1\"", "linear",
+                          "h");
+}
+
+Test(bad_strategy, unknown_dimension)
+{
+    EXPECT_STRATEGY_ERROR("strategy_bad_dimension.json", BAD "strategy_bad_dimension.json:14: layer \"fc2\"", "\"x\"");
+}
+
+Test(bad_strategy, bad_config_string)
+{
+    EXPECT_STRATEGY_ERROR("strategy_bad_string.json", BAD "strategy_bad_string.json:15: layer \"fc3\"", "n2 q4");
+}
+
+Test(bad_strategy, listed_twice)
+{
+    EXPECT_STRATEGY_ERROR("strategy_listed_twice.json", "layer \"conv1\"", "twice");
+}
+
+Test(bad_strategy, wrong_format)
+{
+    EXPECT_STRATEGY_ERROR("strategy_wrong_format.json", "layerwise-strategy/1");
+}
+
+Test(bad_strategy, malformed_json)
+{
+    EXPECT_STRATEGY_ERROR("strategy_malformed.json", BAD "strategy_malformed.json:6:65:", "malformed JSON");
+}
+
+Test(bad_strategy, a_strategy_for_another_gpu_count)
+{
+    /* data parallelism on 4 GPUs (n4 everywhere) is not valid on 2 */
+    plan *p4 = open_plan("alexnet", "p100-4x4", 4, 0);
+    int *d4 = calloc((size_t)p4->net->n_layers, sizeof(int));
+    strategy_baseline(p4->cm, BASE_DATA, d4);
+    strategy_eval ev;
+    strategy_evaluate(p4->cm, d4, &ev);
+    char *doc = strategy_to_json(p4->cm, d4, &ev, "data", -1, NULL);
+    strategy_eval_free(&ev);
+    free(d4);
+    plan *p2 = open_plan("alexnet", "p100-4x4", 2, 0);
+    int *ci = calloc((size_t)p2->net->n_layers, sizeof(int));
+    lw_error err = {0};
+    cr_assert_neq(strategy_from_json(p2->cm, doc, strlen(doc), "four.json", ci, &err), 0);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "four.json") && strstr(err.msg, "layer \""), "%s", err.msg);
+    free(ci);
+    free(doc);
+    plan_free(p2);
+    plan_free(p4);
+}
+
+Test(pins, pinning_a_layer_never_beats_the_optimum)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 4, 0);
+    double opt = p->sr->cost;
+    int li = net_find(p->net, "fc6");
+    cr_assert(li >= 0);
+    int *cfg = calloc((size_t)p->net->n_layers, sizeof(int));
+    for (int k = 0; k < p->cm->n_configs[li]; k++) {
+        double c = plan_cost_with_pin(p, li, k, cfg);
+        cr_assert(c >= opt * (1 - 1e-12), "pinning fc6 to config %d gives %.9f < optimum %.9f", k, c, opt);
+        cr_assert_eq(cfg[li], k);
+        ASSERT_REL(eq1(p->cm, cfg), c, 1e-9);
+        if (k == p->best[li]) ASSERT_REL(c, opt, 1e-9);
+    }
+    /* a pin through the plan */
+    int worst = p->best[li] == 0 ? 1 : 0;
+    p->pinned[li] = worst;
+    lw_error err = {0};
+    cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(p->best[li], worst);
+    ASSERT_REL(p->best_eval.total_ms, plan_cost_with_pin(p, li, worst, NULL), 1e-9);
+    cr_assert(p->best_eval.total_ms >= opt * (1 - 1e-12));
+    ASSERT_REL(p->best_eval.total_ms, eq1(p->cm, p->best), 1e-9);
+    /* and unpinned again: the optimum comes back */
+    p->pinned[li] = -1;
+    cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    ASSERT_REL(p->best_eval.total_ms, opt, 1e-9);
+    free(cfg);
+    plan_free(p);
+}
+
+/* ------------------------------------------------------------ baselines */
+
+Test(baselines, names_and_nearest_configs)
+{
+    cr_assert_eq(baseline_from_name("data"), BASE_DATA);
+    cr_assert_eq(baseline_from_name("model"), BASE_MODEL);
+    cr_assert_eq(baseline_from_name("owt"), BASE_OWT);
+    cr_assert_eq(baseline_from_name("layer-wise"), -1);
+    cr_assert_str_eq(baseline_name(BASE_OWT), "owt");
+    plan *p = open_plan("lenet5", "p100-4x4", 4, 0);
+    const cost_model *m = p->cm;
+    int fc3 = net_find(p->net, "fc3"), data = 0;
+    /* a wish beyond the GPUs or the dimension falls back to a valid config */
+    config want = {{16, 1, 1, 1}};
+    int k = strategy_find_config(m, fc3, &want);
+    cr_assert(config_equal(&m->configs[fc3][k], &(config){{4, 1, 1, 1}}));
+    config wide = {{1, 4, 1, 1}}; /* the input has 1 channel */
+    k = strategy_find_config(m, data, &wide);
+    cr_assert(config_equal(&m->configs[data][k], &(config){{1, 1, 1, 1}}));
+    config hw = {{1, 1, 2, 2}};
+    k = strategy_find_config(m, data, &hw);
+    cr_assert(config_equal(&m->configs[data][k], &hw));
+    plan_free(p);
+}
+
+Test(baselines, small_batch_limits_data_parallelism)
+{
+    /* a global batch of 2 on 4 GPUs: data parallelism can use 2 of them */
+    plan *p = open_plan("lenet5", "p100-4x4", 4, 2);
+    cr_assert_eq(p->batch, 2);
+    int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
+    strategy_baseline(p->cm, BASE_DATA, ci);
+    for (int i = 0; i < p->net->n_layers; i++) cr_assert_eq(p->cm->configs[i][ci[i]].deg[DIM_N], 2);
+    free(ci);
+    plan_free(p);
+}
+
+/* ---------------------------------------------------------- plan settings */
+
+Test(plan, rebuild_for_other_gpu_counts_and_batches)
+{
+    plan *p = open_plan("lenet5", "p100-4x4", 0, 0);
+    cr_assert_eq(p->gpus, 16);
+    cr_assert_eq(p->batch, 512);
+    lw_error err = {0};
+    p->set.gpus = 2;
+    p->set.batch_per_gpu = 64;
+    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(p->gpus, 2);
+    cr_assert_eq(p->batch, 128);
+    ASSERT_REL(p->best_eval.total_ms, p->sr->cost, 1e-9);
+    p->set.gpus = 17;
+    cr_assert_neq(plan_rebuild(p, &err), 0);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "17") != NULL, "%s", err.msg);
+    plan_free(p);
+
+    plan_settings s = {.gpus = 8, .batch_per_gpu = 0, .global_batch = 100};
+    cr_assert_eq(plan_batch_for(&s, 8), 100);
+    s.global_batch = 0;
+    cr_assert_eq(plan_batch_for(&s, 8), 8L * DEFAULT_BATCH_PER_GPU);
+    s.batch_per_gpu = 3;
+    cr_assert_eq(plan_batch_for(&s, 8), 24);
+}
+
+Test(plan, missing_names_are_reported)
+{
+    lw_error err = {0};
+    cr_assert_null(plan_load_network("no_such_network", &err));
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "no_such_network") && strstr(err.msg, "vgg16"), "%s", err.msg);
+    cr_assert_null(plan_load_cluster("no_such_cluster", &err));
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "p100-4x4"), "%s", err.msg);
+    cr_assert_null(plan_load_network(BAD "net_cycle.json", &err));
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, BAD "net_cycle.json"), "%s", err.msg);
+}
