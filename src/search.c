@@ -1085,6 +1085,12 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
         progress_end(&pg);
     } else {
         r->method = FINAL_VARIABLE_ELIMINATION;
+        if (f.m > SEARCH_MAX_VE_NODES) {
+            final_graph_free(&f);
+            free(local);
+            reducer_free(&d);
+            return fail(r, info, SEARCH_TOO_LARGE);
+        }
         int *order = alloc_array((size_t)f.m, sizeof(int));
         double entries = 0, work = 0;
         int fits = order ? ve_plan(&f, opt->table_limit, order, &entries, &work) : -1;
@@ -1128,9 +1134,9 @@ oom:
     return fail(r, info, SEARCH_OUT_OF_MEMORY);
 }
 
-search_result *search_run(const cost_graph *g, search_progress_fn progress, void *user)
+search_result *search_run(const cost_graph *g, search_progress_fn progress_fn, void *user)
 {
-    return search_run_with(g, NULL, progress, user, NULL);
+    return search_run_with(g, NULL, progress_fn, user, NULL);
 }
 
 /* ---------- the stepper's view */

@@ -65,10 +65,10 @@ Test(paper, sixteen_gpus_layerwise_beats_data_and_owt)
     }
 }
 
-static const char *cfg_of(plan *p, const char *layer, char *buf, size_t n)
+static const char *cfg_of(plan *p, const char *layer_name, char *buf, size_t n)
 {
-    int li = net_find(p->net, layer);
-    cr_assert(li >= 0, "no layer %s", layer);
+    int li = net_find(p->net, layer_name);
+    cr_assert(li >= 0, "no layer %s", layer_name);
     config_format(&p->cm->configs[li][p->best[li]], buf, n);
     return buf;
 }

@@ -1,8 +1,151 @@
+/*
+ * tui: the terminal's life cycle and the event loop. Everything else in
+ * ui/ draws into a WINDOW it is given; this is the one place that owns the
+ * real terminal: it opens it, restores it on every way out (q, an error,
+ * Ctrl-C, SIGTERM, SIGHUP, exit), and runs the loop:
+ *
+ *   draw a frame -> wait for a key (or, while a screen has background work,
+ *   poll and do a slice of it) -> dispatch -> rebuild if a what-if asked.
+ */
+#define _POSIX_C_SOURCE 200809L
 #include "tui.h"
+
+#include "app.h"
+#include "draw.h"
+
+#include <locale.h>
+#include <signal.h>
 #include <stdio.h>
-int tui_main(const tui_args *a)
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define IDLE_SLICE_S 0.05  /* background work per loop turn: keys stay responsive */
+
+static volatile sig_atomic_t got_signal;
+static int curses_active;
+
+/* Only sets a flag: endwin is not async-signal-safe, so the loop (which
+ * the signal interrupts out of its read) restores the terminal. */
+static void on_signal(int sig) { got_signal = sig; }
+
+static void restore_terminal(void)
 {
-    (void)a;
-    fprintf(stderr, "layerwise: the TUI is not built yet\n");
-    return 1;
+    if (curses_active) {
+        curses_active = 0;
+        endwin();
+    }
+}
+
+static int want_color(void)
+{
+    const char *nc = getenv("NO_COLOR");
+    return has_colors() && !(nc && nc[0]);
+}
+
+static void show(app *a)
+{
+    app_draw(a, stdscr);
+    wnoutrefresh(stdscr);
+    doupdate();
+}
+
+int tui_main(const tui_args *args)
+{
+    setlocale(LC_ALL, "");
+    /* load and search before touching the terminal, so bad input reads as
+     * an ordinary error message */
+    lw_error err = {0};
+    app *a = app_open(args, &err);
+    if (!a) {
+        fprintf(stderr, "layerwise: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "layerwise: the TUI needs a terminal; for scripts use a command such as "
+                        "`layerwise search` (see layerwise --help)\n");
+        app_free(a);
+        return 1;
+    }
+    /* the next GPU count's tables build while the person reads the screen */
+    a->prefetch = 1;
+    app_prefetch_next(a);
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (!scr) {
+        const char *term = getenv("TERM");
+        fprintf(stderr, "layerwise: cannot open the terminal (TERM=%s)\n", term ? term : "unset");
+        app_free(a);
+        return 1;
+    }
+    set_term(scr);
+    curses_active = 1;
+    atexit(restore_terminal);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: the blocking read returns and the loop sees the flag */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGQUIT, &sa, NULL);
+
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED
+#ifdef BUTTON5_PRESSED
+                  | BUTTON5_PRESSED
+#endif
+              ,
+              NULL);
+    a->scale_async = 1;
+    ui_styles_init(want_color());
+    ui_glyphs_init(ui_locale_is_utf8());
+    /* the status set by app_open was written before the glyphs were known */
+    app_set_status(a, 0, "optimum found: %.2f ms/step, %.1f img/s; search %.0f ms, cost tables %.0f ms. ? for help",
+                   a->p->best_eval.total_ms, a->p->best_eval.images_per_s, a->p->search_ms,
+                   a->p->cm ? a->p->cm->build_ms : 0.0);
+
+    int dirty = 1;
+    while (!a->quit && !got_signal) {
+        if (dirty) {
+            show(a);
+            dirty = 0;
+        }
+        int busy = app_busy(a);
+        /* in-process work runs between keys; a worker's is polled for */
+        wtimeout(stdscr, !busy ? -1 : app_waiting(a) ? 50 : 0);
+        int ch = wgetch(stdscr);
+        if (got_signal) break;
+        if (ch == ERR) {
+            if (busy) {
+                app_idle(a, IDLE_SLICE_S);
+                dirty = 1;
+            }
+            continue;
+        }
+        action act = app_key(a, ch);
+        if (act == ACT_QUIT) break;
+        if (act == ACT_REBUILD || act == ACT_RESEARCH || act == ACT_RESYNC) {
+            /* a rebuild takes a moment on big networks: say so first */
+            app_set_status(a, 0, "%s: %s%s", a->pending_what,
+                           act == ACT_REBUILD ? "rebuilding the cost tables and searching" : "searching", G->ellipsis);
+            show(a);
+            app_perform(a, act);
+        }
+        if (act != ACT_NONE) dirty = 1;
+    }
+    restore_terminal();
+    delscreen(scr);
+    int sig = got_signal;
+    app_free(a);
+    if (sig) {
+        fprintf(stderr, "layerwise: interrupted\n");
+        return 128 + sig;
+    }
+    return 0;
 }

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# End-to-end tests of the TUI: the real binary in a tmux pane, driven with
+# send-keys and read back with capture-pane. Every wait polls the pane until
+# the expected text shows (or a timeout), so there are no fixed long sleeps.
+# Numbers on screen are checked against the CLI's own JSON for the same
+# setting. Uses a private tmux server (-L), killed on exit.
+#
+#   LW=build/layerwise bash tests/e2e_test.sh
+set -u
+
+LW=${LW:-build/layerwise}
+case "$LW" in /*) ;; *) LW="$PWD/$LW" ;; esac
+[ -x "$LW" ] || { echo "e2e: $LW is not built" >&2; exit 1; }
+command -v tmux >/dev/null || { echo "e2e: tmux is not installed (make deps)" >&2; exit 1; }
+
+SOCK="lw-e2e-$$"
+T=(tmux -L "$SOCK" -f /dev/null)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/lw-e2e.XXXXXX")
+cleanup() { "${T[@]}" kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL $1"
+    echo "---- pane:"
+    capture | sed 's/^/    /'
+    echo "----"
+}
+
+capture() { "${T[@]}" capture-pane -p -t "$S" 2>/dev/null; }
+
+# wait_for TEXT [SECONDS]: true once TEXT is on the pane
+wait_for() {
+    local deadline=$((SECONDS + ${2:-15}))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        capture | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# wait_for_re REGEX [SECONDS]
+wait_for_re() {
+    local deadline=$((SECONDS + ${2:-15}))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        capture | grep -qE -- "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+expect() { if wait_for "$2" "${3:-15}"; then ok "$1"; else bad "$1 (waiting for: $2)"; fi; }
+expect_re() { if wait_for_re "$2" "${3:-15}"; then ok "$1"; else bad "$1 (waiting for /$2/)"; fi; }
+keys() { "${T[@]}" send-keys -t "$S" "$@"; }
+
+# start ARGS...: a fresh session running the TUI; when it exits, the pane
+# records its status and says EXITED (so we can see the terminal restored).
+# (A new session is made before the old one goes: killing the last session
+# first would stop the server under our feet.)
+N=0
+S=""
+start() {
+    local old="$S"
+    N=$((N + 1))
+    S="lw$N"
+    rm -f "$WORK/status"
+    local env="LANG=C.UTF-8 LC_ALL=C.UTF-8 ${E2E_ENV:-}"
+    "${T[@]}" new-session -d -s "$S" -x 100 -y 30 -c "$WORK" \
+        "env $env '$LW' $*; echo \$? > '$WORK/status'; echo EXITED; sleep 600"
+    [ -z "$old" ] || "${T[@]}" kill-session -t "$old" >/dev/null 2>&1
+}
+
+# The layerwise process under the pane's shell, if any.
+tui_pid() {
+    local sh
+    sh=$("${T[@]}" display -p -t "$S" '#{pane_pid}' 2>/dev/null) || return 1
+    ps -o pid= -o comm= --ppid "$sh" 2>/dev/null | awk '$2 == "layerwise" { print $1 }'
+}
+
+# total_ms of the optimum for a setting, as the CLI computes it, "%.2f"
+cli_total() {
+    "$LW" search "$@" --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["total_ms"])'
+}
+
+# ---- opens on VGG-16, p100-4x4, 16 GPUs, with the optimum's totals
+start
+expect "opens on the strategy table" " 1 Table "
+expect "the default setting" "vgg16 on p100-4x4 · 16/16 GPUs"
+expect_re "table rows" "conv1_1 +conv2d"
+want=$(cli_total -n vgg16 -c p100-4x4 -g 16)
+expect "footer total equals the CLI's ($want ms)" "$want ms/step"
+
+# ---- what-if: fewer GPUs changes the totals and says so
+keys -- -
+expect "status reports the GPU change" "16→8 GPUs:"
+expect "context shows 8 GPUs" "8/16 GPUs"
+want8=$(cli_total -n vgg16 -c p100-4x4 -g 8)
+expect "new total equals the CLI's at 8 GPUs ($want8 ms)" "$want8 ms/step"
+[ "$want8" != "$want" ] && ok "the total changed ($want -> $want8)" || bad "the total did not change"
+
+# ---- why not + pin: fc6 pinned to its second-best config, marked P
+keys Home
+for _ in $(seq 1 20); do keys Down; done # conv1_1 .. fc6 is row 21 of VGG-16
+expect_re "fc6 selected" "selected|fc6"
+keys w
+expect "why-not list for fc6" "why not? fc6"
+expect "optimum first" "optimum"
+if wait_for_re "computing [0-9]+/" 1; then wait_for "why not? fc6" 30; fi
+sleep 0.2
+keys Down Enter
+expect "status reports the pin" "pin fc6 = "
+expect_re "pinned row marked P" "^P fc6 "
+expect "context counts the pin" "1 pinned"
+keys x
+expect "x clears the pin" "unpin fc6:"
+
+# ---- the elimination stepper
+keys 3
+expect "stepper opens at the start" "the graph as loaded"
+expect "names the first node to eliminate" "node elimination of conv1_1"
+keys Right
+expect "step 1" "Step 1/"
+expect "step 1 removes conv1_1" "conv1_1 has one in-edge"
+keys Right Right
+expect "step 3" "Step 3/"
+keys Left
+expect "back to step 2" "Step 2/"
+keys End
+expect "End: the undo assigns every layer" "Every layer has its config"
+
+# ---- export: strategy JSON, then a diagram when Graphviz export works
+keys J
+expect "JSON prompt with a default name" "layerwise-vgg16-8gpu-strategy.json"
+keys Enter
+expect "status says where the JSON went" "wrote strategy JSON: $WORK/layerwise-vgg16-8gpu-strategy.json"
+if [ -s "$WORK/layerwise-vgg16-8gpu-strategy.json" ] &&
+    grep -q '"layerwise-strategy/1"' "$WORK/layerwise-vgg16-8gpu-strategy.json"; then
+    ok "JSON file written"
+else
+    bad "JSON file written"
+fi
+if "$LW" export -n vgg16 -c p100-4x4 -g 8 --view graph -o "$WORK/probe.svg" >/dev/null 2>&1; then
+    keys 2 e
+    expect "export prompt names the graph view" "layerwise-vgg16-8gpu-graph.svg"
+    keys Enter
+    expect "status says where the SVG went" "wrote graph diagram"
+    if [ -s "$WORK/layerwise-vgg16-8gpu-graph.svg" ] && grep -q "<svg" "$WORK/layerwise-vgg16-8gpu-graph.svg"; then
+        ok "SVG file written"
+    else
+        bad "SVG file written"
+    fi
+else
+    echo "skip SVG export: \`layerwise export\` does not work in this build"
+fi
+
+# ---- help, resize, the other screens
+keys '?'
+expect "help lists the keys" "Everywhere"
+keys Escape
+"${T[@]}" resize-window -t "$S" -x 50 -y 15
+expect "a small terminal gets a message" "Terminal too small"
+"${T[@]}" resize-window -t "$S" -x 100 -y 30
+expect "back to full size" " 1 Table "
+keys 4
+expect "scaling screen draws the chart" "like Figure 7"
+expect_re "scaling rows computed" "L layer-wise +[0-9]"
+keys 5
+expect "cluster screen" "intra-node GB/s"
+
+# ---- q leaves: the process is gone and the terminal restored
+keys q
+expect "q exits" "EXITED"
+if [ "$(cat "$WORK/status" 2>/dev/null)" = 0 ]; then ok "exit status 0"; else bad "exit status $(cat "$WORK/status" 2>/dev/null)"; fi
+if capture | grep -qF " 1 Table "; then bad "screen restored after q"; else ok "screen restored after q"; fi
+[ -z "$(tui_pid)" ] && ok "no layerwise process left" || bad "a layerwise process is left"
+
+# ---- Ctrl-C and SIGTERM restore the terminal too
+start -n alexnet
+expect "alexnet opens" "alexnet on p100-4x4"
+keys C-c
+expect "Ctrl-C exits" "EXITED"
+[ "$(cat "$WORK/status" 2>/dev/null)" = 130 ] && ok "Ctrl-C: status 130" || bad "Ctrl-C: status $(cat "$WORK/status" 2>/dev/null)"
+capture | grep -qF " 1 Table " && bad "screen restored after Ctrl-C" || ok "screen restored after Ctrl-C"
+
+start -n alexnet
+expect "alexnet opens again" "alexnet on p100-4x4"
+pid=$(tui_pid)
+if [ -n "$pid" ]; then kill -TERM "$pid"; fi
+expect "SIGTERM exits" "EXITED"
+[ "$(cat "$WORK/status" 2>/dev/null)" = 143 ] && ok "SIGTERM: status 143" || bad "SIGTERM: status $(cat "$WORK/status" 2>/dev/null)"
+capture | grep -qF " 1 Table " && bad "screen restored after SIGTERM" || ok "screen restored after SIGTERM"
+
+# ---- without colour: attributes only
+E2E_ENV="NO_COLOR=1" start -n alexnet -g 4
+expect "NO_COLOR opens" "alexnet on p100-4x4 · 4/16 GPUs"
+sgr=$("${T[@]}" capture-pane -p -e -t "$S")
+if printf '%s' "$sgr" | grep -qE $'\e\\[[0-9;]*(3[0-7]|4[0-7]|38;|48;)[0-9;]*m'; then
+    bad "NO_COLOR: no colour codes"
+else
+    ok "NO_COLOR: no colour codes"
+fi
+printf '%s' "$sgr" | grep -qF $'\e[7m' && ok "NO_COLOR: selection and bars in reverse video" || bad "NO_COLOR: reverse video used"
+keys q
+expect "NO_COLOR run exits" "EXITED"
+
+# ---- bad input never reaches the terminal UI
+out=$("$LW" tui -n no-such-net 2>&1 </dev/null)
+rc=$?
+[ "$rc" = 2 ] && printf '%s' "$out" | grep -q "no-such-net" && ok "bad network: status 2 and a message" ||
+    bad "bad network: status $rc, '$out'"
+
+# ---- Inception-v3: a what-if redraws with the new optimum
+start -n inception_v3
+expect "inception opens" "inception_v3 on p100-4x4 · 16/16 GPUs" 30
+t0=$(date +%s.%N)
+keys -- -
+expect_re "inception what-if 16→8" "16→8 GPUs: [0-9.]+ → [0-9.]+ ms/step" 30
+t1=$(date +%s.%N)
+echo "     (inception 16→8 GPUs what-if, keypress to new frame: $(python3 -c "print('%.2f' % ($t1 - $t0))") s incl. polling)"
+keys q
+expect "inception run exits" "EXITED"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

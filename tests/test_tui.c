@@ -1,0 +1,1013 @@
+/*
+ * Screen tests of the TUI: every screen is drawn headlessly into ncurses'
+ * own in-memory screen (newterm on /dev/null, a fixed size by resizeterm)
+ * and read back cell by cell, as tig's tests do; keys are fed to the same
+ * handler the event loop uses. Each test opens its own SCREEN, so tests
+ * are independent under --jobs and under ASan.
+ */
+#include "app.h"
+#include "draw.h"
+#include "layout.h"
+
+#include <criterion/criterion.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <wchar.h>
+
+/* ---------- a virtual terminal */
+
+static SCREEN *scr;
+static FILE *term_in, *term_out;
+
+static void term_open(int h, int w, int utf8)
+{
+    setlocale(LC_ALL, utf8 ? "C.UTF-8" : "C");
+    term_out = fopen("/dev/null", "w");
+    term_in = fopen("/dev/null", "r");
+    cr_assert(term_out && term_in);
+    scr = newterm("xterm-256color", term_out, term_in);
+    cr_assert_not_null(scr, "newterm failed (is the xterm-256color terminfo entry installed?)");
+    set_term(scr);
+    resizeterm(h, w);
+    ui_styles_init(0);
+    ui_glyphs_init(utf8);
+}
+
+static void term_close(void)
+{
+    endwin();
+    delscreen(scr);
+    fclose(term_in);
+    fclose(term_out);
+}
+
+static void term_resize(int h, int w)
+{
+    resizeterm(h, w);
+    cr_assert_eq(LINES, h);
+    cr_assert_eq(COLS, w);
+}
+
+/* Row y of the virtual screen as UTF-8, trailing blanks dropped. */
+static const char *row(int y)
+{
+    static char buf[4096];
+    size_t k = 0;
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    for (int x = 0; x < COLS && k + 8 < sizeof buf; x++) {
+        cchar_t cc;
+        if (mvwin_wch(stdscr, y, x, &cc) == ERR) break;
+        wchar_t wc[CCHARW_MAX + 1];
+        attr_t at;
+        short pair;
+        getcchar(&cc, wc, &at, &pair, NULL);
+        size_t n = wcrtomb(buf + k, wc[0] ? wc[0] : L' ', &ms);
+        if (n == (size_t)-1) buf[k++] = '?';
+        else k += n;
+    }
+    while (k > 0 && buf[k - 1] == ' ') k--;
+    buf[k] = 0;
+    return buf;
+}
+
+/* Whole screen, for failure messages. */
+static const char *dump(void)
+{
+    static char buf[65536];
+    size_t k = 0;
+    for (int y = 0; y < LINES && k < sizeof buf - 600; y++) k += (size_t)snprintf(buf + k, sizeof buf - k, "%s\n", row(y));
+    return buf;
+}
+
+/* First row containing needle, or -1. */
+static int find_row(const char *needle)
+{
+    for (int y = 0; y < LINES; y++)
+        if (strstr(row(y), needle)) return y;
+    return -1;
+}
+
+/* Last row containing needle, or -1. */
+static int find_last_row(const char *needle)
+{
+    for (int y = LINES - 1; y >= 0; y--)
+        if (strstr(row(y), needle)) return y;
+    return -1;
+}
+
+/* First row containing both strings, or -1. */
+static int find_row2(const char *a, const char *b)
+{
+    for (int y = 0; y < LINES; y++) {
+        const char *r = row(y);
+        if (strstr(r, a) && strstr(r, b)) return y;
+    }
+    return -1;
+}
+
+/* The table's column header and its totals row. */
+static int header_row(void) { return find_row2(" layer ", " config"); }
+static int totals_row(void) { return find_row("─total"); }
+
+static attr_t attr_at(int y, int x)
+{
+    cchar_t cc;
+    mvwin_wch(stdscr, y, x, &cc);
+    wchar_t wc[CCHARW_MAX + 1];
+    attr_t at;
+    short pair;
+    getcchar(&cc, wc, &at, &pair, NULL);
+    return at;
+}
+
+static app *open_app(const char *net, const char *cl, int gpus)
+{
+    tui_args args = {net, cl, NULL, {gpus, 0, 0}, -1};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "app_open(%s, %s, %d): %s", net, cl, gpus, err.msg);
+    return a;
+}
+
+static void draw(app *a) { app_draw(a, stdscr); }
+
+static void type(app *a, const char *s)
+{
+    for (; *s; s++) app_feed(a, (unsigned char)*s);
+}
+
+static void finish_idle(app *a)
+{
+    for (int i = 0; i < 10000 && app_idle(a, 1.0); i++) {
+    }
+    cr_assert_not(app_busy(a), "background work did not finish");
+}
+
+/* Selects the layer by name through the table's keys (Home, then Down). */
+static void select_layer(app *a, const char *name)
+{
+    app_feed(a, KEY_HOME);
+    for (int i = 0; i < a->p->net->n_layers; i++) {
+        if (strcmp(a->p->net->layers[a->sel].name, name) == 0) return;
+        app_feed(a, KEY_DOWN);
+    }
+    cr_assert_fail("layer %s not reachable in the table", name);
+}
+
+/* ---------- strategy table */
+
+Test(tui_table, vgg16_4gpus_rows_header_and_footer)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    draw(a);
+    int hy = header_row();
+    cr_assert(hy >= 0, "no header:\n%s", dump());
+    const char *h = row(hy);
+    cr_assert(strstr(h, "config") && strstr(h, "t_c") && strstr(h, "t_s") && strstr(h, "t_x") && strstr(h, "total"),
+              "header: %s", h);
+    cr_assert(find_row("conv1_1") > hy, "conv1_1 row:\n%s", dump());
+    /* conv1_1's row shows its config in the optimum */
+    char cfg[64];
+    int li = net_find(a->p->net, "conv1_1");
+    config_format(&a->p->cm->configs[li][a->p->best[li]], cfg, sizeof cfg);
+    cr_assert(strstr(row(find_row("conv1_1")), cfg), "conv1_1 config %s: %s", cfg, row(find_row("conv1_1")));
+    /* every layer appears as a row while scrolling to the end */
+    int n = a->p->net->n_layers;
+    unsigned char *seen = calloc((size_t)n, 1);
+    for (int step = 0; step < n + 2; step++) {
+        draw(a);
+        for (int y = hy + 1; y < LINES - 5; y++)
+            for (int i = 0; i < n; i++) {
+                char pat[80];
+                snprintf(pat, sizeof pat, " %s ", a->p->net->layers[i].name);
+                char line[4100];
+                snprintf(line, sizeof line, "%s ", row(y));
+                if (strstr(line, pat)) seen[i] = 1;
+            }
+        app_feed(a, KEY_DOWN);
+    }
+    for (int i = 0; i < n; i++) cr_assert(seen[i], "layer %s never shown", a->p->net->layers[i].name);
+    free(seen);
+    cr_assert(find_row(" fc8 ") >= 0 || find_row(" prob") >= 0, "scrolled to the end:\n%s", dump());
+    /* footer: the totals row carries best_eval.total_ms formatted */
+    char tot[32], ips[32];
+    snprintf(tot, sizeof tot, "%.2f", a->p->best_eval.total_ms);
+    snprintf(ips, sizeof ips, "%.1f img/s", a->p->best_eval.images_per_s);
+    int ty = totals_row();
+    cr_assert(ty > hy && strstr(row(ty), tot), "totals row %s:\n%s", tot, dump());
+    cr_assert(find_row(ips) >= 0, "throughput %s:\n%s", ips, dump());
+    cr_assert(find_row("moved") >= 0 && find_row("peak") >= 0, "bytes and memory:\n%s", dump());
+    cr_assert(find_row("compute") >= 0 && find_row("sync") >= 0 && find_row("transfer") >= 0, "bar:\n%s", dump());
+    app_free(a);
+    term_close();
+}
+
+Test(tui_table, sort_key_cycles_through_time_columns)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    const char *expect[] = {"total▼", "t_c▼", "t_s▼", "t_x▼"};
+    for (int k = 0; k < 4; k++) {
+        app_feed(a, 'o');
+        draw(a);
+        int hy = header_row();
+        cr_assert(strstr(row(hy), expect[k]), "after %d x o: %s", k + 1, row(hy));
+        /* the first row is the layer with the largest value */
+        const layer_eval *L = a->p->best_eval.layers;
+        int best = 0;
+        for (int i = 1; i < a->p->net->n_layers; i++) {
+            double v = k == 0 ? L[i].compute_ms + L[i].sync_ms + L[i].transfer_ms : k == 1 ? L[i].compute_ms
+                                                                                 : k == 2 ? L[i].sync_ms
+                                                                                          : L[i].transfer_ms;
+            double b = k == 0 ? L[best].compute_ms + L[best].sync_ms + L[best].transfer_ms
+                       : k == 1 ? L[best].compute_ms
+                       : k == 2 ? L[best].sync_ms
+                                : L[best].transfer_ms;
+            if (v > b) best = i;
+        }
+        cr_assert_eq(a->order[0], best, "sort %d: first row %s, want %s", k, a->p->net->layers[a->order[0]].name,
+                     a->p->net->layers[best].name);
+    }
+    app_feed(a, 'o');
+    cr_assert_eq(a->sort, SORT_LAYER);
+    for (int i = 0; i < a->p->net->n_layers; i++) cr_assert_eq(a->order[i], i);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_table, baseline_column_cycles_none_data_model_owt)
+{
+    term_open(24, 120, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    const char *names[] = {"data", "model", "owt"};
+    for (int b = 0; b < 3; b++) {
+        app_feed(a, 'b');
+        draw(a);
+        char head[32];
+        snprintf(head, sizeof head, "%s cfg", names[b]);
+        cr_assert(find_row(head) >= 0, "baseline %s header:\n%s", names[b], dump());
+        /* the baseline's total in the footer and its config in conv1_1's row */
+        char tot[32], cfg[64];
+        snprintf(tot, sizeof tot, a->base_eval.total_ms >= 10000 ? "%.0f" : "%.2f", a->base_eval.total_ms);
+        cr_assert(strstr(row(totals_row()), tot), "baseline total %s:\n%s", tot, dump());
+        int li = net_find(a->p->net, "fc6");
+        config_format(&a->p->cm->configs[li][a->base_ci[li]], cfg, sizeof cfg);
+        select_layer(a, "fc6");
+        draw(a);
+        cr_assert(strstr(row(find_row(" fc6 ")), cfg), "fc6 %s config %s: %s", names[b], cfg, row(find_row(" fc6 ")));
+        cr_assert(strstr(a->status, names[b]), "status: %s", a->status);
+    }
+    app_feed(a, 'b');
+    draw(a);
+    cr_assert_eq(a->baseline, -1);
+    cr_assert(find_row("owt cfg") < 0);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- what-if */
+
+Test(tui_whatif, gpu_count_key_changes_totals_and_reports)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    double before = a->p->best_eval.total_ms;
+    cluster *cl_before = a->p->cl;
+    app_feed(a, '-');
+    cr_assert_eq(a->p->gpus, 8);
+    cr_assert_eq(a->p->cl, cl_before, "a GPU change must not replace the cluster");
+    double after = a->p->best_eval.total_ms;
+    cr_assert(fabs(after - before) > 1e-6, "total unchanged: %f", after);
+    draw(a);
+    char tot[32];
+    snprintf(tot, sizeof tot, "%.2f", after);
+    cr_assert(strstr(row(totals_row()), tot), "new total %s:\n%s", tot, dump());
+    cr_assert(strstr(a->status, "16→8 GPUs"), "status: %s", a->status);
+    /* the status counts the rows marked changed */
+    int marked = 0;
+    for (int i = 0; i < a->p->net->n_layers; i++) marked += a->changed[i];
+    char cnt[48];
+    snprintf(cnt, sizeof cnt, "%d layer%s changed", marked, marked == 1 ? "" : "s");
+    cr_assert(strstr(a->status, cnt), "status %s, want %s", a->status, cnt);
+    cr_assert(find_row("16→8 GPUs") == LINES - 2, "status line:\n%s", dump());
+    /* + goes back up */
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 16);
+    cr_assert(fabs(a->p->best_eval.total_ms - before) < 1e-9);
+    /* and at the top it stays */
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 16);
+    cr_assert(strstr(a->status, "already"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_whatif, changed_rows_are_marked)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, '-');
+    app_feed(a, '-');
+    cr_assert_eq(a->p->gpus, 4);
+    draw(a);
+    int hy = header_row();
+    for (int y = hy + 1; y < LINES - 5; y++) {
+        const char *r = row(y);
+        if (!r[0] || strstr(r, "───")) break;
+        char name[64];
+        if (sscanf(r + 1, "%63s", name) != 1) continue;
+        int li = net_find(a->p->net, name);
+        if (li < 0) continue;
+        cr_assert_eq(r[0] == '*', a->changed[li] != 0, "row %s mark '%c', changed %d", name, r[0], a->changed[li]);
+    }
+    app_free(a);
+    term_close();
+}
+
+Test(tui_whatif, batch_sync_and_gpu_prompt)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("alexnet", "p100-4x4", 8);
+    cr_assert_eq(a->p->batch, 8 * 32);
+    app_feed(a, '>');
+    cr_assert_eq(a->p->batch, 8 * 64);
+    cr_assert(strstr(a->status, "batch 32→64 per GPU"), "%s", a->status);
+    app_feed(a, '<');
+    app_feed(a, '<');
+    cr_assert_eq(a->p->batch, 8 * 16);
+    sync_scheme s0 = a->p->cl->sync;
+    app_feed(a, 's');
+    cr_assert_neq(a->p->cl->sync, s0);
+    cr_assert(strstr(a->status, "sync ") && strstr(a->status, "ms/step"), "%s", a->status);
+    /* g opens a prompt; a number sets the count */
+    app_feed(a, 'g');
+    cr_assert_eq(a->prompt, PROMPT_GPUS);
+    draw(a);
+    cr_assert(find_row("GPUs (1-16)") == LINES - 2, "prompt:\n%s", dump());
+    app_feed(a, 0x15); /* ^U */
+    type(a, "2");
+    app_feed(a, '\r');
+    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert_eq(a->p->gpus, 2);
+    /* bad input is refused with a message */
+    app_feed(a, 'g');
+    app_feed(a, 0x15);
+    type(a, "lots");
+    app_feed(a, '\r');
+    cr_assert_eq(a->p->gpus, 2);
+    cr_assert(a->status_error && strstr(a->status, "lots"), "%s", a->status);
+    app_feed(a, 'g');
+    app_feed(a, 0x15);
+    type(a, "99");
+    app_feed(a, '\r');
+    cr_assert_eq(a->p->gpus, 2);
+    cr_assert(a->status_error, "%s", a->status);
+    /* Esc cancels a prompt without acting */
+    app_feed(a, 'g');
+    app_feed(a, 27);
+    cr_assert_eq(a->prompt, PROMPT_NONE);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_whatif, inception_16gpus_whatif_redraw_time)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("inception_v3", "p100-4x4", 16);
+    draw(a);
+    double t0 = lw_now();
+    app_feed(a, 's'); /* rebuilds the 16-GPU cost tables */
+    draw(a);
+    double t1 = lw_now();
+    app_feed(a, '-');
+    draw(a);
+    double t2 = lw_now();
+    cr_log_info("what-if redraw on inception_v3: sync toggle at 16 GPUs %.3f s; 16->8 GPUs %.3f s", t1 - t0, t2 - t1);
+    fprintf(stderr, "[tui] what-if redraw on inception_v3: sync toggle at 16 GPUs %.3f s; 16->8 GPUs %.3f s\n", t1 - t0,
+            t2 - t1);
+    cr_assert_eq(a->p->gpus, 8);
+    /* generous: sanitizers and a loaded machine are slower */
+    cr_assert(t1 - t0 < 10.0 && t2 - t1 < 10.0, "what-if took %.2f s, %.2f s", t1 - t0, t2 - t1);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- why not, pins */
+
+Test(tui_whynot, optimum_first_with_zero_delta_then_pin)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    select_layer(a, "fc6");
+    int li = a->sel;
+    int opt = a->p->best[li];
+    double total0 = a->p->best_eval.total_ms;
+    cost_model *cm0 = a->p->cm;
+    app_feed(a, 'w');
+    cr_assert_eq(a->screen, SCR_WHYNOT);
+    draw(a);
+    cr_assert(find_row("computing") >= 0, "progress before the work:\n%s", dump());
+    finish_idle(a);
+    draw(a);
+    cr_assert(find_row("why not? fc6") >= 0, "%s", dump());
+    int hy = find_row("best total");
+    cr_assert(hy >= 0, "%s", dump());
+    /* the first entry is the optimum, delta +0.00 */
+    char cfg[64];
+    config_format(&a->p->cm->configs[li][opt], cfg, sizeof cfg);
+    const char *first = row(hy + 1);
+    cr_assert(strstr(first, "★") && strstr(first, cfg) && strstr(first, "+0.00") && strstr(first, "optimum"),
+              "first row: %s", first);
+    /* rows sorted by total, each total >= the optimum, as the screen shows */
+    double prev = 0;
+    int rows = 0;
+    for (int y = hy + 1; y < LINES - 5; y++) {
+        const char *r = row(y);
+        char cname[64];
+        int k = -1;
+        for (int i = 0; i < a->wn_n; i++) {
+            config_format(&a->p->cm->configs[li][a->wn[i].config], cname, sizeof cname);
+            char pat[80];
+            snprintf(pat, sizeof pat, " %s ", cname);
+            char tot[32];
+            snprintf(tot, sizeof tot, " %.2f ", a->wn[i].total_ms);
+            if (strstr(r, pat) && strstr(r, tot)) k = i;
+        }
+        if (k < 0) break;
+        cr_assert(a->wn[k].total_ms >= prev - 1e-9, "not sorted at %s", r);
+        cr_assert(a->wn[k].total_ms >= total0 - 1e-9, "better than the optimum: %s", r);
+        prev = a->wn[k].total_ms;
+        rows++;
+    }
+    cr_assert(rows >= 3, "%d rows:\n%s", rows, dump());
+    /* each entry is what plan_cost_with_pin says */
+    for (int i = 0; i < a->wn_n; i++)
+        cr_assert(fabs(a->wn[i].total_ms - plan_cost_with_pin(a->p, li, a->wn[i].config, NULL)) < 1e-6);
+    /* pin the second entry: the plan is re-searched, not rebuilt */
+    app_feed(a, KEY_DOWN);
+    app_feed(a, '\r');
+    cr_assert_eq(a->screen, SCR_TABLE);
+    int k = a->p->pinned[li];
+    cr_assert(k >= 0 && k != opt, "pinned %d (optimum %d)", k, opt);
+    cr_assert_eq(a->p->best[li], k);
+    cr_assert_eq(a->p->cm, cm0, "a pin must not rebuild the cost model");
+    cr_assert(a->p->best_eval.total_ms >= total0 - 1e-9);
+    cr_assert(strstr(a->status, "pin fc6 = "), "%s", a->status);
+    draw(a);
+    int fy = find_row(" fc6 ");
+    cr_assert(fy >= 0 && row(fy)[0] == 'P', "pinned row: %s\n%s", row(fy), dump());
+    cr_assert(find_row("1 pinned") == 1, "context line:\n%s", dump());
+    /* x clears the pin and the optimum comes back */
+    app_feed(a, 'x');
+    cr_assert_eq(a->p->pinned[li], -1);
+    cr_assert(fabs(a->p->best_eval.total_ms - total0) < 1e-9);
+    draw(a);
+    cr_assert(row(find_row(" fc6 "))[0] != 'P');
+    app_free(a);
+    term_close();
+}
+
+Test(tui_whynot, clear_all_pins)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    app_perform(a, app_pin(a, 1, 0));
+    app_perform(a, app_pin(a, 2, 0));
+    cr_assert_eq(a->p->pinned[1], 0);
+    cr_assert_eq(a->p->pinned[2], 0);
+    cr_assert_eq(a->p->best[1], 0);
+    app_feed(a, 'X');
+    for (int i = 0; i < a->p->net->n_layers; i++) cr_assert_eq(a->p->pinned[i], -1);
+    cr_assert(strstr(a->status, "clear 2 pins"), "%s", a->status);
+    app_feed(a, 'X');
+    cr_assert(strstr(a->status, "no layer is pinned"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- stepper */
+
+Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
+{
+    term_open(30, 110, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    const search_result *r = a->p->sr;
+    app_feed(a, '3');
+    cr_assert_eq(a->screen, SCR_STEPS);
+    draw(a);
+    cr_assert(find_row("the graph as loaded") >= 0, "%s", dump());
+    char want[160];
+    snprintf(want, sizeof want, "node elimination of %s", a->p->net->layers[r->steps[0].node].name);
+    cr_assert(find_row(want) >= 0, "step 0 names %s:\n%s", want, dump());
+    int ks[] = {1, 5, 12};
+    for (size_t t = 0; t < 3; t++) {
+        while (a->step < ks[t]) app_feed(a, KEY_RIGHT);
+        draw(a);
+        const elim_step *s = &r->steps[ks[t] - 1];
+        snprintf(want, sizeof want, "Step %d/%d", ks[t], r->n_steps);
+        cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+        snprintf(want, sizeof want, "%s has one in-edge e%d", a->p->net->layers[s->node].name, s->e1);
+        cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+        snprintf(want, sizeof want, "Table e%d: %d", s->new_edge, a->p->cm->n_configs[s->from]);
+        cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+        cr_assert(find_row("Best entry") >= 0 && find_row("min ms") >= 0, "%s", dump());
+        snprintf(want, sizeof want, "graph left: %d nodes", a->p->net->n_layers - ks[t]);
+        cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    }
+    /* back */
+    app_feed(a, KEY_LEFT);
+    cr_assert_eq(a->step, 11);
+    app_feed(a, 'p');
+    cr_assert_eq(a->step, 10);
+    /* the final step */
+    app_feed(a, 'f');
+    draw(a);
+    cr_assert(find_row("Final step") >= 0 && find_row("enumeration") >= 0, "%s", dump());
+    snprintf(want, sizeof want, "all %.0f combination", r->final_space);
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    for (int i = 0; i < r->n_left; i++) {
+        char c[64];
+        config_format(&a->p->cm->configs[r->left[i]][r->config[r->left[i]]], c, sizeof c);
+        snprintf(want, sizeof want, "%s = %s", a->p->net->layers[r->left[i]].name, c);
+        cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    }
+    /* one undo step names the layer and its config */
+    app_feed(a, KEY_RIGHT);
+    draw(a);
+    int v = r->undo_node[0];
+    char c[64];
+    config_format(&a->p->cm->configs[v][r->config[v]], c, sizeof c);
+    snprintf(want, sizeof want, "Undo 1/%d", r->n_undo);
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    snprintf(want, sizeof want, "%s = %s", a->p->net->layers[v].name, c);
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    /* End: every layer assigned, matching the optimum */
+    app_feed(a, KEY_END);
+    draw(a);
+    cr_assert(find_row("Every layer has its config") >= 0, "%s", dump());
+    for (int i = 0; i < a->p->net->n_layers; i++) cr_assert_eq(r->config[i], a->p->best[i]);
+    app_feed(a, KEY_HOME);
+    cr_assert_eq(a->step, 0);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_steps, edge_elimination_on_inception)
+{
+    term_open(30, 110, 1);
+    app *a = open_app("inception_v3", "p100-4x4", 2);
+    const search_result *r = a->p->sr;
+    int first = -1;
+    for (int s = 0; s < r->n_steps && first < 0; s++)
+        if (r->steps[s].kind == ELIM_EDGE) first = s;
+    cr_assert(first >= 0, "Inception-v3 has parallel edges to merge");
+    app_feed(a, '3');
+    while (a->step < first + 1) app_feed(a, 'n');
+    draw(a);
+    char want[128];
+    snprintf(want, sizeof want, "Step %d/%d", first + 1, r->n_steps);
+    cr_assert(find_row(want) >= 0, "%s", dump());
+    cr_assert(find_row("edge elimination (Eq. 3)") >= 0, "%s", dump());
+    snprintf(want, sizeof want, "Edges e%d and e%d both join", r->steps[first].e1, r->steps[first].e2);
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
+/* ---------- graph */
+
+Test(tui_graph, boxes_name_and_config)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, '2');
+    draw(a);
+    cr_assert(find_row("┌─data") >= 0, "%s", dump());
+    cr_assert(find_row("┌─conv1_1") >= 0, "%s", dump());
+    cr_assert(find_row("▼") >= 0, "arrows:\n%s", dump());
+    char cfg[64];
+    config_format(&a->p->cm->configs[1][a->p->best[1]], cfg, sizeof cfg);
+    cr_assert(find_row(cfg) >= 0, "%s", dump());
+    cr_assert(find_row("split:") == LINES - 3, "legend:\n%s", dump());
+    /* selecting the last layer pans down to it */
+    for (int i = 0; i < a->p->net->n_layers; i++) app_feed(a, ']');
+    draw(a);
+    cr_assert(find_row("┌─prob") >= 0, "followed to prob:\n%s", dump());
+    cr_assert(find_row("┌─data") < 0);
+    /* the selected box is drawn reversed, so it shows without colour */
+    int y = find_row("┌─prob");
+    int x = (int)(strstr(row(y), "┌─prob") - row(y));
+    (void)x;
+    int found = 0;
+    for (int xx = 0; xx < COLS; xx++)
+        if (attr_at(y + 1, xx) & A_REVERSE) found = 1;
+    cr_assert(found, "selected box not reversed");
+    /* panning */
+    app_feed(a, KEY_HOME);
+    cr_assert_eq(a->gpan_y, 0);
+    app_feed(a, 'j');
+    cr_assert_eq(a->gpan_y, 3);
+    app_feed(a, 'k');
+    cr_assert_eq(a->gpan_y, 0);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_graph, inception_branches_and_pan)
+{
+    term_open(40, 140, 1);
+    app *a = open_app("inception_v3", "p100-4x4", 2);
+    app_feed(a, '2');
+    int li = net_find(a->p->net, "mixed_5b/branch5x5_2");
+    cr_assert(li > 0);
+    while (a->sel < li) app_feed(a, ']');
+    draw(a);
+    cr_assert(find_row("mixed_5b/branch5x5_2") >= 0, "%s", dump());
+    /* a fan-out: one row holds several boxes of one module */
+    int y = find_row("┌─mixed_5b/branch1x1");
+    cr_assert(y >= 0, "%s", dump());
+    cr_assert(strstr(row(y), "┌─mixed_5b/branch5x5_1"), "siblings side by side: %s", row(y));
+    int x0 = a->gpan_x;
+    app_feed(a, 'l');
+    cr_assert_eq(a->gpan_x, x0 + 8);
+    /* boxes of one rank never overlap */
+    const graph_layout *l = a->gv.lay;
+    for (int r = 0; r < l->n_ranks; r++)
+        for (int i = 0; i + 1 < l->rank_len[r]; i++) {
+            const lay_node *p = &l->nodes[l->rank[r][i]], *q = &l->nodes[l->rank[r][i + 1]];
+            cr_assert(p->x + p->w < q->x, "rank %d overlap", r);
+        }
+    app_free(a);
+    term_close();
+}
+
+Test(tui_graph, ascii_without_utf8)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    app_feed(a, '2');
+    draw(a);
+    cr_assert(find_row("+-data") >= 0, "%s", dump());
+    cr_assert(find_row(" v") >= 0 || find_row("v ") >= 0, "ASCII arrows:\n%s", dump());
+    for (int y = 0; y < LINES; y++)
+        for (const unsigned char *s = (const unsigned char *)row(y); *s; s++) cr_assert(*s < 128, "non-ASCII in %s", row(y));
+    app_free(a);
+    term_close();
+}
+
+/* ---------- scaling and cluster */
+
+Test(tui_scale, lazily_computed_rows_match_the_engine)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    app_feed(a, '4');
+    cr_assert(app_busy(a));
+    draw(a);
+    cr_assert(find_row("computing") >= 0, "%s", dump());
+    finish_idle(a);
+    draw(a);
+    cr_assert(find_row("computing") < 0, "%s", dump());
+    cr_assert_eq(a->scale_n, 5);
+    cr_assert(find_row("images/s") >= 0 && find_row("16 GPUs") >= 0, "%s", dump());
+    /* the layer-wise row at the plan's own GPU count is the plan's optimum */
+    char ips[32];
+    snprintf(ips, sizeof ips, "%.1f", a->p->best_eval.images_per_s);
+    int y = find_last_row("L layer-wise");
+    cr_assert(y >= 0 && strstr(row(y), ips), "%s in %s", ips, dump());
+    /* and the data baseline at 4 GPUs is strategy_baseline's */
+    int *ci = calloc((size_t)a->p->net->n_layers, sizeof(int));
+    strategy_baseline(a->p->cm, BASE_DATA, ci);
+    strategy_eval ev;
+    strategy_evaluate(a->p->cm, ci, &ev);
+    cr_assert(fabs(a->scale[2].ips[0] - ev.images_per_s) < 1e-6);
+    strategy_eval_free(&ev);
+    free(ci);
+    /* layer-wise is never worse than a baseline (it is the optimum) */
+    for (int i = 0; i < a->scale_n; i++)
+        for (int s = 0; s < 3; s++) cr_assert(a->scale[i].total_ms[3] <= a->scale[i].total_ms[s] + 1e-9);
+    app_feed(a, 'm');
+    draw(a);
+    cr_assert(find_row("bytes/step") >= 0 && find_row("log scale") >= 0, "%s", dump());
+    /* a batch change invalidates the rows */
+    app_feed(a, '>');
+    cr_assert(app_busy(a));
+    app_free(a);
+    term_close();
+}
+
+Test(tui_scale, worker_process_sends_the_same_rows)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    app *b = open_app("alexnet", "p100-4x4", 4);
+    a->scale_async = 1;
+    app_feed(a, '4');
+    cr_assert(a->scale_pid > 0, "a worker was started");
+    cr_assert(app_waiting(a));
+    for (int i = 0; i < 600 && app_busy(a); i++) {
+        app_idle(a, 0.05);
+        usleep(20000);
+    }
+    cr_assert_not(app_busy(a), "the worker finished");
+    cr_assert_eq(a->scale_pid, 0, "and was reaped");
+    app_feed(b, '4');
+    finish_idle(b);
+    cr_assert_eq(a->scale_n, b->scale_n);
+    for (int i = 0; i < a->scale_n; i++)
+        for (int s = 0; s < 4; s++) {
+            cr_assert_eq(a->scale[i].gpus, b->scale[i].gpus);
+            cr_assert(fabs(a->scale[i].ips[s] - b->scale[i].ips[s]) < 1e-9, "row %d strategy %d", i, s);
+            cr_assert(fabs(a->scale[i].bytes[s] - b->scale[i].bytes[s]) < 1e-6);
+        }
+    /* a what-if while the worker runs stops it; the rows start again */
+    app_feed(a, 'r');
+    cr_assert(a->scale_pid > 0);
+    int old = a->scale_pid;
+    app_feed(a, 's');
+    cr_assert_neq(a->scale_pid, old, "the old worker is gone");
+    errno = 0;
+    cr_assert_eq(waitpid(old, NULL, WNOHANG), -1, "and reaped");
+    cr_assert_eq(errno, ECHILD);
+    app_free(a);
+    app_free(b);
+    term_close();
+}
+
+Test(tui_cluster, edit_bandwidth_through_the_prompt)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, '5');
+    draw(a);
+    cr_assert(find_row("intra-node GB/s") >= 0 && find_row("sync scheme") >= 0 && find_row("node 3") >= 0, "%s",
+              dump());
+    double before = a->p->best_eval.total_ms;
+    while (a->csel != 3) app_feed(a, KEY_DOWN);
+    app_feed(a, '\r');
+    cr_assert_eq(a->prompt, PROMPT_FIELD);
+    app_feed(a, 0x15);
+    type(a, "1.5");
+    app_feed(a, '\r');
+    cr_assert(fabs(a->p->cl->intra.bandwidth_gbs - 1.5) < 1e-12);
+    cr_assert(a->p->best_eval.total_ms > before, "slower links, slower step");
+    cr_assert(strstr(a->status, "intra-node GB/s 18→1.5"), "%s", a->status);
+    draw(a);
+    cr_assert(find_row("* was 18") >= 0, "%s", dump());
+    /* Right doubles, R resets */
+    app_feed(a, KEY_RIGHT);
+    cr_assert(fabs(a->p->cl->intra.bandwidth_gbs - 3) < 1e-12);
+    app_feed(a, 'R');
+    cr_assert(fabs(a->p->cl->intra.bandwidth_gbs - 18) < 1e-12);
+    cr_assert(fabs(a->p->best_eval.total_ms - before) < 1e-9);
+    /* nonsense is refused */
+    app_feed(a, '\r');
+    app_feed(a, 0x15);
+    type(a, "fast");
+    app_feed(a, '\r');
+    cr_assert(a->status_error, "%s", a->status);
+    cr_assert(fabs(a->p->cl->intra.bandwidth_gbs - 18) < 1e-12);
+    /* fewer nodes: the GPU count follows */
+    while (a->csel != 0) app_feed(a, KEY_UP);
+    app_feed(a, KEY_LEFT);
+    cr_assert_eq(a->p->cl->nodes, 2);
+    cr_assert_eq(a->p->gpus, 8);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- export */
+
+Test(tui_export, json_and_diagram_from_keys)
+{
+    char dir[] = "/tmp/lw-tui-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cwd[4096];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(dir), 0);
+    term_open(24, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, 'J');
+    cr_assert_eq(a->prompt, PROMPT_JSON);
+    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-strategy.json");
+    app_feed(a, '\r');
+    struct stat st;
+    cr_assert_eq(stat("layerwise-vgg16-16gpu-strategy.json", &st), 0, "status: %s", a->status);
+    cr_assert(strstr(a->status, "wrote strategy JSON") && strstr(a->status, dir), "%s", a->status);
+    size_t len;
+    char *text = lw_read_file("layerwise-vgg16-16gpu-strategy.json", &len, NULL);
+    cr_assert(text && strstr(text, "\"layerwise-strategy/1\"") && strstr(text, "\"fc6\""));
+    free(text);
+    /* e on the graph: the default name says the view; a .dot name writes
+     * Graphviz source (no fonts: a sanitizer run stays free of the font
+     * libraries' caches). The result is a file or a message, never silence. */
+    app_feed(a, '2');
+    app_feed(a, 'e');
+    cr_assert_eq(a->prompt, PROMPT_EXPORT);
+    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-graph.svg");
+    app_feed(a, 0x15);
+    type(a, "graph.dot");
+    app_feed(a, '\r');
+    int made = stat("graph.dot", &st) == 0;
+    cr_assert(made ? strstr(a->status, "wrote graph diagram") != NULL : a->status_error, "%s", a->status);
+    if (made) {
+        text = lw_read_file("graph.dot", &len, NULL);
+        cr_assert(text && strstr(text, "conv1_1"), "the graph names its layers");
+        free(text);
+    }
+    /* the stepper exports the reduced graph at its step */
+    app_feed(a, '3');
+    app_feed(a, 'n');
+    app_feed(a, 'n');
+    app_feed(a, 'e');
+    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-reduced-step2.svg");
+    app_feed(a, 27);
+    /* a name typed over the default: .json from the same prompt */
+    app_feed(a, '1');
+    app_feed(a, 'e');
+    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-strategy.svg");
+    app_feed(a, 0x15);
+    type(a, "mine.json");
+    app_feed(a, '\r');
+    cr_assert_eq(stat("mine.json", &st), 0, "%s", a->status);
+    /* a bad path is an error on the status line, not a crash */
+    app_feed(a, 'J');
+    app_feed(a, 0x15);
+    type(a, "/nonexistent-dir/x.json");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, "/nonexistent-dir/x.json"), "%s", a->status);
+    draw(a);
+    cr_assert(find_row("failed") == LINES - 2, "%s", dump());
+    app_free(a);
+    term_close();
+    cr_assert_eq(chdir(cwd), 0);
+}
+
+/* ---------- help, sizes, colour, quit */
+
+Test(tui_help, lists_every_key_of_every_table)
+{
+    term_open(200, 140, 1);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    app_feed(a, '?');
+    cr_assert_eq(a->screen, SCR_HELP);
+    draw(a);
+    int n = 0;
+    const keybind *tables[SCR__COUNT + 1];
+    tables[0] = app_global_keys;
+    for (int s = 0; s < SCR__COUNT; s++) tables[s + 1] = app_screens[s]->keys;
+    for (int t = 0; t <= SCR__COUNT; t++)
+        for (const keybind *b = tables[t]; b && b->fn; b++) {
+            int y = find_row2(b->label, b->help);
+            cr_assert(y >= 0, "help lacks \"%s  %s\":\n%s", b->label, b->help, dump());
+            n++;
+        }
+    cr_assert(n > 30, "only %d bindings", n);
+    /* every key in a table does something on its screen (no dead entries) */
+    app_feed(a, 27);
+    cr_assert_eq(a->screen, SCR_TABLE);
+    app_feed(a, '?');
+    app_feed(a, '?');
+    cr_assert_eq(a->screen, SCR_TABLE);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_size, small_terminals_show_a_message_and_do_not_crash)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    for (int s = 0; s < SCR__COUNT; s++) {
+        a->screen = (screen_id)s;
+        if (s == SCR_WHYNOT) app_whynot_open(a, 3);
+        draw(a);
+        cr_assert(find_row("too small") < 0, "80x24 is supported:\n%s", dump());
+        cr_assert(find_row("layerwise") == 0, "%s", dump());
+    }
+    a->screen = SCR_TABLE;
+    int sizes[][2] = {{10, 20}, {23, 80}, {24, 79}, {1, 1}, {3, 10}, {60, 200}, {24, 80}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        term_resize(sizes[i][0], sizes[i][1]);
+        app_feed(a, KEY_RESIZE);
+        for (int s = 0; s < SCR__COUNT; s++) {
+            a->screen = (screen_id)s;
+            draw(a);
+        }
+        a->screen = SCR_TABLE;
+        draw(a);
+        int small = sizes[i][0] < TUI_MIN_H || sizes[i][1] < TUI_MIN_W;
+        if (sizes[i][0] >= 3 && sizes[i][1] >= 18)
+            cr_assert_eq(find_row("Terminal too small") >= 0, small, "%dx%d:\n%s", sizes[i][1], sizes[i][0], dump());
+    }
+    term_resize(10, 20);
+    draw(a);
+    cr_assert(find_row("20x10, need 80x24") >= 0, "%s", dump());
+    /* q still quits */
+    cr_assert_eq(app_feed(a, 'q'), ACT_QUIT);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_size, no_colour_uses_attributes)
+{
+    term_open(24, 80, 1);
+    ui_styles_init(0);
+    cr_assert_not(ui_has_color());
+    cr_assert(ui_attr(ST_SELECTED) & A_REVERSE);
+    cr_assert(ui_attr(ST_HEADER) & (A_BOLD | A_UNDERLINE));
+    cr_assert(ui_attr(ST_PINNED) & A_BOLD);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, KEY_DOWN);
+    draw(a);
+    int y = find_row(" conv1_1 ");
+    cr_assert(attr_at(y, 3) & A_REVERSE, "selected row reversed");
+    cr_assert_not(attr_at(y + 1, 3) & A_REVERSE, "others not");
+    /* the tab bar is reversed, the active tab is not: it reads without colour */
+    cr_assert(attr_at(0, 1) & A_REVERSE);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_keys, quit_screens_and_key_names)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 2);
+    for (int k = '1'; k <= '5'; k++) {
+        app_feed(a, k);
+        cr_assert_eq(a->screen, (screen_id)(k - '1'));
+    }
+    app_feed(a, '\t');
+    cr_assert_eq(a->screen, SCR_TABLE);
+    app_feed(a, KEY_BTAB);
+    cr_assert_eq(a->screen, SCR_CLUSTER);
+    cr_assert_eq(app_key(a, 'z'), ACT_NONE);
+    char b[16];
+    cr_assert_str_eq(lw_key_name(KEY_NPAGE, b, sizeof b), "PgDn");
+    cr_assert_str_eq(lw_key_name('q', b, sizeof b), "q");
+    cr_assert_str_eq(lw_key_name(0x0c, b, sizeof b), "^L");
+    cr_assert_eq(app_key(a, 'q'), ACT_QUIT);
+    cr_assert(a->quit);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_keys, mouse_selects_rows_and_tabs)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    mousemask(ALL_MOUSE_EVENTS, NULL);
+    draw(a);
+    MEVENT ev;
+    memset(&ev, 0, sizeof ev);
+    ev.y = a->table_y0 + 3;
+    ev.x = 4;
+    ev.bstate = BUTTON1_CLICKED;
+    cr_assert_eq(ungetmouse(&ev), OK, "ungetmouse");
+    app_feed(a, KEY_MOUSE);
+    cr_assert_eq(a->sel, a->order[a->top + 3], "a click selects the row (sel %d)", a->sel);
+    /* a click on a tab opens it */
+    ev.y = 0;
+    ev.x = a->tab_x[SCR_STEPS] + 1;
+    cr_assert_eq(ungetmouse(&ev), OK);
+    app_feed(a, KEY_MOUSE);
+    cr_assert_eq(a->screen, SCR_STEPS);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- layout (no terminal) */
+
+Test(tui_layout, chain_stands_straight_and_diamond_fans_out)
+{
+    int w3[] = {7, 9, 5};
+    int f3[] = {0, 1}, t3[] = {1, 2};
+    graph_layout *l = layout_build(3, w3, 2, f3, t3);
+    cr_assert_eq(l->n_ranks, 3);
+    cr_assert_eq(l->n_segs, 2);
+    int c0 = lay_center(&l->nodes[l->lay_of_id[0]]);
+    for (int i = 1; i < 3; i++) cr_assert_eq(lay_center(&l->nodes[l->lay_of_id[i]]), c0, "chain bends at %d", i);
+    layout_free(l);
+    /* a -> b, a -> c, b -> d, c -> d, a -> d (a long edge gets a dummy) */
+    int w4[] = {5, 5, 5, 5};
+    int f4[] = {0, 0, 1, 2, 0, 0}, t4[] = {1, 2, 3, 3, 3, 1};
+    l = layout_build(4, w4, 6, f4, t4);
+    cr_assert_eq(l->n_ranks, 3);
+    cr_assert_eq(l->nodes[l->lay_of_id[3]].rank, 2);
+    cr_assert_eq(l->n_nodes, 5, "one dummy for a -> d");
+    cr_assert_eq(l->n_segs, 6, "duplicates dropped, long edge split");
+    cr_assert_eq(l->crossings, 0);
+    for (int r = 0; r < l->n_ranks; r++)
+        for (int i = 0; i + 1 < l->rank_len[r]; i++)
+            cr_assert(l->nodes[l->rank[r][i]].x + l->nodes[l->rank[r][i]].w < l->nodes[l->rank[r][i + 1]].x);
+    layout_free(l);
+}

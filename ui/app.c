@@ -1,0 +1,517 @@
+/*
+ * app: a TUI session — opening the plan, applying what-if changes and
+ * reporting what they changed, pins, baselines, sorting, export, and the
+ * background work the scaling and "why not" screens need. No drawing here.
+ */
+#include "app.h"
+
+#include "draw.h"
+#include "export_dot.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const screen_ops *const app_screens[SCR__COUNT] = {
+    [SCR_TABLE] = &screen_table_ops,     [SCR_GRAPH] = &screen_graph_ops,   [SCR_STEPS] = &screen_steps_ops,
+    [SCR_SCALE] = &screen_scale_ops,     [SCR_CLUSTER] = &screen_cluster_ops, [SCR_WHYNOT] = &screen_whynot_ops,
+    [SCR_HELP] = &screen_help_ops,
+};
+
+int config_class(const config *c)
+{
+    int k = 0;
+    if (c->deg[DIM_N] > 1) k |= 1;
+    if (c->deg[DIM_C] > 1) k |= 2;
+    if (c->deg[DIM_H] > 1 || c->deg[DIM_W] > 1) k |= 4;
+    return k;
+}
+
+void app_set_status(app *a, int error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->status, sizeof a->status, fmt, ap);
+    va_end(ap);
+    a->status_error = error;
+}
+
+app *app_open(const tui_args *args, lw_error *err)
+{
+    const char *nn = args && args->net ? args->net : DEFAULT_NETWORK;
+    const char *cn = args && args->cluster ? args->cluster : DEFAULT_CLUSTER;
+    network *net = plan_load_network(nn, err);
+    if (!net) return NULL;
+    cluster *cl = plan_load_cluster(cn, err);
+    if (!cl) {
+        net_free(net);
+        return NULL;
+    }
+    cli_apply_sync(cl, args ? args->sync : -1);
+    profile *prof = NULL;
+    if (args && args->profile) {
+        prof = plan_load_profile(args->profile, err);
+        if (!prof) {
+            net_free(net);
+            cluster_free(cl);
+            return NULL;
+        }
+    }
+    cluster *orig = cluster_clone(cl);
+    plan_settings set = args ? args->set : (plan_settings){0, 0, 0};
+    plan *p = plan_new(net, cl, prof, set, err);
+    if (!p) {
+        cluster_free(orig);
+        return NULL;
+    }
+    app *a = lw_calloc(1, sizeof *a);
+    a->p = p;
+    a->cluster_loaded = orig;
+    a->net_name = lw_strdup(nn);
+    a->cluster_name = lw_strdup(cn);
+    a->profile_name = args && args->profile ? lw_strdup(args->profile) : NULL;
+    int n = p->net->n_layers;
+    a->changed = lw_calloc((size_t)n, 1);
+    a->order = lw_malloc(sizeof(int) * (size_t)n);
+    a->base_ci = lw_calloc((size_t)n, sizeof(int));
+    a->saved_configs = lw_calloc((size_t)n, sizeof(config));
+    a->wn_tmp = lw_calloc((size_t)n, sizeof(int));
+    a->baseline = -1;
+    a->wn_layer = -1;
+    a->sv_step = -1;
+    a->scale_fd = -1;
+    a->gfollow = 1;
+    a->screen = a->prev_screen = SCR_TABLE;
+    app_sort_rows(a);
+    app_set_status(a, 0, "optimum of %d layers found in %.0f ms (cost tables %.0f ms); ? for help", n,
+                   p->search_ms, p->cm ? p->cm->build_ms : 0.0);
+    return a;
+}
+
+void app_free(app *a)
+{
+    if (!a) return;
+    scale_stop(a);
+    plan_free(a->p);
+    cluster_free(a->cluster_loaded);
+    cluster_free(a->saved_cluster);
+    free(a->net_name);
+    free(a->cluster_name);
+    free(a->profile_name);
+    free(a->changed);
+    free(a->order);
+    free(a->base_ci);
+    strategy_eval_free(&a->base_eval);
+    free(a->saved_configs);
+    free(a->wn_tmp);
+    free(a->wn);
+    free(a->scale);
+    graph_view_free(&a->gv);
+    graph_view_free(&a->sv);
+    free(a);
+}
+
+/* ---- derived state ------------------------------------------------------- */
+
+static int cmp_val_desc(const double *v, int i, int j)
+{
+    if (v[i] > v[j]) return -1;
+    if (v[i] < v[j]) return 1;
+    return i - j;
+}
+
+void app_sort_rows(app *a)
+{
+    int n = a->p->net->n_layers;
+    for (int i = 0; i < n; i++) a->order[i] = i;
+    if (a->sort == SORT_LAYER || !a->p->best_eval.layers) return;
+    double *v = lw_malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        const layer_eval *le = &a->p->best_eval.layers[i];
+        switch (a->sort) {
+        case SORT_TC: v[i] = le->compute_ms; break;
+        case SORT_TS: v[i] = le->sync_ms; break;
+        case SORT_TX: v[i] = le->transfer_ms; break;
+        default: v[i] = le->compute_ms + le->sync_ms + le->transfer_ms; break;
+        }
+    }
+    /* insertion sort: n is a few hundred at most and it is stable */
+    for (int i = 1; i < n; i++) {
+        int x = a->order[i], j = i - 1;
+        while (j >= 0 && cmp_val_desc(v, a->order[j], x) > 0) {
+            a->order[j + 1] = a->order[j];
+            j--;
+        }
+        a->order[j + 1] = x;
+    }
+    free(v);
+}
+
+void app_baseline_ensure(app *a)
+{
+    if (a->baseline < 0 || a->base_valid || !a->p->cm) return;
+    strategy_eval_free(&a->base_eval);
+    strategy_baseline(a->p->cm, (baseline_kind)a->baseline, a->base_ci);
+    strategy_evaluate(a->p->cm, a->base_ci, &a->base_eval);
+    a->base_valid = 1;
+}
+
+void app_invalidate_scale(app *a)
+{
+    scale_stop(a);
+    free(a->scale);
+    a->scale = NULL;
+    a->scale_n = a->scale_done = 0;
+    a->scale_valid = 0;
+}
+
+static void whynot_reset(app *a)
+{
+    free(a->wn);
+    a->wn = NULL;
+    a->wn_n = a->wn_done = 0;
+    if (a->wn_layer < 0 || !a->p->cm) return;
+    a->wn_n = a->p->cm->n_configs[a->wn_layer];
+    a->wn = lw_calloc((size_t)a->wn_n, sizeof(whynot_entry));
+    for (int k = 0; k < a->wn_n; k++) a->wn[k].config = k;
+    a->wn_opt_ms = a->p->best_eval.total_ms;
+    if (a->wn_sel >= a->wn_n) a->wn_sel = 0;
+}
+
+void app_invalidate(app *a)
+{
+    a->base_valid = 0;
+    a->gv.valid = 0;
+    a->sv_step = -1;
+    app_sort_rows(a);
+    if (a->wn_layer >= 0) whynot_reset(a);
+    int max_step = a->p->sr ? a->p->sr->n_steps + 1 + a->p->sr->n_undo : 0;
+    if (a->step > max_step) a->step = max_step;
+}
+
+/* ---- what-if ------------------------------------------------------------- */
+
+void app_whatif_begin(app *a, const char *what)
+{
+    const plan *p = a->p;
+    snprintf(a->pending_what, sizeof a->pending_what, "%s", what);
+    a->saved_set = p->set;
+    cluster_free(a->saved_cluster);
+    a->saved_cluster = cluster_clone(p->cl);
+    a->saved_gpus = p->gpus;
+    a->saved_total_ms = p->sr ? p->best_eval.total_ms : 0;
+    a->saved_ips = p->sr ? p->best_eval.images_per_s : 0;
+    for (int i = 0; i < p->net->n_layers; i++)
+        a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0}};
+}
+
+static void report_change(app *a)
+{
+    const plan *p = a->p;
+    int n = 0;
+    for (int i = 0; i < p->net->n_layers; i++) {
+        a->changed[i] = !config_equal(&a->saved_configs[i], &p->cm->configs[i][p->best[i]]);
+        n += a->changed[i];
+    }
+    double t0 = a->saved_total_ms, t1 = p->best_eval.total_ms;
+    double pct = t0 > 0 ? (t1 - t0) / t0 * 100 : 0;
+    app_set_status(a, 0, "%s: %.1f %s %.1f ms/step (%+.1f%%), %.0f %s %.0f img/s, %d layer%s changed config (%.2f s)",
+                   a->pending_what, t0, G->arrow_right, t1, pct, a->saved_ips, G->arrow_right,
+                   p->best_eval.images_per_s, n, n == 1 ? "" : "s", a->last_rebuild_s);
+}
+
+void app_perform(app *a, action act)
+{
+    if (act != ACT_REBUILD && act != ACT_RESEARCH && act != ACT_RESYNC) return;
+    lw_error err = {0};
+    double t0 = lw_now();
+    int rc = act == ACT_REBUILD    ? plan_rebuild(a->p, &err)
+             : act == ACT_RESYNC ? plan_set_sync(a->p, a->p->cl->sync, &err)
+                                 : plan_research(a->p, &err);
+    a->last_rebuild_s = lw_now() - t0;
+    if (rc != 0) {
+        /* put the previous setting back, so the screens keep an optimum */
+        char msg[sizeof err.msg];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        a->p->set = a->saved_set;
+        if (a->saved_cluster) {
+            cluster_free(a->p->cl);
+            a->p->cl = a->saved_cluster;
+            a->saved_cluster = NULL;
+        }
+        lw_error err2 = {0};
+        if (plan_rebuild(a->p, &err2) != 0)
+            app_set_status(a, 1, "%s: %s; and the previous setting failed too: %s", a->pending_what, msg, err2.msg);
+        else
+            app_set_status(a, 1, "%s: %s (kept the previous setting)", a->pending_what, msg);
+        app_invalidate(a);
+        return;
+    }
+    report_change(a);
+    app_invalidate(a);
+    if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);
+}
+
+/* While the person reads the new screen, build the next GPU count's costs
+ * in the background (the one `+` would ask for, or `-` at the top), so that
+ * key answers at once. */
+void app_prefetch_next(app *a)
+{
+    int up = app_gpu_step(a, +1), down = app_gpu_step(a, -1);
+    int next = up != a->p->gpus ? up : down;
+    if (next == a->p->gpus) return;
+    plan_settings s = a->p->set;
+    s.gpus = next;
+    plan_prefetch(a->p, s);
+}
+
+action app_feed(app *a, int key)
+{
+    action act = app_key(a, key);
+    app_perform(a, act);
+    return act;
+}
+
+action app_set_gpus(app *a, int gpus)
+{
+    int total = cluster_gpus(a->p->cl);
+    if (gpus < 1) gpus = 1;
+    if (gpus > total) gpus = total;
+    if (gpus == a->p->gpus) {
+        app_set_status(a, 0, "already at %d GPU%s (the cluster has %d)", gpus, gpus == 1 ? "" : "s", total);
+        return ACT_REDRAW;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%d%s%d GPUs", a->p->gpus, G->arrow_right, gpus);
+    app_whatif_begin(a, what);
+    a->p->set.gpus = gpus;
+    return ACT_REBUILD;
+}
+
+/* Next GPU count up or down: powers of two, and the cluster's total. */
+int app_gpu_step(const app *a, int dir)
+{
+    int cur = a->p->gpus, total = cluster_gpus(a->p->cl);
+    int g;
+    if (dir > 0) {
+        g = 1;
+        while (g <= cur) g *= 2;
+        if (g > total) g = total;
+    } else {
+        g = 1;
+        while (g * 2 < cur) g *= 2;
+        if (cur <= 1) g = 1;
+    }
+    return g;
+}
+
+action app_set_batch(app *a, long per_gpu)
+{
+    plan_settings *s = &a->p->set;
+    char what[96];
+    if (per_gpu < 1) per_gpu = 1;
+    if (per_gpu > 1000000) per_gpu = 1000000;
+    if (s->global_batch > 0) {
+        /* a fixed global batch given on the command line: scale that one */
+        long g = per_gpu * a->p->gpus;
+        if (g == s->global_batch) return ACT_NONE;
+        snprintf(what, sizeof what, "global batch %ld%s%ld", s->global_batch, G->arrow_right, g);
+        app_whatif_begin(a, what);
+        s->global_batch = g;
+    } else {
+        long cur = s->batch_per_gpu > 0 ? s->batch_per_gpu : DEFAULT_BATCH_PER_GPU;
+        if (per_gpu == cur) {
+            app_set_status(a, 0, "batch already %ld per GPU", cur);
+            return ACT_REDRAW;
+        }
+        snprintf(what, sizeof what, "batch %ld%s%ld per GPU", cur, G->arrow_right, per_gpu);
+        app_whatif_begin(a, what);
+        s->batch_per_gpu = per_gpu;
+    }
+    app_invalidate_scale(a);
+    return ACT_REBUILD;
+}
+
+long app_batch_per_gpu(const app *a)
+{
+    const plan_settings *s = &a->p->set;
+    if (s->global_batch > 0) return s->global_batch / (a->p->gpus > 0 ? a->p->gpus : 1);
+    return s->batch_per_gpu > 0 ? s->batch_per_gpu : DEFAULT_BATCH_PER_GPU;
+}
+
+action app_toggle_sync(app *a)
+{
+    sync_scheme from = a->p->cl->sync;
+    sync_scheme to = from == SYNC_PARAMETER_SERVER ? SYNC_RING_ALLREDUCE : SYNC_PARAMETER_SERVER;
+    char what[96];
+    snprintf(what, sizeof what, "sync %s%s%s", sync_scheme_name(from), G->arrow_right, sync_scheme_name(to));
+    app_whatif_begin(a, what);
+    a->p->cl->sync = to;
+    app_invalidate_scale(a);
+    return ACT_RESYNC;
+}
+
+action app_pin(app *a, int li, int k)
+{
+    plan *p = a->p;
+    if (li < 0 || li >= p->net->n_layers || !p->cm) return ACT_NONE;
+    char what[200], cb[64];
+    if (k < 0) {
+        if (p->pinned[li] < 0) {
+            app_set_status(a, 0, "%s is not pinned", p->net->layers[li].name);
+            return ACT_REDRAW;
+        }
+        snprintf(what, sizeof what, "unpin %s", p->net->layers[li].name);
+    } else {
+        config_format(&p->cm->configs[li][k], cb, sizeof cb);
+        snprintf(what, sizeof what, "pin %s = %s", p->net->layers[li].name, cb);
+    }
+    app_whatif_begin(a, what);
+    p->pinned[li] = k;
+    return ACT_RESEARCH;
+}
+
+action app_clear_pins(app *a)
+{
+    int n = 0;
+    for (int i = 0; i < a->p->net->n_layers; i++) n += a->p->pinned[i] >= 0;
+    if (!n) {
+        app_set_status(a, 0, "no layer is pinned");
+        return ACT_REDRAW;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "clear %d pin%s", n, n == 1 ? "" : "s");
+    app_whatif_begin(a, what);
+    for (int i = 0; i < a->p->net->n_layers; i++) a->p->pinned[i] = -1;
+    return ACT_RESEARCH;
+}
+
+/* ---- screens and background work ------------------------------------- */
+
+void app_open_screen(app *a, screen_id s)
+{
+    if (s == a->screen) return;
+    if (a->screen != SCR_HELP && a->screen != SCR_WHYNOT) a->prev_screen = a->screen;
+    a->screen = s;
+    if (app_screens[s]->enter) app_screens[s]->enter(a);
+}
+
+void app_whynot_open(app *a, int li)
+{
+    if (!a->p->cm || !a->p->sr || li < 0 || li >= a->p->net->n_layers) return;
+    a->wn_layer = li;
+    a->wn_sel = a->wn_top = 0;
+    whynot_reset(a);
+    app_open_screen(a, SCR_WHYNOT);
+}
+
+int app_busy(const app *a)
+{
+    if (a->screen == SCR_SCALE && (!a->scale || a->scale_done < a->scale_n)) return 1;
+    if (a->screen == SCR_WHYNOT && a->wn_layer >= 0 && a->wn && a->wn_done < a->wn_n) return 1;
+    return 0;
+}
+
+int app_waiting(const app *a)
+{
+    return app_busy(a) && a->screen == SCR_SCALE && a->scale_pid > 0;
+}
+
+int app_idle(app *a, double budget_s)
+{
+    double t0 = lw_now();
+    if (a->screen == SCR_SCALE) {
+        if (!a->scale) scale_start(a);
+        if (a->scale_pid > 0) scale_step(a); /* take what the worker sent */
+        else
+            while (scale_step(a))
+                if (lw_now() - t0 >= budget_s) break;
+    } else if (a->screen == SCR_WHYNOT && a->wn_layer >= 0) {
+        whynot_step(a, budget_s);
+    }
+    return app_busy(a);
+}
+
+/* ---- export ---------------------------------------------------------------- */
+
+static export_view current_view(const app *a, int *step)
+{
+    *step = -1;
+    if (a->screen == SCR_GRAPH) return VIEW_GRAPH;
+    if (a->screen == SCR_STEPS) {
+        int n = a->p->sr ? a->p->sr->n_steps : 0;
+        *step = a->step < n ? a->step : n;
+        return VIEW_REDUCED;
+    }
+    return VIEW_STRATEGY;
+}
+
+void app_export_default(const app *a, int json, char *buf, size_t n)
+{
+    int step;
+    export_view v = current_view(a, &step);
+    if (json) {
+        snprintf(buf, n, "layerwise-%s-%dgpu-strategy.json", a->p->net->name, a->p->gpus);
+    } else if (v == VIEW_REDUCED) {
+        snprintf(buf, n, "layerwise-%s-%dgpu-reduced-step%d.svg", a->p->net->name, a->p->gpus, step);
+    } else {
+        snprintf(buf, n, "layerwise-%s-%dgpu-%s.svg", a->p->net->name, a->p->gpus, export_view_name(v));
+    }
+}
+
+static int write_text(FILE *f, void *user, lw_error *err)
+{
+    const char *s = user;
+    if (fputs(s, f) < 0 || fputc('\n', f) < 0) return lw_fail(err, 1, "write failed");
+    return 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    if (n < k) return 0;
+    for (size_t i = 0; i < k; i++)
+        if (tolower((unsigned char)s[n - k + i]) != suffix[i]) return 0;
+    return 1;
+}
+
+int app_export(app *a, const char *path)
+{
+    lw_error err = {0};
+    plan *p = a->p;
+    if (!path || !path[0]) {
+        app_set_status(a, 1, "export: no file name given");
+        return -1;
+    }
+    if (!p->sr) {
+        app_set_status(a, 1, "export: there is no strategy to export");
+        return -1;
+    }
+    int rc;
+    const char *what;
+    if (ends_with(path, ".json")) {
+        int pins = 0;
+        for (int i = 0; i < p->net->n_layers; i++) pins += p->pinned[i] >= 0;
+        char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, pins ? "elimination (pinned)" : "elimination",
+                                     p->sr->n_left, plan_final_method_name(p));
+        rc = lw_write_file_atomic(path, write_text, doc, &err);
+        free(doc);
+        what = "strategy JSON";
+    } else {
+        int step;
+        export_view v = current_view(a, &step);
+        rc = export_diagram(p, v, step, p->best, path, &err);
+        what = v == VIEW_GRAPH ? "graph diagram" : v == VIEW_REDUCED ? "reduced-graph diagram" : "strategy diagram";
+    }
+    if (rc != 0) {
+        app_set_status(a, 1, "export to %s failed: %s", path, err.msg[0] ? err.msg : "unknown error");
+        return -1;
+    }
+    char full[PATH_MAX];
+    const char *shown = realpath(path, full) ? full : path;
+    app_set_status(a, 0, "wrote %s: %s", what, shown);
+    return 0;
+}

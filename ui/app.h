@@ -1,0 +1,306 @@
+/*
+ * app: the state of one TUI session and the contract between its parts.
+ *
+ * An app owns one plan (the engine's what-if setting and its optimum) plus
+ * everything the screens remember: the selected layer, the sort order, the
+ * baseline shown beside the optimum, the stepper position, the lazily
+ * computed scaling and "why not" tables, the prompt being edited and the
+ * status line. app_open builds it (no curses needed); app_free releases it
+ * all, the plan included.
+ *
+ * Screens are a draw() over a rectangle of a WINDOW plus a table of key
+ * bindings, behind a screen_ops entry (see app_screens). Key handlers change
+ * state and return what must happen next (an action); app_perform does the
+ * expensive part (plan_rebuild after a what-if, plan_research after a pin),
+ * so the loop in tui.c can show "working..." first. Nothing here writes to
+ * the terminal except through the WINDOW handed to a draw function, so the
+ * tests render every screen into ncurses' in-memory screen.
+ */
+#ifndef LW_APP_H
+#define LW_APP_H
+
+#include <curses.h>
+
+#include "cli.h"
+#include "layout.h"
+#include "plan.h"
+
+#define TUI_MIN_W 80
+#define TUI_MIN_H 24
+
+typedef enum {
+    SCR_TABLE,
+    SCR_GRAPH,
+    SCR_STEPS,
+    SCR_SCALE,
+    SCR_CLUSTER,
+    SCR_WHYNOT,
+    SCR_HELP,
+    SCR__COUNT
+} screen_id;
+
+/* What a key handler asks for next. */
+typedef enum {
+    ACT_NONE,     /* nothing changed */
+    ACT_REDRAW,   /* state changed: draw a new frame */
+    ACT_REBUILD,  /* a what-if setting changed: plan_rebuild, then redraw */
+    ACT_RESEARCH, /* pins changed: plan_research only, then redraw */
+    ACT_RESYNC,   /* only the sync scheme changed: plan_set_sync (t_s only), then redraw */
+    ACT_QUIT
+} action;
+
+typedef struct app app;
+
+typedef action (*key_fn)(app *a, int key);
+
+/* One row of a key table: up to four key codes, how help names them,
+ * what they do. A table ends with an entry whose fn is NULL. */
+typedef struct keybind {
+    int keys[4];
+    const char *label;
+    const char *help;
+    key_fn fn;
+} keybind;
+
+/* A rectangle of a window (screens draw only inside it). */
+typedef struct rect {
+    int y, x, h, w;
+} rect;
+
+typedef struct screen_ops {
+    const char *tab;          /* tab label; NULL: not a tab (why-not, help) */
+    const char *hints;        /* the hint bar's text on this screen */
+    void (*draw)(app *a, WINDOW *w, rect r);
+    const keybind *keys;      /* handled before the global table */
+    void (*enter)(app *a);    /* called when the screen opens; may be NULL */
+} screen_ops;
+
+extern const screen_ops *const app_screens[SCR__COUNT];
+extern const keybind app_global_keys[];
+
+/* ---- per-screen state ---------------------------------------------------- */
+
+typedef enum { SORT_LAYER, SORT_TOTAL, SORT_TC, SORT_TS, SORT_TX, SORT__COUNT } sort_key;
+
+/* A drawing of the network or of a reduced graph (see layout.h) with the
+ * rows its boxes and gaps take. Layout node ids index ids[], which holds
+ * layer indices. */
+typedef struct graph_view {
+    graph_layout *lay;
+    int n_ids;
+    int *ids;                  /* [n_ids] layer of each layout id */
+    int *row_of_rank;          /* [n_ranks] first row of each rank's boxes */
+    int *gap_of_rank;          /* [n_ranks] rows of the gap below the rank */
+    int *seg_track;            /* [n_segs] track row in its gap, -1: straight */
+    int height, width;
+    int valid;
+} graph_view;
+
+typedef struct scale_row {
+    int gpus;
+    double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise */
+} scale_row;
+
+typedef struct whynot_entry {
+    int config;                /* index into the layer's configs */
+    double total_ms;           /* best total with the layer forced to it */
+    int changed;               /* other layers whose config moved */
+    int done;
+} whynot_entry;
+
+typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD } prompt_kind;
+
+struct app {
+    int prefetch;          /* build the next GPU count in the background after each what-if (the TUI sets it) */
+    plan *p;
+    char *net_name, *cluster_name, *profile_name; /* as given, to reload */
+    cluster *cluster_loaded;   /* the cluster as loaded, for reset */
+    screen_id screen, prev_screen;
+    int quit;
+
+    /* status line: the last what-if result, export path or error */
+    char status[512];
+    int status_error;
+
+    /* the previous optimum, for "what changed" after a what-if */
+    unsigned char *changed;    /* [n_layers] config differs from before the last change */
+    char pending_what[160];    /* description of the change being applied */
+    plan_settings saved_set;
+    cluster *saved_cluster;    /* restored if a rebuild fails */
+    config *saved_configs;     /* [n_layers] previous optimum's configs */
+    double saved_total_ms, saved_ips;
+    int saved_gpus;
+    double last_rebuild_s;     /* seconds the last rebuild or research took */
+
+    /* strategy table */
+    int sel;                   /* selected layer (shared by table, graph, why-not) */
+    int top;                   /* first visible row */
+    sort_key sort;
+    int baseline;              /* -1 none, else baseline_kind */
+    int *base_ci;              /* [n_layers] baseline configs for the current plan */
+    strategy_eval base_eval;
+    int base_valid;
+    int *order;                /* [n_layers] row order for the current sort */
+
+    /* graph screen */
+    graph_view gv;
+    int gpan_y, gpan_x;
+    int gfollow;               /* pan to keep the selected layer in view */
+
+    /* stepper: pos 0..n_steps eliminations, n_steps+1 the final step,
+     * n_steps+1+j the undo having assigned j nodes */
+    int step;
+    graph_view sv;             /* reduced graph at sv_step */
+    int sv_step;
+    int span_y, span_x;
+    int step_row_top;          /* first row of the table summary shown */
+
+    /* scaling: computed lazily when the screen opens. In the program a
+     * forked worker computes the rows and sends them through a pipe, so keys
+     * stay live while a 64-GPU cost model builds (seconds for Inception-v3);
+     * tests compute them in-process, one GPU count per app_idle. */
+    scale_row *scale;
+    int scale_n, scale_done, scale_valid;
+    int scale_async;           /* 1: rows come from a worker process */
+    int scale_pid, scale_fd;   /* the worker and its pipe; 0 and -1 when none */
+    unsigned char scale_buf[sizeof(scale_row)];
+    int scale_buf_len;
+    int scale_metric;          /* 0 images/s, 1 bytes moved (when only one chart fits) */
+
+    /* cluster screen */
+    int csel;
+
+    /* why not: computed lazily, a few configs per idle tick */
+    int wn_layer;              /* -1: none */
+    whynot_entry *wn;
+    int wn_n, wn_done;
+    int wn_sel, wn_top;
+    double wn_opt_ms;
+    int *wn_tmp;               /* [n_layers] scratch strategy */
+
+    /* help */
+    int help_top;
+
+    /* prompt on the status line */
+    prompt_kind prompt;
+    char prompt_label[80];
+    char prompt_buf[256];
+    int prompt_len;
+    int prompt_field;          /* PROMPT_FIELD: which cluster field */
+
+    /* last frame's geometry, for mouse clicks */
+    int frame_h, frame_w;
+    int table_y0, table_rows;  /* where the table's first row was drawn */
+    int tab_x[SCR__COUNT], tab_w[SCR__COUNT];
+};
+
+/* ---- app.c: the session and its what-if engine ---------------------------- */
+
+/* Loads the network and cluster named in a and builds the plan. NULL with
+ * err set on bad input. */
+app *app_open(const tui_args *args, lw_error *err);
+void app_free(app *a);
+
+/* Handles one key (or KEY_RESIZE, KEY_MOUSE) and returns what must happen
+ * next; app_perform then does it (rebuild or research). */
+action app_key(app *a, int key);
+void app_perform(app *a, action act);
+/* app_key and app_perform together; returns the action. */
+action app_feed(app *a, int key);
+
+/* Background work (scaling rows, why-not entries): does one slice of at
+ * most about budget_s seconds. Returns 1 while work remains. */
+int app_idle(app *a, double budget_s);
+/* Starts the background build of the next GPU count up (or down at the top). */
+void app_prefetch_next(app *a);
+int app_busy(const app *a);
+/* True when the only work left is a worker's: poll rather than spin. */
+int app_waiting(const app *a);
+
+/* Draws one whole frame into w: tab bar, context line, the screen, status
+ * line and hints; or the "terminal too small" message. */
+void app_draw(app *a, WINDOW *w);
+
+void app_set_status(app *a, int error, const char *fmt, ...) LW_PRINTF(3, 4);
+/* Records the optimum before a what-if so the change can be reported and
+ * undone if the rebuild fails. what: "16→8 GPUs". */
+void app_whatif_begin(app *a, const char *what);
+void app_open_screen(app *a, screen_id s);
+void app_invalidate(app *a);   /* drop everything derived from the optimum */
+void app_invalidate_scale(app *a);
+/* Row order for the current sort (fills a->order). */
+void app_sort_rows(app *a);
+/* Baseline configs and evaluation for a->baseline (cached). */
+void app_baseline_ensure(app *a);
+/* Default export file name for the current screen. */
+void app_export_default(const app *a, int json, char *buf, size_t n);
+/* Writes the current view (or JSON when path ends in .json). 0 on success. */
+int app_export(app *a, const char *path);
+/* Starts the "why not" list for a layer and opens its screen. */
+void app_whynot_open(app *a, int li);
+/* Pins layer li to config k (k < 0 clears) and asks for a research. */
+action app_pin(app *a, int li, int k);
+
+/* Settings changes the keys and the cluster screen share. */
+action app_set_gpus(app *a, int gpus);
+action app_set_batch(app *a, long per_gpu);
+action app_toggle_sync(app *a);
+action app_clear_pins(app *a);
+/* Next GPU count up (dir 1) or down (-1): powers of two, capped at the
+ * cluster's GPUs. */
+int app_gpu_step(const app *a, int dir);
+long app_batch_per_gpu(const app *a);
+
+/* Class of a config by its split dimensions, 0..7 (bit 0 n, bit 1 c,
+ * bit 2 h or w), for colours and the legend. */
+int config_class(const config *c);
+
+/* ---- keys.c ------------------------------------------------------------- */
+
+/* Looks key up in the screen's table, then the global one. */
+action keys_dispatch(app *a, int key);
+/* "Up", "PgDn", "a", "^L" ... for help and tests. */
+const char *lw_key_name(int key, char *buf, size_t n);
+action prompt_key(app *a, int key);
+void prompt_open(app *a, prompt_kind kind, const char *label, const char *initial);
+
+/* ---- screens ---------------------------------------------------------- */
+
+extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
+    screen_cluster_ops, screen_whynot_ops, screen_help_ops;
+
+/* graph drawing shared by the graph screen and the stepper (graph_draw.c) */
+void graph_view_free(graph_view *g);
+/* Builds g for the given nodes (layer ids) and edges between them. */
+void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n_edges, const int *from,
+                      const int *to);
+/* Draws the part of the graph starting at (pan_y, pan_x) into r.
+ * label(): second line of node id's box; style(): its style;
+ * hi_from/hi_to: the layers whose edge is highlighted (-1: none). */
+typedef struct graph_paint {
+    const char *(*label)(const app *a, int id, char *buf, size_t n);
+    int (*style)(const app *a, int id);
+    int hi_from, hi_to;
+} graph_paint;
+void graph_view_draw(const app *a, const graph_view *g, const graph_paint *gp, WINDOW *w, rect r, int pan_y,
+                     int pan_x);
+/* Top-left of a layer's box, or -1. */
+int graph_view_find(const graph_view *g, int id, int *y, int *x, int *wd);
+
+/* cluster screen's editable fields (screen_cluster.c) */
+/* Applies a typed value to field f: returns the action, or ACT_NONE with
+ * the status set on bad input. */
+action cluster_field_set(app *a, int f, const char *text);
+
+/* scaling computation (screen_scale.c) */
+void scale_start(app *a);
+/* Sync: computes the next GPU count. Async: takes the rows the worker has
+ * sent. 1 while more remain. */
+int scale_step(app *a);
+/* Stops a running worker (kills and reaps it). */
+void scale_stop(app *a);
+
+/* why-not computation (screen_whynot.c) */
+int whynot_step(app *a, double budget_s);
+
+#endif

@@ -1,0 +1,346 @@
+/* draw: styles, glyphs and clipped text output shared by every screen. */
+#include "draw.h"
+
+#include <langinfo.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* fg/bg -1 means the terminal's default; mono is what the style becomes
+ * without colours, and extra is added to the colour pair (bold etc.). */
+typedef struct style_def {
+    short fg, bg;
+    attr_t mono, extra;
+} style_def;
+
+static const style_def style_defs[ST__COUNT] = {
+    [ST_NORMAL] = {-1, -1, A_NORMAL, A_NORMAL},
+    [ST_TITLE] = {COLOR_WHITE, COLOR_BLUE, A_REVERSE, A_NORMAL},
+    [ST_TAB_ACTIVE] = {COLOR_BLACK, COLOR_CYAN, A_BOLD, A_BOLD},
+    [ST_CONTEXT] = {COLOR_CYAN, -1, A_NORMAL, A_NORMAL},
+    [ST_HINT] = {COLOR_BLACK, COLOR_CYAN, A_REVERSE, A_NORMAL},
+    [ST_HINT_KEY] = {COLOR_WHITE, COLOR_BLUE, A_BOLD, A_BOLD},
+    [ST_STATUS] = {-1, -1, A_NORMAL, A_NORMAL},
+    [ST_ERROR] = {COLOR_RED, -1, A_BOLD | A_UNDERLINE, A_BOLD},
+    [ST_HEADER] = {COLOR_BLACK, COLOR_GREEN, A_BOLD | A_UNDERLINE, A_NORMAL},
+    [ST_SELECTED] = {COLOR_BLACK, COLOR_YELLOW, A_REVERSE, A_NORMAL},
+    [ST_PINNED] = {COLOR_MAGENTA, -1, A_BOLD, A_BOLD},
+    [ST_CHANGED] = {COLOR_YELLOW, -1, A_BOLD, A_BOLD},
+    [ST_DIM] = {-1, -1, A_DIM, A_DIM},
+    [ST_BOLD] = {-1, -1, A_BOLD, A_BOLD},
+    [ST_GOOD] = {COLOR_GREEN, -1, A_BOLD, A_BOLD},
+    [ST_BAD] = {COLOR_RED, -1, A_NORMAL, A_NORMAL},
+    [ST_COMPUTE] = {COLOR_GREEN, -1, A_NORMAL, A_NORMAL},
+    [ST_SYNC] = {COLOR_YELLOW, -1, A_NORMAL, A_NORMAL},
+    [ST_TRANSFER] = {COLOR_RED, -1, A_NORMAL, A_NORMAL},
+    [ST_EDGE] = {-1, -1, A_NORMAL, A_NORMAL},
+    [ST_EDGE_HI] = {COLOR_YELLOW, -1, A_BOLD, A_BOLD},
+    [ST_NODE_HI] = {COLOR_YELLOW, -1, A_BOLD | A_UNDERLINE, A_BOLD},
+    /* config classes: one GPU, n, c, n+c, h/w, n+h/w, c+h/w, all */
+    [ST_CLASS0 + 0] = {-1, -1, A_NORMAL, A_NORMAL},
+    [ST_CLASS0 + 1] = {COLOR_GREEN, -1, A_NORMAL, A_NORMAL},
+    [ST_CLASS0 + 2] = {COLOR_MAGENTA, -1, A_NORMAL, A_NORMAL},
+    [ST_CLASS0 + 3] = {COLOR_YELLOW, -1, A_NORMAL, A_NORMAL},
+    [ST_CLASS0 + 4] = {COLOR_CYAN, -1, A_NORMAL, A_NORMAL},
+    [ST_CLASS0 + 5] = {COLOR_BLUE, -1, A_NORMAL, A_BOLD},
+    [ST_CLASS0 + 6] = {COLOR_RED, -1, A_NORMAL, A_NORMAL},
+    [ST_CLASS0 + 7] = {COLOR_WHITE, -1, A_BOLD, A_BOLD},
+    /* series: data, model, owt, layer-wise */
+    [ST_SERIES0 + 0] = {COLOR_BLUE, -1, A_NORMAL, A_BOLD},
+    [ST_SERIES0 + 1] = {COLOR_MAGENTA, -1, A_NORMAL, A_NORMAL},
+    [ST_SERIES0 + 2] = {COLOR_YELLOW, -1, A_NORMAL, A_NORMAL},
+    [ST_SERIES0 + 3] = {COLOR_GREEN, -1, A_BOLD, A_BOLD},
+};
+
+static attr_t style_attr[ST__COUNT];
+static int have_color;
+
+void ui_styles_init(int use_color)
+{
+    have_color = 0;
+    if (use_color && start_color() == OK) {
+        have_color = 1;
+        int defaults = use_default_colors() == OK;
+        for (int s = 0; s < ST__COUNT; s++) {
+            const style_def *d = &style_defs[s];
+            if (d->fg < 0 && d->bg < 0) {
+                style_attr[s] = d->extra;
+                continue;
+            }
+            short fg = d->fg, bg = d->bg;
+            if (!defaults) {
+                if (fg < 0) fg = COLOR_WHITE;
+                if (bg < 0) bg = COLOR_BLACK;
+            }
+            init_pair((short)(s + 1), fg, bg);
+            style_attr[s] = COLOR_PAIR(s + 1) | d->extra;
+        }
+        /* the selection must read as a selection whatever the colours */
+        style_attr[ST_SELECTED] |= A_BOLD;
+    } else {
+        for (int s = 0; s < ST__COUNT; s++) style_attr[s] = style_defs[s].mono;
+    }
+}
+
+int ui_has_color(void) { return have_color; }
+
+attr_t ui_attr(int st)
+{
+    return st >= 0 && st < ST__COUNT ? style_attr[st] : A_NORMAL;
+}
+
+/* ---- glyphs ------------------------------------------------------------ */
+
+static const glyphs glyphs_utf8 = {
+    1,
+    {" ", "│", "│", "│", "─", "┘", "┐", "┤", "─", "└", "┌", "├", "─", "┴", "┬", "┼"},
+    "▼", "→", "←", "▼",
+    {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"},
+    {"█", "▓", "░"},
+    "…", "·", "×", "★", "■", "□", "−",
+};
+
+static const glyphs glyphs_ascii = {
+    0,
+    {" ", "|", "|", "|", "-", "+", "+", "+", "-", "+", "+", "+", "-", "+", "+", "+"},
+    "v", "->", "<-", "v",
+    {" ", " ", "_", "_", "=", "=", "#", "#", "#"},
+    {"#", "=", "."},
+    "~", "-", "x", "*", "#", ".", "-",
+};
+
+const glyphs *G = &glyphs_ascii;
+
+int ui_locale_is_utf8(void)
+{
+    const char *cs = nl_langinfo(CODESET);
+    return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+}
+
+void ui_glyphs_init(int utf8)
+{
+    const char *force = getenv("LAYERWISE_ASCII");
+    if (force && force[0] && strcmp(force, "0") != 0) utf8 = 0;
+    G = utf8 ? &glyphs_utf8 : &glyphs_ascii;
+}
+
+/* ---- text -------------------------------------------------------------- */
+
+int ui_width(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) n++;
+    return n;
+}
+
+/* Bytes of the first `cols` code points of s. */
+static size_t prefix_bytes(const char *s, int cols)
+{
+    size_t i = 0;
+    int c = 0;
+    while (s[i]) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (c == cols) break;
+            c++;
+        }
+        i++;
+    }
+    return i;
+}
+
+int ui_put(WINDOW *w, int y, int x, int maxw, int st, const char *s)
+{
+    int H, W;
+    getmaxyx(w, H, W);
+    if (y < 0 || y >= H || x >= W || maxw <= 0 || !s) return 0;
+    if (x < 0) {
+        /* drop the columns left of the window */
+        size_t skip = prefix_bytes(s, -x);
+        maxw += x;
+        s += skip;
+        x = 0;
+        if (maxw <= 0) return 0;
+    }
+    if (maxw > W - x) maxw = W - x;
+    int n = ui_width(s);
+    if (n > maxw) n = maxw;
+    size_t bytes = prefix_bytes(s, n);
+    attr_t at = ui_attr(st);
+    wattrset(w, at);
+    mvwaddnstr(w, y, x, s, (int)bytes);
+    wattrset(w, A_NORMAL);
+    return n;
+}
+
+int ui_putf(WINDOW *w, int y, int x, int maxw, int st, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return ui_put(w, y, x, maxw, st, buf);
+}
+
+int ui_put_right(WINDOW *w, int y, int x, int fw, int st, const char *s)
+{
+    int n = ui_width(s);
+    if (n >= fw) return ui_put(w, y, x, fw, st, s);
+    return ui_put(w, y, x + fw - n, n, st, s);
+}
+
+void ui_fill(WINDOW *w, int y, int x, int n, int st)
+{
+    int H, W;
+    getmaxyx(w, H, W);
+    if (y < 0 || y >= H) return;
+    if (x < 0) {
+        n += x;
+        x = 0;
+    }
+    if (x + n > W) n = W - x;
+    if (n <= 0) return;
+    wattrset(w, ui_attr(st));
+    mvwhline(w, y, x, ' ', n);
+    wattrset(w, A_NORMAL);
+}
+
+void ui_hline(WINDOW *w, int y, int x, int n, int st)
+{
+    for (int i = 0; i < n; i++) ui_put(w, y, x + i, 1, st, G->box[LINE_LEFT | LINE_RIGHT]);
+}
+
+const char *ui_fit(const char *s, int n, char *buf, size_t bufsz)
+{
+    if (n <= 0) {
+        buf[0] = 0;
+        return buf;
+    }
+    if (ui_width(s) <= n) {
+        snprintf(buf, bufsz, "%s", s);
+        return buf;
+    }
+    size_t b = prefix_bytes(s, n - 1);
+    if (b >= bufsz) b = bufsz - 1;
+    snprintf(buf, bufsz, "%.*s%s", (int)b, s, G->ellipsis);
+    return buf;
+}
+
+const char *ui_fit_mid(const char *s, int n, char *buf, size_t bufsz)
+{
+    int len = ui_width(s);
+    if (len <= n || n < 5) return ui_fit(s, n, buf, bufsz);
+    int head = (n - 1) / 2, tail = n - 1 - head;
+    size_t hb = prefix_bytes(s, head);
+    const char *t = s + prefix_bytes(s, len - tail);
+    snprintf(buf, bufsz, "%.*s%s%s", (int)hb, s, G->ellipsis, t);
+    return buf;
+}
+
+int ui_wrap(WINDOW *w, rect r, int st, const char *text)
+{
+    int row = 0;
+    const char *s = text;
+    char line[1024];
+    while (*s && row < r.h) {
+        if (*s == '\n') {
+            row++;
+            s++;
+            continue;
+        }
+        /* take words while they fit */
+        int cols = 0;
+        size_t len = 0;
+        const char *q = s;
+        while (*q && *q != '\n') {
+            const char *e = q;
+            while (*e && *e != ' ' && *e != '\n') e++;
+            size_t wb = (size_t)(e - q);
+            char word[512];
+            snprintf(word, sizeof word, "%.*s", (int)(wb < 511 ? wb : 511), q);
+            int ww = ui_width(word);
+            int need = (cols ? 1 : 0) + ww;
+            if (cols + need > r.w && cols > 0) break;
+            if (len + wb + 2 >= sizeof line) break;
+            if (cols) line[len++] = ' ';
+            memcpy(line + len, q, wb);
+            len += wb;
+            cols += need;
+            q = e;
+            while (*q == ' ') q++;
+            if (cols >= r.w) break;
+        }
+        line[len] = 0;
+        ui_put(w, r.y + row, r.x, r.w, st, line);
+        row++;
+        if (q == s) q++; /* a word wider than the row: skip a byte rather than loop */
+        s = q;
+        if (*s == '\n') s++;
+    }
+    return row;
+}
+
+const char *fmt_bytes(double b, char *buf, size_t n)
+{
+    if (b < 1e3) snprintf(buf, n, "%.0f B", b);
+    else if (b < 1e6) snprintf(buf, n, "%.1f KB", b / 1e3);
+    else if (b < 1e9) snprintf(buf, n, "%.1f MB", b / 1e6);
+    else if (b < 1e12) snprintf(buf, n, "%.2f GB", b / 1e9);
+    else snprintf(buf, n, "%.2f TB", b / 1e12);
+    return buf;
+}
+
+const char *fmt_ms(double ms, char *buf, size_t n)
+{
+    if (!isfinite(ms)) snprintf(buf, n, "inf");
+    else if (ms >= 1000) snprintf(buf, n, "%.0f ms", ms);
+    else snprintf(buf, n, "%.2f ms", ms);
+    return buf;
+}
+
+void ui_time_bar(WINDOW *w, int y, int x, int n, double compute, double sync, double transfer)
+{
+    double total = compute + sync + transfer;
+    if (n <= 0) return;
+    if (total <= 0) {
+        ui_fill(w, y, x, n, ST_DIM);
+        return;
+    }
+    double parts[3] = {compute, sync, transfer};
+    int st[3] = {ST_COMPUTE, ST_SYNC, ST_TRANSFER};
+    double acc = 0;
+    int col = 0;
+    for (int k = 0; k < 3; k++) {
+        acc += parts[k];
+        int end = (int)lround(acc / total * n);
+        if (k == 2) end = n;
+        for (; col < end; col++) ui_put(w, y, x + col, 1, st[k], G->hfill[k]);
+    }
+}
+
+void ui_progress(WINDOW *w, int y, int x, int n, double frac)
+{
+    if (frac < 0) frac = 0;
+    if (frac > 1) frac = 1;
+    int fill = (int)(frac * n + 0.5);
+    for (int i = 0; i < n; i++) ui_put(w, y, x + i, 1, i < fill ? ST_GOOD : ST_DIM, i < fill ? G->hfill[0] : G->hfill[2]);
+}
+
+void ui_too_small(WINDOW *w, int h, int wd)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof a, "%dx%d, need %dx%d", wd, h, TUI_MIN_W, TUI_MIN_H);
+    snprintf(b, sizeof b, "enlarge, or q: quit");
+    const char *lines[] = {"Terminal too small", a, b};
+    werase(w);
+    int y0 = h / 2 - 1;
+    if (y0 < 0) y0 = 0;
+    for (int i = 0; i < 3; i++) {
+        int len = ui_width(lines[i]);
+        int x = len < wd ? (wd - len) / 2 : 0;
+        ui_put(w, y0 + i, x, wd, i == 0 ? ST_ERROR : ST_NORMAL, lines[i]);
+    }
+}

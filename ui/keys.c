@@ -1,0 +1,306 @@
+/*
+ * keys: the global key table, dispatch (prompt, then the screen's table,
+ * then the global one), the status-line prompt, and mouse clicks.
+ */
+#include "app.h"
+
+#include "draw.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CTRL(c) ((c) & 0x1f)
+
+static action k_quit(app *a, int key)
+{
+    (void)key;
+    a->quit = 1;
+    return ACT_QUIT;
+}
+
+static action k_help(app *a, int key)
+{
+    (void)key;
+    if (a->screen == SCR_HELP) {
+        a->screen = a->prev_screen;
+        return ACT_REDRAW;
+    }
+    app_open_screen(a, SCR_HELP);
+    return ACT_REDRAW;
+}
+
+static action k_screen(app *a, int key)
+{
+    app_open_screen(a, (screen_id)(SCR_TABLE + (key - '1')));
+    return ACT_REDRAW;
+}
+
+static action k_cycle(app *a, int key)
+{
+    int s = a->screen;
+    if (s == SCR_HELP || s == SCR_WHYNOT) s = a->prev_screen;
+    int n = SCR_CLUSTER + 1; /* the tabs */
+    s = (s + (key == KEY_BTAB ? n - 1 : 1)) % n;
+    app_open_screen(a, (screen_id)s);
+    return ACT_REDRAW;
+}
+
+static action k_back(app *a, int key)
+{
+    (void)key;
+    if (a->screen == SCR_HELP || a->screen == SCR_WHYNOT) {
+        a->screen = a->prev_screen;
+        return ACT_REDRAW;
+    }
+    return ACT_NONE;
+}
+
+static action k_gpus(app *a, int key)
+{
+    return app_set_gpus(a, app_gpu_step(a, key == '+' || key == '=' ? 1 : -1));
+}
+
+static action k_gpus_prompt(app *a, int key)
+{
+    (void)key;
+    char b[32];
+    snprintf(b, sizeof b, "%d", a->p->gpus);
+    char label[64];
+    snprintf(label, sizeof label, "GPUs (1-%d): ", cluster_gpus(a->p->cl));
+    prompt_open(a, PROMPT_GPUS, label, b);
+    return ACT_REDRAW;
+}
+
+static action k_batch(app *a, int key)
+{
+    long b = app_batch_per_gpu(a);
+    return app_set_batch(a, key == '>' ? b * 2 : (b > 1 ? b / 2 : 1));
+}
+
+static action k_sync(app *a, int key)
+{
+    (void)key;
+    return app_toggle_sync(a);
+}
+
+static action k_whynot(app *a, int key)
+{
+    (void)key;
+    app_whynot_open(a, a->sel);
+    return ACT_REDRAW;
+}
+
+static action k_unpin(app *a, int key)
+{
+    (void)key;
+    int li = a->screen == SCR_WHYNOT && a->wn_layer >= 0 ? a->wn_layer : a->sel;
+    return app_pin(a, li, -1);
+}
+
+static action k_unpin_all(app *a, int key)
+{
+    (void)key;
+    return app_clear_pins(a);
+}
+
+static action k_export(app *a, int key)
+{
+    char def[256];
+    app_export_default(a, key == 'J', def, sizeof def);
+    prompt_open(a, key == 'J' ? PROMPT_JSON : PROMPT_EXPORT,
+                key == 'J' ? "Strategy JSON to: " : "Export (.svg .png .pdf .dot .json) to: ", def);
+    return ACT_REDRAW;
+}
+
+static action k_redraw(app *a, int key)
+{
+    (void)a;
+    (void)key;
+    return ACT_REDRAW;
+}
+
+const keybind app_global_keys[] = {
+    {{'?', KEY_F(1)}, "? F1", "help: this list (again or Esc closes it)", k_help},
+    {{'1'}, "1", "strategy table: per-layer configs and times", k_screen},
+    {{'2'}, "2", "computation graph, coloured by config", k_screen},
+    {{'3'}, "3", "elimination stepper (Algorithm 1)", k_screen},
+    {{'4'}, "4", "scaling: images/s and bytes against GPU count", k_screen},
+    {{'5'}, "5", "cluster: nodes, links, sync (editable)", k_screen},
+    {{'\t', KEY_BTAB}, "Tab S-Tab", "next / previous screen", k_cycle},
+    {{'+', '=', '-', '_'}, "+ -", "what-if: double / halve the GPU count (powers of two)", k_gpus},
+    {{'g'}, "g", "what-if: type a GPU count", k_gpus_prompt},
+    {{'>', '<'}, "> <", "what-if: double / halve the batch per GPU", k_batch},
+    {{'s'}, "s", "what-if: sync parameter server <-> ring all-reduce", k_sync},
+    {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
+    {{'x'}, "x", "clear the selected layer's pin", k_unpin},
+    {{'X'}, "X", "clear every pin", k_unpin_all},
+    {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy)", k_export},
+    {{'J'}, "J", "write the strategy as JSON", k_export},
+    {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
+    {{27}, "Esc", "back (from help and why-not)", k_back},
+    {{'q', 'Q'}, "q", "quit (Ctrl-C too); the terminal is restored", k_quit},
+    {{0}, NULL, NULL, NULL},
+};
+
+static const keybind *find(const keybind *t, int key)
+{
+    for (; t && t->fn; t++)
+        for (int i = 0; i < 4 && t->keys[i]; i++)
+            if (t->keys[i] == key) return t;
+    return NULL;
+}
+
+action keys_dispatch(app *a, int key)
+{
+    /* without a strategy (a rebuild failed twice) only screens that do not
+     * need one take their keys */
+    int usable = a->p->sr || a->screen == SCR_CLUSTER || a->screen == SCR_HELP;
+    const keybind *b = usable ? find(app_screens[a->screen]->keys, key) : NULL;
+    if (!b) b = find(app_global_keys, key);
+    return b ? b->fn(a, key) : ACT_NONE;
+}
+
+const char *lw_key_name(int key, char *buf, size_t n)
+{
+    switch (key) {
+    case KEY_UP: return "Up";
+    case KEY_DOWN: return "Down";
+    case KEY_LEFT: return "Left";
+    case KEY_RIGHT: return "Right";
+    case KEY_PPAGE: return "PgUp";
+    case KEY_NPAGE: return "PgDn";
+    case KEY_HOME: return "Home";
+    case KEY_END: return "End";
+    case KEY_BTAB: return "S-Tab";
+    case KEY_ENTER:
+    case '\n':
+    case '\r': return "Enter";
+    case '\t': return "Tab";
+    case 27: return "Esc";
+    case ' ': return "Space";
+    default: break;
+    }
+    if (key >= KEY_F(1) && key <= KEY_F(12)) snprintf(buf, n, "F%d", key - KEY_F(0));
+    else if (key > 0 && key < 32) snprintf(buf, n, "^%c", key + '@');
+    else if (key >= 32 && key < 127) snprintf(buf, n, "%c", key);
+    else snprintf(buf, n, "#%d", key);
+    return buf;
+}
+
+/* ---- the prompt ---------------------------------------------------------- */
+
+void prompt_open(app *a, prompt_kind kind, const char *label, const char *initial)
+{
+    a->prompt = kind;
+    snprintf(a->prompt_label, sizeof a->prompt_label, "%s", label);
+    snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", initial ? initial : "");
+    a->prompt_len = (int)strlen(a->prompt_buf);
+}
+
+static action prompt_submit(app *a)
+{
+    prompt_kind k = a->prompt;
+    char text[sizeof a->prompt_buf];
+    snprintf(text, sizeof text, "%s", a->prompt_buf);
+    a->prompt = PROMPT_NONE;
+    switch (k) {
+    case PROMPT_EXPORT:
+    case PROMPT_JSON:
+        app_export(a, text);
+        return ACT_REDRAW;
+    case PROMPT_GPUS:
+    case PROMPT_BATCH: {
+        char *end;
+        errno = 0;
+        long v = strtol(text, &end, 10);
+        if (errno || end == text || *end || v < 1 || v > 1000000) {
+            app_set_status(a, 1, "\"%s\" is not a whole number of %s", text, k == PROMPT_GPUS ? "GPUs" : "images");
+            return ACT_REDRAW;
+        }
+        if (k == PROMPT_GPUS) {
+            if (v > cluster_gpus(a->p->cl)) {
+                app_set_status(a, 1, "%ld GPUs requested, but the cluster has %d", v, cluster_gpus(a->p->cl));
+                return ACT_REDRAW;
+            }
+            return app_set_gpus(a, (int)v);
+        }
+        return app_set_batch(a, v);
+    }
+    case PROMPT_FIELD: return cluster_field_set(a, a->prompt_field, text);
+    default: return ACT_REDRAW;
+    }
+}
+
+action prompt_key(app *a, int key)
+{
+    switch (key) {
+    case 27:
+        a->prompt = PROMPT_NONE;
+        app_set_status(a, 0, "cancelled");
+        return ACT_REDRAW;
+    case '\n':
+    case '\r':
+    case KEY_ENTER: return prompt_submit(a);
+    case KEY_BACKSPACE:
+    case 127:
+    case CTRL('h'):
+        if (a->prompt_len > 0) {
+            /* drop a whole UTF-8 sequence */
+            do a->prompt_len--;
+            while (a->prompt_len > 0 && ((unsigned char)a->prompt_buf[a->prompt_len] & 0xC0) == 0x80);
+            a->prompt_buf[a->prompt_len] = 0;
+        }
+        return ACT_REDRAW;
+    case CTRL('u'):
+        a->prompt_len = 0;
+        a->prompt_buf[0] = 0;
+        return ACT_REDRAW;
+    case KEY_RESIZE: return ACT_REDRAW;
+    default:
+        if (key >= 32 && key < 256 && key != 127 && a->prompt_len + 1 < (int)sizeof a->prompt_buf) {
+            a->prompt_buf[a->prompt_len++] = (char)key;
+            a->prompt_buf[a->prompt_len] = 0;
+            return ACT_REDRAW;
+        }
+        return ACT_NONE;
+    }
+}
+
+/* ---- mouse -------------------------------------------------------------- */
+
+static action mouse(app *a)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK) return ACT_NONE;
+    if (ev.bstate & BUTTON4_PRESSED) return keys_dispatch(a, KEY_UP);
+#ifdef BUTTON5_PRESSED
+    if (ev.bstate & BUTTON5_PRESSED) return keys_dispatch(a, KEY_DOWN);
+#endif
+    if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON1_DOUBLE_CLICKED))) return ACT_NONE;
+    if (ev.y == 0) {
+        for (int s = 0; s < SCR__COUNT; s++)
+            if (a->tab_w[s] > 0 && ev.x >= a->tab_x[s] && ev.x < a->tab_x[s] + a->tab_w[s]) {
+                app_open_screen(a, (screen_id)s);
+                return ACT_REDRAW;
+            }
+        return ACT_NONE;
+    }
+    if (a->screen == SCR_TABLE && ev.y >= a->table_y0 && ev.y < a->table_y0 + a->table_rows) {
+        int row = a->top + ev.y - a->table_y0;
+        if (row < a->p->net->n_layers) {
+            a->sel = a->order[row];
+            if (ev.bstate & BUTTON1_DOUBLE_CLICKED) app_whynot_open(a, a->sel);
+            return ACT_REDRAW;
+        }
+    }
+    return ACT_NONE;
+}
+
+action app_key(app *a, int key)
+{
+    if (a->prompt != PROMPT_NONE) return prompt_key(a, key);
+    if (key == KEY_RESIZE) return ACT_REDRAW;
+    if (key == KEY_MOUSE) return mouse(a);
+    return keys_dispatch(a, key);
+}

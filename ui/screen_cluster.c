@@ -1,0 +1,260 @@
+/*
+ * screen_cluster: the device graph — nodes, GPUs, link bandwidths and
+ * latencies, the sync scheme — with the settings of the run (GPUs in use,
+ * batch), every one editable as a what-if: Enter types a value, Left/Right
+ * halve or double it. Values that differ from the file are marked, and R
+ * puts the cluster back as loaded.
+ */
+#include "draw.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    F_NODES,
+    F_GPN,
+    F_TFLOPS,
+    F_INTRA_BW,
+    F_INTRA_LAT,
+    F_INTER_BW,
+    F_INTER_LAT,
+    F_NICS,
+    F_SYNC,
+    F_GPUS,
+    F_BATCH,
+    F__COUNT
+};
+
+static const char *const field_label[F__COUNT] = {
+    "nodes", "GPUs per node", "GPU peak TFLOPS", "intra-node GB/s", "intra-node latency us", "inter-node GB/s",
+    "inter-node latency us", "NICs per node", "sync scheme", "GPUs in use", "batch per GPU",
+};
+
+static double field_value(const app *a, const cluster *c, int f)
+{
+    switch (f) {
+    case F_NODES: return c->nodes;
+    case F_GPN: return c->gpus_per_node;
+    case F_TFLOPS: return c->gpu.peak_tflops;
+    case F_INTRA_BW: return c->intra.bandwidth_gbs;
+    case F_INTRA_LAT: return c->intra.latency_us;
+    case F_INTER_BW: return c->inter.bandwidth_gbs;
+    case F_INTER_LAT: return c->inter.latency_us;
+    case F_NICS: return c->nics_per_node;
+    case F_SYNC: return c->sync;
+    case F_GPUS: return a->p->gpus;
+    case F_BATCH: return (double)app_batch_per_gpu(a);
+    default: return 0;
+    }
+}
+
+static void field_text(const app *a, const cluster *c, int f, char *buf, size_t n)
+{
+    double v = field_value(a, c, f);
+    if (f == F_SYNC) snprintf(buf, n, "%s", sync_scheme_name(c->sync));
+    else if (f == F_TFLOPS || f == F_INTRA_BW || f == F_INTRA_LAT || f == F_INTER_BW || f == F_INTER_LAT)
+        snprintf(buf, n, "%g", v);
+    else snprintf(buf, n, "%.0f", v);
+}
+
+/* Sets an intra-node bandwidth everywhere it applies, overrides inside a
+ * node included (as the CLI's --intra-bw does). */
+static void set_intra_bw(cluster *c, double v)
+{
+    c->intra.bandwidth_gbs = v;
+    for (int i = 0; i < c->n_overrides; i++)
+        if (cluster_node_of(c, c->overrides[i].a) == cluster_node_of(c, c->overrides[i].b))
+            c->overrides[i].link.bandwidth_gbs = v;
+}
+
+static action apply(app *a, int f, double v)
+{
+    plan *p = a->p;
+    cluster *c = p->cl;
+    if (f == F_SYNC) return app_toggle_sync(a);
+    if (f == F_GPUS) return app_set_gpus(a, (int)v);
+    if (f == F_BATCH) return app_set_batch(a, (long)v);
+    int integer = f == F_NODES || f == F_GPN || f == F_NICS;
+    if (integer) v = floor(v + 0.5);
+    double lo = f == F_INTRA_LAT || f == F_INTER_LAT ? 0 : integer ? 1 : 1e-3;
+    double hi = f == F_NODES || f == F_GPN ? 4096 : 1e6;
+    if (!(v >= lo && v <= hi)) {
+        app_set_status(a, 1, "%s must be from %g to %g", field_label[f], lo, hi);
+        return ACT_REDRAW;
+    }
+    if ((f == F_NODES || f == F_GPN) && v * (f == F_NODES ? c->gpus_per_node : c->nodes) > CLUSTER_MAX_GPUS) {
+        app_set_status(a, 1, "at most %d GPUs in a cluster", CLUSTER_MAX_GPUS);
+        return ACT_REDRAW;
+    }
+    double old = field_value(a, c, f);
+    if (old == v) return ACT_NONE;
+    char what[128];
+    snprintf(what, sizeof what, "%s %g%s%g", field_label[f], old, G->arrow_right, v);
+    app_whatif_begin(a, what);
+    switch (f) {
+    case F_NODES: c->nodes = (int)v; break;
+    case F_GPN: c->gpus_per_node = (int)v; break;
+    case F_TFLOPS: c->gpu.peak_tflops = v; break;
+    case F_INTRA_BW: set_intra_bw(c, v); break;
+    case F_INTRA_LAT: c->intra.latency_us = v; break;
+    case F_INTER_BW: c->inter.bandwidth_gbs = v; break;
+    case F_INTER_LAT: c->inter.latency_us = v; break;
+    case F_NICS: c->nics_per_node = (int)v; break;
+    default: break;
+    }
+    /* a smaller cluster keeps as many GPUs as it still has */
+    if (p->set.gpus > cluster_gpus(c)) p->set.gpus = cluster_gpus(c);
+    app_invalidate_scale(a);
+    return ACT_REBUILD;
+}
+
+action cluster_field_set(app *a, int f, const char *text)
+{
+    if (f < 0 || f >= F__COUNT) return ACT_NONE;
+    if (f == F_SYNC) {
+        int s = sync_scheme_from_name(text);
+        if (s < 0) {
+            app_set_status(a, 1, "sync \"%s\": say ps, ring, parameter-server or ring-allreduce", text);
+            return ACT_REDRAW;
+        }
+        return (sync_scheme)s == a->p->cl->sync ? ACT_NONE : app_toggle_sync(a);
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    while (*end == ' ') end++;
+    if (errno || end == text || *end) {
+        app_set_status(a, 1, "%s: \"%s\" is not a number", field_label[f], text);
+        return ACT_REDRAW;
+    }
+    return apply(a, f, v);
+}
+
+static void draw_cluster(app *a, WINDOW *w, rect r)
+{
+    const plan *p = a->p;
+    const cluster *c = p->cl, *orig = a->cluster_loaded;
+    ui_fill(w, r.y, r.x, r.w, ST_HEADER);
+    ui_putf(w, r.y, r.x, r.w, ST_HEADER, "cluster %s %s %d nodes %s %d GPUs %s %s", c->name, G->dot, c->nodes, G->dot,
+            cluster_gpus(c), G->dot, c->path ? c->path : "built in");
+    int lw = r.w >= 100 ? 56 : r.w / 2 + 8;
+    int y = r.y + 2;
+    char b[128], o[128];
+    ui_putf(w, r.y + 1, r.x, lw, ST_DIM, "GPU %s, %g GiB, %g GB/s", c->gpu.name, c->gpu.memory_gib,
+            c->gpu.memory_bandwidth_gbs);
+    for (int f = 0; f < F__COUNT && y < r.y + r.h; f++, y++) {
+        int sel = f == a->csel;
+        if (sel) ui_fill(w, y, r.x, lw, ST_SELECTED);
+        ui_put(w, y, r.x + 1, 24, sel ? ST_SELECTED : ST_NORMAL, field_label[f]);
+        field_text(a, c, f, b, sizeof b);
+        int changed = 0;
+        if (f < F_GPUS && orig) {
+            field_text(a, orig, f, o, sizeof o);
+            changed = strcmp(o, b) != 0;
+        }
+        int vx = r.x + 24;
+        vx += ui_put(w, y, vx, lw - 24, sel ? ST_SELECTED : changed ? ST_CHANGED : ST_BOLD, b);
+        if (changed) ui_putf(w, y, vx, r.x + lw - vx, sel ? ST_SELECTED : ST_DIM, " * was %s", o);
+    }
+    y++;
+    if (y < r.y + r.h) {
+        rect t = {y, r.x + 1, r.y + r.h - y, lw - 2};
+        char txt[512];
+        snprintf(txt, sizeof txt,
+                 "Up/Down choose, Enter types a value, Left/Right halve/double it, R resets the cluster. Every "
+                 "change rebuilds the cost model and finds the new optimum.%s",
+                 c->n_overrides ? " The file also sets per-pair link overrides." : "");
+        ui_wrap(w, t, ST_DIM, txt);
+    }
+    /* the machines: one row of GPU marks per node, the ones in use filled */
+    int px = r.x + lw + 2, pw = r.w - lw - 2;
+    if (pw < 12) return;
+    y = r.y + 1;
+    ui_putf(w, y++, px, pw, ST_BOLD, "GPUs in use: %d of %d", p->gpus, cluster_gpus(c));
+    int shown = 0;
+    for (int n = 0; n < c->nodes && y < r.y + r.h - 3; n++, y++) {
+        int x = px + ui_putf(w, y, px, pw, ST_DIM, "node %-2d ", n);
+        for (int g = 0; g < c->gpus_per_node && x < px + pw; g++) {
+            int dev = n * c->gpus_per_node + g;
+            x += ui_put(w, y, x, 1, dev < p->gpus ? ST_GOOD : ST_DIM, dev < p->gpus ? G->gpu_on : G->gpu_off);
+            if (c->gpus_per_node <= 16 && x < px + pw) x += ui_put(w, y, x, 1, ST_NORMAL, " ");
+        }
+        shown++;
+    }
+    if (shown < c->nodes && y < r.y + r.h) ui_putf(w, y++, px, pw, ST_DIM, "%s %d more nodes", G->ellipsis, c->nodes - shown);
+    y++;
+    if (y < r.y + r.h) ui_putf(w, y++, px, pw, ST_BOLD, "inside a node");
+    if (y < r.y + r.h)
+        ui_putf(w, y++, px, pw, ST_NORMAL, "  %g GB/s, %g us", c->intra.bandwidth_gbs, c->intra.latency_us);
+    if (y < r.y + r.h) ui_putf(w, y++, px, pw, ST_BOLD, "between nodes");
+    if (y < r.y + r.h)
+        ui_putf(w, y++, px, pw, ST_NORMAL, "  %g GB/s, %g us, %d NIC%s/node", c->inter.bandwidth_gbs,
+                c->inter.latency_us, c->nics_per_node, c->nics_per_node == 1 ? "" : "s");
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+static action select_field(app *a, int key)
+{
+    if (key == KEY_UP || key == 'k') a->csel = a->csel > 0 ? a->csel - 1 : F__COUNT - 1;
+    else a->csel = (a->csel + 1) % F__COUNT;
+    return ACT_REDRAW;
+}
+
+static action edit(app *a, int key)
+{
+    (void)key;
+    char label[96], b[64];
+    snprintf(label, sizeof label, "%s: ", field_label[a->csel]);
+    field_text(a, a->p->cl, a->csel, b, sizeof b);
+    prompt_open(a, PROMPT_FIELD, label, b);
+    a->prompt_field = a->csel;
+    return ACT_REDRAW;
+}
+
+static action halve_double(app *a, int key)
+{
+    int up = key == KEY_RIGHT || key == 'l';
+    int f = a->csel;
+    if (f == F_SYNC) return app_toggle_sync(a);
+    if (f == F_GPUS) return app_set_gpus(a, app_gpu_step(a, up ? 1 : -1));
+    double v = field_value(a, a->p->cl, f);
+    if (f == F_INTRA_LAT || f == F_INTER_LAT) {
+        if (v == 0 && up) v = 1;
+        else v = up ? v * 2 : v / 2;
+    } else {
+        v = up ? v * 2 : v / 2;
+        if ((f == F_NODES || f == F_GPN || f == F_NICS || f == F_BATCH) && v < 1) v = 1;
+    }
+    return apply(a, f, v);
+}
+
+static action reset(app *a, int key)
+{
+    (void)key;
+    if (!a->cluster_loaded) return ACT_NONE;
+    app_whatif_begin(a, "cluster reset to the file");
+    cluster_free(a->p->cl);
+    a->p->cl = cluster_clone(a->cluster_loaded);
+    if (a->p->set.gpus > cluster_gpus(a->p->cl)) a->p->set.gpus = cluster_gpus(a->p->cl);
+    app_invalidate_scale(a);
+    return ACT_REBUILD;
+}
+
+static const keybind cluster_keys[] = {
+    {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "choose a setting", select_field},
+    {{'\n', '\r', KEY_ENTER}, "Enter", "type a new value for it", edit},
+    {{KEY_LEFT, KEY_RIGHT, 'h', 'l'}, "Left Right h l", "halve / double it (sync: toggle)", halve_double},
+    {{'R'}, "R", "reset the cluster to the file", reset},
+    {{0}, NULL, NULL, NULL},
+};
+
+const screen_ops screen_cluster_ops = {
+    "Cluster",
+    "Up/Dn:choose Enter:edit Left/Right:halve/double R:reset +/-:GPUs s:sync",
+    draw_cluster,
+    cluster_keys,
+    NULL,
+};

@@ -1,0 +1,190 @@
+/*
+ * screen_graph: the computation graph, top to bottom by depth, each box
+ * holding a layer's name and its config in the current strategy, coloured
+ * by the dimensions the config splits (the config text says the same
+ * without colour). Pans over graphs bigger than the terminal; the selected
+ * layer (shared with the table) is shown reversed and kept in view.
+ */
+#include "draw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const class_names[8] = {"1 GPU", "n", "c", "n+c", "h/w", "n+h/w", "c+h/w", "n+c+h/w"};
+
+static void ensure_layout(app *a)
+{
+    if (a->gv.valid) return;
+    const network *net = a->p->net;
+    int n = net->n_layers, ne = 0;
+    for (int i = 0; i < n; i++) ne += net->layers[i].n_inputs;
+    int *ids = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
+    int *from = lw_malloc(sizeof(int) * (size_t)(ne ? ne : 1)), *to = lw_malloc(sizeof(int) * (size_t)(ne ? ne : 1));
+    ne = 0;
+    for (int i = 0; i < n; i++) {
+        ids[i] = i;
+        for (int k = 0; k < net->layers[i].n_inputs; k++) {
+            from[ne] = net->layers[i].inputs[k];
+            to[ne] = i;
+            ne++;
+        }
+    }
+    graph_view_build(&a->gv, a->p, n, ids, ne, from, to);
+    free(ids);
+    free(from);
+    free(to);
+}
+
+static const char *label_config(const app *a, int id, char *buf, size_t n)
+{
+    config_format(&a->p->cm->configs[id][a->p->best[id]], buf, n);
+    return buf;
+}
+
+static int style_config(const app *a, int id)
+{
+    if (id == a->sel) return ST_SELECTED;
+    if (a->p->pinned[id] >= 0) return ST_PINNED;
+    return ST_CLASS0 + config_class(&a->p->cm->configs[id][a->p->best[id]]);
+}
+
+/* Keeps the selected layer's box inside the view. */
+static void follow(app *a, int vh, int vw)
+{
+    int y, x, wd;
+    if (graph_view_find(&a->gv, a->sel, &y, &x, &wd) != 0) return;
+    if (y < a->gpan_y) a->gpan_y = y > 1 ? y - 1 : 0;
+    if (y + 4 > a->gpan_y + vh) a->gpan_y = y + 4 - vh;
+    if (x < a->gpan_x) a->gpan_x = x > 2 ? x - 2 : 0;
+    if (x + wd + 2 > a->gpan_x + vw) a->gpan_x = x + wd + 2 - vw;
+}
+
+static void clamp_pan(app *a, int vh, int vw)
+{
+    int maxy = a->gv.height - vh, maxx = a->gv.width - vw;
+    if (a->gpan_y > maxy) a->gpan_y = maxy;
+    if (a->gpan_y < 0) a->gpan_y = 0;
+    if (a->gpan_x > maxx) a->gpan_x = maxx;
+    if (a->gpan_x < 0) a->gpan_x = 0;
+}
+
+static void draw_graph(app *a, WINDOW *w, rect r)
+{
+    ensure_layout(a);
+    const plan *p = a->p;
+    int ne = 0;
+    for (int i = 0; i < p->net->n_layers; i++) ne += p->net->layers[i].n_inputs;
+    rect view = {r.y + 1, r.x, r.h - 2, r.w};
+    if (a->gfollow) follow(a, view.h, view.w);
+    clamp_pan(a, view.h, view.w);
+
+    char cb[64];
+    const layer_eval *le = &p->best_eval.layers[a->sel];
+    config_format(&p->cm->configs[a->sel][p->best[a->sel]], cb, sizeof cb);
+    ui_fill(w, r.y, r.x, r.w, ST_HEADER);
+    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%d layers, %d edges, %d ranks ", p->net->n_layers, ne,
+                    a->gv.lay ? a->gv.lay->n_ranks : 0);
+    ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "%s selected %s: %s, %.2f ms (t_c %.2f t_s %.2f t_x %.2f)%s", G->dot,
+            p->net->layers[a->sel].name, cb, le->compute_ms + le->sync_ms + le->transfer_ms, le->compute_ms,
+            le->sync_ms, le->transfer_ms, p->pinned[a->sel] >= 0 ? " pinned" : "");
+
+    /* centre a graph narrower than the view */
+    int pan_x = a->gpan_x;
+    if (a->gv.width < view.w) pan_x = -(view.w - a->gv.width) / 2;
+    graph_paint gp = {label_config, style_config, -1, -1};
+    graph_view_draw(a, &a->gv, &gp, w, view, a->gpan_y, pan_x);
+
+    /* legend: the classes present, each in its style */
+    int ly = r.y + r.h - 1;
+    int present[8] = {0};
+    for (int i = 0; i < p->net->n_layers; i++) present[config_class(&p->cm->configs[i][p->best[i]])] = 1;
+    x = r.x;
+    x += ui_put(w, ly, x, r.w, ST_DIM, "split:");
+    for (int k = 0; k < 8; k++) {
+        if (!present[k]) continue;
+        x += ui_put(w, ly, x, r.x + r.w - x, ST_NORMAL, " ");
+        x += ui_put(w, ly, x, r.x + r.w - x, ST_CLASS0 + k, class_names[k]);
+    }
+    char pos[96];
+    snprintf(pos, sizeof pos, "  rows %d-%d/%d cols %d-%d/%d", a->gpan_y + 1,
+             a->gpan_y + view.h < a->gv.height ? a->gpan_y + view.h : a->gv.height, a->gv.height,
+             a->gpan_x + 1, a->gpan_x + view.w < a->gv.width ? a->gpan_x + view.w : a->gv.width, a->gv.width);
+    if (x + ui_width(pos) <= r.x + r.w) ui_put_right(w, ly, x, r.x + r.w - x, ST_DIM, pos);
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+static action pan(app *a, int key)
+{
+    int page = a->frame_h > 8 ? a->frame_h - 8 : 8;
+    a->gfollow = 0;
+    switch (key) {
+    case KEY_UP:
+    case 'k': a->gpan_y -= 3; break;
+    case KEY_DOWN:
+    case 'j': a->gpan_y += 3; break;
+    case KEY_LEFT:
+    case 'h': a->gpan_x -= 8; break;
+    case KEY_RIGHT:
+    case 'l': a->gpan_x += 8; break;
+    case KEY_PPAGE: a->gpan_y -= page; break;
+    case KEY_NPAGE: a->gpan_y += page; break;
+    case KEY_HOME: a->gpan_y = a->gpan_x = 0; break;
+    case KEY_END: a->gpan_y = 1 << 20; break;
+    default: break;
+    }
+    if (a->gpan_y < 0) a->gpan_y = 0;
+    if (a->gpan_x < 0) a->gpan_x = 0;
+    return ACT_REDRAW;
+}
+
+static action select_layer(app *a, int key)
+{
+    int n = a->p->net->n_layers;
+    if (key == ']' || key == 'n') a->sel = a->sel + 1 < n ? a->sel + 1 : n - 1;
+    else a->sel = a->sel > 0 ? a->sel - 1 : 0;
+    a->gfollow = 1;
+    return ACT_REDRAW;
+}
+
+static action centre(app *a, int key)
+{
+    (void)key;
+    int y, x, wd;
+    ensure_layout(a);
+    if (graph_view_find(&a->gv, a->sel, &y, &x, &wd) == 0) {
+        a->gpan_y = y - (a->frame_h - 6) / 2;
+        a->gpan_x = x + wd / 2 - a->frame_w / 2;
+        if (a->gpan_y < 0) a->gpan_y = 0;
+        if (a->gpan_x < 0) a->gpan_x = 0;
+    }
+    a->gfollow = 0;
+    return ACT_REDRAW;
+}
+
+static action open_whynot(app *a, int key)
+{
+    (void)key;
+    app_whynot_open(a, a->sel);
+    return ACT_REDRAW;
+}
+
+static const keybind graph_keys[] = {
+    {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "pan up / down", pan},
+    {{KEY_LEFT, KEY_RIGHT, 'h', 'l'}, "Left Right h l", "pan left / right", pan},
+    {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "pan a page / to the top / to the bottom", pan},
+    {{']', '[', 'n', 'p'}, "] [ n p", "select the next / previous layer (the view follows)", select_layer},
+    {{'c'}, "c", "centre the view on the selected layer", centre},
+    {{'\n', '\r', KEY_ENTER}, "Enter", "why not? the selected layer's configs", open_whynot},
+    {{0}, NULL, NULL, NULL},
+};
+
+static void enter_graph(app *a) { a->gfollow = 1; }
+
+const screen_ops screen_graph_ops = {
+    "Graph",
+    "arrows/hjkl:pan [/]:layer c:centre Enter:why-not +/-:GPUs s:sync e:export",
+    draw_graph,
+    graph_keys,
+    enter_graph,
+};

@@ -1,0 +1,108 @@
+/*
+ * screen_help: every key, read from the key tables themselves (the global
+ * table, then each screen's), so help cannot drift from what the keys do;
+ * then what the marks and colours mean.
+ */
+#include "draw.h"
+
+#include <string.h>
+
+typedef struct line {
+    int st;
+    const char *key;   /* NULL: a heading or a sentence */
+    const char *text;
+} line;
+
+#define MAX_LINES 256
+
+static const char *const section_name[SCR__COUNT] = {
+    [SCR_TABLE] = "Strategy table (1)", [SCR_GRAPH] = "Graph (2)",     [SCR_STEPS] = "Elimination stepper (3)",
+    [SCR_SCALE] = "Scaling (4)",        [SCR_CLUSTER] = "Cluster (5)", [SCR_WHYNOT] = "Why not? (w or Enter on a layer)",
+    [SCR_HELP] = "Help (?)",
+};
+
+static int collect(line *out)
+{
+    int n = 0;
+    out[n++] = (line){ST_BOLD, NULL, "Everywhere"};
+    for (const keybind *b = app_global_keys; b->fn && n < MAX_LINES; b++) out[n++] = (line){ST_NORMAL, b->label, b->help};
+    for (int s = 0; s < SCR__COUNT && n < MAX_LINES - 2; s++) {
+        const keybind *t = app_screens[s]->keys;
+        if (!t || !t->fn) continue;
+        out[n++] = (line){ST_NORMAL, NULL, ""};
+        out[n++] = (line){ST_BOLD, NULL, section_name[s]};
+        for (const keybind *b = t; b->fn && n < MAX_LINES; b++) out[n++] = (line){ST_NORMAL, b->label, b->help};
+    }
+    static const char *const notes[] = {
+        "",
+        "Marks and colours",
+        "P  the layer is pinned to a config (why-not, Enter)",
+        "*  the layer's config changed with the last what-if",
+        ("config colours: the split dimensions - n (sample), c (channel), h/w (spatial), and their mixes; the "
+         "config text (\"n4 h2 w2\") says the same without colour"),
+        "t_c compute, t_s parameter sync, t_x transfer of the layer's inputs; times are ms per training step",
+        "Set NO_COLOR to turn colours off; LAYERWISE_ASCII=1 for plain ASCII lines.",
+    };
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0] && n < MAX_LINES; i++)
+        out[n++] = (line){i == 1 ? ST_BOLD : ST_NORMAL, NULL, notes[i]};
+    return n;
+}
+
+static void draw_help(app *a, WINDOW *w, rect r)
+{
+    line lines[MAX_LINES];
+    int n = collect(lines);
+    if (a->help_top > n - r.h) a->help_top = n - r.h;
+    if (a->help_top < 0) a->help_top = 0;
+    int kw = 20;
+    for (int i = 0; i < r.h && a->help_top + i < n; i++) {
+        const line *l = &lines[a->help_top + i];
+        int y = r.y + i;
+        if (l->key) {
+            ui_put(w, y, r.x + 2, kw, ST_HINT_KEY, l->key);
+            ui_put(w, y, r.x + 2 + kw, r.w - kw - 2, ST_NORMAL, l->text);
+        } else {
+            ui_put(w, y, r.x, r.w, l->st, l->text);
+        }
+    }
+    if (n > r.h) {
+        char b[48];
+        snprintf(b, sizeof b, " %d-%d of %d ", a->help_top + 1, a->help_top + r.h < n ? a->help_top + r.h : n, n);
+        ui_put_right(w, r.y, r.x, r.w, ST_DIM, b);
+    }
+}
+
+static action k_scroll(app *a, int key)
+{
+    int page = a->frame_h > 6 ? a->frame_h - 6 : 5;
+    switch (key) {
+    case KEY_UP:
+    case 'k': a->help_top--; break;
+    case KEY_DOWN:
+    case 'j': a->help_top++; break;
+    case KEY_PPAGE: a->help_top -= page; break;
+    case KEY_NPAGE:
+    case ' ': a->help_top += page; break;
+    case KEY_HOME: a->help_top = 0; break;
+    case KEY_END: a->help_top = MAX_LINES; break;
+    default: break;
+    }
+    if (a->help_top < 0) a->help_top = 0;
+    return ACT_REDRAW;
+}
+
+static const keybind help_keys[] = {
+    {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "scroll", k_scroll},
+    {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / top / bottom", k_scroll},
+    {{0}, NULL, NULL, NULL},
+};
+
+static void enter_help(app *a) { a->help_top = 0; }
+
+const screen_ops screen_help_ops = {
+    NULL,
+    "Up/Dn:scroll PgUp/PgDn:page Esc/?:close",
+    draw_help,
+    help_keys,
+    enter_help,
+};

@@ -1,0 +1,399 @@
+/*
+ * screen_scale: throughput (images/s) and bytes moved per step against the
+ * GPU count for data, model, OWT and layer-wise parallelism, as grouped bar
+ * charts like the paper's Figures 7 and 8, with the numbers beneath.
+ *
+ * Each GPU count needs its own cost model and search (half a second for
+ * Inception-v3 at 16 GPUs), so the rows are computed lazily when the screen
+ * opens, one GPU count per idle slice, and the chart fills in as they come.
+ * The current plan's model is reused for its own GPU count.
+ */
+#include "draw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char series_letter[4] = {'D', 'M', 'O', 'L'};
+static const char *const series_name[4] = {"data", "model", "OWT", "layer-wise"};
+
+/* The four strategies' evaluations at one GPU count (the plan's own cost
+ * model is reused at its own count). Rows that fail hold NaN. */
+static void compute_row(const plan *p, scale_row *row, lw_error *err)
+{
+    cost_model *own = NULL;
+    const cost_model *m = p->cm;
+    if (row->gpus != p->gpus || !m) {
+        own = cost_model_build(p->net, p->cl, p->prof, row->gpus, plan_batch_for(&p->set, row->gpus), err);
+        m = own;
+    }
+    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = NAN;
+    if (!m) return;
+    int *ci = lw_calloc((size_t)m->n_layers, sizeof(int));
+    for (int s = 0; s < 4; s++) {
+        if (s < 3) {
+            strategy_baseline(m, (baseline_kind)s, ci);
+        } else {
+            cost_graph *g = cost_model_graph(m);
+            search_result *r = search_run(g, NULL, NULL);
+            int ok = r != NULL;
+            if (r) memcpy(ci, r->config, sizeof(int) * (size_t)m->n_layers);
+            search_result_free(r);
+            cg_free(g);
+            if (!ok) continue;
+        }
+        strategy_eval ev;
+        strategy_evaluate(m, ci, &ev);
+        row->ips[s] = ev.images_per_s;
+        row->bytes[s] = ev.bytes_per_step;
+        row->total_ms[s] = ev.total_ms;
+        strategy_eval_free(&ev);
+    }
+    free(ci);
+    cost_model_free(own);
+}
+
+/* The worker: computes every row and writes each whole to the pipe (a row
+ * is far below PIPE_BUF, so each write is atomic), then leaves with _exit:
+ * no atexit handler may touch the terminal from here. */
+static void worker(app *a, int fd)
+{
+    for (int i = 0; i < a->scale_n; i++) {
+        lw_error err = {0};
+        compute_row(a->p, &a->scale[i], &err);
+        const unsigned char *b = (const unsigned char *)&a->scale[i];
+        size_t left = sizeof(scale_row);
+        while (left) {
+            ssize_t k = write(fd, b, left);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) _exit(1);
+            b += k;
+            left -= (size_t)k;
+        }
+    }
+    _exit(0);
+}
+
+void scale_start(app *a)
+{
+    if (a->scale) return;
+    int total = cluster_gpus(a->p->cl);
+    int n = 0;
+    for (int g = 1; g <= total; g *= 2) n++;
+    int pow2 = (total & (total - 1)) == 0;
+    if (!pow2) n++;
+    a->scale = lw_calloc((size_t)n, sizeof(scale_row));
+    int k = 0;
+    for (int g = 1; g <= total; g *= 2) a->scale[k++].gpus = g;
+    if (!pow2) a->scale[k++].gpus = total;
+    a->scale_n = n;
+    a->scale_done = 0;
+    a->scale_valid = 0;
+    a->scale_buf_len = 0;
+    if (!a->scale_async || !a->p->cm) return;
+    int fds[2];
+    if (pipe(fds) != 0) return; /* no worker: compute in-process */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        worker(a, fds[1]);
+    }
+    close(fds[1]);
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    a->scale_pid = (int)pid;
+    a->scale_fd = fds[0];
+}
+
+void scale_stop(app *a)
+{
+    if (a->scale_pid > 0) {
+        kill((pid_t)a->scale_pid, SIGKILL);
+        while (waitpid((pid_t)a->scale_pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    if (a->scale_fd >= 0) close(a->scale_fd);
+    a->scale_pid = 0;
+    a->scale_fd = -1;
+    a->scale_buf_len = 0;
+}
+
+/* Takes the rows the worker has written so far. */
+static void receive(app *a)
+{
+    for (;;) {
+        ssize_t k = read(a->scale_fd, a->scale_buf + a->scale_buf_len, sizeof(scale_row) - (size_t)a->scale_buf_len);
+        if (k > 0) {
+            a->scale_buf_len += (int)k;
+            if (a->scale_buf_len == (int)sizeof(scale_row)) {
+                if (a->scale_done < a->scale_n) memcpy(&a->scale[a->scale_done++], a->scale_buf, sizeof(scale_row));
+                a->scale_buf_len = 0;
+            }
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        /* end of the pipe: the worker is done (or died) */
+        int st = 0;
+        while (waitpid((pid_t)a->scale_pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        close(a->scale_fd);
+        a->scale_pid = 0;
+        a->scale_fd = -1;
+        if (a->scale_done < a->scale_n) {
+            app_set_status(a, 1, "scaling: the worker stopped after %d of %d GPU counts (status %d)", a->scale_done,
+                           a->scale_n, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+            for (int i = a->scale_done; i < a->scale_n; i++)
+                for (int s = 0; s < 4; s++) a->scale[i].ips[s] = a->scale[i].bytes[s] = a->scale[i].total_ms[s] = NAN;
+            a->scale_done = a->scale_n;
+        }
+        return;
+    }
+}
+
+int scale_step(app *a)
+{
+    if (!a->scale) scale_start(a);
+    if (a->scale_done >= a->scale_n) return 0;
+    if (a->scale_pid > 0) {
+        receive(a);
+    } else {
+        lw_error err = {0};
+        scale_row *row = &a->scale[a->scale_done];
+        compute_row(a->p, row, &err);
+        if (err.msg[0]) app_set_status(a, 1, "scaling at %d GPUs: %s", row->gpus, err.msg);
+        a->scale_done++;
+    }
+    if (a->scale_done == a->scale_n) a->scale_valid = 1;
+    return a->scale_done < a->scale_n;
+}
+
+static double metric(const scale_row *r, int m, int s) { return m == 0 ? r->ips[s] : r->bytes[s]; }
+
+/* At most 7 columns: "2.5k", "750MB", "1.5TB". */
+static const char *compact(double v, int bytes, char *buf, size_t n)
+{
+    static const char *const units[] = {"", "k", "M", "G", "T", "P"};
+    const char *b = bytes ? "B" : "";
+    if (!isfinite(v)) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    int u = 0;
+    while (v >= 1000 && u < 5) {
+        v /= 1000;
+        u++;
+    }
+    if (bytes && u == 1) snprintf(buf, n, "%.0fKB", v);
+    else if (v >= 100 || u == 0) snprintf(buf, n, "%.0f%s%s", v, units[u], b);
+    else snprintf(buf, n, "%.3g%s%s", v, units[u], b);
+    return buf;
+}
+
+/* Bar height in eighths of a row: linear for images/s; for bytes a log
+ * scale over whole decades (as in the paper's Figure 8), since data and
+ * model parallelism move tens of times more than layer-wise. */
+static int bar_eighths(double v, double lo, double top, int log_scale, int ph)
+{
+    if (!(v > 0)) return 0;
+    double f = log_scale ? (log10(v) - log10(lo)) / (log10(top) - log10(lo)) : v / top;
+    int e = (int)lround(f * ph * 8);
+    if (e < 1) e = 1; /* visible, however small */
+    if (e > ph * 8) e = ph * 8;
+    return e;
+}
+
+/* A round number at least v: 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a
+ * power of ten, so the tallest bar fills most of the chart. */
+static double nice_ceiling(double v)
+{
+    static const double steps[] = {1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
+    if (v <= 0 || !isfinite(v)) return 1;
+    double e = pow(10, floor(log10(v)));
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++)
+        if (steps[k] * e >= v * 0.999) return steps[k] * e;
+    return 10 * e;
+}
+
+static void chart(app *a, WINDOW *w, rect r, int m)
+{
+    const plan *p = a->p;
+    ui_putf(w, r.y, r.x, r.w, ST_BOLD, "%s", m == 0 ? "training throughput, images/s (like Figure 7)"
+                                                   : "data moved between GPUs per step, log scale (like Figure 8)");
+    int axis_w = 8;
+    int ph = r.h - 4; /* title, letters, GPU counts, legend */
+    if (ph < 2) return;
+    double mx = 0, mn = INFINITY;
+    for (int i = 0; i < a->scale_done; i++)
+        for (int s = 0; s < 4; s++) {
+            double v = metric(&a->scale[i], m, s);
+            if (!isfinite(v)) continue;
+            if (v > mx) mx = v;
+            if (v > 0 && v < mn) mn = v;
+        }
+    int log_scale = m == 1;
+    double top = log_scale ? pow(10, ceil(log10(mx > 0 ? mx : 1))) : nice_ceiling(mx);
+    double lo = log_scale ? pow(10, floor(log10(isfinite(mn) ? mn : 1))) : 0;
+    if (log_scale && lo >= top) lo = top / 10;
+    if (log_scale && top / lo > 1e6) lo = top / 1e6; /* six decades at most */
+    int top_y = r.y + 1, base_y = r.y + 1 + ph; /* base_y: the letters row */
+    char b[32];
+    for (int k = 0; k <= 2; k++) {
+        int y = top_y + (ph - 1) * k / 2;
+        double v = log_scale ? pow(10, log10(top) - (log10(top) - log10(lo)) * k / 2.0) : top * (2 - k) / 2.0;
+        if (log_scale && k == 2) v = lo;
+        ui_put_right(w, y, r.x, axis_w - 1, ST_DIM, compact(v, m == 1, b, sizeof b));
+    }
+    for (int y = top_y; y < base_y; y++) ui_put(w, y, r.x + axis_w - 1, 1, ST_DIM, G->box[LINE_UP | LINE_DOWN]);
+    int pw = r.w - axis_w;
+    int groups = a->scale_n;
+    int gw = groups ? pw / groups : pw;
+    int bw = (gw - 3) / 4 - 1;
+    if (bw > 3) bw = 3;
+    if (bw < 1) bw = 1;
+    int gap = (gw - 3) / 4 > bw ? 1 : 0;
+    int content = 4 * bw + 3 * gap;
+    for (int i = 0; i < groups; i++) {
+        int gx = r.x + axis_w + i * gw + (gw - content) / 2;
+        const scale_row *row = &a->scale[i];
+        int cur = row->gpus == p->gpus;
+        char lab[32];
+        snprintf(lab, sizeof lab, "%d GPU%s", row->gpus, row->gpus == 1 ? "" : "s");
+        int lw = ui_width(lab);
+        ui_put(w, base_y + 1, r.x + axis_w + i * gw + (gw - lw) / 2, lw, cur ? ST_SELECTED : ST_NORMAL, lab);
+        for (int s = 0; s < 4; s++) {
+            int bx = gx + s * (bw + gap);
+            char let[2] = {series_letter[s], 0};
+            for (int k = 0; k < bw; k++) ui_put(w, base_y, bx + k, 1, ST_SERIES0 + s, k == (bw - 1) / 2 ? let : " ");
+            if (i >= a->scale_done) {
+                ui_put(w, base_y - 1, bx, 1, ST_DIM, G->dot);
+                continue;
+            }
+            double v = metric(row, m, s);
+            if (!isfinite(v)) continue;
+            int eighths = bar_eighths(v, lo, top, log_scale, ph);
+            for (int y = 0; y < ph; y++) {
+                int fill = eighths - y * 8;
+                if (fill <= 0) break;
+                if (fill > 8) fill = 8;
+                for (int k = 0; k < bw; k++) ui_put(w, base_y - 1 - y, bx + k, 1, ST_SERIES0 + s, G->eighths[fill]);
+            }
+        }
+    }
+    int x = r.x;
+    for (int s = 0; s < 4; s++) {
+        char item[48];
+        snprintf(item, sizeof item, "%c %s   ", series_letter[s], series_name[s]);
+        x += ui_put(w, base_y + 2, x, r.x + r.w - x, ST_SERIES0 + s, item);
+    }
+}
+
+static void numbers(app *a, WINDOW *w, rect r, int m)
+{
+    int lw = 13, cw = 9;
+    int fit = (r.w - lw - 10) / cw;
+    int first = a->scale_n > fit ? a->scale_n - fit : 0; /* the largest counts matter most */
+    ui_fill(w, r.y, r.x, r.w, ST_HEADER);
+    ui_put(w, r.y, r.x, lw, ST_HEADER, m == 0 ? "images/s" : "bytes/step");
+    for (int i = first; i < a->scale_n; i++) {
+        char b[32];
+        snprintf(b, sizeof b, "%d", a->scale[i].gpus);
+        ui_put_right(w, r.y, r.x + lw + (i - first) * cw, cw, ST_HEADER, b);
+    }
+    int sx = r.x + lw + (a->scale_n - first) * cw;
+    if (m == 0) ui_put_right(w, r.y, sx, 10, ST_HEADER, "speed-up");
+    for (int s = 0; s < 4 && s + 1 < r.h; s++) {
+        int y = r.y + 1 + s;
+        ui_putf(w, y, r.x, lw, ST_SERIES0 + s, "%c %s", series_letter[s], series_name[s]);
+        for (int i = first; i < a->scale_n; i++) {
+            char b[32];
+            if (i >= a->scale_done) snprintf(b, sizeof b, "%s", G->ellipsis);
+            else if (m == 0) snprintf(b, sizeof b, "%.1f", a->scale[i].ips[s]);
+            else compact(a->scale[i].bytes[s], 1, b, sizeof b);
+            ui_put_right(w, y, r.x + lw + (i - first) * cw, cw, s == 3 ? ST_BOLD : ST_NORMAL, b);
+        }
+        if (m == 0 && a->scale_done == a->scale_n && a->scale_n > 0 && a->scale[0].ips[s] > 0) {
+            char b[32];
+            snprintf(b, sizeof b, "%.1fx", a->scale[a->scale_n - 1].ips[s] / a->scale[0].ips[s]);
+            ui_put_right(w, y, sx, 10, s == 3 ? ST_GOOD : ST_NORMAL, b);
+        }
+    }
+}
+
+static void draw_scale(app *a, WINDOW *w, rect r)
+{
+    if (!a->scale) scale_start(a);
+    const plan *p = a->p;
+    ui_fill(w, r.y, r.x, r.w, ST_HEADER);
+    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", p->net->name, p->cl->name, G->dot,
+                    app_batch_per_gpu(a), G->dot, sync_scheme_name(p->cl->sync));
+    if (a->scale_done < a->scale_n)
+        ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
+                a->scale_done, a->scale_n);
+    rect body = {r.y + 1, r.x, r.h - 1, r.w};
+    int table_h = 5;
+    int both_tall = body.h >= 2 * (table_h + 12);
+    int both_wide = body.w >= 150;
+    if (both_tall) {
+        int ch = (body.h - 2 * table_h - 2) / 2;
+        chart(a, w, (rect){body.y, body.x, ch, body.w}, 0);
+        numbers(a, w, (rect){body.y + ch, body.x, table_h, body.w}, 0);
+        chart(a, w, (rect){body.y + ch + table_h + 1, body.x, ch, body.w}, 1);
+        numbers(a, w, (rect){body.y + 2 * ch + table_h + 1, body.x, table_h, body.w}, 1);
+    } else if (both_wide) {
+        int half = body.w / 2;
+        for (int m = 0; m < 2; m++) {
+            rect c = {body.y, body.x + m * half, body.h - table_h - 1, half - 2};
+            chart(a, w, c, m);
+            numbers(a, w, (rect){body.y + c.h + 1, c.x, table_h, half - 2}, m);
+        }
+    } else {
+        rect c = {body.y, body.x, body.h - table_h - 1, body.w};
+        chart(a, w, c, a->scale_metric);
+        numbers(a, w, (rect){body.y + c.h + 1, body.x, table_h, body.w}, a->scale_metric);
+    }
+}
+
+static action toggle_metric(app *a, int key)
+{
+    (void)key;
+    a->scale_metric = !a->scale_metric;
+    return ACT_REDRAW;
+}
+
+static action recompute(app *a, int key)
+{
+    (void)key;
+    app_invalidate_scale(a);
+    scale_start(a);
+    return ACT_REDRAW;
+}
+
+static const keybind scale_keys[] = {
+    {{'m', ' '}, "m Space", "images/s <-> bytes moved (when only one chart fits)", toggle_metric},
+    {{'r'}, "r", "recompute the rows", recompute},
+    {{0}, NULL, NULL, NULL},
+};
+
+static void enter_scale(app *a)
+{
+    if (!a->scale) scale_start(a);
+}
+
+const screen_ops screen_scale_ops = {
+    "Scale",
+    "m:images/s<->bytes r:recompute +/-:GPUs </>:batch s:sync e:export",
+    draw_scale,
+    scale_keys,
+    enter_scale,
+};

@@ -1,0 +1,479 @@
+/*
+ * screen_steps: Algorithm 1 one step at a time, as a teaching screen.
+ *
+ * Positions: 0 is the graph as loaded; 1..N are the N eliminations (what
+ * was removed or merged, why Eq. 2 or Eq. 3 applies, and the new edge's
+ * cost table summarised row by row); N + 1 is the final enumeration of the
+ * nodes left; N + 1 + j is the undo having assigned j eliminated layers
+ * their argmin configs. The right half draws the graph that remains.
+ */
+#include "draw.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int n_positions(const app *a)
+{
+    const search_result *r = a->p->sr;
+    return r->n_steps + 2 + r->n_undo;
+}
+
+/* Endpoints of an edge id of the search (original or created). */
+static void edge_ends(const app *a, int e, int *from, int *to)
+{
+    const search_result *r = a->p->sr;
+    if (e < r->n_edges_original) {
+        *from = a->p->cm->e_from[e];
+        *to = a->p->cm->e_to[e];
+    } else {
+        *from = r->steps[e - r->n_edges_original].from;
+        *to = r->steps[e - r->n_edges_original].to;
+    }
+}
+
+/* The reduced graph after gs steps. */
+static void ensure_graph(app *a, int gs)
+{
+    if (a->sv_step == gs && a->sv.valid) return;
+    const search_result *r = a->p->sr;
+    int nn = r->n_nodes, ne = r->n_edges_original + r->n_steps;
+    unsigned char *an = lw_calloc((size_t)nn + 1, 1), *ae = lw_calloc((size_t)ne + 1, 1);
+    search_state_at(r, gs, an, ae);
+    int *ids = lw_malloc(sizeof(int) * (size_t)(nn + 1)), *pos = lw_malloc(sizeof(int) * (size_t)(nn + 1));
+    int n = 0;
+    for (int v = 0; v < nn; v++) {
+        pos[v] = -1;
+        if (an[v]) {
+            pos[v] = n;
+            ids[n++] = v;
+        }
+    }
+    int *from = lw_malloc(sizeof(int) * (size_t)(ne + 1)), *to = lw_malloc(sizeof(int) * (size_t)(ne + 1));
+    int m = 0;
+    for (int e = 0; e < ne; e++) {
+        if (!ae[e]) continue;
+        int f, t;
+        edge_ends(a, e, &f, &t);
+        if (pos[f] < 0 || pos[t] < 0) continue;
+        from[m] = pos[f];
+        to[m] = pos[t];
+        m++;
+    }
+    graph_view_build(&a->sv, a->p, n, ids, m, from, to);
+    a->sv_step = gs;
+    free(an);
+    free(ae);
+    free(ids);
+    free(pos);
+    free(from);
+    free(to);
+}
+
+static const char *cfg_name(const app *a, int li, int k, char *buf, size_t n)
+{
+    config_format(&a->p->cm->configs[li][k], buf, n);
+    return buf;
+}
+
+static const char *lname(const app *a, int li) { return a->p->net->layers[li].name; }
+
+/* ---- graph labels and styles per page ------------------------------------ */
+
+static int undo_assigned(const app *a, int li)
+{
+    const search_result *r = a->p->sr;
+    int j = a->step - (r->n_steps + 1);
+    for (int i = 0; i < r->n_left; i++)
+        if (r->left[i] == li) return 1;
+    for (int i = 0; i < j && i < r->n_undo; i++)
+        if (r->undo_node[i] == li) return 1;
+    return 0;
+}
+
+static const char *label_step(const app *a, int id, char *buf, size_t n)
+{
+    const search_result *r = a->p->sr;
+    if (a->step > r->n_steps) {
+        if (undo_assigned(a, id)) return cfg_name(a, id, r->config[id], buf, n);
+        snprintf(buf, n, "?");
+        return buf;
+    }
+    snprintf(buf, n, "%d cfg", a->p->cm->n_configs[id]);
+    return buf;
+}
+
+static int style_step(const app *a, int id)
+{
+    const search_result *r = a->p->sr;
+    int k = a->step;
+    if (k > r->n_steps) {
+        int j = k - (r->n_steps + 1);
+        if (j >= 1 && j <= r->n_undo && r->undo_node[j - 1] == id) return ST_NODE_HI;
+        if (!undo_assigned(a, id)) return ST_DIM;
+        return ST_CLASS0 + config_class(&a->p->cm->configs[id][r->config[id]]);
+    }
+    if (k >= 1) {
+        const elim_step *s = &r->steps[k - 1];
+        if (id == s->from || id == s->to) return ST_NODE_HI;
+    }
+    if (k < r->n_steps) {
+        const elim_step *nx = &r->steps[k];
+        if (nx->kind == ELIM_NODE && nx->node == id) return ST_SELECTED;
+    }
+    return ST_NORMAL;
+}
+
+/* ---- the text panel ----------------------------------------------------- */
+
+typedef struct panel {
+    WINDOW *w;
+    rect r;
+    int y;  /* next free row */
+} panel;
+
+static void para(panel *pn, int st, const char *fmt, ...) LW_PRINTF(3, 4);
+static void para(panel *pn, int st, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (pn->y >= pn->r.y + pn->r.h) return;
+    rect rr = {pn->y, pn->r.x, pn->r.y + pn->r.h - pn->y, pn->r.w};
+    pn->y += ui_wrap(pn->w, rr, st, buf);
+}
+
+static void next_line(app *a, panel *pn)
+{
+    const search_result *r = a->p->sr;
+    int k = a->step;
+    if (k < r->n_steps) {
+        const elim_step *nx = &r->steps[k];
+        if (nx->kind == ELIM_NODE)
+            para(pn, ST_DIM, "Next: node elimination of %s (reversed).", lname(a, nx->node));
+        else
+            para(pn, ST_DIM, "Next: edge elimination of e%d and e%d (%s %s %s).", nx->e1, nx->e2, lname(a, nx->from),
+                 G->arrow_right, lname(a, nx->to));
+    } else if (k == r->n_steps) {
+        para(pn, ST_DIM, "Next: the final step over the %d node%s left.", r->n_left, r->n_left == 1 ? "" : "s");
+    }
+}
+
+/* Summary of the new edge's table: size, best entry, min/argmin per row. */
+static void table_summary(app *a, panel *pn, const elim_step *s)
+{
+    const cost_model *m = a->p->cm;
+    int nf = m->n_configs[s->from], nt = m->n_configs[s->to];
+    double best = INFINITY;
+    int bi = 0, bk = 0;
+    for (int i = 0; i < nf; i++)
+        for (int k = 0; k < nt; k++)
+            if (s->table[i * nt + k] < best) {
+                best = s->table[i * nt + k];
+                bi = i;
+                bk = k;
+            }
+    char c1[64], c2[64], c3[64], tb[32];
+    para(pn, ST_NORMAL, "Table e%d: %d %s %d = %d entries (configs of %s %s configs of %s).", s->new_edge, nf, G->times,
+         nt, nf * nt, lname(a, s->from), G->times, lname(a, s->to));
+    if (s->kind == ELIM_NODE)
+        para(pn, ST_GOOD, "Best entry %s: %s = %s, %s = %s, via %s = %s.", fmt_ms(best, tb, sizeof tb),
+             lname(a, s->from), cfg_name(a, s->from, bi, c1, sizeof c1), lname(a, s->to),
+             cfg_name(a, s->to, bk, c2, sizeof c2), lname(a, s->node),
+             cfg_name(a, s->node, s->argmin[bi * nt + bk], c3, sizeof c3));
+    else
+        para(pn, ST_GOOD, "Best entry %s: %s = %s, %s = %s.", fmt_ms(best, tb, sizeof tb), lname(a, s->from),
+             cfg_name(a, s->from, bi, c1, sizeof c1), lname(a, s->to), cfg_name(a, s->to, bk, c2, sizeof c2));
+    if (pn->y >= pn->r.y + pn->r.h - 1) return;
+    /* one row per config of the producer: its cheapest consumer config */
+    int cw = (pn->r.w - 12) / (s->kind == ELIM_NODE ? 3 : 2);
+    if (cw > 16) cw = 16;
+    int x;
+    char h[96], h1[64];
+    ui_fill(pn->w, pn->y, pn->r.x, pn->r.w, ST_HEADER);
+    x = pn->r.x;
+    ui_put(pn->w, pn->y, x, cw, ST_HEADER, ui_fit(lname(a, s->from), cw, h1, sizeof h1));
+    x += cw + 1;
+    ui_put_right(pn->w, pn->y, x, 9, ST_HEADER, "min ms");
+    x += 10;
+    snprintf(h, sizeof h, "best %s", lname(a, s->to));
+    ui_put(pn->w, pn->y, x, cw, ST_HEADER, ui_fit(h, cw, h1, sizeof h1));
+    x += cw + 1;
+    if (s->kind == ELIM_NODE) {
+        snprintf(h, sizeof h, "via %s", lname(a, s->node));
+        ui_put(pn->w, pn->y, x, pn->r.x + pn->r.w - x, ST_HEADER, ui_fit(h, pn->r.x + pn->r.w - x, h1, sizeof h1));
+    }
+    pn->y++;
+    int rows = pn->r.y + pn->r.h - pn->y;
+    if (nf > rows) rows--; /* the last row says which rows these are */
+    if (a->step_row_top > nf - rows) a->step_row_top = nf - rows > 0 ? nf - rows : 0;
+    if (a->step_row_top < 0) a->step_row_top = 0;
+    for (int q = 0; q < rows && a->step_row_top + q < nf; q++) {
+        int i = a->step_row_top + q;
+        double mn = INFINITY;
+        int mk = 0;
+        for (int k = 0; k < nt; k++)
+            if (s->table[i * nt + k] < mn) {
+                mn = s->table[i * nt + k];
+                mk = k;
+            }
+        int st = i == bi ? ST_GOOD : ST_NORMAL;
+        int y = pn->y++;
+        x = pn->r.x;
+        ui_put(pn->w, y, x, cw, st, cfg_name(a, s->from, i, c1, sizeof c1));
+        x += cw + 1;
+        char v[32];
+        if (isfinite(mn)) snprintf(v, sizeof v, "%.2f", mn);
+        else snprintf(v, sizeof v, "inf");
+        ui_put_right(pn->w, y, x, 9, st, v);
+        x += 10;
+        ui_put(pn->w, y, x, cw, st, cfg_name(a, s->to, mk, c2, sizeof c2));
+        x += cw + 1;
+        if (s->kind == ELIM_NODE)
+            ui_put(pn->w, y, x, pn->r.x + pn->r.w - x, st, cfg_name(a, s->node, s->argmin[i * nt + mk], c3, sizeof c3));
+    }
+    if (nf > rows && rows > 0) {
+        char more[64];
+        snprintf(more, sizeof more, "rows %d-%d of %d (PgUp/PgDn)", a->step_row_top + 1,
+                 a->step_row_top + rows < nf ? a->step_row_top + rows : nf, nf);
+        ui_put(pn->w, pn->y, pn->r.x, pn->r.w, ST_DIM, more);
+    }
+}
+
+static void text_start(app *a, panel *pn)
+{
+    const search_result *r = a->p->sr;
+    int ne = r->n_edges_original;
+    para(pn, ST_BOLD, "Algorithm 1 %s the graph as loaded", G->dot);
+    para(pn, ST_NORMAL,
+         "%d nodes (layers) and %d edges (tensors). A node costs t_c + t_s for each of its configs; an edge costs "
+         "t_x for each pair of configs of its ends. Algorithm 1 applies node eliminations (Eq. 2) and edge "
+         "eliminations (Eq. 3) until neither applies, enumerates the few nodes left, then undoes the eliminations "
+         "to give every layer its config: %d steps here.",
+         r->n_nodes, ne, r->n_steps);
+    pn->y++;
+    next_line(a, pn);
+}
+
+static void text_elimination(app *a, panel *pn)
+{
+    const search_result *r = a->p->sr;
+    const elim_step *s = &r->steps[a->step - 1];
+    if (s->kind == ELIM_NODE) {
+        para(pn, ST_BOLD, "Step %d/%d %s node elimination (Eq. 2)", a->step, r->n_steps, G->dot);
+        para(pn, ST_NORMAL,
+             "%s has one in-edge e%d (from %s) and one out-edge e%d (to %s), so it goes: the new edge e%d %s %s %s "
+             "gets, for each config pair of its ends, the cheapest config of %s: t_c + t_s of %s plus t_x of both "
+             "edges, minimised over its %d configs.",
+             lname(a, s->node), s->e1, lname(a, s->from), s->e2, lname(a, s->to), s->new_edge, lname(a, s->from),
+             G->arrow_right, lname(a, s->to), lname(a, s->node), lname(a, s->node),
+             a->p->cm->n_configs[s->node]);
+    } else {
+        para(pn, ST_BOLD, "Step %d/%d %s edge elimination (Eq. 3)", a->step, r->n_steps, G->dot);
+        para(pn, ST_NORMAL,
+             "Edges e%d and e%d both join %s %s %s, so they merge: the new edge e%d's table is the sum of their "
+             "tables, entry by entry.",
+             s->e1, s->e2, lname(a, s->from), G->arrow_right, lname(a, s->to), s->new_edge);
+    }
+    next_line(a, pn);
+    table_summary(a, pn, s);
+}
+
+static void text_final(app *a, panel *pn)
+{
+    const search_result *r = a->p->sr;
+    const cost_model *m = a->p->cm;
+    char names[512] = "", c1[64];
+    size_t k = 0;
+    for (int i = 0; i < r->n_left && k + 1 < sizeof names; i++) {
+        int w = snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", lname(a, r->left[i]));
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+    para(pn, ST_BOLD, "Final step %s %s", G->dot, r->method == FINAL_ENUMERATION ? "enumeration" : "variable elimination");
+    para(pn, ST_NORMAL,
+         "No node has exactly one in- and one out-edge and no two edges join the same ends: %d node%s left (%s). "
+         "%s %.0f combination%s of their configs, each costed with their node tables and the tables of the %d "
+         "edge%s left.",
+         r->n_left, r->n_left == 1 ? " is" : "s are", names,
+         r->method == FINAL_ENUMERATION ? "Algorithm 1 enumerates all" : "Too many to enumerate, so exact variable "
+                                                                       "elimination searches the",
+         r->final_space, r->final_space == 1 ? "" : "s", r->n_edges_left, r->n_edges_left == 1 ? "" : "s");
+    for (int i = 0; i < r->n_left; i++)
+        para(pn, ST_GOOD, "  %s = %s (%d configs)", lname(a, r->left[i]), cfg_name(a, r->left[i], r->config[r->left[i]], c1, sizeof c1),
+             m->n_configs[r->left[i]]);
+    char tb[32];
+    para(pn, ST_NORMAL, "Best total: %s. Next: undo the %d node eliminations in reverse, each node taking its argmin "
+                        "config given its two neighbours.",
+         fmt_ms(r->cost, tb, sizeof tb), r->n_undo);
+}
+
+static void text_undo(app *a, panel *pn)
+{
+    const search_result *r = a->p->sr;
+    int j = a->step - (r->n_steps + 1);
+    int v = r->undo_node[j - 1];
+    int si = -1;
+    for (int s = 0; s < r->n_steps; s++)
+        if (r->steps[s].kind == ELIM_NODE && r->steps[s].node == v) si = s;
+    char c1[64], c2[64], c3[64];
+    para(pn, ST_BOLD, "Undo %d/%d %s %s = %s", j, r->n_undo, G->dot, lname(a, v), cfg_name(a, v, r->config[v], c1, sizeof c1));
+    if (si >= 0) {
+        const elim_step *s = &r->steps[si];
+        int nt = a->p->cm->n_configs[s->to];
+        int arg = s->argmin[r->config[s->from] * nt + r->config[s->to]];
+        para(pn, ST_NORMAL,
+             "%s was removed in step %d between %s and %s. Both now have configs (%s = %s, %s = %s), so %s takes "
+             "the config that minimised Eq. 2 for that pair: %s.",
+             lname(a, v), si + 1, lname(a, s->from), lname(a, s->to), lname(a, s->from),
+             cfg_name(a, s->from, r->config[s->from], c2, sizeof c2), lname(a, s->to),
+             cfg_name(a, s->to, r->config[s->to], c3, sizeof c3), lname(a, v), cfg_name(a, v, arg, c1, sizeof c1));
+    }
+    if (j == r->n_undo) {
+        char tb[32];
+        para(pn, ST_GOOD, "Every layer has its config: the optimal strategy, %s per step (table: 1).",
+             fmt_ms(r->cost, tb, sizeof tb));
+    }
+    pn->y++;
+    para(pn, ST_DIM, "Assigned so far, latest first:");
+    for (int i = j - 1; i >= 0 && pn->y < pn->r.y + pn->r.h; i--) {
+        int u = r->undo_node[i];
+        para(pn, i == j - 1 ? ST_NODE_HI : ST_NORMAL, "  %s = %s", lname(a, u), cfg_name(a, u, r->config[u], c1, sizeof c1));
+    }
+}
+
+static void draw_steps(app *a, WINDOW *w, rect r)
+{
+    const search_result *sr = a->p->sr;
+    int last = n_positions(a) - 1;
+    if (a->step > last) a->step = last;
+    if (a->step < 0) a->step = 0;
+    int gs = a->step <= sr->n_steps ? a->step : a->step == sr->n_steps + 1 ? sr->n_steps : 0;
+    ensure_graph(a, gs);
+
+    int tw = r.w >= 120 ? 60 : r.w / 2 + 4;
+    /* header: where we are */
+    const char *phase = a->step == 0 ? "start" : a->step <= sr->n_steps ? "eliminations" : a->step == sr->n_steps + 1 ? "final step" : "undo";
+    char head[96];
+    snprintf(head, sizeof head, " position %d/%d %s %s ", a->step, last, G->dot, phase);
+    int hw = ui_width(head) < 34 ? 34 : ui_width(head);
+    ui_fill(w, r.y, r.x, hw, ST_HEADER);
+    ui_put(w, r.y, r.x, hw, ST_HEADER, head);
+    /* a progress bar of the walk through the algorithm */
+    if (r.w - hw - 2 > 10) ui_progress(w, r.y, r.x + hw + 1, r.w - hw - 2, last > 0 ? (double)a->step / last : 1);
+
+    panel pn = {w, {r.y + 1, r.x, r.h - 1, tw}, r.y + 1};
+    if (a->step == 0) text_start(a, &pn);
+    else if (a->step <= sr->n_steps) text_elimination(a, &pn);
+    else if (a->step == sr->n_steps + 1) text_final(a, &pn);
+    else text_undo(a, &pn);
+
+    /* the graph that remains */
+    rect gr = {r.y + 1, r.x + tw + 1, r.h - 1, r.w - tw - 1};
+    for (int y = gr.y; y < gr.y + gr.h; y++) ui_put(w, y, gr.x - 1, 1, ST_DIM, G->box[LINE_UP | LINE_DOWN]);
+    int nodes = a->sv.n_ids, edges = a->sv.lay ? a->sv.lay->n_segs : 0;
+    (void)edges;
+    ui_putf(w, gr.y, gr.x + 1, gr.w - 1, ST_DIM, "%s: %d node%s",
+            a->step > sr->n_steps + 1 ? "the undo over the graph" : "graph left", nodes, nodes == 1 ? "" : "s");
+    rect view = {gr.y + 1, gr.x + 1, gr.h - 1, gr.w - 1};
+    graph_paint gp = {label_step, style_step, -1, -1};
+    if (a->step >= 1 && a->step <= sr->n_steps) {
+        gp.hi_from = sr->steps[a->step - 1].from;
+        gp.hi_to = sr->steps[a->step - 1].to;
+    }
+    /* keep the step's action in view: the highlighted or next node */
+    int focus = -1;
+    if (a->step >= 1 && a->step <= sr->n_steps) focus = sr->steps[a->step - 1].to;
+    else if (a->step == 0 && sr->n_steps > 0 && sr->steps[0].kind == ELIM_NODE) focus = sr->steps[0].node;
+    else if (a->step > sr->n_steps + 1) focus = sr->undo_node[a->step - sr->n_steps - 2];
+    int fy, fx, fw;
+    if (a->gfollow && focus >= 0 && graph_view_find(&a->sv, focus, &fy, &fx, &fw) == 0) {
+        if (fy < a->span_y || fy + 3 > a->span_y + view.h) a->span_y = fy - view.h / 2;
+        if (fx < a->span_x || fx + fw > a->span_x + view.w) a->span_x = fx + fw / 2 - view.w / 2;
+    }
+    if (a->span_y > a->sv.height - view.h) a->span_y = a->sv.height - view.h;
+    if (a->span_y < 0) a->span_y = 0;
+    if (a->span_x > a->sv.width - view.w) a->span_x = a->sv.width - view.w;
+    if (a->span_x < 0) a->span_x = 0;
+    int px = a->sv.width < view.w ? -(view.w - a->sv.width) / 2 : a->span_x;
+    graph_view_draw(a, &a->sv, &gp, w, view, a->span_y, px);
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+static action go(app *a, int key)
+{
+    int last = n_positions(a) - 1;
+    switch (key) {
+    case KEY_RIGHT:
+    case 'n':
+    case ' ': a->step++; break;
+    case KEY_LEFT:
+    case 'p': a->step--; break;
+    case KEY_HOME: a->step = 0; break;
+    case KEY_END: a->step = last; break;
+    default: break;
+    }
+    if (a->step < 0) a->step = 0;
+    if (a->step > last) a->step = last;
+    a->step_row_top = 0;
+    a->gfollow = 1;
+    return ACT_REDRAW;
+}
+
+static action jump_phase(app *a, int key)
+{
+    const search_result *r = a->p->sr;
+    /* f: the final step; u: the end of the undo */
+    a->step = key == 'f' ? r->n_steps + 1 : n_positions(a) - 1;
+    a->step_row_top = 0;
+    a->gfollow = 1;
+    return ACT_REDRAW;
+}
+
+static action pan(app *a, int key)
+{
+    a->gfollow = 0;
+    switch (key) {
+    case KEY_UP:
+    case 'k': a->span_y -= 3; break;
+    case KEY_DOWN:
+    case 'j': a->span_y += 3; break;
+    case 'h': a->span_x -= 8; break;
+    case 'l': a->span_x += 8; break;
+    default: break;
+    }
+    return ACT_REDRAW;
+}
+
+static action rows(app *a, int key)
+{
+    int page = a->frame_h > 16 ? a->frame_h - 16 : 4;
+    a->step_row_top += key == KEY_NPAGE ? page : -page;
+    if (a->step_row_top < 0) a->step_row_top = 0;
+    return ACT_REDRAW;
+}
+
+static const keybind steps_keys[] = {
+    {{KEY_RIGHT, 'n', ' '}, "Right n Space", "next step", go},
+    {{KEY_LEFT, 'p'}, "Left p", "previous step", go},
+    {{KEY_HOME, KEY_END}, "Home End", "the start / the end of the undo", go},
+    {{'f', 'u'}, "f u", "jump to the final step / the end of the undo", jump_phase},
+    {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "pan the graph up / down", pan},
+    {{'h', 'l'}, "h l", "pan the graph left / right", pan},
+    {{KEY_PPAGE, KEY_NPAGE}, "PgUp PgDn", "scroll the new edge's table rows", rows},
+    {{0}, NULL, NULL, NULL},
+};
+
+static void enter_steps(app *a) { a->gfollow = 1; }
+
+const screen_ops screen_steps_ops = {
+    "Steps",
+    "Right/n:next Left/p:back Home/End f:final u:undo-end hjkl:pan PgUp/PgDn:rows e:export",
+    draw_steps,
+    steps_keys,
+    enter_steps,
+};

@@ -1,0 +1,335 @@
+/*
+ * screen_table: the strategy table — one row per layer with its config and
+ * t_c, t_s, t_x and total, sortable by any time column, a baseline's config
+ * and total beside it, and a footer with the totals, throughput, bytes
+ * moved, peak memory and a compute/sync/transfer bar.
+ *
+ * Columns that do not fit the width are dropped least important first, so
+ * the table reads at 80 columns and uses more when there is more.
+ */
+#include "draw.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { C_MARK, C_NAME, C_TYPE, C_OUT, C_CFG, C_GPUS, C_TC, C_TS, C_TX, C_TOTAL, C_BCFG, C_BTOTAL, C__COUNT };
+
+typedef struct col {
+    const char *head;
+    int w;
+    int prio;     /* dropped first: highest */
+    int right;    /* right-aligned */
+    int sort;     /* sort_key this column sorts by, or -1 */
+} col;
+
+static const col cols_def[C__COUNT] = {
+    [C_MARK] = {"", 1, 0, 0, -1},
+    [C_NAME] = {"layer", 8, 0, 0, SORT_LAYER},
+    [C_TYPE] = {"type", 9, 6, 0, -1},
+    [C_OUT] = {"output", 11, 5, 0, -1},
+    [C_CFG] = {"config", 6, 1, 0, -1},
+    [C_GPUS] = {"GPUs", 4, 4, 1, -1},
+    [C_TC] = {"t_c", 7, 2, 1, SORT_TC},
+    [C_TS] = {"t_s", 7, 3, 1, SORT_TS},
+    [C_TX] = {"t_x", 7, 3, 1, SORT_TX},
+    [C_TOTAL] = {"total", 8, 1, 1, SORT_TOTAL},
+    [C_BCFG] = {"", 8, 2, 0, -1},
+    [C_BTOTAL] = {"", 8, 1, 1, -1},
+};
+
+typedef struct colset {
+    int on[C__COUNT];
+    int w[C__COUNT];
+    int x[C__COUNT];
+} colset;
+
+static double total_of(const layer_eval *le) { return le->compute_ms + le->sync_ms + le->transfer_ms; }
+
+static void fit_columns(const app *a, int W, colset *cs)
+{
+    const plan *p = a->p;
+    int maxname = 5, maxcfg = 6;
+    for (int i = 0; i < p->net->n_layers; i++) {
+        int n = (int)strlen(p->net->layers[i].name);
+        if (n > maxname) maxname = n;
+        char b[64];
+        config_format(&p->cm->configs[i][p->best[i]], b, sizeof b);
+        if ((int)strlen(b) > maxcfg) maxcfg = (int)strlen(b);
+        if (a->baseline >= 0 && a->base_valid) {
+            config_format(&p->cm->configs[i][a->base_ci[i]], b, sizeof b);
+            if ((int)strlen(b) + 0 > maxcfg) maxcfg = (int)strlen(b);
+        }
+    }
+    for (int c = 0; c < C__COUNT; c++) {
+        cs->on[c] = c != C_BCFG && c != C_BTOTAL ? 1 : a->baseline >= 0;
+        cs->w[c] = cols_def[c].w;
+    }
+    cs->w[C_NAME] = maxname > 28 ? 28 : maxname;
+    cs->w[C_CFG] = maxcfg;
+    /* wide enough for "model cfg" */
+    int bh = a->baseline >= 0 ? (int)strlen(baseline_name((baseline_kind)a->baseline)) + 4 : 8;
+    cs->w[C_BCFG] = maxcfg > bh ? maxcfg : bh;
+    cs->w[C_BTOTAL] = bh - 1 > 8 ? bh - 1 : 8;
+    for (;;) {
+        int sum = 0, n = 0;
+        for (int c = 0; c < C__COUNT; c++)
+            if (cs->on[c]) {
+                sum += cs->w[c];
+                n++;
+            }
+        sum += n - 1;
+        if (sum <= W) break;
+        /* shrink long names a little before dropping a column */
+        if (cs->w[C_NAME] > 16) {
+            cs->w[C_NAME] -= sum - W < cs->w[C_NAME] - 16 ? sum - W : cs->w[C_NAME] - 16;
+            continue;
+        }
+        int drop = -1;
+        for (int c = 0; c < C__COUNT; c++)
+            if (cs->on[c] && cols_def[c].prio > 0 && (drop < 0 || cols_def[c].prio > cols_def[drop].prio)) drop = c;
+        if (drop < 0 || cols_def[drop].prio <= 1) {
+            if (cs->w[C_NAME] > 8) {
+                cs->w[C_NAME]--;
+                continue;
+            }
+            break;
+        }
+        cs->on[drop] = 0;
+    }
+    /* spare width: first back to long names, then air between the numbers */
+    int used = 0;
+    for (int c = 0; c < C__COUNT; c++)
+        if (cs->on[c]) used += cs->w[c] + 1;
+    int spare = W - used + 1;
+    int want = (maxname > 28 ? 28 : maxname) - cs->w[C_NAME];
+    if (want > 0 && spare > 0) {
+        int give = want < spare ? want : spare;
+        cs->w[C_NAME] += give;
+        spare -= give;
+    }
+    for (int round = 0; round < 3 && spare > 0; round++)
+        for (int c = C_GPUS; c < C__COUNT && spare > 0; c++)
+            if (cs->on[c] && cols_def[c].right) {
+                cs->w[c]++;
+                spare--;
+            }
+    int x = 0;
+    for (int c = 0; c < C__COUNT; c++) {
+        cs->x[c] = x;
+        if (cs->on[c]) x += cs->w[c] + 1;
+    }
+}
+
+static void cell(WINDOW *w, int y, const colset *cs, int c, rect r, int st, const char *s)
+{
+    if (!cs->on[c]) return;
+    char buf[256];
+    /* names lose their middle: "mixed_6e/…7dbl_3" keeps module and branch */
+    if (c == C_NAME) ui_fit_mid(s, cs->w[c], buf, sizeof buf);
+    else ui_fit(s, cs->w[c], buf, sizeof buf);
+    if (cols_def[c].right) ui_put_right(w, y, r.x + cs->x[c], cs->w[c], st, buf);
+    else ui_put(w, y, r.x + cs->x[c], cs->w[c], st, buf);
+}
+
+static void num(char *b, size_t n, double v)
+{
+    if (!isfinite(v)) snprintf(b, n, "inf");
+    else if (v >= 10000) snprintf(b, n, "%.0f", v);
+    else snprintf(b, n, "%.2f", v);
+}
+
+static void draw_table(app *a, WINDOW *w, rect r)
+{
+    plan *p = a->p;
+    app_baseline_ensure(a);
+    colset cs;
+    fit_columns(a, r.w, &cs);
+    int n = p->net->n_layers;
+
+    /* header */
+    ui_fill(w, r.y, r.x, r.w, ST_HEADER);
+    for (int c = 0; c < C__COUNT; c++) {
+        if (!cs.on[c]) continue;
+        char h[64];
+        const char *head = cols_def[c].head;
+        char bh[32];
+        if (c == C_BCFG || c == C_BTOTAL) {
+            snprintf(bh, sizeof bh, "%s %s", baseline_name((baseline_kind)a->baseline), c == C_BCFG ? "cfg" : "ms");
+            head = bh;
+        }
+        if (cols_def[c].sort >= 0 && (int)a->sort == cols_def[c].sort && a->sort != SORT_LAYER)
+            snprintf(h, sizeof h, "%s%s", head, G->sort_mark);
+        else
+            snprintf(h, sizeof h, "%s", head);
+        cell(w, r.y, &cs, c, r, ST_HEADER, h);
+    }
+
+    int rows = r.h - 4;
+    if (rows < 1) rows = 1;
+    a->table_y0 = r.y + 1;
+    a->table_rows = rows;
+    int pos = 0;
+    for (int i = 0; i < n; i++)
+        if (a->order[i] == a->sel) pos = i;
+    if (pos < a->top) a->top = pos;
+    if (pos >= a->top + rows) a->top = pos - rows + 1;
+    if (a->top > n - rows) a->top = n - rows > 0 ? n - rows : 0;
+    if (a->top < 0) a->top = 0;
+
+    for (int k = 0; k < rows && a->top + k < n; k++) {
+        int li = a->order[a->top + k];
+        int y = r.y + 1 + k;
+        const layer *l = &p->net->layers[li];
+        const layer_eval *le = &p->best_eval.layers[li];
+        const config *cf = &p->cm->configs[li][p->best[li]];
+        int sel = li == a->sel;
+        int base = sel ? ST_SELECTED : ST_NORMAL;
+        if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
+        char b[128];
+        if (p->pinned[li] >= 0) cell(w, y, &cs, C_MARK, r, sel ? base : ST_PINNED, "P");
+        else if (a->changed[li]) cell(w, y, &cs, C_MARK, r, sel ? base : ST_CHANGED, "*");
+        cell(w, y, &cs, C_NAME, r, base, l->name);
+        cell(w, y, &cs, C_TYPE, r, sel ? base : ST_DIM, layer_type_name(l->type));
+        shape_format(l->out, b, sizeof b);
+        cell(w, y, &cs, C_OUT, r, base, b);
+        config_format(cf, b, sizeof b);
+        int cst = p->pinned[li] >= 0 ? ST_PINNED : a->changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
+        cell(w, y, &cs, C_CFG, r, sel ? base : cst, b);
+        snprintf(b, sizeof b, "%d", config_tasks(cf));
+        cell(w, y, &cs, C_GPUS, r, base, b);
+        num(b, sizeof b, le->compute_ms);
+        cell(w, y, &cs, C_TC, r, base, b);
+        num(b, sizeof b, le->sync_ms);
+        cell(w, y, &cs, C_TS, r, base, b);
+        num(b, sizeof b, le->transfer_ms);
+        cell(w, y, &cs, C_TX, r, base, b);
+        num(b, sizeof b, total_of(le));
+        cell(w, y, &cs, C_TOTAL, r, sel ? base : ST_BOLD, b);
+        if (a->baseline >= 0 && a->base_valid) {
+            const config *bc = &p->cm->configs[li][a->base_ci[li]];
+            config_format(bc, b, sizeof b);
+            cell(w, y, &cs, C_BCFG, r, sel ? base : config_equal(bc, cf) ? ST_DIM : ST_NORMAL, b);
+            double bt = total_of(&a->base_eval.layers[li]);
+            num(b, sizeof b, bt);
+            cell(w, y, &cs, C_BTOTAL, r, sel ? base : bt > total_of(le) + 1e-9 ? ST_BAD : ST_NORMAL, b);
+        }
+    }
+
+    /* footer: totals */
+    int fy = r.y + r.h - 3;
+    const strategy_eval *ev = &p->best_eval;
+    char b[256], b2[64], b3[64];
+    ui_hline(w, fy, r.x, r.w, ST_DIM);
+    int pins = 0;
+    for (int i = 0; i < n; i++) pins += p->pinned[i] >= 0;
+    snprintf(b, sizeof b, "%s", pins ? "total, pinned" : "total");
+    cell(w, fy, &cs, C_NAME, r, ST_BOLD, b);
+    num(b, sizeof b, ev->compute_ms);
+    cell(w, fy, &cs, C_TC, r, ST_BOLD, b);
+    num(b, sizeof b, ev->sync_ms);
+    cell(w, fy, &cs, C_TS, r, ST_BOLD, b);
+    num(b, sizeof b, ev->transfer_ms);
+    cell(w, fy, &cs, C_TX, r, ST_BOLD, b);
+    num(b, sizeof b, ev->total_ms);
+    cell(w, fy, &cs, C_TOTAL, r, ST_GOOD, b);
+    if (a->baseline >= 0 && a->base_valid) {
+        num(b, sizeof b, a->base_eval.total_ms);
+        cell(w, fy, &cs, C_BTOTAL, r, ST_BAD, b);
+    }
+    int x = r.x;
+    x += ui_putf(w, fy + 1, x, r.w, ST_NORMAL, "%.2f ms/step %s %.1f img/s %s %s moved %s peak %s/GPU", ev->total_ms,
+                 G->dot, ev->images_per_s, G->dot, fmt_bytes(ev->bytes_per_step, b2, sizeof b2), G->dot,
+                 fmt_bytes(ev->peak_memory_bytes, b3, sizeof b3));
+    if (a->baseline >= 0 && a->base_valid) {
+        double d = ev->total_ms > 0 ? (a->base_eval.total_ms / ev->total_ms) : 0;
+        ui_putf(w, fy + 1, x, r.x + r.w - x, ST_DIM, " %s %s %.2f ms (%.2fx slower)", G->dot,
+                baseline_name((baseline_kind)a->baseline), a->base_eval.total_ms, d);
+    }
+    double tot = ev->total_ms > 0 ? ev->total_ms : 1;
+    int lx = r.x;
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_COMPUTE, "%s compute %.0f%%", G->hfill[0], ev->compute_ms / tot * 100);
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_SYNC, " %s sync %.0f%%", G->hfill[1], ev->sync_ms / tot * 100);
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_TRANSFER, " %s transfer %.0f%% ", G->hfill[2], ev->transfer_ms / tot * 100);
+    ui_time_bar(w, fy + 2, lx, r.x + r.w - lx, ev->compute_ms, ev->sync_ms, ev->transfer_ms);
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+static int row_of_sel(const app *a)
+{
+    for (int i = 0; i < a->p->net->n_layers; i++)
+        if (a->order[i] == a->sel) return i;
+    return 0;
+}
+
+static action k_move(app *a, int key)
+{
+    int n = a->p->net->n_layers, pos = row_of_sel(a);
+    int page = a->table_rows > 1 ? a->table_rows - 1 : 10;
+    switch (key) {
+    case KEY_UP:
+    case 'k': pos--; break;
+    case KEY_DOWN:
+    case 'j': pos++; break;
+    case KEY_PPAGE: pos -= page; break;
+    case KEY_NPAGE: pos += page; break;
+    case KEY_HOME: pos = 0; break;
+    case KEY_END: pos = n - 1; break;
+    default: break;
+    }
+    if (pos < 0) pos = 0;
+    if (pos >= n) pos = n - 1;
+    a->sel = a->order[pos];
+    return ACT_REDRAW;
+}
+
+static action sort_cycle(app *a, int key)
+{
+    (void)key;
+    a->sort = (sort_key)((a->sort + 1) % SORT__COUNT);
+    app_sort_rows(a);
+    static const char *const names[SORT__COUNT] = {"layer order", "total", "t_c", "t_s", "t_x"};
+    app_set_status(a, 0, "sorted by %s%s", names[a->sort], a->sort == SORT_LAYER ? "" : ", largest first");
+    return ACT_REDRAW;
+}
+
+static action baseline_cycle(app *a, int key)
+{
+    (void)key;
+    a->baseline = a->baseline + 1 >= BASE__COUNT ? -1 : a->baseline + 1;
+    a->base_valid = 0;
+    if (a->baseline >= 0) {
+        app_baseline_ensure(a);
+        double t = a->p->best_eval.total_ms, bt = a->base_eval.total_ms;
+        app_set_status(a, 0, "baseline %s: %.2f ms/step, %.1f img/s (layer-wise is %.2fx faster)",
+                       baseline_name((baseline_kind)a->baseline), bt, a->base_eval.images_per_s, t > 0 ? bt / t : 0);
+    } else {
+        app_set_status(a, 0, "no baseline");
+    }
+    return ACT_REDRAW;
+}
+
+static action open_whynot(app *a, int key)
+{
+    (void)key;
+    app_whynot_open(a, a->sel);
+    return ACT_REDRAW;
+}
+
+static const keybind table_keys[] = {
+    {{KEY_UP, 'k', KEY_DOWN, 'j'}, "Up Down j k", "select a layer", k_move},
+    {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / first / last layer", k_move},
+    {{'o'}, "o", "sort: layer order, total, t_c, t_s, t_x (largest first)", sort_cycle},
+    {{'b'}, "b", "baseline beside the optimum: none, data, model, OWT", baseline_cycle},
+    {{'\n', '\r', KEY_ENTER}, "Enter", "why not? the selected layer's configs (same as w)", open_whynot},
+    {{0}, NULL, NULL, NULL},
+};
+
+const screen_ops screen_table_ops = {
+    "Table",
+    "Up/Dn:layer o:sort b:baseline Enter:why-not +/-:GPUs </>:batch s:sync e:export",
+    draw_table,
+    table_keys,
+    NULL,
+};
