@@ -138,21 +138,8 @@ static int read_link(cctx *p, const cJSON *o, const char *where, link_spec *l)
 cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     cctx p = {text, label, err};
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
-        int line, col;
-        json_line_col(text, off, &line, &col);
-        lw_fail(err, 2, "%s:%d:%d: malformed JSON%s", label, line, col,
-                off >= len ? " (unexpected end of file)" : "");
-        return NULL;
-    }
-    if (json_check_trailing(text, len, end, label, err) != 0) {
-        cJSON_Delete(root);
-        return NULL;
-    }
+    cJSON *root = json_parse_doc(text, len, label, err);
+    if (!root) return NULL;
     cluster *c = lw_calloc(1, sizeof *c);
     double x;
     const cJSON *v;
@@ -269,6 +256,12 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
             goto fail;
         }
         int n = cJSON_GetArraySize(links);
+        if (n > CLUSTER_MAX_LINKS) {
+            char count[32];
+            snprintf(count, sizeof count, "%d", n);
+            cfail(&p, "links", "\"links\" has %s entries; at most %.0f are supported", count, CLUSTER_MAX_LINKS, 0);
+            goto fail;
+        }
         c->overrides = lw_calloc((size_t)n, sizeof *c->overrides);
         int total = cluster_gpus(c);
         for (const cJSON *it = links->child; it; it = it->next) {

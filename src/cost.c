@@ -327,6 +327,85 @@ static void node_box(const config *c, int first_task, int block, int lo[NDIMS], 
     }
 }
 
+/* One direction of the closed form: every task of config `rcv` gathers
+ * what it needs from the tasks of config `snd`. Forward, the consumer's
+ * tasks gather from the producer's (running sums pf_*); backward, the
+ * producer's gather gradients from the consumer's (pb_*). Adds the bytes
+ * that cross nodes to nic_in (receiving node) and nic_out_rev (the same
+ * node sends them in the other direction). Returns the slowest receiver's
+ * time in seconds. */
+static double gather(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
+                     const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out)
+{
+    const cluster *cl = pm->pub.cl;
+    const int gpn = cl->gpus_per_node;
+    const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
+    const int Bs = Ts < gpn ? Ts : gpn;
+    const double lat_in = cl->intra.latency_us * 1e-6, inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
+    const double lat_x = cl->inter.latency_us * 1e-6, inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
+    const int multi_node = pm->nodes_used > 1;
+    double slowest = 0, elems = 0;
+    int rc[NDIMS] = {0, 0, 0, 0}, sc[NDIMS] = {0, 0, 0, 0}; /* task r's coordinates in rcv and in snd */
+    int lo[NDIMS], hi[NDIMS], box_node = -1, box_ok = 0;
+    for (int r = 0; r < Tr; r++) {
+        if (r) {
+            for (int q = NDIMS - 1; q >= 0; q--) {
+                if (++rc[q] < rcv->deg[q]) break;
+                rc[q] = 0;
+            }
+            if (r < Ts)
+                for (int q = NDIMS - 1; q >= 0; q--) {
+                    if (++sc[q] < snd->deg[q]) break;
+                    sc[q] = 0;
+                }
+        }
+        int node = r / gpn;
+        if (node != box_node) {
+            box_node = node;
+            box_ok = node * gpn < Ts; /* the sender has tasks on this node */
+            if (box_ok) node_box(snd, node * gpn, Bs, lo, hi);
+        }
+        double all = 1, own = box_ok ? 1 : 0, all_n = 1, own_n = box_ok ? 1 : 0;
+        for (int d = 0; d < NDIMS; d++) {
+            const dim_list *l = dl[d];
+            int Ds = snd->deg[d];
+            const double *ps = forward ? &l->pf_sum[(size_t)rc[d] * (Ds + 1)] : &l->pb_sum[(size_t)rc[d] * (Ds + 1)];
+            const int *pc = forward ? &l->pf_cnt[(size_t)rc[d] * (Ds + 1)] : &l->pb_cnt[(size_t)rc[d] * (Ds + 1)];
+            all *= ps[Ds];
+            all_n *= pc[Ds];
+            if (box_ok) {
+                own *= ps[hi[d]] - ps[lo[d]];
+                own_n *= pc[hi[d]] - pc[lo[d]];
+            }
+        }
+        if (all == 0) continue;
+        if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
+            double v = 1;
+            for (int d = 0; d < NDIMS; d++) {
+                /* mat is [producer piece][consumer piece] */
+                size_t i = forward ? (size_t)sc[d] * rcv->deg[d] + rc[d] : (size_t)rc[d] * snd->deg[d] + sc[d];
+                v *= (double)dl[d]->mat[i];
+            }
+            if (v > 0) {
+                own -= v;
+                own_n -= 1;
+                all -= v;
+                all_n -= 1;
+            }
+        }
+        double far = all - own, far_n = all_n - own_n;
+        double t = own_n * lat_in + own * BYTES_PER_ELEM * inv_in + far_n * lat_x + far * BYTES_PER_ELEM * inv_x;
+        if (t > slowest) slowest = t;
+        elems += all;
+        if (multi_node && far > 0) {
+            nic_in[node] += far * BYTES_PER_ELEM;
+            nic_out_rev[node] += far * BYTES_PER_ELEM;
+        }
+    }
+    *elems_out = elems;
+    return slowest;
+}
+
 /* The same sums as the per-piece loop of tx_eval, in closed form, for a
  * cluster whose links are uniform within a node and between nodes. What a
  * task receives splits into three classes: from its own GPU (free), from
@@ -334,133 +413,15 @@ static void node_box(const config *c, int first_task, int block, int lo[NDIMS], 
  * of pieces) it needs from all tasks is a product of per-dimension sums; from
  * the tasks on its own node, a product of sums over that node's box; the
  * rest comes over the network. So each task costs O(dimensions), not
- * O(tasks it overlaps): the difference between 4 and 4000 operations per
- * pair of configs at 64 GPUs. */
+ * O(tasks it overlaps). Returns seconds. */
 static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, const dim_list *const dl[NDIMS],
                              const config *cp, const config *cc, double *elems_out)
 {
-    double max_f = 0, max_b = 0; /* slowest receiver, forward and backward (seconds) */
-    const cost_model *m = &pm->pub;
-    const cluster *cl = m->cl;
-    const int gpn = cl->gpus_per_node;
-    const int Tp = config_tasks(cp), Tc = config_tasks(cc);
-    const double lat_in = cl->intra.latency_us * 1e-6, inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
-    const double lat_x = cl->inter.latency_us * 1e-6, inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
-    const int Bp = Tp < gpn ? Tp : gpn, Bc = Tc < gpn ? Tc : gpn;
-    const int multi_node = pm->nodes_used > 1;
-    double elems = 0;
-    int kc[NDIMS] = {0, 0, 0, 0}, pk[NDIMS] = {0, 0, 0, 0};
-    int lo[NDIMS], hi[NDIMS], box_node = -1, box_ok = 0;
-    /* forward: consumer task k gathers its input */
-    for (int k = 0; k < Tc; k++) {
-        if (k) {
-            for (int q = NDIMS - 1; q >= 0; q--) {
-                if (++kc[q] < cc->deg[q]) break;
-                kc[q] = 0;
-            }
-            if (k < Tp)
-                for (int q = NDIMS - 1; q >= 0; q--) {
-                    if (++pk[q] < cp->deg[q]) break;
-                    pk[q] = 0;
-                }
-        }
-        int nk = k / gpn;
-        if (nk != box_node) {
-            box_node = nk;
-            box_ok = nk * gpn < Tp; /* the producer has tasks on this node */
-            if (box_ok) node_box(cp, nk * gpn, Bp, lo, hi);
-        }
-        double all = 1, own = box_ok ? 1 : 0;
-        double all_n = 1, own_n = box_ok ? 1 : 0;
-        for (int d = 0; d < NDIMS; d++) {
-            const dim_list *l = dl[d];
-            int Dp = cp->deg[d];
-            const double *ps = &l->pf_sum[(size_t)kc[d] * (Dp + 1)];
-            const int *pc = &l->pf_cnt[(size_t)kc[d] * (Dp + 1)];
-            all *= ps[Dp];
-            all_n *= pc[Dp];
-            if (box_ok) {
-                own *= ps[hi[d]] - ps[lo[d]];
-                own_n *= pc[hi[d]] - pc[lo[d]];
-            }
-        }
-        if (all == 0) continue;
-        if (k < Tp) { /* the producer task on the same GPU: nothing to move */
-            double v = 1;
-            for (int d = 0; d < NDIMS; d++) v *= (double)dl[d]->mat[(size_t)pk[d] * cc->deg[d] + kc[d]];
-            if (v > 0) {
-                own -= v;
-                own_n -= 1;
-                all -= v;
-                all_n -= 1;
-            }
-        }
-        double far = all - own, far_n = all_n - own_n;
-        double t = own_n * lat_in + own * BYTES_PER_ELEM * inv_in + far_n * lat_x + far * BYTES_PER_ELEM * inv_x;
-        if (t > max_f) max_f = t;
-        elems += all;
-        if (multi_node && far > 0) {
-            sc->nic_in_f[nk] += far * BYTES_PER_ELEM;
-            sc->nic_out_b[nk] += far * BYTES_PER_ELEM;
-        }
-    }
-    /* backward: producer task p gathers the gradients of its block */
-    memset(kc, 0, sizeof kc);
-    memset(pk, 0, sizeof pk);
-    box_node = -1;
-    for (int p = 0; p < Tp; p++) {
-        if (p) {
-            for (int q = NDIMS - 1; q >= 0; q--) {
-                if (++pk[q] < cp->deg[q]) break;
-                pk[q] = 0;
-            }
-            if (p < Tc)
-                for (int q = NDIMS - 1; q >= 0; q--) {
-                    if (++kc[q] < cc->deg[q]) break;
-                    kc[q] = 0;
-                }
-        }
-        int np_ = p / gpn;
-        if (np_ != box_node) {
-            box_node = np_;
-            box_ok = np_ * gpn < Tc;
-            if (box_ok) node_box(cc, np_ * gpn, Bc, lo, hi);
-        }
-        double all = 1, own = box_ok ? 1 : 0;
-        double all_n = 1, own_n = box_ok ? 1 : 0;
-        for (int d = 0; d < NDIMS; d++) {
-            const dim_list *l = dl[d];
-            int Dc = cc->deg[d];
-            const double *ps = &l->pb_sum[(size_t)pk[d] * (Dc + 1)];
-            const int *pc = &l->pb_cnt[(size_t)pk[d] * (Dc + 1)];
-            all *= ps[Dc];
-            all_n *= pc[Dc];
-            if (box_ok) {
-                own *= ps[hi[d]] - ps[lo[d]];
-                own_n *= pc[hi[d]] - pc[lo[d]];
-            }
-        }
-        if (all == 0) continue;
-        if (p < Tc) {
-            double v = 1;
-            for (int d = 0; d < NDIMS; d++) v *= (double)dl[d]->mat[(size_t)pk[d] * cc->deg[d] + kc[d]];
-            if (v > 0) {
-                own -= v;
-                own_n -= 1;
-                all -= v;
-                all_n -= 1;
-            }
-        }
-        double far = all - own, far_n = all_n - own_n;
-        double t = own_n * lat_in + own * BYTES_PER_ELEM * inv_in + far_n * lat_x + far * BYTES_PER_ELEM * inv_x;
-        if (t > max_b) max_b = t;
-        if (multi_node && far > 0) {
-            sc->nic_in_b[np_] += far * BYTES_PER_ELEM;
-            sc->nic_out_f[np_] += far * BYTES_PER_ELEM;
-        }
-    }
-    *elems_out = elems;
-    if (multi_node) {
+    double back_elems;
+    double max_f = gather(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out);
+    double max_b = gather(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems);
+    if (pm->nodes_used > 1) {
+        const cluster *cl = pm->pub.cl;
         double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node;
         for (int n = 0; n < pm->nodes_used; n++) {
             double bf = sc->nic_in_f[n] > sc->nic_out_f[n] ? sc->nic_in_f[n] : sc->nic_out_f[n];
@@ -951,6 +912,11 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
         lw_fail(err, 2, "batch %ld is out of range (1 to 100000000)", batch);
         return NULL;
     }
+    if (gpus > COST_MAX_GPUS) {
+        lw_fail(err, 2, "%d GPUs: the cost model takes at most %d (its tables grow with the square of a layer's "
+                "configs); choose fewer", gpus, COST_MAX_GPUS);
+        return NULL;
+    }
     double t0 = lw_now();
     cost_model_priv *pm = lw_calloc(1, sizeof *pm);
     cost_model *m = &pm->pub;
@@ -968,16 +934,25 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
 
     m->lat_s = lw_malloc(sizeof(double) * (size_t)G * G);
     m->inv_bw = lw_malloc(sizeof(double) * (size_t)G * G);
+    /* cluster_link for every pair, in O(G^2 + overrides) rather than
+     * O(G^2 * overrides): the node links, then the overrides, last first,
+     * so the first one listed for a pair wins as in cluster_link */
     for (int a = 0; a < G; a++)
         for (int b = 0; b < G; b++) {
             if (a == b) {
                 m->lat_s[a * G + b] = m->inv_bw[a * G + b] = 0;
                 continue;
             }
-            link_spec l = cluster_link(cl, a, b);
+            link_spec l = cluster_node_of(cl, a) == cluster_node_of(cl, b) ? cl->intra : cl->inter;
             m->lat_s[a * G + b] = l.latency_us * 1e-6;
             m->inv_bw[a * G + b] = 1.0 / (l.bandwidth_gbs * 1e9);
         }
+    for (int i = cl->n_overrides - 1; i >= 0; i--) {
+        const link_override *o = &cl->overrides[i];
+        if (o->a == o->b || o->a < 0 || o->b < 0 || o->a >= G || o->b >= G) continue;
+        m->lat_s[o->a * G + o->b] = m->lat_s[o->b * G + o->a] = o->link.latency_us * 1e-6;
+        m->inv_bw[o->a * G + o->b] = m->inv_bw[o->b * G + o->a] = 1.0 / (o->link.bandwidth_gbs * 1e9);
+    }
     scratch_init(&pm->sc, G, pm->nodes_used);
 
     int L = net->n_layers;
@@ -1021,6 +996,15 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
      * the whole producer range (MAP_ALL), its own size along that dimension
      * matters only through which degrees it allows, i.e. up to the GPU
      * count: e.g. every 1x1 convolution reading one Inception concat. */
+    double tx_entries = 0;
+    for (e = 0; e < ne; e++) tx_entries += (double)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
+    if (tx_entries > (double)COST_MAX_TX_ENTRIES) {
+        lw_fail(err, 1,
+                "%s on %d GPUs: the transfer tables would hold %.3g entries (%.0f MB), more than the %ld supported; "
+                "choose fewer GPUs", net->name, gpus, tx_entries, tx_entries * 8 / 1e6, COST_MAX_TX_ENTRIES);
+        cost_model_free(m);
+        return NULL;
+    }
     edge_desc *keys = lw_malloc(sizeof(edge_desc) * ((size_t)ne + 1));
     for (e = 0; e < ne; e++) {
         keys[e] = pm->desc[e];

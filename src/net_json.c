@@ -69,6 +69,29 @@ static int line_of_nth_name(const char *text, const char *name, int nth)
     return 0;
 }
 
+cJSON *json_parse_doc(const char *text, size_t len, const char *label, lw_error *err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
+        /* cJSON stops at the last byte of a truncated document */
+        size_t k = off < len ? off + 1 : len;
+        while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' || text[k] == '\r')) k++;
+        int line, col;
+        json_line_col(text, off, &line, &col);
+        lw_fail(err, 2, "%s:%d:%d: malformed JSON%s", label, line, col,
+                k >= len ? " (the document ends too soon)" : "");
+        return NULL;
+    }
+    if (json_check_trailing(text, len, end, label, err) != 0) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
 /* Parse context: where messages point. */
 typedef struct pctx {
     const char *text;
@@ -179,6 +202,13 @@ static int infer(pctx *p, network *net, int i)
         l->out.w = (W - l->kw) / l->sw + 1;
         if (l->type == LT_CONV2D) {
             l->out.c = l->out_channels;
+            /* in double first: channels and kernel within their limits can
+             * still multiply past a long (2^24 * 2^24 * 4096 * 4096) */
+            if ((double)l->out_channels * ((double)s.c * l->kh * l->kw + 1) > 4e10) {
+                snprintf(m, sizeof m, "%ld filters of %ldx%dx%d weights are more than 4e10 parameters",
+                         l->out_channels, s.c, l->kh, l->kw);
+                return layer_fail(p, ln, i, "%s", m);
+            }
             l->n_params = l->out_channels * (s.c * l->kh * l->kw + (l->bias ? 1 : 0));
         } else {
             l->out.c = s.c;
@@ -368,21 +398,8 @@ static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
 network *net_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     pctx p = {text, label, err};
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
-        int line, col;
-        json_line_col(text, off, &line, &col);
-        lw_fail(err, 2, "%s:%d:%d: malformed JSON%s", label, line, col,
-                off >= len ? " (unexpected end of file)" : "");
-        return NULL;
-    }
-    if (json_check_trailing(text, len, end, label, err) != 0) {
-        cJSON_Delete(root);
-        return NULL;
-    }
+    cJSON *root = json_parse_doc(text, len, label, err);
+    if (!root) return NULL;
     network *net = NULL;
     raw_layer *raw = NULL;
     int n_raw = 0;

@@ -29,6 +29,12 @@ void json_line_col(const char *text, size_t off, int *line, int *col);
  * follows, else -1 with err set ("FILE:LINE:COL: malformed JSON ..."). */
 int json_check_trailing(const char *text, size_t len, const char *end, const char *label, lw_error *err);
 
+/* Parses a whole JSON document; on a syntax error or text after the end,
+ * NULL with err set to "LABEL:LINE:COL: malformed JSON ..." (code 2). The
+ * caller frees the tree with cJSON_Delete. */
+struct cJSON;
+struct cJSON *json_parse_doc(const char *text, size_t len, const char *label, lw_error *err);
+
 /* Writes the network back as a layerwise-net/1 document (caller frees). */
 char *net_to_json(const network *net);
 

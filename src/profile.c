@@ -32,20 +32,8 @@ static int read_vec(const cJSON *o, const char *key, long *v, int n, int require
 
 profile *profile_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
-        int line, col;
-        json_line_col(text, off, &line, &col);
-        lw_fail(err, 2, "%s:%d:%d: malformed JSON", label, line, col);
-        return NULL;
-    }
-    if (json_check_trailing(text, len, end, label, err) != 0) {
-        cJSON_Delete(root);
-        return NULL;
-    }
+    cJSON *root = json_parse_doc(text, len, label, err);
+    if (!root) return NULL;
     profile *p = lw_calloc(1, sizeof *p);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");

@@ -101,14 +101,15 @@ void strategy_baseline(const cost_model *m, baseline_kind b, int *ci)
     }
 }
 
-static void add_config(cJSON *o, const layer *l, const config *c)
+cJSON *config_to_json(const layer *l, const config *c)
 {
-    cJSON *cfg = cJSON_AddObjectToObject(o, "config");
+    cJSON *o = cJSON_CreateObject();
     for (int d = 0; d < NDIMS; d++)
         if (l->dims & DIMMASK(d)) {
             char k[2] = {config_dim_letter[d], 0};
-            cJSON_AddNumberToObject(cfg, k, c->deg[d]);
+            cJSON_AddNumberToObject(o, k, c->deg[d]);
         }
+    return o;
 }
 
 char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *ev, const char *algorithm,
@@ -130,7 +131,7 @@ char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *
         const config *c = &m->configs[i][ci[i]];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", l->name);
-        add_config(o, l, c);
+        cJSON_AddItemToObject(o, "config", config_to_json(l, c));
         cJSON *dev = cJSON_AddArrayToObject(o, "devices");
         for (int k = 0; k < config_tasks(c); k++) cJSON_AddItemToArray(dev, cJSON_CreateNumber(k));
         cJSON_AddNumberToObject(o, "compute_ms", (ev->layers[i].compute_ms));
@@ -152,19 +153,8 @@ char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *
 
 int strategy_from_json(const cost_model *m, const char *text, size_t len, const char *label, int *ci, lw_error *err)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
-        int line, col;
-        json_line_col(text, off, &line, &col);
-        return lw_fail(err, 2, "%s:%d:%d: malformed JSON", label, line, col);
-    }
-    if (json_check_trailing(text, len, end, label, err) != 0) {
-        cJSON_Delete(root);
-        return -1;
-    }
+    cJSON *root = json_parse_doc(text, len, label, err);
+    if (!root) return -1;
     int rc = -1;
     unsigned char *seen = lw_calloc((size_t)m->n_layers, 1);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");

@@ -45,6 +45,11 @@ void strategy_baseline(const cost_model *m, baseline_kind b, int *config_index);
  * the layer allows); used by baselines and by files naming configs. */
 int strategy_find_config(const cost_model *m, int layer, const config *want);
 
+/* {"n": 4, "c": 1, ...}: the layer's parallelisable dimensions only, as
+ * every document writes configs (caller owns the new object). */
+struct cJSON;
+struct cJSON *config_to_json(const layer *l, const config *c);
+
 /* JSON document (caller frees). algorithm: "elimination", "data", ...;
  * nodes_left and method may be -1 / NULL when not from a search. */
 char *strategy_to_json(const cost_model *m, const int *config_index, const strategy_eval *ev, const char *algorithm,

@@ -138,6 +138,16 @@ static void receive(app *a)
             if (a->scale_buf_len == (int)sizeof(scale_row)) {
                 if (a->scale_done < a->scale_n) memcpy(&a->scale[a->scale_done++], a->scale_buf, sizeof(scale_row));
                 a->scale_buf_len = 0;
+                if (a->scale_done == a->scale_n) {
+                    /* the last row: the worker is exiting now; reap it here, since
+                     * nothing polls the pipe once every row is in */
+                    while (waitpid((pid_t)a->scale_pid, NULL, 0) < 0 && errno == EINTR) {
+                    }
+                    close(a->scale_fd);
+                    a->scale_pid = 0;
+                    a->scale_fd = -1;
+                    return;
+                }
             }
             continue;
         }
