@@ -11,6 +11,7 @@
 #include "util.h"
 
 #define CLUSTER_MAX_GPUS 4096
+#define CLUSTER_MAX_LINKS 65536 /* entries of "links" (per-pair overrides) */
 
 typedef enum { SYNC_PARAMETER_SERVER, SYNC_RING_ALLREDUCE } sync_scheme;
 
