@@ -18,6 +18,15 @@
 
 #define BYTES_PER_ELEM 4.0 /* fp32 */
 
+/* Limits that keep a cost model within minutes and a few GB, refused with
+ * a message rather than tried. A layer has up to C(log2(G) + 4, 4)
+ * configs on G GPUs (495 at 256) and an edge's t_x table the square of
+ * that, each entry an overlap sum over the tasks: 256 GPUs take about 20 s
+ * for VGG-16 and 80 s for Inception-v3; 4096 would take hours. */
+#define COST_MAX_GPUS 256
+/* t_x entries over all edges (8 bytes each; the search copies them). */
+#define COST_MAX_TX_ENTRIES (1L << 26)
+
 typedef struct cost_model {
     const network *net;
     const cluster *cl;
