@@ -97,6 +97,7 @@ test: deps
 	@$(MAKE) --no-print-directory tests-bin
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory asan-tests
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_FLAGS)" fuzz-replay
 	@$(MAKE) --no-print-directory cli-tests
 	@$(MAKE) --no-print-directory e2e-tests
 
@@ -115,6 +116,7 @@ cli-tests: $(BUILD)/layerwise
 
 e2e-tests: $(BUILD)/layerwise
 	@if [ -f tests/e2e_test.sh ]; then LW=$(BUILD)/layerwise bash tests/e2e_test.sh; fi
+	@LW=$(BUILD)/layerwise bash tests/e2e_signals.sh
 
 # ---- fuzzing (clang + libFuzzer) -------------------------------------------
 # One harness per loader, and one through the whole engine (tests/fuzz_*.c),
@@ -155,6 +157,24 @@ fuzz:
 
 check-fuzz: fuzz
 	@set -e; $(foreach f,$(FUZZ_NAMES),$(call fuzz_run,$(f),$(FUZZ_SECONDS));)
+
+# The same harnesses with a plain main() (tests/fuzz/replay_main.c) instead of
+# libFuzzer: any compiler, each run once over its seeds and the regression
+# inputs, so their properties hold on the shipped files and they keep
+# building. `make test` runs them under ASan+UBSan (no clang needed).
+$(BUILD)/fuzz-replay/fuzz_%: tests/fuzz_%.c tests/fuzz/replay_main.c tests/fuzz_common.h $(ENGINE_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests -o $@ $< tests/fuzz/replay_main.c $(ENGINE_OBJ) $(LDLIBS)
+
+fuzz-replay: $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/fuzz_%)
+	@set -e; $(foreach f,$(FUZZ_NAMES),$(FUZZ_ENV) $(BUILD)/fuzz-replay/fuzz_$(f) \
+	  $(wildcard tests/fuzz/corpus/$(f) $(FUZZ_SEEDS_$(f)) tests/fixtures/fuzz-regressions);)
+
+# ---- valgrind --------------------------------------------------------------
+# The CLI under memcheck for every shipped network (tests/valgrind.sh):
+# no invalid access, no leak of ours (Graphviz's own: tests/valgrind.supp).
+valgrind: $(BUILD)/layerwise
+	@LW=$(BUILD)/layerwise OUT=$(BUILD)/valgrind bash tests/valgrind.sh
 
 # ---- benchmark -------------------------------------------------------------
 $(BUILD)/bench: tests/bench.c $(ENGINE_OBJ)

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef LW_VERSION
 #define LW_VERSION "0.1"
@@ -190,6 +191,19 @@ static void apply_whatif(const opts *o, cluster *c)
     if (o->inter_bw > 0) c->inter.bandwidth_gbs = o->inter_bw;
 }
 
+/* A long final step of the search (a large graph left after the
+ * eliminations) shows its percentage on stderr, when that is a terminal;
+ * the line is cleared at the end so the result starts clean. */
+static void progress_line(double fraction, void *user)
+{
+    (void)user;
+    if (fraction < 1.0)
+        fprintf(stderr, "\rlayerwise: final step of the search: %3.0f%%", fraction * 100.0);
+    else
+        fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
 /* Loads everything and builds the plan for o->set. */
 static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
 {
@@ -210,7 +224,7 @@ static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
             return NULL;
         }
     }
-    return plan_new(net, cl, prof, set, err);
+    return plan_new_progress(net, cl, prof, set, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, err);
 }
 
 static int apply_pins(const opts *o, plan *p, lw_error *err)
@@ -553,17 +567,6 @@ static int cmd_scale(const opts *o)
     return 0;
 }
 
-static cJSON *config_json(const layer *l, const config *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (int d = 0; d < NDIMS; d++)
-        if (l->dims & DIMMASK(d)) {
-            char k[2] = {config_dim_letter[d], 0};
-            cJSON_AddNumberToObject(o, k, c->deg[d]);
-        }
-    return o;
-}
-
 static int cmd_costs(const opts *o)
 {
     if (!o->json) return bad("%s", "costs prints JSON only: add --json");
@@ -585,7 +588,7 @@ static int cmd_costs(const opts *o)
         cJSON *cf = cJSON_AddArrayToObject(nd, "configs");
         cJSON *cs = cJSON_AddArrayToObject(nd, "cost_ms");
         for (int k = 0; k < m->n_configs[i]; k++) {
-            cJSON_AddItemToArray(cf, config_json(l, &m->configs[i][k]));
+            cJSON_AddItemToArray(cf, config_to_json(l, &m->configs[i][k]));
             cJSON_AddItemToArray(cs, cJSON_CreateNumber(m->t_c[i][k] + m->t_s[i][k]));
         }
         cJSON_AddItemToArray(nodes, nd);

@@ -346,7 +346,21 @@ static double gather(const cost_model_priv *pm, const dim_list *const dl[NDIMS],
     const int multi_node = pm->nodes_used > 1;
     double slowest = 0, elems = 0;
     int rc[NDIMS] = {0, 0, 0, 0}, sc[NDIMS] = {0, 0, 0, 0}; /* task r's coordinates in rcv and in snd */
-    int lo[NDIMS], hi[NDIMS], box_node = -1, box_ok = 0;
+    int lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0}, box_node = -1, box_ok = 0;
+    /* per dimension: the running sums for this direction, one row of Ds + 1
+     * per receiver piece; and where the self-overlap sits in mat */
+    const double *sum[NDIMS];
+    const int *cnt[NDIMS];
+    const long *mat[NDIMS];
+    int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
+    for (int d = 0; d < NDIMS; d++) {
+        sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
+        cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
+        mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
+        row[d] = snd->deg[d] + 1;
+        ms_r[d] = forward ? 1 : snd->deg[d];
+        ms_s[d] = forward ? rcv->deg[d] : 1;
+    }
     for (int r = 0; r < Tr; r++) {
         if (r) {
             for (int q = NDIMS - 1; q >= 0; q--) {
@@ -365,27 +379,22 @@ static double gather(const cost_model_priv *pm, const dim_list *const dl[NDIMS],
             box_ok = node * gpn < Ts; /* the sender has tasks on this node */
             if (box_ok) node_box(snd, node * gpn, Bs, lo, hi);
         }
-        double all = 1, own = box_ok ? 1 : 0, all_n = 1, own_n = box_ok ? 1 : 0;
+        double all = 1, own = 1, all_n = 1, own_n = 1;
         for (int d = 0; d < NDIMS; d++) {
-            const dim_list *l = dl[d];
-            int Ds = snd->deg[d];
-            const double *ps = forward ? &l->pf_sum[(size_t)rc[d] * (Ds + 1)] : &l->pb_sum[(size_t)rc[d] * (Ds + 1)];
-            const int *pc = forward ? &l->pf_cnt[(size_t)rc[d] * (Ds + 1)] : &l->pb_cnt[(size_t)rc[d] * (Ds + 1)];
-            all *= ps[Ds];
-            all_n *= pc[Ds];
-            if (box_ok) {
-                own *= ps[hi[d]] - ps[lo[d]];
-                own_n *= pc[hi[d]] - pc[lo[d]];
-            }
+            const double *ps = sum[d] + (size_t)rc[d] * row[d];
+            const int *pc = cnt[d] + (size_t)rc[d] * row[d];
+            all *= ps[row[d] - 1];
+            all_n *= pc[row[d] - 1];
+            own *= ps[hi[d]] - ps[lo[d]];
+            own_n *= pc[hi[d]] - pc[lo[d]];
         }
+        if (!box_ok) own = own_n = 0;
         if (all == 0) continue;
         if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
-            double v = 1;
-            for (int d = 0; d < NDIMS; d++) {
-                /* mat is [producer piece][consumer piece] */
-                size_t i = forward ? (size_t)sc[d] * rcv->deg[d] + rc[d] : (size_t)rc[d] * snd->deg[d] + sc[d];
-                v *= (double)dl[d]->mat[i];
-            }
+            double v = (double)mat[0][(size_t)rc[0] * ms_r[0] + (size_t)sc[0] * ms_s[0]] *
+                       (double)mat[1][(size_t)rc[1] * ms_r[1] + (size_t)sc[1] * ms_s[1]] *
+                       (double)mat[2][(size_t)rc[2] * ms_r[2] + (size_t)sc[2] * ms_s[2]] *
+                       (double)mat[3][(size_t)rc[3] * ms_r[3] + (size_t)sc[3] * ms_s[3]];
             if (v > 0) {
                 own -= v;
                 own_n -= 1;
@@ -978,9 +987,18 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
         }
     for (e = 0; e < ne; e++) edge_describe(m, e, &pm->desc[e]);
 
+    for (int i = 0; i < L; i++) m->n_configs[i] = configs_enumerate(&net->layers[i], batch, gpus, &m->configs[i]);
+    double tx_entries = 0;
+    for (e = 0; e < ne; e++) tx_entries += (double)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
+    if (tx_entries > (double)COST_MAX_TX_ENTRIES) {
+        lw_fail(err, 1,
+                "%s on %d GPUs: the transfer tables would hold %.3g entries (%.0f MB), more than the %ld supported; "
+                "choose fewer GPUs", net->name, gpus, tx_entries, tx_entries * 8 / 1e6, COST_MAX_TX_ENTRIES);
+        cost_model_free(m);
+        return NULL;
+    }
     for (int i = 0; i < L; i++) {
-        int n = configs_enumerate(&net->layers[i], batch, gpus, &m->configs[i]);
-        m->n_configs[i] = n;
+        int n = m->n_configs[i];
         m->t_c[i] = lw_malloc(sizeof(double) * (size_t)n);
         m->t_s[i] = lw_malloc(sizeof(double) * (size_t)n);
         m->t_c_profiled[i] = lw_calloc((size_t)n, 1);
@@ -996,15 +1014,6 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
      * the whole producer range (MAP_ALL), its own size along that dimension
      * matters only through which degrees it allows, i.e. up to the GPU
      * count: e.g. every 1x1 convolution reading one Inception concat. */
-    double tx_entries = 0;
-    for (e = 0; e < ne; e++) tx_entries += (double)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
-    if (tx_entries > (double)COST_MAX_TX_ENTRIES) {
-        lw_fail(err, 1,
-                "%s on %d GPUs: the transfer tables would hold %.3g entries (%.0f MB), more than the %ld supported; "
-                "choose fewer GPUs", net->name, gpus, tx_entries, tx_entries * 8 / 1e6, COST_MAX_TX_ENTRIES);
-        cost_model_free(m);
-        return NULL;
-    }
     edge_desc *keys = lw_malloc(sizeof(edge_desc) * ((size_t)ne + 1));
     for (e = 0; e < ne; e++) {
         keys[e] = pm->desc[e];
@@ -1040,7 +1049,7 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
         pthread_t th[8];
         int started = 0;
         for (int t = 0; t < nw; t++)
-            if (pthread_create(&th[t], NULL, tx_worker, &w) == 0) started++;
+            if (lw_thread_start(&th[t], tx_worker, &w) == 0) started++;
         if (started == 0) tx_worker(&w); /* no threads to be had: do it here */
         for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     }

@@ -186,9 +186,19 @@ int plan_research(plan *p, lw_error *err)
     search_info info;
     p->sr = search_run_with(p->cg, NULL, p->progress, p->progress_user, &info);
     p->search_ms = (lw_now() - t0) * 1e3;
-    if (!p->sr)
-        return lw_fail(err, 1, "search failed: %s (%d layers left after the eliminations, %.3g combinations)",
-                       search_status_message(info.status), info.n_left, info.final_space);
+    if (!p->sr) {
+        /* say how big, and which limit it is over, in numbers a person can read */
+        char space[64], why[160] = "";
+        if (isfinite(info.final_space)) snprintf(space, sizeof space, "%.3g combinations", info.final_space);
+        else snprintf(space, sizeof space, "more than 1e308 combinations");
+        if (info.status == SEARCH_TOO_LARGE && info.ve_entries > SEARCH_DEFAULT_TABLE_LIMIT)
+            snprintf(why, sizeof why, "; variable elimination would need over %.3g table entries, the limit is %.0f",
+                     info.ve_entries, SEARCH_DEFAULT_TABLE_LIMIT);
+        else if (info.status == SEARCH_TOO_LARGE && info.n_left > SEARCH_MAX_VE_NODES)
+            snprintf(why, sizeof why, "; the final step takes at most %d layers", SEARCH_MAX_VE_NODES);
+        return lw_fail(err, 1, "search failed: %s (%d layers left after the eliminations, %s%s)",
+                       search_status_message(info.status), info.n_left, space, why);
+    }
     memcpy(p->best, p->sr->config, sizeof(int) * (size_t)p->net->n_layers);
     strategy_evaluate(p->cm, p->best, &p->best_eval);
     return 0;
@@ -245,7 +255,7 @@ void plan_prefetch(plan *p, plan_settings next)
     j->prof = p->prof;
     j->gpus = gpus;
     j->batch = plan_batch_for(&next, gpus);
-    if (pthread_create(&j->thread, NULL, prefetch_main, j) != 0) {
+    if (lw_thread_start(&j->thread, prefetch_main, j) != 0) {
         cluster_free(j->cl);
         free(j);
         return;
@@ -332,11 +342,19 @@ int plan_rebuild(plan *p, lw_error *err)
 
 plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err)
 {
+    return plan_new_progress(net, cl, prof, set, NULL, NULL, err);
+}
+
+plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
+                        void *progress_user, lw_error *err)
+{
     plan *p = lw_calloc(1, sizeof *p);
     p->net = net;
     p->cl = cl;
     p->prof = prof;
     p->set = set;
+    p->progress = progress;
+    p->progress_user = progress_user;
     p->best = lw_calloc((size_t)net->n_layers, sizeof(int));
     p->pinned = lw_malloc(sizeof(int) * (size_t)net->n_layers);
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;

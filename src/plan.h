@@ -54,6 +54,10 @@ profile *plan_load_profile(const char *name, lw_error *err);
 
 /* Takes ownership of net, cl and prof (even on failure). */
 plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err);
+/* plan_new with p->progress and p->progress_user set before its first
+ * search, so a long final step can be shown (the CLI on a terminal). */
+plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
+                        void *progress_user, lw_error *err);
 /* Recomputes costs and the optimum (respecting pins). 0 on success. */
 int plan_rebuild(plan *p, lw_error *err);
 /* Recomputes only the optimum (after pins changed). */

@@ -151,6 +151,17 @@ char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *
     return s;
 }
 
+/* "FILE:LINE: layer \"NAME\"" (the line of NAME's entry, if found). */
+static const char *where_of(char *buf, size_t n, const char *text, const char *label, const char *name)
+{
+    int line = json_line_of_name(text, name);
+    if (line)
+        snprintf(buf, n, "%s:%d: layer \"%.200s\"", label, line, name);
+    else
+        snprintf(buf, n, "%s: layer \"%.200s\"", label, name);
+    return buf;
+}
+
 int strategy_from_json(const cost_model *m, const char *text, size_t len, const char *label, int *ci, lw_error *err)
 {
     cJSON *root = json_parse_doc(text, len, label, err);
@@ -175,19 +186,18 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
             lw_fail(err, 2, "%s: layers[%d] needs a string \"name\"", label, idx);
             goto out;
         }
-        int line = json_line_of_name(text, name->valuestring);
-        char where[320];
-        if (line)
-            snprintf(where, sizeof where, "%s:%d: layer \"%.200s\"", label, line, name->valuestring);
-        else
-            snprintf(where, sizeof where, "%s: layer \"%.200s\"", label, name->valuestring);
+        /* "FILE:LINE: layer NAME", made only for a message: finding the
+         * line scans the text, and doing it for every entry made reading a
+         * strategy of n layers take time n^2 */
+        char where_buf[320];
+#define WHERE where_of(where_buf, sizeof where_buf, text, label, name->valuestring)
         int li = net_find(m->net, name->valuestring);
         if (li < 0) {
-            lw_fail(err, 2, "%s: not a layer of network \"%s\"", where, m->net->name);
+            lw_fail(err, 2, "%s: not a layer of network \"%s\"", WHERE, m->net->name);
             goto out;
         }
         if (seen[li]) {
-            lw_fail(err, 2, "%s: listed twice", where);
+            lw_fail(err, 2, "%s: listed twice", WHERE);
             goto out;
         }
         seen[li] = 1;
@@ -195,7 +205,7 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
         config c = {{1, 1, 1, 1}};
         if (cJSON_IsString(cfg)) {
             if (config_parse(cfg->valuestring, &c) != 0) {
-                lw_fail(err, 2, "%s: config \"%.100s\" is not like \"n4 c2\"", where, cfg->valuestring);
+                lw_fail(err, 2, "%s: config \"%.100s\" is not like \"n4 c2\"", WHERE, cfg->valuestring);
                 goto out;
             }
         } else if (cJSON_IsObject(cfg)) {
@@ -203,22 +213,22 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
                 const char *p = strlen(d->string) == 1 ? strchr("nchw", d->string[0]) : NULL;
                 double v = cJSON_IsNumber(d) ? d->valuedouble : -1;
                 if (!p) {
-                    lw_fail(err, 2, "%s: config has unknown dimension \"%.50s\" (use n, c, h, w)", where, d->string);
+                    lw_fail(err, 2, "%s: config has unknown dimension \"%.50s\" (use n, c, h, w)", WHERE, d->string);
                     goto out;
                 }
                 if (v < 1 || v > 1 << 20 || v != floor(v)) {
-                    lw_fail(err, 2, "%s: config \"%s\" must be a positive integer", where, d->string);
+                    lw_fail(err, 2, "%s: config \"%s\" must be a positive integer", WHERE, d->string);
                     goto out;
                 }
                 c.deg[p - "nchw"] = (int)v;
             }
         } else {
-            lw_fail(err, 2, "%s: needs a \"config\" object such as {\"n\": 4, \"c\": 1}", where);
+            lw_fail(err, 2, "%s: needs a \"config\" object such as {\"n\": 4, \"c\": 1}", WHERE);
             goto out;
         }
         for (int d = 0; d < NDIMS; d++)
             if (c.deg[d] > 1 && !(l->dims & DIMMASK(d))) {
-                lw_fail(err, 2, "%s: a %s layer cannot be split on %c", where, layer_type_name(l->type),
+                lw_fail(err, 2, "%s: a %s layer cannot be split on %c", WHERE, layer_type_name(l->type),
                         config_dim_letter[d]);
                 goto out;
             }
@@ -229,11 +239,12 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
             lw_fail(err, 2,
                     "%s: config %s is not valid here (degrees must be powers of two, their product at most %d "
                     "GPUs, each at most its dimension's size)",
-                    where, buf, m->gpus);
+                    WHERE, buf, m->gpus);
             goto out;
         }
         ci[li] = k;
     }
+#undef WHERE
     for (int i = 0; i < m->n_layers; i++)
         if (!seen[i]) {
             lw_fail(err, 2, "%s: layer \"%s\" of network \"%s\" is missing", label, m->net->layers[i].name,

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,12 +93,58 @@ char *lw_read_file(const char *path, size_t *len, lw_error *err)
     return buf;
 }
 
+/* While a temporary exists, SIGINT, SIGTERM, SIGHUP and SIGQUIT first
+ * remove it, then get their previous disposition (so `timeout` or Ctrl-C
+ * during a long render leaves no PATH.tmp.XXXXXX behind). Only SIGKILL
+ * can still leave one. */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_CLEANUP_SIGNALS (int)(sizeof cleanup_signals / sizeof cleanup_signals[0])
+static struct sigaction cleanup_old[N_CLEANUP_SIGNALS];
+static char *volatile cleanup_tmp;
+
+static void cleanup_on_signal(int sig)
+{
+    char *t = cleanup_tmp;
+    if (t) unlink(t);
+    for (int i = 0; i < N_CLEANUP_SIGNALS; i++)
+        if (cleanup_signals[i] == sig) sigaction(sig, &cleanup_old[i], NULL);
+    raise(sig); /* delivered once this handler returns, to the old disposition */
+}
+
+static void cleanup_arm(char *tmp)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cleanup_on_signal;
+    sigemptyset(&sa.sa_mask);
+    cleanup_tmp = tmp;
+    for (int i = 0; i < N_CLEANUP_SIGNALS; i++) sigaction(cleanup_signals[i], &sa, &cleanup_old[i]);
+}
+
+static void cleanup_disarm(void)
+{
+    for (int i = 0; i < N_CLEANUP_SIGNALS; i++) {
+        struct sigaction cur;
+        /* a signal handled meanwhile already put its old action back */
+        if (sigaction(cleanup_signals[i], NULL, &cur) == 0 && cur.sa_handler == cleanup_on_signal)
+            sigaction(cleanup_signals[i], &cleanup_old[i], NULL);
+    }
+    cleanup_tmp = NULL;
+}
+
 int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_error *err)
 {
     size_t n = strlen(path);
     char *tmp = lw_malloc(n + 16);
     snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+    sigset_t block, prev;
+    sigemptyset(&block);
+    for (int i = 0; i < N_CLEANUP_SIGNALS; i++) sigaddset(&block, cleanup_signals[i]);
+    /* no signal between creating the temporary and arming its removal */
+    pthread_sigmask(SIG_BLOCK, &block, &prev);
     int fd = mkstemp(tmp);
+    if (fd >= 0) cleanup_arm(tmp);
+    pthread_sigmask(SIG_SETMASK, &prev, NULL);
     if (fd < 0) {
         lw_fail(err, 1, "%s: cannot create: %s", path, strerror(errno));
         free(tmp);
@@ -107,6 +154,7 @@ int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_er
     if (!f) {
         close(fd);
         unlink(tmp);
+        cleanup_disarm();
         free(tmp);
         return lw_fail(err, 1, "%s: cannot open for writing", path);
     }
@@ -121,7 +169,25 @@ int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_er
         if (rename(tmp, path) != 0) rc = lw_fail(err, 1, "%s: cannot rename into place: %s", path, strerror(errno));
     }
     if (rc != 0) unlink(tmp);
+    cleanup_disarm();
     free(tmp);
+    return rc;
+}
+
+int lw_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, prev;
+    sigfillset(&all);
+    /* faults stay with the thread that causes them */
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    sigdelset(&all, SIGABRT);
+    sigdelset(&all, SIGTRAP);
+    pthread_sigmask(SIG_BLOCK, &all, &prev); /* the new thread inherits this mask */
+    int rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &prev, NULL);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #ifndef LW_UTIL_H
 #define LW_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -41,6 +42,12 @@ char *lw_read_file(const char *path, size_t *len, lw_error *err);
  * removed and the target is untouched. */
 typedef int (*lw_writer_fn)(FILE *f, void *user, lw_error *err);
 int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_error *err);
+
+/* pthread_create for a worker that takes no asynchronous signal (SIGINT,
+ * SIGTERM, SIGWINCH, ...): they go to the main thread, whose blocking read
+ * they must interrupt; a handler run on a worker would leave the TUI
+ * waiting for a key. */
+int lw_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* Monotonic clock in seconds, for benchmarks and progress. */
 double lw_now(void);

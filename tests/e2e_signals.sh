@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Terminal safety of the TUI: after every way out — q, Ctrl-C, SIGINT,
+# SIGTERM, SIGHUP, SIGQUIT, a key during a rebuild, an open prompt, a 20x10
+# terminal, a storm of resizes — the terminal is as it was before:
+#   - `stty -g` after equals `stty -g` before (echo, canonical mode, ...),
+#   - tmux's view of the pane is back: no alternate screen, cursor visible,
+#     keypad and mouse modes as before,
+#   - the shell typed into afterwards echoes what is typed,
+# and the program ends with the status it should (0, or 128 + signal).
+#
+# Each case runs the real binary in its own tmux session on a private server
+# (-L), under `sh -c 'stty -g > before; layerwise ...; stty -g > after; sh'`.
+# Every wait polls capture-pane with a timeout.
+#
+#   LW=build/layerwise bash tests/e2e_signals.sh
+set -u
+
+LW=${LW:-build/layerwise}
+case "$LW" in /*) ;; *) LW="$PWD/$LW" ;; esac
+[ -x "$LW" ] || { echo "e2e-signals: $LW is not built" >&2; exit 1; }
+command -v tmux >/dev/null || { echo "e2e-signals: tmux is not installed (make deps)" >&2; exit 1; }
+
+SOCK="lw-signals-$$"
+T=(tmux -L "$SOCK" -f /dev/null)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/lw-signals.XXXXXX")
+cleanup() { "${T[@]}" kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL $1"
+    echo "---- pane:"
+    capture | sed 's/^/    /'
+    echo "----"
+}
+
+capture() { "${T[@]}" capture-pane -p -t "$S" 2>/dev/null; }
+# the terminal modes tmux tracks for the pane
+modes() {
+    "${T[@]}" display -p -t "$S" \
+        'alternate=#{alternate_on} cursor=#{cursor_flag} keypad=#{keypad_flag} keypad_cursor=#{keypad_cursor_flag} mouse=#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}#{mouse_sgr_flag}' 2>/dev/null
+}
+
+# wait_for TEXT [SECONDS]
+wait_for() {
+    local deadline=$((SECONDS + ${2:-20}))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        capture | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+keys() { "${T[@]}" send-keys -t "$S" "$@"; }
+
+# The layerwise process under the pane's shell, if any.
+tui_pid() {
+    local sh
+    sh=$("${T[@]}" display -p -t "$S" '#{pane_pid}' 2>/dev/null) || return 1
+    ps -o pid= -o comm= --ppid "$sh" 2>/dev/null | awk '$2 == "layerwise" { print $1 }'
+}
+
+N=0
+S=""
+BASE_MODES=""
+# start ARGS...: a fresh 80x24 session; the shell records the terminal's
+# settings around the program, then stays for us to type into. It catches
+# SIGINT and SIGQUIT (the program gets them back at exec) so that Ctrl-C,
+# which goes to the whole foreground group, does not end it too.
+start() {
+    local old="$S"
+    N=$((N + 1))
+    S="sig$N"
+    "${T[@]}" new-session -d -s "$S" -x 80 -y 24 -c "$WORK" \
+        "sh -c 'trap : INT QUIT; stty -g > before.$N; env LANG=C.UTF-8 LC_ALL=C.UTF-8 \"$LW\" $*; echo \$? > status.$N; stty -g > after.$N; echo EXITED-$N; PS1=\"sh> \" exec sh'"
+    [ -z "$old" ] || "${T[@]}" kill-session -t "$old" >/dev/null 2>&1
+    if [ -z "$BASE_MODES" ]; then BASE_MODES="alternate=0 cursor=1 keypad=0 keypad_cursor=0 mouse=0000"; fi
+}
+
+# after_exit NAME STATUS: the checks once the program should have ended.
+after_exit() {
+    local name=$1 want=$2
+    if ! wait_for "EXITED-$N" 30; then
+        bad "$name: the program ends"
+        return
+    fi
+    ok "$name: the program ends"
+    local got
+    got=$(cat "$WORK/status.$N" 2>/dev/null)
+    [ "$got" = "$want" ] && ok "$name: exit status $want" || bad "$name: exit status $got, expected $want"
+    if [ -s "$WORK/before.$N" ] && cmp -s "$WORK/before.$N" "$WORK/after.$N"; then
+        ok "$name: stty settings restored"
+    else
+        bad "$name: stty settings restored (before: $(cat "$WORK/before.$N" 2>/dev/null), after: $(cat "$WORK/after.$N" 2>/dev/null))"
+    fi
+    local m
+    m=$(modes)
+    [ "$m" = "$BASE_MODES" ] && ok "$name: terminal modes restored ($m)" || bad "$name: terminal modes $m, expected $BASE_MODES"
+    # the shell afterwards: what is typed shows (echo on), and it runs
+    keys "echo typed-$N-\$((6*7))" Enter
+    if wait_for "typed-$N-42" 10 && capture | grep -qF "echo typed-$N-"; then
+        ok "$name: the shell echoes and runs what is typed"
+    else
+        bad "$name: the shell echoes and runs what is typed"
+    fi
+    [ -z "$(tui_pid)" ] && ok "$name: no layerwise process left" || bad "$name: a layerwise process is left"
+}
+
+# ready NAME: the TUI is up
+ready() {
+    if wait_for "on p100-4x4" 30; then return 0; fi
+    bad "$1: the TUI opens"
+    return 1
+}
+
+signal_tui() {
+    local pid
+    pid=$(tui_pid)
+    [ -n "$pid" ] && kill "-$1" "$pid"
+}
+
+# ---- the terminal a fresh pane has, for comparison
+N=0
+"${T[@]}" new-session -d -s base -x 80 -y 24 "sh -c 'echo BASE; exec sleep 600'"
+S=base
+wait_for BASE 10 >/dev/null
+BASE_MODES=$(modes)
+echo "     (a fresh pane: $BASE_MODES)"
+
+# ---- q
+start -n lenet5 -g 4
+ready q && { keys q; after_exit q 0; }
+
+# ---- Ctrl-C from the keyboard, and each signal sent to the process
+start -n lenet5 -g 4
+ready ctrl-c && { keys C-c; after_exit "Ctrl-C" 130; }
+for sig in INT TERM HUP QUIT; do
+    start -n lenet5 -g 4
+    case $sig in INT) num=2 ;; TERM) num=15 ;; HUP) num=1 ;; QUIT) num=3 ;; esac
+    ready "SIG$sig" && { signal_tui "$sig"; after_exit "SIG$sig" $((128 + num)); }
+done
+
+# ---- a 20x10 terminal: drawn without a crash, usable again when larger
+start -n lenet5 -g 4
+if ready resize; then
+    "${T[@]}" resize-window -t "$S" -x 20 -y 10
+    sleep 0.5
+    if [ -n "$(tui_pid)" ] && [ -n "$(capture | tr -d ' \n')" ]; then
+        ok "20x10: still running, something drawn"
+    else
+        bad "20x10: still running, something drawn"
+    fi
+    keys '?'
+    sleep 0.2
+    keys Escape
+    "${T[@]}" resize-window -t "$S" -x 80 -y 24
+    if wait_for "on p100-4x4" 10; then ok "back to 80x24: the screen is redrawn"; else bad "back to 80x24: the screen is redrawn"; fi
+    keys q
+    after_exit "q after 20x10" 0
+fi
+
+# ---- a storm of resizes, some tiny, while keys arrive
+start -n alexnet -g 4
+if ready storm; then
+    for i in $(seq 1 15); do
+        "${T[@]}" resize-window -t "$S" -x $((10 + i * 7 % 90)) -y $((3 + i * 5 % 40))
+        keys Down
+        "${T[@]}" resize-window -t "$S" -x 20 -y 10
+        keys 2
+        "${T[@]}" resize-window -t "$S" -x 1 -y 1
+        keys 1
+    done
+    "${T[@]}" resize-window -t "$S" -x 80 -y 24
+    if wait_for "on p100-4x4" 10 && [ -n "$(tui_pid)" ]; then ok "resize storm: still running and redrawn"; else bad "resize storm: still running and redrawn"; fi
+    keys C-c
+    after_exit "Ctrl-C after a resize storm" 130
+fi
+
+# ---- Ctrl-C with the export prompt open (text entry)
+start -n lenet5 -g 4
+if ready prompt; then
+    keys J
+    if wait_for ".json" 10; then ok "the JSON prompt opens"; else bad "the JSON prompt opens"; fi
+    keys C-c
+    after_exit "Ctrl-C in a prompt" 130
+    ls "$WORK"/*.json >/dev/null 2>&1 && bad "prompt: nothing written" || ok "prompt: nothing written"
+fi
+
+# ---- Ctrl-C and SIGTERM during a rebuild (a what-if on Inception-v3)
+start -n inception_v3
+if ready rebuild; then
+    keys -- -
+    keys C-c
+    after_exit "Ctrl-C during a rebuild" 130
+fi
+start -n inception_v3
+if ready rebuild-term; then
+    keys -- -
+    signal_tui TERM
+    after_exit "SIGTERM during a rebuild" 143
+fi
+
+# ---- Ctrl-C just after a what-if, several times: a signal that
+# lands between the loop's check of its flag and the blocking read of the
+# next key must still end the program (not wait for another key)
+lost=0
+for k in 1 2 3 4 5 6; do
+    start -n inception_v3
+    ready "redraw-$k" || continue
+    keys -- -
+    keys C-c
+    if wait_for "EXITED-$N" 3; then
+        "${T[@]}" kill-session -t "$S" >/dev/null 2>&1
+    else
+        lost=$((lost + 1))
+        keys Down # the key that wakes it
+        wait_for "EXITED-$N" 10 >/dev/null
+    fi
+done
+[ "$lost" = 0 ] && ok "Ctrl-C right after a what-if ends the program (6 tries)" ||
+    bad "Ctrl-C right after a what-if ends the program: $lost of 6 tries waited for another key"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
