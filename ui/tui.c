@@ -117,8 +117,10 @@ int tui_main(const tui_args *args)
             dirty = 0;
         }
         int busy = app_busy(a);
-        /* in-process work runs between keys; a worker's is polled for */
-        wtimeout(stdscr, !busy ? -1 : app_waiting(a) ? 50 : 0);
+        /* in-process work runs between keys; a worker's is polled for. Even
+         * idle, never block for good: a signal landing between the check of
+         * got_signal above and the read would otherwise wait for a key */
+        wtimeout(stdscr, !busy ? 250 : app_waiting(a) ? 50 : 0);
         int ch = wgetch(stdscr);
         if (got_signal) break;
         if (ch == ERR) {
