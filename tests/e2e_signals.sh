@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Terminal safety of the TUI: after every way out — q, Ctrl-C, SIGINT,
-# SIGTERM, SIGHUP, SIGQUIT, a key during a rebuild, an open prompt, a 20x10
+# SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, a key during a rebuild, an open prompt, a 20x10
 # terminal, a storm of resizes — the terminal is as it was before:
 #   - `stty -g` after equals `stty -g` before (echo, canonical mode, ...),
 #   - tmux's view of the pane is back: no alternate screen, cursor visible,
@@ -141,6 +141,14 @@ for sig in INT TERM HUP QUIT; do
     start -n lenet5 -g 4
     case $sig in INT) num=2 ;; TERM) num=15 ;; HUP) num=1 ;; QUIT) num=3 ;; esac
     ready "SIG$sig" && { signal_tui "$sig"; after_exit "SIG$sig" $((128 + num)); }
+done
+
+# ---- a fatal error (abort on out of memory, a crash): the terminal is
+# restored first, then the default action gives the usual status
+for sig in ABRT SEGV; do
+    start -n lenet5 -g 4
+    case $sig in ABRT) num=6 ;; SEGV) num=11 ;; esac
+    ready "SIG$sig" && { signal_tui "$sig"; after_exit "SIG$sig (fatal)" $((128 + num)); }
 done
 
 # ---- a 20x10 terminal: drawn without a crash, usable again when larger

@@ -37,6 +37,20 @@ static void restore_terminal(void)
     }
 }
 
+/* A fatal error (abort on out of memory, a crash): nothing can be trusted
+ * any more, but a terminal left in raw mode without echo is worse than a
+ * best-effort endwin, which is what htop does too. Then the default action,
+ * so the exit status and any core dump stay what they would have been. */
+static void on_fatal(int sig)
+{
+    restore_terminal();
+    static const char msg[] = "layerwise: fatal error; the terminal was restored\n";
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)w;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 static int want_color(void)
 {
     const char *nc = getenv("NO_COLOR");
@@ -89,6 +103,15 @@ int tui_main(const tui_args *args)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGQUIT, &sa, NULL);
+    struct sigaction fatal;
+    memset(&fatal, 0, sizeof fatal);
+    fatal.sa_handler = on_fatal;
+    sigemptyset(&fatal.sa_mask);
+    fatal.sa_flags = SA_RESETHAND;
+    sigaction(SIGABRT, &fatal, NULL);
+    sigaction(SIGSEGV, &fatal, NULL);
+    sigaction(SIGBUS, &fatal, NULL);
+    sigaction(SIGFPE, &fatal, NULL);
 
     cbreak();
     noecho();
