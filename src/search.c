@@ -502,11 +502,33 @@ static void node_elimination_table(int ci_n, int cj_n, int ck_n, const double *n
     }
 }
 
-static int do_node_elimination(reducer *d, int j)
+/* Logs step number r->n_steps and puts its new edge (i -> k, table t) in
+ * place of e1 and e2; returns the new edge's id. Both eliminations end so. */
+static int record_step(reducer *d, elim_kind kind, int node, int e1, int e2, int i, int k, double *t, int *arg)
 {
     search_result *r = d->r;
+    int ne = d->m0 + r->n_steps;
+    elim_step *st = &r->steps[r->n_steps++];
+    st->kind = kind;
+    st->node = node;
+    st->e1 = e1;
+    st->e2 = e2;
+    st->new_edge = ne;
+    st->from = i;
+    st->to = k;
+    st->table = t;
+    st->argmin = arg;
+    d->from[ne] = i;
+    d->to[ne] = k;
+    d->tab[ne] = t;
+    d->ealive[ne] = 1;
+    d->ealive[e1] = d->ealive[e2] = 0;
+    return ne;
+}
+
+static int do_node_elimination(reducer *d, int j)
+{
     const cost_graph *g = d->g;
-    int s = r->n_steps;
     int e1 = d->pool[d->in_off[j]], e2 = d->pool[d->out_off[j]];
     int i = d->from[e1], k = d->to[e2];
     size_t sz = (size_t)g->n_configs[i] * (size_t)g->n_configs[k];
@@ -519,24 +541,7 @@ static int do_node_elimination(reducer *d, int j)
     }
     node_elimination_table(g->n_configs[i], g->n_configs[j], g->n_configs[k], g->node_cost[j],
                            d->tab[e1], d->tab[e2], t, arg, d->scratch);
-    int ne = d->m0 + s;
-    elim_step *st = &r->steps[s];
-    st->kind = ELIM_NODE;
-    st->node = j;
-    st->e1 = e1;
-    st->e2 = e2;
-    st->new_edge = ne;
-    st->from = i;
-    st->to = k;
-    st->table = t;
-    st->argmin = arg;
-    r->n_steps++;
-
-    d->from[ne] = i;
-    d->to[ne] = k;
-    d->tab[ne] = t;
-    d->ealive[ne] = 1;
-    d->ealive[e1] = d->ealive[e2] = 0;
+    int ne = record_step(d, ELIM_NODE, j, e1, e2, i, k, t, arg);
     slice_replace(d->pool + d->out_off[i], d->out_cnt[i], e1, ne);
     slice_replace(d->pool + d->in_off[k], d->in_cnt[k], e2, ne);
     d->in_cnt[j] = d->out_cnt[j] = 0;
@@ -547,33 +552,14 @@ static int do_node_elimination(reducer *d, int j)
 
 static int do_edge_elimination(reducer *d, int e1, int e2)
 {
-    search_result *r = d->r;
     const cost_graph *g = d->g;
-    int s = r->n_steps;
     int i = d->from[e1], k = d->to[e1];
     size_t sz = (size_t)g->n_configs[i] * (size_t)g->n_configs[k];
     double *t = alloc_array(sz, sizeof *t);
     if (!t) return 0;
     const double *t1 = d->tab[e1], *t2 = d->tab[e2];
     for (size_t x = 0; x < sz; x++) t[x] = t1[x] + t2[x];
-    int ne = d->m0 + s;
-    elim_step *st = &r->steps[s];
-    st->kind = ELIM_EDGE;
-    st->node = -1;
-    st->e1 = e1;
-    st->e2 = e2;
-    st->new_edge = ne;
-    st->from = i;
-    st->to = k;
-    st->table = t;
-    st->argmin = NULL;
-    r->n_steps++;
-
-    d->from[ne] = i;
-    d->to[ne] = k;
-    d->tab[ne] = t;
-    d->ealive[ne] = 1;
-    d->ealive[e1] = d->ealive[e2] = 0;
+    int ne = record_step(d, ELIM_EDGE, -1, e1, e2, i, k, t, NULL);
     int *out = d->pool + d->out_off[i], *in = d->pool + d->in_off[k];
     slice_replace(out, d->out_cnt[i], e1, ne);
     slice_remove(out, &d->out_cnt[i], e2);
