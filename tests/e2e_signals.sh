@@ -15,52 +15,14 @@
 #   LW=build/layerwise bash tests/e2e_signals.sh
 set -u
 
-LW=${LW:-build/layerwise}
-case "$LW" in /*) ;; *) LW="$PWD/$LW" ;; esac
-[ -x "$LW" ] || { echo "e2e-signals: $LW is not built" >&2; exit 1; }
-command -v tmux >/dev/null || { echo "e2e-signals: tmux is not installed (make deps)" >&2; exit 1; }
+NAME=signals
+WAIT=20
+. "$(dirname "$0")/tmux_lib.sh"
 
-SOCK="lw-signals-$$"
-T=(tmux -L "$SOCK" -f /dev/null)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/lw-signals.XXXXXX")
-cleanup() { "${T[@]}" kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL $1"
-    echo "---- pane:"
-    capture | sed 's/^/    /'
-    echo "----"
-}
-
-capture() { "${T[@]}" capture-pane -p -t "$S" 2>/dev/null; }
 # the terminal modes tmux tracks for the pane
 modes() {
     "${T[@]}" display -p -t "$S" \
         'alternate=#{alternate_on} cursor=#{cursor_flag} keypad=#{keypad_flag} keypad_cursor=#{keypad_cursor_flag} mouse=#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}#{mouse_sgr_flag}' 2>/dev/null
-}
-
-# wait_for TEXT [SECONDS]
-wait_for() {
-    local deadline=$((SECONDS + ${2:-20}))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        capture | grep -qF -- "$1" && return 0
-        sleep 0.1
-    done
-    return 1
-}
-keys() { "${T[@]}" send-keys -t "$S" "$@"; }
-
-# The layerwise process under the pane's shell, if any.
-tui_pid() {
-    local sh
-    sh=$("${T[@]}" display -p -t "$S" '#{pane_pid}' 2>/dev/null) || return 1
-    ps -o pid= -o comm= --ppid "$sh" 2>/dev/null | awk '$2 == "layerwise" { print $1 }'
 }
 
 N=0

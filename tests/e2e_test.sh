@@ -8,40 +8,10 @@
 #   LW=build/layerwise bash tests/e2e_test.sh
 set -u
 
-LW=${LW:-build/layerwise}
-case "$LW" in /*) ;; *) LW="$PWD/$LW" ;; esac
-[ -x "$LW" ] || { echo "e2e: $LW is not built" >&2; exit 1; }
-command -v tmux >/dev/null || { echo "e2e: tmux is not installed (make deps)" >&2; exit 1; }
+NAME=e2e
+WAIT=15
+. "$(dirname "$0")/tmux_lib.sh"
 
-SOCK="lw-e2e-$$"
-T=(tmux -L "$SOCK" -f /dev/null)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/lw-e2e.XXXXXX")
-cleanup() { "${T[@]}" kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL $1"
-    echo "---- pane:"
-    capture | sed 's/^/    /'
-    echo "----"
-}
-
-capture() { "${T[@]}" capture-pane -p -t "$S" 2>/dev/null; }
-
-# wait_for TEXT [SECONDS]: true once TEXT is on the pane
-wait_for() {
-    local deadline=$((SECONDS + ${2:-15}))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        capture | grep -qF -- "$1" && return 0
-        sleep 0.1
-    done
-    return 1
-}
 # wait_for_re REGEX [SECONDS]
 wait_for_re() {
     local deadline=$((SECONDS + ${2:-15}))
@@ -53,7 +23,6 @@ wait_for_re() {
 }
 expect() { if wait_for "$2" "${3:-15}"; then ok "$1"; else bad "$1 (waiting for: $2)"; fi; }
 expect_re() { if wait_for_re "$2" "${3:-15}"; then ok "$1"; else bad "$1 (waiting for /$2/)"; fi; }
-keys() { "${T[@]}" send-keys -t "$S" "$@"; }
 
 # start ARGS...: a fresh session running the TUI; when it exits, the pane
 # records its status and says EXITED (so we can see the terminal restored).
@@ -72,12 +41,6 @@ start() {
     [ -z "$old" ] || "${T[@]}" kill-session -t "$old" >/dev/null 2>&1
 }
 
-# The layerwise process under the pane's shell, if any.
-tui_pid() {
-    local sh
-    sh=$("${T[@]}" display -p -t "$S" '#{pane_pid}' 2>/dev/null) || return 1
-    ps -o pid= -o comm= --ppid "$sh" 2>/dev/null | awk '$2 == "layerwise" { print $1 }'
-}
 
 # total_ms of the optimum for a setting, as the CLI computes it, "%.2f"
 cli_total() {
