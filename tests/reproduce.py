@@ -14,6 +14,9 @@ import subprocess
 import sys
 
 LW = os.environ.get("LW", "build/layerwise")
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATADIR = os.path.join(HERE, "..", "data")
+FIXTURES = os.path.join(HERE, "fixtures")
 CLUSTER = "p100-4x4"
 NETS = [("alexnet", "AlexNet"), ("vgg16", "VGG-16"), ("inception_v3", "Inception-v3")]
 STRATS = ["data", "model", "owt", "layer-wise"]
@@ -39,6 +42,67 @@ def scale(net):
     for r in doc["rows"]:
         rows[(r["gpus"], r["strategy"])] = r
     return rows
+
+
+def alexnet_sizes():
+    """Weight bytes of AlexNet's convolutions, and activation bytes per sample
+    entering its fully-connected layers, from the shipped network file."""
+    with open(os.path.join(DATADIR, "networks", "alexnet.json")) as f:
+        doc = json.load(f)
+    shape = {doc["input"]["name"]: (doc["input"]["channels"], doc["input"]["height"], doc["input"]["width"])}
+    conv_params, fc_in = 0, 0
+    for l in doc["layers"]:
+        c, h, w = shape[l["inputs"][0]]
+        t = l["type"]
+        if t in ("conv2d", "pool2d"):
+            (kh, kw), (sh, sw) = l["kernel"], l.get("stride", [1, 1])
+            ph, pw = l.get("padding", [0, 0])
+            oc = l["out_channels"] if t == "conv2d" else c
+            if t == "conv2d":
+                conv_params += oc * c * kh * kw + oc
+            shape[l["name"]] = (oc, (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1)
+        elif t == "flatten":
+            shape[l["name"]] = (c * h * w, 1, 1)
+        elif t == "linear":
+            fc_in += c * h * w
+            shape[l["name"]] = (l["out_features"], 1, 1)
+        else:
+            shape[l["name"]] = (c, h, w)
+    return 4 * conv_params, 4 * fc_in
+
+
+def bounds(params):
+    """What the paper's own Figure 7 allows under its Eq. 1 (see the README)."""
+    err = 0.05  # Figure 7 is read to about +-5%
+    print("### What the paper's own figures allow under its cost model\n")
+    w = params["alexnet"] * 4
+    conv_w, act = alexnet_sizes()
+    act *= 32 * 16  # global batch at 16 GPUs
+    # every reading error taken in the paper's favour: the slowest data-parallel step, the fastest
+    # one-GPU step, the slowest OWT compute and the fastest layer-wise
+    t1_fast, t1_slow = 32 / (PAPER_1["alexnet"] * (1 + err)), 32 / (PAPER_1["alexnet"] * (1 - err))
+    dp_over = 512 / (PAPER_16["alexnet"]["data"] * (1 - err)) - t1_fast
+    rate = dp_over / w
+    owt_over = rate * (conv_w + act)
+    owt_min = 512 / (t1_slow + owt_over)
+    lw_max = PAPER_16["alexnet"]["layer-wise"] * (1 + err)
+    p_ratio = PAPER_16["alexnet"]["layer-wise"] / PAPER_16["alexnet"]["owt"]
+    print(f"- AlexNet, data parallelism at 16 GPUs: at most {dp_over * 1e3:.0f} ms per step more than one "
+          f"GPU's, to synchronise {w / 1e6:.1f} MB of weights ({rate * 1e9:.3f} ms per MB).")
+    print(f"- OWT moves the fully-connected layers' inputs ({act / 1e6:.1f} MB per step) in the same pattern "
+          f"(gathered to every GPU forward, reduced back backward) and synchronises the convolutions' "
+          f"{conv_w / 1e6:.1f} MB as data parallelism does: at that rate at most {owt_over * 1e3:.1f} ms, so "
+          f"OWT runs at least {owt_min:.0f} images/s (paper: ~{PAPER_16['alexnet']['owt']}).")
+    print(f"- Layer-wise over OWT is then at most {lw_max / owt_min:.2f}, even with the paper's own layer-wise "
+          f"figure (paper: {p_ratio:.2f}; 25% below that is {0.75 * p_ratio:.2f}).")
+    inc_over = 512 / PAPER_16["inception_v3"]["layer-wise"] - 32 / PAPER_1["inception_v3"]
+    inc_max = (512 / (PAPER_16["inception_v3"]["layer-wise"] * (1 - err))
+               - 32 / (PAPER_1["inception_v3"] * (1 + err)))
+    dp_inc = 512 / PAPER_16["inception_v3"]["data"] - 32 / PAPER_1["inception_v3"]
+    print(f"- Inception-v3, layer-wise at 16 GPUs: {inc_over * 1e3:+.1f} ms per step against one GPU's "
+          f"(at most {inc_max * 1e3:+.0f} ms within reading error), while data parallelism pays "
+          f"{dp_inc * 1e3:.0f} ms to synchronise {params['inception_v3'] * 4 / 1e6:.1f} MB.")
+    print()
 
 
 def pct(a, b):
@@ -86,6 +150,9 @@ def main():
         print(f"| {label} | {gb(b['data'])} | {gb(b['model'])} | {gb(b['owt'])} | {gb(b['layer-wise'])} "
               f"| {b['data'] / b['layer-wise']:.1f}x | {b['model'] / b['layer-wise']:.1f}x |")
     print()
+    with open(os.path.join(FIXTURES, "expected_networks.json")) as f:
+        params = {n["name"]: n["params"] for n in json.load(f)}
+    bounds(params)
     print("### Table 5: the optimal strategy for VGG-16 on 4 GPUs of one node\n")
     print(f"Command: `layerwise search -n vgg16 -c {CLUSTER} -g 4`.\n")
     doc = json.loads(run("search", "-n", "vgg16", "-c", CLUSTER, "-g", "4", "--json"))

@@ -106,3 +106,35 @@ Test(paper, table5_vgg16_on_4_gpus)
     cr_expect(paper <= opt * 1.02, "the paper's strategy costs %.3f ms, the optimum %.3f ms", paper, opt);
     plan_free(p);
 }
+
+/* The README's argument about the paper's OWT figure rests on this: OWT's
+ * fully-connected layers gather their inputs to every GPU and reduce the
+ * input gradients back, the same traffic per byte as a parameter-server
+ * sync of weights, so the model must charge both the same time per byte. */
+Test(paper, owt_gather_costs_what_data_parallel_sync_costs_per_byte)
+{
+    plan *p = open_plan("alexnet", 16);
+    int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
+    strategy_eval dp, owt;
+    strategy_baseline(p->cm, BASE_DATA, ci);
+    strategy_evaluate(p->cm, ci, &dp);
+    strategy_baseline(p->cm, BASE_OWT, ci);
+    strategy_evaluate(p->cm, ci, &owt);
+    double dp_sync_ms = 0, dp_sync_bytes = 0, fc_ms = 0, fc_bytes = 0;
+    for (int i = 0; i < p->net->n_layers; i++) {
+        dp_sync_ms += dp.layers[i].sync_ms;
+        dp_sync_bytes += dp.layers[i].sync_bytes;
+        if (p->net->layers[i].type == LT_LINEAR) {
+            fc_ms += owt.layers[i].transfer_ms;
+            fc_bytes += owt.layers[i].transfer_bytes;
+        }
+    }
+    cr_assert(dp_sync_bytes > 0 && fc_bytes > 0);
+    double dp_rate = dp_sync_ms / dp_sync_bytes, fc_rate = fc_ms / fc_bytes;
+    cr_expect(fabs(fc_rate / dp_rate - 1) < 0.05, "per GB: OWT fc transfers %.2f ms, data-parallel sync %.2f ms",
+              fc_rate * 1e9, dp_rate * 1e9);
+    strategy_eval_free(&dp);
+    strategy_eval_free(&owt);
+    free(ci);
+    plan_free(p);
+}
