@@ -20,27 +20,42 @@ TEST_SRC   := $(wildcard tests/test_*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
 UI_OBJ     := $(UI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test check deps bench clean install tests-bin asan-tests cli-tests screen-tests e2e-tests \
+.PHONY: all run test check deps deps-build bench clean install tests-bin asan-tests cli-tests screen-tests e2e-tests \
         screenshots reproduce fuzz check-fuzz valgrind diagrams
 
-all: $(BUILD)/layerwise
+all: deps-build
+	@$(MAKE) --no-print-directory $(BUILD)/layerwise
 
 # ---- system packages -------------------------------------------------------
-# Debian package per pkg-config module / command; only what is missing is installed.
-deps:
+# Debian package per pkg-config module / command; only what is missing is
+# installed (apt-get, as root). `make` needs the build libraries (deps-build);
+# `make run` and `make test` need everything (deps).
+BUILD_MODS := libcjson:libcjson-dev libgvc:libgraphviz-dev ncursesw:libncurses-dev
+BUILD_CMDS := pkg-config:pkg-config
+ALL_MODS   := $(BUILD_MODS) criterion:libcriterion-dev
+ALL_CMDS   := $(BUILD_CMDS) tmux:tmux dot:graphviz python3:python3
+define install_missing
 	@missing=""; \
-	for m in libcjson:libcjson-dev libgvc:libgraphviz-dev ncursesw:libncurses-dev criterion:libcriterion-dev; do \
+	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
+	for m in $(1); do \
 	  pkg-config --exists $${m%%:*} 2>/dev/null || missing="$$missing $${m#*:}"; \
 	done; \
-	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
-	command -v tmux >/dev/null || missing="$$missing tmux"; \
-	command -v dot >/dev/null || missing="$$missing graphviz"; \
-	command -v python3 >/dev/null || missing="$$missing python3"; \
+	for m in $(2); do \
+	  command -v $${m%%:*} >/dev/null || case " $$missing " in *" $${m#*:} "*) ;; *) missing="$$missing $${m#*:}";; esac; \
+	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing$$missing"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "make deps: need root to apt-get install$$missing" >&2; exit 1; fi; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || exit 1; \
+	  echo "make: installing$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make: these Debian packages are missing:$$missing; install them as root (sudo make deps)" >&2; exit 1; fi; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || \
+	    { echo "make: apt-get install$$missing failed" >&2; exit 1; }; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(ALL_MODS),$(ALL_CMDS))
+
+deps-build:
+	$(call install_missing,$(BUILD_MODS),$(BUILD_CMDS))
 
 # ---- the program -----------------------------------------------------------
 $(BUILD)/%.o: %.c $(wildcard src/*.h ui/*.h) | $(BUILD)/src $(BUILD)/ui $(BUILD)/tests
