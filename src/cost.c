@@ -864,6 +864,7 @@ typedef struct tx_work {
     int n_todo;
     int next;
     pthread_mutex_t lock;
+    const atomic_int *cancel; /* may be NULL; non-zero: stop taking edges */
 } tx_work;
 
 static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e)
@@ -888,7 +889,7 @@ static void *tx_worker(void *arg)
         pthread_mutex_lock(&w->lock);
         int i = w->next++;
         pthread_mutex_unlock(&w->lock);
-        if (i >= w->n_todo) break;
+        if (i >= w->n_todo || (w->cancel && atomic_load(w->cancel))) break;
         compute_edge_table(w->pm, &sc, w->todo[i]);
     }
     scratch_free(&sc);
@@ -911,6 +912,12 @@ typedef struct tx_cache_entry {
 
 cost_model *cost_model_build(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
                              lw_error *err)
+{
+    return cost_model_build_cancellable(net, cl, prof, gpus, batch, NULL, err);
+}
+
+cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
+                                         long batch, const atomic_int *cancel, lw_error *err)
 {
     int total = cluster_gpus(cl);
     if (gpus < 1 || gpus > total) {
@@ -1043,9 +1050,9 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
     int nw = worker_count();
     if (nw > n_todo) nw = n_todo;
     if (nw <= 1) {
-        for (int i = 0; i < n_todo; i++) compute_edge_table(pm, &pm->sc, todo[i]);
+        for (int i = 0; i < n_todo && !(cancel && atomic_load(cancel)); i++) compute_edge_table(pm, &pm->sc, todo[i]);
     } else {
-        tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER};
+        tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
         pthread_t th[8];
         int started = 0;
         for (int t = 0; t < nw; t++)
@@ -1060,6 +1067,11 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
     free(same);
     free(todo);
     free(keys);
+    if (cancel && atomic_load(cancel)) {
+        lw_fail(err, 1, "cancelled");
+        cost_model_free(m);
+        return NULL;
+    }
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
 }

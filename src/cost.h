@@ -11,6 +11,8 @@
 #ifndef LW_COST_H
 #define LW_COST_H
 
+#include <stdatomic.h>
+
 #include "cluster.h"
 #include "configs.h"
 #include "profile.h"
@@ -49,6 +51,10 @@ typedef struct cost_model {
 
 cost_model *cost_model_build(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
                              lw_error *err);
+/* The same, giving up (NULL, "cancelled") soon after *cancel becomes
+ * non-zero: for builds on a background thread that may no longer be wanted. */
+cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
+                                         long batch, const atomic_int *cancel, lw_error *err);
 void cost_model_free(cost_model *m);
 
 /* Recomputes the t_s tables after the cluster's sync scheme changed (the

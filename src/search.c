@@ -154,6 +154,7 @@ void search_options_init(search_options *o)
     o->enumeration_limit = SEARCH_DEFAULT_ENUMERATION_LIMIT;
     o->table_limit = SEARCH_DEFAULT_TABLE_LIMIT;
     o->progress_min_work = SEARCH_DEFAULT_PROGRESS_MIN_WORK;
+    o->cancel = NULL;
 }
 
 const char *search_status_message(search_status s)
@@ -163,6 +164,7 @@ const char *search_status_message(search_status s)
     case SEARCH_OUT_OF_MEMORY: return "out of memory";
     case SEARCH_TOO_LARGE: return "graph left after the eliminations is too large to solve exactly";
     case SEARCH_INVALID_GRAPH: return "invalid cost graph";
+    case SEARCH_CANCELLED: return "cancelled";
     }
     return "unknown status";
 }
@@ -568,10 +570,12 @@ static int do_edge_elimination(reducer *d, int e1, int e2)
     return 1;
 }
 
-/* Every step removes one alive edge, so there are fewer than m0 steps. */
-static int reduce(reducer *d)
+/* Every step removes one alive edge, so there are fewer than m0 steps.
+ * 1 done, 0 out of memory, -1 cancelled. */
+static int reduce(reducer *d, const atomic_int *cancel)
 {
     for (;;) {
+        if (cancel && atomic_load(cancel)) return -1;
         int did = 0;
         for (int v = 0; v < d->n && !did; v++) {
             if (!d->par_dirty[v]) continue;
@@ -1009,9 +1013,10 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
     if (!r->steps || !r->config) return fail(r, info, SEARCH_OUT_OF_MEMORY);
 
     reducer d;
-    if (!reducer_init(&d, g, r) || !reduce(&d)) {
+    int red = reducer_init(&d, g, r) ? reduce(&d, opt->cancel) : 0;
+    if (red <= 0) {
         reducer_free(&d);
-        return fail(r, info, SEARCH_OUT_OF_MEMORY);
+        return fail(r, info, red < 0 ? SEARCH_CANCELLED : SEARCH_OUT_OF_MEMORY);
     }
 
     /* what is left */
@@ -1059,6 +1064,12 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
         info->final_space = r->final_space;
     }
 
+    if (opt->cancel && atomic_load(opt->cancel)) {
+        final_graph_free(&f);
+        free(local);
+        reducer_free(&d);
+        return fail(r, info, SEARCH_CANCELLED);
+    }
     double space = 1.0;
     for (int a = 0; a < f.m; a++) space *= f.nc[a];
     progress pg;

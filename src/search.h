@@ -11,6 +11,8 @@
 #ifndef LW_SEARCH_H
 #define LW_SEARCH_H
 
+#include <stdatomic.h>
+
 #include <stddef.h>
 
 typedef struct cost_graph {
@@ -90,7 +92,8 @@ typedef enum {
     SEARCH_TOO_LARGE,     /* the graph left after the eliminations is too big
                              to enumerate and variable elimination would need
                              more than table_limit table entries */
-    SEARCH_INVALID_GRAPH  /* config count < 1, edge endpoint out of range, NULL table */
+    SEARCH_INVALID_GRAPH, /* config count < 1, edge endpoint out of range, NULL table */
+    SEARCH_CANCELLED      /* options.cancel became non-zero */
 } search_status;
 
 typedef struct search_info {
@@ -123,6 +126,10 @@ typedef struct search_options {
     /* A final step with less work (table entries touched) than this never
      * calls progress; 0 makes every final step report. */
     double progress_min_work;
+    /* If non-NULL, the search gives up (SEARCH_CANCELLED) soon after *cancel
+     * becomes non-zero: checked at every elimination and before the final
+     * step. NULL by default. */
+    const atomic_int *cancel;
 } search_options;
 
 /* Fills o with the SEARCH_DEFAULT_* values. */

@@ -1260,3 +1260,26 @@ Test(tables, bad_settings_are_refused)
     cluster_free(c);
     net_free(n);
 }
+
+/* A build nobody wants any more (the TUI's prefetch) gives up: NULL and
+ * "cancelled", nothing leaked; with the flag clear it builds as usual. */
+Test(tables, a_cancelled_build_says_so)
+{
+    network *n = net_str(concat_net);
+    cluster *c = uniform4("parameter-server");
+    lw_error err = {0};
+    atomic_int flag = 1;
+    cr_assert_null(cost_model_build_cancellable(n, c, NULL, 4, 8, &flag, &err));
+    cr_assert_str_eq(err.msg, "cancelled");
+    atomic_store(&flag, 0);
+    cost_model *m = cost_model_build_cancellable(n, c, NULL, 4, 8, &flag, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    cost_model *ref = build(n, c, NULL, 4, 8);
+    for (int e = 0; e < m->n_edges; e++)
+        cr_assert_arr_eq(m->t_x[e], ref->t_x[e],
+                         sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
+    cost_model_free(ref);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}

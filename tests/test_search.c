@@ -909,6 +909,29 @@ Test(search_limits, too_large_is_refused_without_allocating)
     cg_free(g);
 }
 
+/* A cancelled search (a prefetch nobody wants any more) stops with its
+ * status and leaks nothing; the flag untouched, the same options run. */
+Test(search_limits, a_cancelled_search_says_so)
+{
+    cost_graph *g = dense_graph(6, 8, 6);
+    atomic_int flag = 1;
+    search_options o;
+    search_options_init(&o);
+    cr_assert_null(o.cancel);
+    o.cancel = &flag;
+    search_info info;
+    cr_assert_null(search_run_with(g, &o, NULL, NULL, &info));
+    cr_assert_eq(info.status, SEARCH_CANCELLED);
+    cr_assert_str_eq(search_status_message(SEARCH_CANCELLED), "cancelled");
+    atomic_store(&flag, 0);
+    search_result *r = search_run_with(g, &o, NULL, NULL, &info);
+    cr_assert_not_null(r);
+    cr_assert_eq(info.status, SEARCH_OK);
+    cr_assert(close_rel(r->cost, search_brute_force(g, NULL, 1e7)));
+    search_result_free(r);
+    cg_free(g);
+}
+
 typedef struct progress_log {
     int calls;
     double last;
