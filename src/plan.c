@@ -204,88 +204,187 @@ int plan_research(plan *p, lw_error *err)
     return 0;
 }
 
-/* ---- background prefetch of another setting's cost model ---- */
+/* ---- background prefetch of other settings' cost models ---- */
 
-struct plan_prefetch_job {
-    pthread_t thread;
-    const network *net;
-    cluster *cl;          /* a clone: what-if edits may change the plan's own */
-    const profile *prof;
+enum { PF_QUEUED, PF_RUNNING, PF_DONE, PF_FAILED };
+
+typedef struct prefetch_slot {
     int gpus;
     long batch;
-    cost_model *cm;       /* NULL if building failed */
+    cluster *cl;          /* a clone: what-if edits may change the plan's own */
+    int state;            /* PF_*, under the prefetcher's lock */
+    cost_model *cm;
     cost_graph *cg;
     search_result *sr;
+} prefetch_slot;
+
+struct plan_prefetcher {
+    const network *net;
+    const profile *prof;
+    pthread_t thread;
+    int running;          /* a worker thread exists (joined by prefetch_stop) */
+    atomic_int cancel;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int n;
+    prefetch_slot slot[PLAN_PREFETCH_MAX];
 };
 
+static void slot_clear(prefetch_slot *s)
+{
+    search_result_free(s->sr);
+    cg_free(s->cg);
+    cost_model_free(s->cm);
+    cluster_free(s->cl);
+    memset(s, 0, sizeof *s);
+}
+
+/* Builds the queued settings one after another, until done or cancelled. */
 static void *prefetch_main(void *arg)
 {
-    struct plan_prefetch_job *j = arg;
-    lw_error err;
-    j->cm = cost_model_build(j->net, j->cl, j->prof, j->gpus, j->batch, &err);
-    if (j->cm) {
-        j->cg = cost_model_graph(j->cm);
-        j->sr = search_run(j->cg, NULL, NULL);
+    struct plan_prefetcher *f = arg;
+    for (int i = 0; i < f->n; i++) {
+        pthread_mutex_lock(&f->lock);
+        int go = !atomic_load(&f->cancel) && f->slot[i].state == PF_QUEUED;
+        if (go) f->slot[i].state = PF_RUNNING;
+        pthread_mutex_unlock(&f->lock);
+        if (!go) continue;
+        prefetch_slot *s = &f->slot[i];
+        lw_error err;
+        cost_model *cm =
+            cost_model_build_cancellable(f->net, s->cl, f->prof, s->gpus, s->batch, &f->cancel, &err);
+        cost_graph *cg = NULL;
+        search_result *sr = NULL;
+        if (cm) {
+            search_options opt;
+            search_options_init(&opt);
+            opt.cancel = &f->cancel;
+            cg = cost_model_graph(cm);
+            sr = search_run_with(cg, &opt, NULL, NULL, NULL);
+        }
+        pthread_mutex_lock(&f->lock);
+        s->cm = cm;
+        s->cg = cg;
+        s->sr = sr;
+        s->state = sr ? PF_DONE : PF_FAILED;
+        pthread_cond_broadcast(&f->changed);
+        pthread_mutex_unlock(&f->lock);
     }
     return NULL;
 }
 
+/* Stops the worker: the build in progress gives up, the queue is dropped;
+ * finished slots stay. */
+static void prefetch_stop(struct plan_prefetcher *f)
+{
+    if (!f || !f->running) return;
+    atomic_store(&f->cancel, 1);
+    pthread_join(f->thread, NULL);
+    f->running = 0;
+    atomic_store(&f->cancel, 0);
+}
+
 static void prefetch_discard(plan *p)
 {
-    struct plan_prefetch_job *j = p->prefetch;
-    if (!j) return;
-    pthread_join(j->thread, NULL);
-    search_result_free(j->sr);
-    cg_free(j->cg);
-    cost_model_free(j->cm);
-    cluster_free(j->cl);
-    free(j);
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return;
+    prefetch_stop(f);
+    for (int i = 0; i < f->n; i++) slot_clear(&f->slot[i]);
+    pthread_mutex_destroy(&f->lock);
+    pthread_cond_destroy(&f->changed);
+    free(f);
     p->prefetch = NULL;
+}
+
+static int slot_matches(const prefetch_slot *s, int gpus, long batch, const cluster *cl)
+{
+    return s->gpus == gpus && s->batch == batch && cluster_equal(s->cl, cl);
+}
+
+void plan_prefetch_list(plan *p, const plan_settings *next, int n)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) {
+        f = p->prefetch = lw_calloc(1, sizeof *f);
+        f->net = p->net;
+        f->prof = p->prof;
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_cond_init(&f->changed, NULL);
+    }
+    prefetch_stop(f);
+    prefetch_slot old[PLAN_PREFETCH_MAX];
+    int n_old = f->n;
+    memcpy(old, f->slot, sizeof old);
+    memset(f->slot, 0, sizeof f->slot);
+    f->n = 0;
+    int total = cluster_gpus(p->cl), queued = 0;
+    for (int i = 0; i < n && f->n < PLAN_PREFETCH_MAX; i++) {
+        int gpus = next[i].gpus > 0 ? next[i].gpus : total;
+        if (gpus > total) continue;
+        long batch = plan_batch_for(&next[i], gpus);
+        if (gpus == p->gpus && batch == p->batch) continue; /* the current setting */
+        int dup = 0;
+        for (int k = 0; k < f->n; k++) dup |= f->slot[k].gpus == gpus && f->slot[k].batch == batch;
+        if (dup) continue;
+        prefetch_slot *s = &f->slot[f->n++];
+        for (int k = 0; k < n_old; k++) /* already built for this setting: keep it */
+            if (old[k].state == PF_DONE && slot_matches(&old[k], gpus, batch, p->cl)) {
+                *s = old[k];
+                memset(&old[k], 0, sizeof old[k]);
+                break;
+            }
+        if (s->state == PF_DONE) continue;
+        s->gpus = gpus;
+        s->batch = batch;
+        s->cl = cluster_clone(p->cl);
+        s->state = PF_QUEUED;
+        queued++;
+    }
+    for (int k = 0; k < n_old; k++) slot_clear(&old[k]);
+    if (queued && lw_thread_start(&f->thread, prefetch_main, f) == 0) f->running = 1;
+}
+
+int plan_prefetch_pending(plan *p)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return 0;
+    int n = 0;
+    pthread_mutex_lock(&f->lock);
+    if (f->running)
+        for (int i = 0; i < f->n; i++) n += f->slot[i].state == PF_QUEUED || f->slot[i].state == PF_RUNNING;
+    pthread_mutex_unlock(&f->lock);
+    return n;
 }
 
 void plan_prefetch(plan *p, plan_settings next)
 {
-    prefetch_discard(p);
-    int total = cluster_gpus(p->cl);
-    int gpus = next.gpus > 0 ? next.gpus : total;
-    if (gpus > total) return;
-    struct plan_prefetch_job *j = lw_calloc(1, sizeof *j);
-    j->net = p->net;
-    j->cl = cluster_clone(p->cl);
-    j->prof = p->prof;
-    j->gpus = gpus;
-    j->batch = plan_batch_for(&next, gpus);
-    if (lw_thread_start(&j->thread, prefetch_main, j) != 0) {
-        cluster_free(j->cl);
-        free(j);
-        return;
-    }
-    p->prefetch = j;
+    plan_prefetch_list(p, &next, 1);
 }
 
-/* Takes the prefetched model if it was built for exactly this setting. */
+/* Takes the prefetched model if one was built, or is being built, for
+ * exactly this setting (waiting for it to finish); stops the rest. */
 static int prefetch_adopt(plan *p)
 {
-    struct plan_prefetch_job *j = p->prefetch;
-    if (!j) return 0;
-    pthread_join(j->thread, NULL);
-    int ok = j->cm && j->sr && j->gpus == p->gpus && j->batch == p->batch && cluster_equal(j->cl, p->cl);
-    if (!ok) {
-        search_result_free(j->sr);
-        cg_free(j->cg);
-        cost_model_free(j->cm);
-        cluster_free(j->cl);
-        free(j);
-        p->prefetch = NULL;
-        return 0;
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return 0;
+    prefetch_slot *s = NULL;
+    for (int i = 0; i < f->n && !s; i++)
+        if (slot_matches(&f->slot[i], p->gpus, p->batch, p->cl)) s = &f->slot[i];
+    if (s) {
+        pthread_mutex_lock(&f->lock);
+        while (s->state == PF_RUNNING) pthread_cond_wait(&f->changed, &f->lock);
+        pthread_mutex_unlock(&f->lock);
     }
-    j->cm->cl = p->cl; /* equal to the clone it was built from */
-    p->cm = j->cm;
-    p->cg = j->cg;
-    p->sr = j->sr;
-    cluster_free(j->cl);
-    free(j);
-    p->prefetch = NULL;
+    prefetch_stop(f);
+    if (!s || s->state != PF_DONE) return 0;
+    s->cm->cl = p->cl; /* equal to the clone it was built from */
+    p->cm = s->cm;
+    p->cg = s->cg;
+    p->sr = s->sr;
+    s->cm = NULL;
+    s->cg = NULL;
+    s->sr = NULL;
+    slot_clear(s);
     return 1;
 }
 
@@ -312,6 +411,7 @@ int plan_rebuild(plan *p, lw_error *err)
     }
     p->batch = plan_batch_for(&p->set, p->gpus);
     int adopted = prefetch_adopt(p);
+    p->from_prefetch = adopted;
     if (!adopted) {
         p->cm = cost_model_build(p->net, p->cl, p->prof, p->gpus, p->batch, err);
         if (!p->cm) {

@@ -35,9 +35,10 @@ typedef struct plan {
     strategy_eval best_eval;
     int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
     double search_ms;
+    int from_prefetch;       /* the last plan_rebuild took a prefetched model */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
-    struct plan_prefetch_job *prefetch; /* see plan_prefetch */
+    struct plan_prefetcher *prefetch; /* see plan_prefetch_list */
 } plan;
 
 /* Resolves NAME as a path, or a bare name under the data directories
@@ -64,11 +65,19 @@ int plan_rebuild(plan *p, lw_error *err);
 int plan_research(plan *p, lw_error *err);
 void plan_free(plan *p);
 
-/* Starts building, on a background thread, the cost tables and optimum of
- * another setting (typically the next GPU count up or down), so that a
- * later plan_rebuild to exactly that setting, with the cluster unchanged,
- * takes them instead of recomputing. One prefetch at a time; a new call,
- * a rebuild or plan_free waits for the running one. */
+/* Starts building, on a background thread and one after another, the cost
+ * tables and optimum of up to PLAN_PREFETCH_MAX other settings (the ones
+ * the next what-if keys would ask for), so that a later plan_rebuild to
+ * exactly one of them, with the cluster unchanged, takes its result instead
+ * of recomputing (waiting for it if it is being built). A new list keeps
+ * the finished results it names and drops the rest; a rebuild, or
+ * plan_free, stops the queue (a build in progress gives up within one
+ * table). */
+#define PLAN_PREFETCH_MAX 4
+void plan_prefetch_list(plan *p, const plan_settings *next, int n);
+/* Settings still queued or being built in the background. */
+int plan_prefetch_pending(plan *p);
+/* plan_prefetch_list of one setting. */
 void plan_prefetch(plan *p, plan_settings next);
 
 /* What-if: switch the sync scheme. Only t_s changes, so this skips the

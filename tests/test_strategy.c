@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define FIX "tests/fixtures/"
 #define BAD FIX "bad/"
@@ -609,4 +610,98 @@ Test(plan, missing_names_are_reported)
     cr_assert_null(plan_load_network(BAD "net_cycle.json", &err));
     cr_assert_eq(err.code, 2);
     cr_assert(strstr(err.msg, BAD "net_cycle.json"), "%s", err.msg);
+}
+
+/* ------------------------------------------------------------- prefetch */
+
+static void expect_same_as_fresh(plan *p, const char *net)
+{
+    plan *fresh = open_plan(net, "p100-4x4", p->gpus, p->batch);
+    cr_expect_eq(fresh->batch, p->batch);
+    ASSERT_REL(p->best_eval.total_ms, fresh->best_eval.total_ms, 1e-12);
+    for (int i = 0; i < p->net->n_layers; i++)
+        cr_expect(config_equal(&p->cm->configs[i][p->best[i]], &fresh->cm->configs[i][fresh->best[i]]),
+                  "layer %d differs from a fresh build", i);
+    plan_free(fresh);
+}
+
+static void post_tui_list(plan *p)
+{
+    plan_settings next[4];
+    for (int i = 0; i < 4; i++) next[i] = p->set;
+    next[0].gpus = 8;
+    next[1].batch_per_gpu = 64;
+    next[2].batch_per_gpu = 16;
+    next[3].gpus = 4;
+    plan_prefetch_list(p, next, 4);
+}
+
+/* The person reads the screen while the queue is built. */
+static void wait_prefetch(plan *p)
+{
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    for (int k = 0; k < 3000 && plan_prefetch_pending(p); k++) nanosleep(&tick, NULL);
+    cr_assert_eq(plan_prefetch_pending(p), 0, "the prefetch queue did not finish in a minute");
+}
+
+Test(prefetch, a_queued_setting_is_taken_and_equals_a_fresh_build)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
+    p->set.batch_per_gpu = 32;
+    lw_error err = {0};
+    for (int k = 0; k < 4; k++) {
+        post_tui_list(p);
+        wait_prefetch(p);
+        p->set.batch_per_gpu = k == 1 ? 64 : k == 2 ? 16 : 32;
+        p->set.gpus = k == 0 ? 8 : k == 3 ? 4 : 16;
+        cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+        cr_expect(p->from_prefetch, "step %d: the prefetched model was not taken", k);
+        expect_same_as_fresh(p, "alexnet");
+        p->set.gpus = 16;
+        p->set.batch_per_gpu = 32;
+        cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    }
+    plan_free(p);
+}
+
+Test(prefetch, other_settings_and_cluster_edits_are_built_afresh)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
+    p->set.batch_per_gpu = 32;
+    lw_error err = {0};
+    /* a setting nobody queued: the queue is cancelled, the result is right */
+    post_tui_list(p);
+    p->set.gpus = 2;
+    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_expect(!p->from_prefetch);
+    expect_same_as_fresh(p, "alexnet");
+    /* a queued setting, but the cluster changed since: not taken */
+    p->set.gpus = 16;
+    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    post_tui_list(p);
+    p->cl->inter.bandwidth_gbs *= 2;
+    p->set.gpus = 8;
+    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_expect(!p->from_prefetch, "a model built for the old cluster was taken");
+    plan *fresh = open_plan("alexnet", "p100-4x4", 8, p->batch);
+    fresh->cl->inter.bandwidth_gbs *= 2;
+    cr_assert_eq(plan_rebuild(fresh, &err), 0, "%s", err.msg);
+    ASSERT_REL(p->best_eval.total_ms, fresh->best_eval.total_ms, 1e-12);
+    plan_free(fresh);
+    /* finished results named again by a new list are kept, and taken */
+    p->cl->inter.bandwidth_gbs /= 2;
+    p->set.gpus = 16;
+    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    post_tui_list(p);
+    wait_prefetch(p);
+    plan_settings again = p->set;
+    again.batch_per_gpu = 64;
+    plan_prefetch(p, again);
+    p->set = again;
+    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_expect(p->from_prefetch);
+    expect_same_as_fresh(p, "alexnet");
+    /* freeing a plan with a queue in flight waits for nothing long and leaks nothing */
+    post_tui_list(p);
+    plan_free(p);
 }

@@ -255,17 +255,44 @@ void app_perform(app *a, action act)
     if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);
 }
 
-/* While the person reads the new screen, build the next GPU count's costs
- * in the background (the one `+` would ask for, or `-` at the top), so that
- * key answers at once. */
+/* The settings the batch keys (> and <) would ask for. */
+static plan_settings batch_setting(const app *a, long per_gpu)
+{
+    plan_settings s = a->p->set;
+    if (per_gpu < 1) per_gpu = 1;
+    if (s.global_batch > 0)
+        s.global_batch = per_gpu * a->p->gpus;
+    else
+        s.batch_per_gpu = per_gpu;
+    return s;
+}
+
+/* While the person reads the new screen, build in the background what the
+ * next what-if keys would ask for: the next GPU count up (or down at the
+ * top), the batch doubled and halved, the GPU count the other way. Small
+ * models get all four; a large one (over PREFETCH_ALL_ENTRIES transfer
+ * table entries, 8 bytes each) only the first, to bound the memory. */
+#define PREFETCH_ALL_ENTRIES 4000000L
 void app_prefetch_next(app *a)
 {
-    int up = app_gpu_step(a, +1), down = app_gpu_step(a, -1);
-    int next = up != a->p->gpus ? up : down;
-    if (next == a->p->gpus) return;
-    plan_settings s = a->p->set;
-    s.gpus = next;
-    plan_prefetch(a->p, s);
+    plan_settings next[PLAN_PREFETCH_MAX];
+    int n = 0, up = app_gpu_step(a, +1), down = app_gpu_step(a, -1);
+    int first = up != a->p->gpus ? up : down, other = first == up ? down : up;
+    long b = app_batch_per_gpu(a);
+    if (first != a->p->gpus) {
+        next[n] = a->p->set;
+        next[n++].gpus = first;
+    }
+    const cost_model *m = a->p->cm;
+    if (m && m->tx_pairs_computed + m->tx_pairs_reused <= PREFETCH_ALL_ENTRIES) {
+        if (b < 1000000) next[n++] = batch_setting(a, b * 2);
+        if (b > 1) next[n++] = batch_setting(a, b / 2);
+        if (other != a->p->gpus && other != first) {
+            next[n] = a->p->set;
+            next[n++].gpus = other;
+        }
+    }
+    if (n) plan_prefetch_list(a->p, next, n);
 }
 
 action app_feed(app *a, int key)

@@ -111,7 +111,7 @@ typedef struct whynot_entry {
 typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD } prompt_kind;
 
 struct app {
-    int prefetch;          /* build the next GPU count in the background after each what-if (the TUI sets it) */
+    int prefetch;          /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
     plan *p;
     char *net_name, *cluster_name, *profile_name; /* as given, to reload */
     cluster *cluster_loaded;   /* the cluster as loaded, for reset */
@@ -211,7 +211,8 @@ action app_feed(app *a, int key);
 /* Background work (scaling rows, why-not entries): does one slice of at
  * most about budget_s seconds. Returns 1 while work remains. */
 int app_idle(app *a, double budget_s);
-/* Starts the background build of the next GPU count up (or down at the top). */
+/* Starts the background builds of what the next GPU-count and batch keys
+ * would ask for (plan_prefetch_list). */
 void app_prefetch_next(app *a);
 int app_busy(const app *a);
 /* True when the only work left is a worker's: poll rather than spin. */
