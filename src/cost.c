@@ -867,13 +867,15 @@ typedef struct tx_work {
     const atomic_int *cancel; /* may be NULL; non-zero: stop taking edges */
 } tx_work;
 
-static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e)
+/* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
+ * set, since the model will be thrown away. */
+static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const atomic_int *cancel)
 {
     cost_model *m = &pm->pub;
     int from = m->e_from[e], to = m->e_to[e];
     int np = m->n_configs[from], nc = m->n_configs[to];
     edge_lists *el = lw_calloc(1, sizeof *el);
-    for (int a = 0; a < np; a++)
+    for (int a = 0; a < np && !(cancel && atomic_load(cancel)); a++)
         for (int b = 0; b < nc; b++)
             m->t_x[e][a * nc + b] = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
     lists_free(el);
@@ -890,7 +892,7 @@ static void *tx_worker(void *arg)
         int i = w->next++;
         pthread_mutex_unlock(&w->lock);
         if (i >= w->n_todo || (w->cancel && atomic_load(w->cancel))) break;
-        compute_edge_table(w->pm, &sc, w->todo[i]);
+        compute_edge_table(w->pm, &sc, w->todo[i], w->cancel);
     }
     scratch_free(&sc);
     return NULL;
@@ -1005,6 +1007,11 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
         return NULL;
     }
     for (int i = 0; i < L; i++) {
+        if (cancel && atomic_load(cancel)) {
+            lw_fail(err, 1, "cancelled");
+            cost_model_free(m); /* frees the tables filled so far; the rest are NULL */
+            return NULL;
+        }
         int n = m->n_configs[i];
         m->t_c[i] = lw_malloc(sizeof(double) * (size_t)n);
         m->t_s[i] = lw_malloc(sizeof(double) * (size_t)n);
@@ -1050,7 +1057,7 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
     int nw = worker_count();
     if (nw > n_todo) nw = n_todo;
     if (nw <= 1) {
-        for (int i = 0; i < n_todo && !(cancel && atomic_load(cancel)); i++) compute_edge_table(pm, &pm->sc, todo[i]);
+        for (int i = 0; i < n_todo && !(cancel && atomic_load(cancel)); i++) compute_edge_table(pm, &pm->sc, todo[i], cancel);
     } else {
         tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
         pthread_t th[8];
@@ -1060,7 +1067,7 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
         if (started == 0) tx_worker(&w); /* no threads to be had: do it here */
         for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     }
-    for (e = 0; e < ne; e++)
+    for (e = 0; e < ne && !(cancel && atomic_load(cancel)); e++)
         if (same[e] >= 0)
             memcpy(m->t_x[e], m->t_x[same[e]],
                    sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);

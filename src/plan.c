@@ -11,6 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#endif
 
 #ifndef LW_DATADIR
 #define LW_DATADIR "/usr/local/share/layerwise"
@@ -243,6 +247,11 @@ static void slot_clear(prefetch_slot *s)
 static void *prefetch_main(void *arg)
 {
     struct plan_prefetcher *f = arg;
+#ifdef __linux__
+    /* Lowest priority for this thread and the table workers it starts (they
+     * inherit it): work done ahead must not slow the screen drawn now. */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+#endif
     for (int i = 0; i < f->n; i++) {
         pthread_mutex_lock(&f->lock);
         int go = !atomic_load(&f->cancel) && f->slot[i].state == PF_QUEUED;
