@@ -212,11 +212,16 @@ int plan_research(plan *p, lw_error *err)
 
 enum { PF_QUEUED, PF_RUNNING, PF_DONE, PF_FAILED };
 
+/* One setting built ahead. Slots live on the heap so the worker can keep
+ * building one while the list is re-posted around it; a slot dropped from
+ * the list while running is cancelled and freed by the worker. */
 typedef struct prefetch_slot {
     int gpus;
     long batch;
-    cluster *cl;          /* a clone: what-if edits may change the plan's own */
+    cluster *cl;          /* the setting's own cluster: a clone, maybe edited */
     int state;            /* PF_*, under the prefetcher's lock */
+    int dropped;          /* no longer listed: the worker frees it when done */
+    atomic_int cancel;
     cost_model *cm;
     cost_graph *cg;
     search_result *sr;
@@ -225,25 +230,26 @@ typedef struct prefetch_slot {
 struct plan_prefetcher {
     const network *net;
     const profile *prof;
-    pthread_t thread;
-    int running;          /* a worker thread exists (joined by prefetch_stop) */
-    atomic_int cancel;
     pthread_mutex_t lock;
     pthread_cond_t changed;
+    pthread_t thread;
+    int thread_live;      /* started and not yet joined */
+    int working;          /* the worker is still looking for queued slots */
     int n;
-    prefetch_slot slot[PLAN_PREFETCH_MAX];
+    prefetch_slot *slot[PLAN_PREFETCH_MAX];
 };
 
-static void slot_clear(prefetch_slot *s)
+static void slot_free(prefetch_slot *s)
 {
+    if (!s) return;
     search_result_free(s->sr);
     cg_free(s->cg);
     cost_model_free(s->cm);
     cluster_free(s->cl);
-    memset(s, 0, sizeof *s);
+    free(s);
 }
 
-/* Builds the queued settings one after another, until done or cancelled. */
+/* Builds queued slots, first listed first, until none is left. */
 static void *prefetch_main(void *arg)
 {
     struct plan_prefetcher *f = arg;
@@ -252,22 +258,22 @@ static void *prefetch_main(void *arg)
      * inherit it): work done ahead must not slow the screen drawn now. */
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 #endif
-    for (int i = 0; i < f->n; i++) {
-        pthread_mutex_lock(&f->lock);
-        int go = !atomic_load(&f->cancel) && f->slot[i].state == PF_QUEUED;
-        if (go) f->slot[i].state = PF_RUNNING;
+    pthread_mutex_lock(&f->lock);
+    for (;;) {
+        prefetch_slot *s = NULL;
+        for (int i = 0; i < f->n && !s; i++)
+            if (f->slot[i]->state == PF_QUEUED) s = f->slot[i];
+        if (!s) break;
+        s->state = PF_RUNNING;
         pthread_mutex_unlock(&f->lock);
-        if (!go) continue;
-        prefetch_slot *s = &f->slot[i];
         lw_error err;
-        cost_model *cm =
-            cost_model_build_cancellable(f->net, s->cl, f->prof, s->gpus, s->batch, &f->cancel, &err);
+        cost_model *cm = cost_model_build_cancellable(f->net, s->cl, f->prof, s->gpus, s->batch, &s->cancel, &err);
         cost_graph *cg = NULL;
         search_result *sr = NULL;
         if (cm) {
             search_options opt;
             search_options_init(&opt);
-            opt.cancel = &f->cancel;
+            opt.cancel = &s->cancel;
             cg = cost_model_graph(cm);
             sr = search_run_with(cg, &opt, NULL, NULL, NULL);
         }
@@ -276,29 +282,27 @@ static void *prefetch_main(void *arg)
         s->cg = cg;
         s->sr = sr;
         s->state = sr ? PF_DONE : PF_FAILED;
+        if (s->dropped) slot_free(s);
         pthread_cond_broadcast(&f->changed);
-        pthread_mutex_unlock(&f->lock);
     }
+    f->working = 0;
+    pthread_mutex_unlock(&f->lock);
     return NULL;
-}
-
-/* Stops the worker: the build in progress gives up, the queue is dropped;
- * finished slots stay. */
-static void prefetch_stop(struct plan_prefetcher *f)
-{
-    if (!f || !f->running) return;
-    atomic_store(&f->cancel, 1);
-    pthread_join(f->thread, NULL);
-    f->running = 0;
-    atomic_store(&f->cancel, 0);
 }
 
 static void prefetch_discard(plan *p)
 {
     struct plan_prefetcher *f = p->prefetch;
     if (!f) return;
-    prefetch_stop(f);
-    for (int i = 0; i < f->n; i++) slot_clear(&f->slot[i]);
+    pthread_mutex_lock(&f->lock);
+    for (int i = 0; i < f->n; i++) {
+        f->slot[i]->dropped = 1;
+        atomic_store(&f->slot[i]->cancel, 1);
+        if (f->slot[i]->state != PF_RUNNING) slot_free(f->slot[i]);
+    }
+    f->n = 0;
+    pthread_mutex_unlock(&f->lock);
+    if (f->thread_live) pthread_join(f->thread, NULL);
     pthread_mutex_destroy(&f->lock);
     pthread_cond_destroy(&f->changed);
     free(f);
@@ -307,10 +311,10 @@ static void prefetch_discard(plan *p)
 
 static int slot_matches(const prefetch_slot *s, int gpus, long batch, const cluster *cl)
 {
-    return s->gpus == gpus && s->batch == batch && cluster_equal(s->cl, cl);
+    return s->state != PF_FAILED && s->gpus == gpus && s->batch == batch && cluster_equal(s->cl, cl);
 }
 
-void plan_prefetch_list(plan *p, const plan_settings *next, int n)
+void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n)
 {
     struct plan_prefetcher *f = p->prefetch;
     if (!f) {
@@ -320,37 +324,53 @@ void plan_prefetch_list(plan *p, const plan_settings *next, int n)
         pthread_mutex_init(&f->lock, NULL);
         pthread_cond_init(&f->changed, NULL);
     }
-    prefetch_stop(f);
-    prefetch_slot old[PLAN_PREFETCH_MAX];
-    int n_old = f->n;
-    memcpy(old, f->slot, sizeof old);
-    memset(f->slot, 0, sizeof f->slot);
-    f->n = 0;
-    int total = cluster_gpus(p->cl), queued = 0;
-    for (int i = 0; i < n && f->n < PLAN_PREFETCH_MAX; i++) {
-        int gpus = next[i].gpus > 0 ? next[i].gpus : total;
-        if (gpus > total) continue;
-        long batch = plan_batch_for(&next[i], gpus);
-        if (gpus == p->gpus && batch == p->batch) continue; /* the current setting */
-        int dup = 0;
-        for (int k = 0; k < f->n; k++) dup |= f->slot[k].gpus == gpus && f->slot[k].batch == batch;
-        if (dup) continue;
-        prefetch_slot *s = &f->slot[f->n++];
-        for (int k = 0; k < n_old; k++) /* already built for this setting: keep it */
-            if (old[k].state == PF_DONE && slot_matches(&old[k], gpus, batch, p->cl)) {
-                *s = old[k];
-                memset(&old[k], 0, sizeof old[k]);
-                break;
+    pthread_mutex_lock(&f->lock);
+    prefetch_slot *old[PLAN_PREFETCH_MAX], *keep[PLAN_PREFETCH_MAX];
+    int n_old = f->n, n_keep = 0, queued = 0;
+    memcpy(old, f->slot, sizeof(prefetch_slot *) * (size_t)n_old);
+    for (int i = 0; i < n && n_keep < PLAN_PREFETCH_MAX; i++) {
+        const cluster *cl = items[i].cl ? items[i].cl : p->cl;
+        int total = cluster_gpus(cl);
+        int gpus = items[i].set.gpus > 0 ? items[i].set.gpus : total;
+        if (gpus > total || gpus > COST_MAX_GPUS) continue;
+        long batch = plan_batch_for(&items[i].set, gpus);
+        if (gpus == p->gpus && batch == p->batch && cluster_equal(cl, p->cl)) continue; /* the current one */
+        prefetch_slot *s = NULL;
+        for (int k = 0; k < n_keep && !s; k++)
+            if (slot_matches(keep[k], gpus, batch, cl)) s = keep[k];
+        if (s) continue; /* listed twice */
+        for (int k = 0; k < n_old && !s; k++) /* built, or being built, already: keep it */
+            if (old[k] && slot_matches(old[k], gpus, batch, cl)) {
+                s = old[k];
+                old[k] = NULL;
             }
-        if (s->state == PF_DONE) continue;
-        s->gpus = gpus;
-        s->batch = batch;
-        s->cl = cluster_clone(p->cl);
-        s->state = PF_QUEUED;
-        queued++;
+        if (!s) {
+            s = lw_calloc(1, sizeof *s);
+            s->gpus = gpus;
+            s->batch = batch;
+            s->cl = cluster_clone(cl);
+            s->state = PF_QUEUED;
+            queued++;
+        }
+        keep[n_keep++] = s;
     }
-    for (int k = 0; k < n_old; k++) slot_clear(&old[k]);
-    if (queued && lw_thread_start(&f->thread, prefetch_main, f) == 0) f->running = 1;
+    for (int k = 0; k < n_old; k++) {
+        if (!old[k]) continue;
+        old[k]->dropped = 1;
+        atomic_store(&old[k]->cancel, 1);
+        if (old[k]->state != PF_RUNNING) slot_free(old[k]);
+    }
+    memcpy(f->slot, keep, sizeof(prefetch_slot *) * (size_t)n_keep);
+    f->n = n_keep;
+    int start = queued && !f->working;
+    pthread_mutex_unlock(&f->lock);
+    if (start) {
+        if (f->thread_live) pthread_join(f->thread, NULL); /* finished: it cleared working */
+        f->thread_live = 0;
+        f->working = 1;
+        if (lw_thread_start(&f->thread, prefetch_main, f) == 0) f->thread_live = 1;
+        else f->working = 0;
+    }
 }
 
 int plan_prefetch_pending(plan *p)
@@ -359,33 +379,41 @@ int plan_prefetch_pending(plan *p)
     if (!f) return 0;
     int n = 0;
     pthread_mutex_lock(&f->lock);
-    if (f->running)
-        for (int i = 0; i < f->n; i++) n += f->slot[i].state == PF_QUEUED || f->slot[i].state == PF_RUNNING;
+    for (int i = 0; i < f->n; i++) n += f->slot[i]->state == PF_QUEUED || f->slot[i]->state == PF_RUNNING;
     pthread_mutex_unlock(&f->lock);
     return n;
 }
 
 void plan_prefetch(plan *p, plan_settings next)
 {
-    plan_prefetch_list(p, &next, 1);
+    plan_prefetch_item it = {next, NULL};
+    plan_prefetch_list(p, &it, 1);
 }
 
 /* Takes the prefetched model if one was built, or is being built, for
- * exactly this setting (waiting for it to finish); stops the rest. */
+ * exactly this setting (waiting for it to finish). The rest carry on. */
 static int prefetch_adopt(plan *p)
 {
     struct plan_prefetcher *f = p->prefetch;
     if (!f) return 0;
-    prefetch_slot *s = NULL;
-    for (int i = 0; i < f->n && !s; i++)
-        if (slot_matches(&f->slot[i], p->gpus, p->batch, p->cl)) s = &f->slot[i];
-    if (s) {
-        pthread_mutex_lock(&f->lock);
-        while (s->state == PF_RUNNING) pthread_cond_wait(&f->changed, &f->lock);
-        pthread_mutex_unlock(&f->lock);
+    pthread_mutex_lock(&f->lock);
+    int i = 0;
+    while (i < f->n && !slot_matches(f->slot[i], p->gpus, p->batch, p->cl)) i++;
+    prefetch_slot *s = i < f->n ? f->slot[i] : NULL;
+    while (s && s->state == PF_RUNNING) pthread_cond_wait(&f->changed, &f->lock);
+    if (s && s->state == PF_QUEUED) { /* not started: built here instead, so drop it */
+        memmove(&f->slot[i], &f->slot[i + 1], sizeof(prefetch_slot *) * (size_t)(f->n - i - 1));
+        f->n--;
+        slot_free(s);
+        s = NULL;
     }
-    prefetch_stop(f);
-    if (!s || s->state != PF_DONE) return 0;
+    if (!s || s->state != PF_DONE) {
+        pthread_mutex_unlock(&f->lock);
+        return 0;
+    }
+    memmove(&f->slot[i], &f->slot[i + 1], sizeof(prefetch_slot *) * (size_t)(f->n - i - 1));
+    f->n--;
+    pthread_mutex_unlock(&f->lock);
     s->cm->cl = p->cl; /* equal to the clone it was built from */
     p->cm = s->cm;
     p->cg = s->cg;
@@ -393,7 +421,7 @@ static int prefetch_adopt(plan *p)
     s->cm = NULL;
     s->cg = NULL;
     s->sr = NULL;
-    slot_clear(s);
+    slot_free(s);
     return 1;
 }
 

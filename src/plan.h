@@ -65,19 +65,25 @@ int plan_rebuild(plan *p, lw_error *err);
 int plan_research(plan *p, lw_error *err);
 void plan_free(plan *p);
 
-/* Starts building, on a background thread and one after another, the cost
- * tables and optimum of up to PLAN_PREFETCH_MAX other settings (the ones
- * the next what-if keys would ask for), so that a later plan_rebuild to
- * exactly one of them, with the cluster unchanged, takes its result instead
- * of recomputing (waiting for it if it is being built). A new list keeps
- * the finished results it names and drops the rest; a rebuild, or
- * plan_free, stops the queue (a build in progress gives up within one
- * table). */
+/* A setting to build ahead: run settings, and a cluster (NULL: the plan's
+ * own; otherwise an edited copy, which plan_prefetch_list clones). */
+typedef struct plan_prefetch_item {
+    plan_settings set;
+    const cluster *cl;
+} plan_prefetch_item;
+
+/* Builds, on a background thread at the lowest priority and one after
+ * another in the order given, the cost tables and optimum of up to
+ * PLAN_PREFETCH_MAX other settings (the ones the next what-if keys would
+ * ask for), so that a later plan_rebuild to exactly one of them (GPU count,
+ * batch and cluster equal) takes its result instead of recomputing, waiting
+ * for it if it is being built. A new list keeps what it names that is built
+ * or being built, and cancels the rest. */
 #define PLAN_PREFETCH_MAX 4
-void plan_prefetch_list(plan *p, const plan_settings *next, int n);
+void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n);
 /* Settings still queued or being built in the background. */
 int plan_prefetch_pending(plan *p);
-/* plan_prefetch_list of one setting. */
+/* plan_prefetch_list of one setting on the plan's cluster. */
 void plan_prefetch(plan *p, plan_settings next);
 
 /* What-if: switch the sync scheme. Only t_s changes, so this skips the

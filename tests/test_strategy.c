@@ -627,12 +627,12 @@ static void expect_same_as_fresh(plan *p, const char *net)
 
 static void post_tui_list(plan *p)
 {
-    plan_settings next[4];
-    for (int i = 0; i < 4; i++) next[i] = p->set;
-    next[0].gpus = 8;
-    next[1].batch_per_gpu = 64;
-    next[2].batch_per_gpu = 16;
-    next[3].gpus = 4;
+    plan_prefetch_item next[4];
+    for (int i = 0; i < 4; i++) next[i] = (plan_prefetch_item){p->set, NULL};
+    next[0].set.gpus = 8;
+    next[1].set.batch_per_gpu = 64;
+    next[2].set.batch_per_gpu = 16;
+    next[3].set.gpus = 4;
     plan_prefetch_list(p, next, 4);
 }
 

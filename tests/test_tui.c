@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -1010,4 +1011,52 @@ Test(tui_layout, chain_stands_straight_and_diamond_fans_out)
         for (int i = 0; i + 1 < l->rank_len[r]; i++)
             cr_assert(l->nodes[l->rank[r][i]].x + l->nodes[l->rank[r][i]].w < l->nodes[l->rank[r][i + 1]].x);
     layout_free(l);
+}
+
+static void wait_prefetch(app *a)
+{
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    for (int k = 0; k < 3000 && plan_prefetch_pending(a->p); k++) nanosleep(&tick, NULL);
+    cr_assert_eq(plan_prefetch_pending(a->p), 0, "the prefetch queue did not finish in a minute");
+}
+
+/* On the cluster screen the selected field's Left and Right are built
+ * ahead, and what they give equals a plan built from scratch. */
+Test(tui_cluster, left_and_right_on_a_field_are_built_ahead)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("alexnet", "p100-4x4", 16);
+    a->prefetch = 1;
+    app_feed(a, '5');
+    while (a->csel != 5) app_feed(a, KEY_DOWN); /* inter-node GB/s */
+    wait_prefetch(a);
+    app_feed(a, KEY_RIGHT);
+    cr_assert(fabs(a->p->cl->inter.bandwidth_gbs - 23) < 1e-12);
+    cr_expect(a->p->from_prefetch, "Right on inter-node GB/s was not built ahead");
+    lw_error err = {0};
+    cluster *c = plan_load_cluster("p100-4x4", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    c->inter.bandwidth_gbs = 23;
+    plan *fresh = plan_new(plan_load_network("alexnet", &err), c, NULL, (plan_settings){16, 0, 0}, &err);
+    cr_assert_not_null(fresh, "%s", err.msg);
+    cr_expect(fabs(a->p->best_eval.total_ms - fresh->best_eval.total_ms) < 1e-9, "%.17g vs %.17g",
+              a->p->best_eval.total_ms, fresh->best_eval.total_ms);
+    plan_free(fresh);
+    wait_prefetch(a);
+    app_feed(a, KEY_LEFT);
+    cr_assert(fabs(a->p->cl->inter.bandwidth_gbs - 11.5) < 1e-12);
+    cr_expect(a->p->from_prefetch, "Left back to 11.5 was not built ahead");
+    /* halving the nodes halves the GPUs in use too, built ahead as such */
+    while (a->csel != 0) app_feed(a, KEY_UP);
+    wait_prefetch(a);
+    app_feed(a, KEY_LEFT);
+    cr_assert_eq(a->p->gpus, 8);
+    cr_expect(a->p->from_prefetch, "halving the nodes was not built ahead");
+    /* elsewhere the GPU and batch keys are: leaving the screen re-queues */
+    app_feed(a, '1');
+    wait_prefetch(a);
+    app_feed(a, '>');
+    cr_expect(a->p->from_prefetch, "the batch key was not built ahead");
+    app_free(a);
+    term_close();
 }

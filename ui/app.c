@@ -268,31 +268,52 @@ static plan_settings batch_setting(const app *a, long per_gpu)
 }
 
 /* While the person reads the new screen, build in the background what the
- * next what-if keys would ask for: the next GPU count up (or down at the
- * top), the batch doubled and halved, the GPU count the other way. Small
- * models get all four; a large one (over PREFETCH_ALL_ENTRIES transfer
- * table entries, 8 bytes each) only the first, to bound the memory. */
+ * next what-if keys would ask for: on the cluster screen, the selected
+ * field doubled and halved (Right, Left); then the next GPU count up (or
+ * down at the top), the batch doubled and halved, the GPU count the other
+ * way, as far as PLAN_PREFETCH_MAX goes. A large model (over
+ * PREFETCH_ALL_ENTRIES transfer table entries, 8 bytes each) gets only the
+ * first, to bound the memory. */
 #define PREFETCH_ALL_ENTRIES 4000000L
+
+/* The cluster screen is shown, or lies under help or why-not. */
+static int on_cluster_screen(const app *a)
+{
+    return a->screen == SCR_CLUSTER ||
+           ((a->screen == SCR_HELP || a->screen == SCR_WHYNOT) && a->prev_screen == SCR_CLUSTER);
+}
+
 void app_prefetch_next(app *a)
 {
-    plan_settings next[PLAN_PREFETCH_MAX];
-    int n = 0, up = app_gpu_step(a, +1), down = app_gpu_step(a, -1);
-    int first = up != a->p->gpus ? up : down, other = first == up ? down : up;
+    plan *p = a->p;
+    plan_prefetch_item next[PLAN_PREFETCH_MAX + 4];
+    cluster *edited[2] = {NULL, NULL};
+    int n = 0, ne = on_cluster_screen(a) ? cluster_field_neighbours(a, edited) : 0;
+    for (int i = 0; i < ne; i++) {
+        next[n] = (plan_prefetch_item){p->set, edited[i]};
+        /* as apply() does: a smaller cluster keeps as many GPUs as it has */
+        if (next[n].set.gpus > cluster_gpus(edited[i])) next[n].set.gpus = cluster_gpus(edited[i]);
+        n++;
+    }
+    int up = app_gpu_step(a, +1), down = app_gpu_step(a, -1);
+    int first = up != p->gpus ? up : down, other = first == up ? down : up;
     long b = app_batch_per_gpu(a);
-    if (first != a->p->gpus) {
-        next[n] = a->p->set;
-        next[n++].gpus = first;
+    if (first != p->gpus) {
+        next[n] = (plan_prefetch_item){p->set, NULL};
+        next[n++].set.gpus = first;
     }
-    const cost_model *m = a->p->cm;
-    if (m && m->tx_pairs_computed + m->tx_pairs_reused <= PREFETCH_ALL_ENTRIES) {
-        if (b < 1000000) next[n++] = batch_setting(a, b * 2);
-        if (b > 1) next[n++] = batch_setting(a, b / 2);
-        if (other != a->p->gpus && other != first) {
-            next[n] = a->p->set;
-            next[n++].gpus = other;
-        }
+    if (b < 1000000) next[n++] = (plan_prefetch_item){batch_setting(a, b * 2), NULL};
+    if (b > 1) next[n++] = (plan_prefetch_item){batch_setting(a, b / 2), NULL};
+    if (other != p->gpus && other != first) {
+        next[n] = (plan_prefetch_item){p->set, NULL};
+        next[n++].set.gpus = other;
     }
-    if (n) plan_prefetch_list(a->p, next, n);
+    const cost_model *m = p->cm;
+    if (m && m->tx_pairs_computed + m->tx_pairs_reused > PREFETCH_ALL_ENTRIES && n > 1) n = 1;
+    if (n > PLAN_PREFETCH_MAX) n = PLAN_PREFETCH_MAX;
+    if (n) plan_prefetch_list(p, next, n);
+    cluster_free(edited[0]);
+    cluster_free(edited[1]);
 }
 
 action app_feed(app *a, int key)
@@ -421,9 +442,12 @@ action app_clear_pins(app *a)
 void app_open_screen(app *a, screen_id s)
 {
     if (s == a->screen) return;
+    int was_cluster = on_cluster_screen(a);
     if (a->screen != SCR_HELP && a->screen != SCR_WHYNOT) a->prev_screen = a->screen;
     a->screen = s;
     if (app_screens[s]->enter) app_screens[s]->enter(a);
+    /* the cluster screen's Left/Right keys ask for other settings than + - > < */
+    if (a->prefetch && was_cluster != on_cluster_screen(a)) app_prefetch_next(a);
 }
 
 void app_whynot_open(app *a, int li)

@@ -292,6 +292,10 @@ int graph_view_find(const graph_view *g, int id, int *y, int *x, int *wd);
 /* Applies a typed value to field f: returns the action, or ACT_NONE with
  * the status set on bad input. */
 action cluster_field_set(app *a, int f, const char *text);
+/* The cluster as Right (out[0]) and Left would make it with the selected
+ * field doubled and halved, where that is a cluster field and the value is
+ * allowed: new clusters the caller frees. Returns how many (0-2). */
+int cluster_field_neighbours(const app *a, cluster *out[2]);
 
 /* scaling computation (screen_scale.c) */
 void scale_start(app *a);

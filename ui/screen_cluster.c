@@ -69,30 +69,28 @@ static void set_intra_bw(cluster *c, double v)
             c->overrides[i].link.bandwidth_gbs = v;
 }
 
-static action apply(app *a, int f, double v)
+/* Range check for a cluster field's new value (integers rounded); NULL if
+ * fine, else why not. */
+static const char *field_check(const cluster *c, int f, double *v, char *why, size_t n)
 {
-    plan *p = a->p;
-    cluster *c = p->cl;
-    if (f == F_SYNC) return app_toggle_sync(a);
-    if (f == F_GPUS) return app_set_gpus(a, (int)v);
-    if (f == F_BATCH) return app_set_batch(a, (long)v);
     int integer = f == F_NODES || f == F_GPN || f == F_NICS;
-    if (integer) v = floor(v + 0.5);
+    if (integer) *v = floor(*v + 0.5);
     double lo = f == F_INTRA_LAT || f == F_INTER_LAT ? 0 : integer ? 1 : 1e-3;
     double hi = f == F_NODES || f == F_GPN ? 4096 : 1e6;
-    if (!(v >= lo && v <= hi)) {
-        app_set_status(a, 1, "%s must be from %g to %g", field_label[f], lo, hi);
-        return ACT_REDRAW;
+    if (!(*v >= lo && *v <= hi)) {
+        snprintf(why, n, "%s must be from %g to %g", field_label[f], lo, hi);
+        return why;
     }
-    if ((f == F_NODES || f == F_GPN) && v * (f == F_NODES ? c->gpus_per_node : c->nodes) > CLUSTER_MAX_GPUS) {
-        app_set_status(a, 1, "at most %d GPUs in a cluster", CLUSTER_MAX_GPUS);
-        return ACT_REDRAW;
+    if ((f == F_NODES || f == F_GPN) && *v * (f == F_NODES ? c->gpus_per_node : c->nodes) > CLUSTER_MAX_GPUS) {
+        snprintf(why, n, "at most %d GPUs in a cluster", CLUSTER_MAX_GPUS);
+        return why;
     }
-    double old = field_value(a, c, f);
-    if (old == v) return ACT_NONE;
-    char what[128];
-    snprintf(what, sizeof what, "%s %g%s%g", field_label[f], old, G->arrow_right, v);
-    app_whatif_begin(a, what);
+    return NULL;
+}
+
+/* Sets a cluster field (not sync, GPUs or batch) on c. */
+static void field_store(cluster *c, int f, double v)
+{
     switch (f) {
     case F_NODES: c->nodes = (int)v; break;
     case F_GPN: c->gpus_per_node = (int)v; break;
@@ -104,10 +102,58 @@ static action apply(app *a, int f, double v)
     case F_NICS: c->nics_per_node = (int)v; break;
     default: break;
     }
+}
+
+static action apply(app *a, int f, double v)
+{
+    plan *p = a->p;
+    cluster *c = p->cl;
+    if (f == F_SYNC) return app_toggle_sync(a);
+    if (f == F_GPUS) return app_set_gpus(a, (int)v);
+    if (f == F_BATCH) return app_set_batch(a, (long)v);
+    char why[96];
+    if (field_check(c, f, &v, why, sizeof why)) {
+        app_set_status(a, 1, "%s", why);
+        return ACT_REDRAW;
+    }
+    double old = field_value(a, c, f);
+    if (old == v) return ACT_NONE;
+    char what[128];
+    snprintf(what, sizeof what, "%s %g%s%g", field_label[f], old, G->arrow_right, v);
+    app_whatif_begin(a, what);
+    field_store(c, f, v);
     /* a smaller cluster keeps as many GPUs as it still has */
     if (p->set.gpus > cluster_gpus(c)) p->set.gpus = cluster_gpus(c);
     app_invalidate_scale(a);
     return ACT_REBUILD;
+}
+
+/* The value Left (halve) or Right (double) gives field f. */
+static double field_step(const app *a, int f, int up)
+{
+    double v = field_value(a, a->p->cl, f);
+    if (f == F_INTRA_LAT || f == F_INTER_LAT) {
+        if (v == 0 && up) return 1;
+        return up ? v * 2 : v / 2;
+    }
+    v = up ? v * 2 : v / 2;
+    if ((f == F_NODES || f == F_GPN || f == F_NICS || f == F_BATCH) && v < 1) v = 1;
+    return v;
+}
+
+int cluster_field_neighbours(const app *a, cluster *out[2])
+{
+    int f = a->csel, n = 0;
+    if (f == F_SYNC || f == F_GPUS || f == F_BATCH || f < 0 || f >= F__COUNT) return 0;
+    for (int up = 1; up >= 0; up--) {
+        double v = field_step(a, f, up);
+        char why[96];
+        if (field_check(a->p->cl, f, &v, why, sizeof why) || v == field_value(a, a->p->cl, f)) continue;
+        out[n] = cluster_clone(a->p->cl);
+        field_store(out[n], f, v);
+        n++;
+    }
+    return n;
 }
 
 action cluster_field_set(app *a, int f, const char *text)
@@ -200,6 +246,7 @@ static action select_field(app *a, int key)
 {
     if (key == KEY_UP || key == 'k') a->csel = a->csel > 0 ? a->csel - 1 : F__COUNT - 1;
     else a->csel = (a->csel + 1) % F__COUNT;
+    if (a->prefetch) app_prefetch_next(a); /* Left/Right on this field next */
     return ACT_REDRAW;
 }
 
@@ -220,15 +267,7 @@ static action halve_double(app *a, int key)
     int f = a->csel;
     if (f == F_SYNC) return app_toggle_sync(a);
     if (f == F_GPUS) return app_set_gpus(a, app_gpu_step(a, up ? 1 : -1));
-    double v = field_value(a, a->p->cl, f);
-    if (f == F_INTRA_LAT || f == F_INTER_LAT) {
-        if (v == 0 && up) v = 1;
-        else v = up ? v * 2 : v / 2;
-    } else {
-        v = up ? v * 2 : v / 2;
-        if ((f == F_NODES || f == F_GPN || f == F_NICS || f == F_BATCH) && v < 1) v = 1;
-    }
-    return apply(a, f, v);
+    return apply(a, f, field_step(a, f, up));
 }
 
 static action reset(app *a, int key)
