@@ -267,6 +267,13 @@ static plan_settings batch_setting(const app *a, long per_gpu)
     return s;
 }
 
+/* The cluster screen is shown, or lies under help or why-not. */
+static int on_cluster_screen(const app *a)
+{
+    return a->screen == SCR_CLUSTER ||
+           ((a->screen == SCR_HELP || a->screen == SCR_WHYNOT) && a->prev_screen == SCR_CLUSTER);
+}
+
 /* While the person reads the new screen, build in the background what the
  * next what-if keys would ask for: on the cluster screen, the selected
  * field doubled and halved (Right, Left); then the next GPU count up (or
@@ -276,17 +283,10 @@ static plan_settings batch_setting(const app *a, long per_gpu)
  * first, to bound the memory. */
 #define PREFETCH_ALL_ENTRIES 4000000L
 
-/* The cluster screen is shown, or lies under help or why-not. */
-static int on_cluster_screen(const app *a)
-{
-    return a->screen == SCR_CLUSTER ||
-           ((a->screen == SCR_HELP || a->screen == SCR_WHYNOT) && a->prev_screen == SCR_CLUSTER);
-}
-
 void app_prefetch_next(app *a)
 {
     plan *p = a->p;
-    plan_prefetch_item next[PLAN_PREFETCH_MAX + 4];
+    plan_prefetch_item next[6]; /* two field neighbours, two GPU counts, two batches */
     cluster *edited[2] = {NULL, NULL};
     int n = 0, ne = on_cluster_screen(a) ? cluster_field_neighbours(a, edited) : 0;
     for (int i = 0; i < ne; i++) {

@@ -211,8 +211,9 @@ action app_feed(app *a, int key);
 /* Background work (scaling rows, why-not entries): does one slice of at
  * most about budget_s seconds. Returns 1 while work remains. */
 int app_idle(app *a, double budget_s);
-/* Starts the background builds of what the next GPU-count and batch keys
- * would ask for (plan_prefetch_list). */
+/* Starts the background builds of what the next what-if keys would ask
+ * for: GPU count, batch, and on the cluster screen the selected field's
+ * Left/Right (plan_prefetch_list). */
 void app_prefetch_next(app *a);
 int app_busy(const app *a);
 /* True when the only work left is a worker's: poll rather than spin. */
