@@ -137,6 +137,7 @@ keys q
 expect "q exits" "EXITED"
 if [ "$(cat "$WORK/status" 2>/dev/null)" = 0 ]; then ok "exit status 0"; else bad "exit status $(cat "$WORK/status" 2>/dev/null)"; fi
 if capture | grep -qF " 1 Table "; then bad "screen restored after q"; else ok "screen restored after q"; fi
+capture | grep -qF "building the cost tables" && bad "the start-up line is wiped" || ok "the start-up line is wiped"
 [ -z "$(tui_pid)" ] && ok "no layerwise process left" || bad "a layerwise process is left"
 
 # ---- Ctrl-C and SIGTERM restore the terminal too
