@@ -543,6 +543,28 @@ double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
     return c;
 }
 
+int plan_whynot_totals(const plan *p, int li, double *totals)
+{
+    cost_graph *g = cost_model_graph(p->cm);
+    apply_pins(p, g);
+    search_result *r = search_run(g, NULL, NULL);
+    int rc = -1;
+    if (r) {
+        size_t cells = 0;
+        for (int i = 0; i < g->n_nodes; i++) cells += (size_t)g->n_configs[i];
+        double *mem = lw_malloc(sizeof(double) * cells);
+        double **marg = lw_malloc(sizeof(double *) * (size_t)g->n_nodes);
+        for (int i = 0, off = 0; i < g->n_nodes; off += g->n_configs[i], i++) marg[i] = mem + off;
+        rc = search_min_marginals(g, r, marg);
+        if (rc == 0) memcpy(totals, marg[li], sizeof(double) * (size_t)g->n_configs[li]);
+        free(marg);
+        free(mem);
+    }
+    search_result_free(r);
+    cg_free(g);
+    return rc == 0 ? 0 : -1;
+}
+
 const char *plan_final_method_name(const plan *p)
 {
     if (!p->sr) return "none";

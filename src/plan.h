@@ -97,6 +97,13 @@ long plan_batch_for(const plan_settings *s, int gpus);
  * that strategy (n_layers, may be NULL). For "why not this config?". */
 double plan_cost_with_pin(const plan *p, int li, int k, int *config_out);
 
+/* The same for every config of layer li at once (the pins, li's included,
+ * as they stand): totals[k] for each of its configs, +inf where no finite
+ * total exists, from one search and its min-marginals (search_min_marginals)
+ * instead of one search per config. 0, or -1 where the final step needed
+ * variable elimination: ask plan_cost_with_pin per config then. */
+int plan_whynot_totals(const plan *p, int li, double *totals);
+
 const char *plan_final_method_name(const plan *p);
 
 #endif

@@ -1136,6 +1136,196 @@ search_result *search_run(const cost_graph *g, search_progress_fn progress_fn, v
     return search_run_with(g, NULL, progress_fn, user, NULL);
 }
 
+/* ---------- min-marginals: "why not this config?" for every node at once */
+
+static void edge_ends(const cost_graph *g, const search_result *r, int e, int *from, int *to, const double **tab)
+{
+    if (e < g->n_edges) {
+        *from = g->edge_from[e];
+        *to = g->edge_to[e];
+        *tab = g->edge_cost[e];
+    } else {
+        const elim_step *st = &r->steps[e - g->n_edges];
+        *from = st->from;
+        *to = st->to;
+        *tab = st->table;
+    }
+}
+
+static double *new_filled(size_t n, double v)
+{
+    double *t = alloc_array(n ? n : 1, sizeof(double));
+    if (t)
+        for (size_t i = 0; i < n; i++) t[i] = v;
+    return t;
+}
+
+/* The final graph's pairwise min-marginals by enumeration: for every edge
+ * left, the least total per (config of its tail, config of its head), and
+ * for every node left, the least total per config. 0, or -1 out of memory. */
+static int final_marginals(const cost_graph *g, const search_result *r, double **M, double **marg)
+{
+    int n = g->n_nodes;
+    int *local = alloc_array((size_t)n + 1, sizeof(int));
+    int *node = alloc_array((size_t)n + 1, sizeof(int));
+    int *cfg = zalloc_array((size_t)n + 1, sizeof(int));
+    int ne = r->n_edges_left;
+    int *ef = alloc_array((size_t)ne + 1, sizeof(int)), *et = alloc_array((size_t)ne + 1, sizeof(int));
+    const double **tab = alloc_array((size_t)ne + 1, sizeof(double *));
+    if (!local || !node || !cfg || !ef || !et || !tab) goto oom;
+    for (int v = 0; v < n; v++) local[v] = -1;
+    int m = 0;
+    double iso = 0;
+    for (int a = 0; a < ne; a++) {
+        int e = r->edges_left[a], f, t;
+        edge_ends(g, r, e, &f, &t, &tab[a]);
+        for (int k = 0; k < 2; k++) {
+            int v = k ? t : f;
+            if (local[v] < 0) {
+                local[v] = m;
+                node[m++] = v;
+            }
+        }
+        ef[a] = local[f];
+        et[a] = local[t];
+        M[e] = new_filled((size_t)g->n_configs[f] * (size_t)g->n_configs[t], INFINITY);
+        if (!M[e]) goto oom;
+    }
+    /* nodes left without an edge are independent: their cheapest config is
+     * in every optimum, and any other costs its difference */
+    for (int i = 0; i < r->n_left; i++) {
+        int v = r->left[i];
+        if (local[v] >= 0) continue;
+        double best = INFINITY;
+        for (int k = 0; k < g->n_configs[v]; k++)
+            if (g->node_cost[v][k] < best) best = g->node_cost[v][k];
+        iso += best;
+    }
+    for (int i = 0; i < r->n_left; i++) {
+        int v = r->left[i];
+        if (local[v] >= 0) continue;
+        double best = INFINITY;
+        for (int k = 0; k < g->n_configs[v]; k++)
+            if (g->node_cost[v][k] < best) best = g->node_cost[v][k];
+        for (int k = 0; k < g->n_configs[v]; k++) marg[v][k] = r->cost - best + g->node_cost[v][k];
+    }
+    for (int u = 0; u < m; u++)
+        for (int k = 0; k < g->n_configs[node[u]]; k++) marg[node[u]][k] = INFINITY;
+    if (m > 0)
+        for (;;) {
+            double c = iso;
+            for (int u = 0; u < m; u++) c += g->node_cost[node[u]][cfg[u]];
+            for (int a = 0; a < ne; a++) c += tab[a][(size_t)cfg[ef[a]] * g->n_configs[node[et[a]]] + cfg[et[a]]];
+            for (int a = 0; a < ne; a++) {
+                double *x = &M[r->edges_left[a]][(size_t)cfg[ef[a]] * g->n_configs[node[et[a]]] + cfg[et[a]]];
+                if (c < *x) *x = c;
+            }
+            for (int u = 0; u < m; u++)
+                if (c < marg[node[u]][cfg[u]]) marg[node[u]][cfg[u]] = c;
+            int u = m - 1;
+            while (u >= 0 && ++cfg[u] == g->n_configs[node[u]]) cfg[u--] = 0;
+            if (u < 0) break;
+        }
+    free(local);
+    free(node);
+    free(cfg);
+    free(ef);
+    free(et);
+    free(tab);
+    return 0;
+oom:
+    free(local);
+    free(node);
+    free(cfg);
+    free(ef);
+    free(et);
+    free(tab);
+    return -1;
+}
+
+int search_min_marginals(const cost_graph *g, const search_result *r, double **marg)
+{
+    if (!g || !r || r->n_nodes != g->n_nodes || r->n_edges_original != g->n_edges) return -1;
+    if (r->method != FINAL_ENUMERATION) return -1;
+    int m0 = g->n_edges, total = m0 + r->n_steps;
+    double **M = zalloc_array((size_t)total + 1, sizeof(double *));
+    if (!M) return -2;
+    int rc = final_marginals(g, r, M, marg) == 0 ? 0 : -2;
+    /* undo the eliminations, last first: each step turns the min-marginals
+     * of the edge it made into those of the edges it took, and of the node
+     * it removed. Replacing the new edge's entry T'(ci,ck) by the sum it
+     * minimised, t(cj) + t1(ci,cj) + t2(cj,ck), gives the least total with
+     * all three configs fixed. */
+    for (int s = r->n_steps - 1; s >= 0 && rc == 0; s--) {
+        const elim_step *st = &r->steps[s];
+        double *Mn = M[st->new_edge];
+        int ci_n = g->n_configs[st->from], ck_n = g->n_configs[st->to];
+        if (!Mn) { /* cannot happen: every new edge is left or taken by a later step */
+            rc = -1;
+            break;
+        }
+        if (st->kind == ELIM_EDGE) {
+            size_t sz = sizeof(double) * (size_t)ci_n * (size_t)ck_n;
+            M[st->e1] = alloc_array(1, sz);
+            M[st->e2] = alloc_array(1, sz);
+            if (!M[st->e1] || !M[st->e2]) {
+                rc = -2;
+                break;
+            }
+            memcpy(M[st->e1], Mn, sz);
+            memcpy(M[st->e2], Mn, sz);
+        } else {
+            int j = st->node, cj_n = g->n_configs[j], f, t;
+            const double *t1, *t2, *tn = st->table;
+            edge_ends(g, r, st->e1, &f, &t, &t1);
+            edge_ends(g, r, st->e2, &f, &t, &t2);
+            double *M1 = new_filled((size_t)ci_n * (size_t)cj_n, INFINITY);
+            double *M2 = new_filled((size_t)cj_n * (size_t)ck_n, INFINITY);
+            if (!M1 || !M2) {
+                free(M1);
+                free(M2);
+                rc = -2;
+                break;
+            }
+            double *rest = alloc_array((size_t)ck_n, sizeof(double));
+            if (!rest) {
+                free(M1);
+                free(M2);
+                rc = -2;
+                break;
+            }
+            M[st->e1] = M1;
+            M[st->e2] = M2;
+            for (int c = 0; c < cj_n; c++) marg[j][c] = INFINITY;
+            for (int a = 0; a < ci_n; a++) {
+                /* the rest of the graph's least total through (a, k), without the new edge's entry */
+                for (int k = 0; k < ck_n; k++) {
+                    double mn = Mn[(size_t)a * ck_n + k], tab = tn[(size_t)a * ck_n + k];
+                    rest[k] = isfinite(mn) && isfinite(tab) ? mn - tab : INFINITY;
+                }
+                for (int c = 0; c < cj_n; c++) {
+                    const double base = g->node_cost[j][c] + t1[(size_t)a * cj_n + c];
+                    const double *t2r = t2 + (size_t)c * ck_n;
+                    double *m2r = M2 + (size_t)c * ck_n, best = INFINITY;
+                    for (int k = 0; k < ck_n; k++) {
+                        double v = rest[k] + base + t2r[k];
+                        best = v < best ? v : best;
+                        m2r[k] = v < m2r[k] ? v : m2r[k];
+                    }
+                    if (best < M1[(size_t)a * cj_n + c]) M1[(size_t)a * cj_n + c] = best;
+                    if (best < marg[j][c]) marg[j][c] = best;
+                }
+            }
+            free(rest);
+        }
+        free(Mn);
+        M[st->new_edge] = NULL;
+    }
+    for (int e = 0; e < total; e++) free(M[e]);
+    free(M);
+    return rc;
+}
+
 /* ---------- the stepper's view */
 
 void search_state_at(const search_result *r, int k, unsigned char *alive_nodes,

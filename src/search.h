@@ -145,6 +145,18 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
 /* A short English phrase for a status ("out of memory", ...). */
 const char *search_status_message(search_status s);
 
+/* Min-marginals: for every node v and config k, the least total cost of an
+ * assignment that gives v config k (what "why not config k?" asks), from r,
+ * the result of search_run on g, in about the time of the search itself: the
+ * final graph is enumerated once more, keeping the least total per pair of
+ * configs on each edge left, and the eliminations are undone last first,
+ * each turning the pair minima of the edge it made into those of the two it
+ * took and of the node it removed. Fills marg[v][k] (caller-allocated, +inf
+ * where no finite total exists). Returns 0; -1 if r's final step was
+ * variable elimination (not supported: ask search_run per config); -2 out
+ * of memory. */
+int search_min_marginals(const cost_graph *g, const search_result *r, double **marg);
+
 /* Brute force over every assignment; for tests. Returns the minimum cost and
  * fills best (n_nodes) with an argmin. Refuses (returns -1) above max_space. */
 double search_brute_force(const cost_graph *g, int *best, double max_space);

@@ -181,6 +181,18 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             cluster_free(edited);
             break;
         }
+        case 11: /* why not? every config of one layer at once (min-marginals) */
+        {
+            int li = p->net->n_layers / 2;
+            double *tot = malloc(sizeof(double) * (size_t)p->cm->n_configs[li]);
+            rc = plan_whynot_totals(p, li, tot) != 0;
+            if (rc) snprintf(err->msg, sizeof err->msg, "plan_whynot_totals refused");
+            free(tot);
+            break;
+        }
+        case 12: /* why not? one config by a pinned search, as before */
+            plan_cost_with_pin(p, p->net->n_layers / 2, 0, NULL);
+            break;
         case 3: /* batch change 32 -> 64 per GPU */
             p->set.batch_per_gpu = 32;
             rc = plan_rebuild(p, err);
@@ -240,6 +252,8 @@ int main(int argc, char **argv)
     printf("  %-52s %8.1f ms\n", "GPU count 8 -> 16", best_of(3, p, 4, &err));
     printf("  %-52s %8.1f ms\n", "per-GPU batch 32 -> 64", best_of(3, p, 3, &err));
     printf("  %-52s %8.1f ms\n", "inter-node GB/s doubled", best_of(3, p, 9, &err));
+    printf("  %-52s %8.1f ms\n", "why not? every config of a layer (min-marginals)", best_of(3, p, 11, &err));
+    printf("  %-52s %8.1f ms\n", "why not? one config (one pinned search)", best_of(3, p, 12, &err));
     printf("  what the TUI prefetches after each change (1 s to read the screen first):\n");
     printf("  %-52s %8.1f ms\n", "GPU count 16 -> 8, prefetched", best_of(2, p, 5, &err));
     printf("  %-52s %8.1f ms\n", "GPU count 8 -> 16, prefetched", best_of(2, p, 6, &err));

@@ -774,6 +774,70 @@ static void run_families(const search_options *opt, int want_ve)
     }
 }
 
+/* Min-marginals by brute force: one pass over every assignment. */
+static void brute_marginals(const cost_graph *g, double **bf)
+{
+    int n = g->n_nodes, cfg[MAXN] = {0};
+    for (int v = 0; v < n; v++)
+        for (int k = 0; k < g->n_configs[v]; k++) bf[v][k] = INFINITY;
+    for (;;) {
+        double c = cg_evaluate(g, cfg);
+        for (int v = 0; v < n; v++)
+            if (c < bf[v][cfg[v]]) bf[v][cfg[v]] = c;
+        int v = n - 1;
+        while (v >= 0 && ++cfg[v] == g->n_configs[v]) cfg[v--] = 0;
+        if (v < 0) break;
+    }
+}
+
+static void check_marginals(const cost_graph *g, const char *what, int i)
+{
+    search_result *r = search_run(g, NULL, NULL);
+    cr_assert_not_null(r);
+    double *mem = malloc(sizeof(double) * 2 * MAXN * 8), *marg[MAXN], *bf[MAXN];
+    for (int v = 0; v < g->n_nodes; v++) {
+        marg[v] = mem + v * 8;
+        bf[v] = mem + (MAXN + v) * 8;
+    }
+    cr_assert_eq(search_min_marginals(g, r, marg), 0, "%s #%d", what, i);
+    brute_marginals(g, bf);
+    for (int v = 0; v < g->n_nodes; v++)
+        for (int k = 0; k < g->n_configs[v]; k++) {
+            if (isinf(bf[v][k])) {
+                cr_assert(isinf(marg[v][k]), "%s #%d: node %d config %d: %g, brute force +inf", what, i, v, k,
+                          marg[v][k]);
+                continue;
+            }
+            cr_assert(close_rel(marg[v][k], bf[v][k]), "%s #%d: node %d config %d: %.17g, brute force %.17g", what,
+                      i, v, k, marg[v][k], bf[v][k]);
+        }
+    /* the optimum's own configs reach the optimum */
+    for (int v = 0; v < g->n_nodes; v++) cr_assert(close_rel(marg[v][r->config[v]], r->cost));
+    free(mem);
+    search_result_free(r);
+}
+
+/* Every node's every config, against brute force, on every family (dense
+ * blocks through the final enumeration); then with forbidden configs
+ * (+inf, as pins make them) scattered over the graphs. */
+Test(search_random, min_marginals_equal_brute_force)
+{
+    for (int f = 0; f < N_FAMILIES; f++) {
+        rng R = {0xD1B54A32D192ED03ULL ^ (uint64_t)(f + 1) * 0x9E3779B97F4A7C15ULL};
+        for (int i = 0; i < PER_FAMILY; i++) {
+            shape s;
+            gen_shape(&R, (family)f, &s);
+            cost_graph *g = make_graph(&R, &s);
+            check_marginals(g, family_name[f], i);
+            for (int v = 0; v < g->n_nodes; v++) /* forbid about a quarter of the configs, never all of a node */
+                for (int k = 1; k < g->n_configs[v]; k++)
+                    if (rng_int(&R, 0, 3) == 0) g->node_cost[v][k] = INFINITY;
+            check_marginals(g, family_name[f], i);
+            cg_free(g);
+        }
+    }
+}
+
 Test(search_random, all_families_enumeration)
 {
     run_families(NULL, 0);
@@ -1036,6 +1100,24 @@ Test(search_size, chain_of_modules_250_nodes_70_configs)
     }
     free(cfg);
     search_result_free(v);
+    search_result_free(r);
+    cg_free(g);
+}
+
+/* The final step by variable elimination is not covered: the caller is told
+ * so and can fall back to one search per config. */
+Test(search_limits, min_marginals_refuse_a_variable_elimination_result)
+{
+    cost_graph *g = dense_graph(5, 3, 7);
+    search_options o;
+    search_options_init(&o);
+    o.enumeration_limit = 0;
+    search_result *r = search_run_with(g, &o, NULL, NULL, NULL);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->method, FINAL_VARIABLE_ELIMINATION);
+    double mem[5 * 3], *marg[5];
+    for (int v = 0; v < 5; v++) marg[v] = mem + 3 * v;
+    cr_assert_eq(search_min_marginals(g, r, marg), -1);
     search_result_free(r);
     cg_free(g);
 }

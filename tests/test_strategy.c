@@ -502,6 +502,44 @@ Test(bad_strategy, a_strategy_for_another_gpu_count)
     plan_free(p4);
 }
 
+/* Why-not totals for every config at once (min-marginals) equal one pinned
+ * search per config, on real cost tables, with another layer pinned too. */
+static void check_whynot(const char *net, int gpus, const char *const *layers, int n_layers, const char *pin_layer)
+{
+    plan *p = open_plan(net, "p100-4x4", gpus, 0);
+    if (pin_layer) {
+        int pl = net_find(p->net, pin_layer);
+        cr_assert(pl >= 0);
+        p->pinned[pl] = p->best[pl] == 0 ? 1 : 0;
+        lw_error err = {0};
+        cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    }
+    for (int q = 0; q < n_layers; q++) {
+        int li = net_find(p->net, layers[q]);
+        cr_assert(li >= 0, "%s", layers[q]);
+        double *tot = malloc(sizeof(double) * (size_t)p->cm->n_configs[li]);
+        cr_assert_eq(plan_whynot_totals(p, li, tot), 0);
+        for (int k = 0; k < p->cm->n_configs[li]; k++) {
+            double one = plan_cost_with_pin(p, li, k, NULL);
+            if (isinf(one)) cr_assert(isinf(tot[k]), "%s %s config %d: %g, one search +inf", net, layers[q], k, tot[k]);
+            else ASSERT_REL(tot[k], one, 1e-9);
+        }
+        free(tot);
+    }
+    plan_free(p);
+}
+
+Test(pins, whynot_totals_equal_one_search_per_config)
+{
+    const char *alex[] = {"data", "conv1", "conv3", "fc6", "prob"};
+    check_whynot("alexnet", 4, alex, 5, NULL);
+    check_whynot("alexnet", 16, alex, 5, "fc7");
+    const char *inc[] = {"mixed_5b/branch5x5_2", "mixed_6a/concat", "mixed_7c/branch3x3dbl_3a", "fc"};
+    check_whynot("inception_v3", 4, inc, 4, "mixed_6e/branch7x7_2");
+    const char *res[] = {"layer2.0.conv1", "layer3.1.add", "fc"};
+    check_whynot("resnet50", 2, res, 3, NULL);
+}
+
 Test(pins, pinning_a_layer_never_beats_the_optimum)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 4, 0);

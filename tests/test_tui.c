@@ -1060,3 +1060,37 @@ Test(tui_cluster, left_and_right_on_a_field_are_built_ahead)
     app_free(a);
     term_close();
 }
+
+/* Why-not on Inception-v3: one idle slice gives every total (min-marginals),
+ * sorted, before the "others" column is counted; counting then fills it,
+ * and the totals agree with one pinned search per config. */
+Test(tui_whynot, every_total_at_once_then_the_others_column)
+{
+    term_open(30, 110, 1);
+    app *a = open_app("inception_v3", "p100-4x4", 4);
+    select_layer(a, "mixed_6a/branch3x3");
+    int li = a->sel;
+    app_feed(a, 'w');
+    cr_assert_eq(a->screen, SCR_WHYNOT);
+    whynot_step(a, 0.0); /* the smallest slice */
+    cr_assert_eq(a->wn_marginals, 1);
+    cr_assert_eq(a->wn_done, a->wn_n, "%d of %d totals", a->wn_done, a->wn_n);
+    cr_assert(a->wn_counted < a->wn_n, "everything counted in one zero-length slice");
+    draw(a);
+    char progress[64];
+    snprintf(progress, sizeof progress, "others %d/%d", a->wn_counted, a->wn_n);
+    cr_assert(find_row(progress) >= 0, "the header counts the others column (%s):\n%s", progress, dump());
+    cr_assert(find_row("…") >= 0, "uncounted rows show an ellipsis:\n%s", dump());
+    finish_idle(a);
+    cr_assert_eq(a->wn_counted, a->wn_n);
+    for (int i = 0; i < a->wn_n; i++) {
+        double one = plan_cost_with_pin(a->p, li, a->wn[i].config, NULL);
+        cr_assert(fabs(a->wn[i].total_ms - one) <= 1e-9 * one, "config %d: %.12f vs %.12f", a->wn[i].config,
+                  a->wn[i].total_ms, one);
+    }
+    draw(a);
+    snprintf(progress, sizeof progress, "others %d/%d", a->wn_n, a->wn_n);
+    cr_assert(find_row(progress) < 0 && find_row("…") < 0, "still counting when done:\n%s", dump());
+    app_free(a);
+    term_close();
+}

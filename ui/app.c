@@ -172,7 +172,8 @@ static void whynot_reset(app *a)
 {
     free(a->wn);
     a->wn = NULL;
-    a->wn_n = a->wn_done = 0;
+    a->wn_n = a->wn_done = a->wn_counted = 0;
+    a->wn_marginals = 0;
     if (a->wn_layer < 0 || !a->p->cm) return;
     a->wn_n = a->p->cm->n_configs[a->wn_layer];
     a->wn = lw_calloc((size_t)a->wn_n, sizeof(whynot_entry));
@@ -462,7 +463,7 @@ void app_whynot_open(app *a, int li)
 int app_busy(const app *a)
 {
     if (a->screen == SCR_SCALE && (!a->scale || a->scale_done < a->scale_n)) return 1;
-    if (a->screen == SCR_WHYNOT && a->wn_layer >= 0 && a->wn && a->wn_done < a->wn_n) return 1;
+    if (a->screen == SCR_WHYNOT && a->wn_layer >= 0 && a->wn && a->wn_counted < a->wn_n) return 1;
     return 0;
 }
 

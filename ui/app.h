@@ -105,7 +105,8 @@ typedef struct whynot_entry {
     int config;                /* index into the layer's configs */
     double total_ms;           /* best total with the layer forced to it */
     int changed;               /* other layers whose config moved */
-    int done;
+    int done;                  /* total_ms known */
+    int counted;               /* changed known */
 } whynot_entry;
 
 typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD } prompt_kind;
@@ -170,10 +171,12 @@ struct app {
     /* cluster screen */
     int csel;
 
-    /* why not: computed lazily, a few configs per idle tick */
+    /* why not: every total at once (min-marginals), then the "others"
+     * column a few configs per idle tick, best first */
     int wn_layer;              /* -1: none */
     whynot_entry *wn;
-    int wn_n, wn_done;
+    int wn_n, wn_done, wn_counted;
+    int wn_marginals;          /* 0 not tried yet, 1 totals from min-marginals, -1 one search per config */
     int wn_sel, wn_top;
     double wn_opt_ms;
     int *wn_tmp;               /* [n_layers] scratch strategy */

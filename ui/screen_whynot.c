@@ -1,18 +1,24 @@
 /*
  * screen_whynot: "why not this config?" for one layer. Every config of the
  * layer with the best whole-strategy total when the layer is forced to it
- * (the rest re-optimised: plan_cost_with_pin runs Algorithm 1 again), sorted,
- * the delta against the current strategy, and how many other layers would
- * change. Enter pins the selected config and re-optimises around it.
+ * (every other layer re-optimised), sorted, the delta against the current
+ * strategy, and how many other layers would change. Enter pins the
+ * selected config and re-optimises around it.
  *
- * One search per config (70 configs on Inception-v3 at 16 GPUs, tens of ms
- * each), so entries are computed a few per idle slice and the list fills in.
+ * The totals come at once from one search and its min-marginals
+ * (plan_whynot_totals: about the time of one search). The "others" column
+ * needs each forced strategy itself, one search per config (70 configs on
+ * Inception-v3 at 16 GPUs, tens of ms each), so it fills in a few entries
+ * per idle slice, best first. Where the min-marginals do not apply (a graph
+ * whose final step is variable elimination) the totals come that way too.
  */
 #include "draw.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int *display_order(const app *a);
 
 int whynot_step(app *a, double budget_s)
 {
@@ -23,25 +29,50 @@ int whynot_step(app *a, double budget_s)
     /* a pinned layer is asked about as if it were free */
     int pin = p->pinned[li];
     p->pinned[li] = -1;
-    while (a->wn_done < a->wn_n) {
-        whynot_entry *e = &a->wn[a->wn_done];
-        if (e->config == p->best[li] && pin < 0) {
-            e->total_ms = p->best_eval.total_ms;
-            e->changed = 0;
-        } else {
-            e->total_ms = plan_cost_with_pin(p, li, e->config, a->wn_tmp);
-            e->changed = 0;
-            if (isfinite(e->total_ms))
-                for (int i = 0; i < p->net->n_layers; i++)
-                    if (i != li && !config_equal(&p->cm->configs[i][a->wn_tmp[i]], &p->cm->configs[i][p->best[i]]))
-                        e->changed++;
+    if (a->wn_marginals == 0) {
+        double *tot = lw_malloc(sizeof(double) * (size_t)p->cm->n_configs[li]);
+        a->wn_marginals = plan_whynot_totals(p, li, tot) == 0 ? 1 : -1;
+        if (a->wn_marginals > 0) {
+            for (int i = 0; i < a->wn_n; i++) {
+                whynot_entry *e = &a->wn[i];
+                e->total_ms = tot[e->config];
+                e->done = 1;
+            }
+            a->wn_done = a->wn_n;
         }
-        e->done = 1;
-        a->wn_done++;
-        if (lw_now() - t0 >= budget_s) break;
+        free(tot);
     }
+    /* the current optimum needs no search */
+    for (int i = 0; i < a->wn_n; i++) {
+        whynot_entry *e = &a->wn[i];
+        if (e->config != p->best[li] || pin >= 0 || e->counted) continue;
+        if (!e->done) a->wn_done++;
+        e->total_ms = p->best_eval.total_ms;
+        e->changed = 0;
+        e->done = e->counted = 1;
+        a->wn_counted++;
+    }
+    int *ord = display_order(a);
+    for (int q = 0; q < a->wn_n && lw_now() - t0 < budget_s; q++) {
+        whynot_entry *e = &a->wn[ord[q]];
+        if (e->counted) continue;
+        double c = plan_cost_with_pin(p, li, e->config, a->wn_tmp);
+        if (!e->done) {
+            e->total_ms = c;
+            e->done = 1;
+            a->wn_done++;
+        }
+        e->changed = 0;
+        if (isfinite(c))
+            for (int i = 0; i < p->net->n_layers; i++)
+                if (i != li && !config_equal(&p->cm->configs[i][a->wn_tmp[i]], &p->cm->configs[i][p->best[i]]))
+                    e->changed++;
+        e->counted = 1;
+        a->wn_counted++;
+    }
+    free(ord);
     p->pinned[li] = pin;
-    return a->wn_done < a->wn_n;
+    return a->wn_counted < a->wn_n;
 }
 
 /* Display order: computed entries by total (the current config first among
@@ -89,6 +120,9 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
     if (a->wn_done < a->wn_n) {
         x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, " %s computing %d/%d ", G->dot, a->wn_done, a->wn_n);
         ui_progress(w, r.y, r.x + x, r.w - x - 1, a->wn_n ? (double)a->wn_done / a->wn_n : 1);
+    } else if (a->wn_counted < a->wn_n) {
+        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, " %s others %d/%d ", G->dot, a->wn_counted, a->wn_n);
+        ui_progress(w, r.y, r.x + x, r.w - x - 1, a->wn_n ? (double)a->wn_counted / a->wn_n : 1);
     }
     /* columns */
     int y = r.y + 1;
@@ -150,7 +184,8 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
         snprintf(b, sizeof b, "%+.1f%%", a->wn_opt_ms > 0 && fabs(d) >= 5e-3 ? d / a->wn_opt_ms * 100 : 0.0);
         ui_put_right(w, yy, cx[5], widths[5], dst, b);
         snprintf(b, sizeof b, "%d", e->changed);
-        if (cx[6] + widths[6] <= r.x + r.w) ui_put_right(w, yy, cx[6], widths[6], base, b);
+        if (cx[6] + widths[6] <= r.x + r.w)
+            ui_put_right(w, yy, cx[6], widths[6], e->counted || sel ? base : ST_DIM, e->counted ? b : G->ellipsis);
         if (cur && cx[6] + widths[6] + 10 <= r.x + r.w)
             ui_put(w, yy, cx[6] + widths[6] + 1, r.x + r.w - cx[6] - widths[6] - 1, sel ? base : ST_GOOD,
                    p->pinned[li] >= 0 ? "current" : "optimum");
@@ -160,8 +195,9 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
     char txt[512];
     snprintf(txt, sizeof txt,
              "Each row: the best total step time when %s is forced to that config and every other layer is "
-             "re-optimised (Algorithm 1 again); \"others\": layers whose config then changes. Enter pins the "
-             "selected config, x clears the pin, Esc goes back.",
+             "re-optimised (all rows from one search: min-marginals over Algorithm 1's eliminations); "
+             "\"others\": layers whose config then changes. Enter pins the selected config, x clears the pin, "
+             "Esc goes back.",
              l->name);
     ui_wrap(w, t, ST_DIM, txt);
 }
