@@ -21,6 +21,7 @@ static const char usage_text[] =
     "  layerwise                          the TUI on VGG-16 and the paper's 16-GPU P100 cluster\n"
     "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS]\n"
     "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
+    "                    [--why-not LAYER]   every config of LAYER with the best total when forced to it\n"
     "  layerwise eval    -n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt [--json]\n"
     "  layerwise compare -n NET -c CLUSTER [-g GPUS] [--json]\n"
     "  layerwise scale   -n NET -c CLUSTER [--gpus 1,2,4,8,16] [--json]\n"
@@ -50,7 +51,7 @@ static const char usage_text[] =
 
 typedef struct opts {
     const char *cmd;
-    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list;
+    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot;
     plan_settings set;
     int sync;
     double intra_bw, inter_bw;
@@ -142,6 +143,8 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if (TAKES("--step")) {
             if (parse_long(v, 0, 1000000, &n) != 0) return bad("--step \"%s\" must be a whole number of steps (0 or more)", v ? v : "");
             o->step = (int)n;
+        } else if (TAKES("--why-not")) {
+            o->whynot = v;
         } else if (TAKES("--pin")) {
             if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
             if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
@@ -169,6 +172,8 @@ static int parse_args(int argc, char **argv, opts *o)
      * ignored and every GPU used */
     if (o->gpus_list && !(o->cmd && strcmp(o->cmd, "scale") == 0))
         return bad("GPU count \"%s\" must be one whole number here (a list is for scale --gpus)", o->gpus_list);
+    if (o->whynot && !(o->cmd && strcmp(o->cmd, "search") == 0))
+        return bad("--why-not %s is an option of search", o->whynot);
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
     return 0;
@@ -354,6 +359,94 @@ static int emit(const opts *o, const char *doc)
 
 /* ---- commands ---- */
 
+/* search --why-not LAYER: every config of the layer with the best total
+ * when it is forced to it (other pins kept, its own ignored), sorted. */
+typedef struct whynot_row {
+    int k;
+    double total;
+} whynot_row;
+
+static int whynot_cmp(const void *x, const void *y)
+{
+    const whynot_row *a = x, *b = y;
+    if (a->total < b->total) return -1;
+    if (a->total > b->total) return 1;
+    return a->k - b->k;
+}
+
+static int search_whynot(const opts *o, plan *p, int li)
+{
+    const cost_model *m = p->cm;
+    int n = m->n_configs[li], pin = p->pinned[li];
+    double *tot = lw_malloc(sizeof(double) * (size_t)n);
+    p->pinned[li] = -1;
+    if (plan_whynot_totals(p, li, tot) != 0) /* a final step by variable elimination: one search per config */
+        for (int k = 0; k < n; k++) tot[k] = plan_cost_with_pin(p, li, k, NULL);
+    p->pinned[li] = pin;
+    whynot_row *rows = lw_malloc(sizeof(whynot_row) * (size_t)n);
+    for (int k = 0; k < n; k++) rows[k] = (whynot_row){k, tot[k]};
+    qsort(rows, (size_t)n, sizeof *rows, whynot_cmp);
+    double opt = rows[0].total;
+    const layer *l = &p->net->layers[li];
+    int rc = 0;
+    if (o->json || o->out) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "format", "layerwise-whynot/1");
+        cJSON_AddStringToObject(root, "network", p->net->name);
+        cJSON_AddStringToObject(root, "cluster", p->cl->name);
+        cJSON_AddNumberToObject(root, "gpus", p->gpus);
+        cJSON_AddNumberToObject(root, "batch", (double)p->batch);
+        cJSON_AddStringToObject(root, "layer", l->name);
+        cJSON_AddItemToObject(root, "current", config_to_json(l, &m->configs[li][p->best[li]]));
+        cJSON_AddNumberToObject(root, "best_ms", opt);
+        cJSON *arr = cJSON_AddArrayToObject(root, "configs");
+        for (int i = 0; i < n; i++) {
+            const config *c = &m->configs[li][rows[i].k];
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddItemToObject(r, "config", config_to_json(l, c));
+            cJSON_AddNumberToObject(r, "tasks", config_tasks(c));
+            cJSON_AddNumberToObject(r, "node_ms", m->t_c[li][rows[i].k] + m->t_s[li][rows[i].k]);
+            if (isfinite(rows[i].total)) {
+                cJSON_AddNumberToObject(r, "total_ms", rows[i].total);
+                cJSON_AddNumberToObject(r, "delta_ms", rows[i].total - opt);
+            } else {
+                cJSON_AddNullToObject(r, "total_ms");
+                cJSON_AddNullToObject(r, "delta_ms");
+            }
+            cJSON_AddItemToArray(arr, r);
+        }
+        char *doc = cJSON_Print(root);
+        rc = emit(o, doc);
+        free(doc);
+        cJSON_Delete(root);
+    }
+    if (!o->json) {
+        char sh[64], cb[64];
+        shape_format(l->out, sh, sizeof sh);
+        config_format(&m->configs[li][p->best[li]], cb, sizeof cb);
+        printf("\nwhy not? %s (%s, %s): %d configs; now %s%s. Each row: the best step time with %s forced to\n"
+               "that config and every other layer re-optimised (min-marginals of one search).\n\n",
+               l->name, layer_type_name(l->type), sh, n, cb, pin >= 0 ? " (pinned)" : "", l->name);
+        printf("   %-14s %5s %10s %12s %10s %8s\n", "config", "tasks", "t_c+t_s", "best total", "delta ms", "delta");
+        for (int i = 0; i < n; i++) {
+            const config *c = &m->configs[li][rows[i].k];
+            config_format(c, cb, sizeof cb);
+            const char *mark = rows[i].k == p->best[li] ? "*" : " ";
+            if (!isfinite(rows[i].total)) {
+                printf(" %s %-14s %5d %10.3f %12s\n", mark, cb, config_tasks(c),
+                       m->t_c[li][rows[i].k] + m->t_s[li][rows[i].k], "none");
+                continue;
+            }
+            double d = rows[i].total - opt;
+            printf(" %s %-14s %5d %10.3f %12.3f %+10.3f %+7.1f%%\n", mark, cb, config_tasks(c),
+                   m->t_c[li][rows[i].k] + m->t_s[li][rows[i].k], rows[i].total, d, opt > 0 ? d / opt * 100 : 0);
+        }
+    }
+    free(rows);
+    free(tot);
+    return rc;
+}
+
 static int cmd_search(const opts *o)
 {
     lw_error err = {0};
@@ -362,8 +455,19 @@ static int cmd_search(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    int rc = 0;
-    if (o->json || o->out) {
+    int rc = 0, wl = o->whynot ? net_find(p->net, o->whynot) : -1;
+    if (o->whynot && wl < 0) {
+        fprintf(stderr, "layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, p->net->name);
+        plan_free(p);
+        return 2;
+    }
+    if (o->whynot) {
+        if (!o->json) {
+            print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+            print_search_summary(p);
+        }
+        rc = search_whynot(o, p, wl);
+    } else if (o->json || o->out) {
         char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, o->n_pins ? "elimination (pinned)" : "elimination",
                                      p->sr->n_left, plan_final_method_name(p));
         if (o->out && !o->json) {

@@ -383,6 +383,33 @@ fc6 = [l for l in d["layers"] if l["name"] == "fc6"][0]
 assert fc6["config"] == {"n": 4, "c": 1}, fc6["config"]
 assert d["total_ms"] >= o["total_ms"] * (1 - 1e-12)
 ' "$OUT" "$TMP/alex.json"
+expect_ok "--why-not" search -n alexnet -c p100-4x4 -g 4 --why-not conv3 --json
+cp "$OUT" "$TMP/whynot.json"
+for cfg in "n4" "c4" "n2 h2" "1"; do
+    "$LW" search -n alexnet -c p100-4x4 -g 4 --pin "conv3=$cfg" --json >"$TMP/pin.json" 2>/dev/null
+    py "--why-not conv3: config \"$cfg\" costs what --pin conv3=$cfg finds" '
+import json, sys
+w = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2]))
+want = {d: int(x[1:]) for x in sys.argv[3].split() for d in [x[0]]} if sys.argv[3] != "1" else {}
+full = {"n": 1, "c": 1, "h": 1, "w": 1}; full.update(want)
+rows = [r for r in w["configs"] if r["config"] == full]
+assert len(rows) == 1, (full, [r["config"] for r in w["configs"]])
+assert abs(rows[0]["total_ms"] - p["total_ms"]) <= 1e-9 * p["total_ms"], (rows[0]["total_ms"], p["total_ms"])
+' "$TMP/whynot.json" "$TMP/pin.json" "$cfg"
+done
+py "--why-not: every config, sorted, the best one the optimum" '
+import json, sys
+w = json.load(open(sys.argv[1])); o = json.load(open(sys.argv[2]))
+assert w["format"] == "layerwise-whynot/1" and w["layer"] == "conv3"
+t = [r["total_ms"] for r in w["configs"]]
+assert len(t) == 15 and t == sorted(t), t
+assert abs(w["best_ms"] - o["total_ms"]) <= 1e-9 * o["total_ms"] and t[0] == w["best_ms"]
+assert all(abs(r["delta_ms"] - (r["total_ms"] - w["best_ms"])) < 1e-9 for r in w["configs"])
+' "$TMP/whynot.json" "$TMP/alex.json"
+expect_ok "--why-not as text" search -n vgg16 -c p100-4x4 -g 4 --why-not conv5_1
+if grep -q "why not? conv5_1" "$OUT" && grep -qE "^   h2 w2 +4 " "$OUT"; then ok "--why-not text lists the layer's configs"; else
+    notok "--why-not text lists the layer's configs" "$(tail -20 "$OUT")"
+fi
 
 # -------------------------------------------------------------- bad input
 expect_fail "missing network file: exit 2, names the file" 2 "$B/no_such_file.json" -- \
@@ -422,6 +449,8 @@ expect_fail "unknown command: exit 2" 2 "frobnicate" -- frobnicate -n lenet5
 expect_fail "eval without -s: exit 2" 2 "-s" -- eval -n lenet5 -c p100-4x4 -g 4
 expect_fail "--pin of an unknown layer: exit 2" 2 "nope" -- search -n lenet5 -c p100-4x4 -g 4 --pin nope=n2
 expect_fail "--pin with an invalid config: exit 2" 2 "fc1" -- search -n lenet5 -c p100-4x4 -g 4 --pin fc1=h2
+expect_fail "--why-not of an unknown layer: exit 2" 2 "nope" "lenet5" -- search -n lenet5 -c p100-4x4 -g 4 --why-not nope
+expect_fail "--why-not outside search: exit 2" 2 "--why-not" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --why-not fc1
 
 # ------------------------------------------------- no output file on failure
 ( cd "$TMP" && "$LW" search -n "$ROOT/$B/net_cycle.json" -c p100-4x4 -g 4 -o out.json >/dev/null 2>&1 )
