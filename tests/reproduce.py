@@ -182,6 +182,14 @@ def main():
     print(f"The paper's Table 5 strategy, evaluated by layerwise's model (`--pin` each differing layer): "
           f"{pinned['total_ms']:.2f} ms per step against the optimum's {doc['total_ms']:.2f} ms "
           f"({pct(pinned['total_ms'], doc['total_ms'])}).")
+    parts = []
+    for layer, want in (("conv5_1", {"n": 1, "c": 1, "h": 2, "w": 2}), ("fc8", {"n": 1, "c": 2})):
+        w = json.loads(run("search", "-n", "vgg16", "-c", CLUSTER, "-g", "4", "--why-not", layer, "--json"))
+        rows = [r for r in w["configs"] if r["config"] == want]
+        rank = w["configs"].index(rows[0]) + 1
+        parts.append(f"{layer} {fmt(want)} alone costs {rows[0]['delta_ms']:+.2f} ms "
+                     f"(rank {rank} of {len(w['configs'])})")
+    print(f"Asked one layer at a time (`--why-not conv5_1`, `--why-not fc8`): {'; '.join(parts)}.")
 
 
 if __name__ == "__main__":
