@@ -194,9 +194,8 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
     rect t = {r.y + r.h - 3, r.x, 3, r.w};
     char txt[512];
     snprintf(txt, sizeof txt,
-             "Each row: the best total step time when %s is forced to that config and every other layer is "
-             "re-optimised (all rows from one search: min-marginals over Algorithm 1's eliminations); "
-             "\"others\": layers whose config then changes. Enter pins the selected config, x clears the pin, "
+             "Each row: the best step time with %s forced to that config, the rest re-optimised (all rows "
+             "from one search, by min-marginals); \"others\": layers that then change. Enter pins, x unpins, "
              "Esc goes back.",
              l->name);
     ui_wrap(w, t, ST_DIM, txt);
