@@ -73,7 +73,7 @@ after_exit() {
 
 # ready NAME: the TUI is up
 ready() {
-    if wait_for "on p100-4x4" 30; then return 0; fi
+    if wait_for " 1 Table " 30 && wait_for "on p100-4x4" 5; then return 0; fi
     bad "$1: the TUI opens"
     return 1
 }
@@ -157,6 +157,27 @@ if ready prompt; then
     keys C-c
     after_exit "Ctrl-C in a prompt" 130
     ls "$WORK"/*.json >/dev/null 2>&1 && bad "prompt: nothing written" || ok "prompt: nothing written"
+fi
+
+# ---- SIGTERM and Ctrl-C while the first build runs (before the screen is
+# taken; Inception-v3 on 64 GPUs takes seconds): the "building" line is wiped
+start -n inception_v3 -c h100-8x8
+if wait_for "building the cost tables" 10; then
+    signal_tui TERM
+    after_exit "SIGTERM while loading" 143
+    capture | grep -qF "building the cost tables" && bad "SIGTERM while loading: the line is wiped" ||
+        ok "SIGTERM while loading: the line is wiped"
+else
+    bad "loading: the building line shows"
+fi
+start -n inception_v3 -c h100-8x8
+if wait_for "building the cost tables" 10; then
+    keys C-c
+    after_exit "Ctrl-C while loading" 130
+    capture | grep -qF "building the cost tables" && bad "Ctrl-C while loading: the line is wiped" ||
+        ok "Ctrl-C while loading: the line is wiped"
+else
+    bad "loading: the building line shows"
 fi
 
 # ---- Ctrl-C and SIGTERM during a rebuild (a what-if on Inception-v3)

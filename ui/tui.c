@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #define IDLE_SLICE_S 0.05  /* background work per loop turn: keys stay responsive */
@@ -51,6 +52,17 @@ static void on_fatal(int sig)
     raise(sig);
 }
 
+/* Interrupted while the first build runs (before curses): wipe the
+ * "building..." line, then the default action. */
+static void on_signal_loading(int sig)
+{
+    static const char wipe[] = "\r\033[K";
+    ssize_t w = write(STDERR_FILENO, wipe, sizeof wipe - 1);
+    (void)w;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 static int want_color(void)
 {
     const char *nc = getenv("NO_COLOR");
@@ -73,11 +85,30 @@ int tui_main(const tui_args *args)
     /* a big setting takes seconds to build (Inception-v3 on 64 GPUs: ~2.5 s):
      * say so on the terminal rather than leave it blank, then wipe the line */
     int say = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
-    if (say)
-        fprintf(stderr, "layerwise: building the cost tables and searching (%s on %s)...",
-                args && args->net ? args->net : DEFAULT_NETWORK, args && args->cluster ? args->cluster : DEFAULT_CLUSTER);
+    static const int loading_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    if (say) {
+        struct sigaction ls;
+        memset(&ls, 0, sizeof ls);
+        ls.sa_handler = on_signal_loading;
+        sigemptyset(&ls.sa_mask);
+        for (size_t i = 0; i < sizeof loading_signals / sizeof *loading_signals; i++)
+            sigaction(loading_signals[i], &ls, NULL);
+        /* one line, with room for the "^C" a terminal echoes after it, so
+         * that \r and erase-line wipe it all */
+        char line[512];
+        snprintf(line, sizeof line, "layerwise: building the cost tables and searching (network %s, cluster %s)...",
+                 args && args->net ? args->net : DEFAULT_NETWORK, args && args->cluster ? args->cluster : DEFAULT_CLUSTER);
+        struct winsize ws;
+        if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 4 && strlen(line) > (size_t)ws.ws_col - 4)
+            line[ws.ws_col - 4] = 0;
+        fputs(line, stderr);
+    }
     app *a = app_open(args, &err);
-    if (say) fprintf(stderr, "\r\033[K");
+    if (say) {
+        fprintf(stderr, "\r\033[K");
+        for (size_t i = 0; i < sizeof loading_signals / sizeof *loading_signals; i++)
+            signal(loading_signals[i], SIG_DFL);
+    }
     if (!a) {
         fprintf(stderr, "layerwise: %s\n", err.msg);
         return err.code ? err.code : 1;
