@@ -143,10 +143,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(memcmp(ci, p->best, sizeof(int) * (size_t)m->n_layers) == 0, "configs changed in the round trip");
     free(doc);
 
-    /* why not the last config of one layer? never better than the optimum */
+    /* why not the last config of one layer? never better than the optimum,
+     * and what the min-marginals say (when the final step allows them) */
     int li = (int)((h >> 7) % (uint32_t)m->n_layers);
     double pinned = plan_cost_with_pin(p, li, m->n_configs[li] - 1, ci);
     if (isfinite(pinned)) FUZZ_CHECK(pinned >= r->cost * (1 - 1e-9) - 1e-12, "a pin beats the optimum");
+    double *tot = malloc(sizeof(double) * (size_t)m->n_configs[li]);
+    if (plan_whynot_totals(p, li, tot) == 0) {
+        double last = tot[m->n_configs[li] - 1];
+        FUZZ_CHECK(isfinite(pinned) ? fabs(last - pinned) <= 1e-9 * pinned + 1e-12 : !isfinite(last),
+                   "why-not total %.17g, pinned search %.17g", last, pinned);
+        FUZZ_CHECK(close_to(tot[p->best[li]], r->cost), "the optimum's own config: %.17g vs %.17g",
+                   tot[p->best[li]], r->cost);
+    }
+    free(tot);
 
     /* sync what-if: the fast path's t_s equals a fresh model's */
     sync_scheme other = p->cl->sync == SYNC_RING_ALLREDUCE ? SYNC_PARAMETER_SERVER : SYNC_RING_ALLREDUCE;

@@ -93,6 +93,7 @@ check 0 "$small-profile" -- search -n $small "${SET[@]}" -p tests/fuzz/corpus/pr
 check 0 "$small-scale" -- scale -n $small -c "$CLUSTER" --gpus 1,2,4 --json
 check 0 "$small-costs" -- costs -n $small "${SET[@]}" --json
 check 0 "$small-pin" -- search -n $small "${SET[@]}" --pin "fc1=c4"
+check 0 "$small-why-not" -- search -n $small "${SET[@]}" --pin "fc1=c4" --why-not conv2 --json
 check 0 "$small-sync-ring" -- compare -n $small "${SET[@]}" --sync ring --inter-bw 5
 
 # error paths: status 2 for bad input, 1 for an output that cannot be written
