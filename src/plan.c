@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/resource.h>
@@ -181,6 +182,23 @@ static void apply_pins(const plan *p, cost_graph *g)
     }
 }
 
+/* Why a search returned nothing, in numbers a person can read: how big the
+ * final step was, and which limit it is over. */
+static int search_failure(const search_info *info, lw_error *err)
+{
+    if (info->status == SEARCH_CANCELLED) return lw_fail(err, 1, "cancelled");
+    char space[64], why[160] = "";
+    if (isfinite(info->final_space)) snprintf(space, sizeof space, "%.3g combinations", info->final_space);
+    else snprintf(space, sizeof space, "more than 1e308 combinations");
+    if (info->status == SEARCH_TOO_LARGE && info->ve_entries > SEARCH_DEFAULT_TABLE_LIMIT)
+        snprintf(why, sizeof why, "; variable elimination would need over %.3g table entries, the limit is %.0f",
+                 info->ve_entries, SEARCH_DEFAULT_TABLE_LIMIT);
+    else if (info->status == SEARCH_TOO_LARGE && info->n_left > SEARCH_MAX_VE_NODES)
+        snprintf(why, sizeof why, "; the final step takes at most %d layers", SEARCH_MAX_VE_NODES);
+    return lw_fail(err, 1, "search failed: %s (%d layers left after the eliminations, %s%s)",
+                   search_status_message(info->status), info->n_left, space, why);
+}
+
 int plan_research(plan *p, lw_error *err)
 {
     drop_results(p);
@@ -190,19 +208,7 @@ int plan_research(plan *p, lw_error *err)
     search_info info;
     p->sr = search_run_with(p->cg, NULL, p->progress, p->progress_user, &info);
     p->search_ms = (lw_now() - t0) * 1e3;
-    if (!p->sr) {
-        /* say how big, and which limit it is over, in numbers a person can read */
-        char space[64], why[160] = "";
-        if (isfinite(info.final_space)) snprintf(space, sizeof space, "%.3g combinations", info.final_space);
-        else snprintf(space, sizeof space, "more than 1e308 combinations");
-        if (info.status == SEARCH_TOO_LARGE && info.ve_entries > SEARCH_DEFAULT_TABLE_LIMIT)
-            snprintf(why, sizeof why, "; variable elimination would need over %.3g table entries, the limit is %.0f",
-                     info.ve_entries, SEARCH_DEFAULT_TABLE_LIMIT);
-        else if (info.status == SEARCH_TOO_LARGE && info.n_left > SEARCH_MAX_VE_NODES)
-            snprintf(why, sizeof why, "; the final step takes at most %d layers", SEARCH_MAX_VE_NODES);
-        return lw_fail(err, 1, "search failed: %s (%d layers left after the eliminations, %s%s)",
-                       search_status_message(info.status), info.n_left, space, why);
-    }
+    if (!p->sr) return search_failure(&info, err);
     memcpy(p->best, p->sr->config, sizeof(int) * (size_t)p->net->n_layers);
     strategy_evaluate(p->cm, p->best, &p->best_eval);
     return 0;
@@ -390,17 +396,27 @@ void plan_prefetch(plan *p, plan_settings next)
     plan_prefetch_list(p, &it, 1);
 }
 
-/* Takes the prefetched model if one was built, or is being built, for
- * exactly this setting (waiting for it to finish). The rest carry on. */
-static int prefetch_adopt(plan *p)
+/* Takes the prefetched model, graph and result if one was built, or is
+ * being built, for exactly gpus / batch / the plan's cluster (waiting for
+ * it to finish, unless p->cancel is raised meanwhile). The rest carry on. */
+static int prefetch_take(plan *p, int gpus, long batch, cost_model **cm, cost_graph **cg, search_result **sr)
 {
     struct plan_prefetcher *f = p->prefetch;
     if (!f) return 0;
     pthread_mutex_lock(&f->lock);
     int i = 0;
-    while (i < f->n && !slot_matches(f->slot[i], p->gpus, p->batch, p->cl)) i++;
+    while (i < f->n && !slot_matches(f->slot[i], gpus, batch, p->cl)) i++;
     prefetch_slot *s = i < f->n ? f->slot[i] : NULL;
-    while (s && s->state == PF_RUNNING) pthread_cond_wait(&f->changed, &f->lock);
+    while (s && s->state == PF_RUNNING && !(p->cancel && atomic_load(p->cancel))) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 20 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&f->changed, &f->lock, &until);
+    }
     if (s && s->state == PF_QUEUED) { /* not started: built here instead, so drop it */
         memmove(&f->slot[i], &f->slot[i + 1], sizeof(prefetch_slot *) * (size_t)(f->n - i - 1));
         f->n--;
@@ -415,9 +431,9 @@ static int prefetch_adopt(plan *p)
     f->n--;
     pthread_mutex_unlock(&f->lock);
     s->cm->cl = p->cl; /* equal to the clone it was built from */
-    p->cm = s->cm;
-    p->cg = s->cg;
-    p->sr = s->sr;
+    *cm = s->cm;
+    *cg = s->cg;
+    *sr = s->sr;
     s->cm = NULL;
     s->cg = NULL;
     s->sr = NULL;
@@ -427,54 +443,68 @@ static int prefetch_adopt(plan *p)
 
 int plan_rebuild(plan *p, lw_error *err)
 {
-    /* pins are configs, not indices: carry them over by value */
-    config *pin_cfg = lw_calloc((size_t)p->net->n_layers, sizeof(config));
-    int any_pin = 0;
-    for (int i = 0; i < p->net->n_layers; i++)
-        if (p->pinned[i] >= 0 && p->cm) {
-            pin_cfg[i] = p->cm->configs[i][p->pinned[i]];
-            any_pin = 1;
+    int L = p->net->n_layers;
+    int total = cluster_gpus(p->cl);
+    int gpus = p->set.gpus > 0 ? p->set.gpus : total;
+    if (gpus > total)
+        return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d (choose 1 to %d)", gpus, p->cl->name,
+                       total, total);
+    long batch = plan_batch_for(&p->set, gpus);
+    cost_model *cm = NULL;
+    cost_graph *cg = NULL;
+    search_result *sr = NULL;
+    int adopted = prefetch_take(p, gpus, batch, &cm, &cg, &sr);
+    if (!adopted) {
+        cm = cost_model_build_cancellable(p->net, p->cl, p->prof, gpus, batch, p->cancel, err);
+        if (!cm) return -1; /* the plan is as it was */
+    }
+    /* pins are configs, not indices: carry them over by value (a config the
+     * new setting lacks drops its pin) */
+    int *pins = lw_malloc(sizeof(int) * (size_t)L), any_pin = 0;
+    for (int i = 0; i < L; i++) {
+        pins[i] = -1;
+        if (p->pinned[i] < 0 || !p->cm) continue;
+        pins[i] = config_find(cm->configs[i], cm->n_configs[i], &p->cm->configs[i][p->pinned[i]]);
+        any_pin = 1;
+    }
+    double search_ms = 0;
+    if (!adopted || any_pin) { /* a prefetch searched without pins */
+        search_result_free(sr);
+        cg_free(cg);
+        cg = cost_model_graph(cm);
+        for (int i = 0; i < L; i++)
+            if (pins[i] >= 0)
+                for (int k = 0; k < cg->n_configs[i]; k++)
+                    if (k != pins[i]) cg->node_cost[i][k] = HUGE_VAL;
+        search_options opt;
+        search_options_init(&opt);
+        opt.cancel = p->cancel;
+        search_info info;
+        double t0 = lw_now();
+        sr = search_run_with(cg, &opt, p->progress, p->progress_user, &info);
+        search_ms = (lw_now() - t0) * 1e3;
+        if (!sr) {
+            cg_free(cg);
+            cost_model_free(cm);
+            free(pins);
+            return search_failure(&info, err); /* the plan is as it was */
         }
+    }
+    /* commit */
     drop_results(p);
     cost_model_free(p->cm);
-    p->cm = NULL;
-    int total = cluster_gpus(p->cl);
-    p->gpus = p->set.gpus > 0 ? p->set.gpus : total;
-    if (p->gpus > total) {
-        free(pin_cfg);
-        if (p->prefetch) prefetch_discard(p);
-        return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d (choose 1 to %d)", p->gpus,
-                       p->cl->name, total, total);
-    }
-    p->batch = plan_batch_for(&p->set, p->gpus);
-    int adopted = prefetch_adopt(p);
+    p->cm = cm;
+    p->cg = cg;
+    p->sr = sr;
+    p->gpus = gpus;
+    p->batch = batch;
+    memcpy(p->pinned, pins, sizeof(int) * (size_t)L);
+    free(pins);
+    p->search_ms = search_ms;
     p->from_prefetch = adopted;
-    if (!adopted) {
-        p->cm = cost_model_build(p->net, p->cl, p->prof, p->gpus, p->batch, err);
-        if (!p->cm) {
-            free(pin_cfg);
-            return -1;
-        }
-    }
-    for (int i = 0; i < p->net->n_layers; i++) {
-        if (p->pinned[i] < 0) continue;
-        p->pinned[i] = config_find(p->cm->configs[i], p->cm->n_configs[i], &pin_cfg[i]);
-    }
-    free(pin_cfg);
-    if (adopted && !any_pin) {
-        /* the prefetch already searched this setting */
-        p->search_ms = 0;
-        memcpy(p->best, p->sr->config, sizeof(int) * (size_t)p->net->n_layers);
-        strategy_evaluate(p->cm, p->best, &p->best_eval);
-        return 0;
-    }
-    if (adopted) {
-        search_result_free(p->sr);
-        p->sr = NULL;
-        cg_free(p->cg);
-        p->cg = NULL;
-    }
-    return plan_research(p, err);
+    memcpy(p->best, sr->config, sizeof(int) * (size_t)L);
+    strategy_evaluate(cm, p->best, &p->best_eval);
+    return 0;
 }
 
 plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err)

@@ -36,6 +36,7 @@ typedef struct plan {
     int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
     double search_ms;
     int from_prefetch;       /* the last plan_rebuild took a prefetched model */
+    atomic_int *cancel;      /* optional: raised, a plan_rebuild in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
     struct plan_prefetcher *prefetch; /* see plan_prefetch_list */
@@ -59,7 +60,10 @@ plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_e
  * search, so a long final step can be shown (the CLI on a terminal). */
 plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
                         void *progress_user, lw_error *err);
-/* Recomputes costs and the optimum (respecting pins). 0 on success. */
+/* Recomputes costs and the optimum for p->set and p->cl (pins carried over
+ * by config). 0 on success. On failure (a bad setting, too large, or
+ * cancelled through p->cancel) the plan is left as it was: the previous
+ * model, optimum, GPU count and batch, built for the previous settings. */
 int plan_rebuild(plan *p, lw_error *err);
 /* Recomputes only the optimum (after pins changed). */
 int plan_research(plan *p, lw_error *err);

@@ -186,5 +186,21 @@ echo "     (inception 16→8 GPUs what-if, keypress to new frame: $(python3 -c "
 keys q
 expect "inception run exits" "EXITED"
 
+# ---- a long rebuild (Inception-v3, 64 GPUs, a batch change: seconds) is
+# cancelled by Esc, and the previous optimum stays
+start -n inception_v3 -c h100-8x8
+expect "64-GPU inception opens" "inception_v3 on h100-8x8 · 64/64 GPUs" 60
+before=$(capture | grep -oE "[0-9.]+ ms/step" | head -n 1)
+keys '>'
+expect "the rebuild says Esc cancels" "(Esc cancels)" 10
+keys Escape
+expect "Esc cancels the rebuild" "batch 32→64 per GPU: cancelled (kept the previous setting)" 10
+after=$(capture | grep -oE "[0-9.]+ ms/step" | head -n 1)
+[ -n "$before" ] && [ "$before" = "$after" ] && ok "the previous optimum stays ($after)" ||
+    bad "the previous optimum stays ($before, then $after)"
+capture | grep -qF "batch 32/GPU (2048)" && ok "the previous batch stays" || bad "the previous batch stays"
+keys q
+expect "64-GPU inception run exits" "EXITED"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -743,3 +743,41 @@ Test(prefetch, other_settings_and_cluster_edits_are_built_afresh)
     post_tui_list(p);
     plan_free(p);
 }
+
+/* A failed or cancelled rebuild leaves the plan as it was: the previous
+ * model, optimum, GPU count and batch (the TUI keeps showing them). */
+Test(plan, a_failed_or_cancelled_rebuild_keeps_the_previous_plan)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    lw_error err = {0};
+    p->pinned[net_find(p->net, "fc7")] = 0;
+    cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    const cost_model *cm0 = p->cm;
+    double total0 = p->best_eval.total_ms;
+    int *best0 = malloc(sizeof(int) * (size_t)p->net->n_layers);
+    memcpy(best0, p->best, sizeof(int) * (size_t)p->net->n_layers);
+
+    p->set.gpus = 17; /* more than the cluster has */
+    cr_assert_neq(plan_rebuild(p, &err), 0);
+    cr_assert_eq(err.code, 2);
+    atomic_int flag = 1;
+    p->cancel = &flag;
+    p->set.gpus = 16;
+    cr_assert_neq(plan_rebuild(p, &err), 0);
+    cr_assert_str_eq(err.msg, "cancelled");
+    p->cancel = NULL;
+
+    cr_assert_eq(p->cm, cm0);
+    cr_assert_eq(p->gpus, 8);
+    cr_assert_eq(p->batch, 256);
+    cr_assert_eq(p->best_eval.total_ms, total0);
+    cr_assert_arr_eq(p->best, best0, sizeof(int) * (size_t)p->net->n_layers);
+    cr_assert_eq(p->pinned[net_find(p->net, "fc7")], 0);
+    ASSERT_REL(p->sr->cost, total0, 1e-9);
+    /* and the next rebuild goes through */
+    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(p->gpus, 16);
+    cr_assert_eq(p->pinned[net_find(p->net, "fc7")], 0);
+    free(best0);
+    plan_free(p);
+}

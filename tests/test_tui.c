@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <errno.h>
@@ -1093,4 +1094,95 @@ Test(tui_whynot, every_total_at_once_then_the_others_column)
     cr_assert(find_row(progress) < 0 && find_row("…") < 0, "still counting when done:\n%s", dump());
     app_free(a);
     term_close();
+}
+
+/* ---------- monkey: random keys, resizes and idle slices */
+
+static uint64_t monkey_state;
+static int monkey_int(int n)
+{
+    monkey_state = monkey_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (int)((monkey_state >> 33) % (uint64_t)n);
+}
+
+/* Every key the screens bind, typed at random (prompts get digits, a few
+ * letters, Backspace, Enter or Esc; export prompts are always cancelled so
+ * nothing is written), with resizes and idle slices between; after every
+ * step the app must still hold an optimum consistent with its cost model
+ * and draw without error. Under ASan/UBSan in `make test`. */
+static void monkey(const char *net, int gpus, uint64_t seed, int steps, int check_coverage)
+{
+    static const int keys[] = {'1', '2', '3', '4', '5', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', '\r', 'x',
+                               'X', 'o', 'b', 'm', 'n', 'p', '[', ']', 'h', 'j', 'k', 'l', 'R', '?', 27, 'g',
+                               KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END,
+                               KEY_F(1), 12 /* ^L */, 'e', 'J'};
+    static const int sizes[][2] = {{24, 80}, {30, 100}, {12, 40}, {50, 160}, {24, 79}, {5, 10}};
+    monkey_state = seed;
+    term_open(24, 80, 1);
+    app *a = open_app(net, "p100-4x4", gpus);
+    unsigned seen_gpus = 0, seen_screens = 0;
+    long pins = 0, prompts = 0;
+    for (int i = 0; i < steps; i++) {
+        int r = monkey_int(100);
+        if (r < 4) {
+            int s = monkey_int((int)(sizeof sizes / sizeof sizes[0]));
+            term_resize(sizes[s][0], sizes[s][1]);
+            app_feed(a, KEY_RESIZE);
+        } else if (r < 10) {
+            app_idle(a, 0.002);
+        } else if (a->prompt != PROMPT_NONE) {
+            /* in a prompt: never confirm a file name */
+            int export = a->prompt == PROMPT_EXPORT || a->prompt == PROMPT_JSON;
+            int k = monkey_int(8);
+            if (k == 0 || (export && k < 6)) app_feed(a, 27);
+            else if (k == 1 && !export) app_feed(a, '\r');
+            else if (k == 2) app_feed(a, KEY_BACKSPACE);
+            else if (k == 3) app_feed(a, 0x15);
+            else app_feed(a, "0123456789x.-"[monkey_int(13)]);
+        } else {
+            int key = keys[monkey_int((int)(sizeof keys / sizeof keys[0]))];
+            /* stay within 32 GPUs: past that a rebuild takes seconds (more
+             * under ASan) and the walk would crawl; the cluster screen can
+             * still grow the cluster itself */
+            if (key == '+' && app_gpu_step(a, +1) > 32) key = '-';
+            action act = app_feed(a, key);
+            if (act == ACT_QUIT) continue;
+        }
+        for (int k = 0; k < 8 && a->p->gpus > 32 && a->prompt == PROMPT_NONE; k++)
+            app_feed(a, '-'); /* typed, or all of a grown cluster */
+        const plan *p = a->p;
+        cr_assert_not_null(p->cm, "step %d: no cost model", i);
+        cr_assert_not_null(p->sr, "step %d: no search result", i);
+        cr_assert(p->gpus >= 1 && p->gpus <= cluster_gpus(p->cl), "step %d: %d GPUs", i, p->gpus);
+        for (int l = 0; l < p->net->n_layers; l++) {
+            cr_assert(p->best[l] >= 0 && p->best[l] < p->cm->n_configs[l], "step %d: layer %d config %d", i, l,
+                      p->best[l]);
+            if (p->pinned[l] >= 0) cr_assert_eq(p->best[l], p->pinned[l], "step %d: a pin not honoured", i);
+        }
+        cr_assert(isfinite(p->best_eval.total_ms) && p->best_eval.total_ms > 0, "step %d: total %g", i,
+                  p->best_eval.total_ms);
+        if (monkey_int(3) == 0) draw(a);
+        seen_gpus |= 1u << (p->gpus & 31);
+        seen_screens |= 1u << a->screen;
+        for (int l = 0; l < p->net->n_layers; l++) pins += p->pinned[l] >= 0;
+        prompts += a->prompt != PROMPT_NONE;
+    }
+    app_free(a);
+    term_close();
+    /* the default walks went places: several GPU counts, every screen, pins,
+     * prompts (other seeds may wander less; they check the invariants) */
+    if (check_coverage) {
+        cr_assert(__builtin_popcount(seen_gpus) >= 3, "GPU counts seen: %x", seen_gpus);
+        cr_assert_eq(seen_screens, (1u << SCR__COUNT) - 1, "screens seen: %x", seen_screens);
+        cr_assert(pins > 0 && prompts > 0, "pins %ld, prompts %ld", pins, prompts);
+    }
+}
+
+Test(tui_monkey, random_keys_on_lenet5_and_alexnet, .timeout = 300)
+{
+    /* LW_MONKEY_SEED=N explores other walks */
+    const char *env = getenv("LW_MONKEY_SEED");
+    uint64_t extra = env ? strtoull(env, NULL, 0) * 0x9E3779B97F4A7C15ULL : 0;
+    monkey("lenet5", 16, 0x1234567ULL ^ extra, 3000, !env);
+    monkey("alexnet", 4, 0xBADC0FFEEULL ^ extra, 1500, !env);
 }

@@ -244,10 +244,20 @@ void app_perform(app *a, action act)
             a->saved_cluster = NULL;
         }
         lw_error err2 = {0};
-        if (plan_rebuild(a->p, &err2) != 0)
+        if (act == ACT_REBUILD && a->p->cm && a->p->sr) {
+            /* a failed rebuild leaves the previous model in place, built
+             * for exactly the settings just restored */
+            a->p->cm->cl = a->p->cl;
+            if (a->p->cancel) atomic_store(a->p->cancel, 0);
+            if (strcmp(msg, "cancelled") == 0)
+                app_set_status(a, 0, "%s: cancelled (kept the previous setting)", a->pending_what);
+            else
+                app_set_status(a, 1, "%s: %s (kept the previous setting)", a->pending_what, msg);
+        } else if (plan_rebuild(a->p, &err2) != 0) {
             app_set_status(a, 1, "%s: %s; and the previous setting failed too: %s", a->pending_what, msg, err2.msg);
-        else
+        } else {
             app_set_status(a, 1, "%s: %s (kept the previous setting)", a->pending_what, msg);
+        }
         app_invalidate(a);
         return;
     }

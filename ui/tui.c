@@ -14,6 +14,8 @@
 #include "draw.h"
 
 #include <locale.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +63,44 @@ static void on_signal_loading(int sig)
     (void)w;
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* app_perform on a thread while this one watches the keyboard: Esc (or a
+ * signal) raises the plan's cancel flag and the rebuild gives up within a
+ * table row. Nothing is drawn meanwhile (the plan is being replaced); other
+ * keys are dropped. */
+typedef struct perform_job {
+    app *a;
+    action act;
+    atomic_int done;
+} perform_job;
+
+static void *perform_main(void *arg)
+{
+    perform_job *j = arg;
+    app_perform(j->a, j->act);
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+static void perform_cancellable(app *a, action act)
+{
+    atomic_int cancel = 0;
+    perform_job job = {a, act, 0};
+    a->p->cancel = &cancel;
+    pthread_t th;
+    if (lw_thread_start(&th, perform_main, &job) != 0) {
+        app_perform(a, act); /* no thread to be had: not cancellable, but done */
+        a->p->cancel = NULL;
+        return;
+    }
+    wtimeout(stdscr, 50);
+    while (!atomic_load(&job.done)) {
+        int ch = wgetch(stdscr);
+        if (got_signal || ch == 27) atomic_store(&cancel, 1);
+    }
+    pthread_join(th, NULL);
+    a->p->cancel = NULL;
 }
 
 static int want_color(void)
@@ -193,10 +233,16 @@ int tui_main(const tui_args *args)
         }
         action act = app_key(a, ch);
         if (act == ACT_QUIT) break;
-        if (act == ACT_REBUILD || act == ACT_RESEARCH || act == ACT_RESYNC) {
-            /* a rebuild takes a moment on big networks: say so first */
-            app_set_status(a, 0, "%s: %s%s", a->pending_what,
-                           act == ACT_REBUILD ? "rebuilding the cost tables and searching" : "searching", G->ellipsis);
+        if (act == ACT_REBUILD) {
+            /* a rebuild can take seconds on big settings: say so, and let
+             * Esc cancel it (the previous setting stays) */
+            app_set_status(a, 0, "%s: rebuilding the cost tables and searching%s (Esc cancels)", a->pending_what,
+                           G->ellipsis);
+            show(a);
+            perform_cancellable(a, act);
+            if (got_signal) break;
+        } else if (act == ACT_RESEARCH || act == ACT_RESYNC) {
+            app_set_status(a, 0, "%s: searching%s", a->pending_what, G->ellipsis);
             show(a);
             app_perform(a, act);
         }
