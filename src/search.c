@@ -1196,17 +1196,8 @@ static int final_marginals(const cost_graph *g, const search_result *r, double *
     for (int i = 0; i < r->n_left; i++) {
         int v = r->left[i];
         if (local[v] >= 0) continue;
-        double best = INFINITY;
-        for (int k = 0; k < g->n_configs[v]; k++)
-            if (g->node_cost[v][k] < best) best = g->node_cost[v][k];
+        double best = g->node_cost[v][cheapest(g->node_cost[v], g->n_configs[v])];
         iso += best;
-    }
-    for (int i = 0; i < r->n_left; i++) {
-        int v = r->left[i];
-        if (local[v] >= 0) continue;
-        double best = INFINITY;
-        for (int k = 0; k < g->n_configs[v]; k++)
-            if (g->node_cost[v][k] < best) best = g->node_cost[v][k];
         for (int k = 0; k < g->n_configs[v]; k++) marg[v][k] = r->cost - best + g->node_cost[v][k];
     }
     for (int u = 0; u < m; u++)
