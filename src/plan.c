@@ -173,13 +173,17 @@ static void drop_results(plan *p)
     strategy_eval_free(&p->best_eval);
 }
 
-static void apply_pins(const plan *p, cost_graph *g)
+/* The search's graph of the plan's model with its pins applied: every
+ * other config of a pinned layer costs +inf. */
+static cost_graph *pinned_graph(const plan *p)
 {
+    cost_graph *g = cost_model_graph(p->cm);
     for (int i = 0; i < p->net->n_layers; i++) {
         if (p->pinned[i] < 0) continue;
         for (int k = 0; k < g->n_configs[i]; k++)
             if (k != p->pinned[i]) g->node_cost[i][k] = HUGE_VAL;
     }
+    return g;
 }
 
 /* Why a search returned nothing, in numbers a person can read: how big the
@@ -202,8 +206,7 @@ static int search_failure(const search_info *info, lw_error *err)
 int plan_research(plan *p, lw_error *err)
 {
     drop_results(p);
-    p->cg = cost_model_graph(p->cm);
-    apply_pins(p, p->cg);
+    p->cg = pinned_graph(p);
     double t0 = lw_now();
     search_info info;
     p->sr = search_run_with(p->cg, NULL, p->progress, p->progress_user, &info);
@@ -561,8 +564,7 @@ int plan_set_sync(plan *p, sync_scheme s, lw_error *err)
 
 double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
 {
-    cost_graph *g = cost_model_graph(p->cm);
-    apply_pins(p, g);
+    cost_graph *g = pinned_graph(p);
     for (int j = 0; j < g->n_configs[li]; j++)
         if (j != k) g->node_cost[li][j] = HUGE_VAL;
     search_result *r = search_run(g, NULL, NULL);
@@ -575,8 +577,7 @@ double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
 
 int plan_whynot_totals(const plan *p, int li, double *totals)
 {
-    cost_graph *g = cost_model_graph(p->cm);
-    apply_pins(p, g);
+    cost_graph *g = pinned_graph(p);
     search_result *r = search_run(g, NULL, NULL);
     int rc = -1;
     if (r) {

@@ -1165,7 +1165,7 @@ static double *new_filled(size_t n, double v)
  * for every node left, the least total per config. 0, or -1 out of memory. */
 static int final_marginals(const cost_graph *g, const search_result *r, double **M, double **marg)
 {
-    int n = g->n_nodes;
+    int n = g->n_nodes, rc = -1;
     int *local = alloc_array((size_t)n + 1, sizeof(int));
     int *node = alloc_array((size_t)n + 1, sizeof(int));
     int *cfg = zalloc_array((size_t)n + 1, sizeof(int));
@@ -1217,13 +1217,7 @@ static int final_marginals(const cost_graph *g, const search_result *r, double *
             while (u >= 0 && ++cfg[u] == g->n_configs[node[u]]) cfg[u--] = 0;
             if (u < 0) break;
         }
-    free(local);
-    free(node);
-    free(cfg);
-    free(ef);
-    free(et);
-    free(tab);
-    return 0;
+    rc = 0;
 oom:
     free(local);
     free(node);
@@ -1231,7 +1225,7 @@ oom:
     free(ef);
     free(et);
     free(tab);
-    return -1;
+    return rc;
 }
 
 int search_min_marginals(const cost_graph *g, const search_result *r, double **marg)

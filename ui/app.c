@@ -266,11 +266,13 @@ void app_perform(app *a, action act)
     if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);
 }
 
-/* The settings the batch keys (> and <) would ask for. */
+/* The settings a batch of per_gpu per GPU means (1 to 10^6): what the batch
+ * keys (> and <) and the batch prompt ask for. */
 static plan_settings batch_setting(const app *a, long per_gpu)
 {
     plan_settings s = a->p->set;
     if (per_gpu < 1) per_gpu = 1;
+    if (per_gpu > 1000000) per_gpu = 1000000;
     if (s.global_batch > 0)
         s.global_batch = per_gpu * a->p->gpus;
     else
@@ -369,27 +371,22 @@ int app_gpu_step(const app *a, int dir)
 
 action app_set_batch(app *a, long per_gpu)
 {
-    plan_settings *s = &a->p->set;
+    plan_settings *s = &a->p->set, n = batch_setting(a, per_gpu);
     char what[96];
-    if (per_gpu < 1) per_gpu = 1;
-    if (per_gpu > 1000000) per_gpu = 1000000;
     if (s->global_batch > 0) {
         /* a fixed global batch given on the command line: scale that one */
-        long g = per_gpu * a->p->gpus;
-        if (g == s->global_batch) return ACT_NONE;
-        snprintf(what, sizeof what, "global batch %ld%s%ld", s->global_batch, G->arrow_right, g);
-        app_whatif_begin(a, what);
-        s->global_batch = g;
+        if (n.global_batch == s->global_batch) return ACT_NONE;
+        snprintf(what, sizeof what, "global batch %ld%s%ld", s->global_batch, G->arrow_right, n.global_batch);
     } else {
         long cur = s->batch_per_gpu > 0 ? s->batch_per_gpu : DEFAULT_BATCH_PER_GPU;
-        if (per_gpu == cur) {
+        if (n.batch_per_gpu == cur) {
             app_set_status(a, 0, "batch already %ld per GPU", cur);
             return ACT_REDRAW;
         }
-        snprintf(what, sizeof what, "batch %ld%s%ld per GPU", cur, G->arrow_right, per_gpu);
-        app_whatif_begin(a, what);
-        s->batch_per_gpu = per_gpu;
+        snprintf(what, sizeof what, "batch %ld%s%ld per GPU", cur, G->arrow_right, n.batch_per_gpu);
     }
+    app_whatif_begin(a, what);
+    *s = n;
     app_invalidate_scale(a);
     return ACT_REBUILD;
 }
