@@ -20,7 +20,7 @@ TEST_SRC   := $(wildcard tests/test_*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
 UI_OBJ     := $(UI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test check deps deps-build bench clean install tests-bin asan-tests cli-tests screen-tests e2e-tests \
+.PHONY: all run test check deps deps-build bench clean install install-tests tests-bin asan-tests cli-tests screen-tests e2e-tests \
         screenshots reproduce fuzz check-fuzz valgrind diagrams
 
 all: deps-build
@@ -84,10 +84,16 @@ run: deps
 	@$(MAKE) --no-print-directory $(BUILD)/layerwise
 	$(BUILD)/layerwise
 
+# The program, and the shipped data under PREFIX/share/layerwise/KIND/ (the
+# program also looks in BINDIR/../share/layerwise, so a copy made for one
+# PREFIX finds its data in another). `make install-tests` checks it.
 install: $(BUILD)/layerwise
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/layerwise
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/layerwise $(DESTDIR)$(PREFIX)/bin/layerwise
-	cp -r data/networks data/clusters data/profiles $(DESTDIR)$(PREFIX)/share/layerwise/
+	@set -e; for f in $(DATA); do \
+	  d=$(DESTDIR)$(PREFIX)/share/layerwise/$$(dirname $${f#data/}); \
+	  install -d "$$d"; install -m 644 "$$f" "$$d/"; \
+	done
 
 # ---- tests -----------------------------------------------------------------
 TEST_LIBS = $(shell pkg-config --libs criterion 2>/dev/null)
@@ -114,6 +120,7 @@ test: deps
 	@$(MAKE) --no-print-directory asan-tests
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_FLAGS)" fuzz-replay
 	@$(MAKE) --no-print-directory cli-tests
+	@$(MAKE) --no-print-directory install-tests
 	@$(MAKE) --no-print-directory e2e-tests
 
 check: tests-bin
@@ -128,6 +135,9 @@ asan-tests:
 
 cli-tests: $(BUILD)/layerwise
 	@LW=$(BUILD)/layerwise bash tests/cli_test.sh
+
+install-tests: $(BUILD)/layerwise
+	@MAKE="$(MAKE)" BUILD=$(BUILD) bash tests/install_test.sh
 
 e2e-tests: $(BUILD)/layerwise
 	@if [ -f tests/e2e_test.sh ]; then LW=$(BUILD)/layerwise bash tests/e2e_test.sh; fi

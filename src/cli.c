@@ -234,7 +234,10 @@ static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
 
 static int apply_pins(const opts *o, plan *p, lw_error *err)
 {
-    for (int i = 0; i < o->n_pins; i++) {
+    if (!o->n_pins) return 0;
+    plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)o->n_pins);
+    int rc = 0;
+    for (int i = 0; i < o->n_pins && rc == 0; i++) {
         char name[256];
         const char *eq = strchr(o->pins[i], '=');
         size_t n = (size_t)(eq - o->pins[i]);
@@ -242,16 +245,18 @@ static int apply_pins(const opts *o, plan *p, lw_error *err)
         memcpy(name, o->pins[i], n);
         name[n] = 0;
         int li = net_find(p->net, name);
-        if (li < 0) return lw_fail(err, 2, "--pin: \"%s\" is not a layer of %s", name, p->net->name);
         config c;
-        if (config_parse(eq + 1, &c) != 0)
-            return lw_fail(err, 2, "--pin %s: config \"%s\" is not like \"n4 c2\"", name, eq + 1);
-        int k = config_find(p->cm->configs[li], p->cm->n_configs[li], &c);
-        if (k < 0)
-            return lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", name, eq + 1, p->gpus);
-        p->pinned[li] = k;
+        int k = -1;
+        if (li < 0) rc = lw_fail(err, 2, "--pin: \"%s\" is not a layer of %s", name, p->net->name);
+        else if (config_parse(eq + 1, &c) != 0)
+            rc = lw_fail(err, 2, "--pin %s: config \"%s\" is not like \"n4 c2\"", name, eq + 1);
+        else if ((k = config_find(p->cm->configs[li], p->cm->n_configs[li], &c)) < 0)
+            rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", name, eq + 1, p->gpus);
+        pins[i] = (plan_pin){li, k};
     }
-    return o->n_pins ? plan_research(p, err) : 0;
+    if (rc == 0) rc = plan_apply(p, &(plan_change){.n_pins = o->n_pins, .pins = pins}, err);
+    free(pins);
+    return rc;
 }
 
 /* ---- text output ---- */
@@ -374,15 +379,13 @@ static int whynot_cmp(const void *x, const void *y)
     return a->k - b->k;
 }
 
-static int search_whynot(const opts *o, plan *p, int li)
+static int search_whynot(const opts *o, const plan *p, int li)
 {
     const cost_model *m = p->cm;
-    int n = m->n_configs[li], pin = p->pinned[li];
+    int n = m->n_configs[li];
     double *tot = lw_malloc(sizeof(double) * (size_t)n);
-    p->pinned[li] = -1;
     if (plan_whynot_totals(p, li, tot) != 0) /* a final step by variable elimination: one search per config */
         for (int k = 0; k < n; k++) tot[k] = plan_cost_with_pin(p, li, k, NULL);
-    p->pinned[li] = pin;
     whynot_row *rows = lw_malloc(sizeof(whynot_row) * (size_t)n);
     for (int k = 0; k < n; k++) rows[k] = (whynot_row){k, tot[k]};
     qsort(rows, (size_t)n, sizeof *rows, whynot_cmp);
@@ -426,7 +429,7 @@ static int search_whynot(const opts *o, plan *p, int li)
         config_format(&m->configs[li][p->best[li]], cb, sizeof cb);
         printf("\nwhy not? %s (%s, %s): %d configs; now %s%s. Each row: the best step time with %s forced to\n"
                "that config and every other layer re-optimised (min-marginals of one search).\n\n",
-               l->name, layer_type_name(l->type), sh, n, cb, pin >= 0 ? " (pinned)" : "", l->name);
+               l->name, layer_type_name(l->type), sh, n, cb, p->pinned[li] >= 0 ? " (pinned)" : "", l->name);
         printf("   %-14s %5s %10s %12s %10s %8s\n", "config", "tasks", "t_c+t_s", "best total", "delta ms", "delta");
         for (int i = 0; i < n; i++) {
             const config *c = &m->configs[li][rows[i].k];
@@ -655,8 +658,9 @@ static int cmd_scale(const opts *o)
         }
     }
     for (int i = 0; i < nc; i++) {
-        p->set.gpus = counts[i];
-        if (plan_rebuild(p, &err) != 0) {
+        plan_settings next = p->set;
+        next.gpus = counts[i];
+        if (plan_apply(p, &(plan_change){.set = &next}, &err) != 0) {
             for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
             free(rows);
             plan_free(p);

@@ -173,15 +173,16 @@ static void drop_results(plan *p)
     strategy_eval_free(&p->best_eval);
 }
 
-/* The search's graph of the plan's model with its pins applied: every
- * other config of a pinned layer costs +inf. */
-static cost_graph *pinned_graph(const plan *p)
+/* The search's graph of model m with pins applied (pins[i] >= 0: every
+ * other config of layer i costs +inf), layer free_layer (-1: none) left
+ * free whatever its pin. */
+static cost_graph *graph_with_pins(const cost_model *m, const int *pins, int free_layer)
 {
-    cost_graph *g = cost_model_graph(p->cm);
-    for (int i = 0; i < p->net->n_layers; i++) {
-        if (p->pinned[i] < 0) continue;
+    cost_graph *g = cost_model_graph(m);
+    for (int i = 0; i < m->n_layers; i++) {
+        if (pins[i] < 0 || i == free_layer) continue;
         for (int k = 0; k < g->n_configs[i]; k++)
-            if (k != p->pinned[i]) g->node_cost[i][k] = HUGE_VAL;
+            if (k != pins[i]) g->node_cost[i][k] = HUGE_VAL;
     }
     return g;
 }
@@ -203,17 +204,56 @@ static int search_failure(const search_info *info, lw_error *err)
                    search_status_message(info->status), info->n_left, space, why);
 }
 
-int plan_research(plan *p, lw_error *err)
+/* Searches model m under pins: the graph and result, or NULL with err set
+ * (nothing left to free). */
+static search_result *search_pinned(const plan *p, const cost_model *m, const int *pins, cost_graph **cg,
+                                    double *ms, lw_error *err)
+{
+    *cg = graph_with_pins(m, pins, -1);
+    search_options opt;
+    search_options_init(&opt);
+    opt.cancel = p->cancel;
+    search_info info;
+    double t0 = lw_now();
+    search_result *sr = search_run_with(*cg, &opt, p->progress, p->progress_user, &info);
+    *ms = (lw_now() - t0) * 1e3;
+    if (!sr) {
+        cg_free(*cg);
+        *cg = NULL;
+        search_failure(&info, err);
+    }
+    return sr;
+}
+
+/* Makes a searched result the plan's: its graph, result and pins, and the
+ * model when cm is not NULL (else the plan's own stays). */
+static void commit(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, const int *pins, double search_ms,
+                   int adopted)
 {
     drop_results(p);
-    p->cg = pinned_graph(p);
-    double t0 = lw_now();
-    search_info info;
-    p->sr = search_run_with(p->cg, NULL, p->progress, p->progress_user, &info);
-    p->search_ms = (lw_now() - t0) * 1e3;
-    if (!p->sr) return search_failure(&info, err);
-    memcpy(p->best, p->sr->config, sizeof(int) * (size_t)p->net->n_layers);
+    if (cm) {
+        cost_model_free(p->cm);
+        p->cm = cm;
+        p->gpus = cm->gpus;
+        p->batch = cm->batch;
+        p->from_prefetch = adopted;
+    }
+    p->cg = cg;
+    p->sr = sr;
+    memcpy(p->pinned, pins, sizeof(int) * (size_t)p->net->n_layers);
+    p->search_ms = search_ms;
+    memcpy(p->best, sr->config, sizeof(int) * (size_t)p->net->n_layers);
     strategy_evaluate(p->cm, p->best, &p->best_eval);
+}
+
+/* Only the search again, under new pins (indices into the plan's model). */
+static int research(plan *p, const int *pins, lw_error *err)
+{
+    cost_graph *cg;
+    double ms;
+    search_result *sr = search_pinned(p, p->cm, pins, &cg, &ms, err);
+    if (!sr) return -1;
+    commit(p, NULL, cg, sr, pins, ms, 0);
     return 0;
 }
 
@@ -400,15 +440,16 @@ void plan_prefetch(plan *p, plan_settings next)
 }
 
 /* Takes the prefetched model, graph and result if one was built, or is
- * being built, for exactly gpus / batch / the plan's cluster (waiting for
+ * being built, for exactly gpus / batch / cluster cl (waiting for
  * it to finish, unless p->cancel is raised meanwhile). The rest carry on. */
-static int prefetch_take(plan *p, int gpus, long batch, cost_model **cm, cost_graph **cg, search_result **sr)
+static int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_model **cm, cost_graph **cg,
+                         search_result **sr)
 {
     struct plan_prefetcher *f = p->prefetch;
     if (!f) return 0;
     pthread_mutex_lock(&f->lock);
     int i = 0;
-    while (i < f->n && !slot_matches(f->slot[i], gpus, batch, p->cl)) i++;
+    while (i < f->n && !slot_matches(f->slot[i], gpus, batch, cl)) i++;
     prefetch_slot *s = i < f->n ? f->slot[i] : NULL;
     while (s && s->state == PF_RUNNING && !(p->cancel && atomic_load(p->cancel))) {
         struct timespec until;
@@ -433,7 +474,7 @@ static int prefetch_take(plan *p, int gpus, long batch, cost_model **cm, cost_gr
     memmove(&f->slot[i], &f->slot[i + 1], sizeof(prefetch_slot *) * (size_t)(f->n - i - 1));
     f->n--;
     pthread_mutex_unlock(&f->lock);
-    s->cm->cl = p->cl; /* equal to the clone it was built from */
+    s->cm->cl = cl; /* equal to the clone it was built from */
     *cm = s->cm;
     *cg = s->cg;
     *sr = s->sr;
@@ -444,70 +485,107 @@ static int prefetch_take(plan *p, int gpus, long batch, cost_model **cm, cost_gr
     return 1;
 }
 
-int plan_rebuild(plan *p, lw_error *err)
+/* A new cost model and optimum for settings set on cluster cl (the plan's
+ * own, or a new one the plan takes on success), pins given as indices into
+ * the plan's current model. On failure nothing changed (cl is the caller's
+ * to free). */
+static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pins_now, lw_error *err)
 {
     int L = p->net->n_layers;
-    int total = cluster_gpus(p->cl);
-    int gpus = p->set.gpus > 0 ? p->set.gpus : total;
+    if (set->gpus < 0 || set->gpus > CLUSTER_MAX_GPUS) return lw_fail(err, 2, "GPU count %d is out of range", set->gpus);
+    int total = cluster_gpus(cl);
+    int gpus = set->gpus > 0 ? set->gpus : total;
     if (gpus > total)
-        return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d (choose 1 to %d)", gpus, p->cl->name,
+        return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d (choose 1 to %d)", gpus, cl->name,
                        total, total);
-    long batch = plan_batch_for(&p->set, gpus);
+    long batch = plan_batch_for(set, gpus);
     cost_model *cm = NULL;
     cost_graph *cg = NULL;
     search_result *sr = NULL;
-    int adopted = prefetch_take(p, gpus, batch, &cm, &cg, &sr);
+    int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr);
     if (!adopted) {
-        cm = cost_model_build_cancellable(p->net, p->cl, p->prof, gpus, batch, p->cancel, err);
-        if (!cm) return -1; /* the plan is as it was */
+        cm = cost_model_build_cancellable(p->net, cl, p->prof, gpus, batch, p->cancel, err);
+        if (!cm) return -1;
     }
     /* pins are configs, not indices: carry them over by value (a config the
      * new setting lacks drops its pin) */
     int *pins = lw_malloc(sizeof(int) * (size_t)L), any_pin = 0;
     for (int i = 0; i < L; i++) {
         pins[i] = -1;
-        if (p->pinned[i] < 0 || !p->cm) continue;
-        pins[i] = config_find(cm->configs[i], cm->n_configs[i], &p->cm->configs[i][p->pinned[i]]);
+        if (pins_now[i] < 0 || !p->cm) continue;
+        pins[i] = config_find(cm->configs[i], cm->n_configs[i], &p->cm->configs[i][pins_now[i]]);
         any_pin = 1;
     }
     double search_ms = 0;
     if (!adopted || any_pin) { /* a prefetch searched without pins */
         search_result_free(sr);
         cg_free(cg);
-        cg = cost_model_graph(cm);
-        for (int i = 0; i < L; i++)
-            if (pins[i] >= 0)
-                for (int k = 0; k < cg->n_configs[i]; k++)
-                    if (k != pins[i]) cg->node_cost[i][k] = HUGE_VAL;
-        search_options opt;
-        search_options_init(&opt);
-        opt.cancel = p->cancel;
-        search_info info;
-        double t0 = lw_now();
-        sr = search_run_with(cg, &opt, p->progress, p->progress_user, &info);
-        search_ms = (lw_now() - t0) * 1e3;
+        sr = search_pinned(p, cm, pins, &cg, &search_ms, err);
         if (!sr) {
-            cg_free(cg);
             cost_model_free(cm);
             free(pins);
-            return search_failure(&info, err); /* the plan is as it was */
+            return -1;
         }
     }
-    /* commit */
-    drop_results(p);
-    cost_model_free(p->cm);
-    p->cm = cm;
-    p->cg = cg;
-    p->sr = sr;
-    p->gpus = gpus;
-    p->batch = batch;
-    memcpy(p->pinned, pins, sizeof(int) * (size_t)L);
+    commit(p, cm, cg, sr, pins, search_ms, adopted);
     free(pins);
-    p->search_ms = search_ms;
-    p->from_prefetch = adopted;
-    memcpy(p->best, sr->config, sizeof(int) * (size_t)L);
-    strategy_evaluate(cm, p->best, &p->best_eval);
+    p->set = *set;
+    if (cl != p->cl) {
+        cluster_free(p->cl);
+        p->cl = cl;
+    }
     return 0;
+}
+
+int plan_apply(plan *p, const plan_change *c, lw_error *err)
+{
+    int L = p->net->n_layers;
+    if (c->sync_set && c->sync != SYNC_PARAMETER_SERVER && c->sync != SYNC_RING_ALLREDUCE)
+        return lw_fail(err, 2, "unknown sync scheme %d", (int)c->sync);
+    for (int i = 0; i < c->n_pins; i++) {
+        const plan_pin *q = &c->pins[i];
+        if (q->layer < 0 || q->layer >= L) return lw_fail(err, 2, "pin: no layer %d (%d layers)", q->layer, L);
+        if (q->config < -1 || !p->cm || q->config >= p->cm->n_configs[q->layer])
+            return lw_fail(err, 2, "pin %s: no config %d", p->net->layers[q->layer].name, q->config);
+    }
+    int *pins = lw_malloc(sizeof(int) * (size_t)L);
+    for (int i = 0; i < L; i++) pins[i] = c->clear_pins ? -1 : p->pinned[i];
+    for (int i = 0; i < c->n_pins; i++) pins[c->pins[i].layer] = c->pins[i].config;
+    int rc = 0;
+    if (c->set || c->cl) {
+        /* a new model: the plan's cluster stays untouched until it commits */
+        cluster *cl = p->cl;
+        if (c->cl || (c->sync_set && c->sync != p->cl->sync)) cl = cluster_clone(c->cl ? c->cl : p->cl);
+        if (c->sync_set) cl->sync = c->sync;
+        rc = rebuild(p, c->set ? c->set : &p->set, cl, pins, err);
+        if (rc != 0 && cl != p->cl) cluster_free(cl);
+    } else if (c->sync_set && c->sync != p->cl->sync) {
+        /* only t_s depends on the sync scheme; put it back on failure */
+        sync_scheme was = p->cl->sync;
+        p->cl->sync = c->sync;
+        cost_model_refresh_sync(p->cm);
+        rc = research(p, pins, err);
+        if (rc != 0) {
+            p->cl->sync = was;
+            cost_model_refresh_sync(p->cm);
+        }
+    } else if (memcmp(pins, p->pinned, sizeof(int) * (size_t)L) != 0) {
+        rc = research(p, pins, err);
+    }
+    free(pins);
+    return rc;
+}
+
+void plan_set_cancel(plan *p, atomic_int *cancel)
+{
+    p->cancel = cancel;
+}
+
+int plan_pin_count(const plan *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->net->n_layers; i++) n += p->pinned[i] >= 0;
+    return n;
 }
 
 plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err)
@@ -528,12 +606,7 @@ plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings 
     p->best = lw_calloc((size_t)net->n_layers, sizeof(int));
     p->pinned = lw_malloc(sizeof(int) * (size_t)net->n_layers);
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
-    if (set.gpus < 0 || set.gpus > CLUSTER_MAX_GPUS) {
-        lw_fail(err, 2, "GPU count %d is out of range", set.gpus);
-        plan_free(p);
-        return NULL;
-    }
-    if (plan_rebuild(p, err) != 0) {
+    if (rebuild(p, &set, cl, p->pinned, err) != 0) {
         plan_free(p);
         return NULL;
     }
@@ -554,17 +627,9 @@ void plan_free(plan *p)
     free(p);
 }
 
-int plan_set_sync(plan *p, sync_scheme s, lw_error *err)
-{
-    p->cl->sync = s;
-    if (!p->cm) return plan_rebuild(p, err);
-    cost_model_refresh_sync(p->cm);
-    return plan_research(p, err);
-}
-
 double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
 {
-    cost_graph *g = pinned_graph(p);
+    cost_graph *g = graph_with_pins(p->cm, p->pinned, li);
     for (int j = 0; j < g->n_configs[li]; j++)
         if (j != k) g->node_cost[li][j] = HUGE_VAL;
     search_result *r = search_run(g, NULL, NULL);
@@ -577,7 +642,7 @@ double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
 
 int plan_whynot_totals(const plan *p, int li, double *totals)
 {
-    cost_graph *g = pinned_graph(p);
+    cost_graph *g = graph_with_pins(p->cm, p->pinned, li);
     search_result *r = search_run(g, NULL, NULL);
     int rc = -1;
     if (r) {

@@ -4,9 +4,14 @@
  * result and the optimal strategy's evaluation. The CLI and the TUI both
  * drive the engine through it.
  *
- * plan_open loads and owns the network, cluster and profile; plan_rebuild
- * recomputes the cost model and the optimum after a setting changed. A
- * plan owns everything it points to; plan_free releases it all.
+ * plan_new loads and owns the network, cluster and profile; plan_apply
+ * applies a what-if (a plan_change: GPU count, batch, cluster, sync, pins)
+ * and either commits the new model and optimum or leaves the plan exactly
+ * as it was. A plan owns everything it points to; plan_free releases it all.
+ *
+ * Every field of a plan is read-only outside plan.c: front ends read them
+ * (or the accessors below) and change the plan only through plan_apply,
+ * plan_set_cancel and the prefetch calls.
  */
 #ifndef LW_PLAN_H
 #define LW_PLAN_H
@@ -35,8 +40,8 @@ typedef struct plan {
     strategy_eval best_eval;
     int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
     double search_ms;
-    int from_prefetch;       /* the last plan_rebuild took a prefetched model */
-    atomic_int *cancel;      /* optional: raised, a plan_rebuild in progress gives up ("cancelled") */
+    int from_prefetch;       /* the last model change took a prefetched model */
+    atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
     struct plan_prefetcher *prefetch; /* see plan_prefetch_list */
@@ -60,14 +65,45 @@ plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_e
  * search, so a long final step can be shown (the CLI on a terminal). */
 plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
                         void *progress_user, lw_error *err);
-/* Recomputes costs and the optimum for p->set and p->cl (pins carried over
- * by config). 0 on success. On failure (a bad setting, too large, or
- * cancelled through p->cancel) the plan is left as it was: the previous
- * model, optimum, GPU count and batch, built for the previous settings. */
-int plan_rebuild(plan *p, lw_error *err);
-/* Recomputes only the optimum (after pins changed). */
-int plan_research(plan *p, lw_error *err);
 void plan_free(plan *p);
+
+/* ---- what-ifs --------------------------------------------------------- */
+
+/* One layer's pin: config is an index into the layer's configs in the
+ * plan's current model, or -1 to unpin it. */
+typedef struct plan_pin {
+    int layer;
+    int config;
+} plan_pin;
+
+/* A what-if as a value. Every field's zero means "keep", so a change is
+ * written `plan_change c = {.set = &s}` and a new kind of change is a new
+ * field whose zero keeps the plan as it is (plus its handling in
+ * plan_apply). */
+typedef struct plan_change {
+    const plan_settings *set; /* new run settings (GPU count, batch, ...): the cost model is rebuilt */
+    const cluster *cl;        /* a new cluster, copied (an edited clone of p->cl): the cost model is rebuilt */
+    int sync_set;             /* 1: switch the sync scheme to sync (alone: only t_s is recomputed) */
+    sync_scheme sync;
+    int clear_pins;           /* 1: unpin every layer, before the pins below */
+    int n_pins;               /* pins to set or clear (alone: only the search runs again) */
+    const plan_pin *pins;
+} plan_change;
+
+/* Applies c: recomputes what it touches (the cost model for new settings
+ * or a new cluster, the t_s tables for a sync switch, only the search for
+ * pins; pins are carried over to a new model by config, and a config the
+ * new setting lacks drops its pin) and commits the new model and optimum,
+ * returning 0. On failure (a bad change: code 2; a search over the limits
+ * or cancelled through p->cancel: code 1) it returns non-zero with err set
+ * and the plan is exactly as it was: the previous settings, cluster, pins,
+ * model and optimum. A change that changes nothing returns 0 at once. */
+int plan_apply(plan *p, const plan_change *c, lw_error *err);
+
+/* p->cancel for the plan_apply calls to come (NULL: not cancellable). */
+void plan_set_cancel(plan *p, atomic_int *cancel);
+/* How many layers are pinned. */
+int plan_pin_count(const plan *p);
 
 /* A setting to build ahead: run settings, and a cluster (NULL: the plan's
  * own; otherwise an edited copy, which plan_prefetch_list clones). */
@@ -79,7 +115,7 @@ typedef struct plan_prefetch_item {
 /* Builds, on a background thread at the lowest priority and one after
  * another in the order given, the cost tables and optimum of up to
  * PLAN_PREFETCH_MAX other settings (the ones the next what-if keys would
- * ask for), so that a later plan_rebuild to exactly one of them (GPU count,
+ * ask for), so that a later plan_apply to exactly one of them (GPU count,
  * batch and cluster equal) takes its result instead of recomputing, waiting
  * for it if it is being built. A new list keeps what it names that is built
  * or being built, and cancels the rest. */
@@ -90,19 +126,16 @@ int plan_prefetch_pending(plan *p);
 /* plan_prefetch_list of one setting on the plan's cluster. */
 void plan_prefetch(plan *p, plan_settings next);
 
-/* What-if: switch the sync scheme. Only t_s changes, so this skips the
- * t_x tables and is much faster than plan_rebuild. */
-int plan_set_sync(plan *p, sync_scheme s, lw_error *err);
-
 /* Global batch for a setting. */
 long plan_batch_for(const plan_settings *s, int gpus);
 
-/* Best total when layer li is forced to config k (all else optimal), and
- * that strategy (n_layers, may be NULL). For "why not this config?". */
+/* Best total when layer li is forced to config k (all else optimal, the
+ * other layers' pins holding; li's own pin is ignored), and that strategy
+ * (n_layers, may be NULL). For "why not this config?". */
 double plan_cost_with_pin(const plan *p, int li, int k, int *config_out);
 
-/* The same for every config of layer li at once (the pins, li's included,
- * as they stand): totals[k] for each of its configs, +inf where no finite
+/* The same for every config of layer li at once (li asked about as if it
+ * were free, the other pins as they stand): totals[k] for each of its configs, +inf where no finite
  * total exists, from one search and its min-marginals (search_min_marginals)
  * instead of one search per config. 0, or -1 where the final step needed
  * variable elimination: ask plan_cost_with_pin per config then. */

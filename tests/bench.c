@@ -114,6 +114,16 @@ static void tui_prefetch(plan *p)
     plan_prefetch_list(p, next, n);
 }
 
+/* plan_apply of new settings (gpus, batch per GPU; 0: keep) and, when cl
+ * is not NULL, a new cluster. */
+static int set_to(plan *p, int gpus, long batch_per_gpu, const cluster *cl, lw_error *err)
+{
+    plan_settings s = p->set;
+    if (gpus) s.gpus = gpus;
+    if (batch_per_gpu) s.batch_per_gpu = batch_per_gpu;
+    return plan_apply(p, &(plan_change){.set = &s, .cl = cl}, err);
+}
+
 static double best_of(int reps, plan *p, int what, lw_error *err)
 {
     double best = 1e30;
@@ -122,29 +132,31 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         int rc = 0;
         switch (what) {
         case 0: /* sync toggle */
-            rc = plan_set_sync(p, p->cl->sync == SYNC_PARAMETER_SERVER ? SYNC_RING_ALLREDUCE : SYNC_PARAMETER_SERVER, err);
+            rc = plan_apply(p,
+                            &(plan_change){.sync_set = 1,
+                                           .sync = p->cl->sync == SYNC_PARAMETER_SERVER ? SYNC_RING_ALLREDUCE
+                                                                                        : SYNC_PARAMETER_SERVER},
+                            err);
             break;
         case 1: /* GPU count 16 -> 8 */
         case 4: /* GPU count 8 -> 16 */
-            p->set.gpus = what == 1 ? 16 : 8;
-            rc = plan_rebuild(p, err);
+            rc = set_to(p, what == 1 ? 16 : 8, 0, NULL, err);
             if (rc) break;
             t0 = lw_now();
-            p->set.gpus = what == 1 ? 8 : 16;
-            rc = plan_rebuild(p, err);
+            rc = set_to(p, what == 1 ? 8 : 16, 0, NULL, err);
             break;
         case 2: /* pin a layer, re-optimise */
-            p->pinned[p->net->n_layers / 2] = k % 2 ? -1 : 1;
-            rc = plan_research(p, err);
+        {
+            plan_pin pin = {p->net->n_layers / 2, k % 2 ? -1 : 1};
+            rc = plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, err);
+        }
             break;
         case 5: /* GPU count 16 -> 8, prefetched while the user looks at the screen */
         case 6: /* 8 -> 16, prefetched */
         case 7: /* batch 32 -> 64 per GPU, prefetched */
         case 8: /* batch 32 -> 16 per GPU, prefetched */
         {
-            p->set.gpus = what == 6 ? 8 : 16;
-            p->set.batch_per_gpu = 32;
-            rc = plan_rebuild(p, err);
+            rc = set_to(p, what == 6 ? 8 : 16, 32, NULL, err);
             if (rc) break;
             plan_settings next = p->set;
             if (what == 5) next.gpus = 8;
@@ -155,18 +167,15 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             struct timespec think = {1, 0};
             nanosleep(&think, NULL);
             t0 = lw_now();
-            p->set = next;
-            rc = plan_rebuild(p, err);
+            rc = plan_apply(p, &(plan_change){.set = &next}, err);
             break;
         }
         case 9:  /* inter-node bandwidth doubled (the cluster editor), not built ahead */
         case 10: /* the same, built ahead while the cluster screen showed the field */
         {
-            p->set.gpus = 16;
-            p->set.batch_per_gpu = 32;
-            rc = plan_rebuild(p, err);
+            rc = set_to(p, 16, 32, NULL, err);
             if (rc) break;
-            cluster *edited = cluster_clone(p->cl);
+            cluster *orig = cluster_clone(p->cl), *edited = cluster_clone(p->cl);
             edited->inter.bandwidth_gbs *= 2;
             if (what == 10) {
                 plan_prefetch_item it = {p->set, edited};
@@ -175,9 +184,11 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
                 nanosleep(&think, NULL);
             }
             t0 = lw_now();
-            p->cl->inter.bandwidth_gbs *= 2;
-            rc = plan_rebuild(p, err);
-            p->cl->inter.bandwidth_gbs /= 2;
+            rc = plan_apply(p, &(plan_change){.cl = edited}, err);
+            double t_edit = lw_now() - t0;
+            if (!rc) rc = set_to(p, 0, 0, orig, err); /* back, untimed */
+            t0 = lw_now() - t_edit;
+            cluster_free(orig);
             cluster_free(edited);
             break;
         }
@@ -194,12 +205,10 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             plan_cost_with_pin(p, p->net->n_layers / 2, 0, NULL);
             break;
         case 3: /* batch change 32 -> 64 per GPU */
-            p->set.batch_per_gpu = 32;
-            rc = plan_rebuild(p, err);
+            rc = set_to(p, 0, 32, NULL, err);
             if (rc) break;
             t0 = lw_now();
-            p->set.batch_per_gpu = 64;
-            rc = plan_rebuild(p, err);
+            rc = set_to(p, 0, 64, NULL, err);
             break;
         }
         double t = lw_now() - t0;

@@ -14,7 +14,8 @@
  * returns a strategy (or refuses a too-large final step with
  * SEARCH_TOO_LARGE) whose cost is its evaluation, and is the brute-force
  * minimum where that is small enough to enumerate; pinning a layer never
- * beats the optimum; plan_set_sync gives the same t_s as a fresh model.
+ * beats the optimum; a sync what-if (plan_apply) gives the same t_s as a fresh model, or
+ * fails leaving the t_s tables as they were.
  */
 #include "fuzz_common.h"
 
@@ -160,7 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* sync what-if: the fast path's t_s equals a fresh model's */
     sync_scheme other = p->cl->sync == SYNC_RING_ALLREDUCE ? SYNC_PARAMETER_SERVER : SYNC_RING_ALLREDUCE;
-    if (plan_set_sync(p, other, &err) == 0) {
+    double ts0 = m->t_s[0][m->n_configs[0] - 1];
+    if (plan_apply(p, &(plan_change){.sync_set = 1, .sync = other}, &err) == 0) {
         cost_model *fresh = cost_model_build(p->net, p->cl, NULL, p->gpus, p->batch, &err);
         FUZZ_CHECK(fresh != NULL, "rebuild: %s", err.msg);
         for (int i = 0; i < m->n_layers; i++)
@@ -169,7 +171,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                            i, k, p->cm->t_s[i][k], fresh->t_s[i][k]);
         cost_model_free(fresh);
     } else {
-        FUZZ_CHECK(strstr(err.msg, "too large") != NULL, "plan_set_sync failed: %s", err.msg);
+        FUZZ_CHECK(strstr(err.msg, "too large") != NULL, "the sync what-if failed: %s", err.msg);
+        FUZZ_CHECK(p->cl->sync != other && p->cm->t_s[0][m->n_configs[0] - 1] == ts0,
+                   "a failed sync what-if changed the plan");
     }
     free(ci);
     free(best);

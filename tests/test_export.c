@@ -650,9 +650,9 @@ Test(export_config_index, pinned_layer_is_marked)
     plan *p = load("vgg16", 4);
     int li = net_find(p->net, "fc6");
     cr_assert_geq(li, 0);
-    p->pinned[li] = 0; /* one GPU */
     lw_error err = {0};
-    cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    plan_pin one_gpu = {li, 0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &one_gpu}, &err), 0, "%s", err.msg);
     cr_assert_eq(p->best[li], 0);
     char *dir = make_dir();
     char *path = join(dir, "p.dot");

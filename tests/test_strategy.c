@@ -510,9 +510,9 @@ static void check_whynot(const char *net, int gpus, const char *const *layers, i
     if (pin_layer) {
         int pl = net_find(p->net, pin_layer);
         cr_assert(pl >= 0);
-        p->pinned[pl] = p->best[pl] == 0 ? 1 : 0;
+        plan_pin pin = {pl, p->best[pl] == 0 ? 1 : 0};
         lw_error err = {0};
-        cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+        cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
     }
     for (int q = 0; q < n_layers; q++) {
         int li = net_find(p->net, layers[q]);
@@ -556,16 +556,18 @@ Test(pins, pinning_a_layer_never_beats_the_optimum)
     }
     /* a pin through the plan */
     int worst = p->best[li] == 0 ? 1 : 0;
-    p->pinned[li] = worst;
+    plan_pin pin = {li, worst};
     lw_error err = {0};
-    cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
+    cr_assert_eq(p->pinned[li], worst);
     cr_assert_eq(p->best[li], worst);
     ASSERT_REL(p->best_eval.total_ms, plan_cost_with_pin(p, li, worst, NULL), 1e-9);
     cr_assert(p->best_eval.total_ms >= opt * (1 - 1e-12));
     ASSERT_REL(p->best_eval.total_ms, eq1(p->cm, p->best), 1e-9);
     /* and unpinned again: the optimum comes back */
-    p->pinned[li] = -1;
-    cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    pin.config = -1;
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
+    cr_assert_eq(p->pinned[li], -1);
     ASSERT_REL(p->best_eval.total_ms, opt, 1e-9);
     free(cfg);
     plan_free(p);
@@ -616,19 +618,20 @@ Test(plan, rebuild_for_other_gpu_counts_and_batches)
     cr_assert_eq(p->gpus, 16);
     cr_assert_eq(p->batch, 512);
     lw_error err = {0};
-    p->set.gpus = 2;
-    p->set.batch_per_gpu = 64;
-    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    plan_settings s = p->set;
+    s.gpus = 2;
+    s.batch_per_gpu = 64;
+    cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
     cr_assert_eq(p->gpus, 2);
     cr_assert_eq(p->batch, 128);
     ASSERT_REL(p->best_eval.total_ms, p->sr->cost, 1e-9);
-    p->set.gpus = 17;
-    cr_assert_neq(plan_rebuild(p, &err), 0);
+    s.gpus = 17;
+    cr_assert_neq(plan_apply(p, &(plan_change){.set = &s}, &err), 0);
     cr_assert_eq(err.code, 2);
     cr_assert(strstr(err.msg, "17") != NULL, "%s", err.msg);
     plan_free(p);
 
-    plan_settings s = {.gpus = 8, .batch_per_gpu = 0, .global_batch = 100};
+    s = (plan_settings){.gpus = 8, .batch_per_gpu = 0, .global_batch = 100};
     cr_assert_eq(plan_batch_for(&s, 8), 100);
     s.global_batch = 0;
     cr_assert_eq(plan_batch_for(&s, 8), 8L * DEFAULT_BATCH_PER_GPU);
@@ -682,22 +685,40 @@ static void wait_prefetch(plan *p)
     cr_assert_eq(plan_prefetch_pending(p), 0, "the prefetch queue did not finish in a minute");
 }
 
+/* plan_apply of new run settings: gpus and batch_per_gpu, the rest kept. */
+static int apply_set(plan *p, int gpus, long batch_per_gpu, lw_error *err)
+{
+    plan_settings s = p->set;
+    s.gpus = gpus;
+    s.batch_per_gpu = batch_per_gpu;
+    return plan_apply(p, &(plan_change){.set = &s}, err);
+}
+
+/* plan_apply of the plan's cluster with the inter-node bandwidth scaled. */
+static int apply_inter_bw(plan *p, double factor, int gpus, lw_error *err)
+{
+    cluster *c = cluster_clone(p->cl);
+    c->inter.bandwidth_gbs *= factor;
+    plan_settings s = p->set;
+    s.gpus = gpus;
+    int rc = plan_apply(p, &(plan_change){.set = &s, .cl = c}, err);
+    cluster_free(c);
+    return rc;
+}
+
 Test(prefetch, a_queued_setting_is_taken_and_equals_a_fresh_build)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
-    p->set.batch_per_gpu = 32;
     lw_error err = {0};
+    cr_assert_eq(apply_set(p, 16, 32, &err), 0, "%s", err.msg);
     for (int k = 0; k < 4; k++) {
         post_tui_list(p);
         wait_prefetch(p);
-        p->set.batch_per_gpu = k == 1 ? 64 : k == 2 ? 16 : 32;
-        p->set.gpus = k == 0 ? 8 : k == 3 ? 4 : 16;
-        cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+        cr_assert_eq(apply_set(p, k == 0 ? 8 : k == 3 ? 4 : 16, k == 1 ? 64 : k == 2 ? 16 : 32, &err), 0, "%s",
+                     err.msg);
         cr_expect(p->from_prefetch, "step %d: the prefetched model was not taken", k);
         expect_same_as_fresh(p, "alexnet");
-        p->set.gpus = 16;
-        p->set.batch_per_gpu = 32;
-        cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+        cr_assert_eq(apply_set(p, 16, 32, &err), 0, "%s", err.msg);
     }
     plan_free(p);
 }
@@ -705,38 +726,30 @@ Test(prefetch, a_queued_setting_is_taken_and_equals_a_fresh_build)
 Test(prefetch, other_settings_and_cluster_edits_are_built_afresh)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
-    p->set.batch_per_gpu = 32;
     lw_error err = {0};
+    cr_assert_eq(apply_set(p, 16, 32, &err), 0, "%s", err.msg);
     /* a setting nobody queued: the queue is cancelled, the result is right */
     post_tui_list(p);
-    p->set.gpus = 2;
-    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(apply_set(p, 2, 32, &err), 0, "%s", err.msg);
     cr_expect(!p->from_prefetch);
     expect_same_as_fresh(p, "alexnet");
     /* a queued setting, but the cluster changed since: not taken */
-    p->set.gpus = 16;
-    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(apply_set(p, 16, 32, &err), 0, "%s", err.msg);
     post_tui_list(p);
-    p->cl->inter.bandwidth_gbs *= 2;
-    p->set.gpus = 8;
-    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(apply_inter_bw(p, 2, 8, &err), 0, "%s", err.msg);
     cr_expect(!p->from_prefetch, "a model built for the old cluster was taken");
     plan *fresh = open_plan("alexnet", "p100-4x4", 8, p->batch);
-    fresh->cl->inter.bandwidth_gbs *= 2;
-    cr_assert_eq(plan_rebuild(fresh, &err), 0, "%s", err.msg);
+    cr_assert_eq(apply_inter_bw(fresh, 2, 8, &err), 0, "%s", err.msg);
     ASSERT_REL(p->best_eval.total_ms, fresh->best_eval.total_ms, 1e-12);
     plan_free(fresh);
     /* finished results named again by a new list are kept, and taken */
-    p->cl->inter.bandwidth_gbs /= 2;
-    p->set.gpus = 16;
-    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(apply_inter_bw(p, 0.5, 16, &err), 0, "%s", err.msg);
     post_tui_list(p);
     wait_prefetch(p);
     plan_settings again = p->set;
     again.batch_per_gpu = 64;
     plan_prefetch(p, again);
-    p->set = again;
-    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_apply(p, &(plan_change){.set = &again}, &err), 0, "%s", err.msg);
     cr_expect(p->from_prefetch);
     expect_same_as_fresh(p, "alexnet");
     /* freeing a plan with a queue in flight waits for nothing long and leaks nothing */
@@ -744,40 +757,68 @@ Test(prefetch, other_settings_and_cluster_edits_are_built_afresh)
     plan_free(p);
 }
 
-/* A failed or cancelled rebuild leaves the plan as it was: the previous
- * model, optimum, GPU count and batch (the TUI keeps showing them). */
+/* A failed or cancelled what-if leaves the plan exactly as it was: the
+ * previous settings, cluster, pins, model and optimum (the TUI keeps
+ * showing them); whichever path it took (new model, sync, pins). */
 Test(plan, a_failed_or_cancelled_rebuild_keeps_the_previous_plan)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
     lw_error err = {0};
-    p->pinned[net_find(p->net, "fc7")] = 0;
-    cr_assert_eq(plan_research(p, &err), 0, "%s", err.msg);
+    int fc7 = net_find(p->net, "fc7"), L = p->net->n_layers;
+    plan_pin pin = {fc7, 0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
     const cost_model *cm0 = p->cm;
+    const cluster *cl0 = p->cl;
+    plan_settings set0 = p->set;
+    double inter0 = p->cl->inter.bandwidth_gbs;
     double total0 = p->best_eval.total_ms;
-    int *best0 = malloc(sizeof(int) * (size_t)p->net->n_layers);
-    memcpy(best0, p->best, sizeof(int) * (size_t)p->net->n_layers);
+    int *best0 = malloc(sizeof(int) * (size_t)L);
+    memcpy(best0, p->best, sizeof(int) * (size_t)L);
+    double *ts0 = malloc(sizeof(double) * (size_t)p->cm->n_configs[fc7]);
+    memcpy(ts0, p->cm->t_s[fc7], sizeof(double) * (size_t)p->cm->n_configs[fc7]);
 
-    p->set.gpus = 17; /* more than the cluster has */
-    cr_assert_neq(plan_rebuild(p, &err), 0);
+    cr_assert_neq(apply_set(p, 17, 0, &err), 0); /* more than the cluster has */
     cr_assert_eq(err.code, 2);
     atomic_int flag = 1;
-    p->cancel = &flag;
-    p->set.gpus = 16;
-    cr_assert_neq(plan_rebuild(p, &err), 0);
+    plan_set_cancel(p, &flag);
+    cr_assert_neq(apply_set(p, 16, 0, &err), 0);
     cr_assert_str_eq(err.msg, "cancelled");
-    p->cancel = NULL;
+    /* a cancelled cluster edit, sync switch and unpin: nothing of them stays */
+    cr_assert_neq(apply_inter_bw(p, 2, 8, &err), 0);
+    sync_scheme other = p->cl->sync == SYNC_RING_ALLREDUCE ? SYNC_PARAMETER_SERVER : SYNC_RING_ALLREDUCE;
+    cr_assert_neq(plan_apply(p, &(plan_change){.sync_set = 1, .sync = other}, &err), 0);
+    cr_assert_str_eq(err.msg, "cancelled");
+    cr_assert_neq(plan_apply(p, &(plan_change){.clear_pins = 1}, &err), 0);
+    plan_set_cancel(p, NULL);
+    /* bad changes are refused before anything is done */
+    plan_pin bad[] = {{L, 0}, {fc7, p->cm->n_configs[fc7]}, {fc7, -2}};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_neq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &bad[i]}, &err), 0);
+        cr_assert_eq(err.code, 2);
+    }
+    cr_assert_neq(plan_apply(p, &(plan_change){.sync_set = 1, .sync = (sync_scheme)7}, &err), 0);
+    cr_assert_eq(err.code, 2);
+    /* and a change that changes nothing does nothing */
+    cr_assert_eq(plan_apply(p, &(plan_change){0}, &err), 0);
 
     cr_assert_eq(p->cm, cm0);
+    cr_assert_eq(p->cl, cl0);
+    cr_assert_neq(p->cl->sync, other);
+    cr_assert_eq(p->cl->inter.bandwidth_gbs, inter0);
+    cr_assert_eq(memcmp(&p->set, &set0, sizeof set0), 0);
+    cr_assert_arr_eq(p->cm->t_s[fc7], ts0, sizeof(double) * (size_t)p->cm->n_configs[fc7]);
     cr_assert_eq(p->gpus, 8);
     cr_assert_eq(p->batch, 256);
     cr_assert_eq(p->best_eval.total_ms, total0);
-    cr_assert_arr_eq(p->best, best0, sizeof(int) * (size_t)p->net->n_layers);
-    cr_assert_eq(p->pinned[net_find(p->net, "fc7")], 0);
+    cr_assert_arr_eq(p->best, best0, sizeof(int) * (size_t)L);
+    cr_assert_eq(p->pinned[fc7], 0);
+    cr_assert_eq(plan_pin_count(p), 1);
     ASSERT_REL(p->sr->cost, total0, 1e-9);
-    /* and the next rebuild goes through */
-    cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+    /* and the next change goes through, pins carried over by config */
+    cr_assert_eq(apply_set(p, 16, 0, &err), 0, "%s", err.msg);
     cr_assert_eq(p->gpus, 16);
-    cr_assert_eq(p->pinned[net_find(p->net, "fc7")], 0);
+    cr_assert_eq(p->pinned[fc7], 0);
+    free(ts0);
     free(best0);
     plan_free(p);
 }

@@ -97,7 +97,7 @@ void app_free(app *a)
     scale_stop(a);
     plan_free(a->p);
     cluster_free(a->cluster_loaded);
-    cluster_free(a->saved_cluster);
+    cluster_free(a->change_cl);
     free(a->net_name);
     free(a->cluster_name);
     free(a->profile_name);
@@ -195,18 +195,40 @@ void app_invalidate(app *a)
 
 /* ---- what-if ------------------------------------------------------------- */
 
+static void change_reset(app *a)
+{
+    cluster_free(a->change_cl);
+    a->change_cl = NULL;
+    a->change = (plan_change){0};
+}
+
 void app_whatif_begin(app *a, const char *what)
 {
     const plan *p = a->p;
     snprintf(a->pending_what, sizeof a->pending_what, "%s", what);
-    a->saved_set = p->set;
-    cluster_free(a->saved_cluster);
-    a->saved_cluster = cluster_clone(p->cl);
-    a->saved_gpus = p->gpus;
+    change_reset(a);
     a->saved_total_ms = p->sr ? p->best_eval.total_ms : 0;
     a->saved_ips = p->sr ? p->best_eval.images_per_s : 0;
     for (int i = 0; i < p->net->n_layers; i++)
         a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0}};
+}
+
+plan_settings *app_change_settings(app *a)
+{
+    if (!a->change.set) {
+        a->change_set = a->p->set;
+        a->change.set = &a->change_set;
+    }
+    return &a->change_set;
+}
+
+cluster *app_change_cluster(app *a)
+{
+    if (!a->change_cl) {
+        a->change_cl = cluster_clone(a->p->cl);
+        a->change.cl = a->change_cl;
+    }
+    return a->change_cl;
 }
 
 static void report_change(app *a)
@@ -229,35 +251,15 @@ void app_perform(app *a, action act)
     if (act != ACT_REBUILD && act != ACT_RESEARCH && act != ACT_RESYNC) return;
     lw_error err = {0};
     double t0 = lw_now();
-    int rc = act == ACT_REBUILD    ? plan_rebuild(a->p, &err)
-             : act == ACT_RESYNC ? plan_set_sync(a->p, a->p->cl->sync, &err)
-                                 : plan_research(a->p, &err);
+    int rc = plan_apply(a->p, &a->change, &err);
     a->last_rebuild_s = lw_now() - t0;
+    change_reset(a);
     if (rc != 0) {
-        /* put the previous setting back, so the screens keep an optimum */
-        char msg[sizeof err.msg];
-        snprintf(msg, sizeof msg, "%s", err.msg);
-        a->p->set = a->saved_set;
-        if (a->saved_cluster) {
-            cluster_free(a->p->cl);
-            a->p->cl = a->saved_cluster;
-            a->saved_cluster = NULL;
-        }
-        lw_error err2 = {0};
-        if (act == ACT_REBUILD && a->p->cm && a->p->sr) {
-            /* a failed rebuild leaves the previous model in place, built
-             * for exactly the settings just restored */
-            a->p->cm->cl = a->p->cl;
-            if (a->p->cancel) atomic_store(a->p->cancel, 0);
-            if (strcmp(msg, "cancelled") == 0)
-                app_set_status(a, 0, "%s: cancelled (kept the previous setting)", a->pending_what);
-            else
-                app_set_status(a, 1, "%s: %s (kept the previous setting)", a->pending_what, msg);
-        } else if (plan_rebuild(a->p, &err2) != 0) {
-            app_set_status(a, 1, "%s: %s; and the previous setting failed too: %s", a->pending_what, msg, err2.msg);
-        } else {
-            app_set_status(a, 1, "%s: %s (kept the previous setting)", a->pending_what, msg);
-        }
+        /* the plan is as it was: the previous setting and its optimum */
+        if (strcmp(err.msg, "cancelled") == 0)
+            app_set_status(a, 0, "%s: cancelled (kept the previous setting)", a->pending_what);
+        else
+            app_set_status(a, 1, "%s: %s (kept the previous setting)", a->pending_what, err.msg);
         app_invalidate(a);
         return;
     }
@@ -348,7 +350,7 @@ action app_set_gpus(app *a, int gpus)
     char what[64];
     snprintf(what, sizeof what, "%d%s%d GPUs", a->p->gpus, G->arrow_right, gpus);
     app_whatif_begin(a, what);
-    a->p->set.gpus = gpus;
+    app_change_settings(a)->gpus = gpus;
     return ACT_REBUILD;
 }
 
@@ -371,7 +373,8 @@ int app_gpu_step(const app *a, int dir)
 
 action app_set_batch(app *a, long per_gpu)
 {
-    plan_settings *s = &a->p->set, n = batch_setting(a, per_gpu);
+    const plan_settings *s = &a->p->set;
+    plan_settings n = batch_setting(a, per_gpu);
     char what[96];
     if (s->global_batch > 0) {
         /* a fixed global batch given on the command line: scale that one */
@@ -386,7 +389,7 @@ action app_set_batch(app *a, long per_gpu)
         snprintf(what, sizeof what, "batch %ld%s%ld per GPU", cur, G->arrow_right, n.batch_per_gpu);
     }
     app_whatif_begin(a, what);
-    *s = n;
+    *app_change_settings(a) = n;
     app_invalidate_scale(a);
     return ACT_REBUILD;
 }
@@ -405,7 +408,8 @@ action app_toggle_sync(app *a)
     char what[96];
     snprintf(what, sizeof what, "sync %s%s%s", sync_scheme_name(from), G->arrow_right, sync_scheme_name(to));
     app_whatif_begin(a, what);
-    a->p->cl->sync = to;
+    a->change.sync_set = 1;
+    a->change.sync = to;
     app_invalidate_scale(a);
     return ACT_RESYNC;
 }
@@ -426,14 +430,15 @@ action app_pin(app *a, int li, int k)
         snprintf(what, sizeof what, "pin %s = %s", p->net->layers[li].name, cb);
     }
     app_whatif_begin(a, what);
-    p->pinned[li] = k;
+    a->change_pin = (plan_pin){li, k};
+    a->change.n_pins = 1;
+    a->change.pins = &a->change_pin;
     return ACT_RESEARCH;
 }
 
 action app_clear_pins(app *a)
 {
-    int n = 0;
-    for (int i = 0; i < a->p->net->n_layers; i++) n += a->p->pinned[i] >= 0;
+    int n = plan_pin_count(a->p);
     if (!n) {
         app_set_status(a, 0, "no layer is pinned");
         return ACT_REDRAW;
@@ -441,7 +446,7 @@ action app_clear_pins(app *a)
     char what[64];
     snprintf(what, sizeof what, "clear %d pin%s", n, n == 1 ? "" : "s");
     app_whatif_begin(a, what);
-    for (int i = 0; i < a->p->net->n_layers; i++) a->p->pinned[i] = -1;
+    a->change.clear_pins = 1;
     return ACT_RESEARCH;
 }
 

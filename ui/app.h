@@ -10,9 +10,11 @@
  *
  * Screens are a draw() over a rectangle of a WINDOW plus a table of key
  * bindings, behind a screen_ops entry (see app_screens). Key handlers change
- * state and return what must happen next (an action); app_perform does the
- * expensive part (plan_rebuild after a what-if, plan_research after a pin),
- * so the loop in tui.c can show "working..." first. Nothing here writes to
+ * state and return what must happen next (an action); a what-if is written
+ * into a->change (app_whatif_begin, app_change_settings, app_change_cluster)
+ * and app_perform applies it with plan_apply, the one engine call, so the
+ * loop in tui.c can show "working..." first. Nothing under ui/ writes to the
+ * plan or its cost model. Nothing here writes to
  * the terminal except through the WINDOW handed to a draw function, so the
  * tests render every screen into ncurses' in-memory screen.
  */
@@ -43,9 +45,11 @@ typedef enum {
 typedef enum {
     ACT_NONE,     /* nothing changed */
     ACT_REDRAW,   /* state changed: draw a new frame */
-    ACT_REBUILD,  /* a what-if setting changed: plan_rebuild, then redraw */
-    ACT_RESEARCH, /* pins changed: plan_research only, then redraw */
-    ACT_RESYNC,   /* only the sync scheme changed: plan_set_sync (t_s only), then redraw */
+    /* a what-if is pending (a->change): app_perform applies it with
+     * plan_apply, then redraw. The three say how long it takes: */
+    ACT_REBUILD,  /* settings or cluster: a new cost model (seconds; tui.c lets Esc cancel it) */
+    ACT_RESEARCH, /* pins: only the search */
+    ACT_RESYNC,   /* only the sync scheme: the t_s tables and the search */
     ACT_QUIT
 } action;
 
@@ -126,11 +130,12 @@ struct app {
     /* the previous optimum, for "what changed" after a what-if */
     unsigned char *changed;    /* [n_layers] config differs from before the last change */
     char pending_what[160];    /* description of the change being applied */
-    plan_settings saved_set;
-    cluster *saved_cluster;    /* restored if a rebuild fails */
+    plan_change change;        /* the what-if app_perform hands to plan_apply (app_change_*) */
+    plan_settings change_set;  /* what change.set points to */
+    cluster *change_cl;        /* what change.cl points to: an edited clone of the plan's cluster */
+    plan_pin change_pin;       /* what change.pins points to */
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
-    int saved_gpus;
     double last_rebuild_s;     /* seconds the last rebuild or research took */
 
     /* strategy table */
@@ -205,7 +210,7 @@ app *app_open(const tui_args *args, lw_error *err);
 void app_free(app *a);
 
 /* Handles one key (or KEY_RESIZE, KEY_MOUSE) and returns what must happen
- * next; app_perform then does it (rebuild or research). */
+ * next; app_perform then does it (applies the pending what-if). */
 action app_key(app *a, int key);
 void app_perform(app *a, action act);
 /* app_key and app_perform together; returns the action. */
@@ -227,9 +232,15 @@ int app_waiting(const app *a);
 void app_draw(app *a, WINDOW *w);
 
 void app_set_status(app *a, int error, const char *fmt, ...) LW_PRINTF(3, 4);
-/* Records the optimum before a what-if so the change can be reported and
- * undone if the rebuild fails. what: "16→8 GPUs". */
+/* Starts a what-if: records the optimum before it, so the change can be
+ * reported, and empties a->change. what: "16→8 GPUs". */
 void app_whatif_begin(app *a, const char *what);
+/* The pending change's run settings, to edit (a copy of the plan's at the
+ * first call after app_whatif_begin). */
+plan_settings *app_change_settings(app *a);
+/* The pending change's cluster, to edit (a clone of the plan's at the
+ * first call after app_whatif_begin). */
+cluster *app_change_cluster(app *a);
 void app_open_screen(app *a, screen_id s);
 void app_invalidate(app *a);   /* drop everything derived from the optimum */
 void app_invalidate_scale(app *a);

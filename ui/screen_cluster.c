@@ -104,10 +104,15 @@ static void field_store(cluster *c, int f, double v)
     }
 }
 
+/* A smaller cluster keeps as many GPUs as it still has. */
+static void keep_gpus_within(app *a, const cluster *c)
+{
+    if (a->p->set.gpus > cluster_gpus(c)) app_change_settings(a)->gpus = cluster_gpus(c);
+}
+
 static action apply(app *a, int f, double v)
 {
-    plan *p = a->p;
-    cluster *c = p->cl;
+    const cluster *c = a->p->cl;
     if (f == F_SYNC) return app_toggle_sync(a);
     if (f == F_GPUS) return app_set_gpus(a, (int)v);
     if (f == F_BATCH) return app_set_batch(a, (long)v);
@@ -121,9 +126,9 @@ static action apply(app *a, int f, double v)
     char what[128];
     snprintf(what, sizeof what, "%s %g%s%g", field_label[f], old, G->arrow_right, v);
     app_whatif_begin(a, what);
-    field_store(c, f, v);
-    /* a smaller cluster keeps as many GPUs as it still has */
-    if (p->set.gpus > cluster_gpus(c)) p->set.gpus = cluster_gpus(c);
+    cluster *edited = app_change_cluster(a);
+    field_store(edited, f, v);
+    keep_gpus_within(a, edited);
     app_invalidate_scale(a);
     return ACT_REBUILD;
 }
@@ -275,9 +280,8 @@ static action reset(app *a, int key)
     (void)key;
     if (!a->cluster_loaded) return ACT_NONE;
     app_whatif_begin(a, "cluster reset to the file");
-    cluster_free(a->p->cl);
-    a->p->cl = cluster_clone(a->cluster_loaded);
-    if (a->p->set.gpus > cluster_gpus(a->p->cl)) a->p->set.gpus = cluster_gpus(a->p->cl);
+    a->change.cl = a->cluster_loaded;
+    keep_gpus_within(a, a->cluster_loaded);
     app_invalidate_scale(a);
     return ACT_REBUILD;
 }

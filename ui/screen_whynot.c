@@ -22,13 +22,13 @@ static int *display_order(const app *a);
 
 int whynot_step(app *a, double budget_s)
 {
-    plan *p = a->p;
+    const plan *p = a->p;
     int li = a->wn_layer;
     if (li < 0 || !a->wn || !p->sr) return 0;
     double t0 = lw_now();
-    /* a pinned layer is asked about as if it were free */
+    /* a pinned layer is asked about as if it were free (the engine's
+     * plan_whynot_totals and plan_cost_with_pin ignore its own pin) */
     int pin = p->pinned[li];
-    p->pinned[li] = -1;
     if (a->wn_marginals == 0) {
         double *tot = lw_malloc(sizeof(double) * (size_t)p->cm->n_configs[li]);
         a->wn_marginals = plan_whynot_totals(p, li, tot) == 0 ? 1 : -1;
@@ -71,7 +71,6 @@ int whynot_step(app *a, double budget_s)
         a->wn_counted++;
     }
     free(ord);
-    p->pinned[li] = pin;
     return a->wn_counted < a->wn_n;
 }
 

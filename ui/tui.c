@@ -87,11 +87,11 @@ static void perform_cancellable(app *a, action act)
 {
     atomic_int cancel = 0;
     perform_job job = {a, act, 0};
-    a->p->cancel = &cancel;
+    plan_set_cancel(a->p, &cancel);
     pthread_t th;
     if (lw_thread_start(&th, perform_main, &job) != 0) {
         app_perform(a, act); /* no thread to be had: not cancellable, but done */
-        a->p->cancel = NULL;
+        plan_set_cancel(a->p, NULL);
         return;
     }
     wtimeout(stdscr, 50);
@@ -100,7 +100,7 @@ static void perform_cancellable(app *a, action act)
         if (got_signal || ch == 27) atomic_store(&cancel, 1);
     }
     pthread_join(th, NULL);
-    a->p->cancel = NULL;
+    plan_set_cancel(a->p, NULL);
 }
 
 static int want_color(void)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `make install PREFIX=...` into a temporary prefix, then the installed
+# program run from another directory: it must find the installed data (the
+# files under PREFIX/share/layerwise, not only its built-in copies).
+#
+#   MAKE=make BUILD=build bash tests/install_test.sh   (what `make install-tests` runs)
+#
+# Prints "ok - ..." or "FAIL - ..." per check and "N passed, M failed";
+# exits non-zero if any check failed.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+MAKE=${MAKE:-make}
+BUILD=${BUILD:-build}
+cd "$ROOT" || exit 1
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/lw-install.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+PREFIX=$TMP/prefix
+LW=$PREFIX/bin/layerwise
+
+pass=0
+fail=0
+ok() { echo "ok - $1"; pass=$((pass + 1)); }
+notok() {
+    echo "FAIL - $1"
+    fail=$((fail + 1))
+    if [ -n "${2:-}" ]; then printf '%s\n' "$2" | head -n 15 | sed 's/^/    /'; fi
+}
+finish() {
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit
+}
+
+if out=$($MAKE --no-print-directory BUILD="$BUILD" install PREFIX="$PREFIX" 2>&1); then
+    ok "make install PREFIX=$PREFIX"
+else
+    notok "make install PREFIX=$PREFIX exits 0" "$out"
+    finish
+fi
+[ -x "$LW" ] && ok "the program is installed executable" || notok "no executable $LW"
+
+missing=""
+for f in data/*/*.json; do
+    [ -f "$PREFIX/share/layerwise/${f#data/}" ] || missing="$missing ${f#data/}"
+done
+[ -z "$missing" ] && ok "every shipped data file is installed" || notok "not installed:$missing"
+
+# From another directory, with no LAYERWISE_DATA: the installed copies are
+# the ones read. Renaming the network and cluster inside them shows it.
+mkdir -p "$TMP/elsewhere"
+sed -i 's/"name": "lenet5"/"name": "installed-lenet5"/' "$PREFIX/share/layerwise/networks/lenet5.json"
+sed -i 's/"name": "p100-4x4"/"name": "installed-p100-4x4"/' "$PREFIX/share/layerwise/clusters/p100-4x4.json"
+out=$(cd "$TMP/elsewhere" && env -u LAYERWISE_DATA "$LW" search -n lenet5 -c p100-4x4 -g 4 --json 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q '"network":[[:space:]]*"installed-lenet5"' &&
+    printf '%s' "$out" | grep -q '"cluster":[[:space:]]*"installed-p100-4x4"'; then
+    ok "run from another directory, it reads PREFIX/share/layerwise"
+else
+    notok "run from another directory, it reads PREFIX/share/layerwise (rc $rc)" "$out"
+fi
+out=$(cd "$TMP/elsewhere" && env -u LAYERWISE_DATA "$LW" search -n vgg16 -c dgx1-v100 -g 8 2>&1)
+[ $? -eq 0 ] && ok "another shipped network and cluster by name" || notok "vgg16 on dgx1-v100 by name" "$out"
+finish
