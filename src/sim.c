@@ -1,0 +1,937 @@
+#include "sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strategy.h"
+
+/* A task's need of a resource: a fixed one (>= 0), or a node's NIC pool in
+ * one direction, either any one NIC (the least busy) or all of them (a
+ * collective saturates the node's network). */
+#define NEED_POOL(node, dir, all) (-1 - ((((node) * 2 + (dir)) << 1) | (all)))
+
+/* The none-mode schedule is a list of phases, each a range of tasks. */
+enum { PH_COMPUTE, PH_TRANSFER, PH_SYNC };
+
+typedef struct builder {
+    const cost_model *m;
+    const int *ci;
+    int G, gpn, nodes, nics;
+    sim_task *t;
+    int n, cap;
+    int *dep_a, *dep_b; /* dependency a -> b */
+    int nd, capd;
+    int *need_t, *need_v; /* (task, need) pairs, in any order */
+    int nn, capn;
+    int *link_res; /* [G * G]: resource of link a -> b, or -1 */
+    sim_resource *res;
+    int nres, capres;
+    int *ph_first, *ph_count, *ph_type;
+    int nph, capph;
+} builder;
+
+#define GROW(arr, cnt, cap, extra)                                                                                 \
+    do {                                                                                                           \
+        if ((cnt) + (extra) > (cap)) {                                                                             \
+            (cap) = ((cnt) + (extra)) * 2 + 16;                                                                    \
+            (arr) = lw_realloc((arr), sizeof *(arr) * (size_t)(cap));                                              \
+        }                                                                                                          \
+    } while (0)
+
+static int add_task(builder *b, sim_kind kind, int li, int gpu, double dur)
+{
+    GROW(b->t, b->n, b->cap, 1);
+    sim_task *t = &b->t[b->n];
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->layer = li;
+    t->edge = -1;
+    t->gpu = gpu;
+    t->dst = -1;
+    t->dur_ms = dur;
+    t->crit = -1;
+    return b->n++;
+}
+
+static void add_need(builder *b, int task, int need)
+{
+    int cap = b->capn;
+    GROW(b->need_t, b->nn, b->capn, 1);
+    if (cap != b->capn) b->need_v = lw_realloc(b->need_v, sizeof(int) * (size_t)b->capn);
+    b->need_t[b->nn] = task;
+    b->need_v[b->nn] = need;
+    b->nn++;
+}
+
+static void add_dep(builder *b, int from, int to)
+{
+    int cap = b->capd;
+    GROW(b->dep_a, b->nd, b->capd, 1);
+    if (cap != b->capd) b->dep_b = lw_realloc(b->dep_b, sizeof(int) * (size_t)b->capd);
+    b->dep_a[b->nd] = from;
+    b->dep_b[b->nd] = to;
+    b->nd++;
+}
+
+static void add_phase(builder *b, int type, int first, int count)
+{
+    if (count <= 0) return;
+    int cap = b->capph;
+    GROW(b->ph_first, b->nph, b->capph, 1);
+    if (cap != b->capph) {
+        b->ph_count = lw_realloc(b->ph_count, sizeof(int) * (size_t)b->capph);
+        b->ph_type = lw_realloc(b->ph_type, sizeof(int) * (size_t)b->capph);
+    }
+    b->ph_first[b->nph] = first;
+    b->ph_count[b->nph] = count;
+    b->ph_type[b->nph] = type;
+    b->nph++;
+}
+
+static int new_resource(builder *b, sim_res_kind kind, int a, int bb, int node)
+{
+    GROW(b->res, b->nres, b->capres, 1);
+    b->res[b->nres] = (sim_resource){kind, a, bb, node, 0};
+    return b->nres++;
+}
+
+static int link_resource(builder *b, int a, int c)
+{
+    int *r = &b->link_res[(size_t)a * b->G + c];
+    if (*r < 0) *r = new_resource(b, SIM_RES_LINK, a, c, a / b->gpn);
+    return *r;
+}
+
+static const config *cfg(const builder *b, int li)
+{
+    return &b->m->configs[li][b->ci[li]];
+}
+
+/* Forward and backward parts of t_c (ms), as the cost model splits them; a
+ * profiled t_c keeps the analytical proportion. */
+static void compute_parts(const builder *b, int li, double *fwd, double *bwd)
+{
+    int prof = 0;
+    double tc = cost_t_c(b->m, li, cfg(b, li), &prof);
+    double f = 0, k = 0;
+    cost_t_c_parts(b->m, li, cfg(b, li), NULL, &f, &k);
+    if (f + k > 0) {
+        *fwd = tc * f / (f + k);
+        *bwd = tc - *fwd;
+    } else {
+        *fwd = tc;
+        *bwd = 0;
+    }
+}
+
+/* The tasks of one layer and kind, task k on GPU k; returns the first. A
+ * view (flatten) runs no kernel and takes no stream time. */
+static int add_layer_tasks(builder *b, sim_kind kind, int li, double dur)
+{
+    int T = config_tasks(cfg(b, li));
+    int first = b->n;
+    for (int k = 0; k < T; k++) {
+        int t = add_task(b, kind, li, k, dur);
+        if (dur > 0) add_need(b, t, k);
+    }
+    return first;
+}
+
+/* One piece of edge e from GPU src to GPU dst: its link and, across nodes,
+ * one NIC of each node. */
+static int add_piece(builder *b, int e, int backward, int src, int dst, double elems)
+{
+    const cost_model *m = b->m;
+    double bytes = elems * BYTES_PER_ELEM;
+    size_t ix = (size_t)dst * b->G + src;
+    double dur = 1e3 * (m->lat_s[ix] + bytes * m->inv_bw[ix]);
+    int t = add_task(b, SIM_TRANSFER, m->e_to[e], src, dur);
+    sim_task *tk = &b->t[t];
+    tk->edge = e;
+    tk->backward = backward;
+    tk->dst = dst;
+    tk->bytes = bytes;
+    tk->lat_ms = 1e3 * m->lat_s[ix];
+    add_need(b, t, link_resource(b, src, dst));
+    /* Across nodes it also takes one of the receiving node's NICs for its
+     * bytes / bandwidth. Holding a sender's NIC too, exclusively, would
+     * pack all-to-all traffic worse than real flows, which share the
+     * bandwidth of both ends; Eq. 1 bounds each end by bytes / bandwidth. */
+    if (src / b->gpn != dst / b->gpn) add_need(b, t, NEED_POOL(dst / b->gpn, 1, 0));
+    return t;
+}
+
+/* Forward pieces of edge e into layer li's tasks (fwd_of: first forward
+ * task of each layer) and their dependencies; one phase. */
+static void build_forward_edge(builder *b, int e, const int *fwd_of)
+{
+    const cost_model *m = b->m;
+    int P = m->e_from[e], C = m->e_to[e];
+    const config *cp = cfg(b, P), *cc = cfg(b, C);
+    int Tp = config_tasks(cp), Tc = config_tasks(cc);
+    int first = b->n;
+    for (int k = 0; k < Tc; k++)
+        for (int p = 0; p < Tp; p++) {
+            double v = cost_overlap(m, e, cp, p, cc, k);
+            if (v <= 0) continue;
+            if (p == k) {
+                add_dep(b, fwd_of[P] + p, fwd_of[C] + k);
+            } else {
+                int t = add_piece(b, e, 0, p, k, v);
+                add_dep(b, fwd_of[P] + p, t);
+                add_dep(b, t, fwd_of[C] + k);
+            }
+        }
+    add_phase(b, PH_TRANSFER, first, b->n - first);
+}
+
+/* Backward pieces of edge e: the gradient of the producer's output comes
+ * from the consumer's input-gradient tasks over the same overlaps. The
+ * input layer has no backward tasks (bwd_of -1): its pieces end nowhere. */
+static void build_backward_edge(builder *b, int e, const int *bwd_of)
+{
+    const cost_model *m = b->m;
+    int P = m->e_from[e], C = m->e_to[e];
+    const config *cp = cfg(b, P), *cc = cfg(b, C);
+    int Tp = config_tasks(cp), Tc = config_tasks(cc);
+    int first = b->n;
+    for (int k = 0; k < Tc; k++)
+        for (int p = 0; p < Tp; p++) {
+            double v = cost_overlap(m, e, cp, p, cc, k);
+            if (v <= 0) continue;
+            if (p == k) {
+                if (bwd_of[P] >= 0) add_dep(b, bwd_of[C] + k, bwd_of[P] + p);
+            } else {
+                int t = add_piece(b, e, 1, k, p, v);
+                add_dep(b, bwd_of[C] + k, t);
+                if (bwd_of[P] >= 0) add_dep(b, t, bwd_of[P] + p);
+            }
+        }
+    add_phase(b, PH_TRANSFER, first, b->n - first);
+}
+
+/* A bucket of layers (backward order) becomes one collective on the links
+ * between the replicas of each shard (ring: each to the next; parameter
+ * server: every pair) and every NIC of the nodes it crosses. */
+static void add_sync(builder *b, const int *layers, int n, const int *wgt_of)
+{
+    const cost_model *m = b->m;
+    double dur = 0, bytes = 0;
+    for (int i = 0; i < n; i++) {
+        double by = 0;
+        dur += cost_t_s(m, layers[i], cfg(b, layers[i]), &by);
+        bytes += by;
+    }
+    int t = add_task(b, SIM_SYNC, layers[0], -1, dur);
+    b->t[t].n_layers = n;
+    b->t[t].bytes = bytes;
+    const config *c = cfg(b, layers[0]);
+    int T = config_tasks(c), shards = c->deg[DIM_C];
+    int ring = m->cl->sync == SYNC_RING_ALLREDUCE;
+    int *rep = lw_malloc(sizeof(int) * (size_t)T);
+    unsigned char *node_mark = lw_calloc((size_t)b->nodes, 1);
+    for (int j = 0; j < shards; j++) {
+        int nr = 0, co[NDIMS];
+        for (int k = 0; k < T; k++) {
+            config_task_coords(c, k, co);
+            if (co[DIM_C] == j) rep[nr++] = k;
+        }
+        if (nr < 2) continue;
+        for (int x = 0; x < nr; x++)
+            for (int y = ring ? (x + 1) % nr : 0; y < (ring ? (x + 1) % nr + 1 : nr); y++) {
+                if (y == x) continue;
+                int src = rep[x], dst = rep[y];
+                add_need(b, t, link_resource(b, src, dst));
+                if (src / b->gpn != dst / b->gpn) node_mark[src / b->gpn] = node_mark[dst / b->gpn] = 1;
+            }
+    }
+    for (int nd = 0; nd < b->nodes; nd++)
+        if (node_mark[nd]) {
+            add_need(b, t, NEED_POOL(nd, 0, 1));
+            add_need(b, t, NEED_POOL(nd, 1, 1));
+        }
+    free(rep);
+    free(node_mark);
+    for (int i = 0; i < n; i++) {
+        int T2 = config_tasks(cfg(b, layers[i]));
+        for (int k = 0; k < T2; k++) add_dep(b, wgt_of[layers[i]] + k, t);
+    }
+    add_phase(b, PH_SYNC, t, 1);
+}
+
+static double grad_bytes(const builder *b, int li)
+{
+    return (double)b->m->net->layers[li].n_params * BYTES_PER_ELEM / cfg(b, li)->deg[DIM_C];
+}
+
+/* The task graph of one step, phases in Eq. 1's order: forward in
+ * topological order (a layer's inputs arrive, then it runs), backward in
+ * reverse (its output gradient arrives, then input and weight gradients,
+ * then the bucket's sync when it is complete). */
+static void build(builder *b, const sim_options *opt)
+{
+    const cost_model *m = b->m;
+    int L = m->n_layers;
+    int *fwd_of = lw_malloc(sizeof(int) * (size_t)L);
+    int *bwd_of = lw_malloc(sizeof(int) * (size_t)L);
+    int *wgt_of = lw_malloc(sizeof(int) * (size_t)L);
+    double *bwd_ms = lw_malloc(sizeof(double) * (size_t)L);
+    for (int li = 0; li < L; li++) {
+        double f, k;
+        compute_parts(b, li, &f, &k);
+        bwd_ms[li] = k;
+        fwd_of[li] = add_layer_tasks(b, SIM_FORWARD, li, f);
+        for (int e = 0; e < m->n_edges; e++)
+            if (m->e_to[e] == li) build_forward_edge(b, e, fwd_of);
+        add_phase(b, PH_COMPUTE, fwd_of[li], config_tasks(cfg(b, li)));
+    }
+    int *bucket = lw_malloc(sizeof(int) * (size_t)L);
+    int nb = 0;
+    double bucket_bytes = 0;
+    for (int li = L - 1; li >= 0; li--) {
+        const layer *l = &m->net->layers[li];
+        int T = config_tasks(cfg(b, li));
+        /* the weight gradient is as much work as the input gradient (a
+         * second GEMM of the same size); layers without weights have one;
+         * the input layer has none (its pieces' gradients end nowhere) */
+        double w = l->n_params > 0 ? bwd_ms[li] / 2 : 0;
+        bwd_of[li] = wgt_of[li] = -1;
+        if (l->type != LT_INPUT) bwd_of[li] = add_layer_tasks(b, SIM_BACKWARD_DATA, li, bwd_ms[li] - w);
+        if (l->type != LT_INPUT && l->n_params > 0) wgt_of[li] = add_layer_tasks(b, SIM_BACKWARD_WEIGHT, li, w);
+        for (int e = 0; e < m->n_edges; e++)
+            if (m->e_from[e] == li) build_backward_edge(b, e, bwd_of);
+        if (bwd_of[li] < 0) continue;
+        add_phase(b, PH_COMPUTE, bwd_of[li], T);
+        for (int k = 0; k < T; k++) add_dep(b, fwd_of[li] + k, bwd_of[li] + k);
+        if (wgt_of[li] < 0) continue;
+        add_phase(b, PH_COMPUTE, wgt_of[li], T);
+        for (int k = 0; k < T; k++) add_dep(b, bwd_of[li] + k, wgt_of[li] + k);
+        if (cost_t_s(m, li, cfg(b, li), NULL) <= 0) continue; /* one replica: nothing to sync */
+        if (nb && !config_equal(cfg(b, bucket[0]), cfg(b, li))) { /* other replicas: a bucket of its own */
+            add_sync(b, bucket, nb, wgt_of);
+            nb = 0;
+            bucket_bytes = 0;
+        }
+        bucket[nb++] = li;
+        bucket_bytes += grad_bytes(b, li);
+        if (bucket_bytes >= opt->bucket_bytes) {
+            add_sync(b, bucket, nb, wgt_of);
+            nb = 0;
+            bucket_bytes = 0;
+        }
+    }
+    if (nb) add_sync(b, bucket, nb, wgt_of);
+    free(bucket);
+    free(fwd_of);
+    free(bwd_of);
+    free(wgt_of);
+    free(bwd_ms);
+}
+
+/* ---- scheduling ---- */
+
+typedef struct sched {
+    builder *b;
+    int nic_base;        /* resource of NIC (node, dir, slot): nic_base + (node * 2 + dir) * nics + slot */
+    int *need0;          /* [n + 1] CSR of needs per task */
+    int *needs;
+    double *free_at;     /* [nres] */
+    int *last;           /* [nres] the task that occupied it last */
+    int *used;           /* resources a task takes, scratch */
+    int nused, capused;
+    int *res_of;         /* result: resources per task, in task order */
+    int nro, capro;
+    /* data flow: each resource's busy intervals, sorted, disjoint */
+    struct busy { double a, b; int task; } **iv;
+    int *n_iv, *cap_iv;
+} sched;
+
+/* The first interval of resource r that overlaps [at, at + d), or -1. */
+static int blocking(const sched *s, int r, double at, double d)
+{
+    const struct busy *v = s->iv[r];
+    int lo = 0, hi = s->n_iv[r];
+    while (lo < hi) { /* first interval ending after at */
+        int mid = (lo + hi) / 2;
+        if (v[mid].b > at) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo < s->n_iv[r] && v[lo].a < at + d ? lo : -1;
+}
+
+static void busy_insert(sched *s, int r, double a, double b, int task)
+{
+    int n = s->n_iv[r];
+    GROW(s->iv[r], s->n_iv[r], s->cap_iv[r], 1);
+    struct busy *v = s->iv[r];
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (v[mid].a <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    memmove(&v[lo + 1], &v[lo], sizeof *v * (size_t)(n - lo));
+    v[lo] = (struct busy){a, b, task};
+    s->n_iv[r]++;
+}
+
+/* The earliest time from `ready` at which task t's needs are all free for
+ * its whole duration (a task may fill a gap left before later work: the
+ * link or NIC is idle then), and the resources it takes; *crit is the task
+ * whose end it waited for, if it waited. */
+static double fit(sched *s, int t, double ready, int *crit)
+{
+    builder *b = s->b;
+    double d = b->t[t].dur_ms, at = ready;
+    *crit = -1;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int i = s->need0[t]; i < s->need0[t + 1]; i++) {
+            int v = s->needs[i], lo = v, hi = v + 1, any = 0;
+            if (v < 0) {
+                int code = -1 - v;
+                lo = s->nic_base + (code >> 1) * b->nics;
+                hi = lo + b->nics;
+                any = !(code & 1);
+            }
+            double next = -1;
+            int who = -1, free_one = 0;
+            for (int r = lo; r < hi; r++) {
+                int k = blocking(s, r, at, d);
+                if (k < 0) {
+                    free_one = 1;
+                    if (any) break;
+                    continue;
+                }
+                const struct busy *x = &s->iv[r][k];
+                if (any ? (next < 0 || x->b < next) : x->b > next) next = x->b, who = x->task;
+            }
+            if (any ? !free_one : next >= 0) {
+                at = next;
+                *crit = who;
+                moved = 1;
+            }
+        }
+    }
+    s->nused = 0;
+    for (int i = s->need0[t]; i < s->need0[t + 1]; i++) {
+        int v = s->needs[i], lo = v, hi = v + 1, any = 0;
+        if (v < 0) {
+            int code = -1 - v;
+            lo = s->nic_base + (code >> 1) * b->nics;
+            hi = lo + b->nics;
+            any = !(code & 1);
+        }
+        for (int r = lo; r < hi; r++) {
+            if (any && blocking(s, r, at, d) >= 0) continue;
+            GROW(s->used, s->nused, s->capused, 1);
+            s->used[s->nused++] = r;
+            if (any) break;
+        }
+    }
+    return at;
+}
+
+/* Resolves a task's needs to resources: a fixed one, the least busy NIC of
+ * a pool, or every NIC of it. Returns the earliest time they are all free
+ * and the task that frees the last of them. */
+static double resolve(sched *s, int t, int *crit)
+{
+    builder *b = s->b;
+    s->nused = 0;
+    double at = 0;
+    *crit = -1;
+    for (int i = s->need0[t]; i < s->need0[t + 1]; i++) {
+        int v = s->needs[i];
+        int lo, hi;
+        if (v >= 0) {
+            lo = v, hi = v + 1;
+        } else {
+            int code = -1 - v, all = code & 1, pool = code >> 1;
+            lo = s->nic_base + pool * b->nics;
+            hi = lo + b->nics;
+            if (!all) {
+                int best = lo;
+                for (int r = lo + 1; r < hi; r++)
+                    if (s->free_at[r] < s->free_at[best]) best = r;
+                lo = best, hi = best + 1;
+            }
+        }
+        for (int r = lo; r < hi; r++) {
+            GROW(s->used, s->nused, s->capused, 1);
+            s->used[s->nused++] = r;
+            if (s->free_at[r] > at) {
+                at = s->free_at[r];
+                *crit = s->last[r];
+            }
+        }
+    }
+    return at;
+}
+
+static void occupy(sched *s, int t)
+{
+    sim_task *tk = &s->b->t[t];
+    tk->res0 = s->nro;
+    tk->n_res = s->nused;
+    GROW(s->res_of, s->nro, s->capro, s->nused);
+    for (int i = 0; i < s->nused; i++) {
+        int r = s->used[i];
+        s->res_of[s->nro++] = r;
+        if (tk->end_ms > s->free_at[r]) s->free_at[r] = tk->end_ms;
+        s->last[r] = t;
+        s->b->res[r].busy_ms += tk->dur_ms;
+        if (s->iv) busy_insert(s, r, tk->start_ms, tk->end_ms, t);
+    }
+}
+
+/* Eq. 1's schedule: phase after phase. Inside a transfer phase each
+ * receiver takes its pieces one after another and the phase lasts at
+ * least as long as the busiest NIC needs (bytes / (bandwidth x NICs)). */
+static double schedule_serial(sched *s)
+{
+    builder *b = s->b;
+    const cost_model *m = b->m;
+    double now = 0;
+    int prev_last = -1;
+    double *recv = lw_calloc((size_t)b->G, sizeof(double));
+    double *nic = lw_calloc((size_t)b->nodes * 2, sizeof(double));
+    double nic_bw = m->cl->inter.bandwidth_gbs * 1e9 * b->nics;
+    for (int ph = 0; ph < b->nph; ph++) {
+        int first = b->ph_first[ph], cnt = b->ph_count[ph];
+        double end = now;
+        int last = prev_last;
+        if (b->ph_type[ph] == PH_TRANSFER) {
+            for (int g = 0; g < b->G; g++) recv[g] = now;
+            memset(nic, 0, sizeof(double) * (size_t)b->nodes * 2);
+        }
+        for (int t = first; t < first + cnt; t++) {
+            sim_task *tk = &b->t[t];
+            int dummy;
+            resolve(s, t, &dummy);
+            tk->start_ms = now;
+            if (tk->kind == SIM_TRANSFER) {
+                tk->start_ms = recv[tk->dst];
+                recv[tk->dst] += tk->dur_ms;
+                int ns = tk->gpu / b->gpn, nd = tk->dst / b->gpn;
+                if (ns != nd) {
+                    nic[ns * 2] += tk->bytes;
+                    nic[nd * 2 + 1] += tk->bytes;
+                }
+            }
+            tk->end_ms = tk->start_ms + tk->dur_ms;
+            tk->crit = prev_last;
+            occupy(s, t);
+            if (last == prev_last || tk->end_ms > b->t[last].end_ms) last = t;
+            if (tk->end_ms > end) end = tk->end_ms;
+        }
+        if (b->ph_type[ph] == PH_TRANSFER && b->nodes > 1)
+            for (int x = 0; x < b->nodes * 2; x++)
+                if (now + 1e3 * nic[x] / nic_bw > end) end = now + 1e3 * nic[x] / nic_bw;
+        now = end;
+        prev_last = last;
+    }
+    free(recv);
+    free(nic);
+    return now;
+}
+
+/* Binary heap of tasks by (ready time, task index). */
+typedef struct heap {
+    int *a;
+    int n;
+    const double *key;
+} heap;
+
+static int heap_less(const heap *h, int x, int y)
+{
+    return h->key[x] < h->key[y] || (h->key[x] == h->key[y] && x < y);
+}
+
+static void heap_push(heap *h, int t)
+{
+    int i = h->n++;
+    h->a[i] = t;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!heap_less(h, h->a[i], h->a[p])) break;
+        int tmp = h->a[i];
+        h->a[i] = h->a[p];
+        h->a[p] = tmp;
+        i = p;
+    }
+}
+
+static int heap_pop(heap *h)
+{
+    int top = h->a[0];
+    h->a[0] = h->a[--h->n];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && heap_less(h, h->a[l], h->a[m])) m = l;
+        if (r < h->n && heap_less(h, h->a[r], h->a[m])) m = r;
+        if (m == i) break;
+        int tmp = h->a[i];
+        h->a[i] = h->a[m];
+        h->a[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+/* Data flow: tasks in order of the time their inputs are ready; each starts
+ * when its resources are free too (first ready, first served). */
+static double schedule_dataflow(sched *s)
+{
+    builder *b = s->b;
+    int n = b->n;
+    int *indeg = lw_calloc((size_t)n, sizeof(int));
+    int *succ0 = lw_calloc((size_t)n + 1, sizeof(int));
+    int *succ = lw_malloc(sizeof(int) * (size_t)(b->nd ? b->nd : 1));
+    double *ready = lw_calloc((size_t)n, sizeof(double));
+    for (int i = 0; i < b->nd; i++) {
+        succ0[b->dep_a[i] + 1]++;
+        indeg[b->dep_b[i]]++;
+    }
+    for (int t = 0; t < n; t++) succ0[t + 1] += succ0[t];
+    int *fill = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
+    memcpy(fill, succ0, sizeof(int) * (size_t)n);
+    for (int i = 0; i < b->nd; i++) succ[fill[b->dep_a[i]]++] = b->dep_b[i];
+    free(fill);
+    /* a piece's latency delays it but does not hold its link or NIC: the
+     * wire is free for other pieces meanwhile (Eq. 1 likewise bounds a
+     * NIC by bytes / bandwidth) */
+    for (int t = 0; t < n; t++)
+        if (b->t[t].kind == SIM_TRANSFER) b->t[t].dur_ms -= b->t[t].lat_ms;
+    heap h = {lw_malloc(sizeof(int) * (size_t)(n ? n : 1)), 0, ready};
+    for (int t = 0; t < n; t++)
+        if (!indeg[t]) heap_push(&h, t);
+    double step = 0;
+    int done = 0;
+    while (h.n) {
+        int t = heap_pop(&h);
+        sim_task *tk = &b->t[t];
+        int rcrit;
+        tk->start_ms = fit(s, t, ready[t], &rcrit);
+        if (tk->start_ms > ready[t]) tk->crit = rcrit;
+        tk->end_ms = tk->start_ms + tk->dur_ms;
+        occupy(s, t);
+        if (tk->end_ms > step) step = tk->end_ms;
+        done++;
+        for (int i = succ0[t]; i < succ0[t + 1]; i++) {
+            int u = succ[i];
+            double r = tk->end_ms + b->t[u].lat_ms;
+            if (b->t[u].crit < 0 || r > ready[u]) {
+                ready[u] = r > ready[u] ? r : ready[u];
+                b->t[u].crit = t;
+            }
+            if (--indeg[u] == 0) heap_push(&h, u);
+        }
+    }
+    /* the graph is acyclic by construction (layers in topological order) */
+    if (done != n) abort();
+    free(h.a);
+    free(indeg);
+    free(succ0);
+    free(succ);
+    free(ready);
+    return step;
+}
+
+static void critical_path(sim_result *r)
+{
+    int last = -1;
+    for (int t = 0; t < r->n_tasks; t++)
+        if (last < 0 || r->tasks[t].end_ms > r->tasks[last].end_ms) last = t;
+    int n = 0;
+    for (int t = last; t >= 0 && n <= r->n_tasks; t = r->tasks[t].crit) n++;
+    r->crit = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
+    r->n_crit = n;
+    int i = n;
+    for (int t = last; t >= 0 && i > 0; t = r->tasks[t].crit) r->crit[--i] = t;
+}
+
+sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
+{
+    sim_options dflt = {SIM_OVERLAP_FULL, 0};
+    if (!opt) opt = &dflt;
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.m = m;
+    b.ci = ci;
+    b.G = m->gpus;
+    b.gpn = m->cl->gpus_per_node;
+    b.nodes = (b.G + b.gpn - 1) / b.gpn;
+    b.nics = m->cl->nics_per_node > 0 ? m->cl->nics_per_node : 1;
+    b.link_res = lw_malloc(sizeof(int) * (size_t)b.G * (size_t)b.G);
+    memset(b.link_res, 0xff, sizeof(int) * (size_t)b.G * (size_t)b.G);
+    for (int g = 0; g < b.G; g++) new_resource(&b, SIM_RES_GPU, g, -1, g / b.gpn);
+    build(&b, opt);
+
+    sched s;
+    memset(&s, 0, sizeof s);
+    s.b = &b;
+    s.nic_base = b.nres;
+    for (int nd = 0; nd < b.nodes; nd++)
+        for (int dir = 0; dir < 2; dir++)
+            for (int k = 0; k < b.nics; k++) new_resource(&b, dir ? SIM_RES_NIC_IN : SIM_RES_NIC_OUT, nd, k, nd);
+    /* needs per task, in the order they were added */
+    s.need0 = lw_calloc((size_t)b.n + 1, sizeof(int));
+    s.needs = lw_malloc(sizeof(int) * (size_t)(b.nn ? b.nn : 1));
+    for (int i = 0; i < b.nn; i++) s.need0[b.need_t[i] + 1]++;
+    for (int t = 0; t < b.n; t++) s.need0[t + 1] += s.need0[t];
+    int *fill = lw_malloc(sizeof(int) * (size_t)(b.n ? b.n : 1));
+    memcpy(fill, s.need0, sizeof(int) * (size_t)b.n);
+    for (int i = 0; i < b.nn; i++) s.needs[fill[b.need_t[i]]++] = b.need_v[i];
+    free(fill);
+    s.free_at = lw_calloc((size_t)b.nres, sizeof(double));
+    s.last = lw_malloc(sizeof(int) * (size_t)b.nres);
+    memset(s.last, 0xff, sizeof(int) * (size_t)b.nres);
+
+    if (opt->overlap != SIM_OVERLAP_NONE) {
+        s.iv = lw_calloc((size_t)b.nres, sizeof *s.iv);
+        s.n_iv = lw_calloc((size_t)b.nres, sizeof(int));
+        s.cap_iv = lw_calloc((size_t)b.nres, sizeof(int));
+    }
+    sim_result *r = lw_calloc(1, sizeof *r);
+    r->overlap = opt->overlap;
+    r->step_ms = opt->overlap == SIM_OVERLAP_NONE ? schedule_serial(&s) : schedule_dataflow(&s);
+    r->gpus = b.G;
+    r->nodes = b.nodes;
+    r->batch = m->batch;
+    r->n_tasks = b.n;
+    r->tasks = b.t;
+    r->n_res = b.nres;
+    r->res = b.res;
+    r->res_of = s.res_of ? s.res_of : lw_malloc(sizeof(int));
+    r->images_per_s = r->step_ms > 0 ? (double)m->batch / (r->step_ms * 1e-3) : 0;
+    strategy_eval ev;
+    strategy_evaluate(m, ci, &ev);
+    r->eq1_ms = ev.total_ms;
+    strategy_eval_free(&ev);
+    critical_path(r);
+
+    free(s.need0);
+    free(s.needs);
+    free(s.free_at);
+    free(s.last);
+    free(s.used);
+    if (s.iv)
+        for (int i = 0; i < b.nres; i++) free(s.iv[i]);
+    free(s.iv);
+    free(s.n_iv);
+    free(s.cap_iv);
+    free(b.dep_a);
+    free(b.dep_b);
+    free(b.need_t);
+    free(b.need_v);
+    free(b.link_res);
+    free(b.ph_first);
+    free(b.ph_count);
+    free(b.ph_type);
+    return r;
+}
+
+void sim_free(sim_result *s)
+{
+    if (!s) return;
+    free(s->tasks);
+    free(s->res);
+    free(s->res_of);
+    free(s->crit);
+    free(s);
+}
+
+static const char *const kind_names[SIM__KINDS] = {"forward", "backward-data", "backward-weight", "transfer",
+                                                     "sync"};
+
+const char *sim_kind_name(sim_kind k)
+{
+    return k >= 0 && k < SIM__KINDS ? kind_names[k] : "?";
+}
+
+const char *sim_overlap_name(sim_overlap o)
+{
+    return o == SIM_OVERLAP_NONE ? "none" : "full";
+}
+
+int sim_overlap_from_name(const char *s)
+{
+    if (!s) return -1;
+    if (strcmp(s, "none") == 0) return SIM_OVERLAP_NONE;
+    if (strcmp(s, "full") == 0) return SIM_OVERLAP_FULL;
+    return -1;
+}
+
+void sim_resource_name(const sim_resource *r, char *buf, size_t n)
+{
+    switch (r->kind) {
+    case SIM_RES_GPU: snprintf(buf, n, "gpu %d", r->a); break;
+    case SIM_RES_LINK: snprintf(buf, n, "link %d->%d", r->a, r->b); break;
+    case SIM_RES_NIC_OUT: snprintf(buf, n, "nic node %d out %d", r->a, r->b); break;
+    case SIM_RES_NIC_IN: snprintf(buf, n, "nic node %d in %d", r->a, r->b); break;
+    }
+}
+
+int sim_task_resource(const sim_result *s, int t)
+{
+    const sim_task *tk = &s->tasks[t];
+    if (tk->kind != SIM_TRANSFER && tk->kind != SIM_SYNC) return tk->gpu;
+    return tk->n_res ? s->res_of[tk->res0] : -1;
+}
+
+int sim_critical_segments(const sim_result *s, sim_segment *out, int max)
+{
+    int n = 0;
+    double prev_end = 0;
+    for (int i = 0; i < s->n_crit; i++) {
+        const sim_task *t = &s->tasks[s->crit[i]];
+        double ms = t->end_ms - prev_end; /* the time the path advanced, waits included */
+        prev_end = t->end_ms;
+        const sim_task *p = i ? &s->tasks[s->crit[i - 1]] : NULL;
+        if (p && p->layer == t->layer && p->kind == t->kind) {
+            if (out && n - 1 < max) out[n - 1].ms += ms;
+            continue;
+        }
+        if (out && n < max) out[n] = (sim_segment){t->layer, t->kind, ms};
+        n++;
+    }
+    return n;
+}
+
+/* ---- documents ---- */
+
+#include <cjson/cJSON.h>
+
+static const char *layer_name(const cost_model *m, int li)
+{
+    return li >= 0 && li < m->n_layers ? m->net->layers[li].name : "";
+}
+
+char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "layerwise-sim/1");
+    cJSON_AddStringToObject(root, "network", m->net->name);
+    cJSON_AddStringToObject(root, "cluster", m->cl->name);
+    cJSON_AddNumberToObject(root, "gpus", s->gpus);
+    cJSON_AddNumberToObject(root, "batch", (double)s->batch);
+    cJSON_AddStringToObject(root, "precision", "fp32");
+    cJSON_AddStringToObject(root, "strategy", strategy);
+    cJSON_AddStringToObject(root, "overlap", sim_overlap_name(s->overlap));
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));
+    cJSON_AddNumberToObject(root, "step_ms", s->step_ms);
+    cJSON_AddNumberToObject(root, "images_per_s", s->images_per_s);
+    cJSON_AddNumberToObject(root, "eq1_ms", s->eq1_ms);
+    cJSON *busy = cJSON_AddArrayToObject(root, "gpu_busy_ms");
+    for (int g = 0; g < s->gpus; g++) cJSON_AddItemToArray(busy, cJSON_CreateNumber(s->res[g].busy_ms));
+    int ns = sim_critical_segments(s, NULL, 0);
+    sim_segment *seg = lw_malloc(sizeof *seg * (size_t)(ns ? ns : 1));
+    sim_critical_segments(s, seg, ns);
+    cJSON *cp = cJSON_AddArrayToObject(root, "critical_path");
+    for (int i = 0; i < ns; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "layer", layer_name(m, seg[i].layer));
+        cJSON_AddStringToObject(o, "kind", sim_kind_name(seg[i].kind));
+        cJSON_AddNumberToObject(o, "ms", seg[i].ms);
+        cJSON_AddItemToArray(cp, o);
+    }
+    free(seg);
+    cJSON *tasks = cJSON_AddArrayToObject(root, "tasks");
+    for (int t = 0; t < s->n_tasks; t++) {
+        const sim_task *tk = &s->tasks[t];
+        if (tk->dur_ms <= 0) continue; /* views (flatten) take no time */
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "kind", sim_kind_name(tk->kind));
+        cJSON_AddStringToObject(o, "layer", layer_name(m, tk->layer));
+        char rn[64] = "";
+        int r = sim_task_resource(s, t);
+        if (r >= 0) sim_resource_name(&s->res[r], rn, sizeof rn);
+        cJSON_AddStringToObject(o, "resource", rn);
+        cJSON_AddNumberToObject(o, "start_ms", tk->start_ms);
+        cJSON_AddNumberToObject(o, "end_ms", tk->end_ms);
+        cJSON_AddNumberToObject(o, "bytes", tk->bytes);
+        if (tk->kind == SIM_TRANSFER) {
+            cJSON_AddStringToObject(o, "from", layer_name(m, m->e_from[tk->edge]));
+            cJSON_AddStringToObject(o, "direction", tk->backward ? "backward" : "forward");
+        }
+        if (tk->kind == SIM_SYNC) cJSON_AddNumberToObject(o, "bucket_layers", tk->n_layers);
+        cJSON_AddItemToArray(tasks, o);
+    }
+    char *doc = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return doc;
+}
+
+/* Trace ids: pid = cluster node + 1; tid = GPU, then 10000 + link index,
+ * then 20000 + NIC index, so GPUs sort first. */
+static int trace_tid(const sim_result *s, int r)
+{
+    const sim_resource *x = &s->res[r];
+    if (x->kind == SIM_RES_GPU) return x->a;
+    if (x->kind == SIM_RES_LINK) return 10000 + r;
+    return 20000 + r;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+int sim_write_trace(FILE *f, const sim_result *s, const cost_model *m, lw_error *err)
+{
+    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"network\": ");
+    json_str(f, m->net->name);
+    fprintf(f, ", \"cluster\": ");
+    json_str(f, m->cl->name);
+    fprintf(f, ", \"model\": \"simulated (layerwise sim, overlap %s)\", \"step_ms\": %.6f, \"eq1_ms\": %.6f},\n",
+            sim_overlap_name(s->overlap), s->step_ms, s->eq1_ms);
+    fprintf(f, "\"traceEvents\": [\n");
+    int first = 1;
+    for (int nd = 0; nd < s->nodes; nd++) {
+        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": "
+                   "\"node %d\"}}",
+                first ? "" : ",\n", nd + 1, nd);
+        first = 0;
+    }
+    /* a track per resource that did something (every GPU always) */
+    for (int r = 0; r < s->n_res; r++) {
+        if (s->res[r].kind != SIM_RES_GPU && s->res[r].busy_ms <= 0) continue;
+        char rn[64];
+        sim_resource_name(&s->res[r], rn, sizeof rn);
+        fprintf(f, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"%s\"}}",
+                s->res[r].node + 1, trace_tid(s, r), rn);
+        fprintf(f, ",\n{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %d, \"tid\": %d, \"args\": "
+                   "{\"sort_index\": %d}}",
+                s->res[r].node + 1, trace_tid(s, r), trace_tid(s, r));
+    }
+    for (int t = 0; t < s->n_tasks; t++) {
+        const sim_task *tk = &s->tasks[t];
+        if (tk->dur_ms <= 0) continue;
+        for (int i = 0; i < tk->n_res; i++) {
+            int r = s->res_of[tk->res0 + i];
+            fprintf(f, ",\n{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"name\": ", s->res[r].node + 1, trace_tid(s, r));
+            char name[300];
+            snprintf(name, sizeof name, "%s %s", layer_name(m, tk->layer), sim_kind_name(tk->kind));
+            json_str(f, name);
+            fprintf(f, ", \"cat\": \"%s\", \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"layer\": ", sim_kind_name(tk->kind),
+                    tk->start_ms * 1e3, tk->dur_ms * 1e3);
+            json_str(f, layer_name(m, tk->layer));
+            fprintf(f, ", \"bytes\": %.0f", tk->bytes);
+            if (tk->kind == SIM_TRANSFER) fprintf(f, ", \"from_gpu\": %d, \"to_gpu\": %d", tk->gpu, tk->dst);
+            fprintf(f, "}}");
+        }
+    }
+    fprintf(f, "\n]}\n");
+    if (ferror(f)) return lw_fail(err, 1, "write failed");
+    return 0;
+}

@@ -1,0 +1,122 @@
+/*
+ * sim: an event-by-event simulation of one training step of a strategy,
+ * beside Eq. 1's additive estimate. The step becomes a task graph:
+ *   forward        one task per layer task, on its GPU
+ *   backward-data  the input gradient of a layer task, on its GPU
+ *   backward-weight the weight gradient (layers with parameters), on its GPU
+ *   transfer       one task per cross-GPU piece of an edge's tensor (forward:
+ *                  producer task p -> consumer task k; backward: the gradient
+ *                  k -> p), on the link p -> k (and across nodes, on one NIC
+ *                  of each node)
+ *   sync           one collective per gradient bucket, started when the
+ *                  last weight gradient in it is ready, on the links (and
+ *                  NICs) its replicas use
+ * Durations come from the same cost model as Eq. 1: a task's forward and
+ * backward parts of t_c, a piece's latency + bytes / bandwidth of its link,
+ * a bucket's t_s. Only the schedule differs:
+ *   SIM_OVERLAP_NONE  Eq. 1's schedule: every layer's and edge's work in a
+ *                     phase of its own, one after another (GPUs work in
+ *                     parallel inside a phase, a receiver takes its pieces
+ *                     one after another, a node's NICs bound its traffic);
+ *                     the step equals Eq. 1's total.
+ *   SIM_OVERLAP_FULL  data flow: a task starts when its inputs are ready and
+ *                     its resources are free (one compute stream per GPU,
+ *                     one channel per link direction, a node's NICs shared,
+ *                     first ready first served); communication overlaps
+ *                     computation and independent branches run at once.
+ * Deterministic: ties go to the task created first.
+ *
+ * sim_run returns a sim_result the caller frees with sim_free; it points to
+ * nothing of the cost model's and may outlive it.
+ */
+#ifndef LW_SIM_H
+#define LW_SIM_H
+
+#include <stdio.h>
+
+#include "cost.h"
+
+typedef enum { SIM_FORWARD, SIM_BACKWARD_DATA, SIM_BACKWARD_WEIGHT, SIM_TRANSFER, SIM_SYNC, SIM__KINDS } sim_kind;
+typedef enum { SIM_OVERLAP_NONE, SIM_OVERLAP_FULL } sim_overlap;
+
+typedef struct sim_options {
+    sim_overlap overlap;
+    /* Gradient buckets: consecutive layers (in backward order) whose
+     * replicas are the same GPUs are synchronised together until a bucket
+     * holds at least this many bytes of gradients. 0: one bucket per layer.
+     * A bucket costs the sum of its layers' t_s. */
+    double bucket_bytes;
+} sim_options;
+
+/* A resource: a GPU's compute stream, a link direction, or one NIC of a
+ * node in one direction. */
+typedef enum { SIM_RES_GPU, SIM_RES_LINK, SIM_RES_NIC_OUT, SIM_RES_NIC_IN } sim_res_kind;
+
+typedef struct sim_resource {
+    sim_res_kind kind;
+    int a, b;         /* GPU: a; link: a -> b; NIC: node a, slot b */
+    int node;         /* the cluster node it belongs to (a link: its source's) */
+    double busy_ms;   /* time occupied during the step */
+} sim_resource;
+
+typedef struct sim_task {
+    sim_kind kind;
+    int layer;        /* compute: its layer; transfer: the edge's consumer; sync: the bucket's first layer */
+    int edge;         /* transfer: the edge; otherwise -1 */
+    int backward;     /* transfer: 1 for the gradient direction */
+    int gpu;          /* compute: its GPU; transfer: the sender; sync: -1 */
+    int dst;          /* transfer: the receiver; otherwise -1 */
+    int n_layers;     /* sync: layers in its bucket (layer .. in backward order) */
+    double bytes;     /* transfer: the piece; sync: bytes the collective moves */
+    double lat_ms;    /* transfer: its link's latency; in data flow paid before the piece takes the link */
+    double dur_ms, start_ms, end_ms;
+    int res0, n_res;  /* resources it occupied: res_of[res0 .. res0 + n_res) */
+    int crit;         /* the task whose end set its start (-1: none) */
+} sim_task;
+
+typedef struct sim_result {
+    sim_overlap overlap;
+    int gpus, nodes;
+    long batch;
+    int n_tasks;
+    sim_task *tasks;
+    int n_res;
+    sim_resource *res;   /* GPUs first (index = GPU), then links and NICs as used */
+    int *res_of;         /* the resources of every task, see sim_task.res0 */
+    double step_ms;      /* the simulated step */
+    double eq1_ms;       /* Eq. 1's total for the same strategy */
+    double images_per_s; /* batch / step_ms */
+    int n_crit;
+    int *crit;           /* the critical path, first task first */
+} sim_result;
+
+sim_result *sim_run(const cost_model *m, const int *config_index, const sim_options *opt);
+void sim_free(sim_result *s);
+
+const char *sim_kind_name(sim_kind k);       /* "forward", "backward-data", ... */
+const char *sim_overlap_name(sim_overlap o); /* "none", "full" */
+int sim_overlap_from_name(const char *s);    /* -1 if unknown */
+/* "gpu 3", "link 0->4", "nic node 1 out 0" */
+void sim_resource_name(const sim_resource *r, char *buf, size_t n);
+/* The resource a task is listed under: its GPU, its link, or for a sync
+ * its first resource. */
+int sim_task_resource(const sim_result *s, int task);
+
+/* The critical path grouped into runs of the same layer and kind. */
+typedef struct sim_segment {
+    int layer;
+    sim_kind kind;
+    double ms;
+} sim_segment;
+/* Fills up to max segments (may be NULL to count); returns how many. */
+int sim_critical_segments(const sim_result *s, sim_segment *out, int max);
+
+/* The "layerwise-sim/1" document (caller frees). strategy names where the
+ * configs came from ("optimum", "data", a file name). */
+char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy);
+/* Chrome trace-event JSON (Perfetto, chrome://tracing): one pid per cluster
+ * node, one tid per GPU, link and NIC, complete events in microseconds.
+ * 0, or -1 with err set when writing fails. */
+int sim_write_trace(FILE *f, const sim_result *s, const cost_model *m, lw_error *err);
+
+#endif

@@ -1,0 +1,423 @@
+/*
+ * Tests of the step simulator (src/sim.c): hand-computed timelines on small
+ * graphs (a chain on one GPU, a branch on a second GPU, a data-parallel step
+ * whose syncs hide under the backward pass as far as the link allows, a
+ * transfer waiting for its producer), the serial schedule against Eq. 1 on
+ * every shipped network, and properties of the data-flow schedule on a real
+ * strategy (no resource does two things at once, every task after its
+ * inputs, deterministic).
+ *
+ * Run from the repository root (make check does).
+ */
+#include <criterion/criterion.h>
+
+#include "cost.h"
+#include "net_json.h"
+#include "plan.h"
+#include "sim.h"
+#include "strategy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((constructor)) static void use_this_trees_data(void)
+{
+    setenv("LAYERWISE_DATA", "data", 0);
+}
+
+#define ASSERT_NEAR(a, b, tol)                                                                                     \
+    cr_assert(fabs((double)(a) - (double)(b)) <= (tol), "%s = %.12g, expected %.12g (%s)", #a, (double)(a),         \
+              (double)(b), #b)
+
+static network *net_str(const char *json)
+{
+    lw_error err = {0};
+    network *n = net_from_json(json, strlen(json), "inline.json", &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    return n;
+}
+
+/* nodes x gpn GPUs, bandwidths in GB/s, no latency, a fixed step overhead. */
+static cluster *make_cluster(int nodes, int gpn, double intra_bw, double inter_bw, const char *sync)
+{
+    char t[1024];
+    snprintf(t, sizeof t,
+             "{\"format\": \"layerwise-cluster/1\", \"name\": \"test\", \"nodes\": %d, \"gpus_per_node\": %d,"
+             " \"gpu\": {\"name\": \"TestGPU\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500,"
+             " \"step_overhead_ms\": 0.5},"
+             " \"intra_node\": {\"bandwidth_gbs\": %.17g, \"latency_us\": 0},"
+             " \"inter_node\": {\"bandwidth_gbs\": %.17g, \"latency_us\": 0, \"nics_per_node\": 1},"
+             " \"sync\": \"%s\"}",
+             nodes, gpn, intra_bw, inter_bw, sync);
+    lw_error err = {0};
+    cluster *c = cluster_from_json(t, strlen(t), "test-cluster.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    return c;
+}
+
+static cost_model *build(const network *n, const cluster *c, int gpus, long batch)
+{
+    lw_error err = {0};
+    cost_model *m = cost_model_build(n, c, NULL, gpus, batch, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    return m;
+}
+
+static int cfg_index(const cost_model *m, const char *lname, const char *cfg)
+{
+    int li = net_find(m->net, lname);
+    cr_assert(li >= 0, "no layer %s", lname);
+    config c;
+    cr_assert_eq(config_parse(cfg, &c), 0);
+    int k = config_find(m->configs[li], m->n_configs[li], &c);
+    cr_assert(k >= 0, "%s has no config %s", lname, cfg);
+    return k;
+}
+
+/* The task of a layer, kind and GPU (transfers: sender gpu), or fails. */
+static const sim_task *find_task(const sim_result *s, const cost_model *m, const char *lname, sim_kind kind, int gpu)
+{
+    int li = net_find(m->net, lname);
+    for (int t = 0; t < s->n_tasks; t++)
+        if (s->tasks[t].layer == li && s->tasks[t].kind == kind && s->tasks[t].gpu == gpu) return &s->tasks[t];
+    cr_assert_fail("no %s task of %s on GPU %d", sim_kind_name(kind), lname, gpu);
+    return NULL;
+}
+
+static void parts(const cost_model *m, const char *lname, const char *cfg, double *f, double *b)
+{
+    int li = net_find(m->net, lname);
+    config c;
+    config_parse(cfg, &c);
+    cost_t_c_parts(m, li, &c, NULL, f, b);
+}
+
+/* No resource is used by two tasks at once. */
+static void assert_no_resource_overlap(const sim_result *s)
+{
+    double *busy_until = calloc((size_t)s->n_res, sizeof(double));
+    int *order = malloc(sizeof(int) * (size_t)(s->n_tasks ? s->n_tasks : 1));
+    for (int t = 0; t < s->n_tasks; t++) order[t] = t;
+    /* insertion order by start is enough for the sizes tested here; sort */
+    for (int i = 1; i < s->n_tasks; i++) {
+        int x = order[i], j = i - 1;
+        while (j >= 0 && s->tasks[order[j]].start_ms > s->tasks[x].start_ms) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    for (int i = 0; i < s->n_tasks; i++) {
+        const sim_task *tk = &s->tasks[order[i]];
+        if (tk->dur_ms <= 0) continue;
+        for (int r = 0; r < tk->n_res; r++) {
+            int res = s->res_of[tk->res0 + r];
+            cr_assert(tk->start_ms >= busy_until[res] - 1e-9, "resource %d used twice at %.6f ms (busy until %.6f)",
+                      res, tk->start_ms, busy_until[res]);
+            busy_until[res] = tk->end_ms;
+        }
+    }
+    free(busy_until);
+    free(order);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static const char *chain_net =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"chain\","
+    " \"input\": {\"name\": \"data\", \"channels\": 3, \"height\": 32, \"width\": 32},"
+    " \"layers\": ["
+    "  {\"name\": \"conv1\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 16, \"kernel\": 3, \"padding\": 1},"
+    "  {\"name\": \"relu1\", \"type\": \"relu\", \"inputs\": [\"conv1\"]},"
+    "  {\"name\": \"pool1\", \"type\": \"pool2d\", \"mode\": \"max\", \"inputs\": [\"relu1\"], \"kernel\": 2},"
+    "  {\"name\": \"flat\", \"type\": \"flatten\", \"inputs\": [\"pool1\"]},"
+    "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"flat\"], \"out_features\": 10},"
+    "  {\"name\": \"prob\", \"type\": \"softmax\", \"inputs\": [\"fc\"]}]}";
+
+Test(sim, a_chain_on_one_gpu_takes_the_sum_of_its_tasks)
+{
+    network *n = net_str(chain_net);
+    cluster *c = make_cluster(1, 1, 10, 10, "ring-allreduce");
+    cost_model *m = build(n, c, 1, 32);
+    int ci[7] = {0};
+    sim_result *s = sim_run(m, ci, NULL);
+    /* by hand: every layer's t_c, one after another on GPU 0; nothing else */
+    double sum = 0;
+    for (int li = 0; li < n->n_layers; li++) sum += cost_t_c(m, li, &m->configs[li][0], NULL);
+    ASSERT_NEAR(s->step_ms, sum, 1e-9);
+    ASSERT_NEAR(s->eq1_ms, sum, 1e-9);
+    ASSERT_NEAR(s->res[0].busy_ms, sum, 1e-9);
+    /* the step overhead first, then conv1 forward right after it */
+    const sim_task *d = find_task(s, m, "data", SIM_FORWARD, 0);
+    const sim_task *f1 = find_task(s, m, "conv1", SIM_FORWARD, 0);
+    ASSERT_NEAR(d->dur_ms, 0.5, 1e-12);
+    ASSERT_NEAR(f1->start_ms, 0.5, 1e-12);
+    /* backward after the whole forward: prob's input gradient starts when its forward ends */
+    const sim_task *pf = find_task(s, m, "prob", SIM_FORWARD, 0);
+    const sim_task *pb = find_task(s, m, "prob", SIM_BACKWARD_DATA, 0);
+    ASSERT_NEAR(pb->start_ms, pf->end_ms, 1e-12);
+    /* conv1's weight gradient is the last task: the critical path is the chain */
+    const sim_task *w1 = find_task(s, m, "conv1", SIM_BACKWARD_WEIGHT, 0);
+    ASSERT_NEAR(w1->end_ms, sum, 1e-9);
+    cr_assert_eq(s->tasks[s->crit[s->n_crit - 1]].layer, net_find(n, "conv1"));
+    assert_no_resource_overlap(s);
+    sim_free(s);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* data (GPU 0) feeds two branches: a on GPU 0 only, b split in two over
+ * GPUs 0 and 1. b's half on GPU 1 needs its half of the input over the
+ * link, then runs while GPU 0 is still busy with a and b's other half. */
+static const char *branch_net =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"branches\","
+    " \"input\": {\"name\": \"data\", \"channels\": 64, \"height\": 32, \"width\": 32},"
+    " \"layers\": ["
+    "  {\"name\": \"a\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 128, \"kernel\": 3, \"padding\": 1},"
+    "  {\"name\": \"b\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 64, \"kernel\": 1},"
+    "  {\"name\": \"cat\", \"type\": \"concat\", \"inputs\": [\"a\", \"b\"]}]}";
+
+Test(sim, two_branches_on_different_gpus_overlap)
+{
+    network *n = net_str(branch_net);
+    cluster *c = make_cluster(1, 2, 10, 10, "ring-allreduce");
+    cost_model *m = build(n, c, 2, 64);
+    int ci[4] = {cfg_index(m, "data", "1"), cfg_index(m, "a", "1"), cfg_index(m, "b", "n2"), cfg_index(m, "cat", "1")};
+    sim_result *s = sim_run(m, ci, NULL);
+    /* by hand: the input piece b needs on GPU 1 is half the batch, 32 x 64
+     * x 32 x 32 floats = 8388608 bytes, 0.8388608 ms at 10 GB/s, sent when
+     * data's forward (the 0.5 ms step overhead) ends */
+    const sim_task *x = find_task(s, m, "b", SIM_TRANSFER, 0);
+    cr_assert_eq(x->dst, 1);
+    ASSERT_NEAR(x->bytes, 8388608, 1e-9);
+    ASSERT_NEAR(x->start_ms, 0.5, 1e-12);
+    ASSERT_NEAR(x->end_ms, 0.5 + 0.8388608, 1e-12);
+    const sim_task *b1 = find_task(s, m, "b", SIM_FORWARD, 1);
+    ASSERT_NEAR(b1->start_ms, x->end_ms, 1e-12);
+    /* GPU 0 runs a's forward (a 3x3 conv, over a millisecond) from 0.5 ms:
+     * the two branches run at once */
+    const sim_task *a0 = find_task(s, m, "a", SIM_FORWARD, 0);
+    ASSERT_NEAR(a0->start_ms, 0.5, 1e-12);
+    cr_assert(a0->dur_ms > 1, "a's forward takes %.6f ms", a0->dur_ms);
+    cr_assert(b1->start_ms < a0->end_ms && a0->start_ms < b1->end_ms, "branches did not overlap");
+    /* so the step is shorter than Eq. 1, which adds b's task time to a's */
+    cr_assert(s->step_ms < s->eq1_ms - b1->dur_ms / 2, "step %.6f vs Eq. 1 %.6f", s->step_ms, s->eq1_ms);
+    assert_no_resource_overlap(s);
+    /* serially, Eq. 1 exactly */
+    sim_options none = {SIM_OVERLAP_NONE, 0};
+    sim_result *z = sim_run(m, ci, &none);
+    ASSERT_NEAR(z->step_ms, z->eq1_ms, 1e-9 * z->eq1_ms);
+    sim_free(z);
+    sim_free(s);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* Three big linear layers, data parallel on 2 GPUs with ring all-reduce:
+ * each layer's gradient can be synchronised as soon as its weight gradient
+ * is ready, under the backward of the layers before it. */
+static const char *dp_net =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"dp\","
+    " \"input\": {\"name\": \"data\", \"channels\": 1024, \"height\": 1, \"width\": 1},"
+    " \"layers\": ["
+    "  {\"name\": \"f1\", \"type\": \"linear\", \"inputs\": [\"data\"], \"out_features\": 1024},"
+    "  {\"name\": \"f2\", \"type\": \"linear\", \"inputs\": [\"f1\"], \"out_features\": 1024},"
+    "  {\"name\": \"f3\", \"type\": \"linear\", \"inputs\": [\"f2\"], \"out_features\": 1024}]}";
+
+static void check_data_parallel(double bw_gbs)
+{
+    network *n = net_str(dp_net);
+    cluster *c = make_cluster(1, 2, bw_gbs, bw_gbs, "ring-allreduce");
+    cost_model *m = build(n, c, 2, 256);
+    int ci[4];
+    for (int li = 0; li < 4; li++) ci[li] = cfg_index(m, n->layers[li].name, "n2");
+    sim_result *s = sim_run(m, ci, NULL);
+    /* by hand, from the model's parts: GPU 0's compute is one chain (forward
+     * of data, f1, f2, f3; then input and weight gradients of f3, f2, f1),
+     * half of each layer's backward for each gradient */
+    double f[4], b[4];
+    parts(m, "data", "n2", &f[0], &b[0]);
+    f[0] = 0.5, b[0] = 0;
+    parts(m, "f1", "n2", &f[1], &b[1]);
+    parts(m, "f2", "n2", &f[2], &b[2]);
+    parts(m, "f3", "n2", &f[3], &b[3]);
+    double t = f[0] + f[1] + f[2] + f[3];
+    double ready[4];
+    for (int li = 3; li >= 1; li--) {
+        t += b[li]; /* input gradient then weight gradient */
+        ready[li] = t;
+    }
+    ASSERT_NEAR(s->res[0].busy_ms, t, 1e-9);
+    /* t_s of a 1024x1024 (+1024) layer on 2 ring replicas: 2 steps of half
+     * the 4 MiB + 4 KiB shard: 2 x 2099200 B / bw */
+    double ts = 2 * (1024.0 * 1024 + 1024) * 4 / 2 / (bw_gbs * 1e9) * 1e3;
+    for (int li = 1; li <= 3; li++) ASSERT_NEAR(cost_t_s(m, li, &m->configs[li][ci[li]], NULL), ts, 1e-12);
+    /* the syncs run one after another on the ring's links, each when its
+     * gradient is ready: f3's at ready[3], f2's when both it and the link are */
+    double end3 = ready[3] + ts;
+    double end2 = fmax(ready[2], end3) + ts;
+    double end1 = fmax(ready[1], end2) + ts;
+    ASSERT_NEAR(s->step_ms, end1, 1e-9);
+    /* Eq. 1 adds all three syncs to the compute */
+    ASSERT_NEAR(s->eq1_ms, t + 3 * ts, 1e-9);
+    const sim_task *sy3 = NULL;
+    for (int k = 0; k < s->n_tasks; k++)
+        if (s->tasks[k].kind == SIM_SYNC && s->tasks[k].layer == 3) sy3 = &s->tasks[k];
+    cr_assert_not_null(sy3);
+    ASSERT_NEAR(sy3->start_ms, ready[3], 1e-9);
+    assert_no_resource_overlap(s);
+    sim_free(s);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+Test(sim, data_parallel_hides_sync_under_backward_on_a_fast_link)
+{
+    /* 100 GB/s: 0.042 ms per sync, shorter than a layer's backward: only
+     * f1's sync is left after the compute */
+    check_data_parallel(100);
+}
+
+Test(sim, data_parallel_sync_is_bound_by_a_slow_link)
+{
+    /* 0.5 GB/s: 8.4 ms per sync, the link is the bottleneck: the step is
+     * f3's ready time plus three syncs back to back */
+    check_data_parallel(0.5);
+}
+
+Test(sim, buckets_group_layers_of_the_same_replicas)
+{
+    network *n = net_str(dp_net);
+    cluster *c = make_cluster(1, 2, 10, 10, "ring-allreduce");
+    cost_model *m = build(n, c, 2, 256);
+    int ci[4];
+    for (int li = 0; li < 4; li++) ci[li] = cfg_index(m, n->layers[li].name, "n2");
+    sim_options o = {SIM_OVERLAP_FULL, 5e6}; /* two 4.2 MB layers per bucket */
+    sim_result *s = sim_run(m, ci, &o);
+    int syncs = 0;
+    for (int k = 0; k < s->n_tasks; k++)
+        if (s->tasks[k].kind == SIM_SYNC) {
+            syncs++;
+            /* f3 and f2 together (8.4 MB >= 5 MB), then f1 alone */
+            cr_assert_eq(s->tasks[k].n_layers, s->tasks[k].layer == 3 ? 2 : 1);
+        }
+    cr_assert_eq(syncs, 2);
+    sim_free(s);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+Test(sim, a_transfer_waits_for_its_producer)
+{
+    /* fc split over 2 GPUs by channels needs the whole input on both: the
+     * piece to GPU 1 leaves when data's forward on GPU 0 ends, and fc's
+     * task on GPU 1 waits for it */
+    network *n = net_str(dp_net);
+    cluster *c = make_cluster(1, 2, 1, 1, "ring-allreduce");
+    cost_model *m = build(n, c, 2, 64);
+    int ci[4] = {cfg_index(m, "data", "1"), cfg_index(m, "f1", "c2"), cfg_index(m, "f2", "c2"), cfg_index(m, "f3", "1")};
+    sim_result *s = sim_run(m, ci, NULL);
+    const sim_task *d = find_task(s, m, "data", SIM_FORWARD, 0);
+    const sim_task *x = find_task(s, m, "f1", SIM_TRANSFER, 0);
+    cr_assert_eq(x->dst, 1);
+    cr_assert_eq(x->backward, 0);
+    ASSERT_NEAR(x->start_ms, d->end_ms, 1e-12);
+    /* 64 x 1024 floats at 1 GB/s: 0.262144 ms */
+    ASSERT_NEAR(x->dur_ms, 64.0 * 1024 * 4 / 1e9 * 1e3, 1e-12);
+    const sim_task *f1 = find_task(s, m, "f1", SIM_FORWARD, 1);
+    ASSERT_NEAR(f1->start_ms, x->end_ms, 1e-12);
+    /* every transfer starts after its sender's task that produced it */
+    for (int k = 0; k < s->n_tasks; k++) {
+        const sim_task *t = &s->tasks[k];
+        if (t->kind != SIM_TRANSFER || t->backward) continue;
+        const sim_task *p = find_task(s, m, n->layers[m->e_from[t->edge]].name, SIM_FORWARD, t->gpu);
+        cr_assert(t->start_ms >= p->end_ms - 1e-12);
+    }
+    assert_no_resource_overlap(s);
+    sim_free(s);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* The serial schedule is Eq. 1: every shipped network, at 1, 4 and 16 GPUs
+ * of the paper's cluster, for the optimum and the three baselines. */
+static void check_serial_equals_eq1(const char *net_name)
+{
+    lw_error err = {0};
+    network *n = plan_load_network(net_name, &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cluster *c = plan_load_cluster("p100-4x4", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    plan_settings set = {1, 0, 0};
+    plan *p = plan_new(n, c, NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    int gpus[3] = {1, 4, 16};
+    int *ci = malloc(sizeof(int) * (size_t)p->net->n_layers);
+    for (int g = 0; g < 3; g++) {
+        if (gpus[g] != p->gpus) {
+            p->set.gpus = gpus[g];
+            cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+        }
+        for (int which = 0; which < 4; which++) {
+            if (which < 3) strategy_baseline(p->cm, (baseline_kind)which, ci);
+            else memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);
+            sim_options none = {SIM_OVERLAP_NONE, 0};
+            sim_result *s = sim_run(p->cm, ci, &none);
+            cr_assert(fabs(s->step_ms - s->eq1_ms) <= 0.01 * s->eq1_ms,
+                      "%s, %d GPUs, %s: serial %.6f ms, Eq. 1 %.6f ms", net_name, gpus[g],
+                      which < 3 ? baseline_name((baseline_kind)which) : "optimum", s->step_ms, s->eq1_ms);
+            /* and the data-flow schedule is not slower than serial here */
+            sim_result *f = sim_run(p->cm, ci, NULL);
+            cr_assert(f->step_ms <= s->step_ms * (1 + 1e-9), "%s %d GPUs: full %.6f > none %.6f", net_name, gpus[g],
+                      f->step_ms, s->step_ms);
+            sim_free(f);
+            sim_free(s);
+        }
+    }
+    free(ci);
+    plan_free(p);
+}
+
+Test(eq1, serial_schedule_equals_eq1_lenet5) { check_serial_equals_eq1("lenet5"); }
+Test(eq1, serial_schedule_equals_eq1_alexnet) { check_serial_equals_eq1("alexnet"); }
+Test(eq1, serial_schedule_equals_eq1_vgg16) { check_serial_equals_eq1("vgg16"); }
+Test(eq1, serial_schedule_equals_eq1_resnet50) { check_serial_equals_eq1("resnet50"); }
+Test(eq1, serial_schedule_equals_eq1_inception_v3) { check_serial_equals_eq1("inception_v3"); }
+
+Test(sim, vgg16_16_gpus_is_consistent_and_deterministic)
+{
+    lw_error err = {0};
+    network *n = plan_load_network("vgg16", &err);
+    cluster *c = plan_load_cluster("p100-4x4", &err);
+    plan_settings set = {16, 0, 0};
+    plan *p = plan_new(n, c, NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    sim_result *a = sim_run(p->cm, p->best, NULL);
+    sim_result *b = sim_run(p->cm, p->best, NULL);
+    cr_assert_eq(a->n_tasks, b->n_tasks);
+    for (int t = 0; t < a->n_tasks; t++) {
+        cr_assert_eq(a->tasks[t].start_ms, b->tasks[t].start_ms);
+        cr_assert_eq(a->tasks[t].end_ms, b->tasks[t].end_ms);
+    }
+    assert_no_resource_overlap(a);
+    /* overlap hides some of Eq. 1's sum, and cannot beat the busiest GPU */
+    cr_assert(a->step_ms < a->eq1_ms);
+    for (int g = 0; g < a->gpus; g++) cr_assert(a->step_ms >= a->res[g].busy_ms - 1e-9);
+    /* the critical path covers the step */
+    int ns = sim_critical_segments(a, NULL, 0);
+    sim_segment *seg = malloc(sizeof *seg * (size_t)ns);
+    sim_critical_segments(a, seg, ns);
+    double sum = 0;
+    for (int i = 0; i < ns; i++) sum += seg[i].ms;
+    ASSERT_NEAR(sum, a->step_ms, 1e-6 * a->step_ms);
+    free(seg);
+    sim_free(a);
+    sim_free(b);
+    plan_free(p);
+}
