@@ -2,6 +2,7 @@
 
 #include "export_dot.h"
 #include "net_json.h"
+#include "sim.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -23,6 +24,8 @@ static const char usage_text[] =
     "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
     "                    [--why-not LAYER]   every config of LAYER with the best total when forced to it\n"
     "  layerwise eval    -n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt [--json]\n"
+    "  layerwise simulate -n NET -c CLUSTER [-g GPUS] [-s optimum|data|model|owt|FILE] [--overlap none|full]\n"
+    "                    [--json] [--trace FILE.json]   one training step simulated event by event\n"
     "  layerwise compare -n NET -c CLUSTER [-g GPUS] [--json]\n"
     "  layerwise scale   -n NET -c CLUSTER [--gpus 1,2,4,8,16] [--json]\n"
     "  layerwise costs   -n NET -c CLUSTER [-g GPUS] --json\n"
@@ -51,7 +54,8 @@ static const char usage_text[] =
 
 typedef struct opts {
     const char *cmd;
-    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot;
+    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot, *trace;
+    int overlap; /* simulate: sim_overlap, -1 for the default (full) */
     plan_settings set;
     int sync;
     double intra_bw, inter_bw;
@@ -101,6 +105,7 @@ static int parse_args(int argc, char **argv, opts *o)
     memset(o, 0, sizeof *o);
     o->sync = -1;
     o->step = -1;
+    o->overlap = -1;
     int i = 1;
     if (i < argc && argv[i][0] != '-') o->cmd = argv[i++];
     for (; i < argc; i++) {
@@ -143,6 +148,11 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if (TAKES("--step")) {
             if (parse_long(v, 0, 1000000, &n) != 0) return bad("--step \"%s\" must be a whole number of steps (0 or more)", v ? v : "");
             o->step = (int)n;
+        } else if (TAKES("--overlap")) {
+            o->overlap = sim_overlap_from_name(v);
+            if (o->overlap < 0) return bad("--overlap \"%s\" must be none or full", v ? v : "");
+        } else if (TAKES("--trace")) {
+            o->trace = v;
         } else if (TAKES("--why-not")) {
             o->whynot = v;
         } else if (TAKES("--pin")) {
@@ -174,6 +184,8 @@ static int parse_args(int argc, char **argv, opts *o)
         return bad("GPU count \"%s\" must be one whole number here (a list is for scale --gpus)", o->gpus_list);
     if (o->whynot && !(o->cmd && strcmp(o->cmd, "search") == 0))
         return bad("--why-not %s is an option of search", o->whynot);
+    if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
+        return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
     return 0;
@@ -816,6 +828,129 @@ static int cmd_profile(const opts *o)
     return rc;
 }
 
+/* ---- simulate ---- */
+
+typedef struct trace_job {
+    const sim_result *s;
+    const cost_model *m;
+} trace_job;
+
+static int write_trace(FILE *f, void *user, lw_error *err)
+{
+    const trace_job *j = user;
+    return sim_write_trace(f, j->s, j->m, err);
+}
+
+/* The strategy -s names: the optimum (default), a baseline or a file. */
+static int pick_strategy(const opts *o, plan *p, int *ci, const char **label, lw_error *err)
+{
+    const char *name = o->strategy ? o->strategy : "optimum";
+    *label = name;
+    if (strcmp(name, "optimum") == 0) {
+        memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);
+        return 0;
+    }
+    int b = baseline_from_name(name);
+    if (b >= 0) {
+        strategy_baseline(p->cm, (baseline_kind)b, ci);
+        return 0;
+    }
+    size_t len;
+    char *text = lw_read_file(name, &len, err);
+    int rc = text ? strategy_from_json(p->cm, text, len, name, ci, err) : -1;
+    free(text);
+    return rc;
+}
+
+static void print_sim_text(const plan *p, const sim_result *s, const char *label)
+{
+    printf("simulated training step: %s on %s, %d GPU%s, batch %ld (%s), strategy %s, overlap %s\n\n",
+           p->net->name, p->cl->name, p->gpus, p->gpus == 1 ? "" : "s", p->batch, sync_scheme_name(p->cl->sync),
+           label, sim_overlap_name(s->overlap));
+    printf("  simulated step  %10.2f ms  %10.1f images/s   (event simulation of the task graph)\n", s->step_ms,
+           s->images_per_s);
+    printf("  Eq. 1 estimate  %10.2f ms  %10.1f images/s   (the paper's additive cost model)\n", s->eq1_ms,
+           s->eq1_ms > 0 ? (double)p->batch / (s->eq1_ms * 1e-3) : 0);
+    printf("  saved by overlap %9.2f ms  (%.1f%% of Eq. 1)\n\n", s->eq1_ms - s->step_ms,
+           s->eq1_ms > 0 ? 100.0 * (s->eq1_ms - s->step_ms) / s->eq1_ms : 0);
+    printf("busy per GPU (compute, ms and %% of the simulated step):\n");
+    for (int g = 0; g < s->gpus; g++)
+        printf("  gpu %-3d %9.2f %4.0f%%%s", g, s->res[g].busy_ms,
+               s->step_ms > 0 ? 100.0 * s->res[g].busy_ms / s->step_ms : 0, g % 4 == 3 || g + 1 == s->gpus ? "\n" : "");
+    int ns = sim_critical_segments(s, NULL, 0);
+    sim_segment *seg = lw_malloc(sizeof *seg * (size_t)(ns ? ns : 1));
+    sim_critical_segments(s, seg, ns);
+    /* by layer: the path's time per layer, in the order the path meets them */
+    int L = p->net->n_layers;
+    double *ms = lw_calloc((size_t)L, sizeof(double));
+    int *order = lw_malloc(sizeof(int) * (size_t)L), no = 0;
+    unsigned *kinds = lw_calloc((size_t)L, sizeof(unsigned));
+    for (int i = 0; i < ns; i++) {
+        int li = seg[i].layer;
+        if (li < 0 || li >= L) continue;
+        if (ms[li] == 0 && !kinds[li]) order[no++] = li;
+        ms[li] += seg[i].ms;
+        kinds[li] |= 1u << seg[i].kind;
+    }
+    printf("\ncritical path by layer (the chain of tasks that sets the step, waits included; %d layers):\n", no);
+    int shown = 0;
+    double other = 0;
+    for (int i = 0; i < no; i++) {
+        int li = order[i];
+        if (no > 30 && ms[li] < 0.01 * s->step_ms) {
+            other += ms[li];
+            continue;
+        }
+        char kb[96] = "";
+        for (int k = 0; k < SIM__KINDS; k++)
+            if (kinds[li] & (1u << k)) {
+                if (*kb) strncat(kb, ", ", sizeof kb - strlen(kb) - 1);
+                strncat(kb, sim_kind_name((sim_kind)k), sizeof kb - strlen(kb) - 1);
+            }
+        printf("  %-32.32s %9.3f ms  %s\n", p->net->layers[li].name, ms[li], kb);
+        shown++;
+    }
+    if (shown < no) printf("  (%d more layers under 1%% each: %.3f ms)\n", no - shown, other);
+    free(ms);
+    free(order);
+    free(kinds);
+    free(seg);
+}
+
+static int cmd_simulate(const opts *o)
+{
+    lw_error err = {0};
+    plan *p = open_plan(o, o->set, &err);
+    if (!p) return die(&err);
+    int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
+    const char *label;
+    if (pick_strategy(o, p, ci, &label, &err) != 0) {
+        free(ci);
+        plan_free(p);
+        return die(&err);
+    }
+    sim_options so = {o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL, 0};
+    sim_result *s = sim_run(p->cm, ci, &so);
+    int rc = 0;
+    if (o->trace) {
+        trace_job j = {s, p->cm};
+        if (lw_write_file_atomic(o->trace, write_trace, &j, &err) != 0) rc = die(&err);
+        else if (!o->json) fprintf(stderr, "wrote %s\n", o->trace);
+    }
+    if (rc == 0) {
+        if (o->json || o->out) {
+            char *doc = sim_to_json(s, p->cm, label);
+            rc = emit(o, doc);
+            free(doc);
+        }
+        if (!o->json) print_sim_text(p, s, label);
+    }
+    sim_free(s);
+    free(ci);
+    plan_free(p);
+    return rc;
+}
+
 static int cmd_list(void)
 {
     const char *kinds[3] = {"networks", "clusters", "profiles"};
@@ -839,6 +974,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     }
     if (strcmp(o.cmd, "search") == 0) return cmd_search(&o);
     if (strcmp(o.cmd, "eval") == 0) return cmd_eval(&o);
+    if (strcmp(o.cmd, "simulate") == 0) return cmd_simulate(&o);
     if (strcmp(o.cmd, "compare") == 0) return cmd_compare(&o);
     if (strcmp(o.cmd, "scale") == 0) return cmd_scale(&o);
     if (strcmp(o.cmd, "costs") == 0) return cmd_costs(&o);

@@ -93,7 +93,7 @@ B=$F/bad
 run --help
 if [ "$RC" -eq 0 ]; then ok "--help exits 0"; else notok "--help exits 0 (exit $RC)"; fi
 missing=""
-for c in tui search eval compare scale costs export profile list; do
+for c in tui search eval simulate compare scale costs export profile list; do
     grep -qE "layerwise +$c( |$)" "$OUT" || missing="$missing $c"
 done
 if [ -z "$missing" ]; then ok "--help lists every command"; else notok "--help lists every command: missing$missing"; fi
@@ -472,6 +472,93 @@ fi
 rc=$?
 if [ "$rc" -ne 0 ] && [ -s "$ERR" ] && [ ! -e "$TMP/no_such_dir" ]; then ok "an unwritable -o path fails with a message"; else
     notok "an unwritable -o path fails with a message (exit $rc)"
+fi
+
+# ------------------------------------------------------------------ simulate
+expect_ok "simulate --json runs (vgg16, 16 GPUs, with a trace)" simulate -n vgg16 -c p100-4x4 -g 16 --json --trace "$TMP/trace.json"
+cp "$OUT" "$TMP/sim.json"
+py "simulate --json is a layerwise-sim/1 document with every contract field" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "layerwise-sim/1", d["format"]
+for k in ("network", "cluster", "gpus", "batch", "precision", "strategy", "overlap", "step_ms", "images_per_s",
+          "eq1_ms", "gpu_busy_ms", "critical_path", "tasks"):
+    assert k in d, k
+assert d["gpus"] == 16 and d["strategy"] == "optimum" and d["overlap"] == "full"
+assert len(d["gpu_busy_ms"]) == 16
+assert 0 < d["step_ms"] < d["eq1_ms"], (d["step_ms"], d["eq1_ms"])
+assert abs(d["images_per_s"] - d["batch"] / (d["step_ms"] / 1000)) < 1e-6 * d["images_per_s"]
+kinds = {"forward", "backward-data", "backward-weight", "transfer", "sync"}
+assert {t["kind"] for t in d["tasks"]} <= kinds and "forward" in {t["kind"] for t in d["tasks"]}
+for t in d["tasks"]:
+    assert t["start_ms"] >= 0 and t["end_ms"] >= t["start_ms"] and t["end_ms"] <= d["step_ms"] + 1e-9, t
+    r = t["resource"]
+    assert r.startswith("gpu ") or r.startswith("link ") or r.startswith("nic node "), r
+for g in range(16):
+    busy = sum(t["end_ms"] - t["start_ms"] for t in d["tasks"] if t["resource"] == "gpu %d" % g)
+    assert abs(busy - d["gpu_busy_ms"][g]) < 1e-6 * max(1, busy), (g, busy, d["gpu_busy_ms"][g])
+assert abs(sum(c["ms"] for c in d["critical_path"]) - d["step_ms"]) < 1e-6 * d["step_ms"]
+' "$TMP/sim.json"
+py "the trace is Chrome trace-event JSON: complete events in microseconds, one track per GPU" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sim = json.load(open(sys.argv[2]))
+ev = d["traceEvents"]
+x = [e for e in ev if e["ph"] == "X"]
+assert x, "no complete events"
+for e in x:
+    for k in ("pid", "tid", "name", "ts", "dur"):
+        assert k in e, (k, e)
+    assert e["dur"] >= 0 and e["ts"] >= 0
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+gpus = sorted(v for v in names.values() if v.startswith("gpu "))
+assert len(gpus) == 16 and len(set(gpus)) == 16, gpus
+# a GPU track sits in its node (4 GPUs per node) and holds exactly that GPU s tasks
+for (pid, tid), v in names.items():
+    if v.startswith("gpu "):
+        g = int(v.split()[1])
+        assert pid == g // 4 + 1, (v, pid)
+        n_trace = sum(1 for e in x if e["pid"] == pid and e["tid"] == tid)
+        n_sim = sum(1 for t in sim["tasks"] if t["resource"] == v)
+        assert n_trace == n_sim, (v, n_trace, n_sim)
+end = max(e["ts"] + e["dur"] for e in x)
+assert abs(end - sim["step_ms"] * 1000) < 1, (end, sim["step_ms"])
+procs = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert procs == {1, 2, 3, 4}, procs
+' "$TMP/trace.json" "$TMP/sim.json"
+for net in lenet5 alexnet; do
+    for s in optimum data model owt; do
+        run simulate -n $net -c p100-4x4 -g 4 -s $s --overlap none --json
+        py "simulate --overlap none equals Eq. 1 ($net, 4 GPUs, $s)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["overlap"] == "none" and d["strategy"] == sys.argv[2]
+assert abs(d["step_ms"] - d["eq1_ms"]) <= 0.01 * d["eq1_ms"], (d["step_ms"], d["eq1_ms"])
+' "$OUT" $s
+    done
+done
+run eval -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json" --json
+cp "$OUT" "$TMP/eval_s.json"
+run simulate -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json" --json
+py "simulate -s FILE takes a strategy file; its eq1_ms is eval's total" '
+import json, sys
+s = json.load(open(sys.argv[1])); e = json.load(open(sys.argv[2]))
+assert abs(s["eq1_ms"] - e["total_ms"]) < 1e-9 * e["total_ms"], (s["eq1_ms"], e["total_ms"])
+' "$OUT" "$TMP/eval_s.json"
+run simulate -n lenet5 -c p100-4x4 -g 4
+if [ "$RC" -eq 0 ] && grep -q "simulated step" "$OUT" && grep -q "Eq. 1 estimate" "$OUT" && grep -q "saved by overlap" "$OUT" &&
+    grep -q "busy per GPU" "$OUT" && grep -q "critical path by layer" "$OUT"; then
+    ok "simulate prints the simulated step beside Eq. 1, overlap savings, busy GPUs and the critical path"
+else
+    notok "simulate text summary" "$(cat "$OUT" "$ERR")"
+fi
+expect_fail "simulate --overlap bad is refused" 2 "--overlap" -- simulate -n lenet5 -c p100-4x4 --overlap some
+expect_fail "--trace outside simulate is refused" 2 "simulate" -- search -n lenet5 -c p100-4x4 --trace "$TMP/t.json"
+expect_fail "simulate -s with a bad strategy file names it" 2 "strategy_degree3.json" -- simulate -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_degree3.json
+"$LW" simulate -n lenet5 -c p100-4x4 -g 4 --trace "$TMP/no_such_dir/t.json" >/dev/null 2>"$ERR"
+rc=$?
+if [ "$rc" -ne 0 ] && [ -s "$ERR" ] && [ ! -e "$TMP/no_such_dir" ]; then ok "an unwritable --trace path fails with a message"; else
+    notok "an unwritable --trace path fails with a message (exit $rc)"
 fi
 
 echo "$pass passed, $fail failed"
