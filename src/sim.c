@@ -347,6 +347,8 @@ typedef struct sched {
     int *n_iv, *cap_iv;
 } sched;
 
+#define BACKFILL 16
+
 /* The first interval of resource r that overlaps [at, at + d), or -1. */
 static int blocking(const sched *s, int r, double at, double d)
 {
@@ -398,6 +400,21 @@ static double fit(sched *s, int t, double ready, int *crit)
             double next = -1;
             int who = -1, free_one = 0;
             for (int r = lo; r < hi; r++) {
+                /* gaps are looked for among a resource's last BACKFILL
+                 * reservations only: before them it counts as busy, which
+                 * keeps a step of a million pieces near linear time */
+                int n = s->n_iv[r];
+                if (n > BACKFILL && at < s->iv[r][n - BACKFILL - 1].b) {
+                    if (!any) {
+                        at = s->iv[r][n - BACKFILL - 1].b;
+                        *crit = s->iv[r][n - BACKFILL - 1].task;
+                        moved = 1;
+                    } else if (next < 0 || s->iv[r][n - BACKFILL - 1].b < next) {
+                        next = s->iv[r][n - BACKFILL - 1].b;
+                        who = s->iv[r][n - BACKFILL - 1].task;
+                    }
+                    continue;
+                }
                 int k = blocking(s, r, at, d);
                 if (k < 0) {
                     free_one = 1;

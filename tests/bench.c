@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "plan.h"
+#include "sim.h"
 
 #include <spawn.h>
 #include <stdio.h>
@@ -221,6 +222,42 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
     return best * 1e3;
 }
 
+/* The step simulator (sim_run, data flow) on one setting and strategy:
+ * best of reps, ms. */
+static void bench_sim(const char *net_name, const char *cl_name, int gpus, int reps)
+{
+    lw_error err = {0};
+    plan_settings set = {gpus, 32, 0};
+    plan *p = plan_new(plan_load_network(net_name, &err), plan_load_cluster(cl_name, &err), NULL, set, &err);
+    if (!p) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        exit(1);
+    }
+    int *ci = malloc(sizeof(int) * (size_t)p->net->n_layers);
+    const char *names[3] = {"optimum", "data", "owt"};
+    for (int w = 0; w < 3; w++) {
+        if (w == 0) memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);
+        else strategy_baseline(p->cm, w == 1 ? BASE_DATA : BASE_OWT, ci);
+        double best = 1e30;
+        int n_tasks = 0;
+        double step = 0, eq1 = 0;
+        for (int r = 0; r < reps; r++) {
+            double t0 = lw_now();
+            sim_result *s = sim_run(p->cm, ci, NULL);
+            double t = lw_now() - t0;
+            if (t < best) best = t;
+            n_tasks = s->n_tasks;
+            step = s->step_ms;
+            eq1 = s->eq1_ms;
+            sim_free(s);
+        }
+        printf("  simulate %-12s %-9s %3d GPUs %-8s %7d tasks  %8.1f ms   (step %.1f ms simulated, %.1f ms Eq. 1)\n",
+               net_name, cl_name, gpus, names[w], n_tasks, best * 1e3, step, eq1);
+    }
+    free(ci);
+    plan_free(p);
+}
+
 int main(int argc, char **argv)
 {
     const char *exe = argc > 1 ? argv[1] : "build/layerwise";
@@ -270,5 +307,9 @@ int main(int argc, char **argv)
     printf("  %-52s %8.1f ms\n", "batch 32 -> 16, prefetched", best_of(2, p, 8, &err));
     printf("  %-52s %8.1f ms\n", "inter-node GB/s doubled, prefetched (cluster screen)", best_of(2, p, 10, &err));
     plan_free(p);
+    printf("\nstep simulator, data flow (best of 3; target: Inception-v3 64 GPUs < 1 s)\n");
+    bench_sim("vgg16", "p100-4x4", 16, 3);
+    bench_sim("inception_v3", "p100-4x4", 16, 3);
+    bench_sim("inception_v3", "h100-8x8", 64, 3);
     return 0;
 }
