@@ -361,8 +361,10 @@ static void check_serial_equals_eq1(const char *net_name)
     int *ci = malloc(sizeof(int) * (size_t)p->net->n_layers);
     for (int g = 0; g < 3; g++) {
         if (gpus[g] != p->gpus) {
-            p->set.gpus = gpus[g];
-            cr_assert_eq(plan_rebuild(p, &err), 0, "%s", err.msg);
+            plan_settings ns = p->set;
+            ns.gpus = gpus[g];
+            plan_change ch = {.set = &ns};
+            cr_assert_eq(plan_apply(p, &ch, &err), 0, "%s", err.msg);
         }
         for (int which = 0; which < 4; which++) {
             if (which < 3) strategy_baseline(p->cm, (baseline_kind)which, ci);
