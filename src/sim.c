@@ -29,6 +29,8 @@ typedef struct builder {
     int nres, capres;
     int *ph_first, *ph_count, *ph_type;
     int nph, capph;
+    long max_tasks;  /* 0: no limit */
+    int too_big;     /* the graph passed max_tasks: stop building */
 } builder;
 
 #define GROW(arr, cnt, cap, extra)                                                                                 \
@@ -51,6 +53,7 @@ static int add_task(builder *b, sim_kind kind, int li, int gpu, double dur)
     t->dst = -1;
     t->dur_ms = dur;
     t->crit = -1;
+    if (b->max_tasks > 0 && b->n + 1 > b->max_tasks) b->too_big = 1;
     return b->n++;
 }
 
@@ -171,7 +174,7 @@ static void build_forward_edge(builder *b, int e, const int *fwd_of)
     const config *cp = cfg(b, P), *cc = cfg(b, C);
     int Tp = config_tasks(cp), Tc = config_tasks(cc);
     int first = b->n;
-    for (int k = 0; k < Tc; k++)
+    for (int k = 0; k < Tc && !b->too_big; k++)
         for (int p = 0; p < Tp; p++) {
             double v = cost_overlap(m, e, cp, p, cc, k);
             if (v <= 0) continue;
@@ -196,7 +199,7 @@ static void build_backward_edge(builder *b, int e, const int *bwd_of)
     const config *cp = cfg(b, P), *cc = cfg(b, C);
     int Tp = config_tasks(cp), Tc = config_tasks(cc);
     int first = b->n;
-    for (int k = 0; k < Tc; k++)
+    for (int k = 0; k < Tc && !b->too_big; k++)
         for (int p = 0; p < Tp; p++) {
             double v = cost_overlap(m, e, cp, p, cc, k);
             if (v <= 0) continue;
@@ -672,7 +675,7 @@ static void critical_path(sim_result *r)
 
 sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
 {
-    sim_options dflt = {SIM_OVERLAP_FULL, 0};
+    sim_options dflt = {SIM_OVERLAP_FULL, 0, 0};
     if (!opt) opt = &dflt;
     builder b;
     memset(&b, 0, sizeof b);
@@ -685,7 +688,21 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
     b.link_res = lw_malloc(sizeof(int) * (size_t)b.G * (size_t)b.G);
     memset(b.link_res, 0xff, sizeof(int) * (size_t)b.G * (size_t)b.G);
     for (int g = 0; g < b.G; g++) new_resource(&b, SIM_RES_GPU, g, -1, g / b.gpn);
+    b.max_tasks = opt->max_tasks;
     build(&b, opt);
+    if (b.too_big) {
+        free(b.t);
+        free(b.res);
+        free(b.dep_a);
+        free(b.dep_b);
+        free(b.need_t);
+        free(b.need_v);
+        free(b.link_res);
+        free(b.ph_first);
+        free(b.ph_count);
+        free(b.ph_type);
+        return NULL;
+    }
 
     sched s;
     memset(&s, 0, sizeof s);

@@ -46,6 +46,10 @@ typedef struct sim_options {
      * holds at least this many bytes of gradients. 0: one bucket per layer.
      * A bucket costs the sum of its layers' t_s. */
     double bucket_bytes;
+    /* > 0: give up (sim_run returns NULL) on a task graph larger than
+     * this, e.g. a model-parallel step of a million pieces where a summary
+     * must stay quick. 0: no limit. */
+    long max_tasks;
 } sim_options;
 
 /* A resource: a GPU's compute stream, a link direction, or one NIC of a
@@ -90,6 +94,7 @@ typedef struct sim_result {
     int *crit;           /* the critical path, first task first */
 } sim_result;
 
+/* NULL only when opt->max_tasks is exceeded. */
 sim_result *sim_run(const cost_model *m, const int *config_index, const sim_options *opt);
 void sim_free(sim_result *s);
 

@@ -561,5 +561,19 @@ if [ "$rc" -ne 0 ] && [ -s "$ERR" ] && [ ! -e "$TMP/no_such_dir" ]; then ok "an 
     notok "an unwritable --trace path fails with a message (exit $rc)"
 fi
 
+run compare -n alexnet -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/cmp.json"
+py "compare rows carry the simulated step beside Eq. 1, equal to simulate's" '
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    assert r["sim_step_ms"] > 0 and r["sim_images_per_s"] > 0, r
+    name = {"layer-wise": "optimum"}.get(r["strategy"], r["strategy"])
+    s = json.loads(subprocess.run([sys.argv[2], "simulate", "-n", "alexnet", "-c", "p100-4x4", "-g", "4", "-s", name,
+                                   "--json"], capture_output=True, check=True).stdout)
+    assert abs(s["step_ms"] - r["sim_step_ms"]) < 1e-9 * s["step_ms"], (name, s["step_ms"], r["sim_step_ms"])
+    assert abs(s["eq1_ms"] - r["total_ms"]) < 1e-9 * s["eq1_ms"], (name, s["eq1_ms"], r["total_ms"])
+' "$TMP/cmp.json" "$LW"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -206,7 +206,7 @@ Test(sim, two_branches_on_different_gpus_overlap)
     cr_assert(s->step_ms < s->eq1_ms - b1->dur_ms / 2, "step %.6f vs Eq. 1 %.6f", s->step_ms, s->eq1_ms);
     assert_no_resource_overlap(s);
     /* serially, Eq. 1 exactly */
-    sim_options none = {SIM_OVERLAP_NONE, 0};
+    sim_options none = {SIM_OVERLAP_NONE, 0, 0};
     sim_result *z = sim_run(m, ci, &none);
     ASSERT_NEAR(z->step_ms, z->eq1_ms, 1e-9 * z->eq1_ms);
     sim_free(z);
@@ -296,7 +296,7 @@ Test(sim, buckets_group_layers_of_the_same_replicas)
     cost_model *m = build(n, c, 2, 256);
     int ci[4];
     for (int li = 0; li < 4; li++) ci[li] = cfg_index(m, n->layers[li].name, "n2");
-    sim_options o = {SIM_OVERLAP_FULL, 5e6}; /* two 4.2 MB layers per bucket */
+    sim_options o = {SIM_OVERLAP_FULL, 5e6, 0}; /* two 4.2 MB layers per bucket */
     sim_result *s = sim_run(m, ci, &o);
     int syncs = 0;
     for (int k = 0; k < s->n_tasks; k++)
@@ -369,7 +369,7 @@ static void check_serial_equals_eq1(const char *net_name)
         for (int which = 0; which < 4; which++) {
             if (which < 3) strategy_baseline(p->cm, (baseline_kind)which, ci);
             else memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);
-            sim_options none = {SIM_OVERLAP_NONE, 0};
+            sim_options none = {SIM_OVERLAP_NONE, 0, 0};
             sim_result *s = sim_run(p->cm, ci, &none);
             cr_assert(fabs(s->step_ms - s->eq1_ms) <= 0.01 * s->eq1_ms,
                       "%s, %d GPUs, %s: serial %.6f ms, Eq. 1 %.6f ms", net_name, gpus[g],
@@ -408,6 +408,14 @@ Test(sim, vgg16_16_gpus_is_consistent_and_deterministic)
         cr_assert_eq(a->tasks[t].end_ms, b->tasks[t].end_ms);
     }
     assert_no_resource_overlap(a);
+    /* a limit on the graph's size is refused, not truncated */
+    sim_options small = {SIM_OVERLAP_FULL, 0, a->n_tasks - 1};
+    cr_assert_null(sim_run(p->cm, p->best, &small));
+    small.max_tasks = a->n_tasks;
+    sim_result *c2 = sim_run(p->cm, p->best, &small);
+    cr_assert_not_null(c2);
+    cr_assert_eq(c2->step_ms, a->step_ms);
+    sim_free(c2);
     /* overlap hides some of Eq. 1's sum, and cannot beat the busiest GPU */
     cr_assert(a->step_ms < a->eq1_ms);
     for (int g = 0; g < a->gpus; g++) cr_assert(a->step_ms >= a->res[g].busy_ms - 1e-9);
