@@ -20,6 +20,15 @@
 
 #define BYTES_PER_ELEM 4.0 /* fp32 */
 
+/* The optimizer whose state the memory model counts (--optimizer). */
+typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM } optimizer_kind;
+const char *optimizer_name(optimizer_kind o);
+int optimizer_from_name(const char *s); /* -1 if unknown */
+/* Fixed allowance per GPU that hosts a task, for what the per-layer terms
+ * leave out: the CUDA context, cuDNN/cuBLAS workspaces, the transient
+ * gradients of backward and allocator slack (see README, memory model). */
+#define COST_WORKSPACE_BYTES (1024.0 * 1048576.0)
+
 /* Limits that keep a cost model within minutes and a few GB, refused with
  * a message rather than tried. A layer has up to C(log2(G) + 4, 4)
  * configs on G GPUs (495 at 256) and an edge's t_x table the square of
@@ -45,6 +54,12 @@ typedef struct cost_model {
     double **t_x;            /* [edge][ci * n_configs[to] + cj], ms */
     /* link matrix over the GPUs in use */
     double *lat_s, *inv_bw;  /* [gpus * gpus], seconds and seconds per byte */
+    /* memory model (cost_memory_task); cost_model_build sets the defaults:
+     * momentum, fp32 (4-byte) activations and gradients, COST_WORKSPACE_BYTES */
+    optimizer_kind optimizer;
+    double elem_bytes;       /* bytes of an activation or gradient element; < 4 means mixed
+                                precision (fp32 master weights plus a working copy) */
+    double workspace_bytes;  /* fixed allowance on every GPU that hosts a task */
     double build_ms;
     long tx_pairs_computed, tx_pairs_reused; /* table cache statistics */
 } cost_model;
@@ -82,9 +97,23 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
  * closed form that is much faster at many GPUs. Tests compare the two. */
 extern int cost_tx_reference;
 
+/* The memory one task of a layer keeps on its GPU, by term (bytes). */
+typedef struct memory_parts {
+    double weights;      /* the task's shard of the weights (fp32 master, plus a working copy in mixed precision) */
+    double gradients;    /* the shard's weight gradients */
+    double optimizer;    /* optimizer state of the shard: none, momentum, or Adam's two moments (fp32) */
+    double activations;  /* the task's output tile, kept for backward */
+} memory_parts;
+
+/* Bytes task `task` of layer li in config c keeps on GPU `task` (the sum of
+ * the parts; parts may be NULL). Additive over layers: a GPU's memory under
+ * a strategy is the sum over layers of its task's bytes, plus the workspace. */
+double cost_memory_task(const cost_model *m, int layer, const config *c, int task, memory_parts *parts);
+
 /* Memory per GPU of a strategy (configs indexed per layer): fills per_gpu
- * (gpus entries, may be NULL) and returns the largest. Weights, gradients
- * and the activations kept for backward. */
+ * (gpus entries, may be NULL) and returns the largest. The sum over layers
+ * of cost_memory_task, plus m->workspace_bytes on every GPU that hosts a
+ * task. */
 double cost_memory(const cost_model *m, const int *config_index, double *per_gpu);
 
 #endif

@@ -1109,6 +1109,8 @@ Test(memory, data_parallel_vgg16_holds_full_weights_on_every_gpu)
     cluster *p = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(p, "%s", err.msg);
     cost_model *m = build(v, p, NULL, 4, 128);
+    m->optimizer = OPT_SGD; /* plain SGD keeps no state; no fixed workspace: the per-layer terms alone */
+    m->workspace_bytes = 0;
     int *ci = calloc((size_t)m->n_layers, sizeof(int));
     strategy_baseline(m, BASE_DATA, ci);
     for (int i = 0; i < m->n_layers; i++) cr_assert(config_equal(&m->configs[i][ci[i]], &(config){{4, 1, 1, 1}}));
@@ -1142,6 +1144,8 @@ Test(memory, single_gpu_holds_everything_and_others_nothing)
     network *n = net_str(one_conv);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 8);
+    m->optimizer = OPT_SGD;
+    m->workspace_bytes = 0;
     int ci[3] = {0, 0, 0};
     double per[4];
     /* data 4x8x8, conv 8x8x8, pool 8x4x4 for 8 samples; 296 weights */
@@ -1154,6 +1158,63 @@ Test(memory, single_gpu_holds_everything_and_others_nothing)
     ci[1] = config_index(m, 1, C(1, 2, 1, 1));
     cost_memory(m, ci, per);
     ASSERT_REL(per[1], 2 * 4 * 148.0 + 8 * 4 * 256, 1e-12);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* Each term of the memory model by hand on the one-conv network (296
+ * weights; conv output 8x8x8 per sample, 8 samples): optimizer state, mixed
+ * precision's master weights, and the workspace on the GPUs that host a
+ * task only. */
+Test(memory, terms_per_optimizer_precision_and_workspace)
+{
+    network *n = net_str(one_conv);
+    cluster *c = uniform4("parameter-server");
+    cost_model *m = build(n, c, NULL, 4, 8);
+    cr_assert_eq(m->optimizer, OPT_MOMENTUM, "momentum is the default (the paper's SGD with momentum)");
+    cr_assert_eq(m->workspace_bytes, COST_WORKSPACE_BYTES);
+    config one = C(1, 1, 1, 1), c2 = C(1, 2, 1, 1), n2 = C(2, 1, 1, 1);
+    memory_parts p;
+    /* fp32, momentum: weights 4 + gradients 4 + momentum 4 bytes a weight */
+    double t = cost_memory_task(m, 1, &one, 0, &p);
+    ASSERT_REL(p.weights, 4 * 296.0, 1e-12);
+    ASSERT_REL(p.gradients, 4 * 296.0, 1e-12);
+    ASSERT_REL(p.optimizer, 4 * 296.0, 1e-12);
+    ASSERT_REL(p.activations, 8 * 4 * 512.0, 1e-12);
+    ASSERT_REL(t, 12 * 296.0 + 8 * 4 * 512.0, 1e-12);
+    /* Adam: two fp32 moments */
+    m->optimizer = OPT_ADAM;
+    cost_memory_task(m, 1, &one, 0, &p);
+    ASSERT_REL(p.optimizer, 8 * 296.0, 1e-12);
+    /* mixed precision (2-byte elements): fp32 master + fp16 copy, fp16
+     * gradients, fp32 moments, fp16 activations: 16 bytes a weight with
+     * Adam (ZeRO, Rajbhandari et al. 2020, section 3.1) */
+    m->elem_bytes = 2;
+    t = cost_memory_task(m, 1, &one, 0, &p);
+    ASSERT_REL(p.weights, 6 * 296.0, 1e-12);
+    ASSERT_REL(p.gradients, 2 * 296.0, 1e-12);
+    ASSERT_REL(t, 16 * 296.0 + 8 * 2 * 512.0, 1e-12);
+    /* c2 halves weights and activations; n2 halves only the activations */
+    m->optimizer = OPT_SGD;
+    m->elem_bytes = 4;
+    ASSERT_REL(cost_memory_task(m, 1, &c2, 1, NULL), 8 * 148.0 + 8 * 4 * 256.0, 1e-12);
+    ASSERT_REL(cost_memory_task(m, 1, &n2, 1, NULL), 8 * 296.0 + 4 * 4 * 512.0, 1e-12);
+    /* the workspace sits on GPUs 0 and 1 (conv in c2), not on 2 and 3 */
+    int ci[3] = {0, config_index(m, 1, c2), 0};
+    double per[4], sum[4] = {0};
+    for (int l = 0; l < 3; l++)
+        for (int k = 0; k < config_tasks(&m->configs[l][ci[l]]); k++)
+            sum[k] += cost_memory_task(m, l, &m->configs[l][ci[l]], k, NULL);
+    double peak = cost_memory(m, ci, per);
+    ASSERT_REL(per[0], sum[0] + COST_WORKSPACE_BYTES, 1e-12);
+    ASSERT_REL(per[1], sum[1] + COST_WORKSPACE_BYTES, 1e-12);
+    cr_assert_eq(per[2], 0);
+    cr_assert_eq(per[3], 0);
+    ASSERT_REL(peak, per[0] > per[1] ? per[0] : per[1], 1e-12);
+    cr_assert_eq(optimizer_from_name("adam"), OPT_ADAM);
+    cr_assert_eq(optimizer_from_name("Adam"), -1);
+    cr_assert_str_eq(optimizer_name(OPT_MOMENTUM), "momentum");
     cost_model_free(m);
     cluster_free(c);
     net_free(n);

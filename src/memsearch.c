@@ -1,0 +1,688 @@
+#include "memsearch.h"
+
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the memory table ---- */
+
+mem_table *mt_new(int n_nodes, const int *n_configs, int n_gpus, int *const *tasks)
+{
+    if (n_nodes < 0 || n_gpus < 1) return NULL;
+    for (int v = 0; v < n_nodes; v++)
+        for (int c = 0; c < n_configs[v]; c++)
+            if (tasks[v][c] < 1 || tasks[v][c] > n_gpus) return NULL;
+    mem_table *t = lw_calloc(1, sizeof *t);
+    t->n_nodes = n_nodes;
+    t->n_gpus = n_gpus;
+    t->n_configs = lw_malloc(sizeof(int) * (size_t)(n_nodes ? n_nodes : 1));
+    t->tasks = lw_calloc((size_t)(n_nodes ? n_nodes : 1), sizeof(int *));
+    t->off = lw_calloc((size_t)(n_nodes ? n_nodes : 1), sizeof(long *));
+    t->bytes = lw_calloc((size_t)(n_nodes ? n_nodes : 1), sizeof(double *));
+    for (int v = 0; v < n_nodes; v++) {
+        int n = n_configs[v];
+        t->n_configs[v] = n;
+        t->tasks[v] = lw_malloc(sizeof(int) * (size_t)n);
+        t->off[v] = lw_malloc(sizeof(long) * (size_t)n);
+        long sum = 0;
+        for (int c = 0; c < n; c++) {
+            t->tasks[v][c] = tasks[v][c];
+            t->off[v][c] = sum;
+            sum += tasks[v][c];
+        }
+        t->bytes[v] = lw_calloc((size_t)(sum ? sum : 1), sizeof(double));
+    }
+    return t;
+}
+
+void mt_free(mem_table *t)
+{
+    if (!t) return;
+    for (int v = 0; v < t->n_nodes; v++) {
+        free(t->tasks[v]);
+        free(t->off[v]);
+        free(t->bytes[v]);
+    }
+    free(t->n_configs);
+    free(t->tasks);
+    free(t->off);
+    free(t->bytes);
+    free(t);
+}
+
+double mt_peak(const mem_table *t, const int *config, double *per_gpu)
+{
+    int G = t->n_gpus;
+    double *mem = per_gpu ? per_gpu : lw_malloc(sizeof(double) * (size_t)G);
+    for (int g = 0; g < G; g++) mem[g] = 0;
+    for (int v = 0; v < t->n_nodes; v++) {
+        const double *b = mt_at(t, v, config[v]);
+        for (int k = 0; k < t->tasks[v][config[v]]; k++) mem[k] += b[k];
+    }
+    double peak = 0;
+    for (int g = 0; g < G; g++)
+        if (mem[g] > peak) peak = mem[g];
+    if (!per_gpu) free(mem);
+    return peak;
+}
+
+int mt_fits(const mem_table *t, const int *config, const double *limit)
+{
+    double *mem = lw_malloc(sizeof(double) * (size_t)t->n_gpus);
+    mt_peak(t, config, mem);
+    int ok = 1;
+    for (int g = 0; g < t->n_gpus && ok; g++) ok = mem[g] <= limit[g];
+    free(mem);
+    return ok;
+}
+
+void memsearch_options_init(memsearch_options *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void memsearch_result_free(memsearch_result *r)
+{
+    if (!r) return;
+    free(r->config);
+    free(r->min_peak_config);
+    free(r);
+}
+
+/* ---- shared state of one run ---- */
+
+typedef struct bb_item {
+    unsigned char *mask; /* [cells] 1 where a node may take the config */
+    double bound;        /* a lower bound on the subproblem (its parent's) */
+    double *lambda;      /* [G] multipliers to start from */
+} bb_item;
+
+typedef struct ctx {
+    const cost_graph *g;
+    const mem_table *t;
+    const double *limit;
+    int N, G;
+    long cells;
+    long *moff;          /* [N] node's first cell */
+    double *tol_limit;   /* [G] limit with a rounding margin, for pruning only */
+    double *minv;        /* [N * G] least bytes node v can put on GPU g under the mask */
+    double *minsum;      /* [G] */
+    double *mem;         /* [G] scratch */
+    cost_graph g2;       /* g with its own node costs (edges shared) */
+    double *nc2;         /* storage of g2's node costs */
+    int *inc;            /* best fitting assignment found */
+    double inc_cost;
+    double deadline;     /* lw_now() value; 0: none */
+    const memsearch_options *o;
+    search_status fail;
+    int stopped;         /* time ran out or cancelled */
+    long searches, bb_nodes;
+    double *marg_store;
+    double **marg;
+} ctx;
+
+static double tol_of(double x) { return 1e-9 * (fabs(x) > 1 ? fabs(x) : 1); }
+
+static int out_of_time(ctx *c)
+{
+    if (c->o->cancel && atomic_load(c->o->cancel)) {
+        c->fail = SEARCH_CANCELLED;
+        return c->stopped = 1;
+    }
+    if (c->deadline > 0 && lw_now() >= c->deadline) return c->stopped = 1;
+    return 0;
+}
+
+static double cell_mem(const ctx *c, int v, int k, int gpu)
+{
+    return gpu < c->t->tasks[v][k] ? mt_at(c->t, v, k)[gpu] : 0;
+}
+
+/* Least memory per GPU under the mask, and configs that would overflow a
+ * GPU even with every other node at its least removed, until nothing
+ * changes. 0 if the subproblem has no fitting assignment. */
+static int propagate(ctx *c, unsigned char *mask)
+{
+    int N = c->N, G = c->G;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int g = 0; g < G; g++) c->minsum[g] = 0;
+        for (int v = 0; v < N; v++) {
+            double *mv = c->minv + (long)v * G;
+            int any = 0;
+            for (int g = 0; g < G; g++) mv[g] = HUGE_VAL;
+            for (int k = 0; k < c->g->n_configs[v]; k++) {
+                if (!mask[c->moff[v] + k]) continue;
+                any = 1;
+                for (int g = 0; g < G; g++) {
+                    double b = cell_mem(c, v, k, g);
+                    if (b < mv[g]) mv[g] = b;
+                }
+            }
+            if (!any) return 0;
+            for (int g = 0; g < G; g++) c->minsum[g] += mv[g];
+        }
+        for (int g = 0; g < G; g++)
+            if (c->minsum[g] > c->tol_limit[g]) return 0;
+        for (int v = 0; v < N; v++) {
+            const double *mv = c->minv + (long)v * G;
+            for (int k = 0; k < c->g->n_configs[v]; k++) {
+                if (!mask[c->moff[v] + k]) continue;
+                const double *b = mt_at(c->t, v, k);
+                for (int g = 0; g < c->t->tasks[v][k]; g++)
+                    if (c->minsum[g] - mv[g] + b[g] > c->tol_limit[g]) {
+                        mask[c->moff[v] + k] = 0;
+                        changed = 1;
+                        break;
+                    }
+            }
+        }
+    }
+    return 1;
+}
+
+/* The relaxed problem for multipliers lam under the mask, in c->g2. */
+static void relax(ctx *c, const unsigned char *mask, const double *lam)
+{
+    for (int v = 0; v < c->N; v++)
+        for (int k = 0; k < c->g->n_configs[v]; k++) {
+            if (!mask[c->moff[v] + k]) {
+                c->g2.node_cost[v][k] = HUGE_VAL;
+                continue;
+            }
+            double x = c->g->node_cost[v][k];
+            const double *b = mt_at(c->t, v, k);
+            for (int g = 0; g < c->t->tasks[v][k]; g++) x += lam[g] * b[g];
+            c->g2.node_cost[v][k] = x;
+        }
+}
+
+static double lam_dot_limit(const ctx *c, const double *lam)
+{
+    double s = 0;
+    for (int g = 0; g < c->G; g++)
+        if (lam[g] > 0) s += lam[g] * c->limit[g]; /* an infinite limit has lam 0 */
+    return s;
+}
+
+static search_result *run_relaxed(ctx *c)
+{
+    search_options so;
+    if (c->o->search) so = *c->o->search;
+    else search_options_init(&so);
+    if (c->o->cancel) so.cancel = c->o->cancel;
+    search_info info;
+    c->searches++;
+    search_result *r = search_run_with(&c->g2, &so, NULL, NULL, &info);
+    if (!r) c->fail = info.status;
+    return r;
+}
+
+static void offer(ctx *c, const int *x)
+{
+    if (!mt_fits(c->t, x, c->limit)) return;
+    double v = cg_evaluate(c->g, x);
+    if (v < c->inc_cost) {
+        c->inc_cost = v;
+        memcpy(c->inc, x, sizeof(int) * (size_t)c->N);
+    }
+}
+
+static void push(bb_item **stack, int *n, int *cap, bb_item it)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *stack = lw_realloc(*stack, sizeof(bb_item) * (size_t)*cap);
+    }
+    (*stack)[(*n)++] = it;
+}
+
+static void item_free(bb_item *it)
+{
+    free(it->mask);
+    free(it->lambda);
+}
+
+/* Processes one subproblem: bound it, prune it, or branch it onto the
+ * stack. Returns -1 if a search failed; 1 if time ran out before it was
+ * settled (then *it is pushed back unchanged in bound), else 0. */
+static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *cap)
+{
+    int N = c->N, G = c->G;
+    if (!propagate(c, it->mask)) return 0;
+    double *lam = lw_malloc(sizeof(double) * (size_t)G), *best_lam = lw_malloc(sizeof(double) * (size_t)G);
+    memcpy(lam, it->lambda, sizeof(double) * (size_t)G);
+    memcpy(best_lam, lam, sizeof(double) * (size_t)G);
+    int *bx = lw_malloc(sizeof(int) * (size_t)N);
+    int have_bx = 0, rc = 0, pruned = 0;
+    double best_L = -HUGE_VAL, theta = 1.0;
+    int iters = root ? 60 : 12, stale = 0;
+    for (int i = 0; i < iters; i++) {
+        if (out_of_time(c)) {
+            rc = 1;
+            break;
+        }
+        relax(c, it->mask, lam);
+        search_result *r = run_relaxed(c);
+        if (!r) {
+            rc = -1;
+            break;
+        }
+        if (!isfinite(r->cost)) { /* every assignment left has an infinite cost */
+            search_result_free(r);
+            pruned = 1;
+            break;
+        }
+        double L = r->cost - lam_dot_limit(c, lam);
+        mt_peak(c->t, r->config, c->mem);
+        offer(c, r->config);
+        if (L > best_L + tol_of(best_L)) {
+            best_L = L;
+            memcpy(best_lam, lam, sizeof(double) * (size_t)G);
+            stale = 0;
+        } else if (++stale >= 2) {
+            theta *= 0.5;
+            stale = 0;
+        }
+        if (!have_bx || L >= best_L) {
+            memcpy(bx, r->config, sizeof(int) * (size_t)N);
+            have_bx = 1;
+        }
+        search_result_free(r);
+        if (L > it->bound) it->bound = L;
+        if (it->bound >= c->inc_cost - tol_of(c->inc_cost)) {
+            pruned = 1;
+            break;
+        }
+        /* subgradient step towards the best fitting cost (or a guess) */
+        double norm2 = 0;
+        for (int g = 0; g < G; g++) {
+            double s = c->mem[g] - c->limit[g];
+            if (s > 0 || lam[g] > 0) norm2 += s * s;
+        }
+        if (norm2 == 0) break;
+        double target = isfinite(c->inc_cost) ? c->inc_cost : L + 0.1 * (fabs(L) > 1e-3 ? fabs(L) : 1e-3);
+        double step = theta * (target - L) / norm2;
+        for (int g = 0; g < G; g++) {
+            lam[g] += step * (c->mem[g] - c->limit[g]);
+            if (lam[g] < 0) lam[g] = 0;
+        }
+        if (theta < 1e-4) break;
+    }
+    if (rc == 0 && !pruned && isfinite(c->inc_cost) && isfinite(best_L)) {
+        /* remove the configs that cannot beat the best fitting assignment:
+         * min-marginals of the relaxed problem at the best multipliers */
+        relax(c, it->mask, best_lam);
+        search_result *r = run_relaxed(c);
+        if (!r) rc = -1;
+        else {
+            double ld = lam_dot_limit(c, best_lam);
+            if (search_min_marginals(&c->g2, r, c->marg) == 0)
+                for (int v = 0; v < N; v++)
+                    for (int k = 0; k < c->g->n_configs[v]; k++)
+                        if (it->mask[c->moff[v] + k] && c->marg[v][k] - ld >= c->inc_cost - tol_of(c->inc_cost))
+                            it->mask[c->moff[v] + k] = 0;
+            search_result_free(r);
+            if (!propagate(c, it->mask)) pruned = 1;
+        }
+    }
+    if (rc != 0 || pruned || !have_bx) {
+        if (rc == 1) { /* give it back for the lower bound */
+            bb_item back = {it->mask, it->bound, lam};
+            push(stack, n, cap, back);
+            it->mask = NULL;
+            lam = NULL;
+        }
+        free(lam);
+        free(best_lam);
+        free(bx);
+        return rc < 0 ? -1 : rc;
+    }
+    /* branch on the node whose config puts the most avoidable memory on the
+     * most overflowed GPU of the relaxed solution */
+    mt_peak(c->t, bx, c->mem);
+    int gs = 0;
+    double worst = -HUGE_VAL;
+    for (int g = 0; g < G; g++) {
+        double over = (c->mem[g] - c->limit[g]) / (c->limit[g] > 1 ? c->limit[g] : 1);
+        if (over > worst) {
+            worst = over;
+            gs = g;
+        }
+    }
+    int bv = -1, most_v = -1, most = 1;
+    double score = 0;
+    for (int v = 0; v < N; v++) {
+        int alive = 0;
+        for (int k = 0; k < c->g->n_configs[v]; k++) alive += it->mask[c->moff[v] + k];
+        if (alive < 2) continue;
+        if (alive > most) {
+            most = alive;
+            most_v = v;
+        }
+        if (!it->mask[c->moff[v] + bx[v]]) continue;
+        double s = cell_mem(c, v, bx[v], gs) - c->minv[(long)v * G + gs];
+        if (s > score) {
+            score = s;
+            bv = v;
+        }
+    }
+    if (bv < 0) bv = most_v; /* no saving on that GPU: the node with most configs left */
+    if (bv < 0) { /* every node has one config left: that assignment was offered */
+        free(lam);
+        free(best_lam);
+        free(bx);
+        return 0;
+    }
+    bb_item a = {lw_malloc((size_t)c->cells), it->bound, lw_malloc(sizeof(double) * (size_t)G)};
+    bb_item b = {lw_malloc((size_t)c->cells), it->bound, lw_malloc(sizeof(double) * (size_t)G)};
+    memcpy(a.mask, it->mask, (size_t)c->cells);
+    memcpy(b.mask, it->mask, (size_t)c->cells);
+    memcpy(a.lambda, best_lam, sizeof(double) * (size_t)G);
+    memcpy(b.lambda, best_lam, sizeof(double) * (size_t)G);
+    unsigned char *ma = a.mask + c->moff[bv], *mb = b.mask + c->moff[bv];
+    int nk = c->g->n_configs[bv];
+    if (it->mask[c->moff[bv] + bx[bv]]) { /* a: any other config; b: this one */
+        ma[bx[bv]] = 0;
+        for (int k = 0; k < nk; k++) mb[k] = k == bx[bv];
+    } else { /* halves by memory on that GPU: a the smaller */
+        int alive = 0;
+        for (int k = 0; k < nk; k++) alive += it->mask[c->moff[bv] + k];
+        /* a takes the alive/2 smallest */
+        int want = alive / 2, taken = 0;
+        for (int k = 0; k < nk; k++) ma[k] = mb[k] = 0;
+        while (taken < want) {
+            int kk = -1;
+            for (int k = 0; k < nk; k++)
+                if (it->mask[c->moff[bv] + k] && !ma[k] && (kk < 0 || cell_mem(c, bv, k, gs) < cell_mem(c, bv, kk, gs)))
+                    kk = k;
+            ma[kk] = 1;
+            taken++;
+        }
+        for (int k = 0; k < nk; k++) mb[k] = it->mask[c->moff[bv] + k] && !ma[k];
+    }
+    push(stack, n, cap, b);
+    push(stack, n, cap, a); /* popped first */
+    free(lam);
+    free(best_lam);
+    free(bx);
+    return 0;
+}
+
+memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const double *limit,
+                                const memsearch_options *opt)
+{
+    memsearch_options defaults;
+    if (!opt) {
+        memsearch_options_init(&defaults);
+        opt = &defaults;
+    }
+    double t0 = lw_now();
+    int N = g->n_nodes, G = t->n_gpus;
+    ctx c = {0};
+    c.g = g;
+    c.t = t;
+    c.limit = limit;
+    c.N = N;
+    c.G = G;
+    c.o = opt;
+    c.fail = SEARCH_OK;
+    c.deadline = opt->time_limit_s > 0 ? t0 + opt->time_limit_s : 0;
+    c.moff = lw_malloc(sizeof(long) * (size_t)(N + 1));
+    for (int v = 0; v < N; v++) {
+        c.moff[v] = c.cells;
+        c.cells += g->n_configs[v];
+    }
+    c.tol_limit = lw_malloc(sizeof(double) * (size_t)G);
+    for (int k = 0; k < G; k++) c.tol_limit[k] = limit[k] + tol_of(limit[k]);
+    c.minv = lw_malloc(sizeof(double) * (size_t)N * (size_t)G + sizeof(double));
+    c.minsum = lw_malloc(sizeof(double) * (size_t)G);
+    c.mem = lw_malloc(sizeof(double) * (size_t)G);
+    c.g2 = *g;
+    c.nc2 = lw_malloc(sizeof(double) * (size_t)(c.cells + 1));
+    c.g2.node_cost = lw_malloc(sizeof(double *) * (size_t)(N + 1));
+    c.marg_store = lw_malloc(sizeof(double) * (size_t)(c.cells + 1));
+    c.marg = lw_malloc(sizeof(double *) * (size_t)(N + 1));
+    for (int v = 0; v < N; v++) {
+        c.g2.node_cost[v] = c.nc2 + c.moff[v];
+        c.marg[v] = c.marg_store + c.moff[v];
+    }
+    c.inc = lw_malloc(sizeof(int) * (size_t)(N + 1));
+    c.inc_cost = HUGE_VAL;
+
+    memsearch_result *res = lw_calloc(1, sizeof *res);
+    res->n_nodes = N;
+    res->failure = SEARCH_OK;
+
+    bb_item *stack = NULL;
+    int n = 0, cap = 0;
+    bb_item root = {lw_malloc((size_t)(c.cells + 1)), -HUGE_VAL, lw_calloc((size_t)G, sizeof(double))};
+    for (int v = 0; v < N; v++)
+        for (int k = 0; k < g->n_configs[v]; k++) root.mask[c.moff[v] + k] = isfinite(g->node_cost[v][k]) != 0;
+    push(&stack, &n, &cap, root);
+    int first = 1, failed = 0;
+    while (n > 0) {
+        bb_item it = stack[--n];
+        if (it.bound >= c.inc_cost - tol_of(c.inc_cost)) {
+            item_free(&it);
+            continue;
+        }
+        c.bb_nodes++;
+        int rc = process(&c, &it, first, &stack, &n, &cap);
+        first = 0;
+        item_free(&it);
+        if (rc < 0) {
+            failed = 1;
+            break;
+        }
+        if (rc == 1) break;
+        if (opt->max_subproblems > 0 && c.bb_nodes >= opt->max_subproblems) break;
+    }
+    /* the bound: the best found, or less where subproblems are left open */
+    double lb = c.inc_cost;
+    for (int i = 0; i < n; i++)
+        if (stack[i].bound < lb) lb = stack[i].bound;
+    for (int i = 0; i < n; i++) item_free(&stack[i]);
+    free(stack);
+
+    res->searches = c.searches;
+    if (failed || c.fail == SEARCH_CANCELLED) {
+        res->status = MEMSEARCH_FAILED;
+        res->failure = c.fail != SEARCH_OK ? c.fail : SEARCH_OUT_OF_MEMORY;
+    } else if (n > 0) {
+        res->status = MEMSEARCH_TIME_LIMIT;
+    } else if (isfinite(c.inc_cost)) {
+        res->status = MEMSEARCH_OPTIMAL;
+        res->proven_optimal = 1;
+        lb = c.inc_cost;
+    } else {
+        res->status = MEMSEARCH_INFEASIBLE;
+        lb = HUGE_VAL;
+    }
+    res->cost = c.inc_cost;
+    res->lower_bound = lb;
+    if (isfinite(c.inc_cost)) {
+        res->config = lw_malloc(sizeof(int) * (size_t)(N + 1));
+        memcpy(res->config, c.inc, sizeof(int) * (size_t)N);
+    } else if (res->status != MEMSEARCH_FAILED) {
+        res->min_peak_config = lw_malloc(sizeof(int) * (size_t)(N + 1));
+        double left = c.deadline > 0 ? c.deadline - lw_now() : 0;
+        res->min_peak = memsearch_min_peak(g, t, c.deadline > 0 ? (left > 0.05 ? left : 0.05) : 0,
+                                           res->min_peak_config, &res->min_peak_lower);
+    }
+    res->bb_nodes = c.bb_nodes;
+    free(c.moff);
+    free(c.tol_limit);
+    free(c.minv);
+    free(c.minsum);
+    free(c.mem);
+    free(c.nc2);
+    free(c.g2.node_cost);
+    free(c.marg_store);
+    free(c.marg);
+    free(c.inc);
+    res->elapsed_s = lw_now() - t0;
+    return res;
+}
+
+/* ---- the smallest peak ---- */
+
+typedef struct mp_ctx {
+    const cost_graph *g;
+    const mem_table *t;
+    int N, G;
+    long *moff;
+    long cells;
+    double *minv;   /* [N * G] */
+    double *mem;    /* [G] */
+    int *x, *best;
+    double best_peak;
+    double deadline;
+    int stopped;
+} mp_ctx;
+
+static double mp_cell(const mp_ctx *c, int v, int k, int g)
+{
+    return g < c->t->tasks[v][k] ? mt_at(c->t, v, k)[g] : 0;
+}
+
+/* max over GPUs of the least memory each node can take under the mask */
+static double mp_bound(mp_ctx *c, const unsigned char *mask, int *gs)
+{
+    double best = -1;
+    *gs = 0;
+    for (int g = 0; g < c->G; g++) c->mem[g] = 0;
+    for (int v = 0; v < c->N; v++) {
+        double *mv = c->minv + (long)v * c->G;
+        for (int g = 0; g < c->G; g++) mv[g] = HUGE_VAL;
+        for (int k = 0; k < c->g->n_configs[v]; k++) {
+            if (!mask[c->moff[v] + k]) continue;
+            for (int g = 0; g < c->G; g++) {
+                double b = mp_cell(c, v, k, g);
+                if (b < mv[g]) mv[g] = b;
+            }
+        }
+        for (int g = 0; g < c->G; g++) c->mem[g] += mv[g];
+    }
+    for (int g = 0; g < c->G; g++)
+        if (c->mem[g] > best) {
+            best = c->mem[g];
+            *gs = g;
+        }
+    return best;
+}
+
+static void mp_bb(mp_ctx *c, unsigned char *mask)
+{
+    if (c->stopped) return;
+    if (c->deadline > 0 && lw_now() >= c->deadline) {
+        c->stopped = 1;
+        return;
+    }
+    int gs;
+    double bound = mp_bound(c, mask, &gs);
+    if (bound >= c->best_peak) return;
+    /* complete greedily: each node the config closest to its least on every GPU */
+    for (int v = 0; v < c->N; v++) {
+        const double *mv = c->minv + (long)v * c->G;
+        double bs = HUGE_VAL;
+        for (int k = 0; k < c->g->n_configs[v]; k++) {
+            if (!mask[c->moff[v] + k]) continue;
+            double s = 0;
+            for (int g = 0; g < c->G; g++) s += mp_cell(c, v, k, g) - mv[g];
+            if (s < bs) {
+                bs = s;
+                c->x[v] = k;
+            }
+        }
+    }
+    double peak = mt_peak(c->t, c->x, NULL);
+    if (peak < c->best_peak) {
+        c->best_peak = peak;
+        memcpy(c->best, c->x, sizeof(int) * (size_t)c->N);
+    }
+    if (bound >= c->best_peak) return;
+    /* the GPU the greedy completion overflows most, and the node with the
+     * most avoidable memory there */
+    double *per = lw_malloc(sizeof(double) * (size_t)c->G);
+    mt_peak(c->t, c->x, per);
+    int gp = 0;
+    for (int g = 1; g < c->G; g++)
+        if (per[g] > per[gp]) gp = g;
+    free(per);
+    int bv = -1;
+    double spread = -1;
+    for (int v = 0; v < c->N; v++) {
+        int alive = 0;
+        double lo = HUGE_VAL, hi = -HUGE_VAL;
+        for (int k = 0; k < c->g->n_configs[v]; k++) {
+            if (!mask[c->moff[v] + k]) continue;
+            alive++;
+            double b = mp_cell(c, v, k, gp);
+            if (b < lo) lo = b;
+            if (b > hi) hi = b;
+        }
+        if (alive < 2) continue;
+        if (hi - lo > spread) {
+            spread = hi - lo;
+            bv = v;
+        }
+    }
+    if (bv < 0) return; /* one assignment left: evaluated */
+    int nk = c->g->n_configs[bv];
+    unsigned char *child = lw_malloc((size_t)c->cells + 1);
+    unsigned char *done = lw_calloc((size_t)nk, 1);
+    for (;;) { /* each config of bv, least memory on gp first */
+        int kk = -1;
+        for (int k = 0; k < nk; k++)
+            if (mask[c->moff[bv] + k] && !done[k] && (kk < 0 || mp_cell(c, bv, k, gp) < mp_cell(c, bv, kk, gp))) kk = k;
+        if (kk < 0) break;
+        done[kk] = 1;
+        memcpy(child, mask, (size_t)c->cells);
+        for (int k = 0; k < nk; k++) child[c->moff[bv] + k] = k == kk;
+        mp_bb(c, child);
+        if (c->stopped) break;
+    }
+    free(done);
+    free(child);
+}
+
+double memsearch_min_peak(const cost_graph *g, const mem_table *t, double time_limit_s, int *best, double *lower)
+{
+    mp_ctx c = {0};
+    c.g = g;
+    c.t = t;
+    c.N = g->n_nodes;
+    c.G = t->n_gpus;
+    c.moff = lw_malloc(sizeof(long) * (size_t)(c.N + 1));
+    for (int v = 0; v < c.N; v++) {
+        c.moff[v] = c.cells;
+        c.cells += g->n_configs[v];
+    }
+    c.minv = lw_malloc(sizeof(double) * (size_t)c.N * (size_t)c.G + sizeof(double));
+    c.mem = lw_malloc(sizeof(double) * (size_t)c.G);
+    c.x = lw_malloc(sizeof(int) * (size_t)(c.N + 1));
+    c.best = best;
+    c.best_peak = HUGE_VAL;
+    c.deadline = time_limit_s > 0 ? lw_now() + time_limit_s : 0;
+    unsigned char *mask = lw_malloc((size_t)c.cells + 1);
+    int any_empty = 0;
+    for (int v = 0; v < c.N; v++) {
+        int alive = 0;
+        for (int k = 0; k < g->n_configs[v]; k++) alive += mask[c.moff[v] + k] = isfinite(g->node_cost[v][k]) != 0;
+        if (!alive) any_empty = 1;
+    }
+    int gs;
+    double root = any_empty ? HUGE_VAL : mp_bound(&c, mask, &gs);
+    if (!any_empty) mp_bb(&c, mask);
+    *lower = c.stopped ? root : c.best_peak;
+    double r = c.best_peak;
+    free(mask);
+    free(c.moff);
+    free(c.minv);
+    free(c.mem);
+    free(c.x);
+    return r;
+}

@@ -1,0 +1,282 @@
+/*
+ * Tests of the memory-constrained search (src/memsearch.c) against brute
+ * force on random small graphs with random memory tables: the answer is the
+ * constrained optimum, it fits, the lower bound never exceeds the true
+ * optimum (also when the search is stopped early), "nothing fits" is right
+ * and names the smallest peak, and without a budget the answer is the
+ * unconstrained optimum. The brute force below shares no code with the
+ * search: it sums costs and memory itself.
+ */
+#include "memsearch.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+static int rng_int(rng *r, int lo, int hi) { return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1)); }
+static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+enum { MAXN = 9 };
+
+typedef struct instance {
+    cost_graph *g;
+    mem_table *t;
+    double limit[8];
+} instance;
+
+/* A random graph (chain, branch and join, or random DAG), costs in [0, 10),
+ * memory per GPU in [0, 100) with some configs using fewer GPUs, a random
+ * share of the pinned-out configs, and limits drawn between the least and
+ * the most memory each GPU can take. */
+static void gen(rng *R, instance *in, int allow_inf)
+{
+    int n = rng_int(R, 2, 7), G = rng_int(R, 1, 4), nc[MAXN];
+    for (int v = 0; v < n; v++) nc[v] = rng_int(R, 1, 4);
+    int kind = rng_int(R, 0, 2), ef[64], et[64], ne = 0;
+    if (kind == 0)
+        for (int v = 0; v + 1 < n; v++) ef[ne] = v, et[ne++] = v + 1;
+    else if (kind == 1) {
+        for (int v = 1; v + 1 < n; v++) {
+            ef[ne] = 0, et[ne++] = v;
+            ef[ne] = v, et[ne++] = n - 1;
+        }
+        if (n == 2) ef[ne] = 0, et[ne++] = 1;
+    } else
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++)
+                if (rng_unit(R) < 0.4) ef[ne] = a, et[ne++] = b;
+    cost_graph *g = cg_new(n, nc, ne);
+    for (int v = 0; v < n; v++)
+        for (int k = 0; k < nc[v]; k++) g->node_cost[v][k] = 10 * rng_unit(R);
+    if (allow_inf)
+        for (int v = 0; v < n; v++)
+            if (nc[v] > 1 && rng_int(R, 0, 5) == 0) g->node_cost[v][rng_int(R, 0, nc[v] - 1)] = HUGE_VAL;
+    for (int e = 0; e < ne; e++) {
+        int id = cg_add_edge(g, ef[e], et[e]);
+        for (int i = 0; i < nc[ef[e]] * nc[et[e]]; i++) g->edge_cost[id][i] = 10 * rng_unit(R);
+    }
+    int *tasks[MAXN], tk[MAXN][4];
+    for (int v = 0; v < n; v++) {
+        for (int k = 0; k < nc[v]; k++) tk[v][k] = rng_int(R, 0, 2) ? G : rng_int(R, 1, G);
+        tasks[v] = tk[v];
+    }
+    mem_table *t = mt_new(n, nc, G, tasks);
+    cr_assert_not_null(t);
+    for (int v = 0; v < n; v++)
+        for (int k = 0; k < nc[v]; k++)
+            for (int j = 0; j < tk[v][k]; j++) mt_at(t, v, k)[j] = 100 * rng_unit(R);
+    for (int j = 0; j < G; j++) {
+        double lo = 0, hi = 0;
+        for (int v = 0; v < n; v++) {
+            double a = HUGE_VAL, b = 0;
+            for (int k = 0; k < nc[v]; k++) {
+                double x = j < tk[v][k] ? mt_at(t, v, k)[j] : 0;
+                if (x < a) a = x;
+                if (x > b) b = x;
+            }
+            lo += a;
+            hi += b;
+        }
+        /* mostly between, sometimes below the least (nothing fits) */
+        in->limit[j] = lo + (rng_unit(R) * 1.1 - 0.05) * (hi - lo);
+    }
+    in->g = g;
+    in->t = t;
+}
+
+typedef struct brute {
+    double best_cost;    /* least cost that fits; +inf if none */
+    double min_peak;     /* least peak over finite-cost assignments */
+    int n_fit;
+} brute;
+
+/* Every assignment: its own sums of costs and of memory per GPU. */
+static brute brute_force(const instance *in)
+{
+    const cost_graph *g = in->g;
+    const mem_table *t = in->t;
+    int n = g->n_nodes, x[MAXN] = {0};
+    brute b = {HUGE_VAL, HUGE_VAL, 0};
+    for (;;) {
+        double cost = 0;
+        for (int v = 0; v < n; v++) cost += g->node_cost[v][x[v]];
+        for (int e = 0; e < g->n_edges; e++)
+            cost += g->edge_cost[e][x[g->edge_from[e]] * g->n_configs[g->edge_to[e]] + x[g->edge_to[e]]];
+        if (isfinite(cost)) {
+            int fits = 1;
+            double peak = 0;
+            for (int j = 0; j < t->n_gpus; j++) {
+                double m = 0;
+                for (int v = 0; v < n; v++)
+                    if (j < t->tasks[v][x[v]]) m += t->bytes[v][t->off[v][x[v]] + j];
+                if (m > in->limit[j]) fits = 0;
+                if (m > peak) peak = m;
+            }
+            if (peak < b.min_peak) b.min_peak = peak;
+            if (fits) {
+                b.n_fit++;
+                if (cost < b.best_cost) b.best_cost = cost;
+            }
+        }
+        int v = 0;
+        while (v < n && ++x[v] == g->n_configs[v]) x[v++] = 0;
+        if (v == n) break;
+    }
+    return b;
+}
+
+static void drop(instance *in)
+{
+    cg_free(in->g);
+    mt_free(in->t);
+}
+
+static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * (1 + fabs(b)); }
+
+Test(memsearch, random_graphs_equal_brute_force)
+{
+    rng R = {0x9e3779b97f4a7c15ULL};
+    int n_opt = 0, n_infeasible = 0, n_binding = 0;
+    for (int i = 0; i < 400; i++) {
+        instance in;
+        gen(&R, &in, i % 3 == 0);
+        brute b = brute_force(&in);
+        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, NULL);
+        cr_assert_not_null(r);
+        if (isfinite(b.best_cost)) {
+            cr_assert_eq(r->status, MEMSEARCH_OPTIMAL, "graph %d: status %d, brute force %g", i, r->status,
+                         b.best_cost);
+            cr_assert(r->proven_optimal);
+            cr_assert(close_to(r->cost, b.best_cost), "graph %d: %.12g vs brute force %.12g", i, r->cost, b.best_cost);
+            cr_assert(close_to(cg_evaluate(in.g, r->config), r->cost));
+            cr_assert(mt_fits(in.t, r->config, in.limit), "graph %d: the answer does not fit", i);
+            cr_assert(r->lower_bound <= b.best_cost + 1e-9 * (1 + b.best_cost));
+            cr_assert(close_to(r->lower_bound, r->cost));
+            n_opt++;
+            search_result *u = search_run(in.g, NULL, NULL);
+            if (u->cost < b.best_cost - 1e-9) n_binding++;
+            search_result_free(u);
+        } else {
+            cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE, "graph %d: status %d but nothing fits", i, r->status);
+            cr_assert_null(r->config);
+            cr_assert(!r->proven_optimal);
+            cr_assert(close_to(r->min_peak, b.min_peak), "graph %d: min peak %.12g vs %.12g", i, r->min_peak,
+                      b.min_peak);
+            cr_assert(close_to(r->min_peak_lower, r->min_peak));
+            cr_assert(close_to(mt_peak(in.t, r->min_peak_config, NULL), r->min_peak));
+            cr_assert(isfinite(cg_evaluate(in.g, r->min_peak_config)));
+            n_infeasible++;
+        }
+        memsearch_result_free(r);
+        drop(&in);
+    }
+    /* the draw covers each case many times */
+    cr_assert(n_opt >= 200 && n_infeasible >= 20 && n_binding >= 100, "optimal %d (budget binding %d), infeasible %d",
+              n_opt, n_binding, n_infeasible);
+}
+
+/* Stopped after k subproblems: whatever it returns fits, and its lower
+ * bound never exceeds the true constrained optimum. */
+Test(memsearch, stopped_early_bound_is_valid)
+{
+    rng R = {0x1234567ULL};
+    int stopped = 0;
+    for (int i = 0; i < 300; i++) {
+        instance in;
+        gen(&R, &in, 0);
+        brute b = brute_force(&in);
+        memsearch_options o;
+        memsearch_options_init(&o);
+        o.max_subproblems = 1 + i % 3;
+        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, &o);
+        if (r->status == MEMSEARCH_TIME_LIMIT) {
+            stopped++;
+            cr_assert(!r->proven_optimal);
+            cr_assert(r->lower_bound <= b.best_cost + 1e-9 * (1 + fabs(b.best_cost)), "graph %d: bound %.12g > %.12g",
+                      i, r->lower_bound, b.best_cost);
+            if (r->config) {
+                cr_assert(mt_fits(in.t, r->config, in.limit));
+                cr_assert(r->cost >= b.best_cost - 1e-9 * (1 + b.best_cost));
+                cr_assert(r->lower_bound <= r->cost);
+            }
+        } else if (r->status == MEMSEARCH_OPTIMAL) {
+            cr_assert(close_to(r->cost, b.best_cost));
+        } else {
+            cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE);
+            cr_assert(!isfinite(b.best_cost));
+        }
+        memsearch_result_free(r);
+        drop(&in);
+    }
+    cr_assert(stopped >= 30, "only %d runs stopped early", stopped);
+}
+
+/* No budget (infinite limits): the unconstrained optimum, unchanged. */
+Test(memsearch, no_budget_is_the_plain_search)
+{
+    rng R = {0xabcdefULL};
+    for (int i = 0; i < 200; i++) {
+        instance in;
+        gen(&R, &in, i % 2);
+        for (int j = 0; j < in.t->n_gpus; j++) in.limit[j] = HUGE_VAL;
+        search_result *u = search_run(in.g, NULL, NULL);
+        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, NULL);
+        cr_assert_eq(r->status, MEMSEARCH_OPTIMAL);
+        cr_assert_eq(r->cost, u->cost);
+        cr_assert_eq(memcmp(r->config, u->config, sizeof(int) * (size_t)in.g->n_nodes), 0);
+        cr_assert_eq(r->searches, 1);
+        search_result_free(u);
+        memsearch_result_free(r);
+        drop(&in);
+    }
+}
+
+/* A two-node example by hand: the cheap configs overflow, so the answer
+ * trades time for memory. Node 0: config 0 costs 1 and takes 60 bytes,
+ * config 1 costs 3 and takes 20. Node 1: 0 costs 1 (60 B), 1 costs 2 (30 B).
+ * Edge costs 0. Limit 90: (0,1) = 3 with 90 B fits; (1,0) = 4 with 80 B. */
+Test(memsearch, by_hand)
+{
+    int nc[2] = {2, 2}, t0[2] = {1, 1}, t1[2] = {1, 1};
+    int *tasks[2] = {t0, t1};
+    cost_graph *g = cg_new(2, nc, 1);
+    cg_add_edge(g, 0, 1);
+    g->node_cost[0][0] = 1;
+    g->node_cost[0][1] = 3;
+    g->node_cost[1][0] = 1;
+    g->node_cost[1][1] = 2;
+    mem_table *t = mt_new(2, nc, 1, tasks);
+    mt_at(t, 0, 0)[0] = 60;
+    mt_at(t, 0, 1)[0] = 20;
+    mt_at(t, 1, 0)[0] = 60;
+    mt_at(t, 1, 1)[0] = 30;
+    double lim = 90;
+    memsearch_result *r = memsearch_run(g, t, &lim, NULL);
+    cr_assert_eq(r->status, MEMSEARCH_OPTIMAL);
+    cr_assert_eq(r->cost, 3);
+    cr_assert(r->config[0] == 0 && r->config[1] == 1);
+    memsearch_result_free(r);
+    lim = 49; /* the least is 20 + 30 = 50: nothing fits */
+    r = memsearch_run(g, t, &lim, NULL);
+    cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE);
+    cr_assert_eq(r->min_peak, 50);
+    cr_assert(r->min_peak_config[0] == 1 && r->min_peak_config[1] == 1);
+    memsearch_result_free(r);
+    cr_assert_null(mt_new(2, nc, 0, tasks));
+    mt_free(t);
+    cg_free(g);
+}
