@@ -38,6 +38,8 @@ static const char usage_text[] =
     "                    -o FILE.{dot,svg,png,pdf}\n"
     "  layerwise profile -n NET -c CLUSTER [-g GPUS] [-o FILE]\n"
     "                                     a profile template: every task shape, to fill with measurements\n"
+    "  layerwise fit     -n NET -c CLUSTER [-g GPUS] [--json]\n"
+    "                                     the largest per-GPU batch at which some strategy fits memory\n"
     "  layerwise list                     the shipped networks and clusters\n"
     "\n"
     "options:\n"
@@ -51,6 +53,12 @@ static const char usage_text[] =
     "      --inter-bw GB/s   what-if: bandwidth of a node's network link\n"
     "  -p, --profile FILE    measured layer times that override the analytical t_c\n"
     "      --pin L=CONFIG    force layer L to a config such as \"n4 c2\" (repeatable)\n"
+    "      --memory-limit SIZE  memory per GPU the strategy must fit (e.g. 12GiB, 16000MB; a plain\n"
+    "                        number is GiB; default: the cluster's GPU memory)\n"
+    "      --no-memory-limit the paper's search: memory ignored\n"
+    "      --optimizer sgd|momentum|adam  optimizer state in the memory model (default momentum)\n"
+    "      --time-limit S    time budget of the search under a memory limit (default 30 s); when it\n"
+    "                        runs out, the best fitting strategy found and a proven lower bound\n"
     "      --json            one JSON document on stdout\n"
     "  -o, --output FILE     write to FILE (atomically)\n"
     "  -h, --help            this text;  --version  the version\n"
@@ -62,6 +70,7 @@ typedef struct opts {
     const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot, *trace;
     int overlap; /* simulate: sim_overlap, -1 for the default (full) */
     plan_settings set;
+    plan_memory_settings mset;
     int sync;
     double intra_bw, inter_bw;
     int json, steps, step;
@@ -158,6 +167,19 @@ static int parse_args(int argc, char **argv, opts *o)
             if (o->overlap < 0) return bad("--overlap \"%s\" must be none or full", v ? v : "");
         } else if (TAKES("--trace")) {
             o->trace = v;
+        } else if (TAKES("--memory-limit")) {
+            double b = cli_parse_size(v);
+            if (b <= 0)
+                return bad("--memory-limit \"%s\" must be a size such as 16GiB, 12GB, 8000MiB or 16 (GiB)", v ? v : "");
+            o->mset.limit = b;
+        } else if (TAKES("--optimizer")) {
+            int k = optimizer_from_name(v);
+            if (k < 0) return bad("--optimizer \"%s\" must be sgd, momentum or adam", v ? v : "");
+            o->mset.optimizer = (optimizer_kind)k;
+        } else if (TAKES("--time-limit")) {
+            double d;
+            if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("--time-limit \"%s\" must be seconds from 0.001 to 1e6", v ? v : "");
+            o->mset.time_s = d;
         } else if (TAKES("--why-not")) {
             o->whynot = v;
         } else if (TAKES("--pin")) {
@@ -167,6 +189,7 @@ static int parse_args(int argc, char **argv, opts *o)
         } else {
             takes_value = 0;
             if (TAKES("--json")) o->json = 1;
+            else if (TAKES("--no-memory-limit")) o->mset.limit = -1;
             else if (TAKES("--steps")) o->steps = 1;
             else if (TAKES("-h") || TAKES("--help")) {
                 fputs(usage_text, stdout);
@@ -194,6 +217,28 @@ static int parse_args(int argc, char **argv, opts *o)
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
     return 0;
+}
+
+double cli_parse_size(const char *s)
+{
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v) || v <= 0) return -1;
+    if (*end == ' ') end++;
+    static const struct {
+        const char *suffix;
+        double scale;
+    } units[] = {{"", 1073741824.0}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+                 {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(end, units[i].suffix) == 0) {
+            if (!*end && end > s && end[-1] == ' ') return -1; /* "16 " */
+            double b = v * units[i].scale;
+            return b >= 1 && b < 1e18 ? b : -1;
+        }
+    return -1;
 }
 
 void cli_apply_sync(cluster *c, int sync)
@@ -246,7 +291,7 @@ static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
             return NULL;
         }
     }
-    return plan_new_progress(net, cl, prof, set, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, err);
+    return plan_new_memory(net, cl, prof, set, &o->mset, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, err);
 }
 
 static int apply_pins(const opts *o, plan *p, lw_error *err)
@@ -347,6 +392,63 @@ static void print_search_summary(const plan *p)
     if (r->n_left > 8) printf(", ...");
     printf(");\nfinal step: %s over %.0f combinations; cost tables %.1f ms, search %.1f ms\n",
            plan_final_method_name(p), r->final_space, p->cm->build_ms, p->search_ms);
+}
+
+static void print_memory_summary(const plan *p)
+{
+    const plan_memory *mm = &p->mem;
+    const char *opt = optimizer_name(p->mset.optimizer);
+    const double gib = 1073741824.0;
+    if (!isfinite(mm->limit_bytes)) {
+        printf("memory: no limit (--no-memory-limit, the paper's search); the peak counts %s state\n", opt);
+        return;
+    }
+    if (!mm->constrained) {
+        printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace counted)\n",
+               mm->limit_bytes / gib, opt, p->cm->workspace_bytes / gib);
+        return;
+    }
+    printf("memory: the paper's optimum (%.2f ms/step, Eq. 1) needs %.2f GiB per GPU, over the limit of %.2f GiB;\n",
+           mm->unconstrained_ms, mm->unconstrained_peak / gib, mm->limit_bytes / gib);
+    if (mm->fits && mm->proven_optimal)
+        printf("  the strategy above is the fastest that fits (proven: %ld subproblems, %ld searches, %.0f ms)\n",
+               mm->subproblems, mm->searches, mm->ms);
+    else if (mm->fits)
+        printf("  the strategy above is the fastest that fits found in the time limit; none that fits is faster\n"
+               "  than %.2f ms/step (gap %.1f%%, %ld subproblems)\n",
+               mm->lower_bound_ms, (p->best_eval.total_ms - mm->lower_bound_ms) / p->best_eval.total_ms * 100,
+               mm->subproblems);
+    else if (!isfinite(mm->lower_bound_ms)) {
+        printf("warning: no strategy fits %.2f GiB per GPU; the smallest peak of any strategy is %.2f GiB",
+               mm->limit_bytes / gib, mm->min_peak_bytes / gib);
+        if (mm->min_peak_lower < mm->min_peak_bytes * (1 - 1e-4))
+            printf(" or less (at least %.2f GiB)", mm->min_peak_lower / gib);
+        printf(" per GPU;\n  the strategy above is the paper's optimum\n");
+    } else
+        printf("warning: no strategy that fits %.2f GiB per GPU was found in the time limit (none that fits is\n"
+               "  faster than %.2f ms/step); the strategy above is the paper's optimum\n",
+               mm->limit_bytes / gib, mm->lower_bound_ms);
+}
+
+/* search --json: the strategy document and what the memory limit did. */
+static char *search_json(const plan *p, const char *algorithm)
+{
+    char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, algorithm, p->sr->n_left, plan_final_method_name(p));
+    cJSON *root = cJSON_Parse(doc);
+    if (!root) return doc;
+    free(doc);
+    const plan_memory *mm = &p->mem;
+    if (isfinite(mm->limit_bytes)) cJSON_AddNumberToObject(root, "memory_limit_bytes", round(mm->limit_bytes));
+    else cJSON_AddNullToObject(root, "memory_limit_bytes");
+    cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+    cJSON_AddBoolToObject(root, "fits", mm->fits);
+    if (isfinite(mm->lower_bound_ms)) cJSON_AddNumberToObject(root, "lower_bound_ms", mm->lower_bound_ms);
+    else cJSON_AddNullToObject(root, "lower_bound_ms");
+    cJSON_AddBoolToObject(root, "proven_optimal", mm->proven_optimal);
+    if (!mm->fits) cJSON_AddNumberToObject(root, "min_peak_bytes", round(mm->min_peak_bytes));
+    doc = cJSON_Print(root);
+    cJSON_Delete(root);
+    return doc;
 }
 
 static void print_steps(const plan *p)
@@ -491,20 +593,22 @@ static int cmd_search(const opts *o)
     if (o->whynot) {
         if (!o->json) {
             print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+            print_memory_summary(p);
             print_search_summary(p);
         }
         rc = search_whynot(o, p, wl);
     } else if (o->json || o->out) {
-        char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, o->n_pins ? "elimination (pinned)" : "elimination",
-                                     p->sr->n_left, plan_final_method_name(p));
+        char *doc = search_json(p, o->n_pins ? "elimination (pinned)" : "elimination");
         if (o->out && !o->json) {
             print_strategy_text(p, p->best, &p->best_eval, "optimal strategy");
+            print_memory_summary(p);
             print_search_summary(p);
         }
         rc = emit(o, doc);
         free(doc);
     } else {
         print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+        print_memory_summary(p);
         print_search_summary(p);
         if (o->steps) print_steps(p);
     }
@@ -727,6 +831,8 @@ static int cmd_costs(const opts *o)
     cJSON_AddStringToObject(root, "cluster", p->cl->name);
     cJSON_AddNumberToObject(root, "gpus", p->gpus);
     cJSON_AddNumberToObject(root, "batch", (double)p->batch);
+    cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+    cJSON_AddNumberToObject(root, "workspace_bytes", round(m->workspace_bytes));
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
     for (int i = 0; i < m->n_layers; i++) {
         const layer *l = &p->net->layers[i];
@@ -734,9 +840,14 @@ static int cmd_costs(const opts *o)
         cJSON_AddStringToObject(nd, "name", l->name);
         cJSON *cf = cJSON_AddArrayToObject(nd, "configs");
         cJSON *cs = cJSON_AddArrayToObject(nd, "cost_ms");
+        cJSON *mb = cJSON_AddArrayToObject(nd, "memory_bytes");
         for (int k = 0; k < m->n_configs[i]; k++) {
             cJSON_AddItemToArray(cf, config_to_json(l, &m->configs[i][k]));
             cJSON_AddItemToArray(cs, cJSON_CreateNumber(m->t_c[i][k] + m->t_s[i][k]));
+            cJSON *per = cJSON_CreateArray(); /* GPU g holds task g; a config of T tasks lists T GPUs */
+            for (int g = 0; g < config_tasks(&m->configs[i][k]); g++)
+                cJSON_AddItemToArray(per, cJSON_CreateNumber(round(cost_memory_task(m, i, &m->configs[i][k], g, NULL))));
+            cJSON_AddItemToArray(mb, per);
         }
         cJSON_AddItemToArray(nodes, nd);
     }
@@ -996,7 +1107,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
     if (!o.cmd || strcmp(o.cmd, "tui") == 0) {
-        tui_args a = {o.net, o.cluster, o.profile, o.set, o.sync};
+        tui_args a = {o.net, o.cluster, o.profile, o.set, o.sync, o.mset};
         return tui(&a);
     }
     if (strcmp(o.cmd, "search") == 0) return cmd_search(&o);

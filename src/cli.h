@@ -15,7 +15,13 @@ typedef struct tui_args {
     const char *net, *cluster, *profile;
     plan_settings set;
     int sync;                /* -1: the cluster's */
+    plan_memory_settings mset;
 } tui_args;
+
+/* Parses a memory size: a number with a suffix B, KB, MB, GB (powers of
+ * 1000), KiB, MiB or GiB (powers of 1024), or a plain number of GiB as in
+ * the cluster file. Returns bytes > 0, or -1 if malformed. */
+double cli_parse_size(const char *s);
 
 typedef int (*tui_entry_fn)(const tui_args *a);
 

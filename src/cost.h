@@ -20,8 +20,9 @@
 
 #define BYTES_PER_ELEM 4.0 /* fp32 */
 
-/* The optimizer whose state the memory model counts (--optimizer). */
-typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM } optimizer_kind;
+/* The optimizer whose state the memory model counts (--optimizer); the
+ * default, momentum (the paper's SGD with momentum), is 0. */
+typedef enum { OPT_MOMENTUM, OPT_SGD, OPT_ADAM } optimizer_kind;
 const char *optimizer_name(optimizer_kind o);
 int optimizer_from_name(const char *s); /* -1 if unknown */
 /* Fixed allowance per GPU that hosts a task, for what the per-layer terms

@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,9 @@ void memsearch_result_free(memsearch_result *r)
     free(r);
 }
 
+/* time the smallest peak is looked for after a search found nothing fits */
+#define MEMSEARCH_MIN_PEAK_S 3.0
+
 /* ---- shared state of one run ---- */
 
 typedef struct bb_item {
@@ -138,6 +142,12 @@ static int out_of_time(ctx *c)
 static double cell_mem(const ctx *c, int v, int k, int gpu)
 {
     return gpu < c->t->tasks[v][k] ? mt_at(c->t, v, k)[gpu] : 0;
+}
+
+static int same_memory(const ctx *c, int v, int k1, int k2)
+{
+    int n = c->t->tasks[v][k1];
+    return n == c->t->tasks[v][k2] && memcmp(mt_at(c->t, v, k1), mt_at(c->t, v, k2), sizeof(double) * (size_t)n) == 0;
 }
 
 /* Least memory per GPU under the mask, and configs that would overflow a
@@ -258,7 +268,7 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
     int *bx = lw_malloc(sizeof(int) * (size_t)N);
     int have_bx = 0, rc = 0, pruned = 0;
     double best_L = -HUGE_VAL, theta = 1.0;
-    int iters = root ? 60 : 12, stale = 0;
+    int iters = root ? 60 : 6, stale = 0;
     for (int i = 0; i < iters; i++) {
         if (out_of_time(c)) {
             rc = 1;
@@ -352,29 +362,57 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
             gs = g;
         }
     }
-    int bv = -1, most_v = -1, most = 1;
+    /* configs of a node with the same bytes on every GPU are one choice as
+     * far as memory goes: branches split a node's configs between such
+     * groups, never inside one */
+    int bv = -1, most_v = -1, most = 0, key = -1;
     double score = 0;
     for (int v = 0; v < N; v++) {
+        int groups = 0, first = -1;
+        for (int k = 0; k < c->g->n_configs[v]; k++) {
+            if (!it->mask[c->moff[v] + k]) continue;
+            if (first < 0) first = k;
+            else if (groups < 2 && !same_memory(c, v, k, first)) groups = 2;
+        }
+        if (groups < 2) continue; /* its memory is settled */
         int alive = 0;
         for (int k = 0; k < c->g->n_configs[v]; k++) alive += it->mask[c->moff[v] + k];
-        if (alive < 2) continue;
         if (alive > most) {
             most = alive;
             most_v = v;
         }
         if (!it->mask[c->moff[v] + bx[v]]) continue;
-        double s = cell_mem(c, v, bx[v], gs) - c->minv[(long)v * G + gs];
-        if (s > score) {
-            score = s;
+        double sc = cell_mem(c, v, bx[v], gs) - c->minv[(long)v * G + gs];
+        if (sc > score) {
+            score = sc;
             bv = v;
         }
     }
-    if (bv < 0) bv = most_v; /* no saving on that GPU: the node with most configs left */
-    if (bv < 0) { /* every node has one config left: that assignment was offered */
+    if (bv >= 0) key = bx[bv];
+    else if (most_v >= 0) { /* no saving on that GPU: the node with most configs left */
+        bv = most_v;
+        if (it->mask[c->moff[bv] + bx[bv]]) key = bx[bv];
+        else
+            for (int k = 0; k < c->g->n_configs[bv]; k++)
+                if (it->mask[c->moff[bv] + k] && (key < 0 || cell_mem(c, bv, k, gs) < cell_mem(c, bv, key, gs))) key = k;
+    }
+    if (bv < 0) { /* every node's memory is settled: what is left is the plain search, offered above at lambda 0 */
+        int zero_ok = 1;
+        for (int g = 0; g < G; g++) zero_ok = zero_ok && best_lam[g] == 0;
+        if (!zero_ok) {
+            for (int g = 0; g < G; g++) lam[g] = 0;
+            relax(c, it->mask, lam);
+            search_result *r = run_relaxed(c);
+            if (!r) rc = -1;
+            else {
+                if (isfinite(r->cost)) offer(c, r->config);
+                search_result_free(r);
+            }
+        }
         free(lam);
         free(best_lam);
         free(bx);
-        return 0;
+        return rc;
     }
     bb_item a = {lw_malloc((size_t)c->cells), it->bound, lw_malloc(sizeof(double) * (size_t)G)};
     bb_item b = {lw_malloc((size_t)c->cells), it->bound, lw_malloc(sizeof(double) * (size_t)G)};
@@ -382,26 +420,12 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
     memcpy(b.mask, it->mask, (size_t)c->cells);
     memcpy(a.lambda, best_lam, sizeof(double) * (size_t)G);
     memcpy(b.lambda, best_lam, sizeof(double) * (size_t)G);
-    unsigned char *ma = a.mask + c->moff[bv], *mb = b.mask + c->moff[bv];
-    int nk = c->g->n_configs[bv];
-    if (it->mask[c->moff[bv] + bx[bv]]) { /* a: any other config; b: this one */
-        ma[bx[bv]] = 0;
-        for (int k = 0; k < nk; k++) mb[k] = k == bx[bv];
-    } else { /* halves by memory on that GPU: a the smaller */
-        int alive = 0;
-        for (int k = 0; k < nk; k++) alive += it->mask[c->moff[bv] + k];
-        /* a takes the alive/2 smallest */
-        int want = alive / 2, taken = 0;
-        for (int k = 0; k < nk; k++) ma[k] = mb[k] = 0;
-        while (taken < want) {
-            int kk = -1;
-            for (int k = 0; k < nk; k++)
-                if (it->mask[c->moff[bv] + k] && !ma[k] && (kk < 0 || cell_mem(c, bv, k, gs) < cell_mem(c, bv, kk, gs)))
-                    kk = k;
-            ma[kk] = 1;
-            taken++;
-        }
-        for (int k = 0; k < nk; k++) mb[k] = it->mask[c->moff[bv] + k] && !ma[k];
+    /* a: every other group; b: key's group */
+    for (int k = 0; k < c->g->n_configs[bv]; k++) {
+        if (!it->mask[c->moff[bv] + k]) continue;
+        int same = same_memory(c, bv, k, key);
+        a.mask[c->moff[bv] + k] = !same;
+        b.mask[c->moff[bv] + k] = (unsigned char)same;
     }
     push(stack, n, cap, b);
     push(stack, n, cap, a); /* popped first */
@@ -471,6 +495,8 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
         }
         c.bb_nodes++;
         int rc = process(&c, &it, first, &stack, &n, &cap);
+        if (getenv("LW_MEMSEARCH_DEBUG"))
+            fprintf(stderr, "bb %ld depth-stack %d bound %.6f inc %.6f searches %ld\n", c.bb_nodes, n, it.bound, c.inc_cost, c.searches);
         first = 0;
         item_free(&it);
         if (rc < 0) {
@@ -509,7 +535,9 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
     } else if (res->status != MEMSEARCH_FAILED) {
         res->min_peak_config = lw_malloc(sizeof(int) * (size_t)(N + 1));
         double left = c.deadline > 0 ? c.deadline - lw_now() : 0;
-        res->min_peak = memsearch_min_peak(g, t, c.deadline > 0 ? (left > 0.05 ? left : 0.05) : 0,
+        /* at most a few seconds: the smallest peak is a hint, its bound proven either way */
+        if (c.deadline <= 0 || left > MEMSEARCH_MIN_PEAK_S) left = MEMSEARCH_MIN_PEAK_S;
+        res->min_peak = memsearch_min_peak(g, t, left > 0.05 ? left : 0.05,
                                            res->min_peak_config, &res->min_peak_lower);
     }
     res->bb_nodes = c.bb_nodes;
@@ -541,6 +569,8 @@ typedef struct mp_ctx {
     double best_peak;
     double deadline;
     int stopped;
+    int root_done;
+    double root_lb;  /* the bound at the root, weights included */
 } mp_ctx;
 
 static double mp_cell(const mp_ctx *c, int v, int k, int g)
@@ -574,6 +604,40 @@ static double mp_bound(mp_ctx *c, const unsigned char *mask, int *gs)
     return best;
 }
 
+/* Improves c->x one node at a time while that lowers its peak (then its
+ * sum over GPUs); returns the peak and leaves per-GPU memory in per. */
+static double mp_descend(mp_ctx *c, const unsigned char *mask, double *per)
+{
+    double peak = mt_peak(c->t, c->x, per);
+    for (int moves = 0; moves < 4 * c->N + 16; moves++) {
+        int bv = -1, bk = -1;
+        double best = peak;
+        for (int v = 0; v < c->N; v++) {
+            const double *cur = mt_at(c->t, v, c->x[v]);
+            int tc = c->t->tasks[v][c->x[v]];
+            for (int k = 0; k < c->g->n_configs[v]; k++) {
+                if (k == c->x[v] || !mask[c->moff[v] + k]) continue;
+                const double *nb = mt_at(c->t, v, k);
+                int tn = c->t->tasks[v][k];
+                double pk = 0;
+                for (int g = 0; g < c->G; g++) {
+                    double m = per[g] - (g < tc ? cur[g] : 0) + (g < tn ? nb[g] : 0);
+                    if (m > pk) pk = m;
+                }
+                if (pk < best * (1 - 1e-12)) {
+                    best = pk;
+                    bv = v;
+                    bk = k;
+                }
+            }
+        }
+        if (bv < 0) break;
+        c->x[bv] = bk;
+        peak = mt_peak(c->t, c->x, per);
+    }
+    return peak;
+}
+
 static void mp_bb(mp_ctx *c, unsigned char *mask)
 {
     if (c->stopped) return;
@@ -584,30 +648,52 @@ static void mp_bb(mp_ctx *c, unsigned char *mask)
     int gs;
     double bound = mp_bound(c, mask, &gs);
     if (bound >= c->best_peak) return;
-    /* complete greedily: each node the config closest to its least on every GPU */
-    for (int v = 0; v < c->N; v++) {
-        const double *mv = c->minv + (long)v * c->G;
-        double bs = HUGE_VAL;
-        for (int k = 0; k < c->g->n_configs[v]; k++) {
-            if (!mask[c->moff[v] + k]) continue;
-            double s = 0;
-            for (int g = 0; g < c->G; g++) s += mp_cell(c, v, k, g) - mv[g];
-            if (s < bs) {
-                bs = s;
-                c->x[v] = k;
+    /* weighted sums of the GPUs' memory: for weights w >= 0 summing to 1,
+     * the least of sum_g w_g mem_g is a lower bound on the least peak, and
+     * its argmin (node by node) a candidate; the weights move towards the
+     * GPUs the candidate fills most */
+    double *w = lw_malloc(sizeof(double) * (size_t)c->G), *per = lw_malloc(sizeof(double) * (size_t)c->G);
+    for (int g = 0; g < c->G; g++) w[g] = g == gs;
+    double eta = 2.0;
+    for (int it = 0; it < 12; it++) {
+        double lb = 0;
+        for (int v = 0; v < c->N; v++) {
+            double bs = HUGE_VAL;
+            for (int k = 0; k < c->g->n_configs[v]; k++) {
+                if (!mask[c->moff[v] + k]) continue;
+                double s = 0;
+                for (int g = 0; g < c->t->tasks[v][k]; g++) s += w[g] * mt_at(c->t, v, k)[g];
+                if (s < bs) {
+                    bs = s;
+                    c->x[v] = k;
+                }
             }
+            lb += bs;
         }
+        if (lb > bound) bound = lb;
+        double peak = mp_descend(c, mask, per);
+        if (peak < c->best_peak) {
+            c->best_peak = peak;
+            memcpy(c->best, c->x, sizeof(int) * (size_t)c->N);
+        }
+        if (bound >= c->best_peak || peak <= 0) break;
+        double sum = 0;
+        for (int g = 0; g < c->G; g++) sum += w[g] = it == 0 ? 1 : w[g] * exp(eta * (per[g] / peak - 1));
+        for (int g = 0; g < c->G; g++) w[g] /= sum;
+        eta *= 0.8;
     }
-    double peak = mt_peak(c->t, c->x, NULL);
-    if (peak < c->best_peak) {
-        c->best_peak = peak;
-        memcpy(c->best, c->x, sizeof(int) * (size_t)c->N);
+    free(w);
+    if (!c->root_done) {
+        c->root_done = 1;
+        c->root_lb = bound;
     }
-    if (bound >= c->best_peak) return;
-    /* the GPU the greedy completion overflows most, and the node with the
-     * most avoidable memory there */
-    double *per = lw_malloc(sizeof(double) * (size_t)c->G);
+    if (bound >= c->best_peak) {
+        free(per);
+        return;
+    }
     mt_peak(c->t, c->x, per);
+    /* the GPU the last candidate fills most, and the node with the most
+     * avoidable memory there */
     int gp = 0;
     for (int g = 1; g < c->G; g++)
         if (per[g] > per[gp]) gp = g;
@@ -677,7 +763,8 @@ double memsearch_min_peak(const cost_graph *g, const mem_table *t, double time_l
     int gs;
     double root = any_empty ? HUGE_VAL : mp_bound(&c, mask, &gs);
     if (!any_empty) mp_bb(&c, mask);
-    *lower = c.stopped ? root : c.best_peak;
+    if (c.root_done && c.root_lb > root) root = c.root_lb;
+    *lower = c.stopped ? (root < c.best_peak ? root : c.best_peak) : c.best_peak;
     double r = c.best_peak;
     free(mask);
     free(c.moff);

@@ -187,6 +187,131 @@ static cost_graph *graph_with_pins(const cost_model *m, const int *pins, int fre
     return g;
 }
 
+/* ---- memory ---- */
+
+double plan_memory_limit(const plan_memory_settings *s, const cluster *cl)
+{
+    if (s->limit < 0) return HUGE_VAL;
+    if (s->limit > 0) return s->limit;
+    return cl->gpu.memory_gib * 1073741824.0;
+}
+
+mem_table *plan_mem_table(const cost_model *m)
+{
+    int L = m->n_layers;
+    int **tasks = lw_malloc(sizeof(int *) * (size_t)(L ? L : 1));
+    for (int i = 0; i < L; i++) {
+        tasks[i] = lw_malloc(sizeof(int) * (size_t)m->n_configs[i]);
+        for (int k = 0; k < m->n_configs[i]; k++) tasks[i][k] = config_tasks(&m->configs[i][k]);
+    }
+    mem_table *t = mt_new(L, m->n_configs, m->gpus, tasks);
+    for (int i = 0; i < L; i++) {
+        for (int k = 0; k < m->n_configs[i]; k++)
+            for (int j = 0; j < tasks[i][k]; j++)
+                mt_at(t, i, k)[j] = cost_memory_task(m, i, &m->configs[i][k], j, NULL);
+        free(tasks[i]);
+    }
+    free(tasks);
+    return t;
+}
+
+static void memory_free(plan_memory *m)
+{
+    free(m->unconstrained);
+    memset(m, 0, sizeof *m);
+}
+
+/* From the paper's optimum sr of graph cg (pins applied) on model cm: the
+ * fastest strategy within the setting's memory limit, in best (n_layers),
+ * and what is known of it in *mo (caller frees with memory_free). The
+ * search under the limit runs only when the paper's optimum does not fit. */
+static int memory_step(const plan_memory_settings *set, const cluster *cl, const cost_model *cm, const cost_graph *cg,
+                       const search_result *sr, const atomic_int *cancel, int *best, plan_memory *mo, lw_error *err)
+{
+    int L = cm->n_layers, G = cm->gpus;
+    memset(mo, 0, sizeof *mo);
+    mo->limit_bytes = plan_memory_limit(set, cl);
+    mo->unconstrained = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
+    memcpy(mo->unconstrained, sr->config, sizeof(int) * (size_t)L);
+    memcpy(best, sr->config, sizeof(int) * (size_t)L);
+    mo->unconstrained_ms = sr->cost;
+    mo->unconstrained_peak = cost_memory(cm, sr->config, NULL);
+    mo->fits = mo->proven_optimal = 1;
+    mo->lower_bound_ms = sr->cost;
+    if (mo->unconstrained_peak <= mo->limit_bytes) return 0;
+    mo->constrained = 1;
+    mem_table *t = plan_mem_table(cm);
+    double *room = lw_malloc(sizeof(double) * (size_t)G);
+    for (int g = 0; g < G; g++) room[g] = mo->limit_bytes - cm->workspace_bytes;
+    memsearch_options o;
+    memsearch_options_init(&o);
+    o.time_limit_s = set->time_s > 0 ? set->time_s : PLAN_MEMSEARCH_TIME_S;
+    o.cancel = cancel;
+    double t0 = lw_now();
+    memsearch_result *r = memsearch_run(cg, t, room, &o);
+    mo->ms = (lw_now() - t0) * 1e3;
+    mo->subproblems = r->bb_nodes;
+    mo->searches = r->searches;
+    int rc = 0;
+    if (r->status == MEMSEARCH_FAILED) {
+        rc = r->failure == SEARCH_CANCELLED
+                 ? lw_fail(err, 1, "cancelled")
+                 : lw_fail(err, 1, "search under the memory limit failed: %s", search_status_message(r->failure));
+    } else if (r->config) {
+        memcpy(best, r->config, sizeof(int) * (size_t)L);
+        mo->proven_optimal = r->proven_optimal;
+        mo->lower_bound_ms = r->proven_optimal ? r->cost : (r->lower_bound > sr->cost ? r->lower_bound : sr->cost);
+    } else { /* nothing fits (or none found in time): keep the paper's optimum, and say how small it can get */
+        mo->fits = mo->proven_optimal = 0;
+        mo->lower_bound_ms = r->status == MEMSEARCH_INFEASIBLE ? HUGE_VAL
+                                                               : (r->lower_bound > sr->cost ? r->lower_bound : sr->cost);
+        mo->min_peak_bytes = r->min_peak + cm->workspace_bytes;
+        mo->min_peak_lower = r->min_peak_lower + cm->workspace_bytes;
+    }
+    memsearch_result_free(r);
+    free(room);
+    mt_free(t);
+    return rc;
+}
+
+/* 1 unless even the most memory every layer can take fits the limit. */
+static int plan_limit_may_bind(const plan *p)
+{
+    double limit = plan_memory_limit(&p->mset, p->cl);
+    if (!isfinite(limit)) return 0;
+    const cost_model *m = p->cm;
+    double *most = lw_calloc((size_t)m->gpus, sizeof(double));
+    for (int i = 0; i < m->n_layers; i++) {
+        for (int g = 0; g < m->gpus; g++) {
+            double hi = 0;
+            for (int k = 0; k < m->n_configs[i]; k++)
+                if (g < config_tasks(&m->configs[i][k])) {
+                    double b = cost_memory_task(m, i, &m->configs[i][k], g, NULL);
+                    if (b > hi) hi = b;
+                }
+            most[g] += hi;
+        }
+    }
+    int may = 0;
+    for (int g = 0; g < m->gpus && !may; g++) may = most[g] + m->workspace_bytes > limit;
+    free(most);
+    return may;
+}
+
+double plan_min_peak(const plan *p, double time_s, int *cfg, double *lower)
+{
+    mem_table *t = plan_mem_table(p->cm);
+    cost_graph *g = graph_with_pins(p->cm, p->pinned, -1);
+    int *x = lw_malloc(sizeof(int) * (size_t)(p->net->n_layers + 1));
+    double lo, peak = memsearch_min_peak(g, t, time_s, x, &lo);
+    if (cfg) memcpy(cfg, x, sizeof(int) * (size_t)p->net->n_layers);
+    if (lower) *lower = lo + p->cm->workspace_bytes;
+    free(x);
+    cg_free(g);
+    mt_free(t);
+    return peak + p->cm->workspace_bytes;
+}
+
 /* Why a search returned nothing, in numbers a person can read: how big the
  * final step was, and which limit it is over. */
 static int search_failure(const search_info *info, lw_error *err)
@@ -228,7 +353,7 @@ static search_result *search_pinned(const plan *p, const cost_model *m, const in
 /* Makes a searched result the plan's: its graph, result and pins, and the
  * model when cm is not NULL (else the plan's own stays). */
 static void commit(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, const int *pins, double search_ms,
-                   int adopted)
+                   int adopted, const int *best, plan_memory *mo, const plan_memory_settings *ms)
 {
     drop_results(p);
     if (cm) {
@@ -242,18 +367,51 @@ static void commit(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, c
     p->sr = sr;
     memcpy(p->pinned, pins, sizeof(int) * (size_t)p->net->n_layers);
     p->search_ms = search_ms;
-    memcpy(p->best, sr->config, sizeof(int) * (size_t)p->net->n_layers);
+    memcpy(p->best, best, sizeof(int) * (size_t)p->net->n_layers);
+    memory_free(&p->mem);
+    p->mem = *mo; /* taken */
+    p->mset = *ms;
+    p->cm->optimizer = ms->optimizer;
     strategy_evaluate(p->cm, p->best, &p->best_eval);
 }
 
-/* Only the search again, under new pins (indices into the plan's model). */
-static int research(plan *p, const int *pins, lw_error *err)
+/* After search_pinned: the fastest strategy of cg within the memory
+ * settings ms (best, n_layers) and what is known of it (*mo). Model m's
+ * optimizer is ms's afterwards only on success. */
+static int fit_memory(const plan *p, cost_model *m, const cost_graph *cg, const search_result *sr,
+                      const plan_memory_settings *ms, int *best, plan_memory *mo, double *search_ms, lw_error *err)
+{
+    optimizer_kind was = m->optimizer;
+    m->optimizer = ms->optimizer;
+    double t0 = lw_now();
+    int rc = memory_step(ms, p->cl, m, cg, sr, p->cancel, best, mo, err);
+    *search_ms += (lw_now() - t0) * 1e3;
+    if (rc != 0) {
+        m->optimizer = was;
+        memory_free(mo);
+    }
+    return rc;
+}
+
+/* Only the search again, under new pins (indices into the plan's model)
+ * and memory settings. */
+static int research(plan *p, const int *pins, const plan_memory_settings *mset, lw_error *err)
 {
     cost_graph *cg;
     double ms;
     search_result *sr = search_pinned(p, p->cm, pins, &cg, &ms, err);
     if (!sr) return -1;
-    commit(p, NULL, cg, sr, pins, ms, 0);
+    int *best = lw_malloc(sizeof(int) * (size_t)(p->net->n_layers + 1));
+    plan_memory mo;
+    if (fit_memory(p, p->cm, cg, sr, mset, best, &mo, &ms, err) != 0) {
+        p->cm->optimizer = p->mset.optimizer;
+        free(best);
+        search_result_free(sr);
+        cg_free(cg);
+        return -1;
+    }
+    commit(p, NULL, cg, sr, pins, ms, 0, best, &mo, mset);
+    free(best);
     return 0;
 }
 
@@ -489,7 +647,8 @@ static int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_
  * own, or a new one the plan takes on success), pins given as indices into
  * the plan's current model. On failure nothing changed (cl is the caller's
  * to free). */
-static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pins_now, lw_error *err)
+static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pins_now,
+                   const plan_memory_settings *mset, lw_error *err)
 {
     int L = p->net->n_layers;
     if (set->gpus < 0 || set->gpus > CLUSTER_MAX_GPUS) return lw_fail(err, 2, "GPU count %d is out of range", set->gpus);
@@ -527,7 +686,19 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
             return -1;
         }
     }
-    commit(p, cm, cg, sr, pins, search_ms, adopted);
+    /* the fastest strategy within the memory limit */
+    int *best = lw_malloc(sizeof(int) * (size_t)(L + 1));
+    plan_memory mo;
+    if (fit_memory(p, cm, cg, sr, mset, best, &mo, &search_ms, err) != 0) {
+        free(best);
+        search_result_free(sr);
+        cg_free(cg);
+        cost_model_free(cm);
+        free(pins);
+        return -1;
+    }
+    commit(p, cm, cg, sr, pins, search_ms, adopted, best, &mo, mset);
+    free(best);
     free(pins);
     p->set = *set;
     if (cl != p->cl) {
@@ -548,6 +719,11 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
         if (q->config < -1 || !p->cm || q->config >= p->cm->n_configs[q->layer])
             return lw_fail(err, 2, "pin %s: no config %d", p->net->layers[q->layer].name, q->config);
     }
+    if (c->mem && (c->mem->limit != c->mem->limit || !(c->mem->time_s >= 0) || c->mem->optimizer < OPT_MOMENTUM ||
+                   c->mem->optimizer > OPT_ADAM))
+        return lw_fail(err, 2, "bad memory settings (limit, time budget or optimizer)");
+    const plan_memory_settings *mset = c->mem ? c->mem : &p->mset;
+    int mset_changed = memcmp(mset, &p->mset, sizeof *mset) != 0;
     int *pins = lw_malloc(sizeof(int) * (size_t)L);
     for (int i = 0; i < L; i++) pins[i] = c->clear_pins ? -1 : p->pinned[i];
     for (int i = 0; i < c->n_pins; i++) pins[c->pins[i].layer] = c->pins[i].config;
@@ -557,20 +733,20 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
         cluster *cl = p->cl;
         if (c->cl || (c->sync_set && c->sync != p->cl->sync)) cl = cluster_clone(c->cl ? c->cl : p->cl);
         if (c->sync_set) cl->sync = c->sync;
-        rc = rebuild(p, c->set ? c->set : &p->set, cl, pins, err);
+        rc = rebuild(p, c->set ? c->set : &p->set, cl, pins, mset, err);
         if (rc != 0 && cl != p->cl) cluster_free(cl);
     } else if (c->sync_set && c->sync != p->cl->sync) {
         /* only t_s depends on the sync scheme; put it back on failure */
         sync_scheme was = p->cl->sync;
         p->cl->sync = c->sync;
         cost_model_refresh_sync(p->cm);
-        rc = research(p, pins, err);
+        rc = research(p, pins, mset, err);
         if (rc != 0) {
             p->cl->sync = was;
             cost_model_refresh_sync(p->cm);
         }
-    } else if (memcmp(pins, p->pinned, sizeof(int) * (size_t)L) != 0) {
-        rc = research(p, pins, err);
+    } else if (memcmp(pins, p->pinned, sizeof(int) * (size_t)L) != 0 || mset_changed) {
+        rc = research(p, pins, mset, err);
     }
     free(pins);
     return rc;
@@ -596,7 +772,14 @@ plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_e
 plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
                         void *progress_user, lw_error *err)
 {
+    return plan_new_memory(net, cl, prof, set, NULL, progress, progress_user, err);
+}
+
+plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
+                      search_progress_fn progress, void *progress_user, lw_error *err)
+{
     plan *p = lw_calloc(1, sizeof *p);
+    if (ms) p->mset = *ms;
     p->net = net;
     p->cl = cl;
     p->prof = prof;
@@ -606,7 +789,8 @@ plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings 
     p->best = lw_calloc((size_t)net->n_layers, sizeof(int));
     p->pinned = lw_malloc(sizeof(int) * (size_t)net->n_layers);
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
-    if (rebuild(p, &set, cl, p->pinned, err) != 0) {
+    plan_memory_settings mset = p->mset;
+    if (rebuild(p, &set, cl, p->pinned, &mset, err) != 0) {
         plan_free(p);
         return NULL;
     }
@@ -618,6 +802,7 @@ void plan_free(plan *p)
     if (!p) return;
     prefetch_discard(p);
     drop_results(p);
+    memory_free(&p->mem);
     cost_model_free(p->cm);
     net_free(p->net);
     cluster_free(p->cl);
@@ -635,6 +820,17 @@ double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
     search_result *r = search_run(g, NULL, NULL);
     double c = r ? r->cost : HUGE_VAL;
     if (r && config_out) memcpy(config_out, r->config, sizeof(int) * (size_t)p->net->n_layers);
+    if (r && isfinite(plan_memory_limit(&p->mset, p->cl))) { /* the fastest that fits, +inf if none */
+        int *best = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+        plan_memory mo;
+        lw_error err;
+        if (memory_step(&p->mset, p->cl, p->cm, g, r, NULL, best, &mo, &err) == 0) {
+            c = mo.fits ? cg_evaluate(g, best) : HUGE_VAL;
+            if (config_out) memcpy(config_out, best, sizeof(int) * (size_t)p->net->n_layers);
+        }
+        memory_free(&mo);
+        free(best);
+    }
     search_result_free(r);
     cg_free(g);
     return c;
@@ -642,6 +838,9 @@ double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
 
 int plan_whynot_totals(const plan *p, int li, double *totals)
 {
+    /* under a memory limit the best total of a config is its own search
+     * (plan_cost_with_pin): min-marginals do not know what fits */
+    if (plan_limit_may_bind(p)) return -1;
     cost_graph *g = graph_with_pins(p->cm, p->pinned, li);
     search_result *r = search_run(g, NULL, NULL);
     int rc = -1;

@@ -16,6 +16,7 @@
 #ifndef LW_PLAN_H
 #define LW_PLAN_H
 
+#include "memsearch.h"
 #include "strategy.h"
 
 #define DEFAULT_BATCH_PER_GPU 32
@@ -26,11 +27,36 @@ typedef struct plan_settings {
     long global_batch;       /* > 0: fixed global batch */
 } plan_settings;
 
+/* The memory side of a setting (all zero: the defaults). */
+typedef struct plan_memory_settings {
+    double limit;            /* bytes per GPU: 0 the cluster's GPU memory, < 0 none (the paper's search) */
+    optimizer_kind optimizer;
+    double time_s;           /* time budget of the search under the limit; 0: PLAN_MEMSEARCH_TIME_S */
+} plan_memory_settings;
+
+#define PLAN_MEMSEARCH_TIME_S 30.0
+
+/* What the search under the memory limit found for the plan's optimum. */
+typedef struct plan_memory {
+    double limit_bytes;      /* per GPU, workspace included; +inf: none */
+    int constrained;         /* the paper's optimum did not fit, so the memory search ran */
+    int fits;                /* best fits the limit */
+    int proven_optimal;      /* best is the fastest strategy that fits (or the limit is off) */
+    double lower_bound_ms;   /* no fitting strategy is faster; +inf when none fits */
+    double min_peak_bytes;   /* nothing fits: the smallest peak per GPU found (workspace included) */
+    double min_peak_lower;   /* and a proven lower bound on it (equal when proven) */
+    long subproblems, searches;
+    double ms;
+    int *unconstrained;      /* [n_layers] the paper's optimum (no memory limit) */
+    double unconstrained_ms, unconstrained_peak;
+} plan_memory;
+
 typedef struct plan {
     network *net;
     cluster *cl;
     profile *prof;           /* may be NULL */
     plan_settings set;
+    plan_memory_settings mset; /* memory limit, optimizer, time budget (plan_change.mem) */
     int gpus;
     long batch;
     cost_model *cm;
@@ -38,6 +64,7 @@ typedef struct plan {
     search_result *sr;
     int *best;               /* [n_layers] optimal config index */
     strategy_eval best_eval;
+    plan_memory mem;         /* how best relates to the memory limit */
     int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
     double search_ms;
     int from_prefetch;       /* the last model change took a prefetched model */
@@ -65,6 +92,9 @@ plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_e
  * search, so a long final step can be shown (the CLI on a terminal). */
 plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
                         void *progress_user, lw_error *err);
+/* plan_new_progress with memory settings (NULL: the defaults). */
+plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
+                      search_progress_fn progress, void *progress_user, lw_error *err);
 void plan_free(plan *p);
 
 /* ---- what-ifs --------------------------------------------------------- */
@@ -88,6 +118,7 @@ typedef struct plan_change {
     int clear_pins;           /* 1: unpin every layer, before the pins below */
     int n_pins;               /* pins to set or clear (alone: only the search runs again) */
     const plan_pin *pins;
+    const plan_memory_settings *mem; /* new memory settings (alone: only the search runs again) */
 } plan_change;
 
 /* Applies c: recomputes what it touches (the cost model for new settings
@@ -142,5 +173,15 @@ double plan_cost_with_pin(const plan *p, int li, int k, int *config_out);
 int plan_whynot_totals(const plan *p, int li, double *totals);
 
 const char *plan_final_method_name(const plan *p);
+
+/* The memory limit a setting applies: bytes per GPU, +inf for none. */
+double plan_memory_limit(const plan_memory_settings *s, const cluster *cl);
+/* The memory table of a cost model for memsearch: per layer, config and
+ * task, the bytes of cost_memory_task (the workspace left out). */
+mem_table *plan_mem_table(const cost_model *m);
+/* The smallest per-GPU peak (workspace included) of any strategy on the
+ * plan's current model, ignoring time (exact unless time_s > 0 runs out;
+ * *lower then a proven bound). Fills config (n_layers) if non-NULL. */
+double plan_min_peak(const plan *p, double time_s, int *cfg, double *lower);
 
 #endif
