@@ -872,6 +872,110 @@ static int cmd_costs(const opts *o)
     return rc;
 }
 
+/* fit: the largest per-GPU batch at which some strategy fits the memory
+ * limit (memory grows with the batch, so doubling then bisection), and the
+ * fastest strategy that fits there. */
+static int fits_at(plan *p, long per_gpu, int *fits, int *unsettled, lw_error *err)
+{
+    p->set.global_batch = 0;
+    p->set.batch_per_gpu = per_gpu;
+    p->mset.time_s = 1e-3; /* only whether something fits: the smallest peak decides */
+    if (plan_rebuild(p, err) != 0) return -1;
+    double lower, peak = plan_min_peak(p, 1.0, NULL, &lower);
+    double limit = plan_memory_limit(&p->mset, p->cl);
+    /* not settled in a second (a peak just over the limit, a bound below
+     * it): counted as not fitting, so the answer is a batch known to fit */
+    *fits = peak <= limit;
+    if (!*fits && lower <= limit) *unsettled = 1;
+    return 0;
+}
+
+static int cmd_fit(const opts *o)
+{
+    lw_error err = {0};
+    if (o->set.global_batch || o->set.batch_per_gpu) return bad("%s", "fit chooses the batch: leave out --batch and --batch-per-gpu");
+    if (o->mset.limit < 0) return bad("%s", "fit needs a memory limit: leave out --no-memory-limit");
+    plan_settings set = o->set;
+    set.batch_per_gpu = 1;
+    plan_memory_settings ms = o->mset;
+    plan *p = open_plan(o, set, &err);
+    if (!p) return die(&err);
+    double time_s = o->mset.time_s;
+    long lo = 0, hi = 1; /* lo fits (0: none yet), hi does not (once found) */
+    int f = 0, found_hi = 0, unsettled = 0;
+    for (; hi <= 1000000L; hi *= 2) {
+        if (fits_at(p, hi, &f, &unsettled, &err) != 0) goto fail;
+        if (!f) {
+            found_hi = 1;
+            break;
+        }
+        lo = hi;
+    }
+    if (!found_hi) hi = 1000001L;
+    while (hi - lo > 1) {
+        long mid = lo + (hi - lo) / 2;
+        if (fits_at(p, mid, &f, &unsettled, &err) != 0) goto fail;
+        if (f) lo = mid;
+        else hi = mid;
+    }
+    p->mset = ms;
+    p->mset.time_s = time_s;
+    if (lo == 0) {
+        p->set.batch_per_gpu = 1;
+        if (plan_rebuild(p, &err) != 0) goto fail;
+    } else {
+        p->set.batch_per_gpu = lo;
+        if (plan_rebuild(p, &err) != 0) goto fail;
+    }
+    double limit = plan_memory_limit(&p->mset, p->cl);
+    if (o->json || o->out) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "format", "layerwise-fit/1");
+        cJSON_AddStringToObject(root, "network", p->net->name);
+        cJSON_AddStringToObject(root, "cluster", p->cl->name);
+        cJSON_AddNumberToObject(root, "gpus", p->gpus);
+        cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+        cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
+        if (lo > 0) {
+            cJSON_AddNumberToObject(root, "batch_per_gpu", (double)lo);
+            cJSON_AddNumberToObject(root, "batch", (double)p->batch);
+            cJSON_AddStringToObject(root, "model", "Eq. 1");
+            cJSON_AddNumberToObject(root, "total_ms", p->best_eval.total_ms);
+            cJSON_AddNumberToObject(root, "images_per_s", round(p->best_eval.images_per_s * 10) / 10);
+            cJSON_AddNumberToObject(root, "peak_memory_bytes", round(p->best_eval.peak_memory_bytes));
+            cJSON_AddBoolToObject(root, "proven_optimal", p->mem.proven_optimal);
+            cJSON_AddNumberToObject(root, "lower_bound_ms", p->mem.lower_bound_ms);
+            cJSON_AddBoolToObject(root, "largest_proven", !unsettled && found_hi);
+        } else {
+            cJSON_AddNullToObject(root, "batch_per_gpu");
+            cJSON_AddNumberToObject(root, "min_peak_bytes_at_batch_1", round(plan_min_peak(p, 3.0, NULL, NULL)));
+        }
+        char *doc = cJSON_Print(root);
+        cJSON_Delete(root);
+        int rc = emit(o, doc);
+        free(doc);
+        plan_free(p);
+        return rc;
+    }
+    if (lo == 0) {
+        printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
+               p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
+    } else {
+        printf("%s on %s, %d GPUs, %s state: the largest batch at which a strategy fits %.2f GiB per GPU is %ld per GPU%s\n"
+               "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, peak %.2f GiB\n",
+               p->net->name, p->cl->name, p->gpus, optimizer_name(p->mset.optimizer), limit / 1073741824.0, lo,
+               !found_hi ? " or more (searched up to 1000000)" : unsettled ? " or a little more (some larger batches unsettled)" : "",
+               p->batch, p->best_eval.total_ms, p->best_eval.images_per_s, p->best_eval.peak_memory_bytes / 1073741824.0);
+        if (!p->mem.proven_optimal)
+            printf("(the best found in the time limit; none that fits is faster than %.2f ms/step)\n", p->mem.lower_bound_ms);
+    }
+    plan_free(p);
+    return 0;
+fail:
+    plan_free(p);
+    return die(&err);
+}
+
 static int cmd_export(const opts *o)
 {
     if (!o->out) return bad("%s", "export needs -o FILE.{dot,svg,png,pdf}");
@@ -1118,6 +1222,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     if (strcmp(o.cmd, "costs") == 0) return cmd_costs(&o);
     if (strcmp(o.cmd, "export") == 0) return cmd_export(&o);
     if (strcmp(o.cmd, "list") == 0) return cmd_list();
+    if (strcmp(o.cmd, "fit") == 0) return cmd_fit(&o);
     if (strcmp(o.cmd, "profile") == 0) return cmd_profile(&o);
     if (strcmp(o.cmd, "help") == 0) {
         fputs(usage_text, stdout);
