@@ -877,10 +877,12 @@ static int cmd_costs(const opts *o)
  * fastest strategy that fits there. */
 static int fits_at(plan *p, long per_gpu, int *fits, int *unsettled, lw_error *err)
 {
-    p->set.global_batch = 0;
-    p->set.batch_per_gpu = per_gpu;
-    p->mset.time_s = 1e-3; /* only whether something fits: the smallest peak decides */
-    if (plan_rebuild(p, err) != 0) return -1;
+    plan_settings s = p->set;
+    s.global_batch = 0;
+    s.batch_per_gpu = per_gpu;
+    plan_memory_settings ms = p->mset;
+    ms.time_s = 1e-3; /* only whether something fits: the smallest peak decides */
+    if (plan_apply(p, &(plan_change){.set = &s, .mem = &ms}, err) != 0) return -1;
     double lower, peak = plan_min_peak(p, 1.0, NULL, &lower);
     double limit = plan_memory_limit(&p->mset, p->cl);
     /* not settled in a second (a peak just over the limit, a bound below
@@ -918,15 +920,9 @@ static int cmd_fit(const opts *o)
         if (f) lo = mid;
         else hi = mid;
     }
-    p->mset = ms;
-    p->mset.time_s = time_s;
-    if (lo == 0) {
-        p->set.batch_per_gpu = 1;
-        if (plan_rebuild(p, &err) != 0) goto fail;
-    } else {
-        p->set.batch_per_gpu = lo;
-        if (plan_rebuild(p, &err) != 0) goto fail;
-    }
+    ms.time_s = time_s;
+    set.batch_per_gpu = lo ? lo : 1;
+    if (plan_apply(p, &(plan_change){.set = &set, .mem = &ms}, &err) != 0) goto fail;
     double limit = plan_memory_limit(&p->mset, p->cl);
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
