@@ -575,5 +575,104 @@ for r in d["rows"]:
     assert abs(s["eq1_ms"] - r["total_ms"]) < 1e-9 * s["eq1_ms"], (name, s["eq1_ms"], r["total_ms"])
 ' "$TMP/cmp.json" "$LW"
 
+# ---- memory: sizes, the limit, the memory model in costs, search under the limit, fit
+for v in abc 16XB 0 -1 "" 16gib "16  GiB" 1e400; do
+    expect_fail "--memory-limit \"$v\" is refused" 2 "--memory-limit" -- search -n lenet5 -c p100-4x4 -g 2 --memory-limit "$v"
+done
+expect_fail "--optimizer bogus is refused" 2 "--optimizer" -- search -n lenet5 -c p100-4x4 -g 2 --optimizer bogus
+expect_fail "--time-limit 0 is refused" 2 "--time-limit" -- search -n lenet5 -c p100-4x4 -g 2 --time-limit 0
+for pair in "16GiB:17179869184" "16 GiB:17179869184" "16:17179869184" "16GB:16000000000" "1500MiB:1572864000" \
+            "2000000000B:2000000000" "3KB:3000" "0.5KiB:512"; do
+    v=${pair%%:*} want=${pair#*:}
+    run search -n lenet5 -c p100-4x4 -g 2 --memory-limit "$v" --json
+    py "--memory-limit \"$v\" is $want bytes" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["memory_limit_bytes"] == int(sys.argv[2]), d["memory_limit_bytes"]' "$OUT" "$want"
+done
+
+# costs: memory_bytes[config][gpu] add up, with the workspace, to the peak search reports
+run costs -n vgg16 -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/costs_mem.json"
+run search -n vgg16 -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/search_mem.json"
+py "costs memory_bytes: one list per config, one entry per task, summing to the search's peak" '
+import json, sys
+c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
+assert c["optimizer"] == "momentum" and c["workspace_bytes"] == 1 << 30
+per = [0.0] * 4
+for node, layer in zip(c["nodes"], s["layers"]):
+    mb = node["memory_bytes"]
+    assert len(mb) == len(node["configs"])
+    for cfg, row in zip(node["configs"], mb):
+        tasks = 1
+        for v in cfg.values(): tasks *= v
+        assert len(row) == tasks and all(x >= 0 for x in row), (node["name"], cfg, row)
+    k = node["configs"].index(layer["config"])
+    for g, x in enumerate(mb[k]): per[g] += x
+peak = max(x + c["workspace_bytes"] for x in per if x > 0)
+assert abs(peak - s["peak_memory_bytes"]) <= 64, (peak, s["peak_memory_bytes"])
+assert s["memory_limit_bytes"] == 16 << 30 and s["fits"] and s["proven_optimal"]
+assert abs(s["lower_bound_ms"] - s["total_ms"]) < 1e-9' "$TMP/costs_mem.json" "$TMP/search_mem.json"
+run costs -n vgg16 -c p100-4x4 -g 4 --json --optimizer adam
+py "costs --optimizer adam: 4 more bytes a weight than momentum" '
+import json, sys
+a = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))
+fa = [n for n in a["nodes"] if n["name"] == "fc6"][0]; fm = [n for n in m["nodes"] if n["name"] == "fc6"][0]
+d = fa["memory_bytes"][0][0] - fm["memory_bytes"][0][0]
+assert abs(d - 4 * 102764544) <= 1, d' "$OUT" "$TMP/costs_mem.json"
+
+# the paper settings fit: the default limit changes no optimum
+for net in alexnet vgg16 inception_v3; do
+    run search -n $net -c p100-4x4 --json
+    cp "$OUT" "$TMP/lim.json"
+    run search -n $net -c p100-4x4 --json --no-memory-limit
+    py "$net, 16 GPUs, 32 per GPU: the same optimum with and without the memory limit" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert b["memory_limit_bytes"] is None and a["memory_limit_bytes"] == 16 << 30
+assert a["layers"] == b["layers"] and a["total_ms"] == b["total_ms"] and a["fits"] and a["proven_optimal"]' "$TMP/lim.json" "$OUT"
+done
+
+# VGG-16 at 256 per GPU: the paper optimum needs more than 16 GiB; the search returns one that fits
+run search -n vgg16 -c p100-4x4 --batch-per-gpu 256 --json --no-memory-limit
+cp "$OUT" "$TMP/free.json"
+run search -n vgg16 -c p100-4x4 --batch-per-gpu 256 --json
+py "VGG-16, 256 per GPU: the fastest strategy within 16 GiB, proven, slower than the one that does not fit" '
+import json, sys
+f = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+lim = 16 << 30
+assert f["peak_memory_bytes"] > lim, f["peak_memory_bytes"]
+assert c["peak_memory_bytes"] <= lim and c["fits"] and c["proven_optimal"], c
+assert c["total_ms"] >= f["total_ms"] and abs(c["lower_bound_ms"] - c["total_ms"]) < 1e-9' "$TMP/free.json" "$OUT"
+run search -n vgg16 -c p100-4x4 --batch-per-gpu 256
+if grep -q "over the limit of 16.00 GiB" "$OUT" && grep -q "fastest that fits (proven" "$OUT"; then
+    ok "search text says the paper optimum does not fit and the answer is the fastest that fits"
+else notok "search text says why (memory)" "$(cat "$OUT")"; fi
+run search -n vgg16 -c p100-4x4 -g 4 --memory-limit 2GiB --json
+py "nothing fits 2 GiB: fits false, no lower bound, the smallest peak named" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert not d["fits"] and not d["proven_optimal"] and d["lower_bound_ms"] is None
+assert d["min_peak_bytes"] > 2 << 30' "$OUT"
+run search -n vgg16 -c p100-4x4 -g 4 --memory-limit 2GiB
+if grep -q "warning: no strategy fits 2.00 GiB per GPU; the smallest peak" "$OUT"; then ok "nothing fits: said so"; else
+    notok "nothing fits: said so" "$(cat "$OUT")"; fi
+
+# fit: the batch it names fits, proven; text and JSON agree
+run fit -n vgg16 -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/fit.json"
+py "fit --json names a batch, its throughput and the limit" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "layerwise-fit/1" and d["memory_limit_bytes"] == 16 << 30
+assert d["batch_per_gpu"] >= 32 and d["peak_memory_bytes"] <= d["memory_limit_bytes"] and d["images_per_s"] > 0' "$TMP/fit.json"
+bpg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["batch_per_gpu"])' "$TMP/fit.json")
+run search -n vgg16 -c p100-4x4 -g 4 --batch-per-gpu "$bpg" --json
+py "search at fit's batch ($bpg per GPU) fits" '
+import json, sys
+assert json.load(open(sys.argv[1]))["fits"]' "$OUT"
+expect_fail "fit refuses --batch" 2 "fit chooses the batch" -- fit -n vgg16 -c p100-4x4 -g 4 --batch 64
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
