@@ -3,7 +3,6 @@
 #include "util.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -495,8 +494,6 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
         }
         c.bb_nodes++;
         int rc = process(&c, &it, first, &stack, &n, &cap);
-        if (getenv("LW_MEMSEARCH_DEBUG"))
-            fprintf(stderr, "bb %ld depth-stack %d bound %.6f inc %.6f searches %ld\n", c.bb_nodes, n, it.bound, c.inc_cost, c.searches);
         first = 0;
         item_free(&it);
         if (rc < 0) {
