@@ -62,7 +62,7 @@ app *app_open(const tui_args *args, lw_error *err)
     }
     cluster *orig = cluster_clone(cl);
     plan_settings set = args ? args->set : (plan_settings){0, 0, 0};
-    plan *p = plan_new(net, cl, prof, set, err);
+    plan *p = plan_new_memory(net, cl, prof, set, args ? &args->mset : NULL, NULL, NULL, err);
     if (!p) {
         cluster_free(orig);
         return NULL;
@@ -412,6 +412,27 @@ action app_toggle_sync(app *a)
     a->change.sync = to;
     app_invalidate_scale(a);
     return ACT_RESYNC;
+}
+
+action app_cycle_memory_limit(app *a)
+{
+    const plan *p = a->p;
+    double gpu = p->cl->gpu.memory_gib * 1073741824.0, cur = plan_memory_limit(&p->mset, p->cl);
+    /* the GPU's memory -> none -> 3/4 -> 1/2 -> the GPU's memory */
+    plan_memory_settings m = p->mset;
+    if (!isfinite(cur)) m.limit = 0.75 * gpu;
+    else if (cur > 0.74 * gpu && cur < 0.76 * gpu) m.limit = 0.5 * gpu;
+    else if (cur == gpu) m.limit = -1;
+    else m.limit = 0;
+    char what[96], from[32], to[32];
+    double next = plan_memory_limit(&m, p->cl);
+    snprintf(from, sizeof from, isfinite(cur) ? "%.1f GiB" : "none", cur / 1073741824.0);
+    snprintf(to, sizeof to, isfinite(next) ? "%.1f GiB" : "none", next / 1073741824.0);
+    snprintf(what, sizeof what, "memory limit %s%s%s", from, G->arrow_right, to);
+    app_whatif_begin(a, what);
+    a->change_mem = m;
+    a->change.mem = &a->change_mem;
+    return ACT_RESEARCH;
 }
 
 action app_pin(app *a, int li, int k)

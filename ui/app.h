@@ -134,6 +134,7 @@ struct app {
     plan_settings change_set;  /* what change.set points to */
     cluster *change_cl;        /* what change.cl points to: an edited clone of the plan's cluster */
     plan_pin change_pin;       /* what change.pins points to */
+    plan_memory_settings change_mem; /* what change.mem points to */
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
     double last_rebuild_s;     /* seconds the last rebuild or research took */
@@ -261,6 +262,9 @@ action app_pin(app *a, int li, int k);
 action app_set_gpus(app *a, int gpus);
 action app_set_batch(app *a, long per_gpu);
 action app_toggle_sync(app *a);
+/* What-if: the memory limit per GPU, cycling the GPU's memory, none (the
+ * paper's search), 3/4 and 1/2 of the GPU's memory. */
+action app_cycle_memory_limit(app *a);
 action app_clear_pins(app *a);
 /* Next GPU count up (dir 1) or down (-1): powers of two, capped at the
  * cluster's GPUs. */

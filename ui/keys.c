@@ -84,6 +84,12 @@ static action k_sync(app *a, int key)
     return app_toggle_sync(a);
 }
 
+static action k_memlimit(app *a, int key)
+{
+    (void)key;
+    return app_cycle_memory_limit(a);
+}
+
 static action k_whynot(app *a, int key)
 {
     (void)key;
@@ -132,6 +138,7 @@ const keybind app_global_keys[] = {
     {{'g'}, "g", "what-if: type a GPU count", k_gpus_prompt},
     {{'>', '<'}, "> <", "what-if: double / halve the batch per GPU", k_batch},
     {{'s'}, "s", "what-if: sync parameter server <-> ring all-reduce", k_sync},
+    {{'M'}, "M", "what-if: memory limit per GPU: the GPU's, none, 3/4, 1/2", k_memlimit},
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},

@@ -2,7 +2,11 @@
  * screen_table: the strategy table — one row per layer with its config and
  * t_c, t_s, t_x and total, sortable by any time column, a baseline's config
  * and total beside it, and a footer with the totals, throughput, bytes
- * moved, peak memory and a compute/sync/transfer bar.
+ * moved, peak memory and a compute/sync/transfer bar, and a memory line: a
+ * bar of the fullest GPU against the memory limit, one level per GPU, and a
+ * warning whenever the strategy shown does not fit (or why the paper's
+ * optimum was passed over). The mem column is what the layer's task keeps
+ * on GPU 0.
  *
  * Columns that do not fit the width are dropped least important first, so
  * the table reads at 80 columns and uses more when there is more.
@@ -13,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_MARK, C_NAME, C_TYPE, C_OUT, C_CFG, C_GPUS, C_TC, C_TS, C_TX, C_TOTAL, C_BCFG, C_BTOTAL, C__COUNT };
+enum { C_MARK, C_NAME, C_TYPE, C_OUT, C_CFG, C_GPUS, C_TC, C_TS, C_TX, C_TOTAL, C_BCFG, C_BTOTAL, C_MEM, C__COUNT };
 
 typedef struct col {
     const char *head;
@@ -36,6 +40,7 @@ static const col cols_def[C__COUNT] = {
     [C_TOTAL] = {"total", 8, 1, 1, SORT_TOTAL},
     [C_BCFG] = {"", 8, 2, 0, -1},
     [C_BTOTAL] = {"", 8, 1, 1, -1},
+    [C_MEM] = {"mem", 6, 7, 1, -1},
 };
 
 typedef struct colset {
@@ -139,6 +144,61 @@ static void num(char *b, size_t n, double v)
     else snprintf(b, n, "%.2f", v);
 }
 
+/* "12.3G", "456M", "78K": at most 6 columns */
+static void short_bytes(char *b, size_t n, double v)
+{
+    if (v >= 1e10) snprintf(b, n, "%.0fG", v / 1e9);
+    else if (v >= 1e9) snprintf(b, n, "%.1fG", v / 1e9);
+    else if (v >= 1e6) snprintf(b, n, "%.0fM", v / 1e6);
+    else if (v >= 1e3) snprintf(b, n, "%.0fK", v / 1e3);
+    else snprintf(b, n, "%.0f", v);
+}
+
+/* The memory line: the fullest GPU's bar against the limit, a level per
+ * GPU, and whether the strategy fits. */
+static void draw_memory(const app *a, WINDOW *w, int y, rect r)
+{
+    const plan *p = a->p;
+    const plan_memory *mm = &p->mem;
+    const double gib = 1073741824.0;
+    int ng = p->gpus;
+    double *per = lw_calloc((size_t)ng, sizeof(double));
+    double peak = cost_memory(p->cm, p->best, per);
+    double cap = isfinite(mm->limit_bytes) ? mm->limit_bytes : p->cl->gpu.memory_gib * gib;
+    int fits = peak <= cap;
+    int x = r.x, end = r.x + r.w;
+    x += ui_put(w, y, x, end - x, ST_DIM, "memory ");
+    int bw = r.w / 5 > 24 ? 24 : r.w / 5;
+    if (bw >= 4) {
+        int fill = (int)lround(peak / cap * bw);
+        for (int i = 0; i < bw; i++)
+            ui_put(w, y, x + i, 1, i < fill ? (fits ? ST_GOOD : ST_BAD) : ST_DIM, i < fill ? G->hfill[0] : G->hfill[2]);
+        x += bw;
+    }
+    x += ui_putf(w, y, x, end - x, fits ? ST_NORMAL : ST_BAD, " %.2f/%.2f GiB%s", peak / gib, cap / gib,
+                 isfinite(mm->limit_bytes) ? "" : " (GPU; no limit)");
+    if (!fits)
+        x += ui_putf(w, y, x, end - x, ST_BAD, " %s DOES NOT FIT%s", G->dot,
+                     isfinite(mm->limit_bytes) ? "" : " the GPU (no limit: the paper's search; M sets one)");
+    if (!fits && mm->min_peak_bytes > 0)
+        x += ui_putf(w, y, x, end - x, ST_BAD, ": nothing does (smallest peak %.2f GiB)", mm->min_peak_bytes / gib);
+    else if (mm->constrained && mm->fits)
+        x += ui_putf(w, y, x, end - x, ST_NORMAL, " %s paper's optimum %.2f ms needs %.2f GiB: fastest that fits %s",
+                     G->dot, mm->unconstrained_ms, mm->unconstrained_peak / gib,
+                     mm->proven_optimal ? "(proven)" : "(time limit)");
+    /* one level per GPU, while they fit the line */
+    if (end - x >= ng + 6) {
+        x += ui_put(w, y, x, end - x, ST_DIM, " GPUs ");
+        for (int g = 0; g < ng; g++) {
+            int lv = (int)lround(per[g] / cap * 8);
+            if (lv > 8) lv = 8;
+            if (lv < 0) lv = 0;
+            ui_put(w, y, x + g, 1, per[g] > cap ? ST_BAD : ST_GOOD, G->eighths[lv]);
+        }
+    }
+    free(per);
+}
+
 static void draw_table(app *a, WINDOW *w, rect r)
 {
     plan *p = a->p;
@@ -165,7 +225,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
         cell(w, r.y, &cs, c, r, ST_HEADER, h);
     }
 
-    int rows = r.h - 4;
+    int rows = r.h - 5;
     if (rows < 1) rows = 1;
     a->table_y0 = r.y + 1;
     a->table_rows = rows;
@@ -206,6 +266,10 @@ static void draw_table(app *a, WINDOW *w, rect r)
         cell(w, y, &cs, C_TX, r, base, b);
         num(b, sizeof b, total_of(le));
         cell(w, y, &cs, C_TOTAL, r, sel ? base : ST_BOLD, b);
+        if (cs.on[C_MEM]) {
+            short_bytes(b, sizeof b, cost_memory_task(p->cm, li, cf, 0, NULL));
+            cell(w, y, &cs, C_MEM, r, sel ? base : ST_DIM, b);
+        }
         if (a->baseline >= 0 && a->base_valid) {
             const config *bc = &p->cm->configs[li][a->base_ci[li]];
             config_format(bc, b, sizeof b);
@@ -217,7 +281,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
     }
 
     /* footer: totals */
-    int fy = r.y + r.h - 3;
+    int fy = r.y + r.h - 4;
     const strategy_eval *ev = &p->best_eval;
     char b[256], b2[64], b3[64];
     ui_hline(w, fy, r.x, r.w, ST_DIM);
@@ -252,6 +316,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
     lx += ui_putf(w, fy + 2, lx, r.w, ST_SYNC, " %s sync %.0f%%", G->hfill[1], ev->sync_ms / tot * 100);
     lx += ui_putf(w, fy + 2, lx, r.w, ST_TRANSFER, " %s transfer %.0f%% ", G->hfill[2], ev->transfer_ms / tot * 100);
     ui_time_bar(w, fy + 2, lx, r.x + r.w - lx, ev->compute_ms, ev->sync_ms, ev->transfer_ms);
+    draw_memory(a, w, fy + 3, r);
 }
 
 /* ---- keys ------------------------------------------------------------- */
