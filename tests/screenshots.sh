@@ -78,6 +78,11 @@ shot scale "like Figure 7" "scaling: images/s against GPUs (Figure 7)"
 keys 5 Down Down Down Down Down Left
 shot cluster "* was 11.5" "cluster what-if: inter-node bandwidth halved"
 
+keys R 6
+wait_for "simulated step"
+keys n n n
+shot timeline "simulated step" "timeline: one step simulated, VGG-16 on 16 GPUs"
+
 keys '?'
 shot help "Everywhere" "help: every key"
 

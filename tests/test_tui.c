@@ -8,6 +8,7 @@
 #include "app.h"
 #include "draw.h"
 #include "layout.h"
+#include "sim.h"
 
 #include <criterion/criterion.h>
 #include <locale.h>
@@ -1185,4 +1186,92 @@ Test(tui_monkey, random_keys_on_lenet5_and_alexnet, .timeout = 300)
     uint64_t extra = env ? strtoull(env, NULL, 0) * 0x9E3779B97F4A7C15ULL : 0;
     monkey("lenet5", 16, 0x1234567ULL ^ extra, 3000, !env);
     monkey("alexnet", 4, 0xBADC0FFEEULL ^ extra, 1500, !env);
+}
+
+/* ---------- timeline */
+
+/* The header row's simulated step, Eq. 1 and the chart rows agree with the
+ * engine; the cursor names its task; zoom, rows, a what-if and export. */
+Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
+{
+    char dir[] = "/tmp/lw-tui-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cwd[4096];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, '6');
+    cr_assert_eq(a->screen, SCR_TIMELINE);
+    draw(a);
+    sim_result *s = sim_run(a->p->cm, a->p->best, NULL);
+    char want[128];
+    snprintf(want, sizeof want, "simulated step %.2f ms", s->step_ms);
+    int hy = find_row(want);
+    cr_assert(hy >= 0, "header %s:\n%s", want, dump());
+    snprintf(want, sizeof want, "Eq. 1 %.2f ms", a->p->best_eval.total_ms);
+    cr_assert(strstr(row(hy), want), "%s in %s", want, row(hy));
+    /* a row per GPU; GPU 0 starts with the input layer's forward (F) */
+    int g0 = find_row(" gpu 0 ");
+    cr_assert(g0 > hy && find_row(" gpu 15 ") > g0, "GPU rows:\n%s", dump());
+    cr_assert(strstr(row(g0), "FFFF"), "%s", row(g0));
+    cr_assert(find_row("gpu 0: data forward") >= 0, "cursor on data's forward:\n%s", dump());
+    cr_assert(find_row("F forward") >= 0 && find_row("X transfer") >= 0 && find_row("S sync") >= 0, "legend");
+    /* n: the next task on the row; j: the next row */
+    app_feed(a, 'n');
+    draw(a);
+    cr_assert(find_row("gpu 0: conv1_1 forward") >= 0, "next task:\n%s", dump());
+    app_feed(a, 'j');
+    draw(a);
+    cr_assert(find_row(" gpu 1: ") >= 0, "row below:\n%s", dump());
+    /* zoom in: half the ms per column */
+    char mpc[64];
+    snprintf(mpc, sizeof mpc, "%.3g ms/col", s->step_ms / (80 - 13));
+    cr_assert(find_row(mpc) >= 0, "%s:\n%s", mpc, dump());
+    app_feed(a, 'z');
+    draw(a);
+    snprintf(mpc, sizeof mpc, "%.3g ms/col", s->step_ms / (80 - 13) / 2);
+    cr_assert(find_row(mpc) >= 0, "%s after z:\n%s", mpc, dump());
+    /* below the GPUs, the links and NICs that carried traffic */
+    for (int i = 0; i < 40; i++) app_feed(a, KEY_DOWN);
+    draw(a);
+    cr_assert(find_row("->") >= 0 || find_row(" nic") >= 0, "link rows:\n%s", dump());
+    sim_free(s);
+    /* e writes the trace */
+    cr_assert_eq(chdir(dir), 0);
+    app_feed(a, 'e');
+    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-step.trace.json");
+    app_feed(a, '\r');
+    size_t len;
+    char *text = lw_read_file("layerwise-vgg16-16gpu-step.trace.json", &len, NULL);
+    cr_assert(text && strstr(text, "\"traceEvents\"") && strstr(text, "\"ph\": \"X\""), "status: %s", a->status);
+    free(text);
+    cr_assert_eq(chdir(cwd), 0);
+    /* a what-if: 8 GPUs, simulated again */
+    app_feed(a, '-');
+    draw(a);
+    cr_assert_eq(a->p->gpus, 8);
+    s = sim_run(a->p->cm, a->p->best, NULL);
+    snprintf(want, sizeof want, "simulated step %.2f ms", s->step_ms);
+    cr_assert(find_row(want) >= 0, "after the what-if %s:\n%s", want, dump());
+    snprintf(want, sizeof want, "Eq. 1 %.2f ms", a->p->best_eval.total_ms);
+    cr_assert(find_row(want) >= 0, "after the what-if %s:\n%s", want, dump());
+    sim_free(s);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_timeline, ascii_without_colour_at_80x24)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("inception_v3", "p100-4x4", 4);
+    app_feed(a, '6');
+    draw(a);
+    cr_assert(find_row("simulated step") >= 0 && find_row(" gpu 3 ") >= 0, "%s", dump());
+    for (int y = 0; y < LINES; y++)
+        for (const char *c = row(y); *c; c++) cr_assert((unsigned char)*c < 0x80, "non-ASCII in row %d: %s", y, row(y));
+    /* without colour the cursor is still marked (reverse) */
+    int g = find_row(" gpu 0 ");
+    cr_assert(attr_at(g, 1) & (A_REVERSE | A_BOLD | A_UNDERLINE), "cursor row attribute");
+    app_free(a);
+    term_close();
 }

@@ -18,7 +18,7 @@
 const screen_ops *const app_screens[SCR__COUNT] = {
     [SCR_TABLE] = &screen_table_ops,     [SCR_GRAPH] = &screen_graph_ops,   [SCR_STEPS] = &screen_steps_ops,
     [SCR_SCALE] = &screen_scale_ops,     [SCR_CLUSTER] = &screen_cluster_ops, [SCR_WHYNOT] = &screen_whynot_ops,
-    [SCR_HELP] = &screen_help_ops,
+    [SCR_HELP] = &screen_help_ops,       [SCR_TIMELINE] = &screen_timeline_ops,
 };
 
 int config_class(const config *c)
@@ -95,6 +95,7 @@ void app_free(app *a)
 {
     if (!a) return;
     scale_stop(a);
+    timeline_free(a);
     plan_free(a->p);
     cluster_free(a->cluster_loaded);
     cluster_free(a->change_cl);
@@ -186,6 +187,7 @@ void app_invalidate(app *a)
 {
     a->base_valid = 0;
     a->gv.valid = 0;
+    timeline_invalidate(a);
     a->sv_step = -1;
     app_sort_rows(a);
     if (a->wn_layer >= 0) whynot_reset(a);
@@ -538,7 +540,9 @@ void app_export_default(const app *a, int json, char *buf, size_t n)
 {
     int step;
     export_view v = current_view(a, &step);
-    if (json) {
+    if (a->screen == SCR_TIMELINE && !json) {
+        snprintf(buf, n, "layerwise-%s-%dgpu-step.trace.json", a->p->net->name, a->p->gpus);
+    } else if (json) {
         snprintf(buf, n, "layerwise-%s-%dgpu-strategy.json", a->p->net->name, a->p->gpus);
     } else if (v == VIEW_REDUCED) {
         snprintf(buf, n, "layerwise-%s-%dgpu-reduced-step%d.svg", a->p->net->name, a->p->gpus, step);
@@ -577,7 +581,10 @@ int app_export(app *a, const char *path)
     }
     int rc;
     const char *what;
-    if (ends_with(path, ".json")) {
+    if (a->screen == SCR_TIMELINE && ends_with(path, ".trace.json")) {
+        rc = timeline_export_trace(a, path, &err);
+        what = "simulated step (Chrome trace JSON)";
+    } else if (ends_with(path, ".json")) {
         int pins = 0;
         for (int i = 0; i < p->net->n_layers; i++) pins += p->pinned[i] >= 0;
         char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, pins ? "elimination (pinned)" : "elimination",

@@ -36,6 +36,7 @@ typedef enum {
     SCR_STEPS,
     SCR_SCALE,
     SCR_CLUSTER,
+    SCR_TIMELINE,
     SCR_WHYNOT,
     SCR_HELP,
     SCR__COUNT
@@ -187,6 +188,9 @@ struct app {
     double wn_opt_ms;
     int *wn_tmp;               /* [n_layers] scratch strategy */
 
+    /* timeline: its own state (screen_timeline.c), NULL until opened */
+    struct timeline_state *tl;
+
     /* help */
     int help_top;
 
@@ -287,7 +291,12 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 /* ---- screens ---------------------------------------------------------- */
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
-    screen_cluster_ops, screen_whynot_ops, screen_help_ops;
+    screen_cluster_ops, screen_whynot_ops, screen_help_ops, screen_timeline_ops;
+/* The timeline's simulation is dropped after a what-if, freed with the app. */
+void timeline_invalidate(app *a);
+void timeline_free(app *a);
+/* Writes the simulated step as Chrome trace-event JSON (atomically). */
+int timeline_export_trace(app *a, const char *path, lw_error *err);
 
 /* graph drawing shared by the graph screen and the stepper (graph_draw.c) */
 void graph_view_free(graph_view *g);

@@ -40,7 +40,7 @@ static action k_cycle(app *a, int key)
 {
     int s = a->screen;
     if (s == SCR_HELP || s == SCR_WHYNOT) s = a->prev_screen;
-    int n = SCR_CLUSTER + 1; /* the tabs */
+    int n = SCR_TIMELINE + 1; /* the tabs */
     s = (s + (key == KEY_BTAB ? n - 1 : 1)) % n;
     app_open_screen(a, (screen_id)s);
     return ACT_REDRAW;
@@ -133,6 +133,7 @@ const keybind app_global_keys[] = {
     {{'3'}, "3", "elimination stepper (Algorithm 1)", k_screen},
     {{'4'}, "4", "scaling: images/s and bytes against GPU count", k_screen},
     {{'5'}, "5", "cluster: nodes, links, sync (editable)", k_screen},
+    {{'6'}, "6", "timeline: one step simulated, per GPU, link and NIC", k_screen},
     {{'\t', KEY_BTAB}, "Tab S-Tab", "next / previous screen", k_cycle},
     {{'+', '=', '-', '_'}, "+ -", "what-if: double / halve the GPU count (powers of two)", k_gpus},
     {{'g'}, "g", "what-if: type a GPU count", k_gpus_prompt},
@@ -142,7 +143,7 @@ const keybind app_global_keys[] = {
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},
-    {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy)", k_export},
+    {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy; timeline: .trace.json)", k_export},
     {{'J'}, "J", "write the strategy as JSON", k_export},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
     {{27}, "Esc", "back (from help and why-not)", k_back},

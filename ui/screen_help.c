@@ -18,7 +18,7 @@ typedef struct line {
 static const char *const section_name[SCR__COUNT] = {
     [SCR_TABLE] = "Strategy table (1)", [SCR_GRAPH] = "Graph (2)",     [SCR_STEPS] = "Elimination stepper (3)",
     [SCR_SCALE] = "Scaling (4)",        [SCR_CLUSTER] = "Cluster (5)", [SCR_WHYNOT] = "Why not? (w or Enter on a layer)",
-    [SCR_HELP] = "Help (?)",
+    [SCR_HELP] = "Help (?)",            [SCR_TIMELINE] = "Timeline (6)",
 };
 
 static int collect(line *out)

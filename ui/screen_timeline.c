@@ -1,0 +1,377 @@
+/*
+ * screen_timeline: one training step of the current optimum as the step
+ * simulator (src/sim.h) runs it — a Gantt chart with a row per GPU and per
+ * link or NIC that carried traffic, time across, each cell the kind of work
+ * that filled most of it (F forward, B input gradient, W weight gradient,
+ * X transfer, S sync, . idle), in colour where there is colour. A cursor
+ * names the task under it; z/Z zoom around it, the arrows move it (and pan).
+ * The header sets the simulated step beside Eq. 1's. The simulation is
+ * redone after every what-if (app_invalidate drops it).
+ *
+ * e writes the step as Chrome trace-event JSON (.trace.json), like
+ * `layerwise simulate --trace`. The screen's state lives here, behind
+ * app->tl, created on first use.
+ */
+#include "draw.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define LABEL_W 12
+
+struct timeline_state {
+    sim_result *sim;   /* NULL: not simulated for the current optimum */
+    int n_rows;
+    int *rows;         /* [n_rows] resources shown: every GPU, then the links and NICs used */
+    int **on;          /* [n_res] tasks on each resource, by start */
+    int *n_on;
+    double t0, ms_per_col; /* the view: time at the first column, zoom */
+    int fit;           /* 1: zoom to the whole step at the next draw */
+    int row, top;      /* cursor row (into rows) and first row shown */
+    int col;           /* cursor column */
+    int cols;          /* columns of the chart at the last draw */
+    int pick;          /* the task n / p went to, named while under the cursor; -1 none */
+};
+
+static void tl_clear(struct timeline_state *t)
+{
+    if (t->sim) {
+        for (int r = 0; r < t->sim->n_res; r++) free(t->on[r]);
+    }
+    free(t->on);
+    free(t->n_on);
+    free(t->rows);
+    sim_free(t->sim);
+    t->sim = NULL;
+    t->pick = -1;
+    t->on = NULL;
+    t->n_on = NULL;
+    t->rows = NULL;
+    t->n_rows = 0;
+}
+
+void timeline_free(app *a)
+{
+    if (!a->tl) return;
+    tl_clear(a->tl);
+    free(a->tl);
+    a->tl = NULL;
+}
+
+void timeline_invalidate(app *a)
+{
+    if (a->tl) tl_clear(a->tl);
+}
+
+static struct timeline_state *tl_get(app *a)
+{
+    if (!a->tl) {
+        a->tl = calloc(1, sizeof *a->tl);
+        if (!a->tl) abort();
+        a->tl->fit = 1;
+        a->tl->pick = -1;
+    }
+    return a->tl;
+}
+
+static const sim_result *sort_sim; /* for cmp_start (qsort has no user pointer) */
+static int cmp_start(const void *x, const void *y)
+{
+    const sim_task *a = &sort_sim->tasks[*(const int *)x], *b = &sort_sim->tasks[*(const int *)y];
+    if (a->start_ms != b->start_ms) return a->start_ms < b->start_ms ? -1 : 1;
+    return *(const int *)x - *(const int *)y;
+}
+
+/* Simulates the optimum (once per what-if) and indexes the tasks by resource. */
+static int tl_ensure(app *a)
+{
+    struct timeline_state *t = tl_get(a);
+    if (t->sim) return 0;
+    if (!a->p->sr || !a->p->best) return -1;
+    sim_options o = {SIM_OVERLAP_FULL, 0, 0};
+    t->sim = sim_run(a->p->cm, a->p->best, &o);
+    if (!t->sim) return -1;
+    const sim_result *s = t->sim;
+    t->n_on = calloc((size_t)s->n_res, sizeof(int));
+    t->on = calloc((size_t)s->n_res, sizeof(int *));
+    t->rows = malloc(sizeof(int) * (size_t)s->n_res);
+    if (!t->n_on || !t->on || !t->rows) abort();
+    for (int k = 0; k < s->n_tasks; k++)
+        for (int i = 0; i < s->tasks[k].n_res; i++) t->n_on[s->res_of[s->tasks[k].res0 + i]]++;
+    for (int r = 0; r < s->n_res; r++) {
+        t->on[r] = malloc(sizeof(int) * (size_t)(t->n_on[r] + 1));
+        if (!t->on[r]) abort();
+        t->n_on[r] = 0;
+    }
+    for (int k = 0; k < s->n_tasks; k++)
+        for (int i = 0; i < s->tasks[k].n_res; i++) {
+            int r = s->res_of[s->tasks[k].res0 + i];
+            t->on[r][t->n_on[r]++] = k;
+        }
+    sort_sim = s;
+    for (int r = 0; r < s->n_res; r++) qsort(t->on[r], (size_t)t->n_on[r], sizeof(int), cmp_start);
+    t->n_rows = 0;
+    for (int r = 0; r < s->n_res; r++)
+        if (s->res[r].kind == SIM_RES_GPU || t->n_on[r] > 0) t->rows[t->n_rows++] = r;
+    if (t->row >= t->n_rows) t->row = t->n_rows - 1;
+    if (t->row < 0) t->row = 0;
+    t->fit = 1;
+    return 0;
+}
+
+static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S'};
+
+static int kind_style(sim_kind k)
+{
+    switch (k) {
+    case SIM_FORWARD: return ST_COMPUTE;
+    case SIM_BACKWARD_DATA: return ST_CLASS0 + 1;
+    case SIM_BACKWARD_WEIGHT: return ST_CLASS0 + 2;
+    case SIM_TRANSFER: return ST_TRANSFER;
+    default: return ST_SYNC;
+    }
+}
+
+/* The task on resource r covering time x, or -1. */
+static int task_at(const struct timeline_state *t, int r, double x0, double x1)
+{
+    const sim_result *s = t->sim;
+    int best = -1;
+    double best_ov = 0;
+    for (int i = 0; i < t->n_on[r]; i++) {
+        const sim_task *k = &s->tasks[t->on[r][i]];
+        if (k->start_ms >= x1) break;
+        double ov = fmin(k->end_ms, x1) - fmax(k->start_ms, x0);
+        if (ov > best_ov) best_ov = ov, best = t->on[r][i];
+    }
+    return best;
+}
+
+static void res_label(const sim_resource *r, char *buf, size_t n)
+{
+    switch (r->kind) {
+    case SIM_RES_GPU: snprintf(buf, n, "gpu %d", r->a); break;
+    case SIM_RES_LINK: snprintf(buf, n, "%d->%d", r->a, r->b); break;
+    case SIM_RES_NIC_OUT: snprintf(buf, n, "nic%d out%d", r->a, r->b); break;
+    case SIM_RES_NIC_IN: snprintf(buf, n, "nic%d in%d", r->a, r->b); break;
+    }
+}
+
+/* One row of the chart: per column, the kind that fills most of it. */
+static void draw_row(app *a, WINDOW *w, int y, int x, int cols, int r, int cursor_row)
+{
+    struct timeline_state *t = a->tl;
+    const sim_result *s = t->sim;
+    double fill[SIM__KINDS];
+    int i = 0;
+    for (int c = 0; c < cols; c++) {
+        double x0 = t->t0 + c * t->ms_per_col, x1 = x0 + t->ms_per_col;
+        memset(fill, 0, sizeof fill);
+        while (i < t->n_on[r] && s->tasks[t->on[r][i]].end_ms <= x0) i++;
+        for (int j = i; j < t->n_on[r]; j++) {
+            const sim_task *k = &s->tasks[t->on[r][j]];
+            if (k->start_ms >= x1) break;
+            double ov = fmin(k->end_ms, x1) - fmax(k->start_ms, x0);
+            if (ov > 0) fill[k->kind] += ov;
+        }
+        int best = -1;
+        for (int k = 0; k < SIM__KINDS; k++)
+            if (fill[k] > 0 && (best < 0 || fill[k] > fill[best])) best = k;
+        char ch[2] = {best < 0 ? (x0 < s->step_ms ? '.' : ' ') : kind_letter[best], 0};
+        int st = best < 0 ? ST_DIM : kind_style((sim_kind)best);
+        if (cursor_row && c == t->col) st = ST_SELECTED;
+        ui_put(w, y, x + c, 1, st, ch);
+    }
+}
+
+static void draw_timeline(app *a, WINDOW *w, rect r)
+{
+    if (tl_ensure(a) != 0) {
+        ui_put(w, r.y + 1, r.x + 1, r.w - 2, ST_NORMAL, "no strategy to simulate");
+        return;
+    }
+    struct timeline_state *t = a->tl;
+    const sim_result *s = t->sim;
+    int cols = r.w - LABEL_W - 1;
+    if (cols < 10) cols = 10;
+    t->cols = cols;
+    if (t->fit || t->ms_per_col <= 0) {
+        t->t0 = 0;
+        t->ms_per_col = (s->step_ms > 0 ? s->step_ms : 1) / cols;
+        t->fit = 0;
+    }
+    if (t->col >= cols) t->col = cols - 1;
+    int y = r.y;
+    ui_putf(w, y++, r.x, r.w, ST_BOLD, " simulated step %.2f ms (overlap) %s Eq. 1 %.2f ms %s saved %.1f%% %s %.0f img/s",
+            s->step_ms, G->dot, s->eq1_ms, G->dot, s->eq1_ms > 0 ? 100.0 * (s->eq1_ms - s->step_ms) / s->eq1_ms : 0,
+            G->dot, s->images_per_s);
+    /* time axis: a label every ~16 columns */
+    ui_put(w, y, r.x, LABEL_W, ST_HEADER, " ms");
+    for (int c = 0; c + 8 < cols; c += 16)
+        ui_putf(w, y, r.x + LABEL_W + 1 + c, 10, ST_HEADER, "|%.4g", t->t0 + c * t->ms_per_col);
+    y++;
+    int info_y = r.y + r.h - 2, legend_y = r.y + r.h - 1;
+    int rows_h = info_y - y;
+    if (rows_h < 1) rows_h = 1;
+    if (t->row < t->top) t->top = t->row;
+    if (t->row >= t->top + rows_h) t->top = t->row - rows_h + 1;
+    for (int i = 0; i < rows_h && t->top + i < t->n_rows; i++) {
+        int res = t->rows[t->top + i];
+        char lab[32];
+        res_label(&s->res[res], lab, sizeof lab);
+        int cur = t->top + i == t->row;
+        ui_putf(w, y + i, r.x, LABEL_W, cur ? ST_SELECTED : ST_NORMAL, " %-*s", LABEL_W - 1, lab);
+        draw_row(a, w, y + i, r.x + LABEL_W + 1, cols, res, cur);
+    }
+    /* the cursor's task */
+    int res = t->rows[t->row];
+    double x0 = t->t0 + t->col * t->ms_per_col;
+    int k = task_at(t, res, x0, x0 + t->ms_per_col);
+    if (t->pick >= 0 && t->pick < s->n_tasks && s->tasks[t->pick].start_ms < x0 + t->ms_per_col &&
+        s->tasks[t->pick].end_ms > x0)
+        for (int i = 0; i < s->tasks[t->pick].n_res; i++)
+            if (s->res_of[s->tasks[t->pick].res0 + i] == res) k = t->pick;
+    char rn[48];
+    sim_resource_name(&s->res[res], rn, sizeof rn);
+    if (k >= 0) {
+        const sim_task *tk = &s->tasks[k];
+        char bytes[48] = "";
+        if (tk->bytes > 0) snprintf(bytes, sizeof bytes, " %s %.3g MB", G->dot, tk->bytes / 1e6);
+        char extra[64] = "";
+        if (tk->kind == SIM_TRANSFER) snprintf(extra, sizeof extra, " gpu %d->%d", tk->gpu, tk->dst);
+        ui_putf(w, info_y, r.x, r.w, ST_STATUS, " %s: %s %s%s %s %.3f-%.3f ms (%.3f)%s", rn,
+                a->p->net->layers[tk->layer].name, sim_kind_name(tk->kind), extra, G->dot, tk->start_ms, tk->end_ms,
+                tk->dur_ms, bytes);
+    } else {
+        ui_putf(w, info_y, r.x, r.w, ST_DIM, " %s: idle at %.3f ms", rn, x0);
+    }
+    int x = r.x + 1;
+    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync"};
+    for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
+        char ch[2] = {kind_letter[q], 0};
+        x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
+        x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
+    }
+    ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, ". idle  %.3g ms/col", t->ms_per_col);
+}
+
+typedef struct trace_job {
+    const sim_result *s;
+    const cost_model *m;
+} trace_job;
+
+static int write_trace(FILE *f, void *user, lw_error *err)
+{
+    const trace_job *j = user;
+    return sim_write_trace(f, j->s, j->m, err);
+}
+
+int timeline_export_trace(app *a, const char *path, lw_error *err)
+{
+    if (tl_ensure(a) != 0) return lw_fail(err, 1, "no strategy to simulate");
+    trace_job j = {a->tl->sim, a->p->cm};
+    return lw_write_file_atomic(path, write_trace, &j, err);
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+static action move_row(app *a, int key)
+{
+    struct timeline_state *t = tl_get(a);
+    if (tl_ensure(a) != 0) return ACT_NONE;
+    int step = key == KEY_NPAGE ? 10 : key == KEY_PPAGE ? -10 : key == KEY_DOWN || key == 'j' ? 1 : -1;
+    t->row += step;
+    t->pick = -1;
+    if (t->row >= t->n_rows) t->row = t->n_rows - 1;
+    if (t->row < 0) t->row = 0;
+    return ACT_REDRAW;
+}
+
+static action move_col(app *a, int key)
+{
+    struct timeline_state *t = tl_get(a);
+    if (tl_ensure(a) != 0 || t->cols <= 0) return ACT_NONE;
+    int d = key == KEY_RIGHT || key == 'l' ? 1 : -1;
+    t->pick = -1;
+    t->col += d;
+    if (t->col >= t->cols) { /* pan right by a quarter */
+        t->t0 += t->cols / 4 * t->ms_per_col;
+        t->col -= t->cols / 4;
+    } else if (t->col < 0) {
+        double back = t->cols / 4 * t->ms_per_col;
+        if (t->t0 > 0) {
+            t->t0 = t->t0 > back ? t->t0 - back : 0;
+            t->col += t->cols / 4;
+        } else {
+            t->col = 0;
+        }
+    }
+    return ACT_REDRAW;
+}
+
+static action zoom(app *a, int key)
+{
+    struct timeline_state *t = tl_get(a);
+    if (tl_ensure(a) != 0) return ACT_NONE;
+    if (key == '0') {
+        t->fit = 1;
+        return ACT_REDRAW;
+    }
+    double at = t->t0 + t->col * t->ms_per_col; /* keep the cursor's time under it */
+    double f = key == 'z' ? 0.5 : 2.0;
+    if (key == 'z' && t->ms_per_col < 1e-6) return ACT_NONE;
+    t->ms_per_col *= f;
+    t->t0 = at - t->col * t->ms_per_col;
+    if (t->t0 < 0) {
+        t->t0 = 0;
+        t->col = (int)(at / t->ms_per_col);
+    }
+    return ACT_REDRAW;
+}
+
+/* n / p: the cursor to the next / previous task on its row. */
+static action next_task(app *a, int key)
+{
+    struct timeline_state *t = tl_get(a);
+    if (tl_ensure(a) != 0) return ACT_NONE;
+    const sim_result *s = t->sim;
+    int r = t->rows[t->row];
+    double now = t->t0 + (t->col + 0.5) * t->ms_per_col;
+    int pick = -1;
+    if (key == 'n') {
+        for (int i = 0; i < t->n_on[r] && pick < 0; i++)
+            if (s->tasks[t->on[r][i]].start_ms > now + t->ms_per_col / 2 && s->tasks[t->on[r][i]].dur_ms > 0)
+                pick = t->on[r][i];
+    } else {
+        for (int i = t->n_on[r] - 1; i >= 0 && pick < 0; i--)
+            if (s->tasks[t->on[r][i]].end_ms < now - t->ms_per_col / 2 && s->tasks[t->on[r][i]].dur_ms > 0)
+                pick = t->on[r][i];
+    }
+    if (pick < 0) return ACT_NONE;
+    t->pick = pick;
+    double at = s->tasks[pick].start_ms + fmin(s->tasks[pick].dur_ms / 2, t->ms_per_col / 2);
+    if (at < t->t0 || at >= t->t0 + t->cols * t->ms_per_col) t->t0 = fmax(0, at - t->cols / 2 * t->ms_per_col);
+    t->col = (int)((at - t->t0) / t->ms_per_col);
+    if (t->col >= t->cols) t->col = t->cols - 1;
+    return ACT_REDRAW;
+}
+
+static const keybind timeline_keys[] = {
+    {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "choose a GPU, link or NIC row", move_row},
+    {{KEY_PPAGE, KEY_NPAGE}, "PgUp PgDn", "ten rows up / down", move_row},
+    {{KEY_LEFT, KEY_RIGHT, 'h', 'l'}, "Left Right h l", "move the cursor in time (pans at the edge)", move_col},
+    {{'z', 'Z', '0'}, "z Z 0", "zoom in / out around the cursor; 0 the whole step", zoom},
+    {{'n', 'p'}, "n p", "the cursor to the next / previous task on the row", next_task},
+    {{0}, NULL, NULL, NULL},
+};
+
+const screen_ops screen_timeline_ops = {
+    "Timeline",
+    "Up/Dn:row Left/Right:time z/Z:zoom 0:fit n/p:next/prev task +/-:GPUs",
+    draw_timeline,
+    timeline_keys,
+    NULL,
+};
