@@ -945,12 +945,15 @@ Test(tui_keys, quit_screens_and_key_names)
 {
     term_open(24, 80, 1);
     app *a = open_app("alexnet", "p100-4x4", 2);
-    for (int k = '1'; k <= '5'; k++) {
+    for (int k = '1'; k <= '6'; k++) {
         app_feed(a, k);
         cr_assert_eq(a->screen, (screen_id)(k - '1'));
     }
+    cr_assert_eq(a->screen, SCR_TIMELINE);
     app_feed(a, '\t');
     cr_assert_eq(a->screen, SCR_TABLE);
+    app_feed(a, KEY_BTAB);
+    cr_assert_eq(a->screen, SCR_TIMELINE);
     app_feed(a, KEY_BTAB);
     cr_assert_eq(a->screen, SCR_CLUSTER);
     cr_assert_eq(app_key(a, 'z'), ACT_NONE);
@@ -1113,7 +1116,7 @@ static int monkey_int(int n)
  * and draw without error. Under ASan/UBSan in `make test`. */
 static void monkey(const char *net, int gpus, uint64_t seed, int steps, int check_coverage)
 {
-    static const int keys[] = {'1', '2', '3', '4', '5', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', '\r', 'x',
+    static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', '\r', 'x',
                                'X', 'o', 'b', 'm', 'n', 'p', '[', ']', 'h', 'j', 'k', 'l', 'R', '?', 27, 'g',
                                KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END,
                                KEY_F(1), 12 /* ^L */, 'e', 'J'};
