@@ -177,9 +177,25 @@ typedef struct dim_list {
     int *start;  /* [Dc + 1] */
     int *piece;  /* producer piece index */
     long *ov;    /* overlap length */
-    /* for the closed form (built on first use): the dense overlap matrix,
-     * and for each consumer piece the running sums and counts of its
-     * overlaps over producer pieces [0, i), and the same the other way */
+    /* for the closed form (built on first use, O(entries)): running sums of
+     * ov over the entries (cum[a]: the entries before a), and the same
+     * lists the other way round: for producer piece i, the consumer pieces
+     * that need part of it, ascending, with their running sums */
+    double *cum;  /* [entries + 1] */
+    int *tstart;  /* [Dp + 1] */
+    int *tpiece;  /* consumer piece index */
+    double *tcum; /* [entries + 1] */
+    /* the first sender piece of each receiver piece's list, each way; the
+     * pieces of a list are consecutive (a need range is one interval, and
+     * need ranges move monotonically with the consumer piece), which
+     * dim_list_build_sums checks: contig = 0 would fall back to searching */
+    int *first, *tfirst; /* [Dc], [Dp] */
+    int contig;
+    /* the same sums dense, for table builds (built on first use, O(Dp x
+     * Dc), then every config pair of the edge reads them in O(1)): the
+     * overlap matrix, and for each consumer piece the running sums and
+     * counts of its overlaps over producer pieces [0, i), and the same the
+     * other way */
     long *mat;      /* [Dp][Dc] */
     double *pf_sum; /* [Dc][Dp + 1] */
     int *pf_cnt;
@@ -200,32 +216,83 @@ static int ilog2(int x)
     return k;
 }
 
+/* How many producer pieces of Sp / Dp overlap [lo, hi) (hi > lo); where
+ * piece is non-NULL, writes them ascending with their overlaps (ov). */
+static int overlapping(long Sp, int Dp, long lo, long hi, int *piece, long *ov)
+{
+    int n = 0;
+    /* first producer piece that can overlap: pieces are equal splits */
+    int i = (int)((double)lo * Dp / (double)Sp) - 1;
+    if (i < 0) i = 0;
+    for (; i < Dp && piece_lo(Sp, Dp, i) < hi; i++) {
+        long o = overlap1(lo, hi, piece_lo(Sp, Dp, i), piece_hi(Sp, Dp, i));
+        if (o) {
+            if (piece) piece[n] = i, ov[n] = o;
+            n++;
+        }
+    }
+    return n;
+}
+
 static void dim_list_build(const edge_desc *d, int k, int Dp, int Dc, dim_list *out)
 {
-    size_t cap = (size_t)Dc * (size_t)Dp + 1;
+    long Sp = d->Sp[k];
+    size_t cap = 1;
+    for (int j = 0; j < Dc; j++) { /* count first: Dc x Dp is 1M pairs at 1024 x 1024 */
+        long lo, hi;
+        need_range(d, k, Dc, j, &lo, &hi);
+        if (hi > lo) cap += (size_t)overlapping(Sp, Dp, lo, hi, NULL, NULL);
+    }
     out->start = lw_malloc(sizeof(int) * ((size_t)Dc + 1));
     out->piece = lw_malloc(sizeof(int) * cap);
     out->ov = lw_malloc(sizeof(long) * cap);
     int n = 0;
-    long Sp = d->Sp[k];
     for (int j = 0; j < Dc; j++) {
         out->start[j] = n;
         long lo, hi;
         need_range(d, k, Dc, j, &lo, &hi);
-        if (hi <= lo) continue;
-        /* first producer piece that can overlap: pieces are equal splits */
-        int i = (int)((double)lo * Dp / (double)Sp) - 1;
-        if (i < 0) i = 0;
-        for (; i < Dp && piece_lo(Sp, Dp, i) < hi; i++) {
-            long o = overlap1(lo, hi, piece_lo(Sp, Dp, i), piece_hi(Sp, Dp, i));
-            if (o) {
-                out->piece[n] = i;
-                out->ov[n] = o;
-                n++;
-            }
-        }
+        if (hi > lo) n += overlapping(Sp, Dp, lo, hi, out->piece + n, out->ov + n);
     }
     out->start[Dc] = n;
+}
+
+static void dim_list_build_sums(dim_list *l, int Dp, int Dc)
+{
+    int n = l->start[Dc];
+    l->cum = lw_malloc(sizeof(double) * ((size_t)n + 1));
+    l->cum[0] = 0;
+    for (int a = 0; a < n; a++) l->cum[a + 1] = l->cum[a] + (double)l->ov[a];
+    l->tstart = lw_calloc((size_t)Dp + 1, sizeof(int));
+    l->tpiece = lw_malloc(sizeof(int) * ((size_t)n + 1));
+    long *tov = lw_malloc(sizeof(long) * ((size_t)n + 1));
+    for (int a = 0; a < n; a++) l->tstart[l->piece[a] + 1]++;
+    for (int i = 0; i < Dp; i++) l->tstart[i + 1] += l->tstart[i];
+    int *fill = lw_malloc(sizeof(int) * ((size_t)Dp + 1));
+    memcpy(fill, l->tstart, sizeof(int) * ((size_t)Dp + 1));
+    for (int j = 0; j < Dc; j++)
+        for (int a = l->start[j]; a < l->start[j + 1]; a++) {
+            int t = fill[l->piece[a]]++;
+            l->tpiece[t] = j;
+            tov[t] = l->ov[a];
+        }
+    l->tcum = lw_malloc(sizeof(double) * ((size_t)n + 1));
+    l->tcum[0] = 0;
+    for (int a = 0; a < n; a++) l->tcum[a + 1] = l->tcum[a] + (double)tov[a];
+    l->first = lw_malloc(sizeof(int) * (size_t)Dc);
+    l->tfirst = lw_malloc(sizeof(int) * (size_t)Dp);
+    l->contig = 1;
+    for (int j = 0; j < Dc; j++) {
+        int a = l->start[j], b = l->start[j + 1];
+        l->first[j] = a < b ? l->piece[a] : 0;
+        if (a < b && l->piece[b - 1] - l->piece[a] != b - 1 - a) l->contig = 0;
+    }
+    for (int i = 0; i < Dp; i++) {
+        int a = l->tstart[i], b = l->tstart[i + 1];
+        l->tfirst[i] = a < b ? l->tpiece[a] : 0;
+        if (a < b && l->tpiece[b - 1] - l->tpiece[a] != b - 1 - a) l->contig = 0;
+    }
+    free(fill);
+    free(tov);
 }
 
 static void dim_list_build_dense(dim_list *l, int Dp, int Dc)
@@ -261,6 +328,22 @@ static void dim_list_build_dense(dim_list *l, int Dp, int Dc)
     }
 }
 
+/* Among entries a..b-1 of one receiver piece's list (sender pieces
+ * ascending, the first f), the first whose sender piece is at least x. */
+static inline int first_at(int contig, const int *piece, int f, int a, int b, int x)
+{
+    if (contig) {
+        int k = x - f;
+        return k <= 0 ? a : k >= b - a ? b : a + k;
+    }
+    while (a < b) {
+        int mid = (a + b) >> 1;
+        if (piece[mid] < x) a = mid + 1;
+        else b = mid;
+    }
+    return a;
+}
+
 static const dim_list *lists_get(edge_lists *el, const edge_desc *d, int k, int Dp, int Dc)
 {
     dim_list *l = &el->l[k][ilog2(Dp)][ilog2(Dc)];
@@ -277,6 +360,12 @@ static void lists_free(edge_lists *el)
                 free(l->start);
                 free(l->piece);
                 free(l->ov);
+                free(l->cum);
+                free(l->tstart);
+                free(l->tpiece);
+                free(l->tcum);
+                free(l->first);
+                free(l->tfirst);
                 free(l->mat);
                 free(l->pf_sum);
                 free(l->pf_cnt);
@@ -329,13 +418,14 @@ static void node_box(const config *c, int first_task, int block, int lo[NDIMS], 
 
 /* One direction of the closed form: every task of config `rcv` gathers
  * what it needs from the tasks of config `snd`. Forward, the consumer's
- * tasks gather from the producer's (running sums pf_*); backward, the
- * producer's gather gradients from the consumer's (pb_*). Adds the bytes
+ * tasks gather from the producer's (the lists); backward, the
+ * producer's gather gradients from the consumer's (the lists turned round). Adds the bytes
  * that cross nodes to nic_in (receiving node) and nic_out_rev (the same
  * node sends them in the other direction). Returns the slowest receiver's
  * time in seconds. */
-static double gather(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
-                     const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out)
+static inline double gather_impl(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
+                                 const config *snd, int forward, double *nic_in, double *nic_out_rev,
+                                 double *elems_out, const int dense)
 {
     const cluster *cl = pm->pub.cl;
     const int gpn = cl->gpus_per_node;
@@ -347,13 +437,25 @@ static double gather(const cost_model_priv *pm, const dim_list *const dl[NDIMS],
     double slowest = 0, elems = 0;
     int rc[NDIMS] = {0, 0, 0, 0}, sc[NDIMS] = {0, 0, 0, 0}; /* task r's coordinates in rcv and in snd */
     int lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0}, box_node = -1, box_ok = 0;
-    /* per dimension: the running sums for this direction, one row of Ds + 1
-     * per receiver piece; and where the self-overlap sits in mat */
+    /* per dimension, this direction's lists: for each receiver piece, the
+     * sender pieces it overlaps (ascending) and the running sums */
+    const int *st[NDIMS], *pc[NDIMS], *fs[NDIMS];
+    const double *cum[NDIMS];
+    int contig = 1;
+    for (int d = 0; d < NDIMS; d++) {
+        st[d] = forward ? dl[d]->start : dl[d]->tstart;
+        pc[d] = forward ? dl[d]->piece : dl[d]->tpiece;
+        fs[d] = forward ? dl[d]->first : dl[d]->tfirst;
+        cum[d] = forward ? dl[d]->cum : dl[d]->tcum;
+        contig &= dl[d]->contig;
+    }
+    /* dense: the running sums, one row of Ds + 1 per receiver piece; and
+     * where the self-overlap sits in mat */
     const double *sum[NDIMS];
     const int *cnt[NDIMS];
     const long *mat[NDIMS];
     int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
-    for (int d = 0; d < NDIMS; d++) {
+    for (int d = 0; d < NDIMS && dense; d++) {
         sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
         cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
         mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
@@ -380,21 +482,36 @@ static double gather(const cost_model_priv *pm, const dim_list *const dl[NDIMS],
             if (box_ok) node_box(snd, node * gpn, Bs, lo, hi);
         }
         double all = 1, own = 1, all_n = 1, own_n = 1;
-        for (int d = 0; d < NDIMS; d++) {
+        int ea[NDIMS], eb[NDIMS];
+        for (int d = 0; d < NDIMS && dense; d++) {
             const double *ps = sum[d] + (size_t)rc[d] * row[d];
-            const int *pc = cnt[d] + (size_t)rc[d] * row[d];
+            const int *pn = cnt[d] + (size_t)rc[d] * row[d];
             all *= ps[row[d] - 1];
-            all_n *= pc[row[d] - 1];
+            all_n *= pn[row[d] - 1];
             own *= ps[hi[d]] - ps[lo[d]];
-            own_n *= pc[hi[d]] - pc[lo[d]];
+            own_n *= pn[hi[d]] - pn[lo[d]];
+        }
+        for (int d = 0; d < NDIMS && !dense; d++) {
+            int a = ea[d] = st[d][rc[d]], b = eb[d] = st[d][rc[d] + 1], f = fs[d][rc[d]];
+            all *= cum[d][b] - cum[d][a];
+            all_n *= b - a;
+            int x = first_at(contig, pc[d], f, a, b, lo[d]), y = first_at(contig, pc[d], f, a, b, hi[d]);
+            own *= cum[d][y] - cum[d][x];
+            own_n *= y - x;
         }
         if (!box_ok) own = own_n = 0;
         if (all == 0) continue;
         if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
-            double v = (double)mat[0][(size_t)rc[0] * ms_r[0] + (size_t)sc[0] * ms_s[0]] *
-                       (double)mat[1][(size_t)rc[1] * ms_r[1] + (size_t)sc[1] * ms_s[1]] *
-                       (double)mat[2][(size_t)rc[2] * ms_r[2] + (size_t)sc[2] * ms_s[2]] *
-                       (double)mat[3][(size_t)rc[3] * ms_r[3] + (size_t)sc[3] * ms_s[3]];
+            double v = 1;
+            if (dense)
+                v = (double)mat[0][(size_t)rc[0] * ms_r[0] + (size_t)sc[0] * ms_s[0]] *
+                    (double)mat[1][(size_t)rc[1] * ms_r[1] + (size_t)sc[1] * ms_s[1]] *
+                    (double)mat[2][(size_t)rc[2] * ms_r[2] + (size_t)sc[2] * ms_s[2]] *
+                    (double)mat[3][(size_t)rc[3] * ms_r[3] + (size_t)sc[3] * ms_s[3]];
+            for (int d = 0; d < NDIMS && v > 0 && !dense; d++) {
+                int z = first_at(contig, pc[d], fs[d][rc[d]], ea[d], eb[d], sc[d]);
+                v *= z < eb[d] && pc[d][z] == sc[d] ? cum[d][z + 1] - cum[d][z] : 0;
+            }
             if (v > 0) {
                 own -= v;
                 own_n -= 1;
@@ -415,6 +532,20 @@ static double gather(const cost_model_priv *pm, const dim_list *const dl[NDIMS],
     return slowest;
 }
 
+/* The two representations give the same sums (integers, exactly): the
+ * dense one for table builds, the lists for single evaluations. */
+static double gather_dense(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
+                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out)
+{
+    return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, 1);
+}
+
+static double gather_lists(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
+                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out)
+{
+    return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, 0);
+}
+
 /* The same sums as the per-piece loop of tx_eval, in closed form, for a
  * cluster whose links are uniform within a node and between nodes. What a
  * task receives splits into three classes: from its own GPU (free), from
@@ -426,9 +557,14 @@ static double gather(const cost_model_priv *pm, const dim_list *const dl[NDIMS],
 static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, const dim_list *const dl[NDIMS],
                              const config *cp, const config *cc, double *elems_out)
 {
-    double back_elems;
-    double max_f = gather(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out);
-    double max_b = gather(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems);
+    double back_elems, max_f, max_b;
+    if (dl[0]->mat) {
+        max_f = gather_dense(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out);
+        max_b = gather_dense(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems);
+    } else {
+        max_f = gather_lists(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out);
+        max_b = gather_lists(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems);
+    }
     if (pm->nodes_used > 1) {
         const cluster *cl = pm->pub.cl;
         double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node;
@@ -518,7 +654,11 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
         for (int q = 0; q < NDIMS; q++) dl[q] = lists_get(L, d, q, cp->deg[q], cc->deg[q]);
         if (pm->closed_form_ok && !cost_tx_reference) {
             for (int q = 0; q < NDIMS; q++)
-                if (!dl[q]->mat) dim_list_build_dense((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
+                if (L == &local) {
+                    if (!dl[q]->cum) dim_list_build_sums((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
+                } else if (!dl[q]->mat) {
+                    dim_list_build_dense((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
+                }
             double t = tx_closed_form(pm, sc, dl, cp, cc, &elems);
             if (L == &local) lists_free(&local);
             if (bytes_out) *bytes_out = 2 * elems * BYTES_PER_ELEM;
@@ -948,8 +1088,10 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
     return cost_model_build_cancellable(net, cl, prof, gpus, batch, NULL, err);
 }
 
-cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
-                                         long batch, const atomic_int *cancel, lw_error *err)
+/* Everything but the tables: the link matrix, every layer's configs and
+ * every edge's description. Cheap: O(gpus^2 + layers x configs). */
+static cost_model_priv *model_setup(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                                    int max_gpus, lw_error *err)
 {
     int total = cluster_gpus(cl);
     if (gpus < 1 || gpus > total) {
@@ -960,12 +1102,15 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
         lw_fail(err, 2, "batch %ld is out of range (1 to 100000000)", batch);
         return NULL;
     }
-    if (gpus > COST_MAX_GPUS) {
-        lw_fail(err, 2, "%d GPUs: the cost model takes at most %d (its tables grow with the square of a layer's "
-                "configs); choose fewer", gpus, COST_MAX_GPUS);
+    if (gpus > max_gpus) {
+        if (max_gpus == COST_MAX_GPUS)
+            lw_fail(err, 2, "%d GPUs: the search's cost tables take at most %d (they grow with the square of a "
+                    "layer's configs); choose fewer, or evaluate a given strategy (eval, up to %d)", gpus,
+                    COST_MAX_GPUS, COST_EVAL_MAX_GPUS);
+        else
+            lw_fail(err, 2, "%d GPUs: evaluation takes at most %d; choose fewer", gpus, max_gpus);
         return NULL;
     }
-    double t0 = lw_now();
     cost_model_priv *pm = lw_calloc(1, sizeof *pm);
     cost_model *m = &pm->pub;
     m->net = net;
@@ -1009,16 +1154,12 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
     int L = net->n_layers;
     m->n_configs = lw_calloc((size_t)L, sizeof(int));
     m->configs = lw_calloc((size_t)L, sizeof(config *));
-    m->t_c = lw_calloc((size_t)L, sizeof(double *));
-    m->t_s = lw_calloc((size_t)L, sizeof(double *));
-    m->t_c_profiled = lw_calloc((size_t)L, sizeof(unsigned char *));
     int ne = 0;
     for (int i = 0; i < L; i++) ne += net->layers[i].n_inputs;
     m->n_edges = ne;
     m->e_from = lw_calloc((size_t)ne + 1, sizeof(int));
     m->e_to = lw_calloc((size_t)ne + 1, sizeof(int));
     m->e_slot = lw_calloc((size_t)ne + 1, sizeof(int));
-    m->t_x = lw_calloc((size_t)ne + 1, sizeof(double *));
     pm->desc = lw_calloc((size_t)ne + 1, sizeof(edge_desc));
     int e = 0;
     for (int i = 0; i < L; i++)
@@ -1030,6 +1171,31 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
     for (e = 0; e < ne; e++) edge_describe(m, e, &pm->desc[e]);
 
     for (int i = 0; i < L; i++) m->n_configs[i] = configs_enumerate(&net->layers[i], batch, gpus, &m->configs[i]);
+    return pm;
+}
+
+cost_model *cost_model_open(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                            lw_error *err)
+{
+    double t0 = lw_now();
+    cost_model_priv *pm = model_setup(net, cl, prof, gpus, batch, COST_EVAL_MAX_GPUS, err);
+    if (!pm) return NULL;
+    pm->pub.build_ms = (lw_now() - t0) * 1e3;
+    return &pm->pub;
+}
+
+cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
+                                         long batch, const atomic_int *cancel, lw_error *err)
+{
+    double t0 = lw_now();
+    cost_model_priv *pm = model_setup(net, cl, prof, gpus, batch, COST_MAX_GPUS, err);
+    if (!pm) return NULL;
+    cost_model *m = &pm->pub;
+    int L = net->n_layers, ne = m->n_edges, e;
+    m->t_c = lw_calloc((size_t)L, sizeof(double *));
+    m->t_s = lw_calloc((size_t)L, sizeof(double *));
+    m->t_c_profiled = lw_calloc((size_t)L, sizeof(unsigned char *));
+    m->t_x = lw_calloc((size_t)ne + 1, sizeof(double *));
     double tx_entries = 0;
     for (e = 0; e < ne; e++) tx_entries += (double)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
     if (tx_entries > (double)COST_MAX_TX_ENTRIES) {
@@ -1116,8 +1282,23 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
     return m;
 }
 
+double cost_node_ms(const cost_model *m, int li, int k)
+{
+    if (m->t_c) return m->t_c[li][k] + m->t_s[li][k];
+    return cost_t_c(m, li, &m->configs[li][k], NULL) + cost_t_s(m, li, &m->configs[li][k], NULL);
+}
+
+double cost_edge_ms(const cost_model *m, int edge, int ci, int cj, double *bytes)
+{
+    int a = m->e_from[edge], b = m->e_to[edge];
+    if (m->t_x && !bytes) return m->t_x[edge][ci * m->n_configs[b] + cj];
+    double t = cost_t_x(m, edge, &m->configs[a][ci], &m->configs[b][cj], bytes);
+    return m->t_x ? m->t_x[edge][ci * m->n_configs[b] + cj] : t;
+}
+
 void cost_model_refresh_sync(cost_model *m)
 {
+    if (!m->t_s) return; /* no tables: every t_s is computed when asked */
     for (int i = 0; i < m->n_layers; i++)
         for (int k = 0; k < m->n_configs[i]; k++) m->t_s[i][k] = cost_t_s(m, i, &m->configs[i][k], NULL);
 }
@@ -1141,11 +1322,12 @@ void cost_model_free(cost_model *m)
     cost_model_priv *pm = (cost_model_priv *)m;
     for (int i = 0; i < m->n_layers; i++) {
         free(m->configs[i]);
-        free(m->t_c[i]);
-        free(m->t_s[i]);
-        free(m->t_c_profiled[i]);
+        if (m->t_c) free(m->t_c[i]);
+        if (m->t_s) free(m->t_s[i]);
+        if (m->t_c_profiled) free(m->t_c_profiled[i]);
     }
-    for (int e = 0; e < m->n_edges; e++) free(m->t_x[e]);
+    if (m->t_x)
+        for (int e = 0; e < m->n_edges; e++) free(m->t_x[e]);
     free(m->n_configs);
     free(m->configs);
     free(m->t_c);

@@ -36,6 +36,10 @@ int optimizer_from_name(const char *s); /* -1 if unknown */
  * that, each entry an overlap sum over the tasks: 256 GPUs take about 20 s
  * for VGG-16 and 80 s for Inception-v3; 4096 would take hours. */
 #define COST_MAX_GPUS 256
+/* A model without tables (cost_model_open) evaluates given strategies; it
+ * holds a link matrix of gpus^2 entries (16 MB at 1024) and every layer's
+ * configs (up to C(log2(G) + 4, 4): 1001 at 1024). */
+#define COST_EVAL_MAX_GPUS 1024
 /* t_x entries over all edges (8 bytes each; the search copies them). */
 #define COST_MAX_TX_ENTRIES (1L << 26)
 
@@ -48,11 +52,11 @@ typedef struct cost_model {
     int n_layers;
     int *n_configs;          /* [layer] */
     config **configs;        /* [layer][config] */
-    double **t_c, **t_s;     /* [layer][config], ms */
+    double **t_c, **t_s;     /* [layer][config], ms; NULL in a model without tables */
     unsigned char **t_c_profiled; /* [layer][config]: 1 where a profile entry gave t_c */
     int n_edges;             /* one per (consumer, input slot) */
     int *e_from, *e_to, *e_slot;
-    double **t_x;            /* [edge][ci * n_configs[to] + cj], ms */
+    double **t_x;            /* [edge][ci * n_configs[to] + cj], ms; NULL without tables */
     /* link matrix over the GPUs in use */
     double *lat_s, *inv_bw;  /* [gpus * gpus], seconds and seconds per byte */
     /* memory model (cost_memory_task); cost_model_build sets the defaults:
@@ -73,11 +77,27 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
                                          long batch, const atomic_int *cancel, lw_error *err);
 void cost_model_free(cost_model *m);
 
+/* A model without tables (t_c, t_s, t_c_profiled and t_x NULL): the links,
+ * every layer's configs and every edge's description, in milliseconds even
+ * at COST_EVAL_MAX_GPUS. For evaluating given strategies (strategy_evaluate,
+ * cost_node_ms, cost_edge_ms compute just the entries they are asked for);
+ * cost_model_graph needs a built model. Freed with cost_model_free. */
+cost_model *cost_model_open(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                            lw_error *err);
+
+/* One entry of the tables, from a built model's tables or computed now
+ * (equal either way): node cost t_c + t_s of layer li's config k, and t_x of
+ * edge for producer config ci and consumer config cj (bytes, if non-NULL,
+ * gets the cross-GPU bytes it moves, forward + backward). */
+double cost_node_ms(const cost_model *m, int li, int k);
+double cost_edge_ms(const cost_model *m, int edge, int ci, int cj, double *bytes);
+
 /* Recomputes the t_s tables after the cluster's sync scheme changed (the
  * t_c and t_x tables do not depend on it): a fast what-if. */
 void cost_model_refresh_sync(cost_model *m);
 
-/* The abstract graph the search works on (node cost = t_c + t_s, edge cost = t_x). */
+/* The abstract graph the search works on (node cost = t_c + t_s, edge cost =
+ * t_x), from a built model's tables. */
 cost_graph *cost_model_graph(const cost_model *m);
 
 /* Single evaluations, for strategies and tests. Bytes are cross-GPU bytes

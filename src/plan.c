@@ -643,6 +643,32 @@ static int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_
     return 1;
 }
 
+/* rebuild of an unsearched plan: a model without tables, no search. */
+static int rebuild_unsearched(plan *p, const plan_settings *set, cluster *cl, int gpus, long batch,
+                              const plan_memory_settings *mset, lw_error *err)
+{
+    cost_model *cm = cost_model_open(p->net, cl, p->prof, gpus, batch, err);
+    if (!cm) return -1;
+    drop_results(p);
+    memory_free(&p->mem);
+    cost_model_free(p->cm);
+    p->cm = cm;
+    p->mset = *mset;
+    cm->optimizer = mset->optimizer;
+    p->gpus = gpus;
+    p->batch = batch;
+    p->search_ms = 0;
+    p->from_prefetch = 0;
+    memset(p->best, 0, sizeof(int) * (size_t)p->net->n_layers);
+    for (int i = 0; i < p->net->n_layers; i++) p->pinned[i] = -1;
+    p->set = *set;
+    if (cl != p->cl) {
+        cluster_free(p->cl);
+        p->cl = cl;
+    }
+    return 0;
+}
+
 /* A new cost model and optimum for settings set on cluster cl (the plan's
  * own, or a new one the plan takes on success), pins given as indices into
  * the plan's current model. On failure nothing changed (cl is the caller's
@@ -658,6 +684,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d (choose 1 to %d)", gpus, cl->name,
                        total, total);
     long batch = plan_batch_for(set, gpus);
+    if (p->unsearched) return rebuild_unsearched(p, set, cl, gpus, batch, mset, err);
     cost_model *cm = NULL;
     cost_graph *cg = NULL;
     search_result *sr = NULL;
@@ -708,9 +735,28 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     return 0;
 }
 
+int plan_search(plan *p, lw_error *err)
+{
+    if (!p->unsearched) return 0;
+    p->unsearched = 0;
+    plan_memory_settings mset = p->mset;
+    if (rebuild(p, &p->set, p->cl, p->pinned, &mset, err) == 0) return 0;
+    p->unsearched = 1;
+    return -1;
+}
+
 int plan_apply(plan *p, const plan_change *c, lw_error *err)
 {
     int L = p->net->n_layers;
+    if (p->unsearched && !c->set && !c->cl) {
+        if (c->sync_set && c->sync != SYNC_PARAMETER_SERVER && c->sync != SYNC_RING_ALLREDUCE)
+            return lw_fail(err, 2, "unknown sync scheme %d", (int)c->sync);
+        if (!c->n_pins && !c->clear_pins && !c->mem) { /* no tables: t_s is computed when asked */
+            if (c->sync_set) p->cl->sync = c->sync;
+            return 0;
+        }
+        if (plan_search(p, err) != 0) return -1; /* pins and memory settings need the search */
+    }
     if (c->sync_set && c->sync != SYNC_PARAMETER_SERVER && c->sync != SYNC_RING_ALLREDUCE)
         return lw_fail(err, 2, "unknown sync scheme %d", (int)c->sync);
     for (int i = 0; i < c->n_pins; i++) {
@@ -769,14 +815,8 @@ plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_e
     return plan_new_progress(net, cl, prof, set, NULL, NULL, err);
 }
 
-plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
-                        void *progress_user, lw_error *err)
-{
-    return plan_new_memory(net, cl, prof, set, NULL, progress, progress_user, err);
-}
-
-plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
-                      search_progress_fn progress, void *progress_user, lw_error *err)
+static plan *plan_create(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
+                         search_progress_fn progress, void *progress_user, int unsearched, lw_error *err)
 {
     plan *p = lw_calloc(1, sizeof *p);
     if (ms) p->mset = *ms;
@@ -786,6 +826,7 @@ plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings se
     p->set = set;
     p->progress = progress;
     p->progress_user = progress_user;
+    p->unsearched = unsearched;
     p->best = lw_calloc((size_t)net->n_layers, sizeof(int));
     p->pinned = lw_malloc(sizeof(int) * (size_t)net->n_layers);
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
@@ -795,6 +836,24 @@ plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings se
         return NULL;
     }
     return p;
+}
+
+plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
+                      search_progress_fn progress, void *progress_user, lw_error *err)
+{
+    return plan_create(net, cl, prof, set, ms, progress, progress_user, 0, err);
+}
+
+plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
+                        void *progress_user, lw_error *err)
+{
+    return plan_new_memory(net, cl, prof, set, NULL, progress, progress_user, err);
+}
+
+plan *plan_new_unsearched(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
+                          lw_error *err)
+{
+    return plan_create(net, cl, prof, set, ms, NULL, NULL, 1, err);
 }
 
 void plan_free(plan *p)

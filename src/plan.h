@@ -72,6 +72,7 @@ typedef struct plan {
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
     struct plan_prefetcher *prefetch; /* see plan_prefetch_list */
+    int unsearched;          /* plan_new_unsearched: cm has no tables, cg and sr are NULL */
 } plan;
 
 /* Resolves NAME as a path, or a bare name under the data directories
@@ -96,6 +97,18 @@ plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings 
 plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                       search_progress_fn progress, void *progress_user, lw_error *err);
 void plan_free(plan *p);
+
+/* A plan for evaluating given strategies only: its model has no tables
+ * (cost_model_open: any shipped network at COST_EVAL_MAX_GPUS in well under
+ * a second) and it runs no search (cg, sr NULL; best all zero, best_eval
+ * empty; ms, may be NULL, gives the optimizer the memory figures count).
+ * plan_apply keeps it so for new settings, a cluster or a sync scheme;
+ * pins, memory settings and plan_search turn it into a full plan. */
+plan *plan_new_unsearched(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
+                          lw_error *err);
+/* Builds the tables and searches (nothing to do for a plan that has an
+ * optimum). 0 on success; on failure the plan stays unsearched. */
+int plan_search(plan *p, lw_error *err);
 
 /* ---- what-ifs --------------------------------------------------------- */
 

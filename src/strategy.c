@@ -12,19 +12,25 @@ void strategy_evaluate(const cost_model *m, const int *ci, strategy_eval *out)
     memset(out, 0, sizeof *out);
     out->n_layers = m->n_layers;
     out->layers = lw_calloc((size_t)m->n_layers, sizeof(layer_eval));
+    /* from the tables where the model has them, otherwise just these entries */
     for (int i = 0; i < m->n_layers; i++) {
         layer_eval *le = &out->layers[i];
-        le->compute_ms = m->t_c[i][ci[i]];
-        le->profiled = m->t_c_profiled[i][ci[i]];
-        le->sync_ms = m->t_s[i][ci[i]];
-        cost_t_s(m, i, &m->configs[i][ci[i]], &le->sync_bytes);
+        const config *c = &m->configs[i][ci[i]];
+        double sync_ms = cost_t_s(m, i, c, &le->sync_bytes);
+        if (m->t_c) {
+            le->compute_ms = m->t_c[i][ci[i]];
+            le->profiled = m->t_c_profiled[i][ci[i]];
+            le->sync_ms = m->t_s[i][ci[i]];
+        } else {
+            le->compute_ms = cost_t_c(m, i, c, &le->profiled);
+            le->sync_ms = sync_ms;
+        }
     }
     for (int e = 0; e < m->n_edges; e++) {
         int a = m->e_from[e], b = m->e_to[e];
         layer_eval *le = &out->layers[b];
-        le->transfer_ms += m->t_x[e][ci[a] * m->n_configs[b] + ci[b]];
         double bytes = 0;
-        cost_t_x(m, e, &m->configs[a][ci[a]], &m->configs[b][ci[b]], &bytes);
+        le->transfer_ms += cost_edge_ms(m, e, ci[a], ci[b], &bytes);
         le->transfer_bytes += bytes;
     }
     for (int i = 0; i < m->n_layers; i++) {

@@ -204,6 +204,41 @@ for f in sys.argv[2:]:
     assert t >= opt * (1 - 1e-12), (f, t, opt)
 ' "$TMP/alex.json" "$TMP/eval_data.json" "$TMP/eval_model.json" "$TMP/eval_owt.json"
 
+# -------------------------------------------- eval at 256 and 1024 GPUs
+# Evaluating a given strategy computes only the entries it uses (no tables,
+# no search), so every shipped network at 256 GPUs runs here: on uniform
+# links (the closed-form t_x) and on per-pair links (piece by piece).
+C256=$F/clusters/h100-32x8.json
+P256=$F/clusters/dgx1-32x8.json
+for cl in "$C256" "$P256"; do
+    for n in $("$LW" list | sed -n 's/^networks: //p'); do
+        for b in data model owt; do
+            expect_ok "eval $n -s $b at 256 GPUs on $(basename "$cl" .json)" eval -n "$n" -c "$cl" -s $b --json
+            py "eval $n -s $b at 256 GPUs: a document whose total is the sum of its layers" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "layerwise-strategy/1" and d["gpus"] == 256 and d["algorithm"] == sys.argv[2]
+s = sum(l["compute_ms"] + l["sync_ms"] + l["transfer_ms"] for l in d["layers"])
+assert abs(s - d["total_ms"]) <= 1e-9 * d["total_ms"], (s, d["total_ms"])
+assert d["total_ms"] > 0 and d["bytes_per_step"] >= 0
+if sys.argv[2] == "data": assert max(len(l["devices"]) for l in d["layers"]) == 256
+' "$OUT" $b
+        done
+    done
+done
+expect_ok "eval text at 256 GPUs runs" eval -n resnet50 -c "$C256" -s data
+if grep -q "the optimum for this setting: not searched at 256 GPUs" "$OUT"; then ok "eval text at 256 GPUs says the optimum was not searched"; else
+    notok "eval text at 256 GPUs says the optimum was not searched" "$(tail -n 3 "$OUT")"
+fi
+expect_ok "eval at 1024 GPUs runs" eval -n inception_v3 -c $F/clusters/h100-128x8.json -s owt --json
+py "eval at 1024 GPUs: a document for 1024 GPUs" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gpus"] == 1024 and d["algorithm"] == "owt", (d["gpus"], d["algorithm"])
+' "$OUT"
+expect_fail "search at 512 GPUs is refused, naming the limits" 2 "512 GPUs" "at most 256" "up to 1024" -- \
+    search -n vgg16 -c $F/clusters/h100-128x8.json -g 512
+
 # ---------------------------------------------------------- compare, scale
 expect_ok "compare --json runs" compare -n alexnet -c p100-4x4 -g 4 --json
 cp "$OUT" "$TMP/compare.json"

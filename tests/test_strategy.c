@@ -822,3 +822,140 @@ Test(plan, a_failed_or_cancelled_rebuild_keeps_the_previous_plan)
     free(best0);
     plan_free(p);
 }
+
+/* ------------------------------------------------ evaluation without tables */
+
+/* A plan without tables (plan_new_unsearched, cost_model_open) evaluates
+ * every strategy exactly as the built tables do: each layer's t_c, t_s, t_x
+ * and bytes, bit for bit, for the baselines and the optimum; and single
+ * entries (cost_node_ms, cost_edge_ms) equal the tables. */
+static void untabled_equals_tables(const char *net, const char *cl, int gpus)
+{
+    plan *full = open_plan(net, cl, gpus, 0);
+    lw_error err = {0};
+    network *n = plan_load_network(net, &err);
+    cluster *c = plan_load_cluster(cl, &err);
+    cr_assert(n && c, "%s", err.msg);
+    plan_settings s = {.gpus = gpus, .batch_per_gpu = DEFAULT_BATCH_PER_GPU};
+    plan *bare = plan_new_unsearched(n, c, NULL, s, NULL, &err);
+    cr_assert_not_null(bare, "%s", err.msg);
+    cr_assert(bare->unsearched && !bare->sr && !bare->cg && !bare->cm->t_x && !bare->cm->t_c);
+    cr_assert_eq(bare->gpus, full->gpus);
+    cr_assert_eq(bare->batch, full->batch);
+    const cost_model *mf = full->cm, *mb = bare->cm;
+    int L = mf->n_layers;
+    int *ci = lw_calloc((size_t)L, sizeof(int));
+    for (int s4 = 0; s4 < 4; s4++) {
+        if (s4 < 3) strategy_baseline(mb, (baseline_kind)s4, ci);
+        else memcpy(ci, full->best, sizeof(int) * (size_t)L);
+        strategy_eval a, b;
+        strategy_evaluate(mf, ci, &a);
+        strategy_evaluate(mb, ci, &b);
+        for (int i = 0; i < L; i++) {
+            const layer_eval *x = &a.layers[i], *y = &b.layers[i];
+            cr_assert(x->compute_ms == y->compute_ms && x->sync_ms == y->sync_ms && x->transfer_ms == y->transfer_ms &&
+                          x->transfer_bytes == y->transfer_bytes && x->sync_bytes == y->sync_bytes &&
+                          x->profiled == y->profiled,
+                      "%s on %s, %d GPUs, strategy %d, layer %s: tables %.17g/%.17g/%.17g, without %.17g/%.17g/%.17g",
+                      net, cl, gpus, s4, mf->net->layers[i].name, x->compute_ms, x->sync_ms, x->transfer_ms,
+                      y->compute_ms, y->sync_ms, y->transfer_ms);
+        }
+        cr_assert_eq(a.total_ms, b.total_ms);
+        cr_assert_eq(a.bytes_per_step, b.bytes_per_step);
+        cr_assert_eq(a.peak_memory_bytes, b.peak_memory_bytes);
+        if (s4 == 3) cr_assert_eq(b.total_ms, full->best_eval.total_ms);
+        strategy_eval_free(&a);
+        strategy_eval_free(&b);
+    }
+    /* single entries, a spread of them per layer and edge */
+    for (int i = 0; i < L; i++)
+        for (int k = 0; k < mf->n_configs[i]; k += 1 + mf->n_configs[i] / 7)
+            cr_assert_eq(cost_node_ms(mb, i, k), mf->t_c[i][k] + mf->t_s[i][k]);
+    for (int e = 0; e < mf->n_edges; e++) {
+        int na = mf->n_configs[mf->e_from[e]], nb = mf->n_configs[mf->e_to[e]];
+        for (int q = e % 5; q < na * nb; q += 1 + na * nb / 11) {
+            double t = cost_edge_ms(mb, e, q / nb, q % nb, NULL);
+            cr_assert(t == mf->t_x[e][q], "%s on %s: edge %d entry %d: %.17g without tables, %.17g in them", net, cl,
+                      e, q, t, mf->t_x[e][q]);
+            cr_assert_eq(cost_edge_ms(mf, e, q / nb, q % nb, NULL), t);
+        }
+    }
+    /* plan_search turns it into the full plan */
+    cr_assert_eq(plan_search(bare, &err), 0, "%s", err.msg);
+    cr_assert(!bare->unsearched && bare->sr);
+    cr_assert_arr_eq(bare->best, full->best, sizeof(int) * (size_t)L);
+    cr_assert_eq(bare->best_eval.total_ms, full->best_eval.total_ms);
+    free(ci);
+    plan_free(bare);
+    plan_free(full);
+}
+
+Test(untabled, equals_tables_vgg16_16_gpus_4_nodes)
+{
+    untabled_equals_tables("vgg16", "p100-4x4", 16);
+}
+
+Test(untabled, equals_tables_inception_v3_8_gpus_per_pair_links)
+{
+    untabled_equals_tables("inception_v3", "dgx1-v100", 8);
+}
+
+Test(untabled, equals_tables_resnet50_16_gpus_ring)
+{
+    untabled_equals_tables("resnet50", "h100-8x8", 16);
+}
+
+Test(untabled, equals_tables_lenet5_6_gpus)
+{
+    untabled_equals_tables("lenet5", "p100-4x4", 6);
+}
+
+/* 1024 GPUs: evaluated without tables; the tables (the search) refuse
+ * above COST_MAX_GPUS and say what evaluation allows. */
+Test(untabled, a_1024_gpu_evaluation_and_the_search_limit)
+{
+    const char *t = "{\"format\": \"layerwise-cluster/1\", \"name\": \"big\", \"nodes\": 128, \"gpus_per_node\": 8,"
+                    " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+                    " \"intra_node\": {\"bandwidth_gbs\": 100, \"latency_us\": 5},"
+                    " \"inter_node\": {\"bandwidth_gbs\": 25, \"latency_us\": 10, \"nics_per_node\": 4},"
+                    " \"sync\": \"ring-allreduce\"}";
+    lw_error err = {0};
+    network *n = plan_load_network("resnet50", &err);
+    cluster *c = cluster_from_json(t, strlen(t), "big.json", &err);
+    cr_assert(n && c, "%s", err.msg);
+    cost_model *refused = cost_model_build(n, c, NULL, 512, 512 * 32, &err);
+    cr_assert_null(refused);
+    cr_assert(strstr(err.msg, "512 GPUs") && strstr(err.msg, "at most 256") && strstr(err.msg, "1024"), "%s",
+              err.msg);
+    plan_settings s = {.gpus = 1024, .batch_per_gpu = DEFAULT_BATCH_PER_GPU};
+    plan *p = plan_new_unsearched(n, c, NULL, s, NULL, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    cr_assert_eq(p->gpus, 1024);
+    int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
+    strategy_baseline(p->cm, BASE_DATA, ci);
+    strategy_eval ev;
+    strategy_evaluate(p->cm, ci, &ev);
+    /* data parallel: every layer (the input too) in 1024 sample pieces, the
+     * same on each side of every edge, so sync but no transfer */
+    int split = 0;
+    for (int i = 0; i < p->net->n_layers; i++) split += config_tasks(&p->cm->configs[i][ci[i]]) == 1024;
+    cr_assert_eq(split, p->net->n_layers);
+    cr_assert(ev.sync_ms > 0 && ev.compute_ms > 0 && isfinite(ev.total_ms));
+    cr_assert_eq(ev.transfer_ms, 0);
+    strategy_eval_free(&ev);
+    free(ci);
+    plan_settings s2 = {.gpus = 1025, .batch_per_gpu = DEFAULT_BATCH_PER_GPU};
+    plan_change ch = {.set = &s2};
+    cr_assert_neq(plan_apply(p, &ch, &err), 0); /* the cluster has 1024 */
+    cr_assert_eq(p->gpus, 1024);
+    cr_assert(p->unsearched);
+    /* a sync switch keeps it unsearched; a smaller setting too */
+    plan_change sy = {.sync_set = 1, .sync = SYNC_PARAMETER_SERVER};
+    cr_assert_eq(plan_apply(p, &sy, &err), 0, "%s", err.msg);
+    cr_assert(p->unsearched && p->cl->sync == SYNC_PARAMETER_SERVER);
+    plan_settings s3 = {.gpus = 8, .batch_per_gpu = DEFAULT_BATCH_PER_GPU};
+    plan_change ch3 = {.set = &s3};
+    cr_assert_eq(plan_apply(p, &ch3, &err), 0, "%s", err.msg);
+    cr_assert(p->unsearched && p->gpus == 8 && !p->sr);
+    plan_free(p);
+}
