@@ -1082,6 +1082,54 @@ typedef struct tx_cache_entry {
     int edge;
 } tx_cache_entry;
 
+/* Refuses (1, err set) a build this machine cannot finish in reasonable
+ * time and memory, before it starts: the time from a sample of the entries
+ * to compute, timed here (spread over the edges; the overlap lists, built
+ * once per edge and degree pair in a build, left out) and shared among the
+ * worker threads; the memory from the
+ * entries, which the tables, the search's copy and its own tables each hold
+ * about once. Small builds (under 2^20 entries to compute) are never
+ * refused. */
+static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, int threads, double tx_entries,
+                            lw_error *err)
+{
+    const cost_model *m = &pm->pub;
+    double unique = (double)m->tx_pairs_computed, bytes = tx_entries * 8.0 * 3.0;
+    if (unique < (double)(1L << 20) || n_todo == 0) return 0;
+    enum { SAMPLES = 48 };
+    double spent = 0;
+    edge_lists *el = lw_calloc(1, sizeof *el);
+    for (int q = 0; q < SAMPLES; q++) {
+        int e = todo[(long)q * n_todo / SAMPLES];
+        int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
+        long k = ((long)q * 7919L) % ((long)np * nc);
+        const config *cp = &m->configs[m->e_from[e]][k / nc], *cc = &m->configs[m->e_to[e]][k % nc];
+        /* the first call builds the overlap lists, which a table build
+         * shares among the entries of an edge: time the second */
+        tx_eval(pm, &pm->sc, el, &pm->desc[e], cp, cc, NULL);
+        double t0 = lw_now();
+        tx_eval(pm, &pm->sc, el, &pm->desc[e], cp, cc, NULL);
+        spent += lw_now() - t0;
+        lists_free(el);
+    }
+    free(el);
+    double secs = spent / SAMPLES * unique / (threads > 0 ? threads : 1);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double phys = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+    const char *env = getenv("LAYERWISE_MAX_BUILD_S");
+    double limit = env && env[0] ? strtod(env, NULL) : COST_MAX_BUILD_S;
+    int slow = secs > limit, big = phys > 0 && bytes > 0.75 * phys;
+    if (!slow && !big) return 0;
+    lw_fail(err, 1,
+            "%s on %d GPUs is too large for this machine: its cost tables hold %.3g entries (%.3g to compute) and "
+            "would take about %.0f s on %d thread%s (estimated from %d entries timed now) and about %.0f MB with "
+            "the search (this machine has %.0f MB; the limits are %.0f s and 3/4 of the memory); choose fewer GPUs, "
+            "or evaluate a given strategy (eval)",
+            m->net->name, m->gpus, tx_entries, unique, secs, threads, threads == 1 ? "" : "s", SAMPLES, bytes / 1e6,
+            phys / 1e6, limit);
+    return 1;
+}
+
 cost_model *cost_model_build(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
                              lw_error *err)
 {
@@ -1255,6 +1303,13 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
     }
     int nw = worker_count();
     if (nw > n_todo) nw = n_todo;
+    if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) {
+        free(same);
+        free(todo);
+        free(keys);
+        cost_model_free(m);
+        return NULL;
+    }
     if (nw <= 1) {
         for (int i = 0; i < n_todo && !(cancel && atomic_load(cancel)); i++) compute_edge_table(pm, &pm->sc, todo[i], cancel);
     } else {

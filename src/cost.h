@@ -42,6 +42,11 @@ int optimizer_from_name(const char *s); /* -1 if unknown */
 #define COST_EVAL_MAX_GPUS 1024
 /* t_x entries over all edges (8 bytes each; the search copies them). */
 #define COST_MAX_TX_ENTRIES (1L << 26)
+/* A build estimated (from entries timed before it starts) to take longer
+ * than this, or to need more than 3/4 of the machine's memory with the
+ * search, is refused with both estimates instead of started (the
+ * environment's LAYERWISE_MAX_BUILD_S, seconds, replaces the time limit). */
+#define COST_MAX_BUILD_S 600
 
 typedef struct cost_model {
     const network *net;

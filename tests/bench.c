@@ -67,13 +67,58 @@ static void bench_row(const char *net_name, const char *cl_name, int gpus, int r
     cluster_free(cl);
 }
 
+/* The yardstick every target is printed against, run in this process so a
+ * busy machine slows both alike: a plain C min-plus loop doing n node
+ * eliminations of k x k tables (C[i][l] = min_j A[i][j] + B[j][l], the
+ * result fed to the next one), the work Algorithm 1 does per node. Best of
+ * reps, seconds. */
+static double minplus_loop(int n, int k, int reps)
+{
+    size_t kk = (size_t)k * k;
+    double *A = malloc(sizeof(double) * kk), *B = malloc(sizeof(double) * kk), *C = malloc(sizeof(double) * kk);
+    unsigned x = 12345;
+    for (size_t q = 0; q < kk; q++) {
+        x = x * 1103515245u + 12345u;
+        B[q] = (double)(x >> 8) / (double)(1u << 24);
+    }
+    double best = 1e30, sink = 0;
+    for (int r = 0; r < reps; r++) {
+        for (size_t q = 0; q < kk; q++) A[q] = B[(q * 7) % kk];
+        double t0 = lw_now();
+        for (int e = 0; e < n; e++) {
+            for (int i = 0; i < k; i++) {
+                double *c = &C[(size_t)i * k];
+                for (int l = 0; l < k; l++) c[l] = 1e300;
+                for (int j = 0; j < k; j++) {
+                    double a = A[(size_t)i * k + j];
+                    const double *b = &B[(size_t)j * k];
+                    for (int l = 0; l < k; l++) c[l] = a + b[l] < c[l] ? a + b[l] : c[l];
+                }
+            }
+            double *t = A;
+            A = C;
+            C = t;
+        }
+        double t = lw_now() - t0;
+        sink += A[0];
+        if (t < best) best = t;
+    }
+    free(A);
+    free(B);
+    free(C);
+    if (sink < 0) printf("%g\n", sink); /* never: keeps the loop */
+    return best;
+}
+
 /* Runs the real program; returns wall seconds and peak RSS in MiB. */
-static void bench_process(const char *exe, const char *net, const char *cl, const char *gpus, int reps)
+static double bench_cmd(const char *exe, const char *cmd, const char *net, const char *cl, const char *gpus,
+                        const char *extra, int reps, double ref, const char *target)
 {
     double best = 1e30;
     long rss = 0;
     for (int k = 0; k < reps; k++) {
-        char *argv[] = {(char *)exe, "search", "-n", (char *)net, "-c", (char *)cl, "-g", (char *)gpus, "--json", NULL};
+        char *argv[] = {(char *)exe, (char *)cmd, "-n", (char *)net, "-c", (char *)cl, "-g", (char *)gpus, "--json",
+                        (char *)extra, extra ? "data" : NULL, NULL};
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1 /* O_WRONLY */, 0);
@@ -89,15 +134,27 @@ static void bench_process(const char *exe, const char *net, const char *cl, cons
         double t = lw_now() - t0;
         posix_spawn_file_actions_destroy(&fa);
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            fprintf(stderr, "bench: %s search -n %s -c %s -g %s failed\n", exe, net, cl, gpus);
+            fprintf(stderr, "bench: %s %s -n %s -c %s -g %s failed\n", exe, cmd, net, cl, gpus);
             exit(1);
         }
         if (t < best) best = t;
         if (ru.ru_maxrss > rss) rss = ru.ru_maxrss;
     }
-    printf("  layerwise search -n %-12s -c %-9s -g %-3s  %7.3f s   peak RSS %6.1f MiB\n", net, cl, gpus, best,
-           rss / 1024.0);
+    const char *base = strrchr(cl, '/') ? strrchr(cl, '/') + 1 : cl;
+    char what[160];
+    snprintf(what, sizeof what, "%s%s -n %s -c %.*s -g %s", cmd, extra ? " -s data" : "", net,
+             (int)(strlen(base) > 5 && strcmp(base + strlen(base) - 5, ".json") == 0 ? strlen(base) - 5 : strlen(base)),
+             base, gpus);
+    printf("  %-50s %7.3f s %7.2fx  %6.1f MiB", what, best, ref > 0 ? best / ref : 0, rss / 1024.0);
+    if (target) printf("   target %s", target);
+    printf("\n");
     fflush(stdout);
+    return best;
+}
+
+static void bench_process(const char *exe, const char *net, const char *cl, const char *gpus, int reps)
+{
+    bench_cmd(exe, "search", net, cl, gpus, NULL, reps, 0, NULL);
 }
 
 /* What the TUI queues after a change (ui/app.c, app_prefetch_next): the
@@ -264,15 +321,36 @@ int main(int argc, char **argv)
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     printf("layerwise bench (%s threads for the t_x tables; set LAYERWISE_THREADS to change)\n\n",
            getenv("LAYERWISE_THREADS") ? getenv("LAYERWISE_THREADS") : "one per core, up to 8,");
-    printf("whole process (best of 3; targets: Inception-v3 16 GPUs < 0.5 s, 64 GPUs < 5 s)\n");
-    bench_process(exe, "vgg16", "p100-4x4", "16", 3);
-    bench_process(exe, "inception_v3", "p100-4x4", "16", 3);
-    bench_process(exe, "resnet50", "p100-4x4", "16", 3);
+    /* the yardsticks, measured before and after the targets */
+    double mp70 = minplus_loop(120, 70, 5), mp210 = quick ? 0 : minplus_loop(121, 210, 2);
+    printf("yardsticks: a plain C min-plus loop, 120 eliminations of 70x70 tables %.3f s; 121 of 210x210 %.3f s\n\n",
+           mp70, mp210);
+    printf("targets: whole process, best of 3 (1 at 64 GPUs and up), its time / the yardstick, peak RSS\n");
+    bench_cmd(exe, "search", "inception_v3", "p100-4x4", "16", NULL, 3, mp70, "<= 3x the 70x70 loop");
     if (!quick) {
-        bench_process(exe, "inception_v3", "h100-8x8", "64", 1);
-        bench_process(exe, "resnet50", "h100-8x8", "64", 1);
+        bench_cmd(exe, "search", "inception_v3", "h100-8x8", "64", NULL, 1, mp210, "<= 0.5x the 210x210 loop");
+        bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/h100-32x8.json", "256", NULL, 1, mp210,
+                  "< 5 s and 1 GB");
+        if (getenv("BENCH_PER_PAIR_256"))
+            bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/dgx1-32x8.json", "256", NULL, 1, mp210,
+                      "< 5 s and 1 GB, per-pair links");
+        else
+            printf("  search -n resnet50 -c dgx1-32x8 -g 256 (per-pair links): minutes today; BENCH_PER_PAIR_256=1 runs it\n");
     }
-    printf("\n");
+    const char *nets5[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
+    for (int n = 0; n < 5; n++) {
+        bench_cmd(exe, "eval", nets5[n], "tests/fixtures/clusters/h100-32x8.json", "256", "-s", 3, mp70,
+                  "well under 1 s");
+        bench_cmd(exe, "eval", nets5[n], "tests/fixtures/clusters/dgx1-32x8.json", "256", "-s", 3, mp70,
+                  "well under 1 s, per-pair links");
+    }
+    printf("others:\n");
+    bench_process(exe, "vgg16", "p100-4x4", "16", 3);
+    bench_process(exe, "resnet50", "p100-4x4", "16", 3);
+    if (!quick) bench_process(exe, "resnet50", "h100-8x8", "64", 1);
+    double mp70b = minplus_loop(120, 70, 5);
+    printf("yardstick again: 120 eliminations of 70x70 %.3f s (%.0f%% of the first: how steady the machine was)\n\n",
+           mp70b, 100 * mp70b / mp70);
     printf("%-13s %-10s %5s %6s %6s %6s %6s %6s %6s %5s %10s %10s\n", "network", "cluster", "GPUs", "C max", "C avg",
            "nodes", "edges", "n-elim", "e-elim", "left", "tables ms", "search ms");
     const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};

@@ -238,6 +238,9 @@ assert d["gpus"] == 1024 and d["algorithm"] == "owt", (d["gpus"], d["algorithm"]
 ' "$OUT"
 expect_fail "search at 512 GPUs is refused, naming the limits" 2 "512 GPUs" "at most 256" "up to 1024" -- \
     search -n vgg16 -c $F/clusters/h100-128x8.json -g 512
+LAYERWISE_MAX_BUILD_S=0 expect_fail "a search over the time limit is refused up front with its size, time and memory" 1 \
+    "resnet50 on 64 GPUs is too large for this machine" "entries" "would take about" "MB with the search" -- \
+    search -n resnet50 -c h100-8x8 -g 64 --json
 
 # ---------------------------------------------------------- compare, scale
 expect_ok "compare --json runs" compare -n alexnet -c p100-4x4 -g 4 --json
