@@ -344,8 +344,10 @@ static void fmt_bytes(double b, char *buf, size_t n)
 static void print_strategy_text(const plan *p, const int *ci, const strategy_eval *ev, const char *title)
 {
     const cost_model *m = p->cm;
-    printf("%s: %s on %s, %d GPU%s, batch %ld (%s)\n\n", title, p->net->name, p->cl->name, p->gpus,
-           p->gpus == 1 ? "" : "s", p->batch, sync_scheme_name(p->cl->sync));
+    char used[64] = "";
+    if (ev->gpus_used < p->gpus) snprintf(used, sizeof used, " (this strategy uses %d)", ev->gpus_used);
+    printf("%s: %s on %s, %d GPU%s%s, batch %ld (%s)\n\n", title, p->net->name, p->cl->name, p->gpus,
+           p->gpus == 1 ? "" : "s", used, p->batch, sync_scheme_name(p->cl->sync));
     int w = 5;
     for (int i = 0; i < p->net->n_layers; i++) {
         int l = (int)strlen(p->net->layers[i].name);
@@ -725,6 +727,7 @@ static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_
         for (int i = 0; i < n; i++) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddNumberToObject(r, "gpus", rows[i].gpus);
+            cJSON_AddNumberToObject(r, "gpus_used", rows[i].ev.gpus_used);
             cJSON_AddStringToObject(r, "strategy", rows[i].strategy);
             cJSON_AddNumberToObject(r, "total_ms", rows[i].ev.total_ms);
             cJSON_AddNumberToObject(r, "compute_ms", rows[i].ev.compute_ms);
@@ -764,6 +767,14 @@ static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_
                rows[i].ev.images_per_s, sp, bb, sm);
         if (i % 4 == 3 && i + 1 < n) printf("\n");
     }
+    int first = 1;
+    for (int i = 0; i < n; i++)
+        if (rows[i].ev.gpus_used < rows[i].gpus) {
+            printf("%s%s at %d GPUs uses %d", first ? "\nGPUs really used: " : "; ", rows[i].strategy, rows[i].gpus,
+                   rows[i].ev.gpus_used);
+            first = 0;
+        }
+    if (!first) printf(" (degrees are powers of two, each at most its dimension)\n");
 }
 
 static int cmd_compare(const opts *o)

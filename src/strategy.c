@@ -43,6 +43,10 @@ void strategy_evaluate(const cost_model *m, const int *ci, strategy_eval *out)
     out->total_ms = out->compute_ms + out->sync_ms + out->transfer_ms;
     out->images_per_s = out->total_ms > 0 ? (double)m->batch / (out->total_ms * 1e-3) : 0;
     out->peak_memory_bytes = cost_memory(m, ci, NULL);
+    for (int i = 0; i < m->n_layers; i++) {
+        int t = config_tasks(&m->configs[i][ci[i]]);
+        if (t > out->gpus_used) out->gpus_used = t;
+    }
 }
 
 void strategy_eval_free(strategy_eval *e)
@@ -126,6 +130,7 @@ char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *
     cJSON_AddStringToObject(root, "network", m->net->name);
     cJSON_AddStringToObject(root, "cluster", m->cl->name);
     cJSON_AddNumberToObject(root, "gpus", m->gpus);
+    cJSON_AddNumberToObject(root, "gpus_used", ev->gpus_used);
     cJSON_AddNumberToObject(root, "batch", (double)m->batch);
     cJSON_AddStringToObject(root, "algorithm", algorithm);
     if (nodes_left >= 0) cJSON_AddNumberToObject(root, "nodes_left", nodes_left);

@@ -27,6 +27,7 @@ typedef struct strategy_eval {
     double images_per_s;
     double bytes_per_step;
     double peak_memory_bytes;
+    int gpus_used;           /* GPUs the strategy really uses: the most tasks of any layer (task k on GPU k) */
 } strategy_eval;
 
 void strategy_evaluate(const cost_model *m, const int *config_index, strategy_eval *out);

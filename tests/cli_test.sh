@@ -238,6 +238,34 @@ assert d["gpus"] == 1024 and d["algorithm"] == "owt", (d["gpus"], d["algorithm"]
 ' "$OUT"
 expect_fail "search at 512 GPUs is refused, naming the limits" 2 "512 GPUs" "at most 256" "up to 1024" -- \
     search -n vgg16 -c $F/clusters/h100-128x8.json -g 512
+# GPUs really used: degrees are powers of two, so 12 GPUs run a strategy on 8
+expect_ok "eval -s data on 12 GPUs runs" eval -n lenet5 -c p100-4x4 -g 12 -s data --json
+py "eval on 12 GPUs says the strategy uses 8 (gpus_used)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gpus"] == 12 and d["gpus_used"] == 8 == max(len(l["devices"]) for l in d["layers"]), d["gpus_used"]
+' "$OUT"
+expect_ok "eval -s data on 12 GPUs (text)" eval -n lenet5 -c p100-4x4 -g 12 -s data
+if head -n 1 "$OUT" | grep -q "12 GPUs (this strategy uses 8)"; then ok "the eval header says how many GPUs the strategy uses"; else
+    notok "the eval header says how many GPUs the strategy uses" "$(head -n 1 "$OUT")"
+fi
+expect_ok "search lenet5 on 16 GPUs --json" search -n lenet5 -c p100-4x4 -g 16 --json
+py "search: gpus_used is the most devices of any layer" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gpus"] == 16 and d["gpus_used"] == max(len(l["devices"]) for l in d["layers"]) < 16, d["gpus_used"]
+' "$OUT"
+expect_ok "compare on 12 GPUs --json" compare -n lenet5 -c p100-4x4 -g 12 --json
+py "compare rows carry gpus_used" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(r["gpus"] == 12 and 1 <= r["gpus_used"] <= 8 for r in d["rows"]), d["rows"]
+assert [r["gpus_used"] for r in d["rows"] if r["strategy"] == "data"] == [8]
+' "$OUT"
+expect_ok "compare on 12 GPUs (text)" compare -n lenet5 -c p100-4x4 -g 12
+if grep -q "GPUs really used: data at 12 GPUs uses 8" "$OUT"; then ok "compare text says which rows use fewer GPUs"; else
+    notok "compare text says which rows use fewer GPUs" "$(tail -n 3 "$OUT")"
+fi
 LAYERWISE_MAX_BUILD_S=0 expect_fail "a search over the time limit is refused up front with its size, time and memory" 1 \
     "resnet50 on 64 GPUs is too large for this machine" "entries" "would take about" "MB with the search" -- \
     search -n resnet50 -c h100-8x8 -g 64 --json
