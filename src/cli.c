@@ -1193,7 +1193,9 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
 static int cmd_simulate(const opts *o)
 {
     lw_error err = {0};
-    plan *p = open_plan(o, o->set, &err);
+    /* a given strategy needs no tables and no search (up to 1024 GPUs) */
+    int given = o->strategy && strcmp(o->strategy, "optimum") != 0;
+    plan *p = open_plan_as(o, o->set, given, &err);
     if (!p) return die(&err);
     int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
     const char *label;

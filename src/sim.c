@@ -744,6 +744,7 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
     strategy_eval ev;
     strategy_evaluate(m, ci, &ev);
     r->eq1_ms = ev.total_ms;
+    r->gpus_used = ev.gpus_used;
     strategy_eval_free(&ev);
     critical_path(r);
 
@@ -851,6 +852,7 @@ char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy
     cJSON_AddStringToObject(root, "network", m->net->name);
     cJSON_AddStringToObject(root, "cluster", m->cl->name);
     cJSON_AddNumberToObject(root, "gpus", s->gpus);
+    cJSON_AddNumberToObject(root, "gpus_used", s->gpus_used);
     cJSON_AddNumberToObject(root, "batch", (double)s->batch);
     cJSON_AddStringToObject(root, "precision", "fp32");
     cJSON_AddStringToObject(root, "strategy", strategy);

@@ -89,6 +89,7 @@ typedef struct sim_result {
     int *res_of;         /* the resources of every task, see sim_task.res0 */
     double step_ms;      /* the simulated step */
     double eq1_ms;       /* Eq. 1's total for the same strategy */
+    int gpus_used;       /* the GPUs the strategy really uses (strategy_eval.gpus_used) */
     double images_per_s; /* batch / step_ms */
     int n_crit;
     int *crit;           /* the critical path, first task first */

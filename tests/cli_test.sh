@@ -226,6 +226,20 @@ if sys.argv[2] == "data": assert max(len(l["devices"]) for l in d["layers"]) == 
         done
     done
 done
+# simulate of a given strategy needs no tables either; its Eq. 1 total is eval's
+for n in $("$LW" list | sed -n 's/^networks: //p'); do
+    expect_ok "eval $n -s data at 256 GPUs, for simulate" eval -n "$n" -c "$C256" -s data --json
+    cp "$OUT" "$TMP/eval256.json"
+    expect_ok "simulate $n -s data at 256 GPUs" simulate -n "$n" -c "$C256" -s data --json
+    py "simulate $n at 256 GPUs: its eq1_ms is eval's total, gpus_used 256" '
+import json, sys
+s = json.load(open(sys.argv[1])); e = json.load(open(sys.argv[2]))
+assert s["format"] == "layerwise-sim/1" and s["gpus"] == 256 and s["gpus_used"] == e["gpus_used"] == 256
+assert abs(s["eq1_ms"] - e["total_ms"]) <= 1e-9 * e["total_ms"], (s["eq1_ms"], e["total_ms"])
+assert s["step_ms"] > 0 and s["strategy"] == "data", (s["step_ms"], s["strategy"])
+' "$OUT" "$TMP/eval256.json"
+done
+expect_ok "simulate vgg16 -s owt at 256 GPUs on per-pair links" simulate -n vgg16 -c "$P256" -s owt --json
 expect_ok "eval text at 256 GPUs runs" eval -n resnet50 -c "$C256" -s data
 if grep -q "the optimum for this setting: not searched at 256 GPUs" "$OUT"; then ok "eval text at 256 GPUs says the optimum was not searched"; else
     notok "eval text at 256 GPUs says the optimum was not searched" "$(tail -n 3 "$OUT")"
