@@ -1344,3 +1344,43 @@ Test(tables, a_cancelled_build_says_so)
     cluster_free(c);
     net_free(n);
 }
+
+/* Edges that are the same problem share one computed table (Inception's
+ * 1x1 convolutions reading one concat): every entry (every stride-th, from
+ * an offset that differs per edge) of every table, shared ones included,
+ * equals a fresh evaluation of that edge alone in a model without tables,
+ * bit for bit. */
+static void shared_tables_equal_fresh(const char *netname, const char *clname, int gpus, int stride)
+{
+    lw_error err = {0};
+    network *v = plan_load_network(netname, &err);
+    cluster *p = plan_load_cluster(clname, &err);
+    cr_assert(v && p, "%s", err.msg);
+    cost_model *m = build(v, p, NULL, gpus, 32L * gpus);
+    cost_model *fresh = cost_model_open(v, p, NULL, gpus, 32L * gpus, &err);
+    cr_assert_not_null(fresh, "%s", err.msg);
+    cr_assert(m->tx_pairs_reused > 0, "%s on %d GPUs: no table shared", netname, gpus);
+    for (int e = 0; e < m->n_edges; e++) {
+        int na = m->n_configs[m->e_from[e]], nb = m->n_configs[m->e_to[e]];
+        for (int q = e % stride; q < na * nb; q += stride) {
+            double t = cost_edge_ms(fresh, e, q / nb, q % nb, NULL);
+            cr_assert(t == m->t_x[e][q], "%s on %s, %d GPUs: edge %s -> %s entry %d: table %.17g, fresh %.17g",
+                      netname, clname, gpus, v->layers[m->e_from[e]].name, v->layers[m->e_to[e]].name, q,
+                      m->t_x[e][q], t);
+        }
+    }
+    cost_model_free(fresh);
+    cost_model_free(m);
+    cluster_free(p);
+    net_free(v);
+}
+
+Test(tables, shared_tables_equal_fresh_inception_8_gpus_two_nodes)
+{
+    shared_tables_equal_fresh("inception_v3", "p100-4x4", 8, 5);
+}
+
+Test(tables, shared_tables_equal_fresh_inception_4_gpus_per_pair_links)
+{
+    shared_tables_equal_fresh("inception_v3", "dgx1-v100", 4, 1);
+}
