@@ -423,9 +423,11 @@ static void node_box(const config *c, int first_task, int block, int lo[NDIMS], 
  * that cross nodes to nic_in (receiving node) and nic_out_rev (the same
  * node sends them in the other direction). Returns the slowest receiver's
  * time in seconds. */
-static inline double gather_impl(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
-                                 const config *snd, int forward, double *nic_in, double *nic_out_rev,
-                                 double *elems_out, const int dense)
+/* Inlined into its two callers, each with dense constant. */
+static inline __attribute__((always_inline)) double gather_impl(const cost_model_priv *pm,
+                                                                const dim_list *const dl[NDIMS], const config *rcv,
+                                                                const config *snd, int forward, double *nic_in,
+                                                                double *nic_out_rev, double *elems_out, const int dense)
 {
     const cluster *cl = pm->pub.cl;
     const int gpn = cl->gpus_per_node;
