@@ -698,7 +698,7 @@ static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
 {
     int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
     const char *names[4] = {"data", "model", "owt", "layer-wise"};
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < (p->unsearched ? 3 : 4); s++) { /* unsearched: the baselines only */
         row *r = &rows[(*n)++];
         r->gpus = p->gpus;
         r->strategy = names[s];
@@ -765,8 +765,14 @@ static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_
         printf("%5d  %-10s %10.2f %10.2f %10.2f %10.2f %11.1f %8s %12s %10s\n", rows[i].gpus, rows[i].strategy,
                rows[i].ev.total_ms, rows[i].ev.compute_ms, rows[i].ev.sync_ms, rows[i].ev.transfer_ms,
                rows[i].ev.images_per_s, sp, bb, sm);
-        if (i % 4 == 3 && i + 1 < n) printf("\n");
+        if (i + 1 < n && rows[i + 1].gpus != rows[i].gpus) printf("\n");
     }
+    for (int i = 0; i < n; i++)
+        if (rows[i].gpus > COST_MAX_GPUS) {
+            printf("\nlayer-wise: not searched above %d GPUs (the search's cost tables take at most %d); the "
+                   "baselines are evaluated up to %d\n", COST_MAX_GPUS, COST_MAX_GPUS, COST_EVAL_MAX_GPUS);
+            break;
+        }
     int first = 1;
     for (int i = 0; i < n; i++)
         if (rows[i].ev.gpus_used < rows[i].gpus) {
@@ -835,22 +841,26 @@ static int cmd_scale(const opts *o)
             strategy_eval_free(&one[s].ev);
         }
     }
-    for (int i = 0; i < nc; i++) {
+    /* above the search's limit, the baselines alone, without tables */
+    plan *big = NULL;
+    int rc = 0;
+    for (int i = 0; i < nc && rc == 0; i++) {
         plan_settings next = p->set;
         next.gpus = counts[i];
-        if (plan_apply(p, &(plan_change){.set = &next}, &err) != 0) {
-            for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
-            free(rows);
-            plan_free(p);
-            return die(&err);
+        plan *q = p;
+        if (counts[i] > COST_MAX_GPUS) {
+            if (!big) big = open_plan_as(o, next, 1, &err);
+            q = big;
         }
-        add_rows(p, rows, &n, base);
+        if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0) rc = die(&err);
+        else add_rows(q, rows, &n, base);
     }
-    print_rows(o, p, rows, n, 1);
+    if (rc == 0) print_rows(o, p, rows, n, 1);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
     free(rows);
+    plan_free(big);
     plan_free(p);
-    return 0;
+    return rc;
 }
 
 static int cmd_costs(const opts *o)

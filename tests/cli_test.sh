@@ -280,6 +280,19 @@ expect_ok "compare on 12 GPUs (text)" compare -n lenet5 -c p100-4x4 -g 12
 if grep -q "GPUs really used: data at 12 GPUs uses 8" "$OUT"; then ok "compare text says which rows use fewer GPUs"; else
     notok "compare text says which rows use fewer GPUs" "$(tail -n 3 "$OUT")"
 fi
+expect_ok "scale up to 1024 GPUs runs" scale -n lenet5 -c $F/clusters/h100-128x8.json --gpus 4,512,1024 --json
+py "scale above 256 GPUs: the baselines alone, evaluated without tables" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {}
+for r in d["rows"]: rows.setdefault(r["gpus"], []).append(r["strategy"])
+assert rows[4] == ["data", "model", "owt", "layer-wise"], rows
+assert rows[512] == ["data", "model", "owt"] and rows[1024] == ["data", "model", "owt"], rows
+' "$OUT"
+expect_ok "scale up to 1024 GPUs (text)" scale -n lenet5 -c $F/clusters/h100-128x8.json --gpus 4,1024
+if grep -q "layer-wise: not searched above 256 GPUs" "$OUT"; then ok "scale text says layer-wise is not searched above 256"; else
+    notok "scale text says layer-wise is not searched above 256" "$(tail -n 3 "$OUT")"
+fi
 LAYERWISE_MAX_BUILD_S=0 expect_fail "a search over the time limit is refused up front with its size, time and memory" 1 \
     "resnet50 on 64 GPUs is too large for this machine" "entries" "would take about" "MB with the search" -- \
     search -n resnet50 -c h100-8x8 -g 64 --json
