@@ -112,8 +112,11 @@ static double minplus_loop(int n, int k, int reps)
 
 /* Runs the real program; returns wall seconds and peak RSS in MiB. */
 static double bench_cmd(const char *exe, const char *cmd, const char *net, const char *cl, const char *gpus,
-                        const char *extra, int reps, double ref, const char *target)
+                        const char *extra, int reps, int ref_k, const char *target)
 {
+    /* the yardstick (120 or 121 eliminations of ref_k x ref_k), measured
+     * again right before, so both see the same machine */
+    double ref = ref_k ? minplus_loop(ref_k == 70 ? 120 : 121, ref_k, ref_k == 70 ? 5 : 2) : 0;
     double best = 1e30;
     long rss = 0;
     for (int k = 0; k < reps; k++) {
@@ -145,7 +148,11 @@ static double bench_cmd(const char *exe, const char *cmd, const char *net, const
     snprintf(what, sizeof what, "%s%s -n %s -c %.*s -g %s", cmd, extra ? " -s data" : "", net,
              (int)(strlen(base) > 5 && strcmp(base + strlen(base) - 5, ".json") == 0 ? strlen(base) - 5 : strlen(base)),
              base, gpus);
-    printf("  %-50s %7.3f s %7.2fx  %6.1f MiB", what, best, ref > 0 ? best / ref : 0, rss / 1024.0);
+    if (ref > 0)
+        printf("  %-46s %7.3f s %6.2fx the %dx%d loop (%.3f s) %6.1f MiB", what, best, best / ref, ref_k, ref_k, ref,
+               rss / 1024.0);
+    else
+        printf("  %-46s %7.3f s %6.1f MiB", what, best, rss / 1024.0);
     if (target) printf("   target %s", target);
     printf("\n");
     fflush(stdout);
@@ -321,36 +328,29 @@ int main(int argc, char **argv)
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     printf("layerwise bench (%s threads for the t_x tables; set LAYERWISE_THREADS to change)\n\n",
            getenv("LAYERWISE_THREADS") ? getenv("LAYERWISE_THREADS") : "one per core, up to 8,");
-    /* the yardsticks, measured before and after the targets */
-    double mp70 = minplus_loop(120, 70, 5), mp210 = quick ? 0 : minplus_loop(121, 210, 2);
-    printf("yardsticks: a plain C min-plus loop, 120 eliminations of 70x70 tables %.3f s; 121 of 210x210 %.3f s\n\n",
-           mp70, mp210);
-    printf("targets: whole process, best of 3 (1 at 64 GPUs and up), its time / the yardstick, peak RSS\n");
-    bench_cmd(exe, "search", "inception_v3", "p100-4x4", "16", NULL, 3, mp70, "<= 3x the 70x70 loop");
+    printf("targets: the whole process, best of 3 (1 at 64 GPUs and up), with its ratio to a plain C min-plus\n"
+           "loop (120 eliminations of 70x70 tables, or 121 of 210x210) run in this process just before it\n");
+    bench_cmd(exe, "search", "inception_v3", "p100-4x4", "16", NULL, 3, 70, "<= 3x");
     if (!quick) {
-        bench_cmd(exe, "search", "inception_v3", "h100-8x8", "64", NULL, 1, mp210, "<= 0.5x the 210x210 loop");
-        bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/h100-32x8.json", "256", NULL, 1, mp210,
-                  "< 5 s and 1 GB");
+        bench_cmd(exe, "search", "inception_v3", "h100-8x8", "64", NULL, 1, 210, "<= 0.5x");
+        bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/h100-32x8.json", "256", NULL, 1, 210,
+                  "< 5 s, 1 GB");
         if (getenv("BENCH_PER_PAIR_256"))
-            bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/dgx1-32x8.json", "256", NULL, 1, mp210,
-                      "< 5 s and 1 GB, per-pair links");
+            bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/dgx1-32x8.json", "256", NULL, 1, 210,
+                      "< 5 s, 1 GB");
         else
-            printf("  search -n resnet50 -c dgx1-32x8 -g 256 (per-pair links): minutes today; BENCH_PER_PAIR_256=1 runs it\n");
+            printf("  search -n resnet50 -c dgx1-32x8 -g 256 (per-pair links): minutes; BENCH_PER_PAIR_256=1 runs it\n");
     }
     const char *nets5[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
     for (int n = 0; n < 5; n++) {
-        bench_cmd(exe, "eval", nets5[n], "tests/fixtures/clusters/h100-32x8.json", "256", "-s", 3, mp70,
-                  "well under 1 s");
-        bench_cmd(exe, "eval", nets5[n], "tests/fixtures/clusters/dgx1-32x8.json", "256", "-s", 3, mp70,
-                  "well under 1 s, per-pair links");
+        bench_cmd(exe, "eval", nets5[n], "tests/fixtures/clusters/h100-32x8.json", "256", "-s", 3, 70, "<< 1 s");
+        bench_cmd(exe, "eval", nets5[n], "tests/fixtures/clusters/dgx1-32x8.json", "256", "-s", 3, 70, "<< 1 s");
     }
     printf("others:\n");
     bench_process(exe, "vgg16", "p100-4x4", "16", 3);
     bench_process(exe, "resnet50", "p100-4x4", "16", 3);
     if (!quick) bench_process(exe, "resnet50", "h100-8x8", "64", 1);
-    double mp70b = minplus_loop(120, 70, 5);
-    printf("yardstick again: 120 eliminations of 70x70 %.3f s (%.0f%% of the first: how steady the machine was)\n\n",
-           mp70b, 100 * mp70b / mp70);
+    printf("\n");
     printf("%-13s %-10s %5s %6s %6s %6s %6s %6s %6s %5s %10s %10s\n", "network", "cluster", "GPUs", "C max", "C avg",
            "nodes", "edges", "n-elim", "e-elim", "left", "tables ms", "search ms");
     const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
