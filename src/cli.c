@@ -2,6 +2,7 @@
 
 #include "export_dot.h"
 #include "net_json.h"
+#include "refine.h"
 #include "sim.h"
 
 #include <cjson/cJSON.h>
@@ -28,6 +29,7 @@ static const char usage_text[] =
     "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS]\n"
     "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
     "                    [--why-not LAYER]   every config of LAYER with the best total when forced to it\n"
+    "                    [--refine [SECONDS]] [--seed N]   then improve it under the step simulator\n"
     "  layerwise eval    -n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt [--json]\n"
     "  layerwise simulate -n NET -c CLUSTER [-g GPUS] [-s optimum|data|model|owt|FILE] [--overlap none|full]\n"
     "                    [--json] [--trace FILE.json]   one training step simulated event by event\n"
@@ -69,6 +71,9 @@ typedef struct opts {
     const char *cmd;
     const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot, *trace;
     int overlap; /* simulate: sim_overlap, -1 for the default (full) */
+    int refine;            /* search --refine */
+    double refine_s;       /* its time limit */
+    unsigned long long seed;
     plan_settings set;
     plan_memory_settings mset;
     int sync;
@@ -165,6 +170,16 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if (TAKES("--overlap")) {
             o->overlap = sim_overlap_from_name(v);
             if (o->overlap < 0) return bad("--overlap \"%s\" must be none or full", v ? v : "");
+        } else if (TAKES("--refine")) {
+            /* an optional number of seconds */
+            double d;
+            o->refine = 1;
+            o->refine_s = 10;
+            if (v && parse_double(v, 0.001, 86400, &d) == 0) o->refine_s = d;
+            else takes_value = 0;
+        } else if (TAKES("--seed")) {
+            if (parse_long(v, 0, 2147483647L, &n) != 0) return bad("--seed \"%s\" must be a whole number", v ? v : "");
+            o->seed = (unsigned long long)n;
         } else if (TAKES("--trace")) {
             o->trace = v;
         } else if (TAKES("--memory-limit")) {
@@ -210,6 +225,7 @@ static int parse_args(int argc, char **argv, opts *o)
      * ignored and every GPU used */
     if (o->gpus_list && !(o->cmd && strcmp(o->cmd, "scale") == 0))
         return bad("GPU count \"%s\" must be one whole number here (a list is for scale --gpus)", o->gpus_list);
+    if (o->refine && !(o->cmd && strcmp(o->cmd, "search") == 0)) return bad("%s", "--refine is an option of search");
     if (o->whynot && !(o->cmd && strcmp(o->cmd, "search") == 0))
         return bad("--why-not %s is an option of search", o->whynot);
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
@@ -585,6 +601,69 @@ static int search_whynot(const opts *o, const plan *p, int li)
     return rc;
 }
 
+/* search --refine: the optimum improved under the step simulator. */
+static int search_refine(const opts *o, plan *p)
+{
+    const cost_model *m = p->cm;
+    refine_result rr;
+    unsigned long long seed = o->seed ? o->seed : 1;
+    sim_refine(m, p->best, o->refine_s, seed, &rr);
+    strategy_eval ev;
+    strategy_evaluate(m, rr.configs, &ev);
+    int rc = 0;
+    if (o->json || o->out) {
+        char *doc = strategy_to_json(m, rr.configs, &ev, "elimination, refined under the simulator", -1, NULL);
+        cJSON *root = cJSON_Parse(doc);
+        free(doc);
+        cJSON *r = cJSON_AddObjectToObject(root, "refine");
+        cJSON_AddStringToObject(r, "method", "first-improvement local search over single-layer config changes");
+        cJSON_AddNumberToObject(r, "seed", (double)seed);
+        cJSON_AddNumberToObject(r, "seconds", o->refine_s);
+        cJSON_AddNumberToObject(r, "start_sim_ms", rr.start_ms);
+        cJSON_AddNumberToObject(r, "sim_ms", rr.best_ms);
+        cJSON_AddNumberToObject(r, "sim_gain_ms", rr.start_ms - rr.best_ms);
+        cJSON_AddNumberToObject(r, "eq1_optimum_ms", p->best_eval.total_ms);
+        cJSON_AddNumberToObject(r, "passes", rr.passes);
+        cJSON_AddNumberToObject(r, "evaluations", (double)rr.evaluations);
+        cJSON_AddBoolToObject(r, "local_optimum", rr.local_optimum);
+        cJSON *ch = cJSON_AddArrayToObject(r, "changed");
+        for (int i = 0; i < m->n_layers; i++) {
+            if (rr.configs[i] == p->best[i]) continue;
+            const layer *l = &p->net->layers[i];
+            cJSON *c = cJSON_CreateObject();
+            cJSON_AddStringToObject(c, "layer", l->name);
+            cJSON_AddItemToObject(c, "from", config_to_json(l, &m->configs[i][p->best[i]]));
+            cJSON_AddItemToObject(c, "to", config_to_json(l, &m->configs[i][rr.configs[i]]));
+            cJSON_AddItemToArray(ch, c);
+        }
+        char *out = cJSON_Print(root);
+        cJSON_Delete(root);
+        rc = emit(o, out);
+        free(out);
+    }
+    if (!o->json) {
+        print_strategy_text(p, rr.configs, &ev, "strategy refined under the simulator");
+        printf("\nrefined under the simulator from the Eq. 1 optimum (first-improvement local search over single-layer\n"
+               "config changes, seed %llu, %d pass%s, %ld strategies simulated, %s):\n",
+               seed, rr.passes, rr.passes == 1 ? "" : "es", rr.evaluations,
+               rr.local_optimum ? "a local optimum" : "stopped at the time limit");
+        printf("  simulated step %.2f -> %.2f ms (%+.2f%%); Eq. 1 %.2f -> %.2f ms\n", rr.start_ms, rr.best_ms,
+               rr.start_ms > 0 ? 100.0 * (rr.best_ms - rr.start_ms) / rr.start_ms : 0, p->best_eval.total_ms,
+               ev.total_ms);
+        printf("  %d layer%s changed%s\n", rr.n_changed, rr.n_changed == 1 ? "" : "s", rr.n_changed ? ":" : "");
+        for (int i = 0; i < m->n_layers; i++) {
+            if (rr.configs[i] == p->best[i]) continue;
+            char a[48], b[48];
+            config_format(&m->configs[i][p->best[i]], a, sizeof a);
+            config_format(&m->configs[i][rr.configs[i]], b, sizeof b);
+            printf("    %-28s %-12s -> %s\n", p->net->layers[i].name, a, b);
+        }
+    }
+    strategy_eval_free(&ev);
+    refine_result_free(&rr);
+    return rc;
+}
+
 static int cmd_search(const opts *o)
 {
     lw_error err = {0};
@@ -599,7 +678,14 @@ static int cmd_search(const opts *o)
         plan_free(p);
         return 2;
     }
-    if (o->whynot) {
+    if (o->refine) {
+        if (!o->json) {
+            print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+            print_search_summary(p);
+            printf("\n");
+        }
+        rc = search_refine(o, p);
+    } else if (o->whynot) {
         if (!o->json) {
             print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
             print_memory_summary(p);

@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "plan.h"
+#include "refine.h"
 #include "sim.h"
 
 #include <spawn.h>
@@ -389,5 +390,24 @@ int main(int argc, char **argv)
     bench_sim("vgg16", "p100-4x4", 16, 3);
     bench_sim("inception_v3", "p100-4x4", 16, 3);
     bench_sim("inception_v3", "h100-8x8", 64, 3);
+    {
+        printf("\nrefine under the simulator, from the Eq. 1 optimum to a local optimum (target: VGG-16 16 GPUs < 5 s)\n");
+        lw_error e2 = {0};
+        plan_settings s16 = {16, 32, 0};
+        plan *q = plan_new(plan_load_network("vgg16", &e2), plan_load_cluster("p100-4x4", &e2), NULL, s16, &e2);
+        if (!q) {
+            fprintf(stderr, "bench: %s\n", e2.msg);
+            return 1;
+        }
+        refine_result rr;
+        double t0 = lw_now();
+        sim_refine(q->cm, q->best, 120, 1, &rr);
+        printf("  refine vgg16 p100-4x4 16 GPUs: %.2f s, %d passes, %ld strategies simulated, %s; simulated step "
+               "%.2f -> %.2f ms, %d layers changed\n",
+               lw_now() - t0, rr.passes, rr.evaluations, rr.local_optimum ? "local optimum" : "time limit",
+               rr.start_ms, rr.best_ms, rr.n_changed);
+        refine_result_free(&rr);
+        plan_free(q);
+    }
     return 0;
 }

@@ -767,5 +767,33 @@ import json, sys
 assert json.load(open(sys.argv[1]))["fits"]' "$OUT"
 expect_fail "fit refuses --batch" 2 "fit chooses the batch" -- fit -n vgg16 -c p100-4x4 -g 4 --batch 64
 
+run search -n lenet5 -c p100-4x4 -g 4 --refine 30 --seed 3 --json
+cp "$OUT" "$TMP/refined.json"
+py "search --refine: the refined strategy is no slower simulated, reports its changes, and simulate agrees" '
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+r = d["refine"]
+assert d["format"] == "layerwise-strategy/1"
+assert r["sim_ms"] <= r["start_sim_ms"] and r["sim_gain_ms"] == r["start_sim_ms"] - r["sim_ms"], r
+assert r["seed"] == 3 and r["evaluations"] > 0
+opt = json.loads(subprocess.run([sys.argv[2], "search", "-n", "lenet5", "-c", "p100-4x4", "-g", "4", "--json"],
+                                capture_output=True, check=True).stdout)
+conf = {l["name"]: l["config"] for l in opt["layers"]}
+changed = {l["name"] for l in d["layers"] if l["config"] != conf[l["name"]]}
+assert changed == {c["layer"] for c in r["changed"]}, (changed, r["changed"])
+assert abs(r["eq1_optimum_ms"] - opt["total_ms"]) < 1e-9 * opt["total_ms"]
+s = json.loads(subprocess.run([sys.argv[2], "simulate", "-n", "lenet5", "-c", "p100-4x4", "-g", "4", "-s", sys.argv[1],
+                               "--json"], capture_output=True, check=True).stdout)
+assert abs(s["step_ms"] - r["sim_ms"]) < 1e-9 * r["sim_ms"], (s["step_ms"], r["sim_ms"])
+assert abs(s["eq1_ms"] - d["total_ms"]) < 1e-9 * d["total_ms"]
+' "$TMP/refined.json" "$LW"
+run search -n lenet5 -c p100-4x4 -g 4 --refine 1
+if [ "$RC" -eq 0 ] && grep -q "refined under the simulator" "$OUT" && grep -qE "simulated step [0-9.]+ -> [0-9.]+ ms" "$OUT"; then
+    ok "search --refine SECONDS reports the simulated gain in text"
+else
+    notok "search --refine text" "$(cat "$OUT" "$ERR")"
+fi
+expect_fail "--refine outside search is refused" 2 "search" -- eval -n lenet5 -c p100-4x4 -s data --refine
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

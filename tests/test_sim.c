@@ -431,3 +431,56 @@ Test(sim, vgg16_16_gpus_is_consistent_and_deterministic)
     sim_free(b);
     plan_free(p);
 }
+
+/* ---------- refine */
+
+#include "refine.h"
+
+Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
+{
+    lw_error err = {0};
+    network *n = plan_load_network("lenet5", &err);
+    cluster *c = plan_load_cluster("p100-4x4", &err);
+    plan_settings set = {4, 0, 0};
+    plan *p = plan_new(n, c, NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    int L = p->net->n_layers;
+    int *start = malloc(sizeof(int) * (size_t)L);
+    /* from the model-parallel baseline there is much to gain */
+    strategy_baseline(p->cm, BASE_MODEL, start);
+    refine_result a, b;
+    sim_refine(p->cm, start, 60, 7, &a);
+    sim_refine(p->cm, start, 60, 7, &b);
+    cr_assert(a.local_optimum && b.local_optimum, "60 s is plenty for LeNet-5 on 4 GPUs");
+    cr_assert(a.best_ms < a.start_ms, "%.6f !< %.6f", a.best_ms, a.start_ms);
+    cr_assert(a.n_changed > 0);
+    cr_assert_eq(a.best_ms, b.best_ms);
+    cr_assert_eq(memcmp(a.configs, b.configs, sizeof(int) * (size_t)L), 0, "same seed, same result");
+    sim_result *s0 = sim_run(p->cm, start, NULL), *s1 = sim_run(p->cm, a.configs, NULL);
+    cr_assert_eq(s0->step_ms, a.start_ms);
+    cr_assert_eq(s1->step_ms, a.best_ms);
+    /* a local optimum: no single-layer change is faster */
+    for (int li = 0; li < L; li++)
+        for (int k = 0; k < p->cm->n_configs[li]; k++) {
+            int keep = a.configs[li];
+            a.configs[li] = k;
+            sim_result *s = sim_run(p->cm, a.configs, NULL);
+            cr_assert(s->step_ms >= a.best_ms * (1 - 1e-9), "layer %d config %d: %.6f < %.6f", li, k, s->step_ms,
+                      a.best_ms);
+            sim_free(s);
+            a.configs[li] = keep;
+        }
+    /* from the optimum, never worse */
+    refine_result o;
+    sim_refine(p->cm, p->best, 60, 1, &o);
+    sim_result *so = sim_run(p->cm, p->best, NULL);
+    cr_assert(o.best_ms <= so->step_ms);
+    sim_free(so);
+    refine_result_free(&o);
+    sim_free(s0);
+    sim_free(s1);
+    refine_result_free(&a);
+    refine_result_free(&b);
+    free(start);
+    plan_free(p);
+}

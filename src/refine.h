@@ -1,0 +1,33 @@
+/*
+ * refine: a local search under the step simulator, from a strategy (the
+ * exact Eq. 1 optimum, usually). Eq. 1 adds every term, so its optimum need
+ * not be the best strategy once communication overlaps computation; this
+ * looks for a better one by single-layer config changes: passes over the
+ * layers in a seeded random order, each layer's configs in a seeded random
+ * order, keeping the first change that shortens the simulated step (first
+ * improvement), until a whole pass finds none (a local optimum) or the time
+ * is up. It only ever keeps improvements, so it never returns a strategy
+ * slower than its start. Deterministic for a seed when it ends at a local
+ * optimum; a time limit may stop it earlier on a slower machine.
+ *
+ * The caller owns out->configs (refine_result_free).
+ */
+#ifndef LW_REFINE_H
+#define LW_REFINE_H
+
+#include "sim.h"
+
+typedef struct refine_result {
+    int *configs;          /* [n_layers] the refined strategy */
+    double start_ms;       /* simulated step of the start */
+    double best_ms;        /* simulated step of the result (<= start_ms) */
+    int n_changed;         /* layers whose config differs from the start */
+    int passes;
+    long evaluations;      /* strategies simulated */
+    int local_optimum;     /* 1: a whole pass found no improvement */
+} refine_result;
+
+int sim_refine(const cost_model *m, const int *start, double seconds, unsigned long long seed, refine_result *out);
+void refine_result_free(refine_result *r);
+
+#endif
