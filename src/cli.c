@@ -51,6 +51,10 @@ static const char usage_text[] =
     "      --batch N         fixed global batch (default: 32 per GPU, as in the paper)\n"
     "      --batch-per-gpu N per-GPU batch\n"
     "      --sync ps|ring    parameter server or ring all-reduce (default: the cluster's)\n"
+    "      --precision P     fp32, tf32, fp16 or bf16 (default: the cluster's); fp16/bf16 are\n"
+    "                        mixed precision: 2-byte activations and gradients, fp32 weights\n"
+    "      --bucket-mb MB    gradient bucket of a ring all-reduce, MiB (default: the cluster's,\n"
+    "                        25 like PyTorch DDP); 0: one all-reduce call per layer\n"
     "      --intra-bw GB/s   what-if: bandwidth between GPUs of a node\n"
     "      --inter-bw GB/s   what-if: bandwidth of a node's network link\n"
     "  -p, --profile FILE    measured layer times that override the analytical t_c\n"
@@ -76,7 +80,8 @@ typedef struct opts {
     unsigned long long seed;
     plan_settings set;
     plan_memory_settings mset;
-    int sync;
+    int sync, precision;
+    double bucket_mb;
     double intra_bw, inter_bw;
     int json, steps, step;
     int n_pins;
@@ -123,6 +128,8 @@ static int parse_args(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
     o->sync = -1;
+    o->precision = -1;
+    o->bucket_mb = -1;
     o->step = -1;
     o->overlap = -1;
     int i = 1;
@@ -159,6 +166,14 @@ static int parse_args(int argc, char **argv, opts *o)
             int s = v ? sync_scheme_from_name(v) : -1;
             if (s < 0) return bad("--sync \"%s\" must be ps, ring, parameter-server or ring-allreduce", v ? v : "");
             o->sync = s;
+        } else if (TAKES("--precision")) {
+            int pr = v ? precision_from_name(v) : -1;
+            if (pr < 0) return bad("--precision \"%s\" must be fp32, tf32, fp16 or bf16", v ? v : "");
+            o->precision = pr;
+        } else if (TAKES("--bucket-mb")) {
+            double d;
+            if (parse_double(v, 0, 1e6, &d) != 0) return bad("--bucket-mb \"%s\" must be a number of MiB from 0 to 1e6", v ? v : "");
+            o->bucket_mb = d;
         } else if (TAKES("--intra-bw") || TAKES("--inter-bw")) {
             double d;
             if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("bandwidth \"%s\" must be a number of GB/s from 0.001 to 1e6", v ? v : "");
@@ -262,6 +277,13 @@ void cli_apply_sync(cluster *c, int sync)
     if (sync >= 0) c->sync = (sync_scheme)sync;
 }
 
+int cli_apply_precision(cluster *c, int prec, double bucket_mb, lw_error *err)
+{
+    if (prec >= 0 && cluster_set_precision(c, (precision)prec, err) != 0) return -1;
+    if (bucket_mb >= 0) c->coll.bucket_mb = bucket_mb;
+    return 0;
+}
+
 static void apply_whatif(const opts *o, cluster *c)
 {
     cli_apply_sync(c, o->sync);
@@ -299,6 +321,11 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
         return NULL;
     }
     apply_whatif(o, cl);
+    if (cli_apply_precision(cl, o->precision, o->bucket_mb, err) != 0) {
+        net_free(net);
+        cluster_free(cl);
+        return NULL;
+    }
     profile *prof = NULL;
     if (o->profile) {
         prof = plan_load_profile(o->profile, err);
@@ -362,8 +389,10 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
     const cost_model *m = p->cm;
     char used[64] = "";
     if (ev->gpus_used < p->gpus) snprintf(used, sizeof used, " (this strategy uses %d)", ev->gpus_used);
-    printf("%s: %s on %s, %d GPU%s%s, batch %ld (%s)\n\n", title, p->net->name, p->cl->name, p->gpus,
-           p->gpus == 1 ? "" : "s", used, p->batch, sync_scheme_name(p->cl->sync));
+    printf("%s: %s on %s, %d GPU%s%s, batch %ld, %s (%s)
+
+", title, p->net->name, p->cl->name, p->gpus,
+           p->gpus == 1 ? "" : "s", used, p->batch, precision_name(p->cl->precision), sync_scheme_name(p->cl->sync));
     int w = 5;
     for (int i = 0; i < p->net->n_layers; i++) {
         int l = (int)strlen(p->net->layers[i].name);
@@ -550,6 +579,7 @@ static int search_whynot(const opts *o, const plan *p, int li)
         cJSON_AddStringToObject(root, "cluster", p->cl->name);
         cJSON_AddNumberToObject(root, "gpus", p->gpus);
         cJSON_AddNumberToObject(root, "batch", (double)p->batch);
+        cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
         cJSON_AddStringToObject(root, "layer", l->name);
         cJSON_AddItemToObject(root, "current", config_to_json(l, &m->configs[li][p->best[li]]));
         cJSON_AddNumberToObject(root, "best_ms", opt);
@@ -809,6 +839,7 @@ static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "network", p->net->name);
         cJSON_AddStringToObject(root, "cluster", p->cl->name);
+        cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
         cJSON *arr = cJSON_AddArrayToObject(root, "rows");
         for (int i = 0; i < n; i++) {
             cJSON *r = cJSON_CreateObject();
@@ -837,7 +868,8 @@ static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_
         cJSON_Delete(root);
         return;
     }
-    printf("%s on %s (%s), batch %s\n\n", p->net->name, p->cl->name, sync_scheme_name(p->cl->sync),
+    printf("%s on %s (%s, %s), batch %s\n\n", p->net->name, p->cl->name, precision_name(p->cl->precision),
+           sync_scheme_name(p->cl->sync),
            p->set.global_batch ? "fixed" : "32 per GPU");
     printf("step ms and images/s: Eq. 1 (the paper's additive model); sim ms: simulated step with overlap\n\n");
     printf("%5s  %-10s %10s %10s %10s %10s %11s %8s %12s %10s\n", "GPUs", "strategy", "step ms", "compute", "sync",
@@ -962,6 +994,7 @@ static int cmd_costs(const opts *o)
     cJSON_AddStringToObject(root, "cluster", p->cl->name);
     cJSON_AddNumberToObject(root, "gpus", p->gpus);
     cJSON_AddNumberToObject(root, "batch", (double)p->batch);
+    cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
     cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
     cJSON_AddNumberToObject(root, "workspace_bytes", round(m->workspace_bytes));
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
@@ -1340,7 +1373,8 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
     if (!o.cmd || strcmp(o.cmd, "tui") == 0) {
-        tui_args a = {o.net, o.cluster, o.profile, o.set, o.sync, o.mset};
+        tui_args a = {o.net, o.cluster, o.profile, o.set, o.sync, o.mset, o.precision >= 0, o.precision,
+                      o.bucket_mb >= 0, o.bucket_mb};
         return tui(&a);
     }
     if (strcmp(o.cmd, "search") == 0) return cmd_search(&o);

@@ -16,6 +16,10 @@ typedef struct tui_args {
     plan_settings set;
     int sync;                /* -1: the cluster's */
     plan_memory_settings mset;
+    /* what-ifs given on the command line; zero (unset): the cluster's */
+    int precision_set, precision;
+    int bucket_set;
+    double bucket_mb;
 } tui_args;
 
 /* Parses a memory size: a number with a suffix B, KB, MB, GB (powers of
@@ -29,5 +33,8 @@ int cli_main(int argc, char **argv, tui_entry_fn tui);
 
 /* Applies a what-if sync override to a loaded cluster. */
 void cli_apply_sync(cluster *c, int sync);
+/* Applies --precision (-1: none) and --bucket-mb (< 0: none); fails (exit
+ * 2) when the cluster's GPU has no figures for that precision. */
+int cli_apply_precision(cluster *c, int prec, double bucket_mb, lw_error *err);
 
 #endif

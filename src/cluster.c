@@ -33,6 +33,67 @@ double cluster_transfer_s(const cluster *c, int a, int b, double bytes)
     return l.latency_us * 1e-6 + bytes / (l.bandwidth_gbs * 1e9);
 }
 
+static const char *const precision_names[PREC__COUNT] = {"fp32", "tf32", "fp16", "bf16"};
+
+const char *precision_name(precision p)
+{
+    return (unsigned)p < PREC__COUNT ? precision_names[p] : "fp32";
+}
+
+int precision_from_name(const char *s)
+{
+    for (int p = 0; p < PREC__COUNT; p++)
+        if (strcmp(s, precision_names[p]) == 0) return p;
+    return -1;
+}
+
+double precision_elem_bytes(precision p)
+{
+    return p == PREC_FP16 || p == PREC_BF16 ? 2.0 : 4.0;
+}
+
+static void gpu_consts_of(const gpu_spec *g, gpu_consts *out)
+{
+    gpu_consts k;
+    k.peak_tflops = g->peak_tflops;
+    memcpy(k.efficiency, g->efficiency, sizeof k.efficiency);
+    k.memory_efficiency = g->memory_efficiency;
+    k.winograd_speedup = g->winograd_speedup;
+    k.kernel_overhead_us = g->kernel_overhead_us;
+    k.saturation_gflop = g->saturation_gflop;
+    k.step_overhead_ms = g->step_overhead_ms;
+    *out = k;
+}
+
+int cluster_gpu_consts(const cluster *c, precision p, gpu_consts *out)
+{
+    if ((unsigned)p >= PREC__COUNT) return -1;
+    if (p == PREC_FP32) {
+        gpu_consts_of(&c->gpu, out);
+        return 0;
+    }
+    if (!c->gpu.has_prec[p]) return -1;
+    *out = c->gpu.prec[p];
+    return 0;
+}
+
+int cluster_set_precision(cluster *c, precision p, lw_error *err)
+{
+    gpu_consts k;
+    if (cluster_gpu_consts(c, p, &k) != 0) {
+        char have[64] = "fp32";
+        for (int q = 1; q < PREC__COUNT; q++)
+            if (c->gpu.has_prec[q]) {
+                size_t n = strlen(have);
+                snprintf(have + n, sizeof have - n, ", %s", precision_names[q]);
+            }
+        return lw_fail(err, 2, "%s: cluster \"%s\" gives no %s figures for its GPU (%s) under gpu.precisions; it has %s",
+                       c->path ? c->path : c->name, c->name, precision_name(p), c->gpu.name, have);
+    }
+    c->precision = p;
+    return 0;
+}
+
 const char *sync_scheme_name(sync_scheme s)
 {
     return s == SYNC_RING_ALLREDUCE ? "ring-allreduce" : "parameter-server";
@@ -135,6 +196,80 @@ static int read_link(cctx *p, const cJSON *o, const char *where, link_spec *l)
     return 0;
 }
 
+/* One precision's block under gpu.precisions: peak_tflops required, the
+ * other constants default to the fp32 ones (the gpu's own fields). */
+static int read_consts(cctx *p, const cJSON *o, const char *where, const gpu_consts *base, gpu_consts *k)
+{
+    static const char *const keys[] = {"peak_tflops", "efficiency", "memory_efficiency", "winograd_speedup",
+                                       "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", NULL};
+    static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
+    char path[96];
+    if (check_keys(p, o, where, keys)) return -1;
+    *k = *base;
+#define RD(key, field, lo, hi, req)                                                                                \
+    do {                                                                                                           \
+        snprintf(path, sizeof path, "%s." key, where);                                                             \
+        if (num(p, o, key, path, lo, hi, req, base->field, &k->field)) return -1;                                  \
+    } while (0)
+    RD("peak_tflops", peak_tflops, 1e-3, 1e5, 1);
+    RD("memory_efficiency", memory_efficiency, 0.01, 1, 0);
+    RD("winograd_speedup", winograd_speedup, 1, 4, 0);
+    RD("kernel_overhead_us", kernel_overhead_us, 0, 1e5, 0);
+    RD("saturation_gflop", saturation_gflop, 0, 1e6, 0);
+    RD("step_overhead_ms", step_overhead_ms, 0, 1e6, 0);
+#undef RD
+    const cJSON *eff = cJSON_GetObjectItemCaseSensitive(o, "efficiency");
+    snprintf(path, sizeof path, "%s.efficiency", where);
+    if (eff && !cJSON_IsObject(eff))
+        return cfail(p, path, "%s must be an object {conv, linear, pool, elementwise}", path, 0, 0);
+    if (eff && check_keys(p, eff, path, eff_keys)) return -1;
+    for (int i = 0; i < OPC__COUNT; i++) {
+        snprintf(path, sizeof path, "%s.efficiency.%s", where, eff_keys[i]);
+        if (num(p, eff, eff_keys[i], path, 0.001, 1, 0, base->efficiency[i], &k->efficiency[i])) return -1;
+    }
+    return 0;
+}
+
+static int read_precisions(cctx *p, const cJSON *gpu, gpu_spec *g)
+{
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(gpu, "precisions");
+    if (!pr) return 0;
+    if (!cJSON_IsObject(pr))
+        return cfail(p, "gpu.precisions", "%s must be an object such as {\"tf32\": {\"peak_tflops\": 156}}",
+                     "gpu.precisions", 0, 0);
+    gpu_consts base;
+    gpu_consts_of(g, &base);
+    for (const cJSON *it = pr->child; it; it = it->next) {
+        char where[64];
+        snprintf(where, sizeof where, "gpu.precisions.%.20s", it->string);
+        int q = precision_from_name(it->string);
+        if (q < 0) return cfail(p, where, "%s: unknown precision (tf32, fp16 or bf16)", where, 0, 0);
+        if (q == PREC_FP32)
+            return cfail(p, where, "%s: the fp32 figures are the gpu's own fields (peak_tflops, efficiency, ...)",
+                         where, 0, 0);
+        if (!cJSON_IsObject(it)) return cfail(p, where, "%s must be an object {peak_tflops, ...}", where, 0, 0);
+        if (read_consts(p, it, where, &base, &g->prec[q])) return -1;
+        g->has_prec[q] = 1;
+    }
+    return 0;
+}
+
+/* NCCL's ring/Simple figures (src/graph/tuning.cc: baseLat 8.4 us; hwLat
+ * per step 3.4 us over NVLink, 9.6 us over the network): see README. */
+static int read_collectives(cctx *p, const cJSON *o, collective_spec *k)
+{
+    static const char *const keys[] = {"call_latency_us", "intra_step_us", "inter_step_us", "bucket_mb", NULL};
+    if (o && !cJSON_IsObject(o))
+        return cfail(p, "collectives", "%s must be an object {call_latency_us, intra_step_us, inter_step_us, bucket_mb}",
+                     "\"collectives\"", 0, 0);
+    if (o && check_keys(p, o, "collectives", keys)) return -1;
+    if (num(p, o, "call_latency_us", "collectives.call_latency_us", 0, 1e6, 0, 8.4, &k->call_latency_us)) return -1;
+    if (num(p, o, "intra_step_us", "collectives.intra_step_us", 0, 1e6, 0, 3.4, &k->intra_step_us)) return -1;
+    if (num(p, o, "inter_step_us", "collectives.inter_step_us", 0, 1e6, 0, 9.6, &k->inter_step_us)) return -1;
+    if (num(p, o, "bucket_mb", "collectives.bucket_mb", 0, 1e6, 0, 25, &k->bucket_mb)) return -1;
+    return 0;
+}
+
 cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     cctx p = {text, label, err};
@@ -144,10 +279,11 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
     double x;
     const cJSON *v;
     static const char *const top_keys[] = {"format", "name", "nodes", "gpus_per_node", "gpu", "intra_node",
-                                           "inter_node", "links", "sync", NULL};
+                                           "inter_node", "links", "sync", "precision", "collectives", NULL};
     static const char *const gpu_keys[] = {"name", "peak_tflops", "memory_gib", "memory_bandwidth_gbs",
                                            "efficiency", "memory_efficiency", "winograd_speedup",
-                                           "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", NULL};
+                                           "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", "precisions",
+                                           NULL};
     static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
     static const char *const link_keys[] = {"bandwidth_gbs", "latency_us", NULL};
     static const char *const inter_keys[] = {"bandwidth_gbs", "latency_us", "nics_per_node", NULL};
@@ -220,6 +356,7 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
             if (num(&p, eff, eff_keys[k], path, 0.001, 1, 0, dflt[k], &g->efficiency[k])) goto fail;
         }
     }
+    if (read_precisions(&p, gpu, g)) goto fail;
     const cJSON *intra = cJSON_GetObjectItemCaseSensitive(root, "intra_node");
     const cJSON *inter = cJSON_GetObjectItemCaseSensitive(root, "inter_node");
     if (!cJSON_IsObject(intra) || check_keys(&p, intra, "intra_node", link_keys) ||
@@ -249,6 +386,22 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
     } else {
         c->sync = (sync_scheme)sync_scheme_from_name(v->valuestring);
     }
+    v = cJSON_GetObjectItemCaseSensitive(root, "precision");
+    c->precision = PREC_FP32;
+    if (v) {
+        int pr = cJSON_IsString(v) ? precision_from_name(v->valuestring) : -1;
+        if (pr < 0) {
+            cfail(&p, "precision", "\"precision\" must be %s", "\"fp32\", \"tf32\", \"fp16\" or \"bf16\"", 0, 0);
+            goto fail;
+        }
+        if (pr != PREC_FP32 && !g->has_prec[pr]) {
+            cfail(&p, "precision", "\"precision\" is \"%s\", but gpu.precisions gives no figures for it",
+                  precision_name((precision)pr), 0, 0);
+            goto fail;
+        }
+        c->precision = (precision)pr;
+    }
+    if (read_collectives(&p, cJSON_GetObjectItemCaseSensitive(root, "collectives"), &c->coll)) goto fail;
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
     if (links) {
         if (!cJSON_IsArray(links)) {
@@ -322,7 +475,8 @@ cluster *cluster_clone(const cluster *c)
 int cluster_equal(const cluster *a, const cluster *b)
 {
     if (a->nodes != b->nodes || a->gpus_per_node != b->gpus_per_node || a->nics_per_node != b->nics_per_node ||
-        a->sync != b->sync || a->n_overrides != b->n_overrides)
+        a->sync != b->sync || a->n_overrides != b->n_overrides || a->precision != b->precision ||
+        memcmp(&a->coll, &b->coll, sizeof a->coll) != 0)
         return 0;
     if (memcmp(&a->gpu, &b->gpu, sizeof a->gpu) != 0 || memcmp(&a->intra, &b->intra, sizeof a->intra) != 0 ||
         memcmp(&a->inter, &b->inter, sizeof a->inter) != 0)

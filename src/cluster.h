@@ -15,9 +15,29 @@
 
 typedef enum { SYNC_PARAMETER_SERVER, SYNC_RING_ALLREDUCE } sync_scheme;
 
+/* Arithmetic precision of training. fp32 and tf32 keep 4-byte activations
+ * and gradients (tf32 only changes how Tensor Cores multiply); fp16 and
+ * bf16 are mixed precision as frameworks run it: 2-byte activations and
+ * gradients, fp32 master weights. */
+typedef enum { PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, PREC__COUNT } precision;
+const char *precision_name(precision p);
+int precision_from_name(const char *s); /* -1 if unknown */
+/* Bytes of one activation or gradient element moved or stored. */
+double precision_elem_bytes(precision p);
+
 /* Efficiency classes of operators for the roofline. */
 enum { OPC_CONV, OPC_LINEAR, OPC_POOL, OPC_ELEMENTWISE, OPC__COUNT };
 
+/* The compute constants of one precision (see gpu_spec). */
+typedef struct gpu_consts {
+    double peak_tflops;
+    double efficiency[OPC__COUNT];
+    double memory_efficiency, winograd_speedup, kernel_overhead_us, saturation_gflop, step_overhead_ms;
+} gpu_consts;
+
+/* The fields below name are the fp32 constants; prec[p] (where has_prec[p])
+ * holds another precision's, each field not given in the file taken from
+ * fp32 when it was read. cluster_gpu_consts gives either. */
 typedef struct gpu_spec {
     char name[64];
     double peak_tflops;          /* fp32 peak */
@@ -29,7 +49,18 @@ typedef struct gpu_spec {
     double kernel_overhead_us;   /* launch + tail per kernel */
     double saturation_gflop;     /* work at which a kernel reaches half its efficiency */
     double step_overhead_ms;     /* per training step outside the kernels: runtime, input pipeline */
+    gpu_consts prec[PREC__COUNT]; /* [PREC_FP32] unused: the fields above */
+    unsigned char has_prec[PREC__COUNT];
 } gpu_spec;
+
+/* How collectives (ring all-reduce) are charged: NCCL's alpha-beta form,
+ * latency per call plus per ring step, and gradient buckets. */
+typedef struct collective_spec {
+    double call_latency_us;      /* per all-reduce call */
+    double intra_step_us;        /* per ring step whose hops stay in a node */
+    double inter_step_us;        /* per ring step with a hop between nodes */
+    double bucket_mb;            /* gradient bucket, MiB (2^20 bytes); 0: one call per layer */
+} collective_spec;
 
 typedef struct link_spec {
     double bandwidth_gbs;        /* GB/s, one direction */
@@ -49,6 +80,8 @@ typedef struct cluster {
     link_spec intra, inter;
     int nics_per_node;           /* NICs sharing the node's inter-node traffic */
     sync_scheme sync;
+    precision precision;         /* in use: the file's default, or a what-if */
+    collective_spec coll;
     int n_overrides;
     link_override *overrides;
 } cluster;
@@ -59,6 +92,13 @@ int cluster_node_of(const cluster *c, int dev);
 link_spec cluster_link(const cluster *c, int a, int b);
 /* Seconds to move `bytes` from a to b (0 when a == b). */
 double cluster_transfer_s(const cluster *c, int a, int b, double bytes);
+
+/* The GPU's constants for precision p; -1 (and *out untouched) where the
+ * file gives no figures for it. */
+int cluster_gpu_consts(const cluster *c, precision p, gpu_consts *out);
+/* Sets c->precision, or fails (exit 2) naming the cluster when its GPU has
+ * no figures for p. */
+int cluster_set_precision(cluster *c, precision p, lw_error *err);
 
 const char *sync_scheme_name(sync_scheme s);
 int sync_scheme_from_name(const char *s); /* -1 if unknown */

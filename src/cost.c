@@ -430,6 +430,7 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
                                                                 double *nic_out_rev, double *elems_out, const int dense)
 {
     const cluster *cl = pm->pub.cl;
+    const double eb = pm->pub.elem_bytes;
     const int gpn = cl->gpus_per_node;
     const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
     const int Bs = Ts < gpn ? Ts : gpn;
@@ -522,12 +523,12 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
             }
         }
         double far = all - own, far_n = all_n - own_n;
-        double t = own_n * lat_in + own * BYTES_PER_ELEM * inv_in + far_n * lat_x + far * BYTES_PER_ELEM * inv_x;
+        double t = own_n * lat_in + own * eb * inv_in + far_n * lat_x + far * eb * inv_x;
         if (t > slowest) slowest = t;
         elems += all;
         if (multi_node && far > 0) {
-            nic_in[node] += far * BYTES_PER_ELEM;
-            nic_out_rev[node] += far * BYTES_PER_ELEM;
+            nic_in[node] += far * eb;
+            nic_out_rev[node] += far * eb;
         }
     }
     *elems_out = elems;
@@ -606,7 +607,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
     const int nn = pm->nodes_used;
 #define MOVE(P, K, VOL)                                                                                            \
     do {                                                                                                           \
-        double b_ = (VOL) * BYTES_PER_ELEM;                                                                        \
+        double b_ = (VOL) * m->elem_bytes;                                                                         \
         double t_ = lat_k[P] + b_ * inv_k[P];                                                                      \
         rf += t_;                                                                                                  \
         recv_b[P] += t_;                                                                                           \
@@ -663,7 +664,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
                 }
             double t = tx_closed_form(pm, sc, dl, cp, cc, &elems);
             if (L == &local) lists_free(&local);
-            if (bytes_out) *bytes_out = 2 * elems * BYTES_PER_ELEM;
+            if (bytes_out) *bytes_out = 2 * elems * m->elem_bytes;
             return elems > 0 ? 1e3 * t : 0;
         }
         memset(recv_f, 0, sizeof(double) * (size_t)G);
@@ -703,7 +704,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
     }
 #undef MOVE
 #undef FOLD_NIC
-    double bytes = 2 * elems * BYTES_PER_ELEM;
+    double bytes = 2 * elems * m->elem_bytes;
     if (bytes_out) *bytes_out = bytes;
     if (bytes == 0) return 0;
     return 1e3 * (phase_time(pm, recv_f, sc->nic_in_f, sc->nic_out_f) +
@@ -732,7 +733,7 @@ static int op_class(layer_type t)
  * fixed launch cost per kernel. A kernel of F flops reaches the fraction
  * F / (F + F_half) of its operator's efficiency (F_half =
  * saturation_gflop): small kernels cannot fill every SM. Seconds. */
-static double phase_s(const gpu_spec *g, int opc, double flops, double bytes, int nk)
+static double phase_s(const gpu_consts *g, double mem_bw_gbs, int opc, double flops, double bytes, int nk)
 {
     if (nk == 0) return 0;
     double t_flop = 0;
@@ -741,7 +742,7 @@ static double phase_s(const gpu_spec *g, int opc, double flops, double bytes, in
         double half = (opc == OPC_CONV || opc == OPC_LINEAR) ? nk * g->saturation_gflop * 1e9 : 0;
         t_flop = (flops + half) / (g->peak_tflops * 1e12 * g->efficiency[opc]);
     }
-    double t_mem = bytes / (g->memory_bandwidth_gbs * 1e9 * g->memory_efficiency);
+    double t_mem = bytes / (mem_bw_gbs * 1e9 * g->memory_efficiency);
     return (t_flop > t_mem ? t_flop : t_mem) + nk * g->kernel_overhead_us * 1e-6;
 }
 
@@ -766,8 +767,8 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
      * same for every config, so it never changes the optimum); a flatten
      * is a view and runs no kernel. */
     if (l->type == LT_INPUT) {
-        if (fwd_ms) *fwd_ms = m->cl->gpu.step_overhead_ms;
-        return m->cl->gpu.step_overhead_ms;
+        if (fwd_ms) *fwd_ms = m->gk.step_overhead_ms;
+        return m->gk.step_overhead_ms;
     }
     if (l->type == LT_FLATTEN) return 0;
     long o[NDIMS];
@@ -799,7 +800,7 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     }
     double shards = c->deg[DIM_C];
     double w = (double)l->n_params / shards;
-    const gpu_spec *g = &m->cl->gpu;
+    const gpu_consts *g = &m->gk;
 
     profile_entry key;
     memset(&key, 0, sizeof key);
@@ -818,7 +819,7 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
 
     double flops = 0;
     int nk_f = 1, nk_b = 1;
-    double bytes_f = (in + out + w) * BYTES_PER_ELEM;
+    double bytes_f = (in + out + w) * m->elem_bytes;
     double bytes_b = 2 * bytes_f;
     switch (l->type) {
     case LT_CONV2D: {
@@ -841,7 +842,8 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     default: flops = out; break; /* relu, dropout, add */
     }
     int opc = op_class(l->type);
-    double tf = phase_s(g, opc, flops, bytes_f, nk_f) * 1e3, tb = phase_s(g, opc, 2 * flops, bytes_b, nk_b) * 1e3;
+    const double mbw = m->cl->gpu.memory_bandwidth_gbs;
+    double tf = phase_s(g, mbw, opc, flops, bytes_f, nk_f) * 1e3, tb = phase_s(g, mbw, opc, 2 * flops, bytes_b, nk_b) * 1e3;
     if (fwd_ms) *fwd_ms = tf;
     if (bwd_ms) *bwd_ms = tb;
     if (measured >= 0) {
@@ -864,6 +866,143 @@ double cost_t_c_parts(const cost_model *m, int li, const config *c, profile_entr
 
 /* ---- t_s ---- */
 
+/* Bandwidth of the link a-b, for ordering rings. */
+static double link_bw(const cluster *cl, int a, int b)
+{
+    return cluster_link(cl, a, b).bandwidth_gbs;
+}
+
+/* Depth-first search for a Hamiltonian cycle over v[0..k-1] using only
+ * links of at least `floor` GB/s; path[0] = v[0] is fixed. */
+static int cycle_dfs(const cluster *cl, const int *v, int k, double floor, int *path, unsigned *used, int depth)
+{
+    if (depth == k) return link_bw(cl, path[k - 1], path[0]) >= floor;
+    for (int i = 1; i < k; i++) {
+        if (*used & (1u << i)) continue;
+        if (link_bw(cl, path[depth - 1], v[i]) < floor) continue;
+        *used |= 1u << i;
+        path[depth] = v[i];
+        if (cycle_dfs(cl, v, k, floor, path, used, depth + 1)) return 1;
+        *used &= ~(1u << i);
+    }
+    return 0;
+}
+
+/* Reorders v[0..k-1] (GPUs of one node) into the cycle whose slowest link
+ * is fastest, trying the distinct link bandwidths from the highest down;
+ * ties keep the first cycle found in GPU order. Then rotates it so that
+ * the slowest link closes the cycle (where a ring through several nodes
+ * leaves this node). Nodes of up to 16 GPUs with per-pair overrides only:
+ * uniform links need no search. */
+static void order_node(const cluster *cl, int *v, int k)
+{
+    if (k < 3 || k > 16 || cl->n_overrides == 0) return;
+    double bws[16 * 15 / 2];
+    int nb = 0;
+    for (int a = 0; a < k; a++)
+        for (int b = a + 1; b < k; b++) {
+            double x = link_bw(cl, v[a], v[b]);
+            int seen = 0;
+            for (int i = 0; i < nb; i++) seen |= bws[i] == x;
+            if (!seen) bws[nb++] = x;
+        }
+    for (int i = 1; i < nb; i++) /* descending */
+        for (int j = i; j > 0 && bws[j] > bws[j - 1]; j--) {
+            double t = bws[j];
+            bws[j] = bws[j - 1];
+            bws[j - 1] = t;
+        }
+    int path[16];
+    for (int i = 0; i < nb; i++) {
+        unsigned used = 1;
+        path[0] = v[0];
+        if (cycle_dfs(cl, v, k, bws[i], path, &used, 1)) {
+            int weak = 0; /* edge path[weak] -> path[weak + 1] */
+            for (int a = 1; a < k; a++)
+                if (link_bw(cl, path[a], path[(a + 1) % k]) < link_bw(cl, path[weak], path[(weak + 1) % k])) weak = a;
+            for (int a = 0; a < k; a++) v[a] = path[(weak + 1 + a) % k];
+            return;
+        }
+    }
+}
+
+void cost_ring_order(const cluster *cl, int *devs, int n)
+{
+    /* node by node, in node order, stable within a node */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && cluster_node_of(cl, devs[j]) < cluster_node_of(cl, devs[j - 1]); j--) {
+            int t = devs[j];
+            devs[j] = devs[j - 1];
+            devs[j - 1] = t;
+        }
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && cluster_node_of(cl, devs[j]) == cluster_node_of(cl, devs[i])) j++;
+        order_node(cl, devs + i, j - i);
+        i = j;
+    }
+}
+
+/* Latency of one ring all-reduce call over n devices spanning `nodes`
+ * nodes, as NCCL's tuning model charges it: a base per call plus one hop
+ * latency per step, 2(n-1) steps of which 2(nodes-1) cross the network.
+ * Seconds. */
+static double ring_call_latency_s(const cluster *cl, int n, int nodes)
+{
+    double steps = 2.0 * (n - 1), inter = 2.0 * (nodes - 1);
+    return (cl->coll.call_latency_us + (steps - inter) * cl->coll.intra_step_us + inter * cl->coll.inter_step_us) *
+           1e-6;
+}
+
+/* Per ring step moving `piece` bytes from each device to the next along
+ * ring[0..n-1]: the slowest intra-node hop, and the bytes each node sends
+ * and receives over its NICs (added to nic_out / nic_in, indexed by node).
+ * Returns the hop time in seconds and the number of nodes the ring spans. */
+static double ring_hops(const cluster *cl, const int *ring, int n, double piece, double *nic_in, double *nic_out,
+                        int *nodes_out)
+{
+    double step = 0;
+    int nodes = 1;
+    for (int a = 0; a < n; a++) {
+        int src = ring[a], dst = ring[(a + 1) % n];
+        int ns = cluster_node_of(cl, src), nd = cluster_node_of(cl, dst);
+        if (ns != nd) {
+            nic_out[ns] += piece;
+            nic_in[nd] += piece;
+            if (a + 1 < n) nodes++;
+        } else {
+            double t = piece / (cluster_link(cl, src, dst).bandwidth_gbs * 1e9);
+            if (t > step) step = t;
+        }
+    }
+    *nodes_out = nodes;
+    return step;
+}
+
+/* A node's inter-node traffic is spread over all its NICs: NCCL runs one
+ * ring channel per NIC. */
+static double nic_step(const cluster *cl, const double *nic_in, const double *nic_out, int nodes)
+{
+    double t = 0, bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node;
+    for (int k = 0; k < nodes; k++) {
+        double b = nic_in[k] > nic_out[k] ? nic_in[k] : nic_out[k];
+        if (b / bw > t) t = b / bw;
+    }
+    return t;
+}
+
+double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes)
+{
+    if (n < 2 || bytes <= 0) return 0;
+    double *nic = lw_calloc(2 * (size_t)cl->nodes, sizeof(double));
+    int nodes;
+    double step = ring_hops(cl, ring, n, bytes / n, nic, nic + cl->nodes, &nodes);
+    double t_nic = nic_step(cl, nic, nic + cl->nodes, cl->nodes);
+    free(nic);
+    if (t_nic > step) step = t_nic;
+    return 2.0 * (n - 1) * step + ring_call_latency_s(cl, n, nodes);
+}
+
 double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
 {
     const layer *l = &m->net->layers[li];
@@ -872,7 +1011,7 @@ double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
     int r = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
     if (l->n_params == 0 || r <= 1) return 0;
     int shards = c->deg[DIM_C];
-    double ws = (double)l->n_params * BYTES_PER_ELEM / shards; /* one shard's bytes */
+    double ws = (double)l->n_params * m->elem_bytes / shards; /* one shard's gradient bytes */
     double piece = ws / r;
     int G = m->gpus, T = config_tasks(c);
     const tx_scratch *sc = &pm->sc;
@@ -909,34 +1048,36 @@ double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
         }
         t = 2 * phase_time(pm, sc->recv_f, sc->nic_in_f, sc->nic_out_f);
     } else {
-        /* Ring all-reduce over the replicas in GPU order: 2(r-1) steps, each
-         * moving 1/r of the shard to the next GPU; a step lasts as long as
-         * its slowest link, or the busiest NIC (all shards' rings at once). */
-        double step = 0;
+        /* Ring all-reduce of each shard over its replicas, in the order NCCL
+         * would ring them (cost_ring_order): 2(r-1) steps, each moving 1/r
+         * of the shard to the next GPU; a step lasts as long as its slowest
+         * link, or the busiest node's NICs (all shards' rings at once).
+         * Latency is paid per all-reduce call, and frameworks fuse
+         * gradients into buckets of coll.bucket_mb: this layer pays the
+         * share of a call its bytes fill (ws / bucket bytes), so t_s stays
+         * a per-layer sum and the search exact. A layer larger than a
+         * bucket gets one of its own (as in PyTorch DDP, which never
+         * splits a tensor): one call. bucket_mb 0: one call per layer. */
+        double step = 0, lat = 0;
         for (int j = 0; j < shards; j++) {
-            int nr = 0, co[NDIMS];
+            int nr = 0, co[NDIMS], nodes;
             for (int k = 0; k < T; k++) {
                 config_task_coords(c, k, co);
                 if (co[DIM_C] == j) rep[nr++] = k;
             }
-            for (int a = 0; a < nr; a++) {
-                int src = rep[a], dst = rep[(a + 1) % nr];
-                double s = m->lat_s[src * G + dst] + piece * m->inv_bw[src * G + dst];
-                if (s > step) step = s;
-                if (src / gpn != dst / gpn) {
-                    sc->nic_in_f[dst / gpn] += piece;
-                    sc->nic_out_f[src / gpn] += piece;
-                }
-            }
+            cost_ring_order(m->cl, rep, nr);
+            double s = ring_hops(m->cl, rep, nr, piece, sc->nic_in_f, sc->nic_out_f, &nodes);
+            if (s > step) step = s;
+            double lj = ring_call_latency_s(m->cl, nr, nodes);
+            if (lj > lat) lat = lj;
         }
         if (pm->nodes_used > 1) {
-            double nic_bw = m->cl->inter.bandwidth_gbs * 1e9 * m->cl->nics_per_node;
-            for (int n = 0; n < pm->nodes_used; n++) {
-                double b = sc->nic_in_f[n] > sc->nic_out_f[n] ? sc->nic_in_f[n] : sc->nic_out_f[n];
-                if (b / nic_bw > step) step = b / nic_bw;
-            }
+            double tn = nic_step(m->cl, sc->nic_in_f, sc->nic_out_f, pm->nodes_used);
+            if (tn > step) step = tn;
         }
-        t = 2.0 * (r - 1) * step;
+        double bucket = m->cl->coll.bucket_mb * 1048576.0;
+        double calls = bucket > 0 && ws < bucket ? ws / bucket : 1.0;
+        t = 2.0 * (r - 1) * step + calls * lat;
     }
     return t * 1e3;
 }
@@ -1168,9 +1309,16 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
     m->prof = (prof && strcmp(prof->gpu, cl->gpu.name) == 0) ? prof : NULL;
     m->gpus = gpus;
     m->batch = batch;
+    m->prec = cl->precision;
+    m->elem_bytes = precision_elem_bytes(cl->precision);
+    if (cluster_gpu_consts(cl, cl->precision, &m->gk) != 0) {
+        lw_fail(err, 2, "cluster \"%s\" gives no %s figures for its GPU (%s)", cl->name, precision_name(cl->precision),
+                cl->gpu.name);
+        free(pm);
+        return NULL;
+    }
     m->n_layers = net->n_layers;
     m->optimizer = OPT_MOMENTUM;
-    m->elem_bytes = BYTES_PER_ELEM;
     m->workspace_bytes = COST_WORKSPACE_BYTES;
     int G = gpus;
     pm->nodes_used = (gpus + cl->gpus_per_node - 1) / cl->gpus_per_node;

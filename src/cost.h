@@ -18,7 +18,9 @@
 #include "profile.h"
 #include "search.h"
 
-#define BYTES_PER_ELEM 4.0 /* fp32 */
+/* fp32 bytes per element: weights (master copies) and the default; the
+ * bytes of activations and gradients are the model's elem_bytes. */
+#define BYTES_PER_ELEM 4.0
 
 /* The optimizer whose state the memory model counts (--optimizer); the
  * default, momentum (the paper's SGD with momentum), is 0. */
@@ -54,6 +56,8 @@ typedef struct cost_model {
     const profile *prof;     /* applied only when prof->gpu equals the cluster's GPU name */
     int gpus;
     long batch;              /* global batch */
+    precision prec;          /* the cluster's, when built */
+    gpu_consts gk;           /* the GPU's compute constants at that precision */
     int n_layers;
     int *n_configs;          /* [layer] */
     config **configs;        /* [layer][config] */
@@ -65,7 +69,8 @@ typedef struct cost_model {
     /* link matrix over the GPUs in use */
     double *lat_s, *inv_bw;  /* [gpus * gpus], seconds and seconds per byte */
     /* memory model (cost_memory_task); cost_model_build sets the defaults:
-     * momentum, fp32 (4-byte) activations and gradients, COST_WORKSPACE_BYTES */
+     * momentum, and COST_WORKSPACE_BYTES; elem_bytes follows the cluster's
+     * precision (precision_elem_bytes) */
     optimizer_kind optimizer;
     double elem_bytes;       /* bytes of an activation or gradient element; < 4 means mixed
                                 precision (fp32 master weights plus a working copy) */
@@ -135,6 +140,16 @@ typedef struct memory_parts {
  * the parts; parts may be NULL). Additive over layers: a GPU's memory under
  * a strategy is the sum over layers of its task's bytes, plus the workspace. */
 double cost_memory_task(const cost_model *m, int layer, const config *c, int task, memory_parts *parts);
+
+/* Seconds for one ring all-reduce of `bytes` over the devices ring[0..n-1]
+ * taken in that order (ids of the cluster; n >= 2), one call: NCCL's
+ * latency (per call plus per step) and bandwidth terms, the inter-node hops
+ * sharing each node's NICs. For tests and the bus-bandwidth check. */
+double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes);
+/* The order NCCL would run a ring over these devices: node by node, and
+ * within a node the cycle whose slowest link is fastest (so dgx1-v100's
+ * ring uses NVLink pairs only). Reorders devs[0..n-1] in place. */
+void cost_ring_order(const cluster *cl, int *devs, int n);
 
 /* Memory per GPU of a strategy (configs indexed per layer): fills per_gpu
  * (gpus entries, may be NULL) and returns the largest. The sum over layers

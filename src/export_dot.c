@@ -252,7 +252,7 @@ static double inter_node_bytes(const diagram *d, int e, double *recv_fwd)
     for (int k = 0; k < nc; k++)
         for (int q = 0; q < np; q++) {
             if (cluster_node_of(cl, q) == cluster_node_of(cl, k)) continue;
-            double b = cost_overlap(m, e, cp, q, cc, k) * BYTES_PER_ELEM;
+            double b = cost_overlap(m, e, cp, q, cc, k) * m->elem_bytes;
             total += 2 * b;
             if (recv_fwd) recv_fwd[k] += b;
         }

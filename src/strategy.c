@@ -132,6 +132,7 @@ char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *
     cJSON_AddNumberToObject(root, "gpus", m->gpus);
     cJSON_AddNumberToObject(root, "gpus_used", ev->gpus_used);
     cJSON_AddNumberToObject(root, "batch", (double)m->batch);
+    cJSON_AddStringToObject(root, "precision", precision_name(m->prec));
     cJSON_AddStringToObject(root, "algorithm", algorithm);
     if (nodes_left >= 0) cJSON_AddNumberToObject(root, "nodes_left", nodes_left);
     if (final_method_name) cJSON_AddStringToObject(root, "final_method", final_method_name);

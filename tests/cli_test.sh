@@ -545,6 +545,37 @@ expect_fail "--pin with an invalid config: exit 2" 2 "fc1" -- search -n lenet5 -
 expect_fail "--why-not of an unknown layer: exit 2" 2 "nope" "lenet5" -- search -n lenet5 -c p100-4x4 -g 4 --why-not nope
 expect_fail "--why-not outside search: exit 2" 2 "--why-not" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --why-not fc1
 
+# ------------------------------------------------- precision and buckets
+expect_fail "--precision fp8: exit 2, names the choices" 2 "fp8" "fp32, tf32, fp16 or bf16" -- \
+    eval -n lenet5 -c p100-4x4 -g 4 -s data --precision fp8
+expect_fail "--precision without a value: exit 2" 2 "--precision" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --precision
+expect_fail "--precision the cluster has no figures for: exit 2, names cluster and what it has" 2 \
+    "p100-4x4" "tf32" "it has fp32" -- search -n lenet5 -c p100-4x4 -g 4 --precision tf32
+expect_fail "--precision the cluster lacks, in the TUI too: exit 2" 2 "p100-4x4" "bf16" -- \
+    tui -n lenet5 -c p100-4x4 --precision bf16
+expect_fail "--bucket-mb -1: exit 2" 2 "--bucket-mb" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --bucket-mb -1
+run search -n lenet5 -c p100-4x4 -g 4 --json
+py "search --json says its precision (the cluster's default, fp32)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["precision"] == "fp32", d.get("precision")' "$OUT"
+run scale -n lenet5 -c p100-4x4 --gpus 1,2 --json --precision fp32
+py "scale --json says its precision" '
+import json, sys
+assert json.load(open(sys.argv[1]))["precision"] == "fp32"' "$OUT"
+run costs -n lenet5 -c p100-4x4 -g 2 --json
+py "costs --json says its precision" '
+import json, sys
+assert json.load(open(sys.argv[1]))["precision"] == "fp32"' "$OUT"
+run eval -n resnet50 -c dgx-a100 -g 8 -s data --json --bucket-mb 0
+cp "$OUT" "$TMP/b0.json"
+run eval -n resnet50 -c dgx-a100 -g 8 -s data --json --bucket-mb 25
+py "--bucket-mb 0 (one all-reduce call per layer) syncs slower than 25 MiB buckets, same bytes" '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["sync_ms"] > b["sync_ms"] > 0, (a["sync_ms"], b["sync_ms"])
+assert a["bytes_per_step"] == b["bytes_per_step"]' "$TMP/b0.json" "$OUT"
+
 # ------------------------------------------------- no output file on failure
 ( cd "$TMP" && "$LW" search -n "$ROOT/$B/net_cycle.json" -c p100-4x4 -g 4 -o out.json >/dev/null 2>&1 )
 rc=$?

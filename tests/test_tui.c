@@ -134,7 +134,7 @@ static attr_t attr_at(int y, int x)
 
 static app *open_app(const char *net, const char *cl, int gpus)
 {
-    tui_args args = {net, cl, NULL, {gpus, 0, 0}, -1, {0, 0, 0}};
+    tui_args args = {net, cl, NULL, {gpus, 0, 0}, -1, {0, 0, 0}, 0, 0, 0, 0};
     lw_error err = {0};
     app *a = app_open(&args, &err);
     cr_assert_not_null(a, "app_open(%s, %s, %d): %s", net, cl, gpus, err.msg);

@@ -51,6 +51,12 @@ app *app_open(const tui_args *args, lw_error *err)
         return NULL;
     }
     cli_apply_sync(cl, args ? args->sync : -1);
+    if (args && cli_apply_precision(cl, args->precision_set ? args->precision : -1,
+                                    args->bucket_set ? args->bucket_mb : -1, err) != 0) {
+        net_free(net);
+        cluster_free(cl);
+        return NULL;
+    }
     profile *prof = NULL;
     if (args && args->profile) {
         prof = plan_load_profile(args->profile, err);
