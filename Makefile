@@ -21,7 +21,7 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
 UI_OBJ     := $(UI_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all run test check deps deps-build bench clean install install-tests tests-bin asan-tests cli-tests screen-tests e2e-tests \
-        screenshots reproduce fuzz check-fuzz valgrind diagrams
+        screenshots reproduce fuzz check-fuzz valgrind diagrams calibrate validate
 
 all: deps-build
 	@$(MAKE) --no-print-directory $(BUILD)/layerwise
@@ -211,6 +211,14 @@ bench: $(BUILD)/bench $(BUILD)/layerwise
 # The README's "Reproducing the paper" tables, from the real program.
 reproduce: $(BUILD)/layerwise
 	@LW=$(BUILD)/layerwise python3 tests/reproduce.py
+
+# The GPU constants fitted to published single-GPU throughputs (prints each
+# row's error; fails if the shipped files differ from the fit), and every
+# published figure held in data/published/ beside the model's prediction.
+calibrate: $(BUILD)/layerwise
+	@LW=$(BUILD)/layerwise python3 tests/calibrate.py
+validate: $(BUILD)/layerwise
+	@LW=$(BUILD)/layerwise python3 tests/validate.py
 
 # ---- diagrams for the README ----------------------------------------------
 # Each view of `layerwise export` as PNG: VGG-16 and Inception-v3 on 16 GPUs

@@ -42,6 +42,9 @@ static const char usage_text[] =
     "                                     a profile template: every task shape, to fill with measurements\n"
     "  layerwise fit     -n NET -c CLUSTER [-g GPUS] [--json]\n"
     "                                     the largest per-GPU batch at which some strategy fits memory\n"
+    "  layerwise allreduce -c CLUSTER [-g GPUS] [--size BYTES] [--json]\n"
+    "                                     one ring all-reduce as the model charges it (default:\n"
+    "                                     100 MB over one node), with its bus bandwidth\n"
     "  layerwise list                     the shipped networks and clusters\n"
     "\n"
     "options:\n"
@@ -81,7 +84,7 @@ typedef struct opts {
     plan_settings set;
     plan_memory_settings mset;
     int sync, precision;
-    double bucket_mb;
+    double bucket_mb, size;
     double intra_bw, inter_bw;
     int json, steps, step;
     int n_pins;
@@ -170,6 +173,10 @@ static int parse_args(int argc, char **argv, opts *o)
             int pr = v ? precision_from_name(v) : -1;
             if (pr < 0) return bad("--precision \"%s\" must be fp32, tf32, fp16 or bf16", v ? v : "");
             o->precision = pr;
+        } else if (TAKES("--size")) {
+            double d;
+            if (parse_double(v, 1, 1e13, &d) != 0) return bad("--size \"%s\" must be a number of bytes from 1 to 1e13", v ? v : "");
+            o->size = d;
         } else if (TAKES("--bucket-mb")) {
             double d;
             if (parse_double(v, 0, 1e6, &d) != 0) return bad("--bucket-mb \"%s\" must be a number of MiB from 0 to 1e6", v ? v : "");
@@ -1355,6 +1362,53 @@ static int cmd_simulate(const opts *o)
     return rc;
 }
 
+/* One ring all-reduce over the first G GPUs, in the order the model rings
+ * them: what t_s charges per call, and the bus bandwidth nccl-tests would
+ * report for it (2(G-1)/G x bytes / time). */
+static int cmd_allreduce(const opts *o)
+{
+    lw_error err = {0};
+    cluster *cl = plan_load_cluster(o->cluster, &err);
+    if (!cl) return die(&err);
+    apply_whatif(o, cl);
+    int total = cluster_gpus(cl), g = o->set.gpus ? o->set.gpus : cl->gpus_per_node;
+    if (g < 2 || g > total) {
+        fprintf(stderr, "layerwise: allreduce needs 2 to %d GPUs of cluster \"%s\"; %d requested\n", total, cl->name, g);
+        cluster_free(cl);
+        return 2;
+    }
+    double bytes = o->size > 0 ? o->size : 1e8;
+    int *ring = lw_malloc(sizeof(int) * (size_t)g);
+    for (int i = 0; i < g; i++) ring[i] = i;
+    cost_ring_order(cl, ring, g);
+    double t = cost_allreduce_s(cl, ring, g, bytes);
+    double busbw = 2.0 * (g - 1) / g * bytes / t / 1e9;
+    int rc = 0;
+    if (o->json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "cluster", cl->name);
+        cJSON_AddNumberToObject(root, "gpus", g);
+        cJSON_AddNumberToObject(root, "bytes", bytes);
+        cJSON_AddNumberToObject(root, "time_us", t * 1e6);
+        cJSON_AddNumberToObject(root, "busbw_gbs", busbw);
+        cJSON_AddItemToObject(root, "ring", cJSON_CreateIntArray(ring, g));
+        char *s = cJSON_PrintUnformatted(root);
+        rc = emit(o, s);
+        free(s);
+        cJSON_Delete(root);
+    } else {
+        char bb[32];
+        fmt_bytes(bytes, bb, sizeof bb);
+        printf("ring all-reduce of %s over %d GPUs of %s: %.1f us, bus bandwidth %.1f GB/s\nring:", bb, g, cl->name,
+               t * 1e6, busbw);
+        for (int i = 0; i < g; i++) printf(" %d", ring[i]);
+        printf("\n");
+    }
+    free(ring);
+    cluster_free(cl);
+    return rc;
+}
+
 static int cmd_list(void)
 {
     const char *kinds[3] = {"networks", "clusters", "profiles"};
@@ -1386,6 +1440,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     if (strcmp(o.cmd, "export") == 0) return cmd_export(&o);
     if (strcmp(o.cmd, "list") == 0) return cmd_list();
     if (strcmp(o.cmd, "fit") == 0) return cmd_fit(&o);
+    if (strcmp(o.cmd, "allreduce") == 0) return cmd_allreduce(&o);
     if (strcmp(o.cmd, "profile") == 0) return cmd_profile(&o);
     if (strcmp(o.cmd, "help") == 0) {
         fputs(usage_text, stdout);

@@ -576,6 +576,36 @@ a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert a["sync_ms"] > b["sync_ms"] > 0, (a["sync_ms"], b["sync_ms"])
 assert a["bytes_per_step"] == b["bytes_per_step"]' "$TMP/b0.json" "$OUT"
 
+run eval -n resnet50 -c dgx-a100 -g 8 -s data --json
+cp "$OUT" "$TMP/tf32.json"
+run eval -n resnet50 -c dgx-a100 -g 8 -s data --json --precision fp16
+py "dgx-a100 trains in tf32 by default; --precision fp16 halves the bytes moved and is faster" '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["precision"] == "tf32" and b["precision"] == "fp16", (a["precision"], b["precision"])
+assert abs(b["bytes_per_step"] * 2 - a["bytes_per_step"]) < 1e-6 * a["bytes_per_step"], (a["bytes_per_step"], b["bytes_per_step"])
+assert b["compute_ms"] < a["compute_ms"] and b["sync_ms"] < a["sync_ms"]' "$TMP/tf32.json" "$OUT"
+expect_fail "--precision tf32 on the V100 (no TF32 on Volta): exit 2" 2 "dgx1-v100" "tf32" "it has fp32, fp16" -- \
+    eval -n lenet5 -c dgx1-v100 -g 2 -s data --precision tf32
+run allreduce -c dgx-a100 --json
+py "allreduce: 100 MB over one node of dgx-a100, bus bandwidth within 20% of nccl-tests (230 GB/s)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gpus"] == 8 and d["bytes"] == 1e8, d
+assert 184 < d["busbw_gbs"] < 276, d["busbw_gbs"]
+assert abs(d["busbw_gbs"] - 2 * 7 / 8 * 1e8 / (d["time_us"] * 1e-6) / 1e9) < 1e-6 * d["busbw_gbs"]' "$OUT"
+run allreduce -c dgx1-v100 -g 8 --size 1e6 --json
+py "allreduce: dgx1-v100 rings over NVLink pairs only; 1 MB costs tens of microseconds" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+nvlink = {frozenset(p) for p in [(0,1),(0,2),(1,3),(2,6),(3,7),(4,5),(4,6),(5,7),(0,3),(0,4),(1,2),(1,5),(2,3),(4,7),(5,6),(6,7)]}
+r = d["ring"]
+assert sorted(r) == list(range(8)), r
+assert all(frozenset((r[i], r[(i + 1) % 8])) in nvlink for i in range(8)), r
+assert 10 < d["time_us"] < 1000, d["time_us"]' "$OUT"
+expect_fail "allreduce -g 1: exit 2" 2 "allreduce" -- allreduce -c dgx-a100 -g 1
+expect_fail "allreduce --size 0: exit 2" 2 "--size" -- allreduce -c dgx-a100 --size 0
+
 # ------------------------------------------------- no output file on failure
 ( cd "$TMP" && "$LW" search -n "$ROOT/$B/net_cycle.json" -c p100-4x4 -g 4 -o out.json >/dev/null 2>&1 )
 rc=$?

@@ -37,7 +37,7 @@ static double field_value(const app *a, const cluster *c, int f)
     switch (f) {
     case F_NODES: return c->nodes;
     case F_GPN: return c->gpus_per_node;
-    case F_TFLOPS: return c->gpu.peak_tflops;
+    case F_TFLOPS: return c->precision == PREC_FP32 ? c->gpu.peak_tflops : c->gpu.prec[c->precision].peak_tflops;
     case F_INTRA_BW: return c->intra.bandwidth_gbs;
     case F_INTRA_LAT: return c->intra.latency_us;
     case F_INTER_BW: return c->inter.bandwidth_gbs;
@@ -94,7 +94,10 @@ static void field_store(cluster *c, int f, double v)
     switch (f) {
     case F_NODES: c->nodes = (int)v; break;
     case F_GPN: c->gpus_per_node = (int)v; break;
-    case F_TFLOPS: c->gpu.peak_tflops = v; break;
+    case F_TFLOPS: /* the peak of the precision in use */
+        if (c->precision == PREC_FP32) c->gpu.peak_tflops = v;
+        else c->gpu.prec[c->precision].peak_tflops = v;
+        break;
     case F_INTRA_BW: set_intra_bw(c, v); break;
     case F_INTRA_LAT: c->intra.latency_us = v; break;
     case F_INTER_BW: c->inter.bandwidth_gbs = v; break;
