@@ -146,7 +146,7 @@ static int add_layer_tasks(builder *b, sim_kind kind, int li, double dur)
 static int add_piece(builder *b, int e, int backward, int src, int dst, double elems)
 {
     const cost_model *m = b->m;
-    double bytes = elems * BYTES_PER_ELEM;
+    double bytes = elems * m->elem_bytes;
     size_t ix = (size_t)dst * b->G + src;
     double dur = 1e3 * (m->lat_s[ix] + bytes * m->inv_bw[ix]);
     int t = add_task(b, SIM_TRANSFER, m->e_to[e], src, dur);
@@ -265,7 +265,7 @@ static void add_sync(builder *b, const int *layers, int n, const int *wgt_of)
 
 static double grad_bytes(const builder *b, int li)
 {
-    return (double)b->m->net->layers[li].n_params * BYTES_PER_ELEM / cfg(b, li)->deg[DIM_C];
+    return (double)b->m->net->layers[li].n_params * b->m->elem_bytes / cfg(b, li)->deg[DIM_C];
 }
 
 /* The task graph of one step, phases in Eq. 1's order: forward in
@@ -854,7 +854,7 @@ char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy
     cJSON_AddNumberToObject(root, "gpus", s->gpus);
     cJSON_AddNumberToObject(root, "gpus_used", s->gpus_used);
     cJSON_AddNumberToObject(root, "batch", (double)s->batch);
-    cJSON_AddStringToObject(root, "precision", "fp32");
+    cJSON_AddStringToObject(root, "precision", precision_name(m->prec));
     cJSON_AddStringToObject(root, "strategy", strategy);
     cJSON_AddStringToObject(root, "overlap", sim_overlap_name(s->overlap));
     cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));

@@ -38,7 +38,8 @@ static network *net_str(const char *json)
     return n;
 }
 
-/* nodes x gpn GPUs, bandwidths in GB/s, no latency, a fixed step overhead. */
+/* nodes x gpn GPUs, bandwidths in GB/s, no latency (of transfers or of
+ * all-reduce calls), a fixed step overhead. */
 static cluster *make_cluster(int nodes, int gpn, double intra_bw, double inter_bw, const char *sync)
 {
     char t[1024];
@@ -48,6 +49,7 @@ static cluster *make_cluster(int nodes, int gpn, double intra_bw, double inter_b
              " \"step_overhead_ms\": 0.5},"
              " \"intra_node\": {\"bandwidth_gbs\": %.17g, \"latency_us\": 0},"
              " \"inter_node\": {\"bandwidth_gbs\": %.17g, \"latency_us\": 0, \"nics_per_node\": 1},"
+             " \"collectives\": {\"call_latency_us\": 0, \"intra_step_us\": 0, \"inter_step_us\": 0},"
              " \"sync\": \"%s\"}",
              nodes, gpn, intra_bw, inter_bw, sync);
     lw_error err = {0};
