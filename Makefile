@@ -90,7 +90,7 @@ run: deps
 install: $(BUILD)/layerwise
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/layerwise $(DESTDIR)$(PREFIX)/bin/layerwise
-	@set -e; for f in $(DATA); do \
+	@set -e; for f in $(DATA) $(wildcard data/published/*.json); do \
 	  d=$(DESTDIR)$(PREFIX)/share/layerwise/$$(dirname $${f#data/}); \
 	  install -d "$$d"; install -m 644 "$$f" "$$d/"; \
 	done
