@@ -1278,3 +1278,62 @@ Test(tui_timeline, ascii_without_colour_at_80x24)
     app_free(a);
     term_close();
 }
+
+/* P steps through the precisions the GPU has figures for; the context line
+ * says which is in use; the cluster screen shows every precision's peak,
+ * and its precision and bucket fields are what-ifs like the others. */
+Test(tui_cluster, precision_and_bucket_what_ifs)
+{
+    term_open(24, 120, 1);
+    app *a = open_app("lenet5", "dgx-a100", 2);
+    draw(a);
+    cr_assert(find_row("tf32") >= 0, "the context line names the precision: %s", dump());
+    double tf32_ms = a->p->best_eval.total_ms;
+    app_feed(a, 'P');
+    cr_assert_eq(a->p->cl->precision, PREC_FP16);
+    cr_assert(strstr(a->status, "precision tf32→fp16"), "%s", a->status);
+    cr_assert(a->p->best_eval.total_ms < tf32_ms, "fp16 is faster than tf32 on an A100");
+    app_feed(a, 'P');
+    cr_assert_eq(a->p->cl->precision, PREC_BF16);
+    app_feed(a, 'P');
+    cr_assert_eq(a->p->cl->precision, PREC_FP32);
+    app_feed(a, 'P');
+    cr_assert_eq(a->p->cl->precision, PREC_TF32);
+    cr_assert(fabs(a->p->best_eval.total_ms - tf32_ms) < 1e-9);
+    /* the cluster screen: peaks per precision, precision typed, bucket */
+    app_feed(a, '5');
+    draw(a);
+    cr_assert(find_row("tf32 156") >= 0 && find_row("gradient bucket MiB") >= 0, "%s", dump());
+    while (a->csel != 8) app_feed(a, KEY_DOWN); /* precision */
+    app_feed(a, '\r');
+    app_feed(a, 0x15);
+    type(a, "fp8");
+    app_feed(a, '\r');
+    cr_assert(a->status_error, "%s", a->status);
+    cr_assert_eq(a->p->cl->precision, PREC_TF32);
+    app_feed(a, '\r');
+    app_feed(a, 0x15);
+    type(a, "bf16");
+    app_feed(a, '\r');
+    cr_assert_eq(a->p->cl->precision, PREC_BF16, "%s", a->status);
+    app_feed(a, KEY_DOWN); /* gradient bucket MiB */
+    cr_assert_eq(a->p->cl->coll.bucket_mb, 25);
+    app_feed(a, '\r');
+    app_feed(a, 0x15);
+    type(a, "0");
+    app_feed(a, '\r');
+    cr_assert_eq(a->p->cl->coll.bucket_mb, 0, "%s", a->status);
+    app_feed(a, KEY_RIGHT);
+    cr_assert_eq(a->p->cl->coll.bucket_mb, 1);
+    app_feed(a, 'R');
+    cr_assert_eq(a->p->cl->coll.bucket_mb, 25);
+    cr_assert_eq(a->p->cl->precision, PREC_TF32);
+    app_free(a);
+    /* a GPU with fp32 figures only: P says so and changes nothing */
+    app *b = open_app("lenet5", "p100-4x4", 2);
+    app_feed(b, 'P');
+    cr_assert_eq(b->p->cl->precision, PREC_FP32);
+    cr_assert(strstr(b->status, "fp32 only"), "%s", b->status);
+    app_free(b);
+    term_close();
+}

@@ -443,6 +443,26 @@ action app_cycle_memory_limit(app *a)
     return ACT_RESEARCH;
 }
 
+action app_cycle_precision(app *a)
+{
+    const cluster *c = a->p->cl;
+    precision from = c->precision, to = from;
+    gpu_consts k;
+    do
+        to = (precision)((to + 1) % PREC__COUNT);
+    while (to != from && cluster_gpu_consts(c, to, &k) != 0);
+    if (to == from) {
+        app_set_status(a, 0, "%s gives figures for %s only", c->gpu.name, precision_name(from));
+        return ACT_REDRAW;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "precision %s%s%s", precision_name(from), G->arrow_right, precision_name(to));
+    app_whatif_begin(a, what);
+    app_change_cluster(a)->precision = to;
+    app_invalidate_scale(a);
+    return ACT_REBUILD;
+}
+
 action app_pin(app *a, int li, int k)
 {
     plan *p = a->p;

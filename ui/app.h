@@ -269,6 +269,9 @@ action app_toggle_sync(app *a);
 /* What-if: the memory limit per GPU, cycling the GPU's memory, none (the
  * paper's search), 3/4 and 1/2 of the GPU's memory. */
 action app_cycle_memory_limit(app *a);
+/* What-if: the next precision the cluster's GPU has figures for (fp32,
+ * tf32, fp16, bf16, round); the cost model is rebuilt. */
+action app_cycle_precision(app *a);
 action app_clear_pins(app *a);
 /* Next GPU count up (dir 1) or down (-1): powers of two, capped at the
  * cluster's GPUs. */

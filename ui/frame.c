@@ -46,10 +46,12 @@ static void context_line(const app *a, WINDOW *w, int W)
     if (pins) snprintf(pinbuf, sizeof pinbuf, " %s %d pinned", G->dot, pins);
     /* most telling first: a narrow terminal cuts the end */
     if (p->sr)
-        snprintf(buf, sizeof buf, " %s on %s %s %d/%d GPUs%s %s %.2f ms/step %s %.0f img/s %s batch %ld/GPU (%ld) %s sync %s",
+        snprintf(buf, sizeof buf,
+                 " %s on %s %s %d/%d GPUs%s %s %.2f ms/step %s %.0f img/s %s batch %ld/GPU (%ld) %s %s %s sync %s",
                  p->net->name, p->cl->name, G->dot, p->gpus, cluster_gpus(p->cl), pinbuf, G->dot,
                  p->best_eval.total_ms, G->dot, p->best_eval.images_per_s, G->dot, p->batch / (p->gpus ? p->gpus : 1),
-                 p->batch, G->dot, p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring");
+                 p->batch, G->dot, precision_name(p->cl->precision), G->dot,
+                 p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring");
     else
         snprintf(buf, sizeof buf, " %s on %s %s %d GPUs %s no strategy (see the status line)", p->net->name,
                  p->cl->name, G->dot, p->gpus, G->dot);

@@ -90,6 +90,12 @@ static action k_memlimit(app *a, int key)
     return app_cycle_memory_limit(a);
 }
 
+static action k_precision(app *a, int key)
+{
+    (void)key;
+    return app_cycle_precision(a);
+}
+
 static action k_whynot(app *a, int key)
 {
     (void)key;
@@ -140,6 +146,7 @@ const keybind app_global_keys[] = {
     {{'>', '<'}, "> <", "what-if: double / halve the batch per GPU", k_batch},
     {{'s'}, "s", "what-if: sync parameter server <-> ring all-reduce", k_sync},
     {{'M'}, "M", "what-if: memory limit per GPU: the GPU's, none, 3/4, 1/2", k_memlimit},
+    {{'P'}, "P", "what-if: next precision the GPU has figures for (fp32 tf32 fp16 bf16)", k_precision},
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},

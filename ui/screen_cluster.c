@@ -21,6 +21,8 @@ enum {
     F_INTER_BW,
     F_INTER_LAT,
     F_NICS,
+    F_PRECISION,
+    F_BUCKET,
     F_SYNC,
     F_GPUS,
     F_BATCH,
@@ -28,8 +30,9 @@ enum {
 };
 
 static const char *const field_label[F__COUNT] = {
-    "nodes", "GPUs per node", "GPU peak TFLOPS", "intra-node GB/s", "intra-node latency us", "inter-node GB/s",
-    "inter-node latency us", "NICs per node", "sync scheme", "GPUs in use", "batch per GPU",
+    "nodes", "GPUs per node", "peak TFLOPS (precision)", "intra-node GB/s", "intra-node latency us",
+    "inter-node GB/s", "inter-node latency us", "NICs per node", "precision", "gradient bucket MiB", "sync scheme",
+    "GPUs in use", "batch per GPU",
 };
 
 static double field_value(const app *a, const cluster *c, int f)
@@ -43,6 +46,8 @@ static double field_value(const app *a, const cluster *c, int f)
     case F_INTER_BW: return c->inter.bandwidth_gbs;
     case F_INTER_LAT: return c->inter.latency_us;
     case F_NICS: return c->nics_per_node;
+    case F_PRECISION: return c->precision;
+    case F_BUCKET: return c->coll.bucket_mb;
     case F_SYNC: return c->sync;
     case F_GPUS: return a->p->gpus;
     case F_BATCH: return (double)app_batch_per_gpu(a);
@@ -54,7 +59,8 @@ static void field_text(const app *a, const cluster *c, int f, char *buf, size_t 
 {
     double v = field_value(a, c, f);
     if (f == F_SYNC) snprintf(buf, n, "%s", sync_scheme_name(c->sync));
-    else if (f == F_TFLOPS || f == F_INTRA_BW || f == F_INTRA_LAT || f == F_INTER_BW || f == F_INTER_LAT)
+    else if (f == F_PRECISION) snprintf(buf, n, "%s", precision_name(c->precision));
+    else if (f == F_TFLOPS || f == F_BUCKET || f == F_INTRA_BW || f == F_INTRA_LAT || f == F_INTER_BW || f == F_INTER_LAT)
         snprintf(buf, n, "%g", v);
     else snprintf(buf, n, "%.0f", v);
 }
@@ -75,7 +81,7 @@ static const char *field_check(const cluster *c, int f, double *v, char *why, si
 {
     int integer = f == F_NODES || f == F_GPN || f == F_NICS;
     if (integer) *v = floor(*v + 0.5);
-    double lo = f == F_INTRA_LAT || f == F_INTER_LAT ? 0 : integer ? 1 : 1e-3;
+    double lo = f == F_INTRA_LAT || f == F_INTER_LAT || f == F_BUCKET ? 0 : integer ? 1 : 1e-3;
     double hi = f == F_NODES || f == F_GPN ? 4096 : 1e6;
     if (!(*v >= lo && *v <= hi)) {
         snprintf(why, n, "%s must be from %g to %g", field_label[f], lo, hi);
@@ -103,6 +109,7 @@ static void field_store(cluster *c, int f, double v)
     case F_INTER_BW: c->inter.bandwidth_gbs = v; break;
     case F_INTER_LAT: c->inter.latency_us = v; break;
     case F_NICS: c->nics_per_node = (int)v; break;
+    case F_BUCKET: c->coll.bucket_mb = v; break;
     default: break;
     }
 }
@@ -117,6 +124,7 @@ static action apply(app *a, int f, double v)
 {
     const cluster *c = a->p->cl;
     if (f == F_SYNC) return app_toggle_sync(a);
+    if (f == F_PRECISION) return app_cycle_precision(a);
     if (f == F_GPUS) return app_set_gpus(a, (int)v);
     if (f == F_BATCH) return app_set_batch(a, (long)v);
     char why[96];
@@ -140,7 +148,7 @@ static action apply(app *a, int f, double v)
 static double field_step(const app *a, int f, int up)
 {
     double v = field_value(a, a->p->cl, f);
-    if (f == F_INTRA_LAT || f == F_INTER_LAT) {
+    if (f == F_INTRA_LAT || f == F_INTER_LAT || f == F_BUCKET) {
         if (v == 0 && up) return 1;
         return up ? v * 2 : v / 2;
     }
@@ -152,7 +160,7 @@ static double field_step(const app *a, int f, int up)
 int cluster_field_neighbours(const app *a, cluster *out[2])
 {
     int f = a->csel, n = 0;
-    if (f == F_SYNC || f == F_GPUS || f == F_BATCH || f < 0 || f >= F__COUNT) return 0;
+    if (f == F_SYNC || f == F_PRECISION || f == F_GPUS || f == F_BATCH || f < 0 || f >= F__COUNT) return 0;
     for (int up = 1; up >= 0; up--) {
         double v = field_step(a, f, up);
         char why[96];
@@ -174,6 +182,24 @@ action cluster_field_set(app *a, int f, const char *text)
             return ACT_REDRAW;
         }
         return (sync_scheme)s == a->p->cl->sync ? ACT_NONE : app_toggle_sync(a);
+    }
+    if (f == F_PRECISION) {
+        const cluster *c = a->p->cl;
+        int q = precision_from_name(text);
+        gpu_consts k;
+        if (q < 0 || cluster_gpu_consts(c, (precision)q, &k) != 0) {
+            app_set_status(a, 1, "precision \"%s\": %s has figures for fp32%s%s%s", text, c->gpu.name,
+                           c->gpu.has_prec[PREC_TF32] ? ", tf32" : "", c->gpu.has_prec[PREC_FP16] ? ", fp16" : "",
+                           c->gpu.has_prec[PREC_BF16] ? ", bf16" : "");
+            return ACT_REDRAW;
+        }
+        if ((precision)q == c->precision) return ACT_NONE;
+        char what[96];
+        snprintf(what, sizeof what, "precision %s%s%s", precision_name(c->precision), G->arrow_right, text);
+        app_whatif_begin(a, what);
+        app_change_cluster(a)->precision = (precision)q;
+        app_invalidate_scale(a);
+        return ACT_REBUILD;
     }
     char *end;
     errno = 0;
@@ -215,11 +241,18 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
     y++;
     if (y < r.y + r.h) {
         rect t = {y, r.x + 1, r.y + r.h - y, lw - 2};
-        char txt[512];
+        char txt[768], peaks[160] = "";
+        for (int q = 0; q < PREC__COUNT; q++) {
+            gpu_consts k;
+            if (cluster_gpu_consts(c, (precision)q, &k) != 0) continue;
+            size_t l = strlen(peaks);
+            snprintf(peaks + l, sizeof peaks - l, "%s%s %g", l ? ", " : "", precision_name((precision)q), k.peak_tflops);
+        }
         snprintf(txt, sizeof txt,
-                 "Up/Down choose, Enter types a value, Left/Right halve/double it, R resets the cluster. Every "
-                 "change rebuilds the cost model and finds the new optimum.%s",
-                 c->n_overrides ? " The file also sets per-pair link overrides." : "");
+                 "Peak TFLOPS per precision: %s. Up/Down choose, Enter types a value, Left/Right halve/double it "
+                 "(precision, sync: the next one), R resets the cluster. Every change rebuilds the cost model and "
+                 "finds the new optimum.%s",
+                 peaks, c->n_overrides ? " The file also sets per-pair link overrides." : "");
         ui_wrap(w, t, ST_DIM, txt);
     }
     /* the machines: one row of GPU marks per node, the ones in use filled */
@@ -274,6 +307,7 @@ static action halve_double(app *a, int key)
     int up = key == KEY_RIGHT || key == 'l';
     int f = a->csel;
     if (f == F_SYNC) return app_toggle_sync(a);
+    if (f == F_PRECISION) return app_cycle_precision(a);
     if (f == F_GPUS) return app_set_gpus(a, app_gpu_step(a, up ? 1 : -1));
     return apply(a, f, field_step(a, f, up));
 }
@@ -292,14 +326,14 @@ static action reset(app *a, int key)
 static const keybind cluster_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "choose a setting", select_field},
     {{'\n', '\r', KEY_ENTER}, "Enter", "type a new value for it", edit},
-    {{KEY_LEFT, KEY_RIGHT, 'h', 'l'}, "Left Right h l", "halve / double it (sync: toggle)", halve_double},
+    {{KEY_LEFT, KEY_RIGHT, 'h', 'l'}, "Left Right h l", "halve / double it (sync, precision: the next)", halve_double},
     {{'R'}, "R", "reset the cluster to the file", reset},
     {{0}, NULL, NULL, NULL},
 };
 
 const screen_ops screen_cluster_ops = {
     "Cluster",
-    "Up/Dn:choose Enter:edit Left/Right:halve/double R:reset +/-:GPUs s:sync",
+    "Up/Dn:choose Enter:edit Left/Right:halve/double R:reset +/-:GPUs s:sync P:precision",
     draw_cluster,
     cluster_keys,
     NULL,
