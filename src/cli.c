@@ -428,7 +428,7 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
            ev->transfer_ms);
     printf("throughput %.1f images/s; %s moved between GPUs per step; peak memory %s per GPU (of %.0f GiB)\n",
            ev->images_per_s, bb, mb, p->cl->gpu.memory_gib);
-    sim_options so = {SIM_OVERLAP_FULL, p->cl->coll.bucket_mb * 1048576.0, SUMMARY_MAX_TASKS};
+    sim_options so = {SIM_OVERLAP_FULL, 0, SUMMARY_MAX_TASKS};
     sim_result *sr = sim_run(m, ci, &so);
     if (sr)
         printf("(Eq. 1, the paper's additive model.) Simulated with communication overlapped: %.2f ms per step, "
@@ -831,7 +831,7 @@ static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
         } else {
             strategy_evaluate(p->cm, p->best, &r->ev);
         }
-        sim_options so = {SIM_OVERLAP_FULL, p->cl->coll.bucket_mb * 1048576.0, SUMMARY_MAX_TASKS};
+        sim_options so = {SIM_OVERLAP_FULL, 0, SUMMARY_MAX_TASKS};
         sim_result *sr = sim_run(p->cm, s < 3 ? ci : p->best, &so);
         r->sim_ms = sr ? sr->step_ms : -1;
         sim_free(sr);
@@ -1340,9 +1340,7 @@ static int cmd_simulate(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    /* gradients synchronised in the cluster's buckets, as t_s charges them */
-    sim_options so = {o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL,
-                      p->cl->coll.bucket_mb * 1048576.0, 0};
+    sim_options so = {o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL, 0, 0};
     sim_result *s = sim_run(p->cm, ci, &so);
     int rc = 0;
     if (o->trace) {
