@@ -396,9 +396,7 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
     const cost_model *m = p->cm;
     char used[64] = "";
     if (ev->gpus_used < p->gpus) snprintf(used, sizeof used, " (this strategy uses %d)", ev->gpus_used);
-    printf("%s: %s on %s, %d GPU%s%s, batch %ld, %s (%s)
-
-", title, p->net->name, p->cl->name, p->gpus,
+    printf("%s: %s on %s, %d GPU%s%s, batch %ld, %s (%s)\n\n", title, p->net->name, p->cl->name, p->gpus,
            p->gpus == 1 ? "" : "s", used, p->batch, precision_name(p->cl->precision), sync_scheme_name(p->cl->sync));
     int w = 5;
     for (int i = 0; i < p->net->n_layers; i++) {

@@ -430,7 +430,7 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
                                                                 double *nic_out_rev, double *elems_out, const int dense)
 {
     const cluster *cl = pm->pub.cl;
-    const double eb = pm->pub.elem_bytes;
+    const double elem_b = pm->pub.elem_bytes;
     const int gpn = cl->gpus_per_node;
     const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
     const int Bs = Ts < gpn ? Ts : gpn;
@@ -523,12 +523,12 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
             }
         }
         double far = all - own, far_n = all_n - own_n;
-        double t = own_n * lat_in + own * eb * inv_in + far_n * lat_x + far * eb * inv_x;
+        double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
         if (t > slowest) slowest = t;
         elems += all;
         if (multi_node && far > 0) {
-            nic_in[node] += far * eb;
-            nic_out_rev[node] += far * eb;
+            nic_in[node] += far * elem_b;
+            nic_out_rev[node] += far * elem_b;
         }
     }
     *elems_out = elems;
