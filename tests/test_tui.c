@@ -1278,3 +1278,54 @@ Test(tui_timeline, ascii_without_colour_at_80x24)
     app_free(a);
     term_close();
 }
+
+/* ---------- memory */
+
+/* VGG-16 at 256 per GPU on the paper's 16 P100s: the paper's optimum needs
+ * more than 16 GiB. The table shows the fastest strategy that fits and says
+ * why the paper's was passed over; M (no limit) shows the paper's with the
+ * warning; M again (3/4 of 16 GiB) says nothing fits and the smallest peak. */
+/* The footer's memory line (the status line may start "memory limit"). */
+static int memory_row(void)
+{
+    for (int y = LINES - 1; y >= 0; y--)
+        if (strncmp(row(y), "memory ", 7) == 0 && strncmp(row(y), "memory limit", 12) != 0) return y;
+    return -1;
+}
+
+Test(tui_memory, vgg16_256_per_gpu_fits_and_says_why)
+{
+    term_open(30, 140, 1);
+    tui_args args = {"vgg16", "p100-4x4", NULL, {16, 256, 0}, -1, {0, 0, 0}};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    const double gib = 1073741824.0;
+    cr_assert(a->p->best_eval.peak_memory_bytes <= 16 * gib);
+    cr_assert(a->p->mem.constrained && a->p->mem.fits && a->p->mem.proven_optimal);
+    draw(a);
+    int y = memory_row();
+    cr_assert(y >= 0, "no memory line:\n%s", dump());
+    cr_assert(strstr(row(y), "/16.00 GiB") && strstr(row(y), "paper's optimum") && strstr(row(y), "needs 16.04 GiB") &&
+                  strstr(row(y), "fastest that fits (proven)") && !strstr(row(y), "DOES NOT FIT"),
+              "%s", row(y));
+    int hy = header_row();
+    cr_assert(hy >= 0 && strstr(row(hy), " mem"), "no mem column:\n%s", dump());
+    double fast = a->p->best_eval.total_ms;
+    app_feed(a, 'M'); /* no limit: the paper's optimum */
+    cr_assert(strstr(a->status, "memory limit 16.0 GiB→none"), "%s", a->status);
+    cr_assert(a->p->best_eval.total_ms < fast && a->p->best_eval.peak_memory_bytes > 16 * gib);
+    draw(a);
+    y = memory_row();
+    cr_assert(strstr(row(y), "DOES NOT FIT the GPU"), "%s", row(y));
+    app_feed(a, 'M'); /* 12 GiB: nothing fits */
+    cr_assert(!a->p->mem.fits && a->p->mem.min_peak_bytes > 12 * gib, "min peak %g", a->p->mem.min_peak_bytes);
+    draw(a);
+    y = memory_row();
+    cr_assert(strstr(row(y), "/12.00 GiB") && strstr(row(y), "nothing does (smallest peak"), "%s", row(y));
+    app_feed(a, 'M'); /* 8 GiB */
+    app_feed(a, 'M'); /* back to the GPU's memory */
+    cr_assert_eq(a->p->best_eval.total_ms, fast);
+    app_free(a);
+    term_close();
+}
