@@ -14,6 +14,7 @@
 #include <curses.h>
 
 #include "app.h"
+#include "screens.h"
 
 typedef enum {
     ST_NORMAL,
