@@ -97,6 +97,14 @@ static int bad(const char *fmt, const char *a)
     return 2;
 }
 
+/* "OPTION "V" must be a whole number from 1 to MAX", exit status 2. */
+static int bad_range(const char *option, const char *v, long max)
+{
+    fprintf(stderr, "layerwise: %s \"%s\" must be a whole number from 1 to %ld\n(see layerwise --help)\n", option,
+            v ? v : "", max);
+    return 2;
+}
+
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
     if (!s || !*s) return -1;
@@ -150,10 +158,11 @@ static int parse_args(int argc, char **argv, opts *o)
                 o->set.gpus = (int)n;
             }
         } else if (TAKES("--batch")) {
-            if (parse_long(v, 1, 100000000L, &n) != 0) return bad("--batch \"%s\" must be a whole number from 1 to 100000000", v ? v : "");
+            if (parse_long(v, 1, COST_MAX_BATCH, &n) != 0) return bad_range("--batch", v, COST_MAX_BATCH);
             o->set.global_batch = n;
         } else if (TAKES("--batch-per-gpu")) {
-            if (parse_long(v, 1, 1000000L, &n) != 0) return bad("--batch-per-gpu \"%s\" must be a whole number from 1 to 1000000", v ? v : "");
+            if (parse_long(v, 1, PLAN_MAX_BATCH_PER_GPU, &n) != 0)
+                return bad_range("--batch-per-gpu", v, PLAN_MAX_BATCH_PER_GPU);
             o->set.batch_per_gpu = n;
         } else if (TAKES("--sync")) {
             int s = v ? sync_scheme_from_name(v) : -1;
@@ -346,17 +355,6 @@ static int apply_pins(const opts *o, plan *p, lw_error *err)
 
 /* ---- text output ---- */
 
-static void fmt_bytes(double b, char *buf, size_t n)
-{
-    const char *u[] = {"B", "KB", "MB", "GB", "TB"};
-    int k = 0;
-    while (b >= 1000 && k < 4) {
-        b /= 1000;
-        k++;
-    }
-    snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
-}
-
 static void print_strategy_text(const plan *p, const int *ci, const strategy_eval *ev, const char *title)
 {
     const cost_model *m = p->cm;
@@ -384,8 +382,8 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
                le->compute_ms + le->sync_ms + le->transfer_ms, le->profiled ? "  (profiled)" : "");
     }
     char bb[32], mb[32];
-    fmt_bytes(ev->bytes_per_step, bb, sizeof bb);
-    fmt_bytes(ev->peak_memory_bytes, mb, sizeof mb);
+    lw_format_bytes(ev->bytes_per_step, bb, sizeof bb);
+    lw_format_bytes(ev->peak_memory_bytes, mb, sizeof mb);
     printf("\n%-*s  %54s %9.3f %9.3f %9.3f %9.3f\n", w, "total", "", ev->compute_ms, ev->sync_ms, ev->transfer_ms,
            ev->total_ms);
     printf("\nper step %.2f ms = compute %.2f + sync %.2f + transfer %.2f\n", ev->total_ms, ev->compute_ms, ev->sync_ms,
@@ -844,7 +842,7 @@ static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_
            "transfer", "images/s", with_speedup ? "speed-up" : "", "bytes/step", "sim ms");
     for (int i = 0; i < n; i++) {
         char bb[32], sp[16] = "";
-        fmt_bytes(rows[i].ev.bytes_per_step, bb, sizeof bb);
+        lw_format_bytes(rows[i].ev.bytes_per_step, bb, sizeof bb);
         if (with_speedup) snprintf(sp, sizeof sp, "%.2fx", rows[i].speedup);
         char sm[24] = "-";
         if (rows[i].sim_ms > 0) snprintf(sm, sizeof sm, "%.2f", rows[i].sim_ms);

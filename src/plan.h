@@ -21,6 +21,8 @@
 #include "strategy.h"
 
 #define DEFAULT_BATCH_PER_GPU 32
+/* The largest batch per GPU a setting takes (the global batch: COST_MAX_BATCH). */
+#define PLAN_MAX_BATCH_PER_GPU 1000000L
 
 typedef struct plan_settings {
     int gpus;                /* 0: all of the cluster's */

@@ -245,13 +245,13 @@ void app_perform(app *a, action act)
     if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);
 }
 
-/* The settings a batch of per_gpu per GPU means (1 to 10^6): what the batch
+/* The settings a batch of per_gpu per GPU means (1 to PLAN_MAX_BATCH_PER_GPU): what the batch
  * keys (> and <) and the batch prompt ask for. */
 static plan_settings batch_setting(const app *a, long per_gpu)
 {
     plan_settings s = a->p->set;
     if (per_gpu < 1) per_gpu = 1;
-    if (per_gpu > 1000000) per_gpu = 1000000;
+    if (per_gpu > PLAN_MAX_BATCH_PER_GPU) per_gpu = PLAN_MAX_BATCH_PER_GPU;
     if (s.global_batch > 0)
         s.global_batch = per_gpu * a->p->gpus;
     else
@@ -300,7 +300,7 @@ void app_prefetch_next(app *a)
         next[n] = (plan_prefetch_item){p->set, NULL};
         next[n++].set.gpus = first;
     }
-    if (b < 1000000) next[n++] = (plan_prefetch_item){batch_setting(a, b * 2), NULL};
+    if (b < PLAN_MAX_BATCH_PER_GPU) next[n++] = (plan_prefetch_item){batch_setting(a, b * 2), NULL};
     if (b > 1) next[n++] = (plan_prefetch_item){batch_setting(a, b / 2), NULL};
     if (other != p->gpus && other != first) {
         next[n] = (plan_prefetch_item){p->set, NULL};

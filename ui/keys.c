@@ -214,7 +214,7 @@ static action prompt_submit(app *a)
         char *end;
         errno = 0;
         long v = strtol(text, &end, 10);
-        if (errno || end == text || *end || v < 1 || v > 1000000) {
+        if (errno || end == text || *end || v < 1 || v > PLAN_MAX_BATCH_PER_GPU) {
             app_set_status(a, 1, "\"%s\" is not a whole number of %s", text, k == PROMPT_GPUS ? "GPUs" : "images");
             return ACT_REDRAW;
         }

@@ -306,8 +306,8 @@ static void draw_table(app *a, WINDOW *w, rect r)
     }
     int x = r.x;
     x += ui_putf(w, fy + 1, x, r.w, ST_NORMAL, "%.2f ms/step %s %.1f img/s %s %s moved %s peak %s/GPU", ev->total_ms,
-                 G->dot, ev->images_per_s, G->dot, fmt_bytes(ev->bytes_per_step, b2, sizeof b2), G->dot,
-                 fmt_bytes(ev->peak_memory_bytes, b3, sizeof b3));
+                 G->dot, ev->images_per_s, G->dot, lw_format_bytes(ev->bytes_per_step, b2, sizeof b2), G->dot,
+                 lw_format_bytes(ev->peak_memory_bytes, b3, sizeof b3));
     if (a->baseline >= 0 && a->base_valid) {
         double d = ev->total_ms > 0 ? (a->base_eval.total_ms / ev->total_ms) : 0;
         ui_putf(w, fy + 1, x, r.x + r.w - x, ST_DIM, " %s %s %.2f ms (%.2fx slower)", G->dot,
