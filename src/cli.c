@@ -274,12 +274,7 @@ void cli_apply_sync(cluster *c, int sync)
 static void apply_whatif(const opts *o, cluster *c)
 {
     cli_apply_sync(c, o->sync);
-    if (o->intra_bw > 0) {
-        c->intra.bandwidth_gbs = o->intra_bw;
-        for (int i = 0; i < c->n_overrides; i++)
-            if (cluster_node_of(c, c->overrides[i].a) == cluster_node_of(c, c->overrides[i].b))
-                c->overrides[i].link.bandwidth_gbs = o->intra_bw;
-    }
+    if (o->intra_bw > 0) cluster_set_intra_bw(c, o->intra_bw);
     if (o->inter_bw > 0) c->inter.bandwidth_gbs = o->inter_bw;
 }
 
@@ -780,20 +775,18 @@ typedef struct row {
 
 static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
 {
-    int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
-    const char *names[4] = {"data", "model", "owt", "layer-wise"};
-    for (int s = 0; s < (p->unsearched ? 3 : 4); s++) { /* unsearched: the baselines only */
+    int L = p->net->n_layers, shown = p->unsearched ? BASE__COUNT : STRATEGY_COMPARED; /* unsearched: the baselines only */
+    strategy_eval ev[STRATEGY_COMPARED];
+    int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
+    strategy_evaluate_compared(p->cm, p->best, ev, ci);
+    for (int s = shown; s < STRATEGY_COMPARED; s++) strategy_eval_free(&ev[s]);
+    for (int s = 0; s < shown; s++) {
         row *r = &rows[(*n)++];
         r->gpus = p->gpus;
-        r->strategy = names[s];
-        if (s < 3) {
-            strategy_baseline(p->cm, (baseline_kind)s, ci);
-            strategy_evaluate(p->cm, ci, &r->ev);
-        } else {
-            strategy_evaluate(p->cm, p->best, &r->ev);
-        }
+        r->strategy = strategy_compared_names[s];
+        r->ev = ev[s];
         sim_options so = {SIM_OVERLAP_FULL, 0, SUMMARY_MAX_TASKS};
-        sim_result *sr = sim_run(p->cm, s < 3 ? ci : p->best, &so);
+        sim_result *sr = sim_run(p->cm, ci + (size_t)s * (size_t)L, &so);
         r->sim_ms = sr ? sr->step_ms : -1;
         sim_free(sr);
         r->speedup = base_ips && base_ips[s] > 0 ? r->ev.images_per_s / base_ips[s] : 0;

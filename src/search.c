@@ -1138,18 +1138,20 @@ search_result *search_run(const cost_graph *g, search_progress_fn progress_fn, v
 
 /* ---------- min-marginals: "why not this config?" for every node at once */
 
-static void edge_ends(const cost_graph *g, const search_result *r, int e, int *from, int *to, const double **tab)
+void search_edge_ends(const cost_graph *g, const search_result *r, int e, int *from, int *to, const double **tab)
 {
+    const double *t;
     if (e < g->n_edges) {
         *from = g->edge_from[e];
         *to = g->edge_to[e];
-        *tab = g->edge_cost[e];
+        t = g->edge_cost[e];
     } else {
         const elim_step *st = &r->steps[e - g->n_edges];
         *from = st->from;
         *to = st->to;
-        *tab = st->table;
+        t = st->table;
     }
+    if (tab) *tab = t;
 }
 
 static double *new_filled(size_t n, double v)
@@ -1178,7 +1180,7 @@ static int final_marginals(const cost_graph *g, const search_result *r, double *
     double iso = 0;
     for (int a = 0; a < ne; a++) {
         int e = r->edges_left[a], f, t;
-        edge_ends(g, r, e, &f, &t, &tab[a]);
+        search_edge_ends(g, r, e, &f, &t, &tab[a]);
         for (int k = 0; k < 2; k++) {
             int v = k ? t : f;
             if (local[v] < 0) {
@@ -1262,8 +1264,8 @@ int search_min_marginals(const cost_graph *g, const search_result *r, double **m
         } else {
             int j = st->node, cj_n = g->n_configs[j], f, t;
             const double *t1, *t2, *tn = st->table;
-            edge_ends(g, r, st->e1, &f, &t, &t1);
-            edge_ends(g, r, st->e2, &f, &t, &t2);
+            search_edge_ends(g, r, st->e1, &f, &t, &t1);
+            search_edge_ends(g, r, st->e2, &f, &t, &t2);
             double *M1 = new_filled((size_t)ci_n * (size_t)cj_n, INFINITY);
             double *M2 = new_filled((size_t)cj_n * (size_t)ck_n, INFINITY);
             if (!M1 || !M2) {

@@ -957,5 +957,32 @@ Test(untabled, a_1024_gpu_evaluation_and_the_search_limit)
     plan_change ch3 = {.set = &s3};
     cr_assert_eq(plan_apply(p, &ch3, &err), 0, "%s", err.msg);
     cr_assert(p->unsearched && p->gpus == 8 && !p->sr);
+
+/* The four compared strategies: the baselines as strategy_baseline gives
+ * them, and layer-wise either as given or searched (the same optimum). */
+Test(baselines, the_four_compared_strategies)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    strategy_eval given[STRATEGY_COMPARED], searched[STRATEGY_COMPARED];
+    cr_assert_eq(strategy_evaluate_compared(p->cm, p->best, given, NULL), 0);
+    cr_assert_eq(strategy_evaluate_compared(p->cm, NULL, searched, NULL), 0);
+    int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
+    for (int s = 0; s < STRATEGY_COMPARED; s++) {
+        strategy_eval one;
+        if (s < BASE__COUNT) {
+            strategy_baseline(p->cm, (baseline_kind)s, ci);
+            strategy_evaluate(p->cm, ci, &one);
+            cr_assert_str_eq(strategy_compared_names[s], baseline_name((baseline_kind)s));
+        } else {
+            strategy_evaluate(p->cm, p->best, &one);
+        }
+        ASSERT_REL(given[s].total_ms, one.total_ms, 1e-12);
+        ASSERT_REL(searched[s].total_ms, one.total_ms, 1e-9);
+        strategy_eval_free(&one);
+        strategy_eval_free(&given[s]);
+        strategy_eval_free(&searched[s]);
+    }
+    cr_assert_str_eq(strategy_compared_names[3], "layer-wise");
+    free(ci);
     plan_free(p);
 }

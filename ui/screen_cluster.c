@@ -59,16 +59,6 @@ static void field_text(const app *a, const cluster *c, int f, char *buf, size_t 
     else snprintf(buf, n, "%.0f", v);
 }
 
-/* Sets an intra-node bandwidth everywhere it applies, overrides inside a
- * node included (as the CLI's --intra-bw does). */
-static void set_intra_bw(cluster *c, double v)
-{
-    c->intra.bandwidth_gbs = v;
-    for (int i = 0; i < c->n_overrides; i++)
-        if (cluster_node_of(c, c->overrides[i].a) == cluster_node_of(c, c->overrides[i].b))
-            c->overrides[i].link.bandwidth_gbs = v;
-}
-
 /* Range check for a cluster field's new value (integers rounded); NULL if
  * fine, else why not. */
 static const char *field_check(const cluster *c, int f, double *v, char *why, size_t n)
@@ -95,7 +85,7 @@ static void field_store(cluster *c, int f, double v)
     case F_NODES: c->nodes = (int)v; break;
     case F_GPN: c->gpus_per_node = (int)v; break;
     case F_TFLOPS: c->gpu.peak_tflops = v; break;
-    case F_INTRA_BW: set_intra_bw(c, v); break;
+    case F_INTRA_BW: cluster_set_intra_bw(c, v); break;
     case F_INTRA_LAT: c->intra.latency_us = v; break;
     case F_INTER_BW: c->inter.bandwidth_gbs = v; break;
     case F_INTER_LAT: c->inter.latency_us = v; break;

@@ -34,27 +34,16 @@ static void compute_row(const plan *p, scale_row *row, lw_error *err)
     }
     for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = NAN;
     if (!m) return;
-    int *ci = lw_calloc((size_t)m->n_layers, sizeof(int));
-    for (int s = 0; s < 4; s++) {
-        if (s < 3) {
-            strategy_baseline(m, (baseline_kind)s, ci);
-        } else {
-            cost_graph *g = cost_model_graph(m);
-            search_result *r = search_run(g, NULL, NULL);
-            int ok = r != NULL;
-            if (r) memcpy(ci, r->config, sizeof(int) * (size_t)m->n_layers);
-            search_result_free(r);
-            cg_free(g);
-            if (!ok) continue;
+    strategy_eval ev[STRATEGY_COMPARED];
+    int searched = strategy_evaluate_compared(m, NULL, ev, NULL) == 0;
+    for (int s = 0; s < STRATEGY_COMPARED; s++) {
+        if (s < STRATEGY_COMPARED - 1 || searched) {
+            row->ips[s] = ev[s].images_per_s;
+            row->bytes[s] = ev[s].bytes_per_step;
+            row->total_ms[s] = ev[s].total_ms;
         }
-        strategy_eval ev;
-        strategy_evaluate(m, ci, &ev);
-        row->ips[s] = ev.images_per_s;
-        row->bytes[s] = ev.bytes_per_step;
-        row->total_ms[s] = ev.total_ms;
-        strategy_eval_free(&ev);
+        strategy_eval_free(&ev[s]);
     }
-    free(ci);
     cost_model_free(own);
 }
 

@@ -21,19 +21,6 @@ static int n_positions(const app *a)
     return r->n_steps + 2 + r->n_undo;
 }
 
-/* Endpoints of an edge id of the search (original or created). */
-static void edge_ends(const app *a, int e, int *from, int *to)
-{
-    const search_result *r = a->p->sr;
-    if (e < r->n_edges_original) {
-        *from = a->p->cm->e_from[e];
-        *to = a->p->cm->e_to[e];
-    } else {
-        *from = r->steps[e - r->n_edges_original].from;
-        *to = r->steps[e - r->n_edges_original].to;
-    }
-}
-
 /* The reduced graph after gs steps. */
 static void ensure_graph(app *a, int gs)
 {
@@ -56,7 +43,7 @@ static void ensure_graph(app *a, int gs)
     for (int e = 0; e < ne; e++) {
         if (!ae[e]) continue;
         int f, t;
-        edge_ends(a, e, &f, &t);
+        search_edge_ends(a->p->cg, r, e, &f, &t, NULL);
         if (pos[f] < 0 || pos[t] < 0) continue;
         from[m] = pos[f];
         to[m] = pos[t];
