@@ -21,6 +21,7 @@
 #include <criterion/criterion.h>
 
 #include "cluster.h"
+#include "test_helpers.h"
 #include "cost.h"
 #include "net_json.h"
 #include "plan.h"
@@ -60,11 +61,6 @@ static double now_s(void)
 
 /* Generous bounds: the sanitizer build is several times slower. */
 #define QUICK_S 20.0
-
-static network *net_str(const char *json, lw_error *err)
-{
-    return net_from_json(json, strlen(json), "limits.json", err);
-}
 
 static cluster *cluster_str(const char *json, lw_error *err)
 {

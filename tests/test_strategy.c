@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "net_json.h"
+#include "test_helpers.h"
 #include "plan.h"
 
 #include <cjson/cJSON.h>
@@ -20,10 +21,6 @@
 #define FIX "tests/fixtures/"
 #define BAD FIX "bad/"
 
-#define REL_EQ(a, b, tol) (fabs((a) - (b)) <= (tol) * fmax(fabs(a), fabs(b)) + 1e-300)
-#define ASSERT_REL(a, b, tol)                                                                                      \
-    cr_assert(REL_EQ((double)(a), (double)(b), tol), "%s = %.17g, expected %.17g", #a, (double)(a), (double)(b))
-
 /* Bare names (plan_load_network("vgg16")) resolve to this tree's data/,
  * not to an installed copy, unless LAYERWISE_DATA says otherwise. */
 __attribute__((constructor)) static void use_this_trees_data(void)
@@ -32,19 +29,6 @@ __attribute__((constructor)) static void use_this_trees_data(void)
 }
 
 /* ---------------------------------------------------------------- helpers */
-
-static plan *open_plan(const char *net, const char *cl, int gpus, long global_batch)
-{
-    lw_error err = {0};
-    network *n = plan_load_network(net, &err);
-    cr_assert_not_null(n, "%s", err.msg);
-    cluster *c = plan_load_cluster(cl, &err);
-    cr_assert_not_null(c, "%s", err.msg);
-    plan_settings s = {.gpus = gpus, .batch_per_gpu = 0, .global_batch = global_batch};
-    plan *p = plan_new(n, c, NULL, s, &err);
-    cr_assert_not_null(p, "%s on %s, %d GPUs: %s", net, cl, gpus, err.msg);
-    return p;
-}
 
 static double graph_cost(const cost_model *m, const int *ci)
 {
@@ -356,14 +340,6 @@ Test(brute_force, lenet5_on_2_gpus)
 }
 
 /* -------------------------------------------------- strategy files and pins */
-
-static char *slurp(const char *path, size_t *len)
-{
-    lw_error err = {0};
-    char *t = lw_read_file(path, len, &err);
-    cr_assert_not_null(t, "%s", err.msg);
-    return t;
-}
 
 Test(strategy_file, a_hand_written_file_reads_in_any_order)
 {
