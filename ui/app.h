@@ -82,7 +82,8 @@ typedef struct screen_ops {
     const char *overlay;      /* an overlay's name on the tab bar (" help "): it lies over the screen it was
                                * opened from, which stays the lit tab, the one Esc goes back to and the one
                                * whose prefetch hook applies */
-    int without_strategy;     /* its keys work while the plan has no optimum */
+    const char *title;        /* its section of the help screen */
+    int without_strategy;     /* drawn, and its keys work, while the plan has no optimum */
     void *(*state_new)(app *a);             /* the screen's own state (a->st[id]), made by app_open */
     void (*state_free)(app *a, void *st);   /* and freed by app_free */
     /* The optimum changed (settings: the run settings or the cluster too):

@@ -119,8 +119,7 @@ void app_draw(app *a, WINDOW *w)
     tab_bar(a, w, W);
     context_line(a, w, W);
     rect body = {2, 0, H - 4, W};
-    if (a->p->sr) app_screens[a->screen]->draw(a, w, body);
-    else if (a->screen == SCR_HELP || a->screen == SCR_CLUSTER) app_screens[a->screen]->draw(a, w, body);
+    if (a->p->sr || app_screens[a->screen]->without_strategy) app_screens[a->screen]->draw(a, w, body);
     status_line(a, w, H - 2, W);
     hint_bar(a, w, H - 1, W);
 }

@@ -300,6 +300,7 @@ static void cluster_state_free(app *a, void *st)
 
 const screen_ops screen_cluster_ops = {
     .tab = "Cluster",
+    .title = "Cluster (5)",
     .hints = "Up/Dn:choose Enter:edit Left/Right:halve/double R:reset +/-:GPUs s:sync",
     .draw = draw_cluster,
     .keys = cluster_keys,

@@ -213,6 +213,7 @@ static int graph_export_view(const app *a, int *step)
 
 const screen_ops screen_graph_ops = {
     .tab = "Graph",
+    .title = "Graph (2)",
     .hints = "arrows/hjkl:pan [/]:layer c:centre Enter:why-not +/-:GPUs s:sync e:export",
     .draw = draw_graph,
     .keys = graph_keys,

@@ -16,12 +16,6 @@ typedef struct line {
 
 #define MAX_LINES 256
 
-static const char *const section_name[SCR__COUNT] = {
-    [SCR_TABLE] = "Strategy table (1)", [SCR_GRAPH] = "Graph (2)",     [SCR_STEPS] = "Elimination stepper (3)",
-    [SCR_SCALE] = "Scaling (4)",        [SCR_CLUSTER] = "Cluster (5)", [SCR_WHYNOT] = "Why not? (w or Enter on a layer)",
-    [SCR_HELP] = "Help (?)",            [SCR_TIMELINE] = "Timeline (6)",
-};
-
 static int collect(line *out)
 {
     int n = 0;
@@ -31,7 +25,7 @@ static int collect(line *out)
         const keybind *t = app_screens[s]->keys;
         if (!t || !t->fn) continue;
         out[n++] = (line){ST_NORMAL, NULL, ""};
-        out[n++] = (line){ST_BOLD, NULL, section_name[s]};
+        out[n++] = (line){ST_BOLD, NULL, app_screens[s]->title};
         for (const keybind *b = t; b->fn && n < MAX_LINES; b++) out[n++] = (line){ST_NORMAL, b->label, b->help};
     }
     static const char *const notes[] = {
@@ -109,6 +103,7 @@ static void help_free(app *a, void *st)
 
 const screen_ops screen_help_ops = {
     .tab = NULL,
+    .title = "Help (?)",
     .hints = "Up/Dn:scroll PgUp/PgDn:page Esc/?:close",
     .draw = draw_help,
     .keys = help_keys,

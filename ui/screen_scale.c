@@ -443,6 +443,7 @@ static int scale_idle(app *a, double budget_s)
 
 const screen_ops screen_scale_ops = {
     .tab = "Scale",
+    .title = "Scaling (4)",
     .hints = "m:images/s<->bytes r:recompute +/-:GPUs </>:batch s:sync e:export",
     .draw = draw_scale,
     .keys = scale_keys,

@@ -493,6 +493,7 @@ static int steps_export_view(const app *a, int *step)
 
 const screen_ops screen_steps_ops = {
     .tab = "Steps",
+    .title = "Elimination stepper (3)",
     .hints = "Right/n:next Left/p:back Home/End f:final u:undo-end hjkl:pan PgUp/PgDn:rows e:export",
     .draw = draw_steps,
     .keys = steps_keys,

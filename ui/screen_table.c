@@ -402,6 +402,7 @@ static void table_free(app *a, void *st)
 
 const screen_ops screen_table_ops = {
     .tab = "Table",
+    .title = "Strategy table (1)",
     .hints = "Up/Dn:layer o:sort b:baseline Enter:why-not +/-:GPUs </>:batch s:sync e:export",
     .draw = draw_table,
     .keys = table_keys,

@@ -375,6 +375,7 @@ static const keybind timeline_keys[] = {
 
 const screen_ops screen_timeline_ops = {
     .tab = "Timeline",
+    .title = "Timeline (6)",
     .hints = "Up/Dn:row Left/Right:time z/Z:zoom 0:fit n/p:next/prev task +/-:GPUs",
     .draw = draw_timeline,
     .keys = timeline_keys,

@@ -304,6 +304,7 @@ static int whynot_idle(app *a, double budget_s)
 
 const screen_ops screen_whynot_ops = {
     .tab = NULL,
+    .title = "Why not? (w or Enter on a layer)",
     .hints = "Up/Dn:config Enter:pin x:unpin Esc:back",
     .draw = draw_whynot,
     .keys = whynot_keys,
