@@ -120,38 +120,33 @@ const char *const *data_builtin_names(const char *kind)
     return lists[which];
 }
 
-network *plan_load_network(const char *name, lw_error *err)
+/* Resolves and parses a file of one kind ("networks", "clusters",
+ * "profiles"): the loaded object, or NULL with err set. */
+static void *load_kind(const char *kind, const char *name, lw_error *err)
 {
     char *label;
     size_t len;
-    char *text = data_resolve("networks", name, &label, &len, err);
+    char *text = data_resolve(kind, name, &label, &len, err);
     if (!text) return NULL;
-    network *n = net_from_json(text, len, label, err);
+    void *obj = kind[0] == 'n'   ? (void *)net_from_json(text, len, label, err)
+                : kind[0] == 'c' ? (void *)cluster_from_json(text, len, label, err)
+                                 : (void *)profile_from_json(text, len, label, err);
     free(text);
     free(label);
-    return n;
+    return obj;
+}
+
+network *plan_load_network(const char *name, lw_error *err)
+{
+    return load_kind("networks", name, err);
 }
 
 cluster *plan_load_cluster(const char *name, lw_error *err)
 {
-    char *label;
-    size_t len;
-    char *text = data_resolve("clusters", name, &label, &len, err);
-    if (!text) return NULL;
-    cluster *c = cluster_from_json(text, len, label, err);
-    free(text);
-    free(label);
-    return c;
+    return load_kind("clusters", name, err);
 }
 
 profile *plan_load_profile(const char *name, lw_error *err)
 {
-    char *label;
-    size_t len;
-    char *text = data_resolve("profiles", name, &label, &len, err);
-    if (!text) return NULL;
-    profile *p = profile_from_json(text, len, label, err);
-    free(text);
-    free(label);
-    return p;
+    return load_kind("profiles", name, err);
 }

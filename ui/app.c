@@ -80,8 +80,10 @@ app *app_open(const tui_args *args, lw_error *err)
     a->saved_configs = lw_calloc((size_t)n, sizeof(config));
     a->baseline = -1;
     a->screen = a->prev_screen = SCR_TABLE;
-    for (int s = 0; s < SCR__COUNT; s++)
-        if (app_screens[s]->state_new) a->st[s] = app_screens[s]->state_new(a);
+    for (int s = 0; s < SCR__COUNT; s++) {
+        const screen_ops *o = app_screens[s];
+        a->st[s] = o->state_new ? o->state_new(a) : o->state_size ? lw_calloc(1, o->state_size) : NULL;
+    }
     app_sort_rows(a);
     app_set_status(a, 0, "optimum of %d layers found in %.0f ms (cost tables %.0f ms); ? for help", n,
                    p->search_ms, p->cm ? p->cm->build_ms : 0.0);
@@ -91,8 +93,10 @@ app *app_open(const tui_args *args, lw_error *err)
 void app_free(app *a)
 {
     if (!a) return;
-    for (int s = 0; s < SCR__COUNT; s++)
+    for (int s = 0; s < SCR__COUNT; s++) {
         if (app_screens[s]->state_free) app_screens[s]->state_free(a, a->st[s]);
+        else free(a->st[s]);
+    }
     plan_free(a->p);
     cluster_free(a->cluster_loaded);
     cluster_free(a->change_cl);

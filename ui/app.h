@@ -84,8 +84,12 @@ typedef struct screen_ops {
                                * whose prefetch hook applies */
     const char *title;        /* its section of the help screen */
     int without_strategy;     /* drawn, and its keys work, while the plan has no optimum */
-    void *(*state_new)(app *a);             /* the screen's own state (a->st[id]), made by app_open */
-    void (*state_free)(app *a, void *st);   /* and freed by app_free */
+    /* The screen's own state (a->st[id]), made by app_open: state_new, or
+     * else state_size zeroed bytes; freed by app_free: state_free, or else
+     * free(). */
+    size_t state_size;
+    void *(*state_new)(app *a);
+    void (*state_free)(app *a, void *st);
     /* The optimum changed (settings: the run settings or the cluster too):
      * drop what was derived from it. */
     void (*invalidate)(app *a, int settings);

@@ -286,18 +286,6 @@ static const keybind cluster_keys[] = {
     {{0}, NULL, NULL, NULL},
 };
 
-static void *cluster_new(app *a)
-{
-    (void)a;
-    return lw_calloc(1, sizeof(cluster_state));
-}
-
-static void cluster_state_free(app *a, void *st)
-{
-    (void)a;
-    free(st);
-}
-
 const screen_ops screen_cluster_ops = {
     .tab = "Cluster",
     .title = "Cluster (5)",
@@ -305,7 +293,6 @@ const screen_ops screen_cluster_ops = {
     .draw = draw_cluster,
     .keys = cluster_keys,
     .without_strategy = 1,
-    .state_new = cluster_new,
-    .state_free = cluster_state_free,
+    .state_size = sizeof(cluster_state),
     .prefetch = cluster_field_neighbours,
 };

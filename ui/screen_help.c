@@ -89,18 +89,6 @@ static const keybind help_keys[] = {
 
 static void enter_help(app *a) { help_of(a)->cur.top = 0; }
 
-static void *help_new(app *a)
-{
-    (void)a;
-    return lw_calloc(1, sizeof(help_state));
-}
-
-static void help_free(app *a, void *st)
-{
-    (void)a;
-    free(st);
-}
-
 const screen_ops screen_help_ops = {
     .tab = NULL,
     .title = "Help (?)",
@@ -110,6 +98,5 @@ const screen_ops screen_help_ops = {
     .enter = enter_help,
     .overlay = " help ",
     .without_strategy = 1,
-    .state_new = help_new,
-    .state_free = help_free,
+    .state_size = sizeof(help_state),
 };

@@ -388,25 +388,12 @@ static action click(app *a, int y, int x, int double_click)
     return ACT_REDRAW;
 }
 
-static void *table_new(app *a)
-{
-    (void)a;
-    return lw_calloc(1, sizeof(table_state));
-}
-
-static void table_free(app *a, void *st)
-{
-    (void)a;
-    free(st);
-}
-
 const screen_ops screen_table_ops = {
     .tab = "Table",
     .title = "Strategy table (1)",
     .hints = "Up/Dn:layer o:sort b:baseline Enter:why-not +/-:GPUs </>:batch s:sync e:export",
     .draw = draw_table,
     .keys = table_keys,
-    .state_new = table_new,
-    .state_free = table_free,
+    .state_size = sizeof(table_state),
     .click = click,
 };
