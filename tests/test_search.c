@@ -925,7 +925,7 @@ Test(search_random, node_elimination_tables_of_many_shapes)
 
 static cost_graph *dense_graph(int k, int configs, uint64_t seed)
 {
-    int nc[16];
+    int nc[16] = {0};
     for (int v = 0; v < k; v++) nc[v] = configs;
     cost_graph *g = graph_of(k, nc);
     rng R = {seed};
