@@ -1158,7 +1158,7 @@ Test(memory, single_gpu_holds_everything_and_others_nothing)
  * task only. */
 Test(memory, terms_per_optimizer_precision_and_workspace)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 8);
     cr_assert_eq(m->optimizer, OPT_MOMENTUM, "momentum is the default (the paper's SGD with momentum)");

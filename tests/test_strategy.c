@@ -940,7 +940,15 @@ Test(baselines, the_four_compared_strategies)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
     strategy_eval given[STRATEGY_COMPARED], searched[STRATEGY_COMPARED];
-    cr_assert_eq(strategy_evaluate_compared(p->cm, p->best, given, NULL), 0);
+    int L = p->net->n_layers;
+    int *cfg = calloc((size_t)STRATEGY_COMPARED * (size_t)L, sizeof(int));
+    cr_assert_eq(strategy_evaluate_compared(p->cm, p->best, given, cfg), 0);
+    cr_assert_arr_eq(cfg + 3 * L, p->best, sizeof(int) * (size_t)L, "the layer-wise configs are the ones given");
+    int *data = calloc((size_t)L, sizeof(int));
+    strategy_baseline(p->cm, BASE_DATA, data);
+    cr_assert_arr_eq(cfg, data, sizeof(int) * (size_t)L, "the data-parallel configs come first");
+    free(data);
+    free(cfg);
     cr_assert_eq(strategy_evaluate_compared(p->cm, NULL, searched, NULL), 0);
     int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
     for (int s = 0; s < STRATEGY_COMPARED; s++) {
