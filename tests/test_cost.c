@@ -11,10 +11,10 @@
 #include <criterion/criterion.h>
 
 #include "cost.h"
-#include "test_helpers.h"
 #include "net_json.h"
 #include "plan.h"
 #include "strategy.h"
+#include "test_helpers.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,21 +1,25 @@
 /*
  * test_helpers: what several test files need alike (criterion tests; every
- * helper is static inline, so a file uses only what it needs).
+ * helper is static inline, so a file uses only what it needs). Included
+ * after the engine headers: the helpers that load networks and plans are
+ * there when plan.h was included first (a search test, which has types of
+ * its own, gets only the generator and ASSERT_REL).
  */
 #ifndef LW_TEST_HELPERS_H
 #define LW_TEST_HELPERS_H
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
-
-#include "net_json.h"
-#include "plan.h"
 
 /* a and b agree to a relative tolerance tol. */
 #define REL_EQ(a, b, tol) (fabs((a) - (b)) <= (tol) * fmax(fabs(a), fabs(b)) + 1e-300)
 #define ASSERT_REL(a, b, tol)                                                                                      \
     cr_assert(REL_EQ((double)(a), (double)(b), tol), "%s = %.17g, expected %.17g", #a, (double)(a), (double)(b))
+
+#ifdef LW_PLAN_H
+#include "net_json.h"
 
 /* A network from JSON text (NULL with err set on bad input). */
 static inline network *net_str(const char *json, lw_error *err)
@@ -54,6 +58,32 @@ static inline plan *open_plan(const char *net, const char *cl, int gpus, long gl
     plan *p = plan_new(n, c, NULL, s, &err);
     cr_assert_not_null(p, "%s on %s, %d GPUs: %s", net, cl, gpus, err.msg);
     return p;
+}
+#endif /* LW_PLAN_H */
+
+/* A small seeded generator (xorshift64) for random test graphs. */
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static inline uint64_t rng_next(rng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+/* uniform in [lo, hi] */
+static inline int rng_int(rng *r, int lo, int hi)
+{
+    return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+/* uniform in [0, 1) */
+static inline double rng_unit(rng *r)
+{
+    return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 #endif

@@ -21,13 +21,13 @@
 #include <criterion/criterion.h>
 
 #include "cluster.h"
-#include "test_helpers.h"
 #include "cost.h"
 #include "net_json.h"
 #include "plan.h"
 #include "profile.h"
 #include "search.h"
 #include "strategy.h"
+#include "test_helpers.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,11 +8,11 @@
 #include <criterion/criterion.h>
 
 #include "cluster.h"
-#include "test_helpers.h"
 #include "configs.h"
 #include "net_json.h"
 #include "plan.h"
 #include "profile.h"
+#include "test_helpers.h"
 
 #include <cjson/cJSON.h>
 #include <glob.h>

@@ -9,8 +9,8 @@
 #include <criterion/criterion.h>
 
 #include "net_json.h"
-#include "test_helpers.h"
 #include "plan.h"
+#include "test_helpers.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
