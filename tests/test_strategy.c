@@ -933,6 +933,8 @@ Test(untabled, a_1024_gpu_evaluation_and_the_search_limit)
     plan_change ch3 = {.set = &s3};
     cr_assert_eq(plan_apply(p, &ch3, &err), 0, "%s", err.msg);
     cr_assert(p->unsearched && p->gpus == 8 && !p->sr);
+    plan_free(p);
+}
 
 /* The four compared strategies: the baselines as strategy_baseline gives
  * them, and layer-wise either as given or searched (the same optimum). */
