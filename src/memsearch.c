@@ -124,6 +124,8 @@ typedef struct ctx {
     long searches, bb_nodes;
     double *marg_store;
     double **marg;
+    int *inc_start, *inc_edge; /* edges touching node v: inc_edge[inc_start[v] .. inc_start[v + 1]) */
+    int *rx;             /* scratch assignment for the repair */
 } ctx;
 
 static double tol_of(double x) { return 1e-9 * (fabs(x) > 1 ? fabs(x) : 1); }
@@ -254,6 +256,88 @@ static void item_free(bb_item *it)
     free(it->lambda);
 }
 
+/* Cost of node v taking config k, with its neighbours as in x. */
+static double local_cost(const ctx *c, const int *x, int v, int k)
+{
+    const cost_graph *g = c->g;
+    double s = g->node_cost[v][k];
+    for (int i = c->inc_start[v]; i < c->inc_start[v + 1]; i++) {
+        int e = c->inc_edge[i], a = g->edge_from[e], b = g->edge_to[e];
+        int ka = a == v ? k : x[a], kb = b == v ? k : x[b];
+        s += g->edge_cost[e][ka * g->n_configs[b] + kb];
+    }
+    return s;
+}
+
+/* A fitting assignment near x, offered as a candidate: while a GPU
+ * overflows, the config change (within the mask) that frees the most
+ * overflowing bytes per ms it adds; then, while one exists, a change that
+ * saves time and keeps everything within the limits. */
+static void repair(ctx *c, const unsigned char *mask, const int *x0)
+{
+    int N = c->N, G = c->G;
+    int *x = c->rx;
+    memcpy(x, x0, sizeof(int) * (size_t)N);
+    double *mem = c->mem;
+    mt_peak(c->t, x, mem);
+    for (int step = 0; step < 4 * N + 16; step++) {
+        int over = 0;
+        for (int g = 0; g < G; g++) over |= mem[g] > c->limit[g];
+        if (!over) break;
+        int bv = -1, bk = -1;
+        double best = -1;
+        for (int v = 0; v < N; v++) {
+            double here = local_cost(c, x, v, x[v]);
+            for (int k = 0; k < c->g->n_configs[v]; k++) {
+                if (k == x[v] || !mask[c->moff[v] + k]) continue;
+                double freed = 0;
+                for (int g = 0; g < G; g++) {
+                    double d = cell_mem(c, v, x[v], g) - cell_mem(c, v, k, g);
+                    if (mem[g] > c->limit[g]) freed += d;
+                    else if (mem[g] - d > c->limit[g]) freed -= mem[g] - d - c->limit[g]; /* would overflow it */
+                }
+                if (freed <= 0) continue;
+                double dt = local_cost(c, x, v, k) - here;
+                if (!isfinite(dt)) continue;
+                double score = freed / (dt > 1e-9 ? dt : 1e-9);
+                if (score > best) {
+                    best = score;
+                    bv = v;
+                    bk = k;
+                }
+            }
+        }
+        if (bv < 0) return;
+        x[bv] = bk;
+        mt_peak(c->t, x, mem);
+    }
+    if (!mt_fits(c->t, x, c->limit)) return;
+    for (int step = 0; step < 4 * N + 16; step++) { /* faster, still fitting */
+        int bv = -1, bk = -1;
+        double best = 0;
+        for (int v = 0; v < N; v++) {
+            double here = local_cost(c, x, v, x[v]);
+            for (int k = 0; k < c->g->n_configs[v]; k++) {
+                if (k == x[v] || !mask[c->moff[v] + k]) continue;
+                double dt = local_cost(c, x, v, k) - here;
+                if (!(dt < best)) continue;
+                int ok = 1;
+                for (int g = 0; g < G && ok; g++)
+                    ok = mem[g] - cell_mem(c, v, x[v], g) + cell_mem(c, v, k, g) <= c->limit[g];
+                if (ok) {
+                    best = dt;
+                    bv = v;
+                    bk = k;
+                }
+            }
+        }
+        if (bv < 0) break;
+        x[bv] = bk;
+        mt_peak(c->t, x, mem);
+    }
+    offer(c, x);
+}
+
 /* Processes one subproblem: bound it, prune it, or branch it onto the
  * stack. Returns -1 if a search failed; 1 if time ran out before it was
  * settled (then *it is pushed back unchanged in bound), else 0. */
@@ -285,6 +369,7 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
             break;
         }
         double L = r->cost - lam_dot_limit(c, lam);
+        if (i < 3 || !isfinite(c->inc_cost)) repair(c, it->mask, r->config);
         mt_peak(c->t, r->config, c->mem);
         offer(c, r->config);
         if (L > best_L + tol_of(best_L)) {
@@ -474,6 +559,23 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
     }
     c.inc = lw_malloc(sizeof(int) * (size_t)(N + 1));
     c.inc_cost = HUGE_VAL;
+    c.rx = lw_malloc(sizeof(int) * (size_t)(N + 1));
+    c.inc_start = lw_calloc((size_t)N + 2, sizeof(int));
+    c.inc_edge = lw_malloc(sizeof(int) * (size_t)(2 * g->n_edges + 1));
+    for (int e = 0; e < g->n_edges; e++) {
+        c.inc_start[g->edge_from[e] + 1]++;
+        if (g->edge_to[e] != g->edge_from[e]) c.inc_start[g->edge_to[e] + 1]++;
+    }
+    for (int v = 0; v < N; v++) c.inc_start[v + 1] += c.inc_start[v];
+    {
+        int *fill = lw_calloc((size_t)N + 1, sizeof(int));
+        for (int e = 0; e < g->n_edges; e++) {
+            int a = g->edge_from[e], b = g->edge_to[e];
+            c.inc_edge[c.inc_start[a] + fill[a]++] = e;
+            if (b != a) c.inc_edge[c.inc_start[b] + fill[b]++] = e;
+        }
+        free(fill);
+    }
 
     memsearch_result *res = lw_calloc(1, sizeof *res);
     res->n_nodes = N;
@@ -548,6 +650,9 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
     free(c.marg_store);
     free(c.marg);
     free(c.inc);
+    free(c.rx);
+    free(c.inc_start);
+    free(c.inc_edge);
     res->elapsed_s = lw_now() - t0;
     return res;
 }
