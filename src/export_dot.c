@@ -67,19 +67,7 @@ int export_check_path(const char *file, lw_error *err)
             return lw_fail(err, 2, "%s: cannot write diagrams as \"%s\"; use %s", file, dot, export_formats_help());
         return lw_fail(err, 2, "%s: no file extension to choose the format by; use %s", file, export_formats_help());
     }
-    const char *slash = strrchr(file, '/');
-    char *dir = slash ? lw_strdup(file) : lw_strdup(".");
-    if (slash) dir[slash == file ? 1 : slash - file] = 0;
-    struct stat st;
-    int rc = 0;
-    if (stat(dir, &st) != 0)
-        rc = lw_fail(err, 2, "%s: directory %s does not exist", file, dir);
-    else if (!S_ISDIR(st.st_mode))
-        rc = lw_fail(err, 2, "%s: %s is not a directory", file, dir);
-    else if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
-        rc = lw_fail(err, 2, "%s: is a directory", file);
-    free(dir);
-    return rc;
+    return lw_check_output(file, err);
 }
 
 /* ---------- small helpers ---------- */
@@ -828,23 +816,82 @@ static GVC_t *gvc_get(void)
     return shared_gvc;
 }
 
-typedef struct render_job {
-    GVC_t *gvc;
-    Agraph_t *g;
-    const format_info *fmt;
-    const char *file;
-} render_job;
+/* Sizes Graphviz is asked to lay out. Beyond about 18 000 nodes its dot
+ * layout runs out of memory inside mincross and crashes the process (2.42);
+ * a strategy table of 2000 layers x 64 GPUs already takes 12 s and 1 GB.
+ * The limits keep well inside what renders in seconds, and are checked
+ * before anything is built. */
+#define EXPORT_MAX_LAYOUT_NODES 5000
+#define EXPORT_MAX_LAYOUT_EDGES 10000
+#define EXPORT_MAX_TABLE_CELLS 65536
 
-static int write_diagram(FILE *f, void *user, lw_error *err)
+/* Checks the sizes of a view before it is built. */
+static int check_sizes(const plan *p, export_view view, int step, const format_info *fmt, const char *file,
+                       lw_error *err)
 {
-    render_job *j = user;
-    if (!j->fmt->gv_format) {
-        if (agwrite(j->g, f) != 0) return lw_fail(err, 1, "%s: writing the DOT text failed", j->file);
+    const cost_model *m = p->cm;
+    if (view == VIEW_STRATEGY) {
+        double cells = (double)m->n_layers * m->gpus;
+        if (cells > EXPORT_MAX_TABLE_CELLS)
+            return lw_fail(err, 2,
+                           "%s: the strategy view would be a table of %d layers x %d GPUs (%.0f cells); at most %d "
+                           "cells can be drawn (use fewer GPUs, or a smaller network)",
+                           file, m->n_layers, m->gpus, cells, EXPORT_MAX_TABLE_CELLS);
         return 0;
     }
-    if (gvRender(j->gvc, j->g, j->fmt->gv_format, f) != 0)
-        return lw_fail(err, 1, "%s: Graphviz cannot render %s here%s%s", j->file, j->fmt->ext,
-                       gv_last_msg[0] ? ": " : "", gv_last_msg);
+    if (!fmt->gv_format) return 0; /* DOT text: no layout */
+    int nodes = m->n_layers, edges = m->n_edges;
+    if (view == VIEW_REDUCED) {
+        int k = step < 0 ? p->sr->n_steps : step;
+        for (int s = 0; s < k; s++) {
+            if (p->sr->steps[s].kind == ELIM_NODE) {
+                nodes--;
+                edges -= 1; /* two edges become one */
+            } else {
+                edges -= 1; /* two edges merge */
+            }
+        }
+    }
+    if (nodes > EXPORT_MAX_LAYOUT_NODES || edges > EXPORT_MAX_LAYOUT_EDGES)
+        return lw_fail(err, 2,
+                       "%s: the %s view has %d layers and %d edges; Graphviz lays out at most %d layers and %d edges "
+                       "here (write .dot instead, and lay it out elsewhere)",
+                       file, export_view_name(view), nodes, edges, EXPORT_MAX_LAYOUT_NODES, EXPORT_MAX_LAYOUT_EDGES);
+    return 0;
+}
+
+/* The diagram in memory: DOT text by agwrite, or Graphviz's rendering by
+ * gvRenderData (Graphviz never writes a file itself: a short write there
+ * would exit the process). Returns 0 with *data (free with free()). */
+static int render_to_memory(GVC_t *gvc, Agraph_t *g, const format_info *fmt, const char *file, char **data,
+                            size_t *len, lw_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    if (!fmt->gv_format) {
+        FILE *m = open_memstream(data, len);
+        if (!m) return lw_fail(err, 1, "%s: out of memory", file);
+        int bad = agwrite(g, m) != 0;
+        if (fclose(m) != 0) bad = 1;
+        if (bad) {
+            free(*data);
+            *data = NULL;
+            return lw_fail(err, 1, "%s: writing the DOT text failed", file);
+        }
+        return 0;
+    }
+    char *out = NULL;
+    unsigned int n = 0;
+    if (gvRenderData(gvc, g, fmt->gv_format, &out, &n) != 0 || !out) {
+        if (out) gvFreeRenderData(out);
+        return lw_fail(err, 1, "%s: Graphviz cannot render %s here%s%s", file, fmt->ext, gv_last_msg[0] ? ": " : "",
+                       gv_last_msg);
+    }
+    *data = lw_malloc((size_t)n + 1);
+    memcpy(*data, out, n);
+    (*data)[n] = 0;
+    *len = n;
+    gvFreeRenderData(out);
     return 0;
 }
 
@@ -863,6 +910,9 @@ int export_diagram(const plan *p, export_view view, int step, const int *config_
             if (config_index[i] < 0 || config_index[i] >= p->cm->n_configs[i])
                 return lw_fail(err, 2, "%s: config %d of layer %s out of range", file, config_index[i],
                                p->net->layers[i].name);
+
+    const format_info *fmt = format_for_path(file);
+    if (check_sizes(p, view, step, fmt, file, err) != 0) return -1;
 
     diagram d = {0};
     d.p = p;
@@ -887,20 +937,25 @@ int export_diagram(const plan *p, export_view view, int step, const int *config_
     else
         build_strategy_view(&d);
 
-    const format_info *fmt = format_for_path(file);
-    render_job j = {NULL, d.g, fmt, file};
-    int rc = 0;
+    GVC_t *gvc = NULL;
+    int rc = 0, laid_out = 0;
     if (fmt->gv_format) {
-        j.gvc = gvc_get();
-        if (!j.gvc) rc = lw_fail(err, 1, "%s: cannot start Graphviz", file);
-        else if (gvLayout(j.gvc, d.g, "dot") != 0)
+        gvc = gvc_get();
+        if (!gvc) rc = lw_fail(err, 1, "%s: cannot start Graphviz", file);
+        else if (gvLayout(gvc, d.g, "dot") != 0)
             rc = lw_fail(err, 1, "%s: Graphviz could not lay out the %s view%s%s", file, export_view_name(view),
                          gv_last_msg[0] ? ": " : "", gv_last_msg);
+        else
+            laid_out = 1;
     }
-    if (rc == 0) rc = lw_write_file_atomic(file, write_diagram, &j, err);
-    if (j.gvc) gvFreeLayout(j.gvc, d.g);
+    char *data = NULL;
+    size_t len = 0;
+    if (rc == 0) rc = render_to_memory(gvc, d.g, fmt, file, &data, &len, err);
+    if (laid_out) gvFreeLayout(gvc, d.g);
     agclose(d.g);
     agseterrf(prev_errf);
+    if (rc == 0) rc = lw_write_output(file, data, len, err);
+    free(data);
 
     free(d.sub);
     free(d.group_len);
