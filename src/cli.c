@@ -306,6 +306,10 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
             cluster_free(cl);
             return NULL;
         }
+        /* the cost model uses a profile only on the GPU it was measured on */
+        if (strcmp(prof->gpu, cl->gpu.name) != 0)
+            fprintf(stderr, "layerwise: warning: %s was measured on \"%s\", not on this cluster's \"%s\": it is not used\n",
+                    prof->path, prof->gpu, cl->gpu.name);
     }
     if (unsearched) return plan_new_unsearched(net, cl, prof, set, &o->mset, err);
     return plan_new_memory(net, cl, prof, set, &o->mset, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, err);
@@ -911,13 +915,21 @@ static int cmd_scale(const opts *o)
         for (int g = 1; g <= total && nc < 64; g *= 2) counts[nc++] = g;
         if (counts[nc - 1] != total && nc < 64) counts[nc++] = total;
     }
-    for (int i = 0; i < nc; i++)
+    /* every count is checked before any is computed */
+    for (int i = 0; i < nc; i++) {
         if (counts[i] > cluster_gpus(p->cl)) {
             fprintf(stderr, "layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
                     cluster_gpus(p->cl));
             plan_free(p);
             return 2;
         }
+        if (counts[i] > COST_MAX_GPUS) {
+            fprintf(stderr, "layerwise: %d GPUs: the cost model takes at most %d; give --gpus with counts up to %d\n",
+                    counts[i], COST_MAX_GPUS, COST_MAX_GPUS);
+            plan_free(p);
+            return 2;
+        }
+    }
     row *rows = lw_calloc((size_t)nc * 4 + 4, sizeof(row));
     int n = 0;
     double base[4];
@@ -1160,7 +1172,8 @@ static int cmd_profile(const opts *o)
             cost_t_c_parts(m, i, &m->configs[i][k], &key, &f, &b);
             int dup = 0;
             for (int j = 0; j < n && !dup; j++)
-                dup = memcmp(&seen[j].type, &key.type, sizeof key.type) == 0 && memcmp(seen[j].in, key.in, sizeof key.in) == 0 &&
+                dup = memcmp(&seen[j].type, &key.type, sizeof key.type) == 0 && seen[j].n_inputs == key.n_inputs &&
+                      memcmp(seen[j].in, key.in, sizeof key.in) == 0 &&
                       memcmp(seen[j].out, key.out, sizeof key.out) == 0 && memcmp(seen[j].k, key.k, sizeof key.k) == 0 &&
                       memcmp(seen[j].s, key.s, sizeof key.s) == 0 && memcmp(seen[j].p, key.p, sizeof key.p) == 0;
             if (dup) continue;
@@ -1178,6 +1191,7 @@ static int cmd_profile(const opts *o)
             }
             cJSON_AddItemToObject(e, "input", cJSON_CreateDoubleArray(in, 4));
             cJSON_AddItemToObject(e, "output", cJSON_CreateDoubleArray(out, 4));
+            if (l->type == LT_ADD || l->type == LT_CONCAT) cJSON_AddNumberToObject(e, "inputs", key.n_inputs);
             if (l->type == LT_CONV2D || l->type == LT_POOL2D) {
                 int kk[2] = {key.k[0], key.k[1]}, ss[2] = {key.s[0], key.s[1]}, pp[2] = {key.p[0], key.p[1]};
                 cJSON_AddItemToObject(e, "kernel", cJSON_CreateIntArray(kk, 2));

@@ -23,11 +23,12 @@ int lw_fail(lw_error *err, int code, const char *fmt, ...)
     return -1;
 }
 
-static void oom(size_t n)
+void lw_out_of_memory(size_t n)
 {
     fprintf(stderr, "layerwise: out of memory (%zu bytes)\n", n);
     abort();
 }
+#define oom lw_out_of_memory
 
 void *lw_malloc(size_t n)
 {

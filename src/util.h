@@ -38,6 +38,11 @@ void lw_text_printable(lw_buf *b, const char *s);
 /* Sets err (if non-NULL) and returns -1, so `return lw_fail(...)` reads well. */
 int lw_fail(lw_error *err, int code, const char *fmt, ...) LW_PRINTF(3, 4);
 
+/* The out-of-memory abort: a message on stderr, then abort(). */
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+void lw_out_of_memory(size_t n);
 void *lw_malloc(size_t n);
 void *lw_calloc(size_t n, size_t size);
 void *lw_realloc(void *p, size_t n);

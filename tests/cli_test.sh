@@ -795,6 +795,41 @@ else
 fi
 expect_fail "--refine outside search is refused" 2 "search" -- eval -n lenet5 -c p100-4x4 -s data --refine
 
+# an untouched profile template changes nothing, also with adds of 2 and 3 inputs
+expect_ok "profile template of a net with 2- and 3-input adds" profile -n $F/nets/adds.json -c p100-4x4 -g 4 -o "$TMP/adds_prof.json"
+run search -n $F/nets/adds.json -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/adds_plain.json"
+run search -n $F/nets/adds.json -c p100-4x4 -g 4 -p "$TMP/adds_prof.json" --json
+py "the untouched template changes no layer's t_c (add of 3 inputs included)" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+for x, y in zip(a["layers"], b["layers"]):
+    assert abs(x["compute_ms"] - y["compute_ms"]) < 1e-9, (x["name"], x["compute_ms"], y["compute_ms"])
+assert abs(a["total_ms"] - b["total_ms"]) < 1e-9
+' "$TMP/adds_plain.json" "$OUT"
+run search -n lenet5 -c dgx-a100 -g 2 -p "$TMP/prof.json" --json
+if [ "$RC" -eq 0 ] && grep -q "warning" "$ERR" && grep -q "not used" "$ERR"; then ok "a profile for another GPU is ignored with a warning"; else
+    notok "a profile for another GPU is ignored with a warning (exit $RC)" "$(cat "$ERR")"
+fi
+
+# the TUI refuses what cannot run before building anything: with a bad
+# network, the terminal is the message (the network was never read)
+"$LW" tui -n $B/net_cycle.json </dev/null >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "needs a terminal" "$ERR" && ! grep -q "cycle" "$ERR"; then ok "tui without a terminal refuses before loading"; else
+    notok "tui without a terminal refuses before loading (exit $rc)" "$(cat "$ERR")"
+fi
+if command -v script >/dev/null; then
+    for t in dumb ""; do
+        TERM=$t script -qc "'$LW' tui -n '$ROOT/$B/net_cycle.json'" /dev/null </dev/null >"$OUT" 2>&1
+        if grep -q "cannot open the terminal" "$OUT" && ! grep -q "cycle" "$OUT"; then ok "tui with TERM=${t:-(empty)} refuses before loading"; else
+            notok "tui with TERM=${t:-(empty)} refuses before loading" "$(cat -v "$OUT")"
+        fi
+    done
+else
+    echo "# skipped: no script(1) for a pseudo-terminal (TERM=dumb check)"
+fi
+
 # ------------------------------------------------ output rules (issue 15)
 # A symlink is written through, a FIFO in place; a directory is refused;
 # every write error, stdout included, is a message and a non-zero exit.
