@@ -878,6 +878,7 @@ done
 if [ -w /dev/full ]; then
     for args in "search -n lenet5 -c p100-4x4 -g 4" "search -n lenet5 -c p100-4x4 -g 4 --json" \
         "search -n lenet5 -c p100-4x4 -g 4 --why-not conv1" "eval -n lenet5 -c p100-4x4 -g 4 -s data" \
+        "simulate -n lenet5 -c p100-4x4 -g 4" \
         "compare -n lenet5 -c p100-4x4 -g 4 --json" "scale -n lenet5 -c p100-4x4 --gpus 1,2" \
         "costs -n lenet5 -c p100-4x4 -g 2 --json" "profile -n lenet5 -c p100-4x4 -g 2" "list" "--help"; do
         # shellcheck disable=SC2086
