@@ -789,6 +789,46 @@ Test(tui_cluster, edit_bandwidth_through_the_prompt)
     term_close();
 }
 
+/* Counts typed on the cluster screen go through the CLI's parser: 1e10, nan
+ * and -5 GPUs or a batch of 1e30 are refused with a message (they became 1:
+ * an out-of-range double cast to int), and nothing changes. */
+Test(tui_cluster, out_of_range_counts_are_refused_not_cast)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    app_feed(a, '5');
+    draw(a);
+    /* field indices as listed: 0 nodes, 3 intra-node GB/s, 7 NICs per node, 9 GPUs in use, 10 batch per GPU */
+    static const struct {
+        int field;
+        const char *label, *text;
+    } cases[] = {{9, "GPUs in use", "1e10"}, {9, "GPUs in use", "nan"}, {9, "GPUs in use", "-5"},
+                 {9, "GPUs in use", "2.5"}, {10, "batch per GPU", "1e30"}, {10, "batch per GPU", "inf"},
+                 {0, "nodes", "1e300"}, {7, "NICs per node", "0.5"}, {3, "intra-node GB/s", "nan"},
+                 {3, "intra-node GB/s", "1e400"}};
+    long batch = a->p->batch;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        while (a->csel < cases[i].field) app_feed(a, KEY_DOWN);
+        while (a->csel > cases[i].field) app_feed(a, KEY_UP);
+        draw(a);
+        cr_assert(find_row(cases[i].label) >= 0, "%s", dump());
+        app_feed(a, '\r');
+        cr_assert_eq(a->prompt, PROMPT_FIELD, "%s", cases[i].label);
+        app_feed(a, 0x15);
+        type(a, cases[i].text);
+        app_feed(a, '\r');
+        cr_assert(a->status_error, "%s \"%s\" was accepted: %s", cases[i].label, cases[i].text, a->status);
+        cr_assert(strstr(a->status, cases[i].text), "%s", a->status);
+        cr_assert_eq(a->p->gpus, 4, "%s \"%s\": GPUs now %d", cases[i].label, cases[i].text, a->p->gpus);
+        cr_assert_eq(a->p->batch, batch, "%s \"%s\"", cases[i].label, cases[i].text);
+        cr_assert_eq(a->p->cl->nodes, 4);
+        cr_assert_eq(a->p->cl->nics_per_node, 1);
+        cr_assert(fabs(a->p->cl->intra.bandwidth_gbs - 18) < 1e-12);
+    }
+    app_free(a);
+    term_close();
+}
+
 /* ---------- export */
 
 Test(tui_export, json_and_diagram_from_keys)
