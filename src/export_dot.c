@@ -127,9 +127,40 @@ static void buf_shape(lw_buf *b, shape sh)
     for (const char *c = t; *c; c++) lw_buf_printf(b, *c == 'x' ? "&#215;" : "%c", *c);
 }
 
+/* Names in DOT. agwrite quotes an ID and escapes its double quotes, but not
+ * a backslash: a layer named "a" followed by a backslash would end its
+ * quoted ID early (a syntax error for `dot`). Doubled, every backslash reads
+ * back as part of the ID, so any name gives a well-formed file and distinct
+ * names stay distinct IDs. Tooltips are Graphviz escStrings (backslash-N is
+ * the node's name, backslash-n a newline): doubled there too, a name shows
+ * as it is. Labels are HTML-like (buf_esc). */
+static char *dot_escaped(const char *s, lw_buf *b)
+{
+    buf_reset(b);
+    for (; *s; s++) lw_buf_printf(b, *s == '\\' ? "\\\\" : "%c", *s);
+    if (!b->s) lw_buf_printf(b, "%s", "");
+    return b->s;
+}
+
 static void set(void *obj, const char *k, const char *v)
 {
+    if (strcmp(k, "tooltip") == 0 && strchr(v, '\\')) {
+        lw_buf e = {0};
+        agsafeset(obj, (char *)k, dot_escaped(v, &e), (char *)"");
+        lw_buf_free(&e);
+        return;
+    }
     agsafeset(obj, (char *)k, (char *)v, (char *)"");
+}
+
+/* The node of a layer name (create: make it) in g or a subgraph of it. */
+static Agnode_t *name_node(Agraph_t *g, const char *name, int create)
+{
+    if (!strchr(name, '\\')) return agnode(g, (char *)name, create);
+    lw_buf e = {0};
+    Agnode_t *n = agnode(g, dot_escaped(name, &e), create);
+    lw_buf_free(&e);
+    return n;
 }
 
 /* An HTML-like value: agstrdup_html marks the string, and agxset's agstrdup
@@ -285,7 +316,9 @@ static void make_modules(diagram *d, const unsigned char *visible)
         if (count < 2) continue;
         buf_reset(&d->b);
         lw_buf_printf(&d->b, "cluster_%.*s", li, ni);
-        Agraph_t *s = agsubg(d->g, d->b.s, 1);
+        lw_buf e = {0};
+        Agraph_t *s = agsubg(d->g, dot_escaped(d->b.s, &e), 1);
+        lw_buf_free(&e);
         buf_reset(&d->b);
         lw_buf_printf(&d->b, "<B>");
         char *mod = lw_malloc((size_t)li + 1);
@@ -400,7 +433,7 @@ static Agnode_t *layer_node(diagram *d, int li)
 {
     const layer *l = &d->net->layers[li];
     Agraph_t *parent = d->sub && d->sub[li] ? d->sub[li] : d->g;
-    Agnode_t *n = agnode(parent, l->name, 1);
+    Agnode_t *n = name_node(parent, l->name, 1);
     const config *c = cfg_of(d, li);
     config_class cc = config_class_of(c);
     note_config(d, c);
@@ -434,7 +467,7 @@ static void transfer_edge(diagram *d, int e, double max_tx, const char *prefix)
 {
     const cost_model *m = d->m;
     int a = m->e_from[e], b = m->e_to[e];
-    Agnode_t *na = agnode(d->g, d->net->layers[a].name, 0), *nb = agnode(d->g, d->net->layers[b].name, 0);
+    Agnode_t *na = name_node(d->g, d->net->layers[a].name, 0), *nb = name_node(d->g, d->net->layers[b].name, 0);
     Agedge_t *ed = agedge(d->g, na, nb, NULL, 1);
     double bytes = 0;
     cost_t_x(m, e, cfg_of(d, a), cfg_of(d, b), &bytes);
@@ -611,7 +644,7 @@ static void build_reduced_view(diagram *d, int k)
         const elim_step *st = &r->steps[s];
         if (!alive_e[st->new_edge]) continue;
         const char *from = d->net->layers[st->from].name, *to = d->net->layers[st->to].name;
-        Agedge_t *ed = agedge(d->g, agnode(d->g, (char *)from, 0), agnode(d->g, (char *)to, 0), NULL, 1);
+        Agedge_t *ed = agedge(d->g, name_node(d->g, from, 0), name_node(d->g, to, 0), NULL, 1);
         const unsigned char *row = &ab.layers[(size_t)s * (size_t)n];
         int nc_to = d->m->n_configs[st->to];
         size_t cells = (size_t)d->m->n_configs[st->from] * (size_t)nc_to;
@@ -929,7 +962,11 @@ int export_diagram(const plan *p, export_view view, int step, const int *config_
 
     agusererrf prev_errf = agseterrf(gv_capture);
     gv_last_msg[0] = 0;
-    d.g = agopen(p->net->name, Agdirected, NULL);
+    {
+        lw_buf e = {0};
+        d.g = agopen(dot_escaped(p->net->name, &e), Agdirected, NULL);
+        lw_buf_free(&e);
+    }
     if (view == VIEW_GRAPH)
         build_graph_view(&d);
     else if (view == VIEW_REDUCED)

@@ -1001,3 +1001,70 @@ Test(output, graph_too_big_to_lay_out_is_refused_with_the_limit)
     remove_dir(dir);
     plan_free(p);
 }
+
+/* Names that are legal but hostile to the formats (a trailing backslash, a
+ * backslash before a quote, quotes, markup, escString sequences, wide
+ * characters, the longest name allowed) give DOT that parses with every
+ * node and edge, and well-formed SVG; backslash-N in a tooltip is not
+ * expanded. */
+Test(export_names, hostile_names_give_well_formed_files)
+{
+    char longname[LW_NAME_MAX + 1];
+    memset(longname, 'N', LW_NAME_MAX);
+    longname[LW_NAME_MAX] = 0;
+    const char *names[] = {"a\\\\", "x\\\"y", "q\\\\\\\"r", "<b>&amp;</b>", "t\\\\N\\\\n", "\xc3\xa9\xe6\xbc\xa2\xe5\xad\x97", longname};
+    int n = (int)(sizeof names / sizeof names[0]);
+    lw_buf b = {0};
+    lw_buf_printf(&b, "{\"format\": \"layerwise-net/1\", \"name\": \"w\\\\\\\"%.190s\", \"input\": {\"name\": \"in\\\\\", "
+                      "\"channels\": 4, \"height\": 4, \"width\": 4}, \"layers\": [",
+                  longname);
+    for (int i = 0; i < n; i++)
+        lw_buf_printf(&b, "%s{\"name\": \"%s\", \"type\": \"relu\", \"inputs\": [\"%s\"]}", i ? ", " : "", names[i],
+                      i ? names[i - 1] : "in\\\\");
+    lw_buf_printf(&b, "]}");
+    lw_error err = {0};
+    network *net = net_from_json(b.s, b.len, "hostile.json", &err);
+    lw_buf_free(&b);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = plan_load_cluster("p100-4x4", &err);
+    cr_assert_not_null(cl, "%s", err.msg);
+    plan_settings set = {4, DEFAULT_BATCH_PER_GPU, 0};
+    plan *p = plan_new(net, cl, NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    char *dir = make_dir();
+    for (int v = VIEW_GRAPH; v <= VIEW_STRATEGY; v++) {
+        char *dot = join(dir, "h.dot"), *svg = join(dir, "h.svg");
+        cr_assert_eq(export_diagram(p, (export_view)v, -1, NULL, dot, &err), 0, "%s", err.msg);
+        Agraph_t *g = read_dot(dot);
+        cr_assert_eq(agnnodes(g), v == VIEW_STRATEGY ? 1 : v == VIEW_GRAPH ? n + 1 : p->sr->n_left, "view %d", v);
+        if (v == VIEW_GRAPH) {
+            cr_assert_eq(agnedges(g), n, "view %d: %d edges", v, agnedges(g));
+            /* the tooltip reads back with the name as it is after escString */
+            for (Agnode_t *nd = agfstnode(g); nd; nd = agnxtnode(g, nd)) {
+                char *tip = agget(nd, (char *)"tooltip");
+                cr_assert_not_null(tip);
+            }
+        }
+        agclose(g);
+        cr_assert_eq(export_diagram(p, (export_view)v, -1, NULL, svg, &err), 0, "%s", err.msg);
+        size_t len;
+        char *text = slurp(svg, &len);
+        char root[64];
+        const char *why = xml_check(text, len, root, sizeof root);
+        cr_assert_null(why, "view %d: not well-formed XML: %s", v, why);
+#ifdef LW_HAVE_LIBXML2
+        xmlDocPtr doc = xmlReadMemory(text, (int)len, svg, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        cr_assert_not_null(doc, "view %d: libxml2 cannot parse it", v);
+        xmlFreeDoc(doc);
+#endif
+        /* names appear as they are (markup escaped), escString sequences not expanded */
+        if (v != VIEW_REDUCED) /* there, eliminated layers are named in tooltips only */
+            cr_assert_not_null(strstr(text, "&lt;b&gt;&amp;amp;&lt;/b&gt;"), "view %d: markup name missing", v);
+        if (v == VIEW_GRAPH) cr_assert_not_null(strstr(text, "t\\N\\n:"), "view %d: the escString was expanded", v);
+        free(text);
+        free(dot);
+        free(svg);
+    }
+    remove_dir(dir);
+    plan_free(p);
+}
