@@ -829,6 +829,63 @@ Test(tui_cluster, out_of_range_counts_are_refused_not_cast)
     term_close();
 }
 
+/* Non-ASCII names on the graph screen and in the table: whole characters
+ * (they were cut into bytes on the graph), and a double-width name takes
+ * its real width, so the columns after it stay aligned. In ASCII mode a
+ * non-ASCII character is a '?', never raw bytes. */
+Test(tui_text, non_ascii_names_keep_their_characters_and_columns)
+{
+    char path[] = "/tmp/lw-tui-names-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char *net = "{\"format\": \"layerwise-net/1\", \"name\": \"n\", \"input\": {\"name\": \"data\", "
+                      "\"channels\": 4, \"height\": 8, \"width\": 8}, \"layers\": ["
+                      "{\"name\": \"\u00e9t\u00e9\", \"type\": \"relu\", \"inputs\": [\"data\"]},"
+                      "{\"name\": \"\u6f22\u5b57\", \"type\": \"relu\", \"inputs\": [\"\u00e9t\u00e9\"]},"
+                      "{\"name\": \"plain\", \"type\": \"relu\", \"inputs\": [\"\u6f22\u5b57\"]}]}";
+    cr_assert_eq(write(fd, net, strlen(net)), (ssize_t)strlen(net));
+    close(fd);
+    term_open(30, 120, 1);
+    app *a = open_app(path, "p100-4x4", 4);
+    app_feed(a, '2');
+    draw(a);
+    cr_assert(find_row("\xc3\xa9t\xc3\xa9") >= 0, "the graph lost \"été\":\n%s", dump());
+    cr_assert(find_row("\xe6\xbc\xa2") >= 0, "the graph lost the wide name:\n%s", dump());
+    /* the table: "plain" and the wide name start their type column at the same place */
+    app_feed(a, '1');
+    draw(a);
+    int yp = find_row("plain"), yw = find_row("\xe6\xbc\xa2");
+    cr_assert(yp >= 0 && yw >= 0, "%s", dump());
+    int xp = -1, xw = -1;
+    for (int x = 0; x < COLS; x++) {
+        cchar_t cc;
+        wchar_t wc[CCHARW_MAX + 1];
+        attr_t at;
+        short pair;
+        mvwin_wch(stdscr, yp, x, &cc);
+        getcchar(&cc, wc, &at, &pair, NULL);
+        if (xp < 0 && x > 2 && wc[0] == L'r' && x + 3 < COLS) {
+            /* "relu" */
+            xp = x;
+        }
+        mvwin_wch(stdscr, yw, x, &cc);
+        getcchar(&cc, wc, &at, &pair, NULL);
+        if (xw < 0 && x > 2 && wc[0] == L'r') xw = x;
+    }
+    cr_assert(xp > 0 && xp == xw, "type column at %d for plain, %d for the wide name:\n%s", xp, xw, dump());
+    app_free(a);
+    term_close();
+    /* ASCII mode */
+    term_open(30, 120, 0);
+    a = open_app(path, "p100-4x4", 4);
+    app_feed(a, '2');
+    draw(a);
+    cr_assert(find_row("?t?") >= 0, "ASCII mode: %s", dump());
+    app_free(a);
+    term_close();
+    unlink(path);
+}
+
 /* ---------- export */
 
 Test(tui_export, json_and_diagram_from_keys)
