@@ -830,6 +830,14 @@ else
     echo "# skipped: no script(1) for a pseudo-terminal (TERM=dumb check)"
 fi
 
+# out of memory is the documented abort with a message, never a crash
+# (cost_model_graph did not check its allocations: a segfault at 100 MB)
+( ulimit -v 100000 2>/dev/null && exec "$LW" search -n inception_v3 -c h100-8x8 -g 64 ) >/dev/null 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 134 ] && grep -q "out of memory" "$ERR"; then ok "search under a 100 MB memory limit: the out-of-memory abort"; else
+    notok "search under a 100 MB memory limit: the out-of-memory abort (exit $rc, want 134)" "$(tail -3 "$ERR")"
+fi
+
 # ------------------------------------------------ output rules (issue 15)
 # A symlink is written through, a FIFO in place; a directory is refused;
 # every write error, stdout included, is a message and a non-zero exit.
