@@ -144,6 +144,23 @@ static const char *terminal_problem(char *buf, size_t n)
 int tui_main(const tui_args *args)
 {
     setlocale(LC_ALL, "");
+    /* bad input is reported as such first (reading the files takes
+     * milliseconds); then a terminal that cannot run the TUI is refused
+     * before the cost tables are built */
+    {
+        lw_error lerr = {0};
+        network *n = plan_load_network(args && args->net ? args->net : DEFAULT_NETWORK, &lerr);
+        cluster *c = n ? plan_load_cluster(args && args->cluster ? args->cluster : DEFAULT_CLUSTER, &lerr) : NULL;
+        profile *pr = c && args && args->profile ? plan_load_profile(args->profile, &lerr) : NULL;
+        int bad_input = !n || !c || (args && args->profile && !pr);
+        net_free(n);
+        cluster_free(c);
+        profile_free(pr);
+        if (bad_input) {
+            fprintf(stderr, "layerwise: %s\n", lerr.msg);
+            return lerr.code ? lerr.code : 2;
+        }
+    }
     char why_buf[256];
     const char *why = terminal_problem(why_buf, sizeof why_buf);
     if (why) {
