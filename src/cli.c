@@ -923,9 +923,9 @@ static int cmd_scale(const opts *o)
             plan_free(p);
             return 2;
         }
-        if (counts[i] > COST_MAX_GPUS) {
-            fprintf(stderr, "layerwise: %d GPUs: the cost model takes at most %d; give --gpus with counts up to %d\n",
-                    counts[i], COST_MAX_GPUS, COST_MAX_GPUS);
+        if (counts[i] > COST_EVAL_MAX_GPUS) {
+            fprintf(stderr, "layerwise: %d GPUs: the cost model evaluates at most %d; give --gpus with counts up to %d\n",
+                    counts[i], COST_EVAL_MAX_GPUS, COST_EVAL_MAX_GPUS);
             plan_free(p);
             return 2;
         }
