@@ -103,6 +103,14 @@ static int bad(const char *fmt, const char *a)
     return 2;
 }
 
+/* "OPTION "V" must be a whole number from 1 to MAX", exit status 2. */
+static int bad_range(const char *option, const char *v, long max)
+{
+    fprintf(stderr, "layerwise: %s \"%s\" must be a whole number from 1 to %ld\n(see layerwise --help)\n", option,
+            v ? v : "", max);
+    return 2;
+}
+
 #define parse_long lw_parse_long
 #define parse_double lw_parse_double
 
@@ -149,10 +157,11 @@ static int parse_args(int argc, char **argv, opts *o)
                 o->set.gpus = (int)n;
             }
         } else if (TAKES("--batch")) {
-            if (parse_long(v, 1, 100000000L, &n) != 0) return bad("--batch \"%s\" must be a whole number from 1 to 100000000", v ? v : "");
+            if (parse_long(v, 1, COST_MAX_BATCH, &n) != 0) return bad_range("--batch", v, COST_MAX_BATCH);
             o->set.global_batch = n;
         } else if (TAKES("--batch-per-gpu")) {
-            if (parse_long(v, 1, 1000000L, &n) != 0) return bad("--batch-per-gpu \"%s\" must be a whole number from 1 to 1000000", v ? v : "");
+            if (parse_long(v, 1, PLAN_MAX_BATCH_PER_GPU, &n) != 0)
+                return bad_range("--batch-per-gpu", v, PLAN_MAX_BATCH_PER_GPU);
             o->set.batch_per_gpu = n;
         } else if (TAKES("--sync")) {
             int s = v ? sync_scheme_from_name(v) : -1;
@@ -264,12 +273,7 @@ void cli_apply_sync(cluster *c, int sync)
 static void apply_whatif(const opts *o, cluster *c)
 {
     cli_apply_sync(c, o->sync);
-    if (o->intra_bw > 0) {
-        c->intra.bandwidth_gbs = o->intra_bw;
-        for (int i = 0; i < c->n_overrides; i++)
-            if (cluster_node_of(c, c->overrides[i].a) == cluster_node_of(c, c->overrides[i].b))
-                c->overrides[i].link.bandwidth_gbs = o->intra_bw;
-    }
+    if (o->intra_bw > 0) cluster_set_intra_bw(c, o->intra_bw);
     if (o->inter_bw > 0) c->inter.bandwidth_gbs = o->inter_bw;
 }
 
@@ -349,17 +353,6 @@ static int apply_pins(const opts *o, plan *p, lw_error *err)
 
 /* ---- text output ---- */
 
-static void fmt_bytes(double b, char *buf, size_t n)
-{
-    const char *u[] = {"B", "KB", "MB", "GB", "TB"};
-    int k = 0;
-    while (b >= 1000 && k < 4) {
-        b /= 1000;
-        k++;
-    }
-    snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
-}
-
 static void print_strategy_text(const plan *p, const int *ci, const strategy_eval *ev, const char *title)
 {
     const cost_model *m = p->cm;
@@ -387,8 +380,8 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
                le->compute_ms + le->sync_ms + le->transfer_ms, le->profiled ? "  (profiled)" : "");
     }
     char bb[32], mb[32];
-    fmt_bytes(ev->bytes_per_step, bb, sizeof bb);
-    fmt_bytes(ev->peak_memory_bytes, mb, sizeof mb);
+    lw_format_bytes(ev->bytes_per_step, bb, sizeof bb);
+    lw_format_bytes(ev->peak_memory_bytes, mb, sizeof mb);
     printf("\n%-*s  %54s %9.3f %9.3f %9.3f %9.3f\n", w, "total", "", ev->compute_ms, ev->sync_ms, ev->transfer_ms,
            ev->total_ms);
     printf("\nper step %.2f ms = compute %.2f + sync %.2f + transfer %.2f\n", ev->total_ms, ev->compute_ms, ev->sync_ms,
@@ -786,20 +779,18 @@ typedef struct row {
 
 static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
 {
-    int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
-    const char *names[4] = {"data", "model", "owt", "layer-wise"};
-    for (int s = 0; s < (p->unsearched ? 3 : 4); s++) { /* unsearched: the baselines only */
+    int L = p->net->n_layers, shown = p->unsearched ? BASE__COUNT : STRATEGY_COMPARED; /* unsearched: the baselines only */
+    strategy_eval ev[STRATEGY_COMPARED];
+    int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
+    strategy_evaluate_compared(p->cm, p->best, ev, ci);
+    for (int s = shown; s < STRATEGY_COMPARED; s++) strategy_eval_free(&ev[s]);
+    for (int s = 0; s < shown; s++) {
         row *r = &rows[(*n)++];
         r->gpus = p->gpus;
-        r->strategy = names[s];
-        if (s < 3) {
-            strategy_baseline(p->cm, (baseline_kind)s, ci);
-            strategy_evaluate(p->cm, ci, &r->ev);
-        } else {
-            strategy_evaluate(p->cm, p->best, &r->ev);
-        }
+        r->strategy = strategy_compared_names[s];
+        r->ev = ev[s];
         sim_options so = {SIM_OVERLAP_FULL, 0, SUMMARY_MAX_TASKS};
-        sim_result *sr = sim_run(p->cm, s < 3 ? ci : p->best, &so);
+        sim_result *sr = sim_run(p->cm, ci + (size_t)s * (size_t)L, &so);
         r->sim_ms = sr ? sr->step_ms : -1;
         sim_free(sr);
         r->speedup = base_ips && base_ips[s] > 0 ? r->ev.images_per_s / base_ips[s] : 0;
@@ -850,7 +841,7 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
            "transfer", "images/s", with_speedup ? "speed-up" : "", "bytes/step", "sim ms");
     for (int i = 0; i < n; i++) {
         char bb[32], sp[16] = "";
-        fmt_bytes(rows[i].ev.bytes_per_step, bb, sizeof bb);
+        lw_format_bytes(rows[i].ev.bytes_per_step, bb, sizeof bb);
         if (with_speedup) snprintf(sp, sizeof sp, "%.2fx", rows[i].speedup);
         char sm[24] = "-";
         if (rows[i].sim_ms > 0) snprintf(sm, sizeof sm, "%.2f", rows[i].sim_ms);

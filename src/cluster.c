@@ -17,6 +17,14 @@ int cluster_node_of(const cluster *c, int dev)
     return dev / c->gpus_per_node;
 }
 
+void cluster_set_intra_bw(cluster *c, double gbs)
+{
+    c->intra.bandwidth_gbs = gbs;
+    for (int i = 0; i < c->n_overrides; i++)
+        if (cluster_node_of(c, c->overrides[i].a) == cluster_node_of(c, c->overrides[i].b))
+            c->overrides[i].link.bandwidth_gbs = gbs;
+}
+
 link_spec cluster_link(const cluster *c, int a, int b)
 {
     for (int i = 0; i < c->n_overrides; i++) {

@@ -68,6 +68,10 @@ cluster *cluster_load_file(const char *path, lw_error *err);
 cluster *cluster_clone(const cluster *c);
 /* Same devices, constants and links (names and paths aside). */
 int cluster_equal(const cluster *a, const cluster *b);
+/* Sets the bandwidth between GPUs of a node everywhere it applies: the
+ * intra-node link and the file's overrides between GPUs of one node (the
+ * CLI's --intra-bw and the cluster screen's field). */
+void cluster_set_intra_bw(cluster *c, double gbs);
 void cluster_free(cluster *c);
 
 #endif

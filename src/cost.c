@@ -790,7 +790,7 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
                 lo = 0;
                 hi = k == 1 ? max_piece(d->Sc[1], c->deg[1]) : 1;
             } else {
-                need_range(d, k, d->flat ? c->deg[k] : c->deg[k], c->deg[k] / 2, &lo, &hi);
+                need_range(d, k, c->deg[k], c->deg[k] / 2, &lo, &hi);
             }
             if (s == 0) in_block[k] = hi - lo;
             v *= (double)(hi - lo);
@@ -1149,8 +1149,8 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
         lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d (choose 1 to %d)", gpus, cl->name, total, total);
         return NULL;
     }
-    if (batch < 1 || batch > 100000000L) {
-        lw_fail(err, 2, "batch %ld is out of range (1 to 100000000)", batch);
+    if (batch < 1 || batch > COST_MAX_BATCH) {
+        lw_fail(err, 2, "batch %ld is out of range (1 to %ld)", batch, COST_MAX_BATCH);
         return NULL;
     }
     if (gpus > max_gpus) {
@@ -1366,7 +1366,7 @@ cost_graph *cost_model_graph(const cost_model *m)
     /* cg_new and cg_add_edge return NULL / -1 when memory runs out: that is
      * the documented out-of-memory abort, not a crash further on */
     cost_graph *g = cg_new(m->n_layers, m->n_configs, m->n_edges);
-    if (!g) lw_out_of_memory((size_t)m->n_edges * sizeof(double));
+    if (!g) lw_out_of_memory(sizeof *g); /* the counts are valid: only memory can fail (util.h) */
     for (int i = 0; i < m->n_layers; i++)
         for (int k = 0; k < m->n_configs[i]; k++) g->node_cost[i][k] = m->t_c[i][k] + m->t_s[i][k];
     for (int e = 0; e < m->n_edges; e++) {

@@ -40,6 +40,8 @@ int optimizer_from_name(const char *s); /* -1 if unknown */
  * holds a link matrix of gpus^2 entries (16 MB at 1024) and every layer's
  * configs (up to C(log2(G) + 4, 4): 1001 at 1024). */
 #define COST_EVAL_MAX_GPUS 1024
+/* The largest global batch a cost model takes. */
+#define COST_MAX_BATCH 100000000L
 /* t_x entries over all edges (8 bytes each; the search copies them). */
 #define COST_MAX_TX_ENTRIES (1L << 26)
 /* A build estimated (from entries timed before it starts) to take longer
@@ -108,6 +110,10 @@ cost_graph *cost_model_graph(const cost_model *m);
 /* Single evaluations, for strategies and tests. Bytes are cross-GPU bytes
  * moved (forward + backward for t_x; push + pull for t_s). */
 double cost_t_c(const cost_model *m, int layer, const config *c, int *profiled);
+/* cost_t_s and cost_t_x use scratch memory inside the model although it
+ * is passed const: calls on one model must not run at once on two threads
+ * (the table builders give each thread its own scratch; other callers,
+ * the CLI, the TUI and the tests, call them from one thread). */
 double cost_t_s(const cost_model *m, int layer, const config *c, double *bytes);
 /* The analytical forward and backward parts of t_c and the profile key of
  * the task's shape (for writing profile templates). Returns t_c. */

@@ -106,19 +106,6 @@ static const char *ms_str(double v, char *buf, size_t n)
     return buf;
 }
 
-static const char *bytes_str(double v, char *buf, size_t n)
-{
-    if (v < 1e3)
-        snprintf(buf, n, "%.0f B", v);
-    else if (v < 1e6)
-        snprintf(buf, n, "%.1f kB", v / 1e3);
-    else if (v < 1e9)
-        snprintf(buf, n, "%.1f MB", v / 1e6);
-    else
-        snprintf(buf, n, "%.2f GB", v / 1e9);
-    return buf;
-}
-
 /* "64x56x56" with a multiplication sign, as a paper would set it. */
 static void buf_shape(lw_buf *b, shape sh)
 {
@@ -483,9 +470,9 @@ static void transfer_edge(diagram *d, int e, double max_tx, const char *prefix)
         set(ed, "fontcolor", "#8A8A8A");
         set(ed, "color", "#9A9A9A");
     } else {
-        lw_buf_printf(&d->b, "<B>%s</B> &#183; t<SUB>x</SUB> %s ms", bytes_str(bytes, sb, sizeof sb),
+        lw_buf_printf(&d->b, "<B>%s</B> &#183; t<SUB>x</SUB> %s ms", lw_format_bytes(bytes, sb, sizeof sb),
                       ms_str(tx, st, sizeof st));
-        if (inter > 0) lw_buf_printf(&d->b, "<BR/>%s across nodes", bytes_str(inter, si, sizeof si));
+        if (inter > 0) lw_buf_printf(&d->b, "<BR/>%s across nodes", lw_format_bytes(inter, si, sizeof si));
         set_edge_label(ed, d->b.s);
         char pw[16];
         snprintf(pw, sizeof pw, "%.2f", 1.2 + (max_tx > 0 ? 2.8 * tx / max_tx : 0));
@@ -495,7 +482,7 @@ static void transfer_edge(diagram *d, int e, double max_tx, const char *prefix)
     }
     buf_reset(&d->b);
     lw_buf_printf(&d->b, "%s -> %s: %s, t_x %s ms", d->net->layers[a].name, d->net->layers[b].name,
-                  bytes_str(bytes, sb, sizeof sb), ms_str(tx, st, sizeof st));
+                  lw_format_bytes(bytes, sb, sizeof sb), ms_str(tx, st, sizeof st));
     set(ed, "tooltip", d->b.s);
 }
 
@@ -783,7 +770,7 @@ static void build_strategy_view(diagram *d)
         if (multi) {
             if (hot)
                 lw_buf_printf(b, "<TD ALIGN=\"RIGHT\" BGCOLOR=\"#F8D3CF\"><FONT COLOR=\"#A93226\"><B>%s</B></FONT></TD>",
-                              bytes_str(inter[li], sb, sizeof sb));
+                              lw_format_bytes(inter[li], sb, sizeof sb));
             else
                 lw_buf_printf(b, "<TD BGCOLOR=\"%s\"></TD>", shade);
         }

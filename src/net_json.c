@@ -333,7 +333,7 @@ static int infer(pctx *p, network *net, int i)
                      l->kw, H, W, in0->name);
             return layer_fail(p, ln, i, "%s", m);
         }
-        if (2 * l->ph >= l->kh + 0 && l->ph > 0 && l->ph >= l->kh) {
+        if (l->ph > 0 && l->ph >= l->kh) {
             snprintf(m, sizeof m, "padding %d is not smaller than kernel %d", l->ph, l->kh);
             return layer_fail(p, ln, i, "%s", m);
         }
@@ -745,8 +745,10 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
         memcpy(fill, cnt, sizeof(int) * (size_t)n);
         for (int i = 1; i < n; i++)
             for (int k = 0; k < raw[i].l.n_inputs; k++) cons[fill[raw[i].l.inputs[k]]++] = i;
-        /* a min-heap would keep exact file order; a ready stack in index order is enough for
-         * files that are already ordered, which is the common case */
+        /* Kahn's algorithm over the layers whose inputs are all placed
+         * (ready[head..nr)); each round takes the smallest index among them
+         * by a linear scan (a min-heap would do it in log time), so the
+         * order keeps the file's wherever the graph allows */
         int *ready = lw_malloc(sizeof(int) * (size_t)n);
         int nr = 0, no = 0;
         ready[nr++] = 0;

@@ -16,10 +16,13 @@
 #ifndef LW_PLAN_H
 #define LW_PLAN_H
 
+#include "data.h"
 #include "memsearch.h"
 #include "strategy.h"
 
 #define DEFAULT_BATCH_PER_GPU 32
+/* The largest batch per GPU a setting takes (the global batch: COST_MAX_BATCH). */
+#define PLAN_MAX_BATCH_PER_GPU 1000000L
 
 typedef struct plan_settings {
     int gpus;                /* 0: all of the cluster's */
@@ -74,18 +77,6 @@ typedef struct plan {
     struct plan_prefetcher *prefetch; /* see plan_prefetch_list */
     int unsearched;          /* plan_new_unsearched: cm has no tables, cg and sr are NULL */
 } plan;
-
-/* Resolves NAME as a path, or a bare name under the data directories
- * (LAYERWISE_DATA, ../data beside the executable, the installed share
- * directory), or an embedded copy. kind is "networks", "clusters" or
- * "profiles". Returns the file's text (caller frees) and sets *label. */
-char *data_resolve(const char *kind, const char *name, char **label, size_t *len, lw_error *err);
-/* Names of the shipped files of a kind (embedded), NULL-terminated, static. */
-const char *const *data_builtin_names(const char *kind);
-
-network *plan_load_network(const char *name, lw_error *err);
-cluster *plan_load_cluster(const char *name, lw_error *err);
-profile *plan_load_profile(const char *name, lw_error *err);
 
 /* Takes ownership of net, cl and prof (even on failure). */
 plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err);

@@ -771,44 +771,81 @@ static int ve_plan(const final_graph *f, double table_limit, int *order, double 
     return fits;
 }
 
-static int final_variable_elimination(final_graph *f, const int *order, progress *pg)
+/* Variable elimination's working memory: the factors (node and edge
+ * tables, then one new table per elimination), one record per eliminated
+ * variable for the back-substitution, and scratch. */
+typedef struct ve_work {
+    int m;                     /* variables */
+    factor *F;
+    int nF;
+    ve_record *rec;            /* [m] */
+    int *mark, *bucket, *cnt;
+    size_t *fs, *base;         /* bucket factors' strides along the scope (and x), their offsets */
+    double *tmp;               /* [largest config count] */
+} ve_work;
+
+static void ve_work_free(ve_work *w)
 {
-    int m = f->m, ok = 0;
-    int maxf = 2 * m + f->ne;
-    factor *F = zalloc_array((size_t)maxf, sizeof *F);
-    ve_record *rec = zalloc_array((size_t)m, sizeof *rec);
-    int *mark = zalloc_array((size_t)m, sizeof(int));
-    int *bucket = alloc_array((size_t)maxf, sizeof(int));
-    int *cnt = zalloc_array((size_t)m, sizeof(int));
-    size_t *fs = alloc_array((size_t)maxf * ((size_t)m + 1), sizeof(size_t));
-    size_t *base = alloc_array((size_t)maxf, sizeof(size_t));
+    if (w->F)
+        for (int q = 0; q < w->nF; q++) {
+            free(w->F[q].vars);
+            free(w->F[q].strides);
+            free(w->F[q].owned_t);
+        }
+    if (w->rec)
+        for (int v = 0; v < w->m; v++) {
+            free(w->rec[v].s);
+            free(w->rec[v].strides);
+            free(w->rec[v].argmin);
+        }
+    free(w->F);
+    free(w->rec);
+    free(w->mark);
+    free(w->bucket);
+    free(w->cnt);
+    free(w->fs);
+    free(w->base);
+    free(w->tmp);
+}
+
+/* The working memory and the first factors: a unary factor per node
+ * (its costs) and one per edge (a self loop is a unary factor on its
+ * table's diagonal). 0, or -1 out of memory (ve_work_free cleans up). */
+static int ve_work_init(ve_work *w, const final_graph *f)
+{
+    int m = f->m, maxf = 2 * m + f->ne;
+    memset(w, 0, sizeof *w);
+    w->m = m;
+    w->F = zalloc_array((size_t)maxf, sizeof *w->F);
+    w->rec = zalloc_array((size_t)m, sizeof *w->rec);
+    w->mark = zalloc_array((size_t)m, sizeof(int));
+    w->bucket = alloc_array((size_t)maxf, sizeof(int));
+    w->cnt = zalloc_array((size_t)m, sizeof(int));
+    w->fs = alloc_array((size_t)maxf * ((size_t)m + 1), sizeof(size_t));
+    w->base = alloc_array((size_t)maxf, sizeof(size_t));
     int maxc = 1;
     for (int v = 0; v < m; v++)
         if (f->nc[v] > maxc) maxc = f->nc[v];
-    double *tmp = alloc_array((size_t)maxc, sizeof(double));
-    int nF = 0;
-    if (!F || !rec || !mark || !bucket || !cnt || !fs || !base || !tmp) goto out;
-
-    /* unary factors: node costs */
+    w->tmp = alloc_array((size_t)maxc, sizeof(double));
+    if (!w->F || !w->rec || !w->mark || !w->bucket || !w->cnt || !w->fs || !w->base || !w->tmp) return -1;
     for (int v = 0; v < m; v++) {
-        factor *x = &F[nF++];
+        factor *x = &w->F[w->nF++];
         x->nv = 1;
         x->vars = alloc_array(1, sizeof(int));
         x->strides = alloc_array(1, sizeof(size_t));
-        if (!x->vars || !x->strides) goto out;
+        if (!x->vars || !x->strides) return -1;
         x->vars[0] = v;
         x->strides[0] = 1;
         x->t = f->ncost[v];
         x->alive = 1;
     }
-    /* edge factors; a self loop is a unary factor on its diagonal */
     for (int e = 0; e < f->ne; e++) {
-        factor *x = &F[nF++];
+        factor *x = &w->F[w->nF++];
         int a = f->ef[e], b = f->et[e];
         x->alive = 1;
         x->vars = alloc_array(2, sizeof(int));
         x->strides = alloc_array(2, sizeof(size_t));
-        if (!x->vars || !x->strides) goto out;
+        if (!x->vars || !x->strides) return -1;
         if (a == b) {
             x->nv = 1;
             x->vars[0] = a;
@@ -822,137 +859,132 @@ static int final_variable_elimination(final_graph *f, const int *order, progress
         }
         x->t = f->et_tab[e];
     }
+    return 0;
+}
 
-    double done = 0;
-    for (int step = 0; step < m; step++) {
-        int xv = order[step], cx = f->nc[xv];
-        int nb = 0;
-        for (int q = 0; q < nF; q++) {
-            if (!F[q].alive) continue;
-            for (int a = 0; a < F[q].nv; a++)
-                if (F[q].vars[a] == xv) {
-                    bucket[nb++] = q;
-                    break;
-                }
-        }
-        /* the new scope: union of the bucket's variables but x, ascending */
-        for (int b = 0; b < nb; b++)
-            for (int a = 0; a < F[bucket[b]].nv; a++) mark[F[bucket[b]].vars[a]] = 1;
-        mark[xv] = 0;
-        ve_record *R = &rec[step];
-        R->x = xv;
-        R->s = alloc_array((size_t)m, sizeof(int));
-        R->strides = alloc_array((size_t)m, sizeof(size_t));
-        if (!R->s || !R->strides) goto out;
-        R->ns = 0;
-        for (int v = 0; v < m; v++)
-            if (mark[v]) {
-                R->s[R->ns++] = v;
-                mark[v] = 0;
+/* Eliminates variable xv (the step-th): the factors that hold it (its
+ * bucket) are summed and minimised over xv into one new factor over the
+ * rest of their variables, recording the argmin for the back-substitution.
+ * 0, or -1 out of memory. */
+static int ve_eliminate(ve_work *w, const final_graph *f, int step, int xv, progress *pg, double *done)
+{
+    int m = w->m, cx = f->nc[xv], nb = 0;
+    factor *F = w->F;
+    for (int q = 0; q < w->nF; q++) {
+        if (!F[q].alive) continue;
+        for (int a = 0; a < F[q].nv; a++)
+            if (F[q].vars[a] == xv) {
+                w->bucket[nb++] = q;
+                break;
             }
-        int ns = R->ns;
-        size_t size = 1;
-        for (int p = ns - 1; p >= 0; p--) {
-            R->strides[p] = size;
-            size *= (size_t)f->nc[R->s[p]];
-        }
-        double *nt = alloc_array(size, sizeof(double));
-        R->argmin = alloc_array(size, sizeof(int));
-        if (!nt || !R->argmin) {
-            free(nt);
-            goto out;
-        }
-        /* row b of fs: factor b's stride along each scope variable, and
-         * along x in the last slot (0 where it lacks the variable) */
-        for (int b = 0; b < nb; b++) {
-            const factor *q = &F[bucket[b]];
-            size_t *row = fs + (size_t)b * ((size_t)m + 1);
-            for (int p = 0; p < ns; p++) {
-                row[p] = 0;
-                for (int a = 0; a < q->nv; a++)
-                    if (q->vars[a] == R->s[p]) row[p] += q->strides[a];
-            }
-            row[m] = 0;
-            for (int a = 0; a < q->nv; a++)
-                if (q->vars[a] == xv) row[m] += q->strides[a];
-            base[b] = 0;
-        }
-        for (int p = 0; p < ns; p++) cnt[p] = 0;
-        for (size_t idx = 0; idx < size; idx++) {
-            for (int c = 0; c < cx; c++) tmp[c] = 0.0;
-            for (int b = 0; b < nb; b++) {
-                const double *t = F[bucket[b]].t + base[b];
-                size_t sx = fs[(size_t)b * ((size_t)m + 1) + (size_t)m];
-                for (int c = 0; c < cx; c++) tmp[c] += t[(size_t)c * sx];
-            }
-            double best = tmp[0];
-            int arg = 0;
-            for (int c = 1; c < cx; c++)
-                if (tmp[c] < best) {
-                    best = tmp[c];
-                    arg = c;
-                }
-            nt[idx] = best;
-            R->argmin[idx] = arg;
-            for (int p = ns - 1; p >= 0; p--) {
-                for (int b = 0; b < nb; b++) base[b] += fs[(size_t)b * ((size_t)m + 1) + (size_t)p];
-                if (++cnt[p] < f->nc[R->s[p]]) break;
-                for (int b = 0; b < nb; b++)
-                    base[b] -= fs[(size_t)b * ((size_t)m + 1) + (size_t)p] * (size_t)f->nc[R->s[p]];
-                cnt[p] = 0;
-            }
-            done += cx;
-            PROGRESS(pg, done);
-        }
-        for (int b = 0; b < nb; b++) {
-            factor *q = &F[bucket[b]];
-            q->alive = 0;
-            free(q->owned_t);
-            q->owned_t = NULL;
-        }
-        factor *x = &F[nF++];
-        x->nv = ns;
-        x->vars = alloc_array((size_t)ns, sizeof(int));
-        x->strides = alloc_array((size_t)ns, sizeof(size_t));
-        if (!x->vars || !x->strides) {
-            free(nt);
-            goto out;
-        }
-        memcpy(x->vars, R->s, (size_t)ns * sizeof(int));
-        memcpy(x->strides, R->strides, (size_t)ns * sizeof(size_t));
-        x->t = x->owned_t = nt;
-        x->alive = 1;
     }
+    /* the new scope: union of the bucket's variables but x, ascending */
+    for (int b = 0; b < nb; b++)
+        for (int a = 0; a < F[w->bucket[b]].nv; a++) w->mark[F[w->bucket[b]].vars[a]] = 1;
+    w->mark[xv] = 0;
+    ve_record *R = &w->rec[step];
+    R->x = xv;
+    R->s = alloc_array((size_t)m, sizeof(int));
+    R->strides = alloc_array((size_t)m, sizeof(size_t));
+    if (!R->s || !R->strides) return -1;
+    R->ns = 0;
+    for (int v = 0; v < m; v++)
+        if (w->mark[v]) {
+            R->s[R->ns++] = v;
+            w->mark[v] = 0;
+        }
+    int ns = R->ns;
+    size_t size = 1;
+    for (int p = ns - 1; p >= 0; p--) {
+        R->strides[p] = size;
+        size *= (size_t)f->nc[R->s[p]];
+    }
+    double *nt = alloc_array(size, sizeof(double));
+    R->argmin = alloc_array(size, sizeof(int));
+    if (!nt || !R->argmin) {
+        free(nt);
+        return -1;
+    }
+    /* row b of fs: factor b's stride along each scope variable, and
+     * along x in the last slot (0 where it lacks the variable) */
+    size_t *fs = w->fs, *base = w->base;
+    for (int b = 0; b < nb; b++) {
+        const factor *q = &F[w->bucket[b]];
+        size_t *row = fs + (size_t)b * ((size_t)m + 1);
+        for (int p = 0; p < ns; p++) {
+            row[p] = 0;
+            for (int a = 0; a < q->nv; a++)
+                if (q->vars[a] == R->s[p]) row[p] += q->strides[a];
+        }
+        row[m] = 0;
+        for (int a = 0; a < q->nv; a++)
+            if (q->vars[a] == xv) row[m] += q->strides[a];
+        base[b] = 0;
+    }
+    for (int p = 0; p < ns; p++) w->cnt[p] = 0;
+    double *tmp = w->tmp;
+    for (size_t idx = 0; idx < size; idx++) {
+        for (int c = 0; c < cx; c++) tmp[c] = 0.0;
+        for (int b = 0; b < nb; b++) {
+            const double *t = F[w->bucket[b]].t + base[b];
+            size_t sx = fs[(size_t)b * ((size_t)m + 1) + (size_t)m];
+            for (int c = 0; c < cx; c++) tmp[c] += t[(size_t)c * sx];
+        }
+        double best = tmp[0];
+        int arg = 0;
+        for (int c = 1; c < cx; c++)
+            if (tmp[c] < best) {
+                best = tmp[c];
+                arg = c;
+            }
+        nt[idx] = best;
+        R->argmin[idx] = arg;
+        for (int p = ns - 1; p >= 0; p--) {
+            for (int b = 0; b < nb; b++) base[b] += fs[(size_t)b * ((size_t)m + 1) + (size_t)p];
+            if (++w->cnt[p] < f->nc[R->s[p]]) break;
+            for (int b = 0; b < nb; b++) base[b] -= fs[(size_t)b * ((size_t)m + 1) + (size_t)p] * (size_t)f->nc[R->s[p]];
+            w->cnt[p] = 0;
+        }
+        *done += cx;
+        PROGRESS(pg, *done);
+    }
+    for (int b = 0; b < nb; b++) {
+        factor *q = &F[w->bucket[b]];
+        q->alive = 0;
+        free(q->owned_t);
+        q->owned_t = NULL;
+    }
+    factor *x = &F[w->nF++];
+    x->nv = ns;
+    x->vars = alloc_array((size_t)ns, sizeof(int));
+    x->strides = alloc_array((size_t)ns, sizeof(size_t));
+    if (!x->vars || !x->strides) {
+        free(nt);
+        return -1;
+    }
+    memcpy(x->vars, R->s, (size_t)ns * sizeof(int));
+    memcpy(x->strides, R->strides, (size_t)ns * sizeof(size_t));
+    x->t = x->owned_t = nt;
+    x->alive = 1;
+    return 0;
+}
 
-    /* back-substitution: each scope was eliminated later, so it is known */
-    for (int step = m - 1; step >= 0; step--) {
-        const ve_record *R = &rec[step];
+/* Exact minimisation of the final graph by variable elimination in the
+ * given order, then back-substitution into f->cfg (each scope was
+ * eliminated later, so it is known). 1, or 0 out of memory. */
+static int final_variable_elimination(final_graph *f, const int *order, progress *pg)
+{
+    ve_work w;
+    int ok = ve_work_init(&w, f) == 0;
+    double done = 0;
+    for (int step = 0; ok && step < f->m; step++) ok = ve_eliminate(&w, f, step, order[step], pg, &done) == 0;
+    for (int step = f->m - 1; ok && step >= 0; step--) {
+        const ve_record *R = &w.rec[step];
         size_t idx = 0;
         for (int p = 0; p < R->ns; p++) idx += (size_t)f->cfg[R->s[p]] * R->strides[p];
         f->cfg[R->x] = R->argmin[idx];
     }
-    ok = 1;
-out:
-    if (F)
-        for (int q = 0; q < nF; q++) {
-            free(F[q].vars);
-            free(F[q].strides);
-            free(F[q].owned_t);
-        }
-    if (rec)
-        for (int v = 0; v < m; v++) {
-            free(rec[v].s);
-            free(rec[v].strides);
-            free(rec[v].argmin);
-        }
-    free(F);
-    free(rec);
-    free(mark);
-    free(bucket);
-    free(cnt);
-    free(fs);
-    free(base);
-    free(tmp);
+    ve_work_free(&w);
     return ok;
 }
 
@@ -989,6 +1021,107 @@ static search_result *fail(search_result *r, search_info *info, search_status st
     return NULL;
 }
 
+/* Phase 2a: what the eliminations left. Records the nodes and edges left
+ * in r, assigns isolated nodes their cheapest config, and builds the
+ * final graph f of the rest (local node ids). 0, or -1 out of memory. */
+static int final_graph_build(const cost_graph *g, const reducer *d, search_result *r, final_graph *f)
+{
+    int n = g->n_nodes, m0 = g->n_edges, rc = -1;
+    r->left = alloc_array((size_t)n, sizeof(int));
+    r->edges_left = alloc_array((size_t)m0 + (size_t)r->n_steps, sizeof(int));
+    int *local = alloc_array((size_t)n, sizeof(int));
+    f->node = alloc_array((size_t)n, sizeof(int));
+    f->nc = alloc_array((size_t)n, sizeof(int));
+    f->ncost = alloc_array((size_t)n, sizeof(double *));
+    f->cfg = zalloc_array((size_t)n, sizeof(int));
+    if (!r->left || !r->edges_left || !local || !f->node || !f->nc || !f->ncost || !f->cfg) goto done;
+    r->final_space = 1.0;
+    for (int v = 0; v < n; v++) {
+        local[v] = -1;
+        if (!d->nalive[v]) continue;
+        r->left[r->n_left++] = v;
+        r->final_space *= g->n_configs[v];
+        if (d->in_cnt[v] + d->out_cnt[v] == 0) {
+            r->config[v] = cheapest(g->node_cost[v], g->n_configs[v]);
+        } else {
+            local[v] = f->m;
+            f->node[f->m] = v;
+            f->nc[f->m] = g->n_configs[v];
+            f->ncost[f->m] = g->node_cost[v];
+            f->m++;
+        }
+    }
+    for (int e = 0; e < m0 + r->n_steps; e++)
+        if (d->ealive[e]) r->edges_left[r->n_edges_left++] = e;
+    f->ne = r->n_edges_left;
+    f->ef = alloc_array((size_t)f->ne, sizeof(int));
+    f->et = alloc_array((size_t)f->ne, sizeof(int));
+    f->et_tab = alloc_array((size_t)f->ne, sizeof(double *));
+    if (!f->ef || !f->et || !f->et_tab) goto done;
+    for (int a = 0; a < f->ne; a++) {
+        int e = r->edges_left[a];
+        f->ef[a] = local[d->from[e]];
+        f->et[a] = local[d->to[e]];
+        f->et_tab[a] = d->tab[e];
+    }
+    rc = 0;
+done:
+    free(local);
+    return rc;
+}
+
+/* Phase 2b: Algorithm 1's final step on f, by enumeration where the space
+ * allows, else by exact variable elimination; the configs go into r. */
+static search_status final_solve(final_graph *f, search_result *r, const search_options *opt,
+                                 search_progress_fn progress_fn, void *user, search_info *info)
+{
+    double space = 1.0;
+    for (int a = 0; a < f->m; a++) space *= f->nc[a];
+    progress pg;
+    if (f->m == 0) {
+        r->method = FINAL_ENUMERATION;
+    } else if (space <= opt->enumeration_limit) {
+        r->method = FINAL_ENUMERATION;
+        progress_start(&pg, progress_fn, user, space, opt->progress_min_work);
+        if (!final_enumerate(f, &pg)) return SEARCH_OUT_OF_MEMORY;
+        progress_end(&pg);
+    } else {
+        r->method = FINAL_VARIABLE_ELIMINATION;
+        if (f->m > SEARCH_MAX_VE_NODES) return SEARCH_TOO_LARGE;
+        int *order = alloc_array((size_t)f->m, sizeof(int));
+        double entries = 0, work = 0;
+        int fits = order ? ve_plan(f, opt->table_limit, order, &entries, &work) : -1;
+        if (info) info->ve_entries = entries;
+        if (fits <= 0) {
+            free(order);
+            return fits == 0 ? SEARCH_TOO_LARGE : SEARCH_OUT_OF_MEMORY;
+        }
+        progress_start(&pg, progress_fn, user, work, opt->progress_min_work);
+        int ok = final_variable_elimination(f, order, &pg);
+        free(order);
+        if (!ok) return SEARCH_OUT_OF_MEMORY;
+        progress_end(&pg);
+    }
+    for (int a = 0; a < f->m; a++) r->config[f->node[a]] = f->cfg[a];
+    return SEARCH_OK;
+}
+
+/* Phase 3: the undo, last elimination first: each eliminated node takes
+ * its best config given its neighbours'. 0, or -1 out of memory. */
+static int undo_eliminations(const cost_graph *g, search_result *r)
+{
+    r->undo_node = alloc_array((size_t)r->n_steps, sizeof(int));
+    if (!r->undo_node) return -1;
+    for (int s = r->n_steps - 1; s >= 0; s--) {
+        const elim_step *st = &r->steps[s];
+        if (st->kind != ELIM_NODE) continue;
+        int ck = g->n_configs[st->to];
+        r->config[st->node] = st->argmin[(size_t)r->config[st->from] * (size_t)ck + (size_t)r->config[st->to]];
+        r->undo_node[r->n_undo++] = st->node;
+    }
+    return 0;
+}
+
 search_result *search_run_with(const cost_graph *g, const search_options *opt,
                                search_progress_fn progress_fn, void *user, search_info *info)
 {
@@ -1012,123 +1145,30 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
     r->config = zalloc_array((size_t)n, sizeof(int));
     if (!r->steps || !r->config) return fail(r, info, SEARCH_OUT_OF_MEMORY);
 
+    /* phase 1: the eliminations; then what is left, solved; then the undo */
     reducer d;
-    int red = reducer_init(&d, g, r) ? reduce(&d, opt->cancel) : 0;
-    if (red <= 0) {
-        reducer_free(&d);
-        return fail(r, info, red < 0 ? SEARCH_CANCELLED : SEARCH_OUT_OF_MEMORY);
-    }
-
-    /* what is left */
-    r->left = alloc_array((size_t)n, sizeof(int));
-    r->edges_left = alloc_array((size_t)m0 + (size_t)r->n_steps, sizeof(int));
     final_graph f;
     memset(&f, 0, sizeof f);
-    int *local = alloc_array((size_t)n, sizeof(int));
-    f.node = alloc_array((size_t)n, sizeof(int));
-    f.nc = alloc_array((size_t)n, sizeof(int));
-    f.ncost = alloc_array((size_t)n, sizeof(double *));
-    f.cfg = zalloc_array((size_t)n, sizeof(int));
-    if (!r->left || !r->edges_left || !local || !f.node || !f.nc || !f.ncost || !f.cfg) goto oom;
-    r->final_space = 1.0;
-    for (int v = 0; v < n; v++) {
-        local[v] = -1;
-        if (!d.nalive[v]) continue;
-        r->left[r->n_left++] = v;
-        r->final_space *= g->n_configs[v];
-        if (d.in_cnt[v] + d.out_cnt[v] == 0) {
-            r->config[v] = cheapest(g->node_cost[v], g->n_configs[v]);
-        } else {
-            local[v] = f.m;
-            f.node[f.m] = v;
-            f.nc[f.m] = g->n_configs[v];
-            f.ncost[f.m] = g->node_cost[v];
-            f.m++;
-        }
-    }
-    for (int e = 0; e < m0 + r->n_steps; e++)
-        if (d.ealive[e]) r->edges_left[r->n_edges_left++] = e;
-    f.ne = r->n_edges_left;
-    f.ef = alloc_array((size_t)f.ne, sizeof(int));
-    f.et = alloc_array((size_t)f.ne, sizeof(int));
-    f.et_tab = alloc_array((size_t)f.ne, sizeof(double *));
-    if (!f.ef || !f.et || !f.et_tab) goto oom;
-    for (int a = 0; a < f.ne; a++) {
-        int e = r->edges_left[a];
-        f.ef[a] = local[d.from[e]];
-        f.et[a] = local[d.to[e]];
-        f.et_tab[a] = d.tab[e];
-    }
-    if (info) {
-        info->n_left = r->n_left;
-        info->final_space = r->final_space;
-    }
-
-    if (opt->cancel && atomic_load(opt->cancel)) {
-        final_graph_free(&f);
-        free(local);
-        reducer_free(&d);
-        return fail(r, info, SEARCH_CANCELLED);
-    }
-    double space = 1.0;
-    for (int a = 0; a < f.m; a++) space *= f.nc[a];
-    progress pg;
-    if (f.m == 0) {
-        r->method = FINAL_ENUMERATION;
-    } else if (space <= opt->enumeration_limit) {
-        r->method = FINAL_ENUMERATION;
-        progress_start(&pg, progress_fn, user, space, opt->progress_min_work);
-        if (!final_enumerate(&f, &pg)) goto oom;
-        progress_end(&pg);
+    search_status st = SEARCH_OK;
+    int red = reducer_init(&d, g, r) ? reduce(&d, opt->cancel) : 0;
+    if (red <= 0) {
+        st = red < 0 ? SEARCH_CANCELLED : SEARCH_OUT_OF_MEMORY;
+    } else if (final_graph_build(g, &d, r, &f) != 0) {
+        st = SEARCH_OUT_OF_MEMORY;
     } else {
-        r->method = FINAL_VARIABLE_ELIMINATION;
-        if (f.m > SEARCH_MAX_VE_NODES) {
-            final_graph_free(&f);
-            free(local);
-            reducer_free(&d);
-            return fail(r, info, SEARCH_TOO_LARGE);
+        if (info) {
+            info->n_left = r->n_left;
+            info->final_space = r->final_space;
         }
-        int *order = alloc_array((size_t)f.m, sizeof(int));
-        double entries = 0, work = 0;
-        int fits = order ? ve_plan(&f, opt->table_limit, order, &entries, &work) : -1;
-        if (info) info->ve_entries = entries;
-        if (fits <= 0) {
-            free(order);
-            final_graph_free(&f);
-            free(local);
-            reducer_free(&d);
-            return fail(r, info, fits == 0 ? SEARCH_TOO_LARGE : SEARCH_OUT_OF_MEMORY);
-        }
-        progress_start(&pg, progress_fn, user, work, opt->progress_min_work);
-        int ok = final_variable_elimination(&f, order, &pg);
-        free(order);
-        if (!ok) goto oom;
-        progress_end(&pg);
+        if (opt->cancel && atomic_load(opt->cancel)) st = SEARCH_CANCELLED;
+        else st = final_solve(&f, r, opt, progress_fn, user, info);
+        if (st == SEARCH_OK && undo_eliminations(g, r) != 0) st = SEARCH_OUT_OF_MEMORY;
     }
-    for (int a = 0; a < f.m; a++) r->config[f.node[a]] = f.cfg[a];
-
-    /* phase 3: undo, last elimination first */
-    r->undo_node = alloc_array((size_t)r->n_steps, sizeof(int));
-    if (!r->undo_node) goto oom;
-    for (int s = r->n_steps - 1; s >= 0; s--) {
-        const elim_step *st = &r->steps[s];
-        if (st->kind != ELIM_NODE) continue;
-        int ck = g->n_configs[st->to];
-        r->config[st->node] = st->argmin[(size_t)r->config[st->from] * (size_t)ck + (size_t)r->config[st->to]];
-        r->undo_node[r->n_undo++] = st->node;
-    }
+    final_graph_free(&f);
+    reducer_free(&d);
+    if (st != SEARCH_OK) return fail(r, info, st);
     r->cost = cg_evaluate(g, r->config);
-
-    final_graph_free(&f);
-    free(local);
-    reducer_free(&d);
     return r;
-
-oom:
-    final_graph_free(&f);
-    free(local);
-    reducer_free(&d);
-    return fail(r, info, SEARCH_OUT_OF_MEMORY);
 }
 
 search_result *search_run(const cost_graph *g, search_progress_fn progress_fn, void *user)
@@ -1138,18 +1178,20 @@ search_result *search_run(const cost_graph *g, search_progress_fn progress_fn, v
 
 /* ---------- min-marginals: "why not this config?" for every node at once */
 
-static void edge_ends(const cost_graph *g, const search_result *r, int e, int *from, int *to, const double **tab)
+void search_edge_ends(const cost_graph *g, const search_result *r, int e, int *from, int *to, const double **tab)
 {
+    const double *t;
     if (e < g->n_edges) {
         *from = g->edge_from[e];
         *to = g->edge_to[e];
-        *tab = g->edge_cost[e];
+        t = g->edge_cost[e];
     } else {
         const elim_step *st = &r->steps[e - g->n_edges];
         *from = st->from;
         *to = st->to;
-        *tab = st->table;
+        t = st->table;
     }
+    if (tab) *tab = t;
 }
 
 static double *new_filled(size_t n, double v)
@@ -1178,7 +1220,7 @@ static int final_marginals(const cost_graph *g, const search_result *r, double *
     double iso = 0;
     for (int a = 0; a < ne; a++) {
         int e = r->edges_left[a], f, t;
-        edge_ends(g, r, e, &f, &t, &tab[a]);
+        search_edge_ends(g, r, e, &f, &t, &tab[a]);
         for (int k = 0; k < 2; k++) {
             int v = k ? t : f;
             if (local[v] < 0) {
@@ -1262,8 +1304,8 @@ int search_min_marginals(const cost_graph *g, const search_result *r, double **m
         } else {
             int j = st->node, cj_n = g->n_configs[j], f, t;
             const double *t1, *t2, *tn = st->table;
-            edge_ends(g, r, st->e1, &f, &t, &t1);
-            edge_ends(g, r, st->e2, &f, &t, &t2);
+            search_edge_ends(g, r, st->e1, &f, &t, &t1);
+            search_edge_ends(g, r, st->e2, &f, &t, &t2);
             double *M1 = new_filled((size_t)ci_n * (size_t)cj_n, INFINITY);
             double *M2 = new_filled((size_t)cj_n * (size_t)ck_n, INFINITY);
             if (!M1 || !M2) {

@@ -84,6 +84,9 @@ typedef struct search_result {
 typedef void (*search_progress_fn)(double fraction, void *user);
 search_result *search_run(const cost_graph *g, search_progress_fn progress, void *user);
 void search_result_free(search_result *r);
+/* Ends of edge id e of search r of g: an original edge (e < g->n_edges)
+ * or the one step e - n_edges created; and its table when tab is not NULL. */
+void search_edge_ends(const cost_graph *g, const search_result *r, int e, int *from, int *to, const double **tab);
 
 /* Why search_run_with returned NULL, and how big the final step was. */
 typedef enum {

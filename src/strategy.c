@@ -57,6 +57,35 @@ void strategy_eval_free(strategy_eval *e)
 
 static const char *const base_names[BASE__COUNT] = {"data", "model", "owt"};
 
+const char *const strategy_compared_names[STRATEGY_COMPARED] = {"data", "model", "owt", "layer-wise"};
+
+int strategy_evaluate_compared(const cost_model *m, const int *layerwise, strategy_eval ev[STRATEGY_COMPARED],
+                               int *configs)
+{
+    int *ci = lw_calloc((size_t)m->n_layers, sizeof(int));
+    int rc = 0;
+    for (int s = 0; s < STRATEGY_COMPARED; s++) {
+        ev[s] = (strategy_eval){0};
+        if (s < BASE__COUNT) {
+            strategy_baseline(m, (baseline_kind)s, ci);
+        } else if (layerwise) {
+            memcpy(ci, layerwise, sizeof(int) * (size_t)m->n_layers);
+        } else {
+            cost_graph *g = cost_model_graph(m);
+            search_result *r = search_run(g, NULL, NULL);
+            if (r) memcpy(ci, r->config, sizeof(int) * (size_t)m->n_layers);
+            else rc = -1;
+            search_result_free(r);
+            cg_free(g);
+            if (rc) break;
+        }
+        strategy_evaluate(m, ci, &ev[s]);
+        if (configs) memcpy(configs + (size_t)s * (size_t)m->n_layers, ci, sizeof(int) * (size_t)m->n_layers);
+    }
+    free(ci);
+    return rc;
+}
+
 const char *baseline_name(baseline_kind b)
 {
     return (b >= 0 && b < BASE__COUNT) ? base_names[b] : "?";

@@ -42,6 +42,19 @@ int baseline_from_name(const char *s); /* -1 if unknown */
  * parallel from there on. */
 void strategy_baseline(const cost_model *m, baseline_kind b, int *config_index);
 
+/* The four strategies the paper compares, in its order: data, model, OWT
+ * (the baselines) and layer-wise. */
+#define STRATEGY_COMPARED 4
+/* "data", "model", "owt", "layer-wise". */
+extern const char *const strategy_compared_names[STRATEGY_COMPARED];
+/* Evaluates the four on m into ev (freed with strategy_eval_free), and
+ * their configs into configs (n_layers each, one after another) unless it
+ * is NULL: the layer-wise strategy is layerwise (n_layers configs), or,
+ * when NULL, the optimum of an unpinned search of m. Returns 0, or -1 when
+ * that search failed (ev[3] is then empty: no layers, total 0). */
+int strategy_evaluate_compared(const cost_model *m, const int *layerwise, strategy_eval ev[STRATEGY_COMPARED],
+                               int *configs);
+
 /* Index of the config nearest to degrees `want` (product clipped to what
  * the layer allows); used by baselines and by files naming configs. */
 int strategy_find_config(const cost_model *m, int layer, const config *want);

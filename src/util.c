@@ -23,7 +23,7 @@ int lw_fail(lw_error *err, int code, const char *fmt, ...)
     return -1;
 }
 
-void lw_out_of_memory(size_t n)
+_Noreturn void lw_out_of_memory(size_t n)
 {
     fprintf(stderr, "layerwise: out of memory (%zu bytes)\n", n);
     abort();
@@ -33,21 +33,21 @@ void lw_out_of_memory(size_t n)
 void *lw_malloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    if (!p) oom(n);
+    if (!p) lw_out_of_memory(n);
     return p;
 }
 
 void *lw_calloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) oom(n * size);
+    if (!p) lw_out_of_memory(n * size);
     return p;
 }
 
 void *lw_realloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    if (!q) oom(n);
+    if (!q) lw_out_of_memory(n);
     return q;
 }
 
@@ -497,4 +497,14 @@ void lw_text_printable(lw_buf *b, const char *s)
         }
     }
     if (!b->s) lw_buf_printf(b, "%s", "");
+}
+
+const char *lw_format_bytes(double b, char *buf, size_t n)
+{
+    if (b < 1e3) snprintf(buf, n, "%.0f B", b);
+    else if (b < 1e6) snprintf(buf, n, "%.1f KB", b / 1e3);
+    else if (b < 1e9) snprintf(buf, n, "%.1f MB", b / 1e6);
+    else if (b < 1e12) snprintf(buf, n, "%.2f GB", b / 1e9);
+    else snprintf(buf, n, "%.2f TB", b / 1e12);
+    return buf;
 }

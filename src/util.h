@@ -2,8 +2,18 @@
  * util: error messages, checked allocation, and atomic file output.
  *
  * Errors travel as an lw_error filled by the function that failed; the
- * caller prints it. Allocation failures abort with a message (there is no
- * sensible recovery in a planning tool), so callers need not check.
+ * caller prints it.
+ *
+ * Out of memory, one policy: an allocation failure aborts with a message
+ * (lw_malloc and friends, lw_out_of_memory), since there is no sensible
+ * recovery in a planning tool and callers need not check. The one
+ * exception is what can be as large as the input makes it: the search
+ * engine's tables (search.c, a library over abstract graphs whose sizes
+ * the caller cannot bound) fail with SEARCH_OUT_OF_MEMORY and cg_new /
+ * cg_add_edge return NULL / -1; engine code that builds a graph of a size
+ * it already holds (cost_model_graph) treats that as out of memory.
+ * lw_write_file_atomic writes to a temporary name beside the target and
+ * renames it, so a reader never sees a half-written file.
  * Output files are written by the rules above lw_check_output: a reader
  * never sees a half-written file and nothing that is not a file is replaced.
  */
@@ -38,11 +48,8 @@ void lw_text_printable(lw_buf *b, const char *s);
 /* Sets err (if non-NULL) and returns -1, so `return lw_fail(...)` reads well. */
 int lw_fail(lw_error *err, int code, const char *fmt, ...) LW_PRINTF(3, 4);
 
-/* The out-of-memory abort: a message on stderr, then abort(). */
-#if defined(__GNUC__)
-__attribute__((noreturn))
-#endif
-void lw_out_of_memory(size_t n);
+/* Prints "out of memory (n bytes)" and aborts. */
+_Noreturn void lw_out_of_memory(size_t n);
 void *lw_malloc(size_t n);
 void *lw_calloc(size_t n, size_t size);
 void *lw_realloc(void *p, size_t n);
@@ -95,6 +102,10 @@ int lw_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* Monotonic clock in seconds, for benchmarks and progress. */
 double lw_now(void);
+
+/* "0 B", "812 B", "3.4 KB", "570.1 MB", "3.03 GB", "1.20 TB" (decimal
+ * units): every byte count the CLI, the TUI and the diagrams print. */
+const char *lw_format_bytes(double b, char *buf, size_t n);
 
 /* Growable string buffer (sds-like): append returns nothing, aborts on OOM. */
 typedef struct lw_buf { char *s; size_t len, cap; } lw_buf;

@@ -14,6 +14,7 @@
 #include "net_json.h"
 #include "plan.h"
 #include "strategy.h"
+#include "test_helpers.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,18 +28,6 @@ __attribute__((constructor)) static void use_this_trees_data(void)
 }
 
 /* ---------------------------------------------------------------- helpers */
-
-#define REL_EQ(a, b, tol) (fabs((a) - (b)) <= (tol) * fmax(fabs(a), fabs(b)) + 1e-300)
-#define ASSERT_REL(a, b, tol)                                                                                      \
-    cr_assert(REL_EQ((double)(a), (double)(b), tol), "%s = %.17g, expected %.17g", #a, (double)(a), (double)(b))
-
-static network *net_str(const char *json)
-{
-    lw_error err = {0};
-    network *n = net_from_json(json, strlen(json), "inline.json", &err);
-    cr_assert_not_null(n, "%s", err.msg);
-    return n;
-}
 
 /* A cluster of nodes x gpn GPUs; bandwidths in GB/s, latency in us. */
 static cluster *make_cluster(int nodes, int gpn, double intra_bw, double inter_bw, double lat_us, int nics,
@@ -333,7 +322,7 @@ static const char *const two_convs =
 
 Test(t_x, halo_of_a_3x3_conv_split_on_h)
 {
-    network *n = net_str(two_convs);
+    network *n = net_ok(two_convs);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 2);
     int e = edge_id(m, "conv1", "conv2", 0);
@@ -380,7 +369,7 @@ Test(t_x, halo_of_a_3x3_conv_split_on_h)
 
 Test(t_x, halo_of_a_3x3_conv_split_on_h_and_w)
 {
-    network *n = net_str(two_convs);
+    network *n = net_ok(two_convs);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 2);
     int e = edge_id(m, "conv1", "conv2", 0);
@@ -406,7 +395,7 @@ Test(t_x, halo_of_a_3x3_conv_split_on_h_and_w)
 
 Test(t_x, strided_pool_needs_no_halo_when_aligned)
 {
-    network *n = net_str("{\"format\": \"layerwise-net/1\", \"name\": \"pool\","
+    network *n = net_ok("{\"format\": \"layerwise-net/1\", \"name\": \"pool\","
                          " \"input\": {\"name\": \"data\", \"channels\": 2, \"height\": 8, \"width\": 8},"
                          " \"layers\": ["
                          "  {\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\"]},"
@@ -456,7 +445,7 @@ static const char *const mlp =
 
 Test(t_x, channel_split_linear_needs_the_whole_input)
 {
-    network *n = net_str(mlp);
+    network *n = net_ok(mlp);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 8);
     int e = edge_id(m, "fc1", "fc2", 0);
@@ -501,7 +490,7 @@ static const char *const concat_net =
 
 Test(t_x, concat_offsets)
 {
-    network *n = net_str(concat_net);
+    network *n = net_ok(concat_net);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 2);
     cr_assert_eq(m->net->layers[layer_id(m, "cat")].out.c, 96);
@@ -549,7 +538,7 @@ static const char *const flat_net =
 
 Test(t_x, flatten_of_an_h_split_producer_into_a_channel_split_flatten)
 {
-    network *n = net_str(flat_net);
+    network *n = net_ok(flat_net);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 2);
     int e = edge_id(m, "r", "flat", 0);
@@ -588,7 +577,7 @@ Test(t_x, flatten_of_an_h_split_producer_into_a_channel_split_flatten)
 /* Uneven splits, odd sizes, every edge kind, every config pair on 4 GPUs. */
 Test(t_x, every_edge_kind_matches_the_element_reference)
 {
-    network *n = net_str("{\"format\": \"layerwise-net/1\", \"name\": \"mix\","
+    network *n = net_ok("{\"format\": \"layerwise-net/1\", \"name\": \"mix\","
                          " \"input\": {\"name\": \"data\", \"channels\": 3, \"height\": 7, \"width\": 6},"
                          " \"layers\": ["
                          "  {\"name\": \"c1\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 5, \"kernel\": 3, \"padding\": 1},"
@@ -615,7 +604,7 @@ Test(t_x, every_edge_kind_matches_the_element_reference)
  * model (per-GPU queues, NIC sharing) against the tables, every pair. */
 Test(t_x, two_nodes_with_latency_and_an_override_match_the_plain_model)
 {
-    network *n = net_str(flat_net);
+    network *n = net_ok(flat_net);
     const char *t = "{\"format\": \"layerwise-cluster/1\", \"name\": \"two\", \"nodes\": 2, \"gpus_per_node\": 4,"
                     " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
                     " \"intra_node\": {\"bandwidth_gbs\": 20, \"latency_us\": 2},"
@@ -639,7 +628,7 @@ Test(t_x, two_nodes_with_latency_and_an_override_match_the_plain_model)
 
 Test(t_x, zero_when_blocks_sit_on_the_same_gpus)
 {
-    network *n = net_str("{\"format\": \"layerwise-net/1\", \"name\": \"ew\","
+    network *n = net_ok("{\"format\": \"layerwise-net/1\", \"name\": \"ew\","
                          " \"input\": {\"name\": \"data\", \"channels\": 8, \"height\": 8, \"width\": 8},"
                          " \"layers\": ["
                          "  {\"name\": \"conv\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 8, \"kernel\": 3, \"padding\": 1},"
@@ -680,7 +669,7 @@ Test(t_x, zero_when_blocks_sit_on_the_same_gpus)
 
 Test(t_x, across_nodes_is_slower_than_within_a_node)
 {
-    network *n = net_str(mlp);
+    network *n = net_ok(mlp);
     /* the same two GPUs, in one node (10 GB/s) or in two nodes (1 GB/s) */
     cluster *one = make_cluster(1, 2, 10, 1, 0, 1, "parameter-server");
     cluster *two = make_cluster(2, 1, 10, 1, 0, 1, "parameter-server");
@@ -722,7 +711,7 @@ Test(t_x, across_nodes_is_slower_than_within_a_node)
 
 Test(t_x, a_node_s_inter_node_traffic_shares_its_nics)
 {
-    network *n = net_str(mlp);
+    network *n = net_ok(mlp);
     /* 2 nodes x 4 GPUs; intra-node links practically free (1e6 GB/s),
      * inter-node 1 GB/s; one or four NICs per node */
     cluster *c1 = make_cluster(2, 4, 1e6, 1, 0, 1, "parameter-server");
@@ -758,7 +747,7 @@ Test(t_x, a_node_s_inter_node_traffic_shares_its_nics)
 
 Test(t_x, gradients_into_one_node_share_its_nics)
 {
-    network *n = net_str(mlp);
+    network *n = net_ok(mlp);
     /* 4 nodes x 2 GPUs, intra-node practically free, 1 GB/s between nodes */
     cluster *c = make_cluster(4, 2, 1e6, 1, 0, 1, "parameter-server");
     cost_model *m = build(n, c, NULL, 8, 8);
@@ -782,7 +771,7 @@ Test(t_x, gradients_into_one_node_share_its_nics)
 
 Test(t_x, latency_is_paid_per_piece)
 {
-    network *n = net_str(mlp);
+    network *n = net_ok(mlp);
     cluster *c = make_cluster(1, 4, 10, 10, 5, 1, "parameter-server");
     cost_model *m = build(n, c, NULL, 4, 8);
     int e = edge_id(m, "fc1", "fc2", 0);
@@ -805,7 +794,7 @@ static const char *const one_conv =
 
 Test(t_s, zero_with_one_replica)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     const char *syncs[] = {"parameter-server", "ring-allreduce"};
     for (int s = 0; s < 2; s++) {
         cluster *c = uniform4(syncs[s]);
@@ -836,7 +825,7 @@ Test(t_s, zero_with_one_replica)
 
 Test(t_s, replicas_sync_on_a_uniform_node)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     /* 296 parameters = 1184 bytes. n4: four replicas of the whole weights.
      * Parameter server (sharded over the replicas): each GPU receives 3
      * gradient pieces of 1184/4 = 296 B, then 3 weight pieces: t_s =
@@ -871,7 +860,7 @@ Test(t_s, replicas_sync_on_a_uniform_node)
 
 Test(t_s, latency_per_message)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     const char *syncs[] = {"parameter-server", "ring-allreduce"};
     for (int s = 0; s < 2; s++) {
         cluster *c = make_cluster(1, 4, 10, 10, 5, 1, syncs[s]);
@@ -888,7 +877,7 @@ Test(t_s, latency_per_message)
 
 Test(t_s, parameter_server_and_ring_differ_across_nodes)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     /* 2 nodes x 2 GPUs, 10 GB/s inside a node, 1 GB/s between, one NIC.
      * n4, pieces of 296 B.
      * PS: GPU 0 receives from GPU 1 (intra) and 2, 3 (inter):
@@ -921,7 +910,7 @@ Test(t_s, parameter_server_and_ring_differ_across_nodes)
 
 Test(t_s, the_rings_of_all_shards_share_the_nics)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     /* 2 nodes x 4 GPUs, intra practically free, 1 GB/s between nodes.
      * conv n2 c4 on 8 GPUs: 4 shards of 1184/4 = 296 B, each replicated on
      * GPU j (node 0) and GPU 4 + j (node 1), exchanging 148 B pieces. Alone
@@ -1047,7 +1036,7 @@ static profile *prof_str(const char *gpu)
 
 Test(t_c, a_profile_entry_overrides_exactly_when_gpu_and_shape_match)
 {
-    network *n = net_str(prof_net);
+    network *n = net_ok(prof_net);
     cluster *c = uniform4("parameter-server"); /* gpu.name "TestGPU" */
     cost_model *plain = build(n, c, NULL, 4, 4);
     profile *p = prof_str("TestGPU");
@@ -1141,7 +1130,7 @@ Test(memory, data_parallel_vgg16_holds_full_weights_on_every_gpu)
 
 Test(memory, single_gpu_holds_everything_and_others_nothing)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 8);
     m->optimizer = OPT_SGD;
@@ -1169,7 +1158,7 @@ Test(memory, single_gpu_holds_everything_and_others_nothing)
  * task only. */
 Test(memory, terms_per_optimizer_precision_and_workspace)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 8);
     cr_assert_eq(m->optimizer, OPT_MOMENTUM, "momentum is the default (the paper's SGD with momentum)");
@@ -1290,7 +1279,7 @@ Test(tables, equal_single_evaluations_resnet50_ring_2_gpus)
 
 Test(tables, edges_follow_consumers_and_input_slots)
 {
-    network *n = net_str(concat_net);
+    network *n = net_ok(concat_net);
     cluster *c = uniform4("parameter-server");
     cost_model *m = build(n, c, NULL, 4, 2);
     cr_assert_eq(m->n_edges, 4);
@@ -1308,7 +1297,7 @@ Test(tables, edges_follow_consumers_and_input_slots)
 
 Test(tables, bad_settings_are_refused)
 {
-    network *n = net_str(one_conv);
+    network *n = net_ok(one_conv);
     cluster *c = uniform4("parameter-server");
     lw_error err = {0};
     cr_assert_null(cost_model_build(n, c, NULL, 0, 8, &err));
@@ -1326,7 +1315,7 @@ Test(tables, bad_settings_are_refused)
  * "cancelled", nothing leaked; with the flag clear it builds as usual. */
 Test(tables, a_cancelled_build_says_so)
 {
-    network *n = net_str(concat_net);
+    network *n = net_ok(concat_net);
     cluster *c = uniform4("parameter-server");
     lw_error err = {0};
     atomic_int flag = 1;

@@ -15,6 +15,7 @@
  */
 #include "export_dot.h"
 #include "net_json.h"
+#include "test_helpers.h"
 
 #include <cgraph.h>
 #include <criterion/criterion.h>
@@ -99,14 +100,6 @@ static void remove_dir(char *dir)
     }
     rmdir(dir);
     free(dir);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    lw_error err = {0};
-    char *s = lw_read_file(path, len, &err);
-    cr_assert_not_null(s, "%s", err.msg);
-    return s;
 }
 
 /* ---------- format checks */

@@ -27,6 +27,7 @@
 #include "profile.h"
 #include "search.h"
 #include "strategy.h"
+#include "test_helpers.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -60,11 +61,6 @@ static double now_s(void)
 
 /* Generous bounds: the sanitizer build is several times slower. */
 #define QUICK_S 20.0
-
-static network *net_str(const char *json, lw_error *err)
-{
-    return net_from_json(json, strlen(json), "limits.json", err);
-}
 
 static cluster *cluster_str(const char *json, lw_error *err)
 {

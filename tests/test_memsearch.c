@@ -8,27 +8,13 @@
  * search: it sums costs and memory itself.
  */
 #include "memsearch.h"
+#include "test_helpers.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    r->s ^= r->s << 13;
-    r->s ^= r->s >> 7;
-    r->s ^= r->s << 17;
-    return r->s;
-}
-
-static int rng_int(rng *r, int lo, int hi) { return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1)); }
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
 
 enum { MAXN = 9 };
 

@@ -12,6 +12,7 @@
 #include "net_json.h"
 #include "plan.h"
 #include "profile.h"
+#include "test_helpers.h"
 
 #include <cjson/cJSON.h>
 #include <glob.h>
@@ -37,11 +38,6 @@ static network *load_net(const char *path)
     network *n = net_load_file(path, &err);
     cr_assert_not_null(n, "%s should load, got: %s", path, err.msg);
     return n;
-}
-
-static network *net_str(const char *json, lw_error *err)
-{
-    return net_from_json(json, strlen(json), "inline.json", err);
 }
 
 static const layer *find_layer(const network *n, const char *name)

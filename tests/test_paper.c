@@ -6,23 +6,11 @@
  * checked to be a near-tie (see README, "Reproducing the paper").
  */
 #include "plan.h"
+#include "test_helpers.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
-
-static plan *open_plan(const char *net, int gpus)
-{
-    lw_error err = {0};
-    network *n = plan_load_network(net, &err);
-    cr_assert(n, "%s", err.msg);
-    cluster *c = plan_load_cluster("p100-4x4", &err);
-    cr_assert(c, "%s", err.msg);
-    plan_settings set = {gpus, 32, 0};
-    plan *p = plan_new(n, c, NULL, set, &err);
-    cr_assert(p, "%s", err.msg);
-    return p;
-}
 
 static double baseline_ips(plan *p, baseline_kind b)
 {
@@ -41,7 +29,7 @@ Test(paper, one_gpu_throughput_within_10_percent)
     const char *nets[] = {"alexnet", "vgg16", "inception_v3"};
     const double paper[] = {720, 175, 150};
     for (int i = 0; i < 3; i++) {
-        plan *p = open_plan(nets[i], 1);
+        plan *p = open_plan(nets[i], "p100-4x4", 1, 0);
         double ips = p->best_eval.images_per_s;
         cr_expect(fabs(ips / paper[i] - 1) <= 0.10, "%s: %.1f images/s on one P100, paper ~%.0f", nets[i], ips,
                   paper[i]);
@@ -53,7 +41,7 @@ Test(paper, sixteen_gpus_layerwise_beats_data_and_owt)
 {
     const char *nets[] = {"alexnet", "vgg16", "inception_v3"};
     for (int i = 0; i < 3; i++) {
-        plan *p = open_plan(nets[i], 16);
+        plan *p = open_plan(nets[i], "p100-4x4", 16, 0);
         double lw = p->best_eval.images_per_s;
         double data = baseline_ips(p, BASE_DATA), model = baseline_ips(p, BASE_MODEL), owt = baseline_ips(p, BASE_OWT);
         cr_expect(lw > data, "%s: layer-wise %.0f <= data %.0f", nets[i], lw, data);
@@ -75,7 +63,7 @@ static const char *cfg_of(plan *p, const char *layer_name, char *buf, size_t n)
 
 Test(paper, table5_vgg16_on_4_gpus)
 {
-    plan *p = open_plan("vgg16", 4);
+    plan *p = open_plan("vgg16", "p100-4x4", 4, 0);
     char b[32];
     /* as in the paper: blocks 1-4 on the sample dimension, fc6 and fc7 on channels over 4 */
     const char *n4[] = {"conv1_1", "conv1_2", "pool1", "conv2_1", "conv2_2", "pool2", "conv3_1", "conv3_2",
@@ -114,7 +102,7 @@ Test(paper, table5_vgg16_on_4_gpus)
  * sync of weights, so the model must charge both the same time per byte. */
 Test(paper, owt_gather_costs_what_data_parallel_sync_costs_per_byte)
 {
-    plan *p = open_plan("alexnet", 16);
+    plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
     int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
     strategy_eval dp, owt;
     strategy_baseline(p->cm, BASE_DATA, ci);

@@ -7,6 +7,7 @@
  * a family and an index that reproduce it.
  */
 #include "search.h"
+#include "test_helpers.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -15,29 +16,6 @@
 #include <string.h>
 
 /* ---------- helpers */
-
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    r->s ^= r->s << 13;
-    r->s ^= r->s >> 7;
-    r->s ^= r->s << 17;
-    return r->s;
-}
-
-/* uniform in [lo, hi] */
-static int rng_int(rng *r, int lo, int hi)
-{
-    return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1));
-}
-
-static double rng_unit(rng *r)
-{
-    return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static int close_rel(double a, double b)
 {
@@ -925,7 +903,7 @@ Test(search_random, node_elimination_tables_of_many_shapes)
 
 static cost_graph *dense_graph(int k, int configs, uint64_t seed)
 {
-    int nc[16];
+    int nc[16] = {0};
     for (int v = 0; v < k; v++) nc[v] = configs;
     cost_graph *g = graph_of(k, nc);
     rng R = {seed};

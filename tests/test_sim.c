@@ -16,6 +16,7 @@
 #include "plan.h"
 #include "sim.h"
 #include "strategy.h"
+#include "test_helpers.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,14 +30,6 @@ __attribute__((constructor)) static void use_this_trees_data(void)
 #define ASSERT_NEAR(a, b, tol)                                                                                     \
     cr_assert(fabs((double)(a) - (double)(b)) <= (tol), "%s = %.12g, expected %.12g (%s)", #a, (double)(a),         \
               (double)(b), #b)
-
-static network *net_str(const char *json)
-{
-    lw_error err = {0};
-    network *n = net_from_json(json, strlen(json), "inline.json", &err);
-    cr_assert_not_null(n, "%s", err.msg);
-    return n;
-}
 
 /* nodes x gpn GPUs, bandwidths in GB/s, no latency, a fixed step overhead. */
 static cluster *make_cluster(int nodes, int gpn, double intra_bw, double inter_bw, const char *sync)
@@ -137,7 +130,7 @@ static const char *chain_net =
 
 Test(sim, a_chain_on_one_gpu_takes_the_sum_of_its_tasks)
 {
-    network *n = net_str(chain_net);
+    network *n = net_ok(chain_net);
     cluster *c = make_cluster(1, 1, 10, 10, "ring-allreduce");
     cost_model *m = build(n, c, 1, 32);
     int ci[7] = {0};
@@ -181,7 +174,7 @@ static const char *branch_net =
 
 Test(sim, two_branches_on_different_gpus_overlap)
 {
-    network *n = net_str(branch_net);
+    network *n = net_ok(branch_net);
     cluster *c = make_cluster(1, 2, 10, 10, "ring-allreduce");
     cost_model *m = build(n, c, 2, 64);
     int ci[4] = {cfg_index(m, "data", "1"), cfg_index(m, "a", "1"), cfg_index(m, "b", "n2"), cfg_index(m, "cat", "1")};
@@ -229,7 +222,7 @@ static const char *dp_net =
 
 static void check_data_parallel(double bw_gbs)
 {
-    network *n = net_str(dp_net);
+    network *n = net_ok(dp_net);
     cluster *c = make_cluster(1, 2, bw_gbs, bw_gbs, "ring-allreduce");
     cost_model *m = build(n, c, 2, 256);
     int ci[4];
@@ -291,7 +284,7 @@ Test(sim, data_parallel_sync_is_bound_by_a_slow_link)
 
 Test(sim, buckets_group_layers_of_the_same_replicas)
 {
-    network *n = net_str(dp_net);
+    network *n = net_ok(dp_net);
     cluster *c = make_cluster(1, 2, 10, 10, "ring-allreduce");
     cost_model *m = build(n, c, 2, 256);
     int ci[4];
@@ -317,7 +310,7 @@ Test(sim, a_transfer_waits_for_its_producer)
     /* fc split over 2 GPUs by channels needs the whole input on both: the
      * piece to GPU 1 leaves when data's forward on GPU 0 ends, and fc's
      * task on GPU 1 waits for it */
-    network *n = net_str(dp_net);
+    network *n = net_ok(dp_net);
     cluster *c = make_cluster(1, 2, 1, 1, "ring-allreduce");
     cost_model *m = build(n, c, 2, 64);
     int ci[4] = {cfg_index(m, "data", "1"), cfg_index(m, "f1", "c2"), cfg_index(m, "f2", "c2"), cfg_index(m, "f3", "1")};

@@ -10,6 +10,7 @@
 
 #include "net_json.h"
 #include "plan.h"
+#include "test_helpers.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -20,10 +21,6 @@
 #define FIX "tests/fixtures/"
 #define BAD FIX "bad/"
 
-#define REL_EQ(a, b, tol) (fabs((a) - (b)) <= (tol) * fmax(fabs(a), fabs(b)) + 1e-300)
-#define ASSERT_REL(a, b, tol)                                                                                      \
-    cr_assert(REL_EQ((double)(a), (double)(b), tol), "%s = %.17g, expected %.17g", #a, (double)(a), (double)(b))
-
 /* Bare names (plan_load_network("vgg16")) resolve to this tree's data/,
  * not to an installed copy, unless LAYERWISE_DATA says otherwise. */
 __attribute__((constructor)) static void use_this_trees_data(void)
@@ -32,19 +29,6 @@ __attribute__((constructor)) static void use_this_trees_data(void)
 }
 
 /* ---------------------------------------------------------------- helpers */
-
-static plan *open_plan(const char *net, const char *cl, int gpus, long global_batch)
-{
-    lw_error err = {0};
-    network *n = plan_load_network(net, &err);
-    cr_assert_not_null(n, "%s", err.msg);
-    cluster *c = plan_load_cluster(cl, &err);
-    cr_assert_not_null(c, "%s", err.msg);
-    plan_settings s = {.gpus = gpus, .batch_per_gpu = 0, .global_batch = global_batch};
-    plan *p = plan_new(n, c, NULL, s, &err);
-    cr_assert_not_null(p, "%s on %s, %d GPUs: %s", net, cl, gpus, err.msg);
-    return p;
-}
 
 static double graph_cost(const cost_model *m, const int *ci)
 {
@@ -356,14 +340,6 @@ Test(brute_force, lenet5_on_2_gpus)
 }
 
 /* -------------------------------------------------- strategy files and pins */
-
-static char *slurp(const char *path, size_t *len)
-{
-    lw_error err = {0};
-    char *t = lw_read_file(path, len, &err);
-    cr_assert_not_null(t, "%s", err.msg);
-    return t;
-}
 
 Test(strategy_file, a_hand_written_file_reads_in_any_order)
 {
@@ -957,5 +933,42 @@ Test(untabled, a_1024_gpu_evaluation_and_the_search_limit)
     plan_change ch3 = {.set = &s3};
     cr_assert_eq(plan_apply(p, &ch3, &err), 0, "%s", err.msg);
     cr_assert(p->unsearched && p->gpus == 8 && !p->sr);
+    plan_free(p);
+}
+
+/* The four compared strategies: the baselines as strategy_baseline gives
+ * them, and layer-wise either as given or searched (the same optimum). */
+Test(baselines, the_four_compared_strategies)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    strategy_eval given[STRATEGY_COMPARED], searched[STRATEGY_COMPARED];
+    int L = p->net->n_layers;
+    int *cfg = calloc((size_t)STRATEGY_COMPARED * (size_t)L, sizeof(int));
+    cr_assert_eq(strategy_evaluate_compared(p->cm, p->best, given, cfg), 0);
+    cr_assert_arr_eq(cfg + 3 * L, p->best, sizeof(int) * (size_t)L, "the layer-wise configs are the ones given");
+    int *data = calloc((size_t)L, sizeof(int));
+    strategy_baseline(p->cm, BASE_DATA, data);
+    cr_assert_arr_eq(cfg, data, sizeof(int) * (size_t)L, "the data-parallel configs come first");
+    free(data);
+    free(cfg);
+    cr_assert_eq(strategy_evaluate_compared(p->cm, NULL, searched, NULL), 0);
+    int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
+    for (int s = 0; s < STRATEGY_COMPARED; s++) {
+        strategy_eval one;
+        if (s < BASE__COUNT) {
+            strategy_baseline(p->cm, (baseline_kind)s, ci);
+            strategy_evaluate(p->cm, ci, &one);
+            cr_assert_str_eq(strategy_compared_names[s], baseline_name((baseline_kind)s));
+        } else {
+            strategy_evaluate(p->cm, p->best, &one);
+        }
+        ASSERT_REL(given[s].total_ms, one.total_ms, 1e-12);
+        ASSERT_REL(searched[s].total_ms, one.total_ms, 1e-9);
+        strategy_eval_free(&one);
+        strategy_eval_free(&given[s]);
+        strategy_eval_free(&searched[s]);
+    }
+    cr_assert_str_eq(strategy_compared_names[3], "layer-wise");
+    free(ci);
     plan_free(p);
 }

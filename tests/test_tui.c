@@ -438,24 +438,24 @@ Test(tui_whynot, optimum_first_with_zero_delta_then_pin)
         const char *r = row(y);
         char cname[64];
         int k = -1;
-        for (int i = 0; i < a->wn_n; i++) {
-            config_format(&a->p->cm->configs[li][a->wn[i].config], cname, sizeof cname);
+        for (int i = 0; i < whynot_of(a)->n; i++) {
+            config_format(&a->p->cm->configs[li][whynot_of(a)->e[i].config], cname, sizeof cname);
             char pat[80];
             snprintf(pat, sizeof pat, " %s ", cname);
             char tot[32];
-            snprintf(tot, sizeof tot, " %.2f ", a->wn[i].total_ms);
+            snprintf(tot, sizeof tot, " %.2f ", whynot_of(a)->e[i].total_ms);
             if (strstr(r, pat) && strstr(r, tot)) k = i;
         }
         if (k < 0) break;
-        cr_assert(a->wn[k].total_ms >= prev - 1e-9, "not sorted at %s", r);
-        cr_assert(a->wn[k].total_ms >= total0 - 1e-9, "better than the optimum: %s", r);
-        prev = a->wn[k].total_ms;
+        cr_assert(whynot_of(a)->e[k].total_ms >= prev - 1e-9, "not sorted at %s", r);
+        cr_assert(whynot_of(a)->e[k].total_ms >= total0 - 1e-9, "better than the optimum: %s", r);
+        prev = whynot_of(a)->e[k].total_ms;
         rows++;
     }
     cr_assert(rows >= 3, "%d rows:\n%s", rows, dump());
     /* each entry is what plan_cost_with_pin says */
-    for (int i = 0; i < a->wn_n; i++)
-        cr_assert(fabs(a->wn[i].total_ms - plan_cost_with_pin(a->p, li, a->wn[i].config, NULL)) < 1e-6);
+    for (int i = 0; i < whynot_of(a)->n; i++)
+        cr_assert(fabs(whynot_of(a)->e[i].total_ms - plan_cost_with_pin(a->p, li, whynot_of(a)->e[i].config, NULL)) < 1e-6);
     /* pin the second entry: the plan is re-searched, not rebuilt */
     app_feed(a, KEY_DOWN);
     app_feed(a, '\r');
@@ -514,7 +514,7 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
     cr_assert(find_row(want) >= 0, "step 0 names %s:\n%s", want, dump());
     int ks[] = {1, 5, 12};
     for (size_t t = 0; t < 3; t++) {
-        while (a->step < ks[t]) app_feed(a, KEY_RIGHT);
+        while (steps_of(a)->step < ks[t]) app_feed(a, KEY_RIGHT);
         draw(a);
         const elim_step *s = &r->steps[ks[t] - 1];
         snprintf(want, sizeof want, "Step %d/%d", ks[t], r->n_steps);
@@ -529,9 +529,9 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
     }
     /* back */
     app_feed(a, KEY_LEFT);
-    cr_assert_eq(a->step, 11);
+    cr_assert_eq(steps_of(a)->step, 11);
     app_feed(a, 'p');
-    cr_assert_eq(a->step, 10);
+    cr_assert_eq(steps_of(a)->step, 10);
     /* the final step */
     app_feed(a, 'f');
     draw(a);
@@ -560,7 +560,7 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
     cr_assert(find_row("Every layer has its config") >= 0, "%s", dump());
     for (int i = 0; i < a->p->net->n_layers; i++) cr_assert_eq(r->config[i], a->p->best[i]);
     app_feed(a, KEY_HOME);
-    cr_assert_eq(a->step, 0);
+    cr_assert_eq(steps_of(a)->step, 0);
     app_free(a);
     term_close();
 }
@@ -575,7 +575,7 @@ Test(tui_steps, edge_elimination_on_inception)
         if (r->steps[s].kind == ELIM_EDGE) first = s;
     cr_assert(first >= 0, "Inception-v3 has parallel edges to merge");
     app_feed(a, '3');
-    while (a->step < first + 1) app_feed(a, 'n');
+    while (steps_of(a)->step < first + 1) app_feed(a, 'n');
     draw(a);
     char want[128];
     snprintf(want, sizeof want, "Step %d/%d", first + 1, r->n_steps);
@@ -617,11 +617,11 @@ Test(tui_graph, boxes_name_and_config)
     cr_assert(found, "selected box not reversed");
     /* panning */
     app_feed(a, KEY_HOME);
-    cr_assert_eq(a->gpan_y, 0);
+    cr_assert_eq(graph_of(a)->pan_y, 0);
     app_feed(a, 'j');
-    cr_assert_eq(a->gpan_y, 3);
+    cr_assert_eq(graph_of(a)->pan_y, 3);
     app_feed(a, 'k');
-    cr_assert_eq(a->gpan_y, 0);
+    cr_assert_eq(graph_of(a)->pan_y, 0);
     app_free(a);
     term_close();
 }
@@ -640,11 +640,11 @@ Test(tui_graph, inception_branches_and_pan)
     int y = find_row("┌─mixed_5b/branch1x1");
     cr_assert(y >= 0, "%s", dump());
     cr_assert(strstr(row(y), "┌─mixed_5b/branch5x5_1"), "siblings side by side: %s", row(y));
-    int x0 = a->gpan_x;
+    int x0 = graph_of(a)->pan_x;
     app_feed(a, 'l');
-    cr_assert_eq(a->gpan_x, x0 + 8);
+    cr_assert_eq(graph_of(a)->pan_x, x0 + 8);
     /* boxes of one rank never overlap */
-    const graph_layout *l = a->gv.lay;
+    const graph_layout *l = graph_of(a)->gv.lay;
     for (int r = 0; r < l->n_ranks; r++)
         for (int i = 0; i + 1 < l->rank_len[r]; i++) {
             const lay_node *p = &l->nodes[l->rank[r][i]], *q = &l->nodes[l->rank[r][i + 1]];
@@ -681,7 +681,7 @@ Test(tui_scale, lazily_computed_rows_match_the_engine)
     finish_idle(a);
     draw(a);
     cr_assert(find_row("computing") < 0, "%s", dump());
-    cr_assert_eq(a->scale_n, 5);
+    cr_assert_eq(scale_of(a)->n, 5);
     cr_assert(find_row("images/s") >= 0 && find_row("16 GPUs") >= 0, "%s", dump());
     /* the layer-wise row at the plan's own GPU count is the plan's optimum */
     char ips[32];
@@ -693,12 +693,12 @@ Test(tui_scale, lazily_computed_rows_match_the_engine)
     strategy_baseline(a->p->cm, BASE_DATA, ci);
     strategy_eval ev;
     strategy_evaluate(a->p->cm, ci, &ev);
-    cr_assert(fabs(a->scale[2].ips[0] - ev.images_per_s) < 1e-6);
+    cr_assert(fabs(scale_of(a)->rows[2].ips[0] - ev.images_per_s) < 1e-6);
     strategy_eval_free(&ev);
     free(ci);
     /* layer-wise is never worse than a baseline (it is the optimum) */
-    for (int i = 0; i < a->scale_n; i++)
-        for (int s = 0; s < 3; s++) cr_assert(a->scale[i].total_ms[3] <= a->scale[i].total_ms[s] + 1e-9);
+    for (int i = 0; i < scale_of(a)->n; i++)
+        for (int s = 0; s < 3; s++) cr_assert(scale_of(a)->rows[i].total_ms[3] <= scale_of(a)->rows[i].total_ms[s] + 1e-9);
     app_feed(a, 'm');
     draw(a);
     cr_assert(find_row("bytes/step") >= 0 && find_row("log scale") >= 0, "%s", dump());
@@ -714,31 +714,31 @@ Test(tui_scale, worker_process_sends_the_same_rows)
     term_open(30, 100, 1);
     app *a = open_app("alexnet", "p100-4x4", 4);
     app *b = open_app("alexnet", "p100-4x4", 4);
-    a->scale_async = 1;
+    a->workers = 1;
     app_feed(a, '4');
-    cr_assert(a->scale_pid > 0, "a worker was started");
+    cr_assert(scale_of(a)->pid > 0, "a worker was started");
     cr_assert(app_waiting(a));
     for (int i = 0; i < 600 && app_busy(a); i++) {
         app_idle(a, 0.05);
         usleep(20000);
     }
     cr_assert_not(app_busy(a), "the worker finished");
-    cr_assert_eq(a->scale_pid, 0, "and was reaped");
+    cr_assert_eq(scale_of(a)->pid, 0, "and was reaped");
     app_feed(b, '4');
     finish_idle(b);
-    cr_assert_eq(a->scale_n, b->scale_n);
-    for (int i = 0; i < a->scale_n; i++)
+    cr_assert_eq(scale_of(a)->n, scale_of(b)->n);
+    for (int i = 0; i < scale_of(a)->n; i++)
         for (int s = 0; s < 4; s++) {
-            cr_assert_eq(a->scale[i].gpus, b->scale[i].gpus);
-            cr_assert(fabs(a->scale[i].ips[s] - b->scale[i].ips[s]) < 1e-9, "row %d strategy %d", i, s);
-            cr_assert(fabs(a->scale[i].bytes[s] - b->scale[i].bytes[s]) < 1e-6);
+            cr_assert_eq(scale_of(a)->rows[i].gpus, scale_of(b)->rows[i].gpus);
+            cr_assert(fabs(scale_of(a)->rows[i].ips[s] - scale_of(b)->rows[i].ips[s]) < 1e-9, "row %d strategy %d", i, s);
+            cr_assert(fabs(scale_of(a)->rows[i].bytes[s] - scale_of(b)->rows[i].bytes[s]) < 1e-6);
         }
     /* a what-if while the worker runs stops it; the rows start again */
     app_feed(a, 'r');
-    cr_assert(a->scale_pid > 0);
-    int old = a->scale_pid;
+    cr_assert(scale_of(a)->pid > 0);
+    int old = scale_of(a)->pid;
     app_feed(a, 's');
-    cr_assert_neq(a->scale_pid, old, "the old worker is gone");
+    cr_assert_neq(scale_of(a)->pid, old, "the old worker is gone");
     errno = 0;
     cr_assert_eq(waitpid(old, NULL, WNOHANG), -1, "and reaped");
     cr_assert_eq(errno, ECHILD);
@@ -756,7 +756,7 @@ Test(tui_cluster, edit_bandwidth_through_the_prompt)
     cr_assert(find_row("intra-node GB/s") >= 0 && find_row("sync scheme") >= 0 && find_row("node 3") >= 0, "%s",
               dump());
     double before = a->p->best_eval.total_ms;
-    while (a->csel != 3) app_feed(a, KEY_DOWN);
+    while (cluster_of(a)->cur.sel != 3) app_feed(a, KEY_DOWN);
     app_feed(a, '\r');
     cr_assert_eq(a->prompt, PROMPT_FIELD);
     app_feed(a, 0x15);
@@ -781,7 +781,7 @@ Test(tui_cluster, edit_bandwidth_through_the_prompt)
     cr_assert(a->status_error, "%s", a->status);
     cr_assert(fabs(a->p->cl->intra.bandwidth_gbs - 18) < 1e-12);
     /* fewer nodes: the GPU count follows */
-    while (a->csel != 0) app_feed(a, KEY_UP);
+    while (cluster_of(a)->cur.sel != 0) app_feed(a, KEY_UP);
     app_feed(a, KEY_LEFT);
     cr_assert_eq(a->p->cl->nodes, 2);
     cr_assert_eq(a->p->gpus, 8);
@@ -808,8 +808,8 @@ Test(tui_cluster, out_of_range_counts_are_refused_not_cast)
                  {3, "intra-node GB/s", "1e400"}};
     long batch = a->p->batch;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        while (a->csel < cases[i].field) app_feed(a, KEY_DOWN);
-        while (a->csel > cases[i].field) app_feed(a, KEY_UP);
+        while (cluster_of(a)->cur.sel < cases[i].field) app_feed(a, KEY_DOWN);
+        while (cluster_of(a)->cur.sel > cases[i].field) app_feed(a, KEY_UP);
         draw(a);
         cr_assert(find_row(cases[i].label) >= 0, "%s", dump());
         app_feed(a, '\r');
@@ -1064,6 +1064,78 @@ Test(tui_keys, quit_screens_and_key_names)
     term_close();
 }
 
+/* Overlays (help, why-not) lie over the tab they were opened from: ? and
+ * Esc close them, Tab goes on from that tab, and ? on help closes it. */
+Test(tui_keys, overlays_keep_their_tab)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 2);
+    app_feed(a, '3');
+    app_feed(a, '?');
+    cr_assert_eq(a->screen, SCR_HELP);
+    cr_assert_eq(app_base_screen(a), SCR_STEPS);
+    app_feed(a, '?');
+    cr_assert_eq(a->screen, SCR_STEPS);
+    app_feed(a, '1');
+    app_feed(a, 'w');
+    cr_assert_eq(a->screen, SCR_WHYNOT);
+    app_feed(a, '?'); /* help over why-not returns to the table beneath both */
+    cr_assert_eq(app_base_screen(a), SCR_TABLE);
+    app_feed(a, 27);
+    cr_assert_eq(a->screen, SCR_TABLE);
+    app_feed(a, 'w');
+    app_feed(a, '\t');
+    cr_assert_eq(a->screen, SCR_GRAPH);
+    cr_assert_eq(app_key(a, 27), ACT_NONE, "Esc on a tab does nothing");
+    app_free(a);
+    term_close();
+}
+
+static int is_multiple_of_7(int row, void *user)
+{
+    (void)user;
+    return row % 7 == 0;
+}
+
+/* The one list cursor: moves, pages, wraps, keeps the selection in view,
+ * and finds. */
+Test(tui_keys, list_cursor)
+{
+    list_cursor c = {0, 0, 0};
+    cr_assert(list_key(&c, KEY_DOWN, 20, 1, 0));
+    cr_assert_eq(c.sel, 1);
+    cr_assert(list_key(&c, KEY_UP, 20, 1, 0) && list_key(&c, KEY_UP, 20, 1, 0));
+    cr_assert_eq(c.sel, 0, "Up stops at the first row");
+    cr_assert(list_key(&c, KEY_UP, 20, 1, 1));
+    cr_assert_eq(c.sel, 19, "Up wraps to the last row");
+    cr_assert(list_key(&c, 'j', 20, 1, 1));
+    cr_assert_eq(c.sel, 0, "and Down back to the first");
+    cr_assert_eq(list_key(&c, 'x', 20, 1, 0), 0);
+    list_fit(&c, 20, 5, 1);
+    cr_assert(list_key(&c, KEY_NPAGE, 20, 1, 0));
+    cr_assert_eq(c.sel, 4, "a page is the rows shown less one");
+    cr_assert(list_key(&c, KEY_END, 20, 1, 0));
+    list_fit(&c, 20, 5, 1);
+    cr_assert_eq(c.sel, 19);
+    cr_assert_eq(c.top, 15, "the selection is kept in view");
+    cr_assert(list_key(&c, KEY_HOME, 20, 1, 0));
+    list_fit(&c, 20, 5, 1);
+    cr_assert_eq(c.top, 0);
+    cr_assert(list_find(&c, 20, is_multiple_of_7, NULL));
+    cr_assert_eq(c.sel, 7);
+    cr_assert(list_find(&c, 20, is_multiple_of_7, NULL) && list_find(&c, 20, is_multiple_of_7, NULL));
+    cr_assert_eq(c.sel, 0, "the search wraps round");
+    /* a list that only scrolls: End goes as far as the drawing allows */
+    list_cursor h = {0, 0, 0};
+    cr_assert(list_key(&h, KEY_END, 0, 0, 0));
+    list_fit(&h, 30, 10, 0);
+    cr_assert_eq(h.top, 20);
+    cr_assert(list_key(&h, KEY_PPAGE, 0, 0, 0));
+    cr_assert_eq(h.top, 11);
+    cr_assert(list_key(&h, KEY_HOME, 0, 0, 0));
+    cr_assert_eq(h.top, 0);
+}
+
 Test(tui_keys, mouse_selects_rows_and_tabs)
 {
     term_open(24, 80, 1);
@@ -1072,12 +1144,12 @@ Test(tui_keys, mouse_selects_rows_and_tabs)
     draw(a);
     MEVENT ev;
     memset(&ev, 0, sizeof ev);
-    ev.y = a->table_y0 + 3;
+    ev.y = table_of(a)->y0 + 3;
     ev.x = 4;
     ev.bstate = BUTTON1_CLICKED;
     cr_assert_eq(ungetmouse(&ev), OK, "ungetmouse");
     app_feed(a, KEY_MOUSE);
-    cr_assert_eq(a->sel, a->order[a->top + 3], "a click selects the row (sel %d)", a->sel);
+    cr_assert_eq(a->sel, a->order[table_of(a)->cur.top + 3], "a click selects the row (sel %d)", a->sel);
     /* a click on a tab opens it */
     ev.y = 0;
     ev.x = a->tab_x[SCR_STEPS] + 1;
@@ -1130,7 +1202,7 @@ Test(tui_cluster, left_and_right_on_a_field_are_built_ahead)
     app *a = open_app("alexnet", "p100-4x4", 16);
     a->prefetch = 1;
     app_feed(a, '5');
-    while (a->csel != 5) app_feed(a, KEY_DOWN); /* inter-node GB/s */
+    while (cluster_of(a)->cur.sel != 5) app_feed(a, KEY_DOWN); /* inter-node GB/s */
     wait_prefetch(a);
     app_feed(a, KEY_RIGHT);
     cr_assert(fabs(a->p->cl->inter.bandwidth_gbs - 23) < 1e-12);
@@ -1149,7 +1221,7 @@ Test(tui_cluster, left_and_right_on_a_field_are_built_ahead)
     cr_assert(fabs(a->p->cl->inter.bandwidth_gbs - 11.5) < 1e-12);
     cr_expect(a->p->from_prefetch, "Left back to 11.5 was not built ahead");
     /* halving the nodes halves the GPUs in use too, built ahead as such */
-    while (a->csel != 0) app_feed(a, KEY_UP);
+    while (cluster_of(a)->cur.sel != 0) app_feed(a, KEY_UP);
     wait_prefetch(a);
     app_feed(a, KEY_LEFT);
     cr_assert_eq(a->p->gpus, 8);
@@ -1175,23 +1247,23 @@ Test(tui_whynot, every_total_at_once_then_the_others_column)
     app_feed(a, 'w');
     cr_assert_eq(a->screen, SCR_WHYNOT);
     whynot_step(a, 0.0); /* the smallest slice */
-    cr_assert_eq(a->wn_marginals, 1);
-    cr_assert_eq(a->wn_done, a->wn_n, "%d of %d totals", a->wn_done, a->wn_n);
-    cr_assert(a->wn_counted < a->wn_n, "everything counted in one zero-length slice");
+    cr_assert_eq(whynot_of(a)->marginals, 1);
+    cr_assert_eq(whynot_of(a)->done, whynot_of(a)->n, "%d of %d totals", whynot_of(a)->done, whynot_of(a)->n);
+    cr_assert(whynot_of(a)->counted < whynot_of(a)->n, "everything counted in one zero-length slice");
     draw(a);
     char progress[64];
-    snprintf(progress, sizeof progress, "others %d/%d", a->wn_counted, a->wn_n);
+    snprintf(progress, sizeof progress, "others %d/%d", whynot_of(a)->counted, whynot_of(a)->n);
     cr_assert(find_row(progress) >= 0, "the header counts the others column (%s):\n%s", progress, dump());
     cr_assert(find_row("…") >= 0, "uncounted rows show an ellipsis:\n%s", dump());
     finish_idle(a);
-    cr_assert_eq(a->wn_counted, a->wn_n);
-    for (int i = 0; i < a->wn_n; i++) {
-        double one = plan_cost_with_pin(a->p, li, a->wn[i].config, NULL);
-        cr_assert(fabs(a->wn[i].total_ms - one) <= 1e-9 * one, "config %d: %.12f vs %.12f", a->wn[i].config,
-                  a->wn[i].total_ms, one);
+    cr_assert_eq(whynot_of(a)->counted, whynot_of(a)->n);
+    for (int i = 0; i < whynot_of(a)->n; i++) {
+        double one = plan_cost_with_pin(a->p, li, whynot_of(a)->e[i].config, NULL);
+        cr_assert(fabs(whynot_of(a)->e[i].total_ms - one) <= 1e-9 * one, "config %d: %.12f vs %.12f", whynot_of(a)->e[i].config,
+                  whynot_of(a)->e[i].total_ms, one);
     }
     draw(a);
-    snprintf(progress, sizeof progress, "others %d/%d", a->wn_n, a->wn_n);
+    snprintf(progress, sizeof progress, "others %d/%d", whynot_of(a)->n, whynot_of(a)->n);
     cr_assert(find_row(progress) < 0 && find_row("…") < 0, "still counting when done:\n%s", dump());
     app_free(a);
     term_close();

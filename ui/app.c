@@ -78,13 +78,12 @@ app *app_open(const tui_args *args, lw_error *err)
     a->order = lw_malloc(sizeof(int) * (size_t)n);
     a->base_ci = lw_calloc((size_t)n, sizeof(int));
     a->saved_configs = lw_calloc((size_t)n, sizeof(config));
-    a->wn_tmp = lw_calloc((size_t)n, sizeof(int));
     a->baseline = -1;
-    a->wn_layer = -1;
-    a->sv_step = -1;
-    a->scale_fd = -1;
-    a->gfollow = 1;
     a->screen = a->prev_screen = SCR_TABLE;
+    for (int s = 0; s < SCR__COUNT; s++) {
+        const screen_ops *o = app_screens[s];
+        a->st[s] = o->state_new ? o->state_new(a) : o->state_size ? lw_calloc(1, o->state_size) : NULL;
+    }
     app_sort_rows(a);
     app_set_status(a, 0, "optimum of %d layers found in %.0f ms (cost tables %.0f ms); ? for help", n,
                    p->search_ms, p->cm ? p->cm->build_ms : 0.0);
@@ -94,8 +93,10 @@ app *app_open(const tui_args *args, lw_error *err)
 void app_free(app *a)
 {
     if (!a) return;
-    scale_stop(a);
-    timeline_free(a);
+    for (int s = 0; s < SCR__COUNT; s++) {
+        if (app_screens[s]->state_free) app_screens[s]->state_free(a, a->st[s]);
+        else free(a->st[s]);
+    }
     plan_free(a->p);
     cluster_free(a->cluster_loaded);
     cluster_free(a->change_cl);
@@ -107,11 +108,6 @@ void app_free(app *a)
     free(a->base_ci);
     strategy_eval_free(&a->base_eval);
     free(a->saved_configs);
-    free(a->wn_tmp);
-    free(a->wn);
-    free(a->scale);
-    graph_view_free(&a->gv);
-    graph_view_free(&a->sv);
     free(a);
 }
 
@@ -160,39 +156,22 @@ void app_baseline_ensure(app *a)
     a->base_valid = 1;
 }
 
-void app_invalidate_scale(app *a)
+static void invalidate_all(app *a, int settings)
 {
-    scale_stop(a);
-    free(a->scale);
-    a->scale = NULL;
-    a->scale_n = a->scale_done = 0;
-    a->scale_valid = 0;
+    for (int s = 0; s < SCR__COUNT; s++)
+        if (app_screens[s]->invalidate) app_screens[s]->invalidate(a, settings);
 }
 
-static void whynot_reset(app *a)
+void app_invalidate_settings(app *a)
 {
-    free(a->wn);
-    a->wn = NULL;
-    a->wn_n = a->wn_done = a->wn_counted = 0;
-    a->wn_marginals = 0;
-    if (a->wn_layer < 0 || !a->p->cm) return;
-    a->wn_n = a->p->cm->n_configs[a->wn_layer];
-    a->wn = lw_calloc((size_t)a->wn_n, sizeof(whynot_entry));
-    for (int k = 0; k < a->wn_n; k++) a->wn[k].config = k;
-    a->wn_opt_ms = a->p->best_eval.total_ms;
-    if (a->wn_sel >= a->wn_n) a->wn_sel = 0;
+    invalidate_all(a, 1);
 }
 
 void app_invalidate(app *a)
 {
     a->base_valid = 0;
-    a->gv.valid = 0;
-    timeline_invalidate(a);
-    a->sv_step = -1;
     app_sort_rows(a);
-    if (a->wn_layer >= 0) whynot_reset(a);
-    int max_step = a->p->sr ? a->p->sr->n_steps + 1 + a->p->sr->n_undo : 0;
-    if (a->step > max_step) a->step = max_step;
+    invalidate_all(a, 0);
 }
 
 /* ---- what-if ------------------------------------------------------------- */
@@ -270,13 +249,13 @@ void app_perform(app *a, action act)
     if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);
 }
 
-/* The settings a batch of per_gpu per GPU means (1 to 10^6): what the batch
+/* The settings a batch of per_gpu per GPU means (1 to PLAN_MAX_BATCH_PER_GPU): what the batch
  * keys (> and <) and the batch prompt ask for. */
 static plan_settings batch_setting(const app *a, long per_gpu)
 {
     plan_settings s = a->p->set;
     if (per_gpu < 1) per_gpu = 1;
-    if (per_gpu > 1000000) per_gpu = 1000000;
+    if (per_gpu > PLAN_MAX_BATCH_PER_GPU) per_gpu = PLAN_MAX_BATCH_PER_GPU;
     if (s.global_batch > 0)
         s.global_batch = per_gpu * a->p->gpus;
     else
@@ -284,16 +263,21 @@ static plan_settings batch_setting(const app *a, long per_gpu)
     return s;
 }
 
-/* The cluster screen is shown, or lies under help or why-not. */
-static int on_cluster_screen(const app *a)
+screen_id app_base_screen(const app *a)
 {
-    return a->screen == SCR_CLUSTER ||
-           ((a->screen == SCR_HELP || a->screen == SCR_WHYNOT) && a->prev_screen == SCR_CLUSTER);
+    return app_screens[a->screen]->overlay ? a->prev_screen : a->screen;
+}
+
+/* The screen shown (or under an overlay) builds other clusters ahead. */
+static int base_prefetches(const app *a)
+{
+    return app_screens[app_base_screen(a)]->prefetch != NULL;
 }
 
 /* While the person reads the new screen, build in the background what the
- * next what-if keys would ask for: on the cluster screen, the selected
- * field doubled and halved (Right, Left); then the next GPU count up (or
+ * next what-if keys would ask for: what the screen's prefetch hook names
+ * (on the cluster screen, the selected field doubled and halved: Right,
+ * Left); then the next GPU count up (or
  * down at the top), the batch doubled and halved, the GPU count the other
  * way, as far as PLAN_PREFETCH_MAX goes. A large model (over
  * PREFETCH_ALL_ENTRIES transfer table entries, 8 bytes each) gets only the
@@ -305,10 +289,11 @@ void app_prefetch_next(app *a)
     plan *p = a->p;
     plan_prefetch_item next[6]; /* two field neighbours, two GPU counts, two batches */
     cluster *edited[2] = {NULL, NULL};
-    int n = 0, ne = on_cluster_screen(a) ? cluster_field_neighbours(a, edited) : 0;
+    const screen_ops *base = app_screens[app_base_screen(a)];
+    int n = 0, ne = base->prefetch ? base->prefetch(a, edited) : 0;
     for (int i = 0; i < ne; i++) {
         next[n] = (plan_prefetch_item){p->set, edited[i]};
-        /* as apply() does: a smaller cluster keeps as many GPUs as it has */
+        /* as an edit does: a smaller cluster keeps as many GPUs as it has */
         if (next[n].set.gpus > cluster_gpus(edited[i])) next[n].set.gpus = cluster_gpus(edited[i]);
         n++;
     }
@@ -319,7 +304,7 @@ void app_prefetch_next(app *a)
         next[n] = (plan_prefetch_item){p->set, NULL};
         next[n++].set.gpus = first;
     }
-    if (b < 1000000) next[n++] = (plan_prefetch_item){batch_setting(a, b * 2), NULL};
+    if (b < PLAN_MAX_BATCH_PER_GPU) next[n++] = (plan_prefetch_item){batch_setting(a, b * 2), NULL};
     if (b > 1) next[n++] = (plan_prefetch_item){batch_setting(a, b / 2), NULL};
     if (other != p->gpus && other != first) {
         next[n] = (plan_prefetch_item){p->set, NULL};
@@ -392,7 +377,7 @@ action app_set_batch(app *a, long per_gpu)
     }
     app_whatif_begin(a, what);
     *app_change_settings(a) = n;
-    app_invalidate_scale(a);
+    app_invalidate_settings(a);
     return ACT_REBUILD;
 }
 
@@ -412,7 +397,7 @@ action app_toggle_sync(app *a)
     app_whatif_begin(a, what);
     a->change.sync_set = 1;
     a->change.sync = to;
-    app_invalidate_scale(a);
+    app_invalidate_settings(a);
     return ACT_RESYNC;
 }
 
@@ -478,47 +463,35 @@ action app_clear_pins(app *a)
 void app_open_screen(app *a, screen_id s)
 {
     if (s == a->screen) return;
-    int was_cluster = on_cluster_screen(a);
-    if (a->screen != SCR_HELP && a->screen != SCR_WHYNOT) a->prev_screen = a->screen;
+    int prefetched = base_prefetches(a);
+    if (!app_screens[a->screen]->overlay) a->prev_screen = a->screen;
     a->screen = s;
     if (app_screens[s]->enter) app_screens[s]->enter(a);
     /* the cluster screen's Left/Right keys ask for other settings than + - > < */
-    if (a->prefetch && was_cluster != on_cluster_screen(a)) app_prefetch_next(a);
+    if (a->prefetch && prefetched != base_prefetches(a)) app_prefetch_next(a);
 }
 
-void app_whynot_open(app *a, int li)
+void app_close_overlay(app *a)
 {
-    if (!a->p->cm || !a->p->sr || li < 0 || li >= a->p->net->n_layers) return;
-    a->wn_layer = li;
-    a->wn_sel = a->wn_top = 0;
-    whynot_reset(a);
-    app_open_screen(a, SCR_WHYNOT);
+    if (app_screens[a->screen]->overlay) a->screen = a->prev_screen;
 }
 
 int app_busy(const app *a)
 {
-    if (a->screen == SCR_SCALE && (!a->scale || a->scale_done < a->scale_n)) return 1;
-    if (a->screen == SCR_WHYNOT && a->wn_layer >= 0 && a->wn && a->wn_counted < a->wn_n) return 1;
-    return 0;
+    const screen_ops *o = app_screens[a->screen];
+    return o->busy ? o->busy(a) : 0;
 }
 
 int app_waiting(const app *a)
 {
-    return app_busy(a) && a->screen == SCR_SCALE && a->scale_pid > 0;
+    const screen_ops *o = app_screens[a->screen];
+    return app_busy(a) && o->waiting && o->waiting(a);
 }
 
 int app_idle(app *a, double budget_s)
 {
-    double t0 = lw_now();
-    if (a->screen == SCR_SCALE) {
-        if (!a->scale) scale_start(a);
-        if (a->scale_pid > 0) scale_step(a); /* take what the worker sent */
-        else
-            while (scale_step(a))
-                if (lw_now() - t0 >= budget_s) break;
-    } else if (a->screen == SCR_WHYNOT && a->wn_layer >= 0) {
-        whynot_step(a, budget_s);
-    }
+    const screen_ops *o = app_screens[a->screen];
+    if (o->idle) o->idle(a, budget_s);
     return app_busy(a);
 }
 
@@ -527,13 +500,8 @@ int app_idle(app *a, double budget_s)
 static export_view current_view(const app *a, int *step)
 {
     *step = -1;
-    if (a->screen == SCR_GRAPH) return VIEW_GRAPH;
-    if (a->screen == SCR_STEPS) {
-        int n = a->p->sr ? a->p->sr->n_steps : 0;
-        *step = a->step < n ? a->step : n;
-        return VIEW_REDUCED;
-    }
-    return VIEW_STRATEGY;
+    const screen_ops *o = app_screens[a->screen];
+    return o->export_view ? (export_view)o->export_view(a, step) : VIEW_STRATEGY;
 }
 
 void app_export_default(const app *a, int json, char *buf, size_t n)
@@ -585,8 +553,7 @@ int app_export(app *a, const char *path)
         rc = timeline_export_trace(a, path, &err);
         what = "simulated step (Chrome trace JSON)";
     } else if (ends_with(path, ".json")) {
-        int pins = 0;
-        for (int i = 0; i < p->net->n_layers; i++) pins += p->pinned[i] >= 0;
+        int pins = plan_pin_count(p);
         char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, pins ? "elimination (pinned)" : "elimination",
                                      p->sr->n_left, plan_final_method_name(p));
         rc = lw_write_file_atomic(path, write_text, doc, &err);

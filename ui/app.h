@@ -73,11 +73,34 @@ typedef struct rect {
 } rect;
 
 typedef struct screen_ops {
-    const char *tab;          /* tab label; NULL: not a tab (why-not, help) */
+    const char *tab;          /* tab label; NULL: not a tab (an overlay) */
     const char *hints;        /* the hint bar's text on this screen */
     void (*draw)(app *a, WINDOW *w, rect r);
     const keybind *keys;      /* handled before the global table */
     void (*enter)(app *a);    /* called when the screen opens; may be NULL */
+    /* Everything below may be NULL (0). */
+    const char *overlay;      /* an overlay's name on the tab bar (" help "): it lies over the screen it was
+                               * opened from, which stays the lit tab, the one Esc goes back to and the one
+                               * whose prefetch hook applies */
+    const char *title;        /* its section of the help screen */
+    int without_strategy;     /* drawn, and its keys work, while the plan has no optimum */
+    /* The screen's own state (a->st[id]), made by app_open: state_new, or
+     * else state_size zeroed bytes; freed by app_free: state_free, or else
+     * free(). */
+    size_t state_size;
+    void *(*state_new)(app *a);
+    void (*state_free)(app *a, void *st);
+    /* The optimum changed (settings: the run settings or the cluster too):
+     * drop what was derived from it. */
+    void (*invalidate)(app *a, int settings);
+    int (*idle)(app *a, double budget_s);   /* background work while shown; 1 while more remains */
+    int (*busy)(const app *a);              /* background work remains */
+    int (*waiting)(const app *a);           /* the work left is a worker's: poll rather than spin */
+    action (*click)(app *a, int y, int x, int double_click); /* a click inside the screen */
+    int (*export_view)(const app *a, int *step); /* the export_view its export draws (default strategy) */
+    /* Other clusters the next keys would ask for (built ahead): up to two
+     * new clusters the caller frees; returns how many. */
+    int (*prefetch)(const app *a, cluster *out[2]);
 } screen_ops;
 
 extern const screen_ops *const app_screens[SCR__COUNT];
@@ -118,6 +141,7 @@ typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATC
 
 struct app {
     int prefetch;          /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
+    int workers;           /* long screen work (scaling rows) in a forked worker (the TUI sets it) */
     plan *p;
     char *net_name, *cluster_name, *profile_name; /* as given, to reload */
     cluster *cluster_loaded;   /* the cluster as loaded, for reset */
@@ -140,9 +164,9 @@ struct app {
     double saved_total_ms, saved_ips;
     double last_rebuild_s;     /* seconds the last rebuild or research took */
 
-    /* strategy table */
-    int sel;                   /* selected layer (shared by table, graph, why-not) */
-    int top;                   /* first visible row */
+    /* shared by the screens: the selected layer (table, graph, why-not),
+     * the table's sort and the baseline shown beside the optimum */
+    int sel;
     sort_key sort;
     int baseline;              /* -1 none, else baseline_kind */
     int *base_ci;              /* [n_layers] baseline configs for the current plan */
@@ -150,49 +174,8 @@ struct app {
     int base_valid;
     int *order;                /* [n_layers] row order for the current sort */
 
-    /* graph screen */
-    graph_view gv;
-    int gpan_y, gpan_x;
-    int gfollow;               /* pan to keep the selected layer in view */
-
-    /* stepper: pos 0..n_steps eliminations, n_steps+1 the final step,
-     * n_steps+1+j the undo having assigned j nodes */
-    int step;
-    graph_view sv;             /* reduced graph at sv_step */
-    int sv_step;
-    int span_y, span_x;
-    int step_row_top;          /* first row of the table summary shown */
-
-    /* scaling: computed lazily when the screen opens. In the program a
-     * forked worker computes the rows and sends them through a pipe, so keys
-     * stay live while a 64-GPU cost model builds (seconds for Inception-v3);
-     * tests compute them in-process, one GPU count per app_idle. */
-    scale_row *scale;
-    int scale_n, scale_done, scale_valid;
-    int scale_async;           /* 1: rows come from a worker process */
-    int scale_pid, scale_fd;   /* the worker and its pipe; 0 and -1 when none */
-    unsigned char scale_buf[sizeof(scale_row)];
-    int scale_buf_len;
-    int scale_metric;          /* 0 images/s, 1 bytes moved (when only one chart fits) */
-
-    /* cluster screen */
-    int csel;
-
-    /* why not: every total at once (min-marginals), then the "others"
-     * column a few configs per idle tick, best first */
-    int wn_layer;              /* -1: none */
-    whynot_entry *wn;
-    int wn_n, wn_done, wn_counted;
-    int wn_marginals;          /* 0 not tried yet, 1 totals from min-marginals, -1 one search per config */
-    int wn_sel, wn_top;
-    double wn_opt_ms;
-    int *wn_tmp;               /* [n_layers] scratch strategy */
-
-    /* timeline: its own state (screen_timeline.c), NULL until opened */
-    struct timeline_state *tl;
-
-    /* help */
-    int help_top;
+    /* each screen's own state (screens.h), made and freed by its ops */
+    void *st[SCR__COUNT];
 
     /* prompt on the status line */
     prompt_kind prompt;
@@ -203,7 +186,6 @@ struct app {
 
     /* last frame's geometry, for mouse clicks */
     int frame_h, frame_w;
-    int table_y0, table_rows;  /* where the table's first row was drawn */
     int tab_x[SCR__COUNT], tab_w[SCR__COUNT];
 };
 
@@ -247,8 +229,14 @@ plan_settings *app_change_settings(app *a);
  * first call after app_whatif_begin). */
 cluster *app_change_cluster(app *a);
 void app_open_screen(app *a, screen_id s);
+/* Closes an overlay (help, why-not): back to the screen under it. */
+void app_close_overlay(app *a);
+/* The screen shown, or the one under an overlay. */
+screen_id app_base_screen(const app *a);
 void app_invalidate(app *a);   /* drop everything derived from the optimum */
-void app_invalidate_scale(app *a);
+/* The run settings or the cluster are changing: the screens drop what
+ * depends on them (the scaling rows). */
+void app_invalidate_settings(app *a);
 /* Row order for the current sort (fills a->order). */
 void app_sort_rows(app *a);
 /* Baseline configs and evaluation for a->baseline (cached). */
@@ -292,9 +280,6 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
     screen_cluster_ops, screen_whynot_ops, screen_help_ops, screen_timeline_ops;
-/* The timeline's simulation is dropped after a what-if, freed with the app. */
-void timeline_invalidate(app *a);
-void timeline_free(app *a);
 /* Writes the simulated step as Chrome trace-event JSON (atomically). */
 int timeline_export_trace(app *a, const char *path, lw_error *err);
 
@@ -315,25 +300,5 @@ void graph_view_draw(const app *a, const graph_view *g, const graph_paint *gp, W
                      int pan_x);
 /* Top-left of a layer's box, or -1. */
 int graph_view_find(const graph_view *g, int id, int *y, int *x, int *wd);
-
-/* cluster screen's editable fields (screen_cluster.c) */
-/* Applies a typed value to field f: returns the action, or ACT_NONE with
- * the status set on bad input. */
-action cluster_field_set(app *a, int f, const char *text);
-/* The cluster as Right (out[0]) and Left would make it with the selected
- * field doubled and halved, where that is a cluster field and the value is
- * allowed: new clusters the caller frees. Returns how many (0-2). */
-int cluster_field_neighbours(const app *a, cluster *out[2]);
-
-/* scaling computation (screen_scale.c) */
-void scale_start(app *a);
-/* Sync: computes the next GPU count. Async: takes the rows the worker has
- * sent. 1 while more remain. */
-int scale_step(app *a);
-/* Stops a running worker (kills and reaps it). */
-void scale_stop(app *a);
-
-/* why-not computation (screen_whynot.c) */
-int whynot_step(app *a, double budget_s);
 
 #endif

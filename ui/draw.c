@@ -327,16 +327,6 @@ int ui_wrap(WINDOW *w, rect r, int st, const char *text)
     return row;
 }
 
-const char *fmt_bytes(double b, char *buf, size_t n)
-{
-    if (b < 1e3) snprintf(buf, n, "%.0f B", b);
-    else if (b < 1e6) snprintf(buf, n, "%.1f KB", b / 1e3);
-    else if (b < 1e9) snprintf(buf, n, "%.1f MB", b / 1e6);
-    else if (b < 1e12) snprintf(buf, n, "%.2f GB", b / 1e9);
-    else snprintf(buf, n, "%.2f TB", b / 1e12);
-    return buf;
-}
-
 const char *fmt_ms(double ms, char *buf, size_t n)
 {
     if (!isfinite(ms)) snprintf(buf, n, "inf");

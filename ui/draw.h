@@ -14,6 +14,7 @@
 #include <curses.h>
 
 #include "app.h"
+#include "screens.h"
 
 typedef enum {
     ST_NORMAL,
@@ -88,8 +89,7 @@ const char *ui_fit_mid(const char *s, int n, char *buf, size_t bufsz);
  * (stops at r.h). */
 int ui_wrap(WINDOW *w, rect r, int st, const char *text);
 
-/* Human-readable sizes and times: "3.03 GB", "570.1 ms". */
-const char *fmt_bytes(double b, char *buf, size_t n);
+/* Human-readable times: "570.1 ms" (sizes: lw_format_bytes). */
 const char *fmt_ms(double ms, char *buf, size_t n);
 
 /* A horizontal stacked bar of compute/sync/transfer over n columns. */

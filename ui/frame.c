@@ -21,27 +21,24 @@ static void tab_bar(app *a, WINDOW *w, int W)
         if (!t) continue;
         char lab[48];
         snprintf(lab, sizeof lab, " %d %s ", s + 1, t);
-        /* help and why-not are layers over a tab: keep that tab lit */
-        int active = a->screen == (screen_id)s ||
-                     ((a->screen == SCR_HELP || a->screen == SCR_WHYNOT) && a->prev_screen == (screen_id)s);
+        /* an overlay (help, why-not) lies over a tab: keep that tab lit */
+        int active = app_base_screen(a) == (screen_id)s;
         a->tab_x[s] = x;
         int n = ui_put(w, 0, x, W - x, active ? ST_TAB_ACTIVE : ST_TITLE, lab);
         a->tab_w[s] = n;
         x += n;
     }
-    const char *right = a->screen == SCR_HELP ? " help " : a->screen == SCR_WHYNOT ? " why not? " : " ? help ";
+    const char *overlay = app_screens[a->screen]->overlay;
+    const char *right = overlay ? overlay : " ? help ";
     int rw = ui_width(right);
-    if (x + rw < W)
-        ui_put(w, 0, W - rw, rw, a->screen == SCR_HELP || a->screen == SCR_WHYNOT ? ST_TAB_ACTIVE : ST_TITLE,
-               right);
+    if (x + rw < W) ui_put(w, 0, W - rw, rw, overlay ? ST_TAB_ACTIVE : ST_TITLE, right);
 }
 
 static void context_line(const app *a, WINDOW *w, int W)
 {
     const plan *p = a->p;
     char buf[512];
-    int pins = 0;
-    for (int i = 0; i < p->net->n_layers; i++) pins += p->pinned[i] >= 0;
+    int pins = plan_pin_count(p);
     char pinbuf[32] = "";
     if (pins) snprintf(pinbuf, sizeof pinbuf, " %s %d pinned", G->dot, pins);
     /* most telling first: a narrow terminal cuts the end */
@@ -122,8 +119,7 @@ void app_draw(app *a, WINDOW *w)
     tab_bar(a, w, W);
     context_line(a, w, W);
     rect body = {2, 0, H - 4, W};
-    if (a->p->sr) app_screens[a->screen]->draw(a, w, body);
-    else if (a->screen == SCR_HELP || a->screen == SCR_CLUSTER) app_screens[a->screen]->draw(a, w, body);
+    if (a->p->sr || app_screens[a->screen]->without_strategy) app_screens[a->screen]->draw(a, w, body);
     status_line(a, w, H - 2, W);
     hint_bar(a, w, H - 1, W);
 }

@@ -22,11 +22,7 @@ static action k_quit(app *a, int key)
 static action k_help(app *a, int key)
 {
     (void)key;
-    if (a->screen == SCR_HELP) {
-        a->screen = a->prev_screen;
-        return ACT_REDRAW;
-    }
-    app_open_screen(a, SCR_HELP);
+    app_open_screen(a, SCR_HELP); /* help's own table closes it */
     return ACT_REDRAW;
 }
 
@@ -38,10 +34,9 @@ static action k_screen(app *a, int key)
 
 static action k_cycle(app *a, int key)
 {
-    int s = a->screen;
-    if (s == SCR_HELP || s == SCR_WHYNOT) s = a->prev_screen;
-    int n = SCR_TIMELINE + 1; /* the tabs */
-    s = (s + (key == KEY_BTAB ? n - 1 : 1)) % n;
+    int s = app_base_screen(a), dir = key == KEY_BTAB ? SCR__COUNT - 1 : 1;
+    do s = (s + dir) % SCR__COUNT; /* the next tab; overlays are not tabs */
+    while (!app_screens[s]->tab);
     app_open_screen(a, (screen_id)s);
     return ACT_REDRAW;
 }
@@ -49,11 +44,9 @@ static action k_cycle(app *a, int key)
 static action k_back(app *a, int key)
 {
     (void)key;
-    if (a->screen == SCR_HELP || a->screen == SCR_WHYNOT) {
-        a->screen = a->prev_screen;
-        return ACT_REDRAW;
-    }
-    return ACT_NONE;
+    if (!app_screens[a->screen]->overlay) return ACT_NONE;
+    app_close_overlay(a);
+    return ACT_REDRAW;
 }
 
 static action k_gpus(app *a, int key)
@@ -100,8 +93,7 @@ static action k_whynot(app *a, int key)
 static action k_unpin(app *a, int key)
 {
     (void)key;
-    int li = a->screen == SCR_WHYNOT && a->wn_layer >= 0 ? a->wn_layer : a->sel;
-    return app_pin(a, li, -1);
+    return app_pin(a, a->sel, -1);
 }
 
 static action k_unpin_all(app *a, int key)
@@ -163,7 +155,7 @@ action keys_dispatch(app *a, int key)
 {
     /* without a strategy (a rebuild failed twice) only screens that do not
      * need one take their keys */
-    int usable = a->p->sr || a->screen == SCR_CLUSTER || a->screen == SCR_HELP;
+    int usable = a->p->sr || app_screens[a->screen]->without_strategy;
     const keybind *b = usable ? find(app_screens[a->screen]->keys, key) : NULL;
     if (!b) b = find(app_global_keys, key);
     return b ? b->fn(a, key) : ACT_NONE;
@@ -222,7 +214,7 @@ static action prompt_submit(app *a)
         char *end;
         errno = 0;
         long v = strtol(text, &end, 10);
-        if (errno || end == text || *end || v < 1 || v > 1000000) {
+        if (errno || end == text || *end || v < 1 || v > PLAN_MAX_BATCH_PER_GPU) {
             app_set_status(a, 1, "\"%s\" is not a whole number of %s", text, k == PROMPT_GPUS ? "GPUs" : "images");
             return ACT_REDRAW;
         }
@@ -294,15 +286,8 @@ static action mouse(app *a)
             }
         return ACT_NONE;
     }
-    if (a->screen == SCR_TABLE && ev.y >= a->table_y0 && ev.y < a->table_y0 + a->table_rows) {
-        int row = a->top + ev.y - a->table_y0;
-        if (row < a->p->net->n_layers) {
-            a->sel = a->order[row];
-            if (ev.bstate & BUTTON1_DOUBLE_CLICKED) app_whynot_open(a, a->sel);
-            return ACT_REDRAW;
-        }
-    }
-    return ACT_NONE;
+    const screen_ops *o = app_screens[a->screen];
+    return o->click ? o->click(a, ev.y, ev.x, (ev.bstate & BUTTON1_DOUBLE_CLICKED) != 0) : ACT_NONE;
 }
 
 action app_key(app *a, int key)

@@ -59,16 +59,6 @@ static void field_text(const app *a, const cluster *c, int f, char *buf, size_t 
     else snprintf(buf, n, "%.0f", v);
 }
 
-/* Sets an intra-node bandwidth everywhere it applies, overrides inside a
- * node included (as the CLI's --intra-bw does). */
-static void set_intra_bw(cluster *c, double v)
-{
-    c->intra.bandwidth_gbs = v;
-    for (int i = 0; i < c->n_overrides; i++)
-        if (cluster_node_of(c, c->overrides[i].a) == cluster_node_of(c, c->overrides[i].b))
-            c->overrides[i].link.bandwidth_gbs = v;
-}
-
 /* Range check for a cluster field's new value (integers rounded); NULL if
  * fine, else why not. */
 static const char *field_check(const cluster *c, int f, double *v, char *why, size_t n)
@@ -95,7 +85,7 @@ static void field_store(cluster *c, int f, double v)
     case F_NODES: c->nodes = (int)v; break;
     case F_GPN: c->gpus_per_node = (int)v; break;
     case F_TFLOPS: c->gpu.peak_tflops = v; break;
-    case F_INTRA_BW: set_intra_bw(c, v); break;
+    case F_INTRA_BW: cluster_set_intra_bw(c, v); break;
     case F_INTRA_LAT: c->intra.latency_us = v; break;
     case F_INTER_BW: c->inter.bandwidth_gbs = v; break;
     case F_INTER_LAT: c->inter.latency_us = v; break;
@@ -129,7 +119,7 @@ static action apply(app *a, int f, double v)
     cluster *edited = app_change_cluster(a);
     field_store(edited, f, v);
     keep_gpus_within(a, edited);
-    app_invalidate_scale(a);
+    app_invalidate_settings(a);
     return ACT_REBUILD;
 }
 
@@ -146,9 +136,12 @@ static double field_step(const app *a, int f, int up)
     return v;
 }
 
-int cluster_field_neighbours(const app *a, cluster *out[2])
+/* The prefetch hook: the cluster as Right (out[0]) and Left would make it
+ * with the selected field doubled and halved, where that is a cluster
+ * field and the value is allowed. */
+static int cluster_field_neighbours(const app *a, cluster *out[2])
 {
-    int f = a->csel, n = 0;
+    int f = cluster_of(a)->cur.sel, n = 0;
     if (f == F_SYNC || f == F_GPUS || f == F_BATCH || f < 0 || f >= F__COUNT) return 0;
     for (int up = 1; up >= 0; up--) {
         double v = field_step(a, f, up);
@@ -210,7 +203,7 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
     ui_putf(w, r.y + 1, r.x, lw, ST_DIM, "GPU %s, %g GiB, %g GB/s", c->gpu.name, c->gpu.memory_gib,
             c->gpu.memory_bandwidth_gbs);
     for (int f = 0; f < F__COUNT && y < r.y + r.h; f++, y++) {
-        int sel = f == a->csel;
+        int sel = f == cluster_of(a)->cur.sel;
         if (sel) ui_fill(w, y, r.x, lw, ST_SELECTED);
         ui_put(w, y, r.x + 1, 24, sel ? ST_SELECTED : ST_NORMAL, field_label[f]);
         field_text(a, c, f, b, sizeof b);
@@ -263,8 +256,7 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
 
 static action select_field(app *a, int key)
 {
-    if (key == KEY_UP || key == 'k') a->csel = a->csel > 0 ? a->csel - 1 : F__COUNT - 1;
-    else a->csel = (a->csel + 1) % F__COUNT;
+    list_key(&cluster_of(a)->cur, key, F__COUNT, 1, 1);
     if (a->prefetch) app_prefetch_next(a); /* Left/Right on this field next */
     return ACT_REDRAW;
 }
@@ -273,17 +265,17 @@ static action edit(app *a, int key)
 {
     (void)key;
     char label[96], b[64];
-    snprintf(label, sizeof label, "%s: ", field_label[a->csel]);
-    field_text(a, a->p->cl, a->csel, b, sizeof b);
+    snprintf(label, sizeof label, "%s: ", field_label[cluster_of(a)->cur.sel]);
+    field_text(a, a->p->cl, cluster_of(a)->cur.sel, b, sizeof b);
     prompt_open(a, PROMPT_FIELD, label, b);
-    a->prompt_field = a->csel;
+    a->prompt_field = cluster_of(a)->cur.sel;
     return ACT_REDRAW;
 }
 
 static action halve_double(app *a, int key)
 {
     int up = key == KEY_RIGHT || key == 'l';
-    int f = a->csel;
+    int f = cluster_of(a)->cur.sel;
     if (f == F_SYNC) return app_toggle_sync(a);
     if (f == F_GPUS) return app_set_gpus(a, app_gpu_step(a, up ? 1 : -1));
     return apply(a, f, field_step(a, f, up));
@@ -296,7 +288,7 @@ static action reset(app *a, int key)
     app_whatif_begin(a, "cluster reset to the file");
     a->change.cl = a->cluster_loaded;
     keep_gpus_within(a, a->cluster_loaded);
-    app_invalidate_scale(a);
+    app_invalidate_settings(a);
     return ACT_REBUILD;
 }
 
@@ -309,9 +301,12 @@ static const keybind cluster_keys[] = {
 };
 
 const screen_ops screen_cluster_ops = {
-    "Cluster",
-    "Up/Dn:choose Enter:edit Left/Right:halve/double R:reset +/-:GPUs s:sync",
-    draw_cluster,
-    cluster_keys,
-    NULL,
+    .tab = "Cluster",
+    .title = "Cluster (5)",
+    .hints = "Up/Dn:choose Enter:edit Left/Right:halve/double R:reset +/-:GPUs s:sync",
+    .draw = draw_cluster,
+    .keys = cluster_keys,
+    .without_strategy = 1,
+    .state_size = sizeof(cluster_state),
+    .prefetch = cluster_field_neighbours,
 };

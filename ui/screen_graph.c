@@ -6,6 +6,7 @@
  * layer (shared with the table) is shown reversed and kept in view.
  */
 #include "draw.h"
+#include "export_dot.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@ static const char *const class_names[8] = {"1 GPU", "n", "c", "n+c", "h/w", "n+h
 
 static void ensure_layout(app *a)
 {
-    if (a->gv.valid) return;
+    if (graph_of(a)->gv.valid) return;
     const network *net = a->p->net;
     int n = net->n_layers, ne = 0;
     for (int i = 0; i < n; i++) ne += net->layers[i].n_inputs;
@@ -29,7 +30,7 @@ static void ensure_layout(app *a)
             ne++;
         }
     }
-    graph_view_build(&a->gv, a->p, n, ids, ne, from, to);
+    graph_view_build(&graph_of(a)->gv, a->p, n, ids, ne, from, to);
     free(ids);
     free(from);
     free(to);
@@ -52,20 +53,20 @@ static int style_config(const app *a, int id)
 static void follow(app *a, int vh, int vw)
 {
     int y, x, wd;
-    if (graph_view_find(&a->gv, a->sel, &y, &x, &wd) != 0) return;
-    if (y < a->gpan_y) a->gpan_y = y > 1 ? y - 1 : 0;
-    if (y + 4 > a->gpan_y + vh) a->gpan_y = y + 4 - vh;
-    if (x < a->gpan_x) a->gpan_x = x > 2 ? x - 2 : 0;
-    if (x + wd + 2 > a->gpan_x + vw) a->gpan_x = x + wd + 2 - vw;
+    if (graph_view_find(&graph_of(a)->gv, a->sel, &y, &x, &wd) != 0) return;
+    if (y < graph_of(a)->pan_y) graph_of(a)->pan_y = y > 1 ? y - 1 : 0;
+    if (y + 4 > graph_of(a)->pan_y + vh) graph_of(a)->pan_y = y + 4 - vh;
+    if (x < graph_of(a)->pan_x) graph_of(a)->pan_x = x > 2 ? x - 2 : 0;
+    if (x + wd + 2 > graph_of(a)->pan_x + vw) graph_of(a)->pan_x = x + wd + 2 - vw;
 }
 
 static void clamp_pan(app *a, int vh, int vw)
 {
-    int maxy = a->gv.height - vh, maxx = a->gv.width - vw;
-    if (a->gpan_y > maxy) a->gpan_y = maxy;
-    if (a->gpan_y < 0) a->gpan_y = 0;
-    if (a->gpan_x > maxx) a->gpan_x = maxx;
-    if (a->gpan_x < 0) a->gpan_x = 0;
+    int maxy = graph_of(a)->gv.height - vh, maxx = graph_of(a)->gv.width - vw;
+    if (graph_of(a)->pan_y > maxy) graph_of(a)->pan_y = maxy;
+    if (graph_of(a)->pan_y < 0) graph_of(a)->pan_y = 0;
+    if (graph_of(a)->pan_x > maxx) graph_of(a)->pan_x = maxx;
+    if (graph_of(a)->pan_x < 0) graph_of(a)->pan_x = 0;
 }
 
 static void draw_graph(app *a, WINDOW *w, rect r)
@@ -75,7 +76,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     int ne = 0;
     for (int i = 0; i < p->net->n_layers; i++) ne += p->net->layers[i].n_inputs;
     rect view = {r.y + 1, r.x, r.h - 2, r.w};
-    if (a->gfollow) follow(a, view.h, view.w);
+    if (graph_of(a)->follow) follow(a, view.h, view.w);
     clamp_pan(a, view.h, view.w);
 
     char cb[64];
@@ -83,16 +84,16 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     config_format(&p->cm->configs[a->sel][p->best[a->sel]], cb, sizeof cb);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%d layers, %d edges, %d ranks ", p->net->n_layers, ne,
-                    a->gv.lay ? a->gv.lay->n_ranks : 0);
+                    graph_of(a)->gv.lay ? graph_of(a)->gv.lay->n_ranks : 0);
     ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "%s selected %s: %s, %.2f ms (t_c %.2f t_s %.2f t_x %.2f)%s", G->dot,
             p->net->layers[a->sel].name, cb, le->compute_ms + le->sync_ms + le->transfer_ms, le->compute_ms,
             le->sync_ms, le->transfer_ms, p->pinned[a->sel] >= 0 ? " pinned" : "");
 
     /* centre a graph narrower than the view */
-    int pan_x = a->gpan_x;
-    if (a->gv.width < view.w) pan_x = -(view.w - a->gv.width) / 2;
+    int pan_x = graph_of(a)->pan_x;
+    if (graph_of(a)->gv.width < view.w) pan_x = -(view.w - graph_of(a)->gv.width) / 2;
     graph_paint gp = {label_config, style_config, -1, -1};
-    graph_view_draw(a, &a->gv, &gp, w, view, a->gpan_y, pan_x);
+    graph_view_draw(a, &graph_of(a)->gv, &gp, w, view, graph_of(a)->pan_y, pan_x);
 
     /* legend: the classes present, each in its style */
     int ly = r.y + r.h - 1;
@@ -106,9 +107,9 @@ static void draw_graph(app *a, WINDOW *w, rect r)
         x += ui_put(w, ly, x, r.x + r.w - x, ST_CLASS0 + k, class_names[k]);
     }
     char pos[96];
-    snprintf(pos, sizeof pos, "  rows %d-%d/%d cols %d-%d/%d", a->gpan_y + 1,
-             a->gpan_y + view.h < a->gv.height ? a->gpan_y + view.h : a->gv.height, a->gv.height,
-             a->gpan_x + 1, a->gpan_x + view.w < a->gv.width ? a->gpan_x + view.w : a->gv.width, a->gv.width);
+    snprintf(pos, sizeof pos, "  rows %d-%d/%d cols %d-%d/%d", graph_of(a)->pan_y + 1,
+             graph_of(a)->pan_y + view.h < graph_of(a)->gv.height ? graph_of(a)->pan_y + view.h : graph_of(a)->gv.height, graph_of(a)->gv.height,
+             graph_of(a)->pan_x + 1, graph_of(a)->pan_x + view.w < graph_of(a)->gv.width ? graph_of(a)->pan_x + view.w : graph_of(a)->gv.width, graph_of(a)->gv.width);
     if (x + ui_width(pos) <= r.x + r.w) ui_put_right(w, ly, x, r.x + r.w - x, ST_DIM, pos);
 }
 
@@ -117,24 +118,24 @@ static void draw_graph(app *a, WINDOW *w, rect r)
 static action pan(app *a, int key)
 {
     int page = a->frame_h > 8 ? a->frame_h - 8 : 8;
-    a->gfollow = 0;
+    graph_of(a)->follow = 0;
     switch (key) {
     case KEY_UP:
-    case 'k': a->gpan_y -= 3; break;
+    case 'k': graph_of(a)->pan_y -= 3; break;
     case KEY_DOWN:
-    case 'j': a->gpan_y += 3; break;
+    case 'j': graph_of(a)->pan_y += 3; break;
     case KEY_LEFT:
-    case 'h': a->gpan_x -= 8; break;
+    case 'h': graph_of(a)->pan_x -= 8; break;
     case KEY_RIGHT:
-    case 'l': a->gpan_x += 8; break;
-    case KEY_PPAGE: a->gpan_y -= page; break;
-    case KEY_NPAGE: a->gpan_y += page; break;
-    case KEY_HOME: a->gpan_y = a->gpan_x = 0; break;
-    case KEY_END: a->gpan_y = 1 << 20; break;
+    case 'l': graph_of(a)->pan_x += 8; break;
+    case KEY_PPAGE: graph_of(a)->pan_y -= page; break;
+    case KEY_NPAGE: graph_of(a)->pan_y += page; break;
+    case KEY_HOME: graph_of(a)->pan_y = graph_of(a)->pan_x = 0; break;
+    case KEY_END: graph_of(a)->pan_y = 1 << 20; break;
     default: break;
     }
-    if (a->gpan_y < 0) a->gpan_y = 0;
-    if (a->gpan_x < 0) a->gpan_x = 0;
+    if (graph_of(a)->pan_y < 0) graph_of(a)->pan_y = 0;
+    if (graph_of(a)->pan_x < 0) graph_of(a)->pan_x = 0;
     return ACT_REDRAW;
 }
 
@@ -143,7 +144,7 @@ static action select_layer(app *a, int key)
     int n = a->p->net->n_layers;
     if (key == ']' || key == 'n') a->sel = a->sel + 1 < n ? a->sel + 1 : n - 1;
     else a->sel = a->sel > 0 ? a->sel - 1 : 0;
-    a->gfollow = 1;
+    graph_of(a)->follow = 1;
     return ACT_REDRAW;
 }
 
@@ -152,13 +153,13 @@ static action centre(app *a, int key)
     (void)key;
     int y, x, wd;
     ensure_layout(a);
-    if (graph_view_find(&a->gv, a->sel, &y, &x, &wd) == 0) {
-        a->gpan_y = y - (a->frame_h - 6) / 2;
-        a->gpan_x = x + wd / 2 - a->frame_w / 2;
-        if (a->gpan_y < 0) a->gpan_y = 0;
-        if (a->gpan_x < 0) a->gpan_x = 0;
+    if (graph_view_find(&graph_of(a)->gv, a->sel, &y, &x, &wd) == 0) {
+        graph_of(a)->pan_y = y - (a->frame_h - 6) / 2;
+        graph_of(a)->pan_x = x + wd / 2 - a->frame_w / 2;
+        if (graph_of(a)->pan_y < 0) graph_of(a)->pan_y = 0;
+        if (graph_of(a)->pan_x < 0) graph_of(a)->pan_x = 0;
     }
-    a->gfollow = 0;
+    graph_of(a)->follow = 0;
     return ACT_REDRAW;
 }
 
@@ -179,12 +180,46 @@ static const keybind graph_keys[] = {
     {{0}, NULL, NULL, NULL},
 };
 
-static void enter_graph(app *a) { a->gfollow = 1; }
+static void enter_graph(app *a) { graph_of(a)->follow = 1; }
+
+static void *graph_new(app *a)
+{
+    (void)a;
+    graph_state *gs = lw_calloc(1, sizeof *gs);
+    gs->follow = 1;
+    return gs;
+}
+
+static void graph_free(app *a, void *st)
+{
+    (void)a;
+    graph_state *gs = st;
+    graph_view_free(&gs->gv);
+    free(gs);
+}
+
+static void graph_invalidate(app *a, int settings)
+{
+    (void)settings;
+    graph_of(a)->gv.valid = 0;
+}
+
+static int graph_export_view(const app *a, int *step)
+{
+    (void)a;
+    *step = -1;
+    return VIEW_GRAPH;
+}
 
 const screen_ops screen_graph_ops = {
-    "Graph",
-    "arrows/hjkl:pan [/]:layer c:centre Enter:why-not +/-:GPUs s:sync e:export",
-    draw_graph,
-    graph_keys,
-    enter_graph,
+    .tab = "Graph",
+    .title = "Graph (2)",
+    .hints = "arrows/hjkl:pan [/]:layer c:centre Enter:why-not +/-:GPUs s:sync e:export",
+    .draw = draw_graph,
+    .keys = graph_keys,
+    .enter = enter_graph,
+    .state_new = graph_new,
+    .state_free = graph_free,
+    .invalidate = graph_invalidate,
+    .export_view = graph_export_view,
 };

@@ -5,6 +5,7 @@
  */
 #include "draw.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct line {
@@ -15,12 +16,6 @@ typedef struct line {
 
 #define MAX_LINES 256
 
-static const char *const section_name[SCR__COUNT] = {
-    [SCR_TABLE] = "Strategy table (1)", [SCR_GRAPH] = "Graph (2)",     [SCR_STEPS] = "Elimination stepper (3)",
-    [SCR_SCALE] = "Scaling (4)",        [SCR_CLUSTER] = "Cluster (5)", [SCR_WHYNOT] = "Why not? (w or Enter on a layer)",
-    [SCR_HELP] = "Help (?)",            [SCR_TIMELINE] = "Timeline (6)",
-};
-
 static int collect(line *out)
 {
     int n = 0;
@@ -30,7 +25,7 @@ static int collect(line *out)
         const keybind *t = app_screens[s]->keys;
         if (!t || !t->fn) continue;
         out[n++] = (line){ST_NORMAL, NULL, ""};
-        out[n++] = (line){ST_BOLD, NULL, section_name[s]};
+        out[n++] = (line){ST_BOLD, NULL, app_screens[s]->title};
         for (const keybind *b = t; b->fn && n < MAX_LINES; b++) out[n++] = (line){ST_NORMAL, b->label, b->help};
     }
     static const char *const notes[] = {
@@ -52,11 +47,11 @@ static void draw_help(app *a, WINDOW *w, rect r)
 {
     line lines[MAX_LINES];
     int n = collect(lines);
-    if (a->help_top > n - r.h) a->help_top = n - r.h;
-    if (a->help_top < 0) a->help_top = 0;
+    list_cursor *c = &help_of(a)->cur;
+    list_fit(c, n, r.h, 0);
     int kw = 20;
-    for (int i = 0; i < r.h && a->help_top + i < n; i++) {
-        const line *l = &lines[a->help_top + i];
+    for (int i = 0; i < r.h && c->top + i < n; i++) {
+        const line *l = &lines[c->top + i];
         int y = r.y + i;
         if (l->key) {
             ui_put(w, y, r.x + 2, kw, ST_HINT_KEY, l->key);
@@ -67,42 +62,41 @@ static void draw_help(app *a, WINDOW *w, rect r)
     }
     if (n > r.h) {
         char b[48];
-        snprintf(b, sizeof b, " %d-%d of %d ", a->help_top + 1, a->help_top + r.h < n ? a->help_top + r.h : n, n);
+        snprintf(b, sizeof b, " %d-%d of %d ", c->top + 1, c->top + r.h < n ? c->top + r.h : n, n);
         ui_put_right(w, r.y, r.x, r.w, ST_DIM, b);
     }
 }
 
 static action k_scroll(app *a, int key)
 {
-    int page = a->frame_h > 6 ? a->frame_h - 6 : 5;
-    switch (key) {
-    case KEY_UP:
-    case 'k': a->help_top--; break;
-    case KEY_DOWN:
-    case 'j': a->help_top++; break;
-    case KEY_PPAGE: a->help_top -= page; break;
-    case KEY_NPAGE:
-    case ' ': a->help_top += page; break;
-    case KEY_HOME: a->help_top = 0; break;
-    case KEY_END: a->help_top = MAX_LINES; break;
-    default: break;
-    }
-    if (a->help_top < 0) a->help_top = 0;
+    list_key(&help_of(a)->cur, key, MAX_LINES, 0, 0);
+    return ACT_REDRAW;
+}
+
+static action k_close(app *a, int key)
+{
+    (void)key;
+    app_close_overlay(a);
     return ACT_REDRAW;
 }
 
 static const keybind help_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "scroll", k_scroll},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / top / bottom", k_scroll},
+    {{'?', KEY_F(1)}, "? F1", "close help (as Esc does)", k_close},
     {{0}, NULL, NULL, NULL},
 };
 
-static void enter_help(app *a) { a->help_top = 0; }
+static void enter_help(app *a) { help_of(a)->cur.top = 0; }
 
 const screen_ops screen_help_ops = {
-    NULL,
-    "Up/Dn:scroll PgUp/PgDn:page Esc/?:close",
-    draw_help,
-    help_keys,
-    enter_help,
+    .tab = NULL,
+    .title = "Help (?)",
+    .hints = "Up/Dn:scroll PgUp/PgDn:page Esc/?:close",
+    .draw = draw_help,
+    .keys = help_keys,
+    .enter = enter_help,
+    .overlay = " help ",
+    .without_strategy = 1,
+    .state_size = sizeof(help_state),
 };

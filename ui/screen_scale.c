@@ -34,27 +34,16 @@ static void compute_row(const plan *p, scale_row *row, lw_error *err)
     }
     for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = NAN;
     if (!m) return;
-    int *ci = lw_calloc((size_t)m->n_layers, sizeof(int));
-    for (int s = 0; s < 4; s++) {
-        if (s < 3) {
-            strategy_baseline(m, (baseline_kind)s, ci);
-        } else {
-            cost_graph *g = cost_model_graph(m);
-            search_result *r = search_run(g, NULL, NULL);
-            int ok = r != NULL;
-            if (r) memcpy(ci, r->config, sizeof(int) * (size_t)m->n_layers);
-            search_result_free(r);
-            cg_free(g);
-            if (!ok) continue;
+    strategy_eval ev[STRATEGY_COMPARED];
+    int searched = strategy_evaluate_compared(m, NULL, ev, NULL) == 0;
+    for (int s = 0; s < STRATEGY_COMPARED; s++) {
+        if (s < STRATEGY_COMPARED - 1 || searched) {
+            row->ips[s] = ev[s].images_per_s;
+            row->bytes[s] = ev[s].bytes_per_step;
+            row->total_ms[s] = ev[s].total_ms;
         }
-        strategy_eval ev;
-        strategy_evaluate(m, ci, &ev);
-        row->ips[s] = ev.images_per_s;
-        row->bytes[s] = ev.bytes_per_step;
-        row->total_ms[s] = ev.total_ms;
-        strategy_eval_free(&ev);
+        strategy_eval_free(&ev[s]);
     }
-    free(ci);
     cost_model_free(own);
 }
 
@@ -63,10 +52,10 @@ static void compute_row(const plan *p, scale_row *row, lw_error *err)
  * no atexit handler may touch the terminal from here. */
 static void worker(app *a, int fd)
 {
-    for (int i = 0; i < a->scale_n; i++) {
+    for (int i = 0; i < scale_of(a)->n; i++) {
         lw_error err = {0};
-        compute_row(a->p, &a->scale[i], &err);
-        const unsigned char *b = (const unsigned char *)&a->scale[i];
+        compute_row(a->p, &scale_of(a)->rows[i], &err);
+        const unsigned char *b = (const unsigned char *)&scale_of(a)->rows[i];
         size_t left = sizeof(scale_row);
         while (left) {
             ssize_t k = write(fd, b, left);
@@ -81,21 +70,21 @@ static void worker(app *a, int fd)
 
 void scale_start(app *a)
 {
-    if (a->scale) return;
+    if (scale_of(a)->rows) return;
     int total = cluster_gpus(a->p->cl);
     int n = 0;
     for (int g = 1; g <= total; g *= 2) n++;
     int pow2 = (total & (total - 1)) == 0;
     if (!pow2) n++;
-    a->scale = lw_calloc((size_t)n, sizeof(scale_row));
+    scale_of(a)->rows = lw_calloc((size_t)n, sizeof(scale_row));
     int k = 0;
-    for (int g = 1; g <= total; g *= 2) a->scale[k++].gpus = g;
-    if (!pow2) a->scale[k++].gpus = total;
-    a->scale_n = n;
-    a->scale_done = 0;
-    a->scale_valid = 0;
-    a->scale_buf_len = 0;
-    if (!a->scale_async || !a->p->cm) return;
+    for (int g = 1; g <= total; g *= 2) scale_of(a)->rows[k++].gpus = g;
+    if (!pow2) scale_of(a)->rows[k++].gpus = total;
+    scale_of(a)->n = n;
+    scale_of(a)->done = 0;
+    scale_of(a)->valid = 0;
+    scale_of(a)->buf_len = 0;
+    if (!a->workers || !a->p->cm) return;
     int fds[2];
     if (pipe(fds) != 0) return; /* no worker: compute in-process */
     fflush(NULL);
@@ -111,41 +100,52 @@ void scale_start(app *a)
     }
     close(fds[1]);
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-    a->scale_pid = (int)pid;
-    a->scale_fd = fds[0];
+    scale_of(a)->pid = (int)pid;
+    scale_of(a)->fd = fds[0];
+}
+
+/* Drops the rows (and stops their worker): recomputed when next wanted. */
+static void scale_drop(app *a)
+{
+    scale_state *ss = scale_of(a);
+    scale_stop(a);
+    free(ss->rows);
+    ss->rows = NULL;
+    ss->n = ss->done = 0;
+    ss->valid = 0;
 }
 
 void scale_stop(app *a)
 {
-    if (a->scale_pid > 0) {
-        kill((pid_t)a->scale_pid, SIGKILL);
-        while (waitpid((pid_t)a->scale_pid, NULL, 0) < 0 && errno == EINTR) {
+    if (scale_of(a)->pid > 0) {
+        kill((pid_t)scale_of(a)->pid, SIGKILL);
+        while (waitpid((pid_t)scale_of(a)->pid, NULL, 0) < 0 && errno == EINTR) {
         }
     }
-    if (a->scale_fd >= 0) close(a->scale_fd);
-    a->scale_pid = 0;
-    a->scale_fd = -1;
-    a->scale_buf_len = 0;
+    if (scale_of(a)->fd >= 0) close(scale_of(a)->fd);
+    scale_of(a)->pid = 0;
+    scale_of(a)->fd = -1;
+    scale_of(a)->buf_len = 0;
 }
 
 /* Takes the rows the worker has written so far. */
 static void receive(app *a)
 {
     for (;;) {
-        ssize_t k = read(a->scale_fd, a->scale_buf + a->scale_buf_len, sizeof(scale_row) - (size_t)a->scale_buf_len);
+        ssize_t k = read(scale_of(a)->fd, scale_of(a)->buf + scale_of(a)->buf_len, sizeof(scale_row) - (size_t)scale_of(a)->buf_len);
         if (k > 0) {
-            a->scale_buf_len += (int)k;
-            if (a->scale_buf_len == (int)sizeof(scale_row)) {
-                if (a->scale_done < a->scale_n) memcpy(&a->scale[a->scale_done++], a->scale_buf, sizeof(scale_row));
-                a->scale_buf_len = 0;
-                if (a->scale_done == a->scale_n) {
+            scale_of(a)->buf_len += (int)k;
+            if (scale_of(a)->buf_len == (int)sizeof(scale_row)) {
+                if (scale_of(a)->done < scale_of(a)->n) memcpy(&scale_of(a)->rows[scale_of(a)->done++], scale_of(a)->buf, sizeof(scale_row));
+                scale_of(a)->buf_len = 0;
+                if (scale_of(a)->done == scale_of(a)->n) {
                     /* the last row: the worker is exiting now; reap it here, since
                      * nothing polls the pipe once every row is in */
-                    while (waitpid((pid_t)a->scale_pid, NULL, 0) < 0 && errno == EINTR) {
+                    while (waitpid((pid_t)scale_of(a)->pid, NULL, 0) < 0 && errno == EINTR) {
                     }
-                    close(a->scale_fd);
-                    a->scale_pid = 0;
-                    a->scale_fd = -1;
+                    close(scale_of(a)->fd);
+                    scale_of(a)->pid = 0;
+                    scale_of(a)->fd = -1;
                     return;
                 }
             }
@@ -155,17 +155,17 @@ static void receive(app *a)
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
         /* end of the pipe: the worker is done (or died) */
         int st = 0;
-        while (waitpid((pid_t)a->scale_pid, &st, 0) < 0 && errno == EINTR) {
+        while (waitpid((pid_t)scale_of(a)->pid, &st, 0) < 0 && errno == EINTR) {
         }
-        close(a->scale_fd);
-        a->scale_pid = 0;
-        a->scale_fd = -1;
-        if (a->scale_done < a->scale_n) {
-            app_set_status(a, 1, "scaling: the worker stopped after %d of %d GPU counts (status %d)", a->scale_done,
-                           a->scale_n, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-            for (int i = a->scale_done; i < a->scale_n; i++)
-                for (int s = 0; s < 4; s++) a->scale[i].ips[s] = a->scale[i].bytes[s] = a->scale[i].total_ms[s] = NAN;
-            a->scale_done = a->scale_n;
+        close(scale_of(a)->fd);
+        scale_of(a)->pid = 0;
+        scale_of(a)->fd = -1;
+        if (scale_of(a)->done < scale_of(a)->n) {
+            app_set_status(a, 1, "scaling: the worker stopped after %d of %d GPU counts (status %d)", scale_of(a)->done,
+                           scale_of(a)->n, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+            for (int i = scale_of(a)->done; i < scale_of(a)->n; i++)
+                for (int s = 0; s < 4; s++) scale_of(a)->rows[i].ips[s] = scale_of(a)->rows[i].bytes[s] = scale_of(a)->rows[i].total_ms[s] = NAN;
+            scale_of(a)->done = scale_of(a)->n;
         }
         return;
     }
@@ -173,19 +173,19 @@ static void receive(app *a)
 
 int scale_step(app *a)
 {
-    if (!a->scale) scale_start(a);
-    if (a->scale_done >= a->scale_n) return 0;
-    if (a->scale_pid > 0) {
+    if (!scale_of(a)->rows) scale_start(a);
+    if (scale_of(a)->done >= scale_of(a)->n) return 0;
+    if (scale_of(a)->pid > 0) {
         receive(a);
     } else {
         lw_error err = {0};
-        scale_row *row = &a->scale[a->scale_done];
+        scale_row *row = &scale_of(a)->rows[scale_of(a)->done];
         compute_row(a->p, row, &err);
         if (err.msg[0]) app_set_status(a, 1, "scaling at %d GPUs: %s", row->gpus, err.msg);
-        a->scale_done++;
+        scale_of(a)->done++;
     }
-    if (a->scale_done == a->scale_n) a->scale_valid = 1;
-    return a->scale_done < a->scale_n;
+    if (scale_of(a)->done == scale_of(a)->n) scale_of(a)->valid = 1;
+    return scale_of(a)->done < scale_of(a)->n;
 }
 
 static double metric(const scale_row *r, int m, int s) { return m == 0 ? r->ips[s] : r->bytes[s]; }
@@ -244,9 +244,9 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     int ph = r.h - 4; /* title, letters, GPU counts, legend */
     if (ph < 2) return;
     double mx = 0, mn = INFINITY;
-    for (int i = 0; i < a->scale_done; i++)
+    for (int i = 0; i < scale_of(a)->done; i++)
         for (int s = 0; s < 4; s++) {
-            double v = metric(&a->scale[i], m, s);
+            double v = metric(&scale_of(a)->rows[i], m, s);
             if (!isfinite(v)) continue;
             if (v > mx) mx = v;
             if (v > 0 && v < mn) mn = v;
@@ -266,7 +266,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     }
     for (int y = top_y; y < base_y; y++) ui_put(w, y, r.x + axis_w - 1, 1, ST_DIM, G->box[LINE_UP | LINE_DOWN]);
     int pw = r.w - axis_w;
-    int groups = a->scale_n;
+    int groups = scale_of(a)->n;
     int gw = groups ? pw / groups : pw;
     int bw = (gw - 3) / 4 - 1;
     if (bw > 3) bw = 3;
@@ -275,7 +275,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     int content = 4 * bw + 3 * gap;
     for (int i = 0; i < groups; i++) {
         int gx = r.x + axis_w + i * gw + (gw - content) / 2;
-        const scale_row *row = &a->scale[i];
+        const scale_row *row = &scale_of(a)->rows[i];
         int cur = row->gpus == p->gpus;
         char lab[32];
         snprintf(lab, sizeof lab, "%d GPU%s", row->gpus, row->gpus == 1 ? "" : "s");
@@ -285,7 +285,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
             int bx = gx + s * (bw + gap);
             char let[2] = {series_letter[s], 0};
             for (int k = 0; k < bw; k++) ui_put(w, base_y, bx + k, 1, ST_SERIES0 + s, k == (bw - 1) / 2 ? let : " ");
-            if (i >= a->scale_done) {
+            if (i >= scale_of(a)->done) {
                 ui_put(w, base_y - 1, bx, 1, ST_DIM, G->dot);
                 continue;
             }
@@ -312,29 +312,29 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
 {
     int lw = 13, cw = 9;
     int fit = (r.w - lw - 10) / cw;
-    int first = a->scale_n > fit ? a->scale_n - fit : 0; /* the largest counts matter most */
+    int first = scale_of(a)->n > fit ? scale_of(a)->n - fit : 0; /* the largest counts matter most */
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     ui_put(w, r.y, r.x, lw, ST_HEADER, m == 0 ? "images/s" : "bytes/step");
-    for (int i = first; i < a->scale_n; i++) {
+    for (int i = first; i < scale_of(a)->n; i++) {
         char b[32];
-        snprintf(b, sizeof b, "%d", a->scale[i].gpus);
+        snprintf(b, sizeof b, "%d", scale_of(a)->rows[i].gpus);
         ui_put_right(w, r.y, r.x + lw + (i - first) * cw, cw, ST_HEADER, b);
     }
-    int sx = r.x + lw + (a->scale_n - first) * cw;
+    int sx = r.x + lw + (scale_of(a)->n - first) * cw;
     if (m == 0) ui_put_right(w, r.y, sx, 10, ST_HEADER, "speed-up");
     for (int s = 0; s < 4 && s + 1 < r.h; s++) {
         int y = r.y + 1 + s;
         ui_putf(w, y, r.x, lw, ST_SERIES0 + s, "%c %s", series_letter[s], series_name[s]);
-        for (int i = first; i < a->scale_n; i++) {
+        for (int i = first; i < scale_of(a)->n; i++) {
             char b[32];
-            if (i >= a->scale_done) snprintf(b, sizeof b, "%s", G->ellipsis);
-            else if (m == 0) snprintf(b, sizeof b, "%.1f", a->scale[i].ips[s]);
-            else compact(a->scale[i].bytes[s], 1, b, sizeof b);
+            if (i >= scale_of(a)->done) snprintf(b, sizeof b, "%s", G->ellipsis);
+            else if (m == 0) snprintf(b, sizeof b, "%.1f", scale_of(a)->rows[i].ips[s]);
+            else compact(scale_of(a)->rows[i].bytes[s], 1, b, sizeof b);
             ui_put_right(w, y, r.x + lw + (i - first) * cw, cw, s == 3 ? ST_BOLD : ST_NORMAL, b);
         }
-        if (m == 0 && a->scale_done == a->scale_n && a->scale_n > 0 && a->scale[0].ips[s] > 0) {
+        if (m == 0 && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && scale_of(a)->rows[0].ips[s] > 0) {
             char b[32];
-            snprintf(b, sizeof b, "%.1fx", a->scale[a->scale_n - 1].ips[s] / a->scale[0].ips[s]);
+            snprintf(b, sizeof b, "%.1fx", scale_of(a)->rows[scale_of(a)->n - 1].ips[s] / scale_of(a)->rows[0].ips[s]);
             ui_put_right(w, y, sx, 10, s == 3 ? ST_GOOD : ST_NORMAL, b);
         }
     }
@@ -342,14 +342,14 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
 
 static void draw_scale(app *a, WINDOW *w, rect r)
 {
-    if (!a->scale) scale_start(a);
+    if (!scale_of(a)->rows) scale_start(a);
     const plan *p = a->p;
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", p->net->name, p->cl->name, G->dot,
                     app_batch_per_gpu(a), G->dot, sync_scheme_name(p->cl->sync));
-    if (a->scale_done < a->scale_n)
+    if (scale_of(a)->done < scale_of(a)->n)
         ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
-                a->scale_done, a->scale_n);
+                scale_of(a)->done, scale_of(a)->n);
     rect body = {r.y + 1, r.x, r.h - 1, r.w};
     int table_h = 5;
     int both_tall = body.h >= 2 * (table_h + 12);
@@ -369,22 +369,22 @@ static void draw_scale(app *a, WINDOW *w, rect r)
         }
     } else {
         rect c = {body.y, body.x, body.h - table_h - 1, body.w};
-        chart(a, w, c, a->scale_metric);
-        numbers(a, w, (rect){body.y + c.h + 1, body.x, table_h, body.w}, a->scale_metric);
+        chart(a, w, c, scale_of(a)->metric);
+        numbers(a, w, (rect){body.y + c.h + 1, body.x, table_h, body.w}, scale_of(a)->metric);
     }
 }
 
 static action toggle_metric(app *a, int key)
 {
     (void)key;
-    a->scale_metric = !a->scale_metric;
+    scale_of(a)->metric = !scale_of(a)->metric;
     return ACT_REDRAW;
 }
 
 static action recompute(app *a, int key)
 {
     (void)key;
-    app_invalidate_scale(a);
+    scale_drop(a);
     scale_start(a);
     return ACT_REDRAW;
 }
@@ -397,13 +397,61 @@ static const keybind scale_keys[] = {
 
 static void enter_scale(app *a)
 {
-    if (!a->scale) scale_start(a);
+    if (!scale_of(a)->rows) scale_start(a);
+}
+
+static void *scale_new(app *a)
+{
+    (void)a;
+    scale_state *ss = lw_calloc(1, sizeof *ss);
+    ss->fd = -1;
+    return ss;
+}
+
+static void scale_free(app *a, void *st)
+{
+    scale_stop(a);
+    free(((scale_state *)st)->rows);
+    free(st);
+}
+
+/* The rows depend on the settings and the cluster, not on the optimum. */
+static void scale_invalidate(app *a, int settings)
+{
+    if (settings) scale_drop(a);
+}
+
+static int scale_busy(const app *a)
+{
+    return !scale_of(a)->rows || scale_of(a)->done < scale_of(a)->n;
+}
+
+static int scale_waiting(const app *a)
+{
+    return scale_of(a)->pid > 0;
+}
+
+static int scale_idle(app *a, double budget_s)
+{
+    double t0 = lw_now();
+    if (!scale_of(a)->rows) scale_start(a);
+    if (scale_of(a)->pid > 0) return scale_step(a); /* take what the worker sent */
+    while (scale_step(a))
+        if (lw_now() - t0 >= budget_s) return 1;
+    return 0;
 }
 
 const screen_ops screen_scale_ops = {
-    "Scale",
-    "m:images/s<->bytes r:recompute +/-:GPUs </>:batch s:sync e:export",
-    draw_scale,
-    scale_keys,
-    enter_scale,
+    .tab = "Scale",
+    .title = "Scaling (4)",
+    .hints = "m:images/s<->bytes r:recompute +/-:GPUs </>:batch s:sync e:export",
+    .draw = draw_scale,
+    .keys = scale_keys,
+    .enter = enter_scale,
+    .state_new = scale_new,
+    .state_free = scale_free,
+    .invalidate = scale_invalidate,
+    .idle = scale_idle,
+    .busy = scale_busy,
+    .waiting = scale_waiting,
 };

@@ -8,6 +8,7 @@
  * their argmin configs. The right half draws the graph that remains.
  */
 #include "draw.h"
+#include "export_dot.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -20,23 +21,10 @@ static int n_positions(const app *a)
     return r->n_steps + 2 + r->n_undo;
 }
 
-/* Endpoints of an edge id of the search (original or created). */
-static void edge_ends(const app *a, int e, int *from, int *to)
-{
-    const search_result *r = a->p->sr;
-    if (e < r->n_edges_original) {
-        *from = a->p->cm->e_from[e];
-        *to = a->p->cm->e_to[e];
-    } else {
-        *from = r->steps[e - r->n_edges_original].from;
-        *to = r->steps[e - r->n_edges_original].to;
-    }
-}
-
 /* The reduced graph after gs steps. */
 static void ensure_graph(app *a, int gs)
 {
-    if (a->sv_step == gs && a->sv.valid) return;
+    if (steps_of(a)->sv_step == gs && steps_of(a)->sv.valid) return;
     const search_result *r = a->p->sr;
     int nn = r->n_nodes, ne = r->n_edges_original + r->n_steps;
     unsigned char *an = lw_calloc((size_t)nn + 1, 1), *ae = lw_calloc((size_t)ne + 1, 1);
@@ -55,14 +43,14 @@ static void ensure_graph(app *a, int gs)
     for (int e = 0; e < ne; e++) {
         if (!ae[e]) continue;
         int f, t;
-        edge_ends(a, e, &f, &t);
+        search_edge_ends(a->p->cg, r, e, &f, &t, NULL);
         if (pos[f] < 0 || pos[t] < 0) continue;
         from[m] = pos[f];
         to[m] = pos[t];
         m++;
     }
-    graph_view_build(&a->sv, a->p, n, ids, m, from, to);
-    a->sv_step = gs;
+    graph_view_build(&steps_of(a)->sv, a->p, n, ids, m, from, to);
+    steps_of(a)->sv_step = gs;
     free(an);
     free(ae);
     free(ids);
@@ -84,7 +72,7 @@ static const char *lname(const app *a, int li) { return a->p->net->layers[li].na
 static int undo_assigned(const app *a, int li)
 {
     const search_result *r = a->p->sr;
-    int j = a->step - (r->n_steps + 1);
+    int j = steps_of(a)->step - (r->n_steps + 1);
     for (int i = 0; i < r->n_left; i++)
         if (r->left[i] == li) return 1;
     for (int i = 0; i < j && i < r->n_undo; i++)
@@ -95,7 +83,7 @@ static int undo_assigned(const app *a, int li)
 static const char *label_step(const app *a, int id, char *buf, size_t n)
 {
     const search_result *r = a->p->sr;
-    if (a->step > r->n_steps) {
+    if (steps_of(a)->step > r->n_steps) {
         if (undo_assigned(a, id)) return cfg_name(a, id, r->config[id], buf, n);
         snprintf(buf, n, "?");
         return buf;
@@ -107,7 +95,7 @@ static const char *label_step(const app *a, int id, char *buf, size_t n)
 static int style_step(const app *a, int id)
 {
     const search_result *r = a->p->sr;
-    int k = a->step;
+    int k = steps_of(a)->step;
     if (k > r->n_steps) {
         int j = k - (r->n_steps + 1);
         if (j >= 1 && j <= r->n_undo && r->undo_node[j - 1] == id) return ST_NODE_HI;
@@ -149,7 +137,7 @@ static void para(panel *pn, int st, const char *fmt, ...)
 static void next_line(app *a, panel *pn)
 {
     const search_result *r = a->p->sr;
-    int k = a->step;
+    int k = steps_of(a)->step;
     if (k < r->n_steps) {
         const elim_step *nx = &r->steps[k];
         if (nx->kind == ELIM_NODE)
@@ -209,10 +197,9 @@ static void table_summary(app *a, panel *pn, const elim_step *s)
     pn->y++;
     int rows = pn->r.y + pn->r.h - pn->y;
     if (nf > rows) rows--; /* the last row says which rows these are */
-    if (a->step_row_top > nf - rows) a->step_row_top = nf - rows > 0 ? nf - rows : 0;
-    if (a->step_row_top < 0) a->step_row_top = 0;
-    for (int q = 0; q < rows && a->step_row_top + q < nf; q++) {
-        int i = a->step_row_top + q;
+    list_fit(&steps_of(a)->rows, nf, rows, 0);
+    for (int q = 0; q < rows && steps_of(a)->rows.top + q < nf; q++) {
+        int i = steps_of(a)->rows.top + q;
         double mn = INFINITY;
         int mk = 0;
         for (int k = 0; k < nt; k++)
@@ -237,8 +224,8 @@ static void table_summary(app *a, panel *pn, const elim_step *s)
     }
     if (nf > rows && rows > 0) {
         char more[64];
-        snprintf(more, sizeof more, "rows %d-%d of %d (PgUp/PgDn)", a->step_row_top + 1,
-                 a->step_row_top + rows < nf ? a->step_row_top + rows : nf, nf);
+        snprintf(more, sizeof more, "rows %d-%d of %d (PgUp/PgDn)", steps_of(a)->rows.top + 1,
+                 steps_of(a)->rows.top + rows < nf ? steps_of(a)->rows.top + rows : nf, nf);
         ui_put(pn->w, pn->y, pn->r.x, pn->r.w, ST_DIM, more);
     }
 }
@@ -261,9 +248,9 @@ static void text_start(app *a, panel *pn)
 static void text_elimination(app *a, panel *pn)
 {
     const search_result *r = a->p->sr;
-    const elim_step *s = &r->steps[a->step - 1];
+    const elim_step *s = &r->steps[steps_of(a)->step - 1];
     if (s->kind == ELIM_NODE) {
-        para(pn, ST_BOLD, "Step %d/%d %s node elimination (Eq. 2)", a->step, r->n_steps, G->dot);
+        para(pn, ST_BOLD, "Step %d/%d %s node elimination (Eq. 2)", steps_of(a)->step, r->n_steps, G->dot);
         para(pn, ST_NORMAL,
              "%s has one in-edge e%d (from %s) and one out-edge e%d (to %s), so it goes: the new edge e%d %s %s %s "
              "gets, for each config pair of its ends, the cheapest config of %s: t_c + t_s of %s plus t_x of both "
@@ -272,7 +259,7 @@ static void text_elimination(app *a, panel *pn)
              G->arrow_right, lname(a, s->to), lname(a, s->node), lname(a, s->node),
              a->p->cm->n_configs[s->node]);
     } else {
-        para(pn, ST_BOLD, "Step %d/%d %s edge elimination (Eq. 3)", a->step, r->n_steps, G->dot);
+        para(pn, ST_BOLD, "Step %d/%d %s edge elimination (Eq. 3)", steps_of(a)->step, r->n_steps, G->dot);
         para(pn, ST_NORMAL,
              "Edges e%d and e%d both join %s %s %s, so they merge: the new edge e%d's table is the sum of their "
              "tables, entry by entry.",
@@ -314,7 +301,7 @@ static void text_final(app *a, panel *pn)
 static void text_undo(app *a, panel *pn)
 {
     const search_result *r = a->p->sr;
-    int j = a->step - (r->n_steps + 1);
+    int j = steps_of(a)->step - (r->n_steps + 1);
     int v = r->undo_node[j - 1];
     int si = -1;
     for (int s = 0; s < r->n_steps; s++)
@@ -349,57 +336,57 @@ static void draw_steps(app *a, WINDOW *w, rect r)
 {
     const search_result *sr = a->p->sr;
     int last = n_positions(a) - 1;
-    if (a->step > last) a->step = last;
-    if (a->step < 0) a->step = 0;
-    int gs = a->step <= sr->n_steps ? a->step : a->step == sr->n_steps + 1 ? sr->n_steps : 0;
+    if (steps_of(a)->step > last) steps_of(a)->step = last;
+    if (steps_of(a)->step < 0) steps_of(a)->step = 0;
+    int gs = steps_of(a)->step <= sr->n_steps ? steps_of(a)->step : steps_of(a)->step == sr->n_steps + 1 ? sr->n_steps : 0;
     ensure_graph(a, gs);
 
     int tw = r.w >= 120 ? 60 : r.w / 2 + 4;
     /* header: where we are */
-    const char *phase = a->step == 0 ? "start" : a->step <= sr->n_steps ? "eliminations" : a->step == sr->n_steps + 1 ? "final step" : "undo";
+    const char *phase = steps_of(a)->step == 0 ? "start" : steps_of(a)->step <= sr->n_steps ? "eliminations" : steps_of(a)->step == sr->n_steps + 1 ? "final step" : "undo";
     char head[96];
-    snprintf(head, sizeof head, " position %d/%d %s %s ", a->step, last, G->dot, phase);
+    snprintf(head, sizeof head, " position %d/%d %s %s ", steps_of(a)->step, last, G->dot, phase);
     int hw = ui_width(head) < 34 ? 34 : ui_width(head);
     ui_fill(w, r.y, r.x, hw, ST_HEADER);
     ui_put(w, r.y, r.x, hw, ST_HEADER, head);
     /* a progress bar of the walk through the algorithm */
-    if (r.w - hw - 2 > 10) ui_progress(w, r.y, r.x + hw + 1, r.w - hw - 2, last > 0 ? (double)a->step / last : 1);
+    if (r.w - hw - 2 > 10) ui_progress(w, r.y, r.x + hw + 1, r.w - hw - 2, last > 0 ? (double)steps_of(a)->step / last : 1);
 
     panel pn = {w, {r.y + 1, r.x, r.h - 1, tw}, r.y + 1};
-    if (a->step == 0) text_start(a, &pn);
-    else if (a->step <= sr->n_steps) text_elimination(a, &pn);
-    else if (a->step == sr->n_steps + 1) text_final(a, &pn);
+    if (steps_of(a)->step == 0) text_start(a, &pn);
+    else if (steps_of(a)->step <= sr->n_steps) text_elimination(a, &pn);
+    else if (steps_of(a)->step == sr->n_steps + 1) text_final(a, &pn);
     else text_undo(a, &pn);
 
     /* the graph that remains */
     rect gr = {r.y + 1, r.x + tw + 1, r.h - 1, r.w - tw - 1};
     for (int y = gr.y; y < gr.y + gr.h; y++) ui_put(w, y, gr.x - 1, 1, ST_DIM, G->box[LINE_UP | LINE_DOWN]);
-    int nodes = a->sv.n_ids, edges = a->sv.lay ? a->sv.lay->n_segs : 0;
+    int nodes = steps_of(a)->sv.n_ids, edges = steps_of(a)->sv.lay ? steps_of(a)->sv.lay->n_segs : 0;
     (void)edges;
     ui_putf(w, gr.y, gr.x + 1, gr.w - 1, ST_DIM, "%s: %d node%s",
-            a->step > sr->n_steps + 1 ? "the undo over the graph" : "graph left", nodes, nodes == 1 ? "" : "s");
+            steps_of(a)->step > sr->n_steps + 1 ? "the undo over the graph" : "graph left", nodes, nodes == 1 ? "" : "s");
     rect view = {gr.y + 1, gr.x + 1, gr.h - 1, gr.w - 1};
     graph_paint gp = {label_step, style_step, -1, -1};
-    if (a->step >= 1 && a->step <= sr->n_steps) {
-        gp.hi_from = sr->steps[a->step - 1].from;
-        gp.hi_to = sr->steps[a->step - 1].to;
+    if (steps_of(a)->step >= 1 && steps_of(a)->step <= sr->n_steps) {
+        gp.hi_from = sr->steps[steps_of(a)->step - 1].from;
+        gp.hi_to = sr->steps[steps_of(a)->step - 1].to;
     }
     /* keep the step's action in view: the highlighted or next node */
     int focus = -1;
-    if (a->step >= 1 && a->step <= sr->n_steps) focus = sr->steps[a->step - 1].to;
-    else if (a->step == 0 && sr->n_steps > 0 && sr->steps[0].kind == ELIM_NODE) focus = sr->steps[0].node;
-    else if (a->step > sr->n_steps + 1) focus = sr->undo_node[a->step - sr->n_steps - 2];
+    if (steps_of(a)->step >= 1 && steps_of(a)->step <= sr->n_steps) focus = sr->steps[steps_of(a)->step - 1].to;
+    else if (steps_of(a)->step == 0 && sr->n_steps > 0 && sr->steps[0].kind == ELIM_NODE) focus = sr->steps[0].node;
+    else if (steps_of(a)->step > sr->n_steps + 1) focus = sr->undo_node[steps_of(a)->step - sr->n_steps - 2];
     int fy, fx, fw;
-    if (a->gfollow && focus >= 0 && graph_view_find(&a->sv, focus, &fy, &fx, &fw) == 0) {
-        if (fy < a->span_y || fy + 3 > a->span_y + view.h) a->span_y = fy - view.h / 2;
-        if (fx < a->span_x || fx + fw > a->span_x + view.w) a->span_x = fx + fw / 2 - view.w / 2;
+    if (steps_of(a)->follow && focus >= 0 && graph_view_find(&steps_of(a)->sv, focus, &fy, &fx, &fw) == 0) {
+        if (fy < steps_of(a)->pan_y || fy + 3 > steps_of(a)->pan_y + view.h) steps_of(a)->pan_y = fy - view.h / 2;
+        if (fx < steps_of(a)->pan_x || fx + fw > steps_of(a)->pan_x + view.w) steps_of(a)->pan_x = fx + fw / 2 - view.w / 2;
     }
-    if (a->span_y > a->sv.height - view.h) a->span_y = a->sv.height - view.h;
-    if (a->span_y < 0) a->span_y = 0;
-    if (a->span_x > a->sv.width - view.w) a->span_x = a->sv.width - view.w;
-    if (a->span_x < 0) a->span_x = 0;
-    int px = a->sv.width < view.w ? -(view.w - a->sv.width) / 2 : a->span_x;
-    graph_view_draw(a, &a->sv, &gp, w, view, a->span_y, px);
+    if (steps_of(a)->pan_y > steps_of(a)->sv.height - view.h) steps_of(a)->pan_y = steps_of(a)->sv.height - view.h;
+    if (steps_of(a)->pan_y < 0) steps_of(a)->pan_y = 0;
+    if (steps_of(a)->pan_x > steps_of(a)->sv.width - view.w) steps_of(a)->pan_x = steps_of(a)->sv.width - view.w;
+    if (steps_of(a)->pan_x < 0) steps_of(a)->pan_x = 0;
+    int px = steps_of(a)->sv.width < view.w ? -(view.w - steps_of(a)->sv.width) / 2 : steps_of(a)->pan_x;
+    graph_view_draw(a, &steps_of(a)->sv, &gp, w, view, steps_of(a)->pan_y, px);
 }
 
 /* ---- keys ------------------------------------------------------------- */
@@ -410,17 +397,17 @@ static action go(app *a, int key)
     switch (key) {
     case KEY_RIGHT:
     case 'n':
-    case ' ': a->step++; break;
+    case ' ': steps_of(a)->step++; break;
     case KEY_LEFT:
-    case 'p': a->step--; break;
-    case KEY_HOME: a->step = 0; break;
-    case KEY_END: a->step = last; break;
+    case 'p': steps_of(a)->step--; break;
+    case KEY_HOME: steps_of(a)->step = 0; break;
+    case KEY_END: steps_of(a)->step = last; break;
     default: break;
     }
-    if (a->step < 0) a->step = 0;
-    if (a->step > last) a->step = last;
-    a->step_row_top = 0;
-    a->gfollow = 1;
+    if (steps_of(a)->step < 0) steps_of(a)->step = 0;
+    if (steps_of(a)->step > last) steps_of(a)->step = last;
+    steps_of(a)->rows.top = 0;
+    steps_of(a)->follow = 1;
     return ACT_REDRAW;
 }
 
@@ -428,22 +415,22 @@ static action jump_phase(app *a, int key)
 {
     const search_result *r = a->p->sr;
     /* f: the final step; u: the end of the undo */
-    a->step = key == 'f' ? r->n_steps + 1 : n_positions(a) - 1;
-    a->step_row_top = 0;
-    a->gfollow = 1;
+    steps_of(a)->step = key == 'f' ? r->n_steps + 1 : n_positions(a) - 1;
+    steps_of(a)->rows.top = 0;
+    steps_of(a)->follow = 1;
     return ACT_REDRAW;
 }
 
 static action pan(app *a, int key)
 {
-    a->gfollow = 0;
+    steps_of(a)->follow = 0;
     switch (key) {
     case KEY_UP:
-    case 'k': a->span_y -= 3; break;
+    case 'k': steps_of(a)->pan_y -= 3; break;
     case KEY_DOWN:
-    case 'j': a->span_y += 3; break;
-    case 'h': a->span_x -= 8; break;
-    case 'l': a->span_x += 8; break;
+    case 'j': steps_of(a)->pan_y += 3; break;
+    case 'h': steps_of(a)->pan_x -= 8; break;
+    case 'l': steps_of(a)->pan_x += 8; break;
     default: break;
     }
     return ACT_REDRAW;
@@ -451,9 +438,7 @@ static action pan(app *a, int key)
 
 static action rows(app *a, int key)
 {
-    int page = a->frame_h > 16 ? a->frame_h - 16 : 4;
-    a->step_row_top += key == KEY_NPAGE ? page : -page;
-    if (a->step_row_top < 0) a->step_row_top = 0;
+    list_key(&steps_of(a)->rows, key, 0, 0, 0);
     return ACT_REDRAW;
 }
 
@@ -468,12 +453,53 @@ static const keybind steps_keys[] = {
     {{0}, NULL, NULL, NULL},
 };
 
-static void enter_steps(app *a) { a->gfollow = 1; }
+static void enter_steps(app *a) { steps_of(a)->follow = 1; }
+
+static void *steps_new(app *a)
+{
+    (void)a;
+    steps_state *ss = lw_calloc(1, sizeof *ss);
+    ss->sv_step = -1;
+    ss->follow = 1;
+    return ss;
+}
+
+static void steps_free(app *a, void *st)
+{
+    (void)a;
+    steps_state *ss = st;
+    graph_view_free(&ss->sv);
+    free(ss);
+}
+
+/* A new optimum: the reduced graph is drawn again, and the position stays
+ * within the new search's steps. */
+static void steps_invalidate(app *a, int settings)
+{
+    (void)settings;
+    steps_state *ss = steps_of(a);
+    ss->sv_step = -1;
+    int max_step = a->p->sr ? a->p->sr->n_steps + 1 + a->p->sr->n_undo : 0;
+    if (ss->step > max_step) ss->step = max_step;
+}
+
+/* The export: the reduced graph at the step shown. */
+static int steps_export_view(const app *a, int *step)
+{
+    int n = a->p->sr ? a->p->sr->n_steps : 0;
+    *step = steps_of(a)->step < n ? steps_of(a)->step : n;
+    return VIEW_REDUCED;
+}
 
 const screen_ops screen_steps_ops = {
-    "Steps",
-    "Right/n:next Left/p:back Home/End f:final u:undo-end hjkl:pan PgUp/PgDn:rows e:export",
-    draw_steps,
-    steps_keys,
-    enter_steps,
+    .tab = "Steps",
+    .title = "Elimination stepper (3)",
+    .hints = "Right/n:next Left/p:back Home/End f:final u:undo-end hjkl:pan PgUp/PgDn:rows e:export",
+    .draw = draw_steps,
+    .keys = steps_keys,
+    .enter = enter_steps,
+    .state_new = steps_new,
+    .state_free = steps_free,
+    .invalidate = steps_invalidate,
+    .export_view = steps_export_view,
 };

@@ -27,6 +27,14 @@ typedef struct col {
     int sort;     /* sort_key this column sorts by, or -1 */
 } col;
 
+/* The selected layer's row in the current sort. */
+static int row_of_sel(const app *a)
+{
+    for (int i = 0; i < a->p->net->n_layers; i++)
+        if (a->order[i] == a->sel) return i;
+    return 0;
+}
+
 static const col cols_def[C__COUNT] = {
     [C_MARK] = {"", 1, 0, 0, -1},
     [C_NAME] = {"layer", 8, 0, 0, SORT_LAYER},
@@ -227,18 +235,13 @@ static void draw_table(app *a, WINDOW *w, rect r)
 
     int rows = r.h - 5;
     if (rows < 1) rows = 1;
-    a->table_y0 = r.y + 1;
-    a->table_rows = rows;
-    int pos = 0;
-    for (int i = 0; i < n; i++)
-        if (a->order[i] == a->sel) pos = i;
-    if (pos < a->top) a->top = pos;
-    if (pos >= a->top + rows) a->top = pos - rows + 1;
-    if (a->top > n - rows) a->top = n - rows > 0 ? n - rows : 0;
-    if (a->top < 0) a->top = 0;
+    table_state *ts = table_of(a);
+    ts->y0 = r.y + 1;
+    ts->cur.sel = row_of_sel(a);
+    list_fit(&ts->cur, n, rows, 1);
 
-    for (int k = 0; k < rows && a->top + k < n; k++) {
-        int li = a->order[a->top + k];
+    for (int k = 0; k < rows && ts->cur.top + k < n; k++) {
+        int li = a->order[ts->cur.top + k];
         int y = r.y + 1 + k;
         const layer *l = &p->net->layers[li];
         const layer_eval *le = &p->best_eval.layers[li];
@@ -303,8 +306,8 @@ static void draw_table(app *a, WINDOW *w, rect r)
     }
     int x = r.x;
     x += ui_putf(w, fy + 1, x, r.w, ST_NORMAL, "%.2f ms/step %s %.1f img/s %s %s moved %s peak %s/GPU", ev->total_ms,
-                 G->dot, ev->images_per_s, G->dot, fmt_bytes(ev->bytes_per_step, b2, sizeof b2), G->dot,
-                 fmt_bytes(ev->peak_memory_bytes, b3, sizeof b3));
+                 G->dot, ev->images_per_s, G->dot, lw_format_bytes(ev->bytes_per_step, b2, sizeof b2), G->dot,
+                 lw_format_bytes(ev->peak_memory_bytes, b3, sizeof b3));
     if (a->baseline >= 0 && a->base_valid) {
         double d = ev->total_ms > 0 ? (a->base_eval.total_ms / ev->total_ms) : 0;
         ui_putf(w, fy + 1, x, r.x + r.w - x, ST_DIM, " %s %s %.2f ms (%.2fx slower)", G->dot,
@@ -321,31 +324,12 @@ static void draw_table(app *a, WINDOW *w, rect r)
 
 /* ---- keys ------------------------------------------------------------- */
 
-static int row_of_sel(const app *a)
-{
-    for (int i = 0; i < a->p->net->n_layers; i++)
-        if (a->order[i] == a->sel) return i;
-    return 0;
-}
-
 static action k_move(app *a, int key)
 {
-    int n = a->p->net->n_layers, pos = row_of_sel(a);
-    int page = a->table_rows > 1 ? a->table_rows - 1 : 10;
-    switch (key) {
-    case KEY_UP:
-    case 'k': pos--; break;
-    case KEY_DOWN:
-    case 'j': pos++; break;
-    case KEY_PPAGE: pos -= page; break;
-    case KEY_NPAGE: pos += page; break;
-    case KEY_HOME: pos = 0; break;
-    case KEY_END: pos = n - 1; break;
-    default: break;
-    }
-    if (pos < 0) pos = 0;
-    if (pos >= n) pos = n - 1;
-    a->sel = a->order[pos];
+    list_cursor *c = &table_of(a)->cur;
+    c->sel = row_of_sel(a);
+    list_key(c, key, a->p->net->n_layers, 1, 0);
+    a->sel = a->order[c->sel];
     return ACT_REDRAW;
 }
 
@@ -391,10 +375,25 @@ static const keybind table_keys[] = {
     {{0}, NULL, NULL, NULL},
 };
 
+/* A click on a row selects its layer; a double click asks why not. */
+static action click(app *a, int y, int x, int double_click)
+{
+    (void)x;
+    table_state *ts = table_of(a);
+    if (y < ts->y0 || y >= ts->y0 + ts->cur.rows) return ACT_NONE;
+    int row = ts->cur.top + y - ts->y0;
+    if (row >= a->p->net->n_layers) return ACT_NONE;
+    a->sel = a->order[row];
+    if (double_click) app_whynot_open(a, a->sel);
+    return ACT_REDRAW;
+}
+
 const screen_ops screen_table_ops = {
-    "Table",
-    "Up/Dn:layer o:sort b:baseline Enter:why-not +/-:GPUs </>:batch s:sync e:export",
-    draw_table,
-    table_keys,
-    NULL,
+    .tab = "Table",
+    .title = "Strategy table (1)",
+    .hints = "Up/Dn:layer o:sort b:baseline Enter:why-not +/-:GPUs </>:batch s:sync e:export",
+    .draw = draw_table,
+    .keys = table_keys,
+    .state_size = sizeof(table_state),
+    .click = click,
 };

@@ -53,28 +53,33 @@ static void tl_clear(struct timeline_state *t)
     t->n_rows = 0;
 }
 
-void timeline_free(app *a)
+/* The screen's state lives in a->st[SCR_TIMELINE], made when first used. */
+#define TL(a) ((struct timeline_state *)(a)->st[SCR_TIMELINE])
+
+static void timeline_state_free(app *a, void *st)
 {
-    if (!a->tl) return;
-    tl_clear(a->tl);
-    free(a->tl);
-    a->tl = NULL;
+    (void)a;
+    if (!st) return;
+    tl_clear(st);
+    free(st);
 }
 
-void timeline_invalidate(app *a)
+/* A what-if: the simulation is dropped (made again when drawn). */
+static void timeline_invalidate(app *a, int settings)
 {
-    if (a->tl) tl_clear(a->tl);
+    (void)settings;
+    if (TL(a)) tl_clear(TL(a));
 }
 
 static struct timeline_state *tl_get(app *a)
 {
-    if (!a->tl) {
-        a->tl = calloc(1, sizeof *a->tl);
-        if (!a->tl) abort();
-        a->tl->fit = 1;
-        a->tl->pick = -1;
+    if (!TL(a)) {
+        struct timeline_state *t = lw_calloc(1, sizeof *t);
+        t->fit = 1;
+        t->pick = -1;
+        a->st[SCR_TIMELINE] = t;
     }
-    return a->tl;
+    return TL(a);
 }
 
 static const sim_result *sort_sim; /* for cmp_start (qsort has no user pointer) */
@@ -163,7 +168,7 @@ static void res_label(const sim_resource *r, char *buf, size_t n)
 /* One row of the chart: per column, the kind that fills most of it. */
 static void draw_row(app *a, WINDOW *w, int y, int x, int cols, int r, int cursor_row)
 {
-    struct timeline_state *t = a->tl;
+    struct timeline_state *t = TL(a);
     const sim_result *s = t->sim;
     double fill[SIM__KINDS];
     int i = 0;
@@ -193,7 +198,7 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
         ui_put(w, r.y + 1, r.x + 1, r.w - 2, ST_NORMAL, "no strategy to simulate");
         return;
     }
-    struct timeline_state *t = a->tl;
+    struct timeline_state *t = TL(a);
     const sim_result *s = t->sim;
     int cols = r.w - LABEL_W - 1;
     if (cols < 10) cols = 10;
@@ -272,7 +277,7 @@ static int write_trace(FILE *f, void *user, lw_error *err)
 int timeline_export_trace(app *a, const char *path, lw_error *err)
 {
     if (tl_ensure(a) != 0) return lw_fail(err, 1, "no strategy to simulate");
-    trace_job j = {a->tl->sim, a->p->cm};
+    trace_job j = {TL(a)->sim, a->p->cm};
     return lw_write_file_atomic(path, write_trace, &j, err);
 }
 
@@ -369,9 +374,11 @@ static const keybind timeline_keys[] = {
 };
 
 const screen_ops screen_timeline_ops = {
-    "Timeline",
-    "Up/Dn:row Left/Right:time z/Z:zoom 0:fit n/p:next/prev task +/-:GPUs",
-    draw_timeline,
-    timeline_keys,
-    NULL,
+    .tab = "Timeline",
+    .title = "Timeline (6)",
+    .hints = "Up/Dn:row Left/Right:time z/Z:zoom 0:fit n/p:next/prev task +/-:GPUs",
+    .draw = draw_timeline,
+    .keys = timeline_keys,
+    .state_free = timeline_state_free,
+    .invalidate = timeline_invalidate,
 };

@@ -18,74 +18,76 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define W(a) whynot_of(a)
+
 static int *display_order(const app *a);
 
 int whynot_step(app *a, double budget_s)
 {
     const plan *p = a->p;
-    int li = a->wn_layer;
-    if (li < 0 || !a->wn || !p->sr) return 0;
+    int li = W(a)->layer;
+    if (li < 0 || !W(a)->e || !p->sr) return 0;
     double t0 = lw_now();
     /* a pinned layer is asked about as if it were free (the engine's
      * plan_whynot_totals and plan_cost_with_pin ignore its own pin) */
     int pin = p->pinned[li];
-    if (a->wn_marginals == 0) {
+    if (W(a)->marginals == 0) {
         double *tot = lw_malloc(sizeof(double) * (size_t)p->cm->n_configs[li]);
-        a->wn_marginals = plan_whynot_totals(p, li, tot) == 0 ? 1 : -1;
-        if (a->wn_marginals > 0) {
-            for (int i = 0; i < a->wn_n; i++) {
-                whynot_entry *e = &a->wn[i];
+        W(a)->marginals = plan_whynot_totals(p, li, tot) == 0 ? 1 : -1;
+        if (W(a)->marginals > 0) {
+            for (int i = 0; i < W(a)->n; i++) {
+                whynot_entry *e = &W(a)->e[i];
                 e->total_ms = tot[e->config];
                 e->done = 1;
             }
-            a->wn_done = a->wn_n;
+            W(a)->done = W(a)->n;
         }
         free(tot);
     }
     /* the current optimum needs no search */
-    for (int i = 0; i < a->wn_n; i++) {
-        whynot_entry *e = &a->wn[i];
+    for (int i = 0; i < W(a)->n; i++) {
+        whynot_entry *e = &W(a)->e[i];
         if (e->config != p->best[li] || pin >= 0 || e->counted) continue;
-        if (!e->done) a->wn_done++;
+        if (!e->done) W(a)->done++;
         e->total_ms = p->best_eval.total_ms;
         e->changed = 0;
         e->done = e->counted = 1;
-        a->wn_counted++;
+        W(a)->counted++;
     }
     int *ord = display_order(a);
-    for (int q = 0; q < a->wn_n && lw_now() - t0 < budget_s; q++) {
-        whynot_entry *e = &a->wn[ord[q]];
+    for (int q = 0; q < W(a)->n && lw_now() - t0 < budget_s; q++) {
+        whynot_entry *e = &W(a)->e[ord[q]];
         if (e->counted) continue;
-        double c = plan_cost_with_pin(p, li, e->config, a->wn_tmp);
+        double c = plan_cost_with_pin(p, li, e->config, W(a)->tmp);
         if (!e->done) {
             e->total_ms = c;
             e->done = 1;
-            a->wn_done++;
+            W(a)->done++;
         }
         e->changed = 0;
         if (isfinite(c))
             for (int i = 0; i < p->net->n_layers; i++)
-                if (i != li && !config_equal(&p->cm->configs[i][a->wn_tmp[i]], &p->cm->configs[i][p->best[i]]))
+                if (i != li && !config_equal(&p->cm->configs[i][W(a)->tmp[i]], &p->cm->configs[i][p->best[i]]))
                     e->changed++;
         e->counted = 1;
-        a->wn_counted++;
+        W(a)->counted++;
     }
     free(ord);
-    return a->wn_counted < a->wn_n;
+    return W(a)->counted < W(a)->n;
 }
 
 /* Display order: computed entries by total (the current config first among
  * equals), then those still to come. */
 static int *display_order(const app *a)
 {
-    int n = a->wn_n;
+    int n = W(a)->n;
     int *ord = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) ord[i] = i;
-    int cur = a->p->best[a->wn_layer];
+    int cur = a->p->best[W(a)->layer];
     for (int i = 1; i < n; i++) {
         int x = ord[i], j = i - 1;
         for (; j >= 0; j--) {
-            const whynot_entry *p = &a->wn[ord[j]], *q = &a->wn[x];
+            const whynot_entry *p = &W(a)->e[ord[j]], *q = &W(a)->e[x];
             int before; /* q goes before p */
             if (p->done != q->done) before = q->done;
             else if (!q->done) before = 0;
@@ -103,8 +105,8 @@ static int *display_order(const app *a)
 static void draw_whynot(app *a, WINDOW *w, rect r)
 {
     const plan *p = a->p;
-    int li = a->wn_layer;
-    if (li < 0 || !a->wn) {
+    int li = W(a)->layer;
+    if (li < 0 || !W(a)->e) {
         ui_put(w, r.y, r.x, r.w, ST_DIM, "Select a layer in the table and press w or Enter.");
         return;
     }
@@ -115,13 +117,13 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
     shape_format(l->out, sh, sizeof sh);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "why not? %s (%s, %s): %d configs %s now %s%s", l->name,
-                    layer_type_name(l->type), sh, a->wn_n, G->dot, cb, p->pinned[li] >= 0 ? " (pinned)" : "");
-    if (a->wn_done < a->wn_n) {
-        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, " %s computing %d/%d ", G->dot, a->wn_done, a->wn_n);
-        ui_progress(w, r.y, r.x + x, r.w - x - 1, a->wn_n ? (double)a->wn_done / a->wn_n : 1);
-    } else if (a->wn_counted < a->wn_n) {
-        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, " %s others %d/%d ", G->dot, a->wn_counted, a->wn_n);
-        ui_progress(w, r.y, r.x + x, r.w - x - 1, a->wn_n ? (double)a->wn_counted / a->wn_n : 1);
+                    layer_type_name(l->type), sh, W(a)->n, G->dot, cb, p->pinned[li] >= 0 ? " (pinned)" : "");
+    if (W(a)->done < W(a)->n) {
+        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, " %s computing %d/%d ", G->dot, W(a)->done, W(a)->n);
+        ui_progress(w, r.y, r.x + x, r.w - x - 1, W(a)->n ? (double)W(a)->done / W(a)->n : 1);
+    } else if (W(a)->counted < W(a)->n) {
+        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, " %s others %d/%d ", G->dot, W(a)->counted, W(a)->n);
+        ui_progress(w, r.y, r.x + x, r.w - x - 1, W(a)->n ? (double)W(a)->counted / W(a)->n : 1);
     }
     /* columns */
     int y = r.y + 1;
@@ -140,19 +142,16 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
     }
     int rows = r.h - 5;
     if (rows < 1) rows = 1;
-    if (a->wn_sel >= a->wn_n) a->wn_sel = a->wn_n - 1;
-    if (a->wn_sel < 0) a->wn_sel = 0;
-    if (a->wn_sel < a->wn_top) a->wn_top = a->wn_sel;
-    if (a->wn_sel >= a->wn_top + rows) a->wn_top = a->wn_sel - rows + 1;
+    list_fit(&W(a)->cur, W(a)->n, rows, 1);
     int *ord = display_order(a);
     double best = INFINITY;
-    for (int i = 0; i < a->wn_n; i++)
-        if (a->wn[i].done && a->wn[i].total_ms < best) best = a->wn[i].total_ms;
-    for (int q = 0; q < rows && a->wn_top + q < a->wn_n; q++) {
-        int di = a->wn_top + q;
-        const whynot_entry *e = &a->wn[ord[di]];
+    for (int i = 0; i < W(a)->n; i++)
+        if (W(a)->e[i].done && W(a)->e[i].total_ms < best) best = W(a)->e[i].total_ms;
+    for (int q = 0; q < rows && W(a)->cur.top + q < W(a)->n; q++) {
+        int di = W(a)->cur.top + q;
+        const whynot_entry *e = &W(a)->e[ord[di]];
         int yy = y + 1 + q;
-        int sel = di == a->wn_sel;
+        int sel = di == W(a)->cur.sel;
         int cur = e->config == p->best[li];
         int base = sel ? ST_SELECTED : ST_NORMAL;
         if (sel) ui_fill(w, yy, r.x, r.w, ST_SELECTED);
@@ -170,7 +169,7 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
             ui_put_right(w, yy, cx[3], widths[3], sel ? base : ST_DIM, G->ellipsis);
             continue;
         }
-        double d = e->total_ms - a->wn_opt_ms;
+        double d = e->total_ms - W(a)->opt_ms;
         int dst = sel ? base : fabs(d) < 1e-9 ? ST_GOOD : d > 0 ? ST_BAD : ST_GOOD;
         if (!isfinite(e->total_ms)) {
             ui_put_right(w, yy, cx[3], widths[3], dst, "inf");
@@ -180,7 +179,7 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
         ui_put_right(w, yy, cx[3], widths[3], sel ? base : e->total_ms <= best + 1e-9 ? ST_GOOD : ST_NORMAL, b);
         snprintf(b, sizeof b, "%+.2f", fabs(d) < 5e-3 ? 0.0 : d);
         ui_put_right(w, yy, cx[4], widths[4], dst, b);
-        snprintf(b, sizeof b, "%+.1f%%", a->wn_opt_ms > 0 && fabs(d) >= 5e-3 ? d / a->wn_opt_ms * 100 : 0.0);
+        snprintf(b, sizeof b, "%+.1f%%", W(a)->opt_ms > 0 && fabs(d) >= 5e-3 ? d / W(a)->opt_ms * 100 : 0.0);
         ui_put_right(w, yy, cx[5], widths[5], dst, b);
         snprintf(b, sizeof b, "%d", e->changed);
         if (cx[6] + widths[6] <= r.x + r.w)
@@ -204,37 +203,24 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
 static int selected_config(app *a)
 {
     int *ord = display_order(a);
-    int k = a->wn[ord[a->wn_sel]].config;
+    int k = W(a)->e[ord[W(a)->cur.sel]].config;
     free(ord);
     return k;
 }
 
 static action k_move(app *a, int key)
 {
-    int page = a->frame_h > 12 ? a->frame_h - 12 : 5;
-    switch (key) {
-    case KEY_UP:
-    case 'k': a->wn_sel--; break;
-    case KEY_DOWN:
-    case 'j': a->wn_sel++; break;
-    case KEY_PPAGE: a->wn_sel -= page; break;
-    case KEY_NPAGE: a->wn_sel += page; break;
-    case KEY_HOME: a->wn_sel = 0; break;
-    case KEY_END: a->wn_sel = a->wn_n - 1; break;
-    default: break;
-    }
-    if (a->wn_sel >= a->wn_n) a->wn_sel = a->wn_n - 1;
-    if (a->wn_sel < 0) a->wn_sel = 0;
+    list_key(&W(a)->cur, key, W(a)->n, 1, 0);
     return ACT_REDRAW;
 }
 
 static action pin(app *a, int key)
 {
     (void)key;
-    if (a->wn_layer < 0 || !a->wn || !a->wn_n) return ACT_NONE;
+    if (W(a)->layer < 0 || !W(a)->e || !W(a)->n) return ACT_NONE;
     int k = selected_config(a);
-    int li = a->wn_layer;
-    a->screen = a->prev_screen;
+    int li = W(a)->layer;
+    app_close_overlay(a);
     if (a->p->pinned[li] == k) {
         app_set_status(a, 0, "%s is already pinned to that config", a->p->net->layers[li].name);
         return ACT_REDRAW;
@@ -242,17 +228,90 @@ static action pin(app *a, int key)
     return app_pin(a, li, k);
 }
 
+static action unpin(app *a, int key)
+{
+    (void)key;
+    return app_pin(a, W(a)->layer >= 0 ? W(a)->layer : a->sel, -1);
+}
+
 static const keybind whynot_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "choose a config", k_move},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / first / last config", k_move},
     {{'\n', '\r', KEY_ENTER}, "Enter", "pin the layer to this config; the rest is re-optimised", pin},
+    {{'x'}, "x", "unpin this layer", unpin},
     {{0}, NULL, NULL, NULL},
 };
 
+/* ---- state ------------------------------------------------------------- */
+
+/* A fresh list for the layer asked about, for the current optimum. */
+static void whynot_reset(app *a)
+{
+    whynot_state *ws = W(a);
+    free(ws->e);
+    ws->e = NULL;
+    ws->n = ws->done = ws->counted = 0;
+    ws->marginals = 0;
+    if (ws->layer < 0 || !a->p->cm) return;
+    ws->n = a->p->cm->n_configs[ws->layer];
+    ws->e = lw_calloc((size_t)ws->n, sizeof(whynot_entry));
+    for (int k = 0; k < ws->n; k++) ws->e[k].config = k;
+    ws->opt_ms = a->p->best_eval.total_ms;
+    if (ws->cur.sel >= ws->n) ws->cur.sel = 0;
+}
+
+void app_whynot_open(app *a, int li)
+{
+    if (!a->p->cm || !a->p->sr || li < 0 || li >= a->p->net->n_layers) return;
+    W(a)->layer = li;
+    W(a)->cur.sel = W(a)->cur.top = 0;
+    whynot_reset(a);
+    app_open_screen(a, SCR_WHYNOT);
+}
+
+static void *whynot_new(app *a)
+{
+    whynot_state *ws = lw_calloc(1, sizeof *ws);
+    ws->layer = -1;
+    ws->tmp = lw_calloc((size_t)a->p->net->n_layers, sizeof(int));
+    return ws;
+}
+
+static void whynot_free(app *a, void *st)
+{
+    (void)a;
+    whynot_state *ws = st;
+    free(ws->e);
+    free(ws->tmp);
+    free(ws);
+}
+
+static void whynot_invalidate(app *a, int settings)
+{
+    (void)settings;
+    if (W(a)->layer >= 0) whynot_reset(a);
+}
+
+static int whynot_busy(const app *a)
+{
+    return W(a)->layer >= 0 && W(a)->e && W(a)->counted < W(a)->n;
+}
+
+static int whynot_idle(app *a, double budget_s)
+{
+    return W(a)->layer >= 0 ? whynot_step(a, budget_s) : 0;
+}
+
 const screen_ops screen_whynot_ops = {
-    NULL,
-    "Up/Dn:config Enter:pin x:unpin Esc:back",
-    draw_whynot,
-    whynot_keys,
-    NULL,
+    .tab = NULL,
+    .title = "Why not? (w or Enter on a layer)",
+    .hints = "Up/Dn:config Enter:pin x:unpin Esc:back",
+    .draw = draw_whynot,
+    .keys = whynot_keys,
+    .overlay = " why not? ",
+    .state_new = whynot_new,
+    .state_free = whynot_free,
+    .invalidate = whynot_invalidate,
+    .idle = whynot_idle,
+    .busy = whynot_busy,
 };

@@ -245,7 +245,7 @@ int tui_main(const tui_args *args)
 #endif
               ,
               NULL);
-    a->scale_async = 1;
+    a->workers = 1;
     ui_styles_init(want_color());
     ui_glyphs_init(ui_locale_is_utf8());
     /* the status set by app_open was written before the glyphs were known */

@@ -1,0 +1,243 @@
+/*
+ * prefetch: the background builds of other what-if settings' cost models
+ * and optima (plan_prefetch_list in plan.h), and how plan.c takes one
+ * (prefetch.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "prefetch.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+enum { PF_QUEUED, PF_RUNNING, PF_DONE, PF_FAILED };
+
+/* One setting built ahead. Slots live on the heap so the worker can keep
+ * building one while the list is re-posted around it; a slot dropped from
+ * the list while running is cancelled and freed by the worker. */
+typedef struct prefetch_slot {
+    int gpus;
+    long batch;
+    cluster *cl;          /* the setting's own cluster: a clone, maybe edited */
+    int state;            /* PF_*, under the prefetcher's lock */
+    int dropped;          /* no longer listed: the worker frees it when done */
+    atomic_int cancel;
+    cost_model *cm;
+    cost_graph *cg;
+    search_result *sr;
+} prefetch_slot;
+
+struct plan_prefetcher {
+    const network *net;
+    const profile *prof;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    pthread_t thread;
+    int thread_live;      /* started and not yet joined */
+    int working;          /* the worker is still looking for queued slots */
+    int n;
+    prefetch_slot *slot[PLAN_PREFETCH_MAX];
+};
+
+static void slot_free(prefetch_slot *s)
+{
+    if (!s) return;
+    search_result_free(s->sr);
+    cg_free(s->cg);
+    cost_model_free(s->cm);
+    cluster_free(s->cl);
+    free(s);
+}
+
+/* Builds queued slots, first listed first, until none is left. */
+static void *prefetch_main(void *arg)
+{
+    struct plan_prefetcher *f = arg;
+#ifdef __linux__
+    /* Lowest priority for this thread and the table workers it starts (they
+     * inherit it): work done ahead must not slow the screen drawn now. */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+#endif
+    pthread_mutex_lock(&f->lock);
+    for (;;) {
+        prefetch_slot *s = NULL;
+        for (int i = 0; i < f->n && !s; i++)
+            if (f->slot[i]->state == PF_QUEUED) s = f->slot[i];
+        if (!s) break;
+        s->state = PF_RUNNING;
+        pthread_mutex_unlock(&f->lock);
+        lw_error err;
+        cost_model *cm = cost_model_build_cancellable(f->net, s->cl, f->prof, s->gpus, s->batch, &s->cancel, &err);
+        cost_graph *cg = NULL;
+        search_result *sr = NULL;
+        if (cm) {
+            search_options opt;
+            search_options_init(&opt);
+            opt.cancel = &s->cancel;
+            cg = cost_model_graph(cm);
+            sr = search_run_with(cg, &opt, NULL, NULL, NULL);
+        }
+        pthread_mutex_lock(&f->lock);
+        s->cm = cm;
+        s->cg = cg;
+        s->sr = sr;
+        s->state = sr ? PF_DONE : PF_FAILED;
+        if (s->dropped) slot_free(s);
+        pthread_cond_broadcast(&f->changed);
+    }
+    f->working = 0;
+    pthread_mutex_unlock(&f->lock);
+    return NULL;
+}
+
+void prefetch_discard(plan *p)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return;
+    pthread_mutex_lock(&f->lock);
+    for (int i = 0; i < f->n; i++) {
+        f->slot[i]->dropped = 1;
+        atomic_store(&f->slot[i]->cancel, 1);
+        if (f->slot[i]->state != PF_RUNNING) slot_free(f->slot[i]);
+    }
+    f->n = 0;
+    pthread_mutex_unlock(&f->lock);
+    if (f->thread_live) pthread_join(f->thread, NULL);
+    pthread_mutex_destroy(&f->lock);
+    pthread_cond_destroy(&f->changed);
+    free(f);
+    p->prefetch = NULL;
+}
+
+static int slot_matches(const prefetch_slot *s, int gpus, long batch, const cluster *cl)
+{
+    return s->state != PF_FAILED && s->gpus == gpus && s->batch == batch && cluster_equal(s->cl, cl);
+}
+
+void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) {
+        f = p->prefetch = lw_calloc(1, sizeof *f);
+        f->net = p->net;
+        f->prof = p->prof;
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_cond_init(&f->changed, NULL);
+    }
+    pthread_mutex_lock(&f->lock);
+    prefetch_slot *old[PLAN_PREFETCH_MAX], *keep[PLAN_PREFETCH_MAX];
+    int n_old = f->n, n_keep = 0, queued = 0;
+    memcpy(old, f->slot, sizeof(prefetch_slot *) * (size_t)n_old);
+    for (int i = 0; i < n && n_keep < PLAN_PREFETCH_MAX; i++) {
+        const cluster *cl = items[i].cl ? items[i].cl : p->cl;
+        int total = cluster_gpus(cl);
+        int gpus = items[i].set.gpus > 0 ? items[i].set.gpus : total;
+        if (gpus > total || gpus > COST_MAX_GPUS) continue;
+        long batch = plan_batch_for(&items[i].set, gpus);
+        if (gpus == p->gpus && batch == p->batch && cluster_equal(cl, p->cl)) continue; /* the current one */
+        prefetch_slot *s = NULL;
+        for (int k = 0; k < n_keep && !s; k++)
+            if (slot_matches(keep[k], gpus, batch, cl)) s = keep[k];
+        if (s) continue; /* listed twice */
+        for (int k = 0; k < n_old && !s; k++) /* built, or being built, already: keep it */
+            if (old[k] && slot_matches(old[k], gpus, batch, cl)) {
+                s = old[k];
+                old[k] = NULL;
+            }
+        if (!s) {
+            s = lw_calloc(1, sizeof *s);
+            s->gpus = gpus;
+            s->batch = batch;
+            s->cl = cluster_clone(cl);
+            s->state = PF_QUEUED;
+            queued++;
+        }
+        keep[n_keep++] = s;
+    }
+    for (int k = 0; k < n_old; k++) {
+        if (!old[k]) continue;
+        old[k]->dropped = 1;
+        atomic_store(&old[k]->cancel, 1);
+        if (old[k]->state != PF_RUNNING) slot_free(old[k]);
+    }
+    memcpy(f->slot, keep, sizeof(prefetch_slot *) * (size_t)n_keep);
+    f->n = n_keep;
+    int start = queued && !f->working;
+    pthread_mutex_unlock(&f->lock);
+    if (start) {
+        if (f->thread_live) pthread_join(f->thread, NULL); /* finished: it cleared working */
+        f->thread_live = 0;
+        f->working = 1;
+        if (lw_thread_start(&f->thread, prefetch_main, f) == 0) f->thread_live = 1;
+        else f->working = 0;
+    }
+}
+
+int plan_prefetch_pending(plan *p)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return 0;
+    int n = 0;
+    pthread_mutex_lock(&f->lock);
+    for (int i = 0; i < f->n; i++) n += f->slot[i]->state == PF_QUEUED || f->slot[i]->state == PF_RUNNING;
+    pthread_mutex_unlock(&f->lock);
+    return n;
+}
+
+void plan_prefetch(plan *p, plan_settings next)
+{
+    plan_prefetch_item it = {next, NULL};
+    plan_prefetch_list(p, &it, 1);
+}
+
+/* Takes the prefetched model, graph and result if one was built, or is
+ * being built, for exactly gpus / batch / cluster cl (waiting for
+ * it to finish, unless p->cancel is raised meanwhile). The rest carry on. */
+int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_model **cm, cost_graph **cg,
+                  search_result **sr)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return 0;
+    pthread_mutex_lock(&f->lock);
+    int i = 0;
+    while (i < f->n && !slot_matches(f->slot[i], gpus, batch, cl)) i++;
+    prefetch_slot *s = i < f->n ? f->slot[i] : NULL;
+    while (s && s->state == PF_RUNNING && !(p->cancel && atomic_load(p->cancel))) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 20 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&f->changed, &f->lock, &until);
+    }
+    if (s && s->state == PF_QUEUED) { /* not started: built here instead, so drop it */
+        memmove(&f->slot[i], &f->slot[i + 1], sizeof(prefetch_slot *) * (size_t)(f->n - i - 1));
+        f->n--;
+        slot_free(s);
+        s = NULL;
+    }
+    if (!s || s->state != PF_DONE) {
+        pthread_mutex_unlock(&f->lock);
+        return 0;
+    }
+    memmove(&f->slot[i], &f->slot[i + 1], sizeof(prefetch_slot *) * (size_t)(f->n - i - 1));
+    f->n--;
+    pthread_mutex_unlock(&f->lock);
+    s->cm->cl = cl; /* equal to the clone it was built from */
+    *cm = s->cm;
+    *cg = s->cg;
+    *sr = s->sr;
+    s->cm = NULL;
+    s->cg = NULL;
+    s->sr = NULL;
+    slot_free(s);
+    return 1;
+}

@@ -1,0 +1,122 @@
+/*
+ * screens: what each screen keeps between frames, and the one list cursor
+ * every list uses.
+ *
+ * A screen's state is allocated and freed by the screen itself (its
+ * screen_ops state_new / state_free) and lives behind a->st[its id]; only
+ * the screen's own file changes it. The types are declared here so the
+ * screen tests can look at them (screen_of-style accessors below).
+ */
+#ifndef LW_SCREENS_H
+#define LW_SCREENS_H
+
+#include "app.h"
+
+/* ---- the list cursor ---------------------------------------------------- */
+
+/* The selected row of a list of n rows and the first row shown. A list
+ * that only scrolls (help) moves top alone. */
+typedef struct list_cursor {
+    int sel;   /* selected row */
+    int top;   /* first row shown */
+    int rows;  /* rows the last frame showed (a page is one less); 0: not drawn yet */
+} list_cursor;
+
+/* Up/Down/k/j one row, PgUp/PgDn a page,
+ * Home/End the first and last, over n rows. select: move the selection
+ * (kept in view when drawn); else scroll (n is not needed: list_fit keeps
+ * top in range when the list is drawn). wrap: Up on the first row goes
+ * to the last and Down on the last to the first. Returns 1 if key was one
+ * of these, else 0 (nothing moved). */
+int list_key(list_cursor *c, int key, int n, int select, int wrap);
+/* Before drawing rows rows of n: keeps sel in [0, n) and, for a selecting
+ * list, in view; keeps top in range. Records rows for the page size. */
+void list_fit(list_cursor *c, int n, int rows, int select);
+/* The search hook: selects the first row after sel (wrapping round) that
+ * match() accepts. Returns 1 if one did, 0 (nothing moved) if none. */
+int list_find(list_cursor *c, int n, int (*match)(int row, void *user), void *user);
+
+/* ---- each screen's state ------------------------------------------------ */
+
+typedef struct table_state {
+    list_cursor cur;           /* rows in display order (a->order); sel mirrors a->sel */
+    int y0;                    /* where the first row was drawn, for mouse clicks */
+} table_state;
+
+typedef struct graph_state {
+    graph_view gv;
+    int pan_y, pan_x;
+    int follow;                /* pan to keep the selected layer in view */
+} graph_state;
+
+/* stepper: pos 0..n_steps eliminations, n_steps+1 the final step,
+ * n_steps+1+j the undo having assigned j nodes */
+typedef struct steps_state {
+    int step;
+    graph_view sv;             /* reduced graph at sv_step */
+    int sv_step;
+    int pan_y, pan_x;
+    int follow;
+    list_cursor rows;          /* the new edge's table rows (scrolled) */
+} steps_state;
+
+/* scaling: computed lazily when the screen opens. In the program a forked
+ * worker computes the rows and sends them through a pipe, so keys stay live
+ * while a 64-GPU cost model builds (seconds for Inception-v3); tests
+ * compute them in-process, one GPU count per idle slice. */
+typedef struct scale_state {
+    scale_row *rows;
+    int n, done, valid;
+    int pid, fd;               /* the worker and its pipe; 0 and -1 when none */
+    unsigned char buf[sizeof(scale_row)];
+    int buf_len;
+    int metric;                /* 0 images/s, 1 bytes moved (when only one chart fits) */
+} scale_state;
+
+typedef struct cluster_state {
+    list_cursor cur;           /* the selected field */
+} cluster_state;
+
+/* why not: every total at once (min-marginals), then the "others" column
+ * a few configs per idle slice, best first */
+typedef struct whynot_state {
+    int layer;                 /* -1: none */
+    whynot_entry *e;           /* [n] */
+    int n, done, counted;
+    int marginals;             /* 0 not tried yet, 1 totals from min-marginals, -1 one search per config */
+    list_cursor cur;           /* display positions */
+    double opt_ms;
+    int *tmp;                  /* [n_layers] scratch strategy */
+} whynot_state;
+
+typedef struct help_state {
+    list_cursor cur;           /* scrolled lines */
+} help_state;
+
+static inline table_state *table_of(const app *a) { return (table_state *)a->st[SCR_TABLE]; }
+static inline graph_state *graph_of(const app *a) { return (graph_state *)a->st[SCR_GRAPH]; }
+static inline steps_state *steps_of(const app *a) { return (steps_state *)a->st[SCR_STEPS]; }
+static inline scale_state *scale_of(const app *a) { return (scale_state *)a->st[SCR_SCALE]; }
+static inline cluster_state *cluster_of(const app *a) { return (cluster_state *)a->st[SCR_CLUSTER]; }
+static inline whynot_state *whynot_of(const app *a) { return (whynot_state *)a->st[SCR_WHYNOT]; }
+static inline help_state *help_of(const app *a) { return (help_state *)a->st[SCR_HELP]; }
+
+/* ---- what screens offer each other -------------------------------------- */
+
+/* cluster screen's editable fields (screen_cluster.c) */
+/* Applies a typed value to field f: returns the action, or ACT_NONE with
+ * the status set on bad input. */
+action cluster_field_set(app *a, int f, const char *text);
+
+/* scaling computation (screen_scale.c) */
+void scale_start(app *a);
+/* Sync: computes the next GPU count. Async: takes the rows the worker has
+ * sent. 1 while more remain. */
+int scale_step(app *a);
+/* Stops a running worker (kills and reaps it). */
+void scale_stop(app *a);
+
+/* why-not computation (screen_whynot.c) */
+int whynot_step(app *a, double budget_s);
+
+#endif
