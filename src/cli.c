@@ -91,17 +91,23 @@ typedef struct opts {
     const char *pins[64];
 } opts;
 
+/* Messages quote names and paths from files and the command line: control
+ * characters in them are shown as \xNN, never sent to the terminal. */
 static int die(const lw_error *e)
 {
-    fprintf(stderr, "layerwise: %s\n", e->msg);
+    lw_buf b = {0};
+    lw_text_printable(&b, e->msg);
+    fprintf(stderr, "layerwise: %s\n", b.s);
+    lw_buf_free(&b);
     return e->code ? e->code : 1;
 }
 
 static int bad(const char *fmt, const char *a)
 {
-    fprintf(stderr, "layerwise: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\n(see layerwise --help)\n");
+    lw_error e;
+    lw_fail(&e, 2, fmt, a);
+    die(&e);
+    fprintf(stderr, "(see layerwise --help)\n");
     return 2;
 }
 
@@ -113,26 +119,19 @@ static int bad_range(const char *option, const char *v, long max)
     return 2;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    if (!s || !*s) return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
+#define parse_long lw_parse_long
+#define parse_double lw_parse_double
 
-static int parse_double(const char *s, double lo, double hi, double *out)
+/* The exit status once stdout is flushed: a write error there (a full
+ * disk, a closed pipe) is a failure, named. */
+static int stdout_status(int rc)
 {
-    if (!s || !*s) return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (errno || *end || !(v >= lo && v <= hi)) return -1;
-    *out = v;
-    return 0;
+    lw_error e = {0};
+    if (lw_finish_stdout(&e) != 0) {
+        fprintf(stderr, "layerwise: %s\n", e.msg);
+        if (rc == 0) rc = 1;
+    }
+    return rc;
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -239,10 +238,10 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (TAKES("--steps")) o->steps = 1;
             else if (TAKES("-h") || TAKES("--help")) {
                 fputs(usage_text, stdout);
-                exit(0);
+                exit(stdout_status(0));
             } else if (TAKES("--version")) {
                 printf("layerwise %s\n", LW_VERSION);
-                exit(0);
+                exit(stdout_status(0));
             } else
                 return bad("unknown option \"%s\"", a);
         }
@@ -345,6 +344,10 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
             cluster_free(cl);
             return NULL;
         }
+        /* the cost model uses a profile only on the GPU it was measured on */
+        if (strcmp(prof->gpu, cl->gpu.name) != 0)
+            fprintf(stderr, "layerwise: warning: %s was measured on \"%s\", not on this cluster's \"%s\": it is not used\n",
+                    prof->path, prof->gpu, cl->gpu.name);
     }
     if (unsearched) return plan_new_unsearched(net, cl, prof, set, &o->mset, err);
     return plan_new_memory(net, cl, prof, set, &o->mset, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, err);
@@ -521,18 +524,19 @@ static void print_steps(const plan *p)
 
 /* ---- JSON output ---- */
 
-static int write_text(FILE *f, void *user, lw_error *err)
-{
-    const char *s = user;
-    if (fputs(s, f) == EOF || fputc('\n', f) == EOF) return lw_fail(err, 1, "write failed");
-    return 0;
-}
-
+/* A JSON document to -o FILE (by lw_write_output's rules), else stdout. */
 static int emit(const opts *o, const char *doc)
 {
     if (o->out) {
         lw_error err = {0};
-        if (lw_write_file_atomic(o->out, write_text, (void *)doc, &err) != 0) return die(&err);
+        size_t n = strlen(doc);
+        char *text = lw_malloc(n + 2);
+        memcpy(text, doc, n);
+        text[n] = '\n';
+        text[n + 1] = 0;
+        int rc = lw_write_output(o->out, text, n + 1, &err);
+        free(text);
+        if (rc != 0) return die(&err);
         if (!o->json) fprintf(stderr, "wrote %s\n", o->out);
         return 0;
     }
@@ -722,13 +726,13 @@ static int cmd_search(const opts *o)
         rc = search_whynot(o, p, wl);
     } else if (o->json || o->out) {
         char *doc = search_json(p, o->n_pins ? "elimination (pinned)" : "elimination");
-        if (o->out && !o->json) {
+        rc = emit(o, doc);
+        free(doc);
+        if (rc == 0 && o->out && !o->json) {
             print_strategy_text(p, p->best, &p->best_eval, "optimal strategy");
             print_memory_summary(p);
             print_search_summary(p);
         }
-        rc = emit(o, doc);
-        free(doc);
     } else {
         print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
         print_memory_summary(p);
@@ -829,9 +833,11 @@ static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
     free(ci);
 }
 
-static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup)
+/* --json: the rows as JSON on stdout, or in -o FILE; -o FILE without --json:
+ * the JSON in the file and the table on stdout. */
+static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup)
 {
-    if (o->json) {
+    if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "network", p->net->name);
         cJSON_AddStringToObject(root, "cluster", p->cl->name);
@@ -859,10 +865,10 @@ static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_
             cJSON_AddItemToArray(arr, r);
         }
         char *s = cJSON_Print(root);
-        emit(o, s);
+        int rc = emit(o, s);
         free(s);
         cJSON_Delete(root);
-        return;
+        if (rc != 0 || o->json) return rc;
     }
     printf("%s on %s (%s, %s), batch %s\n\n", p->net->name, p->cl->name, precision_name(p->cl->precision),
            sync_scheme_name(p->cl->sync),
@@ -895,6 +901,7 @@ static void print_rows(const opts *o, const plan *p, row *rows, int n, int with_
             first = 0;
         }
     if (!first) printf(" (degrees are powers of two, each at most its dimension)\n");
+    return 0;
 }
 
 static int cmd_compare(const opts *o)
@@ -905,10 +912,10 @@ static int cmd_compare(const opts *o)
     row rows[4];
     int n = 0;
     add_rows(p, rows, &n, NULL);
-    print_rows(o, p, rows, n, 0);
+    int rc = print_rows(o, p, rows, n, 0);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
-    return 0;
+    return rc;
 }
 
 static int cmd_scale(const opts *o)
@@ -936,13 +943,21 @@ static int cmd_scale(const opts *o)
         for (int g = 1; g <= total && nc < 64; g *= 2) counts[nc++] = g;
         if (counts[nc - 1] != total && nc < 64) counts[nc++] = total;
     }
-    for (int i = 0; i < nc; i++)
+    /* every count is checked before any is computed */
+    for (int i = 0; i < nc; i++) {
         if (counts[i] > cluster_gpus(p->cl)) {
             fprintf(stderr, "layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
                     cluster_gpus(p->cl));
             plan_free(p);
             return 2;
         }
+        if (counts[i] > COST_EVAL_MAX_GPUS) {
+            fprintf(stderr, "layerwise: %d GPUs: the cost model evaluates at most %d; give --gpus with counts up to %d\n",
+                    counts[i], COST_EVAL_MAX_GPUS, COST_EVAL_MAX_GPUS);
+            plan_free(p);
+            return 2;
+        }
+    }
     row *rows = lw_calloc((size_t)nc * 4 + 4, sizeof(row));
     int n = 0;
     double base[4];
@@ -969,7 +984,7 @@ static int cmd_scale(const opts *o)
         if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0) rc = die(&err);
         else add_rows(q, rows, &n, base);
     }
-    if (rc == 0) print_rows(o, p, rows, n, 1);
+    if (rc == 0) rc = print_rows(o, p, rows, n, 1);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
     free(rows);
     plan_free(big);
@@ -1186,7 +1201,8 @@ static int cmd_profile(const opts *o)
             cost_t_c_parts(m, i, &m->configs[i][k], &key, &f, &b);
             int dup = 0;
             for (int j = 0; j < n && !dup; j++)
-                dup = memcmp(&seen[j].type, &key.type, sizeof key.type) == 0 && memcmp(seen[j].in, key.in, sizeof key.in) == 0 &&
+                dup = memcmp(&seen[j].type, &key.type, sizeof key.type) == 0 && seen[j].n_inputs == key.n_inputs &&
+                      memcmp(seen[j].in, key.in, sizeof key.in) == 0 &&
                       memcmp(seen[j].out, key.out, sizeof key.out) == 0 && memcmp(seen[j].k, key.k, sizeof key.k) == 0 &&
                       memcmp(seen[j].s, key.s, sizeof key.s) == 0 && memcmp(seen[j].p, key.p, sizeof key.p) == 0;
             if (dup) continue;
@@ -1204,6 +1220,7 @@ static int cmd_profile(const opts *o)
             }
             cJSON_AddItemToObject(e, "input", cJSON_CreateDoubleArray(in, 4));
             cJSON_AddItemToObject(e, "output", cJSON_CreateDoubleArray(out, 4));
+            if (l->type == LT_ADD || l->type == LT_CONCAT) cJSON_AddNumberToObject(e, "inputs", key.n_inputs);
             if (l->type == LT_CONV2D || l->type == LT_POOL2D) {
                 int kk[2] = {key.k[0], key.k[1]}, ss[2] = {key.s[0], key.s[1]}, pp[2] = {key.p[0], key.p[1]};
                 cJSON_AddItemToObject(e, "kernel", cJSON_CreateIntArray(kk, 2));
@@ -1420,20 +1437,26 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
                       o.bucket_mb >= 0, o.bucket_mb};
         return tui(&a);
     }
-    if (strcmp(o.cmd, "search") == 0) return cmd_search(&o);
-    if (strcmp(o.cmd, "eval") == 0) return cmd_eval(&o);
-    if (strcmp(o.cmd, "simulate") == 0) return cmd_simulate(&o);
-    if (strcmp(o.cmd, "compare") == 0) return cmd_compare(&o);
-    if (strcmp(o.cmd, "scale") == 0) return cmd_scale(&o);
-    if (strcmp(o.cmd, "costs") == 0) return cmd_costs(&o);
-    if (strcmp(o.cmd, "export") == 0) return cmd_export(&o);
-    if (strcmp(o.cmd, "list") == 0) return cmd_list();
-    if (strcmp(o.cmd, "fit") == 0) return cmd_fit(&o);
-    if (strcmp(o.cmd, "allreduce") == 0) return cmd_allreduce(&o);
-    if (strcmp(o.cmd, "profile") == 0) return cmd_profile(&o);
+    static const struct {
+        const char *name;
+        int (*fn)(const opts *);
+    } cmds[] = {{"search", cmd_search},   {"eval", cmd_eval},     {"simulate", cmd_simulate}, {"compare", cmd_compare},
+                {"scale", cmd_scale},     {"costs", cmd_costs},   {"export", cmd_export},     {"profile", cmd_profile},
+                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        if (strcmp(o.cmd, cmds[i].name) != 0) continue;
+        /* an output that cannot be written is refused before any work */
+        const char *outs[2] = {o.out, o.trace};
+        for (int k = 0; k < 2; k++) {
+            lw_error err = {0};
+            if (outs[k] && lw_check_output(outs[k], &err) != 0) return die(&err);
+        }
+        return stdout_status(cmds[i].fn(&o));
+    }
+    if (strcmp(o.cmd, "list") == 0) return stdout_status(cmd_list());
     if (strcmp(o.cmd, "help") == 0) {
         fputs(usage_text, stdout);
-        return 0;
+        return stdout_status(0);
     }
     return bad("unknown command \"%s\"", o.cmd);
 }

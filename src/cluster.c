@@ -312,6 +312,11 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
         lw_fail(err, 2, "%s: needs a non-empty string \"name\"", label);
         goto fail;
     }
+    char why[128] = "";
+    if (lw_check_text(v->valuestring, LW_NAME_MAX, why, sizeof why) != 0) {
+        cfail(&p, "name", "the cluster's \"name\" %s", why, 0, 0);
+        goto fail;
+    }
     c->name = lw_strdup(v->valuestring);
     c->path = lw_strdup(label);
     if (num(&p, root, "nodes", "nodes", 1, CLUSTER_MAX_GPUS, 1, 0, &x)) goto fail;
@@ -338,7 +343,18 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
     }
     if (check_keys(&p, gpu, "gpu", gpu_keys)) goto fail;
     v = cJSON_GetObjectItemCaseSensitive(gpu, "name");
-    snprintf(c->gpu.name, sizeof c->gpu.name, "%s", cJSON_IsString(v) ? v->valuestring : "GPU");
+    if (v && (!cJSON_IsString(v) || !v->valuestring[0])) {
+        cfail(&p, "gpu.name", "\"%s\" must be a non-empty string (or absent: \"GPU\")", "gpu.name", 0, 0);
+        goto fail;
+    }
+    if (v && (lw_check_text(v->valuestring, LW_NAME_MAX, why, sizeof why) != 0 ||
+              strlen(v->valuestring) >= sizeof c->gpu.name)) {
+        if (strlen(v->valuestring) >= sizeof c->gpu.name && !why[0])
+            snprintf(why, sizeof why, "is longer than %d bytes", (int)sizeof c->gpu.name - 1);
+        cfail(&p, "gpu.name", "\"gpu.name\" %s", why, 0, 0);
+        goto fail;
+    }
+    snprintf(c->gpu.name, sizeof c->gpu.name, "%s", v ? v->valuestring : "GPU");
     gpu_spec *g = &c->gpu;
     if (num(&p, gpu, "peak_tflops", "gpu.peak_tflops", 1e-3, 1e5, 1, 0, &g->peak_tflops)) goto fail;
     if (num(&p, gpu, "memory_gib", "gpu.memory_gib", 0.01, 1e5, 1, 0, &g->memory_gib)) goto fail;
@@ -380,6 +396,10 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
             goto fail;
         }
         if (num(&p, inter, "nics_per_node", "inter_node.nics_per_node", 1, 1024, 0, 1, &x)) goto fail;
+        if (x != floor(x)) {
+            cfail(&p, "inter_node.nics_per_node", "\"%s\" must be an integer", "inter_node.nics_per_node", 0, 0);
+            goto fail;
+        }
         c->nics_per_node = (int)x;
     } else {
         c->inter = c->intra;

@@ -805,6 +805,7 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     profile_entry key;
     memset(&key, 0, sizeof key);
     key.type = l->type;
+    key.n_inputs = l->n_inputs; /* an add of 3 inputs costs more than one of 2 with the same shapes */
     for (int k = 0; k < NDIMS; k++) {
         key.in[k] = in_block[k];
         key.out[k] = o[k];
@@ -1510,6 +1511,8 @@ void cost_model_refresh_sync(cost_model *m)
 
 cost_graph *cost_model_graph(const cost_model *m)
 {
+    /* cg_new and cg_add_edge return NULL / -1 when memory runs out: that is
+     * the documented out-of-memory abort, not a crash further on */
     cost_graph *g = cg_new(m->n_layers, m->n_configs, m->n_edges);
     if (!g) lw_out_of_memory(sizeof *g); /* the counts are valid: only memory can fail (util.h) */
     for (int i = 0; i < m->n_layers; i++)

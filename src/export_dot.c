@@ -67,19 +67,7 @@ int export_check_path(const char *file, lw_error *err)
             return lw_fail(err, 2, "%s: cannot write diagrams as \"%s\"; use %s", file, dot, export_formats_help());
         return lw_fail(err, 2, "%s: no file extension to choose the format by; use %s", file, export_formats_help());
     }
-    const char *slash = strrchr(file, '/');
-    char *dir = slash ? lw_strdup(file) : lw_strdup(".");
-    if (slash) dir[slash == file ? 1 : slash - file] = 0;
-    struct stat st;
-    int rc = 0;
-    if (stat(dir, &st) != 0)
-        rc = lw_fail(err, 2, "%s: directory %s does not exist", file, dir);
-    else if (!S_ISDIR(st.st_mode))
-        rc = lw_fail(err, 2, "%s: %s is not a directory", file, dir);
-    else if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
-        rc = lw_fail(err, 2, "%s: is a directory", file);
-    free(dir);
-    return rc;
+    return lw_check_output(file, err);
 }
 
 /* ---------- small helpers ---------- */
@@ -126,9 +114,40 @@ static void buf_shape(lw_buf *b, shape sh)
     for (const char *c = t; *c; c++) lw_buf_printf(b, *c == 'x' ? "&#215;" : "%c", *c);
 }
 
+/* Names in DOT. agwrite quotes an ID and escapes its double quotes, but not
+ * a backslash: a layer named "a" followed by a backslash would end its
+ * quoted ID early (a syntax error for `dot`). Doubled, every backslash reads
+ * back as part of the ID, so any name gives a well-formed file and distinct
+ * names stay distinct IDs. Tooltips are Graphviz escStrings (backslash-N is
+ * the node's name, backslash-n a newline): doubled there too, a name shows
+ * as it is. Labels are HTML-like (buf_esc). */
+static char *dot_escaped(const char *s, lw_buf *b)
+{
+    buf_reset(b);
+    for (; *s; s++) lw_buf_printf(b, *s == '\\' ? "\\\\" : "%c", *s);
+    if (!b->s) lw_buf_printf(b, "%s", "");
+    return b->s;
+}
+
 static void set(void *obj, const char *k, const char *v)
 {
+    if (strcmp(k, "tooltip") == 0 && strchr(v, '\\')) {
+        lw_buf e = {0};
+        agsafeset(obj, (char *)k, dot_escaped(v, &e), (char *)"");
+        lw_buf_free(&e);
+        return;
+    }
     agsafeset(obj, (char *)k, (char *)v, (char *)"");
+}
+
+/* The node of a layer name (create: make it) in g or a subgraph of it. */
+static Agnode_t *name_node(Agraph_t *g, const char *name, int create)
+{
+    if (!strchr(name, '\\')) return agnode(g, (char *)name, create);
+    lw_buf e = {0};
+    Agnode_t *n = agnode(g, dot_escaped(name, &e), create);
+    lw_buf_free(&e);
+    return n;
 }
 
 /* An HTML-like value: agstrdup_html marks the string, and agxset's agstrdup
@@ -284,7 +303,9 @@ static void make_modules(diagram *d, const unsigned char *visible)
         if (count < 2) continue;
         buf_reset(&d->b);
         lw_buf_printf(&d->b, "cluster_%.*s", li, ni);
-        Agraph_t *s = agsubg(d->g, d->b.s, 1);
+        lw_buf e = {0};
+        Agraph_t *s = agsubg(d->g, dot_escaped(d->b.s, &e), 1);
+        lw_buf_free(&e);
         buf_reset(&d->b);
         lw_buf_printf(&d->b, "<B>");
         char *mod = lw_malloc((size_t)li + 1);
@@ -399,7 +420,7 @@ static Agnode_t *layer_node(diagram *d, int li)
 {
     const layer *l = &d->net->layers[li];
     Agraph_t *parent = d->sub && d->sub[li] ? d->sub[li] : d->g;
-    Agnode_t *n = agnode(parent, l->name, 1);
+    Agnode_t *n = name_node(parent, l->name, 1);
     const config *c = cfg_of(d, li);
     config_class cc = config_class_of(c);
     note_config(d, c);
@@ -433,7 +454,7 @@ static void transfer_edge(diagram *d, int e, double max_tx, const char *prefix)
 {
     const cost_model *m = d->m;
     int a = m->e_from[e], b = m->e_to[e];
-    Agnode_t *na = agnode(d->g, d->net->layers[a].name, 0), *nb = agnode(d->g, d->net->layers[b].name, 0);
+    Agnode_t *na = name_node(d->g, d->net->layers[a].name, 0), *nb = name_node(d->g, d->net->layers[b].name, 0);
     Agedge_t *ed = agedge(d->g, na, nb, NULL, 1);
     double bytes = 0;
     cost_t_x(m, e, cfg_of(d, a), cfg_of(d, b), &bytes);
@@ -610,7 +631,7 @@ static void build_reduced_view(diagram *d, int k)
         const elim_step *st = &r->steps[s];
         if (!alive_e[st->new_edge]) continue;
         const char *from = d->net->layers[st->from].name, *to = d->net->layers[st->to].name;
-        Agedge_t *ed = agedge(d->g, agnode(d->g, (char *)from, 0), agnode(d->g, (char *)to, 0), NULL, 1);
+        Agedge_t *ed = agedge(d->g, name_node(d->g, from, 0), name_node(d->g, to, 0), NULL, 1);
         const unsigned char *row = &ab.layers[(size_t)s * (size_t)n];
         int nc_to = d->m->n_configs[st->to];
         size_t cells = (size_t)d->m->n_configs[st->from] * (size_t)nc_to;
@@ -815,23 +836,82 @@ static GVC_t *gvc_get(void)
     return shared_gvc;
 }
 
-typedef struct render_job {
-    GVC_t *gvc;
-    Agraph_t *g;
-    const format_info *fmt;
-    const char *file;
-} render_job;
+/* Sizes Graphviz is asked to lay out. Beyond about 18 000 nodes its dot
+ * layout runs out of memory inside mincross and crashes the process (2.42);
+ * a strategy table of 2000 layers x 64 GPUs already takes 12 s and 1 GB.
+ * The limits keep well inside what renders in seconds, and are checked
+ * before anything is built. */
+#define EXPORT_MAX_LAYOUT_NODES 5000
+#define EXPORT_MAX_LAYOUT_EDGES 10000
+#define EXPORT_MAX_TABLE_CELLS 65536
 
-static int write_diagram(FILE *f, void *user, lw_error *err)
+/* Checks the sizes of a view before it is built. */
+static int check_sizes(const plan *p, export_view view, int step, const format_info *fmt, const char *file,
+                       lw_error *err)
 {
-    render_job *j = user;
-    if (!j->fmt->gv_format) {
-        if (agwrite(j->g, f) != 0) return lw_fail(err, 1, "%s: writing the DOT text failed", j->file);
+    const cost_model *m = p->cm;
+    if (view == VIEW_STRATEGY) {
+        double cells = (double)m->n_layers * m->gpus;
+        if (cells > EXPORT_MAX_TABLE_CELLS)
+            return lw_fail(err, 2,
+                           "%s: the strategy view would be a table of %d layers x %d GPUs (%.0f cells); at most %d "
+                           "cells can be drawn (use fewer GPUs, or a smaller network)",
+                           file, m->n_layers, m->gpus, cells, EXPORT_MAX_TABLE_CELLS);
         return 0;
     }
-    if (gvRender(j->gvc, j->g, j->fmt->gv_format, f) != 0)
-        return lw_fail(err, 1, "%s: Graphviz cannot render %s here%s%s", j->file, j->fmt->ext,
-                       gv_last_msg[0] ? ": " : "", gv_last_msg);
+    if (!fmt->gv_format) return 0; /* DOT text: no layout */
+    int nodes = m->n_layers, edges = m->n_edges;
+    if (view == VIEW_REDUCED) {
+        int k = step < 0 ? p->sr->n_steps : step;
+        for (int s = 0; s < k; s++) {
+            if (p->sr->steps[s].kind == ELIM_NODE) {
+                nodes--;
+                edges -= 1; /* two edges become one */
+            } else {
+                edges -= 1; /* two edges merge */
+            }
+        }
+    }
+    if (nodes > EXPORT_MAX_LAYOUT_NODES || edges > EXPORT_MAX_LAYOUT_EDGES)
+        return lw_fail(err, 2,
+                       "%s: the %s view has %d layers and %d edges; Graphviz lays out at most %d layers and %d edges "
+                       "here (write .dot instead, and lay it out elsewhere)",
+                       file, export_view_name(view), nodes, edges, EXPORT_MAX_LAYOUT_NODES, EXPORT_MAX_LAYOUT_EDGES);
+    return 0;
+}
+
+/* The diagram in memory: DOT text by agwrite, or Graphviz's rendering by
+ * gvRenderData (Graphviz never writes a file itself: a short write there
+ * would exit the process). Returns 0 with *data (free with free()). */
+static int render_to_memory(GVC_t *gvc, Agraph_t *g, const format_info *fmt, const char *file, char **data,
+                            size_t *len, lw_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    if (!fmt->gv_format) {
+        FILE *m = open_memstream(data, len);
+        if (!m) return lw_fail(err, 1, "%s: out of memory", file);
+        int bad = agwrite(g, m) != 0;
+        if (fclose(m) != 0) bad = 1;
+        if (bad) {
+            free(*data);
+            *data = NULL;
+            return lw_fail(err, 1, "%s: writing the DOT text failed", file);
+        }
+        return 0;
+    }
+    char *out = NULL;
+    unsigned int n = 0;
+    if (gvRenderData(gvc, g, fmt->gv_format, &out, &n) != 0 || !out) {
+        if (out) gvFreeRenderData(out);
+        return lw_fail(err, 1, "%s: Graphviz cannot render %s here%s%s", file, fmt->ext, gv_last_msg[0] ? ": " : "",
+                       gv_last_msg);
+    }
+    *data = lw_malloc((size_t)n + 1);
+    memcpy(*data, out, n);
+    (*data)[n] = 0;
+    *len = n;
+    gvFreeRenderData(out);
     return 0;
 }
 
@@ -851,6 +931,9 @@ int export_diagram(const plan *p, export_view view, int step, const int *config_
                 return lw_fail(err, 2, "%s: config %d of layer %s out of range", file, config_index[i],
                                p->net->layers[i].name);
 
+    const format_info *fmt = format_for_path(file);
+    if (check_sizes(p, view, step, fmt, file, err) != 0) return -1;
+
     diagram d = {0};
     d.p = p;
     d.m = p->cm;
@@ -866,7 +949,11 @@ int export_diagram(const plan *p, export_view view, int step, const int *config_
 
     agusererrf prev_errf = agseterrf(gv_capture);
     gv_last_msg[0] = 0;
-    d.g = agopen(p->net->name, Agdirected, NULL);
+    {
+        lw_buf e = {0};
+        d.g = agopen(dot_escaped(p->net->name, &e), Agdirected, NULL);
+        lw_buf_free(&e);
+    }
     if (view == VIEW_GRAPH)
         build_graph_view(&d);
     else if (view == VIEW_REDUCED)
@@ -874,20 +961,25 @@ int export_diagram(const plan *p, export_view view, int step, const int *config_
     else
         build_strategy_view(&d);
 
-    const format_info *fmt = format_for_path(file);
-    render_job j = {NULL, d.g, fmt, file};
-    int rc = 0;
+    GVC_t *gvc = NULL;
+    int rc = 0, laid_out = 0;
     if (fmt->gv_format) {
-        j.gvc = gvc_get();
-        if (!j.gvc) rc = lw_fail(err, 1, "%s: cannot start Graphviz", file);
-        else if (gvLayout(j.gvc, d.g, "dot") != 0)
+        gvc = gvc_get();
+        if (!gvc) rc = lw_fail(err, 1, "%s: cannot start Graphviz", file);
+        else if (gvLayout(gvc, d.g, "dot") != 0)
             rc = lw_fail(err, 1, "%s: Graphviz could not lay out the %s view%s%s", file, export_view_name(view),
                          gv_last_msg[0] ? ": " : "", gv_last_msg);
+        else
+            laid_out = 1;
     }
-    if (rc == 0) rc = lw_write_file_atomic(file, write_diagram, &j, err);
-    if (j.gvc) gvFreeLayout(j.gvc, d.g);
+    char *data = NULL;
+    size_t len = 0;
+    if (rc == 0) rc = render_to_memory(gvc, d.g, fmt, file, &data, &len, err);
+    if (laid_out) gvFreeLayout(gvc, d.g);
     agclose(d.g);
     agseterrf(prev_errf);
+    if (rc == 0) rc = lw_write_output(file, data, len, err);
+    free(data);
 
     free(d.sub);
     free(d.group_len);

@@ -16,8 +16,11 @@
  *             cluster node, each cell the block that GPU computes; rows whose
  *             input crosses cluster nodes are marked.
  *
- * Files are written to a temporary name beside the target and renamed;
- * on any error nothing is left and an existing file is untouched.
+ * Graphviz renders into memory (gvRenderData; agwrite into a memory stream
+ * for DOT) and the bytes are written with lw_write_output (util.h): on any
+ * error nothing is left and an existing file is untouched. Sizes are
+ * checked before anything is built: at most 5000 layers and 10 000 edges
+ * laid out, 65 536 cells in the strategy table (code 2, limit named).
  * Graphviz's messages are caught (not printed: the TUI owns the screen).
  * Every graph is freed before return; one Graphviz context serves the
  * process and is freed at exit (see export_dot.c for why).

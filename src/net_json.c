@@ -49,6 +49,22 @@ int json_check_trailing(const char *text, size_t len, const char *end, const cha
     return lw_fail(err, 2, "%s:%d:%d: malformed JSON (text after the end of the document)", label, line, col);
 }
 
+/* Line of the first `"key":` in text, or 1. */
+static int json_line_of_key(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = strchr(text, '"'); p; p = strchr(p + 1, '"')) {
+        if (strncmp(p + 1, key, kl) != 0 || p[1 + kl] != '"') continue;
+        const char *q = p + 2 + kl;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q != ':') continue;
+        int line, col;
+        json_line_col(text, (size_t)(p - text), &line, &col);
+        return line;
+    }
+    return 1;
+}
+
 /* Line of the nth (1-based) `"name": "<name>"` in text, or 0. */
 static int line_of_nth_name(const char *text, const char *name, int nth)
 {
@@ -69,6 +85,102 @@ static int line_of_nth_name(const char *text, const char *name, int nth)
     return 0;
 }
 
+/* ---- what cJSON does not check ---- */
+
+typedef struct scan_key {
+    const char *s;
+    size_t n, off;
+} scan_key;
+
+static int scan_key_cmp(const void *x, const void *y)
+{
+    const scan_key *a = x, *b = y;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    int c = memcmp(a->s, b->s, a->n);
+    if (c) return c;
+    return a->off < b->off ? -1 : a->off > b->off ? 1 : 0;
+}
+
+int json_scan(const char *text, size_t len, const char *label, const char *array_key, size_t **item_offs,
+              int *n_items, lw_error *err)
+{
+    typedef struct frame {
+        char obj;          /* '{' or '[' */
+        char expect_key;   /* in an object, the next string is a key */
+        char items;        /* this array is array_key's value at the top level */
+        size_t first_key;  /* its keys start here in `keys` */
+    } frame;
+    frame *st = NULL;
+    scan_key *keys = NULL;
+    size_t depth = 0, cap = 0, nk = 0, kcap = 0;
+    int pending_items = 0, rc = 0, ni = 0, icap = 0;
+    size_t *items = NULL;
+    for (size_t i = 0; i < len && text[i] && rc == 0; i++) {
+        char c = text[i];
+        if (c == '{' || c == '[') {
+            if (depth && st[depth - 1].items && c == '{') {
+                if (ni == icap) {
+                    icap = icap ? icap * 2 : 64;
+                    items = lw_realloc(items, sizeof *items * (size_t)icap);
+                }
+                items[ni++] = i;
+            }
+            if (depth == cap) {
+                cap = cap ? cap * 2 : 16;
+                st = lw_realloc(st, sizeof *st * cap);
+            }
+            st[depth] = (frame){c, c == '{', (char)(c == '[' && depth == 1 && pending_items), nk};
+            pending_items = 0;
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (!depth) break;
+            frame *f = &st[depth - 1];
+            if (f->obj == '{' && nk - f->first_key > 1) {
+                scan_key *k = keys + f->first_key;
+                size_t m = nk - f->first_key;
+                qsort(k, m, sizeof *k, scan_key_cmp);
+                for (size_t j = 1; j < m && rc == 0; j++)
+                    if (k[j].n == k[j - 1].n && memcmp(k[j].s, k[j - 1].s, k[j].n) == 0) {
+                        int l1, c1, l2, c2;
+                        json_line_col(text, k[j - 1].off, &l1, &c1);
+                        json_line_col(text, k[j].off, &l2, &c2);
+                        rc = lw_fail(err, 2, "%s:%d:%d: key \"%.*s\" appears twice in one object (first at line %d)",
+                                     label, l2, c2, (int)(k[j].n > 100 ? 100 : k[j].n), k[j].s, l1);
+                    }
+            }
+            nk = f->first_key;
+            depth--;
+        } else if (c == ',') {
+            if (depth && st[depth - 1].obj == '{') st[depth - 1].expect_key = 1;
+        } else if (c == '"') {
+            size_t start = i + 1, j = start;
+            while (j < len && text[j] && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+            if (depth && st[depth - 1].obj == '{' && st[depth - 1].expect_key) {
+                if (nk == kcap) {
+                    kcap = kcap ? kcap * 2 : 64;
+                    keys = lw_realloc(keys, sizeof *keys * kcap);
+                }
+                keys[nk++] = (scan_key){text + start, j - start, i};
+                st[depth - 1].expect_key = 0;
+                pending_items = depth == 1 && array_key && strlen(array_key) == j - start &&
+                                memcmp(array_key, text + start, j - start) == 0;
+            }
+            i = j;
+        }
+    }
+    free(st);
+    free(keys);
+    if (rc != 0 || !item_offs) {
+        free(items);
+        if (item_offs) *item_offs = NULL;
+        if (n_items) *n_items = 0;
+        return rc;
+    }
+    *item_offs = items;
+    *n_items = ni;
+    return 0;
+}
+
 cJSON *json_parse_doc(const char *text, size_t len, const char *label, lw_error *err)
 {
     const char *end = NULL;
@@ -85,7 +197,8 @@ cJSON *json_parse_doc(const char *text, size_t len, const char *label, lw_error 
                 k >= len ? " (the document ends too soon)" : "");
         return NULL;
     }
-    if (json_check_trailing(text, len, end, label, err) != 0) {
+    if (json_check_trailing(text, len, end, label, err) != 0 ||
+        json_scan(text, len, label, NULL, NULL, NULL, err) != 0) {
         cJSON_Delete(root);
         return NULL;
     }
@@ -97,16 +210,46 @@ typedef struct pctx {
     const char *text;
     const char *label;
     lw_error *err;
+    size_t *item_off; /* where each element of "layers" starts */
+    int n_items;
+    int raw_index;    /* layer_fail's index is the position in "layers" (not the sorted one) */
 } pctx;
+
+/* A number as written: 4.0000000001 is not "4". */
+static const char *num_str(double v, char *buf, size_t n)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
 
 static int layer_fail(pctx *p, const char *lname, int index, const char *fmt, const char *what)
 {
     char where[256];
-    int line = lname ? json_line_of_name(p->text, lname) : 0;
+    int line = 0;
+    /* the layer's own "name": the first one after "layers" begins (the
+     * network and the input may carry the same name before it) */
+    size_t from = p->n_items > 0 ? p->item_off[0] : 0;
+    if (p->raw_index && index >= 0 && index < p->n_items) {
+        int col;
+        json_line_col(p->text, p->item_off[index], &line, &col);
+        int l2 = lname ? json_line_of_name(p->text + p->item_off[index], lname) : 0;
+        if (l2) line += l2 - 1; /* the line of its "name", when found */
+    } else if (lname) {
+        int l2 = json_line_of_name(p->text + from, lname), col;
+        if (l2) {
+            json_line_col(p->text, from, &line, &col);
+            line += l2 - 1;
+        }
+    }
     if (lname && line)
         snprintf(where, sizeof where, "%s:%d: layer \"%s\"", p->label, line, lname);
     else if (lname)
         snprintf(where, sizeof where, "%s: layer \"%s\"", p->label, lname);
+    else if (line)
+        snprintf(where, sizeof where, "%s:%d: layers[%d]", p->label, line, index);
     else
         snprintf(where, sizeof where, "%s: layers[%d]", p->label, index);
     char msg[512];
@@ -138,8 +281,9 @@ static int get_int_field(pctx *p, const cJSON *obj, const char *key, int pair, l
     }
     for (int i = 0; i < 2; i++) {
         if (!isfinite(x[i]) || x[i] != floor(x[i]) || x[i] < (double)lo || x[i] > (double)hi) {
-            char m[160];
-            snprintf(m, sizeof m, "\"%s\" is %g; it must be an integer from %ld to %ld", key, x[i], lo, hi);
+            char m[160], nb[40];
+            snprintf(m, sizeof m, "\"%s\" is %s; it must be an integer from %ld to %ld", key,
+                     num_str(x[i], nb, sizeof nb), lo, hi);
             return layer_fail(p, lname, index, "%s", m);
         }
     }
@@ -295,7 +439,12 @@ static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
     if (!cJSON_IsString(name) || !name->valuestring[0])
         return layer_fail(p, NULL, index, "%s", "needs a non-empty string \"name\"");
     const char *ln = name->valuestring;
-    if (strlen(ln) > 200) return layer_fail(p, NULL, index, "%s", "name longer than 200 characters");
+    char why[128];
+    if (lw_check_text(ln, LW_NAME_MAX, why, sizeof why) != 0) {
+        char m[160];
+        snprintf(m, sizeof m, "\"name\" %s", why);
+        return layer_fail(p, NULL, index, "%s", m);
+    }
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
     if (!cJSON_IsString(type)) return layer_fail(p, ln, index, "%s", "needs a string \"type\"");
     int t = layer_type_from_name(type->valuestring);
@@ -397,9 +546,10 @@ static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
 
 network *net_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
-    pctx p = {text, label, err};
+    pctx p = {text, label, err, NULL, 0, 1};
     cJSON *root = json_parse_doc(text, len, label, err);
     if (!root) return NULL;
+    json_scan(text, len, label, "layers", &p.item_off, &p.n_items, NULL);
     network *net = NULL;
     raw_layer *raw = NULL;
     int n_raw = 0;
@@ -420,9 +570,25 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
                 cJSON_IsString(fmt) ? "" : " (missing)");
         goto fail;
     }
+    {
+        /* a typo ("Layers") is an error, not a silent default */
+        static const char *const top[] = {"format", "name", "input", "layers", "comment", "description", "source", NULL};
+        for (const cJSON *it = root->child; it; it = it->next)
+            if (!in_list(top, it->string)) {
+                lw_fail(err, 2, "%s:%d: unknown field \"%.100s\" (a network has %s)", label,
+                        json_line_of_key(text, it->string), it->string,
+                        "format, name, input, layers and comment");
+                goto fail;
+            }
+    }
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (!cJSON_IsString(name) || !name->valuestring[0]) {
         lw_fail(err, 2, "%s: needs a non-empty string \"name\"", label);
+        goto fail;
+    }
+    char why[128];
+    if (lw_check_text(name->valuestring, LW_NAME_MAX, why, sizeof why) != 0) {
+        lw_fail(err, 2, "%s:%d: the network's \"name\" %s", label, json_line_of_key(text, "name"), why);
         goto fail;
     }
     const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
@@ -430,8 +596,26 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
         lw_fail(err, 2, "%s: needs an \"input\" object {\"name\", \"channels\", \"height\", \"width\"}", label);
         goto fail;
     }
+    {
+        static const char *const keys[] = {"name", "channels", "height", "width", "comment", NULL};
+        for (const cJSON *it = input->child; it; it = it->next)
+            if (!in_list(keys, it->string)) {
+                lw_fail(err, 2, "%s:%d: input: unknown field \"%.100s\" (an input has name, channels, height and width)",
+                        label, json_line_of_key(text, it->string), it->string);
+                goto fail;
+            }
+    }
     const cJSON *iname = cJSON_GetObjectItemCaseSensitive(input, "name");
-    const char *in_name = cJSON_IsString(iname) && iname->valuestring[0] ? iname->valuestring : "data";
+    if (iname && (!cJSON_IsString(iname) || !iname->valuestring[0])) {
+        lw_fail(err, 2, "%s:%d: input \"name\" must be a non-empty string (or absent: \"data\")", label,
+                json_line_of_key(text, "input"));
+        goto fail;
+    }
+    const char *in_name = iname ? iname->valuestring : "data";
+    if (lw_check_text(in_name, LW_NAME_MAX, why, sizeof why) != 0) {
+        lw_fail(err, 2, "%s:%d: input \"name\" %s", label, json_line_of_key(text, "input"), why);
+        goto fail;
+    }
     long ic = 0, ih = 0, iw = 0;
     {
         const char *keys[3] = {"channels", "height", "width"};
@@ -651,6 +835,7 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
         }
     }
     free(pos);
+    p.raw_index = 0;
     for (int k = 1; k < n; k++) {
         if (infer(&p, net, k) < 0) goto fail;
         for (int j = 0; j < net->layers[k].n_inputs; j++) net->layers[net->layers[k].inputs[j]].n_outputs++;
@@ -659,10 +844,12 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
     free(raw);
     free(order);
     free(indeg);
+    free(p.item_off);
     cJSON_Delete(root);
     return net;
 
 fail:
+    free(p.item_off);
     if (raw)
         for (int i = 0; i <= n_raw; i++) free(raw[i].l.inputs);
     free(raw);

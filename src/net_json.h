@@ -33,6 +33,14 @@ int json_check_trailing(const char *text, size_t len, const char *end, const cha
  * NULL with err set to "LABEL:LINE:COL: malformed JSON ..." (code 2). The
  * caller frees the tree with cJSON_Delete. */
 struct cJSON;
+/* What cJSON lets through, on text it has parsed: a key twice in one object
+ * (an error naming file, line and column of the second). With array_key,
+ * also the offsets where the objects of the top-level array under that key
+ * start (*item_offs malloc'd, *n_items of them), for messages by index.
+ * json_parse_doc runs it on every document. 0, or -1 with err set. */
+int json_scan(const char *text, size_t len, const char *label, const char *array_key, size_t **item_offs,
+              int *n_items, lw_error *err);
+
 struct cJSON *json_parse_doc(const char *text, size_t len, const char *label, lw_error *err);
 
 /* Writes the network back as a layerwise-net/1 document (caller frees). */

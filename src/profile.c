@@ -30,6 +30,17 @@ static int read_vec(const cJSON *o, const char *key, long *v, int n, int require
     return 0;
 }
 
+/* A field not in `allowed` is an error: a typo must not silently fall back. */
+static int unknown_key(const cJSON *o, const char *const *allowed, const char *label, const char *where, lw_error *err)
+{
+    for (const cJSON *it = o->child; it; it = it->next) {
+        int ok = 0;
+        for (const char *const *a = allowed; *a && !ok; a++) ok = strcmp(*a, it->string) == 0;
+        if (!ok) return lw_fail(err, 2, "%s: %sunknown field \"%.100s\"", label, where, it->string);
+    }
+    return 0;
+}
+
 profile *profile_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     cJSON *root = json_parse_doc(text, len, label, err);
@@ -50,6 +61,15 @@ profile *profile_from_json(const char *text, size_t len, const char *label, lw_e
         lw_fail(err, 2, "%s: needs an \"entries\" array", label);
         goto fail;
     }
+    static const char *const top_keys[] = {"format", "gpu", "entries", "comment", NULL};
+    static const char *const entry_keys[] = {"type", "input", "output", "kernel", "stride", "padding", "inputs",
+                                             "forward_ms", "backward_ms", "comment", NULL};
+    if (unknown_key(root, top_keys, label, "", err)) goto fail;
+    char why[128];
+    if (lw_check_text(gpu->valuestring, LW_NAME_MAX, why, sizeof why) != 0) {
+        lw_fail(err, 2, "%s: \"gpu\" %s", label, why);
+        goto fail;
+    }
     p->gpu = lw_strdup(gpu->valuestring);
     p->path = lw_strdup(label);
     int n = cJSON_GetArraySize(entries);
@@ -68,6 +88,16 @@ profile *profile_from_json(const char *text, size_t len, const char *label, lw_e
             goto fail;
         }
         e->type = ty;
+        char where[48];
+        snprintf(where, sizeof where, "entries[%d]: ", i);
+        if (unknown_key(it, entry_keys, label, where, err)) goto fail;
+        const cJSON *ni = cJSON_GetObjectItemCaseSensitive(it, "inputs");
+        if (ni && (!cJSON_IsNumber(ni) || ni->valuedouble != floor(ni->valuedouble) || ni->valuedouble < 1 ||
+                   ni->valuedouble > 1024)) {
+            lw_fail(err, 2, "%s: entries[%d]: \"inputs\" must be the layer's number of inputs (an integer)", label, i);
+            goto fail;
+        }
+        e->n_inputs = ni ? (int)ni->valuedouble : 0;
         long k[2], s[2], pd[2];
         int win = ty == LT_CONV2D || ty == LT_POOL2D;
         if (read_vec(it, "input", e->in, 4, 1, 1) || read_vec(it, "output", e->out, 4, 1, 1) ||
@@ -126,7 +156,8 @@ double profile_lookup(const profile *p, const profile_entry *key)
     if (!p) return -1;
     for (int i = 0; i < p->n; i++) {
         const profile_entry *e = &p->e[i];
-        if (e->type == key->type && memcmp(e->in, key->in, sizeof e->in) == 0 &&
+        if (e->type == key->type && (e->n_inputs == 0 || e->n_inputs == key->n_inputs) &&
+            memcmp(e->in, key->in, sizeof e->in) == 0 &&
             memcmp(e->out, key->out, sizeof e->out) == 0 && memcmp(e->k, key->k, sizeof e->k) == 0 &&
             memcmp(e->s, key->s, sizeof e->s) == 0 && memcmp(e->p, key->p, sizeof e->p) == 0)
             return e->forward_ms + e->backward_ms;

@@ -9,7 +9,9 @@
  *                 "forward_ms": 1.9, "backward_ms": 3.8}, ...]}
  *
  * "input" and "output" are one task's blocks (n, c, h, w); kernel, stride and
- * padding are needed for conv2d and pool2d only. A profile applies to a
+ * padding are needed for conv2d and pool2d only; "inputs" (the number of
+ * inputs of an add or concat, whose cost depends on it) is optional: an
+ * entry without it matches any count. Unknown fields are errors. A profile applies to a
  * cluster whose gpu.name equals its "gpu". The profile owns its entries.
  */
 #ifndef LW_PROFILE_H
@@ -21,6 +23,7 @@ typedef struct profile_entry {
     int type;               /* layer_type */
     long in[4], out[4];
     int k[2], s[2], p[2];
+    int n_inputs;           /* "inputs": the layer's input count (add, concat); 0 in a file: any */
     double forward_ms, backward_ms;
 } profile_entry;
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@ _Noreturn void lw_out_of_memory(size_t n)
     fprintf(stderr, "layerwise: out of memory (%zu bytes)\n", n);
     abort();
 }
+#define oom lw_out_of_memory
 
 void *lw_malloc(size_t n)
 {
@@ -96,10 +98,13 @@ char *lw_read_file(const char *path, size_t *len, lw_error *err)
 /* While a temporary exists, SIGINT, SIGTERM, SIGHUP and SIGQUIT first
  * remove it, then get their previous disposition (so `timeout` or Ctrl-C
  * during a long render leaves no PATH.tmp.XXXXXX behind). Only SIGKILL
- * can still leave one. */
+ * can still leave one. A signal the process ignores (SIGHUP under nohup)
+ * keeps being ignored: it must not remove the temporary of a write that
+ * goes on. */
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_CLEANUP_SIGNALS (int)(sizeof cleanup_signals / sizeof cleanup_signals[0])
 static struct sigaction cleanup_old[N_CLEANUP_SIGNALS];
+static unsigned char cleanup_armed[N_CLEANUP_SIGNALS];
 static char *volatile cleanup_tmp;
 
 static void cleanup_on_signal(int sig)
@@ -118,7 +123,12 @@ static void cleanup_arm(char *tmp)
     sa.sa_handler = cleanup_on_signal;
     sigemptyset(&sa.sa_mask);
     cleanup_tmp = tmp;
-    for (int i = 0; i < N_CLEANUP_SIGNALS; i++) sigaction(cleanup_signals[i], &sa, &cleanup_old[i]);
+    for (int i = 0; i < N_CLEANUP_SIGNALS; i++) {
+        cleanup_armed[i] = 0;
+        if (sigaction(cleanup_signals[i], NULL, &cleanup_old[i]) != 0) continue;
+        if (cleanup_old[i].sa_handler == SIG_IGN) continue; /* nohup: stays ignored */
+        if (sigaction(cleanup_signals[i], &sa, NULL) == 0) cleanup_armed[i] = 1;
+    }
 }
 
 static void cleanup_disarm(void)
@@ -126,17 +136,153 @@ static void cleanup_disarm(void)
     for (int i = 0; i < N_CLEANUP_SIGNALS; i++) {
         struct sigaction cur;
         /* a signal handled meanwhile already put its old action back */
-        if (sigaction(cleanup_signals[i], NULL, &cur) == 0 && cur.sa_handler == cleanup_on_signal)
+        if (cleanup_armed[i] && sigaction(cleanup_signals[i], NULL, &cur) == 0 &&
+            cur.sa_handler == cleanup_on_signal)
             sigaction(cleanup_signals[i], &cleanup_old[i], NULL);
+        cleanup_armed[i] = 0;
     }
     cleanup_tmp = NULL;
 }
 
-int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_error *err)
+/* ---- output files ---- */
+
+/* Where a write to PATH lands: symbolic links followed (a dangling one to
+ * the file it names). Returns the final path (malloc'd) and, if it exists,
+ * its stat; NULL with err set on a loop or an unreadable link. */
+static char *resolve_target(const char *path, struct stat *st, int *exists, lw_error *err)
 {
-    size_t n = strlen(path);
+    char *cur = lw_strdup(path);
+    for (int hops = 0; hops < 40; hops++) {
+        if (lstat(cur, st) != 0) {
+            if (errno == ENOENT || errno == ENOTDIR) { /* the directory check says which */
+                *exists = 0;
+                return cur;
+            }
+            lw_fail(err, 1, "%s: cannot check the output file: %s", path, strerror(errno));
+            free(cur);
+            return NULL;
+        }
+        if (!S_ISLNK(st->st_mode)) {
+            *exists = 1;
+            return cur;
+        }
+        char link[4096];
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0 || n >= (ssize_t)sizeof link - 1) {
+            lw_fail(err, 1, "%s: cannot read the symbolic link %s", path, cur);
+            free(cur);
+            return NULL;
+        }
+        link[n] = 0;
+        char *next;
+        const char *slash = strrchr(cur, '/');
+        if (link[0] == '/' || !slash) {
+            next = lw_strdup(link);
+        } else {
+            size_t d = (size_t)(slash - cur) + 1;
+            next = lw_malloc(d + (size_t)n + 1);
+            memcpy(next, cur, d);
+            memcpy(next + d, link, (size_t)n + 1);
+        }
+        free(cur);
+        cur = next;
+    }
+    lw_fail(err, 2, "%s: too many levels of symbolic links", path);
+    free(cur);
+    return NULL;
+}
+
+/* The kind of thing at PATH (following links): 'r' a regular file or
+ * nothing yet, 'p' a FIFO or character device (written in place), or -1
+ * with err set (code 2) for what may not be an output. */
+static int output_kind(const char *path, lw_error *err)
+{
+    if (!path || !*path) return lw_fail(err, 2, "the output file name is empty");
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISREG(st.st_mode)) return 'r';
+        if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return 'p';
+        if (S_ISDIR(st.st_mode)) return lw_fail(err, 2, "%s: is a directory", path);
+        return lw_fail(err, 2, "%s: is neither a regular file, a FIFO nor a character device; not replaced", path);
+    }
+    if (errno != ENOENT) return 'r'; /* the write reports it, with the reason */
+    return 'r';
+}
+
+int lw_check_output(const char *path, lw_error *err)
+{
+    int kind = output_kind(path, err);
+    if (kind < 0) return -1;
+    if (kind == 'p') return 0;
+    struct stat st;
+    int exists;
+    char *real = resolve_target(path, &st, &exists, err);
+    if (!real) return -1;
+    const char *slash = strrchr(real, '/');
+    char *dir = slash ? lw_strdup(real) : lw_strdup(".");
+    if (slash) dir[slash == real ? 1 : slash - real] = 0;
+    int rc = 0;
+    struct stat ds;
+    if (!exists && real[0] && real[strlen(real) - 1] == '/')
+        rc = lw_fail(err, 2, "%s: names a directory", path);
+    else if (stat(dir, &ds) != 0)
+        rc = lw_fail(err, 2, "%s: directory %s does not exist", path, dir);
+    else if (!S_ISDIR(ds.st_mode))
+        rc = lw_fail(err, 2, "%s: %s is not a directory", path, dir);
+    free(dir);
+    free(real);
+    return rc;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+    while (len) {
+        ssize_t k = write(fd, data, len);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        data += k;
+        len -= (size_t)k;
+    }
+    return 0;
+}
+
+/* A FIFO or a device: opened and written as it is, never replaced. A
+ * reader that goes away is an error (EPIPE), not a silent death. */
+static int write_in_place(const char *path, const char *data, size_t len, lw_error *err)
+{
+    struct sigaction ign, old;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old);
+    int rc = 0;
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = lw_fail(err, 1, "%s: cannot open for writing: %s", path, strerror(errno));
+    } else {
+        if (write_all(fd, data, len) != 0) rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
+        if (close(fd) != 0 && rc == 0) rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
+    }
+    sigaction(SIGPIPE, &old, NULL);
+    return rc;
+}
+
+void (*lw__temp_created_hook)(const char *tmp);
+
+int lw_write_output(const char *path, const char *data, size_t len, lw_error *err)
+{
+    int kind = output_kind(path, err);
+    if (kind < 0) return -1;
+    if (kind == 'p') return write_in_place(path, data, len, err);
+    struct stat st;
+    int exists;
+    char *real = resolve_target(path, &st, &exists, err);
+    if (!real) return -1;
+    size_t n = strlen(real);
     char *tmp = lw_malloc(n + 16);
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", real);
     sigset_t block, prev;
     sigemptyset(&block);
     for (int i = 0; i < N_CLEANUP_SIGNALS; i++) sigaddset(&block, cleanup_signals[i]);
@@ -146,32 +292,89 @@ int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_er
     if (fd >= 0) cleanup_arm(tmp);
     pthread_sigmask(SIG_SETMASK, &prev, NULL);
     if (fd < 0) {
-        lw_fail(err, 1, "%s: cannot create: %s", path, strerror(errno));
+        int e = errno;
+        int code = (e == ENOENT || e == ENOTDIR) ? 2 : 1;
+        lw_fail(err, code, "%s: cannot create: %s", path, strerror(e));
         free(tmp);
+        free(real);
         return -1;
     }
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        cleanup_disarm();
-        free(tmp);
-        return lw_fail(err, 1, "%s: cannot open for writing", path);
-    }
-    int rc = write(f, user, err);
-    if (fflush(f) != 0 && rc == 0) rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
-    if (fclose(f) != 0 && rc == 0) rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
-    if (rc == 0) {
-        /* mkstemp makes 0600; give the usual 0644 less umask */
+    int rc = 0;
+    if (lw__temp_created_hook) lw__temp_created_hook(tmp);
+    if (write_all(fd, data, len) != 0 || fsync(fd) != 0)
+        rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
+    /* mkstemp makes 0600: keep the mode of the file replaced, or give the
+     * usual 0666 less umask to a new one */
+    mode_t mode;
+    if (exists) {
+        mode = st.st_mode & 07777;
+    } else {
         mode_t um = umask(0);
         umask(um);
-        chmod(tmp, 0666 & ~um);
-        if (rename(tmp, path) != 0) rc = lw_fail(err, 1, "%s: cannot rename into place: %s", path, strerror(errno));
+        mode = 0666 & ~um;
     }
+    if (rc == 0 && fchmod(fd, mode) != 0) rc = lw_fail(err, 1, "%s: cannot set its mode: %s", path, strerror(errno));
+    if (close(fd) != 0 && rc == 0) rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
+    if (rc == 0 && rename(tmp, real) != 0) rc = lw_fail(err, 1, "%s: cannot rename into place: %s", path, strerror(errno));
     if (rc != 0) unlink(tmp);
     cleanup_disarm();
     free(tmp);
+    free(real);
     return rc;
+}
+
+int lw_write_file_atomic(const char *path, lw_writer_fn write_fn, void *user, lw_error *err)
+{
+    if (output_kind(path, err) < 0) return -1;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return lw_fail(err, 1, "%s: out of memory", path);
+    int rc = write_fn(m, user, err);
+    if (fclose(m) != 0 && rc == 0) rc = lw_fail(err, 1, "%s: out of memory", path);
+    if (rc == 0) rc = lw_write_output(path, buf, len, err);
+    else if (err && !strstr(err->msg, path)) {
+        lw_buf b = {0};
+        lw_buf_printf(&b, "%s: %s", path, err->msg);
+        snprintf(err->msg, sizeof err->msg, "%s", b.s);
+        lw_buf_free(&b);
+    }
+    free(buf);
+    return rc;
+}
+
+int lw_finish_stdout(lw_error *err)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = bad ? errno : 0;
+    if (ferror(stdout)) bad = 1;
+    if (!bad) return 0;
+    /* errno of the failed write is gone if it happened earlier; fflush of
+     * the rest usually sets it again */
+    return lw_fail(err, 1, "standard output: write failed%s%s", e ? ": " : "", e ? strerror(e) : "");
+}
+
+int lw_parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int lw_parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= lo && v <= hi)) return -1;
+    *out = v;
+    return 0;
 }
 
 int lw_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
@@ -223,6 +426,77 @@ void lw_buf_free(lw_buf *b)
     free(b->s);
     b->s = NULL;
     b->len = b->cap = 0;
+}
+
+/* ---- text ---- */
+
+/* Length of the valid UTF-8 sequence at s (1-4), 0 if it is not one
+ * (overlong, surrogate, beyond U+10FFFF, truncated); *cp its code point. */
+static int utf8_seq(const unsigned char *s, unsigned *cp)
+{
+    unsigned c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    int n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? (c <= 0xEF ? 3 : 0) : c >= 0xC2 ? 2 : 0;
+    if (!n) return 0;
+    unsigned v = c & (0x7F >> n);
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10FFFF)) || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return n;
+}
+
+static int is_control(unsigned cp)
+{
+    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0);
+}
+
+int lw_check_text(const char *s, size_t max_chars, char *why, size_t why_n)
+{
+    size_t chars = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned cp;
+        int n = utf8_seq(p, &cp);
+        if (!n) {
+            snprintf(why, why_n, "is not valid UTF-8 (byte %zu)", (size_t)(p - (const unsigned char *)s) + 1);
+            return -1;
+        }
+        if (is_control(cp)) {
+            snprintf(why, why_n, "contains a control character (U+%04X at character %zu)", cp, chars + 1);
+            return -1;
+        }
+        p += n;
+        chars++;
+    }
+    if (chars > max_chars) {
+        snprintf(why, why_n, "is %zu characters long; at most %zu are allowed", chars, max_chars);
+        return -1;
+    }
+    return 0;
+}
+
+void lw_text_printable(lw_buf *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned cp;
+        int n = utf8_seq(p, &cp);
+        if (n && (!is_control(cp) || cp == '\n')) {
+            lw_buf_printf(b, "%.*s", n, (const char *)p);
+            p += n;
+        } else {
+            lw_buf_printf(b, "\\x%02X", *p);
+            p++;
+        }
+    }
+    if (!b->s) lw_buf_printf(b, "%s", "");
 }
 
 const char *lw_format_bytes(double b, char *buf, size_t n)

@@ -14,6 +14,8 @@
  * it already holds (cost_model_graph) treats that as out of memory.
  * lw_write_file_atomic writes to a temporary name beside the target and
  * renames it, so a reader never sees a half-written file.
+ * Output files are written by the rules above lw_check_output: a reader
+ * never sees a half-written file and nothing that is not a file is replaced.
  */
 #ifndef LW_UTIL_H
 #define LW_UTIL_H
@@ -31,6 +33,16 @@ typedef struct lw_error {
 #define LW_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define LW_PRINTF(a, b)
+/* Text that is safe to show: valid UTF-8, no control characters (C0, DEL,
+ * C1), at most max_chars characters. 0, or -1 with why ("contains a control
+ * character (U+001B at character 3)") filled. Loaders check every name
+ * with it. */
+int lw_check_text(const char *s, size_t max_chars, char *why, size_t why_n);
+#define LW_NAME_MAX 200 /* characters of a network, input, layer, cluster or GPU name */
+/* Appends s to b with every control character and invalid UTF-8 byte
+ * written as \xNN (newlines kept): for messages on a terminal. */
+void lw_text_printable(lw_buf *b, const char *s);
+
 #endif
 
 /* Sets err (if non-NULL) and returns -1, so `return lw_fail(...)` reads well. */
@@ -47,11 +59,40 @@ char *lw_strdup(const char *s);
  * NULL with err set. */
 char *lw_read_file(const char *path, size_t *len, lw_error *err);
 
-/* Streams produced by `write` go to PATH.tmp.XXXXXX, then rename(2) to
- * path. `write` returns 0 on success; on any failure the temporary is
- * removed and the target is untouched. */
+/* Output files. The rules, for every file the program writes:
+ *  - a regular file (or a name not yet taken) is replaced atomically: the
+ *    data goes to PATH.tmp.XXXXXX beside it, is synced, and renamed over it;
+ *    an existing file keeps its mode;
+ *  - a symbolic link is written through: the file it points at (followed to
+ *    the end, created if missing) is replaced atomically, the link stays;
+ *  - a FIFO or a character device is opened and written in place, never
+ *    replaced (a FIFO blocks until a reader opens it);
+ *  - a directory, socket or block device is refused (code 2).
+ * On any failure the message names the file, the target is untouched and
+ * no temporary is left (SIGINT, SIGTERM, SIGHUP and SIGQUIT remove it too,
+ * unless the process ignores them, as under nohup).
+ *
+ * lw_check_output checks a path before any work is done: not empty, not a
+ * directory or other refused kind, its directory exists. 0, or -1 with err
+ * set (code 2). */
+int lw_check_output(const char *path, lw_error *err);
+/* Writes len bytes of data to path by the rules above. */
+int lw_write_output(const char *path, const char *data, size_t len, lw_error *err);
+/* For tests only: called with the temporary's name once it exists. */
+extern void (*lw__temp_created_hook)(const char *tmp);
+/* `write` streams the content into a memory buffer, which is then written
+ * with lw_write_output; a writer's error is prefixed with the path. */
 typedef int (*lw_writer_fn)(FILE *f, void *user, lw_error *err);
 int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_error *err);
+
+/* Flushes stdout and checks it for a write error (a full disk, a closed
+ * pipe): 0, or -1 with err set (code 1, "standard output: ..."). */
+int lw_finish_stdout(lw_error *err);
+
+/* Strict number parsing shared by the CLI and the TUI's fields: the whole
+ * string, no overflow, within [lo, hi] (a NaN is never within). 0 or -1. */
+int lw_parse_long(const char *s, long lo, long hi, long *out);
+int lw_parse_double(const char *s, double lo, double hi, double *out);
 
 /* pthread_create for a worker that takes no asynchronous signal (SIGINT,
  * SIGTERM, SIGWINCH, ...): they go to the main thread, whose blocking read
@@ -70,5 +111,15 @@ const char *lw_format_bytes(double b, char *buf, size_t n);
 typedef struct lw_buf { char *s; size_t len, cap; } lw_buf;
 void lw_buf_printf(lw_buf *b, const char *fmt, ...) LW_PRINTF(2, 3);
 void lw_buf_free(lw_buf *b);
+
+/* Text that is safe to show: valid UTF-8, no control characters (C0, DEL,
+ * C1), at most max_chars characters. 0, or -1 with why ("contains a control
+ * character (U+001B at character 3)") filled. Loaders check every name
+ * with it. */
+int lw_check_text(const char *s, size_t max_chars, char *why, size_t why_n);
+#define LW_NAME_MAX 200 /* characters of a network, input, layer, cluster or GPU name */
+/* Appends s to b with every control character and invalid UTF-8 byte
+ * written as \xNN (newlines kept): for messages on a terminal. */
+void lw_text_printable(lw_buf *b, const char *s);
 
 #endif

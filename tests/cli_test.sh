@@ -856,5 +856,143 @@ else
 fi
 expect_fail "--refine outside search is refused" 2 "search" -- eval -n lenet5 -c p100-4x4 -s data --refine
 
+# an untouched profile template changes nothing, also with adds of 2 and 3 inputs
+expect_ok "profile template of a net with 2- and 3-input adds" profile -n $F/nets/adds.json -c p100-4x4 -g 4 -o "$TMP/adds_prof.json"
+run search -n $F/nets/adds.json -c p100-4x4 -g 4 --json
+cp "$OUT" "$TMP/adds_plain.json"
+run search -n $F/nets/adds.json -c p100-4x4 -g 4 -p "$TMP/adds_prof.json" --json
+py "the untouched template changes no layer's t_c (add of 3 inputs included)" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+for x, y in zip(a["layers"], b["layers"]):
+    assert abs(x["compute_ms"] - y["compute_ms"]) < 1e-9, (x["name"], x["compute_ms"], y["compute_ms"])
+assert abs(a["total_ms"] - b["total_ms"]) < 1e-9
+' "$TMP/adds_plain.json" "$OUT"
+run search -n lenet5 -c dgx-a100 -g 2 -p "$TMP/prof.json" --json
+if [ "$RC" -eq 0 ] && grep -q "warning" "$ERR" && grep -q "not used" "$ERR"; then ok "a profile for another GPU is ignored with a warning"; else
+    notok "a profile for another GPU is ignored with a warning (exit $RC)" "$(cat "$ERR")"
+fi
+
+# the TUI refuses what cannot run before building anything: under 100 MB,
+# where building Inception-v3 on 64 GPUs aborts out of memory (above), the
+# refusal still comes, so nothing was built
+( ulimit -v 100000 2>/dev/null && exec "$LW" tui -n inception_v3 -c h100-8x8 -g 64 ) </dev/null >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "needs a terminal" "$ERR"; then ok "tui without a terminal refuses before building"; else
+    notok "tui without a terminal refuses before building (exit $rc)" "$(cat "$ERR")"
+fi
+if command -v script >/dev/null; then
+    for t in dumb ""; do
+        TERM=$t script -qc "ulimit -v 100000; exec '$LW' tui -n inception_v3 -c h100-8x8 -g 64" /dev/null </dev/null >"$OUT" 2>&1
+        if grep -q "cannot open the terminal" "$OUT" && ! grep -q "out of memory" "$OUT"; then ok "tui with TERM=${t:-(empty)} refuses before building"; else
+            notok "tui with TERM=${t:-(empty)} refuses before building" "$(cat -v "$OUT")"
+        fi
+    done
+else
+    echo "# skipped: no script(1) for a pseudo-terminal (TERM=dumb check)"
+fi
+
+# out of memory is the documented abort with a message, never a crash
+# (cost_model_graph did not check its allocations: a segfault at 100 MB)
+( ulimit -v 100000 2>/dev/null && exec "$LW" search -n inception_v3 -c h100-8x8 -g 64 ) >/dev/null 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 134 ] && grep -q "out of memory" "$ERR"; then ok "search under a 100 MB memory limit: the out-of-memory abort"; else
+    notok "search under a 100 MB memory limit: the out-of-memory abort (exit $rc, want 134)" "$(tail -3 "$ERR")"
+fi
+
+# ------------------------------------------------ output rules (issue 15)
+# A symlink is written through, a FIFO in place; a directory is refused;
+# every write error, stdout included, is a message and a non-zero exit.
+mkdir -p "$TMP/o"
+ln -s target.json "$TMP/o/link.json"
+"$LW" search -n lenet5 -c p100-4x4 -g 4 --json -o "$TMP/o/link.json" >/dev/null 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 0 ] && [ -L "$TMP/o/link.json" ] && [ -f "$TMP/o/target.json" ] &&
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/o/target.json" 2>/dev/null; then
+    ok "-o through a symlink writes its target and keeps the link"
+else
+    notok "-o through a symlink writes its target and keeps the link (exit $rc)" "$(ls -la "$TMP/o"; cat "$ERR")"
+fi
+mkfifo "$TMP/o/pipe"
+timeout 20 cat "$TMP/o/pipe" >"$TMP/o/from_pipe" &
+reader=$!
+"$LW" costs -n lenet5 -c p100-4x4 -g 2 --json -o "$TMP/o/pipe" >/dev/null 2>"$ERR"
+rc=$?
+wait "$reader"
+if [ "$rc" -eq 0 ] && [ -p "$TMP/o/pipe" ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/o/from_pipe" 2>/dev/null; then
+    ok "-o to a FIFO writes through it and leaves the FIFO"
+else
+    notok "-o to a FIFO writes through it and leaves the FIFO (exit $rc)" "$(ls -la "$TMP/o"; cat "$ERR")"
+fi
+expect_fail "-o to a directory: exit 2, nothing printed" 2 "$TMP/o" "directory" -- search -n lenet5 -c p100-4x4 -g 4 -o "$TMP/o"
+expect_fail "-o \"\": exit 2" 2 "empty" -- search -n lenet5 -c p100-4x4 -g 4 -o ""
+expect_fail "search -o into a missing directory: exit 2 before the table is printed" 2 "$TMP/none/s.json" -- \
+    search -n lenet5 -c p100-4x4 -g 4 -o "$TMP/none/s.json"
+expect_fail "compare --json -o into a missing directory: exit 2" 2 "$TMP/none/c.json" -- \
+    compare -n lenet5 -c p100-4x4 -g 4 --json -o "$TMP/none/c.json"
+expect_fail "scale --json -o into a missing directory: exit 2" 2 "$TMP/none/c.json" -- \
+    scale -n lenet5 -c p100-4x4 --gpus 1,2 --json -o "$TMP/none/c.json"
+for c in compare scale; do
+    rm -f "$TMP/o/$c.json"
+    run $c -n lenet5 -c p100-4x4 --gpus 2 -o "$TMP/o/$c.json"
+    [ $c = compare ] && run $c -n lenet5 -c p100-4x4 -g 2 -o "$TMP/o/$c.json"
+    if [ "$RC" -eq 0 ] && grep -q "layer-wise" "$OUT" &&
+        python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["rows"]' "$TMP/o/$c.json" 2>/dev/null; then
+        ok "$c -o FILE without --json writes the rows to FILE and the table to stdout"
+    else
+        notok "$c -o FILE without --json writes the rows to FILE and the table to stdout (exit $RC)" "$(cat "$ERR")"
+    fi
+done
+
+# stdout to a full device (shell redirection only; never -o /dev/full)
+if [ -w /dev/full ]; then
+    for args in "search -n lenet5 -c p100-4x4 -g 4" "search -n lenet5 -c p100-4x4 -g 4 --json" \
+        "search -n lenet5 -c p100-4x4 -g 4 --why-not conv1" "eval -n lenet5 -c p100-4x4 -g 4 -s data" \
+        "simulate -n lenet5 -c p100-4x4 -g 4" \
+        "compare -n lenet5 -c p100-4x4 -g 4 --json" "scale -n lenet5 -c p100-4x4 --gpus 1,2" \
+        "costs -n lenet5 -c p100-4x4 -g 2 --json" "profile -n lenet5 -c p100-4x4 -g 2" "list" "--help"; do
+        # shellcheck disable=SC2086
+        "$LW" $args >/dev/full 2>"$ERR"
+        rc=$?
+        if [ "$rc" -ne 0 ] && grep -q "standard output" "$ERR"; then ok "$args > /dev/full: exit $rc, says so"; else
+            notok "$args > /dev/full: a write error must be an error (exit $rc)" "$(cat "$ERR")"
+        fi
+    done
+else
+    echo "# skipped: /dev/full is not writable here (stdout write-error checks)"
+fi
+
+# a full disk: a 64 KiB tmpfs (root, where the machine allows mounts)
+FULL=$TMP/full
+mkdir -p "$FULL"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k lw-full "$FULL" 2>/dev/null; then
+    echo keep >"$FULL/keep.json"
+    # leave about 8 KiB: every output below is larger
+    dd if=/dev/zero of="$FULL/fill" bs=1k count=52 2>/dev/null
+    for args in "export -n inception_v3 -c p100-4x4 -g 4 --view graph -o $FULL/g.svg" \
+        "export -n inception_v3 -c p100-4x4 -g 4 --view graph -o $FULL/g.png" \
+        "export -n inception_v3 -c p100-4x4 -g 4 --view graph -o $FULL/g.pdf" \
+        "export -n inception_v3 -c p100-4x4 -g 4 --view graph -o $FULL/g.dot" \
+        "costs -n vgg16 -c p100-4x4 -g 4 --json -o $FULL/keep.json" \
+        "profile -n inception_v3 -c p100-4x4 -g 4 -o $FULL/keep.json" \
+        "search -n inception_v3 -c p100-4x4 -g 16 --why-not mixed_5b/branch1x1 -o $FULL/keep.json" \
+        "scale -n inception_v3 -c p100-4x4 --gpus 1,2,4,8,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16 --json -o $FULL/keep.json"; do
+        # shellcheck disable=SC2086
+        "$LW" $args >/dev/null 2>"$ERR"
+        rc=$?
+        file=${args##* }
+        left=$(ls "$FULL" | grep -vE '^(keep.json|fill)$')
+        if [ "$rc" -ne 0 ] && grep -qF "$file" "$ERR" && grep -q "No space" "$ERR" && [ -z "$left" ] &&
+            [ "$(cat "$FULL/keep.json")" = keep ]; then
+            ok "full disk: ${args%% *} fails naming $(basename "$file"), leaves nothing, keeps the old file"
+        else
+            notok "full disk: ${args%% *} -o $(basename "$file") (exit $rc; left: $left)" "$(cat "$ERR")"
+        fi
+    done
+    umount "$FULL"
+else
+    echo "# skipped: cannot mount a small tmpfs here (not root, or no permission): full-disk checks"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,11 +14,15 @@
  *   strategy  one node (the table), no edges
  */
 #include "export_dot.h"
+#include "net_json.h"
 #include "test_helpers.h"
 
 #include <cgraph.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -800,4 +804,260 @@ Test(export_views, names_round_trip)
         cr_assert_eq(export_view_from_name(export_view_name((export_view)v)), v);
     cr_assert_eq(export_view_from_name("graphs"), -1);
     cr_assert_eq(export_view_from_name(""), -1);
+}
+
+/* ---------- output rules (lw_write_output, used by every command) */
+
+static char *read_all(const char *path)
+{
+    size_t len;
+    return slurp(path, &len);
+}
+
+/* A symbolic link is written through: the file it points at gets the data,
+ * the link stays a link; a dangling link creates the file it names. */
+Test(output, symlink_is_written_through)
+{
+    char *dir = make_dir();
+    char *target = join(dir, "target.json"), *link = join(dir, "link.json");
+    FILE *f = fopen(target, "w");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    fclose(f);
+    cr_assert_eq(chmod(target, 0600), 0);
+    cr_assert_eq(symlink("target.json", link), 0);
+    lw_error err = {0};
+    cr_assert_eq(lw_write_output(link, "new\n", 4, &err), 0, "%s", err.msg);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link was replaced");
+    char *s = read_all(target);
+    cr_assert_str_eq(s, "new\n");
+    free(s);
+    cr_assert_eq(stat(target, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "the replaced file's mode was not kept: %o", st.st_mode & 0777);
+
+    /* dangling, through a second link */
+    char *l2 = join(dir, "l2.json"), *made = join(dir, "made.json");
+    cr_assert_eq(symlink("l3.json", l2), 0);
+    char *l3 = join(dir, "l3.json");
+    cr_assert_eq(symlink(made, l3), 0);
+    cr_assert_eq(lw_write_output(l2, "x", 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(lstat(l2, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode));
+    s = read_all(made);
+    cr_assert_str_eq(s, "x");
+    free(s);
+    cr_assert_eq(list_dir(dir, NULL, 0), 5, "a temporary was left");
+
+    /* a loop is refused */
+    char *la = join(dir, "la"), *lb = join(dir, "lb");
+    cr_assert_eq(symlink("lb", la), 0);
+    cr_assert_eq(symlink("la", lb), 0);
+    cr_assert_eq(lw_write_output(la, "x", 1, &err), -1);
+    cr_assert_not_null(strstr(err.msg, la), "%s", err.msg);
+    free(la);
+    free(lb);
+    free(l2);
+    free(l3);
+    free(made);
+    free(target);
+    free(link);
+    remove_dir(dir);
+}
+
+/* A FIFO is written in place, never replaced by a regular file. */
+Test(output, fifo_is_written_in_place)
+{
+    char *dir = make_dir();
+    char *fifo = join(dir, "out.fifo");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        /* the reader: copies what arrives to the pipe */
+        int in = open(fifo, O_RDONLY);
+        char buf[64];
+        ssize_t n = in >= 0 ? read(in, buf, sizeof buf) : -1;
+        if (n > 0 && write(fds[1], buf, (size_t)n) != n) _exit(2);
+        _exit(n > 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    lw_error err = {0};
+    cr_assert_eq(lw_write_output(fifo, "through", 7, &err), 0, "%s", err.msg);
+    char got[16] = {0};
+    cr_assert_eq(read(fds[0], got, sizeof got - 1), 7);
+    cr_assert_str_eq(got, "through");
+    int status;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    struct stat st;
+    cr_assert_eq(lstat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    cr_assert_eq(list_dir(dir, NULL, 0), 1);
+    free(fifo);
+    remove_dir(dir);
+}
+
+/* A directory, a socket or an empty name is refused with code 2 before anything is written. */
+Test(output, directory_and_empty_name_are_refused)
+{
+    char *dir = make_dir();
+    lw_error err = {0};
+    cr_assert_eq(lw_check_output(dir, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_not_null(strstr(err.msg, "directory"), "%s", err.msg);
+    cr_assert_eq(lw_write_output(dir, "x", 1, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_eq(lw_check_output("", &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_eq(lw_write_output("", "x", 1, &err), -1);
+    cr_assert_eq(err.code, 2);
+    char *missing = join(dir, "none/x.json");
+    cr_assert_eq(lw_check_output(missing, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_not_null(strstr(err.msg, missing), "%s", err.msg);
+    cr_assert_eq(list_dir(dir, NULL, 0), 0);
+    free(missing);
+    remove_dir(dir);
+}
+
+/* Under nohup SIGHUP is ignored: a SIGHUP during the write must not remove
+ * the temporary (the write then failed with "cannot rename into place"). */
+static void hup_now(const char *tmp)
+{
+    (void)tmp;
+    raise(SIGHUP);
+}
+
+Test(output, ignored_sighup_keeps_the_temporary)
+{
+    char *dir = make_dir();
+    char *path = join(dir, "out.json");
+    struct sigaction ign, old;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGHUP, &ign, &old);
+    lw__temp_created_hook = hup_now;
+    lw_error err = {0};
+    int rc = lw_write_output(path, "data", 4, &err);
+    lw__temp_created_hook = NULL;
+    struct sigaction after;
+    sigaction(SIGHUP, NULL, &after);
+    sigaction(SIGHUP, &old, NULL);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(after.sa_handler, SIG_IGN, "SIGHUP is no longer ignored");
+    char *s = read_all(path);
+    cr_assert_str_eq(s, "data");
+    free(s);
+    cr_assert_eq(list_dir(dir, NULL, 0), 1);
+    free(path);
+    remove_dir(dir);
+}
+
+/* Graphviz crashes on graphs far past what it can lay out (about 18 000
+ * layers, inside mincross): the size is checked before anything is built,
+ * and the limit is named. DOT text needs no layout and is still written. */
+Test(output, graph_too_big_to_lay_out_is_refused_with_the_limit)
+{
+    int n = 5001;
+    lw_buf b = {0};
+    lw_buf_printf(&b, "{\"format\": \"layerwise-net/1\", \"name\": \"chain\", \"input\": {\"name\": \"data\", "
+                      "\"channels\": 2, \"height\": 2, \"width\": 2}, \"layers\": [");
+    lw_buf_printf(&b, "{\"name\": \"r0\", \"type\": \"relu\", \"inputs\": [\"data\"]}");
+    for (int i = 1; i < n; i++)
+        lw_buf_printf(&b, ", {\"name\": \"r%d\", \"type\": \"relu\", \"inputs\": [\"r%d\"]}", i, i - 1);
+    lw_buf_printf(&b, "]}");
+    lw_error err = {0};
+    network *net = net_from_json(b.s, b.len, "chain.json", &err);
+    lw_buf_free(&b);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = plan_load_cluster("p100-4x4", &err);
+    cr_assert_not_null(cl, "%s", err.msg);
+    plan_settings set = {1, DEFAULT_BATCH_PER_GPU, 0};
+    plan *p = plan_new(net, cl, NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    char *dir = make_dir();
+    char *svg = join(dir, "big.svg"), *dot = join(dir, "big.dot");
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, NULL, svg, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_not_null(strstr(err.msg, "5000"), "the limit is not named: %s", err.msg);
+    cr_assert_not_null(strstr(err.msg, svg), "%s", err.msg);
+    cr_assert_eq(list_dir(dir, NULL, 0), 0);
+    cr_assert_eq(export_diagram(p, VIEW_GRAPH, -1, NULL, dot, &err), 0, "%s", err.msg);
+    cr_assert_eq(list_dir(dir, NULL, 0), 1);
+    free(svg);
+    free(dot);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* Names that are legal but hostile to the formats (a trailing backslash, a
+ * backslash before a quote, quotes, markup, escString sequences, wide
+ * characters, the longest name allowed) give DOT that parses with every
+ * node and edge, and well-formed SVG; backslash-N in a tooltip is not
+ * expanded. */
+Test(export_names, hostile_names_give_well_formed_files)
+{
+    char longname[LW_NAME_MAX + 1];
+    memset(longname, 'N', LW_NAME_MAX);
+    longname[LW_NAME_MAX] = 0;
+    const char *names[] = {"a\\\\", "x\\\"y", "q\\\\\\\"r", "<b>&amp;</b>", "t\\\\N\\\\n", "\xc3\xa9\xe6\xbc\xa2\xe5\xad\x97", longname};
+    int n = (int)(sizeof names / sizeof names[0]);
+    lw_buf b = {0};
+    lw_buf_printf(&b, "{\"format\": \"layerwise-net/1\", \"name\": \"w\\\\\\\"%.190s\", \"input\": {\"name\": \"in\\\\\", "
+                      "\"channels\": 4, \"height\": 4, \"width\": 4}, \"layers\": [",
+                  longname);
+    for (int i = 0; i < n; i++)
+        lw_buf_printf(&b, "%s{\"name\": \"%s\", \"type\": \"relu\", \"inputs\": [\"%s\"]}", i ? ", " : "", names[i],
+                      i ? names[i - 1] : "in\\\\");
+    lw_buf_printf(&b, "]}");
+    lw_error err = {0};
+    network *net = net_from_json(b.s, b.len, "hostile.json", &err);
+    lw_buf_free(&b);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = plan_load_cluster("p100-4x4", &err);
+    cr_assert_not_null(cl, "%s", err.msg);
+    plan_settings set = {4, DEFAULT_BATCH_PER_GPU, 0};
+    plan *p = plan_new(net, cl, NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    char *dir = make_dir();
+    for (int v = VIEW_GRAPH; v <= VIEW_STRATEGY; v++) {
+        char *dot = join(dir, "h.dot"), *svg = join(dir, "h.svg");
+        cr_assert_eq(export_diagram(p, (export_view)v, -1, NULL, dot, &err), 0, "%s", err.msg);
+        Agraph_t *g = read_dot(dot);
+        cr_assert_eq(agnnodes(g), v == VIEW_STRATEGY ? 1 : v == VIEW_GRAPH ? n + 1 : p->sr->n_left, "view %d", v);
+        if (v == VIEW_GRAPH) {
+            cr_assert_eq(agnedges(g), n, "view %d: %d edges", v, agnedges(g));
+            /* the tooltip reads back with the name as it is after escString */
+            for (Agnode_t *nd = agfstnode(g); nd; nd = agnxtnode(g, nd)) {
+                char *tip = agget(nd, (char *)"tooltip");
+                cr_assert_not_null(tip);
+            }
+        }
+        agclose(g);
+        cr_assert_eq(export_diagram(p, (export_view)v, -1, NULL, svg, &err), 0, "%s", err.msg);
+        size_t len;
+        char *text = slurp(svg, &len);
+        char root[64];
+        const char *why = xml_check(text, len, root, sizeof root);
+        cr_assert_null(why, "view %d: not well-formed XML: %s", v, why);
+#ifdef LW_HAVE_LIBXML2
+        xmlDocPtr doc = xmlReadMemory(text, (int)len, svg, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        cr_assert_not_null(doc, "view %d: libxml2 cannot parse it", v);
+        xmlFreeDoc(doc);
+#endif
+        /* names appear as they are (markup escaped), escString sequences not expanded */
+        if (v != VIEW_REDUCED) /* there, eliminated layers are named in tooltips only */
+            cr_assert_not_null(strstr(text, "&lt;b&gt;&amp;amp;&lt;/b&gt;"), "view %d: markup name missing", v);
+        if (v == VIEW_GRAPH) cr_assert_not_null(strstr(text, "t\\N\\n:"), "view %d: the escString was expanded", v);
+        free(text);
+        free(dot);
+        free(svg);
+    }
+    remove_dir(dir);
+    plan_free(p);
 }

@@ -679,8 +679,9 @@ Test(limits_output, a_failing_search_o_leaves_nothing, .timeout = 120)
     /* under a directory that does not exist */
     snprintf(path, sizeof path, "%s/no/such/dir/out.json", d);
     run_result r = run_lw((const char *[]){"search", "-n", "lenet5", "-c", "p100-4x4", "-g", "4", "-o", path, NULL}, 0, 60);
-    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
-    cr_assert(strstr(r.err, "cannot create"), "stderr: %s", r.err);
+    /* refused before any work, like export's paths (issue 15): exit 2 */
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "does not exist") && strstr(r.err, path), "stderr: %s", r.err);
     run_free(&r);
     char *l = dir_listing(d);
     cr_assert_str_empty(l, "created: %s", l);
@@ -689,7 +690,9 @@ Test(limits_output, a_failing_search_o_leaves_nothing, .timeout = 120)
     snprintf(path, sizeof path, "%s/out.json", d);
     cr_assert_eq(mkdir(path, 0755), 0);
     r = run_lw((const char *[]){"search", "-n", "lenet5", "-c", "p100-4x4", "-g", "4", "-o", path, NULL}, 0, 60);
-    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    /* a directory is never replaced: exit 2 (issue 15) */
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "directory") && strstr(r.err, path), "stderr: %s", r.err);
     run_free(&r);
     l = dir_listing(d);
     cr_assert_str_eq(l, "out.json", "left: %s", l);

@@ -1066,3 +1066,185 @@ Test(configs, pieces_cover_the_dimension_exactly)
             cr_assert(hi_size - lo_size <= 1, "pieces of %ld over %d are not equal splits", sizes[s], D);
         }
 }
+
+/* ------------------------------------------------ issue 15: lax loaders, names */
+
+#define NET_HEAD "{\"format\": \"layerwise-net/1\", "
+#define NET_INPUT "\"input\": {\"name\": \"data\", \"channels\": 1, \"height\": 4, \"width\": 4}"
+#define ONE_RELU "\"layers\": [{\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\"]}]"
+
+/* Every case is refused with code 2, the file, and the needle. */
+Test(bad_network, lax_inputs_of_issue_15_are_refused)
+{
+    static const struct {
+        const char *json, *needle;
+    } cases[] = {
+        /* duplicate keys: the first no longer silently wins */
+        {NET_HEAD "\"name\": \"a\", \"name\": \"b\", " NET_INPUT ", " ONE_RELU "}", "inline.json:1:"},
+        {NET_HEAD "\"name\": \"a\", " NET_INPUT ", \"layers\": [{\"name\": \"r\", \"type\": \"relu\", \"type\": \"softmax\", "
+                  "\"inputs\": [\"data\"]}]}",
+         "twice"},
+        /* unknown top-level and input keys */
+        {NET_HEAD "\"name\": \"a\", " NET_INPUT ", " ONE_RELU ", \"Layers\": []}", "\"Layers\""},
+        {NET_HEAD "\"name\": \"a\", \"input\": {\"name\": \"data\", \"channels\": 1, \"height\": 4, \"width\": 4, "
+                  "\"depth\": 2}, " ONE_RELU "}",
+         "\"depth\""},
+        /* a non-string input name is not silently "data" */
+        {NET_HEAD "\"name\": \"a\", \"input\": {\"name\": 7, \"channels\": 1, \"height\": 4, \"width\": 4}, " ONE_RELU "}",
+         "input \"name\""},
+        /* control characters and invalid UTF-8 in names */
+        {NET_HEAD "\"name\": \"a\\u001b[2J\", " NET_INPUT ", " ONE_RELU "}", "control character"},
+        {NET_HEAD "\"name\": \"a\", \"input\": {\"name\": \"d\\nx\", \"channels\": 1, \"height\": 4, \"width\": 4}, "
+                  "\"layers\": [{\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"d\\nx\"]}]}",
+         "control character"},
+        {NET_HEAD "\"name\": \"a\", " NET_INPUT ", \"layers\": [{\"name\": \"r\\u0085\", \"type\": \"relu\", "
+                  "\"inputs\": [\"data\"]}]}",
+         "control character"},
+        {NET_HEAD "\"name\": \"a\xff\", " NET_INPUT ", " ONE_RELU "}", "UTF-8"},
+        {NET_HEAD "\"name\": \"a\", " NET_INPUT ", \"layers\": [{\"name\": \"r\xc3\", \"type\": \"relu\", "
+                  "\"inputs\": [\"data\"]}]}",
+         "UTF-8"},
+        /* a number reported as written, not rounded by %g */
+        {NET_HEAD "\"name\": \"a\", " NET_INPUT ", \"layers\": [{\"name\": \"c\", \"type\": \"conv2d\", "
+                  "\"inputs\": [\"data\"], \"kernel\": 1, \"out_channels\": 4.0000000001}]}",
+         "4.0000000001"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lw_error err = {0};
+        network *n = net_str(cases[i].json, &err);
+        cr_assert_null(n, "case %zu loaded: %s", i, cases[i].json);
+        cr_assert_eq(err.code, 2, "case %zu: code %d", i, err.code);
+        cr_assert(strncmp(err.msg, "inline.json", 11) == 0, "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, cases[i].needle) != NULL, "case %zu: \"%s\" lacks \"%s\"", i, err.msg,
+                  cases[i].needle);
+    }
+}
+
+/* Every name is capped (the network's and the input's had no limit: DOT
+ * with a syntax error), in characters, not bytes. */
+Test(bad_network, every_name_is_capped)
+{
+    char longname[LW_NAME_MAX + 2];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    const char *fmts[] = {
+        NET_HEAD "\"name\": \"%s\", " NET_INPUT ", " ONE_RELU "}",
+        NET_HEAD "\"name\": \"a\", \"input\": {\"name\": \"%s\", \"channels\": 1, \"height\": 4, \"width\": 4}, "
+                 "\"layers\": [{\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\"]}]}",
+        NET_HEAD "\"name\": \"a\", " NET_INPUT ", \"layers\": [{\"name\": \"%s\", \"type\": \"relu\", \"inputs\": [\"data\"]}]}",
+    };
+    for (int i = 0; i < 3; i++) {
+        char json[1024];
+        snprintf(json, sizeof json, fmts[i], longname);
+        lw_error err = {0};
+        network *n = net_str(json, &err);
+        cr_assert_null(n, "case %d loaded", i);
+        cr_assert_eq(err.code, 2);
+        cr_assert(strstr(err.msg, "at most 200") != NULL, "case %d: %s", i, err.msg);
+    }
+    /* 200 two-byte characters are within the cap */
+    char wide[2 * LW_NAME_MAX + 1];
+    for (int i = 0; i < LW_NAME_MAX; i++) memcpy(wide + 2 * i, "\xc3\xa9", 2);
+    wide[2 * LW_NAME_MAX] = 0;
+    char json[1024];
+    snprintf(json, sizeof json, fmts[0], wide);
+    lw_error err = {0};
+    network *n = net_str(json, &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    net_free(n);
+}
+
+/* A layer named like the network: the message points at the layer's line,
+ * not at the network's "name" (line 2). */
+Test(bad_network, a_layer_named_like_the_network_is_reported_at_its_own_line)
+{
+    const char *t = "{\"format\": \"layerwise-net/1\",\n"
+                    " \"name\": \"net\",\n"
+                    " \"input\": {\"name\": \"data\", \"channels\": 1, \"height\": 4, \"width\": 4},\n"
+                    " \"layers\": [\n"
+                    "  {\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\"]},\n"
+                    "  {\"name\": \"s\", \"type\": \"relu\", \"inputs\": [\"r\"]},\n"
+                    "  {\"name\": \"net\", \"type\": \"relu\", \"inputs\": [\"nope\"]}\n"
+                    "]}\n";
+    lw_error err = {0};
+    network *n = net_str(t, &err);
+    cr_assert_null(n);
+    cr_assert(strncmp(err.msg, "inline.json:7:", 14) == 0, "%s", err.msg);
+}
+
+#define CL_HEAD "{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 2, \"gpus_per_node\": 2, "
+#define CL_GPU "\"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500}"
+#define CL_LINKS "\"intra_node\": {\"bandwidth_gbs\": 10}"
+
+Test(bad_cluster, lax_inputs_of_issue_15_are_refused)
+{
+    static const struct {
+        const char *json, *needle;
+    } cases[] = {
+        {CL_HEAD CL_GPU ", " CL_LINKS ", \"inter_node\": {\"bandwidth_gbs\": 10, \"nics_per_node\": 1.5}}", "nics_per_node"},
+        {CL_HEAD "\"gpu\": {\"name\": 5, \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500}, " CL_LINKS
+                 ", \"inter_node\": {\"bandwidth_gbs\": 10}}",
+         "gpu.name"},
+        {CL_HEAD "\"gpu\": {\"name\": \"G\\u001b\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500}, "
+                 CL_LINKS ", \"inter_node\": {\"bandwidth_gbs\": 10}}",
+         "control character"},
+        {CL_HEAD CL_GPU ", " CL_LINKS ", \"inter_node\": {\"bandwidth_gbs\": 10, \"bandwidth_gbs\": 20}}", "twice"},
+        {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\\u0007\", \"nodes\": 1, \"gpus_per_node\": 2, " CL_GPU ", "
+         CL_LINKS "}",
+         "control character"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lw_error err = {0};
+        cluster *c = cluster_from_json(cases[i].json, strlen(cases[i].json), "inline.json", &err);
+        cr_assert_null(c, "case %zu loaded", i);
+        cr_assert_eq(err.code, 2, "case %zu: code %d", i, err.code);
+        cr_assert(strncmp(err.msg, "inline.json", 11) == 0, "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, cases[i].needle) != NULL, "case %zu: \"%s\" lacks \"%s\"", i, err.msg,
+                  cases[i].needle);
+    }
+}
+
+Test(bad_profile, unknown_fields_and_duplicate_keys_are_refused)
+{
+    static const struct {
+        const char *json, *needle;
+    } cases[] = {
+        {"{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [], \"extra\": 1}", "\"extra\""},
+        {"{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [{\"type\": \"relu\","
+         " \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1, \"backward_ms\": 1, \"fwd_ms\": 2}]}",
+         "\"fwd_ms\""},
+        {"{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"gpu\": \"H\", \"entries\": []}", "twice"},
+        {"{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [{\"type\": \"add\", \"inputs\": 2.5,"
+         " \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1, \"backward_ms\": 1}]}",
+         "inputs"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lw_error err = {0};
+        profile *p = profile_from_json(cases[i].json, strlen(cases[i].json), "inline.json", &err);
+        cr_assert_null(p, "case %zu loaded", i);
+        cr_assert_eq(err.code, 2, "case %zu", i);
+        cr_assert(strstr(err.msg, cases[i].needle) != NULL, "case %zu: \"%s\" lacks \"%s\"", i, err.msg,
+                  cases[i].needle);
+    }
+}
+
+/* An entry with "inputs" matches only an add of that many inputs; one
+ * without matches any (profiles written before the field). */
+Test(profiles, the_key_includes_an_adds_input_count)
+{
+    const char *t = "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": ["
+                    " {\"type\": \"add\", \"inputs\": 3, \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4],"
+                    "  \"forward_ms\": 1, \"backward_ms\": 1},"
+                    " {\"type\": \"concat\", \"input\": [1, 1, 4, 4], \"output\": [1, 2, 4, 4],"
+                    "  \"forward_ms\": 2, \"backward_ms\": 2}]}";
+    lw_error err = {0};
+    profile *p = profile_from_json(t, strlen(t), "p.json", &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    profile_entry k = {.type = LT_ADD, .in = {1, 1, 4, 4}, .out = {1, 1, 4, 4}, .n_inputs = 3};
+    cr_assert_float_eq(profile_lookup(p, &k), 2, 1e-12);
+    k.n_inputs = 2;
+    cr_assert_float_eq(profile_lookup(p, &k), -1, 0);
+    profile_entry c = {.type = LT_CONCAT, .in = {1, 1, 4, 4}, .out = {1, 2, 4, 4}, .n_inputs = 2};
+    cr_assert_float_eq(profile_lookup(p, &c), 4, 1e-12);
+    profile_free(p);
+}

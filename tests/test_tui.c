@@ -789,6 +789,103 @@ Test(tui_cluster, edit_bandwidth_through_the_prompt)
     term_close();
 }
 
+/* Counts typed on the cluster screen go through the CLI's parser: 1e10, nan
+ * and -5 GPUs or a batch of 1e30 are refused with a message (they became 1:
+ * an out-of-range double cast to int), and nothing changes. */
+Test(tui_cluster, out_of_range_counts_are_refused_not_cast)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    app_feed(a, '5');
+    draw(a);
+    /* field indices as listed: 0 nodes, 3 intra-node GB/s, 7 NICs per node, 11 GPUs in use, 12 batch per GPU */
+    static const struct {
+        int field;
+        const char *label, *text;
+    } cases[] = {{11, "GPUs in use", "1e10"}, {11, "GPUs in use", "nan"}, {11, "GPUs in use", "-5"},
+                 {11, "GPUs in use", "2.5"}, {12, "batch per GPU", "1e30"}, {12, "batch per GPU", "inf"},
+                 {0, "nodes", "1e300"}, {7, "NICs per node", "0.5"}, {3, "intra-node GB/s", "nan"},
+                 {3, "intra-node GB/s", "1e400"}};
+    long batch = a->p->batch;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        while (cluster_of(a)->cur.sel < cases[i].field) app_feed(a, KEY_DOWN);
+        while (cluster_of(a)->cur.sel > cases[i].field) app_feed(a, KEY_UP);
+        draw(a);
+        cr_assert(find_row(cases[i].label) >= 0, "%s", dump());
+        app_feed(a, '\r');
+        cr_assert_eq(a->prompt, PROMPT_FIELD, "%s", cases[i].label);
+        app_feed(a, 0x15);
+        type(a, cases[i].text);
+        app_feed(a, '\r');
+        cr_assert(a->status_error, "%s \"%s\" was accepted: %s", cases[i].label, cases[i].text, a->status);
+        cr_assert(strstr(a->status, cases[i].text), "%s", a->status);
+        cr_assert_eq(a->p->gpus, 4, "%s \"%s\": GPUs now %d", cases[i].label, cases[i].text, a->p->gpus);
+        cr_assert_eq(a->p->batch, batch, "%s \"%s\"", cases[i].label, cases[i].text);
+        cr_assert_eq(a->p->cl->nodes, 4);
+        cr_assert_eq(a->p->cl->nics_per_node, 1);
+        cr_assert(fabs(a->p->cl->intra.bandwidth_gbs - 18) < 1e-12);
+    }
+    app_free(a);
+    term_close();
+}
+
+/* Non-ASCII names on the graph screen and in the table: whole characters
+ * (they were cut into bytes on the graph), and a double-width name takes
+ * its real width, so the columns after it stay aligned. In ASCII mode a
+ * non-ASCII character is a '?', never raw bytes. */
+Test(tui_text, non_ascii_names_keep_their_characters_and_columns)
+{
+    char path[] = "/tmp/lw-tui-names-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char *net = "{\"format\": \"layerwise-net/1\", \"name\": \"n\", \"input\": {\"name\": \"data\", "
+                      "\"channels\": 4, \"height\": 8, \"width\": 8}, \"layers\": ["
+                      "{\"name\": \"\u00e9t\u00e9\", \"type\": \"relu\", \"inputs\": [\"data\"]},"
+                      "{\"name\": \"\u6f22\u5b57\", \"type\": \"relu\", \"inputs\": [\"\u00e9t\u00e9\"]},"
+                      "{\"name\": \"plain\", \"type\": \"relu\", \"inputs\": [\"\u6f22\u5b57\"]}]}";
+    cr_assert_eq(write(fd, net, strlen(net)), (ssize_t)strlen(net));
+    close(fd);
+    term_open(30, 120, 1);
+    app *a = open_app(path, "p100-4x4", 4);
+    app_feed(a, '2');
+    draw(a);
+    cr_assert(find_row("\xc3\xa9t\xc3\xa9") >= 0, "the graph lost \"été\":\n%s", dump());
+    cr_assert(find_row("\xe6\xbc\xa2") >= 0, "the graph lost the wide name:\n%s", dump());
+    /* the table: "plain" and the wide name start their type column at the same place */
+    app_feed(a, '1');
+    draw(a);
+    int yp = find_row("plain"), yw = find_row("\xe6\xbc\xa2");
+    cr_assert(yp >= 0 && yw >= 0, "%s", dump());
+    int xp = -1, xw = -1;
+    for (int x = 0; x < COLS; x++) {
+        cchar_t cc;
+        wchar_t wc[CCHARW_MAX + 1];
+        attr_t at;
+        short pair;
+        mvwin_wch(stdscr, yp, x, &cc);
+        getcchar(&cc, wc, &at, &pair, NULL);
+        if (xp < 0 && x > 2 && wc[0] == L'r' && x + 3 < COLS) {
+            /* "relu" */
+            xp = x;
+        }
+        mvwin_wch(stdscr, yw, x, &cc);
+        getcchar(&cc, wc, &at, &pair, NULL);
+        if (xw < 0 && x > 2 && wc[0] == L'r') xw = x;
+    }
+    cr_assert(xp > 0 && xp == xw, "type column at %d for plain, %d for the wide name:\n%s", xp, xw, dump());
+    app_free(a);
+    term_close();
+    /* ASCII mode */
+    term_open(30, 120, 0);
+    a = open_app(path, "p100-4x4", 4);
+    app_feed(a, '2');
+    draw(a);
+    cr_assert(find_row("?t?") >= 0, "ASCII mode: %s", dump());
+    app_free(a);
+    term_close();
+    unlink(path);
+}
+
 /* ---------- export */
 
 Test(tui_export, json_and_diagram_from_keys)

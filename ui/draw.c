@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 /* fg/bg -1 means the terminal's default; mono is what the style becomes
  * without colours, and extra is added to the colour pair (bold etc.). */
@@ -128,25 +129,53 @@ void ui_glyphs_init(int utf8)
 
 /* ---- text -------------------------------------------------------------- */
 
-int ui_width(const char *s)
+/* One code point of s: its length in bytes (1 for a stray byte) and its
+ * width in cells: wcwidth's in a UTF-8 terminal (2 for CJK, 0 for a
+ * combining mark), 1 in ASCII mode, where it is shown as '?'. */
+static int cp_next(const char *s, int *cells)
 {
-    int n = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80) n++;
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] < 0x80) {
+        *cells = 1;
+        return 1;
+    }
+    int n = u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 1;
+    unsigned cp = n == 1 ? u[0] : u[0] & (0x7F >> n);
+    for (int i = 1; i < n; i++) {
+        if ((u[i] & 0xC0) != 0x80) {
+            n = i;
+            break;
+        }
+        cp = (cp << 6) | (u[i] & 0x3F);
+    }
+    int wdt = G->utf8 ? wcwidth((wchar_t)cp) : 1;
+    *cells = wdt < 0 ? 1 : wdt;
     return n;
 }
 
-/* Bytes of the first `cols` code points of s. */
+int ui_next_char(const char *s, int *cells) { return cp_next(s, cells); }
+
+int ui_width(const char *s)
+{
+    int n = 0, c;
+    while (*s) {
+        s += cp_next(s, &c);
+        n += c;
+    }
+    return n;
+}
+
+/* Bytes of the longest prefix of s that fits in `cols` cells (a wide
+ * character is never cut in half). */
 static size_t prefix_bytes(const char *s, int cols)
 {
     size_t i = 0;
-    int c = 0;
+    int used = 0, c;
     while (s[i]) {
-        if (((unsigned char)s[i] & 0xC0) != 0x80) {
-            if (c == cols) break;
-            c++;
-        }
-        i++;
+        int k = cp_next(s + i, &c);
+        if (used + c > cols) break;
+        used += c;
+        i += (size_t)k;
     }
     return i;
 }
@@ -165,12 +194,27 @@ int ui_put(WINDOW *w, int y, int x, int maxw, int st, const char *s)
         if (maxw <= 0) return 0;
     }
     if (maxw > W - x) maxw = W - x;
-    int n = ui_width(s);
-    if (n > maxw) n = maxw;
-    size_t bytes = prefix_bytes(s, n);
+    size_t bytes = prefix_bytes(s, maxw);
     attr_t at = ui_attr(st);
     wattrset(w, at);
-    mvwaddnstr(w, y, x, s, (int)bytes);
+    int n = 0;
+    if (G->utf8) {
+        mvwaddnstr(w, y, x, s, (int)bytes);
+        for (size_t i = 0; i < bytes;) {
+            int c;
+            i += (size_t)cp_next(s + i, &c);
+            n += c;
+        }
+    } else {
+        /* no UTF-8 here: a non-ASCII character is a '?', never raw bytes */
+        wmove(w, y, x);
+        for (size_t i = 0; i < bytes;) {
+            int c, k = cp_next(s + i, &c);
+            waddch(w, k == 1 && (unsigned char)s[i] < 0x80 ? (chtype)(unsigned char)s[i] : (chtype)'?');
+            i += (size_t)k;
+            n++;
+        }
+    }
     wattrset(w, A_NORMAL);
     return n;
 }

@@ -68,6 +68,9 @@ int ui_locale_is_utf8(void);
 
 /* Display columns of a UTF-8 string (each code point one column: the UI
  * only uses narrow glyphs). */
+/* The code point at s: its length in bytes, and in *cells its width on
+ * screen (2 for a wide character, 1 for anything in ASCII mode). */
+int ui_next_char(const char *s, int *cells);
 int ui_width(const char *s);
 /* Writes s at (y, x), clipped to maxw columns; returns columns written. */
 int ui_put(WINDOW *w, int y, int x, int maxw, int st, const char *s);

@@ -42,7 +42,7 @@ void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n
     int *widths = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
         const layer *l = &p->net->layers[ids[i]];
-        int nw = (int)strlen(l->name);
+        int nw = ui_width(l->name);
         if (nw > NAME_MAXW) nw = NAME_MAXW;
         int cw = 6; /* room for the stepper's "15 cfg" too */
         /* wide enough for any config of the layer, so the layout stays put
@@ -180,7 +180,8 @@ int graph_view_find(const graph_view *g, int id, int *y, int *x, int *wd)
 /* ---- the cell canvas ----------------------------------------------------- */
 
 typedef struct cell {
-    char ch;              /* text (ASCII), or 0 for the line bits */
+    char ch[5];           /* text: one character (UTF-8), or "" for the line bits */
+    unsigned char cont;   /* the right half of a wide character on the left */
     unsigned char mask;   /* LINE_* bits */
     unsigned char arrow;
     unsigned char st;
@@ -207,10 +208,27 @@ static void line_bits(canvas *cv, int y, int x, unsigned bits, int st)
 
 static void text(canvas *cv, int y, int x, int maxw, const char *s, int st)
 {
-    for (int i = 0; s[i] && i < maxw; i++) {
-        cell *c = at(cv, y, x + i);
-        c->ch = s[i];
+    int col = 0;
+    while (*s) {
+        int w, k = ui_next_char(s, &w);
+        if (w == 0) { /* a combining mark: dropped rather than misplaced */
+            s += k;
+            continue;
+        }
+        if (col + w > maxw) break;
+        cell *c = at(cv, y, x + col);
+        memset(c->ch, 0, sizeof c->ch);
+        memcpy(c->ch, s, (size_t)(k < 4 ? k : 4));
+        c->cont = 0;
         c->st = (unsigned char)st;
+        if (w == 2) {
+            cell *r = at(cv, y, x + col + 1);
+            r->ch[0] = 0;
+            r->cont = 1;
+            r->st = (unsigned char)st;
+        }
+        col += w;
+        s += k;
     }
 }
 
@@ -229,16 +247,13 @@ static void draw_box(canvas *cv, int y, int x, int w, const char *name, const ch
     at(cv, y + 1, x + w - 1)->st = (unsigned char)st;
     char nb[NAME_MAXW * 4 + 8];
     /* the name sits in the top border, the config inside */
-    size_t nl = strlen(name);
-    if ((int)nl > w - 3) {
-        snprintf(nb, sizeof nb, "%.*s~", w - 4 > 0 ? w - 4 : 0, name);
-    } else {
-        snprintf(nb, sizeof nb, "%s", name);
-    }
+    ui_fit(name, w - 3, nb, sizeof nb); /* cut by cells, with an ellipsis */
     text(cv, y, x + 2, w - 3, nb, st);
     for (int i = 1; i < w - 1; i++) {
         cell *c = at(cv, y + 1, x + i);
-        c->ch = ' ';
+        c->ch[0] = ' ';
+        c->ch[1] = 0;
+        c->cont = 0;
         c->st = (unsigned char)st;
     }
     text(cv, y + 1, x + 2, w - 3, label, st);
@@ -358,14 +373,16 @@ void graph_view_draw(const app *a, const graph_view *g, const graph_paint *gp, W
             const cell *c = &cv.c[(size_t)cy * (size_t)cv.w + (size_t)cx];
             char buf[8];
             const char *s;
+            int cells = 1;
+            if (c->cont) continue; /* drawn by the wide character on its left */
             if (c->arrow) s = G->arrow_down;
-            else if (c->ch) {
-                buf[0] = c->ch;
-                buf[1] = 0;
+            else if (c->ch[0]) {
+                memcpy(buf, c->ch, sizeof c->ch);
                 s = buf;
+                ui_next_char(s, &cells);
             } else if (c->mask) s = G->box[c->mask & 15];
             else continue;
-            ui_put(w, r.y + y, r.x + x, 1, c->st, s);
+            ui_put(w, r.y + y, r.x + x, cells > 1 && x + 1 < r.w ? cells : 1, c->st, s);
         }
     }
     free(cv.c);

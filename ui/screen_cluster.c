@@ -194,13 +194,27 @@ action cluster_field_set(app *a, int f, const char *text)
         app_invalidate_settings(a);
         return ACT_REBUILD;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    while (*end == ' ') end++;
-    if (errno || end == text || *end) {
-        app_set_status(a, 1, "%s: \"%s\" is not a number", field_label[f], text);
-        return ACT_REDRAW;
+    /* the CLI's parsers and ranges (src/util.h): a count is a whole number
+     * in range, never a double rounded or cast out of range (1e10, nan, -5) */
+    char t[64];
+    while (*text == ' ') text++;
+    snprintf(t, sizeof t, "%s", text);
+    for (size_t n = strlen(t); n && t[n - 1] == ' ';) t[--n] = 0;
+    int count = f == F_NODES || f == F_GPN || f == F_NICS || f == F_GPUS || f == F_BATCH;
+    double v;
+    if (count) {
+        long lo = 1, hi = f == F_BATCH ? 1000000L : f == F_NICS ? 1024 : CLUSTER_MAX_GPUS, n;
+        if (lw_parse_long(t, lo, hi, &n) != 0) {
+            app_set_status(a, 1, "%s \"%s\" must be a whole number from %ld to %ld", field_label[f], t, lo, hi);
+            return ACT_REDRAW;
+        }
+        v = (double)n;
+    } else {
+        double lo = f == F_INTRA_LAT || f == F_INTER_LAT || f == F_BUCKET ? 0 : 1e-3, hi = 1e6;
+        if (lw_parse_double(t, lo, hi, &v) != 0) {
+            app_set_status(a, 1, "%s \"%s\" must be a number from %g to %g", field_label[f], t, lo, hi);
+            return ACT_REDRAW;
+        }
     }
     return apply(a, f, v);
 }

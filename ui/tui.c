@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <term.h>
 #include <unistd.h>
 
 #define IDLE_SLICE_S 0.05  /* background work per loop turn: keys stay responsive */
@@ -116,9 +117,56 @@ static void show(app *a)
     doupdate();
 }
 
+/* Why the TUI cannot run here, or NULL: checked before anything is built
+ * (Inception-v3 on 64 GPUs takes seconds and 160 MB). A terminal that
+ * cannot move the cursor (TERM=dumb, or unset) draws nothing useful. */
+static const char *terminal_problem(char *buf, size_t n)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+        return "the TUI needs a terminal; for scripts use a command such as `layerwise search` (see layerwise --help)";
+    const char *term = getenv("TERM");
+    int errret = 0;
+    if (!term || !*term || setupterm((char *)term, STDOUT_FILENO, &errret) != OK) {
+        snprintf(buf, n, "cannot open the terminal (TERM=%s)", term && *term ? term : "unset");
+        return buf;
+    }
+    const char *cup = tigetstr("cup");
+    int ok = cup && cup != (char *)-1;
+    del_curterm(cur_term);
+    if (!ok) {
+        snprintf(buf, n, "cannot open the terminal (TERM=%s cannot move the cursor; set TERM to your terminal's type, "
+                         "such as xterm-256color)", term);
+        return buf;
+    }
+    return NULL;
+}
+
 int tui_main(const tui_args *args)
 {
     setlocale(LC_ALL, "");
+    /* bad input is reported as such first (reading the files takes
+     * milliseconds); then a terminal that cannot run the TUI is refused
+     * before the cost tables are built */
+    {
+        lw_error lerr = {0};
+        network *n = plan_load_network(args && args->net ? args->net : DEFAULT_NETWORK, &lerr);
+        cluster *c = n ? plan_load_cluster(args && args->cluster ? args->cluster : DEFAULT_CLUSTER, &lerr) : NULL;
+        profile *pr = c && args && args->profile ? plan_load_profile(args->profile, &lerr) : NULL;
+        int bad_input = !n || !c || (args && args->profile && !pr);
+        net_free(n);
+        cluster_free(c);
+        profile_free(pr);
+        if (bad_input) {
+            fprintf(stderr, "layerwise: %s\n", lerr.msg);
+            return lerr.code ? lerr.code : 2;
+        }
+    }
+    char why_buf[256];
+    const char *why = terminal_problem(why_buf, sizeof why_buf);
+    if (why) {
+        fprintf(stderr, "layerwise: %s\n", why);
+        return 1;
+    }
     /* load and search before touching the terminal, so bad input reads as
      * an ordinary error message */
     lw_error err = {0};
@@ -152,12 +200,6 @@ int tui_main(const tui_args *args)
     if (!a) {
         fprintf(stderr, "layerwise: %s\n", err.msg);
         return err.code ? err.code : 1;
-    }
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "layerwise: the TUI needs a terminal; for scripts use a command such as "
-                        "`layerwise search` (see layerwise --help)\n");
-        app_free(a);
-        return 1;
     }
     /* the next GPU count's tables build while the person reads the screen */
     a->prefetch = 1;
