@@ -152,7 +152,8 @@ int tui_main(const tui_args *args)
         network *n = plan_load_network(args && args->net ? args->net : DEFAULT_NETWORK, &lerr);
         cluster *c = n ? plan_load_cluster(args && args->cluster ? args->cluster : DEFAULT_CLUSTER, &lerr) : NULL;
         profile *pr = c && args && args->profile ? plan_load_profile(args->profile, &lerr) : NULL;
-        int bad_input = !n || !c || (args && args->profile && !pr);
+        int bad_input = !n || !c || (args && args->profile && !pr) ||
+                        (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0);
         net_free(n);
         cluster_free(c);
         profile_free(pr);
