@@ -1245,17 +1245,6 @@ static int cmd_profile(const opts *o)
 
 /* ---- simulate ---- */
 
-typedef struct trace_job {
-    const sim_result *s;
-    const cost_model *m;
-} trace_job;
-
-static int write_trace(FILE *f, void *user, lw_error *err)
-{
-    const trace_job *j = user;
-    return sim_write_trace(f, j->s, j->m, err);
-}
-
 /* The strategy -s names: the optimum (default), a baseline or a file. */
 static int pick_strategy(const opts *o, plan *p, int *ci, const char **label, lw_error *err)
 {
@@ -1350,8 +1339,7 @@ static int cmd_simulate(const opts *o)
     sim_result *s = sim_run(p->cm, ci, &so);
     int rc = 0;
     if (o->trace) {
-        trace_job j = {s, p->cm};
-        if (lw_write_file_atomic(o->trace, write_trace, &j, &err) != 0) rc = die(&err);
+        if (sim_save_trace(o->trace, s, p->cm, &err) != 0) rc = die(&err);
         else if (!o->json) fprintf(stderr, "wrote %s\n", o->trace);
     }
     if (rc == 0) {

@@ -971,3 +971,20 @@ int sim_write_trace(FILE *f, const sim_result *s, const cost_model *m, lw_error 
     if (ferror(f)) return lw_fail(err, 1, "write failed");
     return 0;
 }
+
+typedef struct trace_job {
+    const sim_result *s;
+    const cost_model *m;
+} trace_job;
+
+static int write_trace(FILE *f, void *user, lw_error *err)
+{
+    const trace_job *j = user;
+    return sim_write_trace(f, j->s, j->m, err);
+}
+
+int sim_save_trace(const char *path, const sim_result *s, const cost_model *m, lw_error *err)
+{
+    trace_job j = {s, m};
+    return lw_write_file_atomic(path, write_trace, &j, err);
+}

@@ -124,5 +124,7 @@ char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy
  * node, one tid per GPU, link and NIC, complete events in microseconds.
  * 0, or -1 with err set when writing fails. */
 int sim_write_trace(FILE *f, const sim_result *s, const cost_model *m, lw_error *err);
+/* The same trace written to path by lw_write_file_atomic's rules. */
+int sim_save_trace(const char *path, const sim_result *s, const cost_model *m, lw_error *err);
 
 #endif

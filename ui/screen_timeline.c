@@ -263,22 +263,10 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
     ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, ". idle  %.3g ms/col", t->ms_per_col);
 }
 
-typedef struct trace_job {
-    const sim_result *s;
-    const cost_model *m;
-} trace_job;
-
-static int write_trace(FILE *f, void *user, lw_error *err)
-{
-    const trace_job *j = user;
-    return sim_write_trace(f, j->s, j->m, err);
-}
-
 int timeline_export_trace(app *a, const char *path, lw_error *err)
 {
     if (tl_ensure(a) != 0) return lw_fail(err, 1, "no strategy to simulate");
-    trace_job j = {TL(a)->sim, a->p->cm};
-    return lw_write_file_atomic(path, write_trace, &j, err);
+    return sim_save_trace(path, TL(a)->sim, a->p->cm, err);
 }
 
 /* ---- keys ------------------------------------------------------------- */
