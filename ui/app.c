@@ -51,6 +51,7 @@ app *app_open(const tui_args *args, lw_error *err)
         return NULL;
     }
     cli_apply_sync(cl, args ? args->sync : -1);
+    if (args) cli_apply_links(cl, args->intra_bw, args->inter_bw);
     if (args && cli_apply_precision(cl, args->precision_set ? args->precision : -1,
                                     args->bucket_set ? args->bucket_mb : -1, err) != 0) {
         net_free(net);
@@ -70,6 +71,11 @@ app *app_open(const tui_args *args, lw_error *err)
     plan_settings set = args ? args->set : (plan_settings){0, 0, 0};
     plan *p = plan_new_memory(net, cl, prof, set, args ? &args->mset : NULL, NULL, NULL, err);
     if (!p) {
+        cluster_free(orig);
+        return NULL;
+    }
+    if (args && cli_apply_pins(p, args->pins, args->n_pins, err) != 0) {
+        plan_free(p);
         cluster_free(orig);
         return NULL;
     }
@@ -196,6 +202,7 @@ void app_whatif_begin(app *a, const char *what)
     change_reset(a);
     a->saved_total_ms = p->sr ? p->best_eval.total_ms : 0;
     a->saved_ips = p->sr ? p->best_eval.images_per_s : 0;
+    a->saved_batch = p->batch;
     for (int i = 0; i < p->net->n_layers; i++)
         a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0}};
 }
@@ -227,10 +234,19 @@ static void report_change(app *a)
         n += a->changed[i];
     }
     double t0 = a->saved_total_ms, t1 = p->best_eval.total_ms;
-    double pct = t0 > 0 ? (t1 - t0) / t0 * 100 : 0;
-    app_set_status(a, 0, "%s: %.1f %s %.1f ms/step (%+.1f%%), %.0f %s %.0f img/s, %d layer%s changed config (%.2f s)",
-                   a->pending_what, t0, G->arrow_right, t1, pct, a->saved_ips, G->arrow_right,
-                   p->best_eval.images_per_s, n, n == 1 ? "" : "s", a->last_rebuild_s);
+    double i0 = a->saved_ips, i1 = p->best_eval.images_per_s;
+    char layers[64];
+    snprintf(layers, sizeof layers, "%d layer%s changed config (%.2f s)", n, n == 1 ? "" : "s", a->last_rebuild_s);
+    if (a->saved_batch != p->batch) {
+        /* a step of another batch is not comparable: lead with throughput */
+        double pct = i0 > 0 ? (i1 - i0) / i0 * 100 : 0;
+        app_set_status(a, 0, "%s: %.0f %s %.0f img/s (%+.1f%%), %.1f %s %.1f ms/step, %s", a->pending_what, i0,
+                       G->arrow_right, i1, pct, t0, G->arrow_right, t1, layers);
+    } else {
+        double pct = t0 > 0 ? (t1 - t0) / t0 * 100 : 0;
+        app_set_status(a, 0, "%s: %.1f %s %.1f ms/step (%+.1f%%), %.0f %s %.0f img/s, %s", a->pending_what, t0,
+                       G->arrow_right, t1, pct, i0, G->arrow_right, i1, layers);
+    }
 }
 
 void app_perform(app *a, action act)

@@ -137,7 +137,9 @@ typedef struct whynot_entry {
     int counted;               /* changed known */
 } whynot_entry;
 
-typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD } prompt_kind;
+/* PROMPT_OVERWRITE: the export's file exists; y writes over it (a->prompt_buf
+ * holds the path), n, Esc or q keep it. */
+typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD, PROMPT_OVERWRITE } prompt_kind;
 
 struct app {
     int prefetch;          /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
@@ -162,6 +164,7 @@ struct app {
     plan_memory_settings change_mem; /* what change.mem points to */
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
+    long saved_batch;          /* the previous optimum's global batch */
     double last_rebuild_s;     /* seconds the last rebuild or research took */
 
     /* shared by the screens: the selected layer (table, graph, why-not),

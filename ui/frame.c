@@ -59,6 +59,17 @@ static void context_line(const app *a, WINDOW *w, int W)
 static void status_line(const app *a, WINDOW *w, int y, int W)
 {
     ui_fill(w, y, 0, W, ST_NORMAL);
+    if (a->prompt == PROMPT_OVERWRITE) {
+        /* the question at the end, where the eye is: a long path loses its start */
+        char q[sizeof a->prompt_buf + sizeof a->prompt_label + 8], fit[sizeof q];
+        int lw = ui_width(a->prompt_label) + 1;
+        snprintf(q, sizeof q, "%s", a->prompt_buf);
+        int x = ui_put(w, y, 0, W - lw, ST_BOLD, ui_width(q) > W - lw ? ui_fit_mid(q, W - lw, fit, sizeof fit) : q);
+        x += ui_put(w, y, x, W - x, ST_NORMAL, " ");
+        x += ui_put(w, y, x, W - x, ST_BOLD, a->prompt_label);
+        ui_put(w, y, x, 1, ST_SELECTED, " ");
+        return;
+    }
     if (a->prompt != PROMPT_NONE) {
         int x = ui_put(w, y, 0, W, ST_BOLD, a->prompt_label);
         /* keep the end of a long entry in view */
@@ -77,14 +88,17 @@ static void status_line(const app *a, WINDOW *w, int y, int W)
 static void hint_bar(const app *a, WINDOW *w, int y, int W)
 {
     ui_fill(w, y, 0, W, ST_HINT);
-    const char *tail = a->prompt != PROMPT_NONE ? "Enter:ok Esc:cancel ^U:clear" : "?:help q:quit";
+    const char *tail = a->prompt == PROMPT_OVERWRITE ? "y:overwrite n/Esc:keep it"
+                       : a->prompt != PROMPT_NONE    ? "Enter:ok Esc:cancel ^U:clear"
+                       : app_screens[a->screen]->overlay ? "?:help q:close"
+                                                     : "?:help q:quit";
     const char *h = a->prompt != PROMPT_NONE ? "" : app_screens[a->screen]->hints;
     int tail_w = ui_width(tail) + 1;
     int x = 0;
     for (int part = 0; part < 2; part++) {
         const char *s = part ? tail : h;
         int limit = part ? W : W - tail_w;
-        if (part) x = W - tail_w + 1 > x ? W - tail_w + 1 : x;
+        if (part) x = W - tail_w > x ? W - tail_w : x; /* each word takes its width and a space */
         while (*s) {
             while (*s == ' ') s++;
             if (!*s) break;

@@ -153,7 +153,8 @@ int tui_main(const tui_args *args)
         cluster *c = n ? plan_load_cluster(args && args->cluster ? args->cluster : DEFAULT_CLUSTER, &lerr) : NULL;
         profile *pr = c && args && args->profile ? plan_load_profile(args->profile, &lerr) : NULL;
         int bad_input = !n || !c || (args && args->profile && !pr) ||
-                        (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0);
+                        (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0) ||
+                        (args && cli_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
         net_free(n);
         cluster_free(c);
         profile_free(pr);
@@ -290,6 +291,13 @@ int tui_main(const tui_args *args)
             app_perform(a, act);
         }
         if (act != ACT_NONE) dirty = 1;
+    }
+    /* a terminal without an alternate screen (TERM=vt100, linux) would keep
+     * the last frame under the shell's prompt: blank it first */
+    const char *rmcup = tigetstr("rmcup");
+    if (!rmcup || rmcup == (char *)-1 || !*rmcup) {
+        werase(stdscr);
+        wrefresh(stdscr);
     }
     restore_terminal();
     delscreen(scr);
