@@ -269,3 +269,227 @@ Test(tui_edges, batch_whatif_status_leads_with_throughput)
     app_free(a);
     term_close();
 }
+
+/* ---------- bug 5: no line ends mid-word at 80x24 */
+
+/* Draws the frame and adds what ui_put cut inside a word to log. */
+static int cuts_of_frame(app *a, const char *what, char *log, size_t n)
+{
+    ui_cuts_reset();
+    draw(a);
+    const char *l;
+    int c = ui_cuts(&l);
+    if (c) {
+        size_t k = strlen(log);
+        snprintf(log + k, n - k, "-- %s (%d):\n%s", what, c, l);
+    }
+    return c;
+}
+
+/* Every screen, and the states that put the longest text on them. */
+static int cuts_everywhere(app *a, const char *name, char *log, size_t n)
+{
+    int total = 0;
+    char what[160];
+#define FRAME(desc)                                                                                                \
+    do {                                                                                                           \
+        snprintf(what, sizeof what, "%s: %s", name, desc);                                                         \
+        total += cuts_of_frame(a, what, log, n);                                                                   \
+    } while (0)
+    type(a, "1");
+    FRAME("table");
+    type(a, "b");
+    FRAME("table with a baseline");
+    type(a, "bbb");
+    type(a, "2");
+    FRAME("graph");
+    type(a, "3");
+    FRAME("stepper, first step");
+    for (int i = 0; i < 6; i++) app_feed(a, KEY_RIGHT);
+    FRAME("stepper, step 6");
+    app_feed(a, KEY_END);
+    FRAME("stepper, last step");
+    type(a, "4");
+    finish_idle(a);
+    FRAME("scale");
+    type(a, "5");
+    FRAME("cluster");
+    type(a, "6");
+    FRAME("timeline");
+    type(a, "1w");
+    finish_idle(a);
+    FRAME("why-not");
+    app_feed(a, 27);
+    type(a, "?");
+    for (int i = 0; i < 12; i++) {
+        snprintf(what, sizeof what, "%s: help page %d", name, i + 1);
+        total += cuts_of_frame(a, what, log, n);
+        app_feed(a, KEY_NPAGE);
+    }
+    app_feed(a, 27);
+    type(a, "e");
+    FRAME("export prompt");
+    app_feed(a, 27);
+    type(a, "-");
+    FRAME("status after a what-if");
+    type(a, ">");
+    FRAME("status after a batch what-if");
+#undef FRAME
+    return total;
+}
+
+Test(tui_edges, every_screen_at_80x24_keeps_words_whole, .timeout = 120)
+{
+    term_open(24, 80, 1);
+    static const struct {
+        const char *net, *cl;
+        int gpus;
+    } runs[] = {{"vgg16", "p100-4x4", 16}, {"inception_v3", "p100-4x4", 16}, {"lenet5", "workstation-4x-pcie", 4},
+                {"resnet50", "dgx-a100", 8}};
+    static char log[16384];
+    log[0] = 0;
+    int total = 0;
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        app *a = open_app(runs[i].net, runs[i].cl, runs[i].gpus);
+        total += cuts_everywhere(a, runs[i].net, log, sizeof log);
+        app_free(a);
+    }
+    cr_assert_eq(total, 0, "%d lines end mid-word at 80x24:\n%s", total, log);
+    term_close();
+}
+
+/* ---------- bug 2: a pin survives a GPU count that lacks its config */
+
+Test(tui_edges, pins_are_held_while_the_gpu_count_lacks_their_config)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    int fc6 = net_find(a->p->net, "fc6");
+    config c16;
+    cr_assert_eq(config_parse("c16", &c16), 0);
+    int k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
+    cr_assert(k >= 0);
+    app_perform(a, app_pin(a, fc6, k));
+    cr_assert_eq(a->p->pinned[fc6], k);
+    /* 8 GPUs have no c16: the pin is held, and the status says so */
+    app_feed(a, '-');
+    cr_assert_eq(a->p->gpus, 8);
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    cr_assert(strstr(a->status, "pin fc6 = c16 on hold"), "%s", a->status);
+    draw(a);
+    cr_assert(strstr(row(1), "1 pin on hold"), "context: %s", row(1));
+    /* back on 16 GPUs the pin is back */
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 16);
+    k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
+    cr_assert(k >= 0 && a->p->pinned[fc6] == k, "fc6's pin did not come back: %s", a->status);
+    cr_assert(strstr(a->status, "1 pin back"), "%s", a->status);
+    char cb[32];
+    config_format(&a->p->cm->configs[fc6][a->p->best[fc6]], cb, sizeof cb);
+    cr_assert_str_eq(cb, "c16");
+    /* a held pin goes with X like any other */
+    app_feed(a, '-');
+    cr_assert_eq(app_pins_held(a), 1);
+    app_feed(a, 'X');
+    cr_assert_eq(app_pins_held(a), 0);
+    app_feed(a, '+');
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 3: the TUI warns, as the CLI does, when nothing fits */
+
+Test(tui_edges, out_of_memory_is_said_on_the_status_and_context_lines)
+{
+    term_open(24, 80, 1);
+    tui_args t = {.net = "vgg16", .cluster = "p100-4x4", .set = {.gpus = 4, .batch_per_gpu = 512}, .sync = -1};
+    lw_error err = {0};
+    app *a = app_open(&t, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cr_assert(a->status_error, "%s", a->status);
+    cr_assert(strstr(a->status, "DOES NOT FIT: needs ") && strstr(a->status, "GiB per GPU of 16.00"), "%s", a->status);
+    draw(a);
+    cr_assert(strstr(row(1), "needs ") || strstr(row(1), "over memory"), "context: %s", row(1));
+    /* the status row is in the error style */
+    int sy = find_row("DOES NOT FIT");
+    cr_assert(sy >= LINES - 4, "%s", dump());
+    /* a what-if into memory says so too; one out of it does not */
+    app_feed(a, '<');
+    app_feed(a, '<');
+    app_feed(a, '<');
+    app_feed(a, '<');
+    cr_assert_eq(app_batch_per_gpu(a), 32);
+    cr_assert_not(a->status_error, "%s", a->status);
+    cr_assert_null(strstr(a->status, "DOES NOT FIT"), "%s", a->status);
+    app_feed(a, '>');
+    app_feed(a, '>');
+    app_feed(a, '>');
+    app_feed(a, '>');
+    cr_assert(a->status_error && strstr(a->status, "DOES NOT FIT"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 4: what the strategy uses, not only what it was given */
+
+Test(tui_edges, idle_gpus_are_stated_in_header_cluster_and_status)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("lenet5", "p100-4x4", 16);
+    int used = a->p->best_eval.gpus_used;
+    cr_assert(used > 0 && used < 16, "LeNet-5 uses %d of 16", used);
+    draw(a);
+    char want[64];
+    snprintf(want, sizeof want, "16/16 GPUs (%d used)", used);
+    cr_assert(strstr(row(1), want), "context: %s", row(1));
+    type(a, "5");
+    draw(a);
+    snprintf(want, sizeof want, "GPUs: 16 given, %d used", used);
+    cr_assert(find_row(want) >= 0, "%s", dump());
+    /* node 0's first `used` GPUs are filled, the rest of the 16 marked idle */
+    int ny = find_row("node 0");
+    cr_assert(ny >= 0);
+    const char *r0 = strstr(row(ny), "node 0") + 8;
+    int on = 0, idle = 0;
+    for (const char *q = r0; *q; q++) {
+        if (strncmp(q, G->gpu_on, strlen(G->gpu_on)) == 0) on++;
+        if (strncmp(q, G->gpu_idle, strlen(G->gpu_idle)) == 0) idle++;
+    }
+    cr_assert_eq(on, used, "%s", row(ny));
+    cr_assert_eq(idle, 4 - used, "%s", row(ny));
+    cr_assert(find_row("idle") >= 0 && find_row("not given") >= 0, "legend:\n%s", dump());
+    /* a what-if's status says how many are used */
+    type(a, "-");
+    snprintf(want, sizeof want, "of the 8 GPUs used");
+    cr_assert(strstr(a->status, want), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 5: a long status (an export error) is wrapped, not cut */
+
+Test(tui_edges, export_error_at_120_columns_is_shown_whole)
+{
+    term_open(30, 120, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    type(a, "J");
+    app_feed(a, CTRL_U_KEY);
+    type(a, "/nonexistent-directory-with-a-rather-long-name/and/a/deeper/folder/for/the/strategy-of-lenet5.json");
+    app_feed(a, '\r');
+    cr_assert(a->status_error);
+    ui_cuts_reset();
+    draw(a);
+    const char *log;
+    cr_assert_eq(ui_cuts(&log), 0, "%s\n%s", log, dump());
+    int sy = find_row("export to ");
+    cr_assert(sy > 0, "%s", dump());
+    char shown[16384] = "";
+    for (int y = sy; y < LINES - 1; y++) {
+        if (y > sy) strcat(shown, " ");
+        strcat(shown, row(y));
+    }
+    cr_assert_str_eq(shown, a->status, "%s", dump());
+    app_free(a);
+    term_close();
+}

@@ -177,6 +177,11 @@ struct app {
     int base_valid;
     int *order;                /* [n_layers] row order for the current sort */
 
+    /* pins as the person set them, by config (not index): a setting that
+     * lacks the config holds the pin, one that has it again gets it back */
+    config *pin_wish;          /* [n_layers] */
+    unsigned char *wished;     /* [n_layers] 1: pin_wish holds a pin */
+
     /* each screen's own state (screens.h), made and freed by its ops */
     void *st[SCR__COUNT];
 
@@ -252,6 +257,15 @@ int app_export(app *a, const char *path);
 void app_whynot_open(app *a, int li);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
+
+/* Pins set but on hold: their config is not one of this setting's. */
+int app_pins_held(const app *a);
+/* The optimum's fullest GPU does not fit the memory limit (or, with none,
+ * the GPU's memory): 1 and *need its bytes; else 0. */
+int app_memory_over(const app *a, double *need);
+/* "optimum found: ..." with a warning when it does not fit memory: the
+ * status a fresh session opens with. */
+void app_status_opened(app *a);
 
 /* Settings changes the keys and the cluster screen share. */
 action app_set_gpus(app *a, int gpus);

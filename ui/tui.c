@@ -251,9 +251,7 @@ int tui_main(const tui_args *args)
     ui_styles_init(want_color());
     ui_glyphs_init(ui_locale_is_utf8());
     /* the status set by app_open was written before the glyphs were known */
-    app_set_status(a, 0, "optimum found: %.2f ms/step, %.1f img/s; search %.0f ms, cost tables %.0f ms. ? for help",
-                   a->p->best_eval.total_ms, a->p->best_eval.images_per_s, a->p->search_ms,
-                   a->p->cm ? a->p->cm->build_ms : 0.0);
+    app_status_opened(a);
 
     int dirty = 1;
     while (!a->quit && !got_signal) {
