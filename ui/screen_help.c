@@ -29,12 +29,12 @@ static int add_section(line *out, int n, const char *title, const keybind *t)
     return n;
 }
 
-static int collect(const app *a, line *out)
+/* title: room for the first section's heading (out points into it). */
+static int collect(const app *a, line *out, char *title, size_t title_n)
 {
     int n = 0;
     screen_id here = app_base_screen(a);
-    char title[96];
-    snprintf(title, sizeof title, "This screen: %s", app_screens[here]->title ? app_screens[here]->title : "");
+    snprintf(title, title_n, "This screen: %s", app_screens[here]->title ? app_screens[here]->title : "");
     n = add_section(out, n, title, app_screens[here]->keys);
     n = add_section(out, n, "Everywhere", app_global_keys);
     for (int s = 0; s < SCR__COUNT; s++)
@@ -113,7 +113,8 @@ static int layout_rows(const line *lines, int n, int w, hrow *rows)
 static void draw_help(app *a, WINDOW *w, rect r)
 {
     line lines[MAX_LINES];
-    int n = collect(a, lines);
+    char title[96];
+    int n = collect(a, lines, title, sizeof title);
     hrow *rows = lw_malloc(sizeof(hrow) * MAX_ROWS);
     int nr = layout_rows(lines, n, r.w, rows);
     list_cursor *c = &help_of(a)->cur;
