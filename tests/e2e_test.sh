@@ -79,6 +79,20 @@ expect "context counts the pin" "1 pinned"
 keys x
 expect "x clears the pin" "unpin fc6:"
 
+# ---- search: / in the table, n and N; in the graph the match is selected
+keys / c o n v 4 Enter
+expect "search finds the first conv4 layer" "/conv4: layer 1 of 3"
+keys n n
+expect "n goes to the third" "/conv4: layer 3 of 3"
+keys N
+expect "N goes back" "/conv4: layer 2 of 3"
+keys 2 / F C 7 Enter
+expect "the graph: fc7 found, ignoring case" "/FC7: layer 1 of 1"
+expect "the graph: fc7 selected" "selected fc7:"
+keys / n o p e Enter
+expect "no match says so" "/nope: no layer matches"
+keys 1
+
 # ---- the elimination stepper
 keys 3
 expect "stepper opens at the start" "the graph as loaded"
@@ -135,8 +149,10 @@ keys 6
 sim=$("$LW" simulate -n vgg16 -c p100-4x4 -g 8 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline: the simulated step equals the CLI's ($sim ms)" "simulated step $sim ms"
 expect_re "timeline: a Gantt row per GPU" "gpu 7 +[FBWXS.]+"
-keys n
+keys ']'
 expect_re "timeline: the cursor names a task" "gpu 0: [a-z0-9_]+ forward"
+keys / p r o b Enter
+expect_re "timeline: / finds the layer's tasks" ": prob [a-z ]+ · "
 keys -- +
 sim16=$("$LW" simulate -n vgg16 -c p100-4x4 -g 16 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline follows a what-if ($sim16 ms at 16 GPUs)" "simulated step $sim16 ms"

@@ -530,7 +530,7 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
     /* back */
     app_feed(a, KEY_LEFT);
     cr_assert_eq(steps_of(a)->step, 11);
-    app_feed(a, 'p');
+    app_feed(a, KEY_LEFT);
     cr_assert_eq(steps_of(a)->step, 10);
     /* the final step */
     app_feed(a, 'f');
@@ -575,7 +575,7 @@ Test(tui_steps, edge_elimination_on_inception)
         if (r->steps[s].kind == ELIM_EDGE) first = s;
     cr_assert(first >= 0, "Inception-v3 has parallel edges to merge");
     app_feed(a, '3');
-    while (steps_of(a)->step < first + 1) app_feed(a, 'n');
+    while (steps_of(a)->step < first + 1) app_feed(a, KEY_RIGHT);
     draw(a);
     char want[128];
     snprintf(want, sizeof want, "Step %d/%d", first + 1, r->n_steps);
@@ -927,8 +927,8 @@ Test(tui_export, json_and_diagram_from_keys)
     }
     /* the stepper exports the reduced graph at its step */
     app_feed(a, '3');
-    app_feed(a, 'n');
-    app_feed(a, 'n');
+    app_feed(a, ' ');
+    app_feed(a, KEY_RIGHT);
     app_feed(a, 'e');
     cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-reduced-step2.svg");
     app_feed(a, 27);
@@ -1121,10 +1121,23 @@ Test(tui_keys, list_cursor)
     cr_assert(list_key(&c, KEY_HOME, 20, 1, 0));
     list_fit(&c, 20, 5, 1);
     cr_assert_eq(c.top, 0);
-    cr_assert(list_find(&c, 20, is_multiple_of_7, NULL));
+    int nth = 0;
+    cr_assert_eq(list_find(&c, 20, 1, is_multiple_of_7, NULL, &nth), 3, "0, 7 and 14 match");
     cr_assert_eq(c.sel, 7);
-    cr_assert(list_find(&c, 20, is_multiple_of_7, NULL) && list_find(&c, 20, is_multiple_of_7, NULL));
+    cr_assert_eq(nth, 2, "7 is the second match from the top");
+    cr_assert(list_find(&c, 20, 1, is_multiple_of_7, NULL, NULL) && list_find(&c, 20, 1, is_multiple_of_7, NULL, &nth));
     cr_assert_eq(c.sel, 0, "the search wraps round");
+    cr_assert_eq(nth, 1);
+    cr_assert(list_find(&c, 20, -1, is_multiple_of_7, NULL, &nth));
+    cr_assert_eq(c.sel, 14, "backwards from the first row wraps to the last match");
+    cr_assert_eq(nth, 3);
+    cr_assert(list_find(&c, 20, -1, is_multiple_of_7, NULL, NULL));
+    cr_assert_eq(c.sel, 7);
+    cr_assert_eq(list_find(&c, 6, 1, is_multiple_of_7, NULL, &nth), 1, "only 0 below 6");
+    cr_assert_eq(c.sel, 0);
+    c.sel = 3;
+    cr_assert_eq(list_find(&c, 0, 1, is_multiple_of_7, NULL, NULL), 0, "an empty list has no match");
+    cr_assert_eq(c.sel, 3, "and nothing moved");
     /* a list that only scrolls: End goes as far as the drawing allows */
     list_cursor h = {0, 0, 0};
     cr_assert(list_key(&h, KEY_END, 0, 0, 0));
@@ -1388,8 +1401,8 @@ Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
     cr_assert(strstr(row(g0), "FFFF"), "%s", row(g0));
     cr_assert(find_row("gpu 0: data forward") >= 0, "cursor on data's forward:\n%s", dump());
     cr_assert(find_row("F forward") >= 0 && find_row("X transfer") >= 0 && find_row("S sync") >= 0, "legend");
-    /* n: the next task on the row; j: the next row */
-    app_feed(a, 'n');
+    /* ]: the next task on the row; j: the next row */
+    app_feed(a, ']');
     draw(a);
     cr_assert(find_row("gpu 0: conv1_1 forward") >= 0, "next task:\n%s", dump());
     app_feed(a, 'j');
@@ -1554,6 +1567,179 @@ Test(tui_memory, vgg16_256_per_gpu_fits_and_says_why)
     app_feed(a, 'M'); /* 8 GiB */
     app_feed(a, 'M'); /* back to the GPU's memory */
     cr_assert_eq(a->p->best_eval.total_ms, fast);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- search (/ n N) */
+
+static const char *sel_name(const app *a) { return a->p->net->layers[a->sel].name; }
+
+/* / then the query then Enter. */
+static void search_for(app *a, const char *q)
+{
+    app_feed(a, '/');
+    cr_assert_eq(a->prompt, PROMPT_SEARCH);
+    type(a, q);
+    app_feed(a, '\r');
+}
+
+/* The table: by name, ignoring case, n and N both ways round the list, by
+ * type, no match leaves the selection. */
+Test(tui_search, table_by_name_and_type_n_and_N_wrap)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    search_for(a, "CONV4");
+    cr_assert_str_eq(sel_name(a), "conv4_1");
+    cr_assert(strstr(a->status, "/CONV4: layer 1 of 3"), "%s", a->status);
+    app_feed(a, 'n');
+    cr_assert_str_eq(sel_name(a), "conv4_2");
+    app_feed(a, 'n');
+    app_feed(a, 'n');
+    cr_assert_str_eq(sel_name(a), "conv4_1", "n wraps round to the first match");
+    app_feed(a, 'N');
+    cr_assert_str_eq(sel_name(a), "conv4_3", "N goes back, wrapping to the last");
+    draw(a);
+    int y = find_row(" conv4_3 ");
+    cr_assert(y >= 0 && (attr_at(y, 3) & A_REVERSE), "the match is the row shown selected:\n%s", dump());
+    /* by type: the linear layers */
+    search_for(a, "linear");
+    cr_assert_str_eq(sel_name(a), "fc6");
+    cr_assert(strstr(a->status, "layer 1 of 3"), "%s", a->status);
+    /* sorted by total, the rows are searched in the order shown */
+    app_feed(a, 'o');
+    app_feed(a, KEY_HOME);
+    search_for(a, "pool");
+    int first_pool = -1;
+    for (int r = 0; r < a->p->net->n_layers && first_pool < 0; r++)
+        if (strstr(a->p->net->layers[a->order[r]].name, "pool")) first_pool = a->order[r];
+    cr_assert_eq(a->sel, first_pool, "the first pool row in the sorted table, not pool1");
+    /* no match: an error, the selection stays */
+    int before = a->sel;
+    search_for(a, "nosuchlayer");
+    cr_assert_eq(a->sel, before);
+    cr_assert(a->status_error && strstr(a->status, "no layer matches"), "%s", a->status);
+    /* Enter on an empty query repeats the last one */
+    search_for(a, "fc7");
+    app_feed(a, KEY_HOME);
+    search_for(a, "");
+    cr_assert_str_eq(sel_name(a), "fc7");
+    app_free(a);
+    term_close();
+}
+
+/* The graph: n and N search (] and [ still step through layers), and the
+ * match is selected and in view. */
+Test(tui_search, graph_selects_and_centres_the_match)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("inception_v3", "p100-4x4", 4);
+    app_feed(a, '2');
+    draw(a);
+    search_for(a, "mixed_6e");
+    cr_assert(strncmp(sel_name(a), "mixed_6e", 8) == 0, "%s", sel_name(a));
+    int first = a->sel;
+    draw(a);
+    char want[96];
+    snprintf(want, sizeof want, "selected %s:", sel_name(a));
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    int y, x, wd;
+    cr_assert_eq(graph_view_find(&graph_of(a)->gv, a->sel, &y, &x, &wd), 0);
+    int py = graph_of(a)->pan_y;
+    cr_assert(y >= py && y + 3 <= py + a->frame_h - 6, "box at row %d, view from %d:\n%s", y, py, dump());
+    app_feed(a, 'n');
+    cr_assert(a->sel != first && strncmp(sel_name(a), "mixed_6e", 8) == 0, "%s", sel_name(a));
+    app_feed(a, 'N');
+    cr_assert_eq(a->sel, first);
+    app_feed(a, ']');
+    cr_assert_eq(a->sel, first + 1, "] is the next layer");
+    app_feed(a, '[');
+    cr_assert_eq(a->sel, first);
+    app_free(a);
+    term_close();
+}
+
+/* The stepper goes to the steps that touch a matching layer; the timeline
+ * to the tasks of matching layers. */
+Test(tui_search, steps_and_timeline_by_layer)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    const search_result *r = a->p->sr;
+    app_feed(a, '3');
+    search_for(a, "conv3_2");
+    int k = steps_of(a)->step;
+    cr_assert(k >= 1 && k <= r->n_steps, "an elimination step: %d", k);
+    const elim_step *st = &r->steps[k - 1];
+    int li = net_find(a->p->net, "conv3_2");
+    cr_assert(st->node == li || st->from == li || st->to == li, "step %d touches conv3_2", k);
+    for (int i = 0; i < k - 1; i++)
+        cr_assert(r->steps[i].node != li && r->steps[i].from != li && r->steps[i].to != li, "the first such step");
+    draw(a);
+    char want[64];
+    snprintf(want, sizeof want, "Step %d/%d", k, r->n_steps);
+    cr_assert(find_row(want) >= 0, "%s", dump());
+    app_feed(a, 'n');
+    cr_assert(steps_of(a)->step > k, "n: a later step that touches it");
+    /* the timeline */
+    app_feed(a, '6');
+    search_for(a, "fc7");
+    draw(a);
+    cr_assert(find_row(": fc7 ") >= 0, "the cursor on fc7's first task:\n%s", dump());
+    cr_assert(strstr(a->status, "/fc7: task 1 of"), "%s", a->status);
+    app_feed(a, 'n');
+    draw(a);
+    cr_assert(find_row(": fc7 ") >= 0, "the next fc7 task:\n%s", dump());
+    cr_assert(strstr(a->status, "/fc7: task 2 of"), "%s", a->status);
+    int total = 0;
+    cr_assert_eq(sscanf(strstr(a->status, " of ") + 4, "%d", &total), 1);
+    for (int i = 0; i < total; i++) app_feed(a, 'n');
+    draw(a);
+    cr_assert(find_row(": fc7 forward") >= 0 || find_row(": fc7 input grad") >= 0 || find_row(": fc7 weight") >= 0 ||
+                  find_row(": fc7 sync") >= 0 || find_row(": fc7 transfer") >= 0,
+              "still fc7's tasks:\n%s", dump());
+    cr_assert(strstr(a->status, "/fc7: task 2 of"), "round the step back to the second: %s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* The lists that are not layers: why-not's configs, the cluster's
+ * settings, help's lines; the scaling screen has nothing to search. */
+Test(tui_search, why_not_cluster_help_and_scale)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    select_layer(a, "fc6");
+    app_feed(a, 'w');
+    cr_assert_eq(a->screen, SCR_WHYNOT);
+    search_for(a, "c2");
+    int n = 0;
+    for (int k = 0; k < a->p->cm->n_configs[a->sel]; k++) {
+        char b[64];
+        config_format(&a->p->cm->configs[a->sel][k], b, sizeof b);
+        n += strstr(b, "c2") != NULL;
+    }
+    char want[64];
+    snprintf(want, sizeof want, "config 1 of %d", n);
+    cr_assert(n > 0 && strstr(a->status, want), "%s, want %s", a->status, want);
+    draw(a);
+    /* the selected row shows a config with c2 */
+    int found = 0;
+    for (int y = 0; y < LINES; y++)
+        if (attr_at(y, 2) & A_REVERSE) found |= strstr(row(y), "c2") != NULL;
+    cr_assert(found, "%s", dump());
+    app_feed(a, 27);
+    app_feed(a, '5');
+    search_for(a, "inter-node lat");
+    cr_assert_eq(cluster_of(a)->cur.sel, 6, "inter-node latency is the 7th setting");
+    app_feed(a, '4');
+    search_for(a, "x");
+    cr_assert(a->status_error && strstr(a->status, "nothing to search"), "%s", a->status);
+    app_feed(a, '?');
+    search_for(a, "next / previous match");
+    draw(a);
+    cr_assert(find_row("next / previous match") == 2, "help scrolled to the line:\n%s", dump());
     app_free(a);
     term_close();
 }

@@ -101,6 +101,13 @@ typedef struct screen_ops {
     /* Other clusters the next keys would ask for (built ahead): up to two
      * new clusters the caller frees; returns how many. */
     int (*prefetch)(const app *a, cluster *out[2]);
+    /* The search hook (/ n N): selects the next (dir 1) or previous (dir -1)
+     * item, wrapping round, that app_search_match (or app_layer_matches)
+     * accepts, mostly through list_find; returns how many items match (0:
+     * none, nothing moved) and the selected one's place among them in *nth.
+     * what: what an item is ("layer", "config"). NULL: nothing to search. */
+    int (*find)(app *a, int dir, int *nth);
+    const char *find_what;
 } screen_ops;
 
 extern const screen_ops *const app_screens[SCR__COUNT];
@@ -137,7 +144,7 @@ typedef struct whynot_entry {
     int counted;               /* changed known */
 } whynot_entry;
 
-typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD } prompt_kind;
+typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD, PROMPT_SEARCH } prompt_kind;
 
 struct app {
     int prefetch;          /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
@@ -183,6 +190,9 @@ struct app {
     char prompt_buf[256];
     int prompt_len;
     int prompt_field;          /* PROMPT_FIELD: which cluster field */
+
+    /* the last search (/), which n and N repeat on any screen */
+    char search[256];
 
     /* last frame's geometry, for mouse clicks */
     int frame_h, frame_w;
@@ -269,6 +279,17 @@ long app_batch_per_gpu(const app *a);
 /* Class of a config by its split dimensions, 0..7 (bit 0 n, bit 1 c,
  * bit 2 h or w), for colours and the legend. */
 int config_class(const config *c);
+
+/* ---- find.c: search on every screen ------------------------------------ */
+
+/* text contains the last search, ignoring case (an empty search matches
+ * nothing). */
+int app_search_match(const app *a, const char *text);
+/* Layer li's name or type matches the last search. */
+int app_layer_matches(const app *a, int li);
+/* The next (dir 1) or previous (dir -1) match of the last search on the
+ * screen shown (its find hook), reported on the status line. */
+action app_find(app *a, int dir);
 
 /* ---- keys.c ------------------------------------------------------------- */
 

@@ -117,6 +117,18 @@ static action k_export(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action k_search(app *a, int key)
+{
+    (void)key;
+    prompt_open(a, PROMPT_SEARCH, "Search: ", "");
+    return ACT_REDRAW;
+}
+
+static action k_search_next(app *a, int key)
+{
+    return app_find(a, key == 'N' ? -1 : 1);
+}
+
 static action k_redraw(app *a, int key)
 {
     (void)a;
@@ -144,6 +156,8 @@ const keybind app_global_keys[] = {
     {{'X'}, "X", "clear every pin", k_unpin_all},
     {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy; timeline: .trace.json)", k_export},
     {{'J'}, "J", "write the strategy as JSON", k_export},
+    {{'/'}, "/", "search: layers by name or type (the table, graph, steps, timeline), or what the list shows", k_search},
+    {{'n', 'N'}, "n N", "the next / previous match of the search", k_search_next},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
     {{27}, "Esc", "back (from help and why-not)", k_back},
     {{'q', 'Q'}, "q", "quit (Ctrl-C too); the terminal is restored", k_quit},
@@ -235,6 +249,9 @@ static action prompt_submit(app *a)
         return app_set_batch(a, v);
     }
     case PROMPT_FIELD: return cluster_field_set(a, a->prompt_field, text);
+    case PROMPT_SEARCH:
+        if (text[0]) snprintf(a->search, sizeof a->search, "%s", text); /* empty: the last search again */
+        return app_find(a, 1);
     default: return ACT_REDRAW;
     }
 }

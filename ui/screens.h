@@ -32,9 +32,11 @@ int list_key(list_cursor *c, int key, int n, int select, int wrap);
 /* Before drawing rows rows of n: keeps sel in [0, n) and, for a selecting
  * list, in view; keeps top in range. Records rows for the page size. */
 void list_fit(list_cursor *c, int n, int rows, int select);
-/* The search hook: selects the first row after sel (wrapping round) that
- * match() accepts. Returns 1 if one did, 0 (nothing moved) if none. */
-int list_find(list_cursor *c, int n, int (*match)(int row, void *user), void *user);
+/* The search hook: selects the first row after sel (dir > 0) or before it
+ * (dir < 0), wrapping round, that match() accepts. Returns how many rows
+ * match (0: none, nothing moved) and, when nth is not NULL, the selected
+ * one's place among them counted from the top (1-based). */
+int list_find(list_cursor *c, int n, int dir, int (*match)(int row, void *user), void *user, int *nth);
 
 /* ---- each screen's state ------------------------------------------------ */
 
