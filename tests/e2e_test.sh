@@ -63,6 +63,17 @@ want8=$(cli_total -n vgg16 -c p100-4x4 -g 8)
 expect "new total equals the CLI's at 8 GPUs ($want8 ms)" "$want8 ms/step"
 [ "$want8" != "$want" ] && ok "the total changed ($want -> $want8)" || bad "the total did not change"
 
+# ---- undo and redo: z puts the 16 GPUs and their total back, Z the 8
+keys z
+expect "z undoes the GPU change" "undo 1/1: 16→8 GPUs:"
+expect "undo: back to 16 GPUs" "16/16 GPUs"
+expect "undo: the total it opened with ($want ms)" "$want ms/step"
+keys Z
+expect "Z redoes it" "redo 1/1: 16→8 GPUs:"
+expect "redo: the total at 8 GPUs ($want8 ms)" "$want8 ms/step"
+keys Z
+expect "nothing more to redo" "nothing to redo"
+
 # ---- why not + pin: fc6 pinned to its second-best config, marked P
 keys Home
 for _ in $(seq 1 20); do keys Down; done # conv1_1 .. fc6 is row 21 of VGG-16

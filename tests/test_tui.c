@@ -1053,7 +1053,7 @@ Test(tui_keys, quit_screens_and_key_names)
     cr_assert_eq(a->screen, SCR_TIMELINE);
     app_feed(a, KEY_BTAB);
     cr_assert_eq(a->screen, SCR_CLUSTER);
-    cr_assert_eq(app_key(a, 'z'), ACT_NONE);
+    cr_assert_eq(app_key(a, 'y'), ACT_NONE);
     char b[16];
     cr_assert_str_eq(lw_key_name(KEY_NPAGE, b, sizeof b), "PgDn");
     cr_assert_str_eq(lw_key_name('q', b, sizeof b), "q");
@@ -1412,10 +1412,10 @@ Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
     char mpc[64];
     snprintf(mpc, sizeof mpc, "%.3g ms/col", s->step_ms / (80 - 13));
     cr_assert(find_row(mpc) >= 0, "%s:\n%s", mpc, dump());
-    app_feed(a, 'z');
+    app_feed(a, '}');
     draw(a);
     snprintf(mpc, sizeof mpc, "%.3g ms/col", s->step_ms / (80 - 13) / 2);
-    cr_assert(find_row(mpc) >= 0, "%s after z:\n%s", mpc, dump());
+    cr_assert(find_row(mpc) >= 0, "%s after }:\n%s", mpc, dump());
     /* below the GPUs, the links and NICs that carried traffic */
     for (int i = 0; i < 40; i++) app_feed(a, KEY_DOWN);
     draw(a);
@@ -1740,6 +1740,133 @@ Test(tui_search, why_not_cluster_help_and_scale)
     search_for(a, "next / previous match");
     draw(a);
     cr_assert(find_row("next / previous match") == 2, "help scrolled to the line:\n%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* ---------- undo and redo (z Z) */
+
+/* The screen from the tab bar to the footer, without the mark column
+ * (the * of the last change), for comparing whole tables. */
+static char *table_text(app *a)
+{
+    draw(a);
+    size_t cap = 65536, k = 0;
+    char *t = malloc(cap);
+    for (int y = 0; y < LINES - 2; y++) {
+        const char *r = row(y);
+        k += (size_t)snprintf(t + k, cap - k, "%s\n", r[0] ? r + 1 : r);
+    }
+    return t;
+}
+
+/* Four what-ifs (GPUs, batch, sync, a pin) undone one by one: the table is
+ * the one before each, to the last digit; redo does them again; a new
+ * what-if after an undo leaves nothing to redo. */
+Test(tui_undo, what_ifs_undone_and_redone_give_the_same_tables)
+{
+    term_open(30, 120, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    char *t[5];
+    t[0] = table_text(a);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "nothing to undo"), "%s", a->status);
+    app_feed(a, '-');
+    t[1] = table_text(a);
+    app_feed(a, '>');
+    t[2] = table_text(a);
+    app_feed(a, 's');
+    t[3] = table_text(a);
+    select_layer(a, "fc6");
+    app_feed(a, 'w');
+    finish_idle(a);
+    app_feed(a, KEY_DOWN);
+    app_feed(a, '\r');
+    cr_assert_eq(plan_pin_count(a->p), 1);
+    t[4] = table_text(a);
+    for (int i = 0; i < 4; i++) cr_assert(strcmp(t[i], t[i + 1]) != 0, "what-if %d changed the table", i + 1);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "undo 4/4: pin fc6 = "), "%s", a->status);
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    char *now = table_text(a);
+    cr_assert_str_eq(now, t[3], "after undoing the pin");
+    free(now);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "undo 3/4: sync "), "%s", a->status);
+    now = table_text(a);
+    cr_assert_str_eq(now, t[2], "after undoing the sync switch");
+    free(now);
+    app_feed(a, 'z');
+    char want[64];
+    snprintf(want, sizeof want, "undo 2/4: batch 32%s64 per GPU", G->arrow_right);
+    cr_assert(strstr(a->status, want), "%s, want %s", a->status, want);
+    now = table_text(a);
+    cr_assert_str_eq(now, t[1], "after undoing the batch");
+    free(now);
+    app_feed(a, 'z');
+    cr_assert_eq(a->p->gpus, 16);
+    now = table_text(a);
+    cr_assert_str_eq(now, t[0], "after undoing all four: the table it opened with");
+    free(now);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "nothing to undo"), "%s", a->status);
+    /* redo, all the way */
+    for (int i = 1; i <= 4; i++) {
+        app_feed(a, 'Z');
+        snprintf(want, sizeof want, "redo %d/4: ", i);
+        cr_assert(strstr(a->status, want), "%s, want %s", a->status, want);
+        now = table_text(a);
+        cr_assert_str_eq(now, t[i], "after redo %d", i);
+        free(now);
+    }
+    cr_assert_eq(plan_pin_count(a->p), 1, "the pin is back");
+    app_feed(a, 'Z');
+    cr_assert(strstr(a->status, "nothing to redo"), "%s", a->status);
+    /* two back, then a new what-if: nothing to redo */
+    app_feed(a, 'z');
+    app_feed(a, 'z');
+    app_feed(a, 'M');
+    cr_assert(!a->status_error, "%s", a->status);
+    app_feed(a, 'Z');
+    cr_assert(strstr(a->status, "nothing to redo"), "%s", a->status);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "undo 3/3: memory limit"), "%s", a->status);
+    now = table_text(a);
+    cr_assert_str_eq(now, t[2]);
+    free(now);
+    for (int i = 0; i < 5; i++) free(t[i]);
+    app_free(a);
+    term_close();
+}
+
+/* Cluster edits and the precision come back too; GPUs the smaller cluster
+ * lost come back with it. */
+Test(tui_undo, cluster_edits_and_precision)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 16);
+    char *t0 = table_text(a);
+    double inter0 = a->p->cl->inter.bandwidth_gbs;
+    app_feed(a, '5');
+    search_for(a, "nodes");
+    cr_assert_eq(cluster_of(a)->cur.sel, 0);
+    app_feed(a, KEY_LEFT); /* 4 -> 2 nodes: 8 GPUs */
+    cr_assert_eq(a->p->cl->nodes, 2);
+    cr_assert_eq(a->p->gpus, 8);
+    search_for(a, "inter-node GB");
+    app_feed(a, KEY_LEFT);
+    cr_assert_eq(a->p->cl->inter.bandwidth_gbs, inter0 / 2);
+    app_feed(a, 'z');
+    cr_assert_eq(a->p->cl->inter.bandwidth_gbs, inter0);
+    cr_assert_eq(a->p->cl->nodes, 2);
+    app_feed(a, 'z');
+    cr_assert_eq(a->p->cl->nodes, 4);
+    cr_assert_eq(a->p->gpus, 16, "the GPUs come back with the nodes");
+    app_feed(a, '1');
+    char *t1 = table_text(a);
+    cr_assert_str_eq(t1, t0);
+    free(t0);
+    free(t1);
     app_free(a);
     term_close();
 }

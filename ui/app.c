@@ -91,6 +91,7 @@ app *app_open(const tui_args *args, lw_error *err)
         a->st[s] = o->state_new ? o->state_new(a) : o->state_size ? lw_calloc(1, o->state_size) : NULL;
     }
     app_sort_rows(a);
+    history_reset(a);
     app_set_status(a, 0, "optimum of %d layers found in %.0f ms (cost tables %.0f ms); ? for help", n,
                    p->search_ms, p->cm ? p->cm->build_ms : 0.0);
     return a;
@@ -103,6 +104,7 @@ void app_free(app *a)
         if (app_screens[s]->state_free) app_screens[s]->state_free(a, a->st[s]);
         else free(a->st[s]);
     }
+    history_free(a);
     plan_free(a->p);
     cluster_free(a->cluster_loaded);
     cluster_free(a->change_cl);
@@ -242,6 +244,7 @@ void app_perform(app *a, action act)
     a->last_rebuild_s = lw_now() - t0;
     change_reset(a);
     if (rc != 0) {
+        a->hist_move = 0;
         /* the plan is as it was: the previous setting and its optimum */
         if (strcmp(err.msg, "cancelled") == 0)
             app_set_status(a, 0, "%s: cancelled (kept the previous setting)", a->pending_what);
@@ -250,6 +253,7 @@ void app_perform(app *a, action act)
         app_invalidate(a);
         return;
     }
+    history_record(a);
     report_change(a);
     app_invalidate(a);
     if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);

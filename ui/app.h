@@ -191,6 +191,11 @@ struct app {
     int prompt_len;
     int prompt_field;          /* PROMPT_FIELD: which cluster field */
 
+    /* what-if history (history.c): hist_n states, the plan in hist[hist_pos] */
+    struct history_entry *hist;
+    int hist_n, hist_pos, hist_cap;
+    int hist_move;             /* the pending what-if is an undo (-1) or a redo (1); 0: a new one */
+
     /* the last search (/), which n and N repeat on any screen */
     char search[256];
 
@@ -279,6 +284,18 @@ long app_batch_per_gpu(const app *a);
 /* Class of a config by its split dimensions, 0..7 (bit 0 n, bit 1 c,
  * bit 2 h or w), for colours and the legend. */
 int config_class(const config *c);
+
+/* ---- history.c: undo and redo of what-ifs -------------------------------- */
+
+/* Forgets the history; the plan's state now is its first. */
+void history_reset(app *a);
+void history_free(app *a);
+/* After a what-if went through: the new state (or, for an undo or redo,
+ * the new position). */
+void history_record(app *a);
+/* Undo (dir -1) or redo (1): the what-if back to the neighbouring state,
+ * named "undo 3/5: batch 32→64 per GPU", for app_perform. */
+action app_undo(app *a, int dir);
 
 /* ---- find.c: search on every screen ------------------------------------ */
 

@@ -129,6 +129,11 @@ static action k_search_next(app *a, int key)
     return app_find(a, key == 'N' ? -1 : 1);
 }
 
+static action k_undo(app *a, int key)
+{
+    return app_undo(a, key == 'Z' ? 1 : -1);
+}
+
 static action k_redraw(app *a, int key)
 {
     (void)a;
@@ -151,6 +156,7 @@ const keybind app_global_keys[] = {
     {{'s'}, "s", "what-if: sync parameter server <-> ring all-reduce", k_sync},
     {{'M'}, "M", "what-if: memory limit per GPU: the GPU's, none, 3/4, 1/2", k_memlimit},
     {{'P'}, "P", "what-if: next precision the GPU has figures for (fp32 tf32 fp16 bf16)", k_precision},
+    {{'z', 'Z'}, "z Z", "undo / redo the last what-if (GPUs, batch, sync, precision, memory, cluster, pins)", k_undo},
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},

@@ -4,7 +4,7 @@
  * link or NIC that carried traffic, time across, each cell the kind of work
  * that filled most of it (F forward, B input gradient, W weight gradient,
  * X transfer, S sync, . idle), in colour where there is colour. A cursor
- * names the task under it; z/Z zoom around it, the arrows move it (and pan),
+ * names the task under it; } and { zoom around it, the arrows move it (and pan),
  * ] and [ go to the next and previous task on the row, / finds a layer's tasks.
  * The header sets the simulated step beside Eq. 1's. The simulation is
  * redone after every what-if (app_invalidate drops it).
@@ -323,8 +323,8 @@ static action zoom(app *a, int key)
         return ACT_REDRAW;
     }
     double at = t->t0 + t->col * t->ms_per_col; /* keep the cursor's time under it */
-    double f = key == 'z' ? 0.5 : 2.0;
-    if (key == 'z' && t->ms_per_col < 1e-6) return ACT_NONE;
+    double f = key == '}' ? 0.5 : 2.0;
+    if (key == '}' && t->ms_per_col < 1e-6) return ACT_NONE;
     t->ms_per_col *= f;
     t->t0 = at - t->col * t->ms_per_col;
     if (t->t0 < 0) {
@@ -416,7 +416,7 @@ static const keybind timeline_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "choose a GPU, link or NIC row", move_row},
     {{KEY_PPAGE, KEY_NPAGE}, "PgUp PgDn", "ten rows up / down", move_row},
     {{KEY_LEFT, KEY_RIGHT, 'h', 'l'}, "Left Right h l", "move the cursor in time (pans at the edge)", move_col},
-    {{'z', 'Z', '0'}, "z Z 0", "zoom in / out around the cursor; 0 the whole step", zoom},
+    {{'}', '{', '0'}, "} { 0", "zoom in / out around the cursor; 0 the whole step", zoom},
     {{']', '['}, "] [", "the cursor to the next / previous task on the row", next_task},
     {{0}, NULL, NULL, NULL},
 };
@@ -424,7 +424,7 @@ static const keybind timeline_keys[] = {
 const screen_ops screen_timeline_ops = {
     .tab = "Timeline",
     .title = "Timeline (6)",
-    .hints = "Up/Dn:row Left/Right:time z/Z:zoom 0:fit ]/[:next/prev task /:find-layer +/-:GPUs",
+    .hints = "Up/Dn:row Left/Right:time }/{:zoom 0:fit ]/[:next/prev task /:find-layer +/-:GPUs",
     .draw = draw_timeline,
     .keys = timeline_keys,
     .state_free = timeline_state_free,
