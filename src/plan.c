@@ -229,15 +229,17 @@ static void commit(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, c
 }
 
 /* After search_pinned: the fastest strategy of cg within the memory
- * settings ms (best, n_layers) and what is known of it (*mo). Model m's
+ * settings ms on cluster cl, the one m was built for (a new cluster's GPU
+ * memory sets the limit, not the plan's cluster being replaced): best
+ * (n_layers) and what is known of it (*mo). Model m's
  * optimizer is ms's afterwards only on success. */
-static int fit_memory(const plan *p, cost_model *m, const cost_graph *cg, const search_result *sr,
+static int fit_memory(const plan *p, const cluster *cl, cost_model *m, const cost_graph *cg, const search_result *sr,
                       const plan_memory_settings *ms, int *best, plan_memory *mo, double *search_ms, lw_error *err)
 {
     optimizer_kind was = m->optimizer;
     m->optimizer = ms->optimizer;
     double t0 = lw_now();
-    int rc = memory_step(ms, p->cl, m, cg, sr, p->cancel, best, mo, err);
+    int rc = memory_step(ms, cl, m, cg, sr, p->cancel, best, mo, err);
     *search_ms += (lw_now() - t0) * 1e3;
     if (rc != 0) {
         m->optimizer = was;
@@ -256,7 +258,7 @@ static int research(plan *p, const int *pins, const plan_memory_settings *mset, 
     if (!sr) return -1;
     int *best = lw_malloc(sizeof(int) * (size_t)(p->net->n_layers + 1));
     plan_memory mo;
-    if (fit_memory(p, p->cm, cg, sr, mset, best, &mo, &ms, err) != 0) {
+    if (fit_memory(p, p->cl, p->cm, cg, sr, mset, best, &mo, &ms, err) != 0) {
         p->cm->optimizer = p->mset.optimizer;
         free(best);
         search_result_free(sr);
@@ -344,7 +346,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     /* the fastest strategy within the memory limit */
     int *best = lw_malloc(sizeof(int) * (size_t)(L + 1));
     plan_memory mo;
-    if (fit_memory(p, cm, cg, sr, mset, best, &mo, &search_ms, err) != 0) {
+    if (fit_memory(p, cl, cm, cg, sr, mset, best, &mo, &search_ms, err) != 0) {
         free(best);
         search_result_free(sr);
         cg_free(cg);

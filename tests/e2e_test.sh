@@ -168,6 +168,24 @@ keys -- +
 sim16=$("$LW" simulate -n vgg16 -c p100-4x4 -g 16 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline follows a what-if ($sim16 ms at 16 GPUs)" "simulated step $sim16 ms"
 
+# ---- open: a bad network file keeps the plan; a shipped network from the picker
+printf '{"name": "x",\n "layers": [' > "$WORK/bad.json"
+keys O
+expect "O lists the shipped networks" "network   alexnet"
+expect "and marks the one open" "network   vgg16  (open)"
+keys / f i l e Enter
+expect "the picker's search finds the path row" "network   a file: type its path"
+keys Enter
+expect "a path prompt" "Network file:"
+keys "$WORK/bad.json" Enter
+expect "a bad file's error names the file and place" "$WORK/bad.json:2:"
+expect "the plan stays" "vgg16 on p100-4x4 · 16/16 GPUs"
+keys / a l e x Enter Enter
+expect "alexnet opened" "opened network alexnet"
+expect "the context names it" "alexnet on p100-4x4 · 16/16 GPUs"
+want_alex=$(cli_total -n alexnet -c p100-4x4 -g 16)
+expect "alexnet's total equals the CLI's ($want_alex ms)" "$want_alex ms/step"
+
 # ---- q leaves: the process is gone and the terminal restored
 keys q
 expect "q exits" "EXITED"

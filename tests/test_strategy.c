@@ -682,6 +682,25 @@ static int apply_inter_bw(plan *p, double factor, int gpus, lw_error *err)
     return rc;
 }
 
+/* A new cluster with other GPUs: the memory limit is its GPUs' memory,
+ * not that of the cluster it replaces. */
+Test(plan, a_new_cluster_brings_its_own_memory_limit)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
+    lw_error err = {0};
+    cluster *ws = plan_load_cluster("workstation-4x-pcie", &err);
+    cr_assert_not_null(ws, "%s", err.msg);
+    double gib = 1073741824.0, want = ws->gpu.memory_gib * gib;
+    cr_assert_neq(want, p->cl->gpu.memory_gib * gib, "the two clusters' GPUs differ in memory");
+    plan_settings s = p->set;
+    s.gpus = 4;
+    cr_assert_eq(plan_apply(p, &(plan_change){.set = &s, .cl = ws}, &err), 0, "%s", err.msg);
+    cr_assert_eq(p->mem.limit_bytes, want, "limit %.0f, the workstation's GPUs have %.0f", p->mem.limit_bytes, want);
+    cr_assert_eq(p->mem.limit_bytes, plan_memory_limit(&p->mset, p->cl));
+    cluster_free(ws);
+    plan_free(p);
+}
+
 /* What-if states (undo): every state put back, last first, gives the
  * same plan as it was, to the bit, pins the current model lacks included;
  * a pin alone comes back by the search only. */

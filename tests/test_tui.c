@@ -1301,7 +1301,7 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
     static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', '\r', 'x',
                                'X', 'o', 'b', 'm', 'n', 'p', '[', ']', 'h', 'j', 'k', 'l', 'R', '?', 27, 'g',
                                KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END,
-                               KEY_F(1), 12 /* ^L */, 'e', 'J'};
+                               KEY_F(1), 12 /* ^L */, 'e', 'J', 'O'};
     static const int sizes[][2] = {{24, 80}, {30, 100}, {12, 40}, {50, 160}, {24, 79}, {5, 10}};
     monkey_state = seed;
     term_open(24, 80, 1);
@@ -1317,8 +1317,8 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
         } else if (r < 10) {
             app_idle(a, 0.002);
         } else if (a->prompt != PROMPT_NONE) {
-            /* in a prompt: never confirm a file name */
-            int export = a->prompt == PROMPT_EXPORT || a->prompt == PROMPT_JSON;
+            /* in a prompt: never confirm a file name (to write or to open) */
+            int export = a->prompt == PROMPT_EXPORT || a->prompt == PROMPT_JSON || a->prompt == PROMPT_OPEN;
             int k = monkey_int(8);
             if (k == 0 || (export && k < 6)) app_feed(a, 27);
             else if (k == 1 && !export) app_feed(a, '\r');
@@ -1331,6 +1331,8 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
              * under ASan) and the walk would crawl; the cluster screen can
              * still grow the cluster itself */
             if (key == '+' && app_gpu_step(a, +1) > 32) key = '-';
+            /* the walk stays on its network and cluster (the open tests open others) */
+            if (a->screen == SCR_OPEN && key == '\r') key = 27;
             action act = app_feed(a, key);
             if (act == ACT_QUIT) continue;
         }
@@ -1869,4 +1871,166 @@ Test(tui_undo, cluster_edits_and_precision)
     free(t1);
     app_free(a);
     term_close();
+}
+
+/* ---------- open (O) */
+
+/* The picker lists the shipped networks and clusters, the open ones
+ * marked; a network opened from it is the plan a fresh start would make,
+ * with a new history. */
+Test(tui_open, a_shipped_network_from_the_picker)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    app_feed(a, '>');
+    app_feed(a, 'O');
+    cr_assert_eq(a->screen, SCR_OPEN);
+    draw(a);
+    cr_assert(find_row("network   vgg16  (open)") >= 0, "%s", dump());
+    cr_assert(find_row("network   alexnet") >= 0 && find_row("cluster   dgx-a100") >= 0, "%s", dump());
+    cr_assert(find_row("cluster   p100-4x4  (open)") >= 0, "%s", dump());
+    cr_assert(find_row("strategy  a file: type its path") >= 0, "%s", dump());
+    search_for(a, "alexnet");
+    app_feed(a, '\r');
+    cr_assert_eq(a->screen, SCR_TABLE, "back to the table");
+    cr_assert_str_eq(a->p->net->name, "alexnet");
+    cr_assert(strstr(a->status, "opened network alexnet"), "%s", a->status);
+    cr_assert_eq(a->p->gpus, 4);
+    cr_assert_eq(app_batch_per_gpu(a), 64, "the settings stay");
+    char *t = table_text(a);
+    tui_args args = {"alexnet", "p100-4x4", NULL, {4, 64, 0}, -1, {0, 0, 0}, 0, 0, 0, 0};
+    lw_error err = {0};
+    app *b = app_open(&args, &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    char *tb = table_text(b);
+    cr_assert_str_eq(t, tb, "the table of a fresh start on alexnet");
+    app_free(b);
+    free(t);
+    free(tb);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "nothing to undo"), "a new network, a new history: %s", a->status);
+    /* every screen draws the new network */
+    for (int k = '1'; k <= '6'; k++) {
+        app_feed(a, k);
+        finish_idle(a);
+        draw(a);
+    }
+    app_feed(a, '1');
+    select_layer(a, "fc7");
+    app_feed(a, 'w');
+    finish_idle(a);
+    draw(a);
+    cr_assert(find_row("why not? fc7") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* A bad file, typed: its error names the file and the place, and the plan
+ * stays as it was. */
+Test(tui_open, bad_files_keep_the_plan)
+{
+    char dir[] = "/tmp/lw-open-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char bad[256];
+    snprintf(bad, sizeof bad, "%s/bad.json", dir);
+    FILE *f = fopen(bad, "w");
+    cr_assert_not_null(f);
+    fputs("{\"name\": \"x\",\n \"layers\": [", f);
+    fclose(f);
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    char *t0 = table_text(a);
+    const char *kinds[] = {"network", "cluster", "strategy"};
+    for (int k = 0; k < 3; k++) {
+        app_feed(a, 'O');
+        search_for(a, kinds[k]);
+        while (open_of(a)->rows[open_of(a)->cur.sel].name) app_feed(a, 'n'); /* the "type its path" row */
+        app_feed(a, '\r');
+        cr_assert_eq(a->prompt, PROMPT_OPEN);
+        type(a, bad);
+        app_feed(a, '\r');
+        cr_assert(a->status_error, "%s", a->status);
+        char want[300];
+        snprintf(want, sizeof want, "%s:2:", bad);
+        cr_assert(strstr(a->status, want), "%s file: %s, want %s", kinds[k], a->status, want);
+        cr_assert_str_eq(a->p->net->name, "lenet5");
+        cr_assert_eq(a->screen, SCR_OPEN, "the picker stays open to choose again");
+        app_feed(a, 27);
+        char *t = table_text(a);
+        cr_assert_str_eq(t, t0, "the plan stays after a bad %s file", kinds[k]);
+        free(t);
+    }
+    app_open_file(a, OPEN_NETWORK, "no-such-net");
+    cr_assert(a->status_error && strstr(a->status, "no-such-net: no such file"), "%s", a->status);
+    app_free(a);
+    term_close();
+    free(t0);
+    unlink(bad);
+    rmdir(dir);
+}
+
+/* A cluster is a what-if (z takes it back, GPUs and all); a strategy file
+ * pins every layer and shows the strategy's own totals (as eval does). */
+Test(tui_open, a_cluster_and_a_strategy_file)
+{
+    char dir[] = "/tmp/lw-open-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 16);
+    char *t0 = table_text(a);
+    cr_assert_eq(app_feed(a, 'O'), ACT_REDRAW);
+    search_for(a, "workstation");
+    app_feed(a, '\r');
+    cr_assert_str_eq(a->p->cl->name, "workstation-4x-pcie");
+    cr_assert_eq(a->p->gpus, 4, "as many GPUs as the workstation has");
+    cr_assert(strstr(a->status, "open cluster workstation-4x-pcie: "), "%s", a->status);
+    app_feed(a, 'z');
+    cr_assert_str_eq(a->p->cl->name, "p100-4x4");
+    cr_assert_eq(a->p->gpus, 16);
+    char *t = table_text(a);
+    cr_assert_str_eq(t, t0, "undo: the cluster it opened with:\n%s\nwas\n%s", t, t0);
+    free(t);
+    /* data parallelism written as a strategy file, then opened */
+    const plan *p = a->p;
+    int L = p->net->n_layers;
+    int *ci = calloc((size_t)L, sizeof(int));
+    strategy_baseline(p->cm, BASE_DATA, ci);
+    strategy_eval ev;
+    strategy_evaluate(p->cm, ci, &ev);
+    char *doc = strategy_to_json(p->cm, ci, &ev, "data", -1, NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/data.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(doc, f);
+    fclose(f);
+    free(doc);
+    cr_assert_eq(app_open_file(a, OPEN_STRATEGY, path), ACT_RESEARCH);
+    app_perform(a, ACT_RESEARCH);
+    cr_assert(!a->status_error, "%s", a->status);
+    cr_assert_eq(plan_pin_count(a->p), L, "every layer pinned");
+    cr_assert_arr_eq(a->p->best, ci, sizeof(int) * (size_t)L, "the file's strategy");
+    cr_assert_eq(a->p->best_eval.total_ms, ev.total_ms, "eval's total");
+    draw(a);
+    char want[64], pinned[32];
+    snprintf(want, sizeof want, "%.2f ms/step", ev.total_ms);
+    snprintf(pinned, sizeof pinned, "%d pinned", L);
+    cr_assert(find_row(want) >= 0 && find_row(pinned) >= 0, "%s, %s:\n%s", want, pinned, dump());
+    app_feed(a, 'X');
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    t = table_text(a);
+    cr_assert_str_eq(t, t0, "X: the optimum again");
+    free(t);
+    /* a strategy for 16 GPUs does not fit 8 */
+    app_feed(a, '-');
+    app_open_file(a, OPEN_STRATEGY, path);
+    cr_assert(a->status_error && strstr(a->status, path), "%s", a->status);
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    strategy_eval_free(&ev);
+    free(ci);
+    free(t0);
+    app_free(a);
+    term_close();
+    unlink(path);
+    rmdir(dir);
 }

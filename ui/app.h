@@ -39,6 +39,7 @@ typedef enum {
     SCR_TIMELINE,
     SCR_WHYNOT,
     SCR_HELP,
+    SCR_OPEN,
     SCR__COUNT
 } screen_id;
 
@@ -144,7 +145,7 @@ typedef struct whynot_entry {
     int counted;               /* changed known */
 } whynot_entry;
 
-typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD, PROMPT_SEARCH } prompt_kind;
+typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD, PROMPT_SEARCH, PROMPT_OPEN } prompt_kind;
 
 struct app {
     int prefetch;          /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
@@ -167,6 +168,8 @@ struct app {
     cluster *change_cl;        /* what change.cl points to: an edited clone of the plan's cluster */
     plan_pin change_pin;       /* what change.pins points to */
     plan_memory_settings change_mem; /* what change.mem points to */
+    plan_pin *change_pins;     /* what change.pins points to when it is more than one pin (a strategy file) */
+    char *opened_cluster;      /* the pending change is a cluster file opened (O): its name, taken on success */
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
     double last_rebuild_s;     /* seconds the last rebuild or research took */
@@ -189,7 +192,7 @@ struct app {
     char prompt_label[80];
     char prompt_buf[256];
     int prompt_len;
-    int prompt_field;          /* PROMPT_FIELD: which cluster field */
+    int prompt_field;          /* PROMPT_FIELD: which cluster field; PROMPT_OPEN: which kind of file */
 
     /* what-if history (history.c): hist_n states, the plan in hist[hist_pos] */
     struct history_entry *hist;
@@ -210,6 +213,9 @@ struct app {
  * err set on bad input. */
 app *app_open(const tui_args *args, lw_error *err);
 void app_free(app *a);
+/* Makes p (a plan of another network) the session's: the old plan and
+ * everything the screens derived from it go, the history starts again. */
+void app_adopt_plan(app *a, plan *p);
 
 /* Handles one key (or KEY_RESIZE, KEY_MOUSE) and returns what must happen
  * next; app_perform then does it (applies the pending what-if). */
@@ -320,7 +326,7 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 /* ---- screens ---------------------------------------------------------- */
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
-    screen_cluster_ops, screen_whynot_ops, screen_help_ops, screen_timeline_ops;
+    screen_cluster_ops, screen_whynot_ops, screen_help_ops, screen_timeline_ops, screen_open_ops;
 /* Writes the simulated step as Chrome trace-event JSON (atomically). */
 int timeline_export_trace(app *a, const char *path, lw_error *err);
 
