@@ -828,14 +828,7 @@ static const char *layer_name(const cost_model *m, int li)
 
 char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "layerwise-sim/1");
-    cJSON_AddStringToObject(root, "network", m->net->name);
-    cJSON_AddStringToObject(root, "cluster", m->cl->name);
-    cJSON_AddNumberToObject(root, "gpus", s->gpus);
-    cJSON_AddNumberToObject(root, "gpus_used", s->gpus_used);
-    cJSON_AddNumberToObject(root, "batch", (double)s->batch);
-    cJSON_AddStringToObject(root, "precision", precision_name(m->prec));
+    cJSON *root = doc_new("layerwise-sim/1", m, s->gpus_used);
     cJSON_AddStringToObject(root, "strategy", strategy);
     cJSON_AddStringToObject(root, "overlap", sim_overlap_name(s->overlap));
     cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));
