@@ -1987,6 +1987,11 @@ Test(tui_open, a_cluster_and_a_strategy_file)
     app_feed(a, 'z');
     cr_assert_str_eq(a->p->cl->name, "p100-4x4");
     cr_assert_eq(a->p->gpus, 16);
+    app_feed(a, 'O');
+    draw(a);
+    cr_assert(find_row("cluster   p100-4x4  (open)") >= 0 && find_row("workstation-4x-pcie  (open)") < 0,
+              "the picker marks the cluster in use after the undo:\n%s", dump());
+    app_feed(a, 27);
     char *t = table_text(a);
     cr_assert_str_eq(t, t0, "undo: the cluster it opened with:\n%s\nwas\n%s", t, t0);
     free(t);

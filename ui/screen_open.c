@@ -41,12 +41,11 @@ static void open_free(app *a, void *st)
     free(os);
 }
 
-/* The row's name is the network or cluster open now. */
+/* The row's name is the network or cluster in use (after an undo too). */
 static int is_open(const app *a, const open_row *r)
 {
     if (!r->name) return 0;
-    if (r->kind == OPEN_NETWORK) return strcmp(r->name, a->net_name) == 0;
-    return strcmp(r->name, a->cluster_name) == 0;
+    return strcmp(r->name, r->kind == OPEN_NETWORK ? a->p->net->name : a->p->cl->name) == 0;
 }
 
 static void row_text(const open_row *r, char *b, size_t n)
@@ -59,7 +58,7 @@ static void draw_open(app *a, WINDOW *w, rect r)
 {
     open_state *os = open_of(a);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    ui_putf(w, r.y, r.x, r.w, ST_HEADER, " Open: now %s on %s", a->net_name, a->cluster_name);
+    ui_putf(w, r.y, r.x, r.w, ST_HEADER, " Open: now %s on %s", a->p->net->name, a->p->cl->name);
     int rows = r.h - 5;
     if (rows < 1) rows = 1;
     list_fit(&os->cur, os->n, rows, 1);
