@@ -327,6 +327,13 @@ static int cuts_everywhere(app *a, const char *name, char *log, size_t n)
         app_feed(a, KEY_NPAGE);
     }
     app_feed(a, 27);
+    type(a, "O");
+    FRAME("open picker");
+    app_feed(a, 27);
+    type(a, "/conv");
+    FRAME("search prompt");
+    app_feed(a, '\r');
+    FRAME("after a search");
     type(a, "e");
     FRAME("export prompt");
     app_feed(a, 27);

@@ -110,13 +110,21 @@ static int layout_rows(const line *lines, int n, int w, hrow *rows)
     return k;
 }
 
+/* The help's rows at width w (the caller frees *rows); lines and title
+ * are the caller's room for what the rows point at. */
+static int help_rows(const app *a, int w, line *lines, char *title, size_t title_n, hrow **rows)
+{
+    int n = collect(a, lines, title, title_n);
+    *rows = lw_malloc(sizeof(hrow) * MAX_ROWS);
+    return layout_rows(lines, n, w, *rows);
+}
+
 static void draw_help(app *a, WINDOW *w, rect r)
 {
     line lines[MAX_LINES];
     char title[96];
-    int n = collect(a, lines, title, sizeof title);
-    hrow *rows = lw_malloc(sizeof(hrow) * MAX_ROWS);
-    int nr = layout_rows(lines, n, r.w, rows);
+    hrow *rows;
+    int nr = help_rows(a, r.w, lines, title, sizeof title, &rows);
     list_cursor *c = &help_of(a)->cur;
     list_fit(c, nr, r.h, 0);
     for (int i = 0; i < r.h && c->top + i < nr; i++) {
@@ -150,6 +158,36 @@ static action k_close(app *a, int key)
     return ACT_REDRAW;
 }
 
+/* Search: the rows as the last frame wrapped them (key names and what
+ * they do); the match scrolls to the top. */
+typedef struct find_ctx {
+    const app *a;
+    const hrow *rows;
+} find_ctx;
+
+static int line_matches(int i, void *user)
+{
+    const find_ctx *f = user;
+    const hrow *h = &f->rows[i];
+    return (h->first && app_search_match(f->a, h->l->key)) || app_search_match(f->a, h->text);
+}
+
+static int find(app *a, int dir, int *nth)
+{
+    line lines[MAX_LINES];
+    char title[96];
+    hrow *rows;
+    int n = help_rows(a, a->frame_w > 0 ? a->frame_w : TUI_MIN_W, lines, title, sizeof title, &rows);
+    find_ctx f = {a, rows};
+    list_cursor *c = &help_of(a)->cur;
+    /* from the last match while it is in view, else from the top line */
+    if (c->sel < c->top || c->sel >= c->top + (c->rows > 0 ? c->rows : 1)) c->sel = c->top;
+    int count = list_find(c, n, dir, line_matches, &f, nth);
+    c->top = c->sel;
+    free(rows);
+    return count;
+}
+
 static const keybind help_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "scroll", k_scroll},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / top / bottom", k_scroll},
@@ -169,4 +207,6 @@ const screen_ops screen_help_ops = {
     .overlay = " help ",
     .without_strategy = 1,
     .state_size = sizeof(help_state),
+    .find = find,
+    .find_what = "line",
 };
