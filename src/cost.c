@@ -19,7 +19,9 @@ typedef struct edge_desc {
     int pad_;
 } edge_desc;
 
-/* Scratch for one t_x evaluation. */
+/* Scratch for one t_x or t_s evaluation: each caller brings its own (one
+ * allocation, scratch_init), so evaluations on one model may run on several
+ * threads at once. */
 typedef struct tx_scratch {
     double *recv_f, *recv_b;            /* [gpus] seconds */
     double *nic_in_f, *nic_out_f, *nic_in_b, *nic_out_b; /* [nodes] bytes */
@@ -32,7 +34,7 @@ typedef struct cost_model_priv {
     edge_desc *desc;                    /* [n_edges] */
     int *node_of;                       /* [gpus] cluster node of each GPU */
     int closed_form_ok;                 /* uniform links, power-of-two GPUs per node */
-    tx_scratch sc;
+    int tx_reference;                   /* cost_tx_reference when the model was set up */
     int nodes_used;
 } cost_model_priv;
 
@@ -655,7 +657,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
         }
         const dim_list *dl[NDIMS];
         for (int q = 0; q < NDIMS; q++) dl[q] = lists_get(L, d, q, cp->deg[q], cc->deg[q]);
-        if (pm->closed_form_ok && !cost_tx_reference) {
+        if (pm->closed_form_ok && !pm->tx_reference) {
             for (int q = 0; q < NDIMS; q++)
                 if (L == &local) {
                     if (!dl[q]->cum) dim_list_build_sums((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
@@ -711,10 +713,17 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
                   phase_time(pm, recv_b, sc->nic_in_b, sc->nic_out_b));
 }
 
+static void scratch_init(tx_scratch *sc, int G, int nn);
+static void scratch_free(tx_scratch *sc);
+
 double cost_t_x(const cost_model *m, int edge, const config *cp, const config *cc, double *bytes)
 {
     const cost_model_priv *pm = (const cost_model_priv *)m;
-    return tx_eval(pm, &pm->sc, NULL, &pm->desc[edge], cp, cc, bytes);
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
+    double t = tx_eval(pm, &sc, NULL, &pm->desc[edge], cp, cc, bytes);
+    scratch_free(&sc);
+    return t;
 }
 
 /* ---- t_c ---- */
@@ -1004,10 +1013,11 @@ double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes)
     return 2.0 * (n - 1) * step + ring_call_latency_s(cl, n, nodes);
 }
 
-double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
+/* t_s with the caller's scratch (ms). */
+static double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out)
 {
+    const cost_model *m = &pm->pub;
     const layer *l = &m->net->layers[li];
-    const cost_model_priv *pm = (const cost_model_priv *)m;
     if (bytes_out) *bytes_out = 0;
     int r = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
     if (l->n_params == 0 || r <= 1) return 0;
@@ -1015,7 +1025,6 @@ double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
     double ws = (double)l->n_params * m->elem_bytes / shards; /* one shard's gradient bytes */
     double piece = ws / r;
     int G = m->gpus, T = config_tasks(c);
-    const tx_scratch *sc = &pm->sc;
     int gpn = m->cl->gpus_per_node;
     size_t nb = sizeof(double) * (size_t)(pm->nodes_used > 0 ? pm->nodes_used : 1);
     memset(sc->nic_in_f, 0, nb);
@@ -1083,6 +1092,21 @@ double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
     return t * 1e3;
 }
 
+double cost_t_s(const cost_model *m, int li, const config *c, double *bytes)
+{
+    const cost_model_priv *pm = (const cost_model_priv *)m;
+    const layer *l = &m->net->layers[li];
+    if (l->n_params == 0 || c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W] <= 1) { /* nothing to sync: no scratch */
+        if (bytes) *bytes = 0;
+        return 0;
+    }
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
+    double t = t_s_eval(pm, &sc, li, c, bytes);
+    scratch_free(&sc);
+    return t;
+}
+
 /* ---- memory ---- */
 
 const char *optimizer_name(optimizer_kind o)
@@ -1146,28 +1170,25 @@ double cost_memory(const cost_model *m, const int *ci, double *per_gpu)
 
 /* ---- building the tables ---- */
 
+/* One zeroed allocation: 2 x G doubles, 5 x nn doubles, then G ints. */
 static void scratch_init(tx_scratch *sc, int G, int nn)
 {
-    sc->recv_f = lw_calloc((size_t)G, sizeof(double));
-    sc->recv_b = lw_calloc((size_t)G, sizeof(double));
-    sc->nic_in_f = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_out_f = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_in_b = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_out_b = lw_calloc((size_t)nn, sizeof(double));
-    sc->list_i = lw_malloc(sizeof(int) * (size_t)G);
-    sc->from_node = lw_calloc((size_t)nn, sizeof(double));
+    if (nn < 1) nn = 1;
+    double *b = lw_calloc(2 * (size_t)G + 5 * (size_t)nn + ((size_t)G + 1) / 2, sizeof(double));
+    sc->recv_f = b;
+    sc->recv_b = b + G;
+    sc->nic_in_f = b + 2 * (size_t)G;
+    sc->nic_out_f = sc->nic_in_f + nn;
+    sc->nic_in_b = sc->nic_out_f + nn;
+    sc->nic_out_b = sc->nic_in_b + nn;
+    sc->from_node = sc->nic_out_b + nn;
+    sc->list_i = (int *)(sc->from_node + nn);
 }
 
 static void scratch_free(tx_scratch *sc)
 {
     free(sc->recv_f);
-    free(sc->recv_b);
-    free(sc->nic_in_f);
-    free(sc->nic_out_f);
-    free(sc->nic_in_b);
-    free(sc->nic_out_b);
-    free(sc->list_i);
-    free(sc->from_node);
+    memset(sc, 0, sizeof *sc);
 }
 
 /* The t_x tables are independent per edge: worker threads take edges from
@@ -1243,6 +1264,8 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
     enum { SAMPLES = 48 };
     double spent = 0;
     edge_lists *el = lw_calloc(1, sizeof *el);
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
     for (int q = 0; q < SAMPLES; q++) {
         int e = todo[(long)q * n_todo / SAMPLES];
         int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
@@ -1250,13 +1273,14 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
         const config *cp = &m->configs[m->e_from[e]][k / nc], *cc = &m->configs[m->e_to[e]][k % nc];
         /* the first call builds the overlap lists, which a table build
          * shares among the entries of an edge: time the second */
-        tx_eval(pm, &pm->sc, el, &pm->desc[e], cp, cc, NULL);
+        tx_eval(pm, &sc, el, &pm->desc[e], cp, cc, NULL);
         double t0 = lw_now();
-        tx_eval(pm, &pm->sc, el, &pm->desc[e], cp, cc, NULL);
+        tx_eval(pm, &sc, el, &pm->desc[e], cp, cc, NULL);
         spent += lw_now() - t0;
         lists_free(el);
     }
     free(el);
+    scratch_free(&sc);
     double secs = spent / SAMPLES * unique / (threads > 0 ? threads : 1);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     double phys = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
@@ -1348,7 +1372,7 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
         m->lat_s[o->a * G + o->b] = m->lat_s[o->b * G + o->a] = o->link.latency_us * 1e-6;
         m->inv_bw[o->a * G + o->b] = m->inv_bw[o->b * G + o->a] = 1.0 / (o->link.bandwidth_gbs * 1e9);
     }
-    scratch_init(&pm->sc, G, pm->nodes_used);
+    pm->tx_reference = cost_tx_reference;
 
     int L = net->n_layers;
     m->n_configs = lw_calloc((size_t)L, sizeof(int));
@@ -1383,33 +1407,24 @@ cost_model *cost_model_open(const network *net, const cluster *cl, const profile
     return &pm->pub;
 }
 
-cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
-                                         long batch, const atomic_int *cancel, lw_error *err)
+static int cancelled(const atomic_int *cancel)
 {
-    double t0 = lw_now();
-    cost_model_priv *pm = model_setup(net, cl, prof, gpus, batch, COST_MAX_GPUS, err);
-    if (!pm) return NULL;
+    return cancel && atomic_load(cancel);
+}
+
+/* Phase 1: the node tables t_c, t_s and t_c_profiled (allocated whole, rows
+ * filled layer by layer). Returns 1 when cancelled part way. */
+static int build_node_tables(cost_model_priv *pm, const atomic_int *cancel)
+{
     cost_model *m = &pm->pub;
-    int L = net->n_layers, ne = m->n_edges, e;
+    int L = m->n_layers;
     m->t_c = lw_calloc((size_t)L, sizeof(double *));
     m->t_s = lw_calloc((size_t)L, sizeof(double *));
     m->t_c_profiled = lw_calloc((size_t)L, sizeof(unsigned char *));
-    m->t_x = lw_calloc((size_t)ne + 1, sizeof(double *));
-    double tx_entries = 0;
-    for (e = 0; e < ne; e++) tx_entries += (double)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
-    if (tx_entries > (double)COST_MAX_TX_ENTRIES) {
-        lw_fail(err, 1,
-                "%s on %d GPUs: the transfer tables would hold %.3g entries (%.0f MB), more than the %ld supported; "
-                "choose fewer GPUs", net->name, gpus, tx_entries, tx_entries * 8 / 1e6, COST_MAX_TX_ENTRIES);
-        cost_model_free(m);
-        return NULL;
-    }
-    for (int i = 0; i < L; i++) {
-        if (cancel && atomic_load(cancel)) {
-            lw_fail(err, 1, "cancelled");
-            cost_model_free(m); /* frees the tables filled so far; the rest are NULL */
-            return NULL;
-        }
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
+    int stop = 0;
+    for (int i = 0; i < L && !(stop = cancelled(cancel)); i++) {
         int n = m->n_configs[i];
         m->t_c[i] = lw_malloc(sizeof(double) * (size_t)n);
         m->t_s[i] = lw_malloc(sizeof(double) * (size_t)n);
@@ -1418,25 +1433,32 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
             int prof_hit = 0;
             m->t_c[i][k] = cost_t_c(m, i, &m->configs[i][k], &prof_hit);
             m->t_c_profiled[i][k] = (unsigned char)prof_hit;
-            m->t_s[i][k] = cost_t_s(m, i, &m->configs[i][k], NULL);
+            m->t_s[i][k] = t_s_eval(pm, &sc, i, &m->configs[i][k], NULL);
         }
     }
-    /* Edges with the same description (shapes, mapping, and hence config
-     * lists) have the same table: compute it once. Where the consumer needs
-     * the whole producer range (MAP_ALL), its own size along that dimension
-     * matters only through which degrees it allows, i.e. up to the GPU
-     * count: e.g. every 1x1 convolution reading one Inception concat. */
+    scratch_free(&sc);
+    return stop;
+}
+
+/* Phase 2: which edges' tables to compute. Edges with the same description
+ * (shapes, mapping, and hence config lists) have the same table: compute it
+ * once (same[e]: the edge whose table e copies, or -1; todo: the edges to
+ * compute). Where the consumer needs the whole producer range (MAP_ALL),
+ * its own size along that dimension matters only through which degrees it
+ * allows, i.e. up to the GPU count: e.g. every 1x1 convolution reading one
+ * Inception concat. Allocates every t_x row. */
+static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo)
+{
+    cost_model *m = &pm->pub;
+    int ne = m->n_edges, n_todo = 0;
     edge_desc *keys = lw_malloc(sizeof(edge_desc) * ((size_t)ne + 1));
-    for (e = 0; e < ne; e++) {
+    for (int e = 0; e < ne; e++) {
         keys[e] = pm->desc[e];
         if (!keys[e].flat)
             for (int k = 0; k < NDIMS; k++)
-                if (keys[e].kind[k] == MAP_ALL && keys[e].Sc[k] > gpus) keys[e].Sc[k] = gpus;
+                if (keys[e].kind[k] == MAP_ALL && keys[e].Sc[k] > m->gpus) keys[e].Sc[k] = m->gpus;
     }
-    int *same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-    int *todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-    int n_todo = 0;
-    for (e = 0; e < ne; e++) {
+    for (int e = 0; e < ne; e++) {
         int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
         m->t_x[e] = lw_malloc(sizeof(double) * (size_t)np * (size_t)nc);
         same[e] = -1;
@@ -1452,40 +1474,69 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
             m->tx_pairs_reused += (long)np * nc;
         }
     }
-    int nw = worker_count();
-    if (nw > n_todo) nw = n_todo;
-    if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) {
-        free(same);
-        free(todo);
-        free(keys);
-        cost_model_free(m);
-        return NULL;
-    }
-    if (nw <= 1) {
-        for (int i = 0; i < n_todo && !(cancel && atomic_load(cancel)); i++) compute_edge_table(pm, &pm->sc, todo[i], cancel);
-    } else {
-        tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
-        pthread_t th[8];
-        int started = 0;
-        for (int t = 0; t < nw; t++)
-            if (lw_thread_start(&th[t], tx_worker, &w) == 0) started++;
-        if (started == 0) tx_worker(&w); /* no threads to be had: do it here */
-        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-    }
-    for (e = 0; e < ne && !(cancel && atomic_load(cancel)); e++)
+    free(keys);
+    return n_todo;
+}
+
+/* Phase 3: the tables of edges todo[0..n_todo-1], on nw threads (workers
+ * take edges from a shared counter, each with its own scratch), then the
+ * shared ones copied. Returns 1 when cancelled part way. */
+static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *todo, int n_todo, int nw,
+                               const atomic_int *cancel)
+{
+    cost_model *m = &pm->pub;
+    tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
+    pthread_t th[8];
+    int started = 0;
+    for (int t = 0; t < nw && nw > 1; t++)
+        if (lw_thread_start(&th[t], tx_worker, &w) == 0) started++;
+    if (started == 0) tx_worker(&w); /* one worker wanted, or no threads to be had: do it here */
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    for (int e = 0; e < m->n_edges && !cancelled(cancel); e++)
         if (same[e] >= 0)
             memcpy(m->t_x[e], m->t_x[same[e]],
                    sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
+    pthread_mutex_destroy(&w.lock);
+    return cancelled(cancel);
+}
+
+cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
+                                         long batch, const atomic_int *cancel, lw_error *err)
+{
+    double t0 = lw_now();
+    cost_model_priv *pm = model_setup(net, cl, prof, gpus, batch, COST_MAX_GPUS, err);
+    if (!pm) return NULL;
+    cost_model *m = &pm->pub;
+    int ne = m->n_edges;
+    int *same = NULL, *todo = NULL;
+    m->t_x = lw_calloc((size_t)ne + 1, sizeof(double *));
+    double tx_entries = 0;
+    for (int e = 0; e < ne; e++) tx_entries += (double)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
+    if (tx_entries > (double)COST_MAX_TX_ENTRIES) {
+        lw_fail(err, 1,
+                "%s on %d GPUs: the transfer tables would hold %.3g entries (%.0f MB), more than the %ld supported; "
+                "choose fewer GPUs", net->name, gpus, tx_entries, tx_entries * 8 / 1e6, COST_MAX_TX_ENTRIES);
+        goto fail;
+    }
+    if (build_node_tables(pm, cancel)) goto cancel;
+    same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    int n_todo = plan_edge_tables(pm, same, todo);
+    int nw = worker_count();
+    if (nw > n_todo) nw = n_todo;
+    if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) goto fail;
+    if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel)) goto cancel;
     free(same);
     free(todo);
-    free(keys);
-    if (cancel && atomic_load(cancel)) {
-        lw_fail(err, 1, "cancelled");
-        cost_model_free(m);
-        return NULL;
-    }
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
+cancel:
+    lw_fail(err, 1, "cancelled");
+fail: /* err is set; frees the tables filled so far (the rest are NULL) */
+    free(same);
+    free(todo);
+    cost_model_free(m);
+    return NULL;
 }
 
 double cost_node_ms(const cost_model *m, int li, int k)
@@ -1505,8 +1556,12 @@ double cost_edge_ms(const cost_model *m, int edge, int ci, int cj, double *bytes
 void cost_model_refresh_sync(cost_model *m)
 {
     if (!m->t_s) return; /* no tables: every t_s is computed when asked */
+    cost_model_priv *pm = (cost_model_priv *)m;
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
     for (int i = 0; i < m->n_layers; i++)
-        for (int k = 0; k < m->n_configs[i]; k++) m->t_s[i][k] = cost_t_s(m, i, &m->configs[i][k], NULL);
+        for (int k = 0; k < m->n_configs[i]; k++) m->t_s[i][k] = t_s_eval(pm, &sc, i, &m->configs[i][k], NULL);
+    scratch_free(&sc);
 }
 
 cost_graph *cost_model_graph(const cost_model *m)
@@ -1551,6 +1606,5 @@ void cost_model_free(cost_model *m)
     free(m->inv_bw);
     free(pm->desc);
     free(pm->node_of);
-    scratch_free(&pm->sc);
     free(pm);
 }

@@ -115,10 +115,11 @@ cost_graph *cost_model_graph(const cost_model *m);
 /* Single evaluations, for strategies and tests. Bytes are cross-GPU bytes
  * moved (forward + backward for t_x; push + pull for t_s). */
 double cost_t_c(const cost_model *m, int layer, const config *c, int *profiled);
-/* cost_t_s and cost_t_x use scratch memory inside the model although it
- * is passed const: calls on one model must not run at once on two threads
- * (the table builders give each thread its own scratch; other callers,
- * the CLI, the TUI and the tests, call them from one thread). */
+/* Every evaluation below only reads the model: each call brings its own
+ * scratch (cost_t_s and cost_t_x allocate one per call, the table builders
+ * one per thread), so calls on one model may run on several threads at
+ * once, as long as no thread changes the model meanwhile (cost_model_free,
+ * cost_model_refresh_sync, or a field written by the caller). */
 double cost_t_s(const cost_model *m, int layer, const config *c, double *bytes);
 /* The analytical forward and backward parts of t_c and the profile key of
  * the task's shape (for writing profile templates). Returns t_c. */
@@ -131,7 +132,9 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
 
 /* Set to 1 to compute every t_x piece by piece (the reference); by default
  * clusters with uniform links within and between nodes use an equivalent
- * closed form that is much faster at many GPUs. Tests compare the two. */
+ * closed form that is much faster at many GPUs. Tests compare the two. Read
+ * once, when a model is set up (cost_model_build, cost_model_open): that
+ * model keeps the choice. */
 extern int cost_tx_reference;
 
 /* The memory one task of a layer keeps on its GPU, by term (bytes). */

@@ -17,6 +17,7 @@
 #include "test_helpers.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1377,4 +1378,54 @@ Test(tables, shared_tables_equal_fresh_inception_8_gpus_two_nodes)
 Test(tables, shared_tables_equal_fresh_inception_4_gpus_per_pair_links)
 {
     shared_tables_equal_fresh("inception_v3", "dgx1-v100", 4, 1);
+}
+
+/* cost_t_x and cost_t_s only read the model (cost.h): two threads
+ * evaluating every entry of one model at once get exactly the tables'
+ * values. Per-pair links (the piece-by-piece path, which writes the most
+ * scratch) and two nodes (the NIC sums). */
+typedef struct eval_job {
+    const cost_model *m;
+    int parity;   /* this thread takes the entries of this parity first, then the others */
+    long wrong;
+} eval_job;
+
+static void *eval_everything(void *arg)
+{
+    eval_job *j = arg;
+    const cost_model *m = j->m;
+    for (int round = 0; round < 2; round++)
+        for (int e = 0; e < m->n_edges; e++) {
+            int a = m->e_from[e], b = m->e_to[e], na = m->n_configs[a], nb = m->n_configs[b];
+            for (int q = e % 5; q < na * nb; q += 5) { /* every fifth entry: seconds, not a minute */
+                if ((q / 5) % 2 != (j->parity + round) % 2) continue;
+                double t = cost_t_x(m, e, &m->configs[a][q / nb], &m->configs[b][q % nb], NULL);
+                j->wrong += t != m->t_x[e][q];
+            }
+            for (int k = 0; k < m->n_configs[b]; k++)
+                j->wrong += cost_t_s(m, b, &m->configs[b][k], NULL) != m->t_s[b][k];
+        }
+    return NULL;
+}
+
+Test(tables, evaluations_on_one_model_may_run_on_two_threads_at_once)
+{
+    const char *clusters[] = {"dgx1-v100", "p100-4x4"};
+    for (int c = 0; c < 2; c++) {
+        lw_error err = {0};
+        network *v = plan_load_network("inception_v3", &err);
+        cluster *p = plan_load_cluster(clusters[c], &err);
+        cr_assert(v && p, "%s", err.msg);
+        cost_model *m = build(v, p, NULL, 8, 256);
+        eval_job jobs[2] = {{m, 0, 0}, {m, 1, 0}};
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, eval_everything, &jobs[0]), 0);
+        eval_everything(&jobs[1]);
+        pthread_join(th, NULL);
+        cr_assert(jobs[0].wrong == 0 && jobs[1].wrong == 0, "%s: %ld and %ld entries differ from the tables",
+                  clusters[c], jobs[0].wrong, jobs[1].wrong);
+        cost_model_free(m);
+        cluster_free(p);
+        net_free(v);
+    }
 }
