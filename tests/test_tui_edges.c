@@ -680,3 +680,43 @@ Test(tui_edges, table_has_a_legend_of_marks_and_colours)
     app_free(a);
     term_close();
 }
+
+/* ---------- context help: the current screen's keys first */
+
+Test(tui_edges, help_opens_with_the_current_screens_keys)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    static const struct {
+        const char *key;
+        screen_id s;
+    } screens[] = {{"1", SCR_TABLE}, {"2", SCR_GRAPH}, {"3", SCR_STEPS}, {"5", SCR_CLUSTER}};
+    for (size_t i = 0; i < sizeof screens / sizeof screens[0]; i++) {
+        type(a, screens[i].key);
+        type(a, "?");
+        draw(a);
+        const screen_ops *o = app_screens[screens[i].s];
+        char head[96];
+        snprintf(head, sizeof head, "This screen: %s", o->title);
+        int hy = find_row(head), first = find_row2(o->keys[0].label, o->keys[0].help);
+        int everywhere = find_row("Everywhere");
+        cr_assert(hy == 2, "help on %s does not open with its keys:\n%s", o->title, dump());
+        cr_assert(first == hy + 1, "%s's first key:\n%s", o->title, dump());
+        cr_assert(everywhere < 0 || everywhere > first, "the global keys come after:\n%s", dump());
+        app_feed(a, 'q');
+        cr_assert_eq(a->screen, screens[i].s);
+    }
+    /* the mouse is documented */
+    type(a, "?");
+    app_feed(a, KEY_END);
+    draw(a);
+    int found = 0;
+    for (int i = 0; i < 40 && !found; i++) {
+        found = find_row("Mouse") >= 0;
+        app_feed(a, KEY_UP);
+        draw(a);
+    }
+    cr_assert(found, "help has no Mouse section");
+    app_free(a);
+    term_close();
+}
