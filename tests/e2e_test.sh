@@ -140,6 +140,21 @@ expect_re "timeline: the cursor names a task" "gpu 0: [a-z0-9_]+ forward"
 keys -- +
 sim16=$("$LW" simulate -n vgg16 -c p100-4x4 -g 16 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline follows a what-if ($sim16 ms at 16 GPUs)" "simulated step $sim16 ms"
+# e on the timeline draws the step with cairo (SVG by default, PNG typed)
+keys e
+expect "timeline export prompt names the drawing" "layerwise-vgg16-16gpu-timeline.svg"
+keys Enter
+expect "status says where the timeline drawing went" "wrote simulated step drawing: $WORK/layerwise-vgg16-16gpu-timeline.svg"
+if head -c 200 "$WORK/layerwise-vgg16-16gpu-timeline.svg" 2>/dev/null | grep -q "<svg"; then
+    ok "timeline SVG written"
+else
+    bad "timeline SVG written"
+fi
+keys e C-u
+keys -l "step.png"
+keys Enter
+expect "status says where the timeline PNG went" "wrote simulated step drawing: $WORK/step.png"
+if [ "$(head -c 4 "$WORK/step.png" 2>/dev/null | tail -c 3)" = PNG ]; then ok "timeline PNG written"; else bad "timeline PNG written"; fi
 
 # ---- q leaves: the process is gone and the terminal restored
 keys q

@@ -709,6 +709,52 @@ Test(tui_scale, lazily_computed_rows_match_the_engine)
     term_close();
 }
 
+/* e on the scaling screen draws both charts with cairo once the rows are
+ * in; before that it says why and writes nothing. */
+Test(tui_scale, chart_exports_as_svg_png_pdf)
+{
+    char dir[] = "/tmp/lw-tui-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cwd[4096];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(dir), 0);
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    app_feed(a, '4');
+    app_feed(a, 'e');
+    cr_assert_str_eq(a->prompt_buf, "layerwise-lenet5-scaling.svg");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, "still being computed"), "%s", a->status);
+    cr_assert_eq(access("layerwise-lenet5-scaling.svg", F_OK), -1, "written before the rows were in");
+    finish_idle(a);
+    static const char *const names[] = {"layerwise-lenet5-scaling.svg", "c.png", "c.pdf"};
+    static const char *const starts[] = {"<?xml", "\x89PNG", "%PDF-"};
+    for (int i = 0; i < 3; i++) {
+        app_feed(a, 'e');
+        if (i) {
+            app_feed(a, 21 /* ^U */);
+            type(a, names[i]);
+        }
+        app_feed(a, '\r');
+        cr_assert(!a->status_error && strstr(a->status, "wrote scaling chart"), "%s", a->status);
+        size_t len;
+        char *text = lw_read_file(names[i], &len, NULL);
+        cr_assert(text && len > 100 && !strncmp(text, starts[i], strlen(starts[i])), "%s", names[i]);
+        free(text);
+        unlink(names[i]);
+    }
+    app_feed(a, 'e');
+    app_feed(a, 21 /* ^U */);
+    type(a, "c.dot");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, ".svg, .png or .pdf"), "%s", a->status);
+    cr_assert_eq(access("c.dot", F_OK), -1);
+    app_free(a);
+    term_close();
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(rmdir(dir), 0, "files left in %s", dir);
+}
+
 Test(tui_scale, worker_process_sends_the_same_rows)
 {
     term_open(30, 100, 1);
@@ -1408,15 +1454,36 @@ Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
     draw(a);
     cr_assert(find_row("->") >= 0 || find_row(" nic") >= 0, "link rows:\n%s", dump());
     sim_free(s);
-    /* e writes the trace */
+    /* e draws the step (SVG by default; PNG, PDF) or writes the trace;
+     * a plain .json is the strategy; .dot is refused, nothing written */
     cr_assert_eq(chdir(dir), 0);
     app_feed(a, 'e');
-    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-step.trace.json");
+    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-timeline.svg");
+    cr_assert(strstr(a->prompt_label, ".trace.json"), "the prompt offers the trace: %s", a->prompt_label);
     app_feed(a, '\r');
+    cr_assert(strstr(a->status, "wrote simulated step drawing"), "status: %s", a->status);
     size_t len;
-    char *text = lw_read_file("layerwise-vgg16-16gpu-step.trace.json", &len, NULL);
-    cr_assert(text && strstr(text, "\"traceEvents\"") && strstr(text, "\"ph\": \"X\""), "status: %s", a->status);
+    char *text = lw_read_file("layerwise-vgg16-16gpu-timeline.svg", &len, NULL);
+    cr_assert(text && strstr(text, "<svg") && strstr(text, "width=\"1400pt\""), "status: %s", a->status);
     free(text);
+    static const char *const typed[] = {"t.png", "t.PDF", "step.trace.json", "s.json", "t.dot"};
+    static const char *const starts[] = {"\x89PNG", "%PDF-", "{", "{", NULL};
+    for (int i = 0; i < 5; i++) {
+        app_feed(a, 'e');
+        app_feed(a, 21 /* ^U */);
+        type(a, typed[i]);
+        app_feed(a, '\r');
+        text = lw_read_file(typed[i], &len, NULL);
+        if (!starts[i]) {
+            cr_assert_null(text, "%s was written", typed[i]);
+            cr_assert(a->status_error && strstr(a->status, ".trace.json"), "%s: %s", typed[i], a->status);
+            continue;
+        }
+        cr_assert(text && len > 5 && !strncmp(text, starts[i], strlen(starts[i])), "%s: %s", typed[i], a->status);
+        if (i == 2) cr_assert(strstr(text, "\"traceEvents\"") && strstr(text, "\"ph\": \"X\""));
+        if (i == 3) cr_assert(strstr(text, "layerwise-strategy/1"), "a plain .json is the strategy");
+        free(text);
+    }
     cr_assert_eq(chdir(cwd), 0);
     /* a what-if: 8 GPUs, simulated again */
     app_feed(a, '-');

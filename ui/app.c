@@ -534,10 +534,11 @@ void app_export_default(const app *a, int json, char *buf, size_t n)
 {
     int step;
     export_view v = current_view(a, &step);
-    if (a->screen == SCR_TIMELINE && !json) {
-        snprintf(buf, n, "layerwise-%s-%dgpu-step.trace.json", a->p->net->name, a->p->gpus);
-    } else if (json) {
+    const screen_ops *o = app_screens[a->screen];
+    if (json) {
         snprintf(buf, n, "layerwise-%s-%dgpu-strategy.json", a->p->net->name, a->p->gpus);
+    } else if (o->export_name) {
+        o->export_name(a, buf, n);
     } else if (v == VIEW_REDUCED) {
         snprintf(buf, n, "layerwise-%s-%dgpu-reduced-step%d.svg", a->p->net->name, a->p->gpus, step);
     } else {
@@ -552,15 +553,6 @@ static int write_text(FILE *f, void *user, lw_error *err)
     return 0;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    if (n < k) return 0;
-    for (size_t i = 0; i < k; i++)
-        if (tolower((unsigned char)s[n - k + i]) != suffix[i]) return 0;
-    return 1;
-}
-
 int app_export(app *a, const char *path)
 {
     lw_error err = {0};
@@ -573,12 +565,12 @@ int app_export(app *a, const char *path)
         app_set_status(a, 1, "export: there is no strategy to export");
         return -1;
     }
-    int rc;
-    const char *what;
-    if (a->screen == SCR_TIMELINE && ends_with(path, ".trace.json")) {
-        rc = timeline_export_trace(a, path, &err);
-        what = "simulated step (Chrome trace JSON)";
-    } else if (ends_with(path, ".json")) {
+    const screen_ops *o = app_screens[a->screen];
+    const char *what = NULL;
+    int rc = o->export_file ? o->export_file(a, path, &what, &err) : 1;
+    if (rc != 1) {
+        /* the screen's own drawing */
+    } else if (lw_ends_with_ci(path, ".json")) {
         int pins = plan_pin_count(p);
         char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, pins ? "elimination (pinned)" : "elimination",
                                      p->sr->n_left, plan_final_method_name(p));

@@ -97,7 +97,14 @@ typedef struct screen_ops {
     int (*busy)(const app *a);              /* background work remains */
     int (*waiting)(const app *a);           /* the work left is a worker's: poll rather than spin */
     action (*click)(app *a, int y, int x, int double_click); /* a click inside the screen */
-    int (*export_view)(const app *a, int *step); /* the export_view its export draws (default strategy) */
+    /* e on this screen. A screen with a drawing of its own (the timeline, the scaling chart) names its
+     * default file (export_name) and writes it (export_file: 0, -1 with err set and *what unset, or 1
+     * when the path is not one of its formats: a plain .json, the strategy, written by app_export);
+     * otherwise export_view says which plan diagram e draws (default strategy). */
+    int (*export_view)(const app *a, int *step);
+    void (*export_name)(const app *a, char *buf, size_t n);
+    const char *export_formats;   /* what its prompt offers: ".svg .png .pdf .json" (default: the diagrams') */
+    int (*export_file)(app *a, const char *path, const char **what, lw_error *err);
     /* Other clusters the next keys would ask for (built ahead): up to two
      * new clusters the caller frees; returns how many. */
     int (*prefetch)(const app *a, cluster *out[2]);
@@ -283,8 +290,6 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
     screen_cluster_ops, screen_whynot_ops, screen_help_ops, screen_timeline_ops;
-/* Writes the simulated step as Chrome trace-event JSON (atomically). */
-int timeline_export_trace(app *a, const char *path, lw_error *err);
 
 /* graph drawing shared by the graph screen and the stepper (graph_draw.c) */
 void graph_view_free(graph_view *g);

@@ -112,8 +112,10 @@ static action k_export(app *a, int key)
 {
     char def[256];
     app_export_default(a, key == 'J', def, sizeof def);
-    prompt_open(a, key == 'J' ? PROMPT_JSON : PROMPT_EXPORT,
-                key == 'J' ? "Strategy JSON to: " : "Export (.svg .png .pdf .dot .json) to: ", def);
+    const char *formats = app_screens[a->screen]->export_formats;
+    char label[sizeof a->prompt_label];
+    snprintf(label, sizeof label, "Export (%s) to: ", formats ? formats : ".svg .png .pdf .dot .json");
+    prompt_open(a, key == 'J' ? PROMPT_JSON : PROMPT_EXPORT, key == 'J' ? "Strategy JSON to: " : label, def);
     return ACT_REDRAW;
 }
 

@@ -6,9 +6,11 @@
  * Each GPU count needs its own cost model and search (half a second for
  * Inception-v3 at 16 GPUs), so the rows are computed lazily when the screen
  * opens, one GPU count per idle slice, and the chart fills in as they come.
- * The current plan's model is reused for its own GPU count.
+ * The current plan's model is reused for its own GPU count. e draws both
+ * charts as SVG, PNG or PDF (src/draw_cairo.h) once every row is in.
  */
 #include "draw.h"
+#include "draw_cairo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -441,6 +443,51 @@ static int scale_idle(app *a, double budget_s)
     return 0;
 }
 
+/* e: the chart drawn (SVG, PNG, PDF through cairo), both metrics, once every
+ * row is in; a plain .json is the strategy (app_export's). */
+static void scale_export_name(const app *a, char *buf, size_t n)
+{
+    snprintf(buf, n, "layerwise-%s-scaling.svg", a->p->net->name);
+}
+
+static int scale_export_file(app *a, const char *path, const char **what, lw_error *err)
+{
+    if (lw_ends_with_ci(path, ".json")) return 1;
+    if (!draw_format_known(path))
+        return lw_fail(err, 2, "%s: the scaling chart is drawn as %s; .json: the strategy", path, draw_formats_help());
+    scale_state *ss = scale_of(a);
+    if (!ss->rows || ss->done < ss->n)
+        return lw_fail(err, 1, "the scaling rows are still being computed (%d of %d GPU counts)", ss->rows ? ss->done : 0,
+                       ss->rows ? ss->n : 0);
+    int n = ss->n;
+    char (*names)[32] = lw_malloc(sizeof *names * (size_t)n);
+    const char **group = lw_malloc(sizeof *group * (size_t)n);
+    double *v = lw_malloc(sizeof *v * (size_t)n * 8);
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%d GPU%s", ss->rows[i].gpus, ss->rows[i].gpus == 1 ? "" : "s");
+        group[i] = names[i];
+        for (int k = 0; k < 4; k++) {
+            v[i * 4 + k] = ss->rows[i].ips[k];
+            v[4 * n + i * 4 + k] = ss->rows[i].bytes[k];
+        }
+    }
+    draw_bars panels[2] = {
+        {"training throughput, images/s (Eq. 1; like the paper's Figure 7)", 0, 0, n, group, 4, series_name, v},
+        {"data moved between GPUs per step, log scale (like Figure 8)", 1, 1, n, group, 4, series_name, v + 4 * n},
+    };
+    char title[256];
+    const plan *p = a->p;
+    snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
+             p->net->name, p->cl->name, app_batch_per_gpu(a), precision_name(p->cl->precision),
+             sync_scheme_name(p->cl->sync));
+    *what = "scaling chart";
+    int rc = draw_bar_charts(title, panels, 2, path, err);
+    free(names);
+    free(group);
+    free(v);
+    return rc;
+}
+
 const screen_ops screen_scale_ops = {
     .tab = "Scale",
     .title = "Scaling (4)",
@@ -454,4 +501,7 @@ const screen_ops screen_scale_ops = {
     .idle = scale_idle,
     .busy = scale_busy,
     .waiting = scale_waiting,
+    .export_name = scale_export_name,
+    .export_file = scale_export_file,
+    .export_formats = ".svg .png .pdf .json",
 };

@@ -8,9 +8,10 @@
  * The header sets the simulated step beside Eq. 1's. The simulation is
  * redone after every what-if (app_invalidate drops it).
  *
- * e writes the step as Chrome trace-event JSON (.trace.json), like
- * `layerwise simulate --trace`. The screen's state lives here, behind
- * app->tl, created on first use.
+ * e draws the step as SVG, PNG or PDF (src/draw_cairo.h), or writes it as
+ * Chrome trace-event JSON (.trace.json), like `layerwise simulate --trace`.
+ * The screen's state lives here, behind a->st[SCR_TIMELINE], created on
+ * first use.
  */
 #include "draw.h"
 
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "draw_cairo.h"
 #include "sim.h"
 
 #define LABEL_W 12
@@ -263,10 +265,27 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
     ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, ". idle  %.3g ms/col", t->ms_per_col);
 }
 
-int timeline_export_trace(app *a, const char *path, lw_error *err)
+/* e: the step drawn (SVG, PNG, PDF through cairo) or as Chrome trace JSON;
+ * a plain .json is the strategy (app_export's). */
+static void timeline_export_name(const app *a, char *buf, size_t n)
 {
+    snprintf(buf, n, "layerwise-%s-%dgpu-timeline.svg", a->p->net->name, a->p->gpus);
+}
+
+static int timeline_export_file(app *a, const char *path, const char **what, lw_error *err)
+{
+    int trace = lw_ends_with_ci(path, ".trace.json");
+    if (!trace && lw_ends_with_ci(path, ".json")) return 1;
+    if (!trace && !draw_format_known(path))
+        return lw_fail(err, 2, "%s: the timeline is written as %s, or .trace.json (Chrome trace); .json: the strategy",
+                       path, draw_formats_help());
     if (tl_ensure(a) != 0) return lw_fail(err, 1, "no strategy to simulate");
-    return sim_save_trace(path, TL(a)->sim, a->p->cm, err);
+    if (trace) {
+        *what = "simulated step (Chrome trace JSON)";
+        return sim_save_trace(path, TL(a)->sim, a->p->cm, err);
+    }
+    *what = "simulated step drawing";
+    return draw_sim_step(TL(a)->sim, a->p->cm, "optimum", path, err);
 }
 
 /* ---- keys ------------------------------------------------------------- */
@@ -369,4 +388,7 @@ const screen_ops screen_timeline_ops = {
     .keys = timeline_keys,
     .state_free = timeline_state_free,
     .invalidate = timeline_invalidate,
+    .export_name = timeline_export_name,
+    .export_file = timeline_export_file,
+    .export_formats = ".svg .png .pdf .trace.json .json",
 };
