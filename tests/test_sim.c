@@ -479,3 +479,45 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
     free(start);
     plan_free(p);
 }
+
+/* The search a slice at a time (the TUI's F) visits the same strategies as
+ * one call: the same result, evaluations and passes, even in slices of no
+ * time (each simulates one strategy); its progress never gets worse; refine_end without out frees everything (ASan checks). */
+Test(refine, sliced_search_equals_one_call)
+{
+    lw_error err = {0};
+    plan_settings set = {4, 0, 0};
+    plan *p = plan_new(plan_load_network("alexnet", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    int L = p->net->n_layers;
+    int *start = malloc(sizeof(int) * (size_t)L);
+    strategy_baseline(p->cm, BASE_MODEL, start);
+    refine_result whole;
+    sim_refine(p->cm, start, 600, 3, &whole);
+    cr_assert(whole.local_optimum);
+    refine_search *r = refine_begin(p->cm, start, 3);
+    double last = refine_progress(r)->best_ms;
+    cr_assert_eq(last, whole.start_ms);
+    int slices = 0;
+    while (refine_step(r, 0)) {
+        double now = refine_progress(r)->best_ms;
+        cr_assert(now <= last);
+        last = now;
+        slices++;
+    }
+    refine_result sliced;
+    refine_end(r, &sliced);
+    cr_assert(sliced.local_optimum);
+    cr_assert_eq(sliced.best_ms, whole.best_ms);
+    cr_assert_eq(sliced.evaluations, whole.evaluations);
+    /* a slice of no time still simulates one strategy: one per call */
+    cr_assert_eq(slices + 1, whole.evaluations, "%d slices for %ld evaluations", slices, whole.evaluations);
+    cr_assert_eq(sliced.passes, whole.passes);
+    cr_assert_eq(sliced.n_changed, whole.n_changed);
+    cr_assert_eq(memcmp(sliced.configs, whole.configs, sizeof(int) * (size_t)L), 0);
+    refine_end(refine_begin(p->cm, start, 3), NULL);
+    refine_result_free(&sliced);
+    refine_result_free(&whole);
+    free(start);
+    plan_free(p);
+}

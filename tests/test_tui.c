@@ -143,6 +143,14 @@ static app *open_app(const char *net, const char *cl, int gpus)
 
 static void draw(app *a) { app_draw(a, stdscr); }
 
+/* Makes the directory dir names (a mkdtemp template) and keeps the working
+ * directory in cwd, for tests that write files and chdir back. */
+static void temp_dir(char *dir, char *cwd, size_t n)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, n));
+}
+
 static void type(app *a, const char *s)
 {
     for (; *s; s++) app_feed(a, (unsigned char)*s);
@@ -713,10 +721,8 @@ Test(tui_scale, lazily_computed_rows_match_the_engine)
  * in; before that it says why and writes nothing. */
 Test(tui_scale, chart_exports_as_svg_png_pdf)
 {
-    char dir[] = "/tmp/lw-tui-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char cwd[4096];
-    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
     cr_assert_eq(chdir(dir), 0);
     term_open(24, 80, 1);
     app *a = open_app("lenet5", "p100-4x4", 4);
@@ -936,10 +942,8 @@ Test(tui_text, non_ascii_names_keep_their_characters_and_columns)
 
 Test(tui_export, json_and_diagram_from_keys)
 {
-    char dir[] = "/tmp/lw-tui-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char cwd[4096];
-    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
     cr_assert_eq(chdir(dir), 0);
     term_open(24, 100, 1);
     app *a = open_app("vgg16", "p100-4x4", 16);
@@ -1412,10 +1416,8 @@ Test(tui_monkey, random_keys_on_lenet5_and_alexnet, .timeout = 300)
  * engine; the cursor names its task; zoom, rows, a what-if and export. */
 Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
 {
-    char dir[] = "/tmp/lw-tui-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char cwd[4096];
-    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
     term_open(24, 80, 1);
     app *a = open_app("vgg16", "p100-4x4", 16);
     app_feed(a, '6');
@@ -1621,6 +1623,164 @@ Test(tui_memory, vgg16_256_per_gpu_fits_and_says_why)
     app_feed(a, 'M'); /* 8 GiB */
     app_feed(a, 'M'); /* back to the GPU's memory */
     cr_assert_eq(a->p->best_eval.total_ms, fast);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- the simulated step beside Eq. 1, and F (refine) */
+
+#include "refine.h"
+
+/* The table's totals row and the context line set the simulated step
+ * (computed in the idle time after the change) beside Eq. 1's, each
+ * labelled; after a what-if the status gains the simulated step before and
+ * after. */
+Test(tui_refine, simulated_step_beside_eq1)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 2);
+    cr_assert(app_busy(a), "the simulated step is computed in idle time");
+    draw(a);
+    cr_assert(find_row("simulated …") >= 0, "a placeholder until it is known:\n%s", dump());
+    finish_idle(a);
+    draw(a);
+    sim_result *s = sim_run(a->p->cm, a->p->best, NULL);
+    char want[96];
+    snprintf(want, sizeof want, "total (Eq. 1) · simulated %.2f ms", s->step_ms);
+    cr_assert(strstr(row(totals_row()), want), "%s:\n%s", want, dump());
+    snprintf(want, sizeof want, "Eq. 1 %.2f ms/step", a->p->best_eval.total_ms);
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    snprintf(want, sizeof want, "Eq. 1 %.2f ms/step · simulated %.2f ms", a->p->best_eval.total_ms, s->step_ms);
+    cr_assert(strstr(row(1), want), "context line %s:\n%s", want, dump());
+    double before = s->step_ms;
+    sim_free(s);
+    /* a what-if: the status names Eq. 1's step, then the simulated one joins it */
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 4);
+    cr_assert_null(strstr(a->status, "simulated"), "%s", a->status);
+    finish_idle(a);
+    s = sim_run(a->p->cm, a->p->best, NULL);
+    snprintf(want, sizeof want, "; simulated %.1f → %.1f ms", before, s->step_ms);
+    cr_assert(strstr(a->status, want), "%s in %s", want, a->status);
+    sim_free(s);
+    /* a later status is left alone */
+    app_feed(a, 'o');
+    finish_idle(a);
+    cr_assert_null(strstr(a->status, "simulated"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* F refines the optimum under the simulator in idle slices: Esc stops it;
+ * run to the end it finds what sim_refine finds, and the table, timeline,
+ * context line and JSON export show the refined strategy, labelled, with the
+ * changed layers marked; F goes back to the optimum and forth; a what-if
+ * drops the refinement. */
+Test(tui_refine, f_refines_shows_and_toggles)
+{
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 2);
+    finish_idle(a);
+    int L = a->p->net->n_layers;
+    refine_result want;
+    sim_refine(a->p->cm, a->p->best, 60, 1, &want);
+    cr_assert(want.n_changed > 0 && want.local_optimum, "AlexNet on 2 GPUs gains under the simulator");
+    /* Esc stops a search: the optimum stays shown */
+    app_feed(a, 'F');
+    cr_assert(app_refining(a) && app_busy(a));
+    cr_assert(strstr(a->status, "refining") && strstr(a->status, "Esc"), "%s", a->status);
+    app_feed(a, 27);
+    cr_assert_not(app_refining(a));
+    cr_assert_not(app_shown_refined(a));
+    cr_assert(strstr(a->status, "refine stopped"), "%s", a->status);
+    /* run to the end */
+    app_feed(a, 'F');
+    app_idle(a, 0.0);
+    draw(a);
+    cr_assert(find_row("refining (simulated)") >= 0 && find_row("Esc stops") >= 0, "progress:\n%s", dump());
+    finish_idle(a);
+    cr_assert(app_shown_refined(a), "%s", a->status);
+    cr_assert_eq(memcmp(app_shown_configs(a), want.configs, sizeof(int) * (size_t)L), 0, "sim_refine's result");
+    cr_assert(app_shown_configs(a) != a->p->best);
+    char txt[128];
+    snprintf(txt, sizeof txt, "refined (simulated): %.2f → %.2f ms", want.start_ms, want.best_ms);
+    cr_assert(strstr(a->status, txt), "%s in %s", txt, a->status);
+    int changed = -1;
+    for (int i = 0; i < L; i++)
+        if (want.configs[i] != a->p->best[i]) changed = i;
+    const char *name = a->p->net->layers[changed].name;
+    cr_assert(strstr(a->status, name), "the status names %s: %s", name, a->status);
+    /* the table: refined totals, the simulated step the search reached, the changed row marked */
+    strategy_eval ev;
+    strategy_evaluate(a->p->cm, want.configs, &ev);
+    cr_assert(fabs(app_shown_eval(a)->total_ms - ev.total_ms) < 1e-9);
+    draw(a);
+    snprintf(txt, sizeof txt, "total, refined · simulated %.2f ms", want.best_ms);
+    cr_assert(strstr(row(totals_row()), txt), "%s:\n%s", txt, dump());
+    snprintf(txt, sizeof txt, "%.2f", ev.total_ms);
+    cr_assert(strstr(row(totals_row()), txt), "refined Eq. 1 total %s:\n%s", txt, dump());
+    snprintf(txt, sizeof txt, "refined: Eq. 1 %.2f ms/step", ev.total_ms);
+    cr_assert(strstr(row(1), txt), "context line %s:\n%s", txt, dump());
+    select_layer(a, name);
+    draw(a);
+    char mark[64];
+    snprintf(mark, sizeof mark, "* %s ", name);
+    cr_assert(find_row(mark) >= 0, "%s marked:\n%s", name, dump());
+    /* the timeline simulates the refined strategy */
+    app_feed(a, '6');
+    draw(a);
+    snprintf(txt, sizeof txt, "simulated step %.2f ms", want.best_ms);
+    cr_assert(find_row(txt) >= 0, "%s:\n%s", txt, dump());
+    snprintf(txt, sizeof txt, "Eq. 1 %.2f ms", ev.total_ms);
+    cr_assert(find_row(txt) >= 0, "%s:\n%s", txt, dump());
+    /* J writes the refined strategy, said to be refined */
+    cr_assert_eq(chdir(dir), 0);
+    app_feed(a, 'J');
+    app_feed(a, '\r');
+    size_t len;
+    char *doc = lw_read_file("layerwise-alexnet-2gpu-strategy.json", &len, NULL);
+    cr_assert(doc && strstr(doc, "refined under the simulator"), "%s", a->status);
+    snprintf(txt, sizeof txt, "\"total_ms\": %.1f", ev.total_ms);
+    free(doc);
+    unlink("layerwise-alexnet-2gpu-strategy.json");
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(rmdir(dir), 0);
+    /* F: back to the optimum, and forth without searching again */
+    app_feed(a, 'F');
+    cr_assert_not(app_shown_refined(a));
+    cr_assert(app_shown_configs(a) == a->p->best);
+    finish_idle(a);
+    draw(a);
+    sim_result *s = sim_run(a->p->cm, a->p->best, NULL);
+    snprintf(txt, sizeof txt, "simulated step %.2f ms", s->step_ms);
+    cr_assert(find_row(txt) >= 0, "%s:\n%s", txt, dump());
+    sim_free(s);
+    app_feed(a, 'F');
+    cr_assert(app_shown_refined(a) && !app_refining(a));
+    /* a what-if makes a new optimum: the refinement is gone */
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 4);
+    cr_assert_not(app_shown_refined(a));
+    for (int i = 0; i < L; i++) cr_assert(app_shown_configs(a)[i] == a->p->best[i]);
+    strategy_eval_free(&ev);
+    refine_result_free(&want);
+    app_free(a);
+    term_close();
+}
+
+/* Where no single-layer change helps, F says so and keeps the optimum. */
+Test(tui_refine, no_gain_keeps_the_optimum)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    app_feed(a, 'F');
+    finish_idle(a);
+    cr_assert_not(app_shown_refined(a));
+    cr_assert(strstr(a->status, "no single-layer change shortens the simulated step"), "%s", a->status);
+    draw(a);
+    cr_assert(find_row("total (Eq. 1) - simulated") >= 0, "ASCII totals row:\n%s", dump());
     app_free(a);
     term_close();
 }

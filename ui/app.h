@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "layout.h"
 #include "plan.h"
+#include "sim.h"
 
 #define TUI_MIN_W 80
 #define TUI_MIN_H 24
@@ -158,6 +159,10 @@ struct app {
     /* status line: the last what-if result, export path or error */
     char status[512];
     int status_error;
+    unsigned status_gen;       /* counts app_set_status calls: whether a status is still the one shown */
+
+    /* the strategy shown (the optimum, or its refinement under the simulator) and its simulated step (shown.c) */
+    struct app_shown *shown;
 
     /* the previous optimum, for "what changed" after a what-if */
     unsigned char *changed;    /* [n_layers] config differs from before the last change */
@@ -276,6 +281,41 @@ long app_batch_per_gpu(const app *a);
 /* Class of a config by its split dimensions, 0..7 (bit 0 n, bit 1 c,
  * bit 2 h or w), for colours and the legend. */
 int config_class(const config *c);
+
+/* ---- shown.c: the strategy the screens show, its simulated step, F ----------- */
+
+#define APP_REFINE_SECONDS 10.0   /* F's time budget */
+#define APP_SIM_MAX_TASKS 100000L /* larger steps are simulated only when the Timeline asks */
+
+/* The strategy the table, the timeline and the exports show: the plan's
+ * optimum, or the refined one after F (until F again or a what-if). */
+const int *app_shown_configs(const app *a);
+const strategy_eval *app_shown_eval(const app *a);
+int app_shown_refined(const app *a);
+const char *app_shown_label(const app *a);  /* "optimum (Eq. 1)" or "refined (simulated)" */
+/* The shown strategy's simulated step: ms, or NaN until the idle time
+ * after the change has simulated it (or when its step has over
+ * APP_SIM_MAX_TASKS tasks). */
+double app_sim_step_ms(const app *a);
+/* The whole simulation of the shown strategy, run now if need be; NULL
+ * when there is no strategy. Valid until the next change. */
+const sim_result *app_sim(app *a);
+/* F: starts refining the optimum under the simulator (APP_REFINE_SECONDS,
+ * in idle slices), or toggles between the refined strategy and the optimum
+ * once there is one. */
+action app_refine_key(app *a);
+int app_refining(const app *a);
+void app_refine_cancel(app *a);   /* Esc: stops it, keeping the optimum */
+/* For app.c: a what-if was reported (its status extends with the new
+ * simulated step once known); the plan changed (the refinement and the
+ * simulation are dropped); background work. */
+void app_shown_whatif(app *a, double sim_before_ms);
+void app_shown_plan_changed(app *a);
+int app_shown_busy(const app *a);
+int app_shown_idle(app *a, double budget_s);
+void app_shown_free(app *a);
+/* The shown strategy changed (not the plan): the screens drop what they derived from it. */
+void app_invalidate_view(app *a);
 
 /* ---- keys.c ------------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 
 #include "draw.h"
 
+#include <math.h>
 #include <string.h>
 
 static void tab_bar(app *a, WINDOW *w, int W)
@@ -42,12 +43,17 @@ static void context_line(const app *a, WINDOW *w, int W)
     char pinbuf[32] = "";
     if (pins) snprintf(pinbuf, sizeof pinbuf, " %s %d pinned", G->dot, pins);
     /* most telling first: a narrow terminal cuts the end */
+    /* each estimate named by its model; the simulated step once shown.c has it */
+    char simbuf[64] = "";
+    double sim = app_sim_step_ms(a);
+    if (isfinite(sim)) snprintf(simbuf, sizeof simbuf, " %s simulated %.2f ms", G->dot, sim);
+    const strategy_eval *ev = app_shown_eval(a);
     if (p->sr)
         snprintf(buf, sizeof buf,
-                 " %s on %s %s %d/%d GPUs%s %s %.2f ms/step %s %.0f img/s %s batch %ld/GPU (%ld) %s %s %s sync %s",
+                 " %s on %s %s %d/%d GPUs%s %s %sEq. 1 %.2f ms/step%s %s %.0f img/s %s batch %ld/GPU (%ld) %s %s %s sync %s",
                  p->net->name, p->cl->name, G->dot, p->gpus, cluster_gpus(p->cl), pinbuf, G->dot,
-                 p->best_eval.total_ms, G->dot, p->best_eval.images_per_s, G->dot, p->batch / (p->gpus ? p->gpus : 1),
-                 p->batch, G->dot, precision_name(p->cl->precision), G->dot,
+                 app_shown_refined(a) ? "refined: " : "", ev->total_ms, simbuf, G->dot, ev->images_per_s, G->dot,
+                 p->batch / (p->gpus ? p->gpus : 1), p->batch, G->dot, precision_name(p->cl->precision), G->dot,
                  p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring");
     else
         snprintf(buf, sizeof buf, " %s on %s %s %d GPUs %s no strategy (see the status line)", p->net->name,

@@ -44,6 +44,10 @@ static action k_cycle(app *a, int key)
 static action k_back(app *a, int key)
 {
     (void)key;
+    if (app_refining(a)) {
+        app_refine_cancel(a);
+        return ACT_REDRAW;
+    }
     if (!app_screens[a->screen]->overlay) return ACT_NONE;
     app_close_overlay(a);
     return ACT_REDRAW;
@@ -119,6 +123,12 @@ static action k_export(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action k_refine(app *a, int key)
+{
+    (void)key;
+    return app_refine_key(a);
+}
+
 static action k_redraw(app *a, int key)
 {
     (void)a;
@@ -146,8 +156,9 @@ const keybind app_global_keys[] = {
     {{'X'}, "X", "clear every pin", k_unpin_all},
     {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy; timeline: .trace.json)", k_export},
     {{'J'}, "J", "write the strategy as JSON", k_export},
+    {{'F'}, "F", "refine the optimum under the simulator (Esc stops); again: optimum <-> refined", k_refine},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
-    {{27}, "Esc", "back (from help and why-not)", k_back},
+    {{27}, "Esc", "back (from help and why-not); stops a refine", k_back},
     {{'q', 'Q'}, "q", "quit (Ctrl-C too); the terminal is restored", k_quit},
     {{0}, NULL, NULL, NULL},
 };
