@@ -782,6 +782,15 @@ void sim_free(sim_result *s)
 static const char *const kind_names[SIM__KINDS] = {"forward", "backward-data", "backward-weight", "transfer",
                                                      "sync"};
 
+double sim_step_ms(const cost_model *m, const int *config_index, long max_tasks)
+{
+    sim_options o = {SIM_OVERLAP_FULL, 0, max_tasks};
+    sim_result *s = sim_run(m, config_index, &o);
+    double ms = s ? s->step_ms : NAN;
+    sim_free(s);
+    return ms;
+}
+
 const char *sim_kind_name(sim_kind k)
 {
     return k >= 0 && k < SIM__KINDS ? kind_names[k] : "?";

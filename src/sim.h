@@ -99,6 +99,14 @@ typedef struct sim_result {
 sim_result *sim_run(const cost_model *m, const int *config_index, const sim_options *opt);
 void sim_free(sim_result *s);
 
+/* Summaries (search, compare, scale, the TUI's footer) simulate steps of up
+ * to this many tasks, to stay quick; a model-parallel step on 64 GPUs has
+ * most of a million pieces, and `simulate` still runs it. */
+#define SIM_SUMMARY_MAX_TASKS 100000L
+/* The simulated step (overlap full, one bucket per layer) of a strategy:
+ * ms, or NaN when its task graph has over max_tasks tasks (0: no limit). */
+double sim_step_ms(const cost_model *m, const int *config_index, long max_tasks);
+
 const char *sim_kind_name(sim_kind k);       /* "forward", "backward-data", ... */
 const char *sim_overlap_name(sim_overlap o); /* "none", "full" */
 int sim_overlap_from_name(const char *s);    /* -1 if unknown */

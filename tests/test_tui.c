@@ -1784,3 +1784,33 @@ Test(tui_refine, no_gain_keeps_the_optimum)
     app_free(a);
     term_close();
 }
+
+/* The scaling rows carry each strategy's simulated throughput: m's third
+ * chart and its numbers, the layer-wise one at the plan's own GPU count the
+ * optimum's simulated step. */
+Test(tui_scale, simulated_throughput_beside_eq1)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    app_feed(a, '4');
+    finish_idle(a);
+    draw(a);
+    cr_assert(find_row("images/s, Eq. 1") >= 0 && find_row("images/s Eq. 1") >= 0, "%s", dump());
+    app_feed(a, 'm');
+    app_feed(a, 'm');
+    draw(a);
+    cr_assert(find_row("images/s, simulated") >= 0, "the third chart:\n%s", dump());
+    cr_assert(find_row("img/s simulated") >= 0, "its numbers:\n%s", dump());
+    double sim = sim_step_ms(a->p->cm, a->p->best, 0);
+    char want[32];
+    snprintf(want, sizeof want, "%.1f", (double)a->p->batch / (sim * 1e-3));
+    cr_assert_eq(scale_of(a)->rows[2].gpus, 4);
+    cr_assert(fabs(scale_of(a)->rows[2].sim_ips[3] - (double)a->p->batch / (sim * 1e-3)) < 1e-6);
+    int y = find_last_row("L layer-wise");
+    cr_assert(y >= 0 && strstr(row(y), want), "%s in %s", want, dump());
+    app_feed(a, 'm');
+    draw(a);
+    cr_assert(find_row("images/s, Eq. 1") >= 0, "m comes round:\n%s", dump());
+    app_free(a);
+    term_close();
+}

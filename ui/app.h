@@ -134,7 +134,8 @@ typedef struct graph_view {
 
 typedef struct scale_row {
     int gpus;
-    double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise */
+    double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise; Eq. 1 */
+    double sim_ips[4];                    /* images/s of the simulated step; NaN over SIM_SUMMARY_MAX_TASKS tasks */
 } scale_row;
 
 typedef struct whynot_entry {
@@ -285,7 +286,6 @@ int config_class(const config *c);
 /* ---- shown.c: the strategy the screens show, its simulated step, F ----------- */
 
 #define APP_REFINE_SECONDS 10.0   /* F's time budget */
-#define APP_SIM_MAX_TASKS 100000L /* larger steps are simulated only when the Timeline asks */
 
 /* The strategy the table, the timeline and the exports show: the plan's
  * optimum, or the refined one after F (until F again or a what-if). */
@@ -295,7 +295,7 @@ int app_shown_refined(const app *a);
 const char *app_shown_label(const app *a);  /* "optimum (Eq. 1)" or "refined (simulated)" */
 /* The shown strategy's simulated step: ms, or NaN until the idle time
  * after the change has simulated it (or when its step has over
- * APP_SIM_MAX_TASKS tasks). */
+ * SIM_SUMMARY_MAX_TASKS tasks: the Timeline still simulates it). */
 double app_sim_step_ms(const app *a);
 /* The whole simulation of the shown strategy, run now if need be; NULL
  * when there is no strategy. Valid until the next change. */

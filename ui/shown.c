@@ -32,7 +32,7 @@ struct app_shown {
     int show;                  /* 1: the refined strategy is shown */
     /* the simulation of what is shown */
     sim_result *sim;           /* NULL: not yet */
-    int sim_too_big;           /* over APP_SIM_MAX_TASKS: left to the Timeline, which runs it anyway */
+    int sim_too_big;           /* over SIM_SUMMARY_MAX_TASKS: left to the Timeline, which runs it anyway */
     /* a what-if's status line waits for the new simulated step */
     unsigned status_gen;       /* the status it waits to extend (a->status_gen) */
     int status_pending;
@@ -220,7 +220,7 @@ int app_shown_idle(app *a, double budget_s)
     struct app_shown *s = get(a);
     if (!a->p->sr || !a->p->cm) return 0;
     if (!s->sim && !s->sim_too_big) {
-        simulate(a, APP_SIM_MAX_TASKS);
+        simulate(a, SIM_SUMMARY_MAX_TASKS);
         /* the what-if's status, still shown, gains the simulated step */
         if (s->status_pending && a->status_gen == s->status_gen && s->sim && !a->status_error) {
             char tail[128];
