@@ -1329,7 +1329,7 @@ static int cmd_simulate(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    sim_options so = {o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL, 0, 0};
+    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL};
     sim_result *s = sim_run(p->cm, ci, &so);
     int rc = 0;
     if (o->trace) {

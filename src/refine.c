@@ -57,7 +57,7 @@ refine_search *refine_begin(const cost_model *m, const int *start, unsigned long
     memcpy(r->start, start, sizeof(int) * (size_t)L);
     r->res.configs = lw_malloc(sizeof(int) * (size_t)L);
     memcpy(r->res.configs, start, sizeof(int) * (size_t)L);
-    sim_options o = {SIM_OVERLAP_FULL, 0, 0};
+    sim_options o = {.overlap = SIM_OVERLAP_FULL};
     sim_result *s0 = sim_run(m, start, &o);
     r->res.start_ms = r->res.best_ms = s0->step_ms;
     /* neighbours whose step has over four times the start's tasks are

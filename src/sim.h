@@ -50,6 +50,9 @@ typedef struct sim_options {
      * this, e.g. a model-parallel step of a million pieces where a summary
      * must stay quick. 0: no limit. */
     long max_tasks;
+    /* 1: leave eq1_ms and gpus_used at 0 (a caller that wants only the
+     * step: Eq. 1's evaluation is about a third of a small step's time) */
+    int skip_eq1;
 } sim_options;
 
 /* A resource: a GPU's compute stream, a link direction, or one NIC of a

@@ -76,7 +76,7 @@ static void simulate(app *a, long max_tasks)
 {
     struct app_shown *s = get(a);
     if (s->sim || !a->p->sr || !a->p->cm) return;
-    sim_options o = {SIM_OVERLAP_FULL, 0, max_tasks};
+    sim_options o = {.overlap = SIM_OVERLAP_FULL, .max_tasks = max_tasks};
     s->sim = sim_run(a->p->cm, app_shown_configs(a), &o);
     s->sim_too_big = !s->sim;
 }
