@@ -226,5 +226,29 @@ capture | grep -qF "batch 32/GPU (2048)" && ok "the previous batch stays" || bad
 keys q
 expect "64-GPU inception run exits" "EXITED"
 
+# ---- F refines the optimum under the simulator: progress and Esc on VGG-16,
+# then on AlexNet (2 GPUs, a second's search) the refined strategy, labelled
+start -n vgg16 -g 16
+expect "vgg16 opens for refine" "vgg16 on p100-4x4 · 16/16 GPUs" 30
+expect_re "the totals row sets the simulated step beside Eq. 1" "total \(Eq\. 1\) · simulated [0-9.]+ ms" 30
+keys F
+expect "F: the search runs, and Esc stops it" "Esc stops" 10
+keys Escape
+expect "Esc stops the refine, the optimum stays" "refine stopped after" 10
+keys q
+expect "refine run exits" "EXITED"
+start -n alexnet -g 2
+expect "alexnet opens for refine" "alexnet on p100-4x4 · 2/16 GPUs" 30
+keys F
+expect "F ends with the refined strategy and its simulated gain" "refined (simulated):" 60
+expect "the table's totals say refined" "total, refined"
+expect "the context line says refined" "refined: Eq. 1"
+keys 6
+expect "the timeline header says refined" "refined" 10
+keys F
+expect "F goes back to the Eq. 1 optimum" "showing the Eq. 1 optimum"
+keys q
+expect "refine run exits" "EXITED"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
