@@ -244,7 +244,7 @@ expect "F ends with the refined strategy and its simulated gain" "refined (simul
 expect "the table's totals say refined" "total, refined"
 expect "the context line says refined" "refined: Eq. 1"
 keys 6
-expect "the timeline header says refined" "refined" 10
+expect "the timeline header says refined" "img/s refined" 10
 keys F
 expect "F goes back to the Eq. 1 optimum" "showing the Eq. 1 optimum"
 keys q
