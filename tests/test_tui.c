@@ -1728,6 +1728,13 @@ Test(tui_refine, f_refines_shows_and_toggles)
     char mark[64];
     snprintf(mark, sizeof mark, "* %s ", name);
     cr_assert(find_row(mark) >= 0, "%s marked:\n%s", name, dump());
+    /* the graph's header gives the selected layer's refined config */
+    char cfg[64];
+    config_format(&a->p->cm->configs[changed][want.configs[changed]], cfg, sizeof cfg);
+    app_feed(a, '2');
+    draw(a);
+    snprintf(txt, sizeof txt, "selected %s: %s,", name, cfg);
+    cr_assert(find_row(txt) >= 0, "%s:\n%s", txt, dump());
     /* the timeline simulates the refined strategy */
     app_feed(a, '6');
     draw(a);
