@@ -2303,3 +2303,30 @@ Test(tui_scale, simulated_throughput_beside_eq1)
     app_free(a);
     term_close();
 }
+
+/* A network opened while F searches (the open picker adopts a new plan):
+ * the search of the old model stops, the new plan's optimum is shown and
+ * simulated, and F starts afresh on it (ASan: nothing reads the old model). */
+Test(tui_refine, opening_a_network_stops_the_search)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    finish_idle(a);
+    app_feed(a, 'F');
+    app_idle(a, 0.01);
+    cr_assert(app_refining(a));
+    app_open_file(a, OPEN_NETWORK, "alexnet");
+    cr_assert_str_eq(a->p->net->name, "alexnet");
+    cr_assert_not(app_refining(a));
+    cr_assert_not(app_shown_refined(a));
+    cr_assert(app_shown_configs(a) == a->p->best);
+    finish_idle(a);
+    double sim = sim_step_ms(a->p->cm, a->p->best, 0);
+    cr_assert_eq(app_sim_step_ms(a), sim);
+    app_feed(a, 'F');
+    cr_assert(app_refining(a));
+    finish_idle(a);
+    cr_assert_not(app_refining(a));
+    app_free(a);
+    term_close();
+}
