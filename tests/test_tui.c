@@ -2326,7 +2326,7 @@ Test(tui_refine, opening_a_network_stops_the_search)
     app_feed(a, 'F');
     app_idle(a, 0.01);
     cr_assert(app_refining(a));
-    app_open_file(a, OPEN_NETWORK, "alexnet");
+    app_perform(a, app_open_file(a, OPEN_NETWORK, "alexnet"));
     cr_assert_str_eq(a->p->net->name, "alexnet");
     cr_assert_not(app_refining(a));
     cr_assert_not(app_shown_refined(a));
