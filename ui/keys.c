@@ -182,7 +182,7 @@ const keybind app_global_keys[] = {
     {{'O'}, "O", "open a network, cluster or strategy file", k_open},
     {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy; timeline: .trace.json)", k_export},
     {{'J'}, "J", "write the strategy as JSON", k_export},
-    {{'F'}, "F", "refine the optimum under the simulator (Esc stops); again: optimum <-> refined", k_refine},
+    {{'F'}, "F", "refine under the simulator (Esc stops); again: toggles", k_refine},
     {{'/'}, "/", "search layers (name or type), or the list shown", k_search},
     {{'n', 'N'}, "n N", "the next / previous match of the search", k_search_next},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
