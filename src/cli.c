@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include "explain.h"
 #include "export_dot.h"
 #include "net_json.h"
 #include "refine.h"
@@ -29,6 +30,8 @@ static const char usage_text[] =
     "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS]\n"
     "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
     "                    [--why-not LAYER]   every config of LAYER with the best total when forced to it\n"
+    "                    [--explain LAYER]   why LAYER has its config: its terms against the alternatives,\n"
+    "                                        its GPUs and nodes, the bandwidth and batch that would change it\n"
     "                    [--refine [SECONDS]] [--seed N]   then improve it under the step simulator\n"
     "  layerwise eval    -n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt [--json]\n"
     "  layerwise simulate -n NET -c CLUSTER [-g GPUS] [-s optimum|data|model|owt|FILE] [--overlap none|full]\n"
@@ -76,7 +79,7 @@ static const char usage_text[] =
 
 typedef struct opts {
     const char *cmd;
-    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot, *trace;
+    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot, *explain, *trace;
     int overlap; /* simulate: sim_overlap, -1 for the default (full) */
     int refine;            /* search --refine */
     double refine_s;       /* its time limit */
@@ -227,6 +230,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->mset.time_s = d;
         } else if (TAKES("--why-not")) {
             o->whynot = v;
+        } else if (TAKES("--explain")) {
+            o->explain = v;
         } else if (TAKES("--pin")) {
             if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
             if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
@@ -258,6 +263,9 @@ static int parse_args(int argc, char **argv, opts *o)
     if (o->refine && !(o->cmd && strcmp(o->cmd, "search") == 0)) return bad("%s", "--refine is an option of search");
     if (o->whynot && !(o->cmd && strcmp(o->cmd, "search") == 0))
         return bad("--why-not %s is an option of search", o->whynot);
+    if (o->explain && !(o->cmd && strcmp(o->cmd, "search") == 0))
+        return bad("--explain %s is an option of search", o->explain);
+    if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
     if (!o->net) o->net = DEFAULT_NETWORK;
@@ -566,8 +574,7 @@ static int search_whynot(const opts *o, const plan *p, int li)
     const cost_model *m = p->cm;
     int n = m->n_configs[li];
     double *tot = lw_malloc(sizeof(double) * (size_t)n);
-    if (plan_whynot_totals(p, li, tot) != 0) /* a final step by variable elimination: one search per config */
-        for (int k = 0; k < n; k++) tot[k] = plan_cost_with_pin(p, li, k, NULL);
+    plan_whynot_all(p, li, tot);
     whynot_row *rows = lw_malloc(sizeof(whynot_row) * (size_t)n);
     for (int k = 0; k < n; k++) rows[k] = (whynot_row){k, tot[k]};
     qsort(rows, (size_t)n, sizeof *rows, whynot_cmp);
@@ -630,6 +637,29 @@ static int search_whynot(const opts *o, const plan *p, int li)
     }
     free(rows);
     free(tot);
+    return rc;
+}
+
+/* search --explain LAYER: why the layer has its config (explain.h). */
+static int search_explain(const opts *o, const plan *p, int li)
+{
+    lw_error err = {0};
+    explain e;
+    if (explain_layer(p, li, &e, &err) != 0) return die(&err);
+    while (explain_step(p, &e)) {
+    }
+    int rc = 0;
+    if (o->json || o->out) {
+        char *doc = explain_json(p, &e);
+        rc = emit(o, doc);
+        free(doc);
+    }
+    if (!o->json) {
+        char *text = explain_text(p, &e, 80);
+        printf("\nexplain %s (%s on %s, %d GPUs; Eq. 1):\n\n%s", p->net->layers[li].name, p->net->name, p->cl->name,
+               p->gpus, text);
+        free(text);
+    }
     return rc;
 }
 
@@ -710,6 +740,15 @@ static int cmd_search(const opts *o)
         plan_free(p);
         return 2;
     }
+    int xl = o->explain ? net_find(p->net, o->explain) : -1;
+    if (o->explain && xl < 0) {
+        lw_buf b = {0};
+        lw_text_printable(&b, o->explain);
+        fprintf(stderr, "layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
+        lw_buf_free(&b);
+        plan_free(p);
+        return 2;
+    }
     if (o->refine) {
         if (!o->json) {
             print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
@@ -717,6 +756,12 @@ static int cmd_search(const opts *o)
             printf("\n");
         }
         rc = search_refine(o, p);
+    } else if (o->explain) {
+        if (!o->json) {
+            print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+            print_memory_summary(p);
+        }
+        rc = search_explain(o, p, xl);
     } else if (o->whynot) {
         if (!o->json) {
             print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");

@@ -18,6 +18,7 @@
 const screen_ops *const app_screens[SCR__COUNT] = {
     [SCR_TABLE] = &screen_table_ops,     [SCR_GRAPH] = &screen_graph_ops,   [SCR_STEPS] = &screen_steps_ops,
     [SCR_SCALE] = &screen_scale_ops,     [SCR_CLUSTER] = &screen_cluster_ops, [SCR_WHYNOT] = &screen_whynot_ops,
+    [SCR_EXPLAIN] = &screen_explain_ops,
     [SCR_HELP] = &screen_help_ops,       [SCR_TIMELINE] = &screen_timeline_ops,
 };
 

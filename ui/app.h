@@ -38,6 +38,7 @@ typedef enum {
     SCR_CLUSTER,
     SCR_TIMELINE,
     SCR_WHYNOT,
+    SCR_EXPLAIN,
     SCR_HELP,
     SCR__COUNT
 } screen_id;
@@ -247,6 +248,8 @@ void app_export_default(const app *a, int json, char *buf, size_t n);
 int app_export(app *a, const char *path);
 /* Starts the "why not" list for a layer and opens its screen. */
 void app_whynot_open(app *a, int li);
+/* Explains layer li's config (screen_explain.c) and opens its screen. */
+void app_explain_open(app *a, int li);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
 
@@ -282,7 +285,7 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 /* ---- screens ---------------------------------------------------------- */
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
-    screen_cluster_ops, screen_whynot_ops, screen_help_ops, screen_timeline_ops;
+    screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_help_ops, screen_timeline_ops;
 /* Writes the simulated step as Chrome trace-event JSON (atomically). */
 int timeline_export_trace(app *a, const char *path, lw_error *err);
 

@@ -96,6 +96,13 @@ static action k_whynot(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action k_explain(app *a, int key)
+{
+    (void)key;
+    app_explain_open(a, a->sel);
+    return ACT_REDRAW;
+}
+
 static action k_unpin(app *a, int key)
 {
     (void)key;
@@ -140,12 +147,13 @@ const keybind app_global_keys[] = {
     {{'M'}, "M", "what-if: memory limit per GPU: the GPU's, none, 3/4, 1/2", k_memlimit},
     {{'P'}, "P", "what-if: next precision the GPU has figures for (fp32 tf32 fp16 bf16)", k_precision},
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
+    {{'i'}, "i", "explain the selected layer's config: its terms, GPUs and nodes, what would change it", k_explain},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},
     {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy; timeline: .trace.json)", k_export},
     {{'J'}, "J", "write the strategy as JSON", k_export},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
-    {{27}, "Esc", "back (from help and why-not)", k_back},
+    {{27}, "Esc", "back (from help, why-not and explain)", k_back},
     {{'q', 'Q'}, "q", "quit (Ctrl-C too); the terminal is restored", k_quit},
     {{0}, NULL, NULL, NULL},
 };

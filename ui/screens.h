@@ -11,6 +11,7 @@
 #define LW_SCREENS_H
 
 #include "app.h"
+#include "explain.h"
 
 /* ---- the list cursor ---------------------------------------------------- */
 
@@ -89,6 +90,16 @@ typedef struct whynot_state {
     int *tmp;                  /* [n_layers] scratch strategy */
 } whynot_state;
 
+/* explain: the engine's explanation of one layer (explain.h), its text
+ * scrolled; the crossover searches advance one probe per idle slice */
+typedef struct explain_state {
+    int layer;                 /* -1: none */
+    int valid;                 /* e is for the current optimum */
+    explain e;
+    list_cursor cur;           /* scrolled lines */
+    int lines;                 /* lines the last frame's text had */
+} explain_state;
+
 typedef struct help_state {
     list_cursor cur;           /* scrolled lines */
 } help_state;
@@ -99,6 +110,7 @@ static inline steps_state *steps_of(const app *a) { return (steps_state *)a->st[
 static inline scale_state *scale_of(const app *a) { return (scale_state *)a->st[SCR_SCALE]; }
 static inline cluster_state *cluster_of(const app *a) { return (cluster_state *)a->st[SCR_CLUSTER]; }
 static inline whynot_state *whynot_of(const app *a) { return (whynot_state *)a->st[SCR_WHYNOT]; }
+static inline explain_state *explain_of(const app *a) { return (explain_state *)a->st[SCR_EXPLAIN]; }
 static inline help_state *help_of(const app *a) { return (help_state *)a->st[SCR_HELP]; }
 
 /* ---- what screens offer each other -------------------------------------- */
