@@ -582,13 +582,7 @@ static int search_whynot(const opts *o, const plan *p, int li)
     const layer *l = &p->net->layers[li];
     int rc = 0;
     if (o->json || o->out) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "format", "layerwise-whynot/1");
-        cJSON_AddStringToObject(root, "network", p->net->name);
-        cJSON_AddStringToObject(root, "cluster", p->cl->name);
-        cJSON_AddNumberToObject(root, "gpus", p->gpus);
-        cJSON_AddNumberToObject(root, "batch", (double)p->batch);
-        cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
+        cJSON *root = doc_new("layerwise-whynot/1", p->cm, -1);
         cJSON_AddStringToObject(root, "layer", l->name);
         cJSON_AddItemToObject(root, "current", config_to_json(l, &m->configs[li][p->best[li]]));
         cJSON_AddNumberToObject(root, "best_ms", opt);
@@ -1044,13 +1038,7 @@ static int cmd_costs(const opts *o)
     plan *p = open_plan(o, o->set, &err);
     if (!p) return die(&err);
     const cost_model *m = p->cm;
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "layerwise-costs/1");
-    cJSON_AddStringToObject(root, "network", p->net->name);
-    cJSON_AddStringToObject(root, "cluster", p->cl->name);
-    cJSON_AddNumberToObject(root, "gpus", p->gpus);
-    cJSON_AddNumberToObject(root, "batch", (double)p->batch);
-    cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
+    cJSON *root = doc_new("layerwise-costs/1", p->cm, -1);
     cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
     cJSON_AddNumberToObject(root, "workspace_bytes", round(m->workspace_bytes));
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");

@@ -544,6 +544,274 @@ static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
     return 0;
 }
 
+/* net_from_json in its phases: the document's header (format, fields, name,
+ * input), the layers as written (raw[0] is the input), their inputs resolved
+ * by name, a topological order, and the network built in that order with
+ * shapes inferred. Each phase reports its own error through lw_fail and
+ * returns -1; net_from_json frees what exists in one place. */
+
+/* The top-level object: "format", known fields, "name" and "input". */
+typedef struct net_header {
+    const char *name;    /* the network's */
+    const char *in_name; /* the input's ("data" when absent) */
+    long c, h, w;
+} net_header;
+
+static int parse_header(const pctx *p, const cJSON *root, net_header *hd)
+{
+    const char *text = p->text, *label = p->label;
+    lw_error *err = p->err;
+    if (!cJSON_IsObject(root)) return lw_fail(err, 2, "%s: the top level must be a JSON object", label);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "layerwise-net/1") != 0) {
+        int line = 1, col = 1;
+        if (fmt && cJSON_IsString(fmt)) {
+            const char *q = strstr(text, fmt->valuestring);
+            if (q) json_line_col(text, (size_t)(q - text), &line, &col);
+        }
+        return lw_fail(err, 2, "%s:%d: \"format\" must be \"layerwise-net/1\"%s", label, line,
+                       cJSON_IsString(fmt) ? "" : " (missing)");
+    }
+    /* a typo ("Layers") is an error, not a silent default */
+    static const char *const top[] = {"format", "name", "input", "layers", "comment", "description", "source", NULL};
+    for (const cJSON *it = root->child; it; it = it->next)
+        if (!in_list(top, it->string))
+            return lw_fail(err, 2, "%s:%d: unknown field \"%.100s\" (a network has %s)", label,
+                           json_line_of_key(text, it->string), it->string, "format, name, input, layers and comment");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (!cJSON_IsString(name) || !name->valuestring[0])
+        return lw_fail(err, 2, "%s: needs a non-empty string \"name\"", label);
+    char why[128];
+    if (lw_check_text(name->valuestring, LW_NAME_MAX, why, sizeof why) != 0)
+        return lw_fail(err, 2, "%s:%d: the network's \"name\" %s", label, json_line_of_key(text, "name"), why);
+    hd->name = name->valuestring;
+
+    const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
+    if (!cJSON_IsObject(input))
+        return lw_fail(err, 2, "%s: needs an \"input\" object {\"name\", \"channels\", \"height\", \"width\"}", label);
+    static const char *const keys[] = {"name", "channels", "height", "width", "comment", NULL};
+    for (const cJSON *it = input->child; it; it = it->next)
+        if (!in_list(keys, it->string))
+            return lw_fail(err, 2, "%s:%d: input: unknown field \"%.100s\" (an input has name, channels, height and width)",
+                           label, json_line_of_key(text, it->string), it->string);
+    const cJSON *iname = cJSON_GetObjectItemCaseSensitive(input, "name");
+    if (iname && (!cJSON_IsString(iname) || !iname->valuestring[0]))
+        return lw_fail(err, 2, "%s:%d: input \"name\" must be a non-empty string (or absent: \"data\")", label,
+                       json_line_of_key(text, "input"));
+    hd->in_name = iname ? iname->valuestring : "data";
+    if (lw_check_text(hd->in_name, LW_NAME_MAX, why, sizeof why) != 0)
+        return lw_fail(err, 2, "%s:%d: input \"name\" %s", label, json_line_of_key(text, "input"), why);
+    const char *dim_keys[3] = {"channels", "height", "width"};
+    long *dst[3] = {&hd->c, &hd->h, &hd->w};
+    for (int k = 0; k < 3; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(input, dim_keys[k]);
+        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
+            v->valuedouble > (double)NET_MAX_DIM)
+            return lw_fail(err, 2, "%s: input \"%s\" must be an integer from 1 to %ld%s", label, dim_keys[k],
+                           NET_MAX_DIM, v ? "" : " (missing)");
+        *dst[k] = (long)v->valuedouble;
+    }
+    if ((double)hd->c * hd->h * hd->w > (double)NET_MAX_ELEMS)
+        return lw_fail(err, 2, "%s: input %ldx%ldx%ld is beyond the supported size", label, hd->c, hd->h, hd->w);
+    return 0;
+}
+
+/* Layer names sorted with their indices, for duplicate checks and lookups
+ * (a sort of pairs: no comparator state outside the call). */
+typedef struct name_ix {
+    const char *name;
+    int ix;
+} name_ix;
+
+static int cmp_name_ix(const void *a, const void *b)
+{
+    const name_ix *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->ix > y->ix) - (x->ix < y->ix);
+}
+
+static int find_name(const name_ix *sorted, int n, const char *name)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, sorted[mid].name);
+        if (c == 0) return sorted[mid].ix;
+        if (c < 0) hi = mid - 1;
+        else lo = mid + 1;
+    }
+    return -1;
+}
+
+/* The first layer that repeats a name (the input's, or an earlier layer's),
+ * reported at the line of that repetition. */
+static int fail_duplicate(pctx *p, const raw_layer *raw, int n, const char *dn)
+{
+    int with_input = strcmp(raw[0].l.name, dn) == 0;
+    int dup = -1, rank = 0, n_named = 0;
+    for (int k = 1; k < n; k++)
+        if (strcmp(raw[k].l.name, dn) == 0) {
+            n_named++;
+            if (dup < 0 && (with_input || n_named == 2)) {
+                dup = k;
+                rank = n_named;
+            }
+        }
+    /* layers' "name" entries come after the network's and the input's in a
+     * usual file: count back from the last one */
+    int total = 0;
+    while (line_of_nth_name(p->text, dn, total + 1)) total++;
+    int line = total >= n_named ? line_of_nth_name(p->text, dn, total - n_named + rank) : 0;
+    const char *what = with_input ? "has the same name as the input" : "name used by an earlier layer too";
+    if (line) return lw_fail(p->err, 2, "%s:%d: layer \"%s\": %s", p->label, line, dn, what);
+    return layer_fail(p, dn, dup - 1, "%s", what);
+}
+
+/* Names unique; each layer's "inputs" resolved to indices into raw. */
+static int resolve_inputs(pctx *p, raw_layer *raw, int n)
+{
+    name_ix *sorted = lw_malloc(sizeof *sorted * (size_t)n);
+    for (int i = 0; i < n; i++) sorted[i] = (name_ix){raw[i].l.name, i};
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_name_ix);
+    int rc = 0;
+    for (int i = 1; i < n && rc == 0; i++)
+        if (strcmp(sorted[i].name, sorted[i - 1].name) == 0) rc = fail_duplicate(p, raw, n, sorted[i].name);
+    for (int i = 1; i < n && rc == 0; i++) {
+        raw[i].l.inputs = lw_malloc(sizeof(int) * (size_t)raw[i].l.n_inputs);
+        int k = 0;
+        for (const cJSON *it = raw[i].inputs->child; it && rc == 0; it = it->next, k++) {
+            int found = find_name(sorted, n, it->valuestring);
+            if (found < 0) {
+                char m[300];
+                snprintf(m, sizeof m, "input \"%.200s\" is not a layer of this network", it->valuestring);
+                rc = layer_fail(p, raw[i].l.name, i - 1, "%s", m);
+            } else if (found == i) {
+                rc = layer_fail(p, raw[i].l.name, i - 1, "%s", "takes itself as input (a cycle)");
+            } else {
+                raw[i].l.inputs[k] = found;
+            }
+        }
+    }
+    free(sorted);
+    return rc ? -1 : 0;
+}
+
+/* A cycle among the layers Kahn's algorithm could not place (indeg > 0),
+ * named in data-flow order. */
+static int fail_cycle(pctx *p, const raw_layer *raw, int n, const int *indeg)
+{
+    int bad = -1;
+    for (int i = 1; i < n && bad < 0; i++)
+        if (indeg[i] > 0) bad = i;
+    /* a layer left over may only depend on a cycle: walk back along inputs
+     * that were never ordered; after n steps we are on it */
+    for (int step = 0; step < n; step++) {
+        int next = -1;
+        for (int k = 0; k < raw[bad].l.n_inputs && next < 0; k++)
+            if (indeg[raw[bad].l.inputs[k]] > 0) next = raw[bad].l.inputs[k];
+        if (next < 0) break;
+        bad = next;
+    }
+    int *cyc = lw_malloc(sizeof(int) * (size_t)(n + 1));
+    int nc = 0, v = bad;
+    do {
+        cyc[nc++] = v;
+        int next = -1;
+        for (int k = 0; k < raw[v].l.n_inputs && next < 0; k++)
+            if (indeg[raw[v].l.inputs[k]] > 0) next = raw[v].l.inputs[k];
+        v = next;
+    } while (v >= 0 && v != bad && nc < n);
+    lw_buf b = {0};
+    lw_buf_printf(&b, "is part of a cycle (");
+    for (int k = nc; k >= 0; k--) {
+        if (k < nc - 6 && k > 0) {
+            if (k == nc - 7) lw_buf_printf(&b, " -> ...");
+            continue;
+        }
+        lw_buf_printf(&b, "%s\"%.60s\"", k == nc ? "" : " -> ", raw[cyc[k % nc]].l.name);
+    }
+    lw_buf_printf(&b, "): every layer of it takes the one before as input");
+    int rc = layer_fail(p, raw[bad].l.name, bad - 1, "%s", b.s);
+    lw_buf_free(&b);
+    free(cyc);
+    return rc;
+}
+
+/* A topological order of raw[0..n) that keeps the file's order wherever the
+ * graph allows (Kahn's algorithm taking the smallest ready index each round);
+ * a cycle is reported. */
+static int topo_order(pctx *p, const raw_layer *raw, int n, int *order)
+{
+    int *indeg = lw_calloc((size_t)n, sizeof(int));
+    int *cnt = lw_calloc((size_t)n + 1, sizeof(int)); /* consumers of v: cons[cnt[v]..cnt[v+1]) */
+    for (int i = 1; i < n; i++) {
+        indeg[i] = raw[i].l.n_inputs;
+        for (int k = 0; k < raw[i].l.n_inputs; k++) cnt[raw[i].l.inputs[k] + 1]++;
+    }
+    for (int i = 0; i < n; i++) cnt[i + 1] += cnt[i];
+    int *cons = lw_malloc(sizeof(int) * (size_t)(cnt[n] + 1));
+    int *fill = lw_malloc(sizeof(int) * (size_t)n);
+    memcpy(fill, cnt, sizeof(int) * (size_t)n);
+    for (int i = 1; i < n; i++)
+        for (int k = 0; k < raw[i].l.n_inputs; k++) cons[fill[raw[i].l.inputs[k]]++] = i;
+    /* ready[head..nr) holds the layers whose inputs are all placed; each
+     * round takes the smallest index among them by a linear scan */
+    int *ready = lw_malloc(sizeof(int) * (size_t)n);
+    int nr = 0, no = 0, head = 0;
+    ready[nr++] = 0; /* the input; every other layer has inputs */
+    while (head < nr) {
+        int best = head;
+        for (int k = head + 1; k < nr; k++)
+            if (ready[k] < ready[best]) best = k;
+        int v = ready[best];
+        ready[best] = ready[head];
+        ready[head++] = v;
+        order[no++] = v;
+        for (int k = cnt[v]; k < cnt[v + 1]; k++)
+            if (--indeg[cons[k]] == 0) ready[nr++] = cons[k]; /* an input listed twice counts twice */
+    }
+    int rc = no < n ? fail_cycle(p, raw, n, indeg) : 0;
+    free(cnt);
+    free(cons);
+    free(fill);
+    free(ready);
+    free(indeg);
+    return rc ? -1 : 0;
+}
+
+/* The network in topological order, inputs renumbered; shapes inferred. */
+static network *build_network(pctx *p, const net_header *hd, const raw_layer *raw, int n, const int *order)
+{
+    int *pos = lw_malloc(sizeof(int) * (size_t)n);
+    for (int k = 0; k < n; k++) pos[order[k]] = k;
+    network *net = lw_calloc(1, sizeof *net);
+    net->name = lw_strdup(hd->name);
+    net->path = lw_strdup(p->label);
+    net->n_layers = n;
+    net->layers = lw_calloc((size_t)n, sizeof(layer));
+    for (int k = 0; k < n; k++) {
+        const raw_layer *r = &raw[order[k]];
+        layer *l = &net->layers[k];
+        *l = r->l;
+        l->name = lw_strdup(r->l.name);
+        l->inputs = NULL;
+        if (r->l.n_inputs) {
+            l->inputs = lw_malloc(sizeof(int) * (size_t)r->l.n_inputs);
+            for (int j = 0; j < r->l.n_inputs; j++) l->inputs[j] = pos[r->l.inputs[j]];
+        }
+    }
+    free(pos);
+    p->raw_index = 0; /* from here a layer index is the network's */
+    for (int k = 1; k < n; k++) {
+        if (infer(p, net, k) < 0) {
+            net_free(net);
+            return NULL;
+        }
+        for (int j = 0; j < net->layers[k].n_inputs; j++) net->layers[net->layers[k].inputs[j]].n_outputs++;
+    }
+    return net;
+}
+
 network *net_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     pctx p = {text, label, err, NULL, 0, 1};
@@ -552,318 +820,42 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
     json_scan(text, len, label, "layers", &p.item_off, &p.n_items, NULL);
     network *net = NULL;
     raw_layer *raw = NULL;
-    int n_raw = 0;
-    int *order = NULL, *indeg = NULL;
+    int n_raw = 0, *order = NULL;
+    net_header hd = {0};
+    if (parse_header(&p, root, &hd) < 0) goto done;
 
-    if (!cJSON_IsObject(root)) {
-        lw_fail(err, 2, "%s: the top level must be a JSON object", label);
-        goto fail;
-    }
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "layerwise-net/1") != 0) {
-        int line = 1, col = 1;
-        if (fmt && cJSON_IsString(fmt)) {
-            const char *q = strstr(text, fmt->valuestring);
-            if (q) json_line_col(text, (size_t)(q - text), &line, &col);
-        }
-        lw_fail(err, 2, "%s:%d: \"format\" must be \"layerwise-net/1\"%s", label, line,
-                cJSON_IsString(fmt) ? "" : " (missing)");
-        goto fail;
-    }
-    {
-        /* a typo ("Layers") is an error, not a silent default */
-        static const char *const top[] = {"format", "name", "input", "layers", "comment", "description", "source", NULL};
-        for (const cJSON *it = root->child; it; it = it->next)
-            if (!in_list(top, it->string)) {
-                lw_fail(err, 2, "%s:%d: unknown field \"%.100s\" (a network has %s)", label,
-                        json_line_of_key(text, it->string), it->string,
-                        "format, name, input, layers and comment");
-                goto fail;
-            }
-    }
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
-    if (!cJSON_IsString(name) || !name->valuestring[0]) {
-        lw_fail(err, 2, "%s: needs a non-empty string \"name\"", label);
-        goto fail;
-    }
-    char why[128];
-    if (lw_check_text(name->valuestring, LW_NAME_MAX, why, sizeof why) != 0) {
-        lw_fail(err, 2, "%s:%d: the network's \"name\" %s", label, json_line_of_key(text, "name"), why);
-        goto fail;
-    }
-    const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
-    if (!cJSON_IsObject(input)) {
-        lw_fail(err, 2, "%s: needs an \"input\" object {\"name\", \"channels\", \"height\", \"width\"}", label);
-        goto fail;
-    }
-    {
-        static const char *const keys[] = {"name", "channels", "height", "width", "comment", NULL};
-        for (const cJSON *it = input->child; it; it = it->next)
-            if (!in_list(keys, it->string)) {
-                lw_fail(err, 2, "%s:%d: input: unknown field \"%.100s\" (an input has name, channels, height and width)",
-                        label, json_line_of_key(text, it->string), it->string);
-                goto fail;
-            }
-    }
-    const cJSON *iname = cJSON_GetObjectItemCaseSensitive(input, "name");
-    if (iname && (!cJSON_IsString(iname) || !iname->valuestring[0])) {
-        lw_fail(err, 2, "%s:%d: input \"name\" must be a non-empty string (or absent: \"data\")", label,
-                json_line_of_key(text, "input"));
-        goto fail;
-    }
-    const char *in_name = iname ? iname->valuestring : "data";
-    if (lw_check_text(in_name, LW_NAME_MAX, why, sizeof why) != 0) {
-        lw_fail(err, 2, "%s:%d: input \"name\" %s", label, json_line_of_key(text, "input"), why);
-        goto fail;
-    }
-    long ic = 0, ih = 0, iw = 0;
-    {
-        const char *keys[3] = {"channels", "height", "width"};
-        long *dst[3] = {&ic, &ih, &iw};
-        for (int k = 0; k < 3; k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(input, keys[k]);
-            if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
-                v->valuedouble > (double)NET_MAX_DIM) {
-                lw_fail(err, 2, "%s: input \"%s\" must be an integer from 1 to %ld%s", label, keys[k], NET_MAX_DIM,
-                        v ? "" : " (missing)");
-                goto fail;
-            }
-            *dst[k] = (long)v->valuedouble;
-        }
-        if ((double)ic * ih * iw > (double)NET_MAX_ELEMS) {
-            lw_fail(err, 2, "%s: input %ldx%ldx%ld is beyond the supported size", label, ic, ih, iw);
-            goto fail;
-        }
-    }
     const cJSON *layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
     if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) < 1) {
         lw_fail(err, 2, "%s: needs a non-empty \"layers\" array", label);
-        goto fail;
+        goto done;
     }
     n_raw = cJSON_GetArraySize(layers);
     if (n_raw > NET_MAX_LAYERS) {
         lw_fail(err, 2, "%s: %d layers; at most %d are supported", label, n_raw, NET_MAX_LAYERS);
-        goto fail;
+        n_raw = 0;
+        goto done;
     }
     raw = lw_calloc((size_t)n_raw + 1, sizeof *raw);
-    /* raw[0] is the input */
-    raw[0].l.name = (char *)in_name;
+    raw[0].l.name = (char *)hd.in_name; /* raw[0] is the input */
     raw[0].l.type = LT_INPUT;
-    raw[0].l.out = (shape){ic, ih, iw, 4};
+    raw[0].l.out = (shape){hd.c, hd.h, hd.w, 4};
     raw[0].l.dims = DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W);
-    {
-        int k = 1;
-        for (const cJSON *it = layers->child; it; it = it->next, k++)
-            if (parse_layer(&p, it, k - 1, &raw[k]) < 0) goto fail;
-    }
+    int k = 1;
+    for (const cJSON *it = layers->child; it; it = it->next, k++)
+        if (parse_layer(&p, it, k - 1, &raw[k]) < 0) goto done;
     int n = n_raw + 1;
-    /* names unique; resolve inputs by name (hash-free: sort indices by name) */
-    {
-        int *idx = lw_malloc(sizeof(int) * (size_t)n);
-        for (int i = 0; i < n; i++) idx[i] = i;
-        /* simple merge-free approach: qsort with a context-less comparator via a static */
-        extern int lw__cmp_raw_names(const void *, const void *);
-        extern raw_layer *lw__raw_sort_base;
-        lw__raw_sort_base = raw;
-        qsort(idx, (size_t)n, sizeof(int), lw__cmp_raw_names);
-        for (int i = 1; i < n; i++) {
-            if (strcmp(raw[idx[i]].l.name, raw[idx[i - 1]].l.name) == 0) {
-                /* report the first layer that repeats a name (the input's, or
-                 * an earlier layer's), at the line of that repetition */
-                const char *dn = raw[idx[i]].l.name;
-                int with_input = strcmp(raw[0].l.name, dn) == 0;
-                int dup = -1, rank = 0, n_named = 0;
-                for (int k = 1; k < n; k++)
-                    if (strcmp(raw[k].l.name, dn) == 0) {
-                        n_named++;
-                        if (dup < 0 && (with_input || n_named == 2)) {
-                            dup = k;
-                            rank = n_named;
-                        }
-                    }
-                /* layers' "name" entries come after the network's and the
-                 * input's in a usual file: count back from the last one */
-                int total = 0;
-                while (line_of_nth_name(p.text, dn, total + 1)) total++;
-                int line = total >= n_named ? line_of_nth_name(p.text, dn, total - n_named + rank) : 0;
-                const char *what = with_input ? "has the same name as the input" : "name used by an earlier layer too";
-                if (line)
-                    lw_fail(err, 2, "%s:%d: layer \"%s\": %s", label, line, dn, what);
-                else
-                    layer_fail(&p, dn, dup - 1, "%s", what);
-                free(idx);
-                goto fail;
-            }
-        }
-        for (int i = 1; i < n; i++) {
-            raw[i].l.inputs = lw_malloc(sizeof(int) * (size_t)raw[i].l.n_inputs);
-            int k = 0;
-            for (const cJSON *it = raw[i].inputs->child; it; it = it->next, k++) {
-                /* binary search */
-                int lo = 0, hi = n - 1, found = -1;
-                while (lo <= hi) {
-                    int mid = (lo + hi) / 2;
-                    int c = strcmp(it->valuestring, raw[idx[mid]].l.name);
-                    if (c == 0) {
-                        found = idx[mid];
-                        break;
-                    }
-                    if (c < 0) hi = mid - 1;
-                    else lo = mid + 1;
-                }
-                if (found < 0) {
-                    char m[300];
-                    snprintf(m, sizeof m, "input \"%.200s\" is not a layer of this network", it->valuestring);
-                    layer_fail(&p, raw[i].l.name, i - 1, "%s", m);
-                    free(idx);
-                    goto fail;
-                }
-                if (found == i) {
-                    layer_fail(&p, raw[i].l.name, i - 1, "%s", "takes itself as input (a cycle)");
-                    free(idx);
-                    goto fail;
-                }
-                raw[i].l.inputs[k] = found;
-            }
-        }
-        free(idx);
-    }
-    /* Kahn's algorithm for a topological order that keeps file order where it can. */
     order = lw_malloc(sizeof(int) * (size_t)n);
-    indeg = lw_calloc((size_t)n, sizeof(int));
-    int *pos = lw_malloc(sizeof(int) * (size_t)n);
-    {
-        /* consumers lists */
-        int *cnt = lw_calloc((size_t)n + 1, sizeof(int));
-        for (int i = 1; i < n; i++) {
-            indeg[i] = raw[i].l.n_inputs;
-            for (int k = 0; k < raw[i].l.n_inputs; k++) cnt[raw[i].l.inputs[k] + 1]++;
-        }
-        for (int i = 0; i < n; i++) cnt[i + 1] += cnt[i];
-        int *cons = lw_malloc(sizeof(int) * (size_t)(cnt[n] + 1));
-        int *fill = lw_malloc(sizeof(int) * (size_t)n);
-        memcpy(fill, cnt, sizeof(int) * (size_t)n);
-        for (int i = 1; i < n; i++)
-            for (int k = 0; k < raw[i].l.n_inputs; k++) cons[fill[raw[i].l.inputs[k]]++] = i;
-        /* Kahn's algorithm over the layers whose inputs are all placed
-         * (ready[head..nr)); each round takes the smallest index among them
-         * by a linear scan (a min-heap would do it in log time), so the
-         * order keeps the file's wherever the graph allows */
-        int *ready = lw_malloc(sizeof(int) * (size_t)n);
-        int nr = 0, no = 0;
-        ready[nr++] = 0;
-        for (int i = 1; i < n; i++)
-            if (indeg[i] == 0) ready[nr++] = i; /* cannot happen: every layer has inputs */
-        int head = 0;
-        while (head < nr) {
-            /* pick the smallest index among ready (keeps file order) */
-            int best = head;
-            for (int k = head + 1; k < nr; k++)
-                if (ready[k] < ready[best]) best = k;
-            int v = ready[best];
-            ready[best] = ready[head];
-            ready[head++] = v;
-            order[no++] = v;
-            for (int k = cnt[v]; k < cnt[v + 1]; k++) {
-                int c = cons[k];
-                /* a layer listing the same input twice has it counted twice */
-                if (--indeg[c] == 0) ready[nr++] = c;
-            }
-        }
-        free(cnt);
-        free(cons);
-        free(fill);
-        free(ready);
-        if (no < n) {
-            int bad = -1;
-            for (int i = 1; i < n; i++)
-                if (indeg[i] > 0) {
-                    bad = i;
-                    break;
-                }
-            /* a layer left over may only depend on a cycle: walk back along
-             * inputs that were never ordered; after n steps we are on it */
-            for (int step = 0; step < n; step++) {
-                int next = -1;
-                for (int k = 0; k < raw[bad].l.n_inputs && next < 0; k++)
-                    if (indeg[raw[bad].l.inputs[k]] > 0) next = raw[bad].l.inputs[k];
-                if (next < 0) break;
-                bad = next;
-            }
-            /* the cycle in data-flow order, ending where it starts */
-            int *cyc = lw_malloc(sizeof(int) * (size_t)(n + 1));
-            int nc = 0, v = bad;
-            do {
-                cyc[nc++] = v;
-                int next = -1;
-                for (int k = 0; k < raw[v].l.n_inputs && next < 0; k++)
-                    if (indeg[raw[v].l.inputs[k]] > 0) next = raw[v].l.inputs[k];
-                v = next;
-            } while (v >= 0 && v != bad && nc < n);
-            lw_buf b = {0};
-            lw_buf_printf(&b, "is part of a cycle (");
-            for (int k = nc; k >= 0; k--) {
-                if (k < nc - 6 && k > 0) {
-                    if (k == nc - 7) lw_buf_printf(&b, " -> ...");
-                    continue;
-                }
-                lw_buf_printf(&b, "%s\"%.60s\"", k == nc ? "" : " -> ", raw[cyc[k % nc]].l.name);
-            }
-            lw_buf_printf(&b, "): every layer of it takes the one before as input");
-            layer_fail(&p, raw[bad].l.name, bad - 1, "%s", b.s);
-            lw_buf_free(&b);
-            free(cyc);
-            free(pos);
-            goto fail;
-        }
-    }
-    for (int k = 0; k < n; k++) pos[order[k]] = k;
+    if (resolve_inputs(&p, raw, n) < 0 || topo_order(&p, raw, n, order) < 0) goto done;
+    net = build_network(&p, &hd, raw, n, order);
 
-    net = lw_calloc(1, sizeof *net);
-    net->name = lw_strdup(name->valuestring);
-    net->path = lw_strdup(label);
-    net->n_layers = n;
-    net->layers = lw_calloc((size_t)n, sizeof(layer));
-    for (int k = 0; k < n; k++) {
-        raw_layer *r = &raw[order[k]];
-        layer *l = &net->layers[k];
-        *l = r->l;
-        l->name = lw_strdup(r->l.name);
-        if (r->l.n_inputs) {
-            l->inputs = lw_malloc(sizeof(int) * (size_t)r->l.n_inputs);
-            for (int j = 0; j < r->l.n_inputs; j++) l->inputs[j] = pos[r->l.inputs[j]];
-        }
-    }
-    free(pos);
-    p.raw_index = 0;
-    for (int k = 1; k < n; k++) {
-        if (infer(&p, net, k) < 0) goto fail;
-        for (int j = 0; j < net->layers[k].n_inputs; j++) net->layers[net->layers[k].inputs[j]].n_outputs++;
-    }
-    for (int i = 0; i <= n_raw; i++) free(raw[i].l.inputs);
-    free(raw);
-    free(order);
-    free(indeg);
-    free(p.item_off);
-    cJSON_Delete(root);
-    return net;
-
-fail:
+done:
     free(p.item_off);
     if (raw)
         for (int i = 0; i <= n_raw; i++) free(raw[i].l.inputs);
     free(raw);
     free(order);
-    free(indeg);
-    net_free(net);
     cJSON_Delete(root);
-    return NULL;
-}
-
-raw_layer *lw__raw_sort_base;
-int lw__cmp_raw_names(const void *a, const void *b)
-{
-    return strcmp(lw__raw_sort_base[*(const int *)a].l.name, lw__raw_sort_base[*(const int *)b].l.name);
+    return net;
 }
 
 network *net_load_file(const char *path, lw_error *err)

@@ -165,9 +165,14 @@ static int add_piece(builder *b, int e, int backward, int src, int dst, double e
     return t;
 }
 
-/* Forward pieces of edge e into layer li's tasks (fwd_of: first forward
- * task of each layer) and their dependencies; one phase. */
-static void build_forward_edge(builder *b, int e, const int *fwd_of)
+/* The pieces of edge e in one direction, one phase. Forward: from the
+ * producer's task p to the consumer's task k (of: first forward task of each
+ * layer). Backward: the gradient of the producer's output, from the
+ * consumer's input-gradient task k back to the producer's task p over the
+ * same overlaps (of: first backward task; the input layer has none, -1, so
+ * its pieces end nowhere). A piece between tasks on the same GPU is only a
+ * dependency. */
+static void build_edge(builder *b, int e, int backward, const int *of)
 {
     const cost_model *m = b->m;
     int P = m->e_from[e], C = m->e_to[e];
@@ -178,38 +183,14 @@ static void build_forward_edge(builder *b, int e, const int *fwd_of)
         for (int p = 0; p < Tp; p++) {
             double v = cost_overlap(m, e, cp, p, cc, k);
             if (v <= 0) continue;
-            if (p == k) {
-                add_dep(b, fwd_of[P] + p, fwd_of[C] + k);
-            } else {
-                int t = add_piece(b, e, 0, p, k, v);
-                add_dep(b, fwd_of[P] + p, t);
-                add_dep(b, t, fwd_of[C] + k);
+            int from = backward ? of[C] + k : of[P] + p;
+            int to = backward ? (of[P] >= 0 ? of[P] + p : -1) : of[C] + k;
+            if (p != k) {
+                int t = backward ? add_piece(b, e, 1, k, p, v) : add_piece(b, e, 0, p, k, v);
+                add_dep(b, from, t);
+                from = t;
             }
-        }
-    add_phase(b, PH_TRANSFER, first, b->n - first);
-}
-
-/* Backward pieces of edge e: the gradient of the producer's output comes
- * from the consumer's input-gradient tasks over the same overlaps. The
- * input layer has no backward tasks (bwd_of -1): its pieces end nowhere. */
-static void build_backward_edge(builder *b, int e, const int *bwd_of)
-{
-    const cost_model *m = b->m;
-    int P = m->e_from[e], C = m->e_to[e];
-    const config *cp = cfg(b, P), *cc = cfg(b, C);
-    int Tp = config_tasks(cp), Tc = config_tasks(cc);
-    int first = b->n;
-    for (int k = 0; k < Tc && !b->too_big; k++)
-        for (int p = 0; p < Tp; p++) {
-            double v = cost_overlap(m, e, cp, p, cc, k);
-            if (v <= 0) continue;
-            if (p == k) {
-                if (bwd_of[P] >= 0) add_dep(b, bwd_of[C] + k, bwd_of[P] + p);
-            } else {
-                int t = add_piece(b, e, 1, k, p, v);
-                add_dep(b, bwd_of[C] + k, t);
-                if (bwd_of[P] >= 0) add_dep(b, t, bwd_of[P] + p);
-            }
+            if (to >= 0) add_dep(b, from, to);
         }
     add_phase(b, PH_TRANSFER, first, b->n - first);
 }
@@ -286,7 +267,7 @@ static void build(builder *b, const sim_options *opt)
         bwd_ms[li] = k;
         fwd_of[li] = add_layer_tasks(b, SIM_FORWARD, li, f);
         for (int e = 0; e < m->n_edges; e++)
-            if (m->e_to[e] == li) build_forward_edge(b, e, fwd_of);
+            if (m->e_to[e] == li) build_edge(b, e, 0, fwd_of);
         add_phase(b, PH_COMPUTE, fwd_of[li], config_tasks(cfg(b, li)));
     }
     int *bucket = lw_malloc(sizeof(int) * (size_t)L);
@@ -303,7 +284,7 @@ static void build(builder *b, const sim_options *opt)
         if (l->type != LT_INPUT) bwd_of[li] = add_layer_tasks(b, SIM_BACKWARD_DATA, li, bwd_ms[li] - w);
         if (l->type != LT_INPUT && l->n_params > 0) wgt_of[li] = add_layer_tasks(b, SIM_BACKWARD_WEIGHT, li, w);
         for (int e = 0; e < m->n_edges; e++)
-            if (m->e_from[e] == li) build_backward_edge(b, e, bwd_of);
+            if (m->e_from[e] == li) build_edge(b, e, 1, bwd_of);
         if (bwd_of[li] < 0) continue;
         add_phase(b, PH_COMPUTE, bwd_of[li], T);
         for (int k = 0; k < T; k++) add_dep(b, fwd_of[li] + k, bwd_of[li] + k);
@@ -847,14 +828,7 @@ static const char *layer_name(const cost_model *m, int li)
 
 char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "layerwise-sim/1");
-    cJSON_AddStringToObject(root, "network", m->net->name);
-    cJSON_AddStringToObject(root, "cluster", m->cl->name);
-    cJSON_AddNumberToObject(root, "gpus", s->gpus);
-    cJSON_AddNumberToObject(root, "gpus_used", s->gpus_used);
-    cJSON_AddNumberToObject(root, "batch", (double)s->batch);
-    cJSON_AddStringToObject(root, "precision", precision_name(m->prec));
+    cJSON *root = doc_new("layerwise-sim/1", m, s->gpus_used);
     cJSON_AddStringToObject(root, "strategy", strategy);
     cJSON_AddStringToObject(root, "overlap", sim_overlap_name(s->overlap));
     cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));

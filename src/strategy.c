@@ -151,17 +151,23 @@ cJSON *config_to_json(const layer *l, const config *c)
     return o;
 }
 
-char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *ev, const char *algorithm,
-                       int nodes_left, const char *final_method_name)
+cJSON *doc_new(const char *format, const cost_model *m, int gpus_used)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "layerwise-strategy/1");
+    cJSON_AddStringToObject(root, "format", format);
     cJSON_AddStringToObject(root, "network", m->net->name);
     cJSON_AddStringToObject(root, "cluster", m->cl->name);
     cJSON_AddNumberToObject(root, "gpus", m->gpus);
-    cJSON_AddNumberToObject(root, "gpus_used", ev->gpus_used);
+    if (gpus_used >= 0) cJSON_AddNumberToObject(root, "gpus_used", gpus_used);
     cJSON_AddNumberToObject(root, "batch", (double)m->batch);
     cJSON_AddStringToObject(root, "precision", precision_name(m->prec));
+    return root;
+}
+
+char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *ev, const char *algorithm,
+                       int nodes_left, const char *final_method_name)
+{
+    cJSON *root = doc_new("layerwise-strategy/1", m, ev->gpus_used);
     cJSON_AddStringToObject(root, "algorithm", algorithm);
     if (nodes_left >= 0) cJSON_AddNumberToObject(root, "nodes_left", nodes_left);
     if (final_method_name) cJSON_AddStringToObject(root, "final_method", final_method_name);

@@ -64,6 +64,11 @@ int strategy_find_config(const cost_model *m, int layer, const config *want);
 struct cJSON;
 struct cJSON *config_to_json(const layer *l, const config *c);
 
+/* A new document's common head, in this order: "format", "network",
+ * "cluster", "gpus", "gpus_used" (when gpus_used >= 0), "batch" and
+ * "precision", all from the cost model (caller owns the object). */
+struct cJSON *doc_new(const char *format, const cost_model *m, int gpus_used);
+
 /* JSON document (caller frees). algorithm: "elimination", "data", ...;
  * nodes_left and method may be -1 / NULL when not from a search. */
 char *strategy_to_json(const cost_model *m, const int *config_index, const strategy_eval *ev, const char *algorithm,
