@@ -643,13 +643,7 @@ char *explain_json(const plan *p, const explain *e)
     const layer *l = &p->net->layers[e->layer];
     char sh[64];
     shape_format(l->out, sh, sizeof sh);
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "layerwise-explain/1");
-    cJSON_AddStringToObject(root, "network", p->net->name);
-    cJSON_AddStringToObject(root, "cluster", p->cl->name);
-    cJSON_AddNumberToObject(root, "gpus", p->gpus);
-    cJSON_AddNumberToObject(root, "batch", (double)p->batch);
-    cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
+    cJSON *root = doc_new("layerwise-explain/1", p->cm, -1);
     cJSON_AddStringToObject(root, "model", "Eq. 1");
     cJSON_AddStringToObject(root, "layer", l->name);
     cJSON_AddStringToObject(root, "type", layer_type_name(l->type));
