@@ -228,15 +228,17 @@ static void commit(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, c
 }
 
 /* After search_pinned: the fastest strategy of cg within the memory
- * settings ms (best, n_layers) and what is known of it (*mo). Model m's
+ * settings ms on cluster cl, the one m was built for (a new cluster's GPU
+ * memory sets the limit, not the plan's cluster being replaced): best
+ * (n_layers) and what is known of it (*mo). Model m's
  * optimizer is ms's afterwards only on success. */
-static int fit_memory(const plan *p, cost_model *m, const cost_graph *cg, const search_result *sr,
+static int fit_memory(const plan *p, const cluster *cl, cost_model *m, const cost_graph *cg, const search_result *sr,
                       const plan_memory_settings *ms, int *best, plan_memory *mo, double *search_ms, lw_error *err)
 {
     optimizer_kind was = m->optimizer;
     m->optimizer = ms->optimizer;
     double t0 = lw_now();
-    int rc = memory_step(ms, p->cl, m, cg, sr, p->cancel, best, mo, err);
+    int rc = memory_step(ms, cl, m, cg, sr, p->cancel, best, mo, err);
     *search_ms += (lw_now() - t0) * 1e3;
     if (rc != 0) {
         m->optimizer = was;
@@ -255,7 +257,7 @@ static int research(plan *p, const int *pins, const plan_memory_settings *mset, 
     if (!sr) return -1;
     int *best = lw_malloc(sizeof(int) * (size_t)(p->net->n_layers + 1));
     plan_memory mo;
-    if (fit_memory(p, p->cm, cg, sr, mset, best, &mo, &ms, err) != 0) {
+    if (fit_memory(p, p->cl, p->cm, cg, sr, mset, best, &mo, &ms, err) != 0) {
         p->cm->optimizer = p->mset.optimizer;
         free(best);
         search_result_free(sr);
@@ -298,7 +300,7 @@ static int rebuild_unsearched(plan *p, const plan_settings *set, cluster *cl, in
  * own, or a new one the plan takes on success), pins given as indices into
  * the plan's current model. On failure nothing changed (cl is the caller's
  * to free). */
-static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pins_now,
+static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pins_now, const config *pin_cfg,
                    const plan_memory_settings *mset, lw_error *err)
 {
     int L = p->net->n_layers;
@@ -323,8 +325,10 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     int *pins = lw_malloc(sizeof(int) * (size_t)L), any_pin = 0;
     for (int i = 0; i < L; i++) {
         pins[i] = -1;
-        if (pins_now[i] < 0 || !p->cm) continue;
-        pins[i] = config_find(cm->configs[i], cm->n_configs[i], &p->cm->configs[i][pins_now[i]]);
+        const config *want = pin_cfg ? (pin_cfg[i].deg[0] ? &pin_cfg[i] : NULL)
+                                     : pins_now[i] >= 0 && p->cm ? &p->cm->configs[i][pins_now[i]] : NULL;
+        if (!want) continue;
+        pins[i] = config_find(cm->configs[i], cm->n_configs[i], want);
         any_pin = 1;
     }
     double search_ms = 0;
@@ -341,7 +345,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     /* the fastest strategy within the memory limit */
     int *best = lw_malloc(sizeof(int) * (size_t)(L + 1));
     plan_memory mo;
-    if (fit_memory(p, cm, cg, sr, mset, best, &mo, &search_ms, err) != 0) {
+    if (fit_memory(p, cl, cm, cg, sr, mset, best, &mo, &search_ms, err) != 0) {
         free(best);
         search_result_free(sr);
         cg_free(cg);
@@ -365,7 +369,7 @@ int plan_search(plan *p, lw_error *err)
     if (!p->unsearched) return 0;
     p->unsearched = 0;
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &p->set, p->cl, p->pinned, &mset, err) == 0) return 0;
+    if (rebuild(p, &p->set, p->cl, p->pinned, NULL, &mset, err) == 0) return 0;
     p->unsearched = 1;
     return -1;
 }
@@ -376,7 +380,7 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
     if (p->unsearched && !c->set && !c->cl) {
         if (c->sync_set && c->sync != SYNC_PARAMETER_SERVER && c->sync != SYNC_RING_ALLREDUCE)
             return lw_fail(err, 2, "unknown sync scheme %d", (int)c->sync);
-        if (!c->n_pins && !c->clear_pins && !c->mem) { /* no tables: t_s is computed when asked */
+        if (!c->n_pins && !c->clear_pins && !c->mem && !c->pin_configs) { /* no tables: t_s is computed when asked */
             if (c->sync_set) p->cl->sync = c->sync;
             return 0;
         }
@@ -398,13 +402,16 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
     int *pins = lw_malloc(sizeof(int) * (size_t)L);
     for (int i = 0; i < L; i++) pins[i] = c->clear_pins ? -1 : p->pinned[i];
     for (int i = 0; i < c->n_pins; i++) pins[c->pins[i].layer] = c->pins[i].config;
+    if (c->pin_configs && !c->set && !c->cl) /* the same model: its indices */
+        for (int i = 0; i < L; i++)
+            pins[i] = c->pin_configs[i].deg[0] ? config_find(p->cm->configs[i], p->cm->n_configs[i], &c->pin_configs[i]) : -1;
     int rc = 0;
     if (c->set || c->cl) {
         /* a new model: the plan's cluster stays untouched until it commits */
         cluster *cl = p->cl;
         if (c->cl || (c->sync_set && c->sync != p->cl->sync)) cl = cluster_clone(c->cl ? c->cl : p->cl);
         if (c->sync_set) cl->sync = c->sync;
-        rc = rebuild(p, c->set ? c->set : &p->set, cl, pins, mset, err);
+        rc = rebuild(p, c->set ? c->set : &p->set, cl, pins, c->pin_configs, mset, err);
         if (rc != 0 && cl != p->cl) cluster_free(cl);
     } else if (c->sync_set && c->sync != p->cl->sync) {
         /* only t_s depends on the sync scheme; put it back on failure */
@@ -421,6 +428,70 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
     }
     free(pins);
     return rc;
+}
+
+plan_state plan_state_get(const plan *p)
+{
+    int L = p->net->n_layers;
+    plan_state s = {p->set, cluster_clone(p->cl), p->mset, L, lw_calloc((size_t)L, sizeof(config))};
+    for (int i = 0; i < L; i++)
+        if (p->pinned[i] >= 0 && p->cm) s.pins[i] = p->cm->configs[i][p->pinned[i]];
+    return s;
+}
+
+void plan_state_free(plan_state *s)
+{
+    cluster_free(s->cl);
+    free(s->pins);
+    *s = (plan_state){0};
+}
+
+/* The same cluster but perhaps for the sync scheme. */
+static int cluster_same_but_sync(const cluster *a, const cluster *b)
+{
+    cluster c = *b; /* a shallow copy, only compared */
+    c.sync = a->sync;
+    return cluster_equal(a, &c) && strcmp(a->name, b->name) == 0;
+}
+
+/* Field by field: the structs have padding. */
+static int settings_equal(const plan_settings *a, const plan_settings *b)
+{
+    return a->gpus == b->gpus && a->batch_per_gpu == b->batch_per_gpu && a->global_batch == b->global_batch;
+}
+
+static int memory_settings_equal(const plan_memory_settings *a, const plan_memory_settings *b)
+{
+    return a->limit == b->limit && a->optimizer == b->optimizer && a->time_s == b->time_s;
+}
+
+static int pins_are(const plan *p, const config *pins)
+{
+    for (int i = 0; i < p->net->n_layers; i++) {
+        int want = pins[i].deg[0] != 0, has = p->pinned[i] >= 0;
+        if (want != has || (has && !config_equal(&pins[i], &p->cm->configs[i][p->pinned[i]]))) return 0;
+    }
+    return 1;
+}
+
+int plan_state_is(const plan *p, const plan_state *s)
+{
+    return settings_equal(&s->set, &p->set) && cluster_same_but_sync(s->cl, p->cl) && s->cl->sync == p->cl->sync &&
+           memory_settings_equal(&s->mem, &p->mset) && pins_are(p, s->pins);
+}
+
+plan_change plan_state_change(const plan *p, const plan_state *s)
+{
+    plan_change c = {0};
+    if (!settings_equal(&s->set, &p->set)) c.set = &s->set;
+    if (!cluster_same_but_sync(s->cl, p->cl)) c.cl = s->cl;
+    else if (s->cl->sync != p->cl->sync) {
+        c.sync_set = 1;
+        c.sync = s->cl->sync;
+    }
+    if (!memory_settings_equal(&s->mem, &p->mset)) c.mem = &s->mem;
+    if (c.set || c.cl || !pins_are(p, s->pins)) c.pin_configs = s->pins;
+    return c;
 }
 
 void plan_set_cancel(plan *p, atomic_int *cancel)
@@ -456,7 +527,7 @@ static plan *plan_create(network *net, cluster *cl, profile *prof, plan_settings
     p->pinned = lw_malloc(sizeof(int) * (size_t)net->n_layers);
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &set, cl, p->pinned, &mset, err) != 0) {
+    if (rebuild(p, &set, cl, p->pinned, NULL, &mset, err) != 0) {
         plan_free(p);
         return NULL;
     }

@@ -123,6 +123,10 @@ typedef struct plan_change {
     int n_pins;               /* pins to set or clear (alone: only the search runs again) */
     const plan_pin *pins;
     const plan_memory_settings *mem; /* new memory settings (alone: only the search runs again) */
+    /* [n_layers] every layer's pin as a config, found in the new setting's
+     * model (deg all 0: not pinned); replaces the pins above. For putting
+     * back pins the current model may lack (plan_state_change). */
+    const config *pin_configs;
 } plan_change;
 
 /* Applies c: recomputes what it touches (the cost model for new settings
@@ -134,6 +138,30 @@ typedef struct plan_change {
  * and the plan is exactly as it was: the previous settings, cluster, pins,
  * model and optimum. A change that changes nothing returns 0 at once. */
 int plan_apply(plan *p, const plan_change *c, lw_error *err);
+
+/* ---- what-if states, for undo ------------------------------------------ */
+
+/* Everything plan_apply changes, as one value: the run settings, the
+ * cluster (with its sync scheme, precision and edits), the memory settings
+ * and the pins, as configs so that they outlive the model they were made
+ * in. Not the model or the optimum: plan_apply computes those again. */
+typedef struct plan_state {
+    plan_settings set;
+    cluster *cl;             /* a copy, owned */
+    plan_memory_settings mem;
+    int n_layers;
+    config *pins;            /* [n_layers] owned; deg all 0: the layer is not pinned */
+} plan_state;
+
+/* The plan's state now (plan_state_free releases the copies). */
+plan_state plan_state_get(const plan *p);
+void plan_state_free(plan_state *s);
+/* 1 when the plan is in state s. */
+int plan_state_is(const plan *p, const plan_state *s);
+/* The change that puts the plan back into state s (a state of the same
+ * network), naming only what differs, so that a pin alone runs only the
+ * search. It points into s, which must outlive the plan_apply. */
+plan_change plan_state_change(const plan *p, const plan_state *s);
 
 /* p->cancel for the plan_apply calls to come (NULL: not cancellable). */
 void plan_set_cancel(plan *p, atomic_int *cancel);

@@ -63,6 +63,17 @@ want8=$(cli_total -n vgg16 -c p100-4x4 -g 8)
 expect "new total equals the CLI's at 8 GPUs ($want8 ms)" "$want8 ms/step"
 [ "$want8" != "$want" ] && ok "the total changed ($want -> $want8)" || bad "the total did not change"
 
+# ---- undo and redo: z puts the 16 GPUs and their total back, Z the 8
+keys z
+expect "z undoes the GPU change" "undo 1/1: 16→8 GPUs:"
+expect "undo: back to 16 GPUs" "16/16 GPUs"
+expect "undo: the total it opened with ($want ms)" "$want ms/step"
+keys Z
+expect "Z redoes it" "redo 1/1: 16→8 GPUs:"
+expect "redo: the total at 8 GPUs ($want8 ms)" "$want8 ms/step"
+keys Z
+expect "nothing more to redo" "nothing to redo"
+
 # ---- why not + pin: fc6 pinned to its second-best config, marked P
 keys Home
 for _ in $(seq 1 20); do keys Down; done # conv1_1 .. fc6 is row 21 of VGG-16
@@ -78,6 +89,20 @@ expect_re "pinned row marked P" "^P fc6 "
 expect "context counts the pin" "1 pinned"
 keys x
 expect "x clears the pin" "unpin fc6:"
+
+# ---- search: / in the table, n and N; in the graph the match is selected
+keys / c o n v 4 Enter
+expect "search finds the first conv4 layer" "/conv4: layer 1 of 3"
+keys n n
+expect "n goes to the third" "/conv4: layer 3 of 3"
+keys N
+expect "N goes back" "/conv4: layer 2 of 3"
+keys 2 / F C 7 Enter
+expect "the graph: fc7 found, ignoring case" "/FC7: layer 1 of 1"
+expect "the graph: fc7 selected" "selected fc7:"
+keys / n o p e Enter
+expect "no match says so" "/nope: no layer matches"
+keys 1
 
 # ---- the elimination stepper
 keys 3
@@ -135,11 +160,31 @@ keys 6
 sim=$("$LW" simulate -n vgg16 -c p100-4x4 -g 8 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline: the simulated step equals the CLI's ($sim ms)" "simulated step $sim ms"
 expect_re "timeline: a Gantt row per GPU" "gpu 7 +[FBWXS.]+"
-keys n
+keys ']'
 expect_re "timeline: the cursor names a task" "gpu 0: [a-z0-9_]+ forward"
+keys / p r o b Enter
+expect_re "timeline: / finds the layer's tasks" ": prob [a-z ]+ · "
 keys -- +
 sim16=$("$LW" simulate -n vgg16 -c p100-4x4 -g 16 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline follows a what-if ($sim16 ms at 16 GPUs)" "simulated step $sim16 ms"
+
+# ---- open: a bad network file keeps the plan; a shipped network from the picker
+printf '{"name": "x",\n "layers": [' > "$WORK/bad.json"
+keys O
+expect "O lists the shipped networks" "network   alexnet"
+expect "and marks the one open" "network   vgg16  (open)"
+keys / f i l e Enter
+expect "the picker's search finds the path row" "network   a file: type its path"
+keys Enter
+expect "a path prompt" "Network file:"
+keys "$WORK/bad.json" Enter
+expect "a bad file's error names the file and place" "$WORK/bad.json:2:"
+expect "the plan stays" "vgg16 on p100-4x4 · 16/16 GPUs"
+keys / a l e x Enter Enter
+expect "alexnet opened" "opened network alexnet"
+expect "the context names it" "alexnet on p100-4x4 · 16/16 GPUs"
+want_alex=$(cli_total -n alexnet -c p100-4x4 -g 16)
+expect "alexnet's total equals the CLI's ($want_alex ms)" "$want_alex ms/step"
 
 # ---- q leaves: the process is gone and the terminal restored
 keys q

@@ -682,6 +682,94 @@ static int apply_inter_bw(plan *p, double factor, int gpus, lw_error *err)
     return rc;
 }
 
+/* A new cluster with other GPUs: the memory limit is its GPUs' memory,
+ * not that of the cluster it replaces. */
+Test(plan, a_new_cluster_brings_its_own_memory_limit)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
+    lw_error err = {0};
+    cluster *ws = plan_load_cluster("workstation-4x-pcie", &err);
+    cr_assert_not_null(ws, "%s", err.msg);
+    double gib = 1073741824.0, want = ws->gpu.memory_gib * gib;
+    cr_assert_neq(want, p->cl->gpu.memory_gib * gib, "the two clusters' GPUs differ in memory");
+    plan_settings s = p->set;
+    s.gpus = 4;
+    cr_assert_eq(plan_apply(p, &(plan_change){.set = &s, .cl = ws}, &err), 0, "%s", err.msg);
+    cr_assert_eq(p->mem.limit_bytes, want, "limit %.0f, the workstation's GPUs have %.0f", p->mem.limit_bytes, want);
+    cr_assert_eq(p->mem.limit_bytes, plan_memory_limit(&p->mset, p->cl));
+    cluster_free(ws);
+    plan_free(p);
+}
+
+/* What-if states (undo): every state put back, last first, gives the
+ * same plan as it was, to the bit, pins the current model lacks included;
+ * a pin alone comes back by the search only. */
+Test(plan, states_put_back_give_the_same_plans)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
+    lw_error err = {0};
+    int L = p->net->n_layers, fc6 = net_find(p->net, "fc6");
+    enum { N = 6 };
+    plan_state st[N];
+    double total[N];
+    int *best[N];
+    st[0] = plan_state_get(p);
+    /* fc6 pinned to a config on all 16 GPUs, which 8 GPUs lack */
+    int k16 = -1;
+    for (int k = 0; k < p->cm->n_configs[fc6] && k16 < 0; k++)
+        if (config_tasks(&p->cm->configs[fc6][k]) == 16 && k != p->best[fc6]) k16 = k;
+    cr_assert(k16 >= 0);
+    plan_pin pin = {fc6, k16};
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
+    st[1] = plan_state_get(p);
+    cr_assert_eq(apply_set(p, 8, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_pin_count(p), 0, "8 GPUs have no 16-task config: the pin is dropped");
+    st[2] = plan_state_get(p);
+    sync_scheme other = p->cl->sync == SYNC_RING_ALLREDUCE ? SYNC_PARAMETER_SERVER : SYNC_RING_ALLREDUCE;
+    cr_assert_eq(plan_apply(p, &(plan_change){.sync_set = 1, .sync = other}, &err), 0, "%s", err.msg);
+    st[3] = plan_state_get(p);
+    plan_memory_settings m = p->mset;
+    m.limit = 2.0 * 1073741824.0;
+    cr_assert_eq(plan_apply(p, &(plan_change){.mem = &m}, &err), 0, "%s", err.msg);
+    st[4] = plan_state_get(p);
+    cr_assert_eq(apply_inter_bw(p, 0.25, 8, &err), 0, "%s", err.msg);
+    st[5] = plan_state_get(p);
+    for (int i = 0; i < N; i++) cr_assert(i == N - 1 || !plan_state_is(p, &st[i]), "state %d differs from the last", i);
+    cr_assert(plan_state_is(p, &st[N - 1]));
+    /* record each state's plan by putting them back in turn, first to last */
+    for (int i = N - 1; i >= 0; i--) {
+        plan_change c = plan_state_change(p, &st[i]);
+        cr_assert_eq(plan_apply(p, &c, &err), 0, "state %d: %s", i, err.msg);
+        cr_assert(plan_state_is(p, &st[i]), "state %d is back", i);
+        total[i] = p->best_eval.total_ms;
+        best[i] = malloc(sizeof(int) * (size_t)L);
+        memcpy(best[i], p->best, sizeof(int) * (size_t)L);
+    }
+    cr_assert_eq(p->gpus, 16);
+    cr_assert_eq(plan_pin_count(p), 0);
+    /* forward again (redo) and back again (undo): the same numbers */
+    for (int round = 0; round < 2; round++)
+        for (int j = 1; j < 2 * N - 1; j++) {
+            int i = j < N ? j : 2 * N - 2 - j;
+            plan_change c = plan_state_change(p, &st[i]);
+            if (i == 1 && j == 1) cr_assert(!c.set && !c.cl && !c.mem && !c.sync_set, "a pin alone: only the search");
+            cr_assert_eq(plan_apply(p, &c, &err), 0, "state %d: %s", i, err.msg);
+            cr_assert(plan_state_is(p, &st[i]), "state %d", i);
+            cr_assert_eq(p->best_eval.total_ms, total[i], "state %d: %.17g ms, was %.17g", i, p->best_eval.total_ms,
+                         total[i]);
+            cr_assert_arr_eq(p->best, best[i], sizeof(int) * (size_t)L, "state %d's strategy", i);
+            if (i == 1) {
+                cr_assert_eq(p->gpus, 16);
+                cr_assert_eq(p->pinned[fc6], k16, "the pin 8 GPUs lacked is back");
+            }
+        }
+    for (int i = 0; i < N; i++) {
+        plan_state_free(&st[i]);
+        free(best[i]);
+    }
+    plan_free(p);
+}
+
 Test(prefetch, a_queued_setting_is_taken_and_equals_a_fresh_build)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 16, 0);

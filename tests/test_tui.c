@@ -530,7 +530,7 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
     /* back */
     app_feed(a, KEY_LEFT);
     cr_assert_eq(steps_of(a)->step, 11);
-    app_feed(a, 'p');
+    app_feed(a, KEY_LEFT);
     cr_assert_eq(steps_of(a)->step, 10);
     /* the final step */
     app_feed(a, 'f');
@@ -575,7 +575,7 @@ Test(tui_steps, edge_elimination_on_inception)
         if (r->steps[s].kind == ELIM_EDGE) first = s;
     cr_assert(first >= 0, "Inception-v3 has parallel edges to merge");
     app_feed(a, '3');
-    while (steps_of(a)->step < first + 1) app_feed(a, 'n');
+    while (steps_of(a)->step < first + 1) app_feed(a, KEY_RIGHT);
     draw(a);
     char want[128];
     snprintf(want, sizeof want, "Step %d/%d", first + 1, r->n_steps);
@@ -927,8 +927,8 @@ Test(tui_export, json_and_diagram_from_keys)
     }
     /* the stepper exports the reduced graph at its step */
     app_feed(a, '3');
-    app_feed(a, 'n');
-    app_feed(a, 'n');
+    app_feed(a, ' ');
+    app_feed(a, KEY_RIGHT);
     app_feed(a, 'e');
     cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-reduced-step2.svg");
     app_feed(a, 27);
@@ -1053,7 +1053,7 @@ Test(tui_keys, quit_screens_and_key_names)
     cr_assert_eq(a->screen, SCR_TIMELINE);
     app_feed(a, KEY_BTAB);
     cr_assert_eq(a->screen, SCR_CLUSTER);
-    cr_assert_eq(app_key(a, 'z'), ACT_NONE);
+    cr_assert_eq(app_key(a, 'y'), ACT_NONE);
     char b[16];
     cr_assert_str_eq(lw_key_name(KEY_NPAGE, b, sizeof b), "PgDn");
     cr_assert_str_eq(lw_key_name('q', b, sizeof b), "q");
@@ -1121,10 +1121,23 @@ Test(tui_keys, list_cursor)
     cr_assert(list_key(&c, KEY_HOME, 20, 1, 0));
     list_fit(&c, 20, 5, 1);
     cr_assert_eq(c.top, 0);
-    cr_assert(list_find(&c, 20, is_multiple_of_7, NULL));
+    int nth = 0;
+    cr_assert_eq(list_find(&c, 20, 1, is_multiple_of_7, NULL, &nth), 3, "0, 7 and 14 match");
     cr_assert_eq(c.sel, 7);
-    cr_assert(list_find(&c, 20, is_multiple_of_7, NULL) && list_find(&c, 20, is_multiple_of_7, NULL));
+    cr_assert_eq(nth, 2, "7 is the second match from the top");
+    cr_assert(list_find(&c, 20, 1, is_multiple_of_7, NULL, NULL) && list_find(&c, 20, 1, is_multiple_of_7, NULL, &nth));
     cr_assert_eq(c.sel, 0, "the search wraps round");
+    cr_assert_eq(nth, 1);
+    cr_assert(list_find(&c, 20, -1, is_multiple_of_7, NULL, &nth));
+    cr_assert_eq(c.sel, 14, "backwards from the first row wraps to the last match");
+    cr_assert_eq(nth, 3);
+    cr_assert(list_find(&c, 20, -1, is_multiple_of_7, NULL, NULL));
+    cr_assert_eq(c.sel, 7);
+    cr_assert_eq(list_find(&c, 6, 1, is_multiple_of_7, NULL, &nth), 1, "only 0 below 6");
+    cr_assert_eq(c.sel, 0);
+    c.sel = 3;
+    cr_assert_eq(list_find(&c, 0, 1, is_multiple_of_7, NULL, NULL), 0, "an empty list has no match");
+    cr_assert_eq(c.sel, 3, "and nothing moved");
     /* a list that only scrolls: End goes as far as the drawing allows */
     list_cursor h = {0, 0, 0};
     cr_assert(list_key(&h, KEY_END, 0, 0, 0));
@@ -1288,7 +1301,7 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
     static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', 'i', '\r', 'x',
                                'X', 'o', 'b', 'm', 'n', 'p', '[', ']', 'h', 'j', 'k', 'l', 'R', '?', 27, 'g',
                                KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END,
-                               KEY_F(1), 12 /* ^L */, 'e', 'J'};
+                               KEY_F(1), 12 /* ^L */, 'e', 'J', 'O'};
     static const int sizes[][2] = {{24, 80}, {30, 100}, {12, 40}, {50, 160}, {24, 79}, {5, 10}};
     monkey_state = seed;
     term_open(24, 80, 1);
@@ -1304,8 +1317,8 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
         } else if (r < 10) {
             app_idle(a, 0.002);
         } else if (a->prompt != PROMPT_NONE) {
-            /* in a prompt: never confirm a file name */
-            int export = a->prompt == PROMPT_EXPORT || a->prompt == PROMPT_JSON;
+            /* in a prompt: never confirm a file name (to write or to open) */
+            int export = a->prompt == PROMPT_EXPORT || a->prompt == PROMPT_JSON || a->prompt == PROMPT_OPEN;
             int k = monkey_int(8);
             if (k == 0 || (export && k < 6)) app_feed(a, 27);
             else if (k == 1 && !export) app_feed(a, '\r');
@@ -1318,6 +1331,8 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
              * under ASan) and the walk would crawl; the cluster screen can
              * still grow the cluster itself */
             if (key == '+' && app_gpu_step(a, +1) > 32) key = '-';
+            /* the walk stays on its network and cluster (the open tests open others) */
+            if (a->screen == SCR_OPEN && key == '\r') key = 27;
             action act = app_feed(a, key);
             if (act == ACT_QUIT) continue;
         }
@@ -1388,8 +1403,8 @@ Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
     cr_assert(strstr(row(g0), "FFFF"), "%s", row(g0));
     cr_assert(find_row("gpu 0: data forward") >= 0, "cursor on data's forward:\n%s", dump());
     cr_assert(find_row("F forward") >= 0 && find_row("X transfer") >= 0 && find_row("S sync") >= 0, "legend");
-    /* n: the next task on the row; j: the next row */
-    app_feed(a, 'n');
+    /* ]: the next task on the row; j: the next row */
+    app_feed(a, ']');
     draw(a);
     cr_assert(find_row("gpu 0: conv1_1 forward") >= 0, "next task:\n%s", dump());
     app_feed(a, 'j');
@@ -1399,10 +1414,10 @@ Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
     char mpc[64];
     snprintf(mpc, sizeof mpc, "%.3g ms/col", s->step_ms / (80 - 13));
     cr_assert(find_row(mpc) >= 0, "%s:\n%s", mpc, dump());
-    app_feed(a, 'z');
+    app_feed(a, '}');
     draw(a);
     snprintf(mpc, sizeof mpc, "%.3g ms/col", s->step_ms / (80 - 13) / 2);
-    cr_assert(find_row(mpc) >= 0, "%s after z:\n%s", mpc, dump());
+    cr_assert(find_row(mpc) >= 0, "%s after }:\n%s", mpc, dump());
     /* below the GPUs, the links and NICs that carried traffic */
     for (int i = 0; i < 40; i++) app_feed(a, KEY_DOWN);
     draw(a);
@@ -1663,4 +1678,471 @@ Test(tui_explain, crossovers_in_the_background_pin_and_whatif)
     cr_assert(find_row("on 4 GPUs") >= 0, "%s", dump());
     app_free(a);
     term_close();
+}
+
+/* ---------- search (/ n N) */
+
+static const char *sel_name(const app *a) { return a->p->net->layers[a->sel].name; }
+
+/* / then the query then Enter. */
+static void search_for(app *a, const char *q)
+{
+    app_feed(a, '/');
+    cr_assert_eq(a->prompt, PROMPT_SEARCH);
+    type(a, q);
+    app_feed(a, '\r');
+}
+
+/* The table: by name, ignoring case, n and N both ways round the list, by
+ * type, no match leaves the selection. */
+Test(tui_search, table_by_name_and_type_n_and_N_wrap)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    search_for(a, "CONV4");
+    cr_assert_str_eq(sel_name(a), "conv4_1");
+    cr_assert(strstr(a->status, "/CONV4: layer 1 of 3"), "%s", a->status);
+    app_feed(a, 'n');
+    cr_assert_str_eq(sel_name(a), "conv4_2");
+    app_feed(a, 'n');
+    app_feed(a, 'n');
+    cr_assert_str_eq(sel_name(a), "conv4_1", "n wraps round to the first match");
+    app_feed(a, 'N');
+    cr_assert_str_eq(sel_name(a), "conv4_3", "N goes back, wrapping to the last");
+    draw(a);
+    int y = find_row(" conv4_3 ");
+    cr_assert(y >= 0 && (attr_at(y, 3) & A_REVERSE), "the match is the row shown selected:\n%s", dump());
+    /* by type: the linear layers */
+    search_for(a, "linear");
+    cr_assert_str_eq(sel_name(a), "fc6");
+    cr_assert(strstr(a->status, "layer 1 of 3"), "%s", a->status);
+    /* sorted by total, the rows are searched in the order shown */
+    app_feed(a, 'o');
+    app_feed(a, KEY_HOME);
+    search_for(a, "pool");
+    int first_pool = -1;
+    for (int r = 0; r < a->p->net->n_layers && first_pool < 0; r++)
+        if (strstr(a->p->net->layers[a->order[r]].name, "pool")) first_pool = a->order[r];
+    cr_assert_eq(a->sel, first_pool, "the first pool row in the sorted table, not pool1");
+    /* no match: an error, the selection stays */
+    int before = a->sel;
+    search_for(a, "nosuchlayer");
+    cr_assert_eq(a->sel, before);
+    cr_assert(a->status_error && strstr(a->status, "no layer matches"), "%s", a->status);
+    /* Enter on an empty query repeats the last one */
+    search_for(a, "fc7");
+    app_feed(a, KEY_HOME);
+    search_for(a, "");
+    cr_assert_str_eq(sel_name(a), "fc7");
+    app_free(a);
+    term_close();
+}
+
+/* The graph: n and N search (] and [ still step through layers), and the
+ * match is selected and in view. */
+Test(tui_search, graph_selects_and_centres_the_match)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("inception_v3", "p100-4x4", 4);
+    app_feed(a, '2');
+    draw(a);
+    search_for(a, "mixed_6e");
+    cr_assert(strncmp(sel_name(a), "mixed_6e", 8) == 0, "%s", sel_name(a));
+    int first = a->sel;
+    draw(a);
+    char want[96];
+    snprintf(want, sizeof want, "selected %s:", sel_name(a));
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    int y, x, wd;
+    cr_assert_eq(graph_view_find(&graph_of(a)->gv, a->sel, &y, &x, &wd), 0);
+    int py = graph_of(a)->pan_y;
+    cr_assert(y >= py && y + 3 <= py + a->frame_h - 6, "box at row %d, view from %d:\n%s", y, py, dump());
+    app_feed(a, 'n');
+    cr_assert(a->sel != first && strncmp(sel_name(a), "mixed_6e", 8) == 0, "%s", sel_name(a));
+    app_feed(a, 'N');
+    cr_assert_eq(a->sel, first);
+    app_feed(a, ']');
+    cr_assert_eq(a->sel, first + 1, "] is the next layer");
+    app_feed(a, '[');
+    cr_assert_eq(a->sel, first);
+    app_free(a);
+    term_close();
+}
+
+/* The stepper goes to the steps that touch a matching layer; the timeline
+ * to the tasks of matching layers. */
+Test(tui_search, steps_and_timeline_by_layer)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    const search_result *r = a->p->sr;
+    app_feed(a, '3');
+    search_for(a, "conv3_2");
+    int k = steps_of(a)->step;
+    cr_assert(k >= 1 && k <= r->n_steps, "an elimination step: %d", k);
+    const elim_step *st = &r->steps[k - 1];
+    int li = net_find(a->p->net, "conv3_2");
+    cr_assert(st->node == li || st->from == li || st->to == li, "step %d touches conv3_2", k);
+    for (int i = 0; i < k - 1; i++)
+        cr_assert(r->steps[i].node != li && r->steps[i].from != li && r->steps[i].to != li, "the first such step");
+    draw(a);
+    char want[64];
+    snprintf(want, sizeof want, "Step %d/%d", k, r->n_steps);
+    cr_assert(find_row(want) >= 0, "%s", dump());
+    app_feed(a, 'n');
+    cr_assert(steps_of(a)->step > k, "n: a later step that touches it");
+    /* the timeline */
+    app_feed(a, '6');
+    search_for(a, "fc7");
+    draw(a);
+    cr_assert(find_row(": fc7 ") >= 0, "the cursor on fc7's first task:\n%s", dump());
+    cr_assert(strstr(a->status, "/fc7: task 1 of"), "%s", a->status);
+    app_feed(a, 'n');
+    draw(a);
+    cr_assert(find_row(": fc7 ") >= 0, "the next fc7 task:\n%s", dump());
+    cr_assert(strstr(a->status, "/fc7: task 2 of"), "%s", a->status);
+    int total = 0;
+    cr_assert_eq(sscanf(strstr(a->status, " of ") + 4, "%d", &total), 1);
+    for (int i = 0; i < total; i++) app_feed(a, 'n');
+    draw(a);
+    cr_assert(find_row(": fc7 forward") >= 0 || find_row(": fc7 input grad") >= 0 || find_row(": fc7 weight") >= 0 ||
+                  find_row(": fc7 sync") >= 0 || find_row(": fc7 transfer") >= 0,
+              "still fc7's tasks:\n%s", dump());
+    cr_assert(strstr(a->status, "/fc7: task 2 of"), "round the step back to the second: %s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* The lists that are not layers: why-not's configs, the cluster's
+ * settings, help's lines; the scaling screen has nothing to search. */
+Test(tui_search, why_not_cluster_help_and_scale)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    select_layer(a, "fc6");
+    app_feed(a, 'w');
+    cr_assert_eq(a->screen, SCR_WHYNOT);
+    search_for(a, "c2");
+    int n = 0;
+    for (int k = 0; k < a->p->cm->n_configs[a->sel]; k++) {
+        char b[64];
+        config_format(&a->p->cm->configs[a->sel][k], b, sizeof b);
+        n += strstr(b, "c2") != NULL;
+    }
+    char want[64];
+    snprintf(want, sizeof want, "config 1 of %d", n);
+    cr_assert(n > 0 && strstr(a->status, want), "%s, want %s", a->status, want);
+    draw(a);
+    /* the selected row shows a config with c2 */
+    int found = 0;
+    for (int y = 0; y < LINES; y++)
+        if (attr_at(y, 2) & A_REVERSE) found |= strstr(row(y), "c2") != NULL;
+    cr_assert(found, "%s", dump());
+    app_feed(a, 27);
+    app_feed(a, '5');
+    search_for(a, "inter-node lat");
+    cr_assert_eq(cluster_of(a)->cur.sel, 6, "inter-node latency is the 7th setting");
+    app_feed(a, '4');
+    search_for(a, "x");
+    cr_assert(a->status_error && strstr(a->status, "nothing to search"), "%s", a->status);
+    app_feed(a, '?');
+    search_for(a, "next / previous match");
+    draw(a);
+    cr_assert(find_row("next / previous match") == 2, "help scrolled to the line:\n%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* ---------- undo and redo (z Z) */
+
+/* The screen from the tab bar to the footer, without the mark column
+ * (the * of the last change), for comparing whole tables. */
+static char *table_text(app *a)
+{
+    draw(a);
+    size_t cap = 65536, k = 0;
+    char *t = malloc(cap);
+    for (int y = 0; y < LINES - 2; y++) {
+        const char *r = row(y);
+        k += (size_t)snprintf(t + k, cap - k, "%s\n", r[0] ? r + 1 : r);
+    }
+    return t;
+}
+
+/* Four what-ifs (GPUs, batch, sync, a pin) undone one by one: the table is
+ * the one before each, to the last digit; redo does them again; a new
+ * what-if after an undo leaves nothing to redo. */
+Test(tui_undo, what_ifs_undone_and_redone_give_the_same_tables)
+{
+    term_open(30, 120, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    char *t[5];
+    t[0] = table_text(a);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "nothing to undo"), "%s", a->status);
+    app_feed(a, '-');
+    t[1] = table_text(a);
+    app_feed(a, '>');
+    t[2] = table_text(a);
+    app_feed(a, 's');
+    t[3] = table_text(a);
+    select_layer(a, "fc6");
+    app_feed(a, 'w');
+    finish_idle(a);
+    app_feed(a, KEY_DOWN);
+    app_feed(a, '\r');
+    cr_assert_eq(plan_pin_count(a->p), 1);
+    t[4] = table_text(a);
+    for (int i = 0; i < 4; i++) cr_assert(strcmp(t[i], t[i + 1]) != 0, "what-if %d changed the table", i + 1);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "undo 4/4: pin fc6 = "), "%s", a->status);
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    char *now = table_text(a);
+    cr_assert_str_eq(now, t[3], "after undoing the pin");
+    free(now);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "undo 3/4: sync "), "%s", a->status);
+    now = table_text(a);
+    cr_assert_str_eq(now, t[2], "after undoing the sync switch");
+    free(now);
+    app_feed(a, 'z');
+    char want[64];
+    snprintf(want, sizeof want, "undo 2/4: batch 32%s64 per GPU", G->arrow_right);
+    cr_assert(strstr(a->status, want), "%s, want %s", a->status, want);
+    now = table_text(a);
+    cr_assert_str_eq(now, t[1], "after undoing the batch");
+    free(now);
+    app_feed(a, 'z');
+    cr_assert_eq(a->p->gpus, 16);
+    now = table_text(a);
+    cr_assert_str_eq(now, t[0], "after undoing all four: the table it opened with");
+    free(now);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "nothing to undo"), "%s", a->status);
+    /* redo, all the way */
+    for (int i = 1; i <= 4; i++) {
+        app_feed(a, 'Z');
+        snprintf(want, sizeof want, "redo %d/4: ", i);
+        cr_assert(strstr(a->status, want), "%s, want %s", a->status, want);
+        now = table_text(a);
+        cr_assert_str_eq(now, t[i], "after redo %d", i);
+        free(now);
+    }
+    cr_assert_eq(plan_pin_count(a->p), 1, "the pin is back");
+    app_feed(a, 'Z');
+    cr_assert(strstr(a->status, "nothing to redo"), "%s", a->status);
+    /* two back, then a new what-if: nothing to redo */
+    app_feed(a, 'z');
+    app_feed(a, 'z');
+    app_feed(a, 'M');
+    cr_assert(!a->status_error, "%s", a->status);
+    app_feed(a, 'Z');
+    cr_assert(strstr(a->status, "nothing to redo"), "%s", a->status);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "undo 3/3: memory limit"), "%s", a->status);
+    now = table_text(a);
+    cr_assert_str_eq(now, t[2]);
+    free(now);
+    for (int i = 0; i < 5; i++) free(t[i]);
+    app_free(a);
+    term_close();
+}
+
+/* Cluster edits and the precision come back too; GPUs the smaller cluster
+ * lost come back with it. */
+Test(tui_undo, cluster_edits_and_precision)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 16);
+    char *t0 = table_text(a);
+    double inter0 = a->p->cl->inter.bandwidth_gbs;
+    app_feed(a, '5');
+    search_for(a, "nodes");
+    cr_assert_eq(cluster_of(a)->cur.sel, 0);
+    app_feed(a, KEY_LEFT); /* 4 -> 2 nodes: 8 GPUs */
+    cr_assert_eq(a->p->cl->nodes, 2);
+    cr_assert_eq(a->p->gpus, 8);
+    search_for(a, "inter-node GB");
+    app_feed(a, KEY_LEFT);
+    cr_assert_eq(a->p->cl->inter.bandwidth_gbs, inter0 / 2);
+    app_feed(a, 'z');
+    cr_assert_eq(a->p->cl->inter.bandwidth_gbs, inter0);
+    cr_assert_eq(a->p->cl->nodes, 2);
+    app_feed(a, 'z');
+    cr_assert_eq(a->p->cl->nodes, 4);
+    cr_assert_eq(a->p->gpus, 16, "the GPUs come back with the nodes");
+    app_feed(a, '1');
+    char *t1 = table_text(a);
+    cr_assert_str_eq(t1, t0);
+    free(t0);
+    free(t1);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- open (O) */
+
+/* The picker lists the shipped networks and clusters, the open ones
+ * marked; a network opened from it is the plan a fresh start would make,
+ * with a new history. */
+Test(tui_open, a_shipped_network_from_the_picker)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    app_feed(a, '>');
+    app_feed(a, 'O');
+    cr_assert_eq(a->screen, SCR_OPEN);
+    draw(a);
+    cr_assert(find_row("network   vgg16  (open)") >= 0, "%s", dump());
+    cr_assert(find_row("network   alexnet") >= 0 && find_row("cluster   dgx-a100") >= 0, "%s", dump());
+    cr_assert(find_row("cluster   p100-4x4  (open)") >= 0, "%s", dump());
+    cr_assert(find_row("strategy  a file: type its path") >= 0, "%s", dump());
+    search_for(a, "alexnet");
+    app_feed(a, '\r');
+    cr_assert_eq(a->screen, SCR_TABLE, "back to the table");
+    cr_assert_str_eq(a->p->net->name, "alexnet");
+    cr_assert(strstr(a->status, "opened network alexnet"), "%s", a->status);
+    cr_assert_eq(a->p->gpus, 4);
+    cr_assert_eq(app_batch_per_gpu(a), 64, "the settings stay");
+    char *t = table_text(a);
+    tui_args args = {"alexnet", "p100-4x4", NULL, {4, 64, 0}, -1, {0, 0, 0}, 0, 0, 0, 0};
+    lw_error err = {0};
+    app *b = app_open(&args, &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    char *tb = table_text(b);
+    cr_assert_str_eq(t, tb, "the table of a fresh start on alexnet");
+    app_free(b);
+    free(t);
+    free(tb);
+    app_feed(a, 'z');
+    cr_assert(strstr(a->status, "nothing to undo"), "a new network, a new history: %s", a->status);
+    /* every screen draws the new network */
+    for (int k = '1'; k <= '6'; k++) {
+        app_feed(a, k);
+        finish_idle(a);
+        draw(a);
+    }
+    app_feed(a, '1');
+    select_layer(a, "fc7");
+    app_feed(a, 'w');
+    finish_idle(a);
+    draw(a);
+    cr_assert(find_row("why not? fc7") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* A bad file, typed: its error names the file and the place, and the plan
+ * stays as it was. */
+Test(tui_open, bad_files_keep_the_plan)
+{
+    char dir[] = "/tmp/lw-open-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char bad[256];
+    snprintf(bad, sizeof bad, "%s/bad.json", dir);
+    FILE *f = fopen(bad, "w");
+    cr_assert_not_null(f);
+    fputs("{\"name\": \"x\",\n \"layers\": [", f);
+    fclose(f);
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    char *t0 = table_text(a);
+    const char *kinds[] = {"network", "cluster", "strategy"};
+    for (int k = 0; k < 3; k++) {
+        app_feed(a, 'O');
+        search_for(a, kinds[k]);
+        while (open_of(a)->rows[open_of(a)->cur.sel].name) app_feed(a, 'n'); /* the "type its path" row */
+        app_feed(a, '\r');
+        cr_assert_eq(a->prompt, PROMPT_OPEN);
+        type(a, bad);
+        app_feed(a, '\r');
+        cr_assert(a->status_error, "%s", a->status);
+        char want[300];
+        snprintf(want, sizeof want, "%s:2:", bad);
+        cr_assert(strstr(a->status, want), "%s file: %s, want %s", kinds[k], a->status, want);
+        cr_assert_str_eq(a->p->net->name, "lenet5");
+        cr_assert_eq(a->screen, SCR_OPEN, "the picker stays open to choose again");
+        app_feed(a, 27);
+        char *t = table_text(a);
+        cr_assert_str_eq(t, t0, "the plan stays after a bad %s file", kinds[k]);
+        free(t);
+    }
+    app_open_file(a, OPEN_NETWORK, "no-such-net");
+    cr_assert(a->status_error && strstr(a->status, "no-such-net: no such file"), "%s", a->status);
+    app_free(a);
+    term_close();
+    free(t0);
+    unlink(bad);
+    rmdir(dir);
+}
+
+/* A cluster is a what-if (z takes it back, GPUs and all); a strategy file
+ * pins every layer and shows the strategy's own totals (as eval does). */
+Test(tui_open, a_cluster_and_a_strategy_file)
+{
+    char dir[] = "/tmp/lw-open-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 16);
+    char *t0 = table_text(a);
+    cr_assert_eq(app_feed(a, 'O'), ACT_REDRAW);
+    search_for(a, "workstation");
+    app_feed(a, '\r');
+    cr_assert_str_eq(a->p->cl->name, "workstation-4x-pcie");
+    cr_assert_eq(a->p->gpus, 4, "as many GPUs as the workstation has");
+    cr_assert(strstr(a->status, "open cluster workstation-4x-pcie: "), "%s", a->status);
+    app_feed(a, 'z');
+    cr_assert_str_eq(a->p->cl->name, "p100-4x4");
+    cr_assert_eq(a->p->gpus, 16);
+    app_feed(a, 'O');
+    draw(a);
+    cr_assert(find_row("cluster   p100-4x4  (open)") >= 0 && find_row("workstation-4x-pcie  (open)") < 0,
+              "the picker marks the cluster in use after the undo:\n%s", dump());
+    app_feed(a, 27);
+    char *t = table_text(a);
+    cr_assert_str_eq(t, t0, "undo: the cluster it opened with:\n%s\nwas\n%s", t, t0);
+    free(t);
+    /* data parallelism written as a strategy file, then opened */
+    const plan *p = a->p;
+    int L = p->net->n_layers;
+    int *ci = calloc((size_t)L, sizeof(int));
+    strategy_baseline(p->cm, BASE_DATA, ci);
+    strategy_eval ev;
+    strategy_evaluate(p->cm, ci, &ev);
+    char *doc = strategy_to_json(p->cm, ci, &ev, "data", -1, NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/data.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(doc, f);
+    fclose(f);
+    free(doc);
+    cr_assert_eq(app_open_file(a, OPEN_STRATEGY, path), ACT_RESEARCH);
+    app_perform(a, ACT_RESEARCH);
+    cr_assert(!a->status_error, "%s", a->status);
+    cr_assert_eq(plan_pin_count(a->p), L, "every layer pinned");
+    cr_assert_arr_eq(a->p->best, ci, sizeof(int) * (size_t)L, "the file's strategy");
+    cr_assert_eq(a->p->best_eval.total_ms, ev.total_ms, "eval's total");
+    draw(a);
+    char want[64], pinned[32];
+    snprintf(want, sizeof want, "%.2f ms/step", ev.total_ms);
+    snprintf(pinned, sizeof pinned, "%d pinned", L);
+    cr_assert(find_row(want) >= 0 && find_row(pinned) >= 0, "%s, %s:\n%s", want, pinned, dump());
+    app_feed(a, 'X');
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    t = table_text(a);
+    cr_assert_str_eq(t, t0, "X: the optimum again");
+    free(t);
+    /* a strategy for 16 GPUs does not fit 8 */
+    app_feed(a, '-');
+    app_open_file(a, OPEN_STRATEGY, path);
+    cr_assert(a->status_error && strstr(a->status, path), "%s", a->status);
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    strategy_eval_free(&ev);
+    free(ci);
+    free(t0);
+    app_free(a);
+    term_close();
+    unlink(path);
+    rmdir(dir);
 }

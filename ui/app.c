@@ -20,6 +20,7 @@ const screen_ops *const app_screens[SCR__COUNT] = {
     [SCR_SCALE] = &screen_scale_ops,     [SCR_CLUSTER] = &screen_cluster_ops, [SCR_WHYNOT] = &screen_whynot_ops,
     [SCR_EXPLAIN] = &screen_explain_ops,
     [SCR_HELP] = &screen_help_ops,       [SCR_TIMELINE] = &screen_timeline_ops,
+    [SCR_OPEN] = &screen_open_ops,
 };
 
 int config_class(const config *c)
@@ -38,6 +39,42 @@ void app_set_status(app *a, int error, const char *fmt, ...)
     vsnprintf(a->status, sizeof a->status, fmt, ap);
     va_end(ap);
     a->status_error = error;
+}
+
+/* Every screen's state, made afresh for the plan (app_open, app_adopt_plan). */
+static void states_new(app *a)
+{
+    for (int s = 0; s < SCR__COUNT; s++) {
+        const screen_ops *o = app_screens[s];
+        a->st[s] = o->state_new ? o->state_new(a) : o->state_size ? lw_calloc(1, o->state_size) : NULL;
+    }
+}
+
+static void states_free(app *a)
+{
+    for (int s = 0; s < SCR__COUNT; s++) {
+        if (app_screens[s]->state_free) app_screens[s]->state_free(a, a->st[s]);
+        else free(a->st[s]);
+        a->st[s] = NULL;
+    }
+}
+
+/* What is sized by the network's layers. */
+static void layer_arrays_new(app *a)
+{
+    int n = a->p->net->n_layers;
+    a->changed = lw_calloc((size_t)n, 1);
+    a->order = lw_malloc(sizeof(int) * (size_t)n);
+    a->base_ci = lw_calloc((size_t)n, sizeof(int));
+    a->saved_configs = lw_calloc((size_t)n, sizeof(config));
+}
+
+static void layer_arrays_free(app *a)
+{
+    free(a->changed);
+    free(a->order);
+    free(a->base_ci);
+    free(a->saved_configs);
 }
 
 app *app_open(const tui_args *args, lw_error *err)
@@ -81,40 +118,47 @@ app *app_open(const tui_args *args, lw_error *err)
     a->cluster_name = lw_strdup(cn);
     a->profile_name = args && args->profile ? lw_strdup(args->profile) : NULL;
     int n = p->net->n_layers;
-    a->changed = lw_calloc((size_t)n, 1);
-    a->order = lw_malloc(sizeof(int) * (size_t)n);
-    a->base_ci = lw_calloc((size_t)n, sizeof(int));
-    a->saved_configs = lw_calloc((size_t)n, sizeof(config));
+    layer_arrays_new(a);
     a->baseline = -1;
     a->screen = a->prev_screen = SCR_TABLE;
-    for (int s = 0; s < SCR__COUNT; s++) {
-        const screen_ops *o = app_screens[s];
-        a->st[s] = o->state_new ? o->state_new(a) : o->state_size ? lw_calloc(1, o->state_size) : NULL;
-    }
+    states_new(a);
     app_sort_rows(a);
+    history_reset(a);
     app_set_status(a, 0, "optimum of %d layers found in %.0f ms (cost tables %.0f ms); ? for help", n,
                    p->search_ms, p->cm ? p->cm->build_ms : 0.0);
     return a;
 }
 
+void app_adopt_plan(app *a, plan *p)
+{
+    states_free(a);
+    layer_arrays_free(a);
+    strategy_eval_free(&a->base_eval);
+    a->base_valid = 0;
+    plan_free(a->p);
+    a->p = p;
+    layer_arrays_new(a);
+    a->sel = 0;
+    states_new(a);
+    app_sort_rows(a);
+    history_reset(a);
+}
+
 void app_free(app *a)
 {
     if (!a) return;
-    for (int s = 0; s < SCR__COUNT; s++) {
-        if (app_screens[s]->state_free) app_screens[s]->state_free(a, a->st[s]);
-        else free(a->st[s]);
-    }
+    states_free(a);
+    history_free(a);
     plan_free(a->p);
     cluster_free(a->cluster_loaded);
     cluster_free(a->change_cl);
     free(a->net_name);
     free(a->cluster_name);
     free(a->profile_name);
-    free(a->changed);
-    free(a->order);
-    free(a->base_ci);
+    layer_arrays_free(a);
     strategy_eval_free(&a->base_eval);
-    free(a->saved_configs);
+    free(a->opened_cluster);
+    free(a->change_pins);
     free(a);
 }
 
@@ -187,6 +231,8 @@ static void change_reset(app *a)
 {
     cluster_free(a->change_cl);
     a->change_cl = NULL;
+    free(a->change_pins);
+    a->change_pins = NULL;
     a->change = (plan_change){0};
 }
 
@@ -242,7 +288,18 @@ void app_perform(app *a, action act)
     int rc = plan_apply(a->p, &a->change, &err);
     a->last_rebuild_s = lw_now() - t0;
     change_reset(a);
+    char *opened = a->opened_cluster;
+    a->opened_cluster = NULL;
+    if (rc == 0 && opened) { /* a cluster file opened (O): R resets to it from now on */
+        cluster_free(a->cluster_loaded);
+        a->cluster_loaded = cluster_clone(a->p->cl);
+        free(a->cluster_name);
+        a->cluster_name = opened;
+    } else {
+        free(opened);
+    }
     if (rc != 0) {
+        a->hist_move = 0;
         /* the plan is as it was: the previous setting and its optimum */
         if (strcmp(err.msg, "cancelled") == 0)
             app_set_status(a, 0, "%s: cancelled (kept the previous setting)", a->pending_what);
@@ -251,6 +308,7 @@ void app_perform(app *a, action act)
         app_invalidate(a);
         return;
     }
+    history_record(a);
     report_change(a);
     app_invalidate(a);
     if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);

@@ -40,6 +40,7 @@ typedef enum {
     SCR_WHYNOT,
     SCR_EXPLAIN,
     SCR_HELP,
+    SCR_OPEN,
     SCR__COUNT
 } screen_id;
 
@@ -102,6 +103,13 @@ typedef struct screen_ops {
     /* Other clusters the next keys would ask for (built ahead): up to two
      * new clusters the caller frees; returns how many. */
     int (*prefetch)(const app *a, cluster *out[2]);
+    /* The search hook (/ n N): selects the next (dir 1) or previous (dir -1)
+     * item, wrapping round, that app_search_match (or app_layer_matches)
+     * accepts, mostly through list_find; returns how many items match (0:
+     * none, nothing moved) and the selected one's place among them in *nth.
+     * what: what an item is ("layer", "config"). NULL: nothing to search. */
+    int (*find)(app *a, int dir, int *nth);
+    const char *find_what;
 } screen_ops;
 
 extern const screen_ops *const app_screens[SCR__COUNT];
@@ -138,7 +146,7 @@ typedef struct whynot_entry {
     int counted;               /* changed known */
 } whynot_entry;
 
-typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD } prompt_kind;
+typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD, PROMPT_SEARCH, PROMPT_OPEN } prompt_kind;
 
 struct app {
     int prefetch;          /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
@@ -161,6 +169,8 @@ struct app {
     cluster *change_cl;        /* what change.cl points to: an edited clone of the plan's cluster */
     plan_pin change_pin;       /* what change.pins points to */
     plan_memory_settings change_mem; /* what change.mem points to */
+    plan_pin *change_pins;     /* what change.pins points to when it is more than one pin (a strategy file) */
+    char *opened_cluster;      /* the pending change is a cluster file opened (O): its name, taken on success */
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
     double last_rebuild_s;     /* seconds the last rebuild or research took */
@@ -183,7 +193,15 @@ struct app {
     char prompt_label[80];
     char prompt_buf[256];
     int prompt_len;
-    int prompt_field;          /* PROMPT_FIELD: which cluster field */
+    int prompt_field;          /* PROMPT_FIELD: which cluster field; PROMPT_OPEN: which kind of file */
+
+    /* what-if history (history.c): hist_n states, the plan in hist[hist_pos] */
+    struct history_entry *hist;
+    int hist_n, hist_pos, hist_cap;
+    int hist_move;             /* the pending what-if is an undo (-1) or a redo (1); 0: a new one */
+
+    /* the last search (/), which n and N repeat on any screen */
+    char search[256];
 
     /* last frame's geometry, for mouse clicks */
     int frame_h, frame_w;
@@ -196,6 +214,9 @@ struct app {
  * err set on bad input. */
 app *app_open(const tui_args *args, lw_error *err);
 void app_free(app *a);
+/* Makes p (a plan of another network) the session's: the old plan and
+ * everything the screens derived from it go, the history starts again. */
+void app_adopt_plan(app *a, plan *p);
 
 /* Handles one key (or KEY_RESIZE, KEY_MOUSE) and returns what must happen
  * next; app_perform then does it (applies the pending what-if). */
@@ -273,6 +294,29 @@ long app_batch_per_gpu(const app *a);
  * bit 2 h or w), for colours and the legend. */
 int config_class(const config *c);
 
+/* ---- history.c: undo and redo of what-ifs -------------------------------- */
+
+/* Forgets the history; the plan's state now is its first. */
+void history_reset(app *a);
+void history_free(app *a);
+/* After a what-if went through: the new state (or, for an undo or redo,
+ * the new position). */
+void history_record(app *a);
+/* Undo (dir -1) or redo (1): the what-if back to the neighbouring state,
+ * named "undo 3/5: batch 32→64 per GPU", for app_perform. */
+action app_undo(app *a, int dir);
+
+/* ---- find.c: search on every screen ------------------------------------ */
+
+/* text contains the last search, ignoring case (an empty search matches
+ * nothing). */
+int app_search_match(const app *a, const char *text);
+/* Layer li's name or type matches the last search. */
+int app_layer_matches(const app *a, int li);
+/* The next (dir 1) or previous (dir -1) match of the last search on the
+ * screen shown (its find hook), reported on the status line. */
+action app_find(app *a, int dir);
+
 /* ---- keys.c ------------------------------------------------------------- */
 
 /* Looks key up in the screen's table, then the global one. */
@@ -285,7 +329,8 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 /* ---- screens ---------------------------------------------------------- */
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
-    screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_help_ops, screen_timeline_ops;
+    screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_help_ops, screen_timeline_ops,
+    screen_open_ops;
 /* Writes the simulated step as Chrome trace-event JSON (atomically). */
 int timeline_export_trace(app *a, const char *path, lw_error *err);
 

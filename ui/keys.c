@@ -124,6 +124,30 @@ static action k_export(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action k_search(app *a, int key)
+{
+    (void)key;
+    prompt_open(a, PROMPT_SEARCH, "Search: ", "");
+    return ACT_REDRAW;
+}
+
+static action k_search_next(app *a, int key)
+{
+    return app_find(a, key == 'N' ? -1 : 1);
+}
+
+static action k_open(app *a, int key)
+{
+    (void)key;
+    app_open_screen(a, SCR_OPEN); /* its own table closes it */
+    return ACT_REDRAW;
+}
+
+static action k_undo(app *a, int key)
+{
+    return app_undo(a, key == 'Z' ? 1 : -1);
+}
+
 static action k_redraw(app *a, int key)
 {
     (void)a;
@@ -146,12 +170,16 @@ const keybind app_global_keys[] = {
     {{'s'}, "s", "what-if: sync parameter server <-> ring all-reduce", k_sync},
     {{'M'}, "M", "what-if: memory limit per GPU: the GPU's, none, 3/4, 1/2", k_memlimit},
     {{'P'}, "P", "what-if: next precision the GPU has figures for (fp32 tf32 fp16 bf16)", k_precision},
+    {{'z', 'Z'}, "z Z", "undo / redo a what-if (GPUs, batch, sync, pins...)", k_undo},
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
     {{'i'}, "i", "explain the selected layer's config: its terms, GPUs and nodes, what would change it", k_explain},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},
+    {{'O'}, "O", "open a network, cluster or strategy file", k_open},
     {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy; timeline: .trace.json)", k_export},
     {{'J'}, "J", "write the strategy as JSON", k_export},
+    {{'/'}, "/", "search layers (name or type), or the list shown", k_search},
+    {{'n', 'N'}, "n N", "the next / previous match of the search", k_search_next},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
     {{27}, "Esc", "back (from help, why-not and explain)", k_back},
     {{'q', 'Q'}, "q", "quit (Ctrl-C too); the terminal is restored", k_quit},
@@ -243,6 +271,10 @@ static action prompt_submit(app *a)
         return app_set_batch(a, v);
     }
     case PROMPT_FIELD: return cluster_field_set(a, a->prompt_field, text);
+    case PROMPT_OPEN: return app_open_file(a, (open_kind)a->prompt_field, text);
+    case PROMPT_SEARCH:
+        if (text[0]) snprintf(a->search, sizeof a->search, "%s", text); /* empty: the last search again */
+        return app_find(a, 1);
     default: return ACT_REDRAW;
     }
 }

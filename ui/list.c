@@ -1,7 +1,7 @@
 /*
  * list: the one list cursor (screens.h) behind every list on screen: the
  * strategy table, the why-not configs, the cluster fields, help, the
- * stepper's table rows.
+ * stepper's table rows; and the search hook every screen's find uses.
  */
 #include "screens.h"
 
@@ -49,14 +49,20 @@ void list_fit(list_cursor *c, int n, int rows, int select)
     if (c->top < 0) c->top = 0;
 }
 
-int list_find(list_cursor *c, int n, int (*match)(int row, void *user), void *user)
+int list_find(list_cursor *c, int n, int dir, int (*match)(int row, void *user), void *user, int *nth)
 {
+    int count = 0, found = -1;
     for (int i = 1; i <= n; i++) {
-        int row = ((c->sel + i) % n + n) % n;
-        if (match(row, user)) {
-            c->sel = row;
-            return 1;
-        }
+        int row = ((c->sel + (dir < 0 ? -i : i)) % n + n) % n;
+        if (!match(row, user)) continue;
+        count++;
+        if (found < 0) found = row;
     }
-    return 0;
+    if (found < 0) return 0;
+    c->sel = found;
+    if (nth) { /* its place among the matches, top to bottom */
+        *nth = 0;
+        for (int row = 0; row <= found; row++) *nth += match(row, user) != 0;
+    }
+    return count;
 }

@@ -329,6 +329,17 @@ static action reset(app *a, int key)
     return ACT_REBUILD;
 }
 
+/* Search: the settings by their names. */
+static int field_matches(int f, void *user)
+{
+    return app_search_match(user, field_label[f]);
+}
+
+static int find(app *a, int dir, int *nth)
+{
+    return list_find(&cluster_of(a)->cur, F__COUNT, dir, field_matches, a, nth);
+}
+
 static const keybind cluster_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "choose a setting", select_field},
     {{'\n', '\r', KEY_ENTER}, "Enter", "type a new value for it", edit},
@@ -346,4 +357,6 @@ const screen_ops screen_cluster_ops = {
     .without_strategy = 1,
     .state_size = sizeof(cluster_state),
     .prefetch = cluster_field_neighbours,
+    .find = find,
+    .find_what = "setting",
 };

@@ -142,7 +142,7 @@ static action pan(app *a, int key)
 static action select_layer(app *a, int key)
 {
     int n = a->p->net->n_layers;
-    if (key == ']' || key == 'n') a->sel = a->sel + 1 < n ? a->sel + 1 : n - 1;
+    if (key == ']') a->sel = a->sel + 1 < n ? a->sel + 1 : n - 1;
     else a->sel = a->sel > 0 ? a->sel - 1 : 0;
     graph_of(a)->follow = 1;
     return ACT_REDRAW;
@@ -170,11 +170,28 @@ static action open_whynot(app *a, int key)
     return ACT_REDRAW;
 }
 
+/* Search: layers in network order; the match is selected and centred. */
+static int layer_matches(int li, void *user)
+{
+    return app_layer_matches(user, li);
+}
+
+static int find(app *a, int dir, int *nth)
+{
+    list_cursor c = {a->sel, 0, 0};
+    int n = list_find(&c, a->p->net->n_layers, dir, layer_matches, a, nth);
+    if (n) {
+        a->sel = c.sel;
+        centre(a, 0);
+    }
+    return n;
+}
+
 static const keybind graph_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "pan up / down", pan},
     {{KEY_LEFT, KEY_RIGHT, 'h', 'l'}, "Left Right h l", "pan left / right", pan},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "pan a page / to the top / to the bottom", pan},
-    {{']', '[', 'n', 'p'}, "] [ n p", "select the next / previous layer (the view follows)", select_layer},
+    {{']', '['}, "] [", "select the next / previous layer (the view follows)", select_layer},
     {{'c'}, "c", "centre the view on the selected layer", centre},
     {{'\n', '\r', KEY_ENTER}, "Enter", "why not? the selected layer's configs", open_whynot},
     {{0}, NULL, NULL, NULL},
@@ -222,4 +239,6 @@ const screen_ops screen_graph_ops = {
     .state_free = graph_free,
     .invalidate = graph_invalidate,
     .export_view = graph_export_view,
+    .find = find,
+    .find_what = "layer",
 };

@@ -80,6 +80,32 @@ static action k_close(app *a, int key)
     return ACT_REDRAW;
 }
 
+/* Search: the lines (key names and what they do); the match scrolls to
+ * the top. */
+typedef struct find_ctx {
+    const app *a;
+    const line *lines;
+} find_ctx;
+
+static int line_matches(int i, void *user)
+{
+    const find_ctx *f = user;
+    return app_search_match(f->a, f->lines[i].key) || app_search_match(f->a, f->lines[i].text);
+}
+
+static int find(app *a, int dir, int *nth)
+{
+    line lines[MAX_LINES];
+    find_ctx f = {a, lines};
+    int n = collect(lines);
+    list_cursor *c = &help_of(a)->cur;
+    /* from the last match while it is in view, else from the top line */
+    if (c->sel < c->top || c->sel >= c->top + (c->rows > 0 ? c->rows : 1)) c->sel = c->top;
+    int count = list_find(c, n, dir, line_matches, &f, nth);
+    c->top = c->sel;
+    return count;
+}
+
 static const keybind help_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "scroll", k_scroll},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / top / bottom", k_scroll},
@@ -99,4 +125,6 @@ const screen_ops screen_help_ops = {
     .overlay = " help ",
     .without_strategy = 1,
     .state_size = sizeof(help_state),
+    .find = find,
+    .find_what = "line",
 };

@@ -396,10 +396,8 @@ static action go(app *a, int key)
     int last = n_positions(a) - 1;
     switch (key) {
     case KEY_RIGHT:
-    case 'n':
     case ' ': steps_of(a)->step++; break;
-    case KEY_LEFT:
-    case 'p': steps_of(a)->step--; break;
+    case KEY_LEFT: steps_of(a)->step--; break;
     case KEY_HOME: steps_of(a)->step = 0; break;
     case KEY_END: steps_of(a)->step = last; break;
     default: break;
@@ -442,9 +440,42 @@ static action rows(app *a, int key)
     return ACT_REDRAW;
 }
 
+/* Search: the steps that touch a matching layer — an elimination that
+ * removes it or joins it by the new edge, the final step while it is left,
+ * the undo assigning it. */
+static int step_matches(int pos, void *user)
+{
+    const app *a = user;
+    const search_result *r = a->p->sr;
+    if (pos >= 1 && pos <= r->n_steps) {
+        const elim_step *st = &r->steps[pos - 1];
+        return (st->node >= 0 && app_layer_matches(a, st->node)) || app_layer_matches(a, st->from) ||
+               app_layer_matches(a, st->to);
+    }
+    if (pos == r->n_steps + 1) {
+        for (int i = 0; i < r->n_left; i++)
+            if (app_layer_matches(a, r->left[i])) return 1;
+        return 0;
+    }
+    int j = pos - (r->n_steps + 1);
+    return j >= 1 && j <= r->n_undo && app_layer_matches(a, r->undo_node[j - 1]);
+}
+
+static int find(app *a, int dir, int *nth)
+{
+    list_cursor c = {steps_of(a)->step, 0, 0};
+    int n = list_find(&c, n_positions(a), dir, step_matches, a, nth);
+    if (n) {
+        steps_of(a)->step = c.sel;
+        steps_of(a)->rows.top = 0;
+        steps_of(a)->follow = 1;
+    }
+    return n;
+}
+
 static const keybind steps_keys[] = {
-    {{KEY_RIGHT, 'n', ' '}, "Right n Space", "next step", go},
-    {{KEY_LEFT, 'p'}, "Left p", "previous step", go},
+    {{KEY_RIGHT, ' '}, "Right Space", "next step", go},
+    {{KEY_LEFT}, "Left", "previous step", go},
     {{KEY_HOME, KEY_END}, "Home End", "the start / the end of the undo", go},
     {{'f', 'u'}, "f u", "jump to the final step / the end of the undo", jump_phase},
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "pan the graph up / down", pan},
@@ -494,7 +525,7 @@ static int steps_export_view(const app *a, int *step)
 const screen_ops screen_steps_ops = {
     .tab = "Steps",
     .title = "Elimination stepper (3)",
-    .hints = "Right/n:next Left/p:back Home/End f:final u:undo-end hjkl:pan PgUp/PgDn:rows e:export",
+    .hints = "Right:next Left:back /:find-layer f:final u:undo-end hjkl:pan PgUp/PgDn:rows e:export",
     .draw = draw_steps,
     .keys = steps_keys,
     .enter = enter_steps,
@@ -502,4 +533,6 @@ const screen_ops screen_steps_ops = {
     .state_free = steps_free,
     .invalidate = steps_invalidate,
     .export_view = steps_export_view,
+    .find = find,
+    .find_what = "step",
 };

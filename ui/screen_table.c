@@ -375,6 +375,22 @@ static const keybind table_keys[] = {
     {{0}, NULL, NULL, NULL},
 };
 
+/* Search: the rows in display order, by layer name or type. */
+static int row_matches(int row, void *user)
+{
+    const app *a = user;
+    return app_layer_matches(a, a->order[row]);
+}
+
+static int find(app *a, int dir, int *nth)
+{
+    list_cursor *c = &table_of(a)->cur;
+    c->sel = row_of_sel(a);
+    int n = list_find(c, a->p->net->n_layers, dir, row_matches, a, nth);
+    a->sel = a->order[c->sel];
+    return n;
+}
+
 /* A click on a row selects its layer; a double click asks why not. */
 static action click(app *a, int y, int x, int double_click)
 {
@@ -396,4 +412,6 @@ const screen_ops screen_table_ops = {
     .keys = table_keys,
     .state_size = sizeof(table_state),
     .click = click,
+    .find = find,
+    .find_what = "layer",
 };

@@ -4,7 +4,8 @@
  * link or NIC that carried traffic, time across, each cell the kind of work
  * that filled most of it (F forward, B input gradient, W weight gradient,
  * X transfer, S sync, . idle), in colour where there is colour. A cursor
- * names the task under it; z/Z zoom around it, the arrows move it (and pan).
+ * names the task under it; } and { zoom around it, the arrows move it (and pan),
+ * ] and [ go to the next and previous task on the row, / finds a layer's tasks.
  * The header sets the simulated step beside Eq. 1's. The simulation is
  * redone after every what-if (app_invalidate drops it).
  *
@@ -192,6 +193,21 @@ static void draw_row(app *a, WINDOW *w, int y, int x, int cols, int r, int curso
     }
 }
 
+/* The chart's columns for a screen width w, and the view (zoomed to the
+ * whole step when asked). */
+static int tl_view(struct timeline_state *t, int w)
+{
+    int cols = w - LABEL_W - 1;
+    if (cols < 10) cols = 10;
+    t->cols = cols;
+    if (t->fit || t->ms_per_col <= 0) {
+        t->t0 = 0;
+        t->ms_per_col = (t->sim->step_ms > 0 ? t->sim->step_ms : 1) / cols;
+        t->fit = 0;
+    }
+    return cols;
+}
+
 static void draw_timeline(app *a, WINDOW *w, rect r)
 {
     if (tl_ensure(a) != 0) {
@@ -200,14 +216,7 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
     }
     struct timeline_state *t = TL(a);
     const sim_result *s = t->sim;
-    int cols = r.w - LABEL_W - 1;
-    if (cols < 10) cols = 10;
-    t->cols = cols;
-    if (t->fit || t->ms_per_col <= 0) {
-        t->t0 = 0;
-        t->ms_per_col = (s->step_ms > 0 ? s->step_ms : 1) / cols;
-        t->fit = 0;
-    }
+    int cols = tl_view(t, r.w);
     if (t->col >= cols) t->col = cols - 1;
     int y = r.y;
     ui_putf(w, y++, r.x, r.w, ST_BOLD, " simulated step %.2f ms (overlap) %s Eq. 1 %.2f ms %s saved %.1f%% %s %.0f img/s",
@@ -314,8 +323,8 @@ static action zoom(app *a, int key)
         return ACT_REDRAW;
     }
     double at = t->t0 + t->col * t->ms_per_col; /* keep the cursor's time under it */
-    double f = key == 'z' ? 0.5 : 2.0;
-    if (key == 'z' && t->ms_per_col < 1e-6) return ACT_NONE;
+    double f = key == '}' ? 0.5 : 2.0;
+    if (key == '}' && t->ms_per_col < 1e-6) return ACT_NONE;
     t->ms_per_col *= f;
     t->t0 = at - t->col * t->ms_per_col;
     if (t->t0 < 0) {
@@ -325,7 +334,21 @@ static action zoom(app *a, int key)
     return ACT_REDRAW;
 }
 
-/* n / p: the cursor to the next / previous task on its row. */
+/* Puts the cursor on task k (on its first resource's row), panning to it. */
+static void goto_task(struct timeline_state *t, int k)
+{
+    const sim_result *s = t->sim;
+    int res = s->res_of[s->tasks[k].res0];
+    for (int i = 0; i < t->n_rows; i++)
+        if (t->rows[i] == res) t->row = i;
+    t->pick = k;
+    double at = s->tasks[k].start_ms + fmin(s->tasks[k].dur_ms / 2, t->ms_per_col / 2);
+    if (at < t->t0 || at >= t->t0 + t->cols * t->ms_per_col) t->t0 = fmax(0, at - t->cols / 2 * t->ms_per_col);
+    t->col = (int)((at - t->t0) / t->ms_per_col);
+    if (t->col >= t->cols) t->col = t->cols - 1;
+}
+
+/* ] / [: the cursor to the next / previous task on its row. */
 static action next_task(app *a, int key)
 {
     struct timeline_state *t = tl_get(a);
@@ -334,7 +357,7 @@ static action next_task(app *a, int key)
     int r = t->rows[t->row];
     double now = t->t0 + (t->col + 0.5) * t->ms_per_col;
     int pick = -1;
-    if (key == 'n') {
+    if (key == ']') {
         for (int i = 0; i < t->n_on[r] && pick < 0; i++)
             if (s->tasks[t->on[r][i]].start_ms > now + t->ms_per_col / 2 && s->tasks[t->on[r][i]].dur_ms > 0)
                 pick = t->on[r][i];
@@ -344,29 +367,68 @@ static action next_task(app *a, int key)
                 pick = t->on[r][i];
     }
     if (pick < 0) return ACT_NONE;
-    t->pick = pick;
-    double at = s->tasks[pick].start_ms + fmin(s->tasks[pick].dur_ms / 2, t->ms_per_col / 2);
-    if (at < t->t0 || at >= t->t0 + t->cols * t->ms_per_col) t->t0 = fmax(0, at - t->cols / 2 * t->ms_per_col);
-    t->col = (int)((at - t->t0) / t->ms_per_col);
-    if (t->col >= t->cols) t->col = t->cols - 1;
+    goto_task(t, pick);
     return ACT_REDRAW;
+}
+
+/* Search: the step's tasks that take time, by start, whose layer's name or
+ * type matches; from the task under the cursor. */
+typedef struct find_ctx {
+    const app *a;
+    const int *order;
+} find_ctx;
+
+static int task_matches(int i, void *user)
+{
+    const find_ctx *f = user;
+    return app_layer_matches(f->a, TL(f->a)->sim->tasks[f->order[i]].layer);
+}
+
+static int find(app *a, int dir, int *nth)
+{
+    if (tl_ensure(a) != 0) return 0;
+    struct timeline_state *t = TL(a);
+    const sim_result *s = t->sim;
+    tl_view(t, t->cols > 0 ? t->cols + LABEL_W + 1 : a->frame_w > 0 ? a->frame_w : TUI_MIN_W); /* not drawn yet */
+    int *order = lw_malloc(sizeof(int) * (size_t)(s->n_tasks + 1)), n = 0;
+    for (int k = 0; k < s->n_tasks; k++)
+        if (s->tasks[k].dur_ms > 0) order[n++] = k;
+    sort_sim = s;
+    qsort(order, (size_t)n, sizeof(int), cmp_start);
+    /* the cursor: the task picked, else the last one started before the cursor's time */
+    double now = t->t0 + t->col * t->ms_per_col;
+    list_cursor c = {dir > 0 ? -1 : 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        if (order[i] == t->pick) {
+            c.sel = i;
+            break;
+        }
+        if (s->tasks[order[i]].start_ms <= now) c.sel = dir > 0 ? i : i + 1;
+    }
+    find_ctx f = {a, order};
+    int count = n ? list_find(&c, n, dir, task_matches, &f, nth) : 0;
+    if (count) goto_task(t, order[c.sel]);
+    free(order);
+    return count;
 }
 
 static const keybind timeline_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "choose a GPU, link or NIC row", move_row},
     {{KEY_PPAGE, KEY_NPAGE}, "PgUp PgDn", "ten rows up / down", move_row},
     {{KEY_LEFT, KEY_RIGHT, 'h', 'l'}, "Left Right h l", "move the cursor in time (pans at the edge)", move_col},
-    {{'z', 'Z', '0'}, "z Z 0", "zoom in / out around the cursor; 0 the whole step", zoom},
-    {{'n', 'p'}, "n p", "the cursor to the next / previous task on the row", next_task},
+    {{'}', '{', '0'}, "} { 0", "zoom in / out around the cursor; 0 the whole step", zoom},
+    {{']', '['}, "] [", "the cursor to the next / previous task on the row", next_task},
     {{0}, NULL, NULL, NULL},
 };
 
 const screen_ops screen_timeline_ops = {
     .tab = "Timeline",
     .title = "Timeline (6)",
-    .hints = "Up/Dn:row Left/Right:time z/Z:zoom 0:fit n/p:next/prev task +/-:GPUs",
+    .hints = "Up/Dn:row Left/Right:time }/{:zoom 0:fit ]/[:next/prev task /:find-layer +/-:GPUs",
     .draw = draw_timeline,
     .keys = timeline_keys,
     .state_free = timeline_state_free,
     .invalidate = timeline_invalidate,
+    .find = find,
+    .find_what = "task",
 };

@@ -234,6 +234,30 @@ static action unpin(app *a, int key)
     return app_pin(a, W(a)->layer >= 0 ? W(a)->layer : a->sel, -1);
 }
 
+/* Search: the configs in display order, by their text ("n4 c2"). */
+typedef struct find_ctx {
+    const app *a;
+    int *ord;
+} find_ctx;
+
+static int config_matches(int di, void *user)
+{
+    const find_ctx *f = user;
+    const app *a = f->a;
+    char b[64];
+    config_format(&a->p->cm->configs[W(a)->layer][W(a)->e[f->ord[di]].config], b, sizeof b);
+    return app_search_match(a, b);
+}
+
+static int find(app *a, int dir, int *nth)
+{
+    if (W(a)->layer < 0 || !W(a)->e || !W(a)->n) return 0;
+    find_ctx f = {a, display_order(a)};
+    int n = list_find(&W(a)->cur, W(a)->n, dir, config_matches, &f, nth);
+    free(f.ord);
+    return n;
+}
+
 static const keybind whynot_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "choose a config", k_move},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / first / last config", k_move},
@@ -314,4 +338,6 @@ const screen_ops screen_whynot_ops = {
     .invalidate = whynot_invalidate,
     .idle = whynot_idle,
     .busy = whynot_busy,
+    .find = find,
+    .find_what = "config",
 };

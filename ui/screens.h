@@ -33,9 +33,11 @@ int list_key(list_cursor *c, int key, int n, int select, int wrap);
 /* Before drawing rows rows of n: keeps sel in [0, n) and, for a selecting
  * list, in view; keeps top in range. Records rows for the page size. */
 void list_fit(list_cursor *c, int n, int rows, int select);
-/* The search hook: selects the first row after sel (wrapping round) that
- * match() accepts. Returns 1 if one did, 0 (nothing moved) if none. */
-int list_find(list_cursor *c, int n, int (*match)(int row, void *user), void *user);
+/* The search hook: selects the first row after sel (dir > 0) or before it
+ * (dir < 0), wrapping round, that match() accepts. Returns how many rows
+ * match (0: none, nothing moved) and, when nth is not NULL, the selected
+ * one's place among them counted from the top (1-based). */
+int list_find(list_cursor *c, int n, int dir, int (*match)(int row, void *user), void *user, int *nth);
 
 /* ---- each screen's state ------------------------------------------------ */
 
@@ -104,6 +106,20 @@ typedef struct help_state {
     list_cursor cur;           /* scrolled lines */
 } help_state;
 
+/* open (O): the files offered, each kind's shipped names and a typed path */
+typedef enum { OPEN_NETWORK, OPEN_CLUSTER, OPEN_STRATEGY, OPEN__KINDS } open_kind;
+
+typedef struct open_row {
+    open_kind kind;
+    const char *name;          /* a shipped name (static); NULL: type a path */
+} open_row;
+
+typedef struct open_state {
+    list_cursor cur;
+    open_row *rows;
+    int n;
+} open_state;
+
 static inline table_state *table_of(const app *a) { return (table_state *)a->st[SCR_TABLE]; }
 static inline graph_state *graph_of(const app *a) { return (graph_state *)a->st[SCR_GRAPH]; }
 static inline steps_state *steps_of(const app *a) { return (steps_state *)a->st[SCR_STEPS]; }
@@ -112,6 +128,7 @@ static inline cluster_state *cluster_of(const app *a) { return (cluster_state *)
 static inline whynot_state *whynot_of(const app *a) { return (whynot_state *)a->st[SCR_WHYNOT]; }
 static inline explain_state *explain_of(const app *a) { return (explain_state *)a->st[SCR_EXPLAIN]; }
 static inline help_state *help_of(const app *a) { return (help_state *)a->st[SCR_HELP]; }
+static inline open_state *open_of(const app *a) { return (open_state *)a->st[SCR_OPEN]; }
 
 /* ---- what screens offer each other -------------------------------------- */
 
@@ -127,6 +144,14 @@ void scale_start(app *a);
 int scale_step(app *a);
 /* Stops a running worker (kills and reaps it). */
 void scale_stop(app *a);
+
+/* opening files (screen_open.c) */
+/* Opens a network (a new plan, the history cleared), a cluster (a what-if
+ * through plan_apply: z undoes it) or a strategy file (every layer pinned
+ * to its configs, as `layerwise eval -s FILE` evaluates it) by shipped
+ * name or path. A bad file leaves the plan as it was and says why on the
+ * status line (file and place). Returns the action. */
+action app_open_file(app *a, open_kind kind, const char *name);
 
 /* why-not computation (screen_whynot.c) */
 int whynot_step(app *a, double budget_s);
