@@ -44,6 +44,7 @@ int list_find(list_cursor *c, int n, int dir, int (*match)(int row, void *user),
 typedef struct table_state {
     list_cursor cur;           /* rows in display order (a->order); sel mirrors a->sel */
     int y0;                    /* where the first row was drawn, for mouse clicks */
+    int colset;                /* the column set v chose (screen_table.c) */
 } table_state;
 
 typedef struct graph_state {
