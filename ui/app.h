@@ -141,6 +141,7 @@ typedef struct scale_row {
 typedef struct whynot_entry {
     int config;                /* index into the layer's configs */
     double total_ms;           /* best total with the layer forced to it */
+    double tx_ms;              /* the layer's t_x (incoming edges) in that strategy, known with changed */
     int changed;               /* other layers whose config moved */
     int done;                  /* total_ms known */
     int counted;               /* changed known */

@@ -124,6 +124,7 @@ static void fit_columns(const app *a, int W, colset *cs)
     }
     cs->w[C_NAME] = maxname > 28 ? 28 : maxname;
     cs->w[C_CFG] = maxcfg;
+    if (table_of(a)->colset == SET_SIZES) cs->w[C_MEM] = 7; /* "mem/GPU" */
     /* wide enough for "model cfg" */
     int bh = a->baseline >= 0 ? (int)strlen(baseline_name((baseline_kind)a->baseline)) + 4 : 8;
     cs->w[C_BCFG] = maxcfg > bh ? maxcfg : bh;
@@ -196,13 +197,16 @@ static void num(char *b, size_t n, double v)
     else snprintf(b, n, "%.2f", v);
 }
 
-/* "12.3G", "456M", "78K": at most 6 columns */
+/* "12.3G", "456M", "7.8K": at most 6 columns, two significant digits
+ * at least (sizes in bytes, and parameter counts) */
 static void short_bytes(char *b, size_t n, double v)
 {
     if (v >= 1e10) snprintf(b, n, "%.0fG", v / 1e9);
     else if (v >= 1e9) snprintf(b, n, "%.1fG", v / 1e9);
-    else if (v >= 1e6) snprintf(b, n, "%.0fM", v / 1e6);
-    else if (v >= 1e3) snprintf(b, n, "%.0fK", v / 1e3);
+    else if (v >= 1e7) snprintf(b, n, "%.0fM", v / 1e6);
+    else if (v >= 1e6) snprintf(b, n, "%.1fM", v / 1e6);
+    else if (v >= 1e4) snprintf(b, n, "%.0fK", v / 1e3);
+    else if (v >= 1e3) snprintf(b, n, "%.1fK", v / 1e3);
     else snprintf(b, n, "%.0f", v);
 }
 
