@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include "diff.h"
 #include "explain.h"
 #include "export_dot.h"
 #include "net_json.h"
@@ -37,6 +38,9 @@ static const char usage_text[] =
     "  layerwise simulate -n NET -c CLUSTER [-g GPUS] [-s optimum|data|model|owt|FILE] [--overlap none|full]\n"
     "                    [--json] [--trace FILE.json]   one training step simulated event by event\n"
     "  layerwise compare -n NET -c CLUSTER [-g GPUS] [--json]\n"
+    "  layerwise diff    -n NET -c CLUSTER [-g GPUS] A B [--json] [-o FILE]\n"
+    "                                     two strategies side by side, per layer; A and B are\n"
+    "                                     optimum, data, model, owt or a strategy file\n"
     "  layerwise scale   -n NET -c CLUSTER [--gpus 1,2,4,8,16] [--json]\n"
     "  layerwise costs   -n NET -c CLUSTER [-g GPUS] --json\n"
     "  layerwise export  -n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K]\n"
@@ -92,6 +96,8 @@ typedef struct opts {
     int json, steps, step;
     int n_pins;
     const char *pins[64];
+    int n_diff;              /* diff: the two strategies named */
+    const char *diff[2];
 } opts;
 
 /* Messages quote names and paths from files and the command line: control
@@ -154,7 +160,11 @@ static int parse_args(int argc, char **argv, opts *o)
     (strcmp(a, __VA_ARGS__) == 0)
         int takes_value = 1;
         long n;
-        if (TAKES("-n") || TAKES("--network")) o->net = v;
+        if (a[0] != '-' && o->cmd && strcmp(o->cmd, "diff") == 0) {
+            if (o->n_diff == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
+            o->diff[o->n_diff++] = a;
+            takes_value = 0;
+        } else if (TAKES("-n") || TAKES("--network")) o->net = v;
         else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
         else if (TAKES("-p") || TAKES("--profile")) o->profile = v;
         else if (TAKES("-s") || TAKES("--strategy")) o->strategy = v;
@@ -1278,26 +1288,6 @@ static int cmd_profile(const opts *o)
 
 /* ---- simulate ---- */
 
-/* The strategy -s names: the optimum (default), a baseline or a file. */
-static int pick_strategy(const opts *o, plan *p, int *ci, const char **label, lw_error *err)
-{
-    const char *name = o->strategy ? o->strategy : "optimum";
-    *label = name;
-    if (strcmp(name, "optimum") == 0) {
-        memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);
-        return 0;
-    }
-    int b = baseline_from_name(name);
-    if (b >= 0) {
-        strategy_baseline(p->cm, (baseline_kind)b, ci);
-        return 0;
-    }
-    size_t len;
-    char *text = lw_read_file(name, &len, err);
-    int rc = text ? strategy_from_json(p->cm, text, len, name, ci, err) : -1;
-    free(text);
-    return rc;
-}
 
 static void print_sim_text(const plan *p, const sim_result *s, const char *label)
 {
@@ -1362,8 +1352,8 @@ static int cmd_simulate(const opts *o)
     plan *p = open_plan_as(o, o->set, given, &err);
     if (!p) return die(&err);
     int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
-    const char *label;
-    if (pick_strategy(o, p, ci, &label, &err) != 0) {
+    const char *label = o->strategy ? o->strategy : "optimum";
+    if (strategy_pick(p, label, ci, &err) != 0) {
         free(ci);
         plan_free(p);
         return die(&err);
@@ -1385,6 +1375,47 @@ static int cmd_simulate(const opts *o)
     }
     sim_free(s);
     free(ci);
+    plan_free(p);
+    return rc;
+}
+
+/* diff A B: two strategies side by side (diff.h). Only "optimum" needs
+ * the search; baselines and files are evaluated without tables. */
+static int cmd_diff(const opts *o)
+{
+    if (o->n_diff != 2) return bad("%s", "diff needs two strategies: optimum, data, model, owt or a strategy file");
+    lw_error err = {0};
+    int searched = strcmp(o->diff[0], "optimum") == 0 || strcmp(o->diff[1], "optimum") == 0;
+    plan *p = open_plan_as(o, o->set, !searched, &err);
+    if (!p || apply_pins(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
+    int L = p->net->n_layers;
+    int *ci[2] = {lw_calloc((size_t)L, sizeof(int)), lw_calloc((size_t)L, sizeof(int))};
+    strategy_eval ev[2] = {{0}, {0}};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        if (strategy_pick(p, o->diff[k], ci[k], &err) != 0) rc = die(&err);
+        else strategy_evaluate(p->cm, ci[k], &ev[k]);
+    }
+    if (rc == 0) {
+        diff_side a = {o->diff[0], ci[0], &ev[0]}, b = {o->diff[1], ci[1], &ev[1]};
+        if (o->json || o->out) {
+            char *doc = diff_json(p, &a, &b);
+            rc = emit(o, doc);
+            free(doc);
+        }
+        if (rc == 0 && !o->json) {
+            char *text = diff_text(p, &a, &b);
+            fputs(text, stdout);
+            free(text);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        strategy_eval_free(&ev[k]);
+        free(ci[k]);
+    }
     plan_free(p);
     return rc;
 }
@@ -1463,7 +1494,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         int (*fn)(const opts *);
     } cmds[] = {{"search", cmd_search},   {"eval", cmd_eval},     {"simulate", cmd_simulate}, {"compare", cmd_compare},
                 {"scale", cmd_scale},     {"costs", cmd_costs},   {"export", cmd_export},     {"profile", cmd_profile},
-                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}};
+                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}, {"diff", cmd_diff}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(o.cmd, cmds[i].name) != 0) continue;
         /* an output that cannot be written is refused before any work */

@@ -582,7 +582,7 @@ static double cost_with_pin_on(const whynot_ctx *q, int li, int k, int *config_o
 {
     int L = q->m->n_layers;
     cost_graph *g = graph_with_pins(q->m, q->pins, li);
-    for (int j = 0; j < g->n_configs[li]; j++)
+    for (int j = 0; li >= 0 && j < g->n_configs[li]; j++) /* li < 0: nothing forced */
         if (j != k) g->node_cost[li][j] = HUGE_VAL;
     search_result *r = search_run(g, NULL, NULL);
     double c = r ? r->cost : HUGE_VAL;
@@ -648,6 +648,17 @@ void plan_whynot_all(const plan *p, int li, double *totals)
 {
     if (plan_whynot_totals(p, li, totals) == 0) return;
     for (int k = 0; k < p->cm->n_configs[li]; k++) totals[k] = plan_cost_with_pin(p, li, k, NULL);
+}
+
+int plan_unpinned_best(const plan *p, int *config_out)
+{
+    int L = p->net->n_layers;
+    int *none = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
+    for (int i = 0; i < L; i++) none[i] = -1;
+    whynot_ctx q = {p->cm, p->cl, &p->mset, none};
+    double c = cost_with_pin_on(&q, -1, -1, config_out);
+    free(none);
+    return isfinite(c) ? 0 : -1;
 }
 
 /* The memory settings of the paper's search: no limit. */

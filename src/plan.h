@@ -213,6 +213,10 @@ void plan_whynot_all(const plan *p, int li, double *totals);
  * per config; these take about one search each. */
 double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out);
 void plan_whynot_all_eq1(const plan *p, int li, double *totals);
+/* The optimum with no layer pinned (within the memory limit, as the plan
+ * searches), in config_out (n_layers): what the plan's pins cost. 0, or -1
+ * when no finite strategy exists. */
+int plan_unpinned_best(const plan *p, int *config_out);
 
 /* The same question asked of another setting, without changing the plan
  * and with memory not limited (plan_whynot_all_eq1's): the best totals

@@ -93,7 +93,7 @@ B=$F/bad
 run --help
 if [ "$RC" -eq 0 ]; then ok "--help exits 0"; else notok "--help exits 0 (exit $RC)"; fi
 missing=""
-for c in tui search eval simulate compare scale costs export profile list; do
+for c in tui search eval simulate compare diff scale costs export profile list; do
     grep -qE "layerwise +$c( |$)" "$OUT" || missing="$missing $c"
 done
 if [ -z "$missing" ]; then ok "--help lists every command"; else notok "--help lists every command: missing$missing"; fi
@@ -603,6 +603,53 @@ assert json.load(open(sys.argv[1]))["format"] == "layerwise-explain/1"
 expect_fail "--explain of an unknown layer: exit 2" 2 "nope" "lenet5" -- search -n lenet5 -c p100-4x4 -g 4 --explain nope
 expect_fail "--explain outside search: exit 2" 2 "--explain" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --explain fc1
 expect_fail "--explain with --why-not: exit 2" 2 "--explain" -- search -n lenet5 -c p100-4x4 -g 4 --explain fc1 --why-not fc1
+
+# ----------------------------------------------------------------- diff
+expect_ok "diff optimum data --json" diff -n vgg16 -c p100-4x4 -g 16 optimum data --json
+cp "$OUT" "$TMP/diff.json"
+"$LW" eval -n vgg16 -c p100-4x4 -g 16 -s data --json >"$TMP/data.json" 2>/dev/null
+py "diff: each side is what search and eval say, per layer and in all (Eq. 1)" '
+import json, sys
+d = json.load(open(sys.argv[1])); o = json.load(open(sys.argv[2])); e = json.load(open(sys.argv[3]))
+assert d["format"] == "layerwise-diff/1" and d["model"] == "Eq. 1"
+assert d["a"]["strategy"] == "optimum" and d["b"]["strategy"] == "data"
+assert abs(d["a"]["total_ms"] - o["total_ms"]) <= 1e-9 * o["total_ms"]
+assert abs(d["b"]["total_ms"] - e["total_ms"]) <= 1e-9 * e["total_ms"]
+assert abs(d["delta_ms"] - (e["total_ms"] - o["total_ms"])) <= 1e-9 * e["total_ms"]
+ol = {l["name"]: l for l in o["layers"]}; el = {l["name"]: l for l in e["layers"]}
+n = 0
+for l in d["layers"]:
+    a, b = ol[l["name"]], el[l["name"]]
+    assert l["a"]["config"] == a["config"] and l["b"]["config"] == b["config"], l["name"]
+    assert l["changed"] == (a["config"] != b["config"]), l["name"]
+    n += l["changed"]
+    ta = a["compute_ms"] + a["sync_ms"] + a["transfer_ms"]; tb = b["compute_ms"] + b["sync_ms"] + b["transfer_ms"]
+    assert abs(l["a"]["total_ms"] - ta) < 1e-9 and abs(l["b"]["total_ms"] - tb) < 1e-9, l["name"]
+    assert abs(l["delta_ms"] - (tb - ta)) < 1e-9, l["name"]
+assert d["layers_changed"] == n and n > 0
+assert abs(sum(l["b"]["total_ms"] for l in d["layers"]) - d["b"]["total_ms"]) <= 1e-9 * d["b"]["total_ms"]
+' "$TMP/diff.json" "$TMP/vgg16.json" "$TMP/data.json"
+"$LW" search -n alexnet -c p100-4x4 -g 4 -o "$TMP/alex-opt.json" >/dev/null 2>&1
+expect_ok "diff FILE optimum" diff -n alexnet -c p100-4x4 -g 4 "$TMP/alex-opt.json" optimum
+if grep -qE "^B - A: \+0\.00 ms .*; 0 of [0-9]+ layers differ$" "$OUT"; then
+    ok "diff of the optimum's own file: nothing differs"
+else
+    notok "diff of the optimum's own file: nothing differs" "$(tail -3 "$OUT")"
+fi
+expect_ok "diff model owt as text" diff -n alexnet -c p100-4x4 -g 4 model owt
+py "diff text: Eq. 1 totals, the rows that differ marked *" '
+import sys
+t = open(sys.argv[1]).read()
+assert "Eq. 1" in t and "total (Eq. 1)" in t
+marked = [l for l in t.splitlines() if l.startswith("* ")]
+n = int(t.rsplit(" of ", 1)[0].rsplit(" ", 1)[1])
+assert len(marked) == n and n > 0, (len(marked), n)
+' "$OUT"
+expect_fail "diff with one strategy: exit 2" 2 "two strategies" -- diff -n lenet5 -c p100-4x4 -g 4 optimum
+expect_fail "diff with three: exit 2" 2 "third" -- diff -n lenet5 -c p100-4x4 -g 4 optimum data model
+expect_fail "diff with a missing file: exit 2, names it" 2 "$TMP/none.json" -- diff -n lenet5 -c p100-4x4 -g 4 optimum "$TMP/none.json"
+expect_fail "diff with a bad strategy file: exit 2, names file and layer" 2 "$B/strategy_unknown_layer.json:16:" "fc4" -- \
+    diff -n lenet5 -c p100-4x4 -g 4 "$B/strategy_unknown_layer.json" data
 
 # -------------------------------------------------------------- bad input
 expect_fail "missing network file: exit 2, names the file" 2 "$B/no_such_file.json" -- \

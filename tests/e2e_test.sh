@@ -244,6 +244,14 @@ expect "Esc goes back to the table" " moved "
 keys Home Down
 keys i
 expect "i on a convolution" "explain conv1_1: n16 (Eq. 1)"
+keys Escape
+expect "back to the table" " moved "
+keys C
+expect "C compares the current strategy with data parallelism" "A: current 247.71 ms vs B: data"
+expect "the compare view's totals say Eq. 1" "total   Eq. 1"
+keys b
+expect "b: B is the model-parallel baseline" "B: model"
+capture | grep -q '[^ -~]' && bad "compare at 80x24 in ASCII: only ASCII on screen" || ok "compare at 80x24 in ASCII: only ASCII on screen"
 keys q
 expect "explain run exits" "EXITED"
 

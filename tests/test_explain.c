@@ -3,6 +3,7 @@
  * the why-not totals, the strategy evaluation, and crossovers checked by
  * re-planning at the value found with plan_apply.
  */
+#include "diff.h"
 #include "explain.h"
 #include "plan.h"
 
@@ -13,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void explain_ok(const plan *p, const char *name, explain *e)
 {
@@ -220,5 +222,97 @@ Test(explain, pinned_layer_explains_the_pin)
     cr_assert_eq(e.alt[0].config, other);
     cr_assert_str_eq(e.alt[0].role, "chosen (pinned)");
     ASSERT_REL(e.alt[0].total_ms, p->best_eval.total_ms, 1e-9);
+    plan_free(p);
+}
+
+/* ---------- diff: two strategies side by side */
+
+Test(diff, picks_and_document_agree_with_the_evaluations)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    int L = p->net->n_layers;
+    int *a = calloc((size_t)L, sizeof(int)), *b = calloc((size_t)L, sizeof(int)), *f = calloc((size_t)L, sizeof(int));
+    lw_error err = {0};
+    cr_assert_eq(strategy_pick(p, "optimum", a, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(a, p->best, sizeof(int) * (size_t)L), 0);
+    cr_assert_eq(strategy_pick(p, "owt", b, &err), 0, "%s", err.msg);
+    int *owt = calloc((size_t)L, sizeof(int));
+    strategy_baseline(p->cm, BASE_OWT, owt);
+    cr_assert_eq(memcmp(b, owt, sizeof(int) * (size_t)L), 0);
+    /* a file: the owt strategy's own document reads back as it */
+    strategy_eval eb;
+    strategy_evaluate(p->cm, b, &eb);
+    char *doc = strategy_to_json(p->cm, b, &eb, "owt", -1, NULL);
+    char path[] = "/tmp/lw-diff-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, doc, strlen(doc)), (ssize_t)strlen(doc));
+    close(fd);
+    cr_assert_eq(strategy_pick(p, path, f, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(f, b, sizeof(int) * (size_t)L), 0);
+    unlink(path);
+    cr_assert_neq(strategy_pick(p, path, f, &err), 0, "a missing file is refused");
+    cr_assert(strstr(err.msg, path), "%s", err.msg);
+    free(doc);
+    strategy_eval ea;
+    strategy_evaluate(p->cm, a, &ea);
+    diff_side da = {"optimum", a, &ea}, db = {"owt", b, &eb};
+    int n = 0;
+    for (int i = 0; i < L; i++) n += !config_equal(&p->cm->configs[i][a[i]], &p->cm->configs[i][b[i]]);
+    cr_assert_eq(diff_changed(p, &da, &db), n);
+    cr_assert_gt(n, 0);
+    char *json = diff_json(p, &da, &db);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert_not_null(root);
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "format")->valuestring, "layerwise-diff/1");
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "model")->valuestring, "Eq. 1");
+    ASSERT_REL(cJSON_GetObjectItem(root, "delta_ms")->valuedouble, eb.total_ms - ea.total_ms, 1e-12);
+    cr_assert_eq(cJSON_GetObjectItem(root, "layers_changed")->valueint, n);
+    double sum = 0;
+    cJSON *layers = cJSON_GetObjectItem(root, "layers");
+    cr_assert_eq(cJSON_GetArraySize(layers), L);
+    for (int i = 0; i < L; i++) {
+        cJSON *l = cJSON_GetArrayItem(layers, i);
+        sum += cJSON_GetObjectItem(cJSON_GetObjectItem(l, "b"), "total_ms")->valuedouble;
+        cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(l, "changed")), a[i] != b[i]);
+    }
+    ASSERT_REL(sum, eb.total_ms, 1e-9);
+    cJSON_Delete(root);
+    free(json);
+    char *text = diff_text(p, &da, &db);
+    int marked = 0;
+    for (const char *s = text; (s = strchr(s, '\n')); s++) marked += s[1] == '*';
+    cr_assert_eq(marked, n, "%s", text);
+    cr_assert(strstr(text, "total (Eq. 1)"), "%s", text);
+    free(text);
+    strategy_eval_free(&ea);
+    strategy_eval_free(&eb);
+    free(a);
+    free(b);
+    free(f);
+    free(owt);
+    plan_free(p);
+}
+
+/* What the pins cost: the optimum without them is the plan's before. */
+Test(diff, unpinned_best_is_the_optimum_before_the_pins)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 4, 0);
+    int L = p->net->n_layers;
+    int *before = malloc(sizeof(int) * (size_t)L), *got = malloc(sizeof(int) * (size_t)L);
+    memcpy(before, p->best, sizeof(int) * (size_t)L);
+    double t0 = p->best_eval.total_ms;
+    int li = net_find(p->net, "fc6");
+    plan_pin pin = {li, p->best[li] == 0 ? 1 : 0};
+    lw_error err = {0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
+    cr_assert_gt(p->best_eval.total_ms, t0);
+    cr_assert_eq(plan_unpinned_best(p, got), 0);
+    strategy_eval ev;
+    strategy_evaluate(p->cm, got, &ev);
+    ASSERT_REL(ev.total_ms, t0, 1e-12);
+    strategy_eval_free(&ev);
+    free(before);
+    free(got);
     plan_free(p);
 }

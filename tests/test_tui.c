@@ -1298,7 +1298,7 @@ static int monkey_int(int n)
  * and draw without error. Under ASan/UBSan in `make test`. */
 static void monkey(const char *net, int gpus, uint64_t seed, int steps, int check_coverage)
 {
-    static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', 'i', '\r', 'x',
+    static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', 'i', 'C', 'a', 'v', '\r', 'x',
                                'X', 'o', 'b', 'm', 'n', 'p', '[', ']', 'h', 'j', 'k', 'l', 'R', '?', 27, 'g',
                                KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END,
                                KEY_F(1), 12 /* ^L */, 'e', 'J', 'O'};
@@ -2145,4 +2145,156 @@ Test(tui_open, a_cluster_and_a_strategy_file)
     term_close();
     unlink(path);
     rmdir(dir);
+}
+
+/* ---------- columns (v), the why-not list's and the baseline's terms */
+
+/* v cycles the table's columns: sizes (parameters, weight and activation
+ * bytes, memory per GPU), then the baseline's t_c, t_s and t_x. */
+Test(tui_columns, sizes_and_the_baseline_split_at_80x24)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    select_layer(a, "fc6");
+    app_feed(a, 'v');
+    draw(a);
+    int hy = header_row();
+    cr_assert(hy >= 0, "%s", dump());
+    const char *h = row(hy);
+    cr_assert(strstr(h, "params") && strstr(h, "weights") && strstr(h, "acts") && strstr(h, "mem/GPU"), "%s", h);
+    cr_assert(!strstr(h, "t_c"), "the times give way: %s", h);
+    cr_assert(strstr(a->status, "columns: sizes"), "%s", a->status);
+    /* fc6: 102.8 M parameters, 411 MB of fp32 weights, 4096 x 512 x 4 B of output */
+    int y = find_row(" fc6 ");
+    cr_assert(y >= 0, "%s", dump());
+    cr_assert(strstr(row(y), " 103M ") && strstr(row(y), " 411M ") && strstr(row(y), " 8.4M "), "%s", row(y));
+    /* without a baseline v skips the split back to the times */
+    app_feed(a, 'v');
+    cr_assert_eq(table_of(a)->colset, 0);
+    app_feed(a, 'b'); /* data */
+    app_feed(a, 'v');
+    app_feed(a, 'v');
+    cr_assert_eq(table_of(a)->colset, 2);
+    draw(a);
+    hy = header_row();
+    h = row(hy);
+    cr_assert(strstr(h, "d t_c") && strstr(h, "d t_s") && strstr(h, "d t_x") && strstr(h, "data ms"), "%s", h);
+    y = find_row(" fc6 ");
+    const layer_eval *be = &a->base_eval.layers[a->sel];
+    char want[64];
+    snprintf(want, sizeof want, " %.2f ", be->sync_ms);
+    cr_assert(strstr(row(y), want), "data's t_s of fc6 (%s) in: %s", want, row(y));
+    int ty = totals_row();
+    snprintf(want, sizeof want, "%.2f", a->base_eval.sync_ms);
+    cr_assert(ty >= 0 && strstr(row(ty), want), "%s\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
+/* The why-not list splits t_c, t_s and the layer's t_x in each forced
+ * strategy: fc6 split by sample pays its sync. */
+Test(tui_columns, whynot_splits_tc_ts_tx)
+{
+    term_open(30, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    select_layer(a, "fc6");
+    int li = a->sel;
+    app_feed(a, 'w');
+    finish_idle(a);
+    draw(a);
+    int hy = find_row("best total");
+    cr_assert(hy >= 0 && strstr(row(hy), " t_c") && strstr(row(hy), " t_s") && strstr(row(hy), " t_x"), "%s", dump());
+    const plan *p = a->p;
+    int *cfg = malloc(sizeof(int) * (size_t)p->net->n_layers);
+    int checked = 0;
+    for (int i = 0; i < whynot_of(a)->n; i++) {
+        const whynot_entry *e = &whynot_of(a)->e[i];
+        char cname[64], pat[200];
+        config_format(&p->cm->configs[li][e->config], cname, sizeof cname);
+        /* t_x: the layer's incoming edges in the forced strategy */
+        plan_cost_with_pin(p, li, e->config, cfg);
+        cfg[li] = e->config;
+        strategy_eval ev;
+        strategy_evaluate(p->cm, cfg, &ev);
+        cr_assert(fabs(ev.layers[li].transfer_ms - e->tx_ms) < 1e-9, "%s: t_x %g, entry %g", cname,
+                  ev.layers[li].transfer_ms, e->tx_ms);
+        snprintf(pat, sizeof pat, "  %-11s %4d %7.2f %7.2f %7.2f ", cname, config_tasks(&p->cm->configs[li][e->config]),
+                 p->cm->t_c[li][e->config], p->cm->t_s[li][e->config], e->tx_ms);
+        if (find_row(pat) >= 0) checked++;
+        strategy_eval_free(&ev);
+    }
+    cr_assert_geq(checked, 10, "rows with t_c, t_s, t_x as the model has them:\n%s", dump());
+    free(cfg);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- compare (C) */
+
+Test(tui_compare, current_against_baselines_previous_and_a_file)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, 'C');
+    cr_assert_eq(a->screen, SCR_COMPARE);
+    draw(a);
+    cr_assert(find_row("A: current 247.71 ms vs B: data") >= 0, "%s", dump());
+    cr_assert(find_row("(Eq. 1)") >= 0 && find_row("Eq. 1") >= 0, "%s", dump());
+    /* the marked rows are the layers whose configs differ */
+    strategy_eval ev;
+    int L = a->p->net->n_layers, *ci = malloc(sizeof(int) * (size_t)L), differ = 0;
+    strategy_baseline(a->p->cm, BASE_DATA, ci);
+    strategy_evaluate(a->p->cm, ci, &ev);
+    for (int i = 0; i < L; i++) differ += ci[i] != a->p->best[i];
+    char want[160];
+    snprintf(want, sizeof want, "%.2f ms per step (Eq. 1): B-A %+.2f ms", ev.total_ms, ev.total_ms - a->p->best_eval.total_ms);
+    cr_assert(find_row2("B: data", "") >= 0 && strstr(dump(), want), "%s\n%s", want, dump());
+    snprintf(want, sizeof want, "%d of %d layers differ", differ, L);
+    cr_assert(strstr(dump(), want), "%s\n%s", want, dump());
+    app_feed(a, KEY_END);
+    draw(a);
+    int y = find_row(" fc6 ");
+    cr_assert(y >= 0 && row(y)[0] == '*', "fc6 differs: %s\n%s", y >= 0 ? row(y) : "", dump());
+    strategy_eval_free(&ev);
+    /* b: model */
+    app_feed(a, 'b');
+    draw(a);
+    cr_assert(find_row("B: model") >= 0, "%s", dump());
+    /* after a what-if, "previous" is the strategy before it, in its own setting */
+    app_feed(a, 27);
+    double before = a->p->best_eval.total_ms;
+    app_feed(a, '-');
+    app_feed(a, 'C');
+    for (int k = 0; k < CMP__COUNT && compare_of(a)->src[1] != CMP_PREVIOUS; k++) app_feed(a, 'b');
+    draw(a);
+    snprintf(want, sizeof want, "B: previous (16 GPUs, batch 512) %.2f ms", before);
+    cr_assert(strstr(dump(), want), "%s\n%s", want, dump());
+    /* a strategy file: the current one written with J's writer, 0 layers differ */
+    char path[] = "/tmp/lw-compare-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    close(fd);
+    a->screen = SCR_TABLE;
+    cr_assert_eq(app_export(a, path), 0, "%s", a->status);
+    app_feed(a, 'C');
+    app_feed(a, 'f');
+    cr_assert_eq(a->prompt, PROMPT_STRATEGY);
+    app_feed(a, 0x15); /* ^U */
+    type(a, path);
+    app_feed(a, '\r');
+    draw(a);
+    snprintf(want, sizeof want, "0 of %d layers differ", L);
+    cr_assert(strstr(dump(), want) && strstr(dump(), "B-A +0.00 ms"), "%s\n%s", want, dump());
+    /* a bad file: its error, named */
+    unlink(path);
+    app_feed(a, 'f');
+    app_feed(a, 0x15);
+    type(a, path);
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, path), "%s", a->status);
+    draw(a);
+    cr_assert(find_row("B: ") >= 0 && !strstr(dump(), "layers differ"), "%s", dump());
+    free(ci);
+    app_free(a);
+    term_close();
 }

@@ -39,6 +39,7 @@ typedef enum {
     SCR_TIMELINE,
     SCR_WHYNOT,
     SCR_EXPLAIN,
+    SCR_COMPARE,
     SCR_HELP,
     SCR_OPEN,
     SCR__COUNT
@@ -147,7 +148,9 @@ typedef struct whynot_entry {
     int counted;               /* changed known */
 } whynot_entry;
 
-typedef enum { PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD, PROMPT_SEARCH, PROMPT_OPEN } prompt_kind;
+typedef enum {
+    PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD, PROMPT_SEARCH, PROMPT_OPEN, PROMPT_STRATEGY
+} prompt_kind;
 
 struct app {
     int prefetch;          /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
@@ -174,6 +177,9 @@ struct app {
     char *opened_cluster;      /* the pending change is a cluster file opened (O): its name, taken on success */
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
+    strategy_eval saved_eval;  /* the previous optimum's evaluation (no layers before the first what-if) */
+    int saved_gpus;            /* and its setting */
+    long saved_batch;
     double last_rebuild_s;     /* seconds the last rebuild or research took */
 
     /* shared by the screens: the selected layer (table, graph, why-not),
@@ -272,6 +278,8 @@ int app_export(app *a, const char *path);
 void app_whynot_open(app *a, int li);
 /* Explains layer li's config (screen_explain.c) and opens its screen. */
 void app_explain_open(app *a, int li);
+/* Opens the compare view (screen_compare.c). */
+void app_compare_open(app *a);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
 
@@ -330,8 +338,8 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 /* ---- screens ---------------------------------------------------------- */
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
-    screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_help_ops, screen_timeline_ops,
-    screen_open_ops;
+    screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_compare_ops, screen_help_ops,
+    screen_timeline_ops, screen_open_ops;
 /* Writes the simulated step as Chrome trace-event JSON (atomically). */
 int timeline_export_trace(app *a, const char *path, lw_error *err);
 

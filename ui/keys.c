@@ -103,6 +103,13 @@ static action k_explain(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action k_compare(app *a, int key)
+{
+    (void)key;
+    app_compare_open(a);
+    return ACT_REDRAW;
+}
+
 static action k_unpin(app *a, int key)
 {
     (void)key;
@@ -173,6 +180,7 @@ const keybind app_global_keys[] = {
     {{'z', 'Z'}, "z Z", "undo / redo a what-if (GPUs, batch, sync, pins...)", k_undo},
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
     {{'i'}, "i", "explain the selected layer's config: its terms, GPUs and nodes, what would change it", k_explain},
+    {{'C'}, "C", "compare two strategies side by side: current, optimum, baselines, previous, a file", k_compare},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},
     {{'O'}, "O", "open a network, cluster or strategy file", k_open},
@@ -181,7 +189,7 @@ const keybind app_global_keys[] = {
     {{'/'}, "/", "search layers (name or type), or the list shown", k_search},
     {{'n', 'N'}, "n N", "the next / previous match of the search", k_search_next},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
-    {{27}, "Esc", "back (from help, why-not and explain)", k_back},
+    {{27}, "Esc", "back (from help, why-not, explain and compare)", k_back},
     {{'q', 'Q'}, "q", "quit (Ctrl-C too); the terminal is restored", k_quit},
     {{0}, NULL, NULL, NULL},
 };
@@ -271,6 +279,7 @@ static action prompt_submit(app *a)
         return app_set_batch(a, v);
     }
     case PROMPT_FIELD: return cluster_field_set(a, a->prompt_field, text);
+    case PROMPT_STRATEGY: return compare_file_set(a, text);
     case PROMPT_OPEN: return app_open_file(a, (open_kind)a->prompt_field, text);
     case PROMPT_SEARCH:
         if (text[0]) snprintf(a->search, sizeof a->search, "%s", text); /* empty: the last search again */
