@@ -393,9 +393,13 @@ static const char *cfg_str(const plan *p, int li, int k, char *b, size_t n)
     return b;
 }
 
+/* "642.3 MB", never broken between number and unit by the wrap */
 static const char *bytes_str(double v, char *b, size_t n)
 {
-    return lw_format_bytes(v, b, n);
+    lw_format_bytes(v, b, n);
+    for (char *s = b; *s; s++)
+        if (*s == ' ') *s = NBSP[0];
+    return b;
 }
 
 /* "GPUs 0-3 on node 0" */

@@ -258,7 +258,7 @@ static action k_file(app *a, int key)
 static const keybind compare_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "select a layer (i explains it)", k_move},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / first / last layer", k_move},
-    {{'a', 'b'}, "a b", "A / B: current, optimum, data, model, owt, previous (before the last what-if), file", k_source},
+    {{'a', 'b'}, "a b", "A / B: current optimum data model owt previous file", k_source},
     {{'f'}, "f", "B: type a strategy file (layerwise-strategy/1) to compare", k_file},
     {{0}, NULL, NULL, NULL},
 };

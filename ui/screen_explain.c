@@ -120,7 +120,7 @@ static action k_pin_runner(app *a, int key)
 static const keybind explain_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "scroll the explanation", k_scroll},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / top / bottom", k_scroll},
-    {{'p'}, "p", "pin the layer to the runner-up and re-optimise the rest", k_pin_runner},
+    {{'p'}, "p", "pin the layer to the runner-up; the rest re-optimised", k_pin_runner},
     {{0}, NULL, NULL, NULL},
 };
 

@@ -472,8 +472,7 @@ static const keybind table_keys[] = {
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / first / last layer", k_move},
     {{'o'}, "o", "sort: layer order, total, t_c, t_s, t_x (largest first)", sort_cycle},
     {{'b'}, "b", "baseline beside the optimum: none, data, model, OWT", baseline_cycle},
-    {{'v'}, "v", "columns: times, sizes (parameters, weights, activations, memory per GPU), the baseline's times",
-     colset_cycle},
+    {{'v'}, "v", "columns: times, sizes, the baseline's t_c t_s t_x", colset_cycle},
     {{'\n', '\r', KEY_ENTER}, "Enter", "why not? the selected layer's configs (same as w)", open_whynot},
     {{0}, NULL, NULL, NULL},
 };
