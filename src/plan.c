@@ -512,9 +512,11 @@ plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_e
 }
 
 static plan *plan_create(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
-                         search_progress_fn progress, void *progress_user, int unsearched, lw_error *err)
+                         search_progress_fn progress, void *progress_user, int unsearched, atomic_int *cancel,
+                         lw_error *err)
 {
     plan *p = lw_calloc(1, sizeof *p);
+    p->cancel = cancel;
     if (ms) p->mset = *ms;
     p->net = net;
     p->cl = cl;
@@ -531,13 +533,14 @@ static plan *plan_create(network *net, cluster *cl, profile *prof, plan_settings
         plan_free(p);
         return NULL;
     }
+    p->cancel = NULL;
     return p;
 }
 
 plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                       search_progress_fn progress, void *progress_user, lw_error *err)
 {
-    return plan_create(net, cl, prof, set, ms, progress, progress_user, 0, err);
+    return plan_create(net, cl, prof, set, ms, progress, progress_user, 0, NULL, err);
 }
 
 plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
@@ -549,7 +552,13 @@ plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings 
 plan *plan_new_unsearched(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                           lw_error *err)
 {
-    return plan_create(net, cl, prof, set, ms, NULL, NULL, 1, err);
+    return plan_create(net, cl, prof, set, ms, NULL, NULL, 1, NULL, err);
+}
+
+plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settings set,
+                           const plan_memory_settings *ms, atomic_int *cancel, lw_error *err)
+{
+    return plan_create(net, cl, prof, set, ms, NULL, NULL, 0, cancel, err);
 }
 
 void plan_free(plan *p)

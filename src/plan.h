@@ -87,6 +87,10 @@ plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings 
 /* plan_new_progress with memory settings (NULL: the defaults). */
 plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                       search_progress_fn progress, void *progress_user, lw_error *err);
+/* plan_new_memory that gives up ("cancelled", NULL) once *cancel is
+ * raised (NULL: not cancellable): opening another network in the TUI. */
+plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settings set,
+                           const plan_memory_settings *ms, atomic_int *cancel, lw_error *err);
 void plan_free(plan *p);
 
 /* A plan for evaluating given strategies only: its model has no tables

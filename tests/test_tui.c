@@ -2069,6 +2069,17 @@ Test(tui_open, bad_files_keep_the_plan)
     }
     app_open_file(a, OPEN_NETWORK, "no-such-net");
     cr_assert(a->status_error && strstr(a->status, "no-such-net: no such file"), "%s", a->status);
+    /* a network's plan is built as a rebuild is, and Esc (the cancel flag) keeps the old one */
+    atomic_int cancel = 1;
+    plan_set_cancel(a->p, &cancel);
+    cr_assert_eq(app_open_file(a, OPEN_NETWORK, "inception_v3"), ACT_REBUILD);
+    app_perform(a, ACT_REBUILD);
+    cr_assert(strstr(a->status, "open network inception_v3: cancelled (kept lenet5)"), "%s", a->status);
+    plan_set_cancel(a->p, NULL);
+    cr_assert_str_eq(a->p->net->name, "lenet5");
+    char *t = table_text(a);
+    cr_assert_str_eq(t, t0, "the plan stays after a cancelled open");
+    free(t);
     app_free(a);
     term_close();
     free(t0);

@@ -159,6 +159,8 @@ void app_free(app *a)
     layer_arrays_free(a);
     strategy_eval_free(&a->base_eval);
     free(a->opened_cluster);
+    net_free(a->open_net);
+    free(a->open_net_name);
     free(a->change_pins);
     free(a);
 }
@@ -294,6 +296,10 @@ static void report_change(app *a)
 void app_perform(app *a, action act)
 {
     if (act != ACT_REBUILD && act != ACT_RESEARCH && act != ACT_RESYNC) return;
+    if (a->open_net) { /* another network: a new plan, not a change of this one */
+        open_network_perform(a);
+        return;
+    }
     lw_error err = {0};
     double t0 = lw_now();
     int rc = plan_apply(a->p, &a->change, &err);

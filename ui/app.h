@@ -175,6 +175,8 @@ struct app {
     plan_memory_settings change_mem; /* what change.mem points to */
     plan_pin *change_pins;     /* what change.pins points to when it is more than one pin (a strategy file) */
     char *opened_cluster;      /* the pending change is a cluster file opened (O): its name, taken on success */
+    network *open_net;         /* the pending change is a network opened (O): it, and the name it was opened by */
+    char *open_net_name;
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
     strategy_eval saved_eval;  /* the previous optimum's evaluation (no layers before the first what-if) */

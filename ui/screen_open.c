@@ -81,29 +81,53 @@ static void draw_open(app *a, WINDOW *w, rect r)
 
 /* ---- opening ------------------------------------------------------------ */
 
+/* A network that loads becomes the pending open (a->open_net): app_perform
+ * builds its plan (open_network_perform), so the TUI says so and Esc
+ * cancels it as it does a rebuild. */
 static action open_network(app *a, const char *name)
 {
     lw_error err = {0};
     network *net = plan_load_network(name, &err);
-    cluster *cl = net ? cluster_clone(a->p->cl) : NULL;
-    /* a profile times one network's layers: it stays with that network */
-    plan *p = net ? plan_new_memory(net, cl, NULL, a->p->set, &a->p->mset, NULL, NULL, &err) : NULL;
-    if (!p) {
-        app_set_status(a, 1, "open network %s: %s (kept %s)", name, err.msg, a->net_name);
+    if (!net) {
+        app_set_status(a, 1, "open network %s: %s (kept %s)", name, err.msg, a->p->net->name);
         return ACT_REDRAW;
+    }
+    char what[200];
+    snprintf(what, sizeof what, "open network %s", name);
+    app_whatif_begin(a, what);
+    a->open_net = net;
+    a->open_net_name = lw_strdup(name);
+    app_close_overlay(a);
+    return ACT_REBUILD;
+}
+
+void open_network_perform(app *a)
+{
+    network *net = a->open_net;
+    char *name = a->open_net_name;
+    a->open_net = NULL;
+    a->open_net_name = NULL;
+    lw_error err = {0};
+    /* a profile times one network's layers: it stays with that network */
+    plan *p = plan_new_cancellable(net, cluster_clone(a->p->cl), NULL, a->p->set, &a->p->mset, a->p->cancel, &err);
+    if (!p) {
+        if (strcmp(err.msg, "cancelled") == 0)
+            app_set_status(a, 0, "open network %s: cancelled (kept %s)", name, a->p->net->name);
+        else
+            app_set_status(a, 1, "open network %s: %s (kept %s)", name, err.msg, a->p->net->name);
+        free(name);
+        return;
     }
     int dropped = a->profile_name != NULL;
     free(a->profile_name);
     a->profile_name = NULL;
     free(a->net_name);
-    a->net_name = lw_strdup(name);
+    a->net_name = name;
     app_adopt_plan(a, p);
-    app_close_overlay(a);
     app_set_status(a, 0, "opened network %s: %d layers, %.2f ms/step, %.0f img/s (Eq. 1)%s", p->net->name,
                    p->net->n_layers, p->best_eval.total_ms, p->best_eval.images_per_s,
                    dropped ? "; the profile was the other network's: not used" : "");
     if (a->prefetch) app_prefetch_next(a);
-    return ACT_REDRAW;
 }
 
 static action open_cluster(app *a, const char *name)

@@ -175,6 +175,10 @@ void scale_stop(app *a);
  * name or path. A bad file leaves the plan as it was and says why on the
  * status line (file and place). Returns the action. */
 action app_open_file(app *a, open_kind kind, const char *name);
+/* app_perform's part for a network opened (a->open_net): builds its plan
+ * (cancellable through the plan's cancel flag) and adopts it, or keeps
+ * the plan and says why. */
+void open_network_perform(app *a);
 
 /* compare (screen_compare.c): B from a strategy file the prompt typed */
 action compare_file_set(app *a, const char *path);
