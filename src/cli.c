@@ -28,7 +28,7 @@ static const char usage_text[] =
     "\n"
     "usage:\n"
     "  layerwise                          the TUI on VGG-16 and the paper's 16-GPU P100 cluster\n"
-    "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS]\n"
+    "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS] [the shared options below]\n"
     "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
     "                    [--why-not LAYER]   every config of LAYER with the best total when forced to it\n"
     "                    [--explain LAYER]   why LAYER has its config: its terms against the alternatives,\n"
@@ -88,6 +88,7 @@ typedef struct opts {
     int refine;            /* search --refine */
     double refine_s;       /* its time limit */
     unsigned long long seed;
+    int seed_set;
     plan_settings set;
     plan_memory_settings mset;
     int sync, precision;
@@ -223,6 +224,7 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if (TAKES("--seed")) {
             if (parse_long(v, 0, 2147483647L, &n) != 0) return bad("--seed \"%s\" must be a whole number", v ? v : "");
             o->seed = (unsigned long long)n;
+            o->seed_set = 1;
         } else if (TAKES("--trace")) {
             o->trace = v;
         } else if (TAKES("--memory-limit")) {
@@ -317,11 +319,16 @@ int cli_apply_precision(cluster *c, int prec, double bucket_mb, lw_error *err)
     return 0;
 }
 
+void cli_apply_links(cluster *c, double intra_bw, double inter_bw)
+{
+    if (intra_bw > 0) cluster_set_intra_bw(c, intra_bw);
+    if (inter_bw > 0) c->inter.bandwidth_gbs = inter_bw;
+}
+
 static void apply_whatif(const opts *o, cluster *c)
 {
     cli_apply_sync(c, o->sync);
-    if (o->intra_bw > 0) cluster_set_intra_bw(c, o->intra_bw);
-    if (o->inter_bw > 0) c->inter.bandwidth_gbs = o->inter_bw;
+    cli_apply_links(c, o->intra_bw, o->inter_bw);
 }
 
 /* A long final step of the search (a large graph left after the
@@ -376,31 +383,56 @@ static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
     return open_plan_as(o, set, 0, err);
 }
 
+/* The layer of a "LAYER=CONFIG" pin and its config text (after the '='). */
+static int pin_split(const network *net, const char *pin, const char **cfg, lw_error *err)
+{
+    char name[256];
+    const char *eq = strchr(pin, '=');
+    if (!eq) return lw_fail(err, 2, "--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", pin);
+    size_t n = (size_t)(eq - pin);
+    if (n >= sizeof name) n = sizeof name - 1;
+    memcpy(name, pin, n);
+    name[n] = 0;
+    *cfg = eq + 1;
+    int li = net_find(net, name);
+    config c;
+    if (li < 0) return lw_fail(err, 2, "--pin: \"%s\" is not a layer of %s", name, net->name);
+    if (config_parse(eq + 1, &c) != 0) return lw_fail(err, 2, "--pin %s: config \"%s\" is not like \"n4 c2\"", name, eq + 1);
+    return li;
+}
+
+int cli_check_pins(const network *net, const char *const *pins, int n, lw_error *err)
+{
+    const char *cfg;
+    for (int i = 0; i < n; i++)
+        if (pin_split(net, pins[i], &cfg, err) < 0) return -1;
+    return 0;
+}
+
+int cli_apply_pins(plan *p, const char *const *pins, int n, lw_error *err)
+{
+    if (n <= 0) return 0;
+    plan_pin *pp = lw_malloc(sizeof(plan_pin) * (size_t)n);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const char *text;
+        int li = pin_split(p->net, pins[i], &text, err), k = -1;
+        config c;
+        if (li < 0) rc = -1;
+        else if (config_parse(text, &c) != 0 ||
+                 (k = config_find(p->cm->configs[li], p->cm->n_configs[li], &c)) < 0)
+            rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", p->net->layers[li].name,
+                         text, p->gpus);
+        pp[i] = (plan_pin){li, k};
+    }
+    if (rc == 0) rc = plan_apply(p, &(plan_change){.n_pins = n, .pins = pp}, err);
+    free(pp);
+    return rc;
+}
+
 static int apply_pins(const opts *o, plan *p, lw_error *err)
 {
-    if (!o->n_pins) return 0;
-    plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)o->n_pins);
-    int rc = 0;
-    for (int i = 0; i < o->n_pins && rc == 0; i++) {
-        char name[256];
-        const char *eq = strchr(o->pins[i], '=');
-        size_t n = (size_t)(eq - o->pins[i]);
-        if (n >= sizeof name) n = sizeof name - 1;
-        memcpy(name, o->pins[i], n);
-        name[n] = 0;
-        int li = net_find(p->net, name);
-        config c;
-        int k = -1;
-        if (li < 0) rc = lw_fail(err, 2, "--pin: \"%s\" is not a layer of %s", name, p->net->name);
-        else if (config_parse(eq + 1, &c) != 0)
-            rc = lw_fail(err, 2, "--pin %s: config \"%s\" is not like \"n4 c2\"", name, eq + 1);
-        else if ((k = config_find(p->cm->configs[li], p->cm->n_configs[li], &c)) < 0)
-            rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", name, eq + 1, p->gpus);
-        pins[i] = (plan_pin){li, k};
-    }
-    if (rc == 0) rc = plan_apply(p, &(plan_change){.n_pins = o->n_pins, .pins = pins}, err);
-    free(pins);
-    return rc;
+    return cli_apply_pins(p, o->pins, o->n_pins, err);
 }
 
 /* ---- text output ---- */
@@ -1485,8 +1517,13 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
     if (!o.cmd || strcmp(o.cmd, "tui") == 0) {
+        /* every shared option reaches the TUI; those of other commands are refused, not ignored */
+        static const char *const not_tui[] = {"--json", "-o", "--view", "--step", "--steps", "--size", "--seed"};
+        const int given[] = {o.json, o.out != NULL, o.view != NULL, o.step >= 0, o.steps, o.size > 0, o.seed_set};
+        for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
+            if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.sync, o.mset, o.precision >= 0, o.precision,
-                      o.bucket_mb >= 0, o.bucket_mb};
+                      o.bucket_mb >= 0, o.bucket_mb, o.intra_bw, o.inter_bw, o.n_pins, o.pins};
         return tui(&a);
     }
     static const struct {

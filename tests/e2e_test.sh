@@ -253,6 +253,8 @@ keys b
 expect "b: B is the model-parallel baseline" "B: model"
 capture | grep -q '[^ -~]' && bad "compare at 80x24 in ASCII: only ASCII on screen" || ok "compare at 80x24 in ASCII: only ASCII on screen"
 keys q
+expect "q closes the compare view" " moved "
+keys q
 expect "explain run exits" "EXITED"
 
 # ---- bad input never reaches the terminal UI
@@ -266,7 +268,8 @@ start -n inception_v3
 expect "inception opens" "inception_v3 on p100-4x4 · 16/16 GPUs" 30
 t0=$(date +%s.%N)
 keys -- -
-expect_re "inception what-if 16→8" "16→8 GPUs: [0-9.]+ → [0-9.]+ ms/step" 30
+# (the global batch halves with the GPUs: images/s lead, ms/step follow)
+expect_re "inception what-if 16→8" "16→8 GPUs: [0-9]+ → [0-9]+ img/s \\([-+][0-9.]+%\\), [0-9.]+ → [0-9.]+ ms/step" 30
 t1=$(date +%s.%N)
 echo "     (inception 16→8 GPUs what-if, keypress to new frame: $(python3 -c "print('%.2f' % ($t1 - $t0))") s incl. polling)"
 keys q
@@ -284,9 +287,32 @@ expect "Esc cancels the rebuild" "batch 32→64 per GPU: cancelled (kept the pre
 after=$(capture | grep -oE "[0-9.]+ ms/step" | head -n 1)
 [ -n "$before" ] && [ "$before" = "$after" ] && ok "the previous optimum stays ($after)" ||
     bad "the previous optimum stays ($before, then $after)"
-capture | grep -qF "batch 32/GPU (2048)" && ok "the previous batch stays" || bad "the previous batch stays"
+# (the context line gives the batch per GPU and global, or at this width the global one alone)
+capture | grep -qE "batch (32/GPU \(2048\)|2048)( |$)" && ok "the previous batch stays" || bad "the previous batch stays"
 keys q
 expect "64-GPU inception run exits" "EXITED"
+
+# ---- tui takes the shared what-ifs: a link bandwidth and a pin
+start -g 8 --inter-bw 1.5 --pin fc6=n8
+expect "tui --pin pins the layer" "8/16 GPUs · 1 pinned"
+keys 5
+expect "tui --inter-bw reaches the cluster screen" " 1.5 GB/s"
+keys q
+expect "the run with options exits" "EXITED"
+[ "$(cat "$WORK/status" 2>/dev/null)" = 0 ] && ok "exit status 0 after q" || bad "exit status after q"
+out=$("$LW" tui --pin nosuchlayer=n4 2>&1 </dev/null)
+rc=$?
+[ "$rc" = 2 ] && printf '%s' "$out" | grep -q '"nosuchlayer" is not a layer' && ok "tui --pin of no layer: status 2" ||
+    bad "tui --pin of no layer: status $rc, '$out'"
+
+# ---- a terminal without an alternate screen (vt100, linux): q leaves no frame behind
+for term in vt100 linux; do
+    E2E_ENV="TERM=$term" start -n lenet5
+    expect "TERM=$term opens" " 1 Table "
+    keys q
+    expect "TERM=$term exits" "EXITED"
+    if capture | grep -qF "ms/step"; then bad "TERM=$term: the last frame stays after q"; else ok "TERM=$term: the screen is blank after q"; fi
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -80,7 +80,7 @@ shot cluster "* was 11.5" "cluster what-if: inter-node bandwidth halved"
 
 keys R 6
 wait_for "simulated step"
-keys n n n
+keys ']' ']' ']'
 shot timeline "simulated step" "timeline: one step simulated, VGG-16 on 16 GPUs"
 
 keys '?'

@@ -67,6 +67,13 @@ static void layer_arrays_new(app *a)
     a->order = lw_malloc(sizeof(int) * (size_t)n);
     a->base_ci = lw_calloc((size_t)n, sizeof(int));
     a->saved_configs = lw_calloc((size_t)n, sizeof(config));
+    a->pin_wish = lw_calloc((size_t)n, sizeof(config));
+    a->wished = lw_calloc((size_t)n, 1);
+    for (int i = 0; i < n; i++)
+        if (a->p->pinned[i] >= 0) {
+            a->pin_wish[i] = a->p->cm->configs[i][a->p->pinned[i]];
+            a->wished[i] = 1;
+        }
 }
 
 static void layer_arrays_free(app *a)
@@ -76,6 +83,8 @@ static void layer_arrays_free(app *a)
     free(a->base_ci);
     free(a->saved_configs);
     strategy_eval_free(&a->saved_eval); /* the previous strategy: of these layers */
+    free(a->pin_wish);
+    free(a->wished);
 }
 
 app *app_open(const tui_args *args, lw_error *err)
@@ -90,6 +99,7 @@ app *app_open(const tui_args *args, lw_error *err)
         return NULL;
     }
     cli_apply_sync(cl, args ? args->sync : -1);
+    if (args) cli_apply_links(cl, args->intra_bw, args->inter_bw);
     if (args && cli_apply_precision(cl, args->precision_set ? args->precision : -1,
                                     args->bucket_set ? args->bucket_mb : -1, err) != 0) {
         net_free(net);
@@ -112,21 +122,24 @@ app *app_open(const tui_args *args, lw_error *err)
         cluster_free(orig);
         return NULL;
     }
+    if (args && cli_apply_pins(p, args->pins, args->n_pins, err) != 0) {
+        plan_free(p);
+        cluster_free(orig);
+        return NULL;
+    }
     app *a = lw_calloc(1, sizeof *a);
     a->p = p;
     a->cluster_loaded = orig;
     a->net_name = lw_strdup(nn);
     a->cluster_name = lw_strdup(cn);
     a->profile_name = args && args->profile ? lw_strdup(args->profile) : NULL;
-    int n = p->net->n_layers;
     layer_arrays_new(a);
     a->baseline = -1;
     a->screen = a->prev_screen = SCR_TABLE;
     states_new(a);
     app_sort_rows(a);
     history_reset(a);
-    app_set_status(a, 0, "optimum of %d layers found in %.0f ms (cost tables %.0f ms); ? for help", n,
-                   p->search_ms, p->cm ? p->cm->build_ms : 0.0);
+    app_status_opened(a);
     return a;
 }
 
@@ -143,6 +156,104 @@ void app_adopt_plan(app *a, plan *p)
     states_new(a);
     app_sort_rows(a);
     history_reset(a);
+}
+
+int app_memory_over(const app *a, double *need)
+{
+    const plan *p = a->p;
+    if (!p->sr || !p->cm) return 0;
+    double cap = plan_memory_limit(&p->mset, p->cl);
+    if (!isfinite(cap)) cap = p->cl->gpu.memory_gib * 1073741824.0;
+    double peak = cost_memory(p->cm, p->best, NULL);
+    if (need) *need = peak;
+    return peak > cap;
+}
+
+/* ", but it needs 30.9 GiB per GPU of 16.0": what the status adds when the
+ * optimum does not fit (as the CLI warns); "" when it does. */
+static const char *memory_warning(const app *a, char *buf, size_t n)
+{
+    double need;
+    buf[0] = 0;
+    if (!app_memory_over(a, &need)) return buf;
+    const plan *p = a->p;
+    double cap = plan_memory_limit(&p->mset, p->cl);
+    int limited = isfinite(cap);
+    if (!limited) cap = p->cl->gpu.memory_gib * 1073741824.0;
+    snprintf(buf, n, "; DOES NOT FIT: needs %.2f GiB per GPU of %.2f%s", need / 1073741824.0, cap / 1073741824.0,
+             !limited ? " (no limit set: M sets one)" : p->mem.min_peak_bytes > 0 ? " (no strategy fits)" : "");
+    return buf;
+}
+
+void app_status_opened(app *a)
+{
+    const plan *p = a->p;
+    char warn[160];
+    if (!p->sr) return;
+    memory_warning(a, warn, sizeof warn);
+    app_set_status(a, warn[0] != 0, "optimum found in %.0f ms: %.2f ms/step, %.1f img/s (Eq. 1)%s%s",
+                   p->search_ms + (p->cm ? p->cm->build_ms : 0.0), p->best_eval.total_ms, p->best_eval.images_per_s,
+                   warn, warn[0] ? "" : ". ? for help");
+}
+
+int app_pins_held(const app *a)
+{
+    const plan *p = a->p;
+    int n = 0;
+    for (int i = 0; i < p->net->n_layers; i++) n += a->wished[i] && p->pinned[i] < 0;
+    return n;
+}
+
+/* After a what-if: pins follow the person's wishes. A pin the plan holds
+ * is the wish; a wished config the new setting has again is pinned back
+ * (one more search); one it lacks stays on hold. note: what happened, for
+ * the status. */
+static void pins_follow(app *a, action act, char *note, size_t n)
+{
+    plan *p = a->p;
+    int L = p->net->n_layers, back = 0, held = 0, first_held = -1;
+    note[0] = 0;
+    if (a->hist_move) {
+        /* undo and redo put back a state exactly: its pins are the wishes */
+        for (int i = 0; i < L; i++) {
+            a->wished[i] = p->pinned[i] >= 0;
+            if (a->wished[i]) a->pin_wish[i] = p->cm->configs[i][p->pinned[i]];
+        }
+        return;
+    }
+    plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));
+    for (int i = 0; i < L; i++) {
+        if (p->pinned[i] >= 0) {
+            a->pin_wish[i] = p->cm->configs[i][p->pinned[i]];
+            a->wished[i] = 1;
+            continue;
+        }
+        if (!a->wished[i]) continue;
+        int k = config_find(p->cm->configs[i], p->cm->n_configs[i], &a->pin_wish[i]);
+        if (k < 0) {
+            held++;
+            if (first_held < 0) first_held = i;
+        } else if (act == ACT_REBUILD) {
+            pins[back++] = (plan_pin){i, k};
+        } else {
+            a->wished[i] = 0; /* unpinned by hand */
+        }
+    }
+    if (back) {
+        lw_error err = {0};
+        if (plan_apply(p, &(plan_change){.n_pins = back, .pins = pins}, &err) == 0)
+            snprintf(note, n, "; %d pin%s back", back, back == 1 ? "" : "s");
+        else
+            snprintf(note, n, "; pins not restored: %.150s", err.msg);
+    }
+    if (held) {
+        char cb[48];
+        size_t k = strlen(note);
+        config_format(&a->pin_wish[first_held], cb, sizeof cb);
+        snprintf(note + k, n - k, "; pin %s = %s on hold (not a config on %d GPUs)%s", p->net->layers[first_held].name,
+                 cb, p->gpus, held > 1 ? " and others" : "");
+    }
+    free(pins);
 }
 
 void app_free(app *a)
@@ -246,6 +357,7 @@ void app_whatif_begin(app *a, const char *what)
     change_reset(a);
     a->saved_total_ms = p->sr ? p->best_eval.total_ms : 0;
     a->saved_ips = p->sr ? p->best_eval.images_per_s : 0;
+    a->saved_batch = p->batch;
     for (int i = 0; i < p->net->n_layers; i++)
         a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0}};
     /* its times too, for the compare view's "previous" */
@@ -256,7 +368,6 @@ void app_whatif_begin(app *a, const char *what)
         a->saved_eval.layers = lw_malloc(bytes);
         memcpy(a->saved_eval.layers, p->best_eval.layers, bytes);
         a->saved_gpus = p->gpus;
-        a->saved_batch = p->batch;
     }
 }
 
@@ -287,10 +398,24 @@ static void report_change(app *a)
         n += a->changed[i];
     }
     double t0 = a->saved_total_ms, t1 = p->best_eval.total_ms;
-    double pct = t0 > 0 ? (t1 - t0) / t0 * 100 : 0;
-    app_set_status(a, 0, "%s: %.1f %s %.1f ms/step (%+.1f%%), %.0f %s %.0f img/s, %d layer%s changed config (%.2f s)",
-                   a->pending_what, t0, G->arrow_right, t1, pct, a->saved_ips, G->arrow_right,
-                   p->best_eval.images_per_s, n, n == 1 ? "" : "s", a->last_rebuild_s);
+    double i0 = a->saved_ips, i1 = p->best_eval.images_per_s;
+    char layers[128];
+    int used = p->best_eval.gpus_used;
+    if (used > 0 && used < p->gpus)
+        snprintf(layers, sizeof layers, "%d layer%s changed config, %d of the %d GPUs used (%.2f s)", n,
+                 n == 1 ? "" : "s", used, p->gpus, a->last_rebuild_s);
+    else
+        snprintf(layers, sizeof layers, "%d layer%s changed config (%.2f s)", n, n == 1 ? "" : "s", a->last_rebuild_s);
+    if (a->saved_batch != p->batch) {
+        /* a step of another batch is not comparable: lead with throughput */
+        double pct = i0 > 0 ? (i1 - i0) / i0 * 100 : 0;
+        app_set_status(a, 0, "%s: %.0f %s %.0f img/s (%+.1f%%), %.1f %s %.1f ms/step, %s", a->pending_what, i0,
+                       G->arrow_right, i1, pct, t0, G->arrow_right, t1, layers);
+    } else {
+        double pct = t0 > 0 ? (t1 - t0) / t0 * 100 : 0;
+        app_set_status(a, 0, "%s: %.1f %s %.1f ms/step (%+.1f%%), %.0f %s %.0f img/s, %s", a->pending_what, t0,
+                       G->arrow_right, t1, pct, i0, G->arrow_right, i1, layers);
+    }
 }
 
 void app_perform(app *a, action act)
@@ -325,8 +450,16 @@ void app_perform(app *a, action act)
         app_invalidate(a);
         return;
     }
+    char note[256], warn[160];
+    pins_follow(a, act, note, sizeof note); /* before the history takes the state */
     history_record(a);
     report_change(a);
+    memory_warning(a, warn, sizeof warn);
+    if (note[0] || warn[0]) {
+        size_t k = strlen(a->status);
+        snprintf(a->status + k, sizeof a->status - k, "%s%s", note, warn);
+        a->status_error = warn[0] != 0;
+    }
     app_invalidate(a);
     if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);
 }
@@ -530,10 +663,16 @@ action app_pin(app *a, int li, int k)
     if (li < 0 || li >= p->net->n_layers || !p->cm) return ACT_NONE;
     char what[200], cb[64];
     if (k < 0) {
+        if (p->pinned[li] < 0 && a->wished[li]) {
+            a->wished[li] = 0;
+            app_set_status(a, 0, "unpin %s: its pin was on hold; dropped", p->net->layers[li].name);
+            return ACT_REDRAW;
+        }
         if (p->pinned[li] < 0) {
             app_set_status(a, 0, "%s is not pinned", p->net->layers[li].name);
             return ACT_REDRAW;
         }
+        a->wished[li] = 0;
         snprintf(what, sizeof what, "unpin %s", p->net->layers[li].name);
     } else {
         config_format(&p->cm->configs[li][k], cb, sizeof cb);
@@ -548,9 +687,11 @@ action app_pin(app *a, int li, int k)
 
 action app_clear_pins(app *a)
 {
-    int n = plan_pin_count(a->p);
+    int n = plan_pin_count(a->p), held = app_pins_held(a);
+    for (int i = 0; i < a->p->net->n_layers; i++) a->wished[i] = 0;
     if (!n) {
-        app_set_status(a, 0, "no layer is pinned");
+        if (held) app_set_status(a, 0, "dropped %d pin%s on hold", held, held == 1 ? "" : "s");
+        else app_set_status(a, 0, "no layer is pinned");
         return ACT_REDRAW;
     }
     char what[64];

@@ -148,8 +148,19 @@ typedef struct whynot_entry {
     int counted;               /* changed known */
 } whynot_entry;
 
+/* PROMPT_OVERWRITE: the export's file exists; y writes over it (a->prompt_buf
+ * holds the path), n, Esc or q keep it. */
 typedef enum {
-    PROMPT_NONE, PROMPT_EXPORT, PROMPT_JSON, PROMPT_GPUS, PROMPT_BATCH, PROMPT_FIELD, PROMPT_SEARCH, PROMPT_OPEN, PROMPT_STRATEGY
+    PROMPT_NONE,
+    PROMPT_EXPORT,
+    PROMPT_JSON,
+    PROMPT_GPUS,
+    PROMPT_BATCH,
+    PROMPT_FIELD,
+    PROMPT_SEARCH,
+    PROMPT_OPEN,
+    PROMPT_OVERWRITE,
+    PROMPT_STRATEGY
 } prompt_kind;
 
 struct app {
@@ -179,9 +190,9 @@ struct app {
     char *open_net_name;
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
+    long saved_batch;          /* the previous optimum's global batch */
     strategy_eval saved_eval;  /* the previous optimum's evaluation (no layers before the first what-if) */
-    int saved_gpus;            /* and its setting */
-    long saved_batch;
+    int saved_gpus;            /* and its GPU count */
     double last_rebuild_s;     /* seconds the last rebuild or research took */
 
     /* shared by the screens: the selected layer (table, graph, why-not),
@@ -193,6 +204,11 @@ struct app {
     strategy_eval base_eval;
     int base_valid;
     int *order;                /* [n_layers] row order for the current sort */
+
+    /* pins as the person set them, by config (not index): a setting that
+     * lacks the config holds the pin, one that has it again gets it back */
+    config *pin_wish;          /* [n_layers] */
+    unsigned char *wished;     /* [n_layers] 1: pin_wish holds a pin */
 
     /* each screen's own state (screens.h), made and freed by its ops */
     void *st[SCR__COUNT];
@@ -284,6 +300,15 @@ void app_explain_open(app *a, int li);
 void app_compare_open(app *a);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
+
+/* Pins set but on hold: their config is not one of this setting's. */
+int app_pins_held(const app *a);
+/* The optimum's fullest GPU does not fit the memory limit (or, with none,
+ * the GPU's memory): 1 and *need its bytes; else 0. */
+int app_memory_over(const app *a, double *need);
+/* "optimum found: ..." with a warning when it does not fit memory: the
+ * status a fresh session opens with. */
+void app_status_opened(app *a);
 
 /* Settings changes the keys and the cluster screen share. */
 action app_set_gpus(app *a, int gpus);

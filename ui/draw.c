@@ -101,6 +101,7 @@ static const glyphs glyphs_utf8 = {
     {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"},
     {"█", "▓", "░"},
     "…", "·", "×", "★", "■", "□", "−",
+    "○",
 };
 
 static const glyphs glyphs_ascii = {
@@ -110,6 +111,7 @@ static const glyphs glyphs_ascii = {
     {" ", " ", "_", "_", "=", "=", "#", "#", "#"},
     {"#", "=", "."},
     "~", "-", "x", "*", "#", ".", "-",
+    "o",
 };
 
 const glyphs *G = &glyphs_ascii;
@@ -180,6 +182,34 @@ static size_t prefix_bytes(const char *s, int cols)
     return i;
 }
 
+/* Text ui_put cut inside a word: what the 80-column test looks for. */
+static int cut_count;
+static char cut_log[1024];
+
+static int word_byte(unsigned char c) { return c >= 0x80 || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); }
+
+static void note_cut(int y, int x, const char *s, size_t kept)
+{
+    if (!s[kept] || kept == 0 || !word_byte((unsigned char)s[kept - 1]) || !word_byte((unsigned char)s[kept])) return;
+    if (cut_count++ < 8) {
+        size_t k = strlen(cut_log);
+        snprintf(cut_log + k, sizeof cut_log - k, "row %d col %d: \"%.*s|%.20s\"\n", y, x, (int)(kept < 60 ? kept : 60),
+                 s + (kept < 60 ? 0 : kept - 60), s + kept);
+    }
+}
+
+void ui_cuts_reset(void)
+{
+    cut_count = 0;
+    cut_log[0] = 0;
+}
+
+int ui_cuts(const char **log)
+{
+    if (log) *log = cut_log;
+    return cut_count;
+}
+
 int ui_put(WINDOW *w, int y, int x, int maxw, int st, const char *s)
 {
     int H, W;
@@ -195,6 +225,7 @@ int ui_put(WINDOW *w, int y, int x, int maxw, int st, const char *s)
     }
     if (maxw > W - x) maxw = W - x;
     size_t bytes = prefix_bytes(s, maxw);
+    note_cut(y, x, s, bytes);
     attr_t at = ui_attr(st);
     wattrset(w, at);
     int n = 0;
@@ -289,6 +320,7 @@ int ui_wrap(WINDOW *w, rect r, int st, const char *text)
     int row = 0;
     const char *s = text;
     char line[1024];
+    if (r.w <= 0) return 0;
     while (*s && row < r.h) {
         if (*s == '\n') {
             row++;
@@ -308,6 +340,13 @@ int ui_wrap(WINDOW *w, rect r, int st, const char *text)
             int ww = ui_width(word);
             int need = (cols ? 1 : 0) + ww;
             if (cols + need > r.w && cols > 0) break;
+            if (ww > r.w) {
+                /* a word wider than the row (a long path): break it at the edge */
+                wb = prefix_bytes(q, r.w);
+                if (wb == 0) wb = (size_t)ui_next_char(q, &ww);
+                e = q + wb;
+                need = r.w;
+            }
             if (len + wb + 2 >= sizeof line) break;
             if (cols) line[len++] = ' ';
             memcpy(line + len, q, wb);
@@ -318,13 +357,45 @@ int ui_wrap(WINDOW *w, rect r, int st, const char *text)
             if (cols >= r.w) break;
         }
         line[len] = 0;
-        ui_put(w, r.y + row, r.x, r.w, st, line);
+        if (w) ui_put(w, r.y + row, r.x, r.w, st, line);
         row++;
-        if (q == s) q++; /* a word wider than the row: skip a byte rather than loop */
+        if (q == s) q++; /* nothing taken: skip a byte rather than loop */
         s = q;
         if (*s == '\n') s++;
     }
     return row;
+}
+
+const char *ui_join_parts(const ui_part *parts, int n, const char *sep, int width, char *out, size_t outsz)
+{
+    int form[32]; /* 2 full, 1 brief, 0 left out */
+    if (n > 32) n = 32;
+    for (int i = 0; i < n; i++) form[i] = parts[i].full && parts[i].full[0] ? 2 : 0;
+    for (;;) {
+        size_t k = 0;
+        out[0] = 0;
+        for (int i = 0; i < n && k < outsz; i++) {
+            if (!form[i]) continue;
+            const char *t = form[i] == 2 || !parts[i].brief ? parts[i].full : parts[i].brief;
+            k += (size_t)snprintf(out + k, outsz - k, "%s%s", k ? sep : "", t);
+        }
+        if (ui_width(out) <= width) return out;
+        /* every brief form first, the highest rank first; then the highest
+         * rank is left out */
+        int worst = -1;
+        for (int i = 0; i < n; i++)
+            if (form[i] == 2 && parts[i].brief && parts[i].rank > 0 &&
+                (worst < 0 || parts[i].rank >= parts[worst].rank))
+                worst = i;
+        if (worst >= 0) {
+            form[worst] = 1;
+            continue;
+        }
+        for (int i = 0; i < n; i++)
+            if (form[i] && parts[i].rank > 0 && (worst < 0 || parts[i].rank >= parts[worst].rank)) worst = i;
+        if (worst < 0) return out; /* only what must stay: the caller's clip */
+        form[worst] = 0;
+    }
 }
 
 const char *fmt_ms(double ms, char *buf, size_t n)

@@ -56,6 +56,7 @@ typedef struct glyphs {
     const char *eighths[9];    /* vertical bar fill, 0..8 eighths */
     const char *hfill[3];      /* compute, sync, transfer fills of the bar */
     const char *ellipsis, *dot, *times, *star, *gpu_on, *gpu_off, *minus;
+    const char *gpu_idle;      /* a GPU given to the strategy that runs no task on it */
 } glyphs;
 
 enum { LINE_UP = 1, LINE_DOWN = 2, LINE_LEFT = 4, LINE_RIGHT = 8 };
@@ -74,6 +75,11 @@ int ui_next_char(const char *s, int *cells);
 int ui_width(const char *s);
 /* Writes s at (y, x), clipped to maxw columns; returns columns written. */
 int ui_put(WINDOW *w, int y, int x, int maxw, int st, const char *s);
+/* Text that ui_put had to cut inside a word (a line that ends mid-word),
+ * counted since ui_cuts_reset: how many, and *log (if non-NULL) the first
+ * few as "row Y col X: "kept|dropped"" lines. The screen tests read it. */
+void ui_cuts_reset(void);
+int ui_cuts(const char **log);
 int ui_putf(WINDOW *w, int y, int x, int maxw, int st, const char *fmt, ...) LW_PRINTF(6, 7);
 /* Right-aligned in a field of width fw ending at x + fw. */
 int ui_put_right(WINDOW *w, int y, int x, int fw, int st, const char *s);
@@ -86,8 +92,22 @@ const char *ui_fit(const char *s, int n, char *buf, size_t bufsz);
 /* The same, cutting the middle: "mixed_6e/…7dbl_3". */
 const char *ui_fit_mid(const char *s, int n, char *buf, size_t bufsz);
 /* Word-wraps text into rows of width r.w starting at r.y; returns rows used
- * (stops at r.h). */
+ * (stops at r.h). A word wider than a row is broken at its edge. w NULL:
+ * only counts the rows. */
 int ui_wrap(WINDOW *w, rect r, int st, const char *text);
+
+/* One piece of a line that gives way when the line is too narrow: its full
+ * text, a shorter one (or NULL), and its rank: 0 always stays, higher ranks
+ * give way first. */
+typedef struct ui_part {
+    const char *full, *brief;
+    int rank;
+} ui_part;
+/* Joins the parts with sep into out so it fits in width columns: parts
+ * take their brief forms, the highest rank (the last among equals) first,
+ * then parts are left out in the same order, until it fits; words are never
+ * cut. Returns out. */
+const char *ui_join_parts(const ui_part *parts, int n, const char *sep, int width, char *out, size_t outsz);
 
 /* Human-readable times: "570.1 ms" (sizes: lw_format_bytes). */
 const char *fmt_ms(double ms, char *buf, size_t n);

@@ -34,31 +34,74 @@ static void tab_bar(app *a, WINDOW *w, int W)
     if (x + rw < W) ui_put(w, 0, W - rw, rw, overlay ? ST_TAB_ACTIVE : ST_TITLE, right);
 }
 
+/* What is being planned, most telling first: at 80 columns the less telling
+ * parts take their brief forms, then give way, whole. */
 static void context_line(const app *a, WINDOW *w, int W)
 {
     const plan *p = a->p;
-    char buf[512];
-    int pins = plan_pin_count(p);
-    char pinbuf[32] = "";
-    if (pins) snprintf(pinbuf, sizeof pinbuf, " %s %d pinned", G->dot, pins);
-    /* most telling first: a narrow terminal cuts the end */
-    if (p->sr)
-        snprintf(buf, sizeof buf,
-                 " %s on %s %s %d/%d GPUs%s %s %.2f ms/step %s %.0f img/s %s batch %ld/GPU (%ld) %s %s %s sync %s",
-                 p->net->name, p->cl->name, G->dot, p->gpus, cluster_gpus(p->cl), pinbuf, G->dot,
-                 p->best_eval.total_ms, G->dot, p->best_eval.images_per_s, G->dot, p->batch / (p->gpus ? p->gpus : 1),
-                 p->batch, G->dot, precision_name(p->cl->precision), G->dot,
-                 p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring");
+    char net[256], gpus[96], pins[64], mem[96], ms[32], ms_b[32], ips[32], batch[64], batch_b[32], sync[32];
+    snprintf(net, sizeof net, "%s on %s", p->net->name, p->cl->name);
+    int used = p->sr ? p->best_eval.gpus_used : p->gpus;
+    if (used > 0 && used < p->gpus)
+        snprintf(gpus, sizeof gpus, "%d/%d GPUs (%d used)", p->gpus, cluster_gpus(p->cl), used);
     else
-        snprintf(buf, sizeof buf, " %s on %s %s %d GPUs %s no strategy (see the status line)", p->net->name,
-                 p->cl->name, G->dot, p->gpus, G->dot);
+        snprintf(gpus, sizeof gpus, "%d/%d GPUs", p->gpus, cluster_gpus(p->cl));
+    int pinned = plan_pin_count(p), held = app_pins_held(a);
+    pins[0] = 0;
+    if (pinned && held) snprintf(pins, sizeof pins, "%d pinned, %d on hold", pinned, held);
+    else if (pinned) snprintf(pins, sizeof pins, "%d pinned", pinned);
+    else if (held) snprintf(pins, sizeof pins, "%d pin%s on hold", held, held == 1 ? "" : "s");
+    char line[512];
+    if (!p->sr) {
+        snprintf(line, sizeof line, " %s %s %s %s no strategy (see the status line)", net, G->dot, gpus, G->dot);
+    } else {
+        mem[0] = 0;
+        double need;
+        if (app_memory_over(a, &need))
+            snprintf(mem, sizeof mem, "needs %.1f GiB/GPU", need / 1073741824.0);
+        snprintf(ms, sizeof ms, "%.2f ms/step", p->best_eval.total_ms);
+        snprintf(ms_b, sizeof ms_b, "%.1f ms", p->best_eval.total_ms);
+        snprintf(ips, sizeof ips, "%.0f img/s", p->best_eval.images_per_s);
+        snprintf(batch, sizeof batch, "batch %ld/GPU (%ld)", p->batch / (p->gpus ? p->gpus : 1), p->batch);
+        snprintf(batch_b, sizeof batch_b, "batch %ld", p->batch);
+        snprintf(sync, sizeof sync, "sync %s", p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring");
+        const ui_part parts[] = {
+            {net, NULL, 0},
+            {gpus, NULL, 0},
+            {pins, NULL, 3},
+            {mem, "over memory", 2},
+            {ms, ms_b, 4},
+            {ips, NULL, 6},
+            {batch, batch_b, 5},
+            {precision_name(p->cl->precision), NULL, 8},
+            {sync, p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring", 7},
+        };
+        char sep[16];
+        snprintf(sep, sizeof sep, " %s ", G->dot);
+        char body[480];
+        ui_join_parts(parts, (int)(sizeof parts / sizeof parts[0]), sep, W - 1, body, sizeof body);
+        snprintf(line, sizeof line, " %s", body);
+    }
     ui_fill(w, 1, 0, W, ST_NORMAL);
-    ui_put(w, 1, 0, W, ST_CONTEXT, buf);
+    ui_put(w, 1, 0, W, ST_CONTEXT, line);
 }
 
-static void status_line(const app *a, WINDOW *w, int y, int W)
+#define STATUS_MAX_ROWS 3
+
+static void status_line(const app *a, WINDOW *w, int y, int rows, int W)
 {
-    ui_fill(w, y, 0, W, ST_NORMAL);
+    for (int i = 0; i < rows; i++) ui_fill(w, y + i, 0, W, ST_NORMAL);
+    if (a->prompt == PROMPT_OVERWRITE) {
+        /* the question at the end, where the eye is: a long path loses its start */
+        char q[sizeof a->prompt_buf + sizeof a->prompt_label + 8], fit[sizeof q];
+        int lw = ui_width(a->prompt_label) + 1;
+        snprintf(q, sizeof q, "%s", a->prompt_buf);
+        int x = ui_put(w, y, 0, W - lw, ST_BOLD, ui_width(q) > W - lw ? ui_fit_mid(q, W - lw, fit, sizeof fit) : q);
+        x += ui_put(w, y, x, W - x, ST_NORMAL, " ");
+        x += ui_put(w, y, x, W - x, ST_BOLD, a->prompt_label);
+        ui_put(w, y, x, 1, ST_SELECTED, " ");
+        return;
+    }
     if (a->prompt != PROMPT_NONE) {
         int x = ui_put(w, y, 0, W, ST_BOLD, a->prompt_label);
         /* keep the end of a long entry in view */
@@ -69,7 +112,16 @@ static void status_line(const app *a, WINDOW *w, int y, int W)
         ui_put(w, y, x, 1, ST_SELECTED, " ");
         return;
     }
-    ui_put(w, y, 0, W, a->status_error ? ST_ERROR : ST_STATUS, a->status);
+    ui_wrap(w, (rect){y, 0, rows, W}, a->status_error ? ST_ERROR : ST_STATUS, a->status);
+}
+
+/* Rows the status line needs: a long message (an export error naming its
+ * path) takes up to three, word-wrapped, rather than lose its end. */
+static int status_rows(const app *a, int W)
+{
+    if (a->prompt != PROMPT_NONE) return 1;
+    int n = ui_wrap(NULL, (rect){0, 0, STATUS_MAX_ROWS, W}, ST_STATUS, a->status);
+    return n < 1 ? 1 : n;
 }
 
 /* Hints are "key:label" words; the key part is highlighted. "?:help q:quit"
@@ -77,14 +129,17 @@ static void status_line(const app *a, WINDOW *w, int y, int W)
 static void hint_bar(const app *a, WINDOW *w, int y, int W)
 {
     ui_fill(w, y, 0, W, ST_HINT);
-    const char *tail = a->prompt != PROMPT_NONE ? "Enter:ok Esc:cancel ^U:clear" : "?:help q:quit";
+    const char *tail = a->prompt == PROMPT_OVERWRITE ? "y:overwrite n/Esc:keep it"
+                       : a->prompt != PROMPT_NONE    ? "Enter:ok Esc:cancel ^U:clear"
+                       : app_screens[a->screen]->overlay ? "?:help q:close"
+                                                     : "?:help q:quit";
     const char *h = a->prompt != PROMPT_NONE ? "" : app_screens[a->screen]->hints;
     int tail_w = ui_width(tail) + 1;
     int x = 0;
     for (int part = 0; part < 2; part++) {
         const char *s = part ? tail : h;
         int limit = part ? W : W - tail_w;
-        if (part) x = W - tail_w + 1 > x ? W - tail_w + 1 : x;
+        if (part) x = W - tail_w > x ? W - tail_w : x; /* each word takes its width and a space */
         while (*s) {
             while (*s == ' ') s++;
             if (!*s) break;
@@ -120,8 +175,9 @@ void app_draw(app *a, WINDOW *w)
     }
     tab_bar(a, w, W);
     context_line(a, w, W);
-    rect body = {2, 0, H - 4, W};
+    int sr = status_rows(a, W);
+    rect body = {2, 0, H - 3 - sr, W};
     if (a->p->sr || app_screens[a->screen]->without_strategy) app_screens[a->screen]->draw(a, w, body);
-    status_line(a, w, H - 2, W);
+    status_line(a, w, H - 1 - sr, sr, W);
     hint_bar(a, w, H - 1, W);
 }

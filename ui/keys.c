@@ -7,14 +7,22 @@
 #include "draw.h"
 
 #include <errno.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CTRL(c) ((c) & 0x1f)
 
+/* q closes a sub-view (help, why-not) before it quits, as in less or tig. */
 static action k_quit(app *a, int key)
 {
     (void)key;
+    if (app_screens[a->screen]->overlay) {
+        app_close_overlay(a);
+        return ACT_REDRAW;
+    }
     a->quit = 1;
     return ACT_QUIT;
 }
@@ -190,7 +198,7 @@ const keybind app_global_keys[] = {
     {{'n', 'N'}, "n N", "the next / previous match of the search", k_search_next},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
     {{27}, "Esc", "back (from help, why-not, explain and compare)", k_back},
-    {{'q', 'Q'}, "q", "quit (Ctrl-C too); the terminal is restored", k_quit},
+    {{'q', 'Q'}, "q", "close a view (help, why-not, explain...); else quit", k_quit},
     {{0}, NULL, NULL, NULL},
 };
 
@@ -249,6 +257,73 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
     a->prompt_len = (int)strlen(a->prompt_buf);
 }
 
+/* "~" and "~/x" are the home directory, "~user/x" that user's, as a shell
+ * reads them; anything else is kept. 0, or -1 when the home is unknown or
+ * the result does not fit. */
+static int expand_home(const char *text, char *out, size_t n)
+{
+    if (text[0] != '~') return snprintf(out, n, "%s", text) < (int)n ? 0 : -1;
+    const char *rest = strchr(text, '/');
+    if (!rest) rest = text + strlen(text);
+    const char *home = NULL;
+    if (rest == text + 1) {
+        home = getenv("HOME");
+        if (!home || !*home) {
+            struct passwd *pw = getpwuid(getuid());
+            home = pw ? pw->pw_dir : NULL;
+        }
+    } else {
+        char user[256];
+        snprintf(user, sizeof user, "%.*s", (int)(rest - text - 1), text + 1);
+        struct passwd *pw = getpwnam(user);
+        home = pw ? pw->pw_dir : NULL;
+    }
+    if (!home) return -1;
+    return snprintf(out, n, "%s%s", home, rest) < (int)n ? 0 : -1;
+}
+
+/* The export prompt's answer: asks before it writes over a file that is
+ * there (a FIFO or a device is written in place, not replaced: no question). */
+static action export_to(app *a, const char *text)
+{
+    char path[sizeof a->prompt_buf];
+    if (expand_home(text, path, sizeof path) != 0) {
+        app_set_status(a, 1, "export: cannot expand \"%s\" (no such user, or too long)", text);
+        return ACT_REDRAW;
+    }
+    struct stat st;
+    if (path[0] && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        prompt_open(a, PROMPT_OVERWRITE, "exists; overwrite it? (y/n) ", path);
+        return ACT_REDRAW;
+    }
+    app_export(a, path);
+    return ACT_REDRAW;
+}
+
+static action overwrite_key(app *a, int key)
+{
+    switch (key) {
+    case 'y':
+    case 'Y': {
+        char path[sizeof a->prompt_buf];
+        snprintf(path, sizeof path, "%s", a->prompt_buf);
+        a->prompt = PROMPT_NONE;
+        app_export(a, path);
+        return ACT_REDRAW;
+    }
+    case 'n':
+    case 'N':
+    case 'q':
+    case 'Q':
+    case 27:
+        a->prompt = PROMPT_NONE;
+        app_set_status(a, 0, "not written: %s is as it was", a->prompt_buf);
+        return ACT_REDRAW;
+    case KEY_RESIZE: return ACT_REDRAW;
+    default: return ACT_NONE;
+    }
+}
+
 static action prompt_submit(app *a)
 {
     prompt_kind k = a->prompt;
@@ -257,25 +332,26 @@ static action prompt_submit(app *a)
     a->prompt = PROMPT_NONE;
     switch (k) {
     case PROMPT_EXPORT:
-    case PROMPT_JSON:
-        app_export(a, text);
-        return ACT_REDRAW;
+    case PROMPT_JSON: return export_to(a, text);
     case PROMPT_GPUS:
     case PROMPT_BATCH: {
         char *end;
         errno = 0;
         long v = strtol(text, &end, 10);
-        if (errno || end == text || *end || v < 1 || v > PLAN_MAX_BATCH_PER_GPU) {
-            app_set_status(a, 1, "\"%s\" is not a whole number of %s", text, k == PROMPT_GPUS ? "GPUs" : "images");
+        long max = k == PROMPT_GPUS ? cluster_gpus(a->p->cl) : PLAN_MAX_BATCH_PER_GPU;
+        const char *what = k == PROMPT_GPUS ? "GPU count" : "batch per GPU";
+        if (errno || end == text || *end) {
+            app_set_status(a, 1, "%s: \"%s\" is not a whole number (1 to %ld)", what, text, max);
             return ACT_REDRAW;
         }
-        if (k == PROMPT_GPUS) {
-            if (v > cluster_gpus(a->p->cl)) {
-                app_set_status(a, 1, "%ld GPUs requested, but the cluster has %d", v, cluster_gpus(a->p->cl));
-                return ACT_REDRAW;
-            }
-            return app_set_gpus(a, (int)v);
+        if (v < 1 || v > max) {
+            if (k == PROMPT_GPUS && v > max)
+                app_set_status(a, 1, "%ld GPUs requested, but the cluster has %ld (1 to %ld)", v, max, max);
+            else
+                app_set_status(a, 1, "%s: %ld is out of range (1 to %ld)", what, v, max);
+            return ACT_REDRAW;
         }
+        if (k == PROMPT_GPUS) return app_set_gpus(a, (int)v);
         return app_set_batch(a, v);
     }
     case PROMPT_FIELD: return cluster_field_set(a, a->prompt_field, text);
@@ -290,6 +366,7 @@ static action prompt_submit(app *a)
 
 action prompt_key(app *a, int key)
 {
+    if (a->prompt == PROMPT_OVERWRITE) return overwrite_key(a, key);
     switch (key) {
     case 27:
         a->prompt = PROMPT_NONE;
@@ -346,10 +423,22 @@ static action mouse(app *a)
     return o->click ? o->click(a, ev.y, ev.x, (ev.bstate & BUTTON1_DOUBLE_CLICKED) != 0) : ACT_NONE;
 }
 
+/* The last frame was the "terminal too small" notice: nothing on screen to
+ * act on, so only q (and Ctrl-C) work until the terminal grows. */
+static int too_small(const app *a)
+{
+    return a->frame_h > 0 && (a->frame_h < TUI_MIN_H || a->frame_w < TUI_MIN_W);
+}
+
 action app_key(app *a, int key)
 {
-    if (a->prompt != PROMPT_NONE) return prompt_key(a, key);
     if (key == KEY_RESIZE) return ACT_REDRAW;
+    if (too_small(a)) {
+        if (key != 'q' && key != 'Q') return ACT_NONE;
+        a->quit = 1;
+        return ACT_QUIT;
+    }
+    if (a->prompt != PROMPT_NONE) return prompt_key(a, key);
     if (key == KEY_MOUSE) return mouse(a);
     return keys_dispatch(a, key);
 }

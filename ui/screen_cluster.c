@@ -266,13 +266,32 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
     int px = r.x + lw + 2, pw = r.w - lw - 2;
     if (pw < 12) return;
     y = r.y + 1;
-    ui_putf(w, y++, px, pw, ST_BOLD, "GPUs in use: %d of %d", p->gpus, cluster_gpus(c));
+    /* the strategy computes on the first `used` GPUs (task k on GPU k); the
+     * rest of those it was given stay idle (degrees are powers of two) */
+    int used = p->sr ? p->best_eval.gpus_used : p->gpus;
+    if (used > p->gpus) used = p->gpus;
+    if (used < p->gpus)
+        ui_putf(w, y++, px, pw, ST_BOLD, "GPUs: %d given, %d used", p->gpus, used);
+    else
+        ui_putf(w, y++, px, pw, ST_BOLD, "GPUs in use: %d of %d", p->gpus, cluster_gpus(c));
+    if (y < r.y + r.h) {
+        int x = px;
+        x += ui_put(w, y, x, px + pw - x, ST_GOOD, G->gpu_on);
+        x += ui_put(w, y, x, px + pw - x, ST_DIM, " used ");
+        if (used < p->gpus) {
+            x += ui_put(w, y, x, px + pw - x, ST_BAD, G->gpu_idle);
+            x += ui_put(w, y, x, px + pw - x, ST_DIM, " idle ");
+        }
+        x += ui_put(w, y, x, px + pw - x, ST_DIM, G->gpu_off);
+        ui_put(w, y++, x, px + pw - x, ST_DIM, " not given");
+    }
     int shown = 0;
     for (int n = 0; n < c->nodes && y < r.y + r.h - 3; n++, y++) {
         int x = px + ui_putf(w, y, px, pw, ST_DIM, "node %-2d ", n);
         for (int g = 0; g < c->gpus_per_node && x < px + pw; g++) {
             int dev = n * c->gpus_per_node + g;
-            x += ui_put(w, y, x, 1, dev < p->gpus ? ST_GOOD : ST_DIM, dev < p->gpus ? G->gpu_on : G->gpu_off);
+            int st = dev < used ? ST_GOOD : dev < p->gpus ? ST_BAD : ST_DIM;
+            x += ui_put(w, y, x, 1, st, dev < used ? G->gpu_on : dev < p->gpus ? G->gpu_idle : G->gpu_off);
             if (c->gpus_per_node <= 16 && x < px + pw) x += ui_put(w, y, x, 1, ST_NORMAL, " ");
         }
         shown++;

@@ -394,14 +394,22 @@ static void draw_table(app *a, WINDOW *w, rect r)
         short_bytes(b, sizeof b, ev->peak_memory_bytes);
         cell(w, fy, &cs, C_MEM, r, ST_BOLD, b);
     }
-    int x = r.x;
-    x += ui_putf(w, fy + 1, x, r.w, ST_NORMAL, "%.2f ms/step %s %.1f img/s %s %s moved %s peak %s/GPU", ev->total_ms,
-                 G->dot, ev->images_per_s, G->dot, lw_format_bytes(ev->bytes_per_step, b2, sizeof b2), G->dot,
-                 lw_format_bytes(ev->peak_memory_bytes, b3, sizeof b3));
-    if (a->baseline >= 0 && a->base_valid) {
-        double d = ev->total_ms > 0 ? (a->base_eval.total_ms / ev->total_ms) : 0;
-        ui_putf(w, fy + 1, x, r.x + r.w - x, ST_DIM, " %s %s %.2f ms (%.2fx slower)", G->dot,
-                baseline_name((baseline_kind)a->baseline), a->base_eval.total_ms, d);
+    {
+        /* what a narrow terminal has no room for gives way whole */
+        char ms[48], ips[48], moved[64], peak[64], base[96] = "", base_b[64] = "", sep[16];
+        snprintf(ms, sizeof ms, "%.2f ms/step", ev->total_ms);
+        snprintf(ips, sizeof ips, "%.1f img/s", ev->images_per_s);
+        snprintf(moved, sizeof moved, "%s moved", lw_format_bytes(ev->bytes_per_step, b2, sizeof b2));
+        snprintf(peak, sizeof peak, "peak %s/GPU", lw_format_bytes(ev->peak_memory_bytes, b3, sizeof b3));
+        if (a->baseline >= 0 && a->base_valid) {
+            double d = ev->total_ms > 0 ? (a->base_eval.total_ms / ev->total_ms) : 0;
+            const char *bn = baseline_name((baseline_kind)a->baseline);
+            snprintf(base, sizeof base, "%s %.2f ms (%.2fx slower)", bn, a->base_eval.total_ms, d);
+            snprintf(base_b, sizeof base_b, "%s %.2fx slower", bn, d);
+        }
+        const ui_part parts[] = {{ms, NULL, 0}, {ips, NULL, 0}, {moved, NULL, 3}, {peak, NULL, 2}, {base, base_b, 1}};
+        snprintf(sep, sizeof sep, " %s ", G->dot);
+        ui_put(w, fy + 1, r.x, r.w, ST_NORMAL, ui_join_parts(parts, 5, sep, r.w, b, sizeof b));
     }
     double tot = ev->total_ms > 0 ? ev->total_ms : 1;
     int lx = r.x;

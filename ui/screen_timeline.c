@@ -269,7 +269,9 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
         x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
         x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
     }
-    ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, ". idle  %.3g ms/col", t->ms_per_col);
+    char scale[48];
+    snprintf(scale, sizeof scale, ". idle  %.3g ms/col", t->ms_per_col);
+    ui_put(w, legend_y, x, r.x + r.w - x, ST_DIM, ui_width(scale) <= r.x + r.w - x ? scale : ". idle");
 }
 
 int timeline_export_trace(app *a, const char *path, lw_error *err)

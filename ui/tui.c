@@ -153,7 +153,8 @@ int tui_main(const tui_args *args)
         cluster *c = n ? plan_load_cluster(args && args->cluster ? args->cluster : DEFAULT_CLUSTER, &lerr) : NULL;
         profile *pr = c && args && args->profile ? plan_load_profile(args->profile, &lerr) : NULL;
         int bad_input = !n || !c || (args && args->profile && !pr) ||
-                        (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0);
+                        (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0) ||
+                        (args && cli_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
         net_free(n);
         cluster_free(c);
         profile_free(pr);
@@ -250,9 +251,7 @@ int tui_main(const tui_args *args)
     ui_styles_init(want_color());
     ui_glyphs_init(ui_locale_is_utf8());
     /* the status set by app_open was written before the glyphs were known */
-    app_set_status(a, 0, "optimum found: %.2f ms/step, %.1f img/s; search %.0f ms, cost tables %.0f ms. ? for help",
-                   a->p->best_eval.total_ms, a->p->best_eval.images_per_s, a->p->search_ms,
-                   a->p->cm ? a->p->cm->build_ms : 0.0);
+    app_status_opened(a);
 
     int dirty = 1;
     while (!a->quit && !got_signal) {
@@ -290,6 +289,13 @@ int tui_main(const tui_args *args)
             app_perform(a, act);
         }
         if (act != ACT_NONE) dirty = 1;
+    }
+    /* a terminal without an alternate screen (TERM=vt100, linux) would keep
+     * the last frame under the shell's prompt: blank it first */
+    const char *rmcup = tigetstr("rmcup");
+    if (!rmcup || rmcup == (char *)-1 || !*rmcup) {
+        werase(stdscr);
+        wrefresh(stdscr);
     }
     restore_terminal();
     delscreen(scr);

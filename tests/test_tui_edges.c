@@ -1,0 +1,502 @@
+/*
+ * Screen tests of the TUI's rough edges (issue 13's "Bugs found" and the
+ * habits of htop, tig and less users): each test drives the app through the
+ * keys the event loop hands it and reads the headless screen back
+ * (tui_screen.h), and each fails on the behaviour it replaced.
+ */
+#include "app.h"
+#include "cli.h"
+#include "draw.h"
+
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tui_screen.h"
+
+#define CTRL_U_KEY 0x15
+
+/* ---------- bug 1: `tui` honours every shared option */
+
+static app *probed;
+
+/* Stands in for the TUI: opens the app with what cli_main passes, as
+ * tui_main does, and keeps it for the test to look at. */
+static int tui_probe(const tui_args *t)
+{
+    lw_error err = {0};
+    probed = app_open(t, &err);
+    cr_assert_not_null(probed, "app_open: %s", err.msg);
+    return 0;
+}
+
+Test(tui_edges, tui_command_passes_every_shared_option)
+{
+    char *argv[] = {"layerwise", "tui",    "-n",           "vgg16",  "-c",         "dgx1-v100", "-g",
+                    "8",         "--inter-bw", "1.5",      "--intra-bw", "7",      "--pin",    "fc6=n8",
+                    "--sync",    "ring",   "--precision",  "fp16",   "--bucket-mb", "5",       "--memory-limit",
+                    "12GiB",     "--optimizer", "adam",    "--batch-per-gpu", "16", NULL};
+    int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
+    cr_assert_eq(cli_main(argc, argv, tui_probe), 0);
+    app *a = probed;
+    const plan *p = a->p;
+    cr_assert_eq(p->gpus, 8);
+    cr_assert_float_eq(p->cl->inter.bandwidth_gbs, 1.5, 1e-12, "--inter-bw: %g", p->cl->inter.bandwidth_gbs);
+    cr_assert_float_eq(p->cl->intra.bandwidth_gbs, 7.0, 1e-12, "--intra-bw: %g", p->cl->intra.bandwidth_gbs);
+    int fc6 = net_find(p->net, "fc6");
+    cr_assert(fc6 >= 0 && p->pinned[fc6] >= 0, "--pin fc6=n8 did not pin fc6");
+    char cb[32];
+    config_format(&p->cm->configs[fc6][p->best[fc6]], cb, sizeof cb);
+    cr_assert_str_eq(cb, "n8", "fc6 runs %s, pinned n8", cb);
+    cr_assert_eq(p->cl->sync, SYNC_RING_ALLREDUCE);
+    cr_assert_eq(p->cl->precision, PREC_FP16);
+    cr_assert_float_eq(p->cl->coll.bucket_mb, 5.0, 1e-12);
+    cr_assert_float_eq(p->mset.limit, 12.0 * 1073741824.0, 1.0);
+    cr_assert_eq(p->mset.optimizer, OPT_ADAM);
+    cr_assert_eq(app_batch_per_gpu(a), 16);
+    app_free(a);
+}
+
+Test(tui_edges, tui_command_refuses_options_it_cannot_use)
+{
+    static const char *const opts[][2] = {{"--json", NULL}, {"-o", "x.json"}, {"--view", "graph"}, {"--steps", NULL}};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        char *argv[] = {"layerwise", "tui", (char *)opts[i][0], (char *)opts[i][1], NULL};
+        int argc = opts[i][1] ? 4 : 3;
+        probed = NULL;
+        cr_assert_eq(cli_main(argc, argv, tui_probe), 2, "tui %s was not refused", opts[i][0]);
+        cr_assert_null(probed);
+    }
+}
+
+Test(tui_edges, tui_pin_of_an_unknown_layer_is_bad_input)
+{
+    lw_error err = {0};
+    tui_args t = {0};
+    t.sync = -1;
+    const char *pins[] = {"fc99=n4"};
+    t.pins = pins;
+    t.n_pins = 1;
+    cr_assert_null(app_open(&t, &err));
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "fc99"), "%s", err.msg);
+}
+
+/* ---------- bug 9: prompts, q, the export's file, a small terminal */
+
+Test(tui_edges, gpu_prompt_zero_names_the_range)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    type(a, "g");
+    app_feed(a, CTRL_U_KEY);
+    type(a, "0\r");
+    cr_assert_eq(a->p->gpus, 4);
+    cr_assert(a->status_error);
+    cr_assert(strstr(a->status, "1 to 16") && !strstr(a->status, "not a whole number"), "%s", a->status);
+    type(a, "g");
+    app_feed(a, CTRL_U_KEY);
+    type(a, "abc\r");
+    cr_assert(strstr(a->status, "\"abc\" is not a whole number (1 to 16)"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+Test(tui_edges, q_closes_help_and_why_not_before_it_quits)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    type(a, "2?");
+    cr_assert_eq(a->screen, SCR_HELP);
+    cr_assert_eq(app_feed(a, 'q'), ACT_REDRAW);
+    cr_assert_not(a->quit);
+    cr_assert_eq(a->screen, SCR_GRAPH, "q on help went to %d", a->screen);
+    type(a, "w");
+    cr_assert_eq(a->screen, SCR_WHYNOT);
+    app_feed(a, 'q');
+    cr_assert_not(a->quit);
+    cr_assert_eq(a->screen, SCR_GRAPH);
+    draw(a);
+    cr_assert(strstr(row(LINES - 1), "q quit"), "%s", row(LINES - 1));
+    type(a, "?");
+    draw(a);
+    cr_assert(strstr(row(LINES - 1), "q close"), "help's hint: %s", row(LINES - 1));
+    type(a, "?");
+    cr_assert_eq(app_feed(a, 'q'), ACT_QUIT);
+    cr_assert(a->quit);
+    app_free(a);
+    term_close();
+}
+
+/* A scratch directory for export tests, removed by the caller. */
+static void scratch_dir(char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/lw-edges-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    cr_assert_not_null(mkdtemp(buf));
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void export_prompt(app *a, const char *path)
+{
+    type(a, "J");
+    cr_assert_eq(a->prompt, PROMPT_JSON);
+    app_feed(a, CTRL_U_KEY);
+    type(a, path);
+    app_feed(a, '\r');
+}
+
+Test(tui_edges, export_asks_before_it_overwrites)
+{
+    term_open(24, 80, 1);
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    scratch_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/s.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("keep me\n", f);
+    fclose(f);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    export_prompt(a, path);
+    cr_assert_eq(a->prompt, PROMPT_OVERWRITE, "no question before writing over %s: %s", path, a->status);
+    draw(a);
+    cr_assert(find_row("overwrite it? (y/n)") == LINES - 2, "%s", dump());
+    cr_assert(strstr(row(LINES - 1), "y overwrite"), "%s", row(LINES - 1));
+    app_feed(a, 'x'); /* not an answer */
+    cr_assert_eq(a->prompt, PROMPT_OVERWRITE);
+    app_feed(a, 'n');
+    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert_eq(file_size(path), 8, "n wrote the file");
+    cr_assert(strstr(a->status, "not written"), "%s", a->status);
+    /* q answers no too, and does not quit */
+    export_prompt(a, path);
+    cr_assert_eq(app_feed(a, 'q'), ACT_REDRAW);
+    cr_assert_not(a->quit);
+    cr_assert_eq(file_size(path), 8);
+    export_prompt(a, path);
+    app_feed(a, 'y');
+    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert(file_size(path) > 100, "y did not write: %s", a->status);
+    cr_assert(strstr(a->status, "wrote strategy JSON"), "%s", a->status);
+    /* a new name is written without a question */
+    char fresh[PATH_MAX + 32];
+    snprintf(fresh, sizeof fresh, "%s/new.json", dir);
+    export_prompt(a, fresh);
+    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert(file_size(fresh) > 100, "%s", a->status);
+    app_free(a);
+    unlink(path);
+    unlink(fresh);
+    rmdir(dir);
+    term_close();
+}
+
+Test(tui_edges, export_prompt_expands_the_home_directory)
+{
+    term_open(24, 80, 1);
+    char dir[PATH_MAX], want[PATH_MAX + 32];
+    scratch_dir(dir, sizeof dir);
+    setenv("HOME", dir, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    export_prompt(a, "~/lenet.json");
+    snprintf(want, sizeof want, "%s/lenet.json", dir);
+    cr_assert(file_size(want) > 100, "~ not expanded: %s", a->status);
+    cr_assert(access("~", F_OK) != 0, "a directory named ~ was made");
+    export_prompt(a, "~no-such-user-here/x.json");
+    cr_assert(a->status_error && strstr(a->status, "~no-such-user-here"), "%s", a->status);
+    app_free(a);
+    unlink(want);
+    rmdir(dir);
+    term_close();
+}
+
+Test(tui_edges, keys_do_nothing_while_the_terminal_is_too_small)
+{
+    term_open(20, 60, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    draw(a);
+    cr_assert(find_row("Terminal too small") >= 0, "%s", dump());
+    int gpus = a->p->gpus;
+    cr_assert_eq(app_feed(a, '-'), ACT_NONE);
+    cr_assert_eq(app_feed(a, '2'), ACT_NONE);
+    cr_assert_eq(app_feed(a, 'g'), ACT_NONE);
+    cr_assert_eq(a->p->gpus, gpus);
+    cr_assert_eq(a->screen, SCR_TABLE);
+    cr_assert_eq(a->prompt, PROMPT_NONE);
+    /* it grows: keys work again */
+    term_resize(24, 80);
+    app_feed(a, KEY_RESIZE);
+    draw(a);
+    app_feed(a, '2');
+    cr_assert_eq(a->screen, SCR_GRAPH);
+    /* and shrinks: q still quits */
+    term_resize(10, 40);
+    draw(a);
+    cr_assert_eq(app_feed(a, 'q'), ACT_QUIT);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 10: a what-if that changes the batch leads with images/s */
+
+Test(tui_edges, batch_whatif_status_leads_with_throughput)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    app_feed(a, '>');
+    char lead[64];
+    snprintf(lead, sizeof lead, "batch 32%s64 per GPU: ", G->arrow_right);
+    cr_assert(strncmp(a->status, lead, strlen(lead)) == 0, "%s", a->status);
+    const char *after = a->status + strlen(lead);
+    const char *ips = strstr(a->status, "img/s"), *ms = strstr(a->status, "ms/step");
+    cr_assert(ips && ms && ips < ms, "images/s must come first: %s", a->status);
+    double i0, i1, pct;
+    cr_assert_eq(sscanf(after, "%lf %*s %lf img/s (%lf%%)", &i0, &i1, &pct), 3, "%s", a->status);
+    cr_assert(i1 > i0 && pct > 0, "throughput rose, so the change is positive: %s", a->status);
+    /* s keeps the batch: ms/step leads */
+    app_feed(a, 's');
+    ips = strstr(a->status, "img/s");
+    ms = strstr(a->status, "ms/step");
+    cr_assert(ips && ms && ms < ips, "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 5: no line ends mid-word at 80x24 */
+
+/* Draws the frame and adds what ui_put cut inside a word to log. */
+static int cuts_of_frame(app *a, const char *what, char *log, size_t n)
+{
+    ui_cuts_reset();
+    draw(a);
+    const char *l;
+    int c = ui_cuts(&l);
+    if (c) {
+        size_t k = strlen(log);
+        snprintf(log + k, n - k, "-- %s (%d):\n%s", what, c, l);
+    }
+    return c;
+}
+
+/* Every screen, and the states that put the longest text on them. */
+static int cuts_everywhere(app *a, const char *name, char *log, size_t n)
+{
+    int total = 0;
+    char what[160];
+#define FRAME(desc)                                                                                                \
+    do {                                                                                                           \
+        snprintf(what, sizeof what, "%s: %s", name, desc);                                                         \
+        total += cuts_of_frame(a, what, log, n);                                                                   \
+    } while (0)
+    type(a, "1");
+    FRAME("table");
+    type(a, "b");
+    FRAME("table with a baseline");
+    type(a, "bbb");
+    type(a, "2");
+    FRAME("graph");
+    type(a, "3");
+    FRAME("stepper, first step");
+    for (int i = 0; i < 6; i++) app_feed(a, KEY_RIGHT);
+    FRAME("stepper, step 6");
+    app_feed(a, KEY_END);
+    FRAME("stepper, last step");
+    type(a, "4");
+    finish_idle(a);
+    FRAME("scale");
+    type(a, "5");
+    FRAME("cluster");
+    type(a, "6");
+    FRAME("timeline");
+    type(a, "1w");
+    finish_idle(a);
+    FRAME("why-not");
+    app_feed(a, 27);
+    type(a, "?");
+    for (int i = 0; i < 12; i++) {
+        snprintf(what, sizeof what, "%s: help page %d", name, i + 1);
+        total += cuts_of_frame(a, what, log, n);
+        app_feed(a, KEY_NPAGE);
+    }
+    app_feed(a, 27);
+    type(a, "O");
+    FRAME("open picker");
+    app_feed(a, 27);
+    type(a, "/conv");
+    FRAME("search prompt");
+    app_feed(a, '\r');
+    FRAME("after a search");
+    type(a, "e");
+    FRAME("export prompt");
+    app_feed(a, 27);
+    type(a, "-");
+    FRAME("status after a what-if");
+    type(a, ">");
+    FRAME("status after a batch what-if");
+#undef FRAME
+    return total;
+}
+
+Test(tui_edges, every_screen_at_80x24_keeps_words_whole, .timeout = 120)
+{
+    term_open(24, 80, 1);
+    static const struct {
+        const char *net, *cl;
+        int gpus;
+    } runs[] = {{"vgg16", "p100-4x4", 16}, {"inception_v3", "p100-4x4", 16}, {"lenet5", "workstation-4x-pcie", 4},
+                {"resnet50", "dgx-a100", 8}};
+    static char log[16384];
+    log[0] = 0;
+    int total = 0;
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        app *a = open_app(runs[i].net, runs[i].cl, runs[i].gpus);
+        total += cuts_everywhere(a, runs[i].net, log, sizeof log);
+        app_free(a);
+    }
+    cr_assert_eq(total, 0, "%d lines end mid-word at 80x24:\n%s", total, log);
+    term_close();
+}
+
+/* ---------- bug 2: a pin survives a GPU count that lacks its config */
+
+Test(tui_edges, pins_are_held_while_the_gpu_count_lacks_their_config)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    int fc6 = net_find(a->p->net, "fc6");
+    config c16;
+    cr_assert_eq(config_parse("c16", &c16), 0);
+    int k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
+    cr_assert(k >= 0);
+    app_perform(a, app_pin(a, fc6, k));
+    cr_assert_eq(a->p->pinned[fc6], k);
+    /* 8 GPUs have no c16: the pin is held, and the status says so */
+    app_feed(a, '-');
+    cr_assert_eq(a->p->gpus, 8);
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    cr_assert(strstr(a->status, "pin fc6 = c16 on hold"), "%s", a->status);
+    draw(a);
+    cr_assert(strstr(row(1), "1 pin on hold"), "context: %s", row(1));
+    /* back on 16 GPUs the pin is back */
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 16);
+    k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
+    cr_assert(k >= 0 && a->p->pinned[fc6] == k, "fc6's pin did not come back: %s", a->status);
+    cr_assert(strstr(a->status, "1 pin back"), "%s", a->status);
+    char cb[32];
+    config_format(&a->p->cm->configs[fc6][a->p->best[fc6]], cb, sizeof cb);
+    cr_assert_str_eq(cb, "c16");
+    /* a held pin goes with X like any other */
+    app_feed(a, '-');
+    cr_assert_eq(app_pins_held(a), 1);
+    app_feed(a, 'X');
+    cr_assert_eq(app_pins_held(a), 0);
+    app_feed(a, '+');
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 3: the TUI warns, as the CLI does, when nothing fits */
+
+Test(tui_edges, out_of_memory_is_said_on_the_status_and_context_lines)
+{
+    term_open(24, 80, 1);
+    tui_args t = {.net = "vgg16", .cluster = "p100-4x4", .set = {.gpus = 4, .batch_per_gpu = 512}, .sync = -1};
+    lw_error err = {0};
+    app *a = app_open(&t, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cr_assert(a->status_error, "%s", a->status);
+    cr_assert(strstr(a->status, "DOES NOT FIT: needs ") && strstr(a->status, "GiB per GPU of 16.00"), "%s", a->status);
+    draw(a);
+    cr_assert(strstr(row(1), "needs ") || strstr(row(1), "over memory"), "context: %s", row(1));
+    /* the status row is in the error style */
+    int sy = find_row("DOES NOT FIT");
+    cr_assert(sy >= LINES - 4, "%s", dump());
+    /* a what-if into memory says so too; one out of it does not */
+    app_feed(a, '<');
+    app_feed(a, '<');
+    app_feed(a, '<');
+    app_feed(a, '<');
+    cr_assert_eq(app_batch_per_gpu(a), 32);
+    cr_assert_not(a->status_error, "%s", a->status);
+    cr_assert_null(strstr(a->status, "DOES NOT FIT"), "%s", a->status);
+    app_feed(a, '>');
+    app_feed(a, '>');
+    app_feed(a, '>');
+    app_feed(a, '>');
+    cr_assert(a->status_error && strstr(a->status, "DOES NOT FIT"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 4: what the strategy uses, not only what it was given */
+
+Test(tui_edges, idle_gpus_are_stated_in_header_cluster_and_status)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("lenet5", "p100-4x4", 16);
+    int used = a->p->best_eval.gpus_used;
+    cr_assert(used > 0 && used < 16, "LeNet-5 uses %d of 16", used);
+    draw(a);
+    char want[64];
+    snprintf(want, sizeof want, "16/16 GPUs (%d used)", used);
+    cr_assert(strstr(row(1), want), "context: %s", row(1));
+    type(a, "5");
+    draw(a);
+    snprintf(want, sizeof want, "GPUs: 16 given, %d used", used);
+    cr_assert(find_row(want) >= 0, "%s", dump());
+    /* node 0's first `used` GPUs are filled, the rest of the 16 marked idle */
+    int ny = find_row("node 0");
+    cr_assert(ny >= 0);
+    const char *r0 = strstr(row(ny), "node 0") + 8;
+    int on = 0, idle = 0;
+    for (const char *q = r0; *q; q++) {
+        if (strncmp(q, G->gpu_on, strlen(G->gpu_on)) == 0) on++;
+        if (strncmp(q, G->gpu_idle, strlen(G->gpu_idle)) == 0) idle++;
+    }
+    cr_assert_eq(on, used, "%s", row(ny));
+    cr_assert_eq(idle, 4 - used, "%s", row(ny));
+    cr_assert(find_row("idle") >= 0 && find_row("not given") >= 0, "legend:\n%s", dump());
+    /* a what-if's status says how many are used */
+    type(a, "-");
+    snprintf(want, sizeof want, "of the 8 GPUs used");
+    cr_assert(strstr(a->status, want), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 5: a long status (an export error) is wrapped, not cut */
+
+Test(tui_edges, export_error_at_120_columns_is_shown_whole)
+{
+    term_open(30, 120, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    type(a, "J");
+    app_feed(a, CTRL_U_KEY);
+    type(a, "/nonexistent-directory-with-a-rather-long-name/and/a/deeper/folder/for/the/strategy-of-lenet5.json");
+    app_feed(a, '\r');
+    cr_assert(a->status_error);
+    ui_cuts_reset();
+    draw(a);
+    const char *log;
+    cr_assert_eq(ui_cuts(&log), 0, "%s\n%s", log, dump());
+    int sy = find_row("export to ");
+    cr_assert(sy > 0, "%s", dump());
+    char shown[16384] = "";
+    for (int y = sy; y < LINES - 1; y++) {
+        if (y > sy) strcat(shown, " ");
+        strcat(shown, row(y));
+    }
+    cr_assert_str_eq(shown, a->status, "%s", dump());
+    app_free(a);
+    term_close();
+}

@@ -1,0 +1,163 @@
+/*
+ * tui_screen: the headless terminal the screen tests draw into (ncurses'
+ * own in-memory screen: newterm on /dev/null, a fixed size by resizeterm),
+ * read back cell by cell as tig's tests do, and the few ways they drive an
+ * app (keys through the same handler the event loop uses). Every helper is
+ * static inline, so a test file uses only what it needs; each test opens
+ * its own SCREEN, so tests stay independent under --jobs and ASan.
+ */
+#ifndef LW_TUI_SCREEN_H
+#define LW_TUI_SCREEN_H
+
+#include "app.h"
+#include "draw.h"
+
+#include <criterion/criterion.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+/* ---------- a virtual terminal */
+
+static SCREEN *scr;
+static FILE *term_in, *term_out;
+
+static inline void term_open(int h, int w, int utf8)
+{
+    setlocale(LC_ALL, utf8 ? "C.UTF-8" : "C");
+    term_out = fopen("/dev/null", "w");
+    term_in = fopen("/dev/null", "r");
+    cr_assert(term_out && term_in);
+    scr = newterm("xterm-256color", term_out, term_in);
+    cr_assert_not_null(scr, "newterm failed (is the xterm-256color terminfo entry installed?)");
+    set_term(scr);
+    resizeterm(h, w);
+    ui_styles_init(0);
+    ui_glyphs_init(utf8);
+}
+
+static inline void term_close(void)
+{
+    endwin();
+    delscreen(scr);
+    fclose(term_in);
+    fclose(term_out);
+}
+
+static inline void term_resize(int h, int w)
+{
+    resizeterm(h, w);
+    cr_assert_eq(LINES, h);
+    cr_assert_eq(COLS, w);
+}
+
+/* Row y of the virtual screen as UTF-8, trailing blanks dropped. */
+static inline const char *row(int y)
+{
+    static char buf[4096];
+    size_t k = 0;
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    for (int x = 0; x < COLS && k + 8 < sizeof buf; x++) {
+        cchar_t cc;
+        if (mvwin_wch(stdscr, y, x, &cc) == ERR) break;
+        wchar_t wc[CCHARW_MAX + 1];
+        attr_t at;
+        short pair;
+        getcchar(&cc, wc, &at, &pair, NULL);
+        size_t n = wcrtomb(buf + k, wc[0] ? wc[0] : L' ', &ms);
+        if (n == (size_t)-1) buf[k++] = '?';
+        else k += n;
+    }
+    while (k > 0 && buf[k - 1] == ' ') k--;
+    buf[k] = 0;
+    return buf;
+}
+
+/* Whole screen, for failure messages. */
+static inline const char *dump(void)
+{
+    static char buf[65536];
+    size_t k = 0;
+    for (int y = 0; y < LINES && k < sizeof buf - 600; y++) k += (size_t)snprintf(buf + k, sizeof buf - k, "%s\n", row(y));
+    return buf;
+}
+
+/* First row containing needle, or -1. */
+static inline int find_row(const char *needle)
+{
+    for (int y = 0; y < LINES; y++)
+        if (strstr(row(y), needle)) return y;
+    return -1;
+}
+
+/* Last row containing needle, or -1. */
+static inline int find_last_row(const char *needle)
+{
+    for (int y = LINES - 1; y >= 0; y--)
+        if (strstr(row(y), needle)) return y;
+    return -1;
+}
+
+/* First row containing both strings, or -1. */
+static inline int find_row2(const char *a, const char *b)
+{
+    for (int y = 0; y < LINES; y++) {
+        const char *r = row(y);
+        if (strstr(r, a) && strstr(r, b)) return y;
+    }
+    return -1;
+}
+
+/* The table's column header and its totals row. */
+static inline int header_row(void) { return find_row2(" layer ", " config"); }
+static inline int totals_row(void) { return find_row("─total"); }
+
+static inline attr_t attr_at(int y, int x)
+{
+    cchar_t cc;
+    mvwin_wch(stdscr, y, x, &cc);
+    wchar_t wc[CCHARW_MAX + 1];
+    attr_t at;
+    short pair;
+    getcchar(&cc, wc, &at, &pair, NULL);
+    return at;
+}
+
+static inline app *open_app(const char *net, const char *cl, int gpus)
+{
+    tui_args args = {.net = net, .cluster = cl, .set = {gpus, 0, 0}, .sync = -1};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "app_open(%s, %s, %d): %s", net, cl, gpus, err.msg);
+    return a;
+}
+
+static inline void draw(app *a) { app_draw(a, stdscr); }
+
+static inline void type(app *a, const char *s)
+{
+    for (; *s; s++) app_feed(a, (unsigned char)*s);
+}
+
+static inline void finish_idle(app *a)
+{
+    for (int i = 0; i < 10000 && app_idle(a, 1.0); i++) {
+    }
+    cr_assert_not(app_busy(a), "background work did not finish");
+}
+
+/* Selects the layer by name through the table's keys (Home, then Down). */
+static inline void select_layer(app *a, const char *name)
+{
+    app_feed(a, KEY_HOME);
+    for (int i = 0; i < a->p->net->n_layers; i++) {
+        if (strcmp(a->p->net->layers[a->sel].name, name) == 0) return;
+        app_feed(a, KEY_DOWN);
+    }
+    cr_assert_fail("layer %s not reachable in the table", name);
+}
+
+#endif
