@@ -202,8 +202,8 @@ valgrind: $(BUILD)/layerwise
 	@LW=$(BUILD)/layerwise OUT=$(BUILD)/valgrind bash tests/valgrind.sh
 
 # ---- benchmark -------------------------------------------------------------
-$(BUILD)/bench: tests/bench.c $(ENGINE_OBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(ENGINE_OBJ) $(LDLIBS)
+$(BUILD)/bench: tests/bench.c tests/many_layers.h $(ENGINE_OBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests -o $@ $< $(ENGINE_OBJ) $(LDLIBS)
 
 bench: $(BUILD)/bench $(BUILD)/layerwise
 	$(BUILD)/bench $(BUILD)/layerwise

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,8 +20,56 @@ typedef struct edge_desc {
     int pad_;
 } edge_desc;
 
-/* Scratch for one t_x evaluation. */
+/* What a what-if on prices reuses (cost_model_reprice). In the closed form
+ * a receiving task's time is own_n x intra latency + own x bytes per
+ * element / intra bandwidth + the same for the pieces (far_n) and elements
+ * (far) from other nodes: linear in the prices with counts that do not
+ * depend on them. So each table entry keeps, per direction, the count
+ * vectors of its receivers that no other receiver's vector dominates (only
+ * these can be the slowest at any prices: the time grows with each count),
+ * and the most elements one node's NICs carry. */
+typedef struct rp_cand {
+    double own_n, own, far_n, far;
+} rp_cand;
+enum { RP_MAXC = 32 }; /* candidates kept per direction; more: the entry is recomputed instead */
+/* Where one entry's evaluation leaves them. */
+typedef struct rp_sink {
+    rp_cand c[2][RP_MAXC]; /* [forward, backward] */
+    int n[2];
+    int over;              /* a direction had more than RP_MAXC */
+    double nic[2];         /* most elements one node sends or receives over its NICs */
+    double elems;          /* forward elements moved (0: the entry is 0) */
+} rp_sink;
+enum { RP_ZERO, RP_PRICED, RP_RECOMPUTE };
+typedef struct rp_edge {
+    long *off;             /* [2 x entries + 1] into cand: entry q's forward, then backward candidates */
+    rp_cand *cand;
+    long cap;
+    double *nic;           /* [2 x entries] */
+    unsigned char *kind;   /* [entries]: nothing to move, priced from the candidates, or to recompute */
+} rp_edge;
+/* Shared by the models priced from it (refs); the tables it describes are
+ * those of the edges todo[0..n_todo-1], the others copy same[e]'s. */
+typedef struct tx_reprice {
+    atomic_int refs;
+    int n_edges, n_todo;
+    int *same, *todo;
+    rp_edge *e;            /* [n_edges] */
+    atomic_long cands;     /* kept so far, against RP_MAX_CANDS */
+    atomic_int dropped;    /* over the limit: the model keeps none */
+} tx_reprice;
+/* A build keeps them where it computes at most RP_MAX_ENTRIES entries and
+ * they stay within RP_MAX_CANDS (32 bytes each, plus 33 bytes an entry):
+ * Inception-v3 at 16 GPUs computes 0.29 M entries and keeps about 45 MB;
+ * at 64 GPUs (2.5 M entries) a build keeps none: a what-if rebuilds. */
+#define RP_MAX_ENTRIES (1L << 20)
+#define RP_MAX_CANDS (4L << 20)
+
+/* Scratch for one t_x or t_s evaluation: each caller brings its own (one
+ * allocation, scratch_init), so evaluations on one model may run on several
+ * threads at once. */
 typedef struct tx_scratch {
+    rp_sink *sink;                      /* NULL, or where the closed form leaves what a repricing needs */
     double *recv_f, *recv_b;            /* [gpus] seconds */
     double *nic_in_f, *nic_out_f, *nic_in_b, *nic_out_b; /* [nodes] bytes */
     int *list_i;                        /* [gpus]: replicas of a shard, for t_s */
@@ -31,8 +80,11 @@ typedef struct cost_model_priv {
     cost_model pub;
     edge_desc *desc;                    /* [n_edges] */
     int *node_of;                       /* [gpus] cluster node of each GPU */
+    int *first_edge;                    /* [layers]: edge of layer i's input slot s is first_edge[i] + s */
     int closed_form_ok;                 /* uniform links, power-of-two GPUs per node */
-    tx_scratch sc;
+    int tx_reference;                   /* cost_tx_reference when the model was set up */
+    const profile *prof_given;          /* the profile asked for (pub.prof: NULL for another GPU) */
+    tx_reprice *rp;                     /* NULL: what-ifs on prices rebuild */
     int nodes_used;
 } cost_model_priv;
 
@@ -416,6 +468,27 @@ static void node_box(const config *c, int first_task, int block, int lo[NDIMS], 
     }
 }
 
+/* Keeps a receiver's counts among direction dir's candidates unless one
+ * kept dominates them; drops those they dominate. */
+static inline void rp_keep(rp_sink *s, int dir, double own_n, double own, double far_n, double far)
+{
+    rp_cand *c = s->c[dir];
+    int n = s->n[dir], k = 0;
+    if (n && c[n - 1].own_n == own_n && c[n - 1].own == own && c[n - 1].far_n == far_n && c[n - 1].far == far)
+        return; /* most receivers repeat the one before */
+    for (int i = 0; i < n; i++)
+        if (c[i].own_n >= own_n && c[i].own >= own && c[i].far_n >= far_n && c[i].far >= far) return;
+    for (int i = 0; i < n; i++)
+        if (!(own_n >= c[i].own_n && own >= c[i].own && far_n >= c[i].far_n && far >= c[i].far)) c[k++] = c[i];
+    s->n[dir] = k;
+    if (k == RP_MAXC) {
+        s->over = 1;
+        return;
+    }
+    c[k++] = (rp_cand){own_n, own, far_n, far};
+    s->n[dir] = k;
+}
+
 /* One direction of the closed form: every task of config `rcv` gathers
  * what it needs from the tasks of config `snd`. Forward, the consumer's
  * tasks gather from the producer's (the lists); backward, the
@@ -427,7 +500,8 @@ static void node_box(const config *c, int first_task, int block, int lo[NDIMS], 
 static inline __attribute__((always_inline)) double gather_impl(const cost_model_priv *pm,
                                                                 const dim_list *const dl[NDIMS], const config *rcv,
                                                                 const config *snd, int forward, double *nic_in,
-                                                                double *nic_out_rev, double *elems_out, const int dense)
+                                                                double *nic_out_rev, double *elems_out, rp_sink *sink,
+                                                                const int dense)
 {
     const cluster *cl = pm->pub.cl;
     const double elem_b = pm->pub.elem_bytes;
@@ -525,6 +599,7 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
         double far = all - own, far_n = all_n - own_n;
         double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
         if (t > slowest) slowest = t;
+        if (sink) rp_keep(sink, forward ? 0 : 1, own_n, own, far_n, far);
         elems += all;
         if (multi_node && far > 0) {
             nic_in[node] += far * elem_b;
@@ -538,15 +613,17 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
 /* The two representations give the same sums (integers, exactly): the
  * dense one for table builds, the lists for single evaluations. */
 static double gather_dense(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
-                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out)
+                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out,
+                           rp_sink *sink)
 {
-    return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, 1);
+    return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink, 1);
 }
 
 static double gather_lists(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
-                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out)
+                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out,
+                           rp_sink *sink)
 {
-    return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, 0);
+    return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink, 0);
 }
 
 /* The same sums as the per-piece loop of tx_eval, in closed form, for a
@@ -561,23 +638,32 @@ static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, co
                              const config *cp, const config *cc, double *elems_out)
 {
     double back_elems, max_f, max_b;
+    rp_sink *sink = sc->sink;
+    if (sink) sink->n[0] = sink->n[1] = sink->over = 0, sink->nic[0] = sink->nic[1] = 0;
     if (dl[0]->mat) {
-        max_f = gather_dense(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out);
-        max_b = gather_dense(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems);
+        max_f = gather_dense(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink);
+        max_b = gather_dense(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink);
     } else {
-        max_f = gather_lists(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out);
-        max_b = gather_lists(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems);
+        max_f = gather_lists(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink);
+        max_b = gather_lists(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink);
     }
     if (pm->nodes_used > 1) {
         const cluster *cl = pm->pub.cl;
-        double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node;
+        double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node, most_f = 0, most_b = 0;
         for (int n = 0; n < pm->nodes_used; n++) {
             double bf = sc->nic_in_f[n] > sc->nic_out_f[n] ? sc->nic_in_f[n] : sc->nic_out_f[n];
             double bb = sc->nic_in_b[n] > sc->nic_out_b[n] ? sc->nic_in_b[n] : sc->nic_out_b[n];
             if (bf / nic_bw > max_f) max_f = bf / nic_bw;
             if (bb / nic_bw > max_b) max_b = bb / nic_bw;
+            most_f = bf > most_f ? bf : most_f;
+            most_b = bb > most_b ? bb : most_b;
+        }
+        if (sink) { /* sums of elements x a power of two: exact in elements */
+            sink->nic[0] = most_f / pm->pub.elem_bytes;
+            sink->nic[1] = most_b / pm->pub.elem_bytes;
         }
     }
+    if (sink) sink->elems = *elems_out;
     return max_f + max_b;
 }
 
@@ -655,7 +741,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
         }
         const dim_list *dl[NDIMS];
         for (int q = 0; q < NDIMS; q++) dl[q] = lists_get(L, d, q, cp->deg[q], cc->deg[q]);
-        if (pm->closed_form_ok && !cost_tx_reference) {
+        if (pm->closed_form_ok && !pm->tx_reference) {
             for (int q = 0; q < NDIMS; q++)
                 if (L == &local) {
                     if (!dl[q]->cum) dim_list_build_sums((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
@@ -711,10 +797,17 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
                   phase_time(pm, recv_b, sc->nic_in_b, sc->nic_out_b));
 }
 
+static void scratch_init(tx_scratch *sc, int G, int nn);
+static void scratch_free(tx_scratch *sc);
+
 double cost_t_x(const cost_model *m, int edge, const config *cp, const config *cc, double *bytes)
 {
     const cost_model_priv *pm = (const cost_model_priv *)m;
-    return tx_eval(pm, &pm->sc, NULL, &pm->desc[edge], cp, cc, bytes);
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
+    double t = tx_eval(pm, &sc, NULL, &pm->desc[edge], cp, cc, bytes);
+    scratch_free(&sc);
+    return t;
 }
 
 /* ---- t_c ---- */
@@ -779,11 +872,7 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     long in_block[NDIMS] = {0, 0, 0, 0};
     const cost_model_priv *pm = (const cost_model_priv *)m;
     for (int s = 0; s < l->n_inputs; s++) {
-        int e = -1;
-        for (int k = 0; k < m->n_edges; k++)
-            if (m->e_to[k] == li && m->e_slot[k] == s) e = k;
-        if (e < 0) continue;
-        const edge_desc *d = &pm->desc[e];
+        const edge_desc *d = &pm->desc[pm->first_edge[li] + s];
         double v = 1;
         for (int k = 0; k < NDIMS; k++) {
             long lo, hi;
@@ -1004,18 +1093,29 @@ double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes)
     return 2.0 * (n - 1) * step + ring_call_latency_s(cl, n, nodes);
 }
 
-double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
+/* The tasks of config c whose channel coordinate is j (the replicas of
+ * shard j), ascending, into rep; returns how many. Tasks are numbered
+ * row-major over (n, c, h, w). */
+static int shard_replicas(const config *c, int j, int *rep)
 {
+    int nr = 0, hw = c->deg[DIM_H] * c->deg[DIM_W];
+    for (int n = 0; n < c->deg[DIM_N]; n++)
+        for (int q = 0, k = (n * c->deg[DIM_C] + j) * hw; q < hw; q++) rep[nr++] = k + q;
+    return nr;
+}
+
+/* t_s with the caller's scratch (ms). */
+static double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out)
+{
+    const cost_model *m = &pm->pub;
     const layer *l = &m->net->layers[li];
-    const cost_model_priv *pm = (const cost_model_priv *)m;
     if (bytes_out) *bytes_out = 0;
     int r = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
     if (l->n_params == 0 || r <= 1) return 0;
     int shards = c->deg[DIM_C];
     double ws = (double)l->n_params * m->elem_bytes / shards; /* one shard's gradient bytes */
     double piece = ws / r;
-    int G = m->gpus, T = config_tasks(c);
-    const tx_scratch *sc = &pm->sc;
+    int G = m->gpus;
     int gpn = m->cl->gpus_per_node;
     size_t nb = sizeof(double) * (size_t)(pm->nodes_used > 0 ? pm->nodes_used : 1);
     memset(sc->nic_in_f, 0, nb);
@@ -1031,11 +1131,7 @@ double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
          * pulls r-1 weight pieces; a GPU receives its pieces one by one. */
         memset(sc->recv_f, 0, sizeof(double) * (size_t)G);
         for (int j = 0; j < shards; j++) {
-            int nr = 0, co[NDIMS];
-            for (int k = 0; k < T; k++) {
-                config_task_coords(c, k, co);
-                if (co[DIM_C] == j) rep[nr++] = k;
-            }
+            int nr = shard_replicas(c, j, rep);
             for (int a = 0; a < nr; a++)
                 for (int b = 0; b < nr; b++) {
                     if (a == b) continue;
@@ -1061,11 +1157,7 @@ double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
          * splits a tensor): one call. bucket_mb 0: one call per layer. */
         double step = 0, lat = 0;
         for (int j = 0; j < shards; j++) {
-            int nr = 0, co[NDIMS], nodes;
-            for (int k = 0; k < T; k++) {
-                config_task_coords(c, k, co);
-                if (co[DIM_C] == j) rep[nr++] = k;
-            }
+            int nodes, nr = shard_replicas(c, j, rep);
             cost_ring_order(m->cl, rep, nr);
             double s = ring_hops(m->cl, rep, nr, piece, sc->nic_in_f, sc->nic_out_f, &nodes);
             if (s > step) step = s;
@@ -1081,6 +1173,21 @@ double cost_t_s(const cost_model *m, int li, const config *c, double *bytes_out)
         t = 2.0 * (r - 1) * step + calls * lat;
     }
     return t * 1e3;
+}
+
+double cost_t_s(const cost_model *m, int li, const config *c, double *bytes)
+{
+    const cost_model_priv *pm = (const cost_model_priv *)m;
+    const layer *l = &m->net->layers[li];
+    if (l->n_params == 0 || c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W] <= 1) { /* nothing to sync: no scratch */
+        if (bytes) *bytes = 0;
+        return 0;
+    }
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
+    double t = t_s_eval(pm, &sc, li, c, bytes);
+    scratch_free(&sc);
+    return t;
 }
 
 /* ---- memory ---- */
@@ -1146,28 +1253,26 @@ double cost_memory(const cost_model *m, const int *ci, double *per_gpu)
 
 /* ---- building the tables ---- */
 
+/* One zeroed allocation: 2 x G doubles, 5 x nn doubles, then G ints. */
 static void scratch_init(tx_scratch *sc, int G, int nn)
 {
-    sc->recv_f = lw_calloc((size_t)G, sizeof(double));
-    sc->recv_b = lw_calloc((size_t)G, sizeof(double));
-    sc->nic_in_f = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_out_f = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_in_b = lw_calloc((size_t)nn, sizeof(double));
-    sc->nic_out_b = lw_calloc((size_t)nn, sizeof(double));
-    sc->list_i = lw_malloc(sizeof(int) * (size_t)G);
-    sc->from_node = lw_calloc((size_t)nn, sizeof(double));
+    if (nn < 1) nn = 1;
+    double *b = lw_calloc(2 * (size_t)G + 5 * (size_t)nn + ((size_t)G + 1) / 2, sizeof(double));
+    sc->recv_f = b;
+    sc->recv_b = b + G;
+    sc->nic_in_f = b + 2 * (size_t)G;
+    sc->nic_out_f = sc->nic_in_f + nn;
+    sc->nic_in_b = sc->nic_out_f + nn;
+    sc->nic_out_b = sc->nic_in_b + nn;
+    sc->from_node = sc->nic_out_b + nn;
+    sc->list_i = (int *)(sc->from_node + nn);
+    sc->sink = NULL;
 }
 
 static void scratch_free(tx_scratch *sc)
 {
     free(sc->recv_f);
-    free(sc->recv_b);
-    free(sc->nic_in_f);
-    free(sc->nic_out_f);
-    free(sc->nic_in_b);
-    free(sc->nic_out_b);
-    free(sc->list_i);
-    free(sc->from_node);
+    memset(sc, 0, sizeof *sc);
 }
 
 /* The t_x tables are independent per edge: worker threads take edges from
@@ -1181,17 +1286,80 @@ typedef struct tx_work {
     const atomic_int *cancel; /* may be NULL; non-zero: stop taking edges */
 } tx_work;
 
+static void rp_free(tx_reprice *rp)
+{
+    if (!rp || atomic_fetch_sub(&rp->refs, 1) > 1) return;
+    for (int e = 0; e < rp->n_edges; e++) {
+        free(rp->e[e].off);
+        free(rp->e[e].cand);
+        free(rp->e[e].nic);
+        free(rp->e[e].kind);
+    }
+    free(rp->e);
+    free(rp->same);
+    free(rp->todo);
+    free(rp);
+}
+
+/* Appends entry q's candidates (sink filled by tx_closed_form, n[0] < 0
+ * where another path ran) to edge r. */
+static void rp_record(tx_reprice *rp, rp_edge *r, long q, const rp_sink *sink)
+{
+    long at = r->off[2 * q];
+    if (sink->n[0] < 0 || sink->over) {
+        r->kind[q] = RP_RECOMPUTE;
+        r->off[2 * q + 1] = r->off[2 * q + 2] = at;
+        return;
+    }
+    r->kind[q] = sink->elems > 0 ? RP_PRICED : RP_ZERO;
+    int n = r->kind[q] == RP_PRICED ? sink->n[0] + sink->n[1] : 0;
+    if (at + n > r->cap) {
+        r->cap = 2 * (at + n) + 64;
+        r->cand = lw_realloc(r->cand, sizeof(rp_cand) * (size_t)r->cap);
+    }
+    if (n) {
+        memcpy(r->cand + at, sink->c[0], sizeof(rp_cand) * (size_t)sink->n[0]);
+        memcpy(r->cand + at + sink->n[0], sink->c[1], sizeof(rp_cand) * (size_t)sink->n[1]);
+    }
+    r->off[2 * q + 1] = at + (n ? sink->n[0] : 0);
+    r->off[2 * q + 2] = at + n;
+    r->nic[2 * q] = sink->nic[0];
+    r->nic[2 * q + 1] = sink->nic[1];
+    (void)rp;
+}
+
 /* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
- * set, since the model will be thrown away. */
+ * set, since the model will be thrown away. Where the model keeps what a
+ * repricing needs (pm->rp), records it, up to RP_MAX_CANDS over all edges. */
 static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const atomic_int *cancel)
 {
     cost_model *m = &pm->pub;
     int from = m->e_from[e], to = m->e_to[e];
     int np = m->n_configs[from], nc = m->n_configs[to];
     edge_lists *el = lw_calloc(1, sizeof *el);
+    tx_reprice *rp = pm->rp && !atomic_load(&pm->rp->dropped) ? pm->rp : NULL;
+    rp_sink *sink = NULL;
+    rp_edge *r = NULL;
+    if (rp) {
+        long n = (long)np * nc;
+        r = &rp->e[e];
+        r->off = lw_malloc(sizeof(long) * (size_t)(2 * n + 1));
+        r->off[0] = 0;
+        r->nic = lw_calloc((size_t)(2 * n), sizeof(double));
+        r->kind = lw_malloc((size_t)n);
+        sink = lw_malloc(sizeof *sink);
+        sc->sink = sink;
+    }
     for (int a = 0; a < np && !(cancel && atomic_load(cancel)); a++)
-        for (int b = 0; b < nc; b++)
+        for (int b = 0; b < nc; b++) {
+            if (sink) sink->n[0] = -1;
             m->t_x[e][a * nc + b] = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
+            if (sink) rp_record(rp, r, (long)a * nc + b, sink);
+        }
+    if (rp && atomic_fetch_add(&rp->cands, r->off[2L * np * nc]) + r->off[2L * np * nc] > RP_MAX_CANDS)
+        atomic_store(&rp->dropped, 1);
+    sc->sink = NULL;
+    free(sink);
     lists_free(el);
     free(el);
 }
@@ -1243,6 +1411,8 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
     enum { SAMPLES = 48 };
     double spent = 0;
     edge_lists *el = lw_calloc(1, sizeof *el);
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
     for (int q = 0; q < SAMPLES; q++) {
         int e = todo[(long)q * n_todo / SAMPLES];
         int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
@@ -1250,13 +1420,14 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
         const config *cp = &m->configs[m->e_from[e]][k / nc], *cc = &m->configs[m->e_to[e]][k % nc];
         /* the first call builds the overlap lists, which a table build
          * shares among the entries of an edge: time the second */
-        tx_eval(pm, &pm->sc, el, &pm->desc[e], cp, cc, NULL);
+        tx_eval(pm, &sc, el, &pm->desc[e], cp, cc, NULL);
         double t0 = lw_now();
-        tx_eval(pm, &pm->sc, el, &pm->desc[e], cp, cc, NULL);
+        tx_eval(pm, &sc, el, &pm->desc[e], cp, cc, NULL);
         spent += lw_now() - t0;
         lists_free(el);
     }
     free(el);
+    scratch_free(&sc);
     double secs = spent / SAMPLES * unique / (threads > 0 ? threads : 1);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     double phys = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
@@ -1308,6 +1479,7 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
     m->net = net;
     m->cl = cl;
     m->prof = (prof && strcmp(prof->gpu, cl->gpu.name) == 0) ? prof : NULL;
+    pm->prof_given = prof;
     m->gpus = gpus;
     m->batch = batch;
     m->prec = cl->precision;
@@ -1348,7 +1520,7 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
         m->lat_s[o->a * G + o->b] = m->lat_s[o->b * G + o->a] = o->link.latency_us * 1e-6;
         m->inv_bw[o->a * G + o->b] = m->inv_bw[o->b * G + o->a] = 1.0 / (o->link.bandwidth_gbs * 1e9);
     }
-    scratch_init(&pm->sc, G, pm->nodes_used);
+    pm->tx_reference = cost_tx_reference;
 
     int L = net->n_layers;
     m->n_configs = lw_calloc((size_t)L, sizeof(int));
@@ -1360,9 +1532,10 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
     m->e_to = lw_calloc((size_t)ne + 1, sizeof(int));
     m->e_slot = lw_calloc((size_t)ne + 1, sizeof(int));
     pm->desc = lw_calloc((size_t)ne + 1, sizeof(edge_desc));
+    pm->first_edge = lw_calloc((size_t)L + 1, sizeof(int));
     int e = 0;
     for (int i = 0; i < L; i++)
-        for (int s = 0; s < net->layers[i].n_inputs; s++, e++) {
+        for (int s = (pm->first_edge[i] = e, 0); s < net->layers[i].n_inputs; s++, e++) {
             m->e_from[e] = net->layers[i].inputs[s];
             m->e_to[e] = i;
             m->e_slot[e] = s;
@@ -1383,33 +1556,24 @@ cost_model *cost_model_open(const network *net, const cluster *cl, const profile
     return &pm->pub;
 }
 
-cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
-                                         long batch, const atomic_int *cancel, lw_error *err)
+static int cancelled(const atomic_int *cancel)
 {
-    double t0 = lw_now();
-    cost_model_priv *pm = model_setup(net, cl, prof, gpus, batch, COST_MAX_GPUS, err);
-    if (!pm) return NULL;
+    return cancel && atomic_load(cancel);
+}
+
+/* Phase 1: the node tables t_c, t_s and t_c_profiled (allocated whole, rows
+ * filled layer by layer). Returns 1 when cancelled part way. */
+static int build_node_tables(cost_model_priv *pm, const atomic_int *cancel)
+{
     cost_model *m = &pm->pub;
-    int L = net->n_layers, ne = m->n_edges, e;
+    int L = m->n_layers;
     m->t_c = lw_calloc((size_t)L, sizeof(double *));
     m->t_s = lw_calloc((size_t)L, sizeof(double *));
     m->t_c_profiled = lw_calloc((size_t)L, sizeof(unsigned char *));
-    m->t_x = lw_calloc((size_t)ne + 1, sizeof(double *));
-    double tx_entries = 0;
-    for (e = 0; e < ne; e++) tx_entries += (double)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
-    if (tx_entries > (double)COST_MAX_TX_ENTRIES) {
-        lw_fail(err, 1,
-                "%s on %d GPUs: the transfer tables would hold %.3g entries (%.0f MB), more than the %ld supported; "
-                "choose fewer GPUs", net->name, gpus, tx_entries, tx_entries * 8 / 1e6, COST_MAX_TX_ENTRIES);
-        cost_model_free(m);
-        return NULL;
-    }
-    for (int i = 0; i < L; i++) {
-        if (cancel && atomic_load(cancel)) {
-            lw_fail(err, 1, "cancelled");
-            cost_model_free(m); /* frees the tables filled so far; the rest are NULL */
-            return NULL;
-        }
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
+    int stop = 0;
+    for (int i = 0; i < L && !(stop = cancelled(cancel)); i++) {
         int n = m->n_configs[i];
         m->t_c[i] = lw_malloc(sizeof(double) * (size_t)n);
         m->t_s[i] = lw_malloc(sizeof(double) * (size_t)n);
@@ -1418,25 +1582,32 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
             int prof_hit = 0;
             m->t_c[i][k] = cost_t_c(m, i, &m->configs[i][k], &prof_hit);
             m->t_c_profiled[i][k] = (unsigned char)prof_hit;
-            m->t_s[i][k] = cost_t_s(m, i, &m->configs[i][k], NULL);
+            m->t_s[i][k] = t_s_eval(pm, &sc, i, &m->configs[i][k], NULL);
         }
     }
-    /* Edges with the same description (shapes, mapping, and hence config
-     * lists) have the same table: compute it once. Where the consumer needs
-     * the whole producer range (MAP_ALL), its own size along that dimension
-     * matters only through which degrees it allows, i.e. up to the GPU
-     * count: e.g. every 1x1 convolution reading one Inception concat. */
+    scratch_free(&sc);
+    return stop;
+}
+
+/* Phase 2: which edges' tables to compute. Edges with the same description
+ * (shapes, mapping, and hence config lists) have the same table: compute it
+ * once (same[e]: the edge whose table e copies, or -1; todo: the edges to
+ * compute). Where the consumer needs the whole producer range (MAP_ALL),
+ * its own size along that dimension matters only through which degrees it
+ * allows, i.e. up to the GPU count: e.g. every 1x1 convolution reading one
+ * Inception concat. Allocates every t_x row. */
+static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo)
+{
+    cost_model *m = &pm->pub;
+    int ne = m->n_edges, n_todo = 0;
     edge_desc *keys = lw_malloc(sizeof(edge_desc) * ((size_t)ne + 1));
-    for (e = 0; e < ne; e++) {
+    for (int e = 0; e < ne; e++) {
         keys[e] = pm->desc[e];
         if (!keys[e].flat)
             for (int k = 0; k < NDIMS; k++)
-                if (keys[e].kind[k] == MAP_ALL && keys[e].Sc[k] > gpus) keys[e].Sc[k] = gpus;
+                if (keys[e].kind[k] == MAP_ALL && keys[e].Sc[k] > m->gpus) keys[e].Sc[k] = m->gpus;
     }
-    int *same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-    int *todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-    int n_todo = 0;
-    for (e = 0; e < ne; e++) {
+    for (int e = 0; e < ne; e++) {
         int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
         m->t_x[e] = lw_malloc(sizeof(double) * (size_t)np * (size_t)nc);
         same[e] = -1;
@@ -1452,38 +1623,176 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
             m->tx_pairs_reused += (long)np * nc;
         }
     }
-    int nw = worker_count();
-    if (nw > n_todo) nw = n_todo;
-    if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) {
-        free(same);
-        free(todo);
-        free(keys);
-        cost_model_free(m);
-        return NULL;
-    }
-    if (nw <= 1) {
-        for (int i = 0; i < n_todo && !(cancel && atomic_load(cancel)); i++) compute_edge_table(pm, &pm->sc, todo[i], cancel);
-    } else {
-        tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
-        pthread_t th[8];
-        int started = 0;
-        for (int t = 0; t < nw; t++)
-            if (lw_thread_start(&th[t], tx_worker, &w) == 0) started++;
-        if (started == 0) tx_worker(&w); /* no threads to be had: do it here */
-        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-    }
-    for (e = 0; e < ne && !(cancel && atomic_load(cancel)); e++)
+    free(keys);
+    return n_todo;
+}
+
+/* Phase 3: the tables of edges todo[0..n_todo-1], on nw threads (workers
+ * take edges from a shared counter, each with its own scratch), then the
+ * shared ones copied. Returns 1 when cancelled part way. */
+static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *todo, int n_todo, int nw,
+                               const atomic_int *cancel)
+{
+    cost_model *m = &pm->pub;
+    tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
+    pthread_t th[8];
+    int started = 0;
+    for (int t = 0; t < nw && nw > 1; t++)
+        if (lw_thread_start(&th[t], tx_worker, &w) == 0) started++;
+    if (started == 0) tx_worker(&w); /* one worker wanted, or no threads to be had: do it here */
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    for (int e = 0; e < m->n_edges && !cancelled(cancel); e++)
         if (same[e] >= 0)
             memcpy(m->t_x[e], m->t_x[same[e]],
                    sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
+    pthread_mutex_destroy(&w.lock);
+    return cancelled(cancel);
+}
+
+static cost_model *build_tables(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                                const atomic_int *cancel, int keep_prices, lw_error *err)
+{
+    double t0 = lw_now();
+    cost_model_priv *pm = model_setup(net, cl, prof, gpus, batch, COST_MAX_GPUS, err);
+    if (!pm) return NULL;
+    cost_model *m = &pm->pub;
+    int ne = m->n_edges;
+    int *same = NULL, *todo = NULL;
+    m->t_x = lw_calloc((size_t)ne + 1, sizeof(double *));
+    double tx_entries = 0;
+    for (int e = 0; e < ne; e++) tx_entries += (double)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
+    if (tx_entries > (double)COST_MAX_TX_ENTRIES) {
+        lw_fail(err, 1,
+                "%s on %d GPUs: the transfer tables would hold %.3g entries (%.0f MB), more than the %ld supported; "
+                "choose fewer GPUs", net->name, gpus, tx_entries, tx_entries * 8 / 1e6, COST_MAX_TX_ENTRIES);
+        goto fail;
+    }
+    if (build_node_tables(pm, cancel)) goto cancel;
+    same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    int n_todo = plan_edge_tables(pm, same, todo);
+    if (keep_prices && pm->closed_form_ok && !pm->tx_reference && m->tx_pairs_computed <= RP_MAX_ENTRIES) {
+        tx_reprice *rp = lw_calloc(1, sizeof *rp);
+        atomic_init(&rp->refs, 1);
+        rp->n_edges = ne;
+        rp->n_todo = n_todo;
+        rp->same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+        rp->todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+        memcpy(rp->same, same, sizeof(int) * (size_t)ne);
+        memcpy(rp->todo, todo, sizeof(int) * (size_t)n_todo);
+        rp->e = lw_calloc((size_t)ne + 1, sizeof(rp_edge));
+        pm->rp = rp;
+    }
+    int nw = worker_count();
+    if (nw > n_todo) nw = n_todo;
+    if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) goto fail;
+    if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel)) goto cancel;
+    if (pm->rp && atomic_load(&pm->rp->dropped)) { /* too many to keep: a what-if rebuilds */
+        rp_free(pm->rp);
+        pm->rp = NULL;
+    }
     free(same);
     free(todo);
-    free(keys);
-    if (cancel && atomic_load(cancel)) {
-        lw_fail(err, 1, "cancelled");
+    m->build_ms = (lw_now() - t0) * 1e3;
+    return m;
+cancel:
+    lw_fail(err, 1, "cancelled");
+fail: /* err is set; frees the tables filled so far (the rest are NULL) */
+    free(same);
+    free(todo);
+    cost_model_free(m);
+    return NULL;
+}
+
+cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
+                                         long batch, const atomic_int *cancel, lw_error *err)
+{
+    return build_tables(net, cl, prof, gpus, batch, cancel, 0, err);
+}
+
+cost_model *cost_model_build_for_whatifs(const network *net, const cluster *cl, const profile *prof, int gpus,
+                                         long batch, const atomic_int *cancel, lw_error *err)
+{
+    return build_tables(net, cl, prof, gpus, batch, cancel, 1, err);
+}
+
+/* Entry q of edge r at the prices of model pm (whose cluster has the
+ * closed form's uniform links): the closed form's sums in the same order. */
+static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
+{
+    const cluster *cl = pm->pub.cl;
+    const double elem_b = pm->pub.elem_bytes;
+    const double lat_in = cl->intra.latency_us * 1e-6, inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
+    const double lat_x = cl->inter.latency_us * 1e-6, inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
+    double dir[2];
+    for (int k = 0; k < 2; k++) {
+        double slowest = 0;
+        for (long a = r->off[2 * q + k]; a < r->off[2 * q + k + 1]; a++) {
+            const rp_cand *c = &r->cand[a];
+            double t = c->own_n * lat_in + c->own * elem_b * inv_in + c->far_n * lat_x + c->far * elem_b * inv_x;
+            if (t > slowest) slowest = t;
+        }
+        if (pm->nodes_used > 1) {
+            double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node, b = r->nic[2 * q + k] * elem_b;
+            if (b / nic_bw > slowest) slowest = b / nic_bw;
+        }
+        dir[k] = slowest;
+    }
+    return 1e3 * (dir[0] + dir[1]);
+}
+
+cost_model *cost_model_reprice(const cost_model *old, const cluster *cl)
+{
+    const cost_model_priv *po = (const cost_model_priv *)old;
+    tx_reprice *rp = po->rp;
+    int ex;
+    if (!rp || !old->t_x || cl->n_overrides || cl->gpus_per_node != old->cl->gpus_per_node ||
+        cluster_gpus(cl) < old->gpus || frexp(precision_elem_bytes(cl->precision), &ex) != 0.5)
+        return NULL;
+    double t0 = lw_now();
+    lw_error err = {0};
+    cost_model_priv *pm = model_setup(old->net, cl, po->prof_given, old->gpus, old->batch, COST_MAX_GPUS, &err);
+    if (!pm) return NULL;
+    cost_model *m = &pm->pub;
+    if (!pm->closed_form_ok || pm->tx_reference || pm->nodes_used != po->nodes_used) {
         cost_model_free(m);
         return NULL;
     }
+    m->t_x = lw_calloc((size_t)m->n_edges + 1, sizeof(double *));
+    build_node_tables(pm, NULL);
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
+    for (int i = 0; i < rp->n_todo; i++) {
+        int e = rp->todo[i], from = m->e_from[e], to = m->e_to[e];
+        int np = m->n_configs[from], nc = m->n_configs[to];
+        const rp_edge *r = &rp->e[e];
+        edge_lists *el = NULL;
+        m->t_x[e] = lw_malloc(sizeof(double) * (size_t)np * (size_t)nc);
+        for (long q = 0; q < (long)np * nc; q++) {
+            if (r->kind[q] == RP_PRICED) {
+                m->t_x[e][q] = rp_price(pm, r, q);
+            } else if (r->kind[q] == RP_ZERO) {
+                m->t_x[e][q] = 0;
+            } else {
+                if (!el) el = lw_calloc(1, sizeof *el);
+                m->t_x[e][q] = tx_eval(pm, &sc, el, &pm->desc[e], &m->configs[from][q / nc],
+                                       &m->configs[to][q % nc], NULL);
+            }
+        }
+        if (el) lists_free(el);
+        free(el);
+    }
+    scratch_free(&sc);
+    for (int e = 0; e < m->n_edges; e++) {
+        if (rp->same[e] < 0) continue;
+        size_t sz = sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]];
+        m->t_x[e] = lw_malloc(sz);
+        memcpy(m->t_x[e], m->t_x[rp->same[e]], sz);
+    }
+    atomic_fetch_add(&rp->refs, 1);
+    pm->rp = rp;
+    m->tx_pairs_computed = old->tx_pairs_computed;
+    m->tx_pairs_reused = old->tx_pairs_reused;
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
 }
@@ -1505,8 +1814,12 @@ double cost_edge_ms(const cost_model *m, int edge, int ci, int cj, double *bytes
 void cost_model_refresh_sync(cost_model *m)
 {
     if (!m->t_s) return; /* no tables: every t_s is computed when asked */
+    cost_model_priv *pm = (cost_model_priv *)m;
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
     for (int i = 0; i < m->n_layers; i++)
-        for (int k = 0; k < m->n_configs[i]; k++) m->t_s[i][k] = cost_t_s(m, i, &m->configs[i][k], NULL);
+        for (int k = 0; k < m->n_configs[i]; k++) m->t_s[i][k] = t_s_eval(pm, &sc, i, &m->configs[i][k], NULL);
+    scratch_free(&sc);
 }
 
 cost_graph *cost_model_graph(const cost_model *m)
@@ -1551,6 +1864,7 @@ void cost_model_free(cost_model *m)
     free(m->inv_bw);
     free(pm->desc);
     free(pm->node_of);
-    scratch_free(&pm->sc);
+    free(pm->first_edge);
+    rp_free(pm->rp);
     free(pm);
 }

@@ -87,6 +87,12 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
  * non-zero: for builds on a background thread that may no longer be wanted. */
 cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
                                          long batch, const atomic_int *cancel, lw_error *err);
+/* The same, keeping what cost_model_reprice needs where it can (uniform
+ * links, the closed form's t_x, at most about a million entries to compute):
+ * for a model what-ifs on prices may follow. Costs about a third more time
+ * and 150 bytes a computed entry (45 MB for Inception-v3 at 16 GPUs). */
+cost_model *cost_model_build_for_whatifs(const network *net, const cluster *cl, const profile *prof, int gpus,
+                                         long batch, const atomic_int *cancel, lw_error *err);
 void cost_model_free(cost_model *m);
 
 /* A model without tables (t_c, t_s, t_c_profiled and t_x NULL): the links,
@@ -104,6 +110,21 @@ cost_model *cost_model_open(const network *net, const cluster *cl, const profile
 double cost_node_ms(const cost_model *m, int li, int k);
 double cost_edge_ms(const cost_model *m, int edge, int ci, int cj, double *bytes);
 
+/* The same model at new prices: a cluster that differs from old's only in
+ * what the tables price, not what they count (link bandwidths and
+ * latencies, NICs per node, precision, sync and collective settings; not
+ * GPUs per node or per-pair links), without recomputing the transfers:
+ * old's build kept, for every t_x entry, the piece and element counts of
+ * the receivers that can be the slowest, and the node tables are
+ * recomputed. Equal, bit for bit, to cost_model_build(net, cl, ...) at
+ * old's GPU count and batch. NULL where it does not apply (cost_model_build
+ * then): another layout, a model without tables or one whose build kept
+ * none (not cost_model_build_for_whatifs, per-pair links, the reference
+ * t_x, or too many to keep). The new
+ * model shares what old kept (either may be freed first) and keeps it for
+ * the next. */
+cost_model *cost_model_reprice(const cost_model *old, const cluster *cl);
+
 /* Recomputes the t_s tables after the cluster's sync scheme changed (the
  * t_c and t_x tables do not depend on it): a fast what-if. */
 void cost_model_refresh_sync(cost_model *m);
@@ -115,10 +136,11 @@ cost_graph *cost_model_graph(const cost_model *m);
 /* Single evaluations, for strategies and tests. Bytes are cross-GPU bytes
  * moved (forward + backward for t_x; push + pull for t_s). */
 double cost_t_c(const cost_model *m, int layer, const config *c, int *profiled);
-/* cost_t_s and cost_t_x use scratch memory inside the model although it
- * is passed const: calls on one model must not run at once on two threads
- * (the table builders give each thread its own scratch; other callers,
- * the CLI, the TUI and the tests, call them from one thread). */
+/* Every evaluation below only reads the model: each call brings its own
+ * scratch (cost_t_s and cost_t_x allocate one per call, the table builders
+ * one per thread), so calls on one model may run on several threads at
+ * once, as long as no thread changes the model meanwhile (cost_model_free,
+ * cost_model_refresh_sync, or a field written by the caller). */
 double cost_t_s(const cost_model *m, int layer, const config *c, double *bytes);
 /* The analytical forward and backward parts of t_c and the profile key of
  * the task's shape (for writing profile templates). Returns t_c. */
@@ -131,7 +153,9 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
 
 /* Set to 1 to compute every t_x piece by piece (the reference); by default
  * clusters with uniform links within and between nodes use an equivalent
- * closed form that is much faster at many GPUs. Tests compare the two. */
+ * closed form that is much faster at many GPUs. Tests compare the two. Read
+ * once, when a model is set up (cost_model_build, cost_model_open): that
+ * model keeps the choice. */
 extern int cost_tx_reference;
 
 /* The memory one task of a layer keeps on its GPU, by term (bytes). */

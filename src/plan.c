@@ -286,6 +286,7 @@ static int rebuild_unsearched(plan *p, const plan_settings *set, cluster *cl, in
     p->batch = batch;
     p->search_ms = 0;
     p->from_prefetch = 0;
+    p->repriced = 0;
     memset(p->best, 0, sizeof(int) * (size_t)p->net->n_layers);
     for (int i = 0; i < p->net->n_layers; i++) p->pinned[i] = -1;
     p->set = *set;
@@ -315,9 +316,16 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     cost_model *cm = NULL;
     cost_graph *cg = NULL;
     search_result *sr = NULL;
-    int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr);
+    int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr), repriced = 0;
     if (!adopted) {
-        cm = cost_model_build_cancellable(p->net, cl, p->prof, gpus, batch, p->cancel, err);
+        /* a change of prices only (the cluster editor, precision): the
+         * transfers' counts are the current model's */
+        if (p->cm && p->cm->gpus == gpus && p->cm->batch == batch) cm = cost_model_reprice(p->cm, cl);
+        repriced = cm != NULL;
+        if (!cm && p->cm) /* a what-if: more may follow */
+            cm = cost_model_build_for_whatifs(p->net, cl, p->prof, gpus, batch, p->cancel, err);
+        else if (!cm)
+            cm = cost_model_build_cancellable(p->net, cl, p->prof, gpus, batch, p->cancel, err);
         if (!cm) return -1;
     }
     /* pins are configs, not indices: carry them over by value (a config the
@@ -354,6 +362,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         return -1;
     }
     commit(p, cm, cg, sr, pins, search_ms, adopted, best, &mo, mset);
+    p->repriced = repriced;
     free(best);
     free(pins);
     p->set = *set;

@@ -71,6 +71,8 @@ typedef struct plan {
     int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
     double search_ms;
     int from_prefetch;       /* the last model change took a prefetched model */
+    int repriced;            /* the last model change re-priced the previous model's transfers
+                                (a change of prices only: cost_model_reprice) instead of building */
     atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;

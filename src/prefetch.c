@@ -73,7 +73,8 @@ static void *prefetch_main(void *arg)
         s->state = PF_RUNNING;
         pthread_mutex_unlock(&f->lock);
         lw_error err;
-        cost_model *cm = cost_model_build_cancellable(f->net, s->cl, f->prof, s->gpus, s->batch, &s->cancel, &err);
+        cost_model *cm = cost_model_build_for_whatifs(f->net, s->cl, f->prof, s->gpus, s->batch, &s->cancel,
+                                                      &err);
         cost_graph *cg = NULL;
         search_result *sr = NULL;
         if (cm) {

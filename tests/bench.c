@@ -8,9 +8,12 @@
  * what the code can do; nothing here asserts a time (targets are printed).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "many_layers.h"
+#include "net_json.h"
 #include "plan.h"
 #include "refine.h"
 #include "sim.h"
+#include "strategy.h"
 
 #include <spawn.h>
 #include <stdio.h>
@@ -190,6 +193,18 @@ static int set_to(plan *p, int gpus, long batch_per_gpu, const cluster *cl, lw_e
     return plan_apply(p, &(plan_change){.set = &s, .cl = cl}, err);
 }
 
+/* The GPU count the what-ifs start from (whatifs sets it). */
+static int bench_g = 16;
+
+/* A precision the cluster's GPU has, other than the one in use; -1 if none. */
+static int other_precision(const cluster *c)
+{
+    gpu_consts k;
+    for (int q = 0; q < PREC__COUNT; q++)
+        if (q != (int)c->precision && cluster_gpu_consts(c, (precision)q, &k) == 0) return q;
+    return -1;
+}
+
 static double best_of(int reps, plan *p, int what, lw_error *err)
 {
     double best = 1e30;
@@ -206,10 +221,10 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             break;
         case 1: /* GPU count 16 -> 8 */
         case 4: /* GPU count 8 -> 16 */
-            rc = set_to(p, what == 1 ? 16 : 8, 0, NULL, err);
+            rc = set_to(p, what == 1 ? bench_g : bench_g / 2, 0, NULL, err);
             if (rc) break;
             t0 = lw_now();
-            rc = set_to(p, what == 1 ? 8 : 16, 0, NULL, err);
+            rc = set_to(p, what == 1 ? bench_g / 2 : bench_g, 0, NULL, err);
             break;
         case 2: /* pin a layer, re-optimise */
         {
@@ -239,7 +254,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         case 9:  /* inter-node bandwidth doubled (the cluster editor), not built ahead */
         case 10: /* the same, built ahead while the cluster screen showed the field */
         {
-            rc = set_to(p, 16, 32, NULL, err);
+            rc = set_to(p, bench_g, 32, NULL, err);
             if (rc) break;
             cluster *orig = cluster_clone(p->cl), *edited = cluster_clone(p->cl);
             edited->inter.bandwidth_gbs *= 2;
@@ -270,6 +285,21 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         case 12: /* why not? one config by a pinned search, as before */
             plan_cost_with_pin(p, p->net->n_layers / 2, 0, NULL);
             break;
+        case 13: /* intra-node latency doubled (the cluster editor), not built ahead */
+        case 14: /* precision changed (fp32 <-> the other the GPU has), not built ahead */
+        {
+            cluster *orig = cluster_clone(p->cl), *edited = cluster_clone(p->cl);
+            if (what == 13) edited->intra.latency_us *= 2;
+            else edited->precision = (precision)other_precision(edited);
+            t0 = lw_now();
+            rc = plan_apply(p, &(plan_change){.cl = edited}, err);
+            double t_edit = lw_now() - t0;
+            if (!rc) rc = set_to(p, 0, 0, orig, err); /* back, untimed */
+            t0 = lw_now() - t_edit;
+            cluster_free(orig);
+            cluster_free(edited);
+            break;
+        }
         case 3: /* batch change 32 -> 64 per GPU */
             rc = set_to(p, 0, 32, NULL, err);
             if (rc) break;
@@ -323,6 +353,102 @@ static void bench_sim(const char *net_name, const char *cl_name, int gpus, int r
     plan_free(p);
 }
 
+/* One what-if figure: ms, and its ratio to the 70x70 loop measured just
+ * before (ref, seconds). */
+static void whatif_line(const char *what, double ms, double ref)
+{
+    printf("  %-52s %8.1f ms %6.2fx the 70x70 loop\n", what, ms, ms / 1e3 / ref);
+    fflush(stdout);
+}
+
+/* The what-ifs the TUI performs, on net at gpus GPUs of cl (GPU count
+ * changes go to half and back); few: the keys only, best of 1 or 2. */
+static void whatifs(const char *net, const char *cl, int gpus, int few, const char *target)
+{
+    printf("\nwhat-if on %s, %s, %d GPUs: new optimum (engine side; target %s)\n", net, cl, gpus, target);
+    lw_error err = {0};
+    plan_settings set = {gpus, 32, 0};
+    plan *p = plan_new(plan_load_network(net, &err), plan_load_cluster(cl, &err), NULL, set, &err);
+    if (!p) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        exit(1);
+    }
+    int r = few ? 1 : 3, r5 = few ? 2 : 5;
+    bench_g = gpus;
+    double ref = minplus_loop(120, 70, 3);
+    whatif_line("sync scheme toggle", best_of(r5, p, 0, &err), ref);
+    whatif_line("pin one layer", best_of(r5, p, 2, &err), ref);
+    char what[80];
+    snprintf(what, sizeof what, "GPU count %d -> %d", gpus, gpus / 2);
+    whatif_line(what, best_of(r, p, 1, &err), ref);
+    snprintf(what, sizeof what, "GPU count %d -> %d", gpus / 2, gpus);
+    whatif_line(what, best_of(r, p, 4, &err), ref);
+    whatif_line("per-GPU batch 32 -> 64", best_of(r, p, 3, &err), ref);
+    whatif_line("inter-node GB/s doubled", best_of(r, p, 9, &err), ref);
+    whatif_line("intra-node latency doubled", best_of(r, p, 13, &err), ref);
+    if (other_precision(p->cl) >= 0) whatif_line("precision changed", best_of(r, p, 14, &err), ref);
+    else printf("  %-52s %8s\n", "precision changed", "n/a (the GPU has one precision)");
+    fflush(stdout);
+    {
+        int li = p->net->n_layers / 2;
+        double *tot = malloc(sizeof(double) * (size_t)p->cm->n_configs[li]);
+        if (plan_whynot_totals(p, li, tot) == 0)
+            whatif_line("why not? every config of a layer (min-marginals)", best_of(r, p, 11, &err), ref);
+        else /* plan.h: min-marginals do not know what fits */
+            printf("  %-52s %8s\n", "why not? every config of a layer (min-marginals)",
+                   "n/a (the memory limit may bind: one search per config)");
+        free(tot);
+    }
+    whatif_line("why not? one config (one pinned search)", best_of(r, p, 12, &err), ref);
+    if (!few) {
+        printf("  what the TUI prefetches after each change (1 s to read the screen first):\n");
+        whatif_line("GPU count 16 -> 8, prefetched", best_of(2, p, 5, &err), ref);
+        whatif_line("GPU count 8 -> 16, prefetched", best_of(2, p, 6, &err), ref);
+        whatif_line("batch 32 -> 64, prefetched", best_of(2, p, 7, &err), ref);
+        whatif_line("batch 32 -> 16, prefetched", best_of(2, p, 8, &err), ref);
+        whatif_line("inter-node GB/s doubled, prefetched (cluster screen)", best_of(2, p, 10, &err), ref);
+    }
+    plan_free(p);
+}
+
+/* Reading a strategy file of 20000 layers (the network limit) back:
+ * tests/test_limits.c checks that it reads right; here, how fast. */
+static void read_big_strategy(void)
+{
+    char *j = many_layers_net(NET_MAX_LAYERS, 0);
+    lw_error err = {0};
+    network *n = net_from_json(j, strlen(j), "big.json", &err);
+    cluster *c = n ? plan_load_cluster("p100-4x4", &err) : NULL;
+    cost_model *m = c ? cost_model_open(n, c, NULL, 2, 32, &err) : NULL;
+    if (!m) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        exit(1);
+    }
+    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    strategy_eval ev;
+    strategy_evaluate(m, ci, &ev);
+    char *doc = strategy_to_json(m, ci, &ev, "file", -1, NULL);
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t0 = lw_now();
+        if (strategy_from_json(m, doc, strlen(doc), "big.json", ci, &err) != 0) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            exit(1);
+        }
+        if (lw_now() - t0 < best) best = lw_now() - t0;
+    }
+    double ref = minplus_loop(120, 70, 3);
+    printf("\nreading a strategy of %d layers (eval -s FILE's read): %.1f ms, %.2fx the 70x70 loop\n", NET_MAX_LAYERS,
+           best * 1e3, best / ref);
+    free(doc);
+    strategy_eval_free(&ev);
+    free(ci);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+    free(j);
+}
+
 int main(int argc, char **argv)
 {
     const char *exe = argc > 1 ? argv[1] : "build/layerwise";
@@ -363,29 +489,10 @@ int main(int argc, char **argv)
         for (int n = 1; n < 5; n++)
             for (int g = 0; g < 2; g++) bench_row(nets[n], "h100-8x8", hg[g], 1);
     }
-    printf("\nwhat-if on Inception-v3, p100-4x4, 16 GPUs: new optimum (engine side, best of 5; target < 100 ms)\n");
-    lw_error err = {0};
-    plan_settings set = {16, 32, 0};
-    plan *p = plan_new(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
-    if (!p) {
-        fprintf(stderr, "bench: %s\n", err.msg);
-        return 1;
-    }
-    printf("  %-52s %8.1f ms\n", "sync scheme toggle", best_of(5, p, 0, &err));
-    printf("  %-52s %8.1f ms\n", "pin one layer", best_of(5, p, 2, &err));
-    printf("  %-52s %8.1f ms\n", "GPU count 16 -> 8", best_of(3, p, 1, &err));
-    printf("  %-52s %8.1f ms\n", "GPU count 8 -> 16", best_of(3, p, 4, &err));
-    printf("  %-52s %8.1f ms\n", "per-GPU batch 32 -> 64", best_of(3, p, 3, &err));
-    printf("  %-52s %8.1f ms\n", "inter-node GB/s doubled", best_of(3, p, 9, &err));
-    printf("  %-52s %8.1f ms\n", "why not? every config of a layer (min-marginals)", best_of(3, p, 11, &err));
-    printf("  %-52s %8.1f ms\n", "why not? one config (one pinned search)", best_of(3, p, 12, &err));
-    printf("  what the TUI prefetches after each change (1 s to read the screen first):\n");
-    printf("  %-52s %8.1f ms\n", "GPU count 16 -> 8, prefetched", best_of(2, p, 5, &err));
-    printf("  %-52s %8.1f ms\n", "GPU count 8 -> 16, prefetched", best_of(2, p, 6, &err));
-    printf("  %-52s %8.1f ms\n", "batch 32 -> 64, prefetched", best_of(2, p, 7, &err));
-    printf("  %-52s %8.1f ms\n", "batch 32 -> 16, prefetched", best_of(2, p, 8, &err));
-    printf("  %-52s %8.1f ms\n", "inter-node GB/s doubled, prefetched (cluster screen)", best_of(2, p, 10, &err));
-    plan_free(p);
+    whatifs("inception_v3", "p100-4x4", 16, quick, "< 100 ms");
+    whatifs("inception_v3", "h100-8x8", 16, 1, "< 100 ms");
+    if (!quick) whatifs("inception_v3", "h100-8x8", 64, 1, "< 1 s");
+    read_big_strategy();
     printf("\nstep simulator, data flow (best of 3; target: Inception-v3 64 GPUs < 1 s)\n");
     bench_sim("vgg16", "p100-4x4", 16, 3);
     bench_sim("inception_v3", "p100-4x4", 16, 3);

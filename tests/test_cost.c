@@ -17,6 +17,7 @@
 #include "test_helpers.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1377,4 +1378,181 @@ Test(tables, shared_tables_equal_fresh_inception_8_gpus_two_nodes)
 Test(tables, shared_tables_equal_fresh_inception_4_gpus_per_pair_links)
 {
     shared_tables_equal_fresh("inception_v3", "dgx1-v100", 4, 1);
+}
+
+/* cost_t_x and cost_t_s only read the model (cost.h): two threads
+ * evaluating every entry of one model at once get exactly the tables'
+ * values. Per-pair links (the piece-by-piece path, which writes the most
+ * scratch) and two nodes (the NIC sums). */
+typedef struct eval_job {
+    const cost_model *m;
+    int parity;   /* this thread takes the entries of this parity first, then the others */
+    long wrong;
+} eval_job;
+
+static void *eval_everything(void *arg)
+{
+    eval_job *j = arg;
+    const cost_model *m = j->m;
+    for (int round = 0; round < 2; round++)
+        for (int e = 0; e < m->n_edges; e++) {
+            int a = m->e_from[e], b = m->e_to[e], na = m->n_configs[a], nb = m->n_configs[b];
+            for (int q = e % 5; q < na * nb; q += 5) { /* every fifth entry: seconds, not a minute */
+                if ((q / 5) % 2 != (j->parity + round) % 2) continue;
+                double t = cost_t_x(m, e, &m->configs[a][q / nb], &m->configs[b][q % nb], NULL);
+                j->wrong += t != m->t_x[e][q];
+            }
+            for (int k = 0; k < m->n_configs[b]; k++)
+                j->wrong += cost_t_s(m, b, &m->configs[b][k], NULL) != m->t_s[b][k];
+        }
+    return NULL;
+}
+
+Test(tables, evaluations_on_one_model_may_run_on_two_threads_at_once)
+{
+    const char *clusters[] = {"dgx1-v100", "p100-4x4"};
+    for (int c = 0; c < 2; c++) {
+        lw_error err = {0};
+        network *v = plan_load_network("inception_v3", &err);
+        cluster *p = plan_load_cluster(clusters[c], &err);
+        cr_assert(v && p, "%s", err.msg);
+        cost_model *m = build(v, p, NULL, 8, 256);
+        eval_job jobs[2] = {{m, 0, 0}, {m, 1, 0}};
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, eval_everything, &jobs[0]), 0);
+        eval_everything(&jobs[1]);
+        pthread_join(th, NULL);
+        cr_assert(jobs[0].wrong == 0 && jobs[1].wrong == 0, "%s: %ld and %ld entries differ from the tables",
+                  clusters[c], jobs[0].wrong, jobs[1].wrong);
+        cost_model_free(m);
+        cluster_free(p);
+        net_free(v);
+    }
+}
+
+/* A what-if on prices (cost_model_reprice) gives the tables of a fresh
+ * build of the edited cluster, bit for bit: every t_c, t_s and t_x entry,
+ * for each kind of edit, on one node and on two (the NICs' share), and
+ * after the model it came from was freed (what it kept is shared). Where
+ * the counts change (GPUs per node) or cannot be kept (per-pair links) it
+ * declines, and the caller builds. */
+static void expect_same_tables(const cost_model *a, const cost_model *b, const char *what)
+{
+    cr_assert_eq(a->n_layers, b->n_layers);
+    for (int i = 0; i < a->n_layers; i++) {
+        cr_assert_eq(a->n_configs[i], b->n_configs[i], "%s", what);
+        for (int k = 0; k < a->n_configs[i]; k++) {
+            cr_assert(a->t_c[i][k] == b->t_c[i][k], "%s: t_c layer %d config %d: %.17g vs %.17g", what, i, k,
+                      a->t_c[i][k], b->t_c[i][k]);
+            cr_assert(a->t_s[i][k] == b->t_s[i][k], "%s: t_s layer %d config %d: %.17g vs %.17g", what, i, k,
+                      a->t_s[i][k], b->t_s[i][k]);
+        }
+    }
+    long nonzero = 0;
+    for (int e = 0; e < a->n_edges; e++) {
+        long n = (long)a->n_configs[a->e_from[e]] * a->n_configs[a->e_to[e]];
+        for (long q = 0; q < n; q++) {
+            cr_assert(a->t_x[e][q] == b->t_x[e][q], "%s: t_x edge %d entry %ld: %.17g vs %.17g", what, e, q,
+                      a->t_x[e][q], b->t_x[e][q]);
+            nonzero += a->t_x[e][q] > 0;
+        }
+    }
+    cr_assert_gt(nonzero, 0, "%s: nothing moves, the comparison proves nothing", what);
+}
+
+static cost_model *build_keeping(const network *n, const cluster *c, int gpus, long batch)
+{
+    lw_error err = {0};
+    cost_model *m = cost_model_build_for_whatifs(n, c, NULL, gpus, batch, NULL, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    return m;
+}
+
+typedef enum { ED_INTER_BW, ED_INTRA_BW, ED_INTER_LAT, ED_INTRA_LAT, ED_NICS, ED_PRECISION, ED_SYNC, ED_ALL } edit_kind;
+
+static cluster *edited(const cluster *c, edit_kind k)
+{
+    cluster *x = cluster_clone(c);
+    if (k == ED_INTER_BW || k == ED_ALL) x->inter.bandwidth_gbs *= 2.5;
+    if (k == ED_INTRA_BW || k == ED_ALL) x->intra.bandwidth_gbs *= 0.3;
+    if (k == ED_INTER_LAT || k == ED_ALL) x->inter.latency_us *= 7;
+    if (k == ED_INTRA_LAT || k == ED_ALL) x->intra.latency_us *= 3;
+    if (k == ED_NICS || k == ED_ALL) x->nics_per_node += 1;
+    if (k == ED_SYNC || k == ED_ALL)
+        x->sync = x->sync == SYNC_PARAMETER_SERVER ? SYNC_RING_ALLREDUCE : SYNC_PARAMETER_SERVER;
+    if (k == ED_PRECISION || k == ED_ALL) {
+        gpu_consts g;
+        for (int q = 0; q < PREC__COUNT; q++)
+            if (q != (int)x->precision && precision_elem_bytes((precision)q) != precision_elem_bytes(x->precision) &&
+                cluster_gpu_consts(x, (precision)q, &g) == 0) {
+                x->precision = (precision)q;
+                break;
+            }
+        cr_assert_neq(precision_elem_bytes(x->precision), precision_elem_bytes(c->precision),
+                      "%s has no precision of another element size", c->name);
+    }
+    return x;
+}
+
+Test(tables, a_repriced_model_equals_a_fresh_build)
+{
+    lw_error err = {0};
+    network *v = plan_load_network("inception_v3", &err);
+    cluster *c = plan_load_cluster("h100-8x8", &err); /* it has precisions of 4 and 2 bytes */
+    cr_assert(v && c, "%s", err.msg);
+    c->gpus_per_node = 4; /* two nodes at 8 GPUs */
+    c->nodes = 16;
+    int gpus[] = {4, 8};
+    for (int g = 0; g < 2; g++) {
+        cost_model *m = build_keeping(v, c, gpus[g], 16L * gpus[g]);
+        cost_model *chain = NULL;
+        for (int k = ED_INTER_BW; k <= ED_ALL; k++) {
+            cluster *x = edited(c, (edit_kind)k);
+            cost_model *r = cost_model_reprice(m, x);
+            cr_assert_not_null(r, "%d GPUs, edit %d: declined", gpus[g], k);
+            cost_model *fresh = build(v, x, NULL, gpus[g], 16L * gpus[g]);
+            char what[64];
+            snprintf(what, sizeof what, "%d GPUs, edit %d", gpus[g], k);
+            expect_same_tables(r, fresh, what);
+            cost_model_free(fresh);
+            if (k == ED_ALL) {
+                /* priced again from the repriced one, its origin freed: back to the start */
+                cost_model_free(m);
+                m = NULL;
+                chain = cost_model_reprice(r, c);
+                cr_assert_not_null(chain);
+                cost_model *orig = build(v, c, NULL, gpus[g], 16L * gpus[g]);
+                expect_same_tables(chain, orig, "priced back");
+                cost_model_free(orig);
+            }
+            cost_model_free(r);
+            cluster_free(x);
+        }
+        cost_model_free(chain);
+    }
+    /* other GPUs per node: the counts change */
+    cost_model *m = build_keeping(v, c, 8, 128);
+    cluster *x = cluster_clone(c);
+    x->gpus_per_node = 8;
+    x->nodes = 2;
+    cr_assert_null(cost_model_reprice(m, x));
+    cluster_free(x);
+    cost_model_free(m);
+    /* per-pair links: nothing kept */
+    cluster *d = plan_load_cluster("dgx1-v100", &err);
+    cr_assert_not_null(d, "%s", err.msg);
+    m = build_keeping(v, d, 4, 64);
+    x = edited(d, ED_INTRA_BW);
+    cr_assert_null(cost_model_reprice(m, x));
+    cluster_free(x);
+    cost_model_free(m);
+    /* a plain build keeps nothing */
+    m = build(v, c, NULL, 4, 64);
+    x = edited(c, ED_INTER_BW);
+    cr_assert_null(cost_model_reprice(m, x));
+    cluster_free(x);
+    cost_model_free(m);
+    cluster_free(d);
+    cluster_free(c);
+    net_free(v);
 }

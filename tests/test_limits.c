@@ -28,6 +28,7 @@
 #include "search.h"
 #include "strategy.h"
 #include "test_helpers.h"
+#include "many_layers.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -85,24 +86,6 @@ static char *one_layer_net(long c, long h, long w, const char *layer_json)
                   " \"input\": {\"name\": \"data\", \"channels\": %ld, \"height\": %ld, \"width\": %ld},\n"
                   " \"layers\": [%s]}\n",
                   c, h, w, layer_json);
-    return b.s;
-}
-
-/* n layers: a chain of relus (wide = 0) or n relus all reading the input. */
-static char *many_layers_net(int n, int wide)
-{
-    lw_buf b = {0};
-    lw_buf_printf(&b, "{\"format\": \"layerwise-net/1\", \"name\": \"n%d\",\n"
-                      " \"input\": {\"name\": \"data\", \"channels\": 3, \"height\": 8, \"width\": 8},\n"
-                      " \"layers\": [\n", n);
-    for (int i = 0; i < n; i++) {
-        char in[32];
-        if (wide || i == 0) snprintf(in, sizeof in, "data");
-        else snprintf(in, sizeof in, "r%d", i - 1);
-        lw_buf_printf(&b, "  {\"name\": \"r%d\", \"type\": \"relu\", \"inputs\": [\"%s\"]}%s\n", i, in,
-                      i + 1 < n ? "," : "");
-    }
-    lw_buf_printf(&b, "]}\n");
     return b.s;
 }
 
@@ -487,27 +470,36 @@ Test(limits_cluster, a_network_too_big_for_the_transfer_tables_is_refused, .time
 /* A strategy file for a network at the layer limit reads in bounded time:
  * finding each entry's line for messages used to scan the text once per
  * entry (20000 layers: minutes). */
-Test(limits_net, a_strategy_of_twenty_thousand_layers_reads_quickly, .timeout = 120)
+/* A strategy file of 20000 layers reads back to the configs written (every
+ * layer's own, not all zeros: two GPUs give each layer several). How fast is
+ * a bench figure (make bench), not a test: a timed test flakes under load. */
+Test(limits_net, a_strategy_of_twenty_thousand_layers_reads_back, .timeout = 120)
 {
     char *j = many_layers_net(NET_MAX_LAYERS, 0);
     lw_error err = {0};
     network *n = net_str(j, &err);
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert(n && c, "%s", err.msg);
-    cost_model *m = cost_model_build(n, c, NULL, 1, 32, &err);
+    cost_model *m = cost_model_open(n, c, NULL, 2, 32, &err);
     cr_assert_not_null(m, "%s", err.msg);
-    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    int *ci = calloc((size_t)m->n_layers, sizeof(int)), *back = calloc((size_t)m->n_layers, sizeof(int));
+    int varied = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        ci[i] = (i * 7 + 3) % m->n_configs[i];
+        varied += ci[i] != 0;
+    }
+    cr_assert_gt(varied, NET_MAX_LAYERS / 2, "the strategy must not be the zero one");
     strategy_eval ev;
     strategy_evaluate(m, ci, &ev);
     char *doc = strategy_to_json(m, ci, &ev, "file", -1, NULL);
-    double t0 = now_s();
-    int rc = strategy_from_json(m, doc, strlen(doc), "big.json", ci, &err);
-    double dt = now_s() - t0;
+    int rc = strategy_from_json(m, doc, strlen(doc), "big.json", back, &err);
     cr_assert_eq(rc, 0, "%s", err.msg);
-    cr_assert_lt(dt, QUICK_S, "reading took %.1f s", dt);
+    for (int i = 0; i < m->n_layers; i++)
+        cr_assert_eq(back[i], ci[i], "layer %s: read config %d, wrote %d", n->layers[i].name, back[i], ci[i]);
     free(doc);
     strategy_eval_free(&ev);
     free(ci);
+    free(back);
     cost_model_free(m);
     cluster_free(c);
     net_free(n);

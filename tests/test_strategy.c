@@ -821,6 +821,34 @@ Test(prefetch, other_settings_and_cluster_edits_are_built_afresh)
     plan_free(p);
 }
 
+/* A change of prices only (link figures, precision) re-prices the model's
+ * transfers instead of building them again, from the second such what-if
+ * on (the first builds and keeps what it needs: the plan's first model does
+ * not), and the optimum is a fresh plan's every time; a change of GPU
+ * count builds. */
+Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
+{
+    plan *p = open_plan("inception_v3", "p100-4x4", 8, 0);
+    lw_error err = {0};
+    double factors[] = {2, 0.25, 3};
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(apply_inter_bw(p, factors[k], 8, &err), 0, "%s", err.msg);
+        cr_expect_eq(p->repriced, k > 0, "what-if %d: repriced %d", k, p->repriced);
+        cluster *c = cluster_clone(p->cl);
+        plan *fresh = plan_new(plan_load_network("inception_v3", &err), c, NULL, p->set, &err);
+        cr_assert_not_null(fresh, "%s", err.msg);
+        cr_assert(p->best_eval.total_ms == fresh->best_eval.total_ms, "what-if %d: %.17g vs a fresh %.17g", k,
+                  p->best_eval.total_ms, fresh->best_eval.total_ms);
+        for (int i = 0; i < p->net->n_layers; i++)
+            cr_expect(config_equal(&p->cm->configs[i][p->best[i]], &fresh->cm->configs[i][fresh->best[i]]),
+                      "what-if %d: layer %d differs from a fresh plan", k, i);
+        plan_free(fresh);
+    }
+    cr_assert_eq(apply_inter_bw(p, 1, 4, &err), 0, "%s", err.msg);
+    cr_expect(!p->repriced, "a new GPU count was repriced");
+    plan_free(p);
+}
+
 /* A failed or cancelled what-if leaves the plan exactly as it was: the
  * previous settings, cluster, pins, model and optimum (the TUI keeps
  * showing them); whichever path it took (new model, sync, pins). */
