@@ -9,6 +9,8 @@
  */
 #include "export_dot.h"
 
+#include "palette.h"
+
 #include <gvc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,31 +180,7 @@ static void defaults(Agraph_t *g, int kind, const char *const *kv)
 
 /* ---------- config classes (colours) ---------- */
 
-typedef enum { CC_N, CC_C, CC_SPATIAL, CC_MIXED, CC_SINGLE, CC__COUNT } config_class;
-
-/* Okabe-Ito hues (colour-blind safe) for the lines, light tints as fills so
- * black text stays readable, and print in grey still tells them apart. */
-static const struct {
-    const char *fill, *line, *name;
-} cc_style[CC__COUNT] = {
-    [CC_N] = {"#D6E8F7", "#0072B2", "n only (data parallel)"},
-    [CC_C] = {"#FBE3BD", "#C97F00", "c only (model parallel)"},
-    [CC_SPATIAL] = {"#CDEFE3", "#009E73", "h / w (spatial)"},
-    [CC_MIXED] = {"#E7D9F1", "#7E3F9E", "mixed (n, c, h, w)"},
-    [CC_SINGLE] = {"#EBEBEB", "#7A7A7A", "one GPU"},
-};
-
-static config_class config_class_of(const config *c)
-{
-    unsigned dims = 0;
-    for (int d = 0; d < NDIMS; d++)
-        if (c->deg[d] > 1) dims |= DIMMASK(d);
-    if (!dims) return CC_SINGLE;
-    if (dims == DIMMASK(DIM_N)) return CC_N;
-    if (dims == DIMMASK(DIM_C)) return CC_C;
-    if (!(dims & (DIMMASK(DIM_N) | DIMMASK(DIM_C)))) return CC_SPATIAL;
-    return CC_MIXED;
-}
+/* The classes and their colours are palette.h's, shared with the TUI. */
 
 /* ---------- the diagram being built ---------- */
 
@@ -219,7 +197,7 @@ typedef struct diagram {
     /* per layer: its module cluster, or NULL */
     Agraph_t **sub;
     int *group_len;           /* length of the module prefix, 0 if none */
-    int classes_used[CC__COUNT];
+    int classes_used[SPLIT__COUNT];
     int any_inter;            /* some edge drawn moves data between cluster nodes */
     config example;           /* a drawn config to explain the notation by */
 } diagram;
@@ -240,7 +218,7 @@ static int split_dims(const config *c)
  * over the most dimensions explains the notation. */
 static void note_config(diagram *d, const config *c)
 {
-    d->classes_used[config_class_of(c)] = 1;
+    d->classes_used[split_class_of(c)] = 1;
     if (split_dims(c) > split_dims(&d->example)) d->example = *c;
 }
 
@@ -388,10 +366,10 @@ static void header(diagram *d, const char *what, const char *const *notes)
                   ms_str(d->ev->transfer_ms, t4, sizeof t4), d->ev->images_per_s);
     /* the colour key: a square of each config class drawn, in its line colour */
     int first = 1;
-    for (int c = 0; c < CC__COUNT; c++) {
+    for (int c = 0; c < SPLIT__COUNT; c++) {
         if (!d->classes_used[c]) continue;
         lw_buf_printf(b, "%s<FONT COLOR=\"%s\" POINT-SIZE=\"13\">&#9632;</FONT> %s", first ? "" : " &#160; &#160; ",
-                      cc_style[c].line, cc_style[c].name);
+                      split_colours[c].line, split_colours[c].name);
         first = 0;
     }
     lw_buf_printf(b, "</FONT></TD></TR>");
@@ -422,7 +400,7 @@ static Agnode_t *layer_node(diagram *d, int li)
     Agraph_t *parent = d->sub && d->sub[li] ? d->sub[li] : d->g;
     Agnode_t *n = name_node(parent, l->name, 1);
     const config *c = cfg_of(d, li);
-    config_class cc = config_class_of(c);
+    split_class cc = split_class_of(c);
     note_config(d, c);
     char shp[64], cfg[64], tc[32], ts[32];
     shape_format(l->out, shp, sizeof shp);
@@ -441,8 +419,8 @@ static Agnode_t *layer_node(diagram *d, int li)
                   d->optimal && d->p->pinned && d->p->pinned[li] >= 0 ? " (pinned)" : "",
                   ms_str(le->compute_ms, tc, sizeof tc), ms_str(le->sync_ms, ts, sizeof ts));
     set_html(n, "label", d->b.s);
-    set(n, "fillcolor", cc_style[cc].fill);
-    set(n, "color", cc_style[cc].line);
+    set(n, "fillcolor", split_colours[cc].fill);
+    set(n, "color", split_colours[cc].line);
     buf_reset(&d->b);
     lw_buf_printf(&d->b, "%s: %s %s, config %s", l->name, layer_type_name(l->type), shp, cfg);
     set(n, "tooltip", d->b.s);
@@ -731,7 +709,7 @@ static void build_strategy_view(diagram *d)
         prev_len = plen;
         const char *shade = band ? "#FFFFFF" : "#F1F1F1";
         const config *c = cfg_of(d, li);
-        config_class cc = config_class_of(c);
+        split_class cc = split_class_of(c);
         note_config(d, c);
         char cfg[64], t1[32], t2[32], t3[32], sb[32];
         config_format(c, cfg, sizeof cfg);
@@ -739,7 +717,7 @@ static void build_strategy_view(diagram *d)
         lw_buf_printf(b, "<TR><TD ALIGN=\"LEFT\" BGCOLOR=\"%s\">%s", hot ? "#F8D3CF" : shade, hot ? "<B>" : "");
         buf_esc(b, l->name);
         lw_buf_printf(b, "%s</TD><TD BGCOLOR=\"%s\"><FONT COLOR=\"%s\"><B>%s</B></FONT></TD>", hot ? "</B>" : "",
-                      shade, cc_style[cc].line, cfg);
+                      shade, split_colours[cc].line, cfg);
         int tasks = config_tasks(c);
         for (int g = 0; g < G; g++) {
             if (g >= tasks) {
@@ -749,7 +727,7 @@ static void build_strategy_view(diagram *d)
             int coord[NDIMS];
             config_task_coords(c, g, coord);
             int red = recv[(size_t)li * G + g] > 0;
-            lw_buf_printf(b, "<TD BGCOLOR=\"%s\"%s><FONT POINT-SIZE=\"9\">", cc_style[cc].fill,
+            lw_buf_printf(b, "<TD BGCOLOR=\"%s\"%s><FONT POINT-SIZE=\"9\">", split_colours[cc].fill,
                           red ? " BORDER=\"2\" COLOR=\"#C0392B\"" : "");
             int any = 0;
             for (int dd = 0; dd < NDIMS; dd++) {

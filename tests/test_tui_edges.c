@@ -419,7 +419,7 @@ Test(tui_edges, out_of_memory_is_said_on_the_status_and_context_lines)
     draw(a);
     cr_assert(strstr(row(1), "needs ") || strstr(row(1), "over memory"), "context: %s", row(1));
     /* the status row is in the error style */
-    int sy = find_row("DOES NOT FIT");
+    int sy = find_last_row("DOES NOT FIT");
     cr_assert(sy >= LINES - 4, "%s", dump());
     /* a what-if into memory says so too; one out of it does not */
     app_feed(a, '<');
@@ -497,6 +497,186 @@ Test(tui_edges, export_error_at_120_columns_is_shown_whole)
         strcat(shown, row(y));
     }
     cr_assert_str_eq(shown, a->status, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 6: the stepper's next node is reversed, as it says */
+
+/* The cell of the box of layer `name` (its top border's name) on screen. */
+static int box_of(const char *name, int *y, int *x)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "%s%s", "─", name);
+    for (int yy = 0; yy < LINES; yy++) {
+        const char *r = row(yy), *p = strstr(r, pat);
+        if (!p) continue;
+        /* columns: count code points before p (the rows are UTF-8) */
+        int col = 0;
+        for (const char *q = r; q < p; q++) col += ((unsigned char)*q & 0xC0) != 0x80;
+        *y = yy;
+        *x = col + 1;
+        return 0;
+    }
+    return -1;
+}
+
+Test(tui_edges, stepper_next_node_is_reversed_in_colour_too)
+{
+    term_open(40, 160, 1);
+    ui_styles_init(1); /* colours on: the selection style is not reversed there */
+    cr_assert(ui_has_color(), "the in-memory xterm-256color has colours");
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    type(a, "3");
+    const search_result *r = a->p->sr;
+    int checked = 0;
+    for (int k = 0; k < r->n_steps && checked < 3; k++) {
+        const elim_step *nx = &r->steps[steps_of(a)->step];
+        if (nx->kind == ELIM_NODE) {
+            draw(a);
+            char want[160];
+            snprintf(want, sizeof want, "Next: node elimination of %s (reversed).", a->p->net->layers[nx->node].name);
+            cr_assert(find_row(want) >= 0, "%s", dump());
+            int y, x;
+            if (box_of(a->p->net->layers[nx->node].name, &y, &x) == 0) {
+                cr_assert(attr_at(y, x) & A_REVERSE, "%s's box is not reversed (row %d col %d)\n%s",
+                          a->p->net->layers[nx->node].name, y, x, dump());
+                cr_assert(attr_at(y + 1, x + 1) & A_REVERSE, "inside %s's box", a->p->net->layers[nx->node].name);
+                checked++;
+            }
+        }
+        app_feed(a, KEY_RIGHT);
+    }
+    cr_assert(checked > 0, "no next node was in view");
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 7: without colour, the split classes carry attributes */
+
+Test(tui_edges, no_colour_classes_have_attributes_in_boxes_and_legend)
+{
+    term_open(24, 80, 1);
+    ui_styles_init(0);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    type(a, "2");
+    draw(a);
+    int ly = find_row("split:");
+    cr_assert(ly >= 0, "%s", dump());
+    /* every class word of the legend has an attribute, and no two the same */
+    const char *r = row(ly);
+    attr_t seen[SPLIT__COUNT];
+    int n = 0;
+    for (int k = 0; k < SPLIT__COUNT; k++) {
+        char pat[32];
+        snprintf(pat, sizeof pat, " %s", split_colours[k].word);
+        const char *p = strstr(strstr(r, "split:"), pat);
+        if (!p) continue;
+        int col = 0;
+        for (const char *q = r; q < p + 1; q++) col += ((unsigned char)*q & 0xC0) != 0x80;
+        attr_t at = attr_at(ly, col) & (A_BOLD | A_UNDERLINE | A_ITALIC | A_DIM | A_REVERSE);
+        cr_assert(at != 0, "legend word \"%s\" is plain:\n%s", split_colours[k].word, r);
+        for (int j = 0; j < n; j++) cr_assert(seen[j] != at, "two legend words alike: %s", r);
+        seen[n++] = at;
+    }
+    cr_assert(n >= 2, "the legend names the classes present: %s", r);
+    /* conv1_1's box (data parallel) is bold, like "n" in the legend */
+    int y, x;
+    cr_assert_eq(box_of("conv1_1", &y, &x), 0, "%s", dump());
+    int li = net_find(a->p->net, "conv1_1");
+    int k = config_class(&a->p->cm->configs[li][a->p->best[li]]);
+    cr_assert(attr_at(y + 1, x + 1) & ui_attr(ST_CLASS0 + k), "conv1_1's box carries no attribute:\n%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* ---------- bug 9: the TUI draws each class in the exports' colour */
+
+/* The xterm-256 colour nearest to "#RRGGBB" (the 6x6x6 cube or the grey ramp). */
+static int nearest_xterm(const char *hex)
+{
+    unsigned rgb = (unsigned)strtoul(hex + 1, NULL, 16);
+    int c[3] = {(int)(rgb >> 16) & 255, (int)(rgb >> 8) & 255, (int)rgb & 255};
+    static const int lv[6] = {0, 95, 135, 175, 215, 255};
+    int best = -1;
+    long bd = 0;
+    for (int i = 16; i < 256; i++) {
+        int t[3];
+        if (i < 232) {
+            t[0] = lv[(i - 16) / 36];
+            t[1] = lv[(i - 16) / 6 % 6];
+            t[2] = lv[(i - 16) % 6];
+        } else {
+            t[0] = t[1] = t[2] = 8 + 10 * (i - 232);
+        }
+        long d = 0;
+        for (int q = 0; q < 3; q++) d += (long)(t[q] - c[q]) * (t[q] - c[q]);
+        if (best < 0 || d < bd) {
+            best = i;
+            bd = d;
+        }
+    }
+    return best;
+}
+
+Test(tui_edges, tui_and_exports_share_the_class_colours)
+{
+    term_open(24, 80, 1);
+    ui_styles_init(1);
+    cr_assert(ui_has_color() && COLORS >= 256);
+    for (int k = 0; k < SPLIT__COUNT; k++) {
+        short fg, bg;
+        short pair = (short)PAIR_NUMBER(ui_attr(ST_CLASS0 + k));
+        cr_assert(pair > 0, "class %s has no colour pair", split_colours[k].word);
+        pair_content(pair, &fg, &bg);
+        int want = nearest_xterm(split_colours[k].line);
+        /* the cube's nearest or a neighbour as close (ties) */
+        cr_assert(fg == want || fg == split_colours[k].xterm256, "%s: TUI colour %d", split_colours[k].word, fg);
+        cr_assert_eq(split_colours[k].xterm256, want, "%s: %s is nearest xterm %d, the palette says %d",
+                     split_colours[k].word, split_colours[k].line, want, split_colours[k].xterm256);
+    }
+    /* the exported graph draws conv1_1 (n) and fc6 (c) in those colours */
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    char dir[] = "/tmp/lw-colours-XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/g.dot", dir);
+    type(a, "2");
+    cr_assert_eq(app_export(a, path), 0, "%s", a->status);
+    size_t len;
+    lw_error err = {0};
+    char *dot = lw_read_file(path, &len, &err);
+    cr_assert_not_null(dot, "%s", err.msg);
+    static const char *const layers[] = {"conv1_1", "fc6"};
+    for (int i = 0; i < 2; i++) {
+        int li = net_find(a->p->net, layers[i]);
+        const split_colour *pc = &split_colours[config_class(&a->p->cm->configs[li][a->p->best[li]])];
+        char pat[64];
+        snprintf(pat, sizeof pat, "\t%s\t[", layers[i]);
+        const char *node = strstr(dot, pat);
+        cr_assert_not_null(node, "%s not in the diagram", layers[i]);
+        const char *end = strstr(node, "];");
+        char want[40];
+        snprintf(want, sizeof want, "color=\"%s\"", pc->line);
+        const char *c = strstr(node, want);
+        cr_assert(c && (!end || c < end), "%s is not drawn in %s", layers[i], pc->line);
+    }
+    free(dot);
+    unlink(path);
+    rmdir(dir);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- a legend on the table */
+
+Test(tui_edges, table_has_a_legend_of_marks_and_colours)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    draw(a);
+    int y = find_row("P pinned");
+    cr_assert(y > totals_row() && y < LINES - 2, "%s", dump());
+    cr_assert(strstr(row(y), "* changed") && strstr(row(y), "split: n"), "%s", row(y));
     app_free(a);
     term_close();
 }

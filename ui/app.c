@@ -25,11 +25,7 @@ const screen_ops *const app_screens[SCR__COUNT] = {
 
 int config_class(const config *c)
 {
-    int k = 0;
-    if (c->deg[DIM_N] > 1) k |= 1;
-    if (c->deg[DIM_C] > 1) k |= 2;
-    if (c->deg[DIM_H] > 1 || c->deg[DIM_W] > 1) k |= 4;
-    return k;
+    return (int)split_class_of(c);
 }
 
 void app_set_status(app *a, int error, const char *fmt, ...)

@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "layout.h"
+#include "palette.h"
 #include "plan.h"
 
 #define TUI_MIN_W 80
@@ -326,8 +327,8 @@ action app_clear_pins(app *a);
 int app_gpu_step(const app *a, int dir);
 long app_batch_per_gpu(const app *a);
 
-/* Class of a config by its split dimensions, 0..7 (bit 0 n, bit 1 c,
- * bit 2 h or w), for colours and the legend. */
+/* Class of a config by its split dimensions (palette.h's split_class),
+ * for colours and the legend: the exports use the same. */
 int config_class(const config *c);
 
 /* ---- history.c: undo and redo of what-ifs -------------------------------- */

@@ -39,15 +39,14 @@ static const style_def style_defs[ST__COUNT] = {
     [ST_EDGE] = {-1, -1, A_NORMAL, A_NORMAL},
     [ST_EDGE_HI] = {COLOR_YELLOW, -1, A_BOLD, A_BOLD},
     [ST_NODE_HI] = {COLOR_YELLOW, -1, A_BOLD | A_UNDERLINE, A_BOLD},
-    /* config classes: one GPU, n, c, n+c, h/w, n+h/w, c+h/w, all */
-    [ST_CLASS0 + 0] = {-1, -1, A_NORMAL, A_NORMAL},
-    [ST_CLASS0 + 1] = {COLOR_GREEN, -1, A_NORMAL, A_NORMAL},
-    [ST_CLASS0 + 2] = {COLOR_MAGENTA, -1, A_NORMAL, A_NORMAL},
-    [ST_CLASS0 + 3] = {COLOR_YELLOW, -1, A_NORMAL, A_NORMAL},
-    [ST_CLASS0 + 4] = {COLOR_CYAN, -1, A_NORMAL, A_NORMAL},
-    [ST_CLASS0 + 5] = {COLOR_BLUE, -1, A_NORMAL, A_BOLD},
-    [ST_CLASS0 + 6] = {COLOR_RED, -1, A_NORMAL, A_NORMAL},
-    [ST_CLASS0 + 7] = {COLOR_WHITE, -1, A_BOLD, A_BOLD},
+    [ST_NEXT] = {-1, -1, A_REVERSE, A_REVERSE},
+    /* config classes: the colour is palette.h's (ui_styles_init); without
+     * colour each class has an attribute of its own */
+    [ST_CLASS0 + SPLIT_N] = {0, -1, A_BOLD, A_NORMAL},
+    [ST_CLASS0 + SPLIT_C] = {0, -1, A_UNDERLINE, A_NORMAL},
+    [ST_CLASS0 + SPLIT_HW] = {0, -1, A_ITALIC, A_NORMAL},
+    [ST_CLASS0 + SPLIT_MIXED] = {0, -1, A_BOLD | A_UNDERLINE, A_NORMAL},
+    [ST_CLASS0 + SPLIT_ONE] = {0, -1, A_DIM, A_NORMAL},
     /* series: data, model, owt, layer-wise */
     [ST_SERIES0 + 0] = {COLOR_BLUE, -1, A_NORMAL, A_BOLD},
     [ST_SERIES0 + 1] = {COLOR_MAGENTA, -1, A_NORMAL, A_NORMAL},
@@ -71,6 +70,10 @@ void ui_styles_init(int use_color)
                 continue;
             }
             short fg = d->fg, bg = d->bg;
+            if (s >= ST_CLASS0 && s < ST_CLASS0 + SPLIT__COUNT) {
+                const split_colour *pc = &split_colours[s - ST_CLASS0];
+                fg = (short)(COLORS >= 256 ? pc->xterm256 : pc->ansi);
+            }
             if (!defaults) {
                 if (fg < 0) fg = COLOR_WHITE;
                 if (bg < 0) bg = COLOR_BLACK;
@@ -432,6 +435,20 @@ void ui_progress(WINDOW *w, int y, int x, int n, double frac)
     if (frac > 1) frac = 1;
     int fill = (int)(frac * n + 0.5);
     for (int i = 0; i < n; i++) ui_put(w, y, x + i, 1, i < fill ? ST_GOOD : ST_DIM, i < fill ? G->hfill[0] : G->hfill[2]);
+}
+
+int ui_class_legend(WINDOW *w, int y, int x, int maxw, const int *present)
+{
+    int x0 = x, end = x + maxw;
+    x += ui_put(w, y, x, end - x, ST_DIM, "split:");
+    for (int k = 0; k < SPLIT__COUNT; k++) {
+        if (present && !present[k]) continue;
+        const char *word = split_colours[k].word;
+        if (x + 1 + ui_width(word) > end) break;
+        x += ui_put(w, y, x, end - x, ST_NORMAL, " ");
+        x += ui_put(w, y, x, end - x, ST_CLASS0 + k, word);
+    }
+    return x - x0;
 }
 
 void ui_too_small(WINDOW *w, int h, int wd)

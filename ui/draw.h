@@ -39,8 +39,9 @@ typedef enum {
     ST_EDGE,
     ST_EDGE_HI,
     ST_NODE_HI,     /* nodes the current step touches */
-    ST_CLASS0,      /* config classes 0..7 (see config_class) */
-    ST_SERIES0 = ST_CLASS0 + 8, /* data, model, owt, layer-wise */
+    ST_NEXT,        /* the stepper's next node: reversed, in colour or not */
+    ST_CLASS0,      /* config classes (split_class, palette.h): the exports' colours */
+    ST_SERIES0 = ST_CLASS0 + SPLIT__COUNT, /* data, model, owt, layer-wise */
     ST__COUNT = ST_SERIES0 + 4
 } style;
 
@@ -117,6 +118,13 @@ void ui_time_bar(WINDOW *w, int y, int x, int n, double compute, double sync, do
 
 /* A progress bar of n columns, frac in [0, 1]. */
 void ui_progress(WINDOW *w, int y, int x, int n, double frac);
+
+/* The key of the config colours at (y, x): "split:" and the word of each
+ * class present (present NULL: every class), each in its style (without
+ * colour its attribute: bold n, underlined c, italic h/w, bold underlined
+ * mixed, dim one GPU). A word that does not fit in maxw is left out whole.
+ * Returns the columns written. */
+int ui_class_legend(WINDOW *w, int y, int x, int maxw, const int *present);
 
 /* The "terminal too small" notice, centred in the window. */
 void ui_too_small(WINDOW *w, int h, int wd);

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const class_names[8] = {"1 GPU", "n", "c", "n+c", "h/w", "n+h/w", "c+h/w", "n+c+h/w"};
-
 static void ensure_layout(app *a)
 {
     if (graph_of(a)->gv.valid) return;
@@ -97,14 +95,12 @@ static void draw_graph(app *a, WINDOW *w, rect r)
 
     /* legend: the classes present, each in its style */
     int ly = r.y + r.h - 1;
-    int present[8] = {0};
+    int present[SPLIT__COUNT] = {0};
     for (int i = 0; i < p->net->n_layers; i++) present[config_class(&p->cm->configs[i][p->best[i]])] = 1;
-    x = r.x;
-    x += ui_put(w, ly, x, r.w, ST_DIM, "split:");
-    for (int k = 0; k < 8; k++) {
-        if (!present[k]) continue;
-        x += ui_put(w, ly, x, r.x + r.w - x, ST_NORMAL, " ");
-        x += ui_put(w, ly, x, r.x + r.w - x, ST_CLASS0 + k, class_names[k]);
+    x = r.x + ui_class_legend(w, ly, r.x, r.w, present);
+    if (plan_pin_count(p) && x + 10 < r.x + r.w) {
+        x += ui_put(w, ly, x, r.x + r.w - x, ST_NORMAL, "  ");
+        x += ui_put(w, ly, x, r.x + r.w - x, ST_PINNED, "pinned");
     }
     char pos[96];
     snprintf(pos, sizeof pos, "  rows %d-%d/%d cols %d-%d/%d", graph_of(a)->pan_y + 1,

@@ -102,13 +102,13 @@ static int style_step(const app *a, int id)
         if (!undo_assigned(a, id)) return ST_DIM;
         return ST_CLASS0 + config_class(&a->p->cm->configs[id][r->config[id]]);
     }
+    if (k < r->n_steps) {
+        const elim_step *nx = &r->steps[k];
+        if (nx->kind == ELIM_NODE && nx->node == id) return ST_NEXT; /* what "Next: ... (reversed)" names */
+    }
     if (k >= 1) {
         const elim_step *s = &r->steps[k - 1];
         if (id == s->from || id == s->to) return ST_NODE_HI;
-    }
-    if (k < r->n_steps) {
-        const elim_step *nx = &r->steps[k];
-        if (nx->kind == ELIM_NODE && nx->node == id) return ST_SELECTED;
     }
     return ST_NORMAL;
 }

@@ -255,6 +255,21 @@ static void draw_memory(const app *a, WINDOW *w, int y, rect r)
     free(per);
 }
 
+/* What the marks and colours of the rows mean. */
+static void draw_legend(const app *a, WINDOW *w, int y, rect r)
+{
+    int x = r.x, end = r.x + r.w;
+    x += ui_put(w, y, x, end - x, ST_PINNED, "P");
+    x += ui_put(w, y, x, end - x, ST_DIM, " pinned  ");
+    x += ui_put(w, y, x, end - x, ST_CHANGED, "*");
+    x += ui_put(w, y, x, end - x, ST_DIM, " changed by the last what-if  ");
+    int present[SPLIT__COUNT] = {0};
+    for (int i = 0; i < a->p->net->n_layers; i++)
+        present[config_class(&a->p->cm->configs[i][a->p->best[i]])] = 1;
+    x += ui_class_legend(w, y, x, end - x, present);
+    if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
+}
+
 static void draw_table(app *a, WINDOW *w, rect r)
 {
     plan *p = a->p;
@@ -288,7 +303,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
         cell(w, r.y, &cs, c, r, ST_HEADER, h);
     }
 
-    int rows = r.h - 5;
+    int rows = r.h - 6; /* the header, then a footer of five lines */
     if (rows < 1) rows = 1;
     table_state *ts = table_of(a);
     ts->y0 = r.y + 1;
@@ -354,7 +369,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
     }
 
     /* footer: totals */
-    int fy = r.y + r.h - 4;
+    int fy = r.y + r.h - 5;
     const strategy_eval *ev = &p->best_eval;
     char b[256], b2[64], b3[64];
     ui_hline(w, fy, r.x, r.w, ST_DIM);
@@ -418,6 +433,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
     lx += ui_putf(w, fy + 2, lx, r.w, ST_TRANSFER, " %s transfer %.0f%% ", G->hfill[2], ev->transfer_ms / tot * 100);
     ui_time_bar(w, fy + 2, lx, r.x + r.w - lx, ev->compute_ms, ev->sync_ms, ev->transfer_ms);
     draw_memory(a, w, fy + 3, r);
+    draw_legend(a, w, fy + 4, r);
 }
 
 /* ---- keys ------------------------------------------------------------- */

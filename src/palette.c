@@ -1,0 +1,18 @@
+/* palette: the config classes' colours (see palette.h). */
+#include "palette.h"
+
+const split_colour split_colours[SPLIT__COUNT] = {
+    [SPLIT_N] = {"n only (data parallel)", "n", "#D6E8F7", "#0072B2", 25, 4},      /* blue */
+    [SPLIT_C] = {"c only (model parallel)", "c", "#FBE3BD", "#C97F00", 172, 3},    /* orange; ANSI yellow */
+    [SPLIT_HW] = {"h / w (spatial)", "h/w", "#CDEFE3", "#009E73", 35, 2},          /* bluish green */
+    [SPLIT_MIXED] = {"mixed (n, c, h, w)", "mixed", "#E7D9F1", "#7E3F9E", 97, 5},  /* purple; ANSI magenta */
+    [SPLIT_ONE] = {"one GPU", "1 GPU", "#EBEBEB", "#7A7A7A", 243, 7},              /* grey */
+};
+
+split_class split_class_of(const config *c)
+{
+    int n = c->deg[DIM_N] > 1, ch = c->deg[DIM_C] > 1, hw = c->deg[DIM_H] > 1 || c->deg[DIM_W] > 1;
+    if (!n && !ch && !hw) return SPLIT_ONE;
+    if (n + ch + hw > 1) return SPLIT_MIXED;
+    return n ? SPLIT_N : ch ? SPLIT_C : SPLIT_HW;
+}
