@@ -2,7 +2,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1303,7 +1302,7 @@ static void rp_free(tx_reprice *rp)
 
 /* Appends entry q's candidates (sink filled by tx_closed_form, n[0] < 0
  * where another path ran) to edge r. */
-static void rp_record(tx_reprice *rp, rp_edge *r, long q, const rp_sink *sink)
+static void rp_record(rp_edge *r, long q, const rp_sink *sink)
 {
     long at = r->off[2 * q];
     if (sink->n[0] < 0 || sink->over) {
@@ -1325,7 +1324,6 @@ static void rp_record(tx_reprice *rp, rp_edge *r, long q, const rp_sink *sink)
     r->off[2 * q + 2] = at + n;
     r->nic[2 * q] = sink->nic[0];
     r->nic[2 * q + 1] = sink->nic[1];
-    (void)rp;
 }
 
 /* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
@@ -1354,7 +1352,7 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
         for (int b = 0; b < nc; b++) {
             if (sink) sink->n[0] = -1;
             m->t_x[e][a * nc + b] = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
-            if (sink) rp_record(rp, r, (long)a * nc + b, sink);
+            if (sink) rp_record(r, (long)a * nc + b, sink);
         }
     if (rp && atomic_fetch_add(&rp->cands, r->off[2L * np * nc]) + r->off[2L * np * nc] > RP_MAX_CANDS)
         atomic_store(&rp->dropped, 1);
