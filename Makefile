@@ -4,7 +4,7 @@
 CC       ?= cc
 PREFIX   ?= /usr/local
 BUILD    ?= build
-PKGS     := libcjson libgvc ncursesw
+PKGS     := libcjson libgvc ncursesw cairo
 CFLAGS   ?= -O2 -g
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_DEFAULT_SOURCE \
             -DLW_DATADIR='"$(PREFIX)/share/layerwise"' -Isrc -Iui
@@ -30,7 +30,7 @@ all: deps-build
 # Debian package per pkg-config module / command; only what is missing is
 # installed (apt-get, as root). `make` needs the build libraries (deps-build);
 # `make run` and `make test` need everything (deps).
-BUILD_MODS := libcjson:libcjson-dev libgvc:libgraphviz-dev ncursesw:libncurses-dev
+BUILD_MODS := libcjson:libcjson-dev libgvc:libgraphviz-dev ncursesw:libncurses-dev cairo:libcairo2-dev
 BUILD_CMDS := pkg-config:pkg-config
 ALL_MODS   := $(BUILD_MODS) criterion:libcriterion-dev
 ALL_CMDS   := $(BUILD_CMDS) tmux:tmux dot:graphviz python3:python3

@@ -17,7 +17,6 @@
 /* Summaries (compare, scale, search) simulate a strategy beside Eq. 1
  * unless its step has more tasks than this (a model-parallel step on 64
  * GPUs has most of a million pieces: `simulate` still runs it). */
-#define SUMMARY_MAX_TASKS 100000
 
 #ifndef LW_VERSION
 #define LW_VERSION "0.1"
@@ -472,13 +471,11 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
            ev->transfer_ms);
     printf("throughput %.1f images/s; %s moved between GPUs per step; peak memory %s per GPU (of %.0f GiB)\n",
            ev->images_per_s, bb, mb, p->cl->gpu.memory_gib);
-    sim_options so = {SIM_OVERLAP_FULL, 0, SUMMARY_MAX_TASKS};
-    sim_result *sr = sim_run(m, ci, &so);
-    if (sr)
+    double sim = sim_step_ms(m, ci, SIM_SUMMARY_MAX_TASKS);
+    if (!isnan(sim))
         printf("(Eq. 1, the paper's additive model.) Simulated with communication overlapped: %.2f ms per step, "
                "%.1f images/s (layerwise simulate)\n",
-               sr->step_ms, sr->images_per_s);
-    sim_free(sr);
+               sim, (double)m->batch / (sim * 1e-3));
     if (ev->peak_memory_bytes > p->cl->gpu.memory_gib * 1073741824.0)
         printf("warning: this strategy needs more memory than a GPU has\n");
 }
@@ -905,10 +902,7 @@ static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
         r->gpus = p->gpus;
         r->strategy = strategy_compared_names[s];
         r->ev = ev[s];
-        sim_options so = {SIM_OVERLAP_FULL, 0, SUMMARY_MAX_TASKS};
-        sim_result *sr = sim_run(p->cm, ci + (size_t)s * (size_t)L, &so);
-        r->sim_ms = sr ? sr->step_ms : -1;
-        sim_free(sr);
+        r->sim_ms = sim_step_ms(p->cm, ci + (size_t)s * (size_t)L, SIM_SUMMARY_MAX_TASKS); /* NaN: too big */
         r->speedup = base_ips && base_ips[s] > 0 ? r->ev.images_per_s / base_ips[s] : 0;
     }
     free(ci);
@@ -1390,7 +1384,7 @@ static int cmd_simulate(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    sim_options so = {o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL, 0, 0};
+    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL};
     sim_result *s = sim_run(p->cm, ci, &so);
     int rc = 0;
     if (o->trace) {

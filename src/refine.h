@@ -30,4 +30,18 @@ typedef struct refine_result {
 int sim_refine(const cost_model *m, const int *start, double seconds, unsigned long long seed, refine_result *out);
 void refine_result_free(refine_result *r);
 
+/* The same search a slice at a time, for a front end that stays live while
+ * it runs (the TUI's F key): refine_begin copies start (m must outlive the
+ * search); refine_step searches for about seconds more and returns 1 while
+ * more remains, 0 at a local optimum; refine_progress is the result so far
+ * (its configs are the search's, valid until the next call); refine_end
+ * hands the result to out (the caller frees it) and frees the search; out
+ * may be NULL to drop it. The same seed visits the same strategies in the
+ * same order however the time is sliced. */
+typedef struct refine_search refine_search;
+refine_search *refine_begin(const cost_model *m, const int *start, unsigned long long seed);
+int refine_step(refine_search *r, double seconds);
+const refine_result *refine_progress(const refine_search *r);
+void refine_end(refine_search *r, refine_result *out);
+
 #endif

@@ -656,7 +656,7 @@ static void critical_path(sim_result *r)
 
 sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
 {
-    sim_options dflt = {SIM_OVERLAP_FULL, 0, 0};
+    sim_options dflt = {.overlap = SIM_OVERLAP_FULL};
     if (!opt) opt = &dflt;
     builder b;
     memset(&b, 0, sizeof b);
@@ -722,11 +722,13 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
     r->res = b.res;
     r->res_of = s.res_of ? s.res_of : lw_malloc(sizeof(int));
     r->images_per_s = r->step_ms > 0 ? (double)m->batch / (r->step_ms * 1e-3) : 0;
-    strategy_eval ev;
-    strategy_evaluate(m, ci, &ev);
-    r->eq1_ms = ev.total_ms;
-    r->gpus_used = ev.gpus_used;
-    strategy_eval_free(&ev);
+    if (!opt->skip_eq1) {
+        strategy_eval ev;
+        strategy_evaluate(m, ci, &ev);
+        r->eq1_ms = ev.total_ms;
+        r->gpus_used = ev.gpus_used;
+        strategy_eval_free(&ev);
+    }
     critical_path(r);
 
     free(s.need0);
@@ -762,6 +764,15 @@ void sim_free(sim_result *s)
 
 static const char *const kind_names[SIM__KINDS] = {"forward", "backward-data", "backward-weight", "transfer",
                                                      "sync"};
+
+double sim_step_ms(const cost_model *m, const int *config_index, long max_tasks)
+{
+    sim_options o = {.overlap = SIM_OVERLAP_FULL, .max_tasks = max_tasks, .skip_eq1 = 1};
+    sim_result *s = sim_run(m, config_index, &o);
+    double ms = s ? s->step_ms : NAN;
+    sim_free(s);
+    return ms;
+}
 
 const char *sim_kind_name(sim_kind k)
 {

@@ -50,6 +50,9 @@ typedef struct sim_options {
      * this, e.g. a model-parallel step of a million pieces where a summary
      * must stay quick. 0: no limit. */
     long max_tasks;
+    /* 1: leave eq1_ms and gpus_used at 0 (a caller that wants only the
+     * step: Eq. 1's evaluation is about a third of a small step's time) */
+    int skip_eq1;
 } sim_options;
 
 /* A resource: a GPU's compute stream, a link direction, or one NIC of a
@@ -98,6 +101,14 @@ typedef struct sim_result {
 /* NULL only when opt->max_tasks is exceeded. */
 sim_result *sim_run(const cost_model *m, const int *config_index, const sim_options *opt);
 void sim_free(sim_result *s);
+
+/* Summaries (search, compare, scale, the TUI's footer) simulate steps of up
+ * to this many tasks, to stay quick; a model-parallel step on 64 GPUs has
+ * most of a million pieces, and `simulate` still runs it. */
+#define SIM_SUMMARY_MAX_TASKS 100000L
+/* The simulated step (overlap full, one bucket per layer) of a strategy:
+ * ms, or NaN when its task graph has over max_tasks tasks (0: no limit). */
+double sim_step_ms(const cost_model *m, const int *config_index, long max_tasks);
 
 const char *sim_kind_name(sim_kind k);       /* "forward", "backward-data", ... */
 const char *sim_overlap_name(sim_overlap o); /* "none", "full" */

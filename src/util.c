@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -419,6 +420,25 @@ void lw_buf_printf(lw_buf *b, const char *fmt, ...)
         while (b->cap < need) b->cap *= 2;
         b->s = lw_realloc(b->s, b->cap);
     }
+}
+
+int lw_ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+void lw_buf_append(lw_buf *b, const char *data, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        b->s = lw_realloc(b->s, cap);
+        b->cap = cap;
+    }
+    if (n) memcpy(b->s + b->len, data, n);
+    b->len += n;
+    b->s[b->len] = 0;
 }
 
 void lw_buf_free(lw_buf *b)

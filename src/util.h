@@ -107,9 +107,14 @@ double lw_now(void);
  * units): every byte count the CLI, the TUI and the diagrams print. */
 const char *lw_format_bytes(double b, char *buf, size_t n);
 
+/* s ends with suffix, ignoring ASCII case ("A.SVG", ".svg"). */
+int lw_ends_with_ci(const char *s, const char *suffix);
+
 /* Growable string buffer (sds-like): append returns nothing, aborts on OOM. */
 typedef struct lw_buf { char *s; size_t len, cap; } lw_buf;
 void lw_buf_printf(lw_buf *b, const char *fmt, ...) LW_PRINTF(2, 3);
+/* Appends n bytes (binary data too: a NUL is kept, s stays NUL-terminated). */
+void lw_buf_append(lw_buf *b, const char *data, size_t n);
 void lw_buf_free(lw_buf *b);
 
 /* Text that is safe to show: valid UTF-8, no control characters (C0, DEL,

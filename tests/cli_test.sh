@@ -827,6 +827,20 @@ assert abs(end - sim["step_ms"] * 1000) < 1, (end, sim["step_ms"])
 procs = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
 assert procs == {1, 2, 3, 4}, procs
 ' "$TMP/trace.json" "$TMP/sim.json"
+# the document reports the precision simulated, not a fixed "fp32": the
+# cluster's default (dgx-a100: tf32), or --precision; and it changes the step
+for prec in "" fp32 fp16 bf16; do
+    run simulate -n alexnet -c dgx-a100 -g 8 --json ${prec:+--precision $prec}
+    cp "$OUT" "$TMP/sim_prec_${prec:-default}.json"
+done
+py "simulate --json reports the precision simulated (the cluster default tf32, or --precision)" '
+import json, sys
+d = {p: json.load(open(sys.argv[1] % p)) for p in ("default", "fp32", "fp16", "bf16")}
+assert d["default"]["precision"] == "tf32", d["default"]["precision"]
+for p in ("fp32", "fp16", "bf16"):
+    assert d[p]["precision"] == p, (p, d[p]["precision"])
+assert d["fp16"]["step_ms"] < d["default"]["step_ms"] < d["fp32"]["step_ms"], [d[p]["step_ms"] for p in d]
+' "$TMP/sim_prec_%s.json"
 for net in lenet5 alexnet; do
     for s in optimum data model owt; do
         run simulate -n $net -c p100-4x4 -g 4 -s $s --overlap none --json

@@ -167,6 +167,21 @@ expect_re "timeline: / finds the layer's tasks" ": prob [a-z ]+ · "
 keys -- +
 sim16=$("$LW" simulate -n vgg16 -c p100-4x4 -g 16 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline follows a what-if ($sim16 ms at 16 GPUs)" "simulated step $sim16 ms"
+# e on the timeline draws the step with cairo (SVG by default, PNG typed)
+keys e
+expect "timeline export prompt names the drawing" "layerwise-vgg16-16gpu-timeline.svg"
+keys Enter
+expect "status says where the timeline drawing went" "wrote simulated step drawing: $WORK/layerwise-vgg16-16gpu-timeline.svg"
+if head -c 200 "$WORK/layerwise-vgg16-16gpu-timeline.svg" 2>/dev/null | grep -q "<svg"; then
+    ok "timeline SVG written"
+else
+    bad "timeline SVG written"
+fi
+keys e C-u
+keys -l "step.png"
+keys Enter
+expect "status says where the timeline PNG went" "wrote simulated step drawing: $WORK/step.png"
+if [ "$(head -c 4 "$WORK/step.png" 2>/dev/null | tail -c 3)" = PNG ]; then ok "timeline PNG written"; else bad "timeline PNG written"; fi
 
 # ---- open: a bad network file keeps the plan; a shipped network from the picker
 printf '{"name": "x",\n "layers": [' > "$WORK/bad.json"
@@ -291,6 +306,30 @@ after=$(capture | grep -oE "[0-9.]+ ms/step" | head -n 1)
 capture | grep -qE "batch (32/GPU \(2048\)|2048)( |$)" && ok "the previous batch stays" || bad "the previous batch stays"
 keys q
 expect "64-GPU inception run exits" "EXITED"
+
+# ---- F refines the optimum under the simulator: progress and Esc on VGG-16,
+# then on AlexNet (2 GPUs, a second's search) the refined strategy, labelled
+start -n vgg16 -g 16
+expect "vgg16 opens for refine" "vgg16 on p100-4x4 · 16/16 GPUs" 30
+expect_re "the totals row sets the simulated step beside Eq. 1" "total \(Eq\. 1\) · simulated [0-9.]+ ms" 30
+keys F
+expect "F: the search runs, and Esc stops it" "Esc stops" 10
+keys Escape
+expect "Esc stops the refine, the optimum stays" "refine stopped after" 10
+keys q
+expect "refine run exits" "EXITED"
+start -n alexnet -g 2
+expect "alexnet opens for refine" "alexnet on p100-4x4 · 2/16 GPUs" 30
+keys F
+expect "F ends with the refined strategy and its simulated gain" "refined (simulated):" 60
+expect "the table's totals say refined" "total, refined"
+expect "the context line says refined" "refined: Eq. 1"
+keys 6
+expect "the timeline header says refined" "img/s refined" 10
+keys F
+expect "F goes back to the Eq. 1 optimum" "showing the Eq. 1 optimum"
+keys q
+expect "refine run exits" "EXITED"
 
 # ---- tui takes the shared what-ifs: a link bandwidth and a pin
 start -g 8 --inter-bw 1.5 --pin fc6=n8

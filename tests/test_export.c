@@ -13,6 +13,7 @@
  *   reduced   the nodes and edges alive after K steps (search_state_at)
  *   strategy  one node (the table), no edges
  */
+#include "draw_cairo.h"
 #include "export_dot.h"
 #include "net_json.h"
 #include "test_helpers.h"
@@ -232,7 +233,9 @@ static const char *xml_check(const char *s, size_t n, char *root, size_t rootn)
     return NULL;
 }
 
-static void check_svg(const char *path, const plan *p, export_view view, int step)
+/* The file at path is well-formed XML with an <svg> root (our checker, and
+ * libxml2 where it is installed); returns its text (the caller frees). */
+static char *read_svg(const char *path)
 {
     size_t len;
     char *s = slurp(path, &len);
@@ -247,6 +250,12 @@ static void check_svg(const char *path, const plan *p, export_view view, int ste
     cr_assert(r && !strcmp((const char *)r->name, "svg"), "%s: libxml2 finds no <svg> root", path);
     xmlFreeDoc(doc);
 #endif
+    return s;
+}
+
+static void check_svg(const char *path, const plan *p, export_view view, int step)
+{
+    char *s = read_svg(path);
     /* every layer is named: as a node's <title> where it is a node, and for
      * the reduced view's eliminated layers in the tooltip of the edge that
      * stands for them */
@@ -278,7 +287,8 @@ static uint32_t be32(const unsigned char *b)
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
-static void check_png(const char *path)
+/* A PNG's signature and header; its size in pixels. */
+static void png_size(const char *path, uint32_t *w, uint32_t *h)
 {
     size_t len;
     char *s = slurp(path, &len);
@@ -287,10 +297,17 @@ static void check_png(const char *path)
     cr_assert(len > 33, "%s: %zu bytes", path, len);
     cr_assert(memcmp(u, sig, 8) == 0, "%s: no PNG signature", path);
     cr_assert(memcmp(u + 12, "IHDR", 4) == 0, "%s: first chunk is not IHDR", path);
-    uint32_t w = be32(u + 16), h = be32(u + 20);
+    *w = be32(u + 16);
+    *h = be32(u + 20);
+    free(s);
+}
+
+static void check_png(const char *path)
+{
+    uint32_t w, h;
+    png_size(path, &w, &h);
     cr_assert(w > 100 && h > 100, "%s: %ux%u pixels", path, w, h);
     cr_assert(w < 40000 && h < 40000, "%s: %ux%u pixels", path, w, h);
-    free(s);
 }
 
 static void check_pdf(const char *path)
@@ -1059,5 +1076,179 @@ Test(export_names, hostile_names_give_well_formed_files)
         free(svg);
     }
     remove_dir(dir);
+    plan_free(p);
+}
+
+/* ---------- cairo drawings (src/draw_cairo.c): the simulated step, bar charts */
+
+/* SVG: parses, its size is the drawing's, and each colour named appears at
+ * least twice (its legend swatch and a box); PNG: its size in pixels; PDF:
+ * header and trailer. */
+static void check_drawing(const char *dir, const char *base, double w, double h, const char *const *colours,
+                          int n_colours, int (*draw)(const char *path, const void *user, lw_error *err),
+                          const void *user)
+{
+    static const char *const exts[] = {"svg", "png", "pdf", "SVG"};
+    for (int k = 0; k < 4; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.%s", base, exts[k]);
+        char *path = join(dir, name);
+        lw_error err = {0};
+        cr_assert_eq(draw(path, user, &err), 0, "%s: %s", path, err.msg);
+        if (k == 0 || k == 3) {
+            char *s = read_svg(path);
+            char want[128];
+            snprintf(want, sizeof want, "width=\"%gpt\" height=\"%gpt\"", w, h);
+            cr_assert_not_null(strstr(s, want), "%s lacks %s", path, want);
+            for (int c = 0; c < n_colours; c++) {
+                const char *at = strstr(s, colours[c]);
+                cr_assert(at && strstr(at + 1, colours[c]), "%s: colour %s not drawn twice", path, colours[c]);
+            }
+            free(s);
+        } else if (k == 1) {
+            uint32_t pw, ph;
+            png_size(path, &pw, &ph);
+            cr_assert(pw == (uint32_t)ceil(w) && ph == (uint32_t)ceil(h), "%s: %ux%u pixels, want %gx%g", path, pw, ph,
+                      w, h);
+        } else {
+            check_pdf(path);
+        }
+        free(path);
+    }
+    cr_assert_eq(list_dir(dir, NULL, 0), 4, "a temporary was left");
+}
+
+typedef struct step_drawing {
+    const sim_result *s;
+    const cost_model *m;
+} step_drawing;
+
+static int draw_step(const char *path, const void *user, lw_error *err)
+{
+    const step_drawing *d = user;
+    return draw_sim_step(d->s, d->m, "optimum", path, err);
+}
+
+/* fill colours of forward, input gradient, weight gradient, transfer, sync */
+static const char *const kind_fill[SIM__KINDS] = {"fill:rgb(30%,47%,66%)", "fill:rgb(96%,52%,9%)",
+                                                  "fill:rgb(89%,34%,34%)", "fill:rgb(33%,64%,29%)",
+                                                  "fill:rgb(70%,47%,64%)"};
+
+Test(draw_cairo, simulated_step_in_every_format)
+{
+    plan *p = load("vgg16", 4);
+    sim_result *s = sim_run(p->cm, p->best, NULL);
+    int kinds[SIM__KINDS] = {0};
+    for (int k = 0; k < s->n_tasks; k++) kinds[s->tasks[k].kind] += s->tasks[k].dur_ms > 0;
+    for (int k = 0; k < SIM__KINDS; k++) cr_assert(kinds[k] > 0, "VGG-16 on 4 GPUs has no %s task", sim_kind_name((sim_kind)k));
+    double w, h;
+    draw_sim_step_size(s, &w, &h);
+    /* a row per GPU and per link or NIC used: 4 GPUs and 12 links at 16 points */
+    cr_assert_eq(w, 1400);
+    int used = 0;
+    for (int r = 0; r < s->n_res; r++) used += s->res[r].busy_ms > 0 || s->res[r].kind == SIM_RES_GPU;
+    cr_assert_eq(h, 78 + 16 * used + 44, "height %g for %d rows", h, used);
+    char *dir = make_dir();
+    step_drawing d = {s, p->cm};
+    check_drawing(dir, "step", w, h, kind_fill, SIM__KINDS, draw_step, &d);
+    remove_dir(dir);
+    sim_free(s);
+    plan_free(p);
+}
+
+/* A model-parallel step of tens of thousands of pieces: narrow boxes of a
+ * kind within 2 points of each other are drawn as one (one shape per task
+ * would be over 52 000 here; merged, under 30 000). */
+Test(draw_cairo, many_tasks_stay_a_small_file)
+{
+    plan *p = load("inception_v3", 16);
+    int *ci = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+    strategy_baseline(p->cm, BASE_MODEL, ci);
+    sim_result *s = sim_run(p->cm, ci, NULL);
+    cr_assert(s->n_tasks > 20000, "%d tasks", s->n_tasks);
+    char *dir = make_dir();
+    char *path = join(dir, "model.svg");
+    lw_error err = {0};
+    cr_assert_eq(draw_sim_step(s, p->cm, "model", path, &err), 0, "%s", err.msg);
+    char *text = read_svg(path);
+    size_t boxes = 0;
+    for (const char *c = text; (c = strstr(c, "<path")); c++) boxes++;
+    cr_assert(boxes < (size_t)s->n_tasks * 7 / 10, "%zu shapes for %d tasks", boxes, s->n_tasks);
+    free(text);
+    free(path);
+    remove_dir(dir);
+    sim_free(s);
+    free(ci);
+    plan_free(p);
+}
+
+static const char *const series_fill[4] = {"fill:rgb(30%,47%,66%)", "fill:rgb(96%,52%,9%)", "fill:rgb(33%,64%,29%)",
+                                           "fill:rgb(89%,34%,34%)"};
+
+static int draw_chart(const char *path, const void *user, lw_error *err)
+{
+    const draw_bars *panels = user;
+    return draw_bar_charts("scaling", panels, 2, path, err);
+}
+
+Test(draw_cairo, bar_charts_in_every_format)
+{
+    static const char *const groups[3] = {"1 GPU", "2 GPUs", "4 GPUs"};
+    static const char *const series[4] = {"data", "model", "OWT", "layer-wise"};
+    double v[24];
+    for (int i = 0; i < 24; i++) v[i] = 100.0 * (i + 1);
+    v[5] = NAN; /* a missing bar is left out, the rest drawn */
+    draw_bars panels[2] = {{"images/s (Eq. 1)", 0, 0, 3, groups, 4, series, v},
+                           {"bytes per step", 1, 1, 3, groups, 4, series, v + 12}};
+    double w, h;
+    draw_bar_charts_size(2, &w, &h);
+    cr_assert(w > 500 && h > 500);
+    char *dir = make_dir();
+    check_drawing(dir, "chart", w, h, series_fill, 4, draw_chart, panels);
+    remove_dir(dir);
+}
+
+/* A bad path or a failed drawing writes nothing and keeps an existing file. */
+Test(draw_cairo, bad_paths_leave_nothing)
+{
+    plan *p = load("lenet5", 2);
+    sim_result *s = sim_run(p->cm, p->best, NULL);
+    char *dir = make_dir();
+    static const char *const bad[] = {"x.dot", "x.jpg", "x", ".png", "no-such-dir/x.svg"};
+    static const char *const says[] = {".svg, .png or .pdf", ".svg, .png or .pdf", "no file extension",
+                                       "no file extension", "does not exist"};
+    for (int i = 0; i < 5; i++) {
+        char *path = join(dir, bad[i]);
+        lw_error err = {0};
+        cr_assert_eq(draw_sim_step(s, p->cm, "optimum", path, &err), -1, "%s was accepted", path);
+        cr_assert_eq(err.code, 2, "%s: code %d", path, err.code);
+        cr_assert(strstr(err.msg, path) && strstr(err.msg, says[i]), "%s: %s", path, err.msg);
+        cr_assert_eq(draw_check_path(path, NULL), -1);
+        free(path);
+    }
+    char *sub = join(dir, "d.png");
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    cr_assert_eq(draw_sim_step(s, p->cm, "optimum", sub, NULL), -1);
+    rmdir(sub);
+    free(sub);
+    cr_assert_eq(list_dir(dir, NULL, 0), 0, "left behind");
+    /* a chart that cannot be drawn (nine series) keeps the old file */
+    char *keep = join(dir, "keep.pdf");
+    FILE *f = fopen(keep, "w");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    fclose(f);
+    double v[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    draw_bars nine = {"nine", 0, 0, 1, NULL, 9, NULL, v};
+    lw_error err = {0};
+    cr_assert_eq(draw_bar_charts("t", &nine, 1, keep, &err), -1);
+    cr_assert_not_null(strstr(err.msg, keep), "%s", err.msg);
+    char *old = read_all(keep);
+    cr_assert_str_eq(old, "old");
+    free(old);
+    cr_assert_eq(list_dir(dir, NULL, 0), 1);
+    free(keep);
+    remove_dir(dir);
+    sim_free(s);
     plan_free(p);
 }

@@ -201,7 +201,7 @@ Test(sim, two_branches_on_different_gpus_overlap)
     cr_assert(s->step_ms < s->eq1_ms - b1->dur_ms / 2, "step %.6f vs Eq. 1 %.6f", s->step_ms, s->eq1_ms);
     assert_no_resource_overlap(s);
     /* serially, Eq. 1 exactly */
-    sim_options none = {SIM_OVERLAP_NONE, 0, 0};
+    sim_options none = {.overlap = SIM_OVERLAP_NONE};
     sim_result *z = sim_run(m, ci, &none);
     ASSERT_NEAR(z->step_ms, z->eq1_ms, 1e-9 * z->eq1_ms);
     sim_free(z);
@@ -291,7 +291,7 @@ Test(sim, buckets_group_layers_of_the_same_replicas)
     cost_model *m = build(n, c, 2, 256);
     int ci[4];
     for (int li = 0; li < 4; li++) ci[li] = cfg_index(m, n->layers[li].name, "n2");
-    sim_options o = {SIM_OVERLAP_FULL, 5e6, 0}; /* two 4.2 MB layers per bucket */
+    sim_options o = {.overlap = SIM_OVERLAP_FULL, .bucket_bytes = 5e6}; /* two 4.2 MB layers per bucket */
     sim_result *s = sim_run(m, ci, &o);
     int syncs = 0;
     for (int k = 0; k < s->n_tasks; k++)
@@ -364,7 +364,7 @@ static void check_serial_equals_eq1(const char *net_name)
         for (int which = 0; which < 4; which++) {
             if (which < 3) strategy_baseline(p->cm, (baseline_kind)which, ci);
             else memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);
-            sim_options none = {SIM_OVERLAP_NONE, 0, 0};
+            sim_options none = {.overlap = SIM_OVERLAP_NONE};
             sim_result *s = sim_run(p->cm, ci, &none);
             cr_assert(fabs(s->step_ms - s->eq1_ms) <= 0.01 * s->eq1_ms,
                       "%s, %d GPUs, %s: serial %.6f ms, Eq. 1 %.6f ms", net_name, gpus[g],
@@ -404,7 +404,7 @@ Test(sim, vgg16_16_gpus_is_consistent_and_deterministic)
     }
     assert_no_resource_overlap(a);
     /* a limit on the graph's size is refused, not truncated */
-    sim_options small = {SIM_OVERLAP_FULL, 0, a->n_tasks - 1};
+    sim_options small = {.overlap = SIM_OVERLAP_FULL, .max_tasks = a->n_tasks - 1};
     cr_assert_null(sim_run(p->cm, p->best, &small));
     small.max_tasks = a->n_tasks;
     sim_result *c2 = sim_run(p->cm, p->best, &small);
@@ -477,5 +477,69 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
     refine_result_free(&a);
     refine_result_free(&b);
     free(start);
+    plan_free(p);
+}
+
+/* The search a slice at a time (the TUI's F) visits the same strategies as
+ * one call: the same result, evaluations and passes, even in slices of no
+ * time (each simulates one strategy); its progress never gets worse; refine_end without out frees everything (ASan checks). */
+Test(refine, sliced_search_equals_one_call)
+{
+    lw_error err = {0};
+    plan_settings set = {4, 0, 0};
+    plan *p = plan_new(plan_load_network("alexnet", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    int L = p->net->n_layers;
+    int *start = malloc(sizeof(int) * (size_t)L);
+    strategy_baseline(p->cm, BASE_MODEL, start);
+    refine_result whole;
+    sim_refine(p->cm, start, 600, 3, &whole);
+    cr_assert(whole.local_optimum);
+    refine_search *r = refine_begin(p->cm, start, 3);
+    double last = refine_progress(r)->best_ms;
+    cr_assert_eq(last, whole.start_ms);
+    int slices = 0;
+    while (refine_step(r, 0)) {
+        double now = refine_progress(r)->best_ms;
+        cr_assert(now <= last);
+        last = now;
+        slices++;
+    }
+    refine_result sliced;
+    refine_end(r, &sliced);
+    cr_assert(sliced.local_optimum);
+    cr_assert_eq(sliced.best_ms, whole.best_ms);
+    cr_assert_eq(sliced.evaluations, whole.evaluations);
+    /* a slice of no time still simulates one strategy: one per call */
+    cr_assert_eq(slices + 1, whole.evaluations, "%d slices for %ld evaluations", slices, whole.evaluations);
+    cr_assert_eq(sliced.passes, whole.passes);
+    cr_assert_eq(sliced.n_changed, whole.n_changed);
+    cr_assert_eq(memcmp(sliced.configs, whole.configs, sizeof(int) * (size_t)L), 0);
+    refine_end(refine_begin(p->cm, start, 3), NULL);
+    refine_result_free(&sliced);
+    refine_result_free(&whole);
+    free(start);
+    plan_free(p);
+}
+
+/* sim_step_ms (summaries, refine) skips Eq. 1's evaluation but simulates
+ * the same step; over its task limit it is NaN. */
+Test(sim, step_only_equals_the_full_run)
+{
+    lw_error err = {0};
+    plan_settings set = {16, 0, 0};
+    plan *p = plan_new(plan_load_network("vgg16", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    sim_result *s = sim_run(p->cm, p->best, NULL);
+    cr_assert(s->eq1_ms > 0);
+    cr_assert_eq(sim_step_ms(p->cm, p->best, 0), s->step_ms);
+    cr_assert_eq(sim_step_ms(p->cm, p->best, s->n_tasks), s->step_ms);
+    cr_assert(isnan(sim_step_ms(p->cm, p->best, s->n_tasks - 1)));
+    sim_options o = {.overlap = SIM_OVERLAP_FULL, .skip_eq1 = 1};
+    sim_result *q = sim_run(p->cm, p->best, &o);
+    cr_assert_eq(q->eq1_ms, 0);
+    cr_assert_eq(q->n_tasks, s->n_tasks);
+    sim_free(q);
+    sim_free(s);
     plan_free(p);
 }

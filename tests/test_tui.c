@@ -27,6 +27,14 @@
 
 #include "tui_screen.h"
 
+/* Makes the directory dir names (a mkdtemp template) and keeps the working
+ * directory in cwd, for tests that write files and chdir back. */
+static void temp_dir(char *dir, char *cwd, size_t n)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, n));
+}
+
 /* ---------- strategy table */
 
 Test(tui_table, vgg16_4gpus_rows_header_and_footer)
@@ -570,6 +578,50 @@ Test(tui_scale, lazily_computed_rows_match_the_engine)
     term_close();
 }
 
+/* e on the scaling screen draws both charts with cairo once the rows are
+ * in; before that it says why and writes nothing. */
+Test(tui_scale, chart_exports_as_svg_png_pdf)
+{
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
+    cr_assert_eq(chdir(dir), 0);
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    app_feed(a, '4');
+    app_feed(a, 'e');
+    cr_assert_str_eq(a->prompt_buf, "layerwise-lenet5-scaling.svg");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, "still being computed"), "%s", a->status);
+    cr_assert_eq(access("layerwise-lenet5-scaling.svg", F_OK), -1, "written before the rows were in");
+    finish_idle(a);
+    static const char *const names[] = {"layerwise-lenet5-scaling.svg", "c.png", "c.pdf"};
+    static const char *const starts[] = {"<?xml", "\x89PNG", "%PDF-"};
+    for (int i = 0; i < 3; i++) {
+        app_feed(a, 'e');
+        if (i) {
+            app_feed(a, 21 /* ^U */);
+            type(a, names[i]);
+        }
+        app_feed(a, '\r');
+        cr_assert(!a->status_error && strstr(a->status, "wrote scaling chart"), "%s", a->status);
+        size_t len;
+        char *text = lw_read_file(names[i], &len, NULL);
+        cr_assert(text && len > 100 && !strncmp(text, starts[i], strlen(starts[i])), "%s", names[i]);
+        free(text);
+        unlink(names[i]);
+    }
+    app_feed(a, 'e');
+    app_feed(a, 21 /* ^U */);
+    type(a, "c.dot");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, ".svg, .png or .pdf"), "%s", a->status);
+    cr_assert_eq(access("c.dot", F_OK), -1);
+    app_free(a);
+    term_close();
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(rmdir(dir), 0, "files left in %s", dir);
+}
+
 Test(tui_scale, worker_process_sends_the_same_rows)
 {
     term_open(30, 100, 1);
@@ -751,10 +803,8 @@ Test(tui_text, non_ascii_names_keep_their_characters_and_columns)
 
 Test(tui_export, json_and_diagram_from_keys)
 {
-    char dir[] = "/tmp/lw-tui-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char cwd[4096];
-    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
     cr_assert_eq(chdir(dir), 0);
     term_open(24, 100, 1);
     app *a = open_app("vgg16", "p100-4x4", 16);
@@ -1250,10 +1300,8 @@ Test(tui_monkey, random_keys_on_lenet5_and_alexnet, .timeout = 300)
  * engine; the cursor names its task; zoom, rows, a what-if and export. */
 Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
 {
-    char dir[] = "/tmp/lw-tui-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char cwd[4096];
-    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
     term_open(24, 80, 1);
     app *a = open_app("vgg16", "p100-4x4", 16);
     app_feed(a, '6');
@@ -1292,15 +1340,36 @@ Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
     draw(a);
     cr_assert(find_row("->") >= 0 || find_row(" nic") >= 0, "link rows:\n%s", dump());
     sim_free(s);
-    /* e writes the trace */
+    /* e draws the step (SVG by default; PNG, PDF) or writes the trace;
+     * a plain .json is the strategy; .dot is refused, nothing written */
     cr_assert_eq(chdir(dir), 0);
     app_feed(a, 'e');
-    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-step.trace.json");
+    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-timeline.svg");
+    cr_assert(strstr(a->prompt_label, ".trace.json"), "the prompt offers the trace: %s", a->prompt_label);
     app_feed(a, '\r');
+    cr_assert(strstr(a->status, "wrote simulated step drawing"), "status: %s", a->status);
     size_t len;
-    char *text = lw_read_file("layerwise-vgg16-16gpu-step.trace.json", &len, NULL);
-    cr_assert(text && strstr(text, "\"traceEvents\"") && strstr(text, "\"ph\": \"X\""), "status: %s", a->status);
+    char *text = lw_read_file("layerwise-vgg16-16gpu-timeline.svg", &len, NULL);
+    cr_assert(text && strstr(text, "<svg") && strstr(text, "width=\"1400pt\""), "status: %s", a->status);
     free(text);
+    static const char *const typed[] = {"t.png", "t.PDF", "step.trace.json", "s.json", "t.dot"};
+    static const char *const starts[] = {"\x89PNG", "%PDF-", "{", "{", NULL};
+    for (int i = 0; i < 5; i++) {
+        app_feed(a, 'e');
+        app_feed(a, 21 /* ^U */);
+        type(a, typed[i]);
+        app_feed(a, '\r');
+        text = lw_read_file(typed[i], &len, NULL);
+        if (!starts[i]) {
+            cr_assert_null(text, "%s was written", typed[i]);
+            cr_assert(a->status_error && strstr(a->status, ".trace.json"), "%s: %s", typed[i], a->status);
+            continue;
+        }
+        cr_assert(text && len > 5 && !strncmp(text, starts[i], strlen(starts[i])), "%s: %s", typed[i], a->status);
+        if (i == 2) cr_assert(strstr(text, "\"traceEvents\"") && strstr(text, "\"ph\": \"X\""));
+        if (i == 3) cr_assert(strstr(text, "layerwise-strategy/1"), "a plain .json is the strategy");
+        free(text);
+    }
     cr_assert_eq(chdir(cwd), 0);
     /* a what-if: 8 GPUs, simulated again */
     app_feed(a, '-');
@@ -2031,6 +2100,233 @@ Test(tui_open, a_cluster_and_a_strategy_file)
     term_close();
     unlink(path);
     rmdir(dir);
+}
+
+/* ---------- the simulated step beside Eq. 1, and F (refine) */
+
+#include "refine.h"
+
+/* The table's totals row and the context line set the simulated step
+ * (computed in the idle time after the change) beside Eq. 1's, each
+ * labelled; after a what-if the status gains the simulated step before and
+ * after. */
+Test(tui_refine, simulated_step_beside_eq1)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 2);
+    cr_assert(app_busy(a), "the simulated step is computed in idle time");
+    draw(a);
+    cr_assert(find_row("simulated …") >= 0, "a placeholder until it is known:\n%s", dump());
+    finish_idle(a);
+    draw(a);
+    sim_result *s = sim_run(a->p->cm, a->p->best, NULL);
+    char want[96];
+    snprintf(want, sizeof want, "total (Eq. 1) · simulated %.2f ms", s->step_ms);
+    cr_assert(strstr(row(totals_row()), want), "%s:\n%s", want, dump());
+    snprintf(want, sizeof want, "Eq. 1 %.2f ms/step", a->p->best_eval.total_ms);
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    /* the context line, in full or (80 columns) brief form */
+    char brief[96];
+    snprintf(want, sizeof want, "Eq. 1 %.2f ms/step · simulated %.2f ms", a->p->best_eval.total_ms, s->step_ms);
+    snprintf(brief, sizeof brief, "Eq. 1 %.1f ms · simulated %.1f ms", a->p->best_eval.total_ms, s->step_ms);
+    cr_assert(strstr(row(1), want) || strstr(row(1), brief), "context line %s:\n%s", brief, dump());
+    double before = s->step_ms;
+    sim_free(s);
+    /* a what-if: the status names Eq. 1's step, then the simulated one joins it */
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 4);
+    cr_assert_null(strstr(a->status, "simulated"), "%s", a->status);
+    finish_idle(a);
+    s = sim_run(a->p->cm, a->p->best, NULL);
+    snprintf(want, sizeof want, "; simulated %.1f → %.1f ms", before, s->step_ms);
+    cr_assert(strstr(a->status, want), "%s in %s", want, a->status);
+    sim_free(s);
+    /* a later status is left alone */
+    app_feed(a, 'o');
+    finish_idle(a);
+    cr_assert_null(strstr(a->status, "simulated"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* F refines the optimum under the simulator in idle slices: Esc stops it;
+ * run to the end it finds what sim_refine finds, and the table, timeline,
+ * context line and JSON export show the refined strategy, labelled, with the
+ * changed layers marked; F goes back to the optimum and forth; a what-if
+ * drops the refinement. */
+Test(tui_refine, f_refines_shows_and_toggles)
+{
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 2);
+    finish_idle(a);
+    int L = a->p->net->n_layers;
+    refine_result want;
+    sim_refine(a->p->cm, a->p->best, 60, 1, &want);
+    cr_assert(want.n_changed > 0 && want.local_optimum, "AlexNet on 2 GPUs gains under the simulator");
+    /* Esc stops a search: the optimum stays shown */
+    app_feed(a, 'F');
+    cr_assert(app_refining(a) && app_busy(a));
+    cr_assert(strstr(a->status, "refining") && strstr(a->status, "Esc"), "%s", a->status);
+    app_feed(a, 27);
+    cr_assert_not(app_refining(a));
+    cr_assert_not(app_shown_refined(a));
+    cr_assert(strstr(a->status, "refine stopped"), "%s", a->status);
+    /* run to the end */
+    app_feed(a, 'F');
+    app_idle(a, 0.0);
+    draw(a);
+    cr_assert(find_row("refining (simulated)") >= 0 && find_row("Esc stops") >= 0, "progress:\n%s", dump());
+    finish_idle(a);
+    cr_assert(app_shown_refined(a), "%s", a->status);
+    cr_assert_eq(memcmp(app_shown_configs(a), want.configs, sizeof(int) * (size_t)L), 0, "sim_refine's result");
+    cr_assert(app_shown_configs(a) != a->p->best);
+    char txt[128];
+    snprintf(txt, sizeof txt, "refined (simulated): %.2f → %.2f ms", want.start_ms, want.best_ms);
+    cr_assert(strstr(a->status, txt), "%s in %s", txt, a->status);
+    int changed = -1;
+    for (int i = 0; i < L; i++)
+        if (want.configs[i] != a->p->best[i]) changed = i;
+    const char *name = a->p->net->layers[changed].name;
+    cr_assert(strstr(a->status, name), "the status names %s: %s", name, a->status);
+    /* the table: refined totals, the simulated step the search reached, the changed row marked */
+    strategy_eval ev;
+    strategy_evaluate(a->p->cm, want.configs, &ev);
+    cr_assert(fabs(app_shown_eval(a)->total_ms - ev.total_ms) < 1e-9);
+    draw(a);
+    snprintf(txt, sizeof txt, "total, refined · simulated %.2f ms", want.best_ms);
+    cr_assert(strstr(row(totals_row()), txt), "%s:\n%s", txt, dump());
+    snprintf(txt, sizeof txt, "%.2f", ev.total_ms);
+    cr_assert(strstr(row(totals_row()), txt), "refined Eq. 1 total %s:\n%s", txt, dump());
+    char brief[64];
+    snprintf(txt, sizeof txt, "refined: Eq. 1 %.2f ms/step", ev.total_ms);
+    snprintf(brief, sizeof brief, "refined: Eq. 1 %.1f ms", ev.total_ms);
+    cr_assert(strstr(row(1), txt) || strstr(row(1), brief), "context line %s:\n%s", brief, dump());
+    select_layer(a, name);
+    draw(a);
+    char mark[64];
+    snprintf(mark, sizeof mark, "* %s ", name);
+    cr_assert(find_row(mark) >= 0, "%s marked:\n%s", name, dump());
+    /* the graph's header gives the selected layer's refined config */
+    char cfg[64];
+    config_format(&a->p->cm->configs[changed][want.configs[changed]], cfg, sizeof cfg);
+    app_feed(a, '2');
+    draw(a);
+    snprintf(txt, sizeof txt, "selected %s: %s,", name, cfg);
+    cr_assert(find_row(txt) >= 0, "%s:\n%s", txt, dump());
+    /* the timeline simulates the refined strategy */
+    app_feed(a, '6');
+    draw(a);
+    snprintf(txt, sizeof txt, "simulated step %.2f ms", want.best_ms);
+    cr_assert(find_row(txt) >= 0, "%s:\n%s", txt, dump());
+    snprintf(txt, sizeof txt, "Eq. 1 %.2f ms", ev.total_ms);
+    cr_assert(find_row(txt) >= 0, "%s:\n%s", txt, dump());
+    /* J writes the refined strategy, said to be refined */
+    cr_assert_eq(chdir(dir), 0);
+    app_feed(a, 'J');
+    app_feed(a, '\r');
+    size_t len;
+    char *doc = lw_read_file("layerwise-alexnet-2gpu-strategy.json", &len, NULL);
+    cr_assert(doc && strstr(doc, "refined under the simulator"), "%s", a->status);
+    snprintf(txt, sizeof txt, "\"total_ms\": %.1f", ev.total_ms);
+    free(doc);
+    unlink("layerwise-alexnet-2gpu-strategy.json");
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(rmdir(dir), 0);
+    /* F: back to the optimum, and forth without searching again */
+    app_feed(a, 'F');
+    cr_assert_not(app_shown_refined(a));
+    cr_assert(app_shown_configs(a) == a->p->best);
+    finish_idle(a);
+    draw(a);
+    sim_result *s = sim_run(a->p->cm, a->p->best, NULL);
+    snprintf(txt, sizeof txt, "simulated step %.2f ms", s->step_ms);
+    cr_assert(find_row(txt) >= 0, "%s:\n%s", txt, dump());
+    sim_free(s);
+    app_feed(a, 'F');
+    cr_assert(app_shown_refined(a) && !app_refining(a));
+    /* a what-if makes a new optimum: the refinement is gone */
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 4);
+    cr_assert_not(app_shown_refined(a));
+    for (int i = 0; i < L; i++) cr_assert(app_shown_configs(a)[i] == a->p->best[i]);
+    strategy_eval_free(&ev);
+    refine_result_free(&want);
+    app_free(a);
+    term_close();
+}
+
+/* Where no single-layer change helps, F says so and keeps the optimum. */
+Test(tui_refine, no_gain_keeps_the_optimum)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    app_feed(a, 'F');
+    finish_idle(a);
+    cr_assert_not(app_shown_refined(a));
+    cr_assert(strstr(a->status, "no single-layer change shortens the simulated step"), "%s", a->status);
+    draw(a);
+    cr_assert(find_row("total (Eq. 1) - simulated") >= 0, "ASCII totals row:\n%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* The scaling rows carry each strategy's simulated throughput: m's third
+ * chart and its numbers, the layer-wise one at the plan's own GPU count the
+ * optimum's simulated step. */
+Test(tui_scale, simulated_throughput_beside_eq1)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    app_feed(a, '4');
+    finish_idle(a);
+    draw(a);
+    cr_assert(find_row("images/s, Eq. 1") >= 0 && find_row("images/s Eq. 1") >= 0, "%s", dump());
+    app_feed(a, 'm');
+    app_feed(a, 'm');
+    draw(a);
+    cr_assert(find_row("images/s, simulated") >= 0, "the third chart:\n%s", dump());
+    cr_assert(find_row("img/s simulated") >= 0, "its numbers:\n%s", dump());
+    double sim = sim_step_ms(a->p->cm, a->p->best, 0);
+    char want[32];
+    snprintf(want, sizeof want, "%.1f", (double)a->p->batch / (sim * 1e-3));
+    cr_assert_eq(scale_of(a)->rows[2].gpus, 4);
+    cr_assert(fabs(scale_of(a)->rows[2].sim_ips[3] - (double)a->p->batch / (sim * 1e-3)) < 1e-6);
+    int y = find_last_row("L layer-wise");
+    cr_assert(y >= 0 && strstr(row(y), want), "%s in %s", want, dump());
+    app_feed(a, 'm');
+    draw(a);
+    cr_assert(find_row("images/s, Eq. 1") >= 0, "m comes round:\n%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* A network opened while F searches (the open picker adopts a new plan):
+ * the search of the old model stops, the new plan's optimum is shown and
+ * simulated, and F starts afresh on it (ASan: nothing reads the old model). */
+Test(tui_refine, opening_a_network_stops_the_search)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    finish_idle(a);
+    app_feed(a, 'F');
+    app_idle(a, 0.01);
+    cr_assert(app_refining(a));
+    app_perform(a, app_open_file(a, OPEN_NETWORK, "alexnet"));
+    cr_assert_str_eq(a->p->net->name, "alexnet");
+    cr_assert_not(app_refining(a));
+    cr_assert_not(app_shown_refined(a));
+    cr_assert(app_shown_configs(a) == a->p->best);
+    finish_idle(a);
+    double sim = sim_step_ms(a->p->cm, a->p->best, 0);
+    cr_assert_eq(app_sim_step_ms(a), sim);
+    app_feed(a, 'F');
+    cr_assert(app_refining(a));
+    finish_idle(a);
+    cr_assert_not(app_refining(a));
+    app_free(a);
+    term_close();
 }
 
 /* ---------- columns (v), the why-not list's and the baseline's terms */

@@ -35,6 +35,7 @@ void app_set_status(app *a, int error, const char *fmt, ...)
     vsnprintf(a->status, sizeof a->status, fmt, ap);
     va_end(ap);
     a->status_error = error;
+    a->status_gen++;
 }
 
 /* Every screen's state, made afresh for the plan (app_open, app_adopt_plan). */
@@ -141,6 +142,7 @@ app *app_open(const tui_args *args, lw_error *err)
 
 void app_adopt_plan(app *a, plan *p)
 {
+    app_shown_free(a); /* F's search and the simulation belong to the old plan */
     states_free(a);
     layer_arrays_free(a);
     strategy_eval_free(&a->base_eval);
@@ -255,6 +257,7 @@ static void pins_follow(app *a, action act, char *note, size_t n)
 void app_free(app *a)
 {
     if (!a) return;
+    app_shown_free(a);
     states_free(a);
     history_free(a);
     plan_free(a->p);
@@ -285,10 +288,11 @@ void app_sort_rows(app *a)
 {
     int n = a->p->net->n_layers;
     for (int i = 0; i < n; i++) a->order[i] = i;
-    if (a->sort == SORT_LAYER || !a->p->best_eval.layers) return;
+    const strategy_eval *ev = app_shown_eval(a);
+    if (a->sort == SORT_LAYER || !ev->layers) return;
     double *v = lw_malloc(sizeof(double) * (size_t)n);
     for (int i = 0; i < n; i++) {
-        const layer_eval *le = &a->p->best_eval.layers[i];
+        const layer_eval *le = &ev->layers[i];
         switch (a->sort) {
         case SORT_TC: v[i] = le->compute_ms; break;
         case SORT_TS: v[i] = le->sync_ms; break;
@@ -328,11 +332,17 @@ void app_invalidate_settings(app *a)
     invalidate_all(a, 1);
 }
 
-void app_invalidate(app *a)
+void app_invalidate_view(app *a)
 {
     a->base_valid = 0;
     app_sort_rows(a);
     invalidate_all(a, 0);
+}
+
+void app_invalidate(app *a)
+{
+    app_shown_plan_changed(a);
+    app_invalidate_view(a);
 }
 
 /* ---- what-if ------------------------------------------------------------- */
@@ -422,6 +432,7 @@ void app_perform(app *a, action act)
         return;
     }
     lw_error err = {0};
+    double sim_before = app_shown_refined(a) ? NAN : app_sim_step_ms(a);
     double t0 = lw_now();
     int rc = plan_apply(a->p, &a->change, &err);
     a->last_rebuild_s = lw_now() - t0;
@@ -457,6 +468,7 @@ void app_perform(app *a, action act)
         a->status_error = warn[0] != 0;
     }
     app_invalidate(a);
+    app_shown_whatif(a, sim_before);
     if (a->prefetch && (act == ACT_REBUILD || act == ACT_RESYNC)) app_prefetch_next(a);
 }
 
@@ -715,22 +727,27 @@ void app_close_overlay(app *a)
     if (app_screens[a->screen]->overlay) a->screen = a->prev_screen;
 }
 
+/* Background work: the shown strategy's simulation and F's search first
+ * (shown.c), then the screen's own. */
 int app_busy(const app *a)
 {
     const screen_ops *o = app_screens[a->screen];
-    return o->busy ? o->busy(a) : 0;
+    return app_shown_busy(a) || (o->busy ? o->busy(a) : 0);
 }
 
 int app_waiting(const app *a)
 {
     const screen_ops *o = app_screens[a->screen];
-    return app_busy(a) && o->waiting && o->waiting(a);
+    /* the shown strategy's simulation waits a poll at most; F's search should not */
+    return !app_refining(a) && app_busy(a) && o->waiting && o->waiting(a);
 }
 
 int app_idle(app *a, double budget_s)
 {
     const screen_ops *o = app_screens[a->screen];
-    if (o->idle) o->idle(a, budget_s);
+    int screen_busy = o->busy && o->busy(a);
+    if (app_shown_busy(a)) app_shown_idle(a, screen_busy ? budget_s / 2 : budget_s);
+    if (screen_busy && o->idle) o->idle(a, app_shown_busy(a) ? budget_s / 2 : budget_s);
     return app_busy(a);
 }
 
@@ -747,10 +764,11 @@ void app_export_default(const app *a, int json, char *buf, size_t n)
 {
     int step;
     export_view v = current_view(a, &step);
-    if (a->screen == SCR_TIMELINE && !json) {
-        snprintf(buf, n, "layerwise-%s-%dgpu-step.trace.json", a->p->net->name, a->p->gpus);
-    } else if (json) {
+    const screen_ops *o = app_screens[a->screen];
+    if (json) {
         snprintf(buf, n, "layerwise-%s-%dgpu-strategy.json", a->p->net->name, a->p->gpus);
+    } else if (o->export_name) {
+        o->export_name(a, buf, n);
     } else if (v == VIEW_REDUCED) {
         snprintf(buf, n, "layerwise-%s-%dgpu-reduced-step%d.svg", a->p->net->name, a->p->gpus, step);
     } else {
@@ -765,15 +783,6 @@ static int write_text(FILE *f, void *user, lw_error *err)
     return 0;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    if (n < k) return 0;
-    for (size_t i = 0; i < k; i++)
-        if (tolower((unsigned char)s[n - k + i]) != suffix[i]) return 0;
-    return 1;
-}
-
 int app_export(app *a, const char *path)
 {
     lw_error err = {0};
@@ -786,14 +795,17 @@ int app_export(app *a, const char *path)
         app_set_status(a, 1, "export: there is no strategy to export");
         return -1;
     }
-    int rc;
-    const char *what;
-    if (a->screen == SCR_TIMELINE && ends_with(path, ".trace.json")) {
-        rc = timeline_export_trace(a, path, &err);
-        what = "simulated step (Chrome trace JSON)";
-    } else if (ends_with(path, ".json")) {
+    const screen_ops *o = app_screens[a->screen];
+    const char *what = NULL;
+    int rc = o->export_file ? o->export_file(a, path, &what, &err) : 1;
+    if (rc != 1) {
+        /* the screen's own drawing */
+    } else if (lw_ends_with_ci(path, ".json")) {
         int pins = plan_pin_count(p);
-        char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, pins ? "elimination (pinned)" : "elimination",
+        const char *algo = app_shown_refined(a) ? "elimination, refined under the simulator"
+                           : pins                 ? "elimination (pinned)"
+                                                  : "elimination";
+        char *doc = strategy_to_json(p->cm, app_shown_configs(a), app_shown_eval(a), algo,
                                      p->sr->n_left, plan_final_method_name(p));
         rc = lw_write_file_atomic(path, write_text, doc, &err);
         free(doc);
@@ -801,7 +813,7 @@ int app_export(app *a, const char *path)
     } else {
         int step;
         export_view v = current_view(a, &step);
-        rc = export_diagram(p, v, step, p->best, path, &err);
+        rc = export_diagram(p, v, step, app_shown_configs(a), path, &err);
         what = v == VIEW_GRAPH ? "graph diagram" : v == VIEW_REDUCED ? "reduced-graph diagram" : "strategy diagram";
     }
     if (rc != 0) {

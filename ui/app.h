@@ -27,6 +27,7 @@
 #include "layout.h"
 #include "palette.h"
 #include "plan.h"
+#include "sim.h"
 
 #define TUI_MIN_W 80
 #define TUI_MIN_H 24
@@ -101,7 +102,14 @@ typedef struct screen_ops {
     int (*busy)(const app *a);              /* background work remains */
     int (*waiting)(const app *a);           /* the work left is a worker's: poll rather than spin */
     action (*click)(app *a, int y, int x, int double_click); /* a click inside the screen */
-    int (*export_view)(const app *a, int *step); /* the export_view its export draws (default strategy) */
+    /* e on this screen. A screen with a drawing of its own (the timeline, the scaling chart) names its
+     * default file (export_name) and writes it (export_file: 0, -1 with err set and *what unset, or 1
+     * when the path is not one of its formats: a plain .json, the strategy, written by app_export);
+     * otherwise export_view says which plan diagram e draws (default strategy). */
+    int (*export_view)(const app *a, int *step);
+    void (*export_name)(const app *a, char *buf, size_t n);
+    const char *export_formats;   /* what its prompt offers: ".svg .png .pdf .json" (default: the diagrams') */
+    int (*export_file)(app *a, const char *path, const char **what, lw_error *err);
     /* Other clusters the next keys would ask for (built ahead): up to two
      * new clusters the caller frees; returns how many. */
     int (*prefetch)(const app *a, cluster *out[2]);
@@ -137,7 +145,8 @@ typedef struct graph_view {
 
 typedef struct scale_row {
     int gpus;
-    double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise */
+    double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise; Eq. 1 */
+    double sim_ips[4];                    /* images/s of the simulated step; NaN over SIM_SUMMARY_MAX_TASKS tasks */
 } scale_row;
 
 typedef struct whynot_entry {
@@ -176,6 +185,10 @@ struct app {
     /* status line: the last what-if result, export path or error */
     char status[512];
     int status_error;
+    unsigned status_gen;       /* counts app_set_status calls: whether a status is still the one shown */
+
+    /* the strategy shown (the optimum, or its refinement under the simulator) and its simulated step (shown.c) */
+    struct app_shown *shown;
 
     /* the previous optimum, for "what changed" after a what-if */
     unsigned char *changed;    /* [n_layers] config differs from before the last change */
@@ -331,6 +344,40 @@ long app_batch_per_gpu(const app *a);
  * for colours and the legend: the exports use the same. */
 int config_class(const config *c);
 
+/* ---- shown.c: the strategy the screens show, its simulated step, F ----------- */
+
+#define APP_REFINE_SECONDS 10.0   /* F's time budget */
+
+/* The strategy the table, the timeline and the exports show: the plan's
+ * optimum, or the refined one after F (until F again or a what-if). */
+const int *app_shown_configs(const app *a);
+const strategy_eval *app_shown_eval(const app *a);
+int app_shown_refined(const app *a);
+const char *app_shown_label(const app *a);  /* "optimum (Eq. 1)" or "refined (simulated)" */
+/* The shown strategy's simulated step: ms, or NaN until the idle time
+ * after the change has simulated it (or when its step has over
+ * SIM_SUMMARY_MAX_TASKS tasks: the Timeline still simulates it). */
+double app_sim_step_ms(const app *a);
+/* The whole simulation of the shown strategy, run now if need be; NULL
+ * when there is no strategy. Valid until the next change. */
+const sim_result *app_sim(app *a);
+/* F: starts refining the optimum under the simulator (APP_REFINE_SECONDS,
+ * in idle slices), or toggles between the refined strategy and the optimum
+ * once there is one. */
+action app_refine_key(app *a);
+int app_refining(const app *a);
+void app_refine_cancel(app *a);   /* Esc: stops it, keeping the optimum */
+/* For app.c: a what-if was reported (its status extends with the new
+ * simulated step once known); the plan changed (the refinement and the
+ * simulation are dropped); background work. */
+void app_shown_whatif(app *a, double sim_before_ms);
+void app_shown_plan_changed(app *a);
+int app_shown_busy(const app *a);
+int app_shown_idle(app *a, double budget_s);
+void app_shown_free(app *a);
+/* The shown strategy changed (not the plan): the screens drop what they derived from it. */
+void app_invalidate_view(app *a);
+
 /* ---- history.c: undo and redo of what-ifs -------------------------------- */
 
 /* Forgets the history; the plan's state now is its first. */
@@ -368,8 +415,6 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
     screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_compare_ops, screen_help_ops,
     screen_timeline_ops, screen_open_ops;
-/* Writes the simulated step as Chrome trace-event JSON (atomically). */
-int timeline_export_trace(app *a, const char *path, lw_error *err);
 
 /* graph drawing shared by the graph screen and the stepper (graph_draw.c) */
 void graph_view_free(graph_view *g);

@@ -8,6 +8,7 @@
 
 #include "draw.h"
 
+#include <math.h>
 #include <string.h>
 
 static void tab_bar(app *a, WINDOW *w, int W)
@@ -39,9 +40,10 @@ static void tab_bar(app *a, WINDOW *w, int W)
 static void context_line(const app *a, WINDOW *w, int W)
 {
     const plan *p = a->p;
-    char net[256], gpus[96], pins[64], mem[96], ms[32], ms_b[32], ips[32], batch[64], batch_b[32], sync[32];
+    char net[256], gpus[96], pins[64], mem[96], ms[48], ms_b[48], sim_txt[48], sim_b[48], ips[32], batch[64],
+        batch_b[32], sync[32];
     snprintf(net, sizeof net, "%s on %s", p->net->name, p->cl->name);
-    int used = p->sr ? p->best_eval.gpus_used : p->gpus;
+    int used = p->sr ? app_shown_eval(a)->gpus_used : p->gpus;
     if (used > 0 && used < p->gpus)
         snprintf(gpus, sizeof gpus, "%d/%d GPUs (%d used)", p->gpus, cluster_gpus(p->cl), used);
     else
@@ -59,9 +61,19 @@ static void context_line(const app *a, WINDOW *w, int W)
         double need;
         if (app_memory_over(a, &need))
             snprintf(mem, sizeof mem, "needs %.1f GiB/GPU", need / 1073741824.0);
-        snprintf(ms, sizeof ms, "%.2f ms/step", p->best_eval.total_ms);
-        snprintf(ms_b, sizeof ms_b, "%.1f ms", p->best_eval.total_ms);
-        snprintf(ips, sizeof ips, "%.0f img/s", p->best_eval.images_per_s);
+        /* each estimate named by its model: the strategy shown's Eq. 1 step, and
+         * its simulated step once shown.c has it */
+        const strategy_eval *ev = app_shown_eval(a);
+        const char *refined = app_shown_refined(a) ? "refined: " : "";
+        snprintf(ms, sizeof ms, "%sEq. 1 %.2f ms/step", refined, ev->total_ms);
+        snprintf(ms_b, sizeof ms_b, "%sEq. 1 %.1f ms", refined, ev->total_ms);
+        double sim = app_sim_step_ms(a);
+        sim_txt[0] = sim_b[0] = 0;
+        if (isfinite(sim)) {
+            snprintf(sim_txt, sizeof sim_txt, "simulated %.2f ms", sim);
+            snprintf(sim_b, sizeof sim_b, "simulated %.1f ms", sim);
+        }
+        snprintf(ips, sizeof ips, "%.0f img/s", ev->images_per_s);
         snprintf(batch, sizeof batch, "batch %ld/GPU (%ld)", p->batch / (p->gpus ? p->gpus : 1), p->batch);
         snprintf(batch_b, sizeof batch_b, "batch %ld", p->batch);
         snprintf(sync, sizeof sync, "sync %s", p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring");
@@ -71,6 +83,7 @@ static void context_line(const app *a, WINDOW *w, int W)
             {pins, NULL, 3},
             {mem, "over memory", 2},
             {ms, ms_b, 4},
+            {sim_txt, sim_b, 4},
             {ips, NULL, 6},
             {batch, batch_b, 5},
             {precision_name(p->cl->precision), NULL, 8},

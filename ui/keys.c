@@ -52,6 +52,10 @@ static action k_cycle(app *a, int key)
 static action k_back(app *a, int key)
 {
     (void)key;
+    if (app_refining(a)) {
+        app_refine_cancel(a);
+        return ACT_REDRAW;
+    }
     if (!app_screens[a->screen]->overlay) return ACT_NONE;
     app_close_overlay(a);
     return ACT_REDRAW;
@@ -134,9 +138,17 @@ static action k_export(app *a, int key)
 {
     char def[256];
     app_export_default(a, key == 'J', def, sizeof def);
-    prompt_open(a, key == 'J' ? PROMPT_JSON : PROMPT_EXPORT,
-                key == 'J' ? "Strategy JSON to: " : "Export (.svg .png .pdf .dot .json) to: ", def);
+    const char *formats = app_screens[a->screen]->export_formats;
+    char label[sizeof a->prompt_label];
+    snprintf(label, sizeof label, "Export (%s) to: ", formats ? formats : ".svg .png .pdf .dot .json");
+    prompt_open(a, key == 'J' ? PROMPT_JSON : PROMPT_EXPORT, key == 'J' ? "Strategy JSON to: " : label, def);
     return ACT_REDRAW;
+}
+
+static action k_refine(app *a, int key)
+{
+    (void)key;
+    return app_refine_key(a);
 }
 
 static action k_search(app *a, int key)
@@ -194,11 +206,12 @@ const keybind app_global_keys[] = {
     {{'O'}, "O", "open a network, cluster or strategy file", k_open},
     {{'e'}, "e", "export this view (.svg .png .pdf .dot; .json: strategy; timeline: .trace.json)", k_export},
     {{'J'}, "J", "write the strategy as JSON", k_export},
+    {{'F'}, "F", "refine under the simulator (Esc stops); again: toggles", k_refine},
     {{'/'}, "/", "search layers (name or type), or the list shown", k_search},
     {{'n', 'N'}, "n N", "the next / previous match of the search", k_search_next},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
-    {{27}, "Esc", "back (from help, why-not, explain and compare)", k_back},
-    {{'q', 'Q'}, "q", "close a view (help, why-not, explain...); else quit", k_quit},
+    {{27}, "Esc", "back (from help, why-not, explain, compare); stops a refine", k_back},
+    {{'q', 'Q'}, "q", "close a view (help, why-not, explain, compare); else quit", k_quit},
     {{0}, NULL, NULL, NULL},
 };
 

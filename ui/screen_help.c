@@ -47,7 +47,7 @@ static int collect(const app *a, line *out, char *title, size_t title_n)
         "",
         "Marks and colours",
         "P  the layer is pinned to a config (why-not, Enter)",
-        "*  the layer's config changed with the last what-if",
+        "*  the layer's config changed with the last what-if, or with F's refinement",
         "Config colours: the split dimensions, in the exports' colours too: n (sample) blue, c (channel) orange, "
         "h/w (spatial) green, mixed purple, one GPU grey. Without colour, bold, underline and dim say the same, "
         "and the config text (\"n4 h2 w2\") always does.",

@@ -6,9 +6,13 @@
  * Each GPU count needs its own cost model and search (half a second for
  * Inception-v3 at 16 GPUs), so the rows are computed lazily when the screen
  * opens, one GPU count per idle slice, and the chart fills in as they come.
- * The current plan's model is reused for its own GPU count.
+ * Each strategy's simulated step is computed with its row: m shows the
+ * throughput by Eq. 1, the bytes moved, or the throughput simulated. The
+ * current plan's model is reused for its own GPU count. e draws the three
+ * charts as SVG, PNG or PDF (src/draw_cairo.h) once every row is in.
  */
 #include "draw.h"
+#include "draw_cairo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,18 +36,23 @@ static void compute_row(const plan *p, scale_row *row, lw_error *err)
         own = cost_model_build(p->net, p->cl, p->prof, row->gpus, plan_batch_for(&p->set, row->gpus), err);
         m = own;
     }
-    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = NAN;
+    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = row->sim_ips[s] = NAN;
     if (!m) return;
     strategy_eval ev[STRATEGY_COMPARED];
-    int searched = strategy_evaluate_compared(m, NULL, ev, NULL) == 0;
+    int L = m->n_layers;
+    int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
+    int searched = strategy_evaluate_compared(m, NULL, ev, ci) == 0;
     for (int s = 0; s < STRATEGY_COMPARED; s++) {
         if (s < STRATEGY_COMPARED - 1 || searched) {
             row->ips[s] = ev[s].images_per_s;
             row->bytes[s] = ev[s].bytes_per_step;
             row->total_ms[s] = ev[s].total_ms;
+            double sim = sim_step_ms(m, ci + (size_t)s * (size_t)L, SIM_SUMMARY_MAX_TASKS);
+            row->sim_ips[s] = (double)m->batch / (sim * 1e-3); /* NaN stays NaN */
         }
         strategy_eval_free(&ev[s]);
     }
+    free(ci);
     cost_model_free(own);
 }
 
@@ -164,7 +173,9 @@ static void receive(app *a)
             app_set_status(a, 1, "scaling: the worker stopped after %d of %d GPU counts (status %d)", scale_of(a)->done,
                            scale_of(a)->n, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
             for (int i = scale_of(a)->done; i < scale_of(a)->n; i++)
-                for (int s = 0; s < 4; s++) scale_of(a)->rows[i].ips[s] = scale_of(a)->rows[i].bytes[s] = scale_of(a)->rows[i].total_ms[s] = NAN;
+                for (int s = 0; s < 4; s++)
+                    scale_of(a)->rows[i].ips[s] = scale_of(a)->rows[i].bytes[s] = scale_of(a)->rows[i].total_ms[s] =
+                        scale_of(a)->rows[i].sim_ips[s] = NAN;
             scale_of(a)->done = scale_of(a)->n;
         }
         return;
@@ -188,7 +199,9 @@ int scale_step(app *a)
     return scale_of(a)->done < scale_of(a)->n;
 }
 
-static double metric(const scale_row *r, int m, int s) { return m == 0 ? r->ips[s] : r->bytes[s]; }
+/* The metrics m cycles through: images/s by Eq. 1, bytes moved, images/s simulated. */
+enum { M_IPS, M_BYTES, M_SIM_IPS };
+static double metric(const scale_row *r, int m, int s) { return m == M_IPS ? r->ips[s] : m == M_BYTES ? r->bytes[s] : r->sim_ips[s]; }
 
 /* At most 7 columns: "2.5k", "750MB", "1.5TB". */
 static const char *compact(double v, int bytes, char *buf, size_t n)
@@ -238,8 +251,10 @@ static double nice_ceiling(double v)
 static void chart(app *a, WINDOW *w, rect r, int m)
 {
     const plan *p = a->p;
-    ui_putf(w, r.y, r.x, r.w, ST_BOLD, "%s", m == 0 ? "training throughput, images/s (like Figure 7)"
-                                                   : "data moved between GPUs per step, log scale (like Figure 8)");
+    ui_putf(w, r.y, r.x, r.w, ST_BOLD, "%s",
+            m == M_IPS     ? "training throughput, images/s, Eq. 1 (like Figure 7)"
+            : m == M_BYTES ? "data moved between GPUs per step, log scale (like Figure 8)"
+                           : "training throughput, images/s, simulated (overlap)");
     int axis_w = 8;
     int ph = r.h - 4; /* title, letters, GPU counts, legend */
     if (ph < 2) return;
@@ -251,7 +266,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
             if (v > mx) mx = v;
             if (v > 0 && v < mn) mn = v;
         }
-    int log_scale = m == 1;
+    int log_scale = m == M_BYTES;
     double top = log_scale ? pow(10, ceil(log10(mx > 0 ? mx : 1))) : nice_ceiling(mx);
     double lo = log_scale ? pow(10, floor(log10(isfinite(mn) ? mn : 1))) : 0;
     if (log_scale && lo >= top) lo = top / 10;
@@ -262,7 +277,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
         int y = top_y + (ph - 1) * k / 2;
         double v = log_scale ? pow(10, log10(top) - (log10(top) - log10(lo)) * k / 2.0) : top * (2 - k) / 2.0;
         if (log_scale && k == 2) v = lo;
-        ui_put_right(w, y, r.x, axis_w - 1, ST_DIM, compact(v, m == 1, b, sizeof b));
+        ui_put_right(w, y, r.x, axis_w - 1, ST_DIM, compact(v, m == M_BYTES, b, sizeof b));
     }
     for (int y = top_y; y < base_y; y++) ui_put(w, y, r.x + axis_w - 1, 1, ST_DIM, G->box[LINE_UP | LINE_DOWN]);
     int pw = r.w - axis_w;
@@ -310,31 +325,34 @@ static void chart(app *a, WINDOW *w, rect r, int m)
 
 static void numbers(app *a, WINDOW *w, rect r, int m)
 {
-    int lw = 13, cw = 9;
+    int lw = 16, cw = 9;
     int fit = (r.w - lw - 10) / cw;
     int first = scale_of(a)->n > fit ? scale_of(a)->n - fit : 0; /* the largest counts matter most */
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    ui_put(w, r.y, r.x, lw, ST_HEADER, m == 0 ? "images/s" : "bytes/step");
+    ui_put(w, r.y, r.x, lw, ST_HEADER, m == M_IPS ? "images/s Eq. 1" : m == M_BYTES ? "bytes/step" : "img/s simulated");
     for (int i = first; i < scale_of(a)->n; i++) {
         char b[32];
         snprintf(b, sizeof b, "%d", scale_of(a)->rows[i].gpus);
         ui_put_right(w, r.y, r.x + lw + (i - first) * cw, cw, ST_HEADER, b);
     }
     int sx = r.x + lw + (scale_of(a)->n - first) * cw;
-    if (m == 0) ui_put_right(w, r.y, sx, 10, ST_HEADER, "speed-up");
+    if (m != M_BYTES) ui_put_right(w, r.y, sx, 10, ST_HEADER, "speed-up");
     for (int s = 0; s < 4 && s + 1 < r.h; s++) {
         int y = r.y + 1 + s;
         ui_putf(w, y, r.x, lw, ST_SERIES0 + s, "%c %s", series_letter[s], series_name[s]);
         for (int i = first; i < scale_of(a)->n; i++) {
             char b[32];
             if (i >= scale_of(a)->done) snprintf(b, sizeof b, "%s", G->ellipsis);
-            else if (m == 0) snprintf(b, sizeof b, "%.1f", scale_of(a)->rows[i].ips[s]);
-            else compact(scale_of(a)->rows[i].bytes[s], 1, b, sizeof b);
+            else if (m == M_BYTES) compact(scale_of(a)->rows[i].bytes[s], 1, b, sizeof b);
+            else if (isfinite(metric(&scale_of(a)->rows[i], m, s))) snprintf(b, sizeof b, "%.1f", metric(&scale_of(a)->rows[i], m, s));
+            else snprintf(b, sizeof b, "-");
             ui_put_right(w, y, r.x + lw + (i - first) * cw, cw, s == 3 ? ST_BOLD : ST_NORMAL, b);
         }
-        if (m == 0 && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && scale_of(a)->rows[0].ips[s] > 0) {
+        const scale_row *first_row = &scale_of(a)->rows[0], *last_row = &scale_of(a)->rows[scale_of(a)->n - 1];
+        if (m != M_BYTES && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && metric(first_row, m, s) > 0 &&
+            isfinite(metric(last_row, m, s))) {
             char b[32];
-            snprintf(b, sizeof b, "%.1fx", scale_of(a)->rows[scale_of(a)->n - 1].ips[s] / scale_of(a)->rows[0].ips[s]);
+            snprintf(b, sizeof b, "%.1fx", metric(last_row, m, s) / metric(first_row, m, s));
             ui_put_right(w, y, sx, 10, s == 3 ? ST_GOOD : ST_NORMAL, b);
         }
     }
@@ -354,16 +372,19 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     int table_h = 5;
     int both_tall = body.h >= 2 * (table_h + 12);
     int both_wide = body.w >= 150;
+    /* with both charts, m picks the throughput chart's model */
+    int tput = scale_of(a)->metric == M_SIM_IPS ? M_SIM_IPS : M_IPS;
     if (both_tall) {
         int ch = (body.h - 2 * table_h - 2) / 2;
-        chart(a, w, (rect){body.y, body.x, ch, body.w}, 0);
-        numbers(a, w, (rect){body.y + ch, body.x, table_h, body.w}, 0);
+        chart(a, w, (rect){body.y, body.x, ch, body.w}, tput);
+        numbers(a, w, (rect){body.y + ch, body.x, table_h, body.w}, tput);
         chart(a, w, (rect){body.y + ch + table_h + 1, body.x, ch, body.w}, 1);
         numbers(a, w, (rect){body.y + 2 * ch + table_h + 1, body.x, table_h, body.w}, 1);
     } else if (both_wide) {
         int half = body.w / 2;
-        for (int m = 0; m < 2; m++) {
-            rect c = {body.y, body.x + m * half, body.h - table_h - 1, half - 2};
+        for (int k = 0; k < 2; k++) {
+            int m = k ? M_BYTES : tput;
+            rect c = {body.y, body.x + k * half, body.h - table_h - 1, half - 2};
             chart(a, w, c, m);
             numbers(a, w, (rect){body.y + c.h + 1, c.x, table_h, half - 2}, m);
         }
@@ -377,7 +398,8 @@ static void draw_scale(app *a, WINDOW *w, rect r)
 static action toggle_metric(app *a, int key)
 {
     (void)key;
-    scale_of(a)->metric = !scale_of(a)->metric;
+    static const int next[3] = {[M_IPS] = M_BYTES, [M_BYTES] = M_SIM_IPS, [M_SIM_IPS] = M_IPS};
+    scale_of(a)->metric = next[scale_of(a)->metric];
     return ACT_REDRAW;
 }
 
@@ -390,7 +412,7 @@ static action recompute(app *a, int key)
 }
 
 static const keybind scale_keys[] = {
-    {{'m', ' '}, "m Space", "images/s <-> bytes moved (when only one chart fits)", toggle_metric},
+    {{'m', ' '}, "m Space", "next chart: images/s by Eq. 1, bytes moved, images/s simulated", toggle_metric},
     {{'r'}, "r", "recompute the rows", recompute},
     {{0}, NULL, NULL, NULL},
 };
@@ -441,10 +463,58 @@ static int scale_idle(app *a, double budget_s)
     return 0;
 }
 
+/* e: the chart drawn (SVG, PNG, PDF through cairo), both metrics, once every
+ * row is in; a plain .json is the strategy (app_export's). */
+static void scale_export_name(const app *a, char *buf, size_t n)
+{
+    snprintf(buf, n, "layerwise-%s-scaling.svg", a->p->net->name);
+}
+
+static int scale_export_file(app *a, const char *path, const char **what, lw_error *err)
+{
+    if (lw_ends_with_ci(path, ".json")) return 1;
+    if (!draw_format_known(path))
+        return lw_fail(err, 2, "%s: the scaling chart is drawn as %s; .json: the strategy", path, draw_formats_help());
+    scale_state *ss = scale_of(a);
+    if (!ss->rows || ss->done < ss->n)
+        return lw_fail(err, 1, "the scaling rows are still being computed (%d of %d GPU counts)", ss->rows ? ss->done : 0,
+                       ss->rows ? ss->n : 0);
+    int n = ss->n;
+    char (*names)[32] = lw_malloc(sizeof *names * (size_t)n);
+    const char **group = lw_malloc(sizeof *group * (size_t)n);
+    double *v = lw_malloc(sizeof *v * (size_t)n * 12);
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%d GPU%s", ss->rows[i].gpus, ss->rows[i].gpus == 1 ? "" : "s");
+        group[i] = names[i];
+        for (int k = 0; k < 4; k++) {
+            v[i * 4 + k] = ss->rows[i].ips[k];
+            v[4 * n + i * 4 + k] = ss->rows[i].sim_ips[k];
+            v[8 * n + i * 4 + k] = ss->rows[i].bytes[k];
+        }
+    }
+    draw_bars panels[3] = {
+        {"training throughput, images/s, Eq. 1 (the paper's additive model; like its Figure 7)", 0, 0, n, group, 4,
+         series_name, v},
+        {"training throughput, images/s, simulated (communication overlapped)", 0, 0, n, group, 4, series_name, v + 4 * n},
+        {"data moved between GPUs per step, log scale (like Figure 8)", 1, 1, n, group, 4, series_name, v + 8 * n},
+    };
+    char title[256];
+    const plan *p = a->p;
+    snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
+             p->net->name, p->cl->name, app_batch_per_gpu(a), precision_name(p->cl->precision),
+             sync_scheme_name(p->cl->sync));
+    *what = "scaling chart";
+    int rc = draw_bar_charts(title, panels, 3, path, err);
+    free(names);
+    free(group);
+    free(v);
+    return rc;
+}
+
 const screen_ops screen_scale_ops = {
     .tab = "Scale",
     .title = "Scaling (4)",
-    .hints = "m:images/s<->bytes r:recompute +/-:GPUs </>:batch s:sync e:export",
+    .hints = "m:metric r:recompute +/-:GPUs </>:batch s:sync e:export",
     .draw = draw_scale,
     .keys = scale_keys,
     .enter = enter_scale,
@@ -454,4 +524,7 @@ const screen_ops screen_scale_ops = {
     .idle = scale_idle,
     .busy = scale_busy,
     .waiting = scale_waiting,
+    .export_name = scale_export_name,
+    .export_file = scale_export_file,
+    .export_formats = ".svg .png .pdf .json",
 };

@@ -111,7 +111,7 @@ static void fit_columns(const app *a, int W, colset *cs)
         int n = (int)strlen(p->net->layers[i].name);
         if (n > maxname) maxname = n;
         char b[64];
-        config_format(&p->cm->configs[i][p->best[i]], b, sizeof b);
+        config_format(&p->cm->configs[i][app_shown_configs(a)[i]], b, sizeof b);
         if ((int)strlen(b) > maxcfg) maxcfg = (int)strlen(b);
         if (a->baseline >= 0 && a->base_valid) {
             config_format(&p->cm->configs[i][a->base_ci[i]], b, sizeof b);
@@ -219,7 +219,7 @@ static void draw_memory(const app *a, WINDOW *w, int y, rect r)
     const double gib = 1073741824.0;
     int ng = p->gpus;
     double *per = lw_calloc((size_t)ng, sizeof(double));
-    double peak = cost_memory(p->cm, p->best, per);
+    double peak = cost_memory(p->cm, app_shown_configs(a), per);
     double cap = isfinite(mm->limit_bytes) ? mm->limit_bytes : p->cl->gpu.memory_gib * gib;
     int fits = peak <= cap;
     int x = r.x, end = r.x + r.w;
@@ -265,7 +265,7 @@ static void draw_legend(const app *a, WINDOW *w, int y, rect r)
     x += ui_put(w, y, x, end - x, ST_DIM, " changed by the last what-if  ");
     int present[SPLIT__COUNT] = {0};
     for (int i = 0; i < a->p->net->n_layers; i++)
-        present[config_class(&a->p->cm->configs[i][a->p->best[i]])] = 1;
+        present[config_class(&a->p->cm->configs[i][app_shown_configs(a)[i]])] = 1;
     x += ui_class_legend(w, y, x, end - x, present);
     if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
 }
@@ -314,8 +314,8 @@ static void draw_table(app *a, WINDOW *w, rect r)
         int li = a->order[ts->cur.top + k];
         int y = r.y + 1 + k;
         const layer *l = &p->net->layers[li];
-        const layer_eval *le = &p->best_eval.layers[li];
-        const config *cf = &p->cm->configs[li][p->best[li]];
+        const layer_eval *le = &app_shown_eval(a)->layers[li];
+        const config *cf = &p->cm->configs[li][app_shown_configs(a)[li]];
         int sel = li == a->sel;
         int base = sel ? ST_SELECTED : ST_NORMAL;
         if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
@@ -370,13 +370,23 @@ static void draw_table(app *a, WINDOW *w, rect r)
 
     /* footer: totals */
     int fy = r.y + r.h - 5;
-    const strategy_eval *ev = &p->best_eval;
+    const strategy_eval *ev = app_shown_eval(a);
     char b[256], b2[64], b3[64];
     ui_hline(w, fy, r.x, r.w, ST_DIM);
     int pins = 0;
     for (int i = 0; i < n; i++) pins += p->pinned[i] >= 0;
-    snprintf(b, sizeof b, "%s", pins ? "total, pinned" : "total");
-    cell(w, fy, &cs, C_NAME, r, ST_BOLD, b);
+    /* the totals row names its model, and the simulated step beside it where the columns before t_c leave room */
+    double sim = app_sim_step_ms(a);
+    const char *what = app_shown_refined(a) ? "total, refined" : pins ? "total, pinned" : "total";
+    int room = (cs.on[C_TC] ? cs.x[C_TC] : r.w) - cs.x[C_NAME] - 1;
+    char simtxt[64];
+    if (isfinite(sim)) snprintf(simtxt, sizeof simtxt, "simulated %.2f ms", sim);
+    else snprintf(simtxt, sizeof simtxt, "simulated %s", app_shown_busy(a) ? G->ellipsis : "-");
+    snprintf(b, sizeof b, "%s (Eq. 1) %s %s", what, G->dot, simtxt);
+    if (ui_width(b) > room) snprintf(b, sizeof b, "%s %s %s", what, G->dot, simtxt);
+    if (ui_width(b) > room) snprintf(b, sizeof b, "%s", what);
+    if (ui_width(b) > cs.w[C_NAME]) ui_put(w, fy, r.x + cs.x[C_NAME], room, ST_BOLD, b);
+    else cell(w, fy, &cs, C_NAME, r, ST_BOLD, b);
     num(b, sizeof b, ev->compute_ms);
     cell(w, fy, &cs, C_TC, r, ST_BOLD, b);
     num(b, sizeof b, ev->sync_ms);
@@ -412,7 +422,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
     {
         /* what a narrow terminal has no room for gives way whole */
         char ms[48], ips[48], moved[64], peak[64], base[96] = "", base_b[64] = "", sep[16];
-        snprintf(ms, sizeof ms, "%.2f ms/step", ev->total_ms);
+        snprintf(ms, sizeof ms, "Eq. 1 %.2f ms/step", ev->total_ms);
         snprintf(ips, sizeof ips, "%.1f img/s", ev->images_per_s);
         snprintf(moved, sizeof moved, "%s moved", lw_format_bytes(ev->bytes_per_step, b2, sizeof b2));
         snprintf(peak, sizeof peak, "peak %s/GPU", lw_format_bytes(ev->peak_memory_bytes, b3, sizeof b3));
@@ -464,7 +474,7 @@ static action baseline_cycle(app *a, int key)
     a->base_valid = 0;
     if (a->baseline >= 0) {
         app_baseline_ensure(a);
-        double t = a->p->best_eval.total_ms, bt = a->base_eval.total_ms;
+        double t = app_shown_eval(a)->total_ms, bt = a->base_eval.total_ms;
         app_set_status(a, 0, "baseline %s: %.2f ms/step, %.1f img/s (layer-wise is %.2fx faster)",
                        baseline_name((baseline_kind)a->baseline), bt, a->base_eval.images_per_s, t > 0 ? bt / t : 0);
     } else {

@@ -6,12 +6,14 @@
  * X transfer, S sync, . idle), in colour where there is colour. A cursor
  * names the task under it; } and { zoom around it, the arrows move it (and pan),
  * ] and [ go to the next and previous task on the row, / finds a layer's tasks.
- * The header sets the simulated step beside Eq. 1's. The simulation is
- * redone after every what-if (app_invalidate drops it).
+ * The header sets the simulated step beside Eq. 1's. It shows the strategy
+ * the other screens show (the optimum, or its refinement after F), simulated
+ * once per change by shown.c (app_sim).
  *
- * e writes the step as Chrome trace-event JSON (.trace.json), like
- * `layerwise simulate --trace`. The screen's state lives here, behind
- * app->tl, created on first use.
+ * e draws the step as SVG, PNG or PDF (src/draw_cairo.h), or writes it as
+ * Chrome trace-event JSON (.trace.json), like `layerwise simulate --trace`.
+ * The screen's state lives here, behind a->st[SCR_TIMELINE], created on
+ * first use.
  */
 #include "draw.h"
 
@@ -19,12 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "draw_cairo.h"
 #include "sim.h"
 
 #define LABEL_W 12
 
 struct timeline_state {
-    sim_result *sim;   /* NULL: not simulated for the current optimum */
+    const sim_result *sim; /* the shown strategy's (app_sim), indexed below; NULL: not indexed yet */
+    int n_res;         /* resources indexed (on, n_on) */
     int n_rows;
     int *rows;         /* [n_rows] resources shown: every GPU, then the links and NICs used */
     int **on;          /* [n_res] tasks on each resource, by start */
@@ -39,13 +43,12 @@ struct timeline_state {
 
 static void tl_clear(struct timeline_state *t)
 {
-    if (t->sim) {
-        for (int r = 0; r < t->sim->n_res; r++) free(t->on[r]);
-    }
+    /* t->sim may be gone already (shown.c drops it first): n_res is ours */
+    for (int r = 0; t->on && r < t->n_res; r++) free(t->on[r]);
+    t->n_res = 0;
     free(t->on);
     free(t->n_on);
     free(t->rows);
-    sim_free(t->sim);
     t->sim = NULL;
     t->pick = -1;
     t->on = NULL;
@@ -65,7 +68,7 @@ static void timeline_state_free(app *a, void *st)
     free(st);
 }
 
-/* A what-if: the simulation is dropped (made again when drawn). */
+/* A what-if, or F: the index of the old simulation is dropped (made again when drawn). */
 static void timeline_invalidate(app *a, int settings)
 {
     (void)settings;
@@ -91,16 +94,17 @@ static int cmp_start(const void *x, const void *y)
     return *(const int *)x - *(const int *)y;
 }
 
-/* Simulates the optimum (once per what-if) and indexes the tasks by resource. */
+/* Indexes the tasks of the shown strategy's simulation (app_sim: once per
+ * what-if) by resource. */
 static int tl_ensure(app *a)
 {
     struct timeline_state *t = tl_get(a);
     if (t->sim) return 0;
     if (!a->p->sr || !a->p->best) return -1;
-    sim_options o = {SIM_OVERLAP_FULL, 0, 0};
-    t->sim = sim_run(a->p->cm, a->p->best, &o);
+    t->sim = app_sim(a);
     if (!t->sim) return -1;
     const sim_result *s = t->sim;
+    t->n_res = s->n_res;
     t->n_on = calloc((size_t)s->n_res, sizeof(int));
     t->on = calloc((size_t)s->n_res, sizeof(int *));
     t->rows = malloc(sizeof(int) * (size_t)s->n_res);
@@ -219,9 +223,11 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
     int cols = tl_view(t, r.w);
     if (t->col >= cols) t->col = cols - 1;
     int y = r.y;
-    ui_putf(w, y++, r.x, r.w, ST_BOLD, " simulated step %.2f ms (overlap) %s Eq. 1 %.2f ms %s saved %.1f%% %s %.0f img/s",
-            s->step_ms, G->dot, s->eq1_ms, G->dot, s->eq1_ms > 0 ? 100.0 * (s->eq1_ms - s->step_ms) / s->eq1_ms : 0,
-            G->dot, s->images_per_s);
+    int hx = ui_putf(w, y, r.x, r.w, ST_BOLD, " simulated step %.2f ms (overlap) %s Eq. 1 %.2f ms %s saved %.1f%% %s %.0f img/s",
+                     s->step_ms, G->dot, s->eq1_ms, G->dot, s->eq1_ms > 0 ? 100.0 * (s->eq1_ms - s->step_ms) / s->eq1_ms : 0,
+                     G->dot, s->images_per_s);
+    if (app_shown_refined(a) && hx + 10 <= r.w) ui_put(w, y, r.x + hx, r.w - hx, ST_CHANGED, " " "refined");
+    y++;
     /* time axis: a label every ~16 columns */
     ui_put(w, y, r.x, LABEL_W, ST_HEADER, " ms");
     for (int c = 0; c + 8 < cols; c += 16)
@@ -274,10 +280,27 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
     ui_put(w, legend_y, x, r.x + r.w - x, ST_DIM, ui_width(scale) <= r.x + r.w - x ? scale : ". idle");
 }
 
-int timeline_export_trace(app *a, const char *path, lw_error *err)
+/* e: the step drawn (SVG, PNG, PDF through cairo) or as Chrome trace JSON;
+ * a plain .json is the strategy (app_export's). */
+static void timeline_export_name(const app *a, char *buf, size_t n)
 {
+    snprintf(buf, n, "layerwise-%s-%dgpu-timeline.svg", a->p->net->name, a->p->gpus);
+}
+
+static int timeline_export_file(app *a, const char *path, const char **what, lw_error *err)
+{
+    int trace = lw_ends_with_ci(path, ".trace.json");
+    if (!trace && lw_ends_with_ci(path, ".json")) return 1;
+    if (!trace && !draw_format_known(path))
+        return lw_fail(err, 2, "%s: the timeline is written as %s, or .trace.json (Chrome trace); .json: the strategy",
+                       path, draw_formats_help());
     if (tl_ensure(a) != 0) return lw_fail(err, 1, "no strategy to simulate");
-    return sim_save_trace(path, TL(a)->sim, a->p->cm, err);
+    if (trace) {
+        *what = "simulated step (Chrome trace JSON)";
+        return sim_save_trace(path, TL(a)->sim, a->p->cm, err);
+    }
+    *what = "simulated step drawing";
+    return draw_sim_step(TL(a)->sim, a->p->cm, app_shown_label(a), path, err);
 }
 
 /* ---- keys ------------------------------------------------------------- */
@@ -435,6 +458,9 @@ const screen_ops screen_timeline_ops = {
     .keys = timeline_keys,
     .state_free = timeline_state_free,
     .invalidate = timeline_invalidate,
+    .export_name = timeline_export_name,
+    .export_file = timeline_export_file,
+    .export_formats = ".svg .png .pdf .trace.json .json",
     .find = find,
     .find_what = "task",
 };

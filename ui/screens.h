@@ -74,7 +74,7 @@ typedef struct scale_state {
     int pid, fd;               /* the worker and its pipe; 0 and -1 when none */
     unsigned char buf[sizeof(scale_row)];
     int buf_len;
-    int metric;                /* 0 images/s, 1 bytes moved (when only one chart fits) */
+    int metric;                /* m: images/s by Eq. 1, bytes moved, images/s simulated (screen_scale.c's M_*) */
 } scale_state;
 
 typedef struct cluster_state {
