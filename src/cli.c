@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include "diff.h"
+#include "explain.h"
 #include "export_dot.h"
 #include "net_json.h"
 #include "refine.h"
@@ -28,11 +30,16 @@ static const char usage_text[] =
     "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS] [the shared options below]\n"
     "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
     "                    [--why-not LAYER]   every config of LAYER with the best total when forced to it\n"
+    "                    [--explain LAYER]   why LAYER has its config: its terms against the alternatives,\n"
+    "                                        its GPUs and nodes, the bandwidth and batch that would change it\n"
     "                    [--refine [SECONDS]] [--seed N]   then improve it under the step simulator\n"
     "  layerwise eval    -n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt [--json]\n"
     "  layerwise simulate -n NET -c CLUSTER [-g GPUS] [-s optimum|data|model|owt|FILE] [--overlap none|full]\n"
     "                    [--json] [--trace FILE.json]   one training step simulated event by event\n"
     "  layerwise compare -n NET -c CLUSTER [-g GPUS] [--json]\n"
+    "  layerwise diff    -n NET -c CLUSTER [-g GPUS] A B [--json] [-o FILE]\n"
+    "                                     two strategies side by side, per layer; A and B are\n"
+    "                                     optimum, data, model, owt or a strategy file\n"
     "  layerwise scale   -n NET -c CLUSTER [--gpus 1,2,4,8,16] [--json]\n"
     "  layerwise costs   -n NET -c CLUSTER [-g GPUS] --json\n"
     "  layerwise export  -n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K]\n"
@@ -75,7 +82,7 @@ static const char usage_text[] =
 
 typedef struct opts {
     const char *cmd;
-    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot, *trace;
+    const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot, *explain, *trace;
     int overlap; /* simulate: sim_overlap, -1 for the default (full) */
     int refine;            /* search --refine */
     double refine_s;       /* its time limit */
@@ -89,6 +96,8 @@ typedef struct opts {
     int json, steps, step;
     int n_pins;
     const char *pins[64];
+    int n_diff;              /* diff: the two strategies named */
+    const char *diff[2];
 } opts;
 
 /* Messages quote names and paths from files and the command line: control
@@ -151,7 +160,11 @@ static int parse_args(int argc, char **argv, opts *o)
     (strcmp(a, __VA_ARGS__) == 0)
         int takes_value = 1;
         long n;
-        if (TAKES("-n") || TAKES("--network")) o->net = v;
+        if (a[0] != '-' && o->cmd && strcmp(o->cmd, "diff") == 0) {
+            if (o->n_diff == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
+            o->diff[o->n_diff++] = a;
+            takes_value = 0;
+        } else if (TAKES("-n") || TAKES("--network")) o->net = v;
         else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
         else if (TAKES("-p") || TAKES("--profile")) o->profile = v;
         else if (TAKES("-s") || TAKES("--strategy")) o->strategy = v;
@@ -228,6 +241,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->mset.time_s = d;
         } else if (TAKES("--why-not")) {
             o->whynot = v;
+        } else if (TAKES("--explain")) {
+            o->explain = v;
         } else if (TAKES("--pin")) {
             if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
             if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
@@ -259,6 +274,9 @@ static int parse_args(int argc, char **argv, opts *o)
     if (o->refine && !(o->cmd && strcmp(o->cmd, "search") == 0)) return bad("%s", "--refine is an option of search");
     if (o->whynot && !(o->cmd && strcmp(o->cmd, "search") == 0))
         return bad("--why-not %s is an option of search", o->whynot);
+    if (o->explain && !(o->cmd && strcmp(o->cmd, "search") == 0))
+        return bad("--explain %s is an option of search", o->explain);
+    if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
     if (!o->net) o->net = DEFAULT_NETWORK;
@@ -595,8 +613,7 @@ static int search_whynot(const opts *o, const plan *p, int li)
     const cost_model *m = p->cm;
     int n = m->n_configs[li];
     double *tot = lw_malloc(sizeof(double) * (size_t)n);
-    if (plan_whynot_totals(p, li, tot) != 0) /* a final step by variable elimination: one search per config */
-        for (int k = 0; k < n; k++) tot[k] = plan_cost_with_pin(p, li, k, NULL);
+    plan_whynot_all(p, li, tot);
     whynot_row *rows = lw_malloc(sizeof(whynot_row) * (size_t)n);
     for (int k = 0; k < n; k++) rows[k] = (whynot_row){k, tot[k]};
     qsort(rows, (size_t)n, sizeof *rows, whynot_cmp);
@@ -653,6 +670,29 @@ static int search_whynot(const opts *o, const plan *p, int li)
     }
     free(rows);
     free(tot);
+    return rc;
+}
+
+/* search --explain LAYER: why the layer has its config (explain.h). */
+static int search_explain(const opts *o, const plan *p, int li)
+{
+    lw_error err = {0};
+    explain e;
+    if (explain_layer(p, li, &e, &err) != 0) return die(&err);
+    while (explain_step(p, &e)) {
+    }
+    int rc = 0;
+    if (o->json || o->out) {
+        char *doc = explain_json(p, &e);
+        rc = emit(o, doc);
+        free(doc);
+    }
+    if (!o->json) {
+        char *text = explain_text(p, &e, 80);
+        printf("\nexplain %s (%s on %s, %d GPUs; Eq. 1):\n\n%s", p->net->layers[li].name, p->net->name, p->cl->name,
+               p->gpus, text);
+        free(text);
+    }
     return rc;
 }
 
@@ -733,6 +773,15 @@ static int cmd_search(const opts *o)
         plan_free(p);
         return 2;
     }
+    int xl = o->explain ? net_find(p->net, o->explain) : -1;
+    if (o->explain && xl < 0) {
+        lw_buf b = {0};
+        lw_text_printable(&b, o->explain);
+        fprintf(stderr, "layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
+        lw_buf_free(&b);
+        plan_free(p);
+        return 2;
+    }
     if (o->refine) {
         if (!o->json) {
             print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
@@ -740,6 +789,12 @@ static int cmd_search(const opts *o)
             printf("\n");
         }
         rc = search_refine(o, p);
+    } else if (o->explain) {
+        if (!o->json) {
+            print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+            print_memory_summary(p);
+        }
+        rc = search_explain(o, p, xl);
     } else if (o->whynot) {
         if (!o->json) {
             print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
@@ -1259,26 +1314,6 @@ static int cmd_profile(const opts *o)
 
 /* ---- simulate ---- */
 
-/* The strategy -s names: the optimum (default), a baseline or a file. */
-static int pick_strategy(const opts *o, plan *p, int *ci, const char **label, lw_error *err)
-{
-    const char *name = o->strategy ? o->strategy : "optimum";
-    *label = name;
-    if (strcmp(name, "optimum") == 0) {
-        memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);
-        return 0;
-    }
-    int b = baseline_from_name(name);
-    if (b >= 0) {
-        strategy_baseline(p->cm, (baseline_kind)b, ci);
-        return 0;
-    }
-    size_t len;
-    char *text = lw_read_file(name, &len, err);
-    int rc = text ? strategy_from_json(p->cm, text, len, name, ci, err) : -1;
-    free(text);
-    return rc;
-}
 
 static void print_sim_text(const plan *p, const sim_result *s, const char *label)
 {
@@ -1343,8 +1378,8 @@ static int cmd_simulate(const opts *o)
     plan *p = open_plan_as(o, o->set, given, &err);
     if (!p) return die(&err);
     int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
-    const char *label;
-    if (pick_strategy(o, p, ci, &label, &err) != 0) {
+    const char *label = o->strategy ? o->strategy : "optimum";
+    if (strategy_pick(p, label, ci, &err) != 0) {
         free(ci);
         plan_free(p);
         return die(&err);
@@ -1366,6 +1401,47 @@ static int cmd_simulate(const opts *o)
     }
     sim_free(s);
     free(ci);
+    plan_free(p);
+    return rc;
+}
+
+/* diff A B: two strategies side by side (diff.h). Only "optimum" needs
+ * the search; baselines and files are evaluated without tables. */
+static int cmd_diff(const opts *o)
+{
+    if (o->n_diff != 2) return bad("%s", "diff needs two strategies: optimum, data, model, owt or a strategy file");
+    lw_error err = {0};
+    int searched = strcmp(o->diff[0], "optimum") == 0 || strcmp(o->diff[1], "optimum") == 0;
+    plan *p = open_plan_as(o, o->set, !searched, &err);
+    if (!p || apply_pins(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
+    int L = p->net->n_layers;
+    int *ci[2] = {lw_calloc((size_t)L, sizeof(int)), lw_calloc((size_t)L, sizeof(int))};
+    strategy_eval ev[2] = {{0}, {0}};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        if (strategy_pick(p, o->diff[k], ci[k], &err) != 0) rc = die(&err);
+        else strategy_evaluate(p->cm, ci[k], &ev[k]);
+    }
+    if (rc == 0) {
+        diff_side a = {o->diff[0], ci[0], &ev[0]}, b = {o->diff[1], ci[1], &ev[1]};
+        if (o->json || o->out) {
+            char *doc = diff_json(p, &a, &b);
+            rc = emit(o, doc);
+            free(doc);
+        }
+        if (rc == 0 && !o->json) {
+            char *text = diff_text(p, &a, &b);
+            fputs(text, stdout);
+            free(text);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        strategy_eval_free(&ev[k]);
+        free(ci[k]);
+    }
     plan_free(p);
     return rc;
 }
@@ -1449,7 +1525,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         int (*fn)(const opts *);
     } cmds[] = {{"search", cmd_search},   {"eval", cmd_eval},     {"simulate", cmd_simulate}, {"compare", cmd_compare},
                 {"scale", cmd_scale},     {"costs", cmd_costs},   {"export", cmd_export},     {"profile", cmd_profile},
-                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}};
+                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}, {"diff", cmd_diff}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(o.cmd, cmds[i].name) != 0) continue;
         /* an output that cannot be written is refused before any work */

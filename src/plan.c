@@ -127,12 +127,11 @@ static int memory_step(const plan_memory_settings *set, const cluster *cl, const
     return rc;
 }
 
-/* 1 unless even the most memory every layer can take fits the limit. */
-static int plan_limit_may_bind(const plan *p)
+/* 1 unless even the most memory every layer can take fits the limit
+ * (bytes per GPU, +inf: none) on model m. */
+static int limit_may_bind(const cost_model *m, double limit)
 {
-    double limit = plan_memory_limit(&p->mset, p->cl);
     if (!isfinite(limit)) return 0;
-    const cost_model *m = p->cm;
     double *most = lw_calloc((size_t)m->gpus, sizeof(double));
     for (int i = 0; i < m->n_layers; i++) {
         for (int g = 0; g < m->gpus; g++) {
@@ -586,21 +585,33 @@ void plan_free(plan *p)
     free(p);
 }
 
-double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
+/* A "why not?" question asked of a model: m with pins (indices into m,
+ * -1 free) and the memory settings ms on cluster cl, layer li free of its
+ * own pin. plan_cost_with_pin and plan_whynot_totals ask it of the plan's
+ * own model; plan_probe_pair of a model built for another setting. */
+typedef struct whynot_ctx {
+    const cost_model *m;
+    const cluster *cl;
+    const plan_memory_settings *ms;
+    const int *pins;
+} whynot_ctx;
+
+static double cost_with_pin_on(const whynot_ctx *q, int li, int k, int *config_out)
 {
-    cost_graph *g = graph_with_pins(p->cm, p->pinned, li);
-    for (int j = 0; j < g->n_configs[li]; j++)
+    int L = q->m->n_layers;
+    cost_graph *g = graph_with_pins(q->m, q->pins, li);
+    for (int j = 0; li >= 0 && j < g->n_configs[li]; j++) /* li < 0: nothing forced */
         if (j != k) g->node_cost[li][j] = HUGE_VAL;
     search_result *r = search_run(g, NULL, NULL);
     double c = r ? r->cost : HUGE_VAL;
-    if (r && config_out) memcpy(config_out, r->config, sizeof(int) * (size_t)p->net->n_layers);
-    if (r && isfinite(plan_memory_limit(&p->mset, p->cl))) { /* the fastest that fits, +inf if none */
-        int *best = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+    if (r && config_out) memcpy(config_out, r->config, sizeof(int) * (size_t)L);
+    if (r && isfinite(plan_memory_limit(q->ms, q->cl))) { /* the fastest that fits, +inf if none */
+        int *best = lw_malloc(sizeof(int) * (size_t)L);
         plan_memory mo;
         lw_error err;
-        if (memory_step(&p->mset, p->cl, p->cm, g, r, NULL, best, &mo, &err) == 0) {
+        if (memory_step(q->ms, q->cl, q->m, g, r, NULL, best, &mo, &err) == 0) {
             c = mo.fits ? cg_evaluate(g, best) : HUGE_VAL;
-            if (config_out) memcpy(config_out, best, sizeof(int) * (size_t)p->net->n_layers);
+            if (config_out) memcpy(config_out, best, sizeof(int) * (size_t)L);
         }
         memory_free(&mo);
         free(best);
@@ -610,12 +621,12 @@ double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
     return c;
 }
 
-int plan_whynot_totals(const plan *p, int li, double *totals)
+static int whynot_totals_on(const whynot_ctx *q, int li, double *totals)
 {
     /* under a memory limit the best total of a config is its own search
-     * (plan_cost_with_pin): min-marginals do not know what fits */
-    if (plan_limit_may_bind(p)) return -1;
-    cost_graph *g = graph_with_pins(p->cm, p->pinned, li);
+     * (cost_with_pin_on): min-marginals do not know what fits */
+    if (limit_may_bind(q->m, plan_memory_limit(q->ms, q->cl))) return -1;
+    cost_graph *g = graph_with_pins(q->m, q->pins, li);
     search_result *r = search_run(g, NULL, NULL);
     int rc = -1;
     if (r) {
@@ -632,6 +643,86 @@ int plan_whynot_totals(const plan *p, int li, double *totals)
     search_result_free(r);
     cg_free(g);
     return rc == 0 ? 0 : -1;
+}
+
+static whynot_ctx plan_ctx(const plan *p)
+{
+    return (whynot_ctx){p->cm, p->cl, &p->mset, p->pinned};
+}
+
+double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
+{
+    whynot_ctx q = plan_ctx(p);
+    return cost_with_pin_on(&q, li, k, config_out);
+}
+
+int plan_whynot_totals(const plan *p, int li, double *totals)
+{
+    whynot_ctx q = plan_ctx(p);
+    return whynot_totals_on(&q, li, totals);
+}
+
+void plan_whynot_all(const plan *p, int li, double *totals)
+{
+    if (plan_whynot_totals(p, li, totals) == 0) return;
+    for (int k = 0; k < p->cm->n_configs[li]; k++) totals[k] = plan_cost_with_pin(p, li, k, NULL);
+}
+
+int plan_unpinned_best(const plan *p, int *config_out)
+{
+    int L = p->net->n_layers;
+    int *none = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
+    for (int i = 0; i < L; i++) none[i] = -1;
+    whynot_ctx q = {p->cm, p->cl, &p->mset, none};
+    double c = cost_with_pin_on(&q, -1, -1, config_out);
+    free(none);
+    return isfinite(c) ? 0 : -1;
+}
+
+/* The memory settings of the paper's search: no limit. */
+static const plan_memory_settings no_limit = {.limit = -1};
+
+double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out)
+{
+    whynot_ctx q = {p->cm, p->cl, &no_limit, p->pinned};
+    return cost_with_pin_on(&q, li, k, config_out);
+}
+
+void plan_whynot_all_eq1(const plan *p, int li, double *totals)
+{
+    whynot_ctx q = {p->cm, p->cl, &no_limit, p->pinned};
+    if (whynot_totals_on(&q, li, totals) == 0) return;
+    for (int k = 0; k < p->cm->n_configs[li]; k++) totals[k] = cost_with_pin_on(&q, li, k, NULL);
+}
+
+int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2],
+                    double totals[2], lw_error *err)
+{
+    if (!set) set = &p->set;
+    if (!cl) cl = p->cl;
+    int L = p->net->n_layers, total = cluster_gpus(cl);
+    int gpus = set->gpus > 0 ? set->gpus : total;
+    if (gpus > total)
+        return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d", gpus, cl->name, total);
+    cost_model *m = cost_model_build_cancellable(p->net, cl, p->prof, gpus, plan_batch_for(set, gpus), p->cancel, err);
+    if (!m) return -1;
+    m->optimizer = p->mset.optimizer;
+    /* pins are configs: carried over by value, as plan_apply does */
+    int *pins = lw_malloc(sizeof(int) * (size_t)L);
+    for (int i = 0; i < L; i++)
+        pins[i] = p->pinned[i] < 0 || !p->cm ? -1
+                                             : config_find(m->configs[i], m->n_configs[i], &p->cm->configs[i][p->pinned[i]]);
+    whynot_ctx q = {m, cl, &no_limit, pins};
+    int k[2];
+    for (int i = 0; i < 2; i++) k[i] = config_find(m->configs[li], m->n_configs[li], &two[i]);
+    double *tot = lw_malloc(sizeof(double) * (size_t)m->n_configs[li]);
+    int marg = whynot_totals_on(&q, li, tot) == 0;
+    for (int i = 0; i < 2; i++)
+        totals[i] = k[i] < 0 ? HUGE_VAL : marg ? tot[k[i]] : cost_with_pin_on(&q, li, k[i], NULL);
+    free(tot);
+    free(pins);
+    cost_model_free(m);
+    return 0;
 }
 
 const char *plan_final_method_name(const plan *p)

@@ -210,6 +210,32 @@ double plan_cost_with_pin(const plan *p, int li, int k, int *config_out);
  * variable elimination: ask plan_cost_with_pin per config then. */
 int plan_whynot_totals(const plan *p, int li, double *totals);
 
+/* plan_whynot_totals, or where it cannot (-1), plan_cost_with_pin for
+ * each config: totals[k] for every config of layer li. */
+void plan_whynot_all(const plan *p, int li, double *totals);
+/* plan_cost_with_pin and plan_whynot_all for the paper's search: memory
+ * not limited (Eq. 1 alone; a strategy that does not fit counts too). A
+ * question under a memory limit can take the memory search's time budget
+ * per config; these take about one search each. */
+double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out);
+void plan_whynot_all_eq1(const plan *p, int li, double *totals);
+/* The optimum with no layer pinned (within the memory limit, as the plan
+ * searches), in config_out (n_layers): what the plan's pins cost. 0, or -1
+ * when no finite strategy exists. */
+int plan_unpinned_best(const plan *p, int *config_out);
+
+/* The same question asked of another setting, without changing the plan
+ * and with memory not limited (plan_whynot_all_eq1's): the best totals
+ * with layer li forced to each of two configs (given by value; the other
+ * pins kept by config, as plan_apply carries them), on a
+ * cost model built for run settings set (NULL: the plan's) and cluster cl
+ * (NULL: the plan's). totals[i] is +inf where that setting lacks config i
+ * or no finite total exists. 0, or -1 with err set when the model cannot
+ * be built (a bad setting: code 2; too big or cancelled: code 1). For
+ * "at what bandwidth or batch would the runner-up win?" (explain.h). */
+int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2],
+                    double totals[2], lw_error *err);
+
 const char *plan_final_method_name(const plan *p);
 
 /* The memory limit a setting applies: bytes per GPU, +inf for none. */

@@ -93,7 +93,7 @@ B=$F/bad
 run --help
 if [ "$RC" -eq 0 ]; then ok "--help exits 0"; else notok "--help exits 0 (exit $RC)"; fi
 missing=""
-for c in tui search eval simulate compare scale costs export profile list; do
+for c in tui search eval simulate compare diff scale costs export profile list; do
     grep -qE "layerwise +$c( |$)" "$OUT" || missing="$missing $c"
 done
 if [ -z "$missing" ]; then ok "--help lists every command"; else notok "--help lists every command: missing$missing"; fi
@@ -503,6 +503,153 @@ expect_ok "--why-not as text" search -n vgg16 -c p100-4x4 -g 4 --why-not conv5_1
 if grep -q "why not? conv5_1" "$OUT" && grep -qE "^   h2 w2 +4 " "$OUT"; then ok "--why-not text lists the layer's configs"; else
     notok "--why-not text lists the layer's configs" "$(tail -20 "$OUT")"
 fi
+
+# -------------------------------------------------------------- --explain
+# The issue's question: why VGG-16 on 16 GPUs splits fc6 by channel on one
+# node. Every total is checked against --pin, and each crossover found is
+# checked by searching again at that bandwidth or batch.
+# one run: the document to -o FILE, the text on stdout
+expect_ok "search --explain fc6 -o FILE" search -n vgg16 -c p100-4x4 -g 16 --explain fc6 -o "$TMP/explain.json"
+cp "$OUT" "$TMP/explain.txt"
+"$LW" search -n vgg16 -c p100-4x4 -g 16 --json >"$TMP/vgg16.json" 2>/dev/null
+py "--explain fc6: channel split on one node, the document's fields" '
+import json, sys
+e = json.load(open(sys.argv[1])); o = json.load(open(sys.argv[2]))
+assert e["format"] == "layerwise-explain/1" and e["model"] == "Eq. 1" and e["layer"] == "fc6", e["format"]
+assert e["parameters"] == 25088 * 4096 + 4096 and e["weight_bytes"] == 4 * e["parameters"]
+c = e["alternatives"][0]
+assert c["role"] == "chosen" and c["config"]["c"] > 1 and c["config"]["n"] == 1, c
+assert c["nodes"] == [0] and c["devices"] == list(range(c["gpus"])) and e["placement"]["inside_one_node"]
+assert abs(c["total_ms"] - o["total_ms"]) <= 1e-9 * o["total_ms"]
+for a in e["alternatives"]:
+    s = a["compute_ms"] + a["sync_ms"] + a["transfer_in_ms"] + a["transfer_out_ms"] + a["rest_ms"]
+    assert abs(s - a["total_ms"]) <= 1e-9 * a["total_ms"], a
+    assert a["total_ms"] >= c["total_ms"] - 1e-9
+assert e["alternatives"][1]["role"] == "runner-up"
+data = [a for a in e["alternatives"] if a["config"]["n"] > 1 and a["config"]["c"] == 1]
+assert data and data[0]["sync_ms"] > c["sync_ms"] + 10, data
+assert e["decides"] in ("t_c", "t_s", "t_x in", "t_x out", "rest")
+assert [x["parameter"] for x in e["crossovers"]] == ["inter_node_bandwidth_gbs", "batch_per_gpu"]
+' "$TMP/explain.json" "$TMP/vgg16.json"
+# cfg_arg JSON-CONFIG: the --pin form of a config ("c4", "n2 c2", "1")
+cfg_of() { python3 -c '
+import json, sys
+c = json.loads(sys.argv[1]); s = " ".join("%s%d" % (d, c[d]) for d in "nchw" if c.get(d, 1) > 1)
+print(s or "1")' "$1"; }
+for i in 1 2 3; do
+    cj=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["alternatives"]; print(json.dumps(a[int(sys.argv[2])]["config"]) if len(a) > int(sys.argv[2]) else "")' "$TMP/explain.json" "$i")
+    [ -n "$cj" ] || continue
+    cfg=$(cfg_of "$cj")
+    "$LW" search -n vgg16 -c p100-4x4 -g 16 --pin "fc6=$cfg" --json >"$TMP/pin.json" 2>/dev/null
+    py "--explain fc6: alternative $i ($cfg) totals what --pin fc6=$cfg finds" '
+import json, sys
+e = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2]))
+a = e["alternatives"][int(sys.argv[3])]
+assert abs(a["total_ms"] - p["total_ms"]) <= 1e-9 * p["total_ms"], (a["total_ms"], p["total_ms"])
+' "$TMP/explain.json" "$TMP/pin.json" "$i"
+done
+chosen=$(cfg_of "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["alternatives"][0]["config"]))' "$TMP/explain.json")")
+runner=$(cfg_of "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["alternatives"][1]["config"]))' "$TMP/explain.json")")
+# replan PARAM VALUE: the totals with fc6 pinned to the chosen config and to
+# the runner-up at that value, in $TMP/a.json and $TMP/b.json (explain's
+# totals are Eq. 1's with memory not limited)
+replan() {
+    local opt
+    case $1 in
+    inter_node_bandwidth_gbs) opt=(--inter-bw "$2") ;;
+    batch_per_gpu) opt=(--batch-per-gpu "${2%.*}") ;;
+    esac
+    "$LW" search -n vgg16 -c p100-4x4 -g 16 --no-memory-limit "${opt[@]}" --pin "fc6=$chosen" --json >"$TMP/a.json" 2>/dev/null
+    "$LW" search -n vgg16 -c p100-4x4 -g 16 --no-memory-limit "${opt[@]}" --pin "fc6=$runner" --json >"$TMP/b.json" 2>/dev/null
+}
+for k in 0 1; do
+    read -r param found value lo hi <<<"$(python3 -c 'import json,sys; x=json.load(open(sys.argv[1]))["crossovers"][int(sys.argv[2])]; print(x["parameter"], x["found"], x["value"], *x["range"])' "$TMP/explain.json" "$k")"
+    if [ "$found" = True ]; then
+        replan "$param" "$value"
+        py "--explain fc6: at $param $value the runner-up $runner beats $chosen when searched again" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert b["total_ms"] < a["total_ms"], (b["total_ms"], a["total_ms"])
+' "$TMP/a.json" "$TMP/b.json"
+    else
+        # "no value in [lo, hi]": at both ends the chosen config still wins
+        for end in "$lo" "$hi"; do
+            replan "$param" "$end"
+            py "--explain fc6: no crossover in $param: at $end $chosen still beats $runner" '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert b["total_ms"] >= a["total_ms"], (b["total_ms"], a["total_ms"])
+' "$TMP/a.json" "$TMP/b.json"
+        done
+    fi
+done
+py "--explain fc6: the runner-up wins at some inter-node bandwidth" '
+import json, sys
+assert json.load(open(sys.argv[1]))["crossovers"][0]["found"]
+' "$TMP/explain.json"
+py "--explain text: Eq. 1, one node, the crossovers, no line over 80 columns" '
+import sys
+t = open(sys.argv[1]).read(); part = t[t.index("explain fc6"):]
+for need in ("Eq. 1", "stays inside one node", "102764544 parameters", "For the runner-up", "batch per GPU"):
+    assert need in part, need
+long = [l for l in part.splitlines() if len(l) > 80]
+assert not long, long
+' "$TMP/explain.txt"
+expect_ok "--explain -o FILE" search -n lenet5 -c p100-4x4 -g 4 --explain conv1 -o "$TMP/x.json"
+py "--explain -o FILE writes the document" '
+import json, sys
+assert json.load(open(sys.argv[1]))["format"] == "layerwise-explain/1"
+' "$TMP/x.json"
+expect_fail "--explain of an unknown layer: exit 2" 2 "nope" "lenet5" -- search -n lenet5 -c p100-4x4 -g 4 --explain nope
+expect_fail "--explain outside search: exit 2" 2 "--explain" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --explain fc1
+expect_fail "--explain with --why-not: exit 2" 2 "--explain" -- search -n lenet5 -c p100-4x4 -g 4 --explain fc1 --why-not fc1
+
+# ----------------------------------------------------------------- diff
+expect_ok "diff optimum data --json" diff -n vgg16 -c p100-4x4 -g 16 optimum data --json
+cp "$OUT" "$TMP/diff.json"
+"$LW" eval -n vgg16 -c p100-4x4 -g 16 -s data --json >"$TMP/data.json" 2>/dev/null
+py "diff: each side is what search and eval say, per layer and in all (Eq. 1)" '
+import json, sys
+d = json.load(open(sys.argv[1])); o = json.load(open(sys.argv[2])); e = json.load(open(sys.argv[3]))
+assert d["format"] == "layerwise-diff/1" and d["model"] == "Eq. 1"
+assert d["a"]["strategy"] == "optimum" and d["b"]["strategy"] == "data"
+assert abs(d["a"]["total_ms"] - o["total_ms"]) <= 1e-9 * o["total_ms"]
+assert abs(d["b"]["total_ms"] - e["total_ms"]) <= 1e-9 * e["total_ms"]
+assert abs(d["delta_ms"] - (e["total_ms"] - o["total_ms"])) <= 1e-9 * e["total_ms"]
+ol = {l["name"]: l for l in o["layers"]}; el = {l["name"]: l for l in e["layers"]}
+n = 0
+for l in d["layers"]:
+    a, b = ol[l["name"]], el[l["name"]]
+    assert l["a"]["config"] == a["config"] and l["b"]["config"] == b["config"], l["name"]
+    assert l["changed"] == (a["config"] != b["config"]), l["name"]
+    n += l["changed"]
+    ta = a["compute_ms"] + a["sync_ms"] + a["transfer_ms"]; tb = b["compute_ms"] + b["sync_ms"] + b["transfer_ms"]
+    assert abs(l["a"]["total_ms"] - ta) < 1e-9 and abs(l["b"]["total_ms"] - tb) < 1e-9, l["name"]
+    assert abs(l["delta_ms"] - (tb - ta)) < 1e-9, l["name"]
+assert d["layers_changed"] == n and n > 0
+assert abs(sum(l["b"]["total_ms"] for l in d["layers"]) - d["b"]["total_ms"]) <= 1e-9 * d["b"]["total_ms"]
+' "$TMP/diff.json" "$TMP/vgg16.json" "$TMP/data.json"
+"$LW" search -n alexnet -c p100-4x4 -g 4 -o "$TMP/alex-opt.json" >/dev/null 2>&1
+expect_ok "diff FILE optimum" diff -n alexnet -c p100-4x4 -g 4 "$TMP/alex-opt.json" optimum
+if grep -qE "^B - A: \+0\.00 ms .*; 0 of [0-9]+ layers differ$" "$OUT"; then
+    ok "diff of the optimum's own file: nothing differs"
+else
+    notok "diff of the optimum's own file: nothing differs" "$(tail -3 "$OUT")"
+fi
+expect_ok "diff model owt as text" diff -n alexnet -c p100-4x4 -g 4 model owt
+py "diff text: Eq. 1 totals, the rows that differ marked *" '
+import sys
+t = open(sys.argv[1]).read()
+assert "Eq. 1" in t and "total (Eq. 1)" in t
+marked = [l for l in t.splitlines() if l.startswith("* ")]
+n = int(t.rsplit(" of ", 1)[0].rsplit(" ", 1)[1])
+assert len(marked) == n and n > 0, (len(marked), n)
+' "$OUT"
+expect_fail "diff with one strategy: exit 2" 2 "two strategies" -- diff -n lenet5 -c p100-4x4 -g 4 optimum
+expect_fail "diff with three: exit 2" 2 "third" -- diff -n lenet5 -c p100-4x4 -g 4 optimum data model
+expect_fail "diff with a missing file: exit 2, names it" 2 "$TMP/none.json" -- diff -n lenet5 -c p100-4x4 -g 4 optimum "$TMP/none.json"
+expect_fail "diff with a bad strategy file: exit 2, names file and layer" 2 "$B/strategy_unknown_layer.json:16:" "fc4" -- \
+    diff -n lenet5 -c p100-4x4 -g 4 "$B/strategy_unknown_layer.json" data
 
 # -------------------------------------------------------------- bad input
 expect_fail "missing network file: exit 2, names the file" 2 "$B/no_such_file.json" -- \

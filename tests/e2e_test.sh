@@ -238,6 +238,40 @@ printf '%s' "$sgr" | grep -qF $'\e[7m' && ok "NO_COLOR: selection and bars in re
 keys q
 expect "NO_COLOR run exits" "EXITED"
 
+# ---- explain (i): VGG-16 on 16 GPUs at 80x24, ASCII, no colour: why fc6
+# is split by channel on one node, and a convolution by sample
+E2E_ENV="NO_COLOR=1 LAYERWISE_ASCII=1" start -n vgg16 -g 16
+"${T[@]}" resize-window -t "$S" -x 80 -y 24
+expect "explain run opens" "vgg16 on p100-4x4"
+keys Home
+for _ in $(seq 1 20); do keys Down; done # fc6
+keys i
+expect "i explains fc6" "explain fc6: c4 (Eq. 1)"
+expect "its weights" "102764544 parameters"
+expect "the chosen row" "* c4 "
+keys NPage
+expect "the placement: inside one node" "It stays inside one node"
+keys End
+expect_re "the runner-up's crossover, searched in the background" "inter-node bandwidth (at or|: no value)" 60
+capture | grep -q '[^ -~]' && bad "explain at 80x24 in ASCII: only ASCII on screen" || ok "explain at 80x24 in ASCII: only ASCII on screen"
+keys Escape
+expect "Esc goes back to the table" " moved "
+keys Home Down
+keys i
+expect "i on a convolution" "explain conv1_1: n16 (Eq. 1)"
+keys Escape
+expect "back to the table" " moved "
+keys C
+expect "C compares the current strategy with data parallelism" "A: current 247.71 ms vs B: data"
+expect "the compare view's totals say Eq. 1" "total   Eq. 1"
+keys b
+expect "b: B is the model-parallel baseline" "B: model"
+capture | grep -q '[^ -~]' && bad "compare at 80x24 in ASCII: only ASCII on screen" || ok "compare at 80x24 in ASCII: only ASCII on screen"
+keys q
+expect "q closes the compare view" " moved "
+keys q
+expect "explain run exits" "EXITED"
+
 # ---- bad input never reaches the terminal UI
 out=$("$LW" tui -n no-such-net 2>&1 </dev/null)
 rc=$?

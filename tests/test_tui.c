@@ -1217,7 +1217,7 @@ static int monkey_int(int n)
  * and draw without error. Under ASan/UBSan in `make test`. */
 static void monkey(const char *net, int gpus, uint64_t seed, int steps, int check_coverage)
 {
-    static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', '\r', 'x',
+    static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', 'i', 'C', 'a', 'v', '\r', 'x',
                                'X', 'o', 'b', 'm', 'n', 'p', '[', ']', 'h', 'j', 'k', 'l', 'R', '?', 27, 'g',
                                KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END,
                                KEY_F(1), 12 /* ^L */, 'e', 'J', 'O'};
@@ -1507,6 +1507,113 @@ Test(tui_memory, vgg16_256_per_gpu_fits_and_says_why)
     app_feed(a, 'M'); /* 8 GiB */
     app_feed(a, 'M'); /* back to the GPU's memory */
     cr_assert_eq(a->p->best_eval.total_ms, fast);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- explain (i) */
+
+/* Every line of the explain screen, scrolled from the top to the bottom. */
+static char *explain_screen_text(app *a)
+{
+    lw_buf b = {0};
+    /* read each page once more, keeping each line once */
+    app_feed(a, KEY_HOME);
+    draw(a);
+    int hy = find_row("explain ");
+    cr_assert(hy >= 0, "%s", dump());
+    int n = explain_of(a)->lines, rows = explain_of(a)->cur.rows;
+    for (int line = 0; line < n;) {
+        int top = explain_of(a)->cur.top;
+        for (int y = line - top; y < rows && line < n; y++, line++) lw_buf_printf(&b, "%s\n", row(hy + 1 + y));
+        for (int i = 0; i < rows; i++) app_feed(a, KEY_DOWN);
+        draw(a);
+    }
+    return b.s;
+}
+
+/* The issue's question, answered from the screen at 80x24 without colour
+ * or UTF-8: VGG-16 on 16 GPUs splits fc6 by channel on one node, because
+ * of t_s and the inter-node link; the convolutions by sample. */
+Test(tui_explain, vgg16_fc6_and_a_convolution_at_80x24_ascii)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    select_layer(a, "fc6");
+    app_feed(a, 'i');
+    cr_assert_eq(a->screen, SCR_EXPLAIN);
+    cr_assert_eq(app_base_screen(a), SCR_TABLE, "an overlay over the table");
+    draw(a);
+    cr_assert(find_row("explain fc6: c4 (Eq. 1)") >= 0, "%s", dump());
+    char *text = explain_screen_text(a);
+    /* the screen shows the engine's text, line for line, none cut */
+    char *want = explain_text(a->p, &explain_of(a)->e, 80);
+    const char *s = want, *t = text;
+    int lines = 0;
+    while (*s) {
+        const char *nl = strchr(s, '\n'), *tl = strchr(t, '\n');
+        cr_assert(nl && tl, "screen text ended early at line %d:\n%s", lines, text);
+        /* the screen drops trailing blanks */
+        size_t ls = (size_t)(nl - s), lt = (size_t)(tl - t);
+        while (ls > 0 && s[ls - 1] == ' ') ls--;
+        cr_assert(ls == lt && strncmp(s, t, ls) == 0, "line %d: \"%.*s\" on screen \"%.*s\"", lines, (int)ls, s,
+                  (int)lt, t);
+        s = nl + 1;
+        t = tl + 1;
+        lines++;
+    }
+    cr_assert_gt(lines, 24, "longer than a screen: scrolling was needed");
+    cr_assert(strstr(text, "102764544 parameters"), "%s", text);
+    cr_assert(strstr(text, "stays inside one node"), "%s", text);
+    cr_assert(strstr(text, "best by sample (n)"), "%s", text);
+    cr_assert(strstr(text, "* c4 "), "%s", text);
+    free(want);
+    free(text);
+    /* Esc goes back; i on a convolution explains the split by sample */
+    app_feed(a, 27);
+    cr_assert_eq(a->screen, SCR_TABLE);
+    select_layer(a, "conv3_1");
+    app_feed(a, 'i');
+    draw(a);
+    cr_assert(find_row("explain conv3_1: n16 (Eq. 1)") >= 0, "%s", dump());
+    text = explain_screen_text(a);
+    cr_assert(strstr(text, "spans 4 nodes"), "%s", text);
+    cr_assert(strstr(text, "best on 1 node"), "%s", text);
+    free(text);
+    app_free(a);
+    term_close();
+}
+
+/* The crossover searches run in idle slices; p pins the runner-up; a
+ * what-if recomputes the explanation for the new optimum. */
+Test(tui_explain, crossovers_in_the_background_pin_and_whatif)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 8);
+    select_layer(a, "conv2");
+    app_feed(a, 'i');
+    draw(a);
+    cr_assert(app_busy(a), "crossovers still to search");
+    cr_assert(find_row("crossovers") >= 0, "progress shown:\n%s", dump());
+    finish_idle(a);
+    char *text = explain_screen_text(a);
+    cr_assert(strstr(text, "inter-node bandwidth at or below"), "%s", text);
+    cr_assert(strstr(text, "batch per GPU at or below"), "%s", text);
+    free(text);
+    int li = a->sel, runner = explain_of(a)->e.alt[1].config;
+    app_feed(a, 'p');
+    cr_assert_eq(a->screen, SCR_TABLE);
+    cr_assert_eq(a->p->pinned[li], runner);
+    app_feed(a, 'i');
+    cr_assert_eq(a->screen, SCR_EXPLAIN);
+    draw(a);
+    cr_assert(explain_of(a)->e.pinned && explain_of(a)->e.alt[0].config == runner);
+    cr_assert(find_row("pinned") >= 0, "%s", dump());
+    /* a what-if on the explain screen: the text follows the new plan */
+    app_feed(a, '-');
+    draw(a);
+    cr_assert_eq(a->p->gpus, 4);
+    cr_assert(find_row("on 4 GPUs") >= 0, "%s", dump());
     app_free(a);
     term_close();
 }
@@ -2218,6 +2325,158 @@ Test(tui_refine, opening_a_network_stops_the_search)
     cr_assert(app_refining(a));
     finish_idle(a);
     cr_assert_not(app_refining(a));
+    app_free(a);
+    term_close();
+}
+
+/* ---------- columns (v), the why-not list's and the baseline's terms */
+
+/* v cycles the table's columns: sizes (parameters, weight and activation
+ * bytes, memory per GPU), then the baseline's t_c, t_s and t_x. */
+Test(tui_columns, sizes_and_the_baseline_split_at_80x24)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    select_layer(a, "fc6");
+    app_feed(a, 'v');
+    draw(a);
+    int hy = header_row();
+    cr_assert(hy >= 0, "%s", dump());
+    const char *h = row(hy);
+    cr_assert(strstr(h, "params") && strstr(h, "weights") && strstr(h, "acts") && strstr(h, "mem/GPU"), "%s", h);
+    cr_assert(!strstr(h, "t_c"), "the times give way: %s", h);
+    cr_assert(strstr(a->status, "columns: sizes"), "%s", a->status);
+    /* fc6: 102.8 M parameters, 411 MB of fp32 weights, 4096 x 512 x 4 B of output */
+    int y = find_row(" fc6 ");
+    cr_assert(y >= 0, "%s", dump());
+    cr_assert(strstr(row(y), " 103M ") && strstr(row(y), " 411M ") && strstr(row(y), " 8.4M "), "%s", row(y));
+    /* without a baseline v skips the split back to the times */
+    app_feed(a, 'v');
+    cr_assert_eq(table_of(a)->colset, 0);
+    app_feed(a, 'b'); /* data */
+    app_feed(a, 'v');
+    app_feed(a, 'v');
+    cr_assert_eq(table_of(a)->colset, 2);
+    draw(a);
+    hy = header_row();
+    h = row(hy);
+    cr_assert(strstr(h, "d t_c") && strstr(h, "d t_s") && strstr(h, "d t_x") && strstr(h, "data ms"), "%s", h);
+    y = find_row(" fc6 ");
+    const layer_eval *be = &a->base_eval.layers[a->sel];
+    char want[64];
+    snprintf(want, sizeof want, " %.2f ", be->sync_ms);
+    cr_assert(strstr(row(y), want), "data's t_s of fc6 (%s) in: %s", want, row(y));
+    int ty = totals_row();
+    snprintf(want, sizeof want, "%.2f", a->base_eval.sync_ms);
+    cr_assert(ty >= 0 && strstr(row(ty), want), "%s\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
+/* The why-not list splits t_c, t_s and the layer's t_x in each forced
+ * strategy: fc6 split by sample pays its sync. */
+Test(tui_columns, whynot_splits_tc_ts_tx)
+{
+    term_open(30, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    select_layer(a, "fc6");
+    int li = a->sel;
+    app_feed(a, 'w');
+    finish_idle(a);
+    draw(a);
+    int hy = find_row("best total");
+    cr_assert(hy >= 0 && strstr(row(hy), " t_c") && strstr(row(hy), " t_s") && strstr(row(hy), " t_x"), "%s", dump());
+    const plan *p = a->p;
+    int *cfg = malloc(sizeof(int) * (size_t)p->net->n_layers);
+    int checked = 0;
+    for (int i = 0; i < whynot_of(a)->n; i++) {
+        const whynot_entry *e = &whynot_of(a)->e[i];
+        char cname[64], pat[200];
+        config_format(&p->cm->configs[li][e->config], cname, sizeof cname);
+        /* t_x: the layer's incoming edges in the forced strategy */
+        plan_cost_with_pin(p, li, e->config, cfg);
+        cfg[li] = e->config;
+        strategy_eval ev;
+        strategy_evaluate(p->cm, cfg, &ev);
+        cr_assert(fabs(ev.layers[li].transfer_ms - e->tx_ms) < 1e-9, "%s: t_x %g, entry %g", cname,
+                  ev.layers[li].transfer_ms, e->tx_ms);
+        snprintf(pat, sizeof pat, "  %-11s %4d %7.2f %7.2f %7.2f ", cname, config_tasks(&p->cm->configs[li][e->config]),
+                 p->cm->t_c[li][e->config], p->cm->t_s[li][e->config], e->tx_ms);
+        if (find_row(pat) >= 0) checked++;
+        strategy_eval_free(&ev);
+    }
+    cr_assert_geq(checked, 10, "rows with t_c, t_s, t_x as the model has them:\n%s", dump());
+    free(cfg);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- compare (C) */
+
+Test(tui_compare, current_against_baselines_previous_and_a_file)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, 'C');
+    cr_assert_eq(a->screen, SCR_COMPARE);
+    draw(a);
+    cr_assert(find_row("A: current 247.71 ms vs B: data") >= 0, "%s", dump());
+    cr_assert(find_row("(Eq. 1)") >= 0 && find_row("Eq. 1") >= 0, "%s", dump());
+    /* the marked rows are the layers whose configs differ */
+    strategy_eval ev;
+    int L = a->p->net->n_layers, *ci = malloc(sizeof(int) * (size_t)L), differ = 0;
+    strategy_baseline(a->p->cm, BASE_DATA, ci);
+    strategy_evaluate(a->p->cm, ci, &ev);
+    for (int i = 0; i < L; i++) differ += ci[i] != a->p->best[i];
+    char want[160];
+    snprintf(want, sizeof want, "%.2f ms per step (Eq. 1): B-A %+.2f ms", ev.total_ms, ev.total_ms - a->p->best_eval.total_ms);
+    cr_assert(find_row2("B: data", "") >= 0 && strstr(dump(), want), "%s\n%s", want, dump());
+    snprintf(want, sizeof want, "%d of %d layers differ", differ, L);
+    cr_assert(strstr(dump(), want), "%s\n%s", want, dump());
+    app_feed(a, KEY_END);
+    draw(a);
+    int y = find_row(" fc6 ");
+    cr_assert(y >= 0 && row(y)[0] == '*', "fc6 differs: %s\n%s", y >= 0 ? row(y) : "", dump());
+    strategy_eval_free(&ev);
+    /* b: model */
+    app_feed(a, 'b');
+    draw(a);
+    cr_assert(find_row("B: model") >= 0, "%s", dump());
+    /* after a what-if, "previous" is the strategy before it, in its own setting */
+    app_feed(a, 27);
+    double before = a->p->best_eval.total_ms;
+    app_feed(a, '-');
+    app_feed(a, 'C');
+    for (int k = 0; k < CMP__COUNT && compare_of(a)->src[1] != CMP_PREVIOUS; k++) app_feed(a, 'b');
+    draw(a);
+    snprintf(want, sizeof want, "B: previous (16 GPUs, batch 512) %.2f ms", before);
+    cr_assert(strstr(dump(), want), "%s\n%s", want, dump());
+    /* a strategy file: the current one written with J's writer, 0 layers differ */
+    char path[] = "/tmp/lw-compare-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    close(fd);
+    a->screen = SCR_TABLE;
+    cr_assert_eq(app_export(a, path), 0, "%s", a->status);
+    app_feed(a, 'C');
+    app_feed(a, 'f');
+    cr_assert_eq(a->prompt, PROMPT_STRATEGY);
+    app_feed(a, 0x15); /* ^U */
+    type(a, path);
+    app_feed(a, '\r');
+    draw(a);
+    snprintf(want, sizeof want, "0 of %d layers differ", L);
+    cr_assert(strstr(dump(), want) && strstr(dump(), "B-A +0.00 ms"), "%s\n%s", want, dump());
+    /* a bad file: its error, named */
+    unlink(path);
+    app_feed(a, 'f');
+    app_feed(a, 0x15);
+    type(a, path);
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, path), "%s", a->status);
+    draw(a);
+    cr_assert(find_row("B: ") >= 0 && !strstr(dump(), "layers differ"), "%s", dump());
+    free(ci);
     app_free(a);
     term_close();
 }

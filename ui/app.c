@@ -18,6 +18,7 @@
 const screen_ops *const app_screens[SCR__COUNT] = {
     [SCR_TABLE] = &screen_table_ops,     [SCR_GRAPH] = &screen_graph_ops,   [SCR_STEPS] = &screen_steps_ops,
     [SCR_SCALE] = &screen_scale_ops,     [SCR_CLUSTER] = &screen_cluster_ops, [SCR_WHYNOT] = &screen_whynot_ops,
+    [SCR_EXPLAIN] = &screen_explain_ops, [SCR_COMPARE] = &screen_compare_ops,
     [SCR_HELP] = &screen_help_ops,       [SCR_TIMELINE] = &screen_timeline_ops,
     [SCR_OPEN] = &screen_open_ops,
 };
@@ -78,6 +79,7 @@ static void layer_arrays_free(app *a)
     free(a->order);
     free(a->base_ci);
     free(a->saved_configs);
+    strategy_eval_free(&a->saved_eval); /* the previous strategy: of these layers */
     free(a->pin_wish);
     free(a->wished);
 }
@@ -364,6 +366,15 @@ void app_whatif_begin(app *a, const char *what)
     a->saved_batch = p->batch;
     for (int i = 0; i < p->net->n_layers; i++)
         a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0}};
+    /* its times too, for the compare view's "previous" */
+    strategy_eval_free(&a->saved_eval);
+    if (p->sr && p->best_eval.layers) {
+        a->saved_eval = p->best_eval;
+        size_t bytes = sizeof(layer_eval) * (size_t)p->best_eval.n_layers;
+        a->saved_eval.layers = lw_malloc(bytes);
+        memcpy(a->saved_eval.layers, p->best_eval.layers, bytes);
+        a->saved_gpus = p->gpus;
+    }
 }
 
 plan_settings *app_change_settings(app *a)

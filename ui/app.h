@@ -40,6 +40,8 @@ typedef enum {
     SCR_CLUSTER,
     SCR_TIMELINE,
     SCR_WHYNOT,
+    SCR_EXPLAIN,
+    SCR_COMPARE,
     SCR_HELP,
     SCR_OPEN,
     SCR__COUNT
@@ -150,6 +152,7 @@ typedef struct scale_row {
 typedef struct whynot_entry {
     int config;                /* index into the layer's configs */
     double total_ms;           /* best total with the layer forced to it */
+    double tx_ms;              /* the layer's t_x (incoming edges) in that strategy, known with changed */
     int changed;               /* other layers whose config moved */
     int done;                  /* total_ms known */
     int counted;               /* changed known */
@@ -166,7 +169,8 @@ typedef enum {
     PROMPT_FIELD,
     PROMPT_SEARCH,
     PROMPT_OPEN,
-    PROMPT_OVERWRITE
+    PROMPT_OVERWRITE,
+    PROMPT_STRATEGY
 } prompt_kind;
 
 struct app {
@@ -201,6 +205,8 @@ struct app {
     config *saved_configs;     /* [n_layers] previous optimum's configs */
     double saved_total_ms, saved_ips;
     long saved_batch;          /* the previous optimum's global batch */
+    strategy_eval saved_eval;  /* the previous optimum's evaluation (no layers before the first what-if) */
+    int saved_gpus;            /* and its GPU count */
     double last_rebuild_s;     /* seconds the last rebuild or research took */
 
     /* shared by the screens: the selected layer (table, graph, why-not),
@@ -302,6 +308,10 @@ void app_export_default(const app *a, int json, char *buf, size_t n);
 int app_export(app *a, const char *path);
 /* Starts the "why not" list for a layer and opens its screen. */
 void app_whynot_open(app *a, int li);
+/* Explains layer li's config (screen_explain.c) and opens its screen. */
+void app_explain_open(app *a, int li);
+/* Opens the compare view (screen_compare.c). */
+void app_compare_open(app *a);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
 
@@ -403,7 +413,8 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
 /* ---- screens ---------------------------------------------------------- */
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
-    screen_cluster_ops, screen_whynot_ops, screen_help_ops, screen_timeline_ops, screen_open_ops;
+    screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_compare_ops, screen_help_ops,
+    screen_timeline_ops, screen_open_ops;
 
 /* graph drawing shared by the graph screen and the stepper (graph_draw.c) */
 void graph_view_free(graph_view *g);

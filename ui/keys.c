@@ -108,6 +108,20 @@ static action k_whynot(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action k_explain(app *a, int key)
+{
+    (void)key;
+    app_explain_open(a, a->sel);
+    return ACT_REDRAW;
+}
+
+static action k_compare(app *a, int key)
+{
+    (void)key;
+    app_compare_open(a);
+    return ACT_REDRAW;
+}
+
 static action k_unpin(app *a, int key)
 {
     (void)key;
@@ -185,6 +199,8 @@ const keybind app_global_keys[] = {
     {{'P'}, "P", "what-if: next precision the GPU has figures for (fp32 tf32 fp16 bf16)", k_precision},
     {{'z', 'Z'}, "z Z", "undo / redo a what-if (GPUs, batch, sync, pins...)", k_undo},
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
+    {{'i'}, "i", "explain the selected layer's config (Eq. 1 terms, nodes)", k_explain},
+    {{'C'}, "C", "compare two strategies side by side, layer by layer", k_compare},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},
     {{'O'}, "O", "open a network, cluster or strategy file", k_open},
@@ -194,8 +210,8 @@ const keybind app_global_keys[] = {
     {{'/'}, "/", "search layers (name or type), or the list shown", k_search},
     {{'n', 'N'}, "n N", "the next / previous match of the search", k_search_next},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
-    {{27}, "Esc", "back (from help and why-not); stops a refine", k_back},
-    {{'q', 'Q'}, "q", "close help or why-not; elsewhere quit (Ctrl-C too), restoring the terminal", k_quit},
+    {{27}, "Esc", "back (from help, why-not, explain, compare); stops a refine", k_back},
+    {{'q', 'Q'}, "q", "close a view (help, why-not, explain, compare); else quit", k_quit},
     {{0}, NULL, NULL, NULL},
 };
 
@@ -352,6 +368,7 @@ static action prompt_submit(app *a)
         return app_set_batch(a, v);
     }
     case PROMPT_FIELD: return cluster_field_set(a, a->prompt_field, text);
+    case PROMPT_STRATEGY: return compare_file_set(a, text);
     case PROMPT_OPEN: return app_open_file(a, (open_kind)a->prompt_field, text);
     case PROMPT_SEARCH:
         if (text[0]) snprintf(a->search, sizeof a->search, "%s", text); /* empty: the last search again */

@@ -17,7 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_MARK, C_NAME, C_TYPE, C_OUT, C_CFG, C_GPUS, C_TC, C_TS, C_TX, C_TOTAL, C_BCFG, C_BTOTAL, C_MEM, C__COUNT };
+enum {
+    C_MARK, C_NAME, C_TYPE, C_OUT, C_CFG, C_GPUS, C_TC, C_TS, C_TX, C_PARAMS, C_WBYTES, C_ABYTES, C_TOTAL, C_BCFG,
+    C_BTC, C_BTS, C_BTX, C_BTOTAL, C_MEM, C__COUNT
+};
+
+/* The column sets v cycles through: the optimum's times; the layer's
+ * sizes; the baseline's t_c, t_s and t_x beside the optimum's total. */
+enum { SET_TIMES, SET_SIZES, SET_BASELINE, SET__COUNT };
+static const char *const set_names[SET__COUNT] = {"times (t_c, t_s, t_x)",
+                                                  "sizes (parameters, weight and activation bytes, memory per GPU)",
+                                                  "the baseline's t_c, t_s and t_x"};
 
 typedef struct col {
     const char *head;
@@ -45,11 +55,45 @@ static const col cols_def[C__COUNT] = {
     [C_TC] = {"t_c", 7, 2, 1, SORT_TC},
     [C_TS] = {"t_s", 7, 3, 1, SORT_TS},
     [C_TX] = {"t_x", 7, 3, 1, SORT_TX},
+    [C_PARAMS] = {"params", 7, 2, 1, -1},
+    [C_WBYTES] = {"weights", 7, 3, 1, -1},
+    [C_ABYTES] = {"acts", 7, 3, 1, -1},
     [C_TOTAL] = {"total", 8, 1, 1, SORT_TOTAL},
     [C_BCFG] = {"", 8, 2, 0, -1},
+    [C_BTC] = {"", 7, 3, 1, -1},
+    [C_BTS] = {"", 7, 3, 1, -1},
+    [C_BTX] = {"", 7, 3, 1, -1},
     [C_BTOTAL] = {"", 8, 1, 1, -1},
     [C_MEM] = {"mem", 6, 7, 1, -1},
 };
+
+/* Whether column c is in the table's current set. */
+static int in_set(const app *a, int c)
+{
+    int set = table_of(a)->colset, base = a->baseline >= 0;
+    switch (c) {
+    case C_TC:
+    case C_TS:
+    case C_TX: return set == SET_TIMES;
+    case C_PARAMS:
+    case C_WBYTES:
+    case C_ABYTES: return set == SET_SIZES;
+    case C_BCFG:
+    case C_BTOTAL: return base;
+    case C_BTC:
+    case C_BTS:
+    case C_BTX: return base && set == SET_BASELINE;
+    case C_MEM: return set != SET_BASELINE;
+    default: return 1;
+    }
+}
+
+/* A column's priority in the current set (dropped first: highest): the
+ * memory column belongs with the sizes there. */
+static int prio(const app *a, int c)
+{
+    return c == C_MEM && table_of(a)->colset == SET_SIZES ? 2 : cols_def[c].prio;
+}
 
 typedef struct colset {
     int on[C__COUNT];
@@ -75,11 +119,12 @@ static void fit_columns(const app *a, int W, colset *cs)
         }
     }
     for (int c = 0; c < C__COUNT; c++) {
-        cs->on[c] = c != C_BCFG && c != C_BTOTAL ? 1 : a->baseline >= 0;
+        cs->on[c] = in_set(a, c);
         cs->w[c] = cols_def[c].w;
     }
     cs->w[C_NAME] = maxname > 28 ? 28 : maxname;
     cs->w[C_CFG] = maxcfg;
+    if (table_of(a)->colset == SET_SIZES) cs->w[C_MEM] = 7; /* "mem/GPU" */
     /* wide enough for "model cfg" */
     int bh = a->baseline >= 0 ? (int)strlen(baseline_name((baseline_kind)a->baseline)) + 4 : 8;
     cs->w[C_BCFG] = maxcfg > bh ? maxcfg : bh;
@@ -100,8 +145,8 @@ static void fit_columns(const app *a, int W, colset *cs)
         }
         int drop = -1;
         for (int c = 0; c < C__COUNT; c++)
-            if (cs->on[c] && cols_def[c].prio > 0 && (drop < 0 || cols_def[c].prio > cols_def[drop].prio)) drop = c;
-        if (drop < 0 || cols_def[drop].prio <= 1) {
+            if (cs->on[c] && prio(a, c) > 0 && (drop < 0 || prio(a, c) > prio(a, drop))) drop = c;
+        if (drop < 0 || prio(a, drop) <= 1) {
             if (cs->w[C_NAME] > 8) {
                 cs->w[C_NAME]--;
                 continue;
@@ -152,13 +197,16 @@ static void num(char *b, size_t n, double v)
     else snprintf(b, n, "%.2f", v);
 }
 
-/* "12.3G", "456M", "78K": at most 6 columns */
+/* "12.3G", "456M", "7.8K": at most 6 columns, two significant digits
+ * at least (sizes in bytes, and parameter counts) */
 static void short_bytes(char *b, size_t n, double v)
 {
     if (v >= 1e10) snprintf(b, n, "%.0fG", v / 1e9);
     else if (v >= 1e9) snprintf(b, n, "%.1fG", v / 1e9);
-    else if (v >= 1e6) snprintf(b, n, "%.0fM", v / 1e6);
-    else if (v >= 1e3) snprintf(b, n, "%.0fK", v / 1e3);
+    else if (v >= 1e7) snprintf(b, n, "%.0fM", v / 1e6);
+    else if (v >= 1e6) snprintf(b, n, "%.1fM", v / 1e6);
+    else if (v >= 1e4) snprintf(b, n, "%.0fK", v / 1e3);
+    else if (v >= 1e3) snprintf(b, n, "%.1fK", v / 1e3);
     else snprintf(b, n, "%.0f", v);
 }
 
@@ -240,6 +288,13 @@ static void draw_table(app *a, WINDOW *w, rect r)
         if (c == C_BCFG || c == C_BTOTAL) {
             snprintf(bh, sizeof bh, "%s %s", baseline_name((baseline_kind)a->baseline), c == C_BCFG ? "cfg" : "ms");
             head = bh;
+        } else if (c == C_BTC || c == C_BTS || c == C_BTX) {
+            /* "d t_c": the baseline's initial and the term */
+            snprintf(bh, sizeof bh, "%c %s", baseline_name((baseline_kind)a->baseline)[0],
+                     c == C_BTC ? "t_c" : c == C_BTS ? "t_s" : "t_x");
+            head = bh;
+        } else if (c == C_MEM && table_of(a)->colset == SET_SIZES) {
+            head = "mem/GPU";
         }
         if (cols_def[c].sort >= 0 && (int)a->sort == cols_def[c].sort && a->sort != SORT_LAYER)
             snprintf(h, sizeof h, "%s%s", head, G->sort_mark);
@@ -288,13 +343,28 @@ static void draw_table(app *a, WINDOW *w, rect r)
             short_bytes(b, sizeof b, cost_memory_task(p->cm, li, cf, 0, NULL));
             cell(w, y, &cs, C_MEM, r, sel ? base : ST_DIM, b);
         }
+        if (cs.on[C_PARAMS]) {
+            short_bytes(b, sizeof b, (double)l->n_params);
+            cell(w, y, &cs, C_PARAMS, r, base, l->n_params ? b : "-");
+            short_bytes(b, sizeof b, (double)l->n_params * BYTES_PER_ELEM);
+            cell(w, y, &cs, C_WBYTES, r, base, l->n_params ? b : "-");
+            short_bytes(b, sizeof b, (double)shape_elems(l->out) * (double)p->batch * p->cm->elem_bytes);
+            cell(w, y, &cs, C_ABYTES, r, base, b);
+        }
         if (a->baseline >= 0 && a->base_valid) {
             const config *bc = &p->cm->configs[li][a->base_ci[li]];
             config_format(bc, b, sizeof b);
             cell(w, y, &cs, C_BCFG, r, sel ? base : config_equal(bc, cf) ? ST_DIM : ST_NORMAL, b);
-            double bt = total_of(&a->base_eval.layers[li]);
+            const layer_eval *be = &a->base_eval.layers[li];
+            double bt = total_of(be);
             num(b, sizeof b, bt);
             cell(w, y, &cs, C_BTOTAL, r, sel ? base : bt > total_of(le) + 1e-9 ? ST_BAD : ST_NORMAL, b);
+            num(b, sizeof b, be->compute_ms);
+            cell(w, y, &cs, C_BTC, r, base, b);
+            num(b, sizeof b, be->sync_ms);
+            cell(w, y, &cs, C_BTS, r, base, b);
+            num(b, sizeof b, be->transfer_ms);
+            cell(w, y, &cs, C_BTX, r, base, b);
         }
     }
 
@@ -328,6 +398,26 @@ static void draw_table(app *a, WINDOW *w, rect r)
     if (a->baseline >= 0 && a->base_valid) {
         num(b, sizeof b, a->base_eval.total_ms);
         cell(w, fy, &cs, C_BTOTAL, r, ST_BAD, b);
+        num(b, sizeof b, a->base_eval.compute_ms);
+        cell(w, fy, &cs, C_BTC, r, ST_BOLD, b);
+        num(b, sizeof b, a->base_eval.sync_ms);
+        cell(w, fy, &cs, C_BTS, r, ST_BOLD, b);
+        num(b, sizeof b, a->base_eval.transfer_ms);
+        cell(w, fy, &cs, C_BTX, r, ST_BOLD, b);
+    }
+    if (cs.on[C_PARAMS]) {
+        double params = (double)net_params(p->net), acts = 0;
+        for (int i = 0; i < n; i++) acts += (double)shape_elems(p->net->layers[i].out);
+        short_bytes(b, sizeof b, params);
+        cell(w, fy, &cs, C_PARAMS, r, ST_BOLD, b);
+        short_bytes(b, sizeof b, params * BYTES_PER_ELEM);
+        cell(w, fy, &cs, C_WBYTES, r, ST_BOLD, b);
+        short_bytes(b, sizeof b, acts * (double)p->batch * p->cm->elem_bytes);
+        cell(w, fy, &cs, C_ABYTES, r, ST_BOLD, b);
+    }
+    if (cs.on[C_MEM] && table_of(a)->colset == SET_SIZES) {
+        short_bytes(b, sizeof b, ev->peak_memory_bytes);
+        cell(w, fy, &cs, C_MEM, r, ST_BOLD, b);
     }
     {
         /* what a narrow terminal has no room for gives way whole */
@@ -393,6 +483,17 @@ static action baseline_cycle(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action colset_cycle(app *a, int key)
+{
+    (void)key;
+    table_state *ts = table_of(a);
+    ts->colset = (ts->colset + 1) % SET__COUNT;
+    if (ts->colset == SET_BASELINE && a->baseline < 0) ts->colset = SET_TIMES; /* nothing to split */
+    app_set_status(a, 0, "columns: %s%s", set_names[ts->colset],
+                   ts->colset == SET_TIMES && a->baseline < 0 ? " (b adds a baseline, whose times v then splits)" : "");
+    return ACT_REDRAW;
+}
+
 static action open_whynot(app *a, int key)
 {
     (void)key;
@@ -405,6 +506,7 @@ static const keybind table_keys[] = {
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / first / last layer", k_move},
     {{'o'}, "o", "sort: layer order, total, t_c, t_s, t_x (largest first)", sort_cycle},
     {{'b'}, "b", "baseline beside the optimum: none, data, model, OWT", baseline_cycle},
+    {{'v'}, "v", "columns: times, sizes, the baseline's t_c t_s t_x", colset_cycle},
     {{'\n', '\r', KEY_ENTER}, "Enter", "why not? the selected layer's configs (same as w)", open_whynot},
     {{0}, NULL, NULL, NULL},
 };
@@ -441,7 +543,7 @@ static action click(app *a, int y, int x, int double_click)
 const screen_ops screen_table_ops = {
     .tab = "Table",
     .title = "Strategy table (1)",
-    .hints = "Up/Dn:layer o:sort b:baseline Enter:why-not +/-:GPUs </>:batch s:sync e:export",
+    .hints = "Up/Dn:layer o:sort b:baseline v:columns Enter:why-not i:explain +/-:GPUs e:export",
     .draw = draw_table,
     .keys = table_keys,
     .state_size = sizeof(table_state),

@@ -367,6 +367,10 @@ static void goto_task(struct timeline_state *t, int k)
     for (int i = 0; i < t->n_rows; i++)
         if (t->rows[i] == res) t->row = i;
     t->pick = k;
+    if (t->ms_per_col <= 0 || t->cols <= 0) { /* not drawn yet: the first frame fits the step */
+        t->col = 0;
+        return;
+    }
     double at = s->tasks[k].start_ms + fmin(s->tasks[k].dur_ms / 2, t->ms_per_col / 2);
     if (at < t->t0 || at >= t->t0 + t->cols * t->ms_per_col) t->t0 = fmax(0, at - t->cols / 2 * t->ms_per_col);
     t->col = (int)((at - t->t0) / t->ms_per_col);

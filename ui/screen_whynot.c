@@ -2,7 +2,9 @@
  * screen_whynot: "why not this config?" for one layer. Every config of the
  * layer with the best whole-strategy total when the layer is forced to it
  * (every other layer re-optimised), sorted, the delta against the current
- * strategy, and how many other layers would change. Enter pins the
+ * strategy, and how many other layers would change. The layer's own t_c
+ * and t_s are the config's; its t_x (incoming edges) depends on its
+ * producers' configs in that strategy, so it comes with "others". Enter pins the
  * selected config and re-optimises around it.
  *
  * The totals come at once from one search and its min-marginals
@@ -50,6 +52,7 @@ int whynot_step(app *a, double budget_s)
         if (e->config != p->best[li] || pin >= 0 || e->counted) continue;
         if (!e->done) W(a)->done++;
         e->total_ms = p->best_eval.total_ms;
+        e->tx_ms = p->best_eval.layers[li].transfer_ms;
         e->changed = 0;
         e->done = e->counted = 1;
         W(a)->counted++;
@@ -65,10 +68,15 @@ int whynot_step(app *a, double budget_s)
             W(a)->done++;
         }
         e->changed = 0;
-        if (isfinite(c))
+        e->tx_ms = 0;
+        if (isfinite(c)) {
             for (int i = 0; i < p->net->n_layers; i++)
                 if (i != li && !config_equal(&p->cm->configs[i][W(a)->tmp[i]], &p->cm->configs[i][p->best[i]]))
                     e->changed++;
+            const cost_model *m = p->cm;
+            for (int ed = 0; ed < m->n_edges; ed++)
+                if (m->e_to[ed] == li) e->tx_ms += cost_edge_ms(m, ed, W(a)->tmp[m->e_from[ed]], e->config, NULL);
+        }
         e->counted = 1;
         W(a)->counted++;
     }
@@ -127,15 +135,17 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
     }
     /* columns */
     int y = r.y + 1;
-    static const char *const heads[] = {"config", "GPUs", "t_c+t_s", "best total", "delta ms", "delta", "others"};
-    static const int widths[] = {12, 5, 9, 11, 10, 8, 7};
-    int cx[7], xx = r.x + 2;
-    for (int c = 0; c < 7; c++) {
+    enum { K_CFG, K_GPUS, K_TC, K_TS, K_TX, K_TOTAL, K_DMS, K_DPCT, K_OTHERS, K__COUNT };
+    static const char *const heads[K__COUNT] = {"config", "GPUs", "t_c", "t_s", "t_x", "best total", "delta ms", "delta",
+                                                "others"};
+    static const int widths[K__COUNT] = {11, 4, 7, 7, 7, 10, 9, 7, 6};
+    int cx[K__COUNT], xx = r.x + 2;
+    for (int c = 0; c < K__COUNT; c++) {
         cx[c] = xx;
         xx += widths[c] + 1;
     }
     ui_fill(w, y, r.x, r.w, ST_BOLD);
-    for (int c = 0; c < 7; c++) {
+    for (int c = 0; c < K__COUNT; c++) {
         if (cx[c] + widths[c] > r.x + r.w) break;
         if (c == 0) ui_put(w, y, cx[c], widths[c], ST_BOLD, heads[c]);
         else ui_put_right(w, y, cx[c], widths[c], ST_BOLD, heads[c]);
@@ -162,39 +172,46 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
         config_format(c, b, sizeof b);
         ui_put(w, yy, cx[0], widths[0], sel ? base : ST_CLASS0 + config_class(c), b);
         snprintf(b, sizeof b, "%d", config_tasks(c));
-        ui_put_right(w, yy, cx[1], widths[1], base, b);
-        snprintf(b, sizeof b, "%.2f", m->t_c[li][e->config] + m->t_s[li][e->config]);
-        ui_put_right(w, yy, cx[2], widths[2], base, b);
+        ui_put_right(w, yy, cx[K_GPUS], widths[K_GPUS], base, b);
+        snprintf(b, sizeof b, "%.2f", m->t_c[li][e->config]);
+        ui_put_right(w, yy, cx[K_TC], widths[K_TC], base, b);
+        snprintf(b, sizeof b, "%.2f", m->t_s[li][e->config]);
+        ui_put_right(w, yy, cx[K_TS], widths[K_TS], base, b);
+        snprintf(b, sizeof b, "%.2f", e->tx_ms);
+        ui_put_right(w, yy, cx[K_TX], widths[K_TX], e->counted || sel ? base : ST_DIM,
+                     e->counted && isfinite(e->total_ms) ? b : e->counted ? "-" : G->ellipsis);
         if (!e->done) {
-            ui_put_right(w, yy, cx[3], widths[3], sel ? base : ST_DIM, G->ellipsis);
+            ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], sel ? base : ST_DIM, G->ellipsis);
             continue;
         }
         double d = e->total_ms - W(a)->opt_ms;
         int dst = sel ? base : fabs(d) < 1e-9 ? ST_GOOD : d > 0 ? ST_BAD : ST_GOOD;
         if (!isfinite(e->total_ms)) {
-            ui_put_right(w, yy, cx[3], widths[3], dst, "inf");
+            ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], dst, "inf");
             continue;
         }
         snprintf(b, sizeof b, "%.2f", e->total_ms);
-        ui_put_right(w, yy, cx[3], widths[3], sel ? base : e->total_ms <= best + 1e-9 ? ST_GOOD : ST_NORMAL, b);
+        ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], sel ? base : e->total_ms <= best + 1e-9 ? ST_GOOD : ST_NORMAL,
+                     b);
         snprintf(b, sizeof b, "%+.2f", fabs(d) < 5e-3 ? 0.0 : d);
-        ui_put_right(w, yy, cx[4], widths[4], dst, b);
+        ui_put_right(w, yy, cx[K_DMS], widths[K_DMS], dst, b);
         snprintf(b, sizeof b, "%+.1f%%", W(a)->opt_ms > 0 && fabs(d) >= 5e-3 ? d / W(a)->opt_ms * 100 : 0.0);
-        ui_put_right(w, yy, cx[5], widths[5], dst, b);
+        ui_put_right(w, yy, cx[K_DPCT], widths[K_DPCT], dst, b);
         snprintf(b, sizeof b, "%d", e->changed);
-        if (cx[6] + widths[6] <= r.x + r.w)
-            ui_put_right(w, yy, cx[6], widths[6], e->counted || sel ? base : ST_DIM, e->counted ? b : G->ellipsis);
-        if (cur && cx[6] + widths[6] + 10 <= r.x + r.w)
-            ui_put(w, yy, cx[6] + widths[6] + 1, r.x + r.w - cx[6] - widths[6] - 1, sel ? base : ST_GOOD,
+        int ox = cx[K_OTHERS], ow = widths[K_OTHERS];
+        if (ox + ow <= r.x + r.w)
+            ui_put_right(w, yy, ox, ow, e->counted || sel ? base : ST_DIM, e->counted ? b : G->ellipsis);
+        if (cur && ox + ow + 10 <= r.x + r.w)
+            ui_put(w, yy, ox + ow + 1, r.x + r.w - ox - ow - 1, sel ? base : ST_GOOD,
                    p->pinned[li] >= 0 ? "current" : "optimum");
     }
     free(ord);
     rect t = {r.y + r.h - 3, r.x, 3, r.w};
     char txt[512];
     snprintf(txt, sizeof txt,
-             "Each row: the best step time with %s forced to that config, the rest re-optimised (all rows "
-             "from one search, by min-marginals); \"others\": layers that then change. Enter pins, x unpins, "
-             "Esc goes back.",
+             "Each row: %s's t_c, t_s, t_x (incoming edges) and the best step (Eq. 1) with it forced to that "
+             "config, the rest re-optimised (min-marginals of one search); \"others\": layers that then change. "
+             "Enter pins, x unpins, i explains, Esc back.",
              l->name);
     ui_wrap(w, t, ST_DIM, txt);
 }

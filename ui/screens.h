@@ -11,6 +11,7 @@
 #define LW_SCREENS_H
 
 #include "app.h"
+#include "explain.h"
 
 /* ---- the list cursor ---------------------------------------------------- */
 
@@ -43,6 +44,7 @@ int list_find(list_cursor *c, int n, int dir, int (*match)(int row, void *user),
 typedef struct table_state {
     list_cursor cur;           /* rows in display order (a->order); sel mirrors a->sel */
     int y0;                    /* where the first row was drawn, for mouse clicks */
+    int colset;                /* the column set v chose (screen_table.c) */
 } table_state;
 
 typedef struct graph_state {
@@ -91,6 +93,37 @@ typedef struct whynot_state {
     int *tmp;                  /* [n_layers] scratch strategy */
 } whynot_state;
 
+/* explain: the engine's explanation of one layer (explain.h), its text
+ * scrolled; the crossover searches advance one probe per idle slice */
+typedef struct explain_state {
+    int layer;                 /* -1: none */
+    int valid;                 /* e is for the current optimum */
+    explain e;
+    list_cursor cur;           /* scrolled lines */
+    int lines;                 /* lines the last frame's text had */
+} explain_state;
+
+/* compare: two strategies side by side; each side from a source */
+typedef enum { CMP_CURRENT, CMP_OPTIMUM, CMP_DATA, CMP_MODEL, CMP_OWT, CMP_PREVIOUS, CMP_FILE, CMP__COUNT } compare_source;
+
+typedef struct compare_side {
+    char label[300];
+    int ok;                    /* resolved: cfg, le and the totals hold */
+    char why[256];             /* not ok: why */
+    config *cfg;               /* [n_layers] by value (the previous one may be of another setting) */
+    layer_eval *le;            /* [n_layers] */
+    double total_ms, images_per_s;
+} compare_side;
+
+typedef struct compare_state {
+    int src[2];                /* compare_source of A and B */
+    int opened;                /* sources chosen once */
+    char file[256];            /* CMP_FILE's path */
+    int valid;
+    compare_side side[2];
+    list_cursor cur;           /* the selected layer row */
+} compare_state;
+
 typedef struct help_state {
     list_cursor cur;           /* scrolled lines */
 } help_state;
@@ -115,6 +148,8 @@ static inline steps_state *steps_of(const app *a) { return (steps_state *)a->st[
 static inline scale_state *scale_of(const app *a) { return (scale_state *)a->st[SCR_SCALE]; }
 static inline cluster_state *cluster_of(const app *a) { return (cluster_state *)a->st[SCR_CLUSTER]; }
 static inline whynot_state *whynot_of(const app *a) { return (whynot_state *)a->st[SCR_WHYNOT]; }
+static inline explain_state *explain_of(const app *a) { return (explain_state *)a->st[SCR_EXPLAIN]; }
+static inline compare_state *compare_of(const app *a) { return (compare_state *)a->st[SCR_COMPARE]; }
 static inline help_state *help_of(const app *a) { return (help_state *)a->st[SCR_HELP]; }
 static inline open_state *open_of(const app *a) { return (open_state *)a->st[SCR_OPEN]; }
 
@@ -144,6 +179,9 @@ action app_open_file(app *a, open_kind kind, const char *name);
  * (cancellable through the plan's cancel flag) and adopts it, or keeps
  * the plan and says why. */
 void open_network_perform(app *a);
+
+/* compare (screen_compare.c): B from a strategy file the prompt typed */
+action compare_file_set(app *a, const char *path);
 
 /* why-not computation (screen_whynot.c) */
 int whynot_step(app *a, double budget_s);

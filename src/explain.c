@@ -1,0 +1,703 @@
+/*
+ * explain: one layer's config in the terms of Eq. 1, its alternatives, its
+ * placement, and the parameter values at which the runner-up would win.
+ */
+#include "explain.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const term_names[TERM__COUNT] = {"t_c", "t_s", "t_x in", "t_x out", "rest"};
+
+const char *explain_term_name(explain_term t)
+{
+    return t >= 0 && t < TERM__COUNT ? term_names[t] : "?";
+}
+
+static int nodes_of(const cluster *cl, int tasks)
+{
+    int gpn = cl->gpus_per_node > 0 ? cl->gpus_per_node : 1;
+    return tasks > 0 ? (tasks - 1) / gpn + 1 : 0;
+}
+
+/* The terms of strategy cfg as layer li sees them. */
+static void alt_fill(const plan *p, int li, const int *cfg, explain_alt *a)
+{
+    const cost_model *m = p->cm;
+    strategy_eval ev;
+    strategy_evaluate(m, cfg, &ev);
+    const layer_eval *le = &ev.layers[li];
+    int k = cfg[li];
+    a->config = k;
+    a->term_ms[TERM_TC] = le->compute_ms;
+    a->term_ms[TERM_TS] = le->sync_ms;
+    a->term_ms[TERM_TX_IN] = le->transfer_ms;
+    a->sync_bytes = le->sync_bytes;
+    a->in_bytes = le->transfer_bytes;
+    double out = 0, out_bytes = 0;
+    for (int e = 0; e < m->n_edges; e++) {
+        if (m->e_from[e] != li) continue;
+        double b = 0;
+        out += cost_edge_ms(m, e, k, cfg[m->e_to[e]], &b);
+        out_bytes += b;
+    }
+    a->term_ms[TERM_TX_OUT] = out;
+    a->out_bytes = out_bytes;
+    a->total_ms = ev.total_ms;
+    a->term_ms[TERM_REST] = ev.total_ms - le->compute_ms - le->sync_ms - le->transfer_ms - out;
+    a->gpus = config_tasks(&m->configs[li][k]);
+    a->nodes = nodes_of(p->cl, a->gpus);
+    a->changed = 0;
+    for (int i = 0; i < m->n_layers; i++)
+        if (i != li && !config_equal(&m->configs[i][cfg[i]], &m->configs[i][p->best[i]])) a->changed++;
+    a->peak_bytes = cost_memory(m, cfg, NULL);
+    a->fits = a->peak_bytes <= plan_memory_limit(&p->mset, p->cl);
+    strategy_eval_free(&ev);
+}
+
+/* ---- crossovers ---------------------------------------------------------- */
+
+#define CROSS_BW_FACTOR 128.0  /* bandwidths searched from now / 128 to now * 128 */
+#define CROSS_BW_DOUBLINGS 7
+#define CROSS_BATCH_MAX 4096L  /* per-GPU batches searched from 1 to this */
+#define CROSS_BW_RATIO 1.02    /* bisection stops when the bracket is this narrow */
+
+static const char *param_name(explain_param q)
+{
+    return q == CROSS_INTER_BW ? "inter-node bandwidth" : q == CROSS_INTRA_BW ? "intra-node bandwidth" : "batch per GPU";
+}
+
+static const char *param_key(explain_param q)
+{
+    return q == CROSS_INTER_BW ? "inter_node_bandwidth_gbs" : q == CROSS_INTRA_BW ? "intra_node_bandwidth_gbs"
+                                                                                  : "batch_per_gpu";
+}
+
+static void cross_init(const plan *p, explain_cross *c, explain_param q)
+{
+    memset(c, 0, sizeof *c);
+    c->param = q;
+    if (q == CROSS_BATCH) {
+        c->now = (double)(p->batch / (p->gpus > 0 ? p->gpus : 1));
+        c->lo = 1;
+        c->hi = c->now > CROSS_BATCH_MAX ? c->now : CROSS_BATCH_MAX;
+    } else {
+        c->now = q == CROSS_INTER_BW ? p->cl->inter.bandwidth_gbs : p->cl->intra.bandwidth_gbs;
+        c->lo = c->now / CROSS_BW_FACTOR;
+        c->hi = c->now * CROSS_BW_FACTOR;
+    }
+}
+
+/* The value the doubling phase probes at step j (1, 2, ...) in direction
+ * dir (0 down, 1 up), clamped to the range. */
+static double doubling_value(const explain_cross *c, int dir, int j)
+{
+    double v = c->now * pow(2.0, dir ? j : -j);
+    if (c->param == CROSS_BATCH) v = round(v);
+    if (v < c->lo) v = c->lo;
+    if (v > c->hi) v = c->hi;
+    return v;
+}
+
+/* The chosen config's and the runner-up's best totals with the parameter
+ * at v. 0, or -1 with c->msg set. */
+static int probe(const plan *p, const explain *e, explain_cross *c, double v, double tot[2])
+{
+    const cost_model *m = p->cm;
+    int li = e->layer;
+    config two[2] = {m->configs[li][e->alt[0].config], m->configs[li][e->alt[1].config]};
+    lw_error err = {0};
+    int rc;
+    c->probes++;
+    if (c->param == CROSS_BATCH) {
+        plan_settings s = {p->gpus, (long)v, 0};
+        rc = plan_probe_pair(p, &s, NULL, li, two, tot, &err);
+    } else {
+        cluster *cl = cluster_clone(p->cl);
+        if (c->param == CROSS_INTER_BW) cl->inter.bandwidth_gbs = v;
+        else cluster_set_intra_bw(cl, v);
+        plan_settings s = p->set;
+        s.gpus = p->gpus;
+        rc = plan_probe_pair(p, &s, cl, li, two, tot, &err);
+        cluster_free(cl);
+    }
+    if (rc != 0) snprintf(c->msg, sizeof c->msg, "%.150s", err.msg);
+    return rc;
+}
+
+static int runner_wins(const double tot[2])
+{
+    return isfinite(tot[1]) && tot[1] < tot[0] - 1e-9 * fabs(tot[0]);
+}
+
+/* One probe of c's search. */
+static void cross_step(const plan *p, const explain *e, explain_cross *c)
+{
+    double tot[2];
+    if (c->phase == 0) {
+        /* outward from now, alternating down and up, so the first value
+         * found is the nearest one (in ratio) */
+        int dir = -1, j = 0;
+        while (c->j < 2 * 64) {
+            int d = c->j % 2, jj = c->j / 2 + 1;
+            c->j++;
+            if (c->dir_done[d]) continue;
+            double v = doubling_value(c, d, jj), prev = doubling_value(c, d, jj - 1);
+            if (v == prev || (c->param != CROSS_BATCH && jj > CROSS_BW_DOUBLINGS)) {
+                c->dir_done[d] = 1;
+                continue;
+            }
+            dir = d;
+            j = jj;
+            break;
+        }
+        if (dir < 0) {
+            c->done = 1;
+            return;
+        }
+        double v = doubling_value(c, dir, j);
+        if (probe(p, e, c, v, tot) != 0) {
+            c->done = c->failed = 1;
+            return;
+        }
+        if (!runner_wins(tot)) return;
+        c->ok = doubling_value(c, dir, j - 1);
+        c->win = v;
+        c->totals[0] = tot[0];
+        c->totals[1] = tot[1];
+        c->found = c->phase = 1;
+    }
+    /* bisection between ok and win */
+    int narrow = c->param == CROSS_BATCH ? fabs(c->win - c->ok) <= 1
+                                         : fmax(c->win, c->ok) / fmin(c->win, c->ok) <= CROSS_BW_RATIO;
+    if (narrow) {
+        c->value = c->win;
+        c->done = 1;
+        return;
+    }
+    double mid = c->param == CROSS_BATCH ? floor((c->ok + c->win) / 2) : sqrt(c->ok * c->win);
+    if (c->param == CROSS_BATCH && (mid == c->ok || mid == c->win)) mid = c->ok < c->win ? c->ok + 1 : c->ok - 1;
+    if (probe(p, e, c, mid, tot) != 0) {
+        c->done = c->failed = 1;
+        return;
+    }
+    if (runner_wins(tot)) {
+        c->win = mid;
+        c->totals[0] = tot[0];
+        c->totals[1] = tot[1];
+    } else {
+        c->ok = mid;
+    }
+    c->value = c->win;
+}
+
+int explain_step(const plan *p, explain *e)
+{
+    for (int i = 0; i < e->n_cross; i++)
+        if (!e->cross[i].done) {
+            cross_step(p, e, &e->cross[i]);
+            break;
+        }
+    for (int i = 0; i < e->n_cross; i++)
+        if (!e->cross[i].done) return 1;
+    return 0;
+}
+
+void explain_progress(const explain *e, int *done, int *total)
+{
+    *done = *total = 0;
+    for (int i = 0; i < e->n_cross; i++) {
+        const explain_cross *c = &e->cross[i];
+        int budget = c->param == CROSS_BATCH ? 24 : 2 * CROSS_BW_DOUBLINGS + 6;
+        *done += c->done ? budget : (c->probes < budget ? c->probes : budget - 1);
+        *total += budget;
+    }
+}
+
+/* ---- the layer ------------------------------------------------------------- */
+
+typedef struct ranked {
+    int k;
+    double total;
+} ranked;
+
+static int ranked_cmp(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    if (a->total < b->total) return -1;
+    if (a->total > b->total) return 1;
+    return a->k - b->k;
+}
+
+static int listed(const explain *e, int k)
+{
+    for (int i = 0; i < e->n_alts; i++)
+        if (e->alt[i].config == k) return 1;
+    return 0;
+}
+
+static const char *const node_roles[] = {"best on 1 node", "best on 2 nodes", "best on 3 nodes", "best on 4 nodes"};
+
+int explain_layer(const plan *p, int li, explain *e, lw_error *err)
+{
+    memset(e, 0, sizeof *e);
+    e->decides = -1;
+    if (!p->sr || !p->cm || !p->cm->t_c) return lw_fail(err, 1, "there is no searched strategy to explain");
+    if (li < 0 || li >= p->net->n_layers) return lw_fail(err, 2, "no layer %d", li);
+    const cost_model *m = p->cm;
+    const layer *l = &p->net->layers[li];
+    int n = m->n_configs[li], L = m->n_layers;
+    e->layer = li;
+    e->pinned = p->pinned[li] >= 0;
+    e->n_configs = n;
+    e->params = (double)l->n_params;
+    e->weight_bytes = e->params * BYTES_PER_ELEM;
+    e->act_bytes = (double)shape_elems(l->out) * (double)p->batch * m->elem_bytes;
+    const config *cc = &m->configs[li][p->best[li]];
+    e->act_task_bytes = e->act_bytes / config_tasks(cc);
+    e->mem_task_bytes = cost_memory_task(m, li, cc, 0, NULL);
+
+    /* every config's best total with the rest re-optimised (the why-not list's) */
+    double *tot = lw_malloc(sizeof(double) * (size_t)n);
+    plan_whynot_all_eq1(p, li, tot);
+    ranked *r = lw_malloc(sizeof(ranked) * (size_t)n);
+    for (int k = 0; k < n; k++) r[k] = (ranked){k, tot[k]};
+    qsort(r, (size_t)n, sizeof *r, ranked_cmp);
+    int *cfg = lw_malloc(sizeof(int) * (size_t)L);
+
+    alt_fill(p, li, p->best, &e->alt[0]);
+    e->alt[0].role = e->pinned ? "chosen (pinned)" : "chosen";
+    e->n_alts = 1;
+    /* the runner-up and the next two */
+    static const char *const next_roles[] = {"runner-up", "next best", "next best"};
+    int want[EXPLAIN_MAX_ALTS];
+    const char *why[EXPLAIN_MAX_ALTS];
+    int nw = 0;
+    for (int q = 0; q < n && nw < 3; q++) {
+        if (r[q].k == p->best[li] || !isfinite(r[q].total)) continue;
+        why[nw] = next_roles[nw];
+        want[nw++] = r[q].k;
+    }
+    /* and the best config for each other number of nodes, so the
+     * placement can be read off the table */
+    int maxnodes = nodes_of(p->cl, p->gpus);
+    for (int nodes = 1; nodes <= maxnodes && nodes <= 4 && 1 + nw < EXPLAIN_MAX_ALTS; nodes++) {
+        int have = nodes_of(p->cl, config_tasks(cc)) == nodes;
+        for (int i = 0; i < nw && !have; i++) have = nodes_of(p->cl, config_tasks(&m->configs[li][want[i]])) == nodes;
+        if (have) continue;
+        for (int q = 0; q < n; q++)
+            if (isfinite(r[q].total) && nodes_of(p->cl, config_tasks(&m->configs[li][r[q].k])) == nodes) {
+                why[nw] = node_roles[nodes - 1];
+                want[nw++] = r[q].k;
+                break;
+            }
+    }
+    /* and the best split by sample only, by channel only and by height
+     * and width, so data and model parallelism can be read off too */
+    static const char *const class_roles[] = {"best by sample (n)", "best by channel (c)", "best by height/width"};
+    for (int cls = 0; cls < 3 && 1 + nw < EXPLAIN_MAX_ALTS; cls++) {
+        for (int q = 0; q < n; q++) {
+            const config *c = &m->configs[li][r[q].k];
+            int split_n = c->deg[DIM_N] > 1, split_c = c->deg[DIM_C] > 1, split_hw = c->deg[DIM_H] * c->deg[DIM_W] > 1;
+            int is = cls == 0 ? split_n && !split_c && !split_hw : cls == 1 ? split_c && !split_n && !split_hw
+                                                                         : split_hw && !split_n && !split_c;
+            if (!is || !isfinite(r[q].total)) continue;
+            int have = r[q].k == p->best[li];
+            for (int i = 0; i < nw && !have; i++) have = want[i] == r[q].k;
+            if (!have) {
+                why[nw] = class_roles[cls];
+                want[nw++] = r[q].k;
+            }
+            break;
+        }
+    }
+    for (int i = 0; i < nw; i++) {
+        if (listed(e, want[i])) continue;
+        if (!isfinite(plan_cost_with_pin_eq1(p, li, want[i], cfg))) continue;
+        alt_fill(p, li, cfg, &e->alt[e->n_alts]);
+        e->alt[e->n_alts++].role = why[i];
+    }
+    free(cfg);
+    free(r);
+    free(tot);
+
+    /* a runner-up that is faster has no "why" in Eq. 1: a pin or the
+     * memory limit holds the chosen config */
+    int held = e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms;
+    if (e->n_alts > 1 && strcmp(e->alt[1].role, "runner-up") == 0 && !held) {
+        double best = -HUGE_VAL;
+        for (int t = 0; t < TERM__COUNT; t++) {
+            double d = e->alt[1].term_ms[t] - e->alt[0].term_ms[t];
+            if (d > best) {
+                best = d;
+                e->decides = t;
+            }
+        }
+        /* the crossovers: the bandwidth its traffic crosses, and the batch */
+        int multi = p->gpus > p->cl->gpus_per_node;
+        cross_init(p, &e->cross[e->n_cross++], multi ? CROSS_INTER_BW : CROSS_INTRA_BW);
+        cross_init(p, &e->cross[e->n_cross++], CROSS_BATCH);
+    }
+    return 0;
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+/* A space the wrap never breaks at ("Eq. 1", "18 GB/s"). */
+#define NBSP "\x01"
+#define EQ1 "Eq." NBSP "1"
+
+/* Appends a paragraph word-wrapped to width, continuation lines indented
+ * by indent spaces. */
+static void para(lw_buf *out, int width, int indent, const char *fmt, ...) LW_PRINTF(4, 5);
+static void para(lw_buf *out, int width, int indent, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    const char *s = text;
+    int col = 0, first = 1;
+    while (*s == ' ') { /* the first line's own indent */
+        lw_buf_printf(out, " ");
+        s++;
+        col++;
+    }
+    while (*s) {
+        while (*s == ' ') s++;
+        if (!*s) break;
+        int wl = 0;
+        while (s[wl] && s[wl] != ' ') wl++;
+        if (!first && col + 1 + wl > width) {
+            lw_buf_printf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (!first) {
+            lw_buf_printf(out, " ");
+            col++;
+        }
+        for (int i = 0; i < wl; i++) lw_buf_printf(out, "%c", s[i] == NBSP[0] ? ' ' : s[i]);
+        col += wl;
+        first = 0;
+        s += wl;
+    }
+    lw_buf_printf(out, "\n");
+}
+
+static const char *cfg_str(const plan *p, int li, int k, char *b, size_t n)
+{
+    config_format(&p->cm->configs[li][k], b, n);
+    return b;
+}
+
+/* "642.3 MB", never broken between number and unit by the wrap */
+static const char *bytes_str(double v, char *b, size_t n)
+{
+    lw_format_bytes(v, b, n);
+    for (char *s = b; *s; s++)
+        if (*s == ' ') *s = NBSP[0];
+    return b;
+}
+
+/* "GPUs 0-3 on node 0" */
+static void devices_str(const plan *p, const explain_alt *a, char *b, size_t n)
+{
+    int gpn = p->cl->gpus_per_node;
+    if (a->gpus == 1) snprintf(b, n, "GPU 0 on node 0");
+    else if (a->nodes == 1) snprintf(b, n, "GPUs 0-%d on node 0", a->gpus - 1);
+    else snprintf(b, n, "GPUs 0-%d on nodes 0-%d", a->gpus - 1, a->nodes - 1);
+    (void)gpn;
+}
+
+static void cross_text(lw_buf *out, int width, const plan *p, const explain *e, const explain_cross *c)
+{
+    char rb[64];
+    cfg_str(p, e->layer, e->alt[1].config, rb, sizeof rb);
+    const char *unit = c->param == CROSS_BATCH ? "" : NBSP "GB/s";
+    const char *fmt = c->param == CROSS_BATCH ? "%.0f" : "%.3g";
+    char now[32], lo[32], hi[32], v[32];
+    snprintf(now, sizeof now, fmt, c->now);
+    snprintf(lo, sizeof lo, fmt, c->lo);
+    snprintf(hi, sizeof hi, fmt, c->hi);
+    snprintf(v, sizeof v, fmt, c->value);
+    if (!c->done) {
+        para(out, width, 4, "  - %s: searching (%d probes so far)...", param_name(c->param), c->probes);
+    } else if (c->failed) {
+        para(out, width, 4, "  - %s: the search stopped: %s", param_name(c->param), c->msg);
+    } else if (!c->found) {
+        para(out, width, 4, "  - %s: no value in [%s, %s]%s makes %s faster (now %s%s; %d probes).", param_name(c->param),
+             lo, hi, unit, rb, now, unit, c->probes);
+    } else {
+        para(out, width, 4, "  - %s %s %s%s (now %s%s): there %s takes %.2f ms/step against %.2f (" EQ1 "; %d probes, "
+                            "doubling then bisection).",
+             param_name(c->param), c->value < c->now ? "at or below" : "at or above", v, unit, now, unit, rb,
+             c->totals[1], c->totals[0], c->probes);
+    }
+}
+
+/* Why the decisive term differs, in the model's words. */
+static void decide_text(lw_buf *out, int width, const plan *p, const explain *e)
+{
+    const explain_alt *a = &e->alt[0], *b = &e->alt[1];
+    const cost_model *m = p->cm;
+    int li = e->layer;
+    char ca[64], cb[64], x[32], y[32];
+    cfg_str(p, li, a->config, ca, sizeof ca);
+    cfg_str(p, li, b->config, cb, sizeof cb);
+    int t = e->decides;
+    double d = b->term_ms[t] - a->term_ms[t];
+    const config *fa = &m->configs[li][a->config], *fb = &m->configs[li][b->config];
+    switch (t) {
+    case TERM_TS: {
+        int ra = config_tasks(fa) / fa->deg[DIM_C], rb = config_tasks(fb) / fb->deg[DIM_C];
+        para(out, width, 2, "t_s decides (+%.2f ms for %s): weights are split only by the channel degree and every "
+                            "other degree replicates them, so %s keeps %d replica%s of each weight shard and syncs %s "
+                            "per step, %s keeps %d and syncs %s.",
+             d, cb, cb, rb, rb == 1 ? "" : "s", bytes_str(b->sync_bytes, x, sizeof x), ca, ra,
+             bytes_str(a->sync_bytes, y, sizeof y));
+        break;
+    }
+    case TERM_TX_IN:
+    case TERM_TX_OUT: {
+        int in = t == TERM_TX_IN;
+        para(out, width, 2, "%s decides (+%.2f ms for %s): %s moves %s %s this layer per step (forward and "
+                            "backward), %s moves %s.",
+             explain_term_name((explain_term)t), d, cb, cb, bytes_str(in ? b->in_bytes : b->out_bytes, x, sizeof x),
+             in ? "into" : "out of", ca, bytes_str(in ? a->in_bytes : a->out_bytes, y, sizeof y));
+        break;
+    }
+    case TERM_TC:
+        para(out, width, 2, "t_c decides (+%.2f ms for %s): one of its %d tasks computes %.2f ms (forward and "
+                            "backward), one of the %d tasks of %s %.2f ms.",
+             d, cb, b->gpus, b->term_ms[TERM_TC], a->gpus, ca, a->term_ms[TERM_TC]);
+        break;
+    default:
+        para(out, width, 2, "The rest of the step decides (+%.2f ms for %s): the other layers, re-optimised around "
+                            "it (%d change config), cost that much more.",
+             d, cb, b->changed);
+        break;
+    }
+    /* what the runner-up would gain, if anything */
+    int best = -1;
+    double gain = 0;
+    for (int k = 0; k < TERM__COUNT; k++)
+        if (a->term_ms[k] - b->term_ms[k] > gain + 1e-9) {
+            gain = a->term_ms[k] - b->term_ms[k];
+            best = k;
+        }
+    if (best >= 0)
+        para(out, width, 2, "%s would save %.2f ms of %s, not enough: in all it is %+.2f ms per step (" EQ1 ").", cb, gain,
+             explain_term_name((explain_term)best), b->total_ms - a->total_ms);
+}
+
+static void placement_text(lw_buf *out, int width, const plan *p, const explain *e)
+{
+    const cluster *cl = p->cl;
+    const explain_alt *a = &e->alt[0];
+    char dv[64], cb[64];
+    devices_str(p, a, dv, sizeof dv);
+    int gpn = cl->gpus_per_node, allnodes = nodes_of(cl, p->gpus);
+    para(out, width, 2, "Placement: task k runs on GPU k, so it uses %s (%d of the %d GPUs in use; %d GPU%s a node).",
+         dv, a->gpus, p->gpus, gpn, gpn == 1 ? "" : "s");
+    /* the best alternative over a different number of nodes */
+    const explain_alt *o = NULL;
+    for (int i = 1; i < e->n_alts; i++)
+        if (e->alt[i].nodes != a->nodes && (!o || e->alt[i].total_ms < o->total_ms)) o = &e->alt[i];
+    if (a->nodes == 1 && allnodes > 1) {
+        para(out, width, 2, "It stays inside one node: its transfers and sync use the intra-node link (%.3g" NBSP "GB/s) "
+                            "and never the inter-node link (%.3g" NBSP "GB/s).",
+             cl->intra.bandwidth_gbs, cl->inter.bandwidth_gbs);
+    } else if (a->nodes > 1) {
+        para(out, width, 2, "It spans %d nodes: the part of its traffic between nodes crosses the inter-node link "
+                            "(%.3g" NBSP "GB/s, against %.3g" NBSP "GB/s inside a node).",
+             a->nodes, cl->inter.bandwidth_gbs, cl->intra.bandwidth_gbs);
+    }
+    if (o) {
+        cfg_str(p, e->layer, o->config, cb, sizeof cb);
+        para(out, width, 2, "The best config over %d node%s, %s, costs %+.2f ms per step: t_c %+.2f, t_s %+.2f, "
+                            "t_x %+.2f, rest %+.2f ms.",
+             o->nodes, o->nodes == 1 ? "" : "s", cb, o->total_ms - a->total_ms,
+             o->term_ms[TERM_TC] - a->term_ms[TERM_TC], o->term_ms[TERM_TS] - a->term_ms[TERM_TS],
+             o->term_ms[TERM_TX_IN] + o->term_ms[TERM_TX_OUT] - a->term_ms[TERM_TX_IN] - a->term_ms[TERM_TX_OUT],
+             o->term_ms[TERM_REST] - a->term_ms[TERM_REST]);
+    }
+    if (a->gpus < p->gpus)
+        para(out, width, 2, "GPUs %d-%d have no task of this layer.", a->gpus, p->gpus - 1);
+}
+
+char *explain_text(const plan *p, const explain *e, int width)
+{
+    if (width < 60) width = 60;
+    const cost_model *m = p->cm;
+    int li = e->layer;
+    const layer *l = &p->net->layers[li];
+    lw_buf out = {0};
+    char sh[64], b1[32], b2[32], b3[32], ca[64];
+    shape_format(l->out, sh, sizeof sh);
+    cfg_str(p, li, e->alt[0].config, ca, sizeof ca);
+    para(&out, width, 2, "%s (%s, output %s): config %s%s, one of %d configs on %d GPUs, batch %ld.", l->name,
+         layer_type_name(l->type), sh, ca, e->pinned ? " (pinned)" : "", e->n_configs, p->gpus, p->batch);
+    if (e->params > 0)
+        para(&out, width, 2, "Weights: %.0f parameters (%.2f M), %s in fp32.", e->params, e->params / 1e6,
+             bytes_str(e->weight_bytes, b1, sizeof b1));
+    else
+        para(&out, width, 2, "Weights: none (nothing to synchronise: t_s is 0 in every config).");
+    para(&out, width, 2, "Activations: its output is %s for the batch, %s per task as %s; task 0 keeps %s on its GPU.",
+         bytes_str(e->act_bytes, b1, sizeof b1), bytes_str(e->act_task_bytes, b2, sizeof b2), ca,
+         bytes_str(e->mem_task_bytes, b3, sizeof b3));
+    lw_buf_printf(&out, "\n");
+    para(&out, width, 2, "Each row: the best step with %s forced to that config, every other layer re-optimised "
+                         "(" EQ1 ", ms; memory not limited, ! marks a strategy over the limit). t_x in/out: its "
+                         "incoming and outgoing edges; rest: all other terms.",
+         l->name);
+    int wide = width >= 78;
+    lw_buf_printf(&out, "  %-11s %4s %5s %8s %8s %8s %8s", "config", "GPUs", "nodes", "t_c", "t_s", "t_x in", "t_x out");
+    if (wide) lw_buf_printf(&out, " %8s", "rest");
+    lw_buf_printf(&out, " %8s\n", "total");
+    for (int i = 0; i < e->n_alts; i++) {
+        const explain_alt *a = &e->alt[i];
+        char c[64];
+        cfg_str(p, li, a->config, c, sizeof c);
+        lw_buf_printf(&out, "%c%c%-11s %4d %5d %8.2f %8.2f %8.2f %8.2f", i == 0 ? '*' : ' ', a->fits ? ' ' : '!', c,
+                      a->gpus, a->nodes,
+                      a->term_ms[TERM_TC], a->term_ms[TERM_TS], a->term_ms[TERM_TX_IN], a->term_ms[TERM_TX_OUT]);
+        if (wide) lw_buf_printf(&out, " %8.2f", a->term_ms[TERM_REST]);
+        lw_buf_printf(&out, " %8.2f\n", a->total_ms);
+    }
+    for (int i = 0; i < e->n_alts; i++) {
+        const explain_alt *a = &e->alt[i];
+        char c[64];
+        cfg_str(p, li, a->config, c, sizeof c);
+        if (i == 0)
+            para(&out, width, 4, "  %s: %s, %.2f ms per step (" EQ1 ").", c, a->role, a->total_ms);
+        else
+            para(&out, width, 4, "  %s: %s, %+.2f ms (%+.1f%%), %d other layer%s config.", c, a->role,
+                 a->total_ms - e->alt[0].total_ms,
+                 e->alt[0].total_ms > 0 ? (a->total_ms - e->alt[0].total_ms) / e->alt[0].total_ms * 100 : 0.0,
+                 a->changed, a->changed == 1 ? " changes its" : "s change their");
+    }
+    lw_buf_printf(&out, "\n");
+    if (e->decides >= 0) {
+        para(&out, width, 2, "Why %s and not %s:", ca, cfg_str(p, li, e->alt[1].config, b1, sizeof b1));
+        decide_text(&out, width, p, e);
+    } else if (e->pinned && e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms) {
+        para(&out, width, 2, "%s is pinned to %s: without the pin %s would be %.2f ms per step faster (" EQ1 ").",
+             l->name, ca, cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
+    } else if (e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms) {
+        para(&out, width, 2, "The memory limit decides: %s would be %.2f ms per step faster (" EQ1 "), but its "
+                             "strategy needs %s on its fullest GPU, over the limit of %s; %s is in the fastest "
+                             "strategy that fits.",
+             cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms,
+             bytes_str(e->alt[1].peak_bytes, b2, sizeof b2),
+             bytes_str(plan_memory_limit(&p->mset, p->cl), b3, sizeof b3), ca);
+    } else if (e->n_configs == 1) {
+        para(&out, width, 2, "%s has one config on %d GPU%s: nothing to choose.", l->name, p->gpus,
+             p->gpus == 1 ? "" : "s");
+    } else {
+        para(&out, width, 2, "No other config of %s gives a finite total.", l->name);
+    }
+    lw_buf_printf(&out, "\n");
+    placement_text(&out, width, p, e);
+    if (e->n_cross) {
+        lw_buf_printf(&out, "\n");
+        para(&out, width, 2, "For the runner-up %s to win, with everything else as now (each probe a new cost model "
+                             "and search):",
+             cfg_str(p, li, e->alt[1].config, b1, sizeof b1));
+        for (int i = 0; i < e->n_cross; i++) cross_text(&out, width, p, e, &e->cross[i]);
+    }
+    (void)m;
+    if (!out.s) lw_buf_printf(&out, "%s", "");
+    return out.s;
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+static cJSON *alt_json(const plan *p, const explain *e, const explain_alt *a)
+{
+    const layer *l = &p->net->layers[e->layer];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "config", config_to_json(l, &p->cm->configs[e->layer][a->config]));
+    cJSON_AddStringToObject(o, "role", a->role);
+    cJSON_AddNumberToObject(o, "gpus", a->gpus);
+    cJSON *dev = cJSON_AddArrayToObject(o, "devices");
+    for (int g = 0; g < a->gpus; g++) cJSON_AddItemToArray(dev, cJSON_CreateNumber(g));
+    cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
+    for (int k = 0; k < a->nodes; k++) cJSON_AddItemToArray(nodes, cJSON_CreateNumber(k));
+    cJSON_AddNumberToObject(o, "compute_ms", a->term_ms[TERM_TC]);
+    cJSON_AddNumberToObject(o, "sync_ms", a->term_ms[TERM_TS]);
+    cJSON_AddNumberToObject(o, "transfer_in_ms", a->term_ms[TERM_TX_IN]);
+    cJSON_AddNumberToObject(o, "transfer_out_ms", a->term_ms[TERM_TX_OUT]);
+    cJSON_AddNumberToObject(o, "rest_ms", a->term_ms[TERM_REST]);
+    cJSON_AddNumberToObject(o, "total_ms", a->total_ms);
+    cJSON_AddNumberToObject(o, "delta_ms", a->total_ms - e->alt[0].total_ms);
+    cJSON_AddNumberToObject(o, "sync_bytes", a->sync_bytes);
+    cJSON_AddNumberToObject(o, "transfer_in_bytes", a->in_bytes);
+    cJSON_AddNumberToObject(o, "transfer_out_bytes", a->out_bytes);
+    cJSON_AddNumberToObject(o, "layers_changed", a->changed);
+    cJSON_AddNumberToObject(o, "peak_memory_bytes", a->peak_bytes);
+    cJSON_AddBoolToObject(o, "fits", a->fits);
+    return o;
+}
+
+char *explain_json(const plan *p, const explain *e)
+{
+    const layer *l = &p->net->layers[e->layer];
+    char sh[64];
+    shape_format(l->out, sh, sizeof sh);
+    cJSON *root = doc_new("layerwise-explain/1", p->cm, -1);
+    cJSON_AddStringToObject(root, "model", "Eq. 1");
+    cJSON_AddStringToObject(root, "layer", l->name);
+    cJSON_AddStringToObject(root, "type", layer_type_name(l->type));
+    cJSON_AddStringToObject(root, "output", sh);
+    cJSON_AddBoolToObject(root, "pinned", e->pinned);
+    cJSON_AddNumberToObject(root, "configs", e->n_configs);
+    cJSON_AddNumberToObject(root, "parameters", e->params);
+    cJSON_AddNumberToObject(root, "weight_bytes", e->weight_bytes);
+    cJSON_AddNumberToObject(root, "activation_bytes", e->act_bytes);
+    cJSON_AddNumberToObject(root, "activation_bytes_per_task", e->act_task_bytes);
+    cJSON_AddNumberToObject(root, "memory_bytes_task0", e->mem_task_bytes);
+    cJSON *alts = cJSON_AddArrayToObject(root, "alternatives");
+    for (int i = 0; i < e->n_alts; i++) cJSON_AddItemToArray(alts, alt_json(p, e, &e->alt[i]));
+    if (e->decides >= 0) {
+        cJSON_AddStringToObject(root, "decides", explain_term_name((explain_term)e->decides));
+        cJSON_AddNumberToObject(root, "decides_ms", e->alt[1].term_ms[e->decides] - e->alt[0].term_ms[e->decides]);
+    } else {
+        cJSON_AddNullToObject(root, "decides");
+        cJSON_AddNullToObject(root, "decides_ms");
+    }
+    cJSON *pl = cJSON_AddObjectToObject(root, "placement");
+    cJSON_AddNumberToObject(pl, "gpus_per_node", p->cl->gpus_per_node);
+    cJSON_AddNumberToObject(pl, "nodes_in_use", nodes_of(p->cl, p->gpus));
+    cJSON_AddBoolToObject(pl, "inside_one_node", e->alt[0].nodes == 1);
+    cJSON_AddNumberToObject(pl, "intra_node_bandwidth_gbs", p->cl->intra.bandwidth_gbs);
+    cJSON_AddNumberToObject(pl, "inter_node_bandwidth_gbs", p->cl->inter.bandwidth_gbs);
+    cJSON *cr = cJSON_AddArrayToObject(root, "crossovers");
+    for (int i = 0; i < e->n_cross; i++) {
+        const explain_cross *c = &e->cross[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "parameter", param_key(c->param));
+        cJSON_AddNumberToObject(o, "now", c->now);
+        cJSON *rg = cJSON_AddArrayToObject(o, "range");
+        cJSON_AddItemToArray(rg, cJSON_CreateNumber(c->lo));
+        cJSON_AddItemToArray(rg, cJSON_CreateNumber(c->hi));
+        cJSON_AddStringToObject(o, "method", "doubling outward from now, then bisection; memory not limited");
+        cJSON_AddNumberToObject(o, "probes", c->probes);
+        cJSON_AddBoolToObject(o, "found", c->found && c->done && !c->failed);
+        if (c->found && c->done && !c->failed) {
+            cJSON_AddNumberToObject(o, "value", c->value);
+            cJSON_AddStringToObject(o, "direction", c->value < c->now ? "below" : "above");
+            cJSON_AddNumberToObject(o, "chosen_total_ms", c->totals[0]);
+            cJSON_AddNumberToObject(o, "runner_up_total_ms", c->totals[1]);
+        } else {
+            cJSON_AddNullToObject(o, "value");
+        }
+        if (c->failed) cJSON_AddStringToObject(o, "error", c->msg);
+        cJSON_AddItemToArray(cr, o);
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}

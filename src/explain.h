@@ -1,0 +1,90 @@
+/*
+ * explain: why one layer of a plan's strategy has the config it has, in the
+ * terms of Eq. 1. For the layer: its weights and activations; for the
+ * chosen config and the best few alternatives (each with every other layer
+ * re-optimised, plan_cost_with_pin_eq1: memory not limited, a strategy
+ * that does not fit is marked), its t_c, t_s, t_x in and out and the
+ * rest of the step; which term decides against the runner-up; which GPUs
+ * and nodes it runs on and what that avoids; and the inter-node (or
+ * intra-node) bandwidth and the batch at which the runner-up would win,
+ * found by a search over the parameter with a new cost model per probe
+ * (plan_probe_pair).
+ *
+ * An explain is a caller-owned value (explain_layer fills it; nothing in it
+ * needs freeing); explain_text and explain_json return strings the caller
+ * frees. The plan must outlive nothing here: every call takes it again.
+ */
+#ifndef LW_EXPLAIN_H
+#define LW_EXPLAIN_H
+
+#include "plan.h"
+
+#define EXPLAIN_MAX_ALTS 8
+
+/* The terms of Eq. 1 as one layer sees them. */
+typedef enum { TERM_TC, TERM_TS, TERM_TX_IN, TERM_TX_OUT, TERM_REST, TERM__COUNT } explain_term;
+
+/* "t_c", "t_s", "t_x in", "t_x out", "rest" */
+const char *explain_term_name(explain_term t);
+
+typedef struct explain_alt {
+    int config;                  /* index into the layer's configs */
+    const char *role;            /* "chosen", "runner-up", "next best", "best on 1 node", ... */
+    double term_ms[TERM__COUNT]; /* the layer's t_c, t_s, t_x in, t_x out; the rest of the step */
+    double total_ms;             /* Eq. 1 total of the strategy (the terms' sum) */
+    double sync_bytes, in_bytes, out_bytes;
+    int gpus, nodes;             /* tasks (on GPUs 0..gpus-1) and the nodes they span */
+    int changed;                 /* other layers whose config differs from the plan's */
+    double peak_bytes;           /* the strategy's memory on its fullest GPU (cost_memory) */
+    int fits;                    /* peak_bytes within the plan's memory limit */
+} explain_alt;
+
+/* "At what value would the runner-up win?" over one parameter. */
+typedef enum { CROSS_INTER_BW, CROSS_INTRA_BW, CROSS_BATCH } explain_param;
+
+typedef struct explain_cross {
+    explain_param param;
+    double now, lo, hi;          /* the current value and the range searched */
+    int done, found, failed;
+    double value;                /* found: the value nearest to now at which the runner-up is faster */
+    double totals[2];            /* found: the chosen's and the runner-up's best totals there */
+    int probes;
+    char msg[160];               /* failed: why */
+    /* search state: outward doubling from now, then bisection */
+    int j, phase;                /* phase 0: doubling, 1: bisection */
+    double ok, win;              /* bisection bracket: the chosen still wins at ok, the runner-up at win */
+    int dir_done[2];             /* doubling went past the range downwards / upwards */
+} explain_cross;
+
+typedef struct explain {
+    int layer;
+    int pinned;                  /* the layer is pinned: alt 0 is the pin, not the free optimum */
+    int n_configs;
+    double params, weight_bytes; /* weights and biases; bytes of their fp32 master copy */
+    double act_bytes;            /* the layer's output over the whole batch */
+    double act_task_bytes;       /* the chosen config's task 0 output tile */
+    double mem_task_bytes;       /* what the chosen config's task 0 keeps on its GPU */
+    int n_alts;
+    explain_alt alt[EXPLAIN_MAX_ALTS]; /* [0] the plan's config, [1] the runner-up (if any) */
+    int decides;                 /* explain_term that favours alt 0 most over alt 1; -1 with no runner-up,
+                                    or one faster than alt 0 (a pin, or the memory limit, holds alt 0) */
+    int n_cross;
+    explain_cross cross[2];
+} explain;
+
+/* Fills e for layer li of a searched plan (everything but the crossovers,
+ * which explain_step computes: a few searches). 0, or -1 with err set. */
+int explain_layer(const plan *p, int li, explain *e, lw_error *err);
+/* One probe of the crossover searches (a cost model and a search).
+ * Returns 1 while more remain, 0 when all are done. */
+int explain_step(const plan *p, explain *e);
+/* How many probes are done and (an upper bound) in all, for progress. */
+void explain_progress(const explain *e, int *done, int *total);
+
+/* The explanation as text wrapped to width columns (at least 60),
+ * lines separated by '\n'. Caller frees. */
+char *explain_text(const plan *p, const explain *e, int width);
+/* The "layerwise-explain/1" document. Caller frees. */
+char *explain_json(const plan *p, const explain *e);
+
+#endif

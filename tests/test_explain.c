@@ -1,0 +1,318 @@
+/*
+ * Unit tests of explain: one layer's config in the terms of Eq. 1, against
+ * the why-not totals, the strategy evaluation, and crossovers checked by
+ * re-planning at the value found with plan_apply.
+ */
+#include "diff.h"
+#include "explain.h"
+#include "plan.h"
+
+#include "test_helpers.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void explain_ok(const plan *p, const char *name, explain *e)
+{
+    lw_error err = {0};
+    int li = net_find(p->net, name);
+    cr_assert_geq(li, 0, "no layer %s", name);
+    cr_assert_eq(explain_layer(p, li, e, &err), 0, "%s", err.msg);
+}
+
+/* Every alternative's terms add up to its total, which is the why-not
+ * list's total for its config and the total of the strategy it stands for. */
+static void check_alternatives(const plan *p, const explain *e)
+{
+    int li = e->layer;
+    cr_assert_eq(e->alt[0].config, p->best[li]);
+    ASSERT_REL(e->alt[0].total_ms, p->best_eval.total_ms, 1e-9);
+    for (int i = 0; i < e->n_alts; i++) {
+        const explain_alt *a = &e->alt[i];
+        double sum = 0;
+        for (int t = 0; t < TERM__COUNT; t++) sum += a->term_ms[t];
+        ASSERT_REL(sum, a->total_ms, 1e-9);
+        ASSERT_REL(a->term_ms[TERM_TC], p->cm->t_c[li][a->config], 1e-9);
+        ASSERT_REL(a->term_ms[TERM_TS], p->cm->t_s[li][a->config], 1e-9);
+        if (i > 0) {
+            ASSERT_REL(a->total_ms, plan_cost_with_pin_eq1(p, li, a->config, NULL), 1e-9);
+            cr_assert_geq(a->total_ms, e->alt[0].total_ms - 1e-9);
+            for (int j = 0; j < i; j++) cr_assert_neq(a->config, e->alt[j].config, "config listed twice");
+        }
+        cr_assert_eq(a->gpus, config_tasks(&p->cm->configs[li][a->config]));
+    }
+    /* the runner-up is the best other config */
+    if (e->n_alts > 1) {
+        double *tot = malloc(sizeof(double) * (size_t)e->n_configs);
+        plan_whynot_all_eq1(p, li, tot);
+        double second = INFINITY;
+        for (int k = 0; k < e->n_configs; k++)
+            if (k != p->best[li] && tot[k] < second) second = tot[k];
+        ASSERT_REL(e->alt[1].total_ms, second, 1e-9);
+        free(tot);
+        /* the deciding term is where alt 0 gains most */
+        for (int t = 0; t < TERM__COUNT; t++)
+            cr_assert_leq(e->alt[1].term_ms[t] - e->alt[0].term_ms[t],
+                          e->alt[1].term_ms[e->decides] - e->alt[0].term_ms[e->decides] + 1e-12);
+    }
+}
+
+/* The issue's question: VGG-16 on 16 GPUs splits fc6 by channel on one
+ * node, and the table says why in numbers. */
+Test(explain, vgg16_fc6_channel_on_one_node_sync_against_data)
+{
+    plan *p = open_plan("vgg16", "p100-4x4", 16, 0);
+    explain e;
+    explain_ok(p, "fc6", &e);
+    check_alternatives(p, &e);
+    const config *c = &p->cm->configs[e.layer][e.alt[0].config];
+    cr_assert(c->deg[DIM_C] > 1 && c->deg[DIM_N] == 1, "fc6 is split by channel only");
+    cr_assert_eq(e.alt[0].nodes, 1, "on one node");
+    cr_assert_eq(e.params, 25088.0 * 4096 + 4096);
+    cr_assert_eq(e.weight_bytes, 4 * e.params);
+    ASSERT_REL(e.act_bytes, 4096.0 * 512 * 4, 1e-12);
+    /* the table holds a data-parallel alternative whose t_s is what loses */
+    int data = -1, multi = -1;
+    for (int i = 1; i < e.n_alts; i++) {
+        const config *a = &p->cm->configs[e.layer][e.alt[i].config];
+        if (a->deg[DIM_N] > 1 && a->deg[DIM_C] == 1) data = i;
+        if (e.alt[i].nodes > 1) multi = i;
+    }
+    cr_assert_geq(data, 0, "a split by sample is listed");
+    cr_assert_gt(e.alt[data].term_ms[TERM_TS], e.alt[0].term_ms[TERM_TS] + 10, "replicated fc6 weights cost t_s");
+    cr_assert_geq(multi, 0, "a config over more nodes is listed");
+    cr_assert_gt(e.alt[multi].total_ms, e.alt[0].total_ms);
+    char *text = explain_text(p, &e, 80);
+    cr_assert(strstr(text, "stays inside one node"), "%s", text);
+    cr_assert(strstr(text, "Eq. 1"), "%s", text);
+    cr_assert(strstr(text, "102764544 parameters"), "%s", text);
+    for (char *s = text; *s;) {
+        char *nl = strchr(s, '\n');
+        int len = nl ? (int)(nl - s) : (int)strlen(s);
+        cr_assert_leq(len, 80, "line longer than 80: %.*s", len, s);
+        s += len + (nl != NULL);
+    }
+    free(text);
+    plan_free(p);
+}
+
+/* A convolution splits by sample over every GPU; its crossover search runs
+ * and the values it reports are checked by planning there with plan_apply. */
+Test(explain, alexnet_conv2_crossovers_hold_when_replanned)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    explain e;
+    explain_ok(p, "conv2", &e);
+    check_alternatives(p, &e);
+    cr_assert_eq(e.n_cross, 2);
+    cr_assert_eq(e.cross[0].param, CROSS_INTER_BW, "8 GPUs span two nodes: the inter-node link");
+    cr_assert_eq(e.cross[1].param, CROSS_BATCH);
+    int steps = 0;
+    while (explain_step(p, &e)) steps++;
+    cr_assert_gt(steps, 2);
+    int li = e.layer;
+    config two[2] = {p->cm->configs[li][e.alt[0].config], p->cm->configs[li][e.alt[1].config]};
+    for (int i = 0; i < e.n_cross; i++) {
+        const explain_cross *c = &e.cross[i];
+        cr_assert(c->done && !c->failed, "%s", c->msg);
+        cr_assert(c->found, "AlexNet conv2 on 8 GPUs has a crossover in parameter %d", i);
+        cr_assert(c->value >= c->lo && c->value <= c->hi);
+        /* replanned at the value: the runner-up wins; at the bracket's other
+         * end (nearer now) it does not */
+        for (int side = 0; side < 2; side++) {
+            double v = side ? c->ok : c->value;
+            plan *q = open_plan("alexnet", "p100-4x4", 8, 0);
+            lw_error err = {0};
+            int rc;
+            if (c->param == CROSS_BATCH) {
+                plan_settings s = q->set;
+                s.batch_per_gpu = (long)v;
+                rc = plan_apply(q, &(plan_change){.set = &s}, &err);
+            } else {
+                cluster *cl = cluster_clone(q->cl);
+                cl->inter.bandwidth_gbs = v;
+                rc = plan_apply(q, &(plan_change){.cl = cl}, &err);
+                cluster_free(cl);
+            }
+            cr_assert_eq(rc, 0, "%s", err.msg);
+            int k0 = config_find(q->cm->configs[li], q->cm->n_configs[li], &two[0]);
+            int k1 = config_find(q->cm->configs[li], q->cm->n_configs[li], &two[1]);
+            cr_assert(k0 >= 0 && k1 >= 0);
+            double t0 = plan_cost_with_pin_eq1(q, li, k0, NULL), t1 = plan_cost_with_pin_eq1(q, li, k1, NULL);
+            if (side == 0) {
+                cr_assert_lt(t1, t0, "runner-up wins at %g (param %d): %g vs %g", v, i, t1, t0);
+                ASSERT_REL(t0, c->totals[0], 1e-9);
+                ASSERT_REL(t1, c->totals[1], 1e-9);
+            } else {
+                cr_assert_geq(t1, t0 - 1e-9 * t0, "chosen still wins at %g (param %d)", v, i);
+            }
+            plan_free(q);
+        }
+        /* bisection narrowed the bracket */
+        if (c->param == CROSS_BATCH) cr_assert_leq(fabs(c->value - c->ok), 1);
+        else cr_assert_leq(fmax(c->value, c->ok) / fmin(c->value, c->ok), 1.021);
+    }
+    char *json = explain_json(p, &e);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert_not_null(root);
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "format")->valuestring, "layerwise-explain/1");
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "model")->valuestring, "Eq. 1");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "alternatives")), e.n_alts);
+    cJSON *cr0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "crossovers"), 0);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cr0, "found")));
+    ASSERT_REL(cJSON_GetObjectItem(cr0, "value")->valuedouble, e.cross[0].value, 1e-12);
+    cJSON_Delete(root);
+    free(json);
+    plan_free(p);
+}
+
+/* No value in the range: the search says so after probing both ways. */
+Test(explain, alexnet_fc6_no_crossover_in_range)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    explain e;
+    explain_ok(p, "fc6", &e);
+    while (explain_step(p, &e)) {
+    }
+    cr_assert_eq(e.n_cross, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_assert(e.cross[i].done && !e.cross[i].failed && !e.cross[i].found);
+        cr_assert_geq(e.cross[i].probes, 10, "probed both ways to the ends of the range");
+    }
+    char *text = explain_text(p, &e, 80);
+    cr_assert(strstr(text, "no value in ["), "%s", text);
+    free(text);
+    plan_free(p);
+}
+
+/* One GPU: one config, nothing to choose, no crossover to search. */
+Test(explain, one_gpu_has_nothing_to_choose)
+{
+    plan *p = open_plan("lenet5", "p100-4x4", 1, 0);
+    explain e;
+    explain_ok(p, "conv1", &e);
+    cr_assert_eq(e.n_alts, 1);
+    cr_assert_eq(e.decides, -1);
+    cr_assert_eq(e.n_cross, 0);
+    cr_assert_eq(explain_step(p, &e), 0);
+    char *text = explain_text(p, &e, 80);
+    cr_assert(strstr(text, "nothing to choose"), "%s", text);
+    free(text);
+    lw_error err = {0};
+    cr_assert_neq(explain_layer(p, 999, &e, &err), 0);
+    plan_free(p);
+}
+
+/* A pinned layer is explained as pinned: alt 0 is the pin. */
+Test(explain, pinned_layer_explains_the_pin)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 4, 0);
+    int li = net_find(p->net, "fc7");
+    int other = p->best[li] == 0 ? 1 : 0;
+    lw_error err = {0};
+    plan_pin pin = {li, other};
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
+    explain e;
+    explain_ok(p, "fc7", &e);
+    cr_assert(e.pinned);
+    cr_assert_eq(e.alt[0].config, other);
+    cr_assert_str_eq(e.alt[0].role, "chosen (pinned)");
+    ASSERT_REL(e.alt[0].total_ms, p->best_eval.total_ms, 1e-9);
+    plan_free(p);
+}
+
+/* ---------- diff: two strategies side by side */
+
+Test(diff, picks_and_document_agree_with_the_evaluations)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    int L = p->net->n_layers;
+    int *a = calloc((size_t)L, sizeof(int)), *b = calloc((size_t)L, sizeof(int)), *f = calloc((size_t)L, sizeof(int));
+    lw_error err = {0};
+    cr_assert_eq(strategy_pick(p, "optimum", a, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(a, p->best, sizeof(int) * (size_t)L), 0);
+    cr_assert_eq(strategy_pick(p, "owt", b, &err), 0, "%s", err.msg);
+    int *owt = calloc((size_t)L, sizeof(int));
+    strategy_baseline(p->cm, BASE_OWT, owt);
+    cr_assert_eq(memcmp(b, owt, sizeof(int) * (size_t)L), 0);
+    /* a file: the owt strategy's own document reads back as it */
+    strategy_eval eb;
+    strategy_evaluate(p->cm, b, &eb);
+    char *doc = strategy_to_json(p->cm, b, &eb, "owt", -1, NULL);
+    char path[] = "/tmp/lw-diff-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, doc, strlen(doc)), (ssize_t)strlen(doc));
+    close(fd);
+    cr_assert_eq(strategy_pick(p, path, f, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(f, b, sizeof(int) * (size_t)L), 0);
+    unlink(path);
+    cr_assert_neq(strategy_pick(p, path, f, &err), 0, "a missing file is refused");
+    cr_assert(strstr(err.msg, path), "%s", err.msg);
+    free(doc);
+    strategy_eval ea;
+    strategy_evaluate(p->cm, a, &ea);
+    diff_side da = {"optimum", a, &ea}, db = {"owt", b, &eb};
+    int n = 0;
+    for (int i = 0; i < L; i++) n += !config_equal(&p->cm->configs[i][a[i]], &p->cm->configs[i][b[i]]);
+    cr_assert_eq(diff_changed(p, &da, &db), n);
+    cr_assert_gt(n, 0);
+    char *json = diff_json(p, &da, &db);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert_not_null(root);
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "format")->valuestring, "layerwise-diff/1");
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "model")->valuestring, "Eq. 1");
+    ASSERT_REL(cJSON_GetObjectItem(root, "delta_ms")->valuedouble, eb.total_ms - ea.total_ms, 1e-12);
+    cr_assert_eq(cJSON_GetObjectItem(root, "layers_changed")->valueint, n);
+    double sum = 0;
+    cJSON *layers = cJSON_GetObjectItem(root, "layers");
+    cr_assert_eq(cJSON_GetArraySize(layers), L);
+    for (int i = 0; i < L; i++) {
+        cJSON *l = cJSON_GetArrayItem(layers, i);
+        sum += cJSON_GetObjectItem(cJSON_GetObjectItem(l, "b"), "total_ms")->valuedouble;
+        cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(l, "changed")), a[i] != b[i]);
+    }
+    ASSERT_REL(sum, eb.total_ms, 1e-9);
+    cJSON_Delete(root);
+    free(json);
+    char *text = diff_text(p, &da, &db);
+    int marked = 0;
+    for (const char *s = text; (s = strchr(s, '\n')); s++) marked += s[1] == '*';
+    cr_assert_eq(marked, n, "%s", text);
+    cr_assert(strstr(text, "total (Eq. 1)"), "%s", text);
+    free(text);
+    strategy_eval_free(&ea);
+    strategy_eval_free(&eb);
+    free(a);
+    free(b);
+    free(f);
+    free(owt);
+    plan_free(p);
+}
+
+/* What the pins cost: the optimum without them is the plan's before. */
+Test(diff, unpinned_best_is_the_optimum_before_the_pins)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 4, 0);
+    int L = p->net->n_layers;
+    int *before = malloc(sizeof(int) * (size_t)L), *got = malloc(sizeof(int) * (size_t)L);
+    memcpy(before, p->best, sizeof(int) * (size_t)L);
+    double t0 = p->best_eval.total_ms;
+    int li = net_find(p->net, "fc6");
+    plan_pin pin = {li, p->best[li] == 0 ? 1 : 0};
+    lw_error err = {0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
+    cr_assert_gt(p->best_eval.total_ms, t0);
+    cr_assert_eq(plan_unpinned_best(p, got), 0);
+    strategy_eval ev;
+    strategy_evaluate(p->cm, got, &ev);
+    ASSERT_REL(ev.total_ms, t0, 1e-12);
+    strategy_eval_free(&ev);
+    free(before);
+    free(got);
+    plan_free(p);
+}

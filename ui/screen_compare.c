@@ -1,0 +1,297 @@
+/*
+ * screen_compare: two strategies side by side — the current one (pinned or
+ * not), the free optimum, a baseline, the strategy before the last what-if,
+ * or a strategy file — per layer each one's config and time (Eq. 1), the
+ * difference, and the layers whose config differs marked *. `a` and `b`
+ * choose the sides, `f` reads a strategy file into B.
+ */
+#include "draw.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CS(a) compare_of(a)
+
+static const char *const source_names[CMP__COUNT] = {"current", "optimum", "data", "model", "owt", "previous", "file"};
+
+static void side_clear(compare_side *s)
+{
+    free(s->cfg);
+    free(s->le);
+    memset(s, 0, sizeof *s);
+}
+
+/* Fills s from configs ci (indices into the plan's model), evaluated there. */
+static void side_from_indices(app *a, compare_side *s, const int *ci)
+{
+    const plan *p = a->p;
+    int L = p->net->n_layers;
+    strategy_eval ev;
+    strategy_evaluate(p->cm, ci, &ev);
+    for (int i = 0; i < L; i++) s->cfg[i] = p->cm->configs[i][ci[i]];
+    memcpy(s->le, ev.layers, sizeof(layer_eval) * (size_t)L);
+    s->total_ms = ev.total_ms;
+    s->images_per_s = ev.images_per_s;
+    s->ok = 1;
+    strategy_eval_free(&ev);
+}
+
+/* Resolves side k's source for the current plan. */
+static void side_resolve(app *a, int k)
+{
+    compare_state *cs = CS(a);
+    compare_side *s = &cs->side[k];
+    const plan *p = a->p;
+    int L = p->net->n_layers, src = cs->src[k];
+    side_clear(s);
+    s->cfg = lw_calloc((size_t)L, sizeof(config));
+    s->le = lw_calloc((size_t)L, sizeof(layer_eval));
+    int *ci = lw_calloc((size_t)L, sizeof(int));
+    int pins = plan_pin_count(p);
+    switch (src) {
+    case CMP_CURRENT:
+        snprintf(s->label, sizeof s->label, "%s", pins ? "pinned" : "current");
+        side_from_indices(a, s, p->best);
+        break;
+    case CMP_OPTIMUM:
+        snprintf(s->label, sizeof s->label, "optimum%s", pins ? " (no pins)" : "");
+        if (!pins) side_from_indices(a, s, p->best);
+        else if (plan_unpinned_best(p, ci) == 0) side_from_indices(a, s, ci);
+        else snprintf(s->why, sizeof s->why, "no strategy without pins found");
+        break;
+    case CMP_DATA:
+    case CMP_MODEL:
+    case CMP_OWT:
+        snprintf(s->label, sizeof s->label, "%s", baseline_name((baseline_kind)(src - CMP_DATA)));
+        strategy_baseline(p->cm, (baseline_kind)(src - CMP_DATA), ci);
+        side_from_indices(a, s, ci);
+        break;
+    case CMP_PREVIOUS:
+        if (!a->saved_eval.layers) {
+            snprintf(s->label, sizeof s->label, "previous");
+            snprintf(s->why, sizeof s->why, "no what-if yet: change something (+ - > < s ...) first");
+            break;
+        }
+        /* as it was: its own setting and times */
+        if (a->saved_gpus != p->gpus || a->saved_batch != p->batch)
+            snprintf(s->label, sizeof s->label, "previous (%d GPUs, batch %ld)", a->saved_gpus, a->saved_batch);
+        else
+            snprintf(s->label, sizeof s->label, "previous");
+        memcpy(s->cfg, a->saved_configs, sizeof(config) * (size_t)L);
+        memcpy(s->le, a->saved_eval.layers, sizeof(layer_eval) * (size_t)L);
+        s->total_ms = a->saved_eval.total_ms;
+        s->images_per_s = a->saved_eval.images_per_s;
+        s->ok = 1;
+        break;
+    default: {
+        snprintf(s->label, sizeof s->label, "%s", cs->file[0] ? cs->file : "file");
+        if (!cs->file[0]) {
+            snprintf(s->why, sizeof s->why, "no file yet: f types one");
+            break;
+        }
+        lw_error err = {0};
+        size_t len;
+        char *text = lw_read_file(cs->file, &len, &err);
+        if (text && strategy_from_json(p->cm, text, len, cs->file, ci, &err) == 0) side_from_indices(a, s, ci);
+        else snprintf(s->why, sizeof s->why, "%.250s", err.msg);
+        free(text);
+        break;
+    }
+    }
+    free(ci);
+}
+
+static void compare_ensure(app *a)
+{
+    compare_state *cs = CS(a);
+    if (cs->valid || !a->p->sr) return;
+    side_resolve(a, 0);
+    side_resolve(a, 1);
+    cs->valid = 1;
+}
+
+void app_compare_open(app *a)
+{
+    if (!a->p->sr) return;
+    compare_state *cs = CS(a);
+    if (!cs->opened) { /* the first time: the current strategy against what it replaced, or a baseline */
+        cs->src[0] = CMP_CURRENT;
+        cs->src[1] = a->saved_eval.layers ? CMP_PREVIOUS : a->baseline >= 0 ? CMP_DATA + a->baseline : CMP_DATA;
+        cs->opened = 1;
+    }
+    cs->valid = 0;
+    app_open_screen(a, SCR_COMPARE);
+}
+
+action compare_file_set(app *a, const char *path)
+{
+    compare_state *cs = CS(a);
+    snprintf(cs->file, sizeof cs->file, "%s", path);
+    cs->src[1] = CMP_FILE;
+    cs->valid = 0;
+    compare_ensure(a);
+    if (!cs->side[1].ok) app_set_status(a, 1, "compare: %s", cs->side[1].why);
+    else app_set_status(a, 0, "compare: B is %s", cs->file);
+    return ACT_REDRAW;
+}
+
+static double layer_ms(const layer_eval *le) { return le->compute_ms + le->sync_ms + le->transfer_ms; }
+
+static void draw_compare(app *a, WINDOW *w, rect r)
+{
+    compare_state *cs = CS(a);
+    compare_ensure(a);
+    const plan *p = a->p;
+    const compare_side *A = &cs->side[0], *B = &cs->side[1];
+    int L = p->net->n_layers;
+    /* the header: both totals, labelled, and what differs */
+    char head[1400];
+    int n = 0;
+    if (A->ok && B->ok)
+        for (int i = 0; i < L; i++) n += !config_equal(&A->cfg[i], &B->cfg[i]);
+    if (A->ok && B->ok)
+        snprintf(head, sizeof head, "A: %s %.2f ms vs B: %s %.2f ms per step (Eq. 1): B-A %+.2f ms (%+.1f%%), %d of "
+                                    "%d layers differ (*)",
+                 A->label, A->total_ms, B->label, B->total_ms, B->total_ms - A->total_ms,
+                 A->total_ms > 0 ? (B->total_ms - A->total_ms) / A->total_ms * 100 : 0.0, n, L);
+    else
+        snprintf(head, sizeof head, "A: %s%s%s  B: %s%s%s", A->label, A->ok ? "" : ": ", A->ok ? "" : A->why, B->label,
+                 B->ok ? "" : ": ", B->ok ? "" : B->why);
+    ui_fill(w, r.y, r.x, r.w, ST_HEADER);
+    ui_fill(w, r.y + 1, r.x, r.w, ST_HEADER);
+    ui_wrap(w, (rect){r.y, r.x, 2, r.w}, ST_HEADER, head);
+    if (!A->ok || !B->ok) {
+        ui_wrap(w, (rect){r.y + 3, r.x, 3, r.w}, ST_DIM, "a and b choose the strategies: current, optimum, data, "
+                                                         "model, owt, previous (before the last what-if), file (f "
+                                                         "types one).");
+        return;
+    }
+    /* columns */
+    int nw = 5;
+    for (int i = 0; i < L; i++) {
+        int k = ui_width(p->net->layers[i].name);
+        if (k > nw) nw = k;
+    }
+    if (nw > 16) nw = 16;
+    int split = r.w >= 2 + nw + 12 * 2 + 10 * 3 + 9 * 3 + 4; /* room for B-A by term */
+    int y = r.y + 2;
+    ui_fill(w, y, r.x, r.w, ST_BOLD);
+    char b[128];
+    if (split)
+        snprintf(b, sizeof b, "  %-*s %-11s %9s %-11s %9s %9s %9s %9s %9s", nw, "layer", "A config", "A ms",
+                 "B config", "B ms", "B-A ms", "B-A t_c", "t_s", "t_x");
+    else
+        snprintf(b, sizeof b, "  %-*s %-11s %9s %-11s %9s %9s", nw, "layer", "A config", "A ms", "B config", "B ms",
+                 "B-A ms");
+    ui_put(w, y, r.x, r.w, ST_BOLD, b);
+    int rows = r.h - 5;
+    if (rows < 1) rows = 1;
+    list_fit(&cs->cur, L, rows, 1);
+    for (int q = 0; q < rows && cs->cur.top + q < L; q++) {
+        int i = cs->cur.top + q, yy = y + 1 + q;
+        int sel = i == cs->cur.sel, ch = !config_equal(&A->cfg[i], &B->cfg[i]);
+        int st = sel ? ST_SELECTED : ST_NORMAL;
+        if (sel) ui_fill(w, yy, r.x, r.w, ST_SELECTED);
+        char ca[48], cb[48], name[64];
+        config_format(&A->cfg[i], ca, sizeof ca);
+        config_format(&B->cfg[i], cb, sizeof cb);
+        ui_fit_mid(p->net->layers[i].name, nw, name, sizeof name);
+        double ta = layer_ms(&A->le[i]), tb = layer_ms(&B->le[i]);
+        ui_put(w, yy, r.x, 1, sel ? st : ST_CHANGED, ch ? "*" : " ");
+        int x = r.x + 2;
+        x += ui_put(w, yy, x, nw, st, name);
+        x = r.x + 2 + nw + 1;
+        ui_put(w, yy, x, 11, sel ? st : ST_CLASS0 + config_class(&A->cfg[i]), ca);
+        snprintf(b, sizeof b, "%.2f", ta);
+        ui_put_right(w, yy, x + 12, 9, st, b);
+        ui_put(w, yy, x + 22, 11, sel ? st : ST_CLASS0 + config_class(&B->cfg[i]), cb);
+        snprintf(b, sizeof b, "%.2f", tb);
+        ui_put_right(w, yy, x + 34, 9, st, b);
+        double d = tb - ta;
+        snprintf(b, sizeof b, "%+.2f", fabs(d) < 5e-3 ? 0.0 : d);
+        ui_put_right(w, yy, x + 44, 9, sel ? st : d > 5e-3 ? ST_BAD : d < -5e-3 ? ST_GOOD : ST_DIM, b);
+        if (split) {
+            double dd[3] = {B->le[i].compute_ms - A->le[i].compute_ms, B->le[i].sync_ms - A->le[i].sync_ms,
+                            B->le[i].transfer_ms - A->le[i].transfer_ms};
+            for (int t = 0; t < 3; t++) {
+                snprintf(b, sizeof b, "%+.2f", fabs(dd[t]) < 5e-3 ? 0.0 : dd[t]);
+                ui_put_right(w, yy, x + 54 + 10 * t, 9, sel ? st : ST_DIM, b);
+            }
+        }
+    }
+    /* the totals */
+    int fy = r.y + r.h - 2;
+    ui_hline(w, fy, r.x, r.w, ST_DIM);
+    snprintf(b, sizeof b, "  %-*s %-11s %9.2f %-11s %9.2f %+9.2f", nw, "total", "Eq. 1", A->total_ms, "Eq. 1",
+             B->total_ms, B->total_ms - A->total_ms);
+    ui_put(w, fy + 1, r.x, r.w, ST_BOLD, b);
+}
+
+static action k_move(app *a, int key)
+{
+    compare_state *cs = CS(a);
+    list_key(&cs->cur, key, a->p->net->n_layers, 1, 0);
+    a->sel = cs->cur.sel; /* i explains the row's layer */
+    return ACT_REDRAW;
+}
+
+static action k_source(app *a, int key)
+{
+    compare_state *cs = CS(a);
+    int k = key == 'a' ? 0 : 1;
+    cs->src[k] = (cs->src[k] + 1) % CMP__COUNT;
+    cs->valid = 0;
+    compare_ensure(a);
+    app_set_status(a, 0, "compare: %c is %s%s%s", k ? 'B' : 'A', source_names[cs->src[k]],
+                   cs->side[k].ok ? "" : ": ", cs->side[k].ok ? "" : cs->side[k].why);
+    return ACT_REDRAW;
+}
+
+static action k_file(app *a, int key)
+{
+    (void)key;
+    prompt_open(a, PROMPT_STRATEGY, "Strategy file for B: ", CS(a)->file);
+    return ACT_REDRAW;
+}
+
+static const keybind compare_keys[] = {
+    {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "select a layer (i explains it)", k_move},
+    {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / first / last layer", k_move},
+    {{'a', 'b'}, "a b", "A / B: current optimum data model owt previous file", k_source},
+    {{'f'}, "f", "B: type a strategy file (layerwise-strategy/1) to compare", k_file},
+    {{0}, NULL, NULL, NULL},
+};
+
+static void *compare_new(app *a)
+{
+    (void)a;
+    return lw_calloc(1, sizeof(compare_state));
+}
+
+static void compare_free(app *a, void *st)
+{
+    (void)a;
+    compare_state *cs = st;
+    side_clear(&cs->side[0]);
+    side_clear(&cs->side[1]);
+    free(cs);
+}
+
+static void compare_invalidate(app *a, int settings)
+{
+    (void)settings;
+    CS(a)->valid = 0;
+}
+
+const screen_ops screen_compare_ops = {
+    .tab = NULL,
+    .title = "Compare (C)",
+    .hints = "a/b:strategies f:file Up/Dn:layer i:explain Esc:back",
+    .draw = draw_compare,
+    .keys = compare_keys,
+    .overlay = " compare ",
+    .state_new = compare_new,
+    .state_free = compare_free,
+    .invalidate = compare_invalidate,
+};

@@ -1,0 +1,177 @@
+/*
+ * screen_explain: why the selected layer has its config (the engine's
+ * explain.h) as scrollable text: its weights and activations, its t_c,
+ * t_s, t_x in and out against the best alternatives, which term decides,
+ * its GPUs and nodes, and the bandwidth and batch at which the runner-up
+ * would win. The crossover searches build a cost model per probe, so they
+ * run one probe per idle slice while the text above them is already read.
+ */
+#include "draw.h"
+#include "explain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define X(a) explain_of(a)
+
+static int explain_busy(const app *a);
+
+/* (Re)computes the explanation of the layer asked about for the current
+ * optimum; the status line says why when it cannot. */
+static void explain_ensure(app *a)
+{
+    explain_state *xs = X(a);
+    if (xs->layer < 0 || xs->valid) return;
+    lw_error err = {0};
+    if (!a->p->sr || explain_layer(a->p, xs->layer, &xs->e, &err) != 0) {
+        app_set_status(a, 1, "explain: %s", a->p->sr ? err.msg : "there is no strategy to explain");
+        xs->layer = -1;
+        return;
+    }
+    xs->valid = 1;
+}
+
+void app_explain_open(app *a, int li)
+{
+    if (!a->p->sr || li < 0 || li >= a->p->net->n_layers) return;
+    explain_state *xs = X(a);
+    if (xs->layer != li) {
+        xs->cur.sel = xs->cur.top = 0;
+        xs->valid = 0;
+    }
+    xs->layer = li;
+    explain_ensure(a);
+    if (xs->layer >= 0) app_open_screen(a, SCR_EXPLAIN);
+}
+
+static int line_style(const char *s)
+{
+    if (s[0] == '*') return ST_GOOD;
+    if (strncmp(s, "  config ", 9) == 0) return ST_BOLD;
+    if (strncmp(s, "Why ", 4) == 0 || strncmp(s, "Placement:", 10) == 0 || strncmp(s, "For the runner-up", 17) == 0)
+        return ST_BOLD;
+    return ST_NORMAL;
+}
+
+static void draw_explain(app *a, WINDOW *w, rect r)
+{
+    explain_state *xs = X(a);
+    explain_ensure(a);
+    if (xs->layer < 0) {
+        ui_put(w, r.y, r.x, r.w, ST_DIM, "Select a layer (table or graph) and press i.");
+        return;
+    }
+    const plan *p = a->p;
+    const layer *l = &p->net->layers[xs->layer];
+    char cb[64];
+    config_format(&p->cm->configs[xs->layer][xs->e.alt[0].config], cb, sizeof cb);
+    ui_fill(w, r.y, r.x, r.w, ST_HEADER);
+    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "explain %s: %s (Eq. 1)", l->name, cb);
+    int done, total;
+    explain_progress(&xs->e, &done, &total);
+    if (explain_busy(a) && total > 0) {
+        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, " %s crossovers ", G->dot);
+        ui_progress(w, r.y, r.x + x, r.w - x - 1, (double)done / total);
+    }
+    char *text = explain_text(p, &xs->e, r.w);
+    /* the lines, scrolled */
+    int n = 0;
+    for (const char *s = text; *s; s++) n += *s == '\n';
+    int rows = r.h - 2; /* the last row says whether more is below */
+    if (rows < 1) rows = 1;
+    list_fit(&xs->cur, n, rows, 0);
+    const char *s = text;
+    for (int i = 0; i < n && *s; i++) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+        int y = i - xs->cur.top;
+        if (y >= 0 && y < rows) {
+            char line[512];
+            snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), s);
+            ui_put(w, r.y + 1 + y, r.x, r.w, line_style(line), line);
+        }
+        s += len + (nl != NULL);
+    }
+    if (xs->cur.top + rows < n)
+        ui_put_right(w, r.y + r.h - 1, r.x, r.w, ST_DIM, " more below (Down, PgDn) ");
+    xs->lines = n;
+    free(text);
+}
+
+static action k_scroll(app *a, int key)
+{
+    list_key(&X(a)->cur, key, X(a)->lines, 0, 0);
+    return ACT_REDRAW;
+}
+
+static action k_pin_runner(app *a, int key)
+{
+    (void)key;
+    explain_state *xs = X(a);
+    if (xs->layer < 0 || !xs->valid || xs->e.n_alts < 2) {
+        app_set_status(a, 0, "no alternative to pin");
+        return ACT_REDRAW;
+    }
+    int li = xs->layer, k = xs->e.alt[1].config;
+    app_close_overlay(a);
+    return app_pin(a, li, k);
+}
+
+static const keybind explain_keys[] = {
+    {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "scroll the explanation", k_scroll},
+    {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / top / bottom", k_scroll},
+    {{'p'}, "p", "pin the layer to the runner-up; the rest re-optimised", k_pin_runner},
+    {{0}, NULL, NULL, NULL},
+};
+
+static void *explain_new(app *a)
+{
+    (void)a;
+    explain_state *xs = lw_calloc(1, sizeof *xs);
+    xs->layer = -1;
+    return xs;
+}
+
+static void explain_invalidate(app *a, int settings)
+{
+    (void)settings;
+    X(a)->valid = 0; /* recomputed for the new optimum when next drawn, read from the top */
+    X(a)->cur.top = 0;
+}
+
+/* Crossover probes remain (or the explanation is to be recomputed). */
+static int explain_busy(const app *a)
+{
+    const explain_state *xs = X(a);
+    if (xs->layer < 0) return 0;
+    if (!xs->valid) return 1;
+    for (int i = 0; i < xs->e.n_cross; i++)
+        if (!xs->e.cross[i].done) return 1;
+    return 0;
+}
+
+/* One crossover probe per slice (a cost model and a search). */
+static int explain_idle(app *a, double budget_s)
+{
+    explain_state *xs = X(a);
+    explain_ensure(a);
+    if (xs->layer < 0 || !xs->valid) return 0;
+    double t0 = lw_now();
+    int more;
+    do more = explain_step(a->p, &xs->e);
+    while (more && lw_now() - t0 < budget_s * 0.5);
+    return more;
+}
+
+const screen_ops screen_explain_ops = {
+    .tab = NULL,
+    .title = "Explain (i on a layer)",
+    .hints = "Up/Dn:scroll p:pin runner-up Esc:back",
+    .draw = draw_explain,
+    .keys = explain_keys,
+    .overlay = " explain ",
+    .state_new = explain_new,
+    .invalidate = explain_invalidate,
+    .idle = explain_idle,
+    .busy = explain_busy,
+};
