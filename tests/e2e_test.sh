@@ -344,6 +344,18 @@ rc=$?
 [ "$rc" = 2 ] && printf '%s' "$out" | grep -q '"nosuchlayer" is not a layer' && ok "tui --pin of no layer: status 2" ||
     bad "tui --pin of no layer: status $rc, '$out'"
 
+# ---- keys typed while a what-if is computed are kept: `R` (reset the
+# cluster, a rebuild) and `6` in one go end on the Timeline
+start -n vgg16 -g 16
+expect "vgg16 opens for type-ahead" "vgg16 on p100-4x4 · 16/16 GPUs" 30
+keys 5 Down Down Down Down Down Left
+expect "the halved inter-node bandwidth is shown" "* was 11.5" 30
+keys R 6
+expect "R then 6 at once: the reset is done and the Timeline opens" " simulated step " 30
+capture | grep -qF "* was 11.5" && bad "the reset was not done" || ok "the reset was done before the Timeline opened"
+keys q
+expect "type-ahead run exits" "EXITED"
+
 # ---- a terminal without an alternate screen (vt100, linux): q leaves no frame behind
 for term in vt100 linux; do
     E2E_ENV="TERM=$term" start -n lenet5

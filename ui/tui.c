@@ -95,13 +95,20 @@ static void perform_cancellable(app *a, action act)
         plan_set_cancel(a->p, NULL);
         return;
     }
+    /* Keys typed meanwhile (`R` then `6` in one go) are kept and given
+     * back in order once the change is done; only Esc is taken, as the
+     * cancel. A mouse event cannot be given back with its position and
+     * is dropped. */
+    int ahead[64], n_ahead = 0;
     wtimeout(stdscr, 50);
     while (!atomic_load(&job.done)) {
         int ch = wgetch(stdscr);
         if (got_signal || ch == 27) atomic_store(&cancel, 1);
+        else if (ch != ERR && ch != KEY_MOUSE && n_ahead < (int)(sizeof ahead / sizeof *ahead)) ahead[n_ahead++] = ch;
     }
     pthread_join(th, NULL);
     plan_set_cancel(a->p, NULL);
+    while (n_ahead > 0) ungetch(ahead[--n_ahead]); /* the queue is a stack: the last first */
 }
 
 static int want_color(void)
