@@ -30,7 +30,7 @@ enum {
 };
 
 static const char *const field_label[F__COUNT] = {
-    "nodes", "GPUs per node", "peak TFLOPS (precision)", "intra-node GB/s", "intra-node latency us",
+    "nodes", "GPUs per node", "peak TFLOPS (in use)", "intra-node GB/s", "intra-node latency us",
     "inter-node GB/s", "inter-node latency us", "NICs per node", "precision", "gradient bucket MiB", "sync scheme",
     "GPUs in use", "batch per GPU",
 };
@@ -234,7 +234,7 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
     for (int f = 0; f < F__COUNT && y < r.y + r.h; f++, y++) {
         int sel = f == cluster_of(a)->cur.sel;
         if (sel) ui_fill(w, y, r.x, lw, ST_SELECTED);
-        ui_put(w, y, r.x + 1, 24, sel ? ST_SELECTED : ST_NORMAL, field_label[f]);
+        ui_put(w, y, r.x + 1, 22, sel ? ST_SELECTED : ST_NORMAL, field_label[f]);
         field_text(a, c, f, b, sizeof b);
         int changed = 0;
         if (f < F_GPUS && orig) {
