@@ -67,6 +67,14 @@ wait_for "optimum"
 sleep 0.5
 shot whynot "why not? fc6" "why not? every config of fc6"
 
+keys Escape i
+wait_for "Why c4 and not c8"
+wait_for "more below"
+shot explain "Why c4 and not c8" "explain: why fc6 splits by channel on one node"
+
+keys Escape C
+shot compare "layers differ" "compare: the optimum against data parallelism"
+
 keys Escape 3
 for _ in 1 2 3 4 5; do keys Right; done
 shot steps "Step 5/" "elimination stepper: Algorithm 1, step 5"
