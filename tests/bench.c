@@ -193,6 +193,20 @@ static int set_to(plan *p, int gpus, long batch_per_gpu, const cluster *cl, lw_e
     return plan_apply(p, &(plan_change){.set = &s, .cl = cl}, err);
 }
 
+/* Applies an edited copy of the cluster and times only that; the plan goes
+ * back to the cluster it had, untimed. Returns plan_apply's status; *secs is
+ * the time of the edit. Frees both clusters. */
+static int time_cluster_edit(plan *p, cluster *orig, cluster *edited, double *secs, lw_error *err)
+{
+    double t0 = lw_now();
+    int rc = plan_apply(p, &(plan_change){.cl = edited}, err);
+    *secs = lw_now() - t0;
+    if (!rc) rc = set_to(p, 0, 0, orig, err);
+    cluster_free(orig);
+    cluster_free(edited);
+    return rc;
+}
+
 /* The GPU count the what-ifs start from (whatifs sets it). */
 static int bench_g = 16;
 
@@ -264,13 +278,9 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
                 struct timespec think = {1, 0};
                 nanosleep(&think, NULL);
             }
-            t0 = lw_now();
-            rc = plan_apply(p, &(plan_change){.cl = edited}, err);
-            double t_edit = lw_now() - t0;
-            if (!rc) rc = set_to(p, 0, 0, orig, err); /* back, untimed */
+            double t_edit;
+            rc = time_cluster_edit(p, orig, edited, &t_edit, err);
             t0 = lw_now() - t_edit;
-            cluster_free(orig);
-            cluster_free(edited);
             break;
         }
         case 11: /* why not? every config of one layer at once (min-marginals) */
@@ -291,13 +301,9 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             cluster *orig = cluster_clone(p->cl), *edited = cluster_clone(p->cl);
             if (what == 13) edited->intra.latency_us *= 2;
             else edited->precision = (precision)other_precision(edited);
-            t0 = lw_now();
-            rc = plan_apply(p, &(plan_change){.cl = edited}, err);
-            double t_edit = lw_now() - t0;
-            if (!rc) rc = set_to(p, 0, 0, orig, err); /* back, untimed */
+            double t_edit;
+            rc = time_cluster_edit(p, orig, edited, &t_edit, err);
             t0 = lw_now() - t_edit;
-            cluster_free(orig);
-            cluster_free(edited);
             break;
         }
         case 3: /* batch change 32 -> 64 per GPU */

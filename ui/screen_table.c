@@ -197,6 +197,18 @@ static void num(char *b, size_t n, double v)
     else snprintf(b, n, "%.2f", v);
 }
 
+/* A layer's t_c, t_s and t_x in the three columns from c_tc on (the
+ * optimum's C_TC C_TS C_TX, or the baseline's C_BTC C_BTS C_BTX). */
+static void term_cells(WINDOW *w, int y, const colset *cs, int c_tc, rect r, int st, const layer_eval *le)
+{
+    const double v[3] = {le->compute_ms, le->sync_ms, le->transfer_ms};
+    char b[32];
+    for (int k = 0; k < 3; k++) {
+        num(b, sizeof b, v[k]);
+        cell(w, y, cs, c_tc + k, r, st, b);
+    }
+}
+
 /* "12.3G", "456M", "7.8K": at most 6 columns, two significant digits
  * at least (sizes in bytes, and parameter counts) */
 static void short_bytes(char *b, size_t n, double v)
@@ -331,12 +343,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
         cell(w, y, &cs, C_CFG, r, sel ? base : cst, b);
         snprintf(b, sizeof b, "%d", config_tasks(cf));
         cell(w, y, &cs, C_GPUS, r, base, b);
-        num(b, sizeof b, le->compute_ms);
-        cell(w, y, &cs, C_TC, r, base, b);
-        num(b, sizeof b, le->sync_ms);
-        cell(w, y, &cs, C_TS, r, base, b);
-        num(b, sizeof b, le->transfer_ms);
-        cell(w, y, &cs, C_TX, r, base, b);
+        term_cells(w, y, &cs, C_TC, r, base, le);
         num(b, sizeof b, total_of(le));
         cell(w, y, &cs, C_TOTAL, r, sel ? base : ST_BOLD, b);
         if (cs.on[C_MEM]) {
@@ -359,12 +366,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
             double bt = total_of(be);
             num(b, sizeof b, bt);
             cell(w, y, &cs, C_BTOTAL, r, sel ? base : bt > total_of(le) + 1e-9 ? ST_BAD : ST_NORMAL, b);
-            num(b, sizeof b, be->compute_ms);
-            cell(w, y, &cs, C_BTC, r, base, b);
-            num(b, sizeof b, be->sync_ms);
-            cell(w, y, &cs, C_BTS, r, base, b);
-            num(b, sizeof b, be->transfer_ms);
-            cell(w, y, &cs, C_BTX, r, base, b);
+            term_cells(w, y, &cs, C_BTC, r, base, be);
         }
     }
 
