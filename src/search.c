@@ -2,13 +2,21 @@
  * search: Algorithm 1 of Jia et al. (ICML 2018, §5.2) over a cost_graph.
  *
  * Three phases:
- *  1. Reduction. Node and edge eliminations until neither applies, each one
- *     logged as an elim_step that owns its new edge's table. The order is
- *     fixed so that two runs on one graph log the same steps:
+ *  1. Reduction. Node and edge eliminations (and folds, unless
+ *     options.fold is 0) until none applies, each one logged as an
+ *     elim_step that owns its new edge's table. The order is fixed so that
+ *     two runs on one graph log the same steps:
  *       - an edge elimination goes first whenever one exists: at the
  *         lowest-numbered node that has two alive out-edges with the same
  *         head; of those, the lowest head; the two lowest edge ids to it
  *         (e1 < e2) are merged;
+ *       - otherwise a fold: the lowest-numbered node j with exactly one
+ *         alive edge e1 (in or out) whose other end u has another alive
+ *         edge; e2 is the lowest id among u's other alive edges. j's best
+ *         config per config of u, h(cu) = min_cj node_cost[cj] + t1, is a
+ *         cost of u alone, added to e2's table along u's axis (C_u * C_j
+ *         work, against C^3 for a node elimination). A fold never adds an
+ *         edge or a parallel pair, so edge eliminations stay done;
  *       - otherwise the lowest-numbered node with exactly one in-edge
  *         (i -> j) and one out-edge (j -> k), i, j, k pairwise different,
  *         is eliminated (i == k would make a self loop).
@@ -21,7 +29,8 @@
  *     the lower node), which refuses with SEARCH_TOO_LARGE before it
  *     allocates more than options.table_limit entries.
  *  3. Undo. The eliminated nodes, in reverse order of elimination, take the
- *     argmin config logged for their two neighbours' configs.
+ *     argmin config logged for their two neighbours' configs (a folded
+ *     node: for its one neighbour's config).
  *
  * The cost is recomputed at the end with cg_evaluate on the original graph,
  * so it is the true cost of the configs returned, whatever the rounding of
@@ -155,6 +164,7 @@ void search_options_init(search_options *o)
     o->table_limit = SEARCH_DEFAULT_TABLE_LIMIT;
     o->progress_min_work = SEARCH_DEFAULT_PROGRESS_MIN_WORK;
     o->cancel = NULL;
+    o->fold = 1;
 }
 
 const char *search_status_message(search_status s)
@@ -513,6 +523,7 @@ static int record_step(reducer *d, elim_kind kind, int node, int e1, int e2, int
     elim_step *st = &r->steps[r->n_steps++];
     st->kind = kind;
     st->node = node;
+    st->into = -1;
     st->e1 = e1;
     st->e2 = e2;
     st->new_edge = ne;
@@ -570,9 +581,89 @@ static int do_edge_elimination(reducer *d, int e1, int e2)
     return 1;
 }
 
+/* Node j's only alive edge (into *e1) and its other end (*u), if j has
+ * exactly one and u has another alive edge; the lowest id of those goes
+ * into *e2. A self loop counts twice, so j == u never happens. */
+static int foldable(const reducer *d, int j, int *e1, int *u, int *e2)
+{
+    if (d->in_cnt[j] + d->out_cnt[j] != 1) return 0;
+    int e = d->in_cnt[j] ? d->pool[d->in_off[j]] : d->pool[d->out_off[j]];
+    int v = d->from[e] == j ? d->to[e] : d->from[e];
+    int best = INT_MAX;
+    const int *in = d->pool + d->in_off[v], *out = d->pool + d->out_off[v];
+    for (int a = 0; a < d->in_cnt[v]; a++)
+        if (in[a] != e && in[a] < best) best = in[a];
+    for (int a = 0; a < d->out_cnt[v]; a++)
+        if (out[a] != e && out[a] < best) best = out[a];
+    if (best == INT_MAX) return 0;
+    *e1 = e;
+    *u = v;
+    *e2 = best;
+    return 1;
+}
+
+/* h(cu) = min over cj of nc[cj] + t1(cu, cj), the lowest cj reaching it
+ * into arg[cu]; t1 is (u -> j), [cu * cj_n + cj], when u_is_from, else
+ * (j -> u), [cj * cu_n + cu]. */
+static void fold_min(int cu_n, int cj_n, const double *nc, const double *t1, int u_is_from, double *h, int *arg)
+{
+    for (int cu = 0; cu < cu_n; cu++) {
+        double best = 0;
+        int at = -1;
+        for (int cj = 0; cj < cj_n; cj++) {
+            size_t x = u_is_from ? (size_t)cu * (size_t)cj_n + (size_t)cj : (size_t)cj * (size_t)cu_n + (size_t)cu;
+            double v = nc[cj] + t1[x];
+            if (at < 0 || v < best) {
+                best = v;
+                at = cj;
+            }
+        }
+        h[cu] = best;
+        arg[cu] = at;
+    }
+}
+
+/* t = t2 (from -> to, ft_n x tt_n) with h added along u's axis: rows when
+ * u is the tail (a self loop u -> u too), else columns. */
+static void add_along(int f_n, int t_n, const double *t2, const double *h, int rows, double *t)
+{
+    for (int a = 0; a < f_n; a++)
+        for (int b = 0; b < t_n; b++) {
+            size_t x = (size_t)a * (size_t)t_n + (size_t)b;
+            t[x] = t2[x] + h[rows ? a : b];
+        }
+}
+
+static int do_fold(reducer *d, int j, int e1, int u, int e2)
+{
+    const cost_graph *g = d->g;
+    int i = d->from[e2], k = d->to[e2];
+    int cu_n = g->n_configs[u];
+    size_t sz = (size_t)g->n_configs[i] * (size_t)g->n_configs[k];
+    double *t = alloc_array(sz, sizeof *t);
+    int *arg = alloc_array((size_t)cu_n, sizeof *arg);
+    if (!t || !arg) {
+        free(t);
+        free(arg);
+        return 0;
+    }
+    double *h = d->scratch; /* [most configs of a node] */
+    fold_min(cu_n, g->n_configs[j], g->node_cost[j], d->tab[e1], d->from[e1] == u, h, arg);
+    add_along(g->n_configs[i], g->n_configs[k], d->tab[e2], h, i == u, t);
+    int ne = record_step(d, ELIM_FOLD, j, e1, e2, i, k, t, arg);
+    d->r->steps[d->r->n_steps - 1].into = u;
+    if (d->from[e1] == u) slice_remove(d->pool + d->out_off[u], &d->out_cnt[u], e1);
+    else slice_remove(d->pool + d->in_off[u], &d->in_cnt[u], e1);
+    slice_replace(d->pool + d->out_off[i], d->out_cnt[i], e2, ne);
+    slice_replace(d->pool + d->in_off[k], d->in_cnt[k], e2, ne);
+    d->in_cnt[j] = d->out_cnt[j] = 0;
+    d->nalive[j] = 0;
+    return 1;
+}
+
 /* Every step removes one alive edge, so there are fewer than m0 steps.
  * 1 done, 0 out of memory, -1 cancelled. */
-static int reduce(reducer *d, const atomic_int *cancel)
+static int reduce(reducer *d, int fold, const atomic_int *cancel)
 {
     for (;;) {
         if (cancel && atomic_load(cancel)) return -1;
@@ -585,6 +676,13 @@ static int reduce(reducer *d, const atomic_int *cancel)
                 did = 1;
             } else {
                 d->par_dirty[v] = 0;
+            }
+        }
+        for (int j = 0; fold && j < d->n && !did; j++) {
+            int e1, u, e2;
+            if (d->nalive[j] && foldable(d, j, &e1, &u, &e2)) {
+                if (!do_fold(d, j, e1, u, e2)) return 0;
+                did = 1;
             }
         }
         for (int j = 0; j < d->n && !did; j++) {
@@ -1114,7 +1212,12 @@ static int undo_eliminations(const cost_graph *g, search_result *r)
     if (!r->undo_node) return -1;
     for (int s = r->n_steps - 1; s >= 0; s--) {
         const elim_step *st = &r->steps[s];
-        if (st->kind != ELIM_NODE) continue;
+        if (st->kind == ELIM_EDGE) continue;
+        if (st->kind == ELIM_FOLD) {
+            r->config[st->node] = st->argmin[r->config[st->into]];
+            r->undo_node[r->n_undo++] = st->node;
+            continue;
+        }
         int ck = g->n_configs[st->to];
         r->config[st->node] = st->argmin[(size_t)r->config[st->from] * (size_t)ck + (size_t)r->config[st->to]];
         r->undo_node[r->n_undo++] = st->node;
@@ -1141,6 +1244,7 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
     if (!r) return fail(NULL, info, SEARCH_OUT_OF_MEMORY);
     r->n_nodes = n;
     r->n_edges_original = m0;
+    r->fold = opt->fold != 0;
     r->steps = zalloc_array((size_t)m0, sizeof *r->steps);
     r->config = zalloc_array((size_t)n, sizeof(int));
     if (!r->steps || !r->config) return fail(r, info, SEARCH_OUT_OF_MEMORY);
@@ -1150,7 +1254,7 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
     final_graph f;
     memset(&f, 0, sizeof f);
     search_status st = SEARCH_OK;
-    int red = reducer_init(&d, g, r) ? reduce(&d, opt->cancel) : 0;
+    int red = reducer_init(&d, g, r) ? reduce(&d, opt->fold, opt->cancel) : 0;
     if (red <= 0) {
         st = red < 0 ? SEARCH_CANCELLED : SEARCH_OUT_OF_MEMORY;
     } else if (final_graph_build(g, &d, r, &f) != 0) {
@@ -1270,6 +1374,47 @@ oom:
     return rc;
 }
 
+/* A fold undone: e2's pair minima are the new edge's (it only moved j's
+ * best, a cost of u alone, onto it), so M[e2] takes M[new] over. With u at
+ * cu, the rest of the graph's least total is R(cu) = min over u's partner
+ * of M[new] minus h(cu); fixing j at cj adds node_cost[cj] + t1(cu, cj).
+ * 0, or -1 out of memory. */
+static int fold_marginals(const cost_graph *g, const search_result *r, const elim_step *st, double **M,
+                          double **marg)
+{
+    int j = st->node, u = st->into, cu_n = g->n_configs[u], cj_n = g->n_configs[j];
+    int ci_n = g->n_configs[st->from], ck_n = g->n_configs[st->to], f1, t1_to;
+    const double *t1;
+    search_edge_ends(g, r, st->e1, &f1, &t1_to, &t1);
+    int u_is_from = f1 == u, rows = st->from == u;
+    double *M1 = alloc_array((size_t)cu_n * (size_t)cj_n, sizeof(double));
+    if (!M1) return -1;
+    const double *Mn = M[st->new_edge];
+    for (int c = 0; c < cj_n; c++) marg[j][c] = INFINITY;
+    for (int cu = 0; cu < cu_n; cu++) {
+        double rest = INFINITY;
+        int n_other = rows ? ck_n : ci_n;
+        for (int b = 0; b < n_other; b++) {
+            double v = rows ? Mn[(size_t)cu * (size_t)ck_n + (size_t)b] : Mn[(size_t)b * (size_t)ck_n + (size_t)cu];
+            rest = v < rest ? v : rest;
+        }
+        int a = st->argmin[cu];
+        size_t xa = u_is_from ? (size_t)cu * (size_t)cj_n + (size_t)a : (size_t)a * (size_t)cu_n + (size_t)cu;
+        double h = g->node_cost[j][a] + t1[xa]; /* as fold_min summed it */
+        rest = isfinite(rest) && isfinite(h) ? rest - h : INFINITY;
+        for (int cj = 0; cj < cj_n; cj++) {
+            size_t x = u_is_from ? (size_t)cu * (size_t)cj_n + (size_t)cj : (size_t)cj * (size_t)cu_n + (size_t)cu;
+            double v = rest + g->node_cost[j][cj] + t1[x];
+            M1[x] = v;
+            if (v < marg[j][cj]) marg[j][cj] = v;
+        }
+    }
+    M[st->e1] = M1;
+    M[st->e2] = M[st->new_edge];
+    M[st->new_edge] = NULL;
+    return 0;
+}
+
 int search_min_marginals(const cost_graph *g, const search_result *r, double **marg)
 {
     if (!g || !r || r->n_nodes != g->n_nodes || r->n_edges_original != g->n_edges) return -1;
@@ -1301,6 +1446,12 @@ int search_min_marginals(const cost_graph *g, const search_result *r, double **m
             }
             memcpy(M[st->e1], Mn, sz);
             memcpy(M[st->e2], Mn, sz);
+        } else if (st->kind == ELIM_FOLD) {
+            if (fold_marginals(g, r, st, M, marg) != 0) {
+                rc = -2;
+                break;
+            }
+            continue; /* Mn became M[e2] */
         } else {
             int j = st->node, cj_n = g->n_configs[j], f, t;
             const double *t1, *t2, *tn = st->table;
@@ -1365,7 +1516,7 @@ void search_state_at(const search_result *r, int k, unsigned char *alive_nodes,
     if (r->n_steps > 0) memset(alive_edges + r->n_edges_original, 0, (size_t)r->n_steps);
     for (int s = 0; s < k; s++) {
         const elim_step *st = &r->steps[s];
-        if (st->kind == ELIM_NODE) alive_nodes[st->node] = 0;
+        if (st->kind != ELIM_EDGE) alive_nodes[st->node] = 0;
         alive_edges[st->e1] = 0;
         alive_edges[st->e2] = 0;
         alive_edges[st->new_edge] = 1;

@@ -38,21 +38,33 @@ void cg_free(cost_graph *g);
 /* Total cost of a full assignment (one config per node). */
 double cg_evaluate(const cost_graph *g, const int *config);
 
-typedef enum { ELIM_NODE, ELIM_EDGE } elim_kind;
+/* ELIM_NODE and ELIM_EDGE are Algorithm 1's node and edge eliminations
+ * (Eq. 2 and 3). ELIM_FOLD is not in the paper: a node with a single edge
+ * is folded into its neighbour, in C^2 work where a node elimination takes
+ * C^3 (search_options.fold turns it off). */
+typedef enum { ELIM_NODE, ELIM_EDGE, ELIM_FOLD } elim_kind;
 
-/* One step of Algorithm 1. Edge ids: the original edges are 0..n_edges-1;
- * every step creates exactly one new edge with id n_edges + step index. */
+/* One step. Edge ids: the original edges are 0..n_edges-1; every step
+ * creates exactly one new edge with id n_edges + step index. */
 typedef struct elim_step {
     elim_kind kind;
     /* ELIM_NODE: node `node` with in-edge e1 = (from -> node) and out-edge
      *            e2 = (node -> to) is removed; new edge (from -> to).
-     * ELIM_EDGE: edges e1 and e2, both (from -> to), are merged. */
+     * ELIM_EDGE: edges e1 and e2, both (from -> to), are merged.
+     * ELIM_FOLD: node `node`, whose only edge is e1 (either direction)
+     *            to node `into`, is removed with e1; `into` has another
+     *            edge e2 (from -> to, `into` one of its ends), which the new
+     *            edge (from -> to) replaces: e2's table plus, along
+     *            `into`'s axis, h(c) = min over the node's configs cj of
+     *            node_cost[cj] + t1(c, cj) (t1 indexed as e1's ends are). */
     int node;             /* -1 for ELIM_EDGE */
+    int into;             /* ELIM_FOLD: the neighbour folded into; -1 otherwise */
     int e1, e2;
     int new_edge;
     int from, to;
     double *table;        /* new edge's table, n_configs[from] * n_configs[to] */
-    int *argmin;          /* ELIM_NODE: best config of `node` per (ci, ck); NULL for ELIM_EDGE */
+    int *argmin;          /* ELIM_NODE: best config of `node` per (ci, ck), [ci * n_configs[to] + ck];
+                             ELIM_FOLD: per config of `into`, [n_configs[into]]; NULL for ELIM_EDGE */
 } elim_step;
 
 typedef enum {
@@ -69,6 +81,7 @@ typedef struct search_result {
     int *left;            /* [n_left] their ids, ascending */
     int n_edges_left;
     int *edges_left;      /* ids (original or created) of the edges left */
+    int fold;             /* the options' fold: folds (ELIM_FOLD) were allowed */
     final_method method;
     double final_space;   /* product of config counts of the nodes left (as double: may be huge) */
     int *config;          /* [n_nodes] the optimal config per node */
@@ -133,6 +146,10 @@ typedef struct search_options {
      * becomes non-zero: checked at every elimination and before the final
      * step. NULL by default. */
     const atomic_int *cancel;
+    /* Non-zero (the default): fold nodes with a single edge (ELIM_FOLD)
+     * before node eliminations. 0: Algorithm 1 of the paper only, node and
+     * edge eliminations. Both are exact; folding is faster on chains. */
+    int fold;
 } search_options;
 
 /* Fills o with the SEARCH_DEFAULT_* values. */

@@ -46,14 +46,17 @@ static void set_table(cost_graph *g, int e, const double *vals)
 /*
  * What the order rule of search.c says the next step must be, from the
  * state after `s` steps: an edge elimination at the lowest node with two
- * out-edges to one head (lowest head, two lowest ids), else the node
- * elimination of the lowest eligible node, else nothing (kind = -1).
+ * out-edges to one head (lowest head, two lowest ids), else (with `fold`)
+ * the fold of the lowest node with one alive edge whose other end has
+ * another (the lowest id of those), else the node elimination of the
+ * lowest eligible node, else nothing (kind = -1).
  */
-static void expected_step(const cost_graph *g, const search_result *r, const unsigned char *an,
-                          const unsigned char *ae, int *kind, int *node, int *e1, int *e2)
+static void expected_step(const cost_graph *g, const search_result *r, int fold, const unsigned char *an,
+                          const unsigned char *ae, int *kind, int *node, int *into, int *e1, int *e2)
 {
     int ne = g->n_edges + r->n_steps;
     *kind = -1;
+    *into = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         int head = -1;
         for (int a = 0; a < ne; a++) {
@@ -76,6 +79,26 @@ static void expected_step(const cost_graph *g, const search_result *r, const uns
         *e2 = lo2;
         return;
     }
+    for (int j = 0; fold && j < g->n_nodes; j++) {
+        if (!an[j]) continue;
+        int deg = 0, only = -1;
+        for (int a = 0; a < ne; a++) {
+            if (!ae[a]) continue;
+            deg += (edge_from(g, r, a) == j) + (edge_to(g, r, a) == j); /* a self loop counts twice */
+            if (edge_from(g, r, a) == j || edge_to(g, r, a) == j) only = a;
+        }
+        if (deg != 1) continue;
+        int u = edge_from(g, r, only) == j ? edge_to(g, r, only) : edge_from(g, r, only), other = -1;
+        for (int a = 0; a < ne && other < 0; a++)
+            if (ae[a] && a != only && (edge_from(g, r, a) == u || edge_to(g, r, a) == u)) other = a;
+        if (other < 0) continue;
+        *kind = ELIM_FOLD;
+        *node = j;
+        *into = u;
+        *e1 = only;
+        *e2 = other;
+        return;
+    }
     for (int j = 0; j < g->n_nodes; j++) {
         if (!an[j]) continue;
         int nin = 0, nout = 0, ein = -1, eout = -1;
@@ -95,14 +118,47 @@ static void expected_step(const cost_graph *g, const search_result *r, const uns
     }
 }
 
+/* A fold against its definition: h(cu) = min over cj of node_cost[cj] +
+ * t1 (summed in that order, so equality is exact), the lowest argmin, and
+ * the new table e2's plus h along u's axis. */
+static void check_fold(const cost_graph *g, const search_result *r, int s)
+{
+    const elim_step *st = &r->steps[s];
+    int j = st->node, u = st->into, cu_n = g->n_configs[u], cj_n = g->n_configs[j];
+    const double *t1 = edge_table(g, r, st->e1), *t2 = edge_table(g, r, st->e2);
+    int u_from = edge_from(g, r, st->e1) == u;
+    cr_assert(u_from ? edge_to(g, r, st->e1) == j : edge_from(g, r, st->e1) == j && edge_to(g, r, st->e1) == u,
+              "step %d: e1 joins the folded node and its neighbour", s);
+    cr_assert_eq(st->from, edge_from(g, r, st->e2), "step %d: from", s);
+    cr_assert_eq(st->to, edge_to(g, r, st->e2), "step %d: to", s);
+    cr_assert(st->from == u || st->to == u, "step %d: e2 touches the neighbour", s);
+    cr_assert_not_null(st->argmin);
+    double h[64];
+    cr_assert(cu_n <= 64);
+    for (int cu = 0; cu < cu_n; cu++) {
+        int arg = -1;
+        for (int cj = 0; cj < cj_n; cj++) {
+            double v = g->node_cost[j][cj] + t1[u_from ? cu * cj_n + cj : cj * cu_n + cu];
+            if (arg < 0 || v < h[cu]) h[cu] = v, arg = cj;
+        }
+        cr_assert_eq(st->argmin[cu], arg, "step %d: argmin(%d)", s, cu);
+    }
+    int f_n = g->n_configs[st->from], t_n = g->n_configs[st->to];
+    for (int a = 0; a < f_n; a++)
+        for (int b = 0; b < t_n; b++)
+            cr_assert_eq(st->table[a * t_n + b], t2[a * t_n + b] + h[st->from == u ? a : b], "step %d: t'(%d,%d)", s,
+                         a, b);
+}
+
 /*
- * Every step against its definition: the right step by the order rule,
- * endpoints, a table equal to t1 + t2 (edge) or to the min over cj (node,
- * computed the same way so it must match exactly), the lowest argmin; the
+ * Every step against its definition: the right step by the order rule
+ * (folds only when `fold`), endpoints, a table equal to t1 + t2 (edge), to
+ * the min over cj (node, computed the same way so it must match exactly)
+ * or to t2 plus j's best along u's axis (fold), the lowest argmin; the
  * reduction is maximal; search_state_at agrees with left/edges_left; the
- * undo order is the reverse of the node eliminations.
+ * undo order is the reverse of the node eliminations and folds.
  */
-static void check_steps(const cost_graph *g, const search_result *r)
+static void check_steps_with(const cost_graph *g, const search_result *r, int fold)
 {
     int n = g->n_nodes, m0 = g->n_edges, ne = m0 + r->n_steps;
     unsigned char *an = malloc((size_t)n + 1), *ae = malloc((size_t)ne + 1);
@@ -117,8 +173,8 @@ static void check_steps(const cost_graph *g, const search_result *r)
 
     for (int s = 0; s <= r->n_steps; s++) {
         search_state_at(r, s, an, ae);
-        int kind, node = -1, e1 = -1, e2 = -1;
-        expected_step(g, r, an, ae, &kind, &node, &e1, &e2);
+        int kind, node = -1, into = -1, e1 = -1, e2 = -1;
+        expected_step(g, r, fold, an, ae, &kind, &node, &into, &e1, &e2);
         if (s == r->n_steps) {
             cr_assert_eq(kind, -1, "reduction stopped early: step %d still applies", s);
             break;
@@ -126,10 +182,15 @@ static void check_steps(const cost_graph *g, const search_result *r)
         const elim_step *st = &r->steps[s];
         cr_assert_eq((int)st->kind, kind, "step %d: kind", s);
         cr_assert_eq(st->node, node, "step %d: node", s);
+        cr_assert_eq(st->into, into, "step %d: into", s);
         cr_assert_eq(st->e1, e1, "step %d: e1", s);
         cr_assert_eq(st->e2, e2, "step %d: e2", s);
         cr_assert_eq(st->new_edge, m0 + s);
         cr_assert(ae[st->e1] && ae[st->e2] && st->e1 != st->e2);
+        if (st->kind == ELIM_FOLD) {
+            check_fold(g, r, s);
+            continue;
+        }
         int i = edge_from(g, r, st->e1);
         cr_assert_eq(st->from, i);
         const double *t1 = edge_table(g, r, st->e1), *t2 = edge_table(g, r, st->e2);
@@ -181,10 +242,10 @@ static void check_steps(const cost_graph *g, const search_result *r)
         }
     cr_assert_eq(nel, r->n_edges_left);
 
-    /* undo order: node eliminations, last first */
+    /* undo order: node eliminations and folds, last first */
     int u = 0;
     for (int s = r->n_steps - 1; s >= 0; s--)
-        if (r->steps[s].kind == ELIM_NODE) {
+        if (r->steps[s].kind != ELIM_EDGE) {
             cr_assert(u < r->n_undo);
             cr_assert_eq(r->undo_node[u], r->steps[s].node);
             u++;
@@ -192,6 +253,21 @@ static void check_steps(const cost_graph *g, const search_result *r)
     cr_assert_eq(u, r->n_undo);
     free(an);
     free(ae);
+}
+
+/* With the fold setting the search ran with. */
+static void check_steps(const cost_graph *g, const search_result *r)
+{
+    check_steps_with(g, r, r->fold);
+}
+
+/* Algorithm 1 as the paper has it: node and edge eliminations only. */
+static search_result *paper_search(const cost_graph *g)
+{
+    search_options o;
+    search_options_init(&o);
+    o.fold = 0;
+    return search_run_with(g, &o, NULL, NULL, NULL);
 }
 
 /* search_run against brute force; returns the result for more checks. */
@@ -246,7 +322,7 @@ Test(search_hand, chain_of_three)
     set_table(g, 0, t1);
     set_table(g, 1, t2);
 
-    search_result *r = search_run(g, NULL, NULL);
+    search_result *r = paper_search(g);
     cr_assert_not_null(r);
     cr_assert_eq(r->n_steps, 1);
     const elim_step *st = &r->steps[0];
@@ -279,6 +355,155 @@ Test(search_hand, chain_of_three)
     check_steps(g, r);
     search_result_free(r);
     cg_free(g);
+}
+
+/* The same chain with folds (the default): A has one edge, to B, and B has
+ * another, so A folds into B: h(cB) = min over cA of nA[cA] + t1(cA, cB):
+ * cB=0: min(0+0, 3+2) = 0 (cA 0); cB=1: min(0+4, 3+0) = 3 (cA 1);
+ * cB=2: min(0+1, 3+3) = 1 (cA 0). The new edge B -> C is t2 plus h along
+ * B's rows: {1,6, 2+3,2+3, 0+1,0+1}. B and C are left (nothing more folds:
+ * C has no other edge). Final over B, C: (0,0) 1+2+1 = 4 is the least. */
+Test(search_hand, chain_of_three_folds_its_end)
+{
+    int nc[3] = {2, 3, 2};
+    cost_graph *g = graph_of(3, nc);
+    double na[] = {0, 3}, nb[] = {1, 0, 5}, ncc[] = {2, 0};
+    memcpy(g->node_cost[0], na, sizeof na);
+    memcpy(g->node_cost[1], nb, sizeof nb);
+    memcpy(g->node_cost[2], ncc, sizeof ncc);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 1, 2);
+    double t1[] = {0, 4, 1, 2, 0, 3}, t2[] = {1, 6, 2, 2, 0, 0};
+    set_table(g, 0, t1);
+    set_table(g, 1, t2);
+
+    search_result *r = search_run(g, NULL, NULL);
+    cr_assert_not_null(r);
+    cr_assert(r->fold);
+    cr_assert_eq(r->n_steps, 1);
+    const elim_step *st = &r->steps[0];
+    cr_assert_eq(st->kind, ELIM_FOLD);
+    cr_assert_eq(st->node, 0);
+    cr_assert_eq(st->into, 1);
+    cr_assert_eq(st->e1, 0);
+    cr_assert_eq(st->e2, 1);
+    cr_assert_eq(st->new_edge, 2);
+    cr_assert_eq(st->from, 1);
+    cr_assert_eq(st->to, 2);
+    double want[] = {1, 6, 5, 5, 1, 1};
+    int want_arg[] = {0, 1, 0};
+    for (int x = 0; x < 6; x++) cr_assert_eq(st->table[x], want[x], "t'[%d]", x);
+    for (int x = 0; x < 3; x++) cr_assert_eq(st->argmin[x], want_arg[x], "argmin[%d]", x);
+    cr_assert_eq(r->n_left, 2);
+    cr_assert_eq(r->left[0], 1);
+    cr_assert_eq(r->left[1], 2);
+    cr_assert_eq(r->n_edges_left, 1);
+    cr_assert_eq(r->edges_left[0], 2);
+    cr_assert_eq(r->final_space, 6.0);
+    cr_assert_eq(r->cost, 4.0);
+    for (int v = 0; v < 3; v++) cr_assert_eq(r->config[v], 0);
+    cr_assert_eq(r->n_undo, 1);
+    cr_assert_eq(r->undo_node[0], 0);
+    /* the stepper after the fold: A and its edge gone, e1 replaced by e2 */
+    unsigned char an[3], ae[3];
+    search_state_at(r, 1, an, ae);
+    unsigned char wn[] = {0, 1, 1}, we[] = {0, 0, 1};
+    cr_assert_arr_eq(an, wn, 3);
+    cr_assert_arr_eq(ae, we, 3);
+    check_steps(g, r);
+    /* every config of every node against brute force: A at 1 costs 3 + t1(1, cB) + ... */
+    double mem[7], *marg[3] = {mem, mem + 2, mem + 5};
+    cr_assert_eq(search_min_marginals(g, r, marg), 0);
+    double wantm[] = {4, 5, 4, 5, 6, 4, 5};
+    for (int x = 0; x < 7; x++) cr_assert_eq(mem[x], wantm[x], "marginal %d: %g", x, mem[x]);
+    search_result_free(r);
+    cg_free(g);
+}
+
+/* A chain folds from its lowest end, one node per step, each into the
+ * next; the stepper's state after each fold has that node and its edge
+ * gone and the next edge replaced. */
+Test(search_hand, a_chain_is_folded_node_by_node)
+{
+    enum { N = 7 };
+    int nc[N] = {3, 2, 4, 3, 2, 5, 3};
+    cost_graph *g = graph_of(N, nc);
+    rng R = {5150};
+    for (int v = 0; v < N; v++)
+        for (int c = 0; c < nc[v]; c++) g->node_cost[v][c] = rng_int(&R, 0, 9);
+    for (int v = 0; v + 1 < N; v++) {
+        int e = cg_add_edge(g, v, v + 1);
+        for (int x = 0; x < nc[v] * nc[v + 1]; x++) g->edge_cost[e][x] = rng_int(&R, 0, 9);
+    }
+    search_result *r = check_optimal(g, NULL, "folded chain", 0);
+    cr_assert_eq(r->n_steps, N - 2);
+    unsigned char an[N], ae[N - 1 + N - 2];
+    for (int s = 0; s < N - 2; s++) {
+        const elim_step *st = &r->steps[s];
+        cr_assert_eq(st->kind, ELIM_FOLD, "step %d", s);
+        cr_assert_eq(st->node, s);
+        cr_assert_eq(st->into, s + 1);
+        cr_assert_eq(st->e1, s == 0 ? 0 : N - 1 + s - 1); /* the edge the last fold made */
+        cr_assert_eq(st->e2, s + 1);
+        cr_assert_eq(st->from, s + 1);
+        cr_assert_eq(st->to, s + 2);
+        search_state_at(r, s + 1, an, ae);
+        for (int v = 0; v < N; v++) cr_assert_eq(an[v], v > s, "after step %d: node %d", s, v);
+        for (int e = 0; e < N - 1 + N - 2; e++) {
+            int alive = e < N - 1 ? e > s + 1 : e == N - 1 + s;
+            cr_assert_eq(ae[e], alive, "after step %d: edge %d", s, e);
+        }
+    }
+    cr_assert_eq(r->n_left, 2);
+    cr_assert_eq(r->left[0], N - 2);
+    cr_assert_eq(r->left[1], N - 1);
+    check_steps(g, r);
+    /* the paper's Algorithm 1 on the same chain: node eliminations only, the same optimum */
+    search_result *p = paper_search(g);
+    cr_assert_not_null(p);
+    cr_assert_eq(p->n_steps, N - 2);
+    for (int s = 0; s < N - 2; s++) cr_assert_eq(p->steps[s].kind, ELIM_NODE, "step %d", s);
+    cr_assert_eq(p->left[0], 0);
+    cr_assert_eq(p->left[1], N - 1);
+    cr_assert_eq(p->cost, r->cost);
+    check_steps(g, p);
+    search_result_free(p);
+    search_result_free(r);
+    cg_free(g);
+}
+
+/* Folds of every shape and direction: j the tail or the head of its edge,
+ * the neighbour the tail or the head of the edge it keeps, config counts
+ * 1-40, ties. */
+Test(search_hand, fold_tables_of_many_shapes_and_directions)
+{
+    rng R = {8086};
+    for (int i = 0; i < 64; i++) {
+        int nc[3] = {rng_int(&R, 1, 40), rng_int(&R, 1, 40), rng_int(&R, 1, 40)};
+        cost_graph *g = graph_of(3, nc);
+        /* node 0 has one edge, to or from node 1; node 1's other edge goes to or comes from node 2 */
+        if (i & 1) cg_add_edge(g, 0, 1);
+        else cg_add_edge(g, 1, 0);
+        if (i & 2) cg_add_edge(g, 1, 2);
+        else cg_add_edge(g, 2, 1);
+        int ties = (i >> 2) & 1;
+        for (int v = 0; v < 3; v++)
+            for (int c = 0; c < nc[v]; c++) g->node_cost[v][c] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
+        for (int e = 0; e < 2; e++)
+            for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
+                g->edge_cost[e][x] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
+        search_result *r = search_run(g, NULL, NULL);
+        cr_assert_not_null(r);
+        cr_assert_eq(r->n_steps, 1);
+        cr_assert_eq(r->steps[0].kind, ELIM_FOLD);
+        cr_assert_eq(r->steps[0].node, 0);
+        check_steps(g, r); /* t' and argmin against the definition */
+        cr_assert_eq(r->cost, cg_evaluate(g, r->config));
+        if ((double)nc[0] * nc[1] * nc[2] <= 1e5)
+            cr_assert(close_rel(r->cost, search_brute_force(g, NULL, 1e5)));
+        search_result_free(r);
+        cg_free(g);
+    }
 }
 
 Test(search_hand, parallel_edges_are_summed)
@@ -553,10 +778,12 @@ typedef enum {
 static const char *family_name[N_FAMILIES] = {"chain", "branch-join", "residual",
                                               "concat", "dense block", "random DAG"};
 
-/* Builds a shape of the family; returns the number of nodes the reduction
- * must leave, or -1 where it depends on the draw. */
-static int gen_shape(rng *R, family f, shape *s)
+/* Builds a shape of the family; returns the number of nodes the paper's
+ * reduction must leave, or -1 where it depends on the draw; *expect_fold
+ * (if not NULL) the same with folds, which also take the dangling chains. */
+static int gen_shape(rng *R, family f, shape *s, int *expect_fold)
 {
+    int ef = -1;
     memset(s, 0, sizeof *s);
     int expect = -1;
     switch (f) {
@@ -662,6 +889,7 @@ static int gen_shape(rng *R, family f, shape *s)
             add_edge(s, post, last);
         }
         expect = k + with_in + with_out;
+        ef = k;
         break;
     }
     case FAM_DAG: {
@@ -680,6 +908,7 @@ static int gen_shape(rng *R, family f, shape *s)
         cr_assert_fail("family");
     }
     cr_assert(s->n <= MAXN && s->ne <= MAXE);
+    if (expect_fold) *expect_fold = f == FAM_DENSE ? ef : expect;
     /* 2-5 configs each, then fewer until brute force stays cheap */
     double space = 1;
     for (int v = 0; v < s->n; v++) space *= (s->nc[v] = rng_int(R, 2, 5));
@@ -723,7 +952,8 @@ static cost_graph *make_graph(rng *R, const shape *s)
 
 enum { PER_FAMILY = 60 };
 
-/* Every family, PER_FAMILY graphs each, with `opt`; checks and counts. */
+/* Every family, PER_FAMILY graphs each, with `opt`; checks and counts. The
+ * same graphs come for every opt. */
 static void run_families(const search_options *opt, int want_ve)
 {
     for (int f = 0; f < N_FAMILIES; f++) {
@@ -731,7 +961,8 @@ static void run_families(const search_options *opt, int want_ve)
         int irreducible = 0, reduced = 0;
         for (int i = 0; i < PER_FAMILY; i++) {
             shape s;
-            int expect = gen_shape(&R, (family)f, &s);
+            int expect_fold, expect = gen_shape(&R, (family)f, &s, &expect_fold);
+            if (opt->fold) expect = expect_fold;
             cost_graph *g = make_graph(&R, &s);
             search_result *r = check_optimal(g, opt, family_name[f], i);
             if (expect >= 0)
@@ -768,26 +999,29 @@ static void brute_marginals(const cost_graph *g, double **bf)
     }
 }
 
-static void check_marginals(const cost_graph *g, const char *what, int i)
+static void check_marginals(const cost_graph *g, int fold, const char *what, int i)
 {
-    search_result *r = search_run(g, NULL, NULL);
+    search_options o;
+    search_options_init(&o);
+    o.fold = fold;
+    search_result *r = search_run_with(g, &o, NULL, NULL, NULL);
     cr_assert_not_null(r);
     double *mem = malloc(sizeof(double) * 2 * MAXN * 8), *marg[MAXN], *bf[MAXN];
     for (int v = 0; v < g->n_nodes; v++) {
         marg[v] = mem + v * 8;
         bf[v] = mem + (MAXN + v) * 8;
     }
-    cr_assert_eq(search_min_marginals(g, r, marg), 0, "%s #%d", what, i);
+    cr_assert_eq(search_min_marginals(g, r, marg), 0, "%s #%d fold %d", what, i, fold);
     brute_marginals(g, bf);
     for (int v = 0; v < g->n_nodes; v++)
         for (int k = 0; k < g->n_configs[v]; k++) {
             if (isinf(bf[v][k])) {
-                cr_assert(isinf(marg[v][k]), "%s #%d: node %d config %d: %g, brute force +inf", what, i, v, k,
-                          marg[v][k]);
+                cr_assert(isinf(marg[v][k]), "%s #%d fold %d: node %d config %d: %g, brute force +inf", what, i, fold,
+                          v, k, marg[v][k]);
                 continue;
             }
-            cr_assert(close_rel(marg[v][k], bf[v][k]), "%s #%d: node %d config %d: %.17g, brute force %.17g", what,
-                      i, v, k, marg[v][k], bf[v][k]);
+            cr_assert(close_rel(marg[v][k], bf[v][k]), "%s #%d fold %d: node %d config %d: %.17g, brute force %.17g",
+                      what, i, fold, v, k, marg[v][k], bf[v][k]);
         }
     /* the optimum's own configs reach the optimum */
     for (int v = 0; v < g->n_nodes; v++) cr_assert(close_rel(marg[v][r->config[v]], r->cost));
@@ -804,13 +1038,13 @@ Test(search_random, min_marginals_equal_brute_force)
         rng R = {0xD1B54A32D192ED03ULL ^ (uint64_t)(f + 1) * 0x9E3779B97F4A7C15ULL};
         for (int i = 0; i < PER_FAMILY; i++) {
             shape s;
-            gen_shape(&R, (family)f, &s);
+            gen_shape(&R, (family)f, &s, NULL);
             cost_graph *g = make_graph(&R, &s);
-            check_marginals(g, family_name[f], i);
+            for (int fold = 0; fold < 2; fold++) check_marginals(g, fold, family_name[f], i);
             for (int v = 0; v < g->n_nodes; v++) /* forbid about a quarter of the configs, never all of a node */
                 for (int k = 1; k < g->n_configs[v]; k++)
                     if (rng_int(&R, 0, 3) == 0) g->node_cost[v][k] = INFINITY;
-            check_marginals(g, family_name[f], i);
+            for (int fold = 0; fold < 2; fold++) check_marginals(g, fold, family_name[f], i);
             cg_free(g);
         }
     }
@@ -818,7 +1052,11 @@ Test(search_random, min_marginals_equal_brute_force)
 
 Test(search_random, all_families_enumeration)
 {
-    run_families(NULL, 0);
+    search_options o;
+    search_options_init(&o);
+    run_families(&o, 0);
+    o.fold = 0; /* the paper's Algorithm 1 */
+    run_families(&o, 0);
 }
 
 Test(search_random, all_families_variable_elimination)
@@ -827,6 +1065,8 @@ Test(search_random, all_families_variable_elimination)
     search_options_init(&o);
     o.enumeration_limit = 0; /* force variable elimination for every final step */
     run_families(&o, 1);
+    o.fold = 0;
+    run_families(&o, 1);
 }
 
 Test(search_random, dense_block_goes_through_variable_elimination)
@@ -834,13 +1074,14 @@ Test(search_random, dense_block_goes_through_variable_elimination)
     rng R = {42};
     for (int i = 0; i < 20; i++) {
         shape s;
-        int expect = gen_shape(&R, FAM_DENSE, &s);
+        int expect_fold, expect = gen_shape(&R, FAM_DENSE, &s, &expect_fold);
         cost_graph *g = make_graph(&R, &s);
         search_options o;
         search_options_init(&o);
         o.enumeration_limit = 10; /* below the dense block's space */
+        o.fold = i % 2;
         search_result *r = check_optimal(g, &o, "dense/VE", i);
-        cr_assert_eq(r->n_left, expect);
+        cr_assert_eq(r->n_left, o.fold ? expect_fold : expect);
         cr_assert_eq(r->method, FINAL_VARIABLE_ELIMINATION);
         cr_assert(r->final_space > 10);
         search_result *e = check_optimal(g, NULL, "dense/enum", i);
@@ -857,7 +1098,7 @@ Test(search_random, deterministic)
     rng R = {99};
     for (int i = 0; i < 20; i++) {
         shape s;
-        gen_shape(&R, (family)(i % N_FAMILIES), &s);
+        gen_shape(&R, (family)(i % N_FAMILIES), &s, NULL);
         cost_graph *g = make_graph(&R, &s);
         search_result *a = search_run(g, NULL, NULL), *b = search_run(g, NULL, NULL);
         cr_assert(a && b);
@@ -865,6 +1106,7 @@ Test(search_random, deterministic)
         for (int k = 0; k < a->n_steps; k++) {
             cr_assert_eq(a->steps[k].kind, b->steps[k].kind);
             cr_assert_eq(a->steps[k].node, b->steps[k].node);
+            cr_assert_eq(a->steps[k].into, b->steps[k].into);
             cr_assert_eq(a->steps[k].e1, b->steps[k].e1);
             cr_assert_eq(a->steps[k].e2, b->steps[k].e2);
         }
@@ -890,7 +1132,7 @@ Test(search_random, node_elimination_tables_of_many_shapes)
         for (int e = 0; e < 2; e++)
             for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
                 g->edge_cost[e][x] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
-        search_result *r = search_run(g, NULL, NULL);
+        search_result *r = paper_search(g);
         cr_assert_not_null(r);
         cr_assert_eq(r->n_steps, 1);
         check_steps(g, r); /* compares t' and argmin with the plain loop */
@@ -1050,13 +1292,24 @@ Test(search_size, chain_of_modules_250_nodes_70_configs)
     for (int e = 0; e < g->n_edges; e++)
         for (int x = 0; x < C * C; x++) g->edge_cost[e][x] = rng_unit(&R);
 
-    search_result *r = search_run(g, NULL, NULL);
+    search_result *r = paper_search(g);
     cr_assert_not_null(r);
     cr_assert_eq(r->n_left, 2);
     cr_assert_eq(r->left[0], 0);
     cr_assert_eq(r->left[1], N - 1);
     cr_assert_eq(r->n_undo, N - 2);
     cr_assert_eq(r->cost, cg_evaluate(g, r->config));
+    /* with folds: the input and the output fold in too, two nodes are left
+     * (where depends on the modules), at the same optimum */
+    search_result *fr = search_run(g, NULL, NULL);
+    cr_assert_not_null(fr);
+    cr_assert_eq(fr->n_left, 2);
+    cr_assert_eq(fr->n_undo, N - 2);
+    int n_fold = 0;
+    for (int s = 0; s < fr->n_steps; s++) n_fold += fr->steps[s].kind == ELIM_FOLD;
+    cr_assert(n_fold >= 2, "%d folds", n_fold);
+    cr_assert(close_rel(fr->cost, r->cost), "folded %.17g, paper %.17g", fr->cost, r->cost);
+    search_result_free(fr);
     /* the same optimum through variable elimination on the final pair */
     search_options o;
     search_options_init(&o);
