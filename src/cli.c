@@ -29,6 +29,8 @@ static const char usage_text[] =
     "  layerwise                          the TUI on VGG-16 and the paper's 16-GPU P100 cluster\n"
     "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS] [the shared options below]\n"
     "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
+    "                    [--no-fold]   the paper's Algorithm 1 only (node and edge eliminations);\n"
+    "                                  by default a layer with one edge is also folded into its neighbour\n"
     "                    [--why-not LAYER]   every config of LAYER with the best total when forced to it\n"
     "                    [--explain LAYER]   why LAYER has its config: its terms against the alternatives,\n"
     "                                        its GPUs and nodes, the bandwidth and batch that would change it\n"
@@ -42,7 +44,7 @@ static const char usage_text[] =
     "                                     optimum, data, model, owt or a strategy file\n"
     "  layerwise scale   -n NET -c CLUSTER [--gpus 1,2,4,8,16] [--json]\n"
     "  layerwise costs   -n NET -c CLUSTER [-g GPUS] --json\n"
-    "  layerwise export  -n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K]\n"
+    "  layerwise export  -n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K] [--no-fold]\n"
     "                    -o FILE.{dot,svg,png,pdf}\n"
     "  layerwise profile -n NET -c CLUSTER [-g GPUS] [-o FILE]\n"
     "                                     a profile template: every task shape, to fill with measurements\n"
@@ -252,6 +254,7 @@ static int parse_args(int argc, char **argv, opts *o)
             if (TAKES("--json")) o->json = 1;
             else if (TAKES("--no-memory-limit")) o->mset.limit = -1;
             else if (TAKES("--steps")) o->steps = 1;
+            else if (TAKES("--no-fold")) o->set.no_fold = 1;
             else if (TAKES("-h") || TAKES("--help")) {
                 fputs(usage_text, stdout);
                 exit(stdout_status(0));
@@ -272,6 +275,8 @@ static int parse_args(int argc, char **argv, opts *o)
     if (o->gpus_list && !(o->cmd && strcmp(o->cmd, "scale") == 0))
         return bad("GPU count \"%s\" must be one whole number here (a list is for scale --gpus)", o->gpus_list);
     if (o->refine && !(o->cmd && strcmp(o->cmd, "search") == 0)) return bad("%s", "--refine is an option of search");
+    if (o->set.no_fold && !(o->cmd && (strcmp(o->cmd, "search") == 0 || strcmp(o->cmd, "export") == 0)))
+        return bad("%s", "--no-fold is an option of search and export");
     if (o->whynot && !(o->cmd && strcmp(o->cmd, "search") == 0))
         return bad("--why-not %s is an option of search", o->whynot);
     if (o->explain && !(o->cmd && strcmp(o->cmd, "search") == 0))
@@ -483,13 +488,19 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
 static void print_search_summary(const plan *p)
 {
     const search_result *r = p->sr;
-    int nn = 0, ne = 0;
+    int nn = 0, ne = 0, nf = 0;
     for (int s = 0; s < r->n_steps; s++) {
         if (r->steps[s].kind == ELIM_NODE) nn++;
+        else if (r->steps[s].kind == ELIM_FOLD) nf++;
         else ne++;
     }
-    printf("\nAlgorithm 1: %d layers, %d edges; %d node and %d edge eliminations leave %d node%s (", r->n_nodes,
-           r->n_edges_original, nn, ne, r->n_left, r->n_left == 1 ? "" : "s");
+    if (r->fold)
+        printf("\nAlgorithm 1 with folds: %d layers, %d edges; %d fold%s, %d node and %d edge eliminations leave %d "
+               "node%s (",
+               r->n_nodes, r->n_edges_original, nf, nf == 1 ? "" : "s", nn, ne, r->n_left, r->n_left == 1 ? "" : "s");
+    else
+        printf("\nAlgorithm 1: %d layers, %d edges; %d node and %d edge eliminations leave %d node%s (", r->n_nodes,
+               r->n_edges_original, nn, ne, r->n_left, r->n_left == 1 ? "" : "s");
     for (int i = 0; i < r->n_left && i < 8; i++) printf("%s%s", i ? ", " : "", p->net->layers[r->left[i]].name);
     if (r->n_left > 8) printf(", ...");
     printf(");\nfinal step: %s over %.0f combinations; cost tables %.1f ms, search %.1f ms\n",
@@ -563,6 +574,10 @@ static void print_steps(const plan *p)
         if (st->kind == ELIM_NODE)
             printf("%4d  node %-28s (%s -> %s) becomes edge e%d\n", s + 1, net->layers[st->node].name,
                    net->layers[st->from].name, net->layers[st->to].name, st->new_edge);
+        else if (st->kind == ELIM_FOLD)
+            printf("%4d  fold %-28s into %s: e%d (%s -> %s) becomes edge e%d\n", s + 1, net->layers[st->node].name,
+                   net->layers[st->into].name, st->e2, net->layers[st->from].name, net->layers[st->to].name,
+                   st->new_edge);
         else
             printf("%4d  edges e%d and e%d (%s -> %s) merge into e%d\n", s + 1, st->e1, st->e2,
                    net->layers[st->from].name, net->layers[st->to].name, st->new_edge);
@@ -1228,7 +1243,7 @@ static int cmd_export(const opts *o)
         return die(&err);
     }
     if (o->step > p->sr->n_steps) {
-        fprintf(stderr, "layerwise: --step %d: Algorithm 1 takes %d steps on this graph\n", o->step, p->sr->n_steps);
+        fprintf(stderr, "layerwise: --step %d: the search takes %d steps on this graph\n", o->step, p->sr->n_steps);
         plan_free(p);
         return 2;
     }

@@ -113,7 +113,7 @@ static int probe(const plan *p, const explain *e, explain_cross *c, double v, do
     int rc;
     c->probes++;
     if (c->param == CROSS_BATCH) {
-        plan_settings s = {p->gpus, (long)v, 0};
+        plan_settings s = {p->gpus, (long)v, 0, p->set.no_fold};
         rc = plan_probe_pair(p, &s, NULL, li, two, tot, &err);
     } else {
         cluster *cl = cluster_clone(p->cl);

@@ -519,7 +519,7 @@ static void absorbed_build(absorbed *a, const search_result *r, int n_layers)
                 a->orig_edges[s] += a->orig_edges[ps];
             }
         }
-        if (st->kind == ELIM_NODE && st->node >= 0 && st->node < n_layers) row[st->node] = 1;
+        if (st->kind != ELIM_EDGE && st->node >= 0 && st->node < n_layers) row[st->node] = 1;
     }
 }
 
@@ -624,6 +624,12 @@ static void build_reduced_view(diagram *d, int k)
             lw_buf_printf(&d->b, "node elim of <B>");
             buf_esc(&d->b, d->net->layers[st->node].name);
             lw_buf_printf(&d->b, "</B>");
+        } else if (st->kind == ELIM_FOLD) {
+            lw_buf_printf(&d->b, "fold of <B>");
+            buf_esc(&d->b, d->net->layers[st->node].name);
+            lw_buf_printf(&d->b, "</B> into ");
+            buf_esc(&d->b, d->net->layers[st->into].name);
+            lw_buf_printf(&d->b, " + e%d", st->e2);
         } else {
             lw_buf_printf(&d->b, "edge elim of e%d, e%d", st->e1, st->e2);
         }
@@ -653,7 +659,7 @@ static void build_reduced_view(diagram *d, int k)
     }
     lw_buf_free(&tip);
     absorbed_free(&ab);
-    const char *notes[] = {"eN: edge N of Algorithm 1 &#183; bold dashed: an edge an elimination made, with the layers "
+    const char *notes[] = {"eN: edge N of Algorithm 1 &#183; bold dashed: an edge an elimination or fold made, with the layers "
                            "it stands for and the least cost in its table",
                            d->any_inter ? "red edge: the data crosses cluster nodes" : NULL, NULL};
     header(d, what, notes);
@@ -842,9 +848,9 @@ static int check_sizes(const plan *p, export_view view, int step, const format_i
     if (view == VIEW_REDUCED) {
         int k = step < 0 ? p->sr->n_steps : step;
         for (int s = 0; s < k; s++) {
-            if (p->sr->steps[s].kind == ELIM_NODE) {
+            if (p->sr->steps[s].kind != ELIM_EDGE) {
                 nodes--;
-                edges -= 1; /* two edges become one */
+                edges -= 1; /* two edges become one (a fold: its one edge goes, its neighbour's is replaced) */
             } else {
                 edges -= 1; /* two edges merge */
             }

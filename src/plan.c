@@ -183,13 +183,14 @@ static int search_failure(const search_info *info, lw_error *err)
 
 /* Searches model m under pins: the graph and result, or NULL with err set
  * (nothing left to free). */
-static search_result *search_pinned(const plan *p, const cost_model *m, const int *pins, cost_graph **cg,
-                                    double *ms, lw_error *err)
+static search_result *search_pinned(const plan *p, const plan_settings *set, const cost_model *m, const int *pins,
+                                    cost_graph **cg, double *ms, lw_error *err)
 {
     *cg = graph_with_pins(m, pins, -1);
     search_options opt;
     search_options_init(&opt);
     opt.cancel = p->cancel;
+    opt.fold = !set->no_fold;
     search_info info;
     double t0 = lw_now();
     search_result *sr = search_run_with(*cg, &opt, p->progress, p->progress_user, &info);
@@ -253,7 +254,7 @@ static int research(plan *p, const int *pins, const plan_memory_settings *mset, 
 {
     cost_graph *cg;
     double ms;
-    search_result *sr = search_pinned(p, p->cm, pins, &cg, &ms, err);
+    search_result *sr = search_pinned(p, &p->set, p->cm, pins, &cg, &ms, err);
     if (!sr) return -1;
     int *best = lw_malloc(sizeof(int) * (size_t)(p->net->n_layers + 1));
     plan_memory mo;
@@ -340,10 +341,10 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         any_pin = 1;
     }
     double search_ms = 0;
-    if (!adopted || any_pin) { /* a prefetch searched without pins */
+    if (!adopted || any_pin || set->no_fold) { /* a prefetch searched without pins, with folds */
         search_result_free(sr);
         cg_free(cg);
-        sr = search_pinned(p, cm, pins, &cg, &search_ms, err);
+        sr = search_pinned(p, set, cm, pins, &cg, &search_ms, err);
         if (!sr) {
             cost_model_free(cm);
             free(pins);
@@ -466,7 +467,8 @@ static int cluster_same_but_sync(const cluster *a, const cluster *b)
 /* Field by field: the structs have padding. */
 static int settings_equal(const plan_settings *a, const plan_settings *b)
 {
-    return a->gpus == b->gpus && a->batch_per_gpu == b->batch_per_gpu && a->global_batch == b->global_batch;
+    return a->gpus == b->gpus && a->batch_per_gpu == b->batch_per_gpu && a->global_batch == b->global_batch &&
+           a->no_fold == b->no_fold;
 }
 
 static int memory_settings_equal(const plan_memory_settings *a, const plan_memory_settings *b)

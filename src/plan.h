@@ -28,6 +28,7 @@ typedef struct plan_settings {
     int gpus;                /* 0: all of the cluster's */
     long batch_per_gpu;      /* used when global_batch is 0 */
     long global_batch;       /* > 0: fixed global batch */
+    int no_fold;             /* non-zero: the paper's Algorithm 1 only, no folds (search_options.fold) */
 } plan_settings;
 
 /* The memory side of a setting (all zero: the defaults). */

@@ -407,7 +407,29 @@ import json, sys
 assert json.load(open(sys.argv[1]))["nodes_left"] >= 4
 assert json.load(open(sys.argv[2]))["nodes_left"] == 2
 ' "$TMP/search_k.json" "$TMP/search.json"
+run search -n $F/nets/branchy.json -c p100-4x4 -g 2 --json --no-fold
+cp "$OUT" "$TMP/search_b_paper.json"
+py "costs: the branchy network with --no-fold (the paper's Algorithm 1), brute force equals the search" "$CHECK_COSTS" "$TMP/costs_b.json" "$TMP/search_b_paper.json"
 expect_fail "costs without --json is refused" 2 "--json" -- costs -n lenet5 -c p100-4x4 -g 2
+
+# folds (the default) and the paper's Algorithm 1 (--no-fold): one optimum, two logs
+expect_ok "search --steps (folds)" search -n vgg16 -c p100-4x4 -g 4 --steps
+cp "$OUT" "$TMP/steps_fold.txt"
+expect_ok "search --steps --no-fold" search -n vgg16 -c p100-4x4 -g 4 --steps --no-fold
+cp "$OUT" "$TMP/steps_paper.txt"
+py "the chain VGG-16 folds layer by layer; --no-fold eliminates the same 22 layers as Algorithm 1 does" '
+import re, sys
+f = open(sys.argv[1]).read(); p = open(sys.argv[2]).read()
+assert "Algorithm 1 with folds: 24 layers, 23 edges; 22 folds, 0 node and 0 edge eliminations leave 2 nodes (fc8, prob)" in f, f
+assert "Algorithm 1: 24 layers, 23 edges; 22 node and 0 edge eliminations leave 2 nodes (data, prob)" in p, p
+assert re.search(r"^   1  fold data +into conv1_1: e1 \(conv1_1 -> conv1_2\) becomes edge e23$", f, re.M), f
+assert len(re.findall(r"^ +[0-9]+  fold ", f, re.M)) == 22
+assert len(re.findall(r"^ +[0-9]+  node ", p, re.M)) == 22 and " fold " not in p.split("elimination log:")[1]
+tot = lambda t: re.search(r"per step ([0-9.]+) ms", t).group(1)
+assert tot(f) == tot(p), (tot(f), tot(p))
+' "$TMP/steps_fold.txt" "$TMP/steps_paper.txt"
+expect_fail "--no-fold is refused where nothing is searched step by step" 2 "--no-fold is an option of search and export" -- \
+    eval -n lenet5 -c p100-4x4 -g 2 -s data --no-fold
 
 # --------------------------------------------------------------- profiles
 rm -f "$TMP/prof.json"

@@ -107,10 +107,12 @@ keys 1
 # ---- the elimination stepper
 keys 3
 expect "stepper opens at the start" "the graph as loaded"
-expect "names the first node to eliminate" "node elimination of conv1_1"
+expect "names the first node to fold" "Next: fold of data into conv1_1"
+expect "counts the folds" "22 folds, 0 node and 0 edge"
 keys Right
 expect "step 1" "Step 1/"
-expect "step 1 removes conv1_1" "conv1_1 has one in-edge"
+expect "step 1 is a fold" "fold (not in the paper)"
+expect "step 1 folds data" "data has a single edge, e0"
 keys Right Right
 expect "step 3" "Step 3/"
 keys Left

@@ -37,17 +37,22 @@
 
 /* ---------- fixtures */
 
-static plan *load(const char *net_name, int gpus)
+static plan *load_with(const char *net_name, int gpus, int no_fold)
 {
     lw_error err = {0};
     network *net = plan_load_network(net_name, &err);
     cr_assert_not_null(net, "loading %s: %s", net_name, err.msg);
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "loading p100-4x4: %s", err.msg);
-    plan_settings set = {gpus, DEFAULT_BATCH_PER_GPU, 0};
+    plan_settings set = {gpus, DEFAULT_BATCH_PER_GPU, 0, no_fold};
     plan *p = plan_new(net, cl, NULL, set, &err);
     cr_assert_not_null(p, "plan for %s: %s", net_name, err.msg);
     return p;
+}
+
+static plan *load(const char *net_name, int gpus)
+{
+    return load_with(net_name, gpus, 0);
 }
 
 static char *make_dir(void)
@@ -466,14 +471,18 @@ Test(export_reduced, vgg16_final_has_exactly_the_nodes_left)
     for (int i = 0; i < r->n_left; i++)
         cr_assert_not_null(agnode(g, p->net->layers[r->left[i]].name, 0), "no node %s", p->net->layers[r->left[i]].name);
     cr_assert_eq(agnedges(g), r->n_edges_left);
-    /* a chain reduces to one edge made by node elimination, which stands for
-     * every layer in between */
+    /* a chain reduces to one edge made by folds (the last one folds the
+     * layer before the two left), which stands for every layer folded */
     cr_assert_eq(r->n_edges_left, 1);
     Agedge_t *e = agfstout(g, agnode(g, p->net->layers[r->left[0]].name, 0));
     cr_assert_not_null(e);
     char *label = agget(e, (char *)"label");
-    cr_assert_not_null(strstr(label, "node elim"), "label: %s", label);
-    char want[64];
+    const elim_step *last = &r->steps[r->n_steps - 1];
+    cr_assert_eq(last->kind, ELIM_FOLD);
+    char want[160];
+    snprintf(want, sizeof want, "fold of <B>%s</B> into %s", p->net->layers[last->node].name,
+             p->net->layers[last->into].name);
+    cr_assert_not_null(strstr(label, want), "label: %s", label);
     snprintf(want, sizeof want, "stands for %d layers", p->net->n_layers - r->n_left);
     cr_assert_not_null(strstr(label, want), "label: %s", label);
     cr_assert_not_null(strstr(agget(e, (char *)"style"), "dashed"));
@@ -481,6 +490,36 @@ Test(export_reduced, vgg16_final_has_exactly_the_nodes_left)
     for (int i = 0; i < p->net->n_layers; i++)
         if (i != r->left[0] && i != r->left[1])
             cr_assert_not_null(strstr(tip, p->net->layers[i].name), "tooltip lacks %s", p->net->layers[i].name);
+    agclose(g);
+    free(path);
+    remove_dir(dir);
+    plan_free(p);
+}
+
+/* The paper's Algorithm 1 (search --no-fold) reduces the chain by node
+ * eliminations: the edge left is the last one's, between the input and
+ * the output, and stands for every layer in between. */
+Test(export_reduced, vgg16_without_folds_ends_with_a_node_elimination)
+{
+    plan *p = load_with("vgg16", 4, 1);
+    char *dir = make_dir();
+    char *path = join(dir, "r.dot");
+    lw_error err = {0};
+    cr_assert_eq(export_diagram(p, VIEW_REDUCED, -1, NULL, path, &err), 0, "%s", err.msg);
+    Agraph_t *g = read_dot(path);
+    const search_result *r = p->sr;
+    cr_assert(!r->fold);
+    cr_assert_eq(r->n_left, 2);
+    cr_assert_str_eq(p->net->layers[r->left[0]].name, "data");
+    cr_assert_str_eq(p->net->layers[r->left[1]].name, "prob");
+    Agedge_t *e = agfstout(g, agnode(g, "data", 0));
+    cr_assert_not_null(e);
+    char *label = agget(e, (char *)"label");
+    char want[160];
+    snprintf(want, sizeof want, "node elim of <B>%s</B>", p->net->layers[r->steps[r->n_steps - 1].node].name);
+    cr_assert_not_null(strstr(label, want), "label: %s", label);
+    snprintf(want, sizeof want, "stands for %d layers", p->net->n_layers - 2);
+    cr_assert_not_null(strstr(label, want), "label: %s", label);
     agclose(g);
     free(path);
     remove_dir(dir);
@@ -994,7 +1033,7 @@ Test(output, graph_too_big_to_lay_out_is_refused_with_the_limit)
     cr_assert_not_null(net, "%s", err.msg);
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "%s", err.msg);
-    plan_settings set = {1, DEFAULT_BATCH_PER_GPU, 0};
+    plan_settings set = {1, DEFAULT_BATCH_PER_GPU, 0, 0};
     plan *p = plan_new(net, cl, NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     char *dir = make_dir();
@@ -1038,7 +1077,7 @@ Test(export_names, hostile_names_give_well_formed_files)
     cr_assert_not_null(net, "%s", err.msg);
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "%s", err.msg);
-    plan_settings set = {4, DEFAULT_BATCH_PER_GPU, 0};
+    plan_settings set = {4, DEFAULT_BATCH_PER_GPU, 0, 0};
     plan *p = plan_new(net, cl, NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     char *dir = make_dir();

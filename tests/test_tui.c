@@ -379,16 +379,23 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
     draw(a);
     cr_assert(find_row("the graph as loaded") >= 0, "%s", dump());
     char want[160];
-    snprintf(want, sizeof want, "node elimination of %s", a->p->net->layers[r->steps[0].node].name);
+    /* VGG-16 is a chain: every step folds the layer at its input end into the next */
+    cr_assert_eq(r->steps[0].kind, ELIM_FOLD);
+    snprintf(want, sizeof want, "Next: fold of %s into %s", a->p->net->layers[r->steps[0].node].name,
+             a->p->net->layers[r->steps[0].into].name);
     cr_assert(find_row(want) >= 0, "step 0 names %s:\n%s", want, dump());
+    snprintf(want, sizeof want, "here: %d folds, 0 node and 0 edge", r->n_steps);
+    cr_assert(find_row(want) >= 0, "step 0 counts the folds, %s:\n%s", want, dump());
     int ks[] = {1, 5, 12};
     for (size_t t = 0; t < 3; t++) {
         while (steps_of(a)->step < ks[t]) app_feed(a, KEY_RIGHT);
         draw(a);
         const elim_step *s = &r->steps[ks[t] - 1];
+        cr_assert_eq(s->kind, ELIM_FOLD);
         snprintf(want, sizeof want, "Step %d/%d", ks[t], r->n_steps);
         cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
-        snprintf(want, sizeof want, "%s has one in-edge e%d", a->p->net->layers[s->node].name, s->e1);
+        cr_assert(find_row("fold (not in the paper)") >= 0, "%s", dump());
+        snprintf(want, sizeof want, "%s has a single edge, e%d", a->p->net->layers[s->node].name, s->e1);
         cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
         snprintf(want, sizeof want, "Table e%d: %d", s->new_edge, a->p->cm->n_configs[s->from]);
         cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
@@ -405,7 +412,7 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
     app_feed(a, 'f');
     draw(a);
     cr_assert(find_row("Final step") >= 0 && find_row("enumeration") >= 0, "%s", dump());
-    snprintf(want, sizeof want, "all %.0f combination", r->final_space);
+    snprintf(want, sizeof want, "enumerates all %.0f", r->final_space); /* "combinations" may wrap */
     cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
     for (int i = 0; i < r->n_left; i++) {
         char c[64];
@@ -439,14 +446,26 @@ Test(tui_steps, edge_elimination_on_inception)
     term_open(30, 110, 1);
     app *a = open_app("inception_v3", "p100-4x4", 2);
     const search_result *r = a->p->sr;
-    int first = -1;
+    int first = -1, first_node = -1;
     for (int s = 0; s < r->n_steps && first < 0; s++)
         if (r->steps[s].kind == ELIM_EDGE) first = s;
+    for (int s = 0; s < r->n_steps && first_node < 0; s++)
+        if (r->steps[s].kind == ELIM_NODE) first_node = s;
     cr_assert(first >= 0, "Inception-v3 has parallel edges to merge");
+    cr_assert(first_node >= 0, "Inception-v3's branches need node eliminations");
     app_feed(a, '3');
+    char want[160];
+    while (steps_of(a)->step < first_node + 1) app_feed(a, KEY_RIGHT);
+    draw(a);
+    const elim_step *ns = &r->steps[first_node];
+    snprintf(want, sizeof want, "Step %d/%d", first_node + 1, r->n_steps);
+    cr_assert(find_row(want) >= 0, "%s", dump());
+    cr_assert(find_row("node elimination (Eq. 2)") >= 0, "%s", dump());
+    snprintf(want, sizeof want, "%s has one in-edge e%d", a->p->net->layers[ns->node].name, ns->e1);
+    cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
+    app_feed(a, KEY_HOME);
     while (steps_of(a)->step < first + 1) app_feed(a, KEY_RIGHT);
     draw(a);
-    char want[128];
     snprintf(want, sizeof want, "Step %d/%d", first + 1, r->n_steps);
     cr_assert(find_row(want) >= 0, "%s", dump());
     cr_assert(find_row("edge elimination (Eq. 3)") >= 0, "%s", dump());
@@ -1143,7 +1162,7 @@ Test(tui_cluster, left_and_right_on_a_field_are_built_ahead)
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(c, "%s", err.msg);
     c->inter.bandwidth_gbs = 23;
-    plan *fresh = plan_new(plan_load_network("alexnet", &err), c, NULL, (plan_settings){16, 0, 0}, &err);
+    plan *fresh = plan_new(plan_load_network("alexnet", &err), c, NULL, (plan_settings){.gpus = 16}, &err);
     cr_assert_not_null(fresh, "%s", err.msg);
     cr_expect(fabs(a->p->best_eval.total_ms - fresh->best_eval.total_ms) < 1e-9, "%.17g vs %.17g",
               a->p->best_eval.total_ms, fresh->best_eval.total_ms);

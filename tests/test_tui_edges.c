@@ -532,10 +532,15 @@ Test(tui_edges, stepper_next_node_is_reversed_in_colour_too)
     int checked = 0;
     for (int k = 0; k < r->n_steps && checked < 3; k++) {
         const elim_step *nx = &r->steps[steps_of(a)->step];
-        if (nx->kind == ELIM_NODE) {
+        if (nx->kind != ELIM_EDGE) { /* VGG-16's chain: folds, layer by layer */
             draw(a);
             char want[160];
-            snprintf(want, sizeof want, "Next: node elimination of %s (reversed).", a->p->net->layers[nx->node].name);
+            if (nx->kind == ELIM_FOLD)
+                snprintf(want, sizeof want, "Next: fold of %s into %s (reversed).", a->p->net->layers[nx->node].name,
+                         a->p->net->layers[nx->into].name);
+            else
+                snprintf(want, sizeof want, "Next: node elimination of %s (reversed).",
+                         a->p->net->layers[nx->node].name);
             cr_assert(find_row(want) >= 0, "%s", dump());
             int y, x;
             if (box_of(a->p->net->layers[nx->node].name, &y, &x) == 0) {

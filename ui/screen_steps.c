@@ -1,11 +1,12 @@
 /*
  * screen_steps: Algorithm 1 one step at a time, as a teaching screen.
  *
- * Positions: 0 is the graph as loaded; 1..N are the N eliminations (what
- * was removed or merged, why Eq. 2 or Eq. 3 applies, and the new edge's
- * cost table summarised row by row); N + 1 is the final enumeration of the
- * nodes left; N + 1 + j is the undo having assigned j eliminated layers
- * their argmin configs. The right half draws the graph that remains.
+ * Positions: 0 is the graph as loaded; 1..N are the N steps (what was
+ * removed, merged or folded, why Eq. 2 or Eq. 3 applies, or why a fold
+ * does, and the new edge's cost table summarised row by row); N + 1 is the
+ * final enumeration of the nodes left; N + 1 + j is the undo having
+ * assigned j removed layers their argmin configs. The right half draws the
+ * graph that remains.
  */
 #include "draw.h"
 #include "export_dot.h"
@@ -104,7 +105,7 @@ static int style_step(const app *a, int id)
     }
     if (k < r->n_steps) {
         const elim_step *nx = &r->steps[k];
-        if (nx->kind == ELIM_NODE && nx->node == id) return ST_NEXT; /* what "Next: ... (reversed)" names */
+        if (nx->kind != ELIM_EDGE && nx->node == id) return ST_NEXT; /* what "Next: ... (reversed)" names */
     }
     if (k >= 1) {
         const elim_step *s = &r->steps[k - 1];
@@ -142,12 +143,23 @@ static void next_line(app *a, panel *pn)
         const elim_step *nx = &r->steps[k];
         if (nx->kind == ELIM_NODE)
             para(pn, ST_DIM, "Next: node elimination of %s (reversed).", lname(a, nx->node));
+        else if (nx->kind == ELIM_FOLD)
+            para(pn, ST_DIM, "Next: fold of %s into %s (reversed).", lname(a, nx->node), lname(a, nx->into));
         else
             para(pn, ST_DIM, "Next: edge elimination of e%d and e%d (%s %s %s).", nx->e1, nx->e2, lname(a, nx->from),
                  G->arrow_right, lname(a, nx->to));
     } else if (k == r->n_steps) {
         para(pn, ST_DIM, "Next: the final step over the %d node%s left.", r->n_left, r->n_left == 1 ? "" : "s");
     }
+}
+
+/* The removed node's best config for entry (i, k) of step s's new table;
+ * -1 for an edge elimination (nothing removed). */
+static int via_config(const app *a, const elim_step *s, int i, int k)
+{
+    if (s->kind == ELIM_NODE) return s->argmin[i * a->p->cm->n_configs[s->to] + k];
+    if (s->kind == ELIM_FOLD) return s->argmin[s->into == s->from ? i : k];
+    return -1;
 }
 
 /* Summary of the new edge's table: size, best entry, min/argmin per row. */
@@ -167,17 +179,18 @@ static void table_summary(app *a, panel *pn, const elim_step *s)
     char c1[64], c2[64], c3[64], tb[32];
     para(pn, ST_NORMAL, "Table e%d: %d %s %d = %d entries (configs of %s %s configs of %s).", s->new_edge, nf, G->times,
          nt, nf * nt, lname(a, s->from), G->times, lname(a, s->to));
-    if (s->kind == ELIM_NODE)
+    int via = s->kind != ELIM_EDGE;
+    if (via)
         para(pn, ST_GOOD, "Best entry %s: %s = %s, %s = %s, via %s = %s.", fmt_ms(best, tb, sizeof tb),
              lname(a, s->from), cfg_name(a, s->from, bi, c1, sizeof c1), lname(a, s->to),
              cfg_name(a, s->to, bk, c2, sizeof c2), lname(a, s->node),
-             cfg_name(a, s->node, s->argmin[bi * nt + bk], c3, sizeof c3));
+             cfg_name(a, s->node, via_config(a, s, bi, bk), c3, sizeof c3));
     else
         para(pn, ST_GOOD, "Best entry %s: %s = %s, %s = %s.", fmt_ms(best, tb, sizeof tb), lname(a, s->from),
              cfg_name(a, s->from, bi, c1, sizeof c1), lname(a, s->to), cfg_name(a, s->to, bk, c2, sizeof c2));
     if (pn->y >= pn->r.y + pn->r.h - 1) return;
     /* one row per config of the producer: its cheapest consumer config */
-    int cw = (pn->r.w - 12) / (s->kind == ELIM_NODE ? 3 : 2);
+    int cw = (pn->r.w - 12) / (via ? 3 : 2);
     if (cw > 16) cw = 16;
     int x;
     char h[96], h1[64];
@@ -190,7 +203,7 @@ static void table_summary(app *a, panel *pn, const elim_step *s)
     snprintf(h, sizeof h, "best %s", lname(a, s->to));
     ui_put(pn->w, pn->y, x, cw, ST_HEADER, ui_fit(h, cw, h1, sizeof h1));
     x += cw + 1;
-    if (s->kind == ELIM_NODE) {
+    if (via) {
         snprintf(h, sizeof h, "via %s", lname(a, s->node));
         ui_put(pn->w, pn->y, x, pn->r.x + pn->r.w - x, ST_HEADER, ui_fit(h, pn->r.x + pn->r.w - x, h1, sizeof h1));
     }
@@ -219,8 +232,8 @@ static void table_summary(app *a, panel *pn, const elim_step *s)
         x += 10;
         ui_put(pn->w, y, x, cw, st, cfg_name(a, s->to, mk, c2, sizeof c2));
         x += cw + 1;
-        if (s->kind == ELIM_NODE)
-            ui_put(pn->w, y, x, pn->r.x + pn->r.w - x, st, cfg_name(a, s->node, s->argmin[i * nt + mk], c3, sizeof c3));
+        if (via)
+            ui_put(pn->w, y, x, pn->r.x + pn->r.w - x, st, cfg_name(a, s->node, via_config(a, s, i, mk), c3, sizeof c3));
     }
     if (nf > rows && rows > 0) {
         char more[64];
@@ -233,14 +246,26 @@ static void table_summary(app *a, panel *pn, const elim_step *s)
 static void text_start(app *a, panel *pn)
 {
     const search_result *r = a->p->sr;
-    int ne = r->n_edges_original;
+    int ne = r->n_edges_original, nn = 0, nf = 0;
+    for (int s = 0; s < r->n_steps; s++) {
+        nn += r->steps[s].kind == ELIM_NODE;
+        nf += r->steps[s].kind == ELIM_FOLD;
+    }
     para(pn, ST_BOLD, "Algorithm 1 %s the graph as loaded", G->dot);
     para(pn, ST_NORMAL,
          "%d nodes (layers) and %d edges (tensors). A node costs t_c + t_s for each of its configs; an edge costs "
          "t_x for each pair of configs of its ends. Algorithm 1 applies node eliminations (Eq. 2) and edge "
          "eliminations (Eq. 3) until neither applies, enumerates the few nodes left, then undoes the eliminations "
-         "to give every layer its config: %d steps here.",
-         r->n_nodes, ne, r->n_steps);
+         "to give every layer its config.",
+         r->n_nodes, ne);
+    if (r->fold)
+        para(pn, ST_NORMAL,
+             "This search also folds a layer with a single edge into its neighbour (k^2 work, where a node "
+             "elimination is k^3; not in the paper: search --no-fold leaves it out). %d steps here: %d fold%s, "
+             "%d node and %d edge eliminations.",
+             r->n_steps, nf, nf == 1 ? "" : "s", nn, r->n_steps - nn - nf);
+    else
+        para(pn, ST_NORMAL, "%d steps here: %d node and %d edge eliminations.", r->n_steps, nn, r->n_steps - nn);
     pn->y++;
     next_line(a, pn);
 }
@@ -249,7 +274,16 @@ static void text_elimination(app *a, panel *pn)
 {
     const search_result *r = a->p->sr;
     const elim_step *s = &r->steps[steps_of(a)->step - 1];
-    if (s->kind == ELIM_NODE) {
+    if (s->kind == ELIM_FOLD) {
+        int cu = a->p->cm->n_configs[s->into], cj = a->p->cm->n_configs[s->node];
+        int other = s->from == s->into ? s->to : s->from;
+        para(pn, ST_BOLD, "Step %d/%d %s fold (not in the paper)", steps_of(a)->step, r->n_steps, G->dot);
+        para(pn, ST_NORMAL,
+             "%s has a single edge, e%d, to %s: its cheapest config for each config of %s (t_c + t_s + t_x of "
+             "e%d) is added to %s's edge e%d (with %s), which becomes e%d. %d %s %d sums, not k^3.",
+             lname(a, s->node), s->e1, lname(a, s->into), lname(a, s->into), s->e1, lname(a, s->into), s->e2,
+             lname(a, other), s->new_edge, cu, G->times, cj);
+    } else if (s->kind == ELIM_NODE) {
         para(pn, ST_BOLD, "Step %d/%d %s node elimination (Eq. 2)", steps_of(a)->step, r->n_steps, G->dot);
         para(pn, ST_NORMAL,
              "%s has one in-edge e%d (from %s) and one out-edge e%d (to %s), so it goes: the new edge e%d %s %s %s "
@@ -282,10 +316,10 @@ static void text_final(app *a, panel *pn)
     }
     para(pn, ST_BOLD, "Final step %s %s", G->dot, r->method == FINAL_ENUMERATION ? "enumeration" : "variable elimination");
     para(pn, ST_NORMAL,
-         "No node has exactly one in- and one out-edge and no two edges join the same ends: %d node%s left (%s). "
+         "No node has exactly one in- and one out-edge%s and no two edges join the same ends: %d node%s left (%s). "
          "%s %.0f combination%s of their configs, each costed with their node tables and the tables of the %d "
          "edge%s left.",
-         r->n_left, r->n_left == 1 ? " is" : "s are", names,
+         r->fold ? " or a single edge to fold" : "", r->n_left, r->n_left == 1 ? " is" : "s are", names,
          r->method == FINAL_ENUMERATION ? "Algorithm 1 enumerates all" : "Too many to enumerate, so exact variable "
                                                                        "elimination searches the",
          r->final_space, r->final_space == 1 ? "" : "s", r->n_edges_left, r->n_edges_left == 1 ? "" : "s");
@@ -293,9 +327,16 @@ static void text_final(app *a, panel *pn)
         para(pn, ST_GOOD, "  %s = %s (%d configs)", lname(a, r->left[i]), cfg_name(a, r->left[i], r->config[r->left[i]], c1, sizeof c1),
              m->n_configs[r->left[i]]);
     char tb[32];
-    para(pn, ST_NORMAL, "Best total: %s. Next: undo the %d node eliminations in reverse, each node taking its argmin "
-                        "config given its two neighbours.",
-         fmt_ms(r->cost, tb, sizeof tb), r->n_undo);
+    if (r->fold)
+        para(pn, ST_NORMAL,
+             "Best total: %s. Next: undo the %d node eliminations and folds in reverse, each node taking its argmin "
+             "config given its neighbours (two, or the one it was folded into).",
+             fmt_ms(r->cost, tb, sizeof tb), r->n_undo);
+    else
+        para(pn, ST_NORMAL,
+             "Best total: %s. Next: undo the %d node eliminations in reverse, each node taking its argmin config "
+             "given its two neighbours.",
+             fmt_ms(r->cost, tb, sizeof tb), r->n_undo);
 }
 
 static void text_undo(app *a, panel *pn)
@@ -305,10 +346,18 @@ static void text_undo(app *a, panel *pn)
     int v = r->undo_node[j - 1];
     int si = -1;
     for (int s = 0; s < r->n_steps; s++)
-        if (r->steps[s].kind == ELIM_NODE && r->steps[s].node == v) si = s;
+        if (r->steps[s].kind != ELIM_EDGE && r->steps[s].node == v) si = s;
     char c1[64], c2[64], c3[64];
     para(pn, ST_BOLD, "Undo %d/%d %s %s = %s", j, r->n_undo, G->dot, lname(a, v), cfg_name(a, v, r->config[v], c1, sizeof c1));
-    if (si >= 0) {
+    if (si >= 0 && r->steps[si].kind == ELIM_FOLD) {
+        const elim_step *s = &r->steps[si];
+        int u = s->into;
+        para(pn, ST_NORMAL,
+             "%s was folded into %s in step %d. %s now has its config (%s), so %s takes the config that was its "
+             "cheapest for it: %s.",
+             lname(a, v), lname(a, u), si + 1, lname(a, u), cfg_name(a, u, r->config[u], c2, sizeof c2), lname(a, v),
+             cfg_name(a, v, s->argmin[r->config[u]], c1, sizeof c1));
+    } else if (si >= 0) {
         const elim_step *s = &r->steps[si];
         int nt = a->p->cm->n_configs[s->to];
         int arg = s->argmin[r->config[s->from] * nt + r->config[s->to]];
@@ -374,7 +423,7 @@ static void draw_steps(app *a, WINDOW *w, rect r)
     /* keep the step's action in view: the highlighted or next node */
     int focus = -1;
     if (steps_of(a)->step >= 1 && steps_of(a)->step <= sr->n_steps) focus = sr->steps[steps_of(a)->step - 1].to;
-    else if (steps_of(a)->step == 0 && sr->n_steps > 0 && sr->steps[0].kind == ELIM_NODE) focus = sr->steps[0].node;
+    else if (steps_of(a)->step == 0 && sr->n_steps > 0 && sr->steps[0].kind != ELIM_EDGE) focus = sr->steps[0].node;
     else if (steps_of(a)->step > sr->n_steps + 1) focus = sr->undo_node[steps_of(a)->step - sr->n_steps - 2];
     int fy, fx, fw;
     if (steps_of(a)->follow && focus >= 0 && graph_view_find(&steps_of(a)->sv, focus, &fy, &fx, &fw) == 0) {
