@@ -126,8 +126,9 @@ typedef struct search_info {
 /* Variable elimination also refuses (SEARCH_TOO_LARGE) more than this many
  * nodes with an edge left after the eliminations: its order planning takes
  * time cubic and memory quadratic in that count (1000 nodes: about 1.5 s
- * and 40 MB; 4000: 90 s). Only a network with many dangling branches
- * (layers nothing reads) gets near it; Algorithm 1 leaves shipped ones 2. */
+ * and 40 MB; 4000: 90 s). Without folds, a network with many dangling
+ * branches (layers nothing reads) gets near it (with folds they fold into
+ * what they read); Algorithm 1 leaves shipped ones 2. */
 #define SEARCH_MAX_VE_NODES 1000
 
 typedef struct search_options {

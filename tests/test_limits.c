@@ -568,9 +568,11 @@ Test(limits_search, search_run_with_reports_too_large_and_the_size)
     free(j);
 }
 
-/* 1500 layers all reading the input: nothing to eliminate, 1501 nodes for
- * the final step, whose planning is cubic in that: refused at once. */
-Test(limits_search, fifteen_hundred_dangling_branches_are_refused_quickly)
+/* 1500 layers all reading the input: the paper's Algorithm 1 (no folds)
+ * eliminates nothing, 1501 nodes for the final step, whose planning is
+ * cubic in that: refused at once. With folds (the default) every branch
+ * folds into the input and two layers are left. */
+Test(limits_search, fifteen_hundred_dangling_branches_are_refused_quickly_without_folds)
 {
     char *j = many_layers_net(1500, 1);
     lw_error err = {0};
@@ -578,10 +580,25 @@ Test(limits_search, fifteen_hundred_dangling_branches_are_refused_quickly)
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert(n && c, "%s", err.msg);
     double t0 = now_s();
-    plan_settings s = {4, 0, 0, 0};
+    plan_settings s = {4, 0, 0, 1};
     plan *p = plan_new(n, c, NULL, s, &err);
     ASSERT_REFUSED(p, err, "too large", "1501 layers", "at most 1000");
     cr_assert_lt(now_s() - t0, QUICK_S);
+
+    n = net_str(j, &err);
+    c = plan_load_cluster("p100-4x4", &err);
+    cr_assert(n && c, "%s", err.msg);
+    t0 = now_s();
+    s.no_fold = 0;
+    p = plan_new(n, c, NULL, s, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    cr_assert_lt(now_s() - t0, QUICK_S);
+    cr_assert_eq(p->sr->n_left, 2);
+    int folds = 0;
+    for (int k = 0; k < p->sr->n_steps; k++) folds += p->sr->steps[k].kind == ELIM_FOLD;
+    cr_assert_eq(folds, 1499);
+    cr_assert_eq(p->sr->cost, cg_evaluate(p->cg, p->sr->config));
+    plan_free(p);
     free(j);
 }
 
