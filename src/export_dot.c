@@ -589,7 +589,7 @@ static void build_reduced_view(diagram *d, int k)
     make_modules(d, alive_n);
     style_clusters(d);
     char what[160];
-    snprintf(what, sizeof what, "after %d of %d elimination steps: %d node%s, %d edge%s left", k, r->n_steps, left,
+    snprintf(what, sizeof what, "after %d of %d steps: %d node%s, %d edge%s left", k, r->n_steps, left,
              left == 1 ? "" : "s", edges_left, edges_left == 1 ? "" : "s");
     for (int i = 0; i < n; i++)
         if (alive_n[i]) layer_node(d, i);
@@ -625,11 +625,10 @@ static void build_reduced_view(diagram *d, int k)
             buf_esc(&d->b, d->net->layers[st->node].name);
             lw_buf_printf(&d->b, "</B>");
         } else if (st->kind == ELIM_FOLD) {
-            lw_buf_printf(&d->b, "fold of <B>");
+            lw_buf_printf(&d->b, "e%d + fold of <B>", st->e2);
             buf_esc(&d->b, d->net->layers[st->node].name);
             lw_buf_printf(&d->b, "</B> into ");
             buf_esc(&d->b, d->net->layers[st->into].name);
-            lw_buf_printf(&d->b, " + e%d", st->e2);
         } else {
             lw_buf_printf(&d->b, "edge elim of e%d, e%d", st->e1, st->e2);
         }

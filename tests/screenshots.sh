@@ -77,7 +77,7 @@ shot compare "layers differ" "compare: the optimum against data parallelism"
 
 keys Escape 3
 for _ in 1 2 3 4 5; do keys Right; done
-shot steps "Step 5/" "elimination stepper: Algorithm 1, step 5"
+shot steps "Step 5/" "elimination stepper: step 5, a fold"
 
 keys 4
 wait_for "L layer-wise"
