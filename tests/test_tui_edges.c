@@ -218,6 +218,49 @@ Test(tui_edges, export_prompt_expands_the_home_directory)
     term_close();
 }
 
+/* The open picker's and compare's typed paths read ~ as the export prompt
+ * does (a shell's reading): a strategy written to ~/x opens as ~/x. */
+Test(tui_edges, open_and_compare_prompts_expand_the_home_directory)
+{
+    term_open(24, 80, 1);
+    char dir[PATH_MAX], want[PATH_MAX + 32];
+    scratch_dir(dir, sizeof dir);
+    setenv("HOME", dir, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    export_prompt(a, "~/lenet.json");
+    snprintf(want, sizeof want, "%s/lenet.json", dir);
+    cr_assert(file_size(want) > 100, "%s", a->status);
+    /* compare: B from ~/lenet.json */
+    app_feed(a, 'C');
+    cr_assert_eq(a->screen, SCR_COMPARE);
+    app_feed(a, 'f');
+    cr_assert_eq(a->prompt, PROMPT_STRATEGY);
+    app_feed(a, CTRL_U_KEY);
+    type(a, "~/lenet.json");
+    app_feed(a, '\r');
+    cr_assert(!a->status_error && strstr(a->status, "compare: B is ") && strstr(a->status, want),
+              "compare did not read ~/lenet.json: %s", a->status);
+    app_feed(a, 27);
+    /* open: a strategy file from ~/lenet.json pins every layer */
+    prompt_open(a, PROMPT_OPEN, "Strategy file: ", "");
+    a->prompt_field = OPEN_STRATEGY;
+    type(a, "~/lenet.json");
+    cr_assert_eq(app_feed(a, '\r'), ACT_RESEARCH, "%s", a->status);
+    cr_assert(!a->status_error && strstr(a->status, "every layer pinned") && strstr(a->status, want), "%s",
+              a->status);
+    prompt_open(a, PROMPT_OPEN, "Strategy file: ", "");
+    a->prompt_field = OPEN_STRATEGY;
+    type(a, "~no-such-user-here/x.json");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, "open: cannot expand") && strstr(a->status, "~no-such-user-here"),
+              "%s", a->status);
+    cr_assert(access("~", F_OK) != 0, "a file named ~ was looked for");
+    app_free(a);
+    unlink(want);
+    rmdir(dir);
+    term_close();
+}
+
 Test(tui_edges, keys_do_nothing_while_the_terminal_is_too_small)
 {
     term_open(20, 60, 1);
