@@ -261,6 +261,32 @@ Test(tui_edges, open_and_compare_prompts_expand_the_home_directory)
     term_close();
 }
 
+/* Search and undo work on every screen; the hint bar says so where the
+ * screen's own hints leave room, and never at their expense. */
+Test(tui_edges, hint_bar_names_search_and_undo_where_there_is_room)
+{
+    term_open(30, 160, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    draw(a);
+    const char *last = row(29);
+    cr_assert(strstr(last, "z/Z undo/redo") && strstr(last, "/ find"), "%s", last);
+    cr_assert(strstr(last, "e export") && strstr(last, "? help q quit"), "%s", last);
+    app_feed(a, 'i'); /* an overlay: its own keys only */
+    draw(a);
+    cr_assert(!strstr(row(29), "z/Z undo"), "%s", row(29));
+    app_feed(a, 27);
+    app_free(a);
+    term_close();
+    term_open(24, 80, 1);
+    a = open_app("lenet5", "p100-4x4", 4);
+    draw(a);
+    last = row(23);
+    cr_assert(!strstr(last, "undo"), "no room at 80 columns: %s", last);
+    cr_assert(strstr(last, "i explain"), "the screen's own hints first: %s", last);
+    app_free(a);
+    term_close();
+}
+
 Test(tui_edges, keys_do_nothing_while_the_terminal_is_too_small)
 {
     term_open(20, 60, 1);
