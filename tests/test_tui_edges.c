@@ -287,6 +287,28 @@ Test(tui_edges, hint_bar_names_search_and_undo_where_there_is_room)
     term_close();
 }
 
+/* R on the cluster screen resets to the cluster of the state shown: after
+ * an undo past a cluster opened with O, that is the one before it again. */
+Test(tui_edges, reset_after_undoing_an_opened_cluster)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 16);
+    app_perform(a, app_open_file(a, OPEN_CLUSTER, "workstation-4x-pcie"));
+    cr_assert_str_eq(a->p->cl->name, "workstation-4x-pcie", "%s", a->status);
+    app_feed(a, 'z');
+    cr_assert_str_eq(a->p->cl->name, "p100-4x4", "%s", a->status);
+    app_open_screen(a, SCR_CLUSTER);
+    app_feed(a, 'R');
+    cr_assert_str_eq(a->p->cl->name, "p100-4x4", "R went to the undone cluster: %s", a->status);
+    cr_assert_eq(a->p->gpus, 16);
+    app_feed(a, 'Z'); /* redo: the opened cluster, and R resets to it again */
+    cr_assert_str_eq(a->p->cl->name, "workstation-4x-pcie", "%s", a->status);
+    app_feed(a, 'R');
+    cr_assert_str_eq(a->p->cl->name, "workstation-4x-pcie", "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
 Test(tui_edges, keys_do_nothing_while_the_terminal_is_too_small)
 {
     term_open(20, 60, 1);
