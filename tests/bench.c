@@ -377,7 +377,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         case 16: /* up to a GPU count the kept counts lack: a TUI started at half the count, then doubled */
         {
             lw_error e2 = {0};
-            plan_settings half = {bench_g / 2, 32, 0};
+            plan_settings half = {bench_g / 2, 32, 0, 0};
             plan *q = plan_new_cancellable(plan_load_network(bench_net, &e2), cluster_clone(p->cl), NULL, half,
                                            NULL, NULL, &e2);
             if (!q) {
