@@ -82,6 +82,7 @@ typedef struct cost_model_priv {
     int *first_edge;                    /* [layers]: edge of layer i's input slot s is first_edge[i] + s */
     int closed_form_ok;                 /* uniform links, power-of-two GPUs per node */
     int tx_reference;                   /* cost_tx_reference when the model was set up */
+    int tx_oracle;                      /* cost_tx_oracle when the model was set up */
     const profile *prof_given;          /* the profile asked for (pub.prof: NULL for another GPU) */
     tx_reprice *rp;                     /* NULL: what-ifs on prices rebuild */
     int nodes_used;
@@ -625,6 +626,156 @@ static double gather_lists(const cost_model_priv *pm, const dim_list *const dl[N
     return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink, 0);
 }
 
+/* Where every degree of c is a power of two: the coordinates of task t
+ * (shifts and masks where config_task_coords divides) and, as node_box, the
+ * box of the `block` tasks from `first` (aligned: first is a multiple of
+ * block, both powers of two). */
+static inline void box_pow2(const config *c, int first, int block, int lo[NDIMS], int hi[NDIMS])
+{
+    int t = first, rem = block;
+    for (int d = NDIMS - 1; d >= 0; d--) {
+        int D = c->deg[d];
+        int co = t & (D - 1);
+        t >>= __builtin_ctz((unsigned)D);
+        if (rem >= D) {
+            lo[d] = 0;
+            hi[d] = D;
+            rem /= D;
+        } else {
+            lo[d] = co;
+            hi[d] = co + rem;
+            rem = 1;
+        }
+    }
+}
+
+static inline int pow2_degrees(const config *c)
+{
+    for (int d = 0; d < NDIMS; d++)
+        if (c->deg[d] < 1 || (c->deg[d] & (c->deg[d] - 1))) return 0;
+    return 1;
+}
+
+int cost_tx_oracle;
+
+/* gather_dense node by node, for table builds: the same receivers in the
+ * same order with the same sums (integers, so exactly), the same times,
+ * the same candidates offered to the sink in the same order, and the same
+ * NIC totals (sums of integers x a power of two, exact in any order). The
+ * receivers on one cluster node form a box of piece indices (node_box), so
+ * each dimension's running sums are read once per piece of the box, the
+ * products over dimensions are hoisted out of the inner loops, coordinates
+ * come from shifts, and a node's bytes to other nodes are added once.
+ * Falls back to gather_dense where degrees or the box are not as assumed. */
+enum { GN_BOX = 64 }; /* most pieces of one dimension in a node's box */
+static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
+                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out,
+                           rp_sink *sink)
+{
+    const cluster *cl = pm->pub.cl;
+    const int gpn = cl->gpus_per_node;
+    if (gpn < 1 || gpn > GN_BOX || (gpn & (gpn - 1)) || !pow2_degrees(rcv) || !pow2_degrees(snd))
+        return gather_dense(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink);
+    const double elem_b = pm->pub.elem_bytes;
+    const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
+    const int Br = Tr < gpn ? Tr : gpn, Bs = Ts < gpn ? Ts : gpn;
+    const double lat_in = cl->intra.latency_us * 1e-6, inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
+    const double lat_x = cl->inter.latency_us * 1e-6, inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
+    const int multi_node = pm->nodes_used > 1, dir = forward ? 0 : 1;
+    double slowest = 0, elems = 0;
+    const double *sum[NDIMS];
+    const int *cnt[NDIMS];
+    const long *mat[NDIMS];
+    int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
+    for (int d = 0; d < NDIMS; d++) {
+        sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
+        cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
+        mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
+        row[d] = snd->deg[d] + 1;
+        ms_r[d] = forward ? 1 : snd->deg[d];
+        ms_s[d] = forward ? rcv->deg[d] : 1;
+    }
+    /* per dimension, for the pieces of the node's box: everything the
+     * receiver piece needs (elements, pieces) and what of it the sender's
+     * tasks on the node hold */
+    double va[NDIMS][GN_BOX], vn[NDIMS][GN_BOX], vo[NDIMS][GN_BOX], von[NDIMS][GN_BOX];
+    for (int r0 = 0; r0 < Tr; r0 += Br) {
+        const int node = r0 / gpn, box_ok = r0 < Ts; /* the sender has tasks on this node */
+        int rlo[NDIMS], rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0}, ext[NDIMS];
+        box_pow2(rcv, r0, Br, rlo, rhi);
+        if (box_ok) box_pow2(snd, r0, Bs, lo, hi);
+        for (int d = 0; d < NDIMS; d++) {
+            ext[d] = rhi[d] - rlo[d];
+            for (int k = 0; k < ext[d]; k++) {
+                const double *ps = sum[d] + (size_t)(rlo[d] + k) * row[d];
+                const int *pn = cnt[d] + (size_t)(rlo[d] + k) * row[d];
+                va[d][k] = ps[row[d] - 1];
+                vn[d][k] = pn[row[d] - 1];
+                vo[d][k] = box_ok ? ps[hi[d]] - ps[lo[d]] : 0;
+                von[d][k] = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
+            }
+        }
+        /* receiver r's coordinates in the sender's config, while r < Ts
+         * (its GPU holds a sender task: what overlaps it stays put) */
+        int sc[NDIMS] = {0, 0, 0, 0};
+        if (box_ok) {
+            int t = r0;
+            for (int d = NDIMS - 1; d >= 0; d--) {
+                sc[d] = t & (snd->deg[d] - 1);
+                t >>= __builtin_ctz((unsigned)snd->deg[d]);
+            }
+        }
+        double far_sum = 0;
+        int r = r0;
+        for (int i0 = 0; i0 < ext[0]; i0++) {
+            const double a0 = 1 * va[0][i0], n0 = 1 * vn[0][i0], o0 = 1 * vo[0][i0], on0 = 1 * von[0][i0];
+            for (int i1 = 0; i1 < ext[1]; i1++) {
+                const double a1 = a0 * va[1][i1], n1 = n0 * vn[1][i1], o1 = o0 * vo[1][i1], on1 = on0 * von[1][i1];
+                for (int i2 = 0; i2 < ext[2]; i2++) {
+                    const double a2 = a1 * va[2][i2], n2 = n1 * vn[2][i2], o2 = o1 * vo[2][i2],
+                                 on2 = on1 * von[2][i2];
+                    for (int i3 = 0; i3 < ext[3]; i3++, r++) {
+                        double all = a2 * va[3][i3], all_n = n2 * vn[3][i3], own = o2 * vo[3][i3],
+                               own_n = on2 * von[3][i3];
+                        if (all != 0) {
+                            if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
+                                const int rc[NDIMS] = {rlo[0] + i0, rlo[1] + i1, rlo[2] + i2, rlo[3] + i3};
+                                double v = (double)mat[0][(size_t)rc[0] * ms_r[0] + (size_t)sc[0] * ms_s[0]] *
+                                           (double)mat[1][(size_t)rc[1] * ms_r[1] + (size_t)sc[1] * ms_s[1]] *
+                                           (double)mat[2][(size_t)rc[2] * ms_r[2] + (size_t)sc[2] * ms_s[2]] *
+                                           (double)mat[3][(size_t)rc[3] * ms_r[3] + (size_t)sc[3] * ms_s[3]];
+                                if (v > 0) {
+                                    own -= v;
+                                    own_n -= 1;
+                                    all -= v;
+                                    all_n -= 1;
+                                }
+                            }
+                            double far = all - own, far_n = all_n - own_n;
+                            double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
+                            if (t > slowest) slowest = t;
+                            if (sink) rp_keep(sink, dir, own_n, own, far_n, far);
+                            elems += all;
+                            far_sum += far;
+                        }
+                        if (r + 1 < Ts)
+                            for (int q = NDIMS - 1; q >= 0; q--) {
+                                if (++sc[q] < snd->deg[q]) break;
+                                sc[q] = 0;
+                            }
+                    }
+                }
+            }
+        }
+        if (multi_node && far_sum > 0) {
+            nic_in[node] += far_sum * elem_b;
+            nic_out_rev[node] += far_sum * elem_b;
+        }
+    }
+    *elems_out = elems;
+    return slowest;
+}
+
 /* The same sums as the per-piece loop of tx_eval, in closed form, for a
  * cluster whose links are uniform within a node and between nodes. What a
  * task receives splits into three classes: from its own GPU (free), from
@@ -639,7 +790,10 @@ static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, co
     double back_elems, max_f, max_b;
     rp_sink *sink = sc->sink;
     if (sink) sink->n[0] = sink->n[1] = sink->over = 0, sink->nic[0] = sink->nic[1] = 0;
-    if (dl[0]->mat) {
+    if (dl[0]->mat && !pm->tx_oracle) {
+        max_f = gather_nodes(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink);
+        max_b = gather_nodes(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink);
+    } else if (dl[0]->mat) {
         max_f = gather_dense(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink);
         max_b = gather_dense(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink);
     } else {
@@ -1519,6 +1673,7 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
         m->inv_bw[o->a * G + o->b] = m->inv_bw[o->b * G + o->a] = 1.0 / (o->link.bandwidth_gbs * 1e9);
     }
     pm->tx_reference = cost_tx_reference;
+    pm->tx_oracle = cost_tx_oracle;
 
     int L = net->n_layers;
     m->n_configs = lw_calloc((size_t)L, sizeof(int));
