@@ -640,7 +640,7 @@ static inline void box_pow2(const config *c, int first, int block, int lo[NDIMS]
         if (rem >= D) {
             lo[d] = 0;
             hi[d] = D;
-            rem /= D;
+            rem >>= __builtin_ctz((unsigned)D);
         } else {
             lo[d] = co;
             hi[d] = co + rem;
@@ -658,118 +658,215 @@ static inline int pow2_degrees(const config *c)
 
 int cost_tx_oracle;
 
-/* gather_dense node by node, for table builds: the same receivers in the
- * same order with the same sums (integers, so exactly), the same times,
- * the same candidates offered to the sink in the same order, and the same
- * NIC totals (sums of integers x a power of two, exact in any order). The
- * receivers on one cluster node form a box of piece indices (node_box), so
- * each dimension's running sums are read once per piece of the box, the
- * products over dimensions are hoisted out of the inner loops, coordinates
- * come from shifts, and a node's bytes to other nodes are added once.
- * Falls back to gather_dense where degrees or the box are not as assumed. */
+/* gather_dense node by node, for table builds. The receivers on one
+ * cluster node form a box of piece indices (node_box), so each dimension's
+ * running sums are read once per piece of the box, the products over
+ * dimensions are hoisted out of the inner loops, and coordinates come from
+ * shifts. Visiting a node's receivers in order gives the same sums
+ * (integers, so exactly), the same times, and the same candidates offered to
+ * the sink in the same order as gather_dense.
+ *
+ * Without a sink and where the exact element count is not wanted, most nodes
+ * are not visited at all (branch and bound): a node's bytes to other nodes are
+ * separable (the sum over its box of all - own is the product over dimensions
+ * of the box's sums of all, minus the same for own; the self overlap cancels
+ * in all - own), so they come in O(dimensions x box) per node; and each
+ * node's slowest receiver is bounded above by the time of the per-dimension
+ * maxima of own_n, own and all_n, all less the minima of own_n, own (the time
+ * grows with each count, and so does its rounding). Nodes are visited in
+ * decreasing bound until the bound is at most the slowest time found: the
+ * others cannot be slower. Then *elems_out is only right in sign (any
+ * element moves or none: a node is left out only once a receiver's time is
+ * positive, which some moved element makes it). All sums are of integers
+ * below 2^53 (tensor elements), exact in any order. */
 enum { GN_BOX = 64 }; /* most pieces of one dimension in a node's box */
+typedef struct gn_ctx {
+    const double *sum[NDIMS];
+    const int *cnt[NDIMS];
+    const long *mat[NDIMS];
+    int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
+    const config *rcv, *snd;
+    int Tr, Ts, Br, Bs, dir;
+    double lat_in, inv_in, lat_x, inv_x, elem_b;
+    /* per dimension, for the pieces of the node's box: everything the
+     * receiver piece needs (elements, pieces) and what of it the sender's
+     * tasks on the node hold */
+    int rlo[NDIMS], ext[NDIMS];
+    double va[NDIMS][GN_BOX], vn[NDIMS][GN_BOX], vo[NDIMS][GN_BOX], von[NDIMS][GN_BOX];
+} gn_ctx;
+
+/* Fills the per-dimension values of the node whose receivers start at r0;
+ * where bound is non-NULL, also returns its receivers' elements from other
+ * nodes (exactly) in *far_sum and a bound on its slowest receiver's time in
+ * *bound, with the counts of that bound in ub[4] (own_n, own, far_n, far:
+ * none of its receivers has more of any). */
+static inline void gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound, double ub[4])
+{
+    int rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0};
+    const int box_ok = r0 < g->Ts; /* the sender has tasks on this node */
+    box_pow2(g->rcv, r0, g->Br, g->rlo, rhi);
+    if (box_ok) box_pow2(g->snd, r0, g->Bs, lo, hi);
+    double sa = 1, so = 1, mA = 1, mN = 1, mO = 1, mON = 1, nO = 1, nON = 1;
+    for (int d = 0; d < NDIMS; d++) {
+        const int e = g->ext[d] = rhi[d] - g->rlo[d], rw = g->row[d];
+        const double *ps = g->sum[d] + (size_t)g->rlo[d] * rw;
+        const int *pn = g->cnt[d] + (size_t)g->rlo[d] * rw;
+        double ta = 0, to = 0, xa = 0, xn = 0, xo = 0, xon = 0, io = 1e300, ion = 1e300;
+        for (int k = 0; k < e; k++, ps += rw, pn += rw) {
+            const double a = ps[rw - 1], n = pn[rw - 1], o = box_ok ? ps[hi[d]] - ps[lo[d]] : 0,
+                         on = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
+            g->va[d][k] = a;
+            g->vn[d][k] = n;
+            g->vo[d][k] = o;
+            g->von[d][k] = on;
+            ta += a, to += o;
+            xa = a > xa ? a : xa, xn = n > xn ? n : xn, xo = o > xo ? o : xo, xon = on > xon ? on : xon;
+            io = o < io ? o : io, ion = on < ion ? on : ion;
+        }
+        sa *= ta, so *= to, mA *= xa, mN *= xn, mO *= xo, mON *= xon, nO *= io, nON *= ion;
+    }
+    if (!bound) return;
+    *far_sum = sa - so;
+    ub[0] = mON, ub[1] = mO, ub[2] = mN - nON, ub[3] = mA - nO;
+    *bound = mON * g->lat_in + mO * g->elem_b * g->inv_in + (mN - nON) * g->lat_x + (mA - nO) * g->elem_b * g->inv_x;
+}
+
+/* Visits the receivers of the node whose box gn_fill left, in order: the
+ * slowest one's time; adds their elements to *elems and their elements from
+ * other nodes to *far_sum, and offers their counts to the sink. */
+static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink)
+{
+    /* locals, not g->: the sink's stores could alias g for all the compiler knows */
+    const int Ts = g->Ts, dir = g->dir;
+    const double lat_in = g->lat_in, inv_in = g->inv_in, lat_x = g->lat_x, inv_x = g->inv_x, elem_b = g->elem_b;
+    const int e0 = g->ext[0], e1 = g->ext[1], e2 = g->ext[2], e3 = g->ext[3];
+    const double *va0 = g->va[0], *va1 = g->va[1], *va2 = g->va[2], *va3 = g->va[3];
+    const double *vn0 = g->vn[0], *vn1 = g->vn[1], *vn2 = g->vn[2], *vn3 = g->vn[3];
+    const double *vo0 = g->vo[0], *vo1 = g->vo[1], *vo2 = g->vo[2], *vo3 = g->vo[3];
+    const double *von0 = g->von[0], *von1 = g->von[1], *von2 = g->von[2], *von3 = g->von[3];
+    int sdeg[NDIMS];
+    const long *mr[NDIMS]; /* the self overlap's row of each dimension's matrix at the receiver's piece */
+    size_t ms_r[NDIMS], ms_s[NDIMS];
+    for (int d = 0; d < NDIMS; d++) {
+        sdeg[d] = g->snd->deg[d];
+        ms_r[d] = (size_t)g->ms_r[d];
+        ms_s[d] = (size_t)g->ms_s[d];
+    }
+    double slowest = 0, elems = 0, far_sum = 0;
+    /* receiver r's coordinates in the sender's config, while r < Ts (its
+     * GPU holds a sender task: what overlaps it stays put) */
+    int sc[NDIMS] = {0, 0, 0, 0};
+    if (r0 < Ts) {
+        int t = r0;
+        for (int d = NDIMS - 1; d >= 0; d--) {
+            sc[d] = t & (sdeg[d] - 1);
+            t >>= __builtin_ctz((unsigned)sdeg[d]);
+        }
+    }
+    int r = r0;
+    for (int i0 = 0; i0 < e0; i0++) {
+        const double a0 = 1 * va0[i0], n0 = 1 * vn0[i0], o0 = 1 * vo0[i0], on0 = 1 * von0[i0];
+        mr[0] = g->mat[0] + (size_t)(g->rlo[0] + i0) * ms_r[0];
+        for (int i1 = 0; i1 < e1; i1++) {
+            const double a1 = a0 * va1[i1], n1 = n0 * vn1[i1], o1 = o0 * vo1[i1], on1 = on0 * von1[i1];
+            mr[1] = g->mat[1] + (size_t)(g->rlo[1] + i1) * ms_r[1];
+            for (int i2 = 0; i2 < e2; i2++) {
+                const double a2 = a1 * va2[i2], n2 = n1 * vn2[i2], o2 = o1 * vo2[i2], on2 = on1 * von2[i2];
+                mr[2] = g->mat[2] + (size_t)(g->rlo[2] + i2) * ms_r[2];
+                const long *mr3 = g->mat[3] + (size_t)g->rlo[3] * ms_r[3];
+                for (int i3 = 0; i3 < e3; i3++, r++, mr3 += ms_r[3]) {
+                    double all = a2 * va3[i3], all_n = n2 * vn3[i3], own = o2 * vo3[i3], own_n = on2 * von3[i3];
+                    if (all != 0) {
+                        if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
+                            double v = (double)mr[0][(size_t)sc[0] * ms_s[0]] * (double)mr[1][(size_t)sc[1] * ms_s[1]] *
+                                       (double)mr[2][(size_t)sc[2] * ms_s[2]] * (double)mr3[(size_t)sc[3] * ms_s[3]];
+                            if (v > 0) {
+                                own -= v;
+                                own_n -= 1;
+                                all -= v;
+                                all_n -= 1;
+                            }
+                        }
+                        double far = all - own, far_n = all_n - own_n;
+                        double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
+                        if (t > slowest) slowest = t;
+                        if (sink) rp_keep(sink, dir, own_n, own, far_n, far);
+                        elems += all;
+                        far_sum += far;
+                    }
+                    if (r + 1 < Ts)
+                        for (int q = NDIMS - 1; q >= 0; q--) {
+                            if (++sc[q] < sdeg[q]) break;
+                            sc[q] = 0;
+                        }
+                }
+            }
+        }
+    }
+    *elems_io += elems;
+    *far_sum_io += far_sum;
+    return slowest;
+}
+
 static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
                            const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out,
-                           rp_sink *sink)
+                           rp_sink *sink, int exact_elems)
 {
     const cluster *cl = pm->pub.cl;
     const int gpn = cl->gpus_per_node;
     if (gpn < 1 || gpn > GN_BOX || (gpn & (gpn - 1)) || !pow2_degrees(rcv) || !pow2_degrees(snd))
         return gather_dense(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink);
-    const double elem_b = pm->pub.elem_bytes;
-    const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
-    const int Br = Tr < gpn ? Tr : gpn, Bs = Ts < gpn ? Ts : gpn;
-    const double lat_in = cl->intra.latency_us * 1e-6, inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
-    const double lat_x = cl->inter.latency_us * 1e-6, inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
-    const int multi_node = pm->nodes_used > 1, dir = forward ? 0 : 1;
-    double slowest = 0, elems = 0;
-    const double *sum[NDIMS];
-    const int *cnt[NDIMS];
-    const long *mat[NDIMS];
-    int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
+    gn_ctx g;
+    g.rcv = rcv;
+    g.snd = snd;
+    g.Tr = config_tasks(rcv);
+    g.Ts = config_tasks(snd);
+    g.Br = g.Tr < gpn ? g.Tr : gpn;
+    g.Bs = g.Ts < gpn ? g.Ts : gpn;
+    g.dir = forward ? 0 : 1;
+    g.elem_b = pm->pub.elem_bytes;
+    g.lat_in = cl->intra.latency_us * 1e-6, g.inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
+    g.lat_x = cl->inter.latency_us * 1e-6, g.inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
     for (int d = 0; d < NDIMS; d++) {
-        sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
-        cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
-        mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
-        row[d] = snd->deg[d] + 1;
-        ms_r[d] = forward ? 1 : snd->deg[d];
-        ms_s[d] = forward ? rcv->deg[d] : 1;
+        g.sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
+        g.cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
+        g.mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
+        g.row[d] = snd->deg[d] + 1;
+        g.ms_r[d] = forward ? 1 : snd->deg[d];
+        g.ms_s[d] = forward ? rcv->deg[d] : 1;
     }
-    /* per dimension, for the pieces of the node's box: everything the
-     * receiver piece needs (elements, pieces) and what of it the sender's
-     * tasks on the node hold */
-    double va[NDIMS][GN_BOX], vn[NDIMS][GN_BOX], vo[NDIMS][GN_BOX], von[NDIMS][GN_BOX];
-    for (int r0 = 0; r0 < Tr; r0 += Br) {
-        const int node = r0 / gpn, box_ok = r0 < Ts; /* the sender has tasks on this node */
-        int rlo[NDIMS], rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0}, ext[NDIMS];
-        box_pow2(rcv, r0, Br, rlo, rhi);
-        if (box_ok) box_pow2(snd, r0, Bs, lo, hi);
-        for (int d = 0; d < NDIMS; d++) {
-            ext[d] = rhi[d] - rlo[d];
-            for (int k = 0; k < ext[d]; k++) {
-                const double *ps = sum[d] + (size_t)(rlo[d] + k) * row[d];
-                const int *pn = cnt[d] + (size_t)(rlo[d] + k) * row[d];
-                va[d][k] = ps[row[d] - 1];
-                vn[d][k] = pn[row[d] - 1];
-                vo[d][k] = box_ok ? ps[hi[d]] - ps[lo[d]] : 0;
-                von[d][k] = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
-            }
-        }
-        /* receiver r's coordinates in the sender's config, while r < Ts
-         * (its GPU holds a sender task: what overlaps it stays put) */
-        int sc[NDIMS] = {0, 0, 0, 0};
-        if (box_ok) {
-            int t = r0;
-            for (int d = NDIMS - 1; d >= 0; d--) {
-                sc[d] = t & (snd->deg[d] - 1);
-                t >>= __builtin_ctz((unsigned)snd->deg[d]);
-            }
-        }
-        double far_sum = 0;
-        int r = r0;
-        for (int i0 = 0; i0 < ext[0]; i0++) {
-            const double a0 = 1 * va[0][i0], n0 = 1 * vn[0][i0], o0 = 1 * vo[0][i0], on0 = 1 * von[0][i0];
-            for (int i1 = 0; i1 < ext[1]; i1++) {
-                const double a1 = a0 * va[1][i1], n1 = n0 * vn[1][i1], o1 = o0 * vo[1][i1], on1 = on0 * von[1][i1];
-                for (int i2 = 0; i2 < ext[2]; i2++) {
-                    const double a2 = a1 * va[2][i2], n2 = n1 * vn[2][i2], o2 = o1 * vo[2][i2],
-                                 on2 = on1 * von[2][i2];
-                    for (int i3 = 0; i3 < ext[3]; i3++, r++) {
-                        double all = a2 * va[3][i3], all_n = n2 * vn[3][i3], own = o2 * vo[3][i3],
-                               own_n = on2 * von[3][i3];
-                        if (all != 0) {
-                            if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
-                                const int rc[NDIMS] = {rlo[0] + i0, rlo[1] + i1, rlo[2] + i2, rlo[3] + i3};
-                                double v = (double)mat[0][(size_t)rc[0] * ms_r[0] + (size_t)sc[0] * ms_s[0]] *
-                                           (double)mat[1][(size_t)rc[1] * ms_r[1] + (size_t)sc[1] * ms_s[1]] *
-                                           (double)mat[2][(size_t)rc[2] * ms_r[2] + (size_t)sc[2] * ms_s[2]] *
-                                           (double)mat[3][(size_t)rc[3] * ms_r[3] + (size_t)sc[3] * ms_s[3]];
-                                if (v > 0) {
-                                    own -= v;
-                                    own_n -= 1;
-                                    all -= v;
-                                    all_n -= 1;
-                                }
-                            }
-                            double far = all - own, far_n = all_n - own_n;
-                            double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
-                            if (t > slowest) slowest = t;
-                            if (sink) rp_keep(sink, dir, own_n, own, far_n, far);
-                            elems += all;
-                            far_sum += far;
-                        }
-                        if (r + 1 < Ts)
-                            for (int q = NDIMS - 1; q >= 0; q--) {
-                                if (++sc[q] < snd->deg[q]) break;
-                                sc[q] = 0;
-                            }
-                    }
+    const int multi_node = pm->nodes_used > 1;
+    /* nodes may be left out where the time grows with each count (prices
+     * not negative) and the element count is not wanted exactly */
+    const int bound = !exact_elems && g.lat_in >= 0 && g.lat_x >= 0 && g.inv_in >= 0 && g.inv_x >= 0 && g.elem_b >= 0;
+    double slowest = 0, elems = 0;
+    for (int r0 = 0; r0 < g.Tr; r0 += g.Br) {
+        double far_sum = 0, ub_t, ub[4];
+        if (bound) {
+            gn_fill(&g, r0, &far_sum, &ub_t, ub);
+            /* no receiver here is slower than one already seen, nor
+             * offers counts that one kept does not dominate */
+            int skip = slowest > 0 && ub_t <= slowest;
+            if (skip && sink) {
+                skip = 0;
+                for (int i = 0; i < sink->n[g.dir] && !skip; i++) {
+                    const rp_cand *c = &sink->c[g.dir][i];
+                    skip = c->own_n >= ub[0] && c->own >= ub[1] && c->far_n >= ub[2] && c->far >= ub[3];
                 }
             }
+            if (!skip) {
+                double unused = 0;
+                double t = gn_visit(&g, r0, &elems, &unused, sink);
+                if (t > slowest) slowest = t;
+            }
+        } else {
+            gn_fill(&g, r0, NULL, NULL, NULL);
+            double t = gn_visit(&g, r0, &elems, &far_sum, sink);
+            if (t > slowest) slowest = t;
         }
         if (multi_node && far_sum > 0) {
-            nic_in[node] += far_sum * elem_b;
-            nic_out_rev[node] += far_sum * elem_b;
+            nic_in[r0 / gpn] += far_sum * g.elem_b;
+            nic_out_rev[r0 / gpn] += far_sum * g.elem_b;
         }
     }
     *elems_out = elems;
@@ -783,16 +880,17 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
  * of pieces) it needs from all tasks is a product of per-dimension sums; from
  * the tasks on its own node, a product of sums over that node's box; the
  * rest comes over the network. So each task costs O(dimensions), not
- * O(tasks it overlaps). Returns seconds. */
+ * O(tasks it overlaps). Returns seconds. *elems_out: the forward elements
+ * moved, exactly where exact_elems, else only its sign (table builds). */
 static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, const dim_list *const dl[NDIMS],
-                             const config *cp, const config *cc, double *elems_out)
+                             const config *cp, const config *cc, double *elems_out, int exact_elems)
 {
     double back_elems, max_f, max_b;
     rp_sink *sink = sc->sink;
     if (sink) sink->n[0] = sink->n[1] = sink->over = 0, sink->nic[0] = sink->nic[1] = 0;
     if (dl[0]->mat && !pm->tx_oracle) {
-        max_f = gather_nodes(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink);
-        max_b = gather_nodes(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink);
+        max_f = gather_nodes(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink, exact_elems);
+        max_b = gather_nodes(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink, exact_elems);
     } else if (dl[0]->mat) {
         max_f = gather_dense(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink);
         max_b = gather_dense(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink);
@@ -901,7 +999,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
                 } else if (!dl[q]->mat) {
                     dim_list_build_dense((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
                 }
-            double t = tx_closed_form(pm, sc, dl, cp, cc, &elems);
+            double t = tx_closed_form(pm, sc, dl, cp, cc, &elems, bytes_out != NULL);
             if (L == &local) lists_free(&local);
             if (bytes_out) *bytes_out = 2 * elems * m->elem_bytes;
             return elems > 0 ? 1e3 * t : 0;
@@ -1780,6 +1878,18 @@ static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo)
     return n_todo;
 }
 
+typedef struct edge_size {
+    long entries;
+    int edge;
+} edge_size;
+
+static int edge_size_cmp(const void *a, const void *b)
+{
+    const edge_size *x = a, *y = b;
+    if (x->entries != y->entries) return x->entries > y->entries ? -1 : 1;
+    return (x->edge > y->edge) - (x->edge < y->edge);
+}
+
 /* Phase 3: the tables of edges todo[0..n_todo-1], on nw threads (workers
  * take edges from a shared counter, each with its own scratch), then the
  * shared ones copied. Returns 1 when cancelled part way. */
@@ -1787,7 +1897,16 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
                                const atomic_int *cancel)
 {
     cost_model *m = &pm->pub;
-    tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
+    /* the biggest tables first, so that no thread is left with one big
+     * table while the others have finished (longest first scheduling) */
+    edge_size *order = lw_malloc(sizeof(edge_size) * ((size_t)n_todo + 1));
+    for (int i = 0; i < n_todo; i++)
+        order[i] = (edge_size){(long)m->n_configs[m->e_from[todo[i]]] * m->n_configs[m->e_to[todo[i]]], todo[i]};
+    qsort(order, (size_t)n_todo, sizeof *order, edge_size_cmp);
+    int *by_size = lw_malloc(sizeof(int) * ((size_t)n_todo + 1));
+    for (int i = 0; i < n_todo; i++) by_size[i] = order[i].edge;
+    free(order);
+    tx_work w = {pm, by_size, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
     pthread_t th[8];
     int started = 0;
     for (int t = 0; t < nw && nw > 1; t++)
@@ -1799,6 +1918,7 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
             memcpy(m->t_x[e], m->t_x[same[e]],
                    sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
     pthread_mutex_destroy(&w.lock);
+    free(by_size);
     return cancelled(cancel);
 }
 
