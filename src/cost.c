@@ -814,7 +814,9 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
 {
     const cluster *cl = pm->pub.cl;
     const int gpn = cl->gpus_per_node;
-    if (gpn < 1 || gpn > GN_BOX || (gpn & (gpn - 1)) || !pow2_degrees(rcv) || !pow2_degrees(snd))
+    /* with fewer than 8 receivers a node, receiver by receiver is as fast */
+    if (gpn < 8 || gpn > GN_BOX || (gpn & (gpn - 1)) || config_tasks(rcv) < 8 || !pow2_degrees(rcv) ||
+        !pow2_degrees(snd))
         return gather_dense(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink);
     gn_ctx g;
     g.rcv = rcv;

@@ -75,6 +75,7 @@ typedef struct oracle_case {
     char net[16], cluster[16];
     int gpus;
     int nodes;    /* 0: as the file says */
+    int gpn;      /* GPUs per node; 0: as the file says */
     int fp16;     /* 2-byte elements */
     int reprice;  /* also compare what-ifs priced from the kept candidates */
 } oracle_case;
@@ -82,19 +83,22 @@ typedef struct oracle_case {
 ParameterizedTestParameters(tx_paths, node_wise_equals_receiver_wise)
 {
     static oracle_case cases[] = {
-        {"lenet5", "p100-4x4", 4, 0, 0, 1},       {"lenet5", "p100-4x4", 16, 0, 0, 1},
-        {"alexnet", "p100-4x4", 4, 0, 0, 1},      {"alexnet", "p100-4x4", 16, 0, 0, 1},
-        {"vgg16", "p100-4x4", 4, 0, 0, 1},        {"vgg16", "p100-4x4", 16, 0, 0, 1},
-        {"resnet50", "p100-4x4", 4, 0, 0, 1},     {"resnet50", "p100-4x4", 16, 0, 0, 1},
-        {"inception_v3", "p100-4x4", 4, 0, 0, 1}, {"inception_v3", "p100-4x4", 16, 0, 0, 1},
-        {"lenet5", "h100-8x8", 16, 0, 1, 1},      {"alexnet", "h100-8x8", 16, 0, 0, 1},
-        {"vgg16", "h100-8x8", 16, 0, 1, 1},       {"resnet50", "h100-8x8", 16, 0, 0, 1},
-        {"inception_v3", "h100-8x8", 16, 0, 1, 1}, {"lenet5", "h100-8x8", 64, 0, 0, 0},
-        {"alexnet", "h100-8x8", 64, 0, 0, 0},     {"vgg16", "h100-8x8", 64, 0, 0, 0},
-        {"resnet50", "h100-8x8", 64, 0, 0, 0},    {"inception_v3", "h100-8x8", 64, 0, 0, 0},
-        {"resnet50", "dgx-a100", 8, 0, 0, 1},     {"inception_v3", "dgx-a100", 16, 3, 1, 1},
-        {"inception_v3", "p100-4x4", 12, 0, 0, 1}, {"vgg16", "p100-4x4", 6, 0, 0, 1},
-        {"alexnet", "dgx-a100", 24, 3, 0, 1},
+        {"lenet5", "p100-4x4", 4, 0, 0, 0, 1},       {"lenet5", "p100-4x4", 16, 0, 0, 0, 1},
+        {"alexnet", "p100-4x4", 4, 0, 0, 0, 1},      {"alexnet", "p100-4x4", 16, 0, 0, 0, 1},
+        {"vgg16", "p100-4x4", 4, 0, 0, 0, 1},        {"vgg16", "p100-4x4", 16, 0, 0, 0, 1},
+        {"resnet50", "p100-4x4", 4, 0, 0, 0, 1},     {"resnet50", "p100-4x4", 16, 0, 0, 0, 1},
+        {"inception_v3", "p100-4x4", 4, 0, 0, 0, 1}, {"inception_v3", "p100-4x4", 16, 0, 0, 0, 1},
+        {"lenet5", "h100-8x8", 16, 0, 0, 1, 1},      {"alexnet", "h100-8x8", 16, 0, 0, 0, 1},
+        {"vgg16", "h100-8x8", 16, 0, 0, 1, 1},       {"resnet50", "h100-8x8", 16, 0, 0, 0, 1},
+        {"inception_v3", "h100-8x8", 16, 0, 0, 1, 1}, {"lenet5", "h100-8x8", 64, 0, 0, 0, 0},
+        {"alexnet", "h100-8x8", 64, 0, 0, 0, 0},     {"vgg16", "h100-8x8", 64, 0, 0, 0, 0},
+        {"resnet50", "h100-8x8", 64, 0, 0, 0, 0},    {"inception_v3", "h100-8x8", 64, 0, 0, 0, 0},
+        {"resnet50", "dgx-a100", 8, 0, 0, 0, 1},     {"inception_v3", "dgx-a100", 16, 3, 0, 1, 1},
+        {"inception_v3", "p100-4x4", 12, 0, 0, 0, 1}, {"vgg16", "p100-4x4", 6, 0, 0, 0, 1},
+        {"alexnet", "dgx-a100", 24, 3, 0, 0, 1},
+        /* 16 and 32 GPUs a node: boxes of 16 and 32 receivers */
+        {"inception_v3", "h100-8x8", 32, 2, 16, 0, 1}, {"resnet50", "h100-8x8", 64, 2, 32, 1, 0},
+        {"vgg16", "h100-8x8", 64, 4, 16, 0, 0},
     };
     return cr_make_param_array(oracle_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -123,9 +127,11 @@ ParameterizedTest(oracle_case *c, tx_paths, node_wise_equals_receiver_wise)
     cluster *cl = plan_load_cluster(c->cluster, &err);
     cr_assert(cl, "%s", err.msg);
     if (c->nodes) cl->nodes = c->nodes;
+    if (c->gpn) cl->gpus_per_node = c->gpn;
     if (c->fp16) cl->precision = PREC_FP16;
     char what[96];
-    snprintf(what, sizeof what, "%s %s%s %d GPUs", c->net, c->cluster, c->fp16 ? " fp16" : "", c->gpus);
+    snprintf(what, sizeof what, "%s %s%s %d GPUs, %d a node", c->net, c->cluster, c->fp16 ? " fp16" : "", c->gpus,
+             cl->gpus_per_node);
     long batch = 32L * c->gpus;
     cost_model *oracle, *fast;
     if (c->reprice) {
@@ -144,20 +150,25 @@ ParameterizedTest(oracle_case *c, tx_paths, node_wise_equals_receiver_wise)
     cr_assert(fast, "%s", err.msg);
     expect_bit_equal_tx(oracle, fast, net, what);
     if (c->reprice) {
-        /* other prices on every link: both price from what they kept */
-        cluster *x = cluster_clone(cl);
-        x->inter.bandwidth_gbs *= 0.37;
-        x->inter.latency_us = x->inter.latency_us * 3 + 1;
-        x->intra.bandwidth_gbs *= 1.9;
-        x->intra.latency_us = x->intra.latency_us * 0.5 + 0.25;
-        cost_model *ro = cost_model_reprice(oracle, x), *rf = cost_model_reprice(fast, x);
-        cr_assert(ro && rf, "%s: a repricing was declined", what);
-        char w2[128];
-        snprintf(w2, sizeof w2, "%s, repriced", what);
-        expect_bit_equal_tx(ro, rf, net, w2);
-        cost_model_free(ro);
-        cost_model_free(rf);
-        cluster_free(x);
+        /* other prices on every link, some extreme so that each count in
+         * turn decides which receiver is slowest: both price from what they
+         * kept, which must be the same candidates */
+        for (int k = 0; k < 5; k++) {
+            cluster *x = cluster_clone(cl);
+            double f[5][4] = {{0.37, 3, 1.9, 0.5}, {1e-3, 1, 1, 1}, {1, 1, 1e-3, 1}, {1, 1e3, 1, 1}, {1, 1, 1, 1e3}};
+            x->inter.bandwidth_gbs *= f[k][0];
+            x->inter.latency_us = x->inter.latency_us * f[k][1] + 1;
+            x->intra.bandwidth_gbs *= f[k][2];
+            x->intra.latency_us = x->intra.latency_us * f[k][3] + 0.25;
+            cost_model *ro = cost_model_reprice(oracle, x), *rf = cost_model_reprice(fast, x);
+            cr_assert(ro && rf, "%s: a repricing was declined", what);
+            char w2[160];
+            snprintf(w2, sizeof w2, "%s, repriced (%d)", what, k);
+            expect_bit_equal_tx(ro, rf, net, w2);
+            cost_model_free(ro);
+            cost_model_free(rf);
+            cluster_free(x);
+        }
     }
     cost_model_free(oracle);
     cost_model_free(fast);
