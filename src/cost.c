@@ -19,7 +19,8 @@ typedef struct edge_desc {
     int pad_;
 } edge_desc;
 
-/* What a what-if on prices reuses (cost_model_reprice). In the closed form
+/* What a what-if on prices, the batch or fewer GPUs reuses
+ * (cost_model_reprice, cost_model_reuse). In the closed form
  * a receiving task's time is own_n x intra latency + own x bytes per
  * element / intra bandwidth + the same for the pieces (far_n) and elements
  * (far) from other nodes: linear in the prices with counts that do not
@@ -48,7 +49,10 @@ typedef struct rp_edge {
     unsigned char *kind;   /* [entries]: nothing to move, priced from the candidates, or to recompute */
 } rp_edge;
 /* Shared by the models priced from it (refs); the tables it describes are
- * those of the edges todo[0..n_todo-1], the others copy same[e]'s. */
+ * those of the edges todo[0..n_todo-1], the others copy same[e]'s, for the
+ * configs, GPU count and batch of the build that kept them (a model priced
+ * from it may use a subset of those configs and another batch: see
+ * cost_model_reuse). */
 typedef struct tx_reprice {
     atomic_int refs;
     int n_edges, n_todo;
@@ -56,6 +60,11 @@ typedef struct tx_reprice {
     rp_edge *e;            /* [n_edges] */
     atomic_long cands;     /* kept so far, against RP_MAX_CANDS */
     atomic_int dropped;    /* over the limit: the model keeps none */
+    long batch;            /* the build's global batch, */
+    int gpus, gpus_per_node; /* GPU count and cluster layout, */
+    int n_layers;
+    int *n_configs;        /* and every layer's configs ([layer][config]) */
+    config **configs;
 } tx_reprice;
 /* A build keeps them where it computes at most RP_MAX_ENTRIES entries and
  * they stay within RP_MAX_CANDS (32 bytes each, plus 33 bytes an entry):
@@ -85,6 +94,11 @@ typedef struct cost_model_priv {
     int tx_oracle;                      /* cost_tx_oracle when the model was set up */
     const profile *prof_given;          /* the profile asked for (pub.prof: NULL for another GPU) */
     tx_reprice *rp;                     /* NULL: what-ifs on prices rebuild */
+    /* how this model's entries sit in rp: rp_map[layer] (NULL: the same
+     * configs) gives each config's index among rp's; kept element counts
+     * times rp_num / rp_den are this model's (another batch) */
+    int **rp_map;
+    double rp_num, rp_den;
     int nodes_used;
 } cost_model_priv;
 
@@ -1551,6 +1565,9 @@ static void rp_free(tx_reprice *rp)
     free(rp->e);
     free(rp->same);
     free(rp->todo);
+    for (int i = 0; i < rp->n_layers; i++) free(rp->configs[i]);
+    free(rp->configs);
+    free(rp->n_configs);
     free(rp);
 }
 
@@ -1956,7 +1973,19 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
         memcpy(rp->same, same, sizeof(int) * (size_t)ne);
         memcpy(rp->todo, todo, sizeof(int) * (size_t)n_todo);
         rp->e = lw_calloc((size_t)ne + 1, sizeof(rp_edge));
+        rp->batch = batch;
+        rp->gpus = gpus;
+        rp->gpus_per_node = cl->gpus_per_node;
+        rp->n_layers = m->n_layers;
+        rp->n_configs = lw_malloc(sizeof(int) * ((size_t)m->n_layers + 1));
+        rp->configs = lw_calloc((size_t)m->n_layers + 1, sizeof(config *));
+        for (int i = 0; i < m->n_layers; i++) {
+            rp->n_configs[i] = m->n_configs[i];
+            rp->configs[i] = lw_malloc(sizeof(config) * ((size_t)m->n_configs[i] + 1));
+            memcpy(rp->configs[i], m->configs[i], sizeof(config) * (size_t)m->n_configs[i]);
+        }
         pm->rp = rp;
+        pm->rp_num = pm->rp_den = 1;
     }
     int nw = worker_count();
     if (nw > n_todo) nw = n_todo;
@@ -1991,8 +2020,21 @@ cost_model *cost_model_build_for_whatifs(const network *net, const cluster *cl, 
     return build_tables(net, cl, prof, gpus, batch, cancel, 1, err);
 }
 
-/* Entry q of edge r at the prices of model pm (whose cluster has the
- * closed form's uniform links): the closed form's sums in the same order. */
+/* A kept element count at model pm's batch: x * rp_num / rp_den, exact
+ * (x is a multiple of rp_den where cost_model_reuse scales, and stays
+ * below 2^53); -1 where it is not, which cannot happen while the
+ * counts scale as cost_model_reuse argues (the entry is then recomputed). */
+static inline double rp_scaled(const cost_model_priv *pm, double x)
+{
+    if (pm->rp_den == 1 && pm->rp_num == 1) return x;
+    double q = x / pm->rp_den;
+    if (q != floor(q) || q * pm->rp_num > 9007199254740992.0) return -1;
+    return q * pm->rp_num;
+}
+
+/* Entry q of edge r at the prices (and batch) of model pm, whose cluster
+ * has the closed form's uniform links: the closed form's sums in the same
+ * order. -1 where a count does not scale exactly (the caller recomputes). */
 static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
 {
     const cluster *cl = pm->pub.cl;
@@ -2004,11 +2046,15 @@ static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
         double slowest = 0;
         for (long a = r->off[2 * q + k]; a < r->off[2 * q + k + 1]; a++) {
             const rp_cand *c = &r->cand[a];
-            double t = c->own_n * lat_in + c->own * elem_b * inv_in + c->far_n * lat_x + c->far * elem_b * inv_x;
+            double own = rp_scaled(pm, c->own), far = rp_scaled(pm, c->far);
+            if (own < 0 || far < 0) return -1;
+            double t = c->own_n * lat_in + own * elem_b * inv_in + c->far_n * lat_x + far * elem_b * inv_x;
             if (t > slowest) slowest = t;
         }
         if (pm->nodes_used > 1) {
-            double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node, b = r->nic[2 * q + k] * elem_b;
+            double nic = rp_scaled(pm, r->nic[2 * q + k]);
+            if (nic < 0) return -1;
+            double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node, b = nic * elem_b;
             if (b / nic_bw > slowest) slowest = b / nic_bw;
         }
         dir[k] = slowest;
@@ -2016,60 +2062,134 @@ static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
     return 1e3 * (dir[0] + dir[1]);
 }
 
-cost_model *cost_model_reprice(const cost_model *old, const cluster *cl)
+static long gcd_l(long a, long b)
+{
+    while (b) {
+        long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Where model pm's configs sit among rp's: pm->rp_map (NULL rows where a
+ * layer's configs are rp's, NULL altogether where every layer's are).
+ * Returns -1 where a config is not among rp's. */
+static int rp_map_configs(cost_model_priv *pm, const tx_reprice *rp)
+{
+    cost_model *m = &pm->pub;
+    if (rp->n_layers != m->n_layers) return -1;
+    for (int i = 0; i < m->n_layers; i++) {
+        if (m->n_configs[i] == rp->n_configs[i] &&
+            memcmp(m->configs[i], rp->configs[i], sizeof(config) * (size_t)m->n_configs[i]) == 0)
+            continue;
+        if (!pm->rp_map) pm->rp_map = lw_calloc((size_t)m->n_layers + 1, sizeof(int *));
+        pm->rp_map[i] = lw_malloc(sizeof(int) * ((size_t)m->n_configs[i] + 1));
+        for (int k = 0; k < m->n_configs[i]; k++)
+            if ((pm->rp_map[i][k] = config_find(rp->configs[i], rp->n_configs[i], &m->configs[i][k])) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Edge e's table of model pm from what rp kept for edge src (e itself, or
+ * the edge whose table e's was in rp's build); entries that were not kept,
+ * or do not scale exactly, are computed. */
+static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *sc, int e, int src)
+{
+    cost_model *m = &pm->pub;
+    int from = m->e_from[e], to = m->e_to[e];
+    int np = m->n_configs[from], nc = m->n_configs[to], rnc = rp->n_configs[to];
+    const int *mp = pm->rp_map ? pm->rp_map[from] : NULL, *mc = pm->rp_map ? pm->rp_map[to] : NULL;
+    const rp_edge *r = &rp->e[src];
+    /* src's table was e's in rp's build: the same configs at both ends */
+    int fs = m->e_from[src], ts = m->e_to[src];
+    int kept = r->kind != NULL;
+    if (src != e && (rp->n_configs[fs] != rp->n_configs[from] || rp->n_configs[ts] != rnc ||
+                     memcmp(rp->configs[fs], rp->configs[from], sizeof(config) * (size_t)rp->n_configs[from]) ||
+                     memcmp(rp->configs[ts], rp->configs[to], sizeof(config) * (size_t)rnc)))
+        kept = 0;
+    edge_lists *el = NULL;
+    for (int a = 0; a < np; a++)
+        for (int b = 0; b < nc; b++) {
+            long q = (long)(mp ? mp[a] : a) * rnc + (mc ? mc[b] : b);
+            double t = kept ? (r->kind[q] == RP_ZERO ? 0 : r->kind[q] == RP_PRICED ? rp_price(pm, r, q) : -1) : -1;
+            if (t < 0) {
+                if (!el) el = lw_calloc(1, sizeof *el);
+                t = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
+            }
+            m->t_x[e][(long)a * nc + b] = t;
+        }
+    if (el) lists_free(el);
+    free(el);
+}
+
+cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch)
 {
     const cost_model_priv *po = (const cost_model_priv *)old;
     tx_reprice *rp = po->rp;
     int ex;
-    if (!rp || !old->t_x || cl->n_overrides || cl->gpus_per_node != old->cl->gpus_per_node ||
-        cluster_gpus(cl) < old->gpus || frexp(precision_elem_bytes(cl->precision), &ex) != 0.5)
+    if (!rp || !old->t_x || cl->n_overrides || cl->gpus_per_node != rp->gpus_per_node || gpus > rp->gpus ||
+        cluster_gpus(cl) < gpus || frexp(precision_elem_bytes(cl->precision), &ex) != 0.5)
         return NULL;
     double t0 = lw_now();
     lw_error err = {0};
-    cost_model_priv *pm = model_setup(old->net, cl, po->prof_given, old->gpus, old->batch, COST_MAX_GPUS, &err);
+    cost_model_priv *pm = model_setup(old->net, cl, po->prof_given, gpus, batch, COST_MAX_GPUS, &err);
     if (!pm) return NULL;
     cost_model *m = &pm->pub;
-    if (!pm->closed_form_ok || pm->tx_reference || pm->nodes_used != po->nodes_used) {
-        cost_model_free(m);
-        return NULL;
+    pm->rp_num = pm->rp_den = 1;
+    if (!pm->closed_form_ok || pm->tx_reference || rp_map_configs(pm, rp) != 0) goto decline;
+    if (batch != rp->batch) {
+        /* Along the sample dimension every piece boundary is i x batch / D:
+         * where each degree D divides both batches, every overlap there,
+         * and so every element count a receiver gets (a product with one
+         * sample-dimension factor), scales by batch / rp->batch, while
+         * piece counts and which overlaps are empty do not; a receiver
+         * dominating another still does, so the kept candidates are those
+         * of a build at this batch, scaled. */
+        for (int i = 0; i < m->n_layers; i++)
+            for (int k = 0; k < m->n_configs[i]; k++) {
+                long D = m->configs[i][k].deg[DIM_N];
+                if (batch % D || rp->batch % D) goto decline;
+            }
+        long g = gcd_l(batch, rp->batch);
+        pm->rp_num = (double)(batch / g);
+        pm->rp_den = (double)(rp->batch / g);
     }
     m->t_x = lw_calloc((size_t)m->n_edges + 1, sizeof(double *));
     build_node_tables(pm, NULL);
+    int *same = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
+    int *todo = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
+    int n_todo = plan_edge_tables(pm, same, todo);
     tx_scratch sc;
     scratch_init(&sc, m->gpus, pm->nodes_used);
-    for (int i = 0; i < rp->n_todo; i++) {
-        int e = rp->todo[i], from = m->e_from[e], to = m->e_to[e];
-        int np = m->n_configs[from], nc = m->n_configs[to];
-        const rp_edge *r = &rp->e[e];
-        edge_lists *el = NULL;
-        m->t_x[e] = lw_malloc(sizeof(double) * (size_t)np * (size_t)nc);
-        for (long q = 0; q < (long)np * nc; q++) {
-            if (r->kind[q] == RP_PRICED) {
-                m->t_x[e][q] = rp_price(pm, r, q);
-            } else if (r->kind[q] == RP_ZERO) {
-                m->t_x[e][q] = 0;
-            } else {
-                if (!el) el = lw_calloc(1, sizeof *el);
-                m->t_x[e][q] = tx_eval(pm, &sc, el, &pm->desc[e], &m->configs[from][q / nc],
-                                       &m->configs[to][q % nc], NULL);
-            }
-        }
-        if (el) lists_free(el);
-        free(el);
+    for (int i = 0; i < n_todo; i++) {
+        int e = todo[i], src = rp->same[e] >= 0 ? rp->same[e] : e;
+        rp_fill_edge(pm, rp, &sc, e, src);
     }
     scratch_free(&sc);
-    for (int e = 0; e < m->n_edges; e++) {
-        if (rp->same[e] < 0) continue;
-        size_t sz = sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]];
-        m->t_x[e] = lw_malloc(sz);
-        memcpy(m->t_x[e], m->t_x[rp->same[e]], sz);
-    }
+    for (int e = 0; e < m->n_edges; e++)
+        if (same[e] >= 0)
+            memcpy(m->t_x[e], m->t_x[same[e]],
+                   sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
+    free(same);
+    free(todo);
     atomic_fetch_add(&rp->refs, 1);
     pm->rp = rp;
-    m->tx_pairs_computed = old->tx_pairs_computed;
-    m->tx_pairs_reused = old->tx_pairs_reused;
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
+decline:
+    cost_model_free(m);
+    return NULL;
+}
+
+cost_model *cost_model_reprice(const cost_model *old, const cluster *cl)
+{
+    return cost_model_reuse(old, cl, old->gpus, old->batch);
+}
+
+int cost_model_keeps_counts(const cost_model *m)
+{
+    return ((const cost_model_priv *)m)->rp != NULL;
 }
 
 double cost_node_ms(const cost_model *m, int li, int k)
@@ -2141,5 +2261,8 @@ void cost_model_free(cost_model *m)
     free(pm->node_of);
     free(pm->first_edge);
     rp_free(pm->rp);
+    if (pm->rp_map)
+        for (int i = 0; i < m->n_layers; i++) free(pm->rp_map[i]);
+    free(pm->rp_map);
     free(pm);
 }

@@ -124,6 +124,20 @@ double cost_edge_ms(const cost_model *m, int edge, int ci, int cj, double *bytes
  * model shares what old kept (either may be freed first) and keeps it for
  * the next. */
 cost_model *cost_model_reprice(const cost_model *old, const cluster *cl);
+/* The same for another GPU count and batch as well: a model on `gpus`
+ * GPUs and global batch `batch` priced from what old's build kept, where
+ * every config of the new setting is one that build had (fewer GPUs: a
+ * config on k GPUs uses GPUs 0..k-1, so its transfers do not depend on
+ * how many GPUs the cluster has) and, for another batch, every degree
+ * along the sample dimension divides both batches (element counts then
+ * scale by the ratio of the batches, exactly). Equal, bit for bit, to
+ * cost_model_build(old->net, cl, ..., gpus, batch). NULL where it does not
+ * apply (more GPUs than that build, a config it lacks, a degree that does
+ * not divide a batch, or what cost_model_reprice declines). */
+cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch);
+/* 1 when what-ifs on m re-price (cost_model_reprice, cost_model_reuse)
+ * instead of building: its build kept the counts. */
+int cost_model_keeps_counts(const cost_model *m);
 
 /* Recomputes the t_s tables after the cluster's sync scheme changed (the
  * t_c and t_x tables do not depend on it): a fast what-if. */

@@ -318,11 +318,12 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     search_result *sr = NULL;
     int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr), repriced = 0;
     if (!adopted) {
-        /* a change of prices only (the cluster editor, precision): the
-         * transfers' counts are the current model's */
-        if (p->cm && p->cm->gpus == gpus && p->cm->batch == batch) cm = cost_model_reprice(p->cm, cl);
+        /* a change of prices (the cluster editor, precision), of batch, or
+         * fewer GPUs: the transfers' counts are those the current model's
+         * build kept (cost_model_reuse says where) */
+        if (p->cm) cm = cost_model_reuse(p->cm, cl, gpus, batch);
         repriced = cm != NULL;
-        if (!cm && p->cm) /* a what-if: more may follow */
+        if (!cm && (p->cm || p->whatifs)) /* a what-if: more may follow */
             cm = cost_model_build_for_whatifs(p->net, cl, p->prof, gpus, batch, p->cancel, err);
         else if (!cm)
             cm = cost_model_build_cancellable(p->net, cl, p->prof, gpus, batch, p->cancel, err);
@@ -522,9 +523,10 @@ plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_e
 
 static plan *plan_create(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                          search_progress_fn progress, void *progress_user, int unsearched, atomic_int *cancel,
-                         lw_error *err)
+                         int whatifs, lw_error *err)
 {
     plan *p = lw_calloc(1, sizeof *p);
+    p->whatifs = whatifs;
     p->cancel = cancel;
     if (ms) p->mset = *ms;
     p->net = net;
@@ -549,7 +551,7 @@ static plan *plan_create(network *net, cluster *cl, profile *prof, plan_settings
 plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                       search_progress_fn progress, void *progress_user, lw_error *err)
 {
-    return plan_create(net, cl, prof, set, ms, progress, progress_user, 0, NULL, err);
+    return plan_create(net, cl, prof, set, ms, progress, progress_user, 0, NULL, 0, err);
 }
 
 plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
@@ -561,13 +563,13 @@ plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings 
 plan *plan_new_unsearched(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                           lw_error *err)
 {
-    return plan_create(net, cl, prof, set, ms, NULL, NULL, 1, NULL, err);
+    return plan_create(net, cl, prof, set, ms, NULL, NULL, 1, NULL, 0, err);
 }
 
 plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settings set,
                            const plan_memory_settings *ms, atomic_int *cancel, lw_error *err)
 {
-    return plan_create(net, cl, prof, set, ms, NULL, NULL, 0, cancel, err);
+    return plan_create(net, cl, prof, set, ms, NULL, NULL, 0, cancel, 1, err);
 }
 
 void plan_free(plan *p)

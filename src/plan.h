@@ -71,8 +71,9 @@ typedef struct plan {
     int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
     double search_ms;
     int from_prefetch;       /* the last model change took a prefetched model */
-    int repriced;            /* the last model change re-priced the previous model's transfers
-                                (a change of prices only: cost_model_reprice) instead of building */
+    int repriced;            /* the last model change re-priced the transfers the previous model's
+                                build kept (prices, batch, fewer GPUs: cost_model_reuse) instead of building */
+    int whatifs;             /* what-ifs follow (plan_new_cancellable): the first model keeps counts too */
     atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
@@ -89,8 +90,11 @@ plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings 
 /* plan_new_progress with memory settings (NULL: the defaults). */
 plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                       search_progress_fn progress, void *progress_user, lw_error *err);
-/* plan_new_memory that gives up ("cancelled", NULL) once *cancel is
- * raised (NULL: not cancellable): opening another network in the TUI. */
+/* plan_new_memory for an interactive front end (the TUI), where what-ifs
+ * follow: its first model already keeps what they reuse
+ * (cost_model_build_for_whatifs: a third more build time and memory, which
+ * one-shot CLI commands do not pay), and it gives up ("cancelled", NULL)
+ * once *cancel is raised (NULL: not cancellable). */
 plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settings set,
                            const plan_memory_settings *ms, atomic_int *cancel, lw_error *err);
 void plan_free(plan *p);

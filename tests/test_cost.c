@@ -1556,3 +1556,73 @@ Test(tables, a_repriced_model_equals_a_fresh_build)
     cluster_free(c);
     net_free(v);
 }
+
+/* A what-if on the batch or to fewer GPUs reuses what the build kept
+ * (cost_model_reuse): along the sample dimension each piece boundary scales
+ * with the batch where every degree divides both batches, and a config on
+ * k GPUs sits on GPUs 0..k-1 whatever the count. Bit for bit a fresh
+ * build, on every shipped network (every kind of edge: convolution and
+ * pooling windows, linear layers, the flatten of a 4-D tensor, concat
+ * offsets, adds), on two nodes (the NICs' share) and one; a batch some
+ * degree does not divide is declined (the caller builds). */
+Test(tables, a_model_reused_for_another_batch_or_fewer_gpus_equals_a_fresh_build, .timeout = 600)
+{
+    lw_error err = {0};
+    const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
+    cluster *c = plan_load_cluster("h100-8x8", &err); /* it has precisions of 4 and 2 bytes */
+    cr_assert_not_null(c, "%s", err.msg);
+    c->gpus_per_node = 4; /* 8 GPUs are two nodes */
+    c->nodes = 16;
+    int kinds[LT__COUNT] = {0}, flat4 = 0, edges_checked = 0;
+    struct {
+        int gpus;
+        long batch;
+    } to[] = {{8, 256}, {8, 192}, {8, 64}, {4, 64}, {4, 128}, {2, 24}, {1, 48}};
+    for (size_t n = 0; n < sizeof nets / sizeof *nets; n++) {
+        network *v = plan_load_network(nets[n], &err);
+        cr_assert_not_null(v, "%s", err.msg);
+        for (int i = 0; i < v->n_layers; i++) {
+            const layer *l = &v->layers[i];
+            kinds[l->type]++;
+            if (l->type == LT_FLATTEN && v->layers[l->inputs[0]].out.rank == 4) flat4++;
+        }
+        cost_model *m = build_keeping(v, c, 8, 128);
+        cr_assert(cost_model_keeps_counts(m), "%s: the build kept nothing", nets[n]);
+        edges_checked += m->n_edges;
+        cost_model *last = NULL;
+        for (size_t k = 0; k < sizeof to / sizeof *to; k++) {
+            cost_model *r = cost_model_reuse(last ? last : m, c, to[k].gpus, to[k].batch);
+            cr_assert_not_null(r, "%s, %d GPUs, batch %ld: declined", nets[n], to[k].gpus, to[k].batch);
+            cr_assert(cost_model_keeps_counts(r));
+            cost_model *fresh = build(v, c, NULL, to[k].gpus, to[k].batch);
+            char what[96];
+            snprintf(what, sizeof what, "%s, %d GPUs, batch %ld", nets[n], to[k].gpus, to[k].batch);
+            if (to[k].gpus > 1) expect_same_tables(r, fresh, what); /* on one GPU nothing moves */
+            cost_model_free(fresh);
+            cost_model_free(last); /* the next is priced from this one, what m kept shared */
+            last = r;
+        }
+        /* back to the build's own setting from the last one, at new prices */
+        cluster *x = edited(c, ED_ALL);
+        cost_model_free(m);
+        cost_model *back = cost_model_reuse(last, x, 8, 128);
+        cr_assert_not_null(back, "%s: back to 8 GPUs declined", nets[n]);
+        cost_model *fresh = build(v, x, NULL, 8, 128);
+        expect_same_tables(back, fresh, "back to the build's setting");
+        cost_model_free(fresh);
+        cost_model_free(back);
+        /* 100 is not a multiple of 8: the degrees no longer divide it */
+        cr_assert_null(cost_model_reuse(last, c, 8, 100), "%s: batch 100 reused", nets[n]);
+        /* more GPUs than the build had: configs it never saw */
+        cost_model *more = build_keeping(v, c, 4, 64);
+        cr_assert_null(cost_model_reuse(more, c, 8, 128), "%s: 4 -> 8 GPUs reused", nets[n]);
+        cost_model_free(more);
+        cost_model_free(last);
+        cluster_free(x);
+        net_free(v);
+    }
+    cr_assert(kinds[LT_CONV2D] && kinds[LT_POOL2D] && kinds[LT_LINEAR] && kinds[LT_CONCAT] && kinds[LT_ADD] && flat4,
+              "an edge kind is missing from the networks checked");
+    cr_assert_gt(edges_checked, 100);
+    cluster_free(c);
+}

@@ -821,11 +821,27 @@ Test(prefetch, other_settings_and_cluster_edits_are_built_afresh)
     plan_free(p);
 }
 
+/* The optimum of plan p equals (==) that of a fresh plan_new of its
+ * network, cluster and settings. */
+static void expect_equal_to_fresh_plan(const plan *p, const char *net, const char *what)
+{
+    lw_error err = {0};
+    plan *fresh = plan_new(plan_load_network(net, &err), cluster_clone(p->cl), NULL, p->set, &err);
+    cr_assert_not_null(fresh, "%s", err.msg);
+    cr_assert_eq(fresh->batch, p->batch);
+    cr_assert(p->best_eval.total_ms == fresh->best_eval.total_ms, "%s: %.17g vs a fresh %.17g", what,
+              p->best_eval.total_ms, fresh->best_eval.total_ms);
+    for (int i = 0; i < p->net->n_layers; i++)
+        cr_expect(config_equal(&p->cm->configs[i][p->best[i]], &fresh->cm->configs[i][fresh->best[i]]),
+                  "%s: layer %d differs from a fresh plan", what, i);
+    plan_free(fresh);
+}
+
 /* A change of prices only (link figures, precision) re-prices the model's
  * transfers instead of building them again, from the second such what-if
- * on (the first builds and keeps what it needs: the plan's first model does
- * not), and the optimum is a fresh plan's every time; a change of GPU
- * count builds. */
+ * on (the first builds and keeps what it needs: the first model of a plan
+ * for one-shot commands, plan_new, does not), and the optimum is a fresh
+ * plan's every time; more GPUs than the kept build had builds. */
 Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
 {
     plan *p = open_plan("inception_v3", "p100-4x4", 8, 0);
@@ -834,18 +850,48 @@ Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
     for (int k = 0; k < 3; k++) {
         cr_assert_eq(apply_inter_bw(p, factors[k], 8, &err), 0, "%s", err.msg);
         cr_expect_eq(p->repriced, k > 0, "what-if %d: repriced %d", k, p->repriced);
-        cluster *c = cluster_clone(p->cl);
-        plan *fresh = plan_new(plan_load_network("inception_v3", &err), c, NULL, p->set, &err);
-        cr_assert_not_null(fresh, "%s", err.msg);
-        cr_assert(p->best_eval.total_ms == fresh->best_eval.total_ms, "what-if %d: %.17g vs a fresh %.17g", k,
-                  p->best_eval.total_ms, fresh->best_eval.total_ms);
-        for (int i = 0; i < p->net->n_layers; i++)
-            cr_expect(config_equal(&p->cm->configs[i][p->best[i]], &fresh->cm->configs[i][fresh->best[i]]),
-                      "what-if %d: layer %d differs from a fresh plan", k, i);
-        plan_free(fresh);
+        char what[32];
+        snprintf(what, sizeof what, "what-if %d", k);
+        expect_equal_to_fresh_plan(p, "inception_v3", what);
     }
-    cr_assert_eq(apply_inter_bw(p, 1, 4, &err), 0, "%s", err.msg);
-    cr_expect(!p->repriced, "a new GPU count was repriced");
+    cr_assert_eq(apply_inter_bw(p, 1, 16, &err), 0, "%s", err.msg);
+    cr_expect(!p->repriced, "more GPUs were repriced");
+    plan_free(p);
+}
+
+/* The TUI's plan (plan_new_cancellable) keeps the counts from its first
+ * model on, so its first what-if re-prices already; a batch what-if and
+ * fewer GPUs re-price too (cost_model_reuse), back to the first count as
+ * well; a batch some degree does not divide builds (and the next re-prices
+ * from that build). Each optimum is a fresh
+ * plan's. */
+Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
+{
+    lw_error err = {0};
+    plan_settings s0 = {.gpus = 16, .batch_per_gpu = 32};
+    plan *p = plan_new_cancellable(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL,
+                                   s0, NULL, NULL, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    cr_assert(cost_model_keeps_counts(p->cm), "the TUI's first model keeps nothing");
+    plan *cli = open_plan("inception_v3", "p100-4x4", 16, 0);
+    cr_expect(!cost_model_keeps_counts(cli->cm), "a one-shot plan pays for counts it never uses");
+    plan_free(cli);
+    cr_assert_eq(apply_inter_bw(p, 2, 16, &err), 0, "%s", err.msg);
+    cr_expect(p->repriced, "the first price what-if built");
+    expect_equal_to_fresh_plan(p, "inception_v3", "inter bandwidth doubled");
+    struct {
+        int gpus;
+        long per_gpu, global;
+        int repriced;
+    } steps[] = {{16, 64, 0, 1}, {16, 24, 0, 1}, {8, 24, 0, 1}, {16, 32, 0, 1}, {16, 0, 600, 0}, {8, 0, 1200, 1}};
+    for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+        plan_settings s = {steps[k].gpus, steps[k].per_gpu, steps[k].global};
+        cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
+        char what[64];
+        snprintf(what, sizeof what, "%d GPUs, batch %ld", p->gpus, p->batch);
+        cr_expect_eq(p->repriced, steps[k].repriced, "%s: repriced %d", what, p->repriced);
+        expect_equal_to_fresh_plan(p, "inception_v3", what);
+    }
     plan_free(p);
 }
 

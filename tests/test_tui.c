@@ -153,10 +153,13 @@ Test(tui_whatif, gpu_count_key_changes_totals_and_reports)
 {
     term_open(24, 100, 1);
     app *a = open_app("vgg16", "p100-4x4", 16);
+    /* the TUI's first model keeps what what-ifs reuse: fewer GPUs, and back, re-price */
+    cr_assert(cost_model_keeps_counts(a->p->cm), "the TUI's first model keeps no counts");
     double before = a->p->best_eval.total_ms;
     cluster *cl_before = a->p->cl;
     app_feed(a, '-');
     cr_assert_eq(a->p->gpus, 8);
+    cr_assert(a->p->repriced, "16 -> 8 GPUs built");
     cr_assert_eq(a->p->cl, cl_before, "a GPU change must not replace the cluster");
     double after = a->p->best_eval.total_ms;
     cr_assert(fabs(after - before) > 1e-6, "total unchanged: %f", after);
@@ -175,7 +178,8 @@ Test(tui_whatif, gpu_count_key_changes_totals_and_reports)
     /* + goes back up */
     app_feed(a, '+');
     cr_assert_eq(a->p->gpus, 16);
-    cr_assert(fabs(a->p->best_eval.total_ms - before) < 1e-9);
+    cr_assert(a->p->repriced, "back to 16 GPUs built");
+    cr_assert(a->p->best_eval.total_ms == before, "%.17g vs %.17g before", a->p->best_eval.total_ms, before);
     /* and at the top it stays */
     app_feed(a, '+');
     cr_assert_eq(a->p->gpus, 16);

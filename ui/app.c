@@ -114,7 +114,7 @@ app *app_open(const tui_args *args, lw_error *err)
     }
     cluster *orig = cluster_clone(cl);
     plan_settings set = args ? args->set : (plan_settings){0, 0, 0};
-    plan *p = plan_new_memory(net, cl, prof, set, args ? &args->mset : NULL, NULL, NULL, err);
+    plan *p = plan_new_cancellable(net, cl, prof, set, args ? &args->mset : NULL, NULL, err);
     if (!p) {
         cluster_free(orig);
         return NULL;
