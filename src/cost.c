@@ -680,16 +680,16 @@ int cost_tx_oracle;
  * (integers, so exactly), the same times, and the same candidates offered to
  * the sink in the same order as gather_dense.
  *
- * Without a sink and where the exact element count is not wanted, most nodes
+ * Without a sink and where the exact element count is not wanted, many nodes
  * are not visited at all (branch and bound): a node's bytes to other nodes are
  * separable (the sum over its box of all - own is the product over dimensions
  * of the box's sums of all, minus the same for own; the self overlap cancels
  * in all - own), so they come in O(dimensions x box) per node; and each
  * node's slowest receiver is bounded above by the time of the per-dimension
  * maxima of own_n, own and all_n, all less the minima of own_n, own (the time
- * grows with each count, and so does its rounding). Nodes are visited in
- * decreasing bound until the bound is at most the slowest time found: the
- * others cannot be slower. Then *elems_out is only right in sign (any
+ * grows with each count, and so does its rounding). A node whose bound is
+ * at most the slowest time found so far (nodes in order) is left out: none
+ * of its receivers can be slower. Then *elems_out is only right in sign (any
  * element moves or none: a node is left out only once a receiver's time is
  * positive, which some moved element makes it). All sums are of integers
  * below 2^53 (tensor elements), exact in any order. */
@@ -712,9 +712,8 @@ typedef struct gn_ctx {
 /* Fills the per-dimension values of the node whose receivers start at r0;
  * where bound is non-NULL, also returns its receivers' elements from other
  * nodes (exactly) in *far_sum and a bound on its slowest receiver's time in
- * *bound, with the counts of that bound in ub[4] (own_n, own, far_n, far:
- * none of its receivers has more of any). */
-static inline void gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound, double ub[4])
+ * *bound. */
+static inline void gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
 {
     int rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0};
     const int box_ok = r0 < g->Ts; /* the sender has tasks on this node */
@@ -741,7 +740,6 @@ static inline void gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound, do
     }
     if (!bound) return;
     *far_sum = sa - so;
-    ub[0] = mON, ub[1] = mO, ub[2] = mN - nON, ub[3] = mA - nO;
     *bound = mON * g->lat_in + mO * g->elem_b * g->inv_in + (mN - nON) * g->lat_x + (mA - nO) * g->elem_b * g->inv_x;
 }
 
@@ -853,30 +851,23 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
     }
     const int multi_node = pm->nodes_used > 1;
     /* nodes may be left out where the time grows with each count (prices
-     * not negative) and the element count is not wanted exactly */
-    const int bound = !exact_elems && g.lat_in >= 0 && g.lat_x >= 0 && g.inv_in >= 0 && g.inv_x >= 0 && g.elem_b >= 0;
+     * not negative), the element count is not wanted exactly, and no sink
+     * wants every receiver's counts (and the exact count) */
+    const int bound = !exact_elems && !sink && g.lat_in >= 0 && g.lat_x >= 0 && g.inv_in >= 0 && g.inv_x >= 0 &&
+                      g.elem_b >= 0;
     double slowest = 0, elems = 0;
     for (int r0 = 0; r0 < g.Tr; r0 += g.Br) {
-        double far_sum = 0, ub_t, ub[4];
+        double far_sum = 0, ub_t;
         if (bound) {
-            gn_fill(&g, r0, &far_sum, &ub_t, ub);
-            /* no receiver here is slower than one already seen, nor
-             * offers counts that one kept does not dominate */
-            int skip = slowest > 0 && ub_t <= slowest;
-            if (skip && sink) {
-                skip = 0;
-                for (int i = 0; i < sink->n[g.dir] && !skip; i++) {
-                    const rp_cand *c = &sink->c[g.dir][i];
-                    skip = c->own_n >= ub[0] && c->own >= ub[1] && c->far_n >= ub[2] && c->far >= ub[3];
-                }
-            }
-            if (!skip) {
+            gn_fill(&g, r0, &far_sum, &ub_t);
+            /* no receiver here is slower than one already seen */
+            if (!(slowest > 0 && ub_t <= slowest)) {
                 double unused = 0;
-                double t = gn_visit(&g, r0, &elems, &unused, sink);
+                double t = gn_visit(&g, r0, &elems, &unused, NULL);
                 if (t > slowest) slowest = t;
             }
         } else {
-            gn_fill(&g, r0, NULL, NULL, NULL);
+            gn_fill(&g, r0, NULL, NULL);
             double t = gn_visit(&g, r0, &elems, &far_sum, sink);
             if (t > slowest) slowest = t;
         }
