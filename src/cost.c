@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,13 +41,27 @@ typedef struct rp_sink {
     double nic[2];         /* most elements one node sends or receives over its NICs */
     double elems;          /* forward elements moved (0: the entry is 0) */
 } rp_sink;
-enum { RP_ZERO, RP_PRICED, RP_RECOMPUTE };
+/* A kept candidate, packed: own_n x 2^48 + own, and the same for far
+ * (exact: a piece count is at most the sender's tasks, below 2^16, and an
+ * element count below 2^48, else the entry is not kept). */
+typedef struct rp_pack {
+    uint64_t own, far;
+} rp_pack;
+#define RP_ELEM_BITS 48
+#define RP_ELEM_MASK ((1ULL << RP_ELEM_BITS) - 1)
+#define RP_NONE UINT32_MAX /* an entry not kept: computed again */
+/* One edge's kept counts. Entries share most candidate lists (Inception-v3
+ * at 64 GPUs: 5 M lists, 0.6 M distinct), so the edge keeps each distinct
+ * list once and an entry names its two; an entry with nothing to move
+ * names empty ones. */
 typedef struct rp_edge {
-    long *off;             /* [2 x entries + 1] into cand: entry q's forward, then backward candidates */
-    rp_cand *cand;
-    long cap;
-    double *nic;           /* [2 x entries] */
-    unsigned char *kind;   /* [entries]: nothing to move, priced from the candidates, or to recompute */
+    uint32_t *list;        /* [2 x entries]: entry q's forward (2q) and backward (2q + 1) list; RP_NONE: not kept */
+    double *nic;           /* [2 x entries]: most elements one node's NICs carry; NULL on one node */
+    uint32_t *start;       /* [n_lists + 1]: list k is cand[start[k] .. start[k + 1]) */
+    rp_pack *cand;
+    long n_lists, n_cand, cap_lists, cap_cand;
+    uint32_t *hash;        /* while the table is computed: 1 + list id by content, hcap slots (0: free) */
+    long hcap;
 } rp_edge;
 /* Shared by the models priced from it (refs); the tables it describes are
  * those of the edges todo[0..n_todo-1], the others copy same[e]'s, for the
@@ -58,7 +73,7 @@ typedef struct tx_reprice {
     int n_edges, n_todo;
     int *same, *todo;
     rp_edge *e;            /* [n_edges] */
-    atomic_long cands;     /* kept so far, against RP_MAX_CANDS */
+    atomic_long bytes;     /* kept so far, against RP_MAX_BYTES */
     atomic_int dropped;    /* over the limit: the model keeps none */
     long batch;            /* the build's global batch, */
     int gpus, gpus_per_node; /* GPU count and cluster layout, */
@@ -66,12 +81,16 @@ typedef struct tx_reprice {
     int *n_configs;        /* and every layer's configs ([layer][config]) */
     config **configs;
 } tx_reprice;
-/* A build keeps them where it computes at most RP_MAX_ENTRIES entries and
- * they stay within RP_MAX_CANDS (32 bytes each, plus 33 bytes an entry):
- * Inception-v3 at 16 GPUs computes 0.29 M entries and keeps about 45 MB;
- * at 64 GPUs (2.5 M entries) a build keeps none: a what-if rebuilds. */
-#define RP_MAX_ENTRIES (1L << 20)
-#define RP_MAX_CANDS (4L << 20)
+/* A build keeps them where they stay within RP_MAX_BYTES: 8 bytes an entry
+ * (16 more where the model spans nodes), 16 a distinct candidate and 4 a
+ * distinct list; where the entries alone would pass it, the build keeps
+ * none from the start, else it stops keeping once the lists pass it.
+ * Inception-v3 at 16 GPUs computes 0.29 M entries and keeps about 10 MB; at
+ * 64 GPUs 2.5 M entries, about 81 MB. A build past the limit keeps none:
+ * a what-if there builds. The limit bounds what a TUI holds besides its
+ * tables (the search copies those, and the prefetcher holds up to four
+ * more models). */
+#define RP_MAX_BYTES (256L << 20)
 
 /* Scratch for one t_x or t_s evaluation: each caller brings its own (one
  * allocation, scratch_init), so evaluations on one model may run on several
@@ -1548,10 +1567,11 @@ static void rp_free(tx_reprice *rp)
 {
     if (!rp || atomic_fetch_sub(&rp->refs, 1) > 1) return;
     for (int e = 0; e < rp->n_edges; e++) {
-        free(rp->e[e].off);
-        free(rp->e[e].cand);
+        free(rp->e[e].list);
         free(rp->e[e].nic);
-        free(rp->e[e].kind);
+        free(rp->e[e].start);
+        free(rp->e[e].cand);
+        free(rp->e[e].hash);
     }
     free(rp->e);
     free(rp->same);
@@ -1562,35 +1582,110 @@ static void rp_free(tx_reprice *rp)
     free(rp);
 }
 
-/* Appends entry q's candidates (sink filled by tx_closed_form, n[0] < 0
- * where another path ran) to edge r. */
+static uint64_t rp_hash(const rp_pack *c, int n)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        h = (h ^ c[i].own) * 1099511628211ULL;
+        h = (h ^ c[i].far) * 1099511628211ULL;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* The id of the list c[0..n-1] among edge r's, added if new; RP_NONE where
+ * a count does not pack exactly. */
+static uint32_t rp_intern(rp_edge *r, const rp_cand *c, int n)
+{
+    rp_pack p[RP_MAXC];
+    for (int i = 0; i < n; i++) {
+        if (!(c[i].own_n >= 0 && c[i].own_n < 65536 && c[i].far_n >= 0 && c[i].far_n < 65536 && c[i].own >= 0 &&
+              c[i].own < (double)RP_ELEM_MASK && c[i].far >= 0 && c[i].far < (double)RP_ELEM_MASK))
+            return RP_NONE;
+        p[i].own = (uint64_t)c[i].own_n << RP_ELEM_BITS | (uint64_t)c[i].own;
+        p[i].far = (uint64_t)c[i].far_n << RP_ELEM_BITS | (uint64_t)c[i].far;
+    }
+    if (2 * (r->n_lists + 1) > r->hcap) { /* grow the table, placing the lists again */
+        long cap = r->hcap ? 2 * r->hcap : 1024;
+        uint32_t *h = lw_calloc((size_t)cap, sizeof(uint32_t));
+        for (long k = 0; k < r->n_lists; k++) {
+            uint64_t x = rp_hash(r->cand + r->start[k], (int)(r->start[k + 1] - r->start[k]));
+            long at = (long)(x & (uint64_t)(cap - 1));
+            while (h[at]) at = (at + 1) & (cap - 1);
+            h[at] = (uint32_t)k + 1;
+        }
+        free(r->hash);
+        r->hash = h;
+        r->hcap = cap;
+    }
+    long at = (long)(rp_hash(p, n) & (uint64_t)(r->hcap - 1));
+    for (; r->hash[at]; at = (at + 1) & (r->hcap - 1)) {
+        uint32_t k = r->hash[at] - 1;
+        if (r->start[k + 1] - r->start[k] == (uint32_t)n && memcmp(r->cand + r->start[k], p, sizeof(rp_pack) * (size_t)n) == 0)
+            return k;
+    }
+    if (r->n_lists + 2 > r->cap_lists) {
+        r->cap_lists = 2 * r->cap_lists + 64;
+        r->start = lw_realloc(r->start, sizeof(uint32_t) * (size_t)r->cap_lists);
+    }
+    if (r->n_cand + n > r->cap_cand) {
+        r->cap_cand = 2 * (r->n_cand + n) + 64;
+        r->cand = lw_realloc(r->cand, sizeof(rp_pack) * (size_t)r->cap_cand);
+    }
+    if (r->n_cand + n >= (long)RP_NONE || r->n_lists + 1 >= (long)RP_NONE) return RP_NONE;
+    if (n) memcpy(r->cand + r->n_cand, p, sizeof(rp_pack) * (size_t)n);
+    r->start[r->n_lists] = (uint32_t)r->n_cand;
+    r->n_cand += n;
+    r->start[++r->n_lists] = (uint32_t)r->n_cand;
+    r->hash[at] = (uint32_t)r->n_lists;
+    return (uint32_t)r->n_lists - 1;
+}
+
+/* Edge r's storage for n entries, before its table is computed. */
+static void rp_edge_begin(rp_edge *r, long n, int multi_node)
+{
+    r->list = lw_malloc(sizeof(uint32_t) * (size_t)(2 * n + 1));
+    r->nic = multi_node ? lw_calloc((size_t)(2 * n + 1), sizeof(double)) : NULL;
+    r->start = lw_malloc(sizeof(uint32_t) * 64);
+    r->cap_lists = 64;
+    r->start[0] = 0;
+}
+
+/* Records entry q's candidates (sink filled by tx_closed_form, n[0] < 0
+ * where another path ran) in edge r. */
 static void rp_record(rp_edge *r, long q, const rp_sink *sink)
 {
-    long at = r->off[2 * q];
-    if (sink->n[0] < 0 || sink->over) {
-        r->kind[q] = RP_RECOMPUTE;
-        r->off[2 * q + 1] = r->off[2 * q + 2] = at;
-        return;
+    uint32_t f = RP_NONE, b = RP_NONE;
+    if (sink->n[0] >= 0 && !sink->over) {
+        f = rp_intern(r, sink->c[0], sink->n[0]);
+        b = f == RP_NONE ? RP_NONE : rp_intern(r, sink->c[1], sink->n[1]);
     }
-    r->kind[q] = sink->elems > 0 ? RP_PRICED : RP_ZERO;
-    int n = r->kind[q] == RP_PRICED ? sink->n[0] + sink->n[1] : 0;
-    if (at + n > r->cap) {
-        r->cap = 2 * (at + n) + 64;
-        r->cand = lw_realloc(r->cand, sizeof(rp_cand) * (size_t)r->cap);
+    r->list[2 * q] = b == RP_NONE ? RP_NONE : f;
+    r->list[2 * q + 1] = b;
+    if (r->nic) {
+        r->nic[2 * q] = sink->nic[0];
+        r->nic[2 * q + 1] = sink->nic[1];
     }
-    if (n) {
-        memcpy(r->cand + at, sink->c[0], sizeof(rp_cand) * (size_t)sink->n[0]);
-        memcpy(r->cand + at + sink->n[0], sink->c[1], sizeof(rp_cand) * (size_t)sink->n[1]);
-    }
-    r->off[2 * q + 1] = at + (n ? sink->n[0] : 0);
-    r->off[2 * q + 2] = at + n;
-    r->nic[2 * q] = sink->nic[0];
-    r->nic[2 * q + 1] = sink->nic[1];
+}
+
+/* After edge r's n entries were recorded: drops the lookup table, trims
+ * the lists, and counts the bytes against RP_MAX_BYTES. */
+static void rp_edge_end(tx_reprice *rp, rp_edge *r, long n)
+{
+    free(r->hash);
+    r->hash = NULL;
+    r->hcap = 0;
+    r->start = lw_realloc(r->start, sizeof(uint32_t) * (size_t)(r->n_lists + 1));
+    r->cand = lw_realloc(r->cand, sizeof(rp_pack) * (size_t)(r->n_cand + 1));
+    r->cap_lists = r->n_lists + 1;
+    r->cap_cand = r->n_cand + 1;
+    long bytes = 8 * n + (r->nic ? 16 * n : 0) + 4 * (r->n_lists + 1) + (long)sizeof(rp_pack) * r->n_cand;
+    if (atomic_fetch_add(&rp->bytes, bytes) + bytes > RP_MAX_BYTES) atomic_store(&rp->dropped, 1);
 }
 
 /* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
  * set, since the model will be thrown away. Where the model keeps what a
- * repricing needs (pm->rp), records it, up to RP_MAX_CANDS over all edges. */
+ * repricing needs (pm->rp), records it, up to RP_MAX_BYTES over all edges. */
 static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const atomic_int *cancel)
 {
     cost_model *m = &pm->pub;
@@ -1601,12 +1696,8 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
     rp_sink *sink = NULL;
     rp_edge *r = NULL;
     if (rp) {
-        long n = (long)np * nc;
         r = &rp->e[e];
-        r->off = lw_malloc(sizeof(long) * (size_t)(2 * n + 1));
-        r->off[0] = 0;
-        r->nic = lw_calloc((size_t)(2 * n), sizeof(double));
-        r->kind = lw_malloc((size_t)n);
+        rp_edge_begin(r, (long)np * nc, pm->nodes_used > 1);
         sink = lw_malloc(sizeof *sink);
         sc->sink = sink;
     }
@@ -1616,8 +1707,7 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
             m->t_x[e][a * nc + b] = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
             if (sink) rp_record(r, (long)a * nc + b, sink);
         }
-    if (rp && atomic_fetch_add(&rp->cands, r->off[2L * np * nc]) + r->off[2L * np * nc] > RP_MAX_CANDS)
-        atomic_store(&rp->dropped, 1);
+    if (rp) rp_edge_end(rp, r, (long)np * nc);
     sc->sink = NULL;
     free(sink);
     lists_free(el);
@@ -1954,7 +2044,8 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
     same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
     todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
     int n_todo = plan_edge_tables(pm, same, todo);
-    if (keep_prices && pm->closed_form_ok && !pm->tx_reference && m->tx_pairs_computed <= RP_MAX_ENTRIES) {
+    if (keep_prices && pm->closed_form_ok && !pm->tx_reference &&
+        m->tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) <= RP_MAX_BYTES) {
         tx_reprice *rp = lw_calloc(1, sizeof *rp);
         atomic_init(&rp->refs, 1);
         rp->n_edges = ne;
@@ -2035,15 +2126,17 @@ static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
     double dir[2];
     for (int k = 0; k < 2; k++) {
         double slowest = 0;
-        for (long a = r->off[2 * q + k]; a < r->off[2 * q + k + 1]; a++) {
-            const rp_cand *c = &r->cand[a];
-            double own = rp_scaled(pm, c->own), far = rp_scaled(pm, c->far);
+        uint32_t id = r->list[2 * q + k];
+        for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++) {
+            const rp_pack *c = &r->cand[a];
+            double own_n = (double)(c->own >> RP_ELEM_BITS), far_n = (double)(c->far >> RP_ELEM_BITS);
+            double own = rp_scaled(pm, (double)(c->own & RP_ELEM_MASK)), far = rp_scaled(pm, (double)(c->far & RP_ELEM_MASK));
             if (own < 0 || far < 0) return -1;
-            double t = c->own_n * lat_in + own * elem_b * inv_in + c->far_n * lat_x + far * elem_b * inv_x;
+            double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
             if (t > slowest) slowest = t;
         }
         if (pm->nodes_used > 1) {
-            double nic = rp_scaled(pm, r->nic[2 * q + k]);
+            double nic = r->nic ? rp_scaled(pm, r->nic[2 * q + k]) : 0;
             if (nic < 0) return -1;
             double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node, b = nic * elem_b;
             if (b / nic_bw > slowest) slowest = b / nic_bw;
@@ -2094,7 +2187,7 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
     const rp_edge *r = &rp->e[src];
     /* src's table was e's in rp's build: the same configs at both ends */
     int fs = m->e_from[src], ts = m->e_to[src];
-    int kept = r->kind != NULL;
+    int kept = r->list != NULL;
     if (src != e && (rp->n_configs[fs] != rp->n_configs[from] || rp->n_configs[ts] != rnc ||
                      memcmp(rp->configs[fs], rp->configs[from], sizeof(config) * (size_t)rp->n_configs[from]) ||
                      memcmp(rp->configs[ts], rp->configs[to], sizeof(config) * (size_t)rnc)))
@@ -2103,7 +2196,7 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
     for (int a = 0; a < np; a++)
         for (int b = 0; b < nc; b++) {
             long q = (long)(mp ? mp[a] : a) * rnc + (mc ? mc[b] : b);
-            double t = kept ? (r->kind[q] == RP_ZERO ? 0 : r->kind[q] == RP_PRICED ? rp_price(pm, r, q) : -1) : -1;
+            double t = kept && r->list[2 * q] != RP_NONE ? rp_price(pm, r, q) : -1;
             if (t < 0) {
                 if (!el) el = lw_calloc(1, sizeof *el);
                 t = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
@@ -2178,9 +2271,10 @@ cost_model *cost_model_reprice(const cost_model *old, const cluster *cl)
     return cost_model_reuse(old, cl, old->gpus, old->batch);
 }
 
-int cost_model_keeps_counts(const cost_model *m)
+long cost_model_kept_bytes(const cost_model *m)
 {
-    return ((const cost_model_priv *)m)->rp != NULL;
+    const tx_reprice *rp = ((const cost_model_priv *)m)->rp;
+    return rp ? atomic_load(&rp->bytes) : 0;
 }
 
 double cost_node_ms(const cost_model *m, int li, int k)

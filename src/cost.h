@@ -87,10 +87,12 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
  * non-zero: for builds on a background thread that may no longer be wanted. */
 cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
                                          long batch, const atomic_int *cancel, lw_error *err);
-/* The same, keeping what cost_model_reprice needs where it can (uniform
- * links, the closed form's t_x, at most about a million entries to compute):
- * for a model what-ifs on prices may follow. Costs about a third more time
- * and 150 bytes a computed entry (45 MB for Inception-v3 at 16 GPUs). */
+/* The same, keeping what cost_model_reprice and cost_model_reuse need
+ * where it can (uniform links, the closed form's t_x, within 256 MB): for a
+ * model what-ifs may follow. Costs more build time (about 60% more for
+ * Inception-v3 at 64 GPUs) and about 30 bytes a computed entry
+ * (Inception-v3: 10 MB at 16 GPUs, 81 MB at 64; cost_model_kept_bytes
+ * says). */
 cost_model *cost_model_build_for_whatifs(const network *net, const cluster *cl, const profile *prof, int gpus,
                                          long batch, const atomic_int *cancel, lw_error *err);
 void cost_model_free(cost_model *m);
@@ -135,9 +137,9 @@ cost_model *cost_model_reprice(const cost_model *old, const cluster *cl);
  * apply (more GPUs than that build, a config it lacks, a degree that does
  * not divide a batch, or what cost_model_reprice declines). */
 cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch);
-/* 1 when what-ifs on m re-price (cost_model_reprice, cost_model_reuse)
- * instead of building: its build kept the counts. */
-int cost_model_keeps_counts(const cost_model *m);
+/* The bytes of counts m's build kept for what-ifs (shared by the models
+ * priced from them); 0: it kept none, and what-ifs on m build. */
+long cost_model_kept_bytes(const cost_model *m);
 
 /* Recomputes the t_s tables after the cluster's sync scheme changed (the
  * t_c and t_x tables do not depend on it): a fast what-if. */

@@ -68,7 +68,10 @@ char *data_resolve(const char *kind, const char *name, char **label, size_t *len
         snprintf(path, sizeof path, "%.*s/%s/%.1024s.json", PATH_MAX - 64, dirs[i], kind, name);
         if (is_file(path)) {
             char *t = lw_read_file(path, len, err);
-            if (t) *label = lw_strdup(path);
+            if (t) { /* named without the "bin/../data" detour where it resolves */
+                char *real = realpath(path, NULL);
+                *label = real ? real : lw_strdup(path);
+            }
             return t;
         }
     }

@@ -6,6 +6,7 @@
  * the TUI performs (sync toggle, GPU count change, pin) on Inception-v3.
  * Times are the best of a few repetitions, so one slow run does not hide
  * what the code can do; nothing here asserts a time (targets are printed).
+ * `bench LAYERWISE --whatifs` runs the what-if sections alone.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "many_layers.h"
@@ -209,6 +210,7 @@ static int time_cluster_edit(plan *p, cluster *orig, cluster *edited, double *se
 
 /* The GPU count the what-ifs start from (whatifs sets it). */
 static int bench_g = 16;
+static const char *bench_net = "inception_v3"; /* the network of the what-ifs */
 
 /* A precision the cluster's GPU has, other than the one in use; -1 if none. */
 static int other_precision(const cluster *c)
@@ -306,6 +308,37 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             t0 = lw_now() - t_edit;
             break;
         }
+        case 15: /* a global batch the largest sample degree does not divide: built */
+        {
+            rc = set_to(p, bench_g, 32, NULL, err);
+            if (rc) break;
+            plan_settings odd = p->set;
+            odd.global_batch = 32L * bench_g + bench_g / 2;
+            t0 = lw_now();
+            rc = plan_apply(p, &(plan_change){.set = &odd}, err);
+            double t = lw_now() - t0;
+            if (!rc) rc = set_to(p, bench_g, 32, NULL, err); /* built again, untimed */
+            t0 = lw_now() - t;
+            break;
+        }
+        case 16: /* up to a GPU count the kept counts lack: a TUI started at half the count, then doubled */
+        {
+            lw_error e2 = {0};
+            plan_settings half = {bench_g / 2, 32, 0};
+            plan *q = plan_new_cancellable(plan_load_network(bench_net, &e2), cluster_clone(p->cl), NULL, half,
+                                           NULL, NULL, &e2);
+            if (!q) {
+                snprintf(err->msg, sizeof err->msg, "%s", e2.msg);
+                rc = 1;
+                break;
+            }
+            t0 = lw_now();
+            rc = set_to(q, bench_g, 0, NULL, err);
+            double t = lw_now() - t0;
+            plan_free(q);
+            t0 = lw_now() - t;
+            break;
+        }
         case 3: /* batch change 32 -> 64 per GPU */
             rc = set_to(p, 0, 32, NULL, err);
             if (rc) break;
@@ -374,13 +407,20 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     printf("\nwhat-if on %s, %s, %d GPUs: new optimum (engine side; target %s)\n", net, cl, gpus, target);
     lw_error err = {0};
     plan_settings set = {gpus, 32, 0};
-    plan *p = plan_new(plan_load_network(net, &err), plan_load_cluster(cl, &err), NULL, set, &err);
+    /* the TUI's plan: its first model keeps the counts what-ifs re-price */
+    double t_open = lw_now();
+    plan *p = plan_new_cancellable(plan_load_network(net, &err), plan_load_cluster(cl, &err), NULL, set, NULL, NULL,
+                                   &err);
     if (!p) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
     }
+    t_open = lw_now() - t_open;
+    printf("  (the TUI's first model and optimum: %.2f s; counts kept for what-ifs: %.1f MB)\n", t_open,
+           (double)cost_model_kept_bytes(p->cm) / 1048576.0);
     int r = few ? 1 : 3, r5 = few ? 2 : 5;
     bench_g = gpus;
+    bench_net = net;
     double ref = minplus_loop(120, 70, 3);
     whatif_line("sync scheme toggle", best_of(r5, p, 0, &err), ref);
     whatif_line("pin one layer", best_of(r5, p, 2, &err), ref);
@@ -390,6 +430,10 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     snprintf(what, sizeof what, "GPU count %d -> %d", gpus / 2, gpus);
     whatif_line(what, best_of(r, p, 4, &err), ref);
     whatif_line("per-GPU batch 32 -> 64", best_of(r, p, 3, &err), ref);
+    snprintf(what, sizeof what, "global batch %ld (degree %d does not divide it: built)", 32L * gpus + gpus / 2, gpus);
+    whatif_line(what, best_of(1, p, 15, &err), ref);
+    snprintf(what, sizeof what, "GPU count %d -> %d, never at %d before (built)", gpus / 2, gpus, gpus);
+    whatif_line(what, best_of(1, p, 16, &err), ref);
     whatif_line("inter-node GB/s doubled", best_of(r, p, 9, &err), ref);
     whatif_line("intra-node latency doubled", best_of(r, p, 13, &err), ref);
     if (other_precision(p->cl) >= 0) whatif_line("precision changed", best_of(r, p, 14, &err), ref);
@@ -459,6 +503,12 @@ int main(int argc, char **argv)
 {
     const char *exe = argc > 1 ? argv[1] : "build/layerwise";
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+    if (argc > 2 && strcmp(argv[2], "--whatifs") == 0) { /* the what-if sections alone */
+        whatifs("inception_v3", "p100-4x4", 16, 0, "< 100 ms");
+        whatifs("inception_v3", "h100-8x8", 16, 1, "< 100 ms");
+        whatifs("inception_v3", "h100-8x8", 64, 1, "< 1 s");
+        return 0;
+    }
     printf("layerwise bench (%s threads for the t_x tables; set LAYERWISE_THREADS to change)\n\n",
            getenv("LAYERWISE_THREADS") ? getenv("LAYERWISE_THREADS") : "one per core, up to 8,");
     printf("targets: the whole process, best of 3 (1 at 64 GPUs and up), with its ratio to a plain C min-plus\n"

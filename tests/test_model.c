@@ -667,6 +667,27 @@ Test(clusters, shipped_clusters_load)
     cluster_free(p);
 }
 
+/* A cluster found by name in a data directory is labelled with its real
+ * path (the TUI's cluster screen and messages show it), not the detour it
+ * was found by ("bin/../data/..."). */
+Test(clusters, found_by_name_labelled_by_real_path)
+{
+    char *old = getenv("LAYERWISE_DATA") ? strdup(getenv("LAYERWISE_DATA")) : NULL;
+    setenv("LAYERWISE_DATA", "tests/../data", 1);
+    lw_error err = {0};
+    cluster *c = plan_load_cluster("p100-4x4", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_not_null(c->path);
+    cr_assert(c->path[0] == '/' && !strstr(c->path, "/../") && !strstr(c->path, "/./"), "%s", c->path);
+    const char *tail = "/data/clusters/p100-4x4.json";
+    size_t n = strlen(c->path);
+    cr_assert(n > strlen(tail) && strcmp(c->path + n - strlen(tail), tail) == 0, "%s", c->path);
+    cluster_free(c);
+    if (old) setenv("LAYERWISE_DATA", old, 1);
+    else unsetenv("LAYERWISE_DATA");
+    free(old);
+}
+
 Test(clusters, devices_are_node_major_and_links_follow)
 {
     lw_error err = {0};

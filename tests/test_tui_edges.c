@@ -218,6 +218,97 @@ Test(tui_edges, export_prompt_expands_the_home_directory)
     term_close();
 }
 
+/* The open picker's and compare's typed paths read ~ as the export prompt
+ * does (a shell's reading): a strategy written to ~/x opens as ~/x. */
+Test(tui_edges, open_and_compare_prompts_expand_the_home_directory)
+{
+    term_open(24, 80, 1);
+    char dir[PATH_MAX], want[PATH_MAX + 32];
+    scratch_dir(dir, sizeof dir);
+    setenv("HOME", dir, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    export_prompt(a, "~/lenet.json");
+    snprintf(want, sizeof want, "%s/lenet.json", dir);
+    cr_assert(file_size(want) > 100, "%s", a->status);
+    /* compare: B from ~/lenet.json */
+    app_feed(a, 'C');
+    cr_assert_eq(a->screen, SCR_COMPARE);
+    app_feed(a, 'f');
+    cr_assert_eq(a->prompt, PROMPT_STRATEGY);
+    app_feed(a, CTRL_U_KEY);
+    type(a, "~/lenet.json");
+    app_feed(a, '\r');
+    cr_assert(!a->status_error && strstr(a->status, "compare: B is ") && strstr(a->status, want),
+              "compare did not read ~/lenet.json: %s", a->status);
+    app_feed(a, 27);
+    /* open: a strategy file from ~/lenet.json pins every layer */
+    prompt_open(a, PROMPT_OPEN, "Strategy file: ", "");
+    a->prompt_field = OPEN_STRATEGY;
+    type(a, "~/lenet.json");
+    cr_assert_eq(app_feed(a, '\r'), ACT_RESEARCH, "%s", a->status);
+    cr_assert(!a->status_error && strstr(a->status, "every layer pinned") && strstr(a->status, want), "%s",
+              a->status);
+    prompt_open(a, PROMPT_OPEN, "Strategy file: ", "");
+    a->prompt_field = OPEN_STRATEGY;
+    type(a, "~no-such-user-here/x.json");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, "open: cannot expand") && strstr(a->status, "~no-such-user-here"),
+              "%s", a->status);
+    cr_assert(access("~", F_OK) != 0, "a file named ~ was looked for");
+    app_free(a);
+    unlink(want);
+    rmdir(dir);
+    term_close();
+}
+
+/* Search and undo work on every screen; the hint bar says so where the
+ * screen's own hints leave room, and never at their expense. */
+Test(tui_edges, hint_bar_names_search_and_undo_where_there_is_room)
+{
+    term_open(30, 160, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    draw(a);
+    const char *last = row(29);
+    cr_assert(strstr(last, "z/Z undo/redo") && strstr(last, "/ find"), "%s", last);
+    cr_assert(strstr(last, "e export") && strstr(last, "? help q quit"), "%s", last);
+    app_feed(a, 'i'); /* an overlay: its own keys only */
+    draw(a);
+    cr_assert(!strstr(row(29), "z/Z undo"), "%s", row(29));
+    app_feed(a, 27);
+    app_free(a);
+    term_close();
+    term_open(24, 80, 1);
+    a = open_app("lenet5", "p100-4x4", 4);
+    draw(a);
+    last = row(23);
+    cr_assert(!strstr(last, "undo"), "no room at 80 columns: %s", last);
+    cr_assert(strstr(last, "i explain"), "the screen's own hints first: %s", last);
+    app_free(a);
+    term_close();
+}
+
+/* R on the cluster screen resets to the cluster of the state shown: after
+ * an undo past a cluster opened with O, that is the one before it again. */
+Test(tui_edges, reset_after_undoing_an_opened_cluster)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 16);
+    app_perform(a, app_open_file(a, OPEN_CLUSTER, "workstation-4x-pcie"));
+    cr_assert_str_eq(a->p->cl->name, "workstation-4x-pcie", "%s", a->status);
+    app_feed(a, 'z');
+    cr_assert_str_eq(a->p->cl->name, "p100-4x4", "%s", a->status);
+    app_open_screen(a, SCR_CLUSTER);
+    app_feed(a, 'R');
+    cr_assert_str_eq(a->p->cl->name, "p100-4x4", "R went to the undone cluster: %s", a->status);
+    cr_assert_eq(a->p->gpus, 16);
+    app_feed(a, 'Z'); /* redo: the opened cluster, and R resets to it again */
+    cr_assert_str_eq(a->p->cl->name, "workstation-4x-pcie", "%s", a->status);
+    app_feed(a, 'R');
+    cr_assert_str_eq(a->p->cl->name, "workstation-4x-pcie", "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
 Test(tui_edges, keys_do_nothing_while_the_terminal_is_too_small)
 {
     term_open(20, 60, 1);

@@ -137,8 +137,35 @@ static int status_rows(const app *a, int W)
     return n < 1 ? 1 : n;
 }
 
-/* Hints are "key:label" words; the key part is highlighted. "?:help q:quit"
- * stays at the right end whatever the width. */
+/* Draws the "key:label" words of s from x up to limit (the key part
+ * highlighted); a word that does not fit ends the run. Returns the new x. */
+static int hint_words(WINDOW *w, int y, int x, int limit, const char *s)
+{
+    while (*s) {
+        while (*s == ' ') s++;
+        if (!*s) break;
+        const char *e = s;
+        while (*e && *e != ' ') e++;
+        char word[96];
+        snprintf(word, sizeof word, "%.*s", (int)(e - s), s);
+        int ww = ui_width(word);
+        if (x + ww + 1 > limit) break;
+        char *colon = strchr(word, ':');
+        if (colon && colon != word) {
+            *colon = 0;
+            x += ui_put(w, y, x + 1, limit - x, ST_HINT_KEY, word) + 1;
+            x += ui_put(w, y, x + 1, limit - x, ST_HINT, colon + 1) + 1;
+        } else {
+            x += ui_put(w, y, x + 1, limit - x, ST_HINT, word) + 1;
+        }
+        s = e;
+    }
+    return x;
+}
+
+/* Hints: the screen's own first; then, where the whole of it fits, what
+ * every screen answers (search, undo); "?:help q:quit" stays at the right
+ * end whatever the width. */
 static void hint_bar(const app *a, WINDOW *w, int y, int W)
 {
     ui_fill(w, y, 0, W, ST_HINT);
@@ -147,32 +174,13 @@ static void hint_bar(const app *a, WINDOW *w, int y, int W)
                        : app_screens[a->screen]->overlay ? "?:help q:close"
                                                      : "?:help q:quit";
     const char *h = a->prompt != PROMPT_NONE ? "" : app_screens[a->screen]->hints;
+    const char *global = "/:find z/Z:undo/redo";
     int tail_w = ui_width(tail) + 1;
-    int x = 0;
-    for (int part = 0; part < 2; part++) {
-        const char *s = part ? tail : h;
-        int limit = part ? W : W - tail_w;
-        if (part) x = W - tail_w > x ? W - tail_w : x; /* each word takes its width and a space */
-        while (*s) {
-            while (*s == ' ') s++;
-            if (!*s) break;
-            const char *e = s;
-            while (*e && *e != ' ') e++;
-            char word[96];
-            snprintf(word, sizeof word, "%.*s", (int)(e - s), s);
-            int ww = ui_width(word);
-            if (x + ww + 1 > limit) break;
-            char *colon = strchr(word, ':');
-            if (colon && colon != word) {
-                *colon = 0;
-                x += ui_put(w, y, x + 1, limit - x, ST_HINT_KEY, word) + 1;
-                x += ui_put(w, y, x + 1, limit - x, ST_HINT, colon + 1) + 1;
-            } else {
-                x += ui_put(w, y, x + 1, limit - x, ST_HINT, word) + 1;
-            }
-            s = e;
-        }
-    }
+    int x = hint_words(w, y, 0, W - tail_w, h);
+    if (a->prompt == PROMPT_NONE && !app_screens[a->screen]->overlay && !strstr(h, "/:find") &&
+        x + ui_width(global) + 2 <= W - tail_w)
+        x = hint_words(w, y, x, W - tail_w, global);
+    hint_words(w, y, W - tail_w > x ? W - tail_w : x, W, tail);
 }
 
 void app_draw(app *a, WINDOW *w)

@@ -18,11 +18,17 @@
 struct history_entry {
     char what[160];   /* the what-if that led here ("" for the first state) */
     plan_state st;
+    /* what the cluster screen's R resets to in this state (a cluster
+     * file opened with O changes it; an undo past the open gives it back) */
+    cluster *reset_to;
+    char *reset_name;
 };
 
 static void entry_free(struct history_entry *e)
 {
     plan_state_free(&e->st);
+    cluster_free(e->reset_to);
+    free(e->reset_name);
 }
 
 void history_free(app *a)
@@ -47,7 +53,18 @@ static void push(app *a, const char *what)
     struct history_entry *e = &a->hist[a->hist_n++];
     snprintf(e->what, sizeof e->what, "%s", what);
     e->st = plan_state_get(a->p);
+    e->reset_to = a->cluster_loaded ? cluster_clone(a->cluster_loaded) : NULL;
+    e->reset_name = a->cluster_name ? lw_strdup(a->cluster_name) : NULL;
     a->hist_pos = a->hist_n - 1;
+}
+
+/* The reset target of the state undo or redo moved to. */
+static void reset_target_of(app *a, const struct history_entry *e)
+{
+    cluster_free(a->cluster_loaded);
+    a->cluster_loaded = e->reset_to ? cluster_clone(e->reset_to) : NULL;
+    free(a->cluster_name);
+    a->cluster_name = e->reset_name ? lw_strdup(e->reset_name) : NULL;
 }
 
 void history_reset(app *a)
@@ -63,6 +80,7 @@ void history_record(app *a)
     a->hist_move = 0;
     if (move) {
         a->hist_pos += move;
+        reset_target_of(a, &a->hist[a->hist_pos]);
         return;
     }
     if (plan_state_is(a->p, &a->hist[a->hist_pos].st)) return; /* nothing changed */

@@ -368,8 +368,17 @@ static action prompt_submit(app *a)
         return app_set_batch(a, v);
     }
     case PROMPT_FIELD: return cluster_field_set(a, a->prompt_field, text);
-    case PROMPT_STRATEGY: return compare_file_set(a, text);
-    case PROMPT_OPEN: return app_open_file(a, (open_kind)a->prompt_field, text);
+    case PROMPT_STRATEGY:
+    case PROMPT_OPEN: { /* paths read as a shell reads them: ~ is the home */
+        char path[sizeof a->prompt_buf];
+        if (expand_home(text, path, sizeof path) != 0) {
+            app_set_status(a, 1, "%s: cannot expand \"%s\" (no such user, or too long)",
+                           k == PROMPT_OPEN ? "open" : "compare", text);
+            return ACT_REDRAW;
+        }
+        if (k == PROMPT_OPEN) return app_open_file(a, (open_kind)a->prompt_field, path);
+        return compare_file_set(a, path);
+    }
     case PROMPT_SEARCH:
         if (text[0]) snprintf(a->search, sizeof a->search, "%s", text); /* empty: the last search again */
         return app_find(a, 1);
