@@ -110,6 +110,7 @@ typedef struct cost_model_priv {
     int *first_edge;                    /* [layers]: edge of layer i's input slot s is first_edge[i] + s */
     int closed_form_ok;                 /* uniform links, power-of-two GPUs per node */
     int tx_reference;                   /* cost_tx_reference when the model was set up */
+    int tx_oracle;                      /* cost_tx_oracle when the model was set up */
     const profile *prof_given;          /* the profile asked for (pub.prof: NULL for another GPU) */
     tx_reprice *rp;                     /* NULL: what-ifs on prices rebuild */
     /* how this model's entries sit in rp: rp_map[layer] (NULL: the same
@@ -658,6 +659,246 @@ static double gather_lists(const cost_model_priv *pm, const dim_list *const dl[N
     return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink, 0);
 }
 
+/* Where every degree of c is a power of two: the coordinates of task t
+ * (shifts and masks where config_task_coords divides) and, as node_box, the
+ * box of the `block` tasks from `first` (aligned: first is a multiple of
+ * block, both powers of two). */
+static inline void box_pow2(const config *c, int first, int block, int lo[NDIMS], int hi[NDIMS])
+{
+    int t = first, rem = block;
+    for (int d = NDIMS - 1; d >= 0; d--) {
+        int D = c->deg[d];
+        int co = t & (D - 1);
+        t >>= __builtin_ctz((unsigned)D);
+        if (rem >= D) {
+            lo[d] = 0;
+            hi[d] = D;
+            rem >>= __builtin_ctz((unsigned)D);
+        } else {
+            lo[d] = co;
+            hi[d] = co + rem;
+            rem = 1;
+        }
+    }
+}
+
+static inline int pow2_degrees(const config *c)
+{
+    for (int d = 0; d < NDIMS; d++)
+        if (c->deg[d] < 1 || (c->deg[d] & (c->deg[d] - 1))) return 0;
+    return 1;
+}
+
+int cost_tx_oracle;
+
+/* gather_dense node by node, for table builds. The receivers on one
+ * cluster node form a box of piece indices (node_box), so each dimension's
+ * running sums are read once per piece of the box, the products over
+ * dimensions are hoisted out of the inner loops, and coordinates come from
+ * shifts. Visiting a node's receivers in order gives the same sums
+ * (integers, so exactly), the same times, and the same candidates offered to
+ * the sink in the same order as gather_dense.
+ *
+ * Without a sink and where the exact element count is not wanted, many nodes
+ * are not visited at all (branch and bound): a node's bytes to other nodes are
+ * separable (the sum over its box of all - own is the product over dimensions
+ * of the box's sums of all, minus the same for own; the self overlap cancels
+ * in all - own), so they come in O(dimensions x box) per node; and each
+ * node's slowest receiver is bounded above by the time of the per-dimension
+ * maxima of own_n, own and all_n, all less the minima of own_n, own (the time
+ * grows with each count, and so does its rounding). A node whose bound is
+ * at most the slowest time found so far (nodes in order) is left out: none
+ * of its receivers can be slower. Then *elems_out is only right in sign (any
+ * element moves or none: a node is left out only once a receiver's time is
+ * positive, which some moved element makes it). All sums are of integers
+ * below 2^53 (tensor elements), exact in any order. */
+enum { GN_BOX = 64 }; /* most pieces of one dimension in a node's box */
+typedef struct gn_ctx {
+    const double *sum[NDIMS];
+    const int *cnt[NDIMS];
+    const long *mat[NDIMS];
+    int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
+    const config *rcv, *snd;
+    int Tr, Ts, Br, Bs, dir;
+    double lat_in, inv_in, lat_x, inv_x, elem_b;
+    /* per dimension, for the pieces of the node's box: everything the
+     * receiver piece needs (elements, pieces) and what of it the sender's
+     * tasks on the node hold */
+    int rlo[NDIMS], ext[NDIMS];
+    double va[NDIMS][GN_BOX], vn[NDIMS][GN_BOX], vo[NDIMS][GN_BOX], von[NDIMS][GN_BOX];
+} gn_ctx;
+
+/* Fills the per-dimension values of the node whose receivers start at r0;
+ * where bound is non-NULL, also returns its receivers' elements from other
+ * nodes (exactly) in *far_sum and a bound on its slowest receiver's time in
+ * *bound. */
+static inline void gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
+{
+    int rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0};
+    const int box_ok = r0 < g->Ts; /* the sender has tasks on this node */
+    box_pow2(g->rcv, r0, g->Br, g->rlo, rhi);
+    if (box_ok) box_pow2(g->snd, r0, g->Bs, lo, hi);
+    double sa = 1, so = 1, mA = 1, mN = 1, mO = 1, mON = 1, nO = 1, nON = 1;
+    for (int d = 0; d < NDIMS; d++) {
+        const int e = g->ext[d] = rhi[d] - g->rlo[d], rw = g->row[d];
+        const double *ps = g->sum[d] + (size_t)g->rlo[d] * rw;
+        const int *pn = g->cnt[d] + (size_t)g->rlo[d] * rw;
+        double ta = 0, to = 0, xa = 0, xn = 0, xo = 0, xon = 0, io = 1e300, ion = 1e300;
+        for (int k = 0; k < e; k++, ps += rw, pn += rw) {
+            const double a = ps[rw - 1], n = pn[rw - 1], o = box_ok ? ps[hi[d]] - ps[lo[d]] : 0,
+                         on = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
+            g->va[d][k] = a;
+            g->vn[d][k] = n;
+            g->vo[d][k] = o;
+            g->von[d][k] = on;
+            ta += a, to += o;
+            xa = a > xa ? a : xa, xn = n > xn ? n : xn, xo = o > xo ? o : xo, xon = on > xon ? on : xon;
+            io = o < io ? o : io, ion = on < ion ? on : ion;
+        }
+        sa *= ta, so *= to, mA *= xa, mN *= xn, mO *= xo, mON *= xon, nO *= io, nON *= ion;
+    }
+    if (!bound) return;
+    *far_sum = sa - so;
+    *bound = mON * g->lat_in + mO * g->elem_b * g->inv_in + (mN - nON) * g->lat_x + (mA - nO) * g->elem_b * g->inv_x;
+}
+
+/* Visits the receivers of the node whose box gn_fill left, in order: the
+ * slowest one's time; adds their elements to *elems and their elements from
+ * other nodes to *far_sum, and offers their counts to the sink. */
+static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink)
+{
+    /* locals, not g->: the sink's stores could alias g for all the compiler knows */
+    const int Ts = g->Ts, dir = g->dir;
+    const double lat_in = g->lat_in, inv_in = g->inv_in, lat_x = g->lat_x, inv_x = g->inv_x, elem_b = g->elem_b;
+    const int e0 = g->ext[0], e1 = g->ext[1], e2 = g->ext[2], e3 = g->ext[3];
+    const double *va0 = g->va[0], *va1 = g->va[1], *va2 = g->va[2], *va3 = g->va[3];
+    const double *vn0 = g->vn[0], *vn1 = g->vn[1], *vn2 = g->vn[2], *vn3 = g->vn[3];
+    const double *vo0 = g->vo[0], *vo1 = g->vo[1], *vo2 = g->vo[2], *vo3 = g->vo[3];
+    const double *von0 = g->von[0], *von1 = g->von[1], *von2 = g->von[2], *von3 = g->von[3];
+    int sdeg[NDIMS];
+    const long *mr[NDIMS]; /* the self overlap's row of each dimension's matrix at the receiver's piece */
+    size_t ms_r[NDIMS], ms_s[NDIMS];
+    for (int d = 0; d < NDIMS; d++) {
+        sdeg[d] = g->snd->deg[d];
+        ms_r[d] = (size_t)g->ms_r[d];
+        ms_s[d] = (size_t)g->ms_s[d];
+    }
+    double slowest = 0, elems = 0, far_sum = 0;
+    /* receiver r's coordinates in the sender's config, while r < Ts (its
+     * GPU holds a sender task: what overlaps it stays put) */
+    int sc[NDIMS] = {0, 0, 0, 0};
+    if (r0 < Ts) {
+        int t = r0;
+        for (int d = NDIMS - 1; d >= 0; d--) {
+            sc[d] = t & (sdeg[d] - 1);
+            t >>= __builtin_ctz((unsigned)sdeg[d]);
+        }
+    }
+    int r = r0;
+    for (int i0 = 0; i0 < e0; i0++) {
+        const double a0 = 1 * va0[i0], n0 = 1 * vn0[i0], o0 = 1 * vo0[i0], on0 = 1 * von0[i0];
+        mr[0] = g->mat[0] + (size_t)(g->rlo[0] + i0) * ms_r[0];
+        for (int i1 = 0; i1 < e1; i1++) {
+            const double a1 = a0 * va1[i1], n1 = n0 * vn1[i1], o1 = o0 * vo1[i1], on1 = on0 * von1[i1];
+            mr[1] = g->mat[1] + (size_t)(g->rlo[1] + i1) * ms_r[1];
+            for (int i2 = 0; i2 < e2; i2++) {
+                const double a2 = a1 * va2[i2], n2 = n1 * vn2[i2], o2 = o1 * vo2[i2], on2 = on1 * von2[i2];
+                mr[2] = g->mat[2] + (size_t)(g->rlo[2] + i2) * ms_r[2];
+                const long *mr3 = g->mat[3] + (size_t)g->rlo[3] * ms_r[3];
+                for (int i3 = 0; i3 < e3; i3++, r++, mr3 += ms_r[3]) {
+                    double all = a2 * va3[i3], all_n = n2 * vn3[i3], own = o2 * vo3[i3], own_n = on2 * von3[i3];
+                    if (all != 0) {
+                        if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
+                            double v = (double)mr[0][(size_t)sc[0] * ms_s[0]] * (double)mr[1][(size_t)sc[1] * ms_s[1]] *
+                                       (double)mr[2][(size_t)sc[2] * ms_s[2]] * (double)mr3[(size_t)sc[3] * ms_s[3]];
+                            if (v > 0) {
+                                own -= v;
+                                own_n -= 1;
+                                all -= v;
+                                all_n -= 1;
+                            }
+                        }
+                        double far = all - own, far_n = all_n - own_n;
+                        double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
+                        if (t > slowest) slowest = t;
+                        if (sink) rp_keep(sink, dir, own_n, own, far_n, far);
+                        elems += all;
+                        far_sum += far;
+                    }
+                    if (r + 1 < Ts)
+                        for (int q = NDIMS - 1; q >= 0; q--) {
+                            if (++sc[q] < sdeg[q]) break;
+                            sc[q] = 0;
+                        }
+                }
+            }
+        }
+    }
+    *elems_io += elems;
+    *far_sum_io += far_sum;
+    return slowest;
+}
+
+static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
+                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out,
+                           rp_sink *sink, int exact_elems)
+{
+    const cluster *cl = pm->pub.cl;
+    const int gpn = cl->gpus_per_node;
+    /* with fewer than 8 receivers a node, receiver by receiver is as fast */
+    if (gpn < 8 || gpn > GN_BOX || (gpn & (gpn - 1)) || config_tasks(rcv) < 8 || !pow2_degrees(rcv) ||
+        !pow2_degrees(snd))
+        return gather_dense(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink);
+    gn_ctx g;
+    g.rcv = rcv;
+    g.snd = snd;
+    g.Tr = config_tasks(rcv);
+    g.Ts = config_tasks(snd);
+    g.Br = g.Tr < gpn ? g.Tr : gpn;
+    g.Bs = g.Ts < gpn ? g.Ts : gpn;
+    g.dir = forward ? 0 : 1;
+    g.elem_b = pm->pub.elem_bytes;
+    g.lat_in = cl->intra.latency_us * 1e-6, g.inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
+    g.lat_x = cl->inter.latency_us * 1e-6, g.inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
+    for (int d = 0; d < NDIMS; d++) {
+        g.sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
+        g.cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
+        g.mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
+        g.row[d] = snd->deg[d] + 1;
+        g.ms_r[d] = forward ? 1 : snd->deg[d];
+        g.ms_s[d] = forward ? rcv->deg[d] : 1;
+    }
+    const int multi_node = pm->nodes_used > 1;
+    /* nodes may be left out where the time grows with each count (prices
+     * not negative), the element count is not wanted exactly, and no sink
+     * wants every receiver's counts (and the exact count) */
+    const int bound = !exact_elems && !sink && g.lat_in >= 0 && g.lat_x >= 0 && g.inv_in >= 0 && g.inv_x >= 0 &&
+                      g.elem_b >= 0;
+    double slowest = 0, elems = 0;
+    for (int r0 = 0; r0 < g.Tr; r0 += g.Br) {
+        double far_sum = 0, ub_t;
+        if (bound) {
+            gn_fill(&g, r0, &far_sum, &ub_t);
+            /* no receiver here is slower than one already seen */
+            if (!(slowest > 0 && ub_t <= slowest)) {
+                double unused = 0;
+                double t = gn_visit(&g, r0, &elems, &unused, NULL);
+                if (t > slowest) slowest = t;
+            }
+        } else {
+            gn_fill(&g, r0, NULL, NULL);
+            double t = gn_visit(&g, r0, &elems, &far_sum, sink);
+            if (t > slowest) slowest = t;
+        }
+        if (multi_node && far_sum > 0) {
+            nic_in[r0 / gpn] += far_sum * g.elem_b;
+            nic_out_rev[r0 / gpn] += far_sum * g.elem_b;
+        }
+    }
+    *elems_out = elems;
+    return slowest;
+}
+
 /* The same sums as the per-piece loop of tx_eval, in closed form, for a
  * cluster whose links are uniform within a node and between nodes. What a
  * task receives splits into three classes: from its own GPU (free), from
@@ -665,14 +906,18 @@ static double gather_lists(const cost_model_priv *pm, const dim_list *const dl[N
  * of pieces) it needs from all tasks is a product of per-dimension sums; from
  * the tasks on its own node, a product of sums over that node's box; the
  * rest comes over the network. So each task costs O(dimensions), not
- * O(tasks it overlaps). Returns seconds. */
+ * O(tasks it overlaps). Returns seconds. *elems_out: the forward elements
+ * moved, exactly where exact_elems, else only its sign (table builds). */
 static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, const dim_list *const dl[NDIMS],
-                             const config *cp, const config *cc, double *elems_out)
+                             const config *cp, const config *cc, double *elems_out, int exact_elems)
 {
     double back_elems, max_f, max_b;
     rp_sink *sink = sc->sink;
     if (sink) sink->n[0] = sink->n[1] = sink->over = 0, sink->nic[0] = sink->nic[1] = 0;
-    if (dl[0]->mat) {
+    if (dl[0]->mat && !pm->tx_oracle) {
+        max_f = gather_nodes(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink, exact_elems);
+        max_b = gather_nodes(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink, exact_elems);
+    } else if (dl[0]->mat) {
         max_f = gather_dense(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink);
         max_b = gather_dense(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink);
     } else {
@@ -780,7 +1025,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
                 } else if (!dl[q]->mat) {
                     dim_list_build_dense((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
                 }
-            double t = tx_closed_form(pm, sc, dl, cp, cc, &elems);
+            double t = tx_closed_form(pm, sc, dl, cp, cc, &elems, bytes_out != NULL);
             if (L == &local) lists_free(&local);
             if (bytes_out) *bytes_out = 2 * elems * m->elem_bytes;
             return elems > 0 ? 1e3 * t : 0;
@@ -1626,6 +1871,7 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
         m->inv_bw[o->a * G + o->b] = m->inv_bw[o->b * G + o->a] = 1.0 / (o->link.bandwidth_gbs * 1e9);
     }
     pm->tx_reference = cost_tx_reference;
+    pm->tx_oracle = cost_tx_oracle;
 
     int L = net->n_layers;
     m->n_configs = lw_calloc((size_t)L, sizeof(int));
@@ -1732,6 +1978,18 @@ static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo)
     return n_todo;
 }
 
+typedef struct edge_size {
+    long entries;
+    int edge;
+} edge_size;
+
+static int edge_size_cmp(const void *a, const void *b)
+{
+    const edge_size *x = a, *y = b;
+    if (x->entries != y->entries) return x->entries > y->entries ? -1 : 1;
+    return (x->edge > y->edge) - (x->edge < y->edge);
+}
+
 /* Phase 3: the tables of edges todo[0..n_todo-1], on nw threads (workers
  * take edges from a shared counter, each with its own scratch), then the
  * shared ones copied. Returns 1 when cancelled part way. */
@@ -1739,7 +1997,16 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
                                const atomic_int *cancel)
 {
     cost_model *m = &pm->pub;
-    tx_work w = {pm, todo, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
+    /* the biggest tables first, so that no thread is left with one big
+     * table while the others have finished (longest first scheduling) */
+    edge_size *order = lw_malloc(sizeof(edge_size) * ((size_t)n_todo + 1));
+    for (int i = 0; i < n_todo; i++)
+        order[i] = (edge_size){(long)m->n_configs[m->e_from[todo[i]]] * m->n_configs[m->e_to[todo[i]]], todo[i]};
+    qsort(order, (size_t)n_todo, sizeof *order, edge_size_cmp);
+    int *by_size = lw_malloc(sizeof(int) * ((size_t)n_todo + 1));
+    for (int i = 0; i < n_todo; i++) by_size[i] = order[i].edge;
+    free(order);
+    tx_work w = {pm, by_size, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
     pthread_t th[8];
     int started = 0;
     for (int t = 0; t < nw && nw > 1; t++)
@@ -1751,6 +2018,7 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
             memcpy(m->t_x[e], m->t_x[same[e]],
                    sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
     pthread_mutex_destroy(&w.lock);
+    free(by_size);
     return cancelled(cancel);
 }
 

@@ -173,6 +173,10 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
  * once, when a model is set up (cost_model_build, cost_model_open): that
  * model keeps the choice. */
 extern int cost_tx_reference;
+/* Set to 1 to build tables with the closed form receiver by receiver (the
+ * oracle) rather than node by node; the two must agree bit for bit, which
+ * tests check. Read once, when a model is set up, as cost_tx_reference. */
+extern int cost_tx_oracle;
 
 /* The memory one task of a layer keeps on its GPU, by term (bytes). */
 typedef struct memory_parts {

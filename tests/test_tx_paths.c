@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
+#include <string.h>
 
 /* Criterion may run each case in a fresh process: no pointers in params. */
 typedef struct tx_case {
@@ -61,6 +62,115 @@ ParameterizedTest(tx_case *c, tx_paths, same_tables)
     cost_t_x(fast, 0, cp, cc, &b2);
     cr_assert(fabs(b1 - b2) <= 1e-9 * b1, "bytes %.17g vs %.17g", b1, b2);
     cost_model_free(ref);
+    cost_model_free(fast);
+    net_free(net);
+    cluster_free(cl);
+}
+
+/* Table builds compute the closed form node by node; the receiver-by-receiver
+ * form (cost_tx_oracle) is the oracle. They must agree to the bit, on every
+ * entry, and keep the same candidates for a repricing: a what-if priced from
+ * either build must agree to the bit as well. */
+typedef struct oracle_case {
+    char net[16], cluster[16];
+    int gpus;
+    int nodes;    /* 0: as the file says */
+    int gpn;      /* GPUs per node; 0: as the file says */
+    int fp16;     /* 2-byte elements */
+    int reprice;  /* also compare what-ifs priced from the kept candidates */
+} oracle_case;
+
+ParameterizedTestParameters(tx_paths, node_wise_equals_receiver_wise)
+{
+    static oracle_case cases[] = {
+        {"lenet5", "p100-4x4", 4, 0, 0, 0, 1},       {"lenet5", "p100-4x4", 16, 0, 0, 0, 1},
+        {"alexnet", "p100-4x4", 4, 0, 0, 0, 1},      {"alexnet", "p100-4x4", 16, 0, 0, 0, 1},
+        {"vgg16", "p100-4x4", 4, 0, 0, 0, 1},        {"vgg16", "p100-4x4", 16, 0, 0, 0, 1},
+        {"resnet50", "p100-4x4", 4, 0, 0, 0, 1},     {"resnet50", "p100-4x4", 16, 0, 0, 0, 1},
+        {"inception_v3", "p100-4x4", 4, 0, 0, 0, 1}, {"inception_v3", "p100-4x4", 16, 0, 0, 0, 1},
+        {"lenet5", "h100-8x8", 16, 0, 0, 1, 1},      {"alexnet", "h100-8x8", 16, 0, 0, 0, 1},
+        {"vgg16", "h100-8x8", 16, 0, 0, 1, 1},       {"resnet50", "h100-8x8", 16, 0, 0, 0, 1},
+        {"inception_v3", "h100-8x8", 16, 0, 0, 1, 1}, {"lenet5", "h100-8x8", 64, 0, 0, 0, 0},
+        {"alexnet", "h100-8x8", 64, 0, 0, 0, 0},     {"vgg16", "h100-8x8", 64, 0, 0, 0, 0},
+        {"resnet50", "h100-8x8", 64, 0, 0, 0, 0},    {"inception_v3", "h100-8x8", 64, 0, 0, 0, 0},
+        {"resnet50", "dgx-a100", 8, 0, 0, 0, 1},     {"inception_v3", "dgx-a100", 16, 3, 0, 1, 1},
+        {"inception_v3", "p100-4x4", 12, 0, 0, 0, 1}, {"vgg16", "p100-4x4", 6, 0, 0, 0, 1},
+        {"alexnet", "dgx-a100", 24, 3, 0, 0, 1},
+        /* 16 and 32 GPUs a node: boxes of 16 and 32 receivers */
+        {"inception_v3", "h100-8x8", 32, 2, 16, 0, 1}, {"resnet50", "h100-8x8", 64, 2, 32, 1, 0},
+        {"vgg16", "h100-8x8", 64, 4, 16, 0, 0},
+    };
+    return cr_make_param_array(oracle_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+static void expect_bit_equal_tx(const cost_model *a, const cost_model *b, const network *net, const char *what)
+{
+    cr_assert_eq(a->n_edges, b->n_edges);
+    long nonzero = 0;
+    for (int e = 0; e < a->n_edges; e++) {
+        long n = (long)a->n_configs[a->e_from[e]] * a->n_configs[a->e_to[e]];
+        for (long i = 0; i < n; i++) {
+            double x = a->t_x[e][i], y = b->t_x[e][i];
+            if (x > 0) nonzero++;
+            cr_assert(memcmp(&x, &y, sizeof x) == 0, "%s: edge %s -> %s entry %ld: %a vs %a", what,
+                      net->layers[a->e_from[e]].name, net->layers[a->e_to[e]].name, i, x, y);
+        }
+    }
+    cr_assert(nonzero > 0, "%s: no transfer at all: the comparison would prove nothing", what);
+}
+
+ParameterizedTest(oracle_case *c, tx_paths, node_wise_equals_receiver_wise)
+{
+    lw_error err = {0};
+    network *net = plan_load_network(c->net, &err);
+    cr_assert(net, "%s", err.msg);
+    cluster *cl = plan_load_cluster(c->cluster, &err);
+    cr_assert(cl, "%s", err.msg);
+    if (c->nodes) cl->nodes = c->nodes;
+    if (c->gpn) cl->gpus_per_node = c->gpn;
+    if (c->fp16) cl->precision = PREC_FP16;
+    char what[96];
+    snprintf(what, sizeof what, "%s %s%s %d GPUs, %d a node", c->net, c->cluster, c->fp16 ? " fp16" : "", c->gpus,
+             cl->gpus_per_node);
+    long batch = 32L * c->gpus;
+    cost_model *oracle, *fast;
+    if (c->reprice) {
+        cost_tx_oracle = 1;
+        oracle = cost_model_build_for_whatifs(net, cl, NULL, c->gpus, batch, NULL, &err);
+        cost_tx_oracle = 0;
+        cr_assert(oracle, "%s", err.msg);
+        fast = cost_model_build_for_whatifs(net, cl, NULL, c->gpus, batch, NULL, &err);
+    } else {
+        cost_tx_oracle = 1;
+        oracle = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
+        cost_tx_oracle = 0;
+        cr_assert(oracle, "%s", err.msg);
+        fast = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
+    }
+    cr_assert(fast, "%s", err.msg);
+    expect_bit_equal_tx(oracle, fast, net, what);
+    if (c->reprice) {
+        /* other prices on every link, some extreme so that each count in
+         * turn decides which receiver is slowest: both price from what they
+         * kept, which must be the same candidates */
+        for (int k = 0; k < 5; k++) {
+            cluster *x = cluster_clone(cl);
+            double f[5][4] = {{0.37, 3, 1.9, 0.5}, {1e-3, 1, 1, 1}, {1, 1, 1e-3, 1}, {1, 1e3, 1, 1}, {1, 1, 1, 1e3}};
+            x->inter.bandwidth_gbs *= f[k][0];
+            x->inter.latency_us = x->inter.latency_us * f[k][1] + 1;
+            x->intra.bandwidth_gbs *= f[k][2];
+            x->intra.latency_us = x->intra.latency_us * f[k][3] + 0.25;
+            cost_model *ro = cost_model_reprice(oracle, x), *rf = cost_model_reprice(fast, x);
+            cr_assert(ro && rf, "%s: a repricing was declined", what);
+            char w2[160];
+            snprintf(w2, sizeof w2, "%s, repriced (%d)", what, k);
+            expect_bit_equal_tx(ro, rf, net, w2);
+            cost_model_free(ro);
+            cost_model_free(rf);
+            cluster_free(x);
+        }
+    }
+    cost_model_free(oracle);
     cost_model_free(fast);
     net_free(net);
     cluster_free(cl);
