@@ -522,6 +522,48 @@ static inline void rp_keep(rp_sink *s, int dir, double own_n, double own, double
     s->n[dir] = k;
 }
 
+/* The prices of moving data: per piece and per element, within a node and
+ * between nodes. Every place that turns a receiver's counts into its time
+ * (the table builds and the re-pricing) goes through tx_time, so a
+ * re-priced entry is the same double as a freshly built one. */
+typedef struct tx_prices {
+    double lat_in, inv_in, lat_x, inv_x, elem_b;
+} tx_prices;
+
+static inline tx_prices tx_prices_of(const cluster *cl, double elem_b)
+{
+    return (tx_prices){cl->intra.latency_us * 1e-6, 1.0 / (cl->intra.bandwidth_gbs * 1e9), cl->inter.latency_us * 1e-6,
+                       1.0 / (cl->inter.bandwidth_gbs * 1e9), elem_b};
+}
+
+static inline double tx_time(const tx_prices *p, double own_n, double own, double far_n, double far)
+{
+    return own_n * p->lat_in + own * p->elem_b * p->inv_in + far_n * p->lat_x + far * p->elem_b * p->inv_x;
+}
+
+/* One receiver, from what it needs (all_n pieces, all elements), what of it
+ * the sender's tasks on its node hold (own_n, own) and the overlap v with
+ * the sender's task on its own GPU (0: none), which stays put: keeps the
+ * slowest time and the element count, offers the counts to the sink.
+ * Returns its elements from other nodes. */
+static inline __attribute__((always_inline)) double receiver_done(const tx_prices *p, double own_n, double own,
+                                                                  double all_n, double all, double v, rp_sink *sink,
+                                                                  int dir, double *slowest, double *elems)
+{
+    if (v > 0) {
+        own -= v;
+        own_n -= 1;
+        all -= v;
+        all_n -= 1;
+    }
+    double far = all - own, far_n = all_n - own_n;
+    double t = tx_time(p, own_n, own, far_n, far);
+    if (t > *slowest) *slowest = t;
+    if (sink) rp_keep(sink, dir, own_n, own, far_n, far);
+    *elems += all;
+    return far;
+}
+
 /* One direction of the closed form: every task of config `rcv` gathers
  * what it needs from the tasks of config `snd`. Forward, the consumer's
  * tasks gather from the producer's (the lists); backward, the
@@ -541,8 +583,7 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
     const int gpn = cl->gpus_per_node;
     const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
     const int Bs = Ts < gpn ? Ts : gpn;
-    const double lat_in = cl->intra.latency_us * 1e-6, inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
-    const double lat_x = cl->inter.latency_us * 1e-6, inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
+    const tx_prices pr = tx_prices_of(cl, elem_b);
     const int multi_node = pm->nodes_used > 1;
     double slowest = 0, elems = 0;
     int rc[NDIMS] = {0, 0, 0, 0}, sc[NDIMS] = {0, 0, 0, 0}; /* task r's coordinates in rcv and in snd */
@@ -611,8 +652,9 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
         }
         if (!box_ok) own = own_n = 0;
         if (all == 0) continue;
+        double v = 0;
         if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
-            double v = 1;
+            v = 1;
             if (dense)
                 v = (double)mat[0][(size_t)rc[0] * ms_r[0] + (size_t)sc[0] * ms_s[0]] *
                     (double)mat[1][(size_t)rc[1] * ms_r[1] + (size_t)sc[1] * ms_s[1]] *
@@ -622,18 +664,8 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
                 int z = first_at(contig, pc[d], fs[d][rc[d]], ea[d], eb[d], sc[d]);
                 v *= z < eb[d] && pc[d][z] == sc[d] ? cum[d][z + 1] - cum[d][z] : 0;
             }
-            if (v > 0) {
-                own -= v;
-                own_n -= 1;
-                all -= v;
-                all_n -= 1;
-            }
         }
-        double far = all - own, far_n = all_n - own_n;
-        double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
-        if (t > slowest) slowest = t;
-        if (sink) rp_keep(sink, forward ? 0 : 1, own_n, own, far_n, far);
-        elems += all;
+        double far = receiver_done(&pr, own_n, own, all_n, all, v, sink, forward ? 0 : 1, &slowest, &elems);
         if (multi_node && far > 0) {
             nic_in[node] += far * elem_b;
             nic_out_rev[node] += far * elem_b;
@@ -720,7 +752,7 @@ typedef struct gn_ctx {
     int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
     const config *rcv, *snd;
     int Tr, Ts, Br, Bs, dir;
-    double lat_in, inv_in, lat_x, inv_x, elem_b;
+    tx_prices pr;
     /* per dimension, for the pieces of the node's box: everything the
      * receiver piece needs (elements, pieces) and what of it the sender's
      * tasks on the node hold */
@@ -759,7 +791,7 @@ static inline void gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
     }
     if (!bound) return;
     *far_sum = sa - so;
-    *bound = mON * g->lat_in + mO * g->elem_b * g->inv_in + (mN - nON) * g->lat_x + (mA - nO) * g->elem_b * g->inv_x;
+    *bound = tx_time(&g->pr, mON, mO, mN - nON, mA - nO);
 }
 
 /* Visits the receivers of the node whose box gn_fill left, in order: the
@@ -769,7 +801,7 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
 {
     /* locals, not g->: the sink's stores could alias g for all the compiler knows */
     const int Ts = g->Ts, dir = g->dir;
-    const double lat_in = g->lat_in, inv_in = g->inv_in, lat_x = g->lat_x, inv_x = g->inv_x, elem_b = g->elem_b;
+    const tx_prices pr = g->pr;
     const int e0 = g->ext[0], e1 = g->ext[1], e2 = g->ext[2], e3 = g->ext[3];
     const double *va0 = g->va[0], *va1 = g->va[1], *va2 = g->va[2], *va3 = g->va[3];
     const double *vn0 = g->vn[0], *vn1 = g->vn[1], *vn2 = g->vn[2], *vn3 = g->vn[3];
@@ -808,22 +840,11 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
                 for (int i3 = 0; i3 < e3; i3++, r++, mr3 += ms_r[3]) {
                     double all = a2 * va3[i3], all_n = n2 * vn3[i3], own = o2 * vo3[i3], own_n = on2 * von3[i3];
                     if (all != 0) {
-                        if (r < Ts) { /* the sender's task on the same GPU: nothing to move */
-                            double v = (double)mr[0][(size_t)sc[0] * ms_s[0]] * (double)mr[1][(size_t)sc[1] * ms_s[1]] *
-                                       (double)mr[2][(size_t)sc[2] * ms_s[2]] * (double)mr3[(size_t)sc[3] * ms_s[3]];
-                            if (v > 0) {
-                                own -= v;
-                                own_n -= 1;
-                                all -= v;
-                                all_n -= 1;
-                            }
-                        }
-                        double far = all - own, far_n = all_n - own_n;
-                        double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
-                        if (t > slowest) slowest = t;
-                        if (sink) rp_keep(sink, dir, own_n, own, far_n, far);
-                        elems += all;
-                        far_sum += far;
+                        double v = 0; /* the sender's task on the same GPU: nothing to move */
+                        if (r < Ts)
+                            v = (double)mr[0][(size_t)sc[0] * ms_s[0]] * (double)mr[1][(size_t)sc[1] * ms_s[1]] *
+                                (double)mr[2][(size_t)sc[2] * ms_s[2]] * (double)mr3[(size_t)sc[3] * ms_s[3]];
+                        far_sum += receiver_done(&pr, own_n, own, all_n, all, v, sink, dir, &slowest, &elems);
                     }
                     if (r + 1 < Ts)
                         for (int q = NDIMS - 1; q >= 0; q--) {
@@ -857,9 +878,7 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
     g.Br = g.Tr < gpn ? g.Tr : gpn;
     g.Bs = g.Ts < gpn ? g.Ts : gpn;
     g.dir = forward ? 0 : 1;
-    g.elem_b = pm->pub.elem_bytes;
-    g.lat_in = cl->intra.latency_us * 1e-6, g.inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
-    g.lat_x = cl->inter.latency_us * 1e-6, g.inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
+    g.pr = tx_prices_of(cl, pm->pub.elem_bytes);
     for (int d = 0; d < NDIMS; d++) {
         g.sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
         g.cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
@@ -872,8 +891,8 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
     /* nodes may be left out where the time grows with each count (prices
      * not negative), the element count is not wanted exactly, and no sink
      * wants every receiver's counts (and the exact count) */
-    const int bound = !exact_elems && !sink && g.lat_in >= 0 && g.lat_x >= 0 && g.inv_in >= 0 && g.inv_x >= 0 &&
-                      g.elem_b >= 0;
+    const int bound = !exact_elems && !sink && g.pr.lat_in >= 0 && g.pr.lat_x >= 0 && g.pr.inv_in >= 0 &&
+                      g.pr.inv_x >= 0 && g.pr.elem_b >= 0;
     double slowest = 0, elems = 0;
     for (int r0 = 0; r0 < g.Tr; r0 += g.Br) {
         double far_sum = 0, ub_t;
@@ -891,8 +910,8 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
             if (t > slowest) slowest = t;
         }
         if (multi_node && far_sum > 0) {
-            nic_in[r0 / gpn] += far_sum * g.elem_b;
-            nic_out_rev[r0 / gpn] += far_sum * g.elem_b;
+            nic_in[r0 / gpn] += far_sum * g.pr.elem_b;
+            nic_out_rev[r0 / gpn] += far_sum * g.pr.elem_b;
         }
     }
     *elems_out = elems;
@@ -2121,8 +2140,7 @@ static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
 {
     const cluster *cl = pm->pub.cl;
     const double elem_b = pm->pub.elem_bytes;
-    const double lat_in = cl->intra.latency_us * 1e-6, inv_in = 1.0 / (cl->intra.bandwidth_gbs * 1e9);
-    const double lat_x = cl->inter.latency_us * 1e-6, inv_x = 1.0 / (cl->inter.bandwidth_gbs * 1e9);
+    const tx_prices pr = tx_prices_of(cl, elem_b);
     double dir[2];
     for (int k = 0; k < 2; k++) {
         double slowest = 0;
@@ -2132,7 +2150,7 @@ static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
             double own_n = (double)(c->own >> RP_ELEM_BITS), far_n = (double)(c->far >> RP_ELEM_BITS);
             double own = rp_scaled(pm, (double)(c->own & RP_ELEM_MASK)), far = rp_scaled(pm, (double)(c->far & RP_ELEM_MASK));
             if (own < 0 || far < 0) return -1;
-            double t = own_n * lat_in + own * elem_b * inv_in + far_n * lat_x + far * elem_b * inv_x;
+            double t = tx_time(&pr, own_n, own, far_n, far);
             if (t > slowest) slowest = t;
         }
         if (pm->nodes_used > 1) {
