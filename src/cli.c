@@ -610,18 +610,6 @@ static int emit(const opts *o, const char *doc)
 
 /* search --why-not LAYER: every config of the layer with the best total
  * when it is forced to it (other pins kept, its own ignored), sorted. */
-typedef struct whynot_row {
-    int k;
-    double total;
-} whynot_row;
-
-static int whynot_cmp(const void *x, const void *y)
-{
-    const whynot_row *a = x, *b = y;
-    if (a->total < b->total) return -1;
-    if (a->total > b->total) return 1;
-    return a->k - b->k;
-}
 
 static int search_whynot(const opts *o, const plan *p, int li)
 {
@@ -629,9 +617,7 @@ static int search_whynot(const opts *o, const plan *p, int li)
     int n = m->n_configs[li];
     double *tot = lw_malloc(sizeof(double) * (size_t)n);
     plan_whynot_all(p, li, tot);
-    whynot_row *rows = lw_malloc(sizeof(whynot_row) * (size_t)n);
-    for (int k = 0; k < n; k++) rows[k] = (whynot_row){k, tot[k]};
-    qsort(rows, (size_t)n, sizeof *rows, whynot_cmp);
+    plan_ranked *rows = plan_rank_configs(tot, n);
     double opt = rows[0].total;
     const layer *l = &p->net->layers[li];
     int rc = 0;

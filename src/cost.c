@@ -2009,6 +2009,20 @@ static int edge_size_cmp(const void *a, const void *b)
     return (x->edge > y->edge) - (x->edge < y->edge);
 }
 
+/* Entries of edge e's table: producer configs x consumer configs. */
+static size_t edge_entries(const cost_model *m, int e)
+{
+    return (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]];
+}
+
+/* Edges that are the same problem as an earlier one (same[e] >= 0) take
+ * its table. */
+static void copy_shared_tables(cost_model *m, const int *same, const atomic_int *cancel)
+{
+    for (int e = 0; e < m->n_edges && !cancelled(cancel); e++)
+        if (same[e] >= 0) memcpy(m->t_x[e], m->t_x[same[e]], sizeof(double) * edge_entries(m, e));
+}
+
 /* Phase 3: the tables of edges todo[0..n_todo-1], on nw threads (workers
  * take edges from a shared counter, each with its own scratch), then the
  * shared ones copied. Returns 1 when cancelled part way. */
@@ -2032,10 +2046,7 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
         if (lw_thread_start(&th[t], tx_worker, &w) == 0) started++;
     if (started == 0) tx_worker(&w); /* one worker wanted, or no threads to be had: do it here */
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-    for (int e = 0; e < m->n_edges && !cancelled(cancel); e++)
-        if (same[e] >= 0)
-            memcpy(m->t_x[e], m->t_x[same[e]],
-                   sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
+    copy_shared_tables(m, same, cancel);
     pthread_mutex_destroy(&w.lock);
     free(by_size);
     return cancelled(cancel);
@@ -2269,10 +2280,7 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
         rp_fill_edge(pm, rp, &sc, e, src);
     }
     scratch_free(&sc);
-    for (int e = 0; e < m->n_edges; e++)
-        if (same[e] >= 0)
-            memcpy(m->t_x[e], m->t_x[same[e]],
-                   sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
+    copy_shared_tables(m, same, NULL);
     free(same);
     free(todo);
     atomic_fetch_add(&rp->refs, 1);
@@ -2330,9 +2338,8 @@ cost_graph *cost_model_graph(const cost_model *m)
         for (int k = 0; k < m->n_configs[i]; k++) g->node_cost[i][k] = m->t_c[i][k] + m->t_s[i][k];
     for (int e = 0; e < m->n_edges; e++) {
         int id = cg_add_edge(g, m->e_from[e], m->e_to[e]);
-        if (id < 0) lw_out_of_memory(sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
-        memcpy(g->edge_cost[id], m->t_x[e],
-               sizeof(double) * (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]]);
+        if (id < 0) lw_out_of_memory(sizeof(double) * edge_entries(m, e));
+        memcpy(g->edge_cost[id], m->t_x[e], sizeof(double) * edge_entries(m, e));
     }
     return g;
 }

@@ -219,19 +219,6 @@ void explain_progress(const explain *e, int *done, int *total)
 
 /* ---- the layer ------------------------------------------------------------- */
 
-typedef struct ranked {
-    int k;
-    double total;
-} ranked;
-
-static int ranked_cmp(const void *x, const void *y)
-{
-    const ranked *a = x, *b = y;
-    if (a->total < b->total) return -1;
-    if (a->total > b->total) return 1;
-    return a->k - b->k;
-}
-
 static int listed(const explain *e, int k)
 {
     for (int i = 0; i < e->n_alts; i++)
@@ -263,9 +250,7 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
     /* every config's best total with the rest re-optimised (the why-not list's) */
     double *tot = lw_malloc(sizeof(double) * (size_t)n);
     plan_whynot_all_eq1(p, li, tot);
-    ranked *r = lw_malloc(sizeof(ranked) * (size_t)n);
-    for (int k = 0; k < n; k++) r[k] = (ranked){k, tot[k]};
-    qsort(r, (size_t)n, sizeof *r, ranked_cmp);
+    plan_ranked *r = plan_rank_configs(tot, n);
     int *cfg = lw_malloc(sizeof(int) * (size_t)L);
 
     alt_fill(p, li, p->best, &e->alt[0]);

@@ -692,6 +692,22 @@ double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out)
     return cost_with_pin_on(&q, li, k, config_out);
 }
 
+static int ranked_cmp(const void *x, const void *y)
+{
+    const plan_ranked *a = x, *b = y;
+    if (a->total < b->total) return -1;
+    if (a->total > b->total) return 1;
+    return a->k - b->k;
+}
+
+plan_ranked *plan_rank_configs(const double *totals, int n)
+{
+    plan_ranked *r = lw_malloc(sizeof(plan_ranked) * (size_t)(n > 0 ? n : 1));
+    for (int k = 0; k < n; k++) r[k] = (plan_ranked){k, totals[k]};
+    qsort(r, (size_t)n, sizeof *r, ranked_cmp);
+    return r;
+}
+
 void plan_whynot_all_eq1(const plan *p, int li, double *totals)
 {
     whynot_ctx q = {p->cm, p->cl, &no_limit, p->pinned};

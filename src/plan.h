@@ -224,6 +224,14 @@ void plan_whynot_all(const plan *p, int li, double *totals);
  * per config; these take about one search each. */
 double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out);
 void plan_whynot_all_eq1(const plan *p, int li, double *totals);
+/* A config of one layer with its best total: the why-not lists' rows. */
+typedef struct plan_ranked {
+    int k;
+    double total;
+} plan_ranked;
+/* totals[0..n-1] (from plan_whynot_all*) as rows, least total first, ties
+ * by config index (+inf last); the caller frees the array. */
+plan_ranked *plan_rank_configs(const double *totals, int n);
 /* The optimum with no layer pinned (within the memory limit, as the plan
  * searches), in config_out (n_layers): what the plan's pins cost. 0, or -1
  * when no finite strategy exists. */

@@ -602,17 +602,22 @@ static int foldable(const reducer *d, int j, int *e1, int *u, int *e2)
     return 1;
 }
 
+/* Where t1(cu, cj) sits in the table of a fold's edge e1: (u -> j) is
+ * [cu * cj_n + cj] when u_is_from, (j -> u) is [cj * cu_n + cu]. */
+static inline size_t fold_at(int u_is_from, int cu, int cj, int cu_n, int cj_n)
+{
+    return u_is_from ? (size_t)cu * (size_t)cj_n + (size_t)cj : (size_t)cj * (size_t)cu_n + (size_t)cu;
+}
+
 /* h(cu) = min over cj of nc[cj] + t1(cu, cj), the lowest cj reaching it
- * into arg[cu]; t1 is (u -> j), [cu * cj_n + cj], when u_is_from, else
- * (j -> u), [cj * cu_n + cu]. */
+ * into arg[cu]; t1 is e1's table, read through fold_at. */
 static void fold_min(int cu_n, int cj_n, const double *nc, const double *t1, int u_is_from, double *h, int *arg)
 {
     for (int cu = 0; cu < cu_n; cu++) {
         double best = 0;
         int at = -1;
         for (int cj = 0; cj < cj_n; cj++) {
-            size_t x = u_is_from ? (size_t)cu * (size_t)cj_n + (size_t)cj : (size_t)cj * (size_t)cu_n + (size_t)cu;
-            double v = nc[cj] + t1[x];
+            double v = nc[cj] + t1[fold_at(u_is_from, cu, cj, cu_n, cj_n)];
             if (at < 0 || v < best) {
                 best = v;
                 at = cj;
@@ -1399,11 +1404,10 @@ static int fold_marginals(const cost_graph *g, const search_result *r, const eli
             rest = v < rest ? v : rest;
         }
         int a = st->argmin[cu];
-        size_t xa = u_is_from ? (size_t)cu * (size_t)cj_n + (size_t)a : (size_t)a * (size_t)cu_n + (size_t)cu;
-        double h = g->node_cost[j][a] + t1[xa]; /* as fold_min summed it */
+        double h = g->node_cost[j][a] + t1[fold_at(u_is_from, cu, a, cu_n, cj_n)]; /* as fold_min summed it */
         rest = isfinite(rest) && isfinite(h) ? rest - h : INFINITY;
         for (int cj = 0; cj < cj_n; cj++) {
-            size_t x = u_is_from ? (size_t)cu * (size_t)cj_n + (size_t)cj : (size_t)cj * (size_t)cu_n + (size_t)cu;
+            size_t x = fold_at(u_is_from, cu, cj, cu_n, cj_n);
             double v = rest + g->node_cost[j][cj] + t1[x];
             M1[x] = v;
             if (v < marg[j][cj]) marg[j][cj] = v;
