@@ -758,40 +758,82 @@ typedef struct gn_ctx {
      * tasks on the node hold */
     int rlo[NDIMS], ext[NDIMS];
     double va[NDIMS][GN_BOX], vn[NDIMS][GN_BOX], vo[NDIMS][GN_BOX], von[NDIMS][GN_BOX];
+    /* what the arrays above hold: per dimension, the sender's box [lo, hi)
+     * they were read at, whether the sender had tasks on that node (held:
+     * 0 none yet), and their sums, maxima and minima (gn_fill) */
+    int lo[NDIMS], hi[NDIMS], held;
+    double agg[NDIMS][8];
 } gn_ctx;
 
 /* Fills the per-dimension values of the node whose receivers start at r0;
  * where bound is non-NULL, also returns its receivers' elements from other
  * nodes (exactly) in *far_sum and a bound on its slowest receiver's time in
- * *bound. */
-static inline void gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
+ * *bound.
+ *
+ * Nodes in order, a dimension whose receiver pieces and sender box are
+ * those of the node before is not read again (the dimensions inside a node
+ * are the same for every node). Returns 1 where the node is the same problem
+ * as the node before: in every dimension the same values and the same
+ * self overlaps (the block of the overlap matrix at its receiver pieces and
+ * sender box: a receiver's place in the box, and so its sender task's
+ * place, is the same on every node), and the sender has tasks on both or on
+ * neither. Then its receivers have the same counts in the same order, so
+ * the same slowest time, elements and elements from other nodes. */
+static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
 {
-    int rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0};
+    int rlo[NDIMS], rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0};
     const int box_ok = r0 < g->Ts; /* the sender has tasks on this node */
-    box_pow2(g->rcv, r0, g->Br, g->rlo, rhi);
+    const int held = box_ok ? 2 : 1;
+    box_pow2(g->rcv, r0, g->Br, rlo, rhi);
     if (box_ok) box_pow2(g->snd, r0, g->Bs, lo, hi);
+    int same = g->held == held;
     double sa = 1, so = 1, mA = 1, mN = 1, mO = 1, mON = 1, nO = 1, nON = 1;
     for (int d = 0; d < NDIMS; d++) {
-        const int e = g->ext[d] = rhi[d] - g->rlo[d], rw = g->row[d];
-        const double *ps = g->sum[d] + (size_t)g->rlo[d] * rw;
-        const int *pn = g->cnt[d] + (size_t)g->rlo[d] * rw;
-        double ta = 0, to = 0, xa = 0, xn = 0, xo = 0, xon = 0, io = 1e300, ion = 1e300;
-        for (int k = 0; k < e; k++, ps += rw, pn += rw) {
-            const double a = ps[rw - 1], n = pn[rw - 1], o = box_ok ? ps[hi[d]] - ps[lo[d]] : 0,
-                         on = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
-            g->va[d][k] = a;
-            g->vn[d][k] = n;
-            g->vo[d][k] = o;
-            g->von[d][k] = on;
-            ta += a, to += o;
-            xa = a > xa ? a : xa, xn = n > xn ? n : xn, xo = o > xo ? o : xo, xon = on > xon ? on : xon;
-            io = o < io ? o : io, ion = on < ion ? on : ion;
+        double *ag = g->agg[d];
+        if (g->held != held || rlo[d] != g->rlo[d] || lo[d] != g->lo[d] || hi[d] != g->hi[d]) {
+            const int e = rhi[d] - rlo[d], rw = g->row[d];
+            if (e != g->ext[d]) same = 0;
+            if (same && box_ok) { /* the self overlaps: the old block against the new */
+                const long *m = g->mat[d];
+                const size_t mr = (size_t)g->ms_r[d], ms = (size_t)g->ms_s[d];
+                for (int i = 0; i < e && same; i++)
+                    for (int j = 0; j < hi[d] - lo[d]; j++)
+                        if (m[(size_t)(rlo[d] + i) * mr + (size_t)(lo[d] + j) * ms] !=
+                            m[(size_t)(g->rlo[d] + i) * mr + (size_t)(g->lo[d] + j) * ms]) {
+                            same = 0;
+                            break;
+                        }
+            }
+            g->ext[d] = e;
+            g->rlo[d] = rlo[d];
+            g->lo[d] = lo[d];
+            g->hi[d] = hi[d];
+            const double *ps = g->sum[d] + (size_t)rlo[d] * rw;
+            const int *pn = g->cnt[d] + (size_t)rlo[d] * rw;
+            double ta = 0, to = 0, xa = 0, xn = 0, xo = 0, xon = 0, io = 1e300, ion = 1e300;
+            for (int k = 0; k < e; k++, ps += rw, pn += rw) {
+                const double a = ps[rw - 1], n = pn[rw - 1], o = box_ok ? ps[hi[d]] - ps[lo[d]] : 0,
+                             on = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
+                if (same && (g->va[d][k] != a || g->vn[d][k] != n || g->vo[d][k] != o || g->von[d][k] != on))
+                    same = 0;
+                g->va[d][k] = a;
+                g->vn[d][k] = n;
+                g->vo[d][k] = o;
+                g->von[d][k] = on;
+                ta += a, to += o;
+                xa = a > xa ? a : xa, xn = n > xn ? n : xn, xo = o > xo ? o : xo, xon = on > xon ? on : xon;
+                io = o < io ? o : io, ion = on < ion ? on : ion;
+            }
+            ag[0] = ta, ag[1] = to, ag[2] = xa, ag[3] = xn, ag[4] = xo, ag[5] = xon, ag[6] = io, ag[7] = ion;
         }
-        sa *= ta, so *= to, mA *= xa, mN *= xn, mO *= xo, mON *= xon, nO *= io, nON *= ion;
+        sa *= ag[0], so *= ag[1], mA *= ag[2], mN *= ag[3], mO *= ag[4], mON *= ag[5], nO *= ag[6], nON *= ag[7];
     }
-    if (!bound) return;
-    *far_sum = sa - so;
-    *bound = tx_time(&g->pr, mON, mO, mN - nON, mA - nO);
+    g->held = held;
+    if (bound) {
+        *far_sum = sa - so;
+        *bound = tx_time(&g->pr, mON, mO, mN - nON, mA - nO);
+    }
+    return same;
 }
 
 /* Visits the receivers of the node whose box gn_fill left, in order: the
@@ -893,21 +935,29 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
      * wants every receiver's counts (and the exact count) */
     const int bound = !exact_elems && !sink && g.pr.lat_in >= 0 && g.pr.lat_x >= 0 && g.pr.inv_in >= 0 &&
                       g.pr.inv_x >= 0 && g.pr.elem_b >= 0;
-    double slowest = 0, elems = 0;
+    double slowest = 0, elems = 0, node_elems = 0, node_far = 0;
+    g.held = 0;
     for (int r0 = 0; r0 < g.Tr; r0 += g.Br) {
         double far_sum = 0, ub_t;
         if (bound) {
-            gn_fill(&g, r0, &far_sum, &ub_t);
-            /* no receiver here is slower than one already seen */
-            if (!(slowest > 0 && ub_t <= slowest)) {
+            int same = gn_fill(&g, r0, &far_sum, &ub_t);
+            /* no receiver here is slower than one already seen (the same
+             * problem as the node before was seen, or bounded, already) */
+            if (!same && !(slowest > 0 && ub_t <= slowest)) {
                 double unused = 0;
                 double t = gn_visit(&g, r0, &elems, &unused, NULL);
                 if (t > slowest) slowest = t;
             }
         } else {
-            gn_fill(&g, r0, NULL, NULL);
-            double t = gn_visit(&g, r0, &elems, &far_sum, sink);
-            if (t > slowest) slowest = t;
+            /* the same problem as the node before: the same counts, which
+             * the sink holds already */
+            if (!gn_fill(&g, r0, NULL, NULL)) {
+                node_elems = node_far = 0;
+                double t = gn_visit(&g, r0, &node_elems, &node_far, sink);
+                if (t > slowest) slowest = t;
+            }
+            elems += node_elems;
+            far_sum = node_far;
         }
         if (multi_node && far_sum > 0) {
             nic_in[r0 / gpn] += far_sum * g.pr.elem_b;
@@ -2336,11 +2386,10 @@ cost_graph *cost_model_graph(const cost_model *m)
     if (!g) lw_out_of_memory(sizeof *g); /* the counts are valid: only memory can fail (util.h) */
     for (int i = 0; i < m->n_layers; i++)
         for (int k = 0; k < m->n_configs[i]; k++) g->node_cost[i][k] = m->t_c[i][k] + m->t_s[i][k];
-    for (int e = 0; e < m->n_edges; e++) {
-        int id = cg_add_edge(g, m->e_from[e], m->e_to[e]);
-        if (id < 0) lw_out_of_memory(sizeof(double) * edge_entries(m, e));
-        memcpy(g->edge_cost[id], m->t_x[e], sizeof(double) * edge_entries(m, e));
-    }
+    /* the model's tables themselves: the graph lives no longer than the
+     * model (plan and prefetcher free it first) and the search only reads */
+    for (int e = 0; e < m->n_edges; e++)
+        if (cg_add_edge_borrowed(g, m->e_from[e], m->e_to[e], m->t_x[e]) < 0) lw_out_of_memory(sizeof(double *));
     return g;
 }
 

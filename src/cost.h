@@ -146,7 +146,8 @@ long cost_model_kept_bytes(const cost_model *m);
 void cost_model_refresh_sync(cost_model *m);
 
 /* The abstract graph the search works on (node cost = t_c + t_s, edge cost =
- * t_x), from a built model's tables. */
+ * t_x), from a built model's tables. Its edge tables are the model's own
+ * (borrowed, not copied): free the graph before the model. */
 cost_graph *cost_model_graph(const cost_model *m);
 
 /* Single evaluations, for strategies and tests. Bytes are cross-GPU bytes

@@ -75,7 +75,8 @@ cost_graph *cg_new(int n_nodes, const int *n_configs, int max_edges)
     g->edge_from = zalloc_array((size_t)g->edge_capacity, sizeof *g->edge_from);
     g->edge_to = zalloc_array((size_t)g->edge_capacity, sizeof *g->edge_to);
     g->edge_cost = zalloc_array((size_t)g->edge_capacity, sizeof *g->edge_cost);
-    if (!g->n_configs || !g->node_cost || !g->edge_from || !g->edge_to || !g->edge_cost) {
+    g->edge_borrowed = zalloc_array((size_t)g->edge_capacity, 1);
+    if (!g->n_configs || !g->node_cost || !g->edge_from || !g->edge_to || !g->edge_cost || !g->edge_borrowed) {
         cg_free(g);
         return NULL;
     }
@@ -90,30 +91,50 @@ cost_graph *cg_new(int n_nodes, const int *n_configs, int max_edges)
     return g;
 }
 
-int cg_add_edge(cost_graph *g, int from, int to)
+/* Room for one more edge; 0 when there is none. */
+static int cg_edge_room(cost_graph *g)
 {
-    if (!g || from < 0 || to < 0 || from >= g->n_nodes || to >= g->n_nodes) return -1;
-    if (g->n_edges >= g->edge_capacity) {
-        if (g->edge_capacity > INT_MAX / 2) return -1;
-        int cap = g->edge_capacity > 0 ? 2 * g->edge_capacity : 4;
-        int *nf = realloc(g->edge_from, (size_t)cap * sizeof *nf);
-        if (!nf) return -1;
-        g->edge_from = nf;
-        int *nt = realloc(g->edge_to, (size_t)cap * sizeof *nt);
-        if (!nt) return -1;
-        g->edge_to = nt;
-        double **nc = realloc(g->edge_cost, (size_t)cap * sizeof *nc);
-        if (!nc) return -1;
-        g->edge_cost = nc;
-        g->edge_capacity = cap;
-    }
-    double *t = zalloc_array((size_t)g->n_configs[from] * (size_t)g->n_configs[to], sizeof(double));
-    if (!t) return -1;
+    if (g->n_edges < g->edge_capacity) return 1;
+    if (g->edge_capacity > INT_MAX / 2) return 0;
+    int cap = g->edge_capacity > 0 ? 2 * g->edge_capacity : 4;
+    int *nf = realloc(g->edge_from, (size_t)cap * sizeof *nf);
+    if (!nf) return 0;
+    g->edge_from = nf;
+    int *nt = realloc(g->edge_to, (size_t)cap * sizeof *nt);
+    if (!nt) return 0;
+    g->edge_to = nt;
+    double **nc = realloc(g->edge_cost, (size_t)cap * sizeof *nc);
+    if (!nc) return 0;
+    g->edge_cost = nc;
+    unsigned char *nb = realloc(g->edge_borrowed, (size_t)cap);
+    if (!nb) return 0;
+    g->edge_borrowed = nb;
+    g->edge_capacity = cap;
+    return 1;
+}
+
+static int cg_put_edge(cost_graph *g, int from, int to, double *t, int borrowed)
+{
     int e = g->n_edges++;
     g->edge_from[e] = from;
     g->edge_to[e] = to;
     g->edge_cost[e] = t;
+    g->edge_borrowed[e] = (unsigned char)borrowed;
     return e;
+}
+
+int cg_add_edge(cost_graph *g, int from, int to)
+{
+    if (!g || from < 0 || to < 0 || from >= g->n_nodes || to >= g->n_nodes || !cg_edge_room(g)) return -1;
+    double *t = zalloc_array((size_t)g->n_configs[from] * (size_t)g->n_configs[to], sizeof(double));
+    if (!t) return -1;
+    return cg_put_edge(g, from, to, t, 0);
+}
+
+int cg_add_edge_borrowed(cost_graph *g, int from, int to, const double *table)
+{
+    if (!g || !table || from < 0 || to < 0 || from >= g->n_nodes || to >= g->n_nodes || !cg_edge_room(g)) return -1;
+    return cg_put_edge(g, from, to, (double *)table, 1); /* never written: see search.h */
 }
 
 void cg_free(cost_graph *g)
@@ -122,7 +143,9 @@ void cg_free(cost_graph *g)
     if (g->node_cost)
         for (int v = 0; v < g->n_nodes; v++) free(g->node_cost[v]);
     if (g->edge_cost)
-        for (int e = 0; e < g->n_edges; e++) free(g->edge_cost[e]);
+        for (int e = 0; e < g->n_edges; e++)
+            if (!g->edge_borrowed[e]) free(g->edge_cost[e]);
+    free(g->edge_borrowed);
     free(g->n_configs);
     free(g->node_cost);
     free(g->edge_from);
