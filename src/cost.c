@@ -1799,15 +1799,6 @@ static void *tx_worker(void *arg)
     return NULL;
 }
 
-static int worker_count(void)
-{
-    const char *env = getenv("LAYERWISE_THREADS");
-    long n = env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) n = 1;
-    if (n > 8) n = 8;
-    return (int)n;
-}
-
 typedef struct tx_cache_entry {
     edge_desc d;
     int edge;
@@ -1818,14 +1809,16 @@ typedef struct tx_cache_entry {
  * to compute, timed here (spread over the edges; the overlap lists, built
  * once per edge and degree pair in a build, left out) and shared among the
  * worker threads; the memory from the
- * entries, which the tables, the search's copy and its own tables each hold
- * about once. Small builds (under 2^20 entries to compute) are never
+ * entries, which the tables and the search's own tables each hold about
+ * once. Small builds (under 2^20 entries to compute) are never
  * refused. */
 static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, int threads, double tx_entries,
                             lw_error *err)
 {
     const cost_model *m = &pm->pub;
-    double unique = (double)m->tx_pairs_computed, bytes = tx_entries * 8.0 * 3.0;
+    /* the tables (8 bytes an entry, which the search reads in place) and
+     * the search's own, about as many entries again with an argmin each */
+    double unique = (double)m->tx_pairs_computed, bytes = tx_entries * (8.0 + 12.0);
     if (unique < (double)(1L << 20) || n_todo == 0) return 0;
     enum { SAMPLES = 48 };
     double spent = 0;
@@ -2149,7 +2142,7 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
         pm->rp = rp;
         pm->rp_num = pm->rp_den = 1;
     }
-    int nw = worker_count();
+    int nw = lw_worker_count();
     if (nw > n_todo) nw = n_todo;
     if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) goto fail;
     if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel)) goto cancel;

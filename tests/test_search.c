@@ -1186,6 +1186,54 @@ Test(search_random, node_elimination_tables_of_many_shapes)
     }
 }
 
+/* Node eliminations large enough to be split over two threads (2^21
+ * min-plus terms and up), through the AVX2 tiles where the CPU has them and
+ * through SSE2 alone: t' and argmin against the plain loop (check_steps),
+ * with and without ties, column counts that leave every remainder path. */
+static void large_node_eliminations(uint64_t seed)
+{
+    rng R = {seed};
+    int shapes[4][3] = {{130, 140, 163}, {161, 129, 147}, {2, 1200, 1000}, {257, 96, 97}};
+    for (int i = 0; i < 4; i++) {
+        int *nc = shapes[i];
+        cr_assert_geq((double)nc[0] * nc[1] * nc[2], (double)(1 << 21), "big enough to be split");
+        cost_graph *g = graph_of(3, nc);
+        cg_add_edge(g, 0, 1);
+        cg_add_edge(g, 1, 2);
+        int ties = i % 2;
+        for (int c = 0; c < nc[1]; c++) g->node_cost[1][c] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
+        for (int e = 0; e < 2; e++)
+            for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
+                g->edge_cost[e][x] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
+        search_result *r = paper_search(g);
+        cr_assert_not_null(r);
+        cr_assert_eq(r->n_steps, 1);
+        check_steps(g, r);
+        search_result_free(r);
+        cg_free(g);
+    }
+}
+
+Test(search_random, large_node_eliminations_two_threads_avx2)
+{
+    setenv("LAYERWISE_THREADS", "2", 1);
+    unsetenv("LAYERWISE_NO_AVX2");
+    large_node_eliminations(77);
+}
+
+Test(search_random, large_node_eliminations_two_threads_sse2)
+{
+    setenv("LAYERWISE_THREADS", "2", 1);
+    setenv("LAYERWISE_NO_AVX2", "1", 1);
+    large_node_eliminations(78);
+}
+
+Test(search_random, large_node_eliminations_one_thread)
+{
+    setenv("LAYERWISE_THREADS", "1", 1);
+    large_node_eliminations(79);
+}
+
 /* ---------- limits, progress, size */
 
 static cost_graph *dense_graph(int k, int configs, uint64_t seed)
