@@ -1755,6 +1755,32 @@ static void rp_edge_end(tx_reprice *rp, rp_edge *r, long n)
 /* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
  * set, since the model will be thrown away. Where the model keeps what a
  * repricing needs (pm->rp), records it, up to RP_MAX_BYTES over all edges. */
+/* 1 where edge e's table is symmetric, so that a table build computes
+ * half of it: the consumer reads the producer's tensor as it is (every
+ * dimension the same size, nothing windowed, offset or read whole) and both
+ * layers have the same configs. Then entry (b, a) moves what (a, b) moves,
+ * turned round: its forward gather is (a, b)'s backward one and the reverse,
+ * the same integer sums on the same code path, so the same slowest receiver
+ * and NIC loads each way and the same sum of the two (the sign of the moved
+ * elements too: two partitions of one tensor into non-empty pieces, each
+ * piece on its own GPU, either agree everywhere or move something both
+ * ways). The closed form only: the per-pair reference and the oracle
+ * compute every entry (tests compare them). */
+static int edge_mirrors(const cost_model_priv *pm, int e)
+{
+    const cost_model *m = &pm->pub;
+    const edge_desc *d = &pm->desc[e];
+    if (d->flat || !pm->closed_form_ok || pm->tx_reference || pm->tx_oracle || d->pdims != d->cdims) return 0;
+    for (int k = 0; k < NDIMS; k++)
+        if (d->kind[k] != MAP_SAME || d->Sp[k] != d->Sc[k]) return 0;
+    int a = m->e_from[e], b = m->e_to[e];
+    if (m->n_configs[a] != m->n_configs[b]) return 0;
+    for (int i = 0; i < m->n_configs[a]; i++)
+        for (int k = 0; k < NDIMS; k++)
+            if (m->configs[a][i].deg[k] != m->configs[b][i].deg[k]) return 0;
+    return 1;
+}
+
 static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const atomic_int *cancel)
 {
     cost_model *m = &pm->pub;
@@ -1770,8 +1796,22 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
         sink = lw_malloc(sizeof *sink);
         sc->sink = sink;
     }
+    const int mirror = edge_mirrors(pm, e);
     for (int a = 0; a < np && !(cancel && atomic_load(cancel)); a++)
         for (int b = 0; b < nc; b++) {
+            if (mirror && b < a) { /* (a, b) is (b, a) turned round: its forward is that one's backward */
+                long q = (long)a * nc + b, t = (long)b * nc + a;
+                m->t_x[e][q] = m->t_x[e][t];
+                if (r) {
+                    r->list[2 * q] = r->list[2 * t + 1];
+                    r->list[2 * q + 1] = r->list[2 * t];
+                    if (r->nic) {
+                        r->nic[2 * q] = r->nic[2 * t + 1];
+                        r->nic[2 * q + 1] = r->nic[2 * t];
+                    }
+                }
+                continue;
+            }
             if (sink) sink->n[0] = -1;
             m->t_x[e][a * nc + b] = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
             if (sink) rp_record(r, (long)a * nc + b, sink);
@@ -1818,7 +1858,11 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
     const cost_model *m = &pm->pub;
     /* the tables (8 bytes an entry, which the search reads in place) and
      * the search's own, about as many entries again with an argmin each */
-    double unique = (double)m->tx_pairs_computed, bytes = tx_entries * (8.0 + 12.0);
+    double unique = 0, bytes = tx_entries * (8.0 + 12.0);
+    for (int q = 0; q < n_todo; q++) { /* a symmetric table: half of it and its diagonal */
+        double np = m->n_configs[m->e_from[todo[q]]], nc = m->n_configs[m->e_to[todo[q]]];
+        unique += edge_mirrors(pm, todo[q]) ? np * (np + 1) / 2 : np * nc;
+    }
     if (unique < (double)(1L << 20) || n_todo == 0) return 0;
     enum { SAMPLES = 48 };
     double spent = 0;

@@ -571,7 +571,9 @@ int main(int argc, char **argv)
         whatifs("inception_v3", "h100-8x8", 64, 1, "< 1 s");
         return 0;
     }
-    printf("layerwise bench (%s threads for the t_x tables; set LAYERWISE_THREADS to change)\n\n",
+    int targets = argc > 2 && strcmp(argv[2], "--targets") == 0; /* the three search targets alone */
+    printf("layerwise bench (%s threads for the t_x tables and large node eliminations; set LAYERWISE_THREADS "
+           "to change)\n\n",
            getenv("LAYERWISE_THREADS") ? getenv("LAYERWISE_THREADS") : "one per core, up to 8,");
     printf("targets: the whole process, best of 3 (1 at 64 GPUs and up), with its ratio to a plain C min-plus\n"
            "loop (120 eliminations of 70x70 tables, or 121 of 210x210) run in this process just before it\n");
@@ -580,6 +582,7 @@ int main(int argc, char **argv)
         bench_cmd(exe, "search", "inception_v3", "h100-8x8", "64", NULL, 1, 210, "<= 0.5x");
         bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/h100-32x8.json", "256", NULL, 1, 210,
                   "< 5 s, 1 GB");
+        if (targets) return 0;
         if (getenv("BENCH_PER_PAIR_256"))
             bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/dgx1-32x8.json", "256", NULL, 1, 210,
                       "< 5 s, 1 GB");
