@@ -119,6 +119,7 @@ typedef struct cost_model_priv {
     int **rp_map;
     double rp_num, rp_den;
     int nodes_used;
+    atomic_long n_repriced;             /* rp_fill_edge: entries priced from kept counts */
 } cost_model_priv;
 
 static void edge_describe(const cost_model *m, int e, edge_desc *d)
@@ -1630,6 +1631,7 @@ typedef struct tx_work {
     int next;
     pthread_mutex_t lock;
     const atomic_int *cancel; /* may be NULL; non-zero: stop taking edges */
+    const tx_reprice *from;   /* NULL: compute the tables; else re-price them from these kept counts */
 } tx_work;
 
 static void rp_free(tx_reprice *rp)
@@ -1752,9 +1754,6 @@ static void rp_edge_end(tx_reprice *rp, rp_edge *r, long n)
     if (atomic_fetch_add(&rp->bytes, bytes) + bytes > RP_MAX_BYTES) atomic_store(&rp->dropped, 1);
 }
 
-/* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
- * set, since the model will be thrown away. Where the model keeps what a
- * repricing needs (pm->rp), records it, up to RP_MAX_BYTES over all edges. */
 /* 1 where edge e's table is symmetric, so that a table build computes
  * half of it: the consumer reads the producer's tensor as it is (every
  * dimension the same size, nothing windowed, offset or read whole) and both
@@ -1781,6 +1780,9 @@ static int edge_mirrors(const cost_model_priv *pm, int e)
     return 1;
 }
 
+/* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
+ * set, since the model will be thrown away. Where the model keeps what a
+ * repricing needs (pm->rp), records it, up to RP_MAX_BYTES over all edges. */
 static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const atomic_int *cancel)
 {
     cost_model *m = &pm->pub;
@@ -1823,6 +1825,8 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
     free(el);
 }
 
+static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *sc, int e, int src);
+
 static void *tx_worker(void *arg)
 {
     tx_work *w = arg;
@@ -1833,7 +1837,11 @@ static void *tx_worker(void *arg)
         int i = w->next++;
         pthread_mutex_unlock(&w->lock);
         if (i >= w->n_todo || (w->cancel && atomic_load(w->cancel))) break;
-        compute_edge_table(w->pm, &sc, w->todo[i], w->cancel);
+        int e = w->todo[i];
+        if (w->from)
+            rp_fill_edge(w->pm, w->from, &sc, e, w->from->same[e] >= 0 ? w->from->same[e] : e);
+        else
+            compute_edge_table(w->pm, &sc, e, w->cancel);
     }
     scratch_free(&sc);
     return NULL;
@@ -2114,7 +2122,7 @@ static void copy_shared_tables(cost_model *m, const int *same, const atomic_int 
  * take edges from a shared counter, each with its own scratch), then the
  * shared ones copied. Returns 1 when cancelled part way. */
 static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *todo, int n_todo, int nw,
-                               const atomic_int *cancel)
+                               const atomic_int *cancel, const tx_reprice *from)
 {
     cost_model *m = &pm->pub;
     /* the biggest tables first, so that no thread is left with one big
@@ -2126,7 +2134,7 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
     int *by_size = lw_malloc(sizeof(int) * ((size_t)n_todo + 1));
     for (int i = 0; i < n_todo; i++) by_size[i] = order[i].edge;
     free(order);
-    tx_work w = {pm, by_size, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
+    tx_work w = {pm, by_size, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel, from};
     pthread_t th[8];
     int started = 0;
     for (int t = 0; t < nw && nw > 1; t++)
@@ -2137,6 +2145,38 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
     pthread_mutex_destroy(&w.lock);
     free(by_size);
     return cancelled(cancel);
+}
+
+/* Empty kept counts for model pm's tables (edges todo, the others copy
+ * same[e]'s), to be recorded as they are computed; NULL where the model
+ * cannot keep them (not the closed form, or too many entries). */
+static tx_reprice *rp_new(const cost_model_priv *pm, const int *same, const int *todo, int n_todo)
+{
+    const cost_model *m = &pm->pub;
+    if (!pm->closed_form_ok || pm->tx_reference || m->tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) > RP_MAX_BYTES)
+        return NULL;
+    int ne = m->n_edges;
+    tx_reprice *rp = lw_calloc(1, sizeof *rp);
+    atomic_init(&rp->refs, 1);
+    rp->n_edges = ne;
+    rp->n_todo = n_todo;
+    rp->same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    rp->todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    memcpy(rp->same, same, sizeof(int) * (size_t)ne);
+    memcpy(rp->todo, todo, sizeof(int) * (size_t)n_todo);
+    rp->e = lw_calloc((size_t)ne + 1, sizeof(rp_edge));
+    rp->batch = m->batch;
+    rp->gpus = m->gpus;
+    rp->gpus_per_node = m->cl->gpus_per_node;
+    rp->n_layers = m->n_layers;
+    rp->n_configs = lw_malloc(sizeof(int) * ((size_t)m->n_layers + 1));
+    rp->configs = lw_calloc((size_t)m->n_layers + 1, sizeof(config *));
+    for (int i = 0; i < m->n_layers; i++) {
+        rp->n_configs[i] = m->n_configs[i];
+        rp->configs[i] = lw_malloc(sizeof(config) * ((size_t)m->n_configs[i] + 1));
+        memcpy(rp->configs[i], m->configs[i], sizeof(config) * (size_t)m->n_configs[i]);
+    }
+    return rp;
 }
 
 static cost_model *build_tables(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
@@ -2161,35 +2201,14 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
     same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
     todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
     int n_todo = plan_edge_tables(pm, same, todo);
-    if (keep_prices && pm->closed_form_ok && !pm->tx_reference &&
-        m->tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) <= RP_MAX_BYTES) {
-        tx_reprice *rp = lw_calloc(1, sizeof *rp);
-        atomic_init(&rp->refs, 1);
-        rp->n_edges = ne;
-        rp->n_todo = n_todo;
-        rp->same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-        rp->todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-        memcpy(rp->same, same, sizeof(int) * (size_t)ne);
-        memcpy(rp->todo, todo, sizeof(int) * (size_t)n_todo);
-        rp->e = lw_calloc((size_t)ne + 1, sizeof(rp_edge));
-        rp->batch = batch;
-        rp->gpus = gpus;
-        rp->gpus_per_node = cl->gpus_per_node;
-        rp->n_layers = m->n_layers;
-        rp->n_configs = lw_malloc(sizeof(int) * ((size_t)m->n_layers + 1));
-        rp->configs = lw_calloc((size_t)m->n_layers + 1, sizeof(config *));
-        for (int i = 0; i < m->n_layers; i++) {
-            rp->n_configs[i] = m->n_configs[i];
-            rp->configs[i] = lw_malloc(sizeof(config) * ((size_t)m->n_configs[i] + 1));
-            memcpy(rp->configs[i], m->configs[i], sizeof(config) * (size_t)m->n_configs[i]);
-        }
-        pm->rp = rp;
+    if (keep_prices) {
+        pm->rp = rp_new(pm, same, todo, n_todo);
         pm->rp_num = pm->rp_den = 1;
     }
     int nw = lw_worker_count();
     if (nw > n_todo) nw = n_todo;
     if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) goto fail;
-    if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel)) goto cancel;
+    if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel, NULL)) goto cancel;
     if (pm->rp && atomic_load(&pm->rp->dropped)) { /* too many to keep: a what-if rebuilds */
         rp_free(pm->rp);
         pm->rp = NULL;
@@ -2273,12 +2292,14 @@ static long gcd_l(long a, long b)
 }
 
 /* Where model pm's configs sit among rp's: pm->rp_map (NULL rows where a
- * layer's configs are rp's, NULL altogether where every layer's are).
- * Returns -1 where a config is not among rp's. */
+ * layer's configs are rp's, NULL altogether where every layer's are; -1 for
+ * a config rp's build never had). Returns 1 where every config is among
+ * rp's, 0 where some are not, -1 where the layers are not rp's. */
 static int rp_map_configs(cost_model_priv *pm, const tx_reprice *rp)
 {
     cost_model *m = &pm->pub;
     if (rp->n_layers != m->n_layers) return -1;
+    int all = 1;
     for (int i = 0; i < m->n_layers; i++) {
         if (m->n_configs[i] == rp->n_configs[i] &&
             memcmp(m->configs[i], rp->configs[i], sizeof(config) * (size_t)m->n_configs[i]) == 0)
@@ -2286,14 +2307,46 @@ static int rp_map_configs(cost_model_priv *pm, const tx_reprice *rp)
         if (!pm->rp_map) pm->rp_map = lw_calloc((size_t)m->n_layers + 1, sizeof(int *));
         pm->rp_map[i] = lw_malloc(sizeof(int) * ((size_t)m->n_configs[i] + 1));
         for (int k = 0; k < m->n_configs[i]; k++)
-            if ((pm->rp_map[i][k] = config_find(rp->configs[i], rp->n_configs[i], &m->configs[i][k])) < 0) return -1;
+            if ((pm->rp_map[i][k] = config_find(rp->configs[i], rp->n_configs[i], &m->configs[i][k])) < 0) all = 0;
     }
-    return 0;
+    return all;
+}
+
+/* Along the sample dimension every piece boundary is i x batch / D: where
+ * D divides both batches, every overlap there, and so every element count
+ * a receiver gets (a product with one sample-dimension factor), scales by
+ * batch / rp->batch, while piece counts and which overlaps are empty do
+ * not; a receiver dominating another still does, so the kept candidates of
+ * an entry whose two configs both scale are those of a build at this
+ * batch, scaled. */
+static int rp_scales(const cost_model_priv *pm, const tx_reprice *rp, const config *c)
+{
+    long D = c->deg[DIM_N];
+    return pm->pub.batch == rp->batch || (pm->pub.batch % D == 0 && rp->batch % D == 0);
+}
+
+/* Entry q of old edge r carried into entry qn of edge nr, the element
+ * counts scaled to pm's batch (exact: rp_price priced it). */
+static void rp_carry(const cost_model_priv *pm, const rp_edge *r, long q, rp_edge *nr, long qn)
+{
+    for (int k = 0; k < 2; k++) {
+        uint32_t id = r->list[2 * q + k];
+        rp_cand c[RP_MAXC];
+        int n = 0;
+        for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++, n++)
+            c[n] = (rp_cand){(double)(r->cand[a].own >> RP_ELEM_BITS), rp_scaled(pm, (double)(r->cand[a].own & RP_ELEM_MASK)),
+                             (double)(r->cand[a].far >> RP_ELEM_BITS), rp_scaled(pm, (double)(r->cand[a].far & RP_ELEM_MASK))};
+        nr->list[2 * qn + k] = rp_intern(nr, c, n);
+        if (nr->nic) nr->nic[2 * qn + k] = r->nic ? rp_scaled(pm, r->nic[2 * q + k]) : 0;
+    }
+    if (nr->list[2 * qn] == RP_NONE || nr->list[2 * qn + 1] == RP_NONE) nr->list[2 * qn] = nr->list[2 * qn + 1] = RP_NONE;
 }
 
 /* Edge e's table of model pm from what rp kept for edge src (e itself, or
  * the edge whose table e's was in rp's build); entries that were not kept,
- * or do not scale exactly, are computed. */
+ * whose configs rp's build did not have, or that do not scale exactly, are
+ * computed. Where pm keeps counts of its own (pm->rp, not rp: some entries
+ * are computed), each entry's go there, carried over or computed. */
 static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *sc, int e, int src)
 {
     cost_model *m = &pm->pub;
@@ -2308,17 +2361,41 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
                      memcmp(rp->configs[fs], rp->configs[from], sizeof(config) * (size_t)rp->n_configs[from]) ||
                      memcmp(rp->configs[ts], rp->configs[to], sizeof(config) * (size_t)rnc)))
         kept = 0;
+    tx_reprice *mine = pm->rp != rp && pm->rp && !atomic_load(&pm->rp->dropped) ? pm->rp : NULL;
+    rp_edge *nr = mine ? &mine->e[e] : NULL;
+    rp_sink *sink = NULL;
+    if (nr) {
+        rp_edge_begin(nr, (long)np * nc, pm->nodes_used > 1);
+        sink = lw_malloc(sizeof *sink);
+    }
+    sc->sink = sink;
     edge_lists *el = NULL;
-    for (int a = 0; a < np; a++)
+    long priced = 0;
+    for (int a = 0; a < np; a++) {
+        int ra = mp ? mp[a] : a, sa = rp_scales(pm, rp, &m->configs[from][a]);
         for (int b = 0; b < nc; b++) {
-            long q = (long)(mp ? mp[a] : a) * rnc + (mc ? mc[b] : b);
-            double t = kept && r->list[2 * q] != RP_NONE ? rp_price(pm, r, q) : -1;
-            if (t < 0) {
+            int rb = mc ? mc[b] : b;
+            long q = (long)ra * rnc + rb, qn = (long)a * nc + b;
+            double t = kept && ra >= 0 && rb >= 0 && sa && rp_scales(pm, rp, &m->configs[to][b]) &&
+                               r->list[2 * q] != RP_NONE
+                           ? rp_price(pm, r, q)
+                           : -1;
+            if (t >= 0) {
+                priced++;
+                if (nr) rp_carry(pm, r, q, nr, qn);
+            } else {
                 if (!el) el = lw_calloc(1, sizeof *el);
+                if (sink) sink->n[0] = -1;
                 t = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
+                if (sink) rp_record(nr, qn, sink);
             }
-            m->t_x[e][(long)a * nc + b] = t;
+            m->t_x[e][qn] = t;
         }
+    }
+    if (nr) rp_edge_end(mine, nr, (long)np * nc);
+    atomic_fetch_add(&pm->n_repriced, priced);
+    sc->sink = NULL;
+    free(sink);
     if (el) lists_free(el);
     free(el);
 }
@@ -2328,8 +2405,8 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
     const cost_model_priv *po = (const cost_model_priv *)old;
     tx_reprice *rp = po->rp;
     int ex;
-    if (!rp || !old->t_x || cl->n_overrides || cl->gpus_per_node != rp->gpus_per_node || gpus > rp->gpus ||
-        cluster_gpus(cl) < gpus || frexp(precision_elem_bytes(cl->precision), &ex) != 0.5)
+    if (!rp || !old->t_x || cl->n_overrides || cl->gpus_per_node != rp->gpus_per_node || cluster_gpus(cl) < gpus ||
+        frexp(precision_elem_bytes(cl->precision), &ex) != 0.5)
         return NULL;
     double t0 = lw_now();
     lw_error err = {0};
@@ -2337,41 +2414,48 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
     if (!pm) return NULL;
     cost_model *m = &pm->pub;
     pm->rp_num = pm->rp_den = 1;
-    if (!pm->closed_form_ok || pm->tx_reference || rp_map_configs(pm, rp) != 0) goto decline;
+    int all = pm->closed_form_ok && !pm->tx_reference ? rp_map_configs(pm, rp) : -1;
+    if (all < 0) goto decline;
     if (batch != rp->batch) {
-        /* Along the sample dimension every piece boundary is i x batch / D:
-         * where each degree D divides both batches, every overlap there,
-         * and so every element count a receiver gets (a product with one
-         * sample-dimension factor), scales by batch / rp->batch, while
-         * piece counts and which overlaps are empty do not; a receiver
-         * dominating another still does, so the kept candidates are those
-         * of a build at this batch, scaled. */
-        for (int i = 0; i < m->n_layers; i++)
-            for (int k = 0; k < m->n_configs[i]; k++) {
-                long D = m->configs[i][k].deg[DIM_N];
-                if (batch % D || rp->batch % D) goto decline;
-            }
         long g = gcd_l(batch, rp->batch);
         pm->rp_num = (double)(batch / g);
         pm->rp_den = (double)(rp->batch / g);
+        for (int i = 0; i < m->n_layers && all; i++)
+            for (int k = 0; k < m->n_configs[i] && all; k++) all = rp_scales(pm, rp, &m->configs[i][k]);
     }
     m->t_x = lw_calloc((size_t)m->n_edges + 1, sizeof(double *));
     build_node_tables(pm, NULL);
     int *same = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
     int *todo = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
     int n_todo = plan_edge_tables(pm, same, todo);
-    tx_scratch sc;
-    scratch_init(&sc, m->gpus, pm->nodes_used);
-    for (int i = 0; i < n_todo; i++) {
-        int e = todo[i], src = rp->same[e] >= 0 ? rp->same[e] : e;
-        rp_fill_edge(pm, rp, &sc, e, src);
+    /* every entry re-priced: the model shares rp's counts; else (configs
+     * rp's build never had: more GPUs, another batch) some are computed, on
+     * every core, and the model keeps counts of its own, those it carried
+     * over and those it computed, for the what-ifs after it */
+    if (all) {
+        atomic_fetch_add(&rp->refs, 1);
+        pm->rp = rp;
+    } else {
+        pm->rp = rp_new(pm, same, todo, n_todo);
     }
-    scratch_free(&sc);
-    copy_shared_tables(m, same, NULL);
+    int nw = all ? 1 : lw_worker_count();
+    compute_edge_tables(pm, same, todo, n_todo, nw > n_todo ? n_todo : nw, NULL, rp);
+    m->tx_pairs_repriced = atomic_load(&pm->n_repriced);
+    m->tx_reused = all ? 1 : 2;
+    if (!all) {
+        /* the model's counts are its own now: its configs, its batch */
+        if (pm->rp_map)
+            for (int i = 0; i < m->n_layers; i++) free(pm->rp_map[i]);
+        free(pm->rp_map);
+        pm->rp_map = NULL;
+        pm->rp_num = pm->rp_den = 1;
+        if (pm->rp && atomic_load(&pm->rp->dropped)) {
+            rp_free(pm->rp);
+            pm->rp = NULL;
+        }
+    }
     free(same);
     free(todo);
-    atomic_fetch_add(&rp->refs, 1);
-    pm->rp = rp;
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
 decline:

@@ -361,7 +361,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             t0 = lw_now() - t_edit;
             break;
         }
-        case 15: /* a global batch the largest sample degree does not divide: built */
+        case 15: /* a global batch the largest sample degree does not divide: its configs' entries computed */
         {
             rc = set_to(p, bench_g, 32, NULL, err);
             if (rc) break;
@@ -374,7 +374,8 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             t0 = lw_now() - t;
             break;
         }
-        case 16: /* up to a GPU count the kept counts lack: a TUI started at half the count, then doubled */
+        case 16: /* up to a GPU count the kept counts lack (a TUI started at half the count, then doubled): the
+                  * entries of configs on more GPUs than that computed */
         {
             lw_error e2 = {0};
             plan_settings half = {bench_g / 2, 32, 0, 0};
@@ -483,9 +484,9 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     snprintf(what, sizeof what, "GPU count %d -> %d", gpus / 2, gpus);
     whatif_line(what, best_of(r, p, 4, &err), ref);
     whatif_line("per-GPU batch 32 -> 64", best_of(r, p, 3, &err), ref);
-    snprintf(what, sizeof what, "global batch %ld (degree %d does not divide it: built)", 32L * gpus + gpus / 2, gpus);
+    snprintf(what, sizeof what, "global batch %ld (degree %d does not divide it)", 32L * gpus + gpus / 2, gpus);
     whatif_line(what, best_of(1, p, 15, &err), ref);
-    snprintf(what, sizeof what, "GPU count %d -> %d, never at %d before (built)", gpus / 2, gpus, gpus);
+    snprintf(what, sizeof what, "GPU count %d -> %d, never at %d before", gpus / 2, gpus, gpus);
     whatif_line(what, best_of(1, p, 16, &err), ref);
     whatif_line("inter-node GB/s doubled", best_of(r, p, 9, &err), ref);
     whatif_line("intra-node latency doubled", best_of(r, p, 13, &err), ref);

@@ -1563,9 +1563,10 @@ Test(tables, a_repriced_model_equals_a_fresh_build)
  * k GPUs sits on GPUs 0..k-1 whatever the count. Bit for bit a fresh
  * build, on every shipped network (every kind of edge: convolution and
  * pooling windows, linear layers, the flatten of a 4-D tensor, concat
- * offsets, adds), on two nodes (the NICs' share) and one; a batch some
- * degree does not divide is declined (the caller builds). */
-Test(tables, a_model_reused_for_another_batch_or_fewer_gpus_equals_a_fresh_build, .timeout = 600)
+ * offsets, adds), on two nodes (the NICs' share) and one; where a batch
+ * some degree does not divide, or more GPUs, bring entries the build did
+ * not keep, those are computed. */
+Test(tables, a_model_reused_for_another_batch_or_gpu_count_equals_a_fresh_build, .timeout = 600)
 {
     lw_error err = {0};
     const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
@@ -1611,11 +1612,36 @@ Test(tables, a_model_reused_for_another_batch_or_fewer_gpus_equals_a_fresh_build
         expect_same_tables(back, fresh, "back to the build's setting");
         cost_model_free(fresh);
         cost_model_free(back);
-        /* 100 is not a multiple of 8: the degrees no longer divide it */
-        cr_assert_null(cost_model_reuse(last, c, 8, 100), "%s: batch 100 reused", nets[n]);
-        /* more GPUs than the build had: configs it never saw */
+        /* Entries the kept counts cannot give are computed, the rest
+         * re-priced, and the model keeps counts of its own (carried over
+         * and computed) that price the next what-if: 100 is not a multiple
+         * of 8 (configs split 8 ways along the sample dimension no longer
+         * scale; 4 ways do), and 4 -> 8 GPUs brings configs the build never
+         * saw. Each then at new prices, from the model's own counts. */
         cost_model *more = build_keeping(v, c, 4, 64);
-        cr_assert_null(cost_model_reuse(more, c, 8, 128), "%s: 4 -> 8 GPUs reused", nets[n]);
+        struct {
+            const cost_model *from;
+            int gpus;
+            long batch;
+        } part[] = {{last, 8, 100}, {more, 8, 128}, {more, 8, 100}};
+        for (int k = 0; k < 3; k++) {
+            cost_model *r = cost_model_reuse(part[k].from, c, part[k].gpus, part[k].batch);
+            cr_assert_not_null(r, "%s, %d GPUs, batch %ld: declined", nets[n], part[k].gpus, part[k].batch);
+            cost_model *want = build(v, c, NULL, part[k].gpus, part[k].batch);
+            char what[96];
+            snprintf(what, sizeof what, "%s, part re-priced %d: %d GPUs, batch %ld", nets[n], k, part[k].gpus,
+                     part[k].batch);
+            expect_same_tables(r, want, what);
+            cost_model_free(want);
+            cr_assert_gt(cost_model_kept_bytes(r), 0, "%s: no counts of its own", what);
+            cost_model *next = cost_model_reuse(r, x, part[k].gpus, part[k].batch);
+            cr_assert_not_null(next, "%s: new prices declined", what);
+            want = build(v, x, NULL, part[k].gpus, part[k].batch);
+            expect_same_tables(next, want, what);
+            cost_model_free(want);
+            cost_model_free(next);
+            cost_model_free(r);
+        }
         cost_model_free(more);
         cost_model_free(last);
         cluster_free(x);
