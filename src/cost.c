@@ -257,6 +257,60 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
     return task_overlap(&pm->desc[edge], cp, pc, cc, cco);
 }
 
+int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const config *cc, int task, int *ptask,
+                     double *vol)
+{
+    const edge_desc *d = &((const cost_model_priv *)m)->desc[edge];
+    int cco[NDIMS], n = 0;
+    config_task_coords(cc, task, cco);
+    if (d->flat) { /* a flatten reads the (c, h, w) box in row-major order: not a product over dimensions */
+        int pc[NDIMS], Tp = config_tasks(cp);
+        for (int p = 0; p < Tp; p++) {
+            config_task_coords(cp, p, pc);
+            double v = task_overlap(d, cp, pc, cc, cco);
+            if (v > 0) ptask[n] = p, vol[n++] = v;
+        }
+        return n;
+    }
+    /* per dimension the producer pieces the need range meets (one run of
+     * them), then every combination in row-major order: ascending tasks, and
+     * the product over dimensions in task_overlap's order */
+    int first[NDIMS], cnt[NDIMS];
+    long ov[NDIMS][64], *big[NDIMS] = {NULL, NULL, NULL, NULL};
+    for (int k = 0; k < NDIMS; k++) {
+        long lo, hi, *o = cp->deg[k] <= 64 ? ov[k] : (big[k] = lw_malloc(sizeof(long) * (size_t)cp->deg[k]));
+        need_range(d, k, cc->deg[k], cco[k], &lo, &hi);
+        first[k] = cnt[k] = 0;
+        for (int i = 0; i < cp->deg[k]; i++) {
+            long x = overlap1(lo, hi, piece_lo(d->Sp[k], cp->deg[k], i), piece_hi(d->Sp[k], cp->deg[k], i));
+            if (!x && !cnt[k]) continue;
+            if (!cnt[k]) first[k] = i;
+            o[i - first[k]] = x; /* an empty piece inside the run (more pieces than elements) stays 0 */
+            if (x) cnt[k] = i - first[k] + 1;
+        }
+        if (!cnt[k]) goto out;
+    }
+    const long *o0 = big[0] ? big[0] : ov[0], *o1 = big[1] ? big[1] : ov[1], *o2 = big[2] ? big[2] : ov[2],
+               *o3 = big[3] ? big[3] : ov[3];
+    for (int a = 0; a < cnt[0]; a++) {
+        double va = 1 * (double)o0[a];
+        for (int b = 0; b < cnt[1]; b++) {
+            double vb = va * (double)o1[b];
+            for (int c = 0; c < cnt[2]; c++) {
+                double vc = vb * (double)o2[c];
+                int p0 = (((first[0] + a) * cp->deg[1] + first[1] + b) * cp->deg[2] + first[2] + c) * cp->deg[3] + first[3];
+                for (int e = 0; e < cnt[3]; e++) {
+                    double v = vc * (double)o3[e];
+                    if (v > 0) ptask[n] = p0 + e, vol[n++] = v;
+                }
+            }
+        }
+    }
+out:
+    for (int k = 0; k < NDIMS; k++) free(big[k]);
+    return n;
+}
+
 /* Per dimension, for consumer piece j of Dc, the producer pieces of Dp it
  * overlaps and by how much. Built once per edge and degree pair. */
 typedef struct dim_list {

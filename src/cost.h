@@ -173,6 +173,12 @@ double cost_t_x(const cost_model *m, int edge, const config *cp, const config *c
 /* Elements of the producer's output that consumer task `task` needs from
  * producer task `ptask` (for tests and diagrams). */
 double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, const config *cc, int task);
+/* Every producer task that holds part of what consumer task `task` needs:
+ * their indices (ascending) in ptask[] and cost_overlap's value for each
+ * (the same double) in vol[], both with room for config_tasks(cp); returns
+ * how many. In the time of the overlapping tasks, not of all of them. */
+int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const config *cc, int task, int *ptask,
+                     double *vol);
 
 /* Set to 1 to compute every t_x piece by piece (the reference); by default
  * clusters with uniform links within and between nodes use an equivalent

@@ -1690,3 +1690,53 @@ Test(tables, at_64_gpus_what_ifs_reprice_into_a_fresh_build, .timeout = 600)
     cluster_free(c);
     net_free(v);
 }
+
+/* cost_overlaps_of (the simulator's and the diagrams' transfers) lists, for
+ * a consumer task, exactly the producer tasks cost_overlap finds a positive
+ * overlap with, ascending, with the same doubles: every shipped network's
+ * every edge (windows, concat offsets, a flatten, linear layers, adds), a
+ * spread of config pairs, every consumer task. */
+Test(overlaps, the_overlapping_tasks_are_those_cost_overlap_finds)
+{
+    lw_error err = {0};
+    const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
+    cluster *c = plan_load_cluster("h100-8x8", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    long pairs = 0, listed = 0;
+    for (size_t n = 0; n < sizeof nets / sizeof *nets; n++) {
+        network *v = plan_load_network(nets[n], &err);
+        cr_assert_not_null(v, "%s", err.msg);
+        cost_model *m = cost_model_open(v, c, NULL, 16, 16 * 8, &err);
+        cr_assert_not_null(m, "%s", err.msg);
+        int ps[16];
+        double vs[16];
+        for (int e = 0; e < m->n_edges; e++) {
+            int P = m->e_from[e], C = m->e_to[e];
+            for (int a = e % 5; a < m->n_configs[P]; a += 11)
+                for (int b = e % 3; b < m->n_configs[C]; b += 13) {
+                    const config *cp = &m->configs[P][a], *cc = &m->configs[C][b];
+                    for (int k = 0; k < config_tasks(cc); k++) {
+                        int got = cost_overlaps_of(m, e, cp, cc, k, ps, vs), x = 0;
+                        for (int p = 0; p < config_tasks(cp); p++) {
+                            double want = cost_overlap(m, e, cp, p, cc, k);
+                            if (want <= 0) continue;
+                            cr_assert_lt(x, got, "%s edge %d: task %d of %d missing", nets[n], e, p, k);
+                            cr_assert_eq(ps[x], p, "%s edge %d consumer task %d: producer %d listed, %d wanted",
+                                         nets[n], e, k, ps[x], p);
+                            cr_assert_eq(vs[x], want, "%s edge %d: %.17g vs %.17g", nets[n], e, vs[x], want);
+                            x++;
+                        }
+                        cr_assert_eq(x, got, "%s edge %d consumer task %d: %d listed, %d overlap", nets[n], e, k,
+                                     got, x);
+                        pairs++;
+                        listed += got;
+                    }
+                }
+        }
+        cost_model_free(m);
+        net_free(v);
+    }
+    cr_assert_gt(pairs, 10000);
+    cr_assert_gt(listed, pairs, "too few overlaps for the comparison to mean much");
+    cluster_free(c);
+}
