@@ -1162,6 +1162,26 @@ Test(search_random, deterministic)
     }
 }
 
+/* One node elimination of a chain of three with nc configs, random costs
+ * (small integers where ties, so that many sums tie): t' and argmin against
+ * the plain loop (check_steps). */
+static void one_node_elimination(rng *R, const int nc[3], int ties)
+{
+    cost_graph *g = graph_of(3, nc);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 1, 2);
+    for (int c = 0; c < nc[1]; c++) g->node_cost[1][c] = ties ? rng_int(R, 0, 2) : rng_unit(R);
+    for (int e = 0; e < 2; e++)
+        for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
+            g->edge_cost[e][x] = ties ? rng_int(R, 0, 2) : rng_unit(R);
+    search_result *r = paper_search(g);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->n_steps, 1);
+    check_steps(g, r); /* compares t' and argmin with the plain loop */
+    search_result_free(r);
+    cg_free(g);
+}
+
 /* Node elimination tables of every shape the SIMD kernel has paths for
  * (8-wide, pairs, odd columns, partial argmin blocks), with ties. */
 Test(search_random, node_elimination_tables_of_many_shapes)
@@ -1169,20 +1189,7 @@ Test(search_random, node_elimination_tables_of_many_shapes)
     rng R = {2024};
     for (int i = 0; i < 80; i++) {
         int nc[3] = {rng_int(&R, 1, 40), rng_int(&R, 1, 40), rng_int(&R, 1, 40)};
-        cost_graph *g = graph_of(3, nc);
-        cg_add_edge(g, 0, 1);
-        cg_add_edge(g, 1, 2);
-        int ties = i % 2;
-        for (int c = 0; c < nc[1]; c++) g->node_cost[1][c] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
-        for (int e = 0; e < 2; e++)
-            for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
-                g->edge_cost[e][x] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
-        search_result *r = paper_search(g);
-        cr_assert_not_null(r);
-        cr_assert_eq(r->n_steps, 1);
-        check_steps(g, r); /* compares t' and argmin with the plain loop */
-        search_result_free(r);
-        cg_free(g);
+        one_node_elimination(&R, nc, i % 2);
     }
 }
 
@@ -1195,22 +1202,8 @@ static void large_node_eliminations(uint64_t seed)
     rng R = {seed};
     int shapes[4][3] = {{130, 140, 163}, {161, 129, 147}, {2, 1200, 1000}, {257, 96, 97}};
     for (int i = 0; i < 4; i++) {
-        int *nc = shapes[i];
-        cr_assert_geq((double)nc[0] * nc[1] * nc[2], (double)(1 << 21), "big enough to be split");
-        cost_graph *g = graph_of(3, nc);
-        cg_add_edge(g, 0, 1);
-        cg_add_edge(g, 1, 2);
-        int ties = i % 2;
-        for (int c = 0; c < nc[1]; c++) g->node_cost[1][c] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
-        for (int e = 0; e < 2; e++)
-            for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
-                g->edge_cost[e][x] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
-        search_result *r = paper_search(g);
-        cr_assert_not_null(r);
-        cr_assert_eq(r->n_steps, 1);
-        check_steps(g, r);
-        search_result_free(r);
-        cg_free(g);
+        cr_assert_geq((double)shapes[i][0] * shapes[i][1] * shapes[i][2], (double)(1 << 21), "big enough to be split");
+        one_node_elimination(&R, shapes[i], i % 2);
     }
 }
 
