@@ -349,11 +349,9 @@ typedef struct edge_lists {
     dim_list l[NDIMS][MAX_LOG2][MAX_LOG2];
 } edge_lists;
 
-static int ilog2(int x)
+static int ilog2(int x) /* floor of log2 x, x >= 1 */
 {
-    int k = 0;
-    while ((1 << (k + 1)) <= x) k++;
-    return k;
+    return 31 - __builtin_clz((unsigned)x);
 }
 
 /* How many producer pieces of Sp / Dp overlap [lo, hi) (hi > lo); where
@@ -619,6 +617,36 @@ static inline __attribute__((always_inline)) double receiver_done(const tx_price
     return far;
 }
 
+/* Where every degree of c is a power of two: the coordinates of task t
+ * (shifts and masks where config_task_coords divides) and, as node_box, the
+ * box of the `block` tasks from `first` (aligned: first is a multiple of
+ * block, both powers of two). */
+static inline void box_pow2(const config *c, int first, int block, int lo[NDIMS], int hi[NDIMS])
+{
+    int t = first, rem = block;
+    for (int d = NDIMS - 1; d >= 0; d--) {
+        int D = c->deg[d];
+        int co = t & (D - 1);
+        t >>= __builtin_ctz((unsigned)D);
+        if (rem >= D) {
+            lo[d] = 0;
+            hi[d] = D;
+            rem >>= __builtin_ctz((unsigned)D);
+        } else {
+            lo[d] = co;
+            hi[d] = co + rem;
+            rem = 1;
+        }
+    }
+}
+
+static inline int pow2_degrees(const config *c)
+{
+    for (int d = 0; d < NDIMS; d++)
+        if (c->deg[d] < 1 || (c->deg[d] & (c->deg[d] - 1))) return 0;
+    return 1;
+}
+
 /* One direction of the closed form: every task of config `rcv` gathers
  * what it needs from the tasks of config `snd`. Forward, the consumer's
  * tasks gather from the producer's (the lists); backward, the
@@ -639,7 +667,7 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
     const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
     const int Bs = Ts < gpn ? Ts : gpn;
     const tx_prices pr = tx_prices_of(cl, elem_b);
-    const int multi_node = pm->nodes_used > 1;
+    const int multi_node = pm->nodes_used > 1, snd_pow2 = pow2_degrees(snd) && (gpn & (gpn - 1)) == 0;
     double slowest = 0, elems = 0;
     int rc[NDIMS] = {0, 0, 0, 0}, sc[NDIMS] = {0, 0, 0, 0}; /* task r's coordinates in rcv and in snd */
     int lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0}, box_node = -1, box_ok = 0;
@@ -685,7 +713,8 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
         if (node != box_node) {
             box_node = node;
             box_ok = node * gpn < Ts; /* the sender has tasks on this node */
-            if (box_ok) node_box(snd, node * gpn, Bs, lo, hi);
+            if (box_ok && snd_pow2) box_pow2(snd, node * gpn, Bs, lo, hi);
+            else if (box_ok) node_box(snd, node * gpn, Bs, lo, hi);
         }
         double all = 1, own = 1, all_n = 1, own_n = 1;
         int ea[NDIMS], eb[NDIMS];
@@ -744,36 +773,6 @@ static double gather_lists(const cost_model_priv *pm, const dim_list *const dl[N
                            rp_sink *sink)
 {
     return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink, 0);
-}
-
-/* Where every degree of c is a power of two: the coordinates of task t
- * (shifts and masks where config_task_coords divides) and, as node_box, the
- * box of the `block` tasks from `first` (aligned: first is a multiple of
- * block, both powers of two). */
-static inline void box_pow2(const config *c, int first, int block, int lo[NDIMS], int hi[NDIMS])
-{
-    int t = first, rem = block;
-    for (int d = NDIMS - 1; d >= 0; d--) {
-        int D = c->deg[d];
-        int co = t & (D - 1);
-        t >>= __builtin_ctz((unsigned)D);
-        if (rem >= D) {
-            lo[d] = 0;
-            hi[d] = D;
-            rem >>= __builtin_ctz((unsigned)D);
-        } else {
-            lo[d] = co;
-            hi[d] = co + rem;
-            rem = 1;
-        }
-    }
-}
-
-static inline int pow2_degrees(const config *c)
-{
-    for (int d = 0; d < NDIMS; d++)
-        if (c->deg[d] < 1 || (c->deg[d] & (c->deg[d] - 1))) return 0;
-    return 1;
 }
 
 int cost_tx_oracle;
