@@ -169,6 +169,8 @@ double plan_min_peak(const plan *p, double time_s, int *cfg, double *lower)
 static int search_failure(const search_info *info, lw_error *err)
 {
     if (info->status == SEARCH_CANCELLED) return lw_fail(err, 1, "cancelled");
+    if (info->status == SEARCH_OUT_OF_MEMORY) /* during the eliminations: what is left says nothing */
+        return lw_fail(err, 1, "search failed: out of memory for its elimination tables (fewer GPUs need fewer)");
     char space[64], why[160] = "";
     if (isfinite(info->final_space)) snprintf(space, sizeof space, "%.3g combinations", info->final_space);
     else snprintf(space, sizeof space, "more than 1e308 combinations");
