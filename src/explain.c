@@ -400,6 +400,7 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
         if (!cfg) continue;
         alt_fill(p, li, cfg, &e->alt[e->n_alts]);
         e->alt[e->n_alts++].role = why[i];
+        free(cfg);
     }
     e->unasked = rc.unasked;
     free(rc.cfg);
