@@ -217,6 +217,102 @@ void explain_progress(const explain *e, int *done, int *total)
     }
 }
 
+/* ---- the alternatives' ranking ---------------------------------------- */
+
+/* The time the ranking under the memory limit may take (each config a
+ * search under the limit of up to PLAN_EXPLAIN_MEM_TIME_S); configs not
+ * asked by then are left out, and the text says how many. */
+#define EXPLAIN_RANK_TIME_S 3.0
+
+/* Each config's best total, asked only as far as a ranking needs: under
+ * the memory limit a config's own search (plan_cost_with_pin: the memory
+ * search when its Eq. 1 strategy does not fit), with the Eq. 1 total (no
+ * more than it) as the bound that ends a ranking early. */
+typedef struct rank_ctx {
+    const plan *p;
+    int li, limited;
+    double *eq1;      /* [n] Eq. 1 totals, memory not limited */
+    double *tot;      /* [n] the totals ranked: eq1, or under the limit (NAN: not asked yet) */
+    int *cfg;         /* [n][L] the strategy of each total asked (under the limit) */
+    plan_ranked *r;   /* configs by eq1, least first */
+    double deadline;  /* lw_now() after which no more is asked under the limit */
+    int unasked;      /* configs left out for that */
+} rank_ctx;
+
+static double rank_total(rank_ctx *c, int k)
+{
+    if (!isnan(c->tot[k])) return c->tot[k];
+    if (lw_now() > c->deadline) { /* not asked: left out of the ranking, and counted */
+        c->tot[k] = HUGE_VAL;
+        c->unasked++;
+        return c->tot[k];
+    }
+    c->tot[k] = plan_cost_with_pin_within(c->p, c->li, k, c->cfg + (size_t)k * (size_t)c->p->net->n_layers);
+    return c->tot[k];
+}
+
+/* The strategy of config k's total (NULL: none finite); caller frees. */
+static int *rank_strategy(rank_ctx *c, int k)
+{
+    int L = c->p->net->n_layers;
+    int *cfg = lw_malloc(sizeof(int) * (size_t)L);
+    double t = c->limited ? rank_total(c, k) : plan_cost_with_pin_eq1(c->p, c->li, k, cfg);
+    if (c->limited && isfinite(t)) memcpy(cfg, c->cfg + (size_t)k * (size_t)L, sizeof(int) * (size_t)L);
+    if (!isfinite(t)) {
+        free(cfg);
+        return NULL;
+    }
+    return cfg;
+}
+
+typedef int (*rank_filter)(const rank_ctx *c, int k, int arg);
+
+/* The up to `want` configs with the least finite totals among those filter
+ * keeps (all: NULL), skipping config skip, least first (ties by index),
+ * in out; how many. Configs are asked in Eq. 1 order and the asking stops
+ * once the next Eq. 1 total (a lower bound) is no less than the want-th
+ * best found, so the answer is the same as asking every config. */
+static int rank_best(rank_ctx *c, rank_filter keep, int arg, int skip, int *out, int want)
+{
+    int n = c->p->cm->n_configs[c->li], got = 0;
+    for (int q = 0; q < n; q++) {
+        int k = c->r[q].k;
+        if (!isfinite(c->eq1[k])) break;
+        if (got == want && c->eq1[k] > c->tot[out[want - 1]]) break;
+        if (k == skip || (keep && !keep(c, k, arg))) continue;
+        double t = rank_total(c, k);
+        if (!isfinite(t)) continue;
+        int at;
+        if (got < want) {
+            at = got++;
+        } else { /* replaces the worst so far if better */
+            at = want - 1;
+            if (t > c->tot[out[at]] || (t == c->tot[out[at]] && k > out[at])) continue;
+        }
+        out[at] = k;
+        for (int i = at; i > 0 && (c->tot[out[i]] < c->tot[out[i - 1]] ||
+                                   (c->tot[out[i]] == c->tot[out[i - 1]] && out[i] < out[i - 1])); i--) {
+            int x = out[i];
+            out[i] = out[i - 1];
+            out[i - 1] = x;
+        }
+    }
+    return got;
+}
+
+static int in_nodes(const rank_ctx *c, int k, int nodes)
+{
+    return nodes_of(c->p->cl, config_tasks(&c->p->cm->configs[c->li][k])) == nodes;
+}
+
+/* cls 0: split by sample only, 1: by channel only, 2: by height/width only */
+static int in_class(const rank_ctx *c, int k, int cls)
+{
+    const config *f = &c->p->cm->configs[c->li][k];
+    int n = f->deg[DIM_N] > 1, ch = f->deg[DIM_C] > 1, hw = f->deg[DIM_H] * f->deg[DIM_W] > 1;
+    return cls == 0 ? n && !ch && !hw : cls == 1 ? ch && !n && !hw : hw && !n && !ch;
+}
+
 /* ---- the layer ------------------------------------------------------------- */
 
 static int listed(const explain *e, int k)
@@ -247,11 +343,17 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
     e->act_task_bytes = e->act_bytes / config_tasks(cc);
     e->mem_task_bytes = cost_memory_task(m, li, cc, 0, NULL);
 
-    /* every config's best total with the rest re-optimised (the why-not list's) */
-    double *tot = lw_malloc(sizeof(double) * (size_t)n);
-    plan_whynot_all_eq1(p, li, tot);
-    plan_ranked *r = plan_rank_configs(tot, n);
-    int *cfg = lw_malloc(sizeof(int) * (size_t)L);
+    /* every config's best total with the rest re-optimised: Eq. 1 alone
+     * first (the why-not list's min-marginals), a lower bound on the total
+     * under the memory limit; under a limit that some strategy fits, each
+     * config's own total is the memory search's (rank_ctx) */
+    rank_ctx rc = {p, li, e->limited = plan_limit_applies(p), NULL, NULL, NULL, NULL, lw_now() + EXPLAIN_RANK_TIME_S, 0};
+    rc.eq1 = lw_malloc(sizeof(double) * (size_t)n);
+    rc.tot = lw_malloc(sizeof(double) * (size_t)n);
+    rc.cfg = lw_malloc(sizeof(int) * (size_t)n * (size_t)L);
+    plan_whynot_all_eq1(p, li, rc.eq1);
+    for (int k = 0; k < n; k++) rc.tot[k] = rc.limited ? NAN : rc.eq1[k];
+    rc.r = plan_rank_configs(rc.eq1, n);
 
     alt_fill(p, li, p->best, &e->alt[0]);
     e->alt[0].role = e->pinned ? "chosen (pinned)" : "chosen";
@@ -261,10 +363,11 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
     int want[EXPLAIN_MAX_ALTS];
     const char *why[EXPLAIN_MAX_ALTS];
     int nw = 0;
-    for (int q = 0; q < n && nw < 3; q++) {
-        if (r[q].k == p->best[li] || !isfinite(r[q].total)) continue;
+    int top[3];
+    int ntop = rank_best(&rc, NULL, -1, p->best[li], top, 3);
+    for (int i = 0; i < ntop; i++) {
         why[nw] = next_roles[nw];
-        want[nw++] = r[q].k;
+        want[nw++] = top[i];
     }
     /* and the best config for each other number of nodes, so the
      * placement can be read off the table */
@@ -272,42 +375,38 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
     for (int nodes = 1; nodes <= maxnodes && nodes <= 4 && 1 + nw < EXPLAIN_MAX_ALTS; nodes++) {
         int have = nodes_of(p->cl, config_tasks(cc)) == nodes;
         for (int i = 0; i < nw && !have; i++) have = nodes_of(p->cl, config_tasks(&m->configs[li][want[i]])) == nodes;
-        if (have) continue;
-        for (int q = 0; q < n; q++)
-            if (isfinite(r[q].total) && nodes_of(p->cl, config_tasks(&m->configs[li][r[q].k])) == nodes) {
-                why[nw] = node_roles[nodes - 1];
-                want[nw++] = r[q].k;
-                break;
-            }
+        int k;
+        if (!have && rank_best(&rc, in_nodes, nodes, -1, &k, 1) == 1) {
+            why[nw] = node_roles[nodes - 1];
+            want[nw++] = k;
+        }
     }
     /* and the best split by sample only, by channel only and by height
      * and width, so data and model parallelism can be read off too */
     static const char *const class_roles[] = {"best by sample (n)", "best by channel (c)", "best by height/width"};
     for (int cls = 0; cls < 3 && 1 + nw < EXPLAIN_MAX_ALTS; cls++) {
-        for (int q = 0; q < n; q++) {
-            const config *c = &m->configs[li][r[q].k];
-            int split_n = c->deg[DIM_N] > 1, split_c = c->deg[DIM_C] > 1, split_hw = c->deg[DIM_H] * c->deg[DIM_W] > 1;
-            int is = cls == 0 ? split_n && !split_c && !split_hw : cls == 1 ? split_c && !split_n && !split_hw
-                                                                         : split_hw && !split_n && !split_c;
-            if (!is || !isfinite(r[q].total)) continue;
-            int have = r[q].k == p->best[li];
-            for (int i = 0; i < nw && !have; i++) have = want[i] == r[q].k;
-            if (!have) {
-                why[nw] = class_roles[cls];
-                want[nw++] = r[q].k;
-            }
-            break;
+        int k;
+        if (rank_best(&rc, in_class, cls, -1, &k, 1) != 1) continue;
+        int have = k == p->best[li];
+        for (int i = 0; i < nw && !have; i++) have = want[i] == k;
+        if (!have) {
+            why[nw] = class_roles[cls];
+            want[nw++] = k;
         }
     }
     for (int i = 0; i < nw; i++) {
         if (listed(e, want[i])) continue;
-        if (!isfinite(plan_cost_with_pin_eq1(p, li, want[i], cfg))) continue;
+        int *cfg = rank_strategy(&rc, want[i]);
+        if (!cfg) continue;
         alt_fill(p, li, cfg, &e->alt[e->n_alts]);
         e->alt[e->n_alts++].role = why[i];
+        free(cfg);
     }
-    free(cfg);
-    free(r);
-    free(tot);
+    e->unasked = rc.unasked;
+    free(rc.cfg);
+    free(rc.r);
+    free(rc.tot);
+    free(rc.eq1);
 
     /* a runner-up that is faster has no "why" in Eq. 1: a pin or the
      * memory limit holds the chosen config */
@@ -534,10 +633,17 @@ char *explain_text(const plan *p, const explain *e, int width)
          bytes_str(e->act_bytes, b1, sizeof b1), bytes_str(e->act_task_bytes, b2, sizeof b2), ca,
          bytes_str(e->mem_task_bytes, b3, sizeof b3));
     lw_buf_printf(&out, "\n");
-    para(&out, width, 2, "Each row: the best step with %s forced to that config, every other layer re-optimised "
-                         "(" EQ1 ", ms; memory not limited, ! marks a strategy over the limit). t_x in/out: its "
-                         "incoming and outgoing edges; rest: all other terms.",
-         l->name);
+    double limit = plan_memory_limit(&p->mset, p->cl);
+    if (e->limited)
+        para(&out, width, 2, "Each row: the best step with %s forced to that config, every other layer re-optimised "
+                             "within the memory limit of %s per GPU, as the search picks it (" EQ1 ", ms). t_x in/out: "
+                             "its incoming and outgoing edges; rest: all other terms.",
+             l->name, bytes_str(limit, b1, sizeof b1));
+    else
+        para(&out, width, 2, "Each row: the best step with %s forced to that config, every other layer re-optimised "
+                             "(" EQ1 ", ms; memory not limited%s). t_x in/out: its incoming and outgoing edges; rest: "
+                             "all other terms.",
+             l->name, isfinite(limit) ? ": no strategy fits the limit, ! marks one over it" : "");
     int wide = width >= 78;
     lw_buf_printf(&out, "  %-11s %4s %5s %8s %8s %8s %8s", "config", "GPUs", "nodes", "t_c", "t_s", "t_x in", "t_x out");
     if (wide) lw_buf_printf(&out, " %8s", "rest");
@@ -572,25 +678,38 @@ char *explain_text(const plan *p, const explain *e, int width)
         para(&out, width, 2, "%s is pinned to %s: without the pin %s would be %.2f ms per step faster (" EQ1 ").",
              l->name, ca, cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
     } else if (e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms) {
-        para(&out, width, 2, "The memory limit decides: %s would be %.2f ms per step faster (" EQ1 "), but its "
-                             "strategy needs %s on its fullest GPU, over the limit of %s; %s is in the fastest "
-                             "strategy that fits.",
-             cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms,
-             bytes_str(e->alt[1].peak_bytes, b2, sizeof b2),
-             bytes_str(plan_memory_limit(&p->mset, p->cl), b3, sizeof b3), ca);
+        /* within the limit the search's time budget ran out before it
+         * found the strategy the runner-up's own search did */
+        para(&out, width, 2, "%s would be %.2f ms per step faster (" EQ1 ", within the memory limit): the search "
+                             "under the limit ran out of time before it found that strategy.",
+             cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
     } else if (e->n_configs == 1) {
         para(&out, width, 2, "%s has one config on %d GPU%s: nothing to choose.", l->name, p->gpus,
              p->gpus == 1 ? "" : "s");
     } else {
-        para(&out, width, 2, "No other config of %s gives a finite total.", l->name);
+        para(&out, width, 2, e->limited ? "No other config of %s was found with a strategy within the memory limit."
+                                        : "No other config of %s gives a finite total.",
+             l->name);
+    }
+    if (e->unasked)
+        para(&out, width, 2, "%d config%s of %s %s left out of the table: the searches under the memory limit took the "
+                             "%.0f s explain gives them (the why-not list asks every config).",
+             e->unasked, e->unasked == 1 ? "" : "s", l->name, e->unasked == 1 ? "was" : "were", EXPLAIN_RANK_TIME_S);
+    if (e->limited && p->mem.constrained) {
+        int k = p->mem.unconstrained[li];
+        para(&out, width, 2, "The memory limit binds: the paper's optimum (memory not limited) takes %.2f ms per step "
+                             "(" EQ1 ") with %s as %s, but needs %s on its fullest GPU, over the limit of %s.",
+             p->mem.unconstrained_ms, l->name, cfg_str(p, li, k, b1, sizeof b1),
+             bytes_str(p->mem.unconstrained_peak, b2, sizeof b2), bytes_str(limit, b3, sizeof b3));
     }
     lw_buf_printf(&out, "\n");
     placement_text(&out, width, p, e);
     if (e->n_cross) {
         lw_buf_printf(&out, "\n");
         para(&out, width, 2, "For the runner-up %s to win, with everything else as now (each probe a new cost model "
-                             "and search):",
-             cfg_str(p, li, e->alt[1].config, b1, sizeof b1));
+                             "and search%s):",
+             cfg_str(p, li, e->alt[1].config, b1, sizeof b1),
+             e->limited ? ", within the memory limit" : "");
         for (int i = 0; i < e->n_cross; i++) cross_text(&out, width, p, e, &e->cross[i]);
     }
     (void)m;
@@ -644,6 +763,17 @@ char *explain_json(const plan *p, const explain *e)
     cJSON_AddNumberToObject(root, "activation_bytes", e->act_bytes);
     cJSON_AddNumberToObject(root, "activation_bytes_per_task", e->act_task_bytes);
     cJSON_AddNumberToObject(root, "memory_bytes_task0", e->mem_task_bytes);
+    double limit = plan_memory_limit(&p->mset, p->cl);
+    if (isfinite(limit)) cJSON_AddNumberToObject(root, "memory_limit_bytes", limit);
+    else cJSON_AddNullToObject(root, "memory_limit_bytes");
+    cJSON_AddBoolToObject(root, "within_memory_limit", e->limited);
+    cJSON_AddNumberToObject(root, "configs_left_out", e->unasked);
+    if (e->limited && p->mem.constrained) {
+        cJSON *u = cJSON_AddObjectToObject(root, "unlimited_optimum");
+        cJSON_AddItemToObject(u, "config", config_to_json(l, &p->cm->configs[e->layer][p->mem.unconstrained[e->layer]]));
+        cJSON_AddNumberToObject(u, "total_ms", p->mem.unconstrained_ms);
+        cJSON_AddNumberToObject(u, "peak_memory_bytes", p->mem.unconstrained_peak);
+    }
     cJSON *alts = cJSON_AddArrayToObject(root, "alternatives");
     for (int i = 0; i < e->n_alts; i++) cJSON_AddItemToArray(alts, alt_json(p, e, &e->alt[i]));
     if (e->decides >= 0) {
@@ -668,7 +798,8 @@ char *explain_json(const plan *p, const explain *e)
         cJSON *rg = cJSON_AddArrayToObject(o, "range");
         cJSON_AddItemToArray(rg, cJSON_CreateNumber(c->lo));
         cJSON_AddItemToArray(rg, cJSON_CreateNumber(c->hi));
-        cJSON_AddStringToObject(o, "method", "doubling outward from now, then bisection; memory not limited");
+        cJSON_AddStringToObject(o, "method", e->limited ? "doubling outward from now, then bisection; within the memory limit"
+                                                        : "doubling outward from now, then bisection; memory not limited");
         cJSON_AddNumberToObject(o, "probes", c->probes);
         cJSON_AddBoolToObject(o, "found", c->found && c->done && !c->failed);
         if (c->found && c->done && !c->failed) {

@@ -2,8 +2,9 @@
  * explain: why one layer of a plan's strategy has the config it has, in the
  * terms of Eq. 1. For the layer: its weights and activations; for the
  * chosen config and the best few alternatives (each with every other layer
- * re-optimised, plan_cost_with_pin_eq1: memory not limited, a strategy
- * that does not fit is marked), its t_c, t_s, t_x in and out and the
+ * re-optimised, as the plan's search would: within the memory limit when
+ * the plan's optimum fits one, plan_limit_applies; else memory not
+ * limited, and a strategy over the limit is marked), its t_c, t_s, t_x in and out and the
  * rest of the step; which term decides against the runner-up; which GPUs
  * and nodes it runs on and what that avoids; and the inter-node (or
  * intra-node) bandwidth and the batch at which the runner-up would win,
@@ -66,6 +67,9 @@ typedef struct explain {
     double mem_task_bytes;       /* what the chosen config's task 0 keeps on its GPU */
     int n_alts;
     explain_alt alt[EXPLAIN_MAX_ALTS]; /* [0] the plan's config, [1] the runner-up (if any) */
+    int limited;                 /* the totals are the fastest within the memory limit (plan_limit_applies),
+                                    else Eq. 1's with memory not limited */
+    int unasked;                 /* configs left out of the ranking under the limit for lack of time */
     int decides;                 /* explain_term that favours alt 0 most over alt 1; -1 with no runner-up,
                                     or one faster than alt 0 (a pin, or the memory limit, holds alt 0) */
     int n_cross;

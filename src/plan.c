@@ -694,6 +694,23 @@ double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out)
     return cost_with_pin_on(&q, li, k, config_out);
 }
 
+/* p's memory settings with the search under the limit given at most
+ * PLAN_EXPLAIN_MEM_TIME_S */
+static plan_memory_settings explain_mset(const plan *p)
+{
+    plan_memory_settings ms = p->mset;
+    double t = ms.time_s > 0 ? ms.time_s : PLAN_MEMSEARCH_TIME_S;
+    ms.time_s = t < PLAN_EXPLAIN_MEM_TIME_S ? t : PLAN_EXPLAIN_MEM_TIME_S;
+    return ms;
+}
+
+double plan_cost_with_pin_within(const plan *p, int li, int k, int *config_out)
+{
+    plan_memory_settings ms = explain_mset(p);
+    whynot_ctx q = {p->cm, p->cl, &ms, p->pinned};
+    return cost_with_pin_on(&q, li, k, config_out);
+}
+
 static int ranked_cmp(const void *x, const void *y)
 {
     const plan_ranked *a = x, *b = y;
@@ -717,6 +734,11 @@ void plan_whynot_all_eq1(const plan *p, int li, double *totals)
     for (int k = 0; k < p->cm->n_configs[li]; k++) totals[k] = cost_with_pin_on(&q, li, k, NULL);
 }
 
+int plan_limit_applies(const plan *p)
+{
+    return isfinite(plan_memory_limit(&p->mset, p->cl)) && p->mem.fits;
+}
+
 int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2],
                     double totals[2], lw_error *err)
 {
@@ -734,7 +756,8 @@ int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, 
     for (int i = 0; i < L; i++)
         pins[i] = p->pinned[i] < 0 || !p->cm ? -1
                                              : config_find(m->configs[i], m->n_configs[i], &p->cm->configs[i][p->pinned[i]]);
-    whynot_ctx q = {m, cl, &no_limit, pins};
+    plan_memory_settings ms = explain_mset(p);
+    whynot_ctx q = {m, cl, plan_limit_applies(p) ? &ms : &no_limit, pins};
     int k[2];
     for (int i = 0; i < 2; i++) k[i] = config_find(m->configs[li], m->n_configs[li], &two[i]);
     double *tot = lw_malloc(sizeof(double) * (size_t)m->n_configs[li]);

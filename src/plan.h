@@ -226,6 +226,12 @@ void plan_whynot_all(const plan *p, int li, double *totals);
  * per config; these take about one search each. */
 double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out);
 void plan_whynot_all_eq1(const plan *p, int li, double *totals);
+/* plan_cost_with_pin with the search under the memory limit given at most
+ * PLAN_EXPLAIN_MEM_TIME_S (where it runs out: the fastest fitting strategy
+ * it found, +inf if none): for explain, which asks it of many configs and,
+ * through plan_probe_pair, of many settings. */
+#define PLAN_EXPLAIN_MEM_TIME_S 1.0
+double plan_cost_with_pin_within(const plan *p, int li, int k, int *config_out);
 /* A config of one layer with its best total: the why-not lists' rows. */
 typedef struct plan_ranked {
     int k;
@@ -239,8 +245,15 @@ plan_ranked *plan_rank_configs(const double *totals, int n);
  * when no finite strategy exists. */
 int plan_unpinned_best(const plan *p, int *config_out);
 
+/* Whether the "why not?" questions of explain are asked under the memory
+ * limit: it is finite and the plan's optimum fits it (else the plan keeps
+ * the paper's optimum, and they are asked as it: memory not limited). */
+int plan_limit_applies(const plan *p);
+
 /* The same question asked of another setting, without changing the plan
- * and with memory not limited (plan_whynot_all_eq1's): the best totals
+ * and, as plan_limit_applies says, within the memory limit (plan_cost_with_pin's)
+ * with PLAN_EXPLAIN_MEM_TIME_S a search, or with memory not limited
+ * (plan_whynot_all_eq1's): the best totals
  * with layer li forced to each of two configs (given by value; the other
  * pins kept by config, as plan_apply carries them), on a
  * cost model built for run settings set (NULL: the plan's) and cluster cl

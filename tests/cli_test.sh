@@ -576,15 +576,16 @@ chosen=$(cfg_of "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(
 runner=$(cfg_of "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["alternatives"][1]["config"]))' "$TMP/explain.json")")
 # replan PARAM VALUE: the totals with fc6 pinned to the chosen config and to
 # the runner-up at that value, in $TMP/a.json and $TMP/b.json (explain's
-# totals are Eq. 1's with memory not limited)
+# totals are Eq. 1's within the memory limit, the cluster's 16 GiB here, as
+# the search's: at a large batch the limit binds)
 replan() {
     local opt
     case $1 in
     inter_node_bandwidth_gbs) opt=(--inter-bw "$2") ;;
     batch_per_gpu) opt=(--batch-per-gpu "${2%.*}") ;;
     esac
-    "$LW" search -n vgg16 -c p100-4x4 -g 16 --no-memory-limit "${opt[@]}" --pin "fc6=$chosen" --json >"$TMP/a.json" 2>/dev/null
-    "$LW" search -n vgg16 -c p100-4x4 -g 16 --no-memory-limit "${opt[@]}" --pin "fc6=$runner" --json >"$TMP/b.json" 2>/dev/null
+    "$LW" search -n vgg16 -c p100-4x4 -g 16 "${opt[@]}" --pin "fc6=$chosen" --json >"$TMP/a.json" 2>/dev/null
+    "$LW" search -n vgg16 -c p100-4x4 -g 16 "${opt[@]}" --pin "fc6=$runner" --json >"$TMP/b.json" 2>/dev/null
 }
 for k in 0 1; do
     read -r param found value lo hi <<<"$(python3 -c 'import json,sys; x=json.load(open(sys.argv[1]))["crossovers"][int(sys.argv[2])]; print(x["parameter"], x["found"], x["value"], *x["range"])' "$TMP/explain.json" "$k")"
@@ -619,6 +620,25 @@ for need in ("Eq. 1", "stays inside one node", "102764544 parameters", "For the 
 long = [l for l in part.splitlines() if len(l) > 80]
 assert not long, long
 ' "$TMP/explain.txt"
+# under a memory limit that binds, the text and the document rank within it:
+# every row fits, and the runner-up's total is what --pin finds under the limit
+"$LW" search -n alexnet -c p100-4x4 -g 8 --memory-limit 1.2GiB --explain conv3 --json >"$TMP/xm.json" 2>/dev/null
+"$LW" search -n alexnet -c p100-4x4 -g 8 --memory-limit 1.2GiB --explain conv3 >"$TMP/xm.txt" 2>/dev/null
+runner=$(cfg_of "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["alternatives"][1]["config"]))' "$TMP/xm.json")")
+"$LW" search -n alexnet -c p100-4x4 -g 8 --memory-limit 1.2GiB --pin "conv3=$runner" --json >"$TMP/xmpin.json" 2>/dev/null
+py "--explain under a binding --memory-limit: rows within the limit, text and JSON agree, runner-up as --pin finds" '
+import json, sys
+e = json.load(open(sys.argv[1])); t = open(sys.argv[2]).read(); p = json.load(open(sys.argv[3]))
+assert e["within_memory_limit"] and e["unlimited_optimum"]["total_ms"] < e["alternatives"][0]["total_ms"], e
+alts = e["alternatives"]
+assert all(a["fits"] for a in alts), [a["fits"] for a in alts]
+assert all(a["total_ms"] >= alts[0]["total_ms"] - 1e-9 for a in alts)
+assert abs(alts[1]["total_ms"] - p["total_ms"]) <= 1e-9 * p["total_ms"], (alts[1]["total_ms"], p["total_ms"])
+part = t[t.index("explain conv3"):]
+assert "within the memory limit" in part and "The memory limit binds" in part and " !" not in part, part
+for a in alts:
+    assert ("%.2f" % a["total_ms"]) in part, a["total_ms"]
+' "$TMP/xm.json" "$TMP/xm.txt" "$TMP/xmpin.json"
 expect_ok "--explain -o FILE" search -n lenet5 -c p100-4x4 -g 4 --explain conv1 -o "$TMP/x.json"
 py "--explain -o FILE writes the document" '
 import json, sys

@@ -39,7 +39,10 @@ static void check_alternatives(const plan *p, const explain *e)
         ASSERT_REL(a->term_ms[TERM_TC], p->cm->t_c[li][a->config], 1e-9);
         ASSERT_REL(a->term_ms[TERM_TS], p->cm->t_s[li][a->config], 1e-9);
         if (i > 0) {
-            ASSERT_REL(a->total_ms, plan_cost_with_pin_eq1(p, li, a->config, NULL), 1e-9);
+            ASSERT_REL(a->total_ms,
+                       e->limited ? plan_cost_with_pin_within(p, li, a->config, NULL)
+                                  : plan_cost_with_pin_eq1(p, li, a->config, NULL),
+                       1e-9);
             cr_assert_geq(a->total_ms, e->alt[0].total_ms - 1e-9);
             for (int j = 0; j < i; j++) cr_assert_neq(a->config, e->alt[j].config, "config listed twice");
         }
@@ -49,6 +52,7 @@ static void check_alternatives(const plan *p, const explain *e)
     if (e->n_alts > 1) {
         double *tot = malloc(sizeof(double) * (size_t)e->n_configs);
         plan_whynot_all_eq1(p, li, tot);
+        for (int k = 0; e->limited && k < e->n_configs; k++) tot[k] = plan_cost_with_pin_within(p, li, k, NULL);
         double second = INFINITY;
         for (int k = 0; k < e->n_configs; k++)
             if (k != p->best[li] && tot[k] < second) second = tot[k];
@@ -204,6 +208,64 @@ Test(explain, one_gpu_has_nothing_to_choose)
     free(text);
     lw_error err = {0};
     cr_assert_neq(explain_layer(p, 999, &e, &err), 0);
+    plan_free(p);
+}
+
+/* Under a memory limit that binds, the table is what the search under
+ * the limit picks: each row the fastest strategy within the limit with the
+ * layer forced to its config (every row fits), the runner-up the fastest
+ * other config within the limit, not faster than the chosen one; the text
+ * and the document say so, and what the paper's optimum would cost. */
+Test(explain, memory_limit_ranks_within_the_limit)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    plan_memory_settings ms = p->mset;
+    ms.limit = 1.2 * 1024 * 1024 * 1024;
+    lw_error err = {0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.mem = &ms}, &err), 0, "%s", err.msg);
+    cr_assert(p->mem.constrained && p->mem.fits, "the limit binds and some strategy fits");
+    explain e;
+    explain_ok(p, "conv3", &e);
+    int li = e.layer, n = e.n_configs;
+    cr_assert(e.limited);
+    cr_assert_eq(e.unasked, 0);
+    cr_assert_eq(e.alt[0].config, p->best[li]);
+    ASSERT_REL(e.alt[0].total_ms, p->best_eval.total_ms, 1e-9);
+    cr_assert_gt(e.n_alts, 2);
+    for (int i = 0; i < e.n_alts; i++) {
+        cr_assert(e.alt[i].fits, "row %d (%s) is over the limit", i, e.alt[i].role);
+        if (i == 0) continue;
+        cr_assert_geq(e.alt[i].total_ms, e.alt[0].total_ms - 1e-9, "row %d faster than the chosen", i);
+        ASSERT_REL(e.alt[i].total_ms, plan_cost_with_pin_within(p, li, e.alt[i].config, NULL), 1e-9);
+    }
+    /* the runner-up is the fastest other config within the limit */
+    double second = INFINITY;
+    for (int k = 0; k < n; k++)
+        if (k != p->best[li]) {
+            double t = plan_cost_with_pin_within(p, li, k, NULL);
+            if (t < second) second = t;
+        }
+    cr_assert_str_eq(e.alt[1].role, "runner-up");
+    ASSERT_REL(e.alt[1].total_ms, second, 1e-9);
+    cr_assert_geq(e.decides, 0, "a term decides against a slower runner-up");
+    char *text = explain_text(p, &e, 80);
+    cr_assert(strstr(text, "within the memory limit"), "%s", text);
+    cr_assert(strstr(text, "The memory limit binds: the paper's optimum"), "%s", text);
+    cr_assert_null(strstr(text, "memory not limited, ! marks"), "%s", text);
+    free(text);
+    char *json = explain_json(p, &e);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(root, "within_memory_limit")), "%s", json);
+    ASSERT_REL(cJSON_GetObjectItem(root, "memory_limit_bytes")->valuedouble, plan_memory_limit(&p->mset, p->cl), 1e-12);
+    cJSON *un = cJSON_GetObjectItem(root, "unlimited_optimum");
+    cr_assert_not_null(un, "%s", json);
+    ASSERT_REL(cJSON_GetObjectItem(un, "total_ms")->valuedouble, p->mem.unconstrained_ms, 1e-12);
+    cJSON *alts = cJSON_GetObjectItem(root, "alternatives");
+    cr_assert_eq(cJSON_GetArraySize(alts), e.n_alts);
+    for (int i = 0; i < e.n_alts; i++)
+        ASSERT_REL(cJSON_GetObjectItem(cJSON_GetArrayItem(alts, i), "total_ms")->valuedouble, e.alt[i].total_ms, 1e-12);
+    cJSON_Delete(root);
+    free(json);
     plan_free(p);
 }
 

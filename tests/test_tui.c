@@ -1917,6 +1917,51 @@ Test(tui_undo, what_ifs_undone_and_redone_give_the_same_tables)
 
 /* Cluster edits and the precision come back too; GPUs the smaller cluster
  * lost come back with it. */
+/* A pin on hold (its config not one of this GPU count's) is part of the
+ * state undo and redo put back: undoing to a state that held it holds it
+ * again, and the GPU count that has its config gets it back. */
+Test(tui_undo, a_held_pin_is_put_back_by_undo_and_redo)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    int fc6 = net_find(a->p->net, "fc6");
+    config c16;
+    cr_assert_eq(config_parse("c16", &c16), 0);
+    int k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
+    cr_assert(k >= 0);
+    app_perform(a, app_pin(a, fc6, k));
+    app_feed(a, '-'); /* 8 GPUs: no c16, the pin is held */
+    cr_assert_eq(app_pins_held(a), 1);
+    app_feed(a, '>'); /* another what-if while it is held */
+    cr_assert_eq(app_pins_held(a), 1);
+    app_feed(a, 'z'); /* back to 8 GPUs at batch 32: the pin was held there */
+    cr_assert(strstr(a->status, "undo 3/3"), "%s", a->status);
+    cr_assert_eq(a->p->gpus, 8);
+    cr_assert_eq(app_pins_held(a), 1, "the held pin was forgotten by the undo");
+    draw(a);
+    cr_assert(strstr(row(1), "1 pin on hold"), "context: %s", row(1));
+    app_feed(a, 'Z'); /* redo: held as well */
+    cr_assert_eq(app_pins_held(a), 1, "the held pin was forgotten by the redo");
+    app_feed(a, 'z');
+    app_feed(a, 'z'); /* 16 GPUs with the pin */
+    cr_assert_eq(a->p->gpus, 16);
+    cr_assert_eq(a->p->pinned[fc6], k);
+    cr_assert_eq(app_pins_held(a), 0);
+    app_feed(a, 'z'); /* before the pin: no pin, none held */
+    cr_assert_eq(plan_pin_count(a->p), 0);
+    cr_assert_eq(app_pins_held(a), 0);
+    app_feed(a, 'Z');
+    app_feed(a, 'Z'); /* 8 GPUs again, held; then + puts it back */
+    cr_assert_eq(a->p->gpus, 8);
+    cr_assert_eq(app_pins_held(a), 1);
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 16);
+    k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
+    cr_assert(k >= 0 && a->p->pinned[fc6] == k, "fc6's pin did not come back: %s", a->status);
+    app_free(a);
+    term_close();
+}
+
 Test(tui_undo, cluster_edits_and_precision)
 {
     term_open(24, 80, 1);

@@ -212,11 +212,9 @@ static void pins_follow(app *a, action act, char *note, size_t n)
     int L = p->net->n_layers, back = 0, held = 0, first_held = -1;
     note[0] = 0;
     if (a->hist_move) {
-        /* undo and redo put back a state exactly: its pins are the wishes */
-        for (int i = 0; i < L; i++) {
-            a->wished[i] = p->pinned[i] >= 0;
-            if (a->wished[i]) a->pin_wish[i] = p->cm->configs[i][p->pinned[i]];
-        }
+        /* undo and redo put back a state exactly: its pins, and the
+         * wishes it had, held pins included */
+        history_wishes(a);
         return;
     }
     plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));

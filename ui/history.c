@@ -5,7 +5,10 @@
  * was ("batch 32→64 per GPU"). Undo and redo are what-ifs themselves: the
  * change that puts the plan into the neighbouring state, applied through
  * plan_apply like any other, so the numbers that come back are the ones
- * the state had. A new what-if after an undo drops what could be redone.
+ * the state had. A state also keeps the pins the person wished for, held
+ * ones included (a pin whose config the GPU count lacks), so that an undo
+ * to it holds them again. A new what-if after an undo drops what could be
+ * redone.
  */
 #include "app.h"
 
@@ -22,6 +25,8 @@ struct history_entry {
      * file opened with O changes it; an undo past the open gives it back) */
     cluster *reset_to;
     char *reset_name;
+    config *pin_wish;        /* [n_layers] the app's wished pins in this state */
+    unsigned char *wished;
 };
 
 static void entry_free(struct history_entry *e)
@@ -29,6 +34,8 @@ static void entry_free(struct history_entry *e)
     plan_state_free(&e->st);
     cluster_free(e->reset_to);
     free(e->reset_name);
+    free(e->pin_wish);
+    free(e->wished);
 }
 
 void history_free(app *a)
@@ -55,7 +62,21 @@ static void push(app *a, const char *what)
     e->st = plan_state_get(a->p);
     e->reset_to = a->cluster_loaded ? cluster_clone(a->cluster_loaded) : NULL;
     e->reset_name = a->cluster_name ? lw_strdup(a->cluster_name) : NULL;
+    size_t L = (size_t)a->p->net->n_layers;
+    e->pin_wish = lw_malloc(sizeof(config) * (L ? L : 1));
+    e->wished = lw_malloc(L ? L : 1);
+    memcpy(e->pin_wish, a->pin_wish, sizeof(config) * L);
+    memcpy(e->wished, a->wished, L);
     a->hist_pos = a->hist_n - 1;
+}
+
+void history_wishes(app *a)
+{
+    int to = a->hist_pos + a->hist_move;
+    if (!a->hist_move || to < 0 || to >= a->hist_n) return;
+    size_t L = (size_t)a->p->net->n_layers;
+    memcpy(a->pin_wish, a->hist[to].pin_wish, sizeof(config) * L);
+    memcpy(a->wished, a->hist[to].wished, L);
 }
 
 /* The reset target of the state undo or redo moved to. */
