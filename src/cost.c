@@ -1833,6 +1833,21 @@ static int edge_mirrors(const cost_model_priv *pm, int e)
     return 1;
 }
 
+/* Entry q of a symmetric table (edge_mirrors) from entry t, the same pair
+ * of configs the other way round: the same time, and the kept counts (r:
+ * NULL, none kept) with their directions swapped. */
+static void mirror_entry(double *tab, rp_edge *r, long q, long t)
+{
+    tab[q] = tab[t];
+    if (!r) return;
+    r->list[2 * q] = r->list[2 * t + 1];
+    r->list[2 * q + 1] = r->list[2 * t];
+    if (r->nic) {
+        r->nic[2 * q] = r->nic[2 * t + 1];
+        r->nic[2 * q + 1] = r->nic[2 * t];
+    }
+}
+
 /* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
  * set, since the model will be thrown away. Where the model keeps what a
  * repricing needs (pm->rp), records it, up to RP_MAX_BYTES over all edges. */
@@ -1855,16 +1870,7 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
     for (int a = 0; a < np && !(cancel && atomic_load(cancel)); a++)
         for (int b = 0; b < nc; b++) {
             if (mirror && b < a) { /* (a, b) is (b, a) turned round: its forward is that one's backward */
-                long q = (long)a * nc + b, t = (long)b * nc + a;
-                m->t_x[e][q] = m->t_x[e][t];
-                if (r) {
-                    r->list[2 * q] = r->list[2 * t + 1];
-                    r->list[2 * q + 1] = r->list[2 * t];
-                    if (r->nic) {
-                        r->nic[2 * q] = r->nic[2 * t + 1];
-                        r->nic[2 * q + 1] = r->nic[2 * t];
-                    }
-                }
+                mirror_entry(m->t_x[e], r, (long)a * nc + b, (long)b * nc + a);
                 continue;
             }
             if (sink) sink->n[0] = -1;
@@ -2424,9 +2430,14 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
     sc->sink = sink;
     edge_lists *el = NULL;
     long priced = 0;
+    const int mirror = edge_mirrors(pm, e);
     for (int a = 0; a < np; a++) {
         int ra = mp ? mp[a] : a, sa = rp_scales(pm, rp, &m->configs[from][a]);
         for (int b = 0; b < nc; b++) {
+            if (mirror && b < a) { /* as compute_edge_table: (b, a) turned round */
+                mirror_entry(m->t_x[e], nr, (long)a * nc + b, (long)b * nc + a);
+                continue;
+            }
             int rb = mc ? mc[b] : b;
             long q = (long)ra * rnc + rb, qn = (long)a * nc + b;
             double t = kept && ra >= 0 && rb >= 0 && sa && rp_scales(pm, rp, &m->configs[to][b]) &&
