@@ -119,6 +119,7 @@ typedef struct cost_model_priv {
     int **rp_map;
     double rp_num, rp_den;
     int nodes_used;
+    atomic_long n_repriced;             /* rp_fill_edge: entries priced from kept counts */
 } cost_model_priv;
 
 static void edge_describe(const cost_model *m, int e, edge_desc *d)
@@ -256,6 +257,60 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
     return task_overlap(&pm->desc[edge], cp, pc, cc, cco);
 }
 
+int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const config *cc, int task, int *ptask,
+                     double *vol)
+{
+    const edge_desc *d = &((const cost_model_priv *)m)->desc[edge];
+    int cco[NDIMS], n = 0;
+    config_task_coords(cc, task, cco);
+    if (d->flat) { /* a flatten reads the (c, h, w) box in row-major order: not a product over dimensions */
+        int pc[NDIMS], Tp = config_tasks(cp);
+        for (int p = 0; p < Tp; p++) {
+            config_task_coords(cp, p, pc);
+            double v = task_overlap(d, cp, pc, cc, cco);
+            if (v > 0) ptask[n] = p, vol[n++] = v;
+        }
+        return n;
+    }
+    /* per dimension the producer pieces the need range meets (one run of
+     * them), then every combination in row-major order: ascending tasks, and
+     * the product over dimensions in task_overlap's order */
+    int first[NDIMS], cnt[NDIMS];
+    long ov[NDIMS][64], *big[NDIMS] = {NULL, NULL, NULL, NULL};
+    for (int k = 0; k < NDIMS; k++) {
+        long lo, hi, *o = cp->deg[k] <= 64 ? ov[k] : (big[k] = lw_malloc(sizeof(long) * (size_t)cp->deg[k]));
+        need_range(d, k, cc->deg[k], cco[k], &lo, &hi);
+        first[k] = cnt[k] = 0;
+        for (int i = 0; i < cp->deg[k]; i++) {
+            long x = overlap1(lo, hi, piece_lo(d->Sp[k], cp->deg[k], i), piece_hi(d->Sp[k], cp->deg[k], i));
+            if (!x && !cnt[k]) continue;
+            if (!cnt[k]) first[k] = i;
+            o[i - first[k]] = x; /* an empty piece inside the run (more pieces than elements) stays 0 */
+            if (x) cnt[k] = i - first[k] + 1;
+        }
+        if (!cnt[k]) goto out;
+    }
+    const long *o0 = big[0] ? big[0] : ov[0], *o1 = big[1] ? big[1] : ov[1], *o2 = big[2] ? big[2] : ov[2],
+               *o3 = big[3] ? big[3] : ov[3];
+    for (int a = 0; a < cnt[0]; a++) {
+        double va = 1 * (double)o0[a];
+        for (int b = 0; b < cnt[1]; b++) {
+            double vb = va * (double)o1[b];
+            for (int c = 0; c < cnt[2]; c++) {
+                double vc = vb * (double)o2[c];
+                int p0 = (((first[0] + a) * cp->deg[1] + first[1] + b) * cp->deg[2] + first[2] + c) * cp->deg[3] + first[3];
+                for (int e = 0; e < cnt[3]; e++) {
+                    double v = vc * (double)o3[e];
+                    if (v > 0) ptask[n] = p0 + e, vol[n++] = v;
+                }
+            }
+        }
+    }
+out:
+    for (int k = 0; k < NDIMS; k++) free(big[k]);
+    return n;
+}
+
 /* Per dimension, for consumer piece j of Dc, the producer pieces of Dp it
  * overlaps and by how much. Built once per edge and degree pair. */
 typedef struct dim_list {
@@ -294,11 +349,9 @@ typedef struct edge_lists {
     dim_list l[NDIMS][MAX_LOG2][MAX_LOG2];
 } edge_lists;
 
-static int ilog2(int x)
+static int ilog2(int x) /* floor of log2 x, x >= 1 */
 {
-    int k = 0;
-    while ((1 << (k + 1)) <= x) k++;
-    return k;
+    return 31 - __builtin_clz((unsigned)x);
 }
 
 /* How many producer pieces of Sp / Dp overlap [lo, hi) (hi > lo); where
@@ -564,6 +617,36 @@ static inline __attribute__((always_inline)) double receiver_done(const tx_price
     return far;
 }
 
+/* Where every degree of c is a power of two: the coordinates of task t
+ * (shifts and masks where config_task_coords divides) and, as node_box, the
+ * box of the `block` tasks from `first` (aligned: first is a multiple of
+ * block, both powers of two). */
+static inline void box_pow2(const config *c, int first, int block, int lo[NDIMS], int hi[NDIMS])
+{
+    int t = first, rem = block;
+    for (int d = NDIMS - 1; d >= 0; d--) {
+        int D = c->deg[d];
+        int co = t & (D - 1);
+        t >>= __builtin_ctz((unsigned)D);
+        if (rem >= D) {
+            lo[d] = 0;
+            hi[d] = D;
+            rem >>= __builtin_ctz((unsigned)D);
+        } else {
+            lo[d] = co;
+            hi[d] = co + rem;
+            rem = 1;
+        }
+    }
+}
+
+static inline int pow2_degrees(const config *c)
+{
+    for (int d = 0; d < NDIMS; d++)
+        if (c->deg[d] < 1 || (c->deg[d] & (c->deg[d] - 1))) return 0;
+    return 1;
+}
+
 /* One direction of the closed form: every task of config `rcv` gathers
  * what it needs from the tasks of config `snd`. Forward, the consumer's
  * tasks gather from the producer's (the lists); backward, the
@@ -584,7 +667,7 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
     const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
     const int Bs = Ts < gpn ? Ts : gpn;
     const tx_prices pr = tx_prices_of(cl, elem_b);
-    const int multi_node = pm->nodes_used > 1;
+    const int multi_node = pm->nodes_used > 1, snd_pow2 = pow2_degrees(snd) && (gpn & (gpn - 1)) == 0;
     double slowest = 0, elems = 0;
     int rc[NDIMS] = {0, 0, 0, 0}, sc[NDIMS] = {0, 0, 0, 0}; /* task r's coordinates in rcv and in snd */
     int lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0}, box_node = -1, box_ok = 0;
@@ -630,7 +713,8 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
         if (node != box_node) {
             box_node = node;
             box_ok = node * gpn < Ts; /* the sender has tasks on this node */
-            if (box_ok) node_box(snd, node * gpn, Bs, lo, hi);
+            if (box_ok && snd_pow2) box_pow2(snd, node * gpn, Bs, lo, hi);
+            else if (box_ok) node_box(snd, node * gpn, Bs, lo, hi);
         }
         double all = 1, own = 1, all_n = 1, own_n = 1;
         int ea[NDIMS], eb[NDIMS];
@@ -691,36 +775,6 @@ static double gather_lists(const cost_model_priv *pm, const dim_list *const dl[N
     return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink, 0);
 }
 
-/* Where every degree of c is a power of two: the coordinates of task t
- * (shifts and masks where config_task_coords divides) and, as node_box, the
- * box of the `block` tasks from `first` (aligned: first is a multiple of
- * block, both powers of two). */
-static inline void box_pow2(const config *c, int first, int block, int lo[NDIMS], int hi[NDIMS])
-{
-    int t = first, rem = block;
-    for (int d = NDIMS - 1; d >= 0; d--) {
-        int D = c->deg[d];
-        int co = t & (D - 1);
-        t >>= __builtin_ctz((unsigned)D);
-        if (rem >= D) {
-            lo[d] = 0;
-            hi[d] = D;
-            rem >>= __builtin_ctz((unsigned)D);
-        } else {
-            lo[d] = co;
-            hi[d] = co + rem;
-            rem = 1;
-        }
-    }
-}
-
-static inline int pow2_degrees(const config *c)
-{
-    for (int d = 0; d < NDIMS; d++)
-        if (c->deg[d] < 1 || (c->deg[d] & (c->deg[d] - 1))) return 0;
-    return 1;
-}
-
 int cost_tx_oracle;
 
 /* gather_dense node by node, for table builds. The receivers on one
@@ -758,40 +812,82 @@ typedef struct gn_ctx {
      * tasks on the node hold */
     int rlo[NDIMS], ext[NDIMS];
     double va[NDIMS][GN_BOX], vn[NDIMS][GN_BOX], vo[NDIMS][GN_BOX], von[NDIMS][GN_BOX];
+    /* what the arrays above hold: per dimension, the sender's box [lo, hi)
+     * they were read at, whether the sender had tasks on that node (held:
+     * 0 none yet), and their sums, maxima and minima (gn_fill) */
+    int lo[NDIMS], hi[NDIMS], held;
+    double agg[NDIMS][8];
 } gn_ctx;
 
 /* Fills the per-dimension values of the node whose receivers start at r0;
  * where bound is non-NULL, also returns its receivers' elements from other
  * nodes (exactly) in *far_sum and a bound on its slowest receiver's time in
- * *bound. */
-static inline void gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
+ * *bound.
+ *
+ * Nodes in order, a dimension whose receiver pieces and sender box are
+ * those of the node before is not read again (the dimensions inside a node
+ * are the same for every node). Returns 1 where the node is the same problem
+ * as the node before: in every dimension the same values and the same
+ * self overlaps (the block of the overlap matrix at its receiver pieces and
+ * sender box: a receiver's place in the box, and so its sender task's
+ * place, is the same on every node), and the sender has tasks on both or on
+ * neither. Then its receivers have the same counts in the same order, so
+ * the same slowest time, elements and elements from other nodes. */
+static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
 {
-    int rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0};
+    int rlo[NDIMS], rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0};
     const int box_ok = r0 < g->Ts; /* the sender has tasks on this node */
-    box_pow2(g->rcv, r0, g->Br, g->rlo, rhi);
+    const int held = box_ok ? 2 : 1;
+    box_pow2(g->rcv, r0, g->Br, rlo, rhi);
     if (box_ok) box_pow2(g->snd, r0, g->Bs, lo, hi);
+    int same = g->held == held;
     double sa = 1, so = 1, mA = 1, mN = 1, mO = 1, mON = 1, nO = 1, nON = 1;
     for (int d = 0; d < NDIMS; d++) {
-        const int e = g->ext[d] = rhi[d] - g->rlo[d], rw = g->row[d];
-        const double *ps = g->sum[d] + (size_t)g->rlo[d] * rw;
-        const int *pn = g->cnt[d] + (size_t)g->rlo[d] * rw;
-        double ta = 0, to = 0, xa = 0, xn = 0, xo = 0, xon = 0, io = 1e300, ion = 1e300;
-        for (int k = 0; k < e; k++, ps += rw, pn += rw) {
-            const double a = ps[rw - 1], n = pn[rw - 1], o = box_ok ? ps[hi[d]] - ps[lo[d]] : 0,
-                         on = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
-            g->va[d][k] = a;
-            g->vn[d][k] = n;
-            g->vo[d][k] = o;
-            g->von[d][k] = on;
-            ta += a, to += o;
-            xa = a > xa ? a : xa, xn = n > xn ? n : xn, xo = o > xo ? o : xo, xon = on > xon ? on : xon;
-            io = o < io ? o : io, ion = on < ion ? on : ion;
+        double *ag = g->agg[d];
+        if (g->held != held || rlo[d] != g->rlo[d] || lo[d] != g->lo[d] || hi[d] != g->hi[d]) {
+            const int e = rhi[d] - rlo[d], rw = g->row[d];
+            if (e != g->ext[d]) same = 0;
+            if (same && box_ok) { /* the self overlaps: the old block against the new */
+                const long *m = g->mat[d];
+                const size_t mr = (size_t)g->ms_r[d], ms = (size_t)g->ms_s[d];
+                for (int i = 0; i < e && same; i++)
+                    for (int j = 0; j < hi[d] - lo[d]; j++)
+                        if (m[(size_t)(rlo[d] + i) * mr + (size_t)(lo[d] + j) * ms] !=
+                            m[(size_t)(g->rlo[d] + i) * mr + (size_t)(g->lo[d] + j) * ms]) {
+                            same = 0;
+                            break;
+                        }
+            }
+            g->ext[d] = e;
+            g->rlo[d] = rlo[d];
+            g->lo[d] = lo[d];
+            g->hi[d] = hi[d];
+            const double *ps = g->sum[d] + (size_t)rlo[d] * rw;
+            const int *pn = g->cnt[d] + (size_t)rlo[d] * rw;
+            double ta = 0, to = 0, xa = 0, xn = 0, xo = 0, xon = 0, io = 1e300, ion = 1e300;
+            for (int k = 0; k < e; k++, ps += rw, pn += rw) {
+                const double a = ps[rw - 1], n = pn[rw - 1], o = box_ok ? ps[hi[d]] - ps[lo[d]] : 0,
+                             on = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
+                if (same && (g->va[d][k] != a || g->vn[d][k] != n || g->vo[d][k] != o || g->von[d][k] != on))
+                    same = 0;
+                g->va[d][k] = a;
+                g->vn[d][k] = n;
+                g->vo[d][k] = o;
+                g->von[d][k] = on;
+                ta += a, to += o;
+                xa = a > xa ? a : xa, xn = n > xn ? n : xn, xo = o > xo ? o : xo, xon = on > xon ? on : xon;
+                io = o < io ? o : io, ion = on < ion ? on : ion;
+            }
+            ag[0] = ta, ag[1] = to, ag[2] = xa, ag[3] = xn, ag[4] = xo, ag[5] = xon, ag[6] = io, ag[7] = ion;
         }
-        sa *= ta, so *= to, mA *= xa, mN *= xn, mO *= xo, mON *= xon, nO *= io, nON *= ion;
+        sa *= ag[0], so *= ag[1], mA *= ag[2], mN *= ag[3], mO *= ag[4], mON *= ag[5], nO *= ag[6], nON *= ag[7];
     }
-    if (!bound) return;
-    *far_sum = sa - so;
-    *bound = tx_time(&g->pr, mON, mO, mN - nON, mA - nO);
+    g->held = held;
+    if (bound) {
+        *far_sum = sa - so;
+        *bound = tx_time(&g->pr, mON, mO, mN - nON, mA - nO);
+    }
+    return same;
 }
 
 /* Visits the receivers of the node whose box gn_fill left, in order: the
@@ -893,21 +989,29 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
      * wants every receiver's counts (and the exact count) */
     const int bound = !exact_elems && !sink && g.pr.lat_in >= 0 && g.pr.lat_x >= 0 && g.pr.inv_in >= 0 &&
                       g.pr.inv_x >= 0 && g.pr.elem_b >= 0;
-    double slowest = 0, elems = 0;
+    double slowest = 0, elems = 0, node_elems = 0, node_far = 0;
+    g.held = 0;
     for (int r0 = 0; r0 < g.Tr; r0 += g.Br) {
         double far_sum = 0, ub_t;
         if (bound) {
-            gn_fill(&g, r0, &far_sum, &ub_t);
-            /* no receiver here is slower than one already seen */
-            if (!(slowest > 0 && ub_t <= slowest)) {
+            int same = gn_fill(&g, r0, &far_sum, &ub_t);
+            /* no receiver here is slower than one already seen (the same
+             * problem as the node before was seen, or bounded, already) */
+            if (!same && !(slowest > 0 && ub_t <= slowest)) {
                 double unused = 0;
                 double t = gn_visit(&g, r0, &elems, &unused, NULL);
                 if (t > slowest) slowest = t;
             }
         } else {
-            gn_fill(&g, r0, NULL, NULL);
-            double t = gn_visit(&g, r0, &elems, &far_sum, sink);
-            if (t > slowest) slowest = t;
+            /* the same problem as the node before: the same counts, which
+             * the sink holds already */
+            if (!gn_fill(&g, r0, NULL, NULL)) {
+                node_elems = node_far = 0;
+                double t = gn_visit(&g, r0, &node_elems, &node_far, sink);
+                if (t > slowest) slowest = t;
+            }
+            elems += node_elems;
+            far_sum = node_far;
         }
         if (multi_node && far_sum > 0) {
             nic_in[r0 / gpn] += far_sum * g.pr.elem_b;
@@ -1580,6 +1684,7 @@ typedef struct tx_work {
     int next;
     pthread_mutex_t lock;
     const atomic_int *cancel; /* may be NULL; non-zero: stop taking edges */
+    const tx_reprice *from;   /* NULL: compute the tables; else re-price them from these kept counts */
 } tx_work;
 
 static void rp_free(tx_reprice *rp)
@@ -1702,6 +1807,32 @@ static void rp_edge_end(tx_reprice *rp, rp_edge *r, long n)
     if (atomic_fetch_add(&rp->bytes, bytes) + bytes > RP_MAX_BYTES) atomic_store(&rp->dropped, 1);
 }
 
+/* 1 where edge e's table is symmetric, so that a table build computes
+ * half of it: the consumer reads the producer's tensor as it is (every
+ * dimension the same size, nothing windowed, offset or read whole) and both
+ * layers have the same configs. Then entry (b, a) moves what (a, b) moves,
+ * turned round: its forward gather is (a, b)'s backward one and the reverse,
+ * the same integer sums on the same code path, so the same slowest receiver
+ * and NIC loads each way and the same sum of the two (the sign of the moved
+ * elements too: two partitions of one tensor into non-empty pieces, each
+ * piece on its own GPU, either agree everywhere or move something both
+ * ways). The closed form only: the per-pair reference and the oracle
+ * compute every entry (tests compare them). */
+static int edge_mirrors(const cost_model_priv *pm, int e)
+{
+    const cost_model *m = &pm->pub;
+    const edge_desc *d = &pm->desc[e];
+    if (d->flat || !pm->closed_form_ok || pm->tx_reference || pm->tx_oracle || d->pdims != d->cdims) return 0;
+    for (int k = 0; k < NDIMS; k++)
+        if (d->kind[k] != MAP_SAME || d->Sp[k] != d->Sc[k]) return 0;
+    int a = m->e_from[e], b = m->e_to[e];
+    if (m->n_configs[a] != m->n_configs[b]) return 0;
+    for (int i = 0; i < m->n_configs[a]; i++)
+        for (int k = 0; k < NDIMS; k++)
+            if (m->configs[a][i].deg[k] != m->configs[b][i].deg[k]) return 0;
+    return 1;
+}
+
 /* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
  * set, since the model will be thrown away. Where the model keeps what a
  * repricing needs (pm->rp), records it, up to RP_MAX_BYTES over all edges. */
@@ -1720,8 +1851,22 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
         sink = lw_malloc(sizeof *sink);
         sc->sink = sink;
     }
+    const int mirror = edge_mirrors(pm, e);
     for (int a = 0; a < np && !(cancel && atomic_load(cancel)); a++)
         for (int b = 0; b < nc; b++) {
+            if (mirror && b < a) { /* (a, b) is (b, a) turned round: its forward is that one's backward */
+                long q = (long)a * nc + b, t = (long)b * nc + a;
+                m->t_x[e][q] = m->t_x[e][t];
+                if (r) {
+                    r->list[2 * q] = r->list[2 * t + 1];
+                    r->list[2 * q + 1] = r->list[2 * t];
+                    if (r->nic) {
+                        r->nic[2 * q] = r->nic[2 * t + 1];
+                        r->nic[2 * q + 1] = r->nic[2 * t];
+                    }
+                }
+                continue;
+            }
             if (sink) sink->n[0] = -1;
             m->t_x[e][a * nc + b] = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
             if (sink) rp_record(r, (long)a * nc + b, sink);
@@ -1733,6 +1878,8 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
     free(el);
 }
 
+static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *sc, int e, int src);
+
 static void *tx_worker(void *arg)
 {
     tx_work *w = arg;
@@ -1743,19 +1890,14 @@ static void *tx_worker(void *arg)
         int i = w->next++;
         pthread_mutex_unlock(&w->lock);
         if (i >= w->n_todo || (w->cancel && atomic_load(w->cancel))) break;
-        compute_edge_table(w->pm, &sc, w->todo[i], w->cancel);
+        int e = w->todo[i];
+        if (w->from)
+            rp_fill_edge(w->pm, w->from, &sc, e, w->from->same[e] >= 0 ? w->from->same[e] : e);
+        else
+            compute_edge_table(w->pm, &sc, e, w->cancel);
     }
     scratch_free(&sc);
     return NULL;
-}
-
-static int worker_count(void)
-{
-    const char *env = getenv("LAYERWISE_THREADS");
-    long n = env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) n = 1;
-    if (n > 8) n = 8;
-    return (int)n;
 }
 
 typedef struct tx_cache_entry {
@@ -1768,14 +1910,20 @@ typedef struct tx_cache_entry {
  * to compute, timed here (spread over the edges; the overlap lists, built
  * once per edge and degree pair in a build, left out) and shared among the
  * worker threads; the memory from the
- * entries, which the tables, the search's copy and its own tables each hold
- * about once. Small builds (under 2^20 entries to compute) are never
+ * entries, which the tables and the search's own tables each hold about
+ * once. Small builds (under 2^20 entries to compute) are never
  * refused. */
 static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, int threads, double tx_entries,
                             lw_error *err)
 {
     const cost_model *m = &pm->pub;
-    double unique = (double)m->tx_pairs_computed, bytes = tx_entries * 8.0 * 3.0;
+    /* the tables (8 bytes an entry, which the search reads in place) and
+     * the search's own, about as many entries again with an argmin each */
+    double unique = 0, bytes = tx_entries * (8.0 + 12.0);
+    for (int q = 0; q < n_todo; q++) { /* a symmetric table: half of it and its diagonal */
+        double np = m->n_configs[m->e_from[todo[q]]], nc = m->n_configs[m->e_to[todo[q]]];
+        unique += edge_mirrors(pm, todo[q]) ? np * (np + 1) / 2 : np * nc;
+    }
     if (unique < (double)(1L << 20) || n_todo == 0) return 0;
     enum { SAMPLES = 48 };
     double spent = 0;
@@ -2027,7 +2175,7 @@ static void copy_shared_tables(cost_model *m, const int *same, const atomic_int 
  * take edges from a shared counter, each with its own scratch), then the
  * shared ones copied. Returns 1 when cancelled part way. */
 static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *todo, int n_todo, int nw,
-                               const atomic_int *cancel)
+                               const atomic_int *cancel, const tx_reprice *from)
 {
     cost_model *m = &pm->pub;
     /* the biggest tables first, so that no thread is left with one big
@@ -2039,7 +2187,7 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
     int *by_size = lw_malloc(sizeof(int) * ((size_t)n_todo + 1));
     for (int i = 0; i < n_todo; i++) by_size[i] = order[i].edge;
     free(order);
-    tx_work w = {pm, by_size, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel};
+    tx_work w = {pm, by_size, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel, from};
     pthread_t th[8];
     int started = 0;
     for (int t = 0; t < nw && nw > 1; t++)
@@ -2050,6 +2198,38 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
     pthread_mutex_destroy(&w.lock);
     free(by_size);
     return cancelled(cancel);
+}
+
+/* Empty kept counts for model pm's tables (edges todo, the others copy
+ * same[e]'s), to be recorded as they are computed; NULL where the model
+ * cannot keep them (not the closed form, or too many entries). */
+static tx_reprice *rp_new(const cost_model_priv *pm, const int *same, const int *todo, int n_todo)
+{
+    const cost_model *m = &pm->pub;
+    if (!pm->closed_form_ok || pm->tx_reference || m->tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) > RP_MAX_BYTES)
+        return NULL;
+    int ne = m->n_edges;
+    tx_reprice *rp = lw_calloc(1, sizeof *rp);
+    atomic_init(&rp->refs, 1);
+    rp->n_edges = ne;
+    rp->n_todo = n_todo;
+    rp->same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    rp->todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    memcpy(rp->same, same, sizeof(int) * (size_t)ne);
+    memcpy(rp->todo, todo, sizeof(int) * (size_t)n_todo);
+    rp->e = lw_calloc((size_t)ne + 1, sizeof(rp_edge));
+    rp->batch = m->batch;
+    rp->gpus = m->gpus;
+    rp->gpus_per_node = m->cl->gpus_per_node;
+    rp->n_layers = m->n_layers;
+    rp->n_configs = lw_malloc(sizeof(int) * ((size_t)m->n_layers + 1));
+    rp->configs = lw_calloc((size_t)m->n_layers + 1, sizeof(config *));
+    for (int i = 0; i < m->n_layers; i++) {
+        rp->n_configs[i] = m->n_configs[i];
+        rp->configs[i] = lw_malloc(sizeof(config) * ((size_t)m->n_configs[i] + 1));
+        memcpy(rp->configs[i], m->configs[i], sizeof(config) * (size_t)m->n_configs[i]);
+    }
+    return rp;
 }
 
 static cost_model *build_tables(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
@@ -2074,35 +2254,14 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
     same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
     todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
     int n_todo = plan_edge_tables(pm, same, todo);
-    if (keep_prices && pm->closed_form_ok && !pm->tx_reference &&
-        m->tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) <= RP_MAX_BYTES) {
-        tx_reprice *rp = lw_calloc(1, sizeof *rp);
-        atomic_init(&rp->refs, 1);
-        rp->n_edges = ne;
-        rp->n_todo = n_todo;
-        rp->same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-        rp->todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-        memcpy(rp->same, same, sizeof(int) * (size_t)ne);
-        memcpy(rp->todo, todo, sizeof(int) * (size_t)n_todo);
-        rp->e = lw_calloc((size_t)ne + 1, sizeof(rp_edge));
-        rp->batch = batch;
-        rp->gpus = gpus;
-        rp->gpus_per_node = cl->gpus_per_node;
-        rp->n_layers = m->n_layers;
-        rp->n_configs = lw_malloc(sizeof(int) * ((size_t)m->n_layers + 1));
-        rp->configs = lw_calloc((size_t)m->n_layers + 1, sizeof(config *));
-        for (int i = 0; i < m->n_layers; i++) {
-            rp->n_configs[i] = m->n_configs[i];
-            rp->configs[i] = lw_malloc(sizeof(config) * ((size_t)m->n_configs[i] + 1));
-            memcpy(rp->configs[i], m->configs[i], sizeof(config) * (size_t)m->n_configs[i]);
-        }
-        pm->rp = rp;
+    if (keep_prices) {
+        pm->rp = rp_new(pm, same, todo, n_todo);
         pm->rp_num = pm->rp_den = 1;
     }
-    int nw = worker_count();
+    int nw = lw_worker_count();
     if (nw > n_todo) nw = n_todo;
     if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) goto fail;
-    if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel)) goto cancel;
+    if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel, NULL)) goto cancel;
     if (pm->rp && atomic_load(&pm->rp->dropped)) { /* too many to keep: a what-if rebuilds */
         rp_free(pm->rp);
         pm->rp = NULL;
@@ -2186,12 +2345,14 @@ static long gcd_l(long a, long b)
 }
 
 /* Where model pm's configs sit among rp's: pm->rp_map (NULL rows where a
- * layer's configs are rp's, NULL altogether where every layer's are).
- * Returns -1 where a config is not among rp's. */
+ * layer's configs are rp's, NULL altogether where every layer's are; -1 for
+ * a config rp's build never had). Returns 1 where every config is among
+ * rp's, 0 where some are not, -1 where the layers are not rp's. */
 static int rp_map_configs(cost_model_priv *pm, const tx_reprice *rp)
 {
     cost_model *m = &pm->pub;
     if (rp->n_layers != m->n_layers) return -1;
+    int all = 1;
     for (int i = 0; i < m->n_layers; i++) {
         if (m->n_configs[i] == rp->n_configs[i] &&
             memcmp(m->configs[i], rp->configs[i], sizeof(config) * (size_t)m->n_configs[i]) == 0)
@@ -2199,14 +2360,46 @@ static int rp_map_configs(cost_model_priv *pm, const tx_reprice *rp)
         if (!pm->rp_map) pm->rp_map = lw_calloc((size_t)m->n_layers + 1, sizeof(int *));
         pm->rp_map[i] = lw_malloc(sizeof(int) * ((size_t)m->n_configs[i] + 1));
         for (int k = 0; k < m->n_configs[i]; k++)
-            if ((pm->rp_map[i][k] = config_find(rp->configs[i], rp->n_configs[i], &m->configs[i][k])) < 0) return -1;
+            if ((pm->rp_map[i][k] = config_find(rp->configs[i], rp->n_configs[i], &m->configs[i][k])) < 0) all = 0;
     }
-    return 0;
+    return all;
+}
+
+/* Along the sample dimension every piece boundary is i x batch / D: where
+ * D divides both batches, every overlap there, and so every element count
+ * a receiver gets (a product with one sample-dimension factor), scales by
+ * batch / rp->batch, while piece counts and which overlaps are empty do
+ * not; a receiver dominating another still does, so the kept candidates of
+ * an entry whose two configs both scale are those of a build at this
+ * batch, scaled. */
+static int rp_scales(const cost_model_priv *pm, const tx_reprice *rp, const config *c)
+{
+    long D = c->deg[DIM_N];
+    return pm->pub.batch == rp->batch || (pm->pub.batch % D == 0 && rp->batch % D == 0);
+}
+
+/* Entry q of old edge r carried into entry qn of edge nr, the element
+ * counts scaled to pm's batch (exact: rp_price priced it). */
+static void rp_carry(const cost_model_priv *pm, const rp_edge *r, long q, rp_edge *nr, long qn)
+{
+    for (int k = 0; k < 2; k++) {
+        uint32_t id = r->list[2 * q + k];
+        rp_cand c[RP_MAXC];
+        int n = 0;
+        for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++, n++)
+            c[n] = (rp_cand){(double)(r->cand[a].own >> RP_ELEM_BITS), rp_scaled(pm, (double)(r->cand[a].own & RP_ELEM_MASK)),
+                             (double)(r->cand[a].far >> RP_ELEM_BITS), rp_scaled(pm, (double)(r->cand[a].far & RP_ELEM_MASK))};
+        nr->list[2 * qn + k] = rp_intern(nr, c, n);
+        if (nr->nic) nr->nic[2 * qn + k] = r->nic ? rp_scaled(pm, r->nic[2 * q + k]) : 0;
+    }
+    if (nr->list[2 * qn] == RP_NONE || nr->list[2 * qn + 1] == RP_NONE) nr->list[2 * qn] = nr->list[2 * qn + 1] = RP_NONE;
 }
 
 /* Edge e's table of model pm from what rp kept for edge src (e itself, or
  * the edge whose table e's was in rp's build); entries that were not kept,
- * or do not scale exactly, are computed. */
+ * whose configs rp's build did not have, or that do not scale exactly, are
+ * computed. Where pm keeps counts of its own (pm->rp, not rp: some entries
+ * are computed), each entry's go there, carried over or computed. */
 static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *sc, int e, int src)
 {
     cost_model *m = &pm->pub;
@@ -2221,17 +2414,41 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
                      memcmp(rp->configs[fs], rp->configs[from], sizeof(config) * (size_t)rp->n_configs[from]) ||
                      memcmp(rp->configs[ts], rp->configs[to], sizeof(config) * (size_t)rnc)))
         kept = 0;
+    tx_reprice *mine = pm->rp != rp && pm->rp && !atomic_load(&pm->rp->dropped) ? pm->rp : NULL;
+    rp_edge *nr = mine ? &mine->e[e] : NULL;
+    rp_sink *sink = NULL;
+    if (nr) {
+        rp_edge_begin(nr, (long)np * nc, pm->nodes_used > 1);
+        sink = lw_malloc(sizeof *sink);
+    }
+    sc->sink = sink;
     edge_lists *el = NULL;
-    for (int a = 0; a < np; a++)
+    long priced = 0;
+    for (int a = 0; a < np; a++) {
+        int ra = mp ? mp[a] : a, sa = rp_scales(pm, rp, &m->configs[from][a]);
         for (int b = 0; b < nc; b++) {
-            long q = (long)(mp ? mp[a] : a) * rnc + (mc ? mc[b] : b);
-            double t = kept && r->list[2 * q] != RP_NONE ? rp_price(pm, r, q) : -1;
-            if (t < 0) {
+            int rb = mc ? mc[b] : b;
+            long q = (long)ra * rnc + rb, qn = (long)a * nc + b;
+            double t = kept && ra >= 0 && rb >= 0 && sa && rp_scales(pm, rp, &m->configs[to][b]) &&
+                               r->list[2 * q] != RP_NONE
+                           ? rp_price(pm, r, q)
+                           : -1;
+            if (t >= 0) {
+                priced++;
+                if (nr) rp_carry(pm, r, q, nr, qn);
+            } else {
                 if (!el) el = lw_calloc(1, sizeof *el);
+                if (sink) sink->n[0] = -1;
                 t = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
+                if (sink) rp_record(nr, qn, sink);
             }
-            m->t_x[e][(long)a * nc + b] = t;
+            m->t_x[e][qn] = t;
         }
+    }
+    if (nr) rp_edge_end(mine, nr, (long)np * nc);
+    atomic_fetch_add(&pm->n_repriced, priced);
+    sc->sink = NULL;
+    free(sink);
     if (el) lists_free(el);
     free(el);
 }
@@ -2241,8 +2458,8 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
     const cost_model_priv *po = (const cost_model_priv *)old;
     tx_reprice *rp = po->rp;
     int ex;
-    if (!rp || !old->t_x || cl->n_overrides || cl->gpus_per_node != rp->gpus_per_node || gpus > rp->gpus ||
-        cluster_gpus(cl) < gpus || frexp(precision_elem_bytes(cl->precision), &ex) != 0.5)
+    if (!rp || !old->t_x || cl->n_overrides || cl->gpus_per_node != rp->gpus_per_node || cluster_gpus(cl) < gpus ||
+        frexp(precision_elem_bytes(cl->precision), &ex) != 0.5)
         return NULL;
     double t0 = lw_now();
     lw_error err = {0};
@@ -2250,41 +2467,48 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
     if (!pm) return NULL;
     cost_model *m = &pm->pub;
     pm->rp_num = pm->rp_den = 1;
-    if (!pm->closed_form_ok || pm->tx_reference || rp_map_configs(pm, rp) != 0) goto decline;
+    int all = pm->closed_form_ok && !pm->tx_reference ? rp_map_configs(pm, rp) : -1;
+    if (all < 0) goto decline;
     if (batch != rp->batch) {
-        /* Along the sample dimension every piece boundary is i x batch / D:
-         * where each degree D divides both batches, every overlap there,
-         * and so every element count a receiver gets (a product with one
-         * sample-dimension factor), scales by batch / rp->batch, while
-         * piece counts and which overlaps are empty do not; a receiver
-         * dominating another still does, so the kept candidates are those
-         * of a build at this batch, scaled. */
-        for (int i = 0; i < m->n_layers; i++)
-            for (int k = 0; k < m->n_configs[i]; k++) {
-                long D = m->configs[i][k].deg[DIM_N];
-                if (batch % D || rp->batch % D) goto decline;
-            }
         long g = gcd_l(batch, rp->batch);
         pm->rp_num = (double)(batch / g);
         pm->rp_den = (double)(rp->batch / g);
+        for (int i = 0; i < m->n_layers && all; i++)
+            for (int k = 0; k < m->n_configs[i] && all; k++) all = rp_scales(pm, rp, &m->configs[i][k]);
     }
     m->t_x = lw_calloc((size_t)m->n_edges + 1, sizeof(double *));
     build_node_tables(pm, NULL);
     int *same = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
     int *todo = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
     int n_todo = plan_edge_tables(pm, same, todo);
-    tx_scratch sc;
-    scratch_init(&sc, m->gpus, pm->nodes_used);
-    for (int i = 0; i < n_todo; i++) {
-        int e = todo[i], src = rp->same[e] >= 0 ? rp->same[e] : e;
-        rp_fill_edge(pm, rp, &sc, e, src);
+    /* every entry re-priced: the model shares rp's counts; else (configs
+     * rp's build never had: more GPUs, another batch) some are computed, on
+     * every core, and the model keeps counts of its own, those it carried
+     * over and those it computed, for the what-ifs after it */
+    if (all) {
+        atomic_fetch_add(&rp->refs, 1);
+        pm->rp = rp;
+    } else {
+        pm->rp = rp_new(pm, same, todo, n_todo);
     }
-    scratch_free(&sc);
-    copy_shared_tables(m, same, NULL);
+    int nw = all ? 1 : lw_worker_count();
+    compute_edge_tables(pm, same, todo, n_todo, nw > n_todo ? n_todo : nw, NULL, rp);
+    m->tx_pairs_repriced = atomic_load(&pm->n_repriced);
+    m->tx_reused = all ? 1 : 2;
+    if (!all) {
+        /* the model's counts are its own now: its configs, its batch */
+        if (pm->rp_map)
+            for (int i = 0; i < m->n_layers; i++) free(pm->rp_map[i]);
+        free(pm->rp_map);
+        pm->rp_map = NULL;
+        pm->rp_num = pm->rp_den = 1;
+        if (pm->rp && atomic_load(&pm->rp->dropped)) {
+            rp_free(pm->rp);
+            pm->rp = NULL;
+        }
+    }
     free(same);
     free(todo);
-    atomic_fetch_add(&rp->refs, 1);
-    pm->rp = rp;
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
 decline:
@@ -2336,11 +2560,10 @@ cost_graph *cost_model_graph(const cost_model *m)
     if (!g) lw_out_of_memory(sizeof *g); /* the counts are valid: only memory can fail (util.h) */
     for (int i = 0; i < m->n_layers; i++)
         for (int k = 0; k < m->n_configs[i]; k++) g->node_cost[i][k] = m->t_c[i][k] + m->t_s[i][k];
-    for (int e = 0; e < m->n_edges; e++) {
-        int id = cg_add_edge(g, m->e_from[e], m->e_to[e]);
-        if (id < 0) lw_out_of_memory(sizeof(double) * edge_entries(m, e));
-        memcpy(g->edge_cost[id], m->t_x[e], sizeof(double) * edge_entries(m, e));
-    }
+    /* the model's tables themselves: the graph lives no longer than the
+     * model (plan and prefetcher free it first) and the search only reads */
+    for (int e = 0; e < m->n_edges; e++)
+        if (cg_add_edge_borrowed(g, m->e_from[e], m->e_to[e], m->t_x[e]) < 0) lw_out_of_memory(sizeof(double *));
     return g;
 }
 

@@ -79,6 +79,10 @@ typedef struct cost_model {
     double workspace_bytes;  /* fixed allowance on every GPU that hosts a task */
     double build_ms;
     long tx_pairs_computed, tx_pairs_reused; /* table cache statistics */
+    long tx_pairs_repriced;  /* of the computed: priced from another model's kept counts (cost_model_reuse) */
+    int tx_reused;           /* 0: built; cost_model_reuse: 1 every config and the batch are the kept build's
+                                (its counts re-priced), 2 some are not (more GPUs, a batch some sample degree
+                                does not divide): their entries computed, the rest re-priced */
 } cost_model;
 
 cost_model *cost_model_build(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
@@ -127,15 +131,17 @@ double cost_edge_ms(const cost_model *m, int edge, int ci, int cj, double *bytes
  * the next. */
 cost_model *cost_model_reprice(const cost_model *old, const cluster *cl);
 /* The same for another GPU count and batch as well: a model on `gpus`
- * GPUs and global batch `batch` priced from what old's build kept, where
- * every config of the new setting is one that build had (fewer GPUs: a
- * config on k GPUs uses GPUs 0..k-1, so its transfers do not depend on
- * how many GPUs the cluster has) and, for another batch, every degree
- * along the sample dimension divides both batches (element counts then
- * scale by the ratio of the batches, exactly). Equal, bit for bit, to
- * cost_model_build(old->net, cl, ..., gpus, batch). NULL where it does not
- * apply (more GPUs than that build, a config it lacks, a degree that does
- * not divide a batch, or what cost_model_reprice declines). */
+ * GPUs and global batch `batch`, each t_x entry priced from what old's
+ * build kept where that build had both configs (a config on k GPUs uses
+ * GPUs 0..k-1, so its transfers do not depend on how many GPUs the cluster
+ * has) and, for another batch, both configs' degrees along the sample
+ * dimension divide both batches (element counts then scale by the ratio of
+ * the batches, exactly); the other entries (more GPUs, a batch some degree
+ * does not divide) are computed, on every core, and the model then keeps
+ * counts of its own, carried over and computed, for the what-ifs after it
+ * (m->tx_reused says which: 1 all priced, 2 some computed). Equal, bit for
+ * bit, to cost_model_build(old->net, cl, ..., gpus, batch). NULL where
+ * cost_model_reprice declines. */
 cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch);
 /* The bytes of counts m's build kept for what-ifs (shared by the models
  * priced from them); 0: it kept none, and what-ifs on m build. */
@@ -146,7 +152,8 @@ long cost_model_kept_bytes(const cost_model *m);
 void cost_model_refresh_sync(cost_model *m);
 
 /* The abstract graph the search works on (node cost = t_c + t_s, edge cost =
- * t_x), from a built model's tables. */
+ * t_x), from a built model's tables. Its edge tables are the model's own
+ * (borrowed, not copied): free the graph before the model. */
 cost_graph *cost_model_graph(const cost_model *m);
 
 /* Single evaluations, for strategies and tests. Bytes are cross-GPU bytes
@@ -166,6 +173,12 @@ double cost_t_x(const cost_model *m, int edge, const config *cp, const config *c
 /* Elements of the producer's output that consumer task `task` needs from
  * producer task `ptask` (for tests and diagrams). */
 double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, const config *cc, int task);
+/* Every producer task that holds part of what consumer task `task` needs:
+ * their indices (ascending) in ptask[] and cost_overlap's value for each
+ * (the same double) in vol[], both with room for config_tasks(cp); returns
+ * how many. In the time of the overlapping tasks, not of all of them. */
+int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const config *cc, int task, int *ptask,
+                     double *vol);
 
 /* Set to 1 to compute every t_x piece by piece (the reference); by default
  * clusters with uniform links within and between nodes use an equivalent

@@ -232,14 +232,18 @@ static double inter_node_bytes(const diagram *d, int e, double *recv_fwd)
     if (m->gpus <= cl->gpus_per_node) return 0;
     const config *cp = cfg_of(d, m->e_from[e]), *cc = cfg_of(d, m->e_to[e]);
     int np = config_tasks(cp), nc = config_tasks(cc);
+    int *qs = lw_malloc(sizeof(int) * (size_t)np);
+    double *vs = lw_malloc(sizeof(double) * (size_t)np);
     double total = 0;
     for (int k = 0; k < nc; k++)
-        for (int q = 0; q < np; q++) {
-            if (cluster_node_of(cl, q) == cluster_node_of(cl, k)) continue;
-            double b = cost_overlap(m, e, cp, q, cc, k) * m->elem_bytes;
+        for (int x = 0, nx = cost_overlaps_of(m, e, cp, cc, k, qs, vs); x < nx; x++) {
+            if (cluster_node_of(cl, qs[x]) == cluster_node_of(cl, k)) continue;
+            double b = vs[x] * m->elem_bytes;
             total += 2 * b;
             if (recv_fwd) recv_fwd[k] += b;
         }
+    free(qs);
+    free(vs);
     return total;
 }
 

@@ -169,6 +169,8 @@ double plan_min_peak(const plan *p, double time_s, int *cfg, double *lower)
 static int search_failure(const search_info *info, lw_error *err)
 {
     if (info->status == SEARCH_CANCELLED) return lw_fail(err, 1, "cancelled");
+    if (info->status == SEARCH_OUT_OF_MEMORY) /* during the eliminations: what is left says nothing */
+        return lw_fail(err, 1, "search failed: out of memory for its elimination tables (fewer GPUs need fewer)");
     char space[64], why[160] = "";
     if (isfinite(info->final_space)) snprintf(space, sizeof space, "%.3g combinations", info->final_space);
     else snprintf(space, sizeof space, "more than 1e308 combinations");
@@ -320,10 +322,10 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr), repriced = 0;
     if (!adopted) {
         /* a change of prices (the cluster editor, precision), of batch, or
-         * fewer GPUs: the transfers' counts are those the current model's
-         * build kept (cost_model_reuse says where) */
+         * GPU count: the transfers' counts the current model's build kept,
+         * where they say (cost_model_reuse); the rest computed */
         if (p->cm) cm = cost_model_reuse(p->cm, cl, gpus, batch);
-        repriced = cm != NULL;
+        repriced = cm ? cm->tx_reused : 0;
         if (!cm && (p->cm || p->whatifs)) /* a what-if: more may follow */
             cm = cost_model_build_for_whatifs(p->net, cl, p->prof, gpus, batch, p->cancel, err);
         else if (!cm)

@@ -73,7 +73,9 @@ typedef struct plan {
     double search_ms;
     int from_prefetch;       /* the last model change took a prefetched model */
     int repriced;            /* the last model change re-priced the transfers the previous model's
-                                build kept (prices, batch, fewer GPUs: cost_model_reuse) instead of building */
+                                build kept instead of building (cost_model_reuse): 1 all of them (prices,
+                                batch, fewer GPUs), 2 some (more GPUs, a batch some sample degree does not
+                                divide: those entries computed); 0 built */
     int whatifs;             /* what-ifs follow (plan_new_cancellable): the first model keeps counts too */
     atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */

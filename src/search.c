@@ -37,10 +37,12 @@
  * the summed tables.
  */
 #include "search.h"
+#include "util.h"
 
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +77,8 @@ cost_graph *cg_new(int n_nodes, const int *n_configs, int max_edges)
     g->edge_from = zalloc_array((size_t)g->edge_capacity, sizeof *g->edge_from);
     g->edge_to = zalloc_array((size_t)g->edge_capacity, sizeof *g->edge_to);
     g->edge_cost = zalloc_array((size_t)g->edge_capacity, sizeof *g->edge_cost);
-    if (!g->n_configs || !g->node_cost || !g->edge_from || !g->edge_to || !g->edge_cost) {
+    g->edge_borrowed = zalloc_array((size_t)g->edge_capacity, 1);
+    if (!g->n_configs || !g->node_cost || !g->edge_from || !g->edge_to || !g->edge_cost || !g->edge_borrowed) {
         cg_free(g);
         return NULL;
     }
@@ -90,30 +93,50 @@ cost_graph *cg_new(int n_nodes, const int *n_configs, int max_edges)
     return g;
 }
 
-int cg_add_edge(cost_graph *g, int from, int to)
+/* Room for one more edge; 0 when there is none. */
+static int cg_edge_room(cost_graph *g)
 {
-    if (!g || from < 0 || to < 0 || from >= g->n_nodes || to >= g->n_nodes) return -1;
-    if (g->n_edges >= g->edge_capacity) {
-        if (g->edge_capacity > INT_MAX / 2) return -1;
-        int cap = g->edge_capacity > 0 ? 2 * g->edge_capacity : 4;
-        int *nf = realloc(g->edge_from, (size_t)cap * sizeof *nf);
-        if (!nf) return -1;
-        g->edge_from = nf;
-        int *nt = realloc(g->edge_to, (size_t)cap * sizeof *nt);
-        if (!nt) return -1;
-        g->edge_to = nt;
-        double **nc = realloc(g->edge_cost, (size_t)cap * sizeof *nc);
-        if (!nc) return -1;
-        g->edge_cost = nc;
-        g->edge_capacity = cap;
-    }
-    double *t = zalloc_array((size_t)g->n_configs[from] * (size_t)g->n_configs[to], sizeof(double));
-    if (!t) return -1;
+    if (g->n_edges < g->edge_capacity) return 1;
+    if (g->edge_capacity > INT_MAX / 2) return 0;
+    int cap = g->edge_capacity > 0 ? 2 * g->edge_capacity : 4;
+    int *nf = realloc(g->edge_from, (size_t)cap * sizeof *nf);
+    if (!nf) return 0;
+    g->edge_from = nf;
+    int *nt = realloc(g->edge_to, (size_t)cap * sizeof *nt);
+    if (!nt) return 0;
+    g->edge_to = nt;
+    double **nc = realloc(g->edge_cost, (size_t)cap * sizeof *nc);
+    if (!nc) return 0;
+    g->edge_cost = nc;
+    unsigned char *nb = realloc(g->edge_borrowed, (size_t)cap);
+    if (!nb) return 0;
+    g->edge_borrowed = nb;
+    g->edge_capacity = cap;
+    return 1;
+}
+
+static int cg_put_edge(cost_graph *g, int from, int to, double *t, int borrowed)
+{
     int e = g->n_edges++;
     g->edge_from[e] = from;
     g->edge_to[e] = to;
     g->edge_cost[e] = t;
+    g->edge_borrowed[e] = (unsigned char)borrowed;
     return e;
+}
+
+int cg_add_edge(cost_graph *g, int from, int to)
+{
+    if (!g || from < 0 || to < 0 || from >= g->n_nodes || to >= g->n_nodes || !cg_edge_room(g)) return -1;
+    double *t = zalloc_array((size_t)g->n_configs[from] * (size_t)g->n_configs[to], sizeof(double));
+    if (!t) return -1;
+    return cg_put_edge(g, from, to, t, 0);
+}
+
+int cg_add_edge_borrowed(cost_graph *g, int from, int to, const double *table)
+{
+    if (!g || !table || from < 0 || to < 0 || from >= g->n_nodes || to >= g->n_nodes || !cg_edge_room(g)) return -1;
+    return cg_put_edge(g, from, to, (double *)table, 1); /* never written: see search.h */
 }
 
 void cg_free(cost_graph *g)
@@ -122,7 +145,9 @@ void cg_free(cost_graph *g)
     if (g->node_cost)
         for (int v = 0; v < g->n_nodes; v++) free(g->node_cost[v]);
     if (g->edge_cost)
-        for (int e = 0; e < g->n_edges; e++) free(g->edge_cost[e]);
+        for (int e = 0; e < g->n_edges; e++)
+            if (!g->edge_borrowed[e]) free(g->edge_cost[e]);
+    free(g->edge_borrowed);
     free(g->n_configs);
     free(g->node_cost);
     free(g->edge_from);
@@ -443,6 +468,168 @@ static void node_elimination_pair(int cj_n, int ck_n, int ck, const double *base
 }
 #endif
 
+#ifdef LW_NODE_ELIM_SSE2
+/* Columns ck .. ck + 7: four registers. */
+static void node_elimination_tile8(int cj_n, int ck_n, int ck, const double *base, const double *t2, double *out,
+                                   int *am)
+{
+    __m128d o0 = _mm_setzero_pd(), o1 = o0, o2 = o0, o3 = o0;
+    __m128d k0 = o0, k1 = o0, k2 = o0, k3 = o0;
+    for (int cj0 = 0; cj0 < cj_n; cj0 += ARG_BLOCK) {
+        int cj1 = cj0 + ARG_BLOCK < cj_n ? cj0 + ARG_BLOCK : cj_n;
+        const double *r2 = t2 + (size_t)cj0 * (size_t)ck_n + (size_t)ck;
+        __m128d b = _mm_set1_pd(base[cj0]);
+        __m128d m0 = _mm_add_pd(b, _mm_loadu_pd(r2));
+        __m128d m1 = _mm_add_pd(b, _mm_loadu_pd(r2 + 2));
+        __m128d m2 = _mm_add_pd(b, _mm_loadu_pd(r2 + 4));
+        __m128d m3 = _mm_add_pd(b, _mm_loadu_pd(r2 + 6));
+        for (int cj = cj0 + 1; cj < cj1; cj++) {
+            r2 += ck_n;
+            b = _mm_set1_pd(base[cj]);
+            m0 = _mm_min_pd(_mm_add_pd(b, _mm_loadu_pd(r2)), m0);
+            m1 = _mm_min_pd(_mm_add_pd(b, _mm_loadu_pd(r2 + 2)), m1);
+            m2 = _mm_min_pd(_mm_add_pd(b, _mm_loadu_pd(r2 + 4)), m2);
+            m3 = _mm_min_pd(_mm_add_pd(b, _mm_loadu_pd(r2 + 6)), m3);
+        }
+        if (cj0 == 0) {
+            o0 = m0, o1 = m1, o2 = m2, o3 = m3;
+        } else {
+            /* strictly less: an earlier block keeps a tie */
+            __m128d kb = _mm_set1_pd((double)cj0);
+            __m128d l0 = _mm_cmplt_pd(m0, o0), l1 = _mm_cmplt_pd(m1, o1);
+            __m128d l2 = _mm_cmplt_pd(m2, o2), l3 = _mm_cmplt_pd(m3, o3);
+            o0 = blend_pd(l0, m0, o0), k0 = blend_pd(l0, kb, k0);
+            o1 = blend_pd(l1, m1, o1), k1 = blend_pd(l1, kb, k1);
+            o2 = blend_pd(l2, m2, o2), k2 = blend_pd(l2, kb, k2);
+            o3 = blend_pd(l3, m3, o3), k3 = blend_pd(l3, kb, k3);
+        }
+    }
+    double blk[8];
+    _mm_storeu_pd(out + ck, o0);
+    _mm_storeu_pd(out + ck + 2, o1);
+    _mm_storeu_pd(out + ck + 4, o2);
+    _mm_storeu_pd(out + ck + 6, o3);
+    _mm_storeu_pd(blk, k0);
+    _mm_storeu_pd(blk + 2, k1);
+    _mm_storeu_pd(blk + 4, k2);
+    _mm_storeu_pd(blk + 6, k3);
+    for (int x = 0; x < 8; x++)
+        am[ck + x] = argmin_in_block((int)blk[x], cj_n, ck_n, ck + x, base, t2, out[ck + x]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(LW_NO_AVX2)
+#include <immintrin.h>
+#define LW_NODE_ELIM_AVX2 1
+/* Columns ck .. ck + 15 with AVX2 (four registers of four), where the CPU
+ * has it: the same adds, mins and strict comparisons per column as the
+ * SSE2 tiles, so the same table and argmins, with half the instructions. */
+__attribute__((target("avx2"))) static void node_elimination_tile16(int cj_n, int ck_n, int ck, const double *base,
+                                                                   const double *t2, double *out, int *am)
+{
+    __m256d o0 = _mm256_setzero_pd(), o1 = o0, o2 = o0, o3 = o0;
+    __m256d k0 = o0, k1 = o0, k2 = o0, k3 = o0;
+    for (int cj0 = 0; cj0 < cj_n; cj0 += ARG_BLOCK) {
+        int cj1 = cj0 + ARG_BLOCK < cj_n ? cj0 + ARG_BLOCK : cj_n;
+        const double *r2 = t2 + (size_t)cj0 * (size_t)ck_n + (size_t)ck;
+        __m256d b = _mm256_set1_pd(base[cj0]);
+        __m256d m0 = _mm256_add_pd(b, _mm256_loadu_pd(r2));
+        __m256d m1 = _mm256_add_pd(b, _mm256_loadu_pd(r2 + 4));
+        __m256d m2 = _mm256_add_pd(b, _mm256_loadu_pd(r2 + 8));
+        __m256d m3 = _mm256_add_pd(b, _mm256_loadu_pd(r2 + 12));
+        for (int cj = cj0 + 1; cj < cj1; cj++) {
+            r2 += ck_n;
+            b = _mm256_set1_pd(base[cj]);
+            m0 = _mm256_min_pd(_mm256_add_pd(b, _mm256_loadu_pd(r2)), m0);
+            m1 = _mm256_min_pd(_mm256_add_pd(b, _mm256_loadu_pd(r2 + 4)), m1);
+            m2 = _mm256_min_pd(_mm256_add_pd(b, _mm256_loadu_pd(r2 + 8)), m2);
+            m3 = _mm256_min_pd(_mm256_add_pd(b, _mm256_loadu_pd(r2 + 12)), m3);
+        }
+        if (cj0 == 0) {
+            o0 = m0, o1 = m1, o2 = m2, o3 = m3;
+        } else {
+            /* strictly less: an earlier block keeps a tie */
+            __m256d kb = _mm256_set1_pd((double)cj0);
+            __m256d l0 = _mm256_cmp_pd(m0, o0, _CMP_LT_OS), l1 = _mm256_cmp_pd(m1, o1, _CMP_LT_OS);
+            __m256d l2 = _mm256_cmp_pd(m2, o2, _CMP_LT_OS), l3 = _mm256_cmp_pd(m3, o3, _CMP_LT_OS);
+            o0 = _mm256_blendv_pd(o0, m0, l0), k0 = _mm256_blendv_pd(k0, kb, l0);
+            o1 = _mm256_blendv_pd(o1, m1, l1), k1 = _mm256_blendv_pd(k1, kb, l1);
+            o2 = _mm256_blendv_pd(o2, m2, l2), k2 = _mm256_blendv_pd(k2, kb, l2);
+            o3 = _mm256_blendv_pd(o3, m3, l3), k3 = _mm256_blendv_pd(k3, kb, l3);
+        }
+    }
+    double blk[16];
+    _mm256_storeu_pd(out + ck, o0);
+    _mm256_storeu_pd(out + ck + 4, o1);
+    _mm256_storeu_pd(out + ck + 8, o2);
+    _mm256_storeu_pd(out + ck + 12, o3);
+    _mm256_storeu_pd(blk, k0);
+    _mm256_storeu_pd(blk + 4, k1);
+    _mm256_storeu_pd(blk + 8, k2);
+    _mm256_storeu_pd(blk + 12, k3);
+    for (int x = 0; x < 16; x++)
+        am[ck + x] = argmin_in_block((int)blk[x], cj_n, ck_n, ck + x, base, t2, out[ck + x]);
+}
+
+/* 1 where the CPU runs AVX2 (asked once), unless LAYERWISE_NO_AVX2 is set
+ * to something other than 0 (tests and the bench compare both kernels). */
+static int use_avx2(void)
+{
+    static atomic_int known = -1;
+    int v = atomic_load(&known);
+    if (v < 0) {
+        const char *off = getenv("LAYERWISE_NO_AVX2");
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx2") && !(off && *off && strcmp(off, "0") != 0);
+        atomic_store(&known, v);
+    }
+    return v;
+}
+#endif
+#endif
+
+/* Rows ci0 .. ci1 - 1 of a node elimination's table (each row on its own:
+ * any split of the rows gives the same table). */
+typedef struct ne_rows {
+    int ci0, ci1, cj_n, ck_n;
+    const double *nc, *t1, *t2;
+    double *t, *base;
+    int *arg;
+} ne_rows;
+
+static void node_elimination_rows(const ne_rows *w)
+{
+    const int cj_n = w->cj_n, ck_n = w->ck_n;
+    const double *nc = w->nc, *t1 = w->t1, *t2 = w->t2;
+    double *t = w->t, *base = w->base;
+    int *arg = w->arg;
+    for (int ci = w->ci0; ci < w->ci1; ci++) {
+        const double *r1 = t1 + (size_t)ci * (size_t)cj_n;
+        double *out = t + (size_t)ci * (size_t)ck_n;
+        int *am = arg + (size_t)ci * (size_t)ck_n;
+        for (int cj = 0; cj < cj_n; cj++) base[cj] = nc[cj] + r1[cj];
+        int ck = 0;
+#ifdef LW_NODE_ELIM_SSE2
+#ifdef LW_NODE_ELIM_AVX2
+        if (use_avx2())
+            for (; ck + 16 <= ck_n; ck += 16) node_elimination_tile16(cj_n, ck_n, ck, base, t2, out, am);
+#endif
+        for (; ck + 8 <= ck_n; ck += 8) node_elimination_tile8(cj_n, ck_n, ck, base, t2, out, am);
+        for (; ck + 2 <= ck_n; ck += 2) node_elimination_pair(cj_n, ck_n, ck, base, t2, out, am);
+#endif
+        for (; ck < ck_n; ck++) node_elimination_column(cj_n, ck_n, ck, base, t2, out, am);
+    }
+}
+
+static void *node_elimination_thread(void *a)
+{
+    node_elimination_rows(a);
+    return NULL;
+}
+
+/* Below this many min-plus terms a node elimination stays on one thread
+ * (starting one costs tens of microseconds). */
+#define NE_THREAD_WORK (1 << 21)
+
 static void node_elimination_table(int ci_n, int cj_n, int ck_n, const double *nc,
                                    const double *t1, const double *t2, double *t, int *arg,
                                    double *base)
@@ -457,61 +644,26 @@ static void node_elimination_table(int ci_n, int cj_n, int ck_n, const double *n
         volatile double sink = acc;
         (void)sink;
     }
-    for (int ci = 0; ci < ci_n; ci++) {
-        const double *r1 = t1 + (size_t)ci * (size_t)cj_n;
-        double *out = t + (size_t)ci * (size_t)ck_n;
-        int *am = arg + (size_t)ci * (size_t)ck_n;
-        for (int cj = 0; cj < cj_n; cj++) base[cj] = nc[cj] + r1[cj];
-        int ck = 0;
-#ifdef LW_NODE_ELIM_SSE2
-        for (; ck + 8 <= ck_n; ck += 8) {
-            __m128d o0 = _mm_setzero_pd(), o1 = o0, o2 = o0, o3 = o0;
-            __m128d k0 = o0, k1 = o0, k2 = o0, k3 = o0;
-            for (int cj0 = 0; cj0 < cj_n; cj0 += ARG_BLOCK) {
-                int cj1 = cj0 + ARG_BLOCK < cj_n ? cj0 + ARG_BLOCK : cj_n;
-                const double *r2 = t2 + (size_t)cj0 * (size_t)ck_n + (size_t)ck;
-                __m128d b = _mm_set1_pd(base[cj0]);
-                __m128d m0 = _mm_add_pd(b, _mm_loadu_pd(r2));
-                __m128d m1 = _mm_add_pd(b, _mm_loadu_pd(r2 + 2));
-                __m128d m2 = _mm_add_pd(b, _mm_loadu_pd(r2 + 4));
-                __m128d m3 = _mm_add_pd(b, _mm_loadu_pd(r2 + 6));
-                for (int cj = cj0 + 1; cj < cj1; cj++) {
-                    r2 += ck_n;
-                    b = _mm_set1_pd(base[cj]);
-                    m0 = _mm_min_pd(_mm_add_pd(b, _mm_loadu_pd(r2)), m0);
-                    m1 = _mm_min_pd(_mm_add_pd(b, _mm_loadu_pd(r2 + 2)), m1);
-                    m2 = _mm_min_pd(_mm_add_pd(b, _mm_loadu_pd(r2 + 4)), m2);
-                    m3 = _mm_min_pd(_mm_add_pd(b, _mm_loadu_pd(r2 + 6)), m3);
-                }
-                if (cj0 == 0) {
-                    o0 = m0, o1 = m1, o2 = m2, o3 = m3;
-                } else {
-                    /* strictly less: an earlier block keeps a tie */
-                    __m128d kb = _mm_set1_pd((double)cj0);
-                    __m128d l0 = _mm_cmplt_pd(m0, o0), l1 = _mm_cmplt_pd(m1, o1);
-                    __m128d l2 = _mm_cmplt_pd(m2, o2), l3 = _mm_cmplt_pd(m3, o3);
-                    o0 = blend_pd(l0, m0, o0), k0 = blend_pd(l0, kb, k0);
-                    o1 = blend_pd(l1, m1, o1), k1 = blend_pd(l1, kb, k1);
-                    o2 = blend_pd(l2, m2, o2), k2 = blend_pd(l2, kb, k2);
-                    o3 = blend_pd(l3, m3, o3), k3 = blend_pd(l3, kb, k3);
-                }
+    ne_rows all = {0, ci_n, cj_n, ck_n, nc, t1, t2, t, base, arg};
+    /* a large one: the second half of the rows on a second core, which the
+     * search would leave idle (the t_x tables are built by then) */
+    if ((double)ci_n * cj_n * ck_n >= NE_THREAD_WORK && ci_n >= 2 && lw_worker_count() > 1) {
+        ne_rows two = all;
+        two.base = malloc(sizeof(double) * (size_t)cj_n);
+        pthread_t th;
+        if (two.base) {
+            two.ci0 = all.ci1 = ci_n / 2;
+            if (lw_thread_start(&th, node_elimination_thread, &two) == 0) {
+                node_elimination_rows(&all);
+                pthread_join(th, NULL);
+                free(two.base);
+                return;
             }
-            double blk[8];
-            _mm_storeu_pd(out + ck, o0);
-            _mm_storeu_pd(out + ck + 2, o1);
-            _mm_storeu_pd(out + ck + 4, o2);
-            _mm_storeu_pd(out + ck + 6, o3);
-            _mm_storeu_pd(blk, k0);
-            _mm_storeu_pd(blk + 2, k1);
-            _mm_storeu_pd(blk + 4, k2);
-            _mm_storeu_pd(blk + 6, k3);
-            for (int x = 0; x < 8; x++)
-                am[ck + x] = argmin_in_block((int)blk[x], cj_n, ck_n, ck + x, base, t2, out[ck + x]);
+            free(two.base);
+            all.ci1 = ci_n;
         }
-        for (; ck + 2 <= ck_n; ck += 2) node_elimination_pair(cj_n, ck_n, ck, base, t2, out, am);
-#endif
-        for (; ck < ck_n; ck++) node_elimination_column(cj_n, ck_n, ck, base, t2, out, am);
     }
+    node_elimination_rows(&all);
 }
 
 /* Logs step number r->n_steps and puts its new edge (i -> k, table t) in

@@ -23,6 +23,7 @@ typedef struct cost_graph {
     int *edge_from;       /* [n_edges] producer node */
     int *edge_to;         /* [n_edges] consumer node */
     double **edge_cost;   /* [n_edges][n_configs[from] * n_configs[to]], row-major: [ci * n_configs[to] + cj] */
+    unsigned char *edge_borrowed; /* [n_edges] 1: the table is someone else's (cg_add_edge_borrowed), read only */
     int edge_capacity;    /* room in the edge arrays; cg_add_edge grows it */
 } cost_graph;
 
@@ -33,6 +34,10 @@ typedef struct cost_graph {
  * no memory. cg_new returns NULL for a config count < 1 or no memory. */
 cost_graph *cg_new(int n_nodes, const int *n_configs, int max_edges);
 int cg_add_edge(cost_graph *g, int from, int to);
+/* As cg_add_edge, but the edge's table is `table` itself, not a copy: it
+ * must outlive the graph and not change while the graph lives; cg_free
+ * leaves it. The search only reads edge tables. */
+int cg_add_edge_borrowed(cost_graph *g, int from, int to, const double *table);
 void cg_free(cost_graph *g);
 
 /* Total cost of a full assignment (one config per node). */

@@ -179,10 +179,12 @@ static void build_edge(builder *b, int e, int backward, const int *of)
     const config *cp = cfg(b, P), *cc = cfg(b, C);
     int Tp = config_tasks(cp), Tc = config_tasks(cc);
     int first = b->n;
+    int *ps = lw_malloc(sizeof(int) * (size_t)Tp);
+    double *vs = lw_malloc(sizeof(double) * (size_t)Tp);
     for (int k = 0; k < Tc && !b->too_big; k++)
-        for (int p = 0; p < Tp; p++) {
-            double v = cost_overlap(m, e, cp, p, cc, k);
-            if (v <= 0) continue;
+        for (int x = 0, nx = cost_overlaps_of(m, e, cp, cc, k, ps, vs); x < nx; x++) {
+            int p = ps[x];
+            double v = vs[x];
             int from = backward ? of[C] + k : of[P] + p;
             int to = backward ? (of[P] >= 0 ? of[P] + p : -1) : of[C] + k;
             if (p != k) {
@@ -192,6 +194,8 @@ static void build_edge(builder *b, int e, int backward, const int *of)
             }
             if (to >= 0) add_dep(b, from, to);
         }
+    free(ps);
+    free(vs);
     add_phase(b, PH_TRANSFER, first, b->n - first);
 }
 

@@ -395,6 +395,15 @@ int lw_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
     return rc;
 }
 
+int lw_worker_count(void)
+{
+    const char *env = getenv("LAYERWISE_THREADS");
+    long n = env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > 8) n = 8;
+    return (int)n;
+}
+
 double lw_now(void)
 {
     struct timespec ts;

@@ -100,6 +100,10 @@ int lw_parse_double(const char *s, double lo, double hi, double *out);
  * waiting for a key. */
 int lw_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
+/* Threads for the engine's parallel work (t_x tables, large node
+ * eliminations): LAYERWISE_THREADS if set, else one per online core; 1 to 8. */
+int lw_worker_count(void);
+
 /* Monotonic clock in seconds, for benchmarks and progress. */
 double lw_now(void);
 

@@ -361,7 +361,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             t0 = lw_now() - t_edit;
             break;
         }
-        case 15: /* a global batch the largest sample degree does not divide: built */
+        case 15: /* a global batch the largest sample degree does not divide: its configs' entries computed */
         {
             rc = set_to(p, bench_g, 32, NULL, err);
             if (rc) break;
@@ -374,7 +374,8 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             t0 = lw_now() - t;
             break;
         }
-        case 16: /* up to a GPU count the kept counts lack: a TUI started at half the count, then doubled */
+        case 16: /* up to a GPU count the kept counts lack (a TUI started at half the count, then doubled): the
+                  * entries of configs on more GPUs than that computed */
         {
             lw_error e2 = {0};
             plan_settings half = {bench_g / 2, 32, 0, 0};
@@ -483,9 +484,9 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     snprintf(what, sizeof what, "GPU count %d -> %d", gpus / 2, gpus);
     whatif_line(what, best_of(r, p, 4, &err), ref);
     whatif_line("per-GPU batch 32 -> 64", best_of(r, p, 3, &err), ref);
-    snprintf(what, sizeof what, "global batch %ld (degree %d does not divide it: built)", 32L * gpus + gpus / 2, gpus);
+    snprintf(what, sizeof what, "global batch %ld (degree %d does not divide it)", 32L * gpus + gpus / 2, gpus);
     whatif_line(what, best_of(1, p, 15, &err), ref);
-    snprintf(what, sizeof what, "GPU count %d -> %d, never at %d before (built)", gpus / 2, gpus, gpus);
+    snprintf(what, sizeof what, "GPU count %d -> %d, never at %d before", gpus / 2, gpus, gpus);
     whatif_line(what, best_of(1, p, 16, &err), ref);
     whatif_line("inter-node GB/s doubled", best_of(r, p, 9, &err), ref);
     whatif_line("intra-node latency doubled", best_of(r, p, 13, &err), ref);
@@ -571,7 +572,9 @@ int main(int argc, char **argv)
         whatifs("inception_v3", "h100-8x8", 64, 1, "< 1 s");
         return 0;
     }
-    printf("layerwise bench (%s threads for the t_x tables; set LAYERWISE_THREADS to change)\n\n",
+    int targets = argc > 2 && strcmp(argv[2], "--targets") == 0; /* the three search targets alone */
+    printf("layerwise bench (%s threads for the t_x tables and large node eliminations; set LAYERWISE_THREADS "
+           "to change)\n\n",
            getenv("LAYERWISE_THREADS") ? getenv("LAYERWISE_THREADS") : "one per core, up to 8,");
     printf("targets: the whole process, best of 3 (1 at 64 GPUs and up), with its ratio to a plain C min-plus\n"
            "loop (120 eliminations of 70x70 tables, or 121 of 210x210) run in this process just before it\n");
@@ -580,6 +583,7 @@ int main(int argc, char **argv)
         bench_cmd(exe, "search", "inception_v3", "h100-8x8", "64", NULL, 1, 210, "<= 0.5x");
         bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/h100-32x8.json", "256", NULL, 1, 210,
                   "< 5 s, 1 GB");
+        if (targets) return 0;
         if (getenv("BENCH_PER_PAIR_256"))
             bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/dgx1-32x8.json", "256", NULL, 1, 210,
                       "< 5 s, 1 GB");

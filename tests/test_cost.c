@@ -1563,9 +1563,10 @@ Test(tables, a_repriced_model_equals_a_fresh_build)
  * k GPUs sits on GPUs 0..k-1 whatever the count. Bit for bit a fresh
  * build, on every shipped network (every kind of edge: convolution and
  * pooling windows, linear layers, the flatten of a 4-D tensor, concat
- * offsets, adds), on two nodes (the NICs' share) and one; a batch some
- * degree does not divide is declined (the caller builds). */
-Test(tables, a_model_reused_for_another_batch_or_fewer_gpus_equals_a_fresh_build, .timeout = 600)
+ * offsets, adds), on two nodes (the NICs' share) and one; where a batch
+ * some degree does not divide, or more GPUs, bring entries the build did
+ * not keep, those are computed. */
+Test(tables, a_model_reused_for_another_batch_or_gpu_count_equals_a_fresh_build, .timeout = 600)
 {
     lw_error err = {0};
     const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
@@ -1611,11 +1612,36 @@ Test(tables, a_model_reused_for_another_batch_or_fewer_gpus_equals_a_fresh_build
         expect_same_tables(back, fresh, "back to the build's setting");
         cost_model_free(fresh);
         cost_model_free(back);
-        /* 100 is not a multiple of 8: the degrees no longer divide it */
-        cr_assert_null(cost_model_reuse(last, c, 8, 100), "%s: batch 100 reused", nets[n]);
-        /* more GPUs than the build had: configs it never saw */
+        /* Entries the kept counts cannot give are computed, the rest
+         * re-priced, and the model keeps counts of its own (carried over
+         * and computed) that price the next what-if: 100 is not a multiple
+         * of 8 (configs split 8 ways along the sample dimension no longer
+         * scale; 4 ways do), and 4 -> 8 GPUs brings configs the build never
+         * saw. Each then at new prices, from the model's own counts. */
         cost_model *more = build_keeping(v, c, 4, 64);
-        cr_assert_null(cost_model_reuse(more, c, 8, 128), "%s: 4 -> 8 GPUs reused", nets[n]);
+        struct {
+            const cost_model *from;
+            int gpus;
+            long batch;
+        } part[] = {{last, 8, 100}, {more, 8, 128}, {more, 8, 100}};
+        for (int k = 0; k < 3; k++) {
+            cost_model *r = cost_model_reuse(part[k].from, c, part[k].gpus, part[k].batch);
+            cr_assert_not_null(r, "%s, %d GPUs, batch %ld: declined", nets[n], part[k].gpus, part[k].batch);
+            cost_model *want = build(v, c, NULL, part[k].gpus, part[k].batch);
+            char what[96];
+            snprintf(what, sizeof what, "%s, part re-priced %d: %d GPUs, batch %ld", nets[n], k, part[k].gpus,
+                     part[k].batch);
+            expect_same_tables(r, want, what);
+            cost_model_free(want);
+            cr_assert_gt(cost_model_kept_bytes(r), 0, "%s: no counts of its own", what);
+            cost_model *next = cost_model_reuse(r, x, part[k].gpus, part[k].batch);
+            cr_assert_not_null(next, "%s: new prices declined", what);
+            want = build(v, x, NULL, part[k].gpus, part[k].batch);
+            expect_same_tables(next, want, what);
+            cost_model_free(want);
+            cost_model_free(next);
+            cost_model_free(r);
+        }
         cost_model_free(more);
         cost_model_free(last);
         cluster_free(x);
@@ -1663,4 +1689,54 @@ Test(tables, at_64_gpus_what_ifs_reprice_into_a_fresh_build, .timeout = 600)
     cluster_free(x);
     cluster_free(c);
     net_free(v);
+}
+
+/* cost_overlaps_of (the simulator's and the diagrams' transfers) lists, for
+ * a consumer task, exactly the producer tasks cost_overlap finds a positive
+ * overlap with, ascending, with the same doubles: every shipped network's
+ * every edge (windows, concat offsets, a flatten, linear layers, adds), a
+ * spread of config pairs, every consumer task. */
+Test(overlaps, the_overlapping_tasks_are_those_cost_overlap_finds)
+{
+    lw_error err = {0};
+    const char *nets[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
+    cluster *c = plan_load_cluster("h100-8x8", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    long pairs = 0, listed = 0;
+    for (size_t n = 0; n < sizeof nets / sizeof *nets; n++) {
+        network *v = plan_load_network(nets[n], &err);
+        cr_assert_not_null(v, "%s", err.msg);
+        cost_model *m = cost_model_open(v, c, NULL, 16, 16 * 8, &err);
+        cr_assert_not_null(m, "%s", err.msg);
+        int ps[16];
+        double vs[16];
+        for (int e = 0; e < m->n_edges; e++) {
+            int P = m->e_from[e], C = m->e_to[e];
+            for (int a = e % 5; a < m->n_configs[P]; a += 11)
+                for (int b = e % 3; b < m->n_configs[C]; b += 13) {
+                    const config *cp = &m->configs[P][a], *cc = &m->configs[C][b];
+                    for (int k = 0; k < config_tasks(cc); k++) {
+                        int got = cost_overlaps_of(m, e, cp, cc, k, ps, vs), x = 0;
+                        for (int p = 0; p < config_tasks(cp); p++) {
+                            double want = cost_overlap(m, e, cp, p, cc, k);
+                            if (want <= 0) continue;
+                            cr_assert_lt(x, got, "%s edge %d: task %d of %d missing", nets[n], e, p, k);
+                            cr_assert_eq(ps[x], p, "%s edge %d consumer task %d: producer %d listed, %d wanted",
+                                         nets[n], e, k, ps[x], p);
+                            cr_assert_eq(vs[x], want, "%s edge %d: %.17g vs %.17g", nets[n], e, vs[x], want);
+                            x++;
+                        }
+                        cr_assert_eq(x, got, "%s edge %d consumer task %d: %d listed, %d overlap", nets[n], e, k,
+                                     got, x);
+                        pairs++;
+                        listed += got;
+                    }
+                }
+        }
+        cost_model_free(m);
+        net_free(v);
+    }
+    cr_assert_gt(pairs, 10000);
+    cr_assert_gt(listed, pairs, "too few overlaps for the comparison to mean much");
+    cluster_free(c);
 }

@@ -357,6 +357,51 @@ Test(search_hand, chain_of_three)
     cg_free(g);
 }
 
+/* An edge may borrow its table (cost_model_graph lends the model's): the
+ * search reads it where it is and gives what a copy gives; cg_free leaves
+ * it to its owner (ASan reports a double free otherwise), and the table is
+ * unchanged after the search. */
+Test(search_hand, borrowed_tables_search_as_copies_and_stay_their_owners)
+{
+    int nc[3] = {2, 3, 2};
+    double na[] = {0, 3}, nb[] = {1, 0, 5}, ncc[] = {2, 0};
+    double t1[] = {0, 4, 1, 2, 0, 3}, t2[] = {1, 6, 2, 2, 0, 0};
+    double *own = malloc(sizeof t2);
+    memcpy(own, t2, sizeof t2);
+    cost_graph *g[2];
+    search_result *r[2];
+    for (int b = 0; b < 2; b++) {
+        g[b] = graph_of(3, nc);
+        memcpy(g[b]->node_cost[0], na, sizeof na);
+        memcpy(g[b]->node_cost[1], nb, sizeof nb);
+        memcpy(g[b]->node_cost[2], ncc, sizeof ncc);
+        cr_assert_eq(cg_add_edge(g[b], 0, 1), 0);
+        set_table(g[b], 0, t1);
+        if (b) {
+            cr_assert_eq(cg_add_edge_borrowed(g[b], 1, 2, own), 1);
+            cr_assert_eq(g[b]->edge_cost[1], own, "the table itself, not a copy");
+        } else {
+            cr_assert_eq(cg_add_edge(g[b], 1, 2), 1);
+            set_table(g[b], 1, t2);
+        }
+        r[b] = paper_search(g[b]);
+        cr_assert_not_null(r[b]);
+        check_steps(g[b], r[b]);
+    }
+    cr_assert_eq(r[1]->cost, r[0]->cost);
+    cr_assert_eq(r[1]->cost, 4.0);
+    for (int i = 0; i < 3; i++) cr_assert_eq(r[1]->config[i], r[0]->config[i]);
+    for (int x = 0; x < 4; x++) cr_assert_eq(r[1]->steps[0].table[x], r[0]->steps[0].table[x]);
+    cr_assert_eq(cg_add_edge_borrowed(g[1], 0, 3, own), -1, "a node out of range");
+    cr_assert_eq(cg_add_edge_borrowed(g[1], 0, 1, NULL), -1, "no table");
+    for (int b = 0; b < 2; b++) {
+        search_result_free(r[b]);
+        cg_free(g[b]);
+    }
+    for (int x = 0; x < 6; x++) cr_assert_eq(own[x], t2[x], "the owner's table is untouched");
+    free(own);
+}
+
 /* The same chain with folds (the default): A has one edge, to B, and B has
  * another, so A folds into B: h(cB) = min over cA of nA[cA] + t1(cA, cB):
  * cB=0: min(0+0, 3+2) = 0 (cA 0); cB=1: min(0+4, 3+0) = 3 (cA 1);
@@ -1117,6 +1162,26 @@ Test(search_random, deterministic)
     }
 }
 
+/* One node elimination of a chain of three with nc configs, random costs
+ * (small integers where ties, so that many sums tie): t' and argmin against
+ * the plain loop (check_steps). */
+static void one_node_elimination(rng *R, const int nc[3], int ties)
+{
+    cost_graph *g = graph_of(3, nc);
+    cg_add_edge(g, 0, 1);
+    cg_add_edge(g, 1, 2);
+    for (int c = 0; c < nc[1]; c++) g->node_cost[1][c] = ties ? rng_int(R, 0, 2) : rng_unit(R);
+    for (int e = 0; e < 2; e++)
+        for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
+            g->edge_cost[e][x] = ties ? rng_int(R, 0, 2) : rng_unit(R);
+    search_result *r = paper_search(g);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->n_steps, 1);
+    check_steps(g, r); /* compares t' and argmin with the plain loop */
+    search_result_free(r);
+    cg_free(g);
+}
+
 /* Node elimination tables of every shape the SIMD kernel has paths for
  * (8-wide, pairs, odd columns, partial argmin blocks), with ties. */
 Test(search_random, node_elimination_tables_of_many_shapes)
@@ -1124,21 +1189,42 @@ Test(search_random, node_elimination_tables_of_many_shapes)
     rng R = {2024};
     for (int i = 0; i < 80; i++) {
         int nc[3] = {rng_int(&R, 1, 40), rng_int(&R, 1, 40), rng_int(&R, 1, 40)};
-        cost_graph *g = graph_of(3, nc);
-        cg_add_edge(g, 0, 1);
-        cg_add_edge(g, 1, 2);
-        int ties = i % 2;
-        for (int c = 0; c < nc[1]; c++) g->node_cost[1][c] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
-        for (int e = 0; e < 2; e++)
-            for (int x = 0; x < nc[g->edge_from[e]] * nc[g->edge_to[e]]; x++)
-                g->edge_cost[e][x] = ties ? rng_int(&R, 0, 2) : rng_unit(&R);
-        search_result *r = paper_search(g);
-        cr_assert_not_null(r);
-        cr_assert_eq(r->n_steps, 1);
-        check_steps(g, r); /* compares t' and argmin with the plain loop */
-        search_result_free(r);
-        cg_free(g);
+        one_node_elimination(&R, nc, i % 2);
     }
+}
+
+/* Node eliminations large enough to be split over two threads (2^21
+ * min-plus terms and up), through the AVX2 tiles where the CPU has them and
+ * through SSE2 alone: t' and argmin against the plain loop (check_steps),
+ * with and without ties, column counts that leave every remainder path. */
+static void large_node_eliminations(uint64_t seed)
+{
+    rng R = {seed};
+    int shapes[4][3] = {{130, 140, 163}, {161, 129, 147}, {2, 1200, 1000}, {257, 96, 97}};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_geq((double)shapes[i][0] * shapes[i][1] * shapes[i][2], (double)(1 << 21), "big enough to be split");
+        one_node_elimination(&R, shapes[i], i % 2);
+    }
+}
+
+Test(search_random, large_node_eliminations_two_threads_avx2)
+{
+    setenv("LAYERWISE_THREADS", "2", 1);
+    unsetenv("LAYERWISE_NO_AVX2");
+    large_node_eliminations(77);
+}
+
+Test(search_random, large_node_eliminations_two_threads_sse2)
+{
+    setenv("LAYERWISE_THREADS", "2", 1);
+    setenv("LAYERWISE_NO_AVX2", "1", 1);
+    large_node_eliminations(78);
+}
+
+Test(search_random, large_node_eliminations_one_thread)
+{
+    setenv("LAYERWISE_THREADS", "1", 1);
+    large_node_eliminations(79);
 }
 
 /* ---------- limits, progress, size */

@@ -841,7 +841,8 @@ static void expect_equal_to_fresh_plan(const plan *p, const char *net, const cha
  * transfers instead of building them again, from the second such what-if
  * on (the first builds and keeps what it needs: the first model of a plan
  * for one-shot commands, plan_new, does not), and the optimum is a fresh
- * plan's every time; more GPUs than the kept build had builds. */
+ * plan's every time; more GPUs than the kept build had re-price part of the
+ * entries (those of configs on at most the kept build's GPUs) and compute the rest. */
 Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
 {
     plan *p = open_plan("inception_v3", "p100-4x4", 8, 0);
@@ -855,16 +856,19 @@ Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
         expect_equal_to_fresh_plan(p, "inception_v3", what);
     }
     cr_assert_eq(apply_inter_bw(p, 1, 16, &err), 0, "%s", err.msg);
-    cr_expect(!p->repriced, "more GPUs were repriced");
+    cr_expect_eq(p->repriced, 2, "more GPUs: repriced %d", p->repriced);
+    cr_expect_gt(p->cm->tx_pairs_repriced, 0, "more GPUs: nothing re-priced");
+    cr_expect_lt(p->cm->tx_pairs_repriced, p->cm->tx_pairs_computed, "more GPUs: nothing computed");
+    expect_equal_to_fresh_plan(p, "inception_v3", "more GPUs");
     plan_free(p);
 }
 
 /* The TUI's plan (plan_new_cancellable) keeps the counts from its first
  * model on, so its first what-if re-prices already; a batch what-if and
  * fewer GPUs re-price too (cost_model_reuse), back to the first count as
- * well; a batch some degree does not divide builds (and the next re-prices
- * from that build). Each optimum is a fresh
- * plan's. */
+ * well; a batch some degree does not divide computes the entries of those
+ * configs and re-prices the rest (and the next re-prices from the counts
+ * that model kept). Each optimum is a fresh plan's. */
 Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
 {
     lw_error err = {0};
@@ -883,7 +887,7 @@ Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
         int gpus;
         long per_gpu, global;
         int repriced;
-    } steps[] = {{16, 64, 0, 1}, {16, 24, 0, 1}, {8, 24, 0, 1}, {16, 32, 0, 1}, {16, 0, 600, 0}, {8, 0, 1200, 1}};
+    } steps[] = {{16, 64, 0, 1}, {16, 24, 0, 1}, {8, 24, 0, 1}, {16, 32, 0, 1}, {16, 0, 600, 2}, {8, 0, 1200, 1}};
     for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
         plan_settings s = {steps[k].gpus, steps[k].per_gpu, steps[k].global, 0};
         cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
