@@ -102,30 +102,26 @@ static double doubling_value(const explain_cross *c, int dir, int j)
     return v;
 }
 
-/* The chosen config's and the runner-up's best totals with the parameter
- * at v. 0, or -1 with c->msg set. */
-static int probe(const plan *p, const explain *e, explain_cross *c, double v, double tot[2])
+/* The setting a probe at v asks about: run settings *s and, for a
+ * bandwidth, an edited clone of the plan's cluster (*cl, caller frees;
+ * NULL for the batch). The chosen config and the runner-up, in two. */
+static void probe_setting(const plan *p, const explain *e, const explain_cross *c, double v, plan_settings *s,
+                          cluster **cl, config two[2])
 {
     const cost_model *m = p->cm;
-    int li = e->layer;
-    config two[2] = {m->configs[li][e->alt[0].config], m->configs[li][e->alt[1].config]};
-    lw_error err = {0};
-    int rc;
-    c->probes++;
+    two[0] = m->configs[e->layer][e->alt[0].config];
+    two[1] = m->configs[e->layer][e->alt[1].config];
+    *s = p->set;
+    s->gpus = p->gpus;
+    *cl = NULL;
     if (c->param == CROSS_BATCH) {
-        plan_settings s = {p->gpus, (long)v, 0, p->set.no_fold};
-        rc = plan_probe_pair(p, &s, NULL, li, two, tot, &err);
+        s->batch_per_gpu = (long)v;
+        s->global_batch = 0;
     } else {
-        cluster *cl = cluster_clone(p->cl);
-        if (c->param == CROSS_INTER_BW) cl->inter.bandwidth_gbs = v;
-        else cluster_set_intra_bw(cl, v);
-        plan_settings s = p->set;
-        s.gpus = p->gpus;
-        rc = plan_probe_pair(p, &s, cl, li, two, tot, &err);
-        cluster_free(cl);
+        *cl = cluster_clone(p->cl);
+        if (c->param == CROSS_INTER_BW) (*cl)->inter.bandwidth_gbs = v;
+        else cluster_set_intra_bw(*cl, v);
     }
-    if (rc != 0) snprintf(c->msg, sizeof c->msg, "%.150s", err.msg);
-    return rc;
 }
 
 static int runner_wins(const double tot[2])
@@ -133,42 +129,28 @@ static int runner_wins(const double tot[2])
     return isfinite(tot[1]) && tot[1] < tot[0] - 1e-9 * fabs(tot[0]);
 }
 
-/* One probe of c's search. */
-static void cross_step(const plan *p, const explain *e, explain_cross *c)
+/* The value c's search probes next, in *v: 1, or 0 when it is done (and
+ * c->done set). */
+static int cross_next(explain_cross *c, double *v)
 {
-    double tot[2];
     if (c->phase == 0) {
         /* outward from now, alternating down and up, so the first value
          * found is the nearest one (in ratio) */
-        int dir = -1, j = 0;
         while (c->j < 2 * 64) {
             int d = c->j % 2, jj = c->j / 2 + 1;
             c->j++;
             if (c->dir_done[d]) continue;
-            double v = doubling_value(c, d, jj), prev = doubling_value(c, d, jj - 1);
-            if (v == prev || (c->param != CROSS_BATCH && jj > CROSS_BW_DOUBLINGS)) {
+            double x = doubling_value(c, d, jj), prev = doubling_value(c, d, jj - 1);
+            if (x == prev || (c->param != CROSS_BATCH && jj > CROSS_BW_DOUBLINGS)) {
                 c->dir_done[d] = 1;
                 continue;
             }
-            dir = d;
-            j = jj;
-            break;
+            c->prev = prev;
+            *v = x;
+            return 1;
         }
-        if (dir < 0) {
-            c->done = 1;
-            return;
-        }
-        double v = doubling_value(c, dir, j);
-        if (probe(p, e, c, v, tot) != 0) {
-            c->done = c->failed = 1;
-            return;
-        }
-        if (!runner_wins(tot)) return;
-        c->ok = doubling_value(c, dir, j - 1);
-        c->win = v;
-        c->totals[0] = tot[0];
-        c->totals[1] = tot[1];
-        c->found = c->phase = 1;
+        c->done = 1;
+        return 0;
     }
     /* bisection between ok and win */
     int narrow = c->param == CROSS_BATCH ? fabs(c->win - c->ok) <= 1
@@ -176,34 +158,125 @@ static void cross_step(const plan *p, const explain *e, explain_cross *c)
     if (narrow) {
         c->value = c->win;
         c->done = 1;
-        return;
+        return 0;
     }
     double mid = c->param == CROSS_BATCH ? floor((c->ok + c->win) / 2) : sqrt(c->ok * c->win);
     if (c->param == CROSS_BATCH && (mid == c->ok || mid == c->win)) mid = c->ok < c->win ? c->ok + 1 : c->ok - 1;
-    if (probe(p, e, c, mid, tot) != 0) {
+    *v = mid;
+    return 1;
+}
+
+/* The answer of the probe at v (cross_next's): rc 0 with the totals, or
+ * non-zero with why. */
+static void cross_feed(explain_cross *c, double v, int rc, const double tot[2], const char *why)
+{
+    c->probes++;
+    if (rc != 0) {
+        snprintf(c->msg, sizeof c->msg, "%.150s", why);
         c->done = c->failed = 1;
         return;
     }
+    if (c->phase == 0) {
+        if (!runner_wins(tot)) return;
+        c->ok = c->prev;
+        c->win = v;
+        c->totals[0] = tot[0];
+        c->totals[1] = tot[1];
+        c->found = c->phase = 1;
+        c->value = c->win;
+        return;
+    }
     if (runner_wins(tot)) {
-        c->win = mid;
+        c->win = v;
         c->totals[0] = tot[0];
         c->totals[1] = tot[1];
     } else {
-        c->ok = mid;
+        c->ok = v;
     }
     c->value = c->win;
 }
 
-int explain_step(const plan *p, explain *e)
+static int any_left(const explain *e)
 {
-    for (int i = 0; i < e->n_cross; i++)
-        if (!e->cross[i].done) {
-            cross_step(p, e, &e->cross[i]);
-            break;
-        }
     for (int i = 0; i < e->n_cross; i++)
         if (!e->cross[i].done) return 1;
     return 0;
+}
+
+/* The first search not done and its next value (searches found done on
+ * the way are marked so); NULL when none is left. */
+static explain_cross *next_probe(explain *e, double *v)
+{
+    for (int i = 0; i < e->n_cross; i++)
+        if (!e->cross[i].done && cross_next(&e->cross[i], v)) return &e->cross[i];
+    return NULL;
+}
+
+/* A probe's question: run settings, a cluster (NULL: the plan's; else a
+ * clone, freed by the asker) and the two configs. */
+typedef struct probe_q {
+    plan_settings s;
+    cluster *cl;
+    config two[2];
+} probe_q;
+
+/* The next search to probe, its value in *v and its question in *q; NULL
+ * when none is left. */
+static explain_cross *next_question(const plan *p, explain *e, double *v, probe_q *q)
+{
+    explain_cross *c = next_probe(e, v);
+    if (c) probe_setting(p, e, c, *v, &q->s, &q->cl, q->two);
+    return c;
+}
+
+int explain_step(const plan *p, explain *e)
+{
+    double v, tot[2] = {0, 0};
+    probe_q q;
+    explain_cross *c = next_question(p, e, &v, &q);
+    if (!c) return 0;
+    lw_error err = {0};
+    int rc = plan_probe_pair(p, &q.s, q.cl, e->layer, q.two, tot, &err);
+    cluster_free(q.cl);
+    cross_feed(c, v, rc, tot, err.msg);
+    return any_left(e);
+}
+
+int explain_step_async(plan *p, explain *e)
+{
+    lw_error err = {0};
+    if (e->posted) {
+        double tot[2] = {0, 0};
+        int rc = plan_probe_poll(p, tot, &err);
+        if (rc == 0) return 1; /* still running */
+        explain_cross *c = &e->cross[e->posted_cross];
+        e->posted = 0;
+        cross_feed(c, e->posted_value, rc == 1 ? 0 : -1, tot, err.msg);
+    }
+    double v;
+    probe_q q;
+    explain_cross *c = next_question(p, e, &v, &q);
+    if (!c) return 0;
+    int rc = plan_probe_post(p, &q.s, q.cl, e->layer, q.two, &err);
+    cluster_free(q.cl);
+    if (rc != 0) {
+        cross_feed(c, v, rc, NULL, err.msg);
+        return any_left(e);
+    }
+    e->posted = 1;
+    e->posted_cross = (int)(c - e->cross);
+    e->posted_value = v;
+    return 1;
+}
+
+void explain_cancel(plan *p, explain *e)
+{
+    if (!e->posted) return;
+    plan_probe_cancel(p);
+    e->posted = 0;
+    /* the search asks that value again when resumed */
+    explain_cross *c = &e->cross[e->posted_cross];
+    if (c->phase == 0) c->j--;
 }
 
 void explain_progress(const explain *e, int *done, int *total)

@@ -55,6 +55,7 @@ typedef struct explain_cross {
     int j, phase;                /* phase 0: doubling, 1: bisection */
     double ok, win;              /* bisection bracket: the chosen still wins at ok, the runner-up at win */
     int dir_done[2];             /* doubling went past the range downwards / upwards */
+    double prev;                 /* doubling: the value before the one probed */
 } explain_cross;
 
 typedef struct explain {
@@ -74,6 +75,9 @@ typedef struct explain {
                                     or one faster than alt 0 (a pin, or the memory limit, holds alt 0) */
     int n_cross;
     explain_cross cross[2];
+    int posted;                  /* explain_step_async: a probe is out on the worker */
+    int posted_cross;            /* for cross[posted_cross] */
+    double posted_value;         /* at this value */
 } explain;
 
 /* Fills e for layer li of a searched plan (everything but the crossovers,
@@ -82,6 +86,13 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err);
 /* One probe of the crossover searches (a cost model and a search).
  * Returns 1 while more remain, 0 when all are done. */
 int explain_step(const plan *p, explain *e);
+/* explain_step for a front end that must stay live: each probe runs on
+ * the plan's background worker (plan_probe_post). It takes the answer of
+ * the probe out, if done, and posts the next one; never waits. Returns 1
+ * while more remain (e->posted: one is out), 0 when all are done. */
+int explain_step_async(plan *p, explain *e);
+/* Cancels the probe out, if any; explain_step_async asks it again later. */
+void explain_cancel(plan *p, explain *e);
 /* How many probes are done and (an upper bound) in all, for progress. */
 void explain_progress(const explain *e, int *done, int *total);
 

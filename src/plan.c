@@ -739,25 +739,15 @@ int plan_limit_applies(const plan *p)
     return isfinite(plan_memory_limit(&p->mset, p->cl)) && p->mem.fits;
 }
 
-int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2],
-                    double totals[2], lw_error *err)
+void plan_probe_on(cost_model *m, const cluster *cl, const plan_memory_settings *ms, int limited, const config *pins,
+                   int li, const config two[2], double totals[2])
 {
-    if (!set) set = &p->set;
-    if (!cl) cl = p->cl;
-    int L = p->net->n_layers, total = cluster_gpus(cl);
-    int gpus = set->gpus > 0 ? set->gpus : total;
-    if (gpus > total)
-        return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d", gpus, cl->name, total);
-    cost_model *m = cost_model_build_cancellable(p->net, cl, p->prof, gpus, plan_batch_for(set, gpus), p->cancel, err);
-    if (!m) return -1;
-    m->optimizer = p->mset.optimizer;
+    int L = m->n_layers;
+    m->optimizer = ms->optimizer;
     /* pins are configs: carried over by value, as plan_apply does */
-    int *pins = lw_malloc(sizeof(int) * (size_t)L);
-    for (int i = 0; i < L; i++)
-        pins[i] = p->pinned[i] < 0 || !p->cm ? -1
-                                             : config_find(m->configs[i], m->n_configs[i], &p->cm->configs[i][p->pinned[i]]);
-    plan_memory_settings ms = explain_mset(p);
-    whynot_ctx q = {m, cl, plan_limit_applies(p) ? &ms : &no_limit, pins};
+    int *pin = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
+    for (int i = 0; i < L; i++) pin[i] = pins[i].deg[0] ? config_find(m->configs[i], m->n_configs[i], &pins[i]) : -1;
+    whynot_ctx q = {m, cl, limited ? ms : &no_limit, pin};
     int k[2];
     for (int i = 0; i < 2; i++) k[i] = config_find(m->configs[li], m->n_configs[li], &two[i]);
     double *tot = lw_malloc(sizeof(double) * (size_t)m->n_configs[li]);
@@ -765,9 +755,37 @@ int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, 
     for (int i = 0; i < 2; i++)
         totals[i] = k[i] < 0 ? HUGE_VAL : marg ? tot[k[i]] : cost_with_pin_on(&q, li, k[i], NULL);
     free(tot);
-    free(pins);
-    cost_model_free(m);
+    free(pin);
+}
+
+int plan_probe_resolve(const plan *p, const plan_settings *set, const cluster *cl, plan_probe_q *q, lw_error *err)
+{
+    if (!set) set = &p->set;
+    if (!cl) cl = p->cl;
+    int L = p->net->n_layers, total = cluster_gpus(cl);
+    q->gpus = set->gpus > 0 ? set->gpus : total;
+    if (q->gpus > total)
+        return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d", q->gpus, cl->name, total);
+    q->batch = plan_batch_for(set, q->gpus);
+    q->cl = cl;
+    q->ms = explain_mset(p);
+    q->limited = plan_limit_applies(p);
+    q->pins = lw_calloc((size_t)(L ? L : 1), sizeof(config));
+    for (int i = 0; i < L; i++)
+        if (p->pinned[i] >= 0 && p->cm) q->pins[i] = p->cm->configs[i][p->pinned[i]];
     return 0;
+}
+
+int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2],
+                    double totals[2], lw_error *err)
+{
+    plan_probe_q q;
+    if (plan_probe_resolve(p, set, cl, &q, err) != 0) return -1;
+    cost_model *m = cost_model_build_cancellable(p->net, q.cl, p->prof, q.gpus, q.batch, p->cancel, err);
+    if (m) plan_probe_on(m, q.cl, &q.ms, q.limited, q.pins, li, two, totals);
+    cost_model_free(m);
+    free(q.pins);
+    return m ? 0 : -1;
 }
 
 const char *plan_final_method_name(const plan *p)

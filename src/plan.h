@@ -264,6 +264,17 @@ int plan_limit_applies(const plan *p);
 int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2],
                     double totals[2], lw_error *err);
 
+/* plan_probe_pair on the prefetcher's background thread (the one that
+ * builds what-if settings ahead; a probe goes before them): posts the
+ * question and returns at once, cancelling any probe posted before. 0, or
+ * -1 with err set for a bad setting (nothing posted). */
+int plan_probe_post(plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2], lw_error *err);
+/* The posted probe: 0 while it runs; 1 when done, with totals (and the
+ * probe forgotten); -1 when it failed (err set) or none is posted. */
+int plan_probe_poll(plan *p, double totals[2], lw_error *err);
+/* Cancels the posted probe, if any (its build stops at the next check). */
+void plan_probe_cancel(plan *p);
+
 const char *plan_final_method_name(const plan *p);
 
 /* The memory limit a setting applies: bytes per GPU, +inf for none. */

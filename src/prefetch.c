@@ -1,7 +1,8 @@
 /*
  * prefetch: the background builds of other what-if settings' cost models
  * and optima (plan_prefetch_list in plan.h), and how plan.c takes one
- * (prefetch.h).
+ * (prefetch.h); and on the same worker, first, explain's probes
+ * (plan_probe_post).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "prefetch.h"
@@ -33,6 +34,31 @@ typedef struct prefetch_slot {
     search_result *sr;
 } prefetch_slot;
 
+/* One posted probe (plan_probe_post): the question by value, its answer. */
+typedef struct probe_job {
+    int gpus;
+    long batch;
+    cluster *cl;          /* a clone */
+    int li;
+    config two[2];
+    config *pins;         /* [n_layers] by value */
+    plan_memory_settings ms;
+    int limited;
+    int state;            /* PF_*, under the prefetcher's lock */
+    int dropped;          /* cancelled while running: the worker frees it */
+    atomic_int cancel;
+    double totals[2];
+    lw_error err;
+} probe_job;
+
+static void job_free(probe_job *j)
+{
+    if (!j) return;
+    cluster_free(j->cl);
+    free(j->pins);
+    free(j);
+}
+
 struct plan_prefetcher {
     const network *net;
     const profile *prof;
@@ -43,6 +69,7 @@ struct plan_prefetcher {
     int working;          /* the worker is still looking for queued slots */
     int n;
     prefetch_slot *slot[PLAN_PREFETCH_MAX];
+    probe_job *probe;     /* the posted probe, or NULL */
 };
 
 static void slot_free(prefetch_slot *s)
@@ -66,6 +93,21 @@ static void *prefetch_main(void *arg)
 #endif
     pthread_mutex_lock(&f->lock);
     for (;;) {
+        probe_job *j = f->probe && f->probe->state == PF_QUEUED ? f->probe : NULL;
+        if (j) { /* what is on screen goes before what might be asked next */
+            j->state = PF_RUNNING;
+            pthread_mutex_unlock(&f->lock);
+            lw_error err = {0};
+            cost_model *m = cost_model_build_cancellable(f->net, j->cl, f->prof, j->gpus, j->batch, &j->cancel, &err);
+            if (m) plan_probe_on(m, j->cl, &j->ms, j->limited, j->pins, j->li, j->two, j->totals);
+            cost_model_free(m);
+            pthread_mutex_lock(&f->lock);
+            j->err = err;
+            j->state = m ? PF_DONE : PF_FAILED;
+            if (j->dropped) job_free(j);
+            pthread_cond_broadcast(&f->changed);
+            continue;
+        }
         prefetch_slot *s = NULL;
         for (int i = 0; i < f->n && !s; i++)
             if (f->slot[i]->state == PF_QUEUED) s = f->slot[i];
@@ -97,6 +139,43 @@ static void *prefetch_main(void *arg)
     return NULL;
 }
 
+/* Cancels the posted probe (under the lock): the worker frees a running one. */
+static void drop_probe(struct plan_prefetcher *f)
+{
+    probe_job *j = f->probe;
+    f->probe = NULL;
+    if (!j) return;
+    atomic_store(&j->cancel, 1);
+    if (j->state == PF_RUNNING) j->dropped = 1;
+    else job_free(j);
+}
+
+/* The plan's prefetcher, made on first use. */
+static struct plan_prefetcher *prefetcher_of(plan *p)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) {
+        f = p->prefetch = lw_calloc(1, sizeof *f);
+        f->net = p->net;
+        f->prof = p->prof;
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_cond_init(&f->changed, NULL);
+    }
+    return f;
+}
+
+/* Starts the worker for work just queued, unless it is still looking for
+ * more (call without the lock; start: work was queued while it was not). */
+static void worker_start(struct plan_prefetcher *f, int start)
+{
+    if (!start) return;
+    if (f->thread_live) pthread_join(f->thread, NULL); /* finished: it cleared working */
+    f->thread_live = 0;
+    f->working = 1;
+    if (lw_thread_start(&f->thread, prefetch_main, f) == 0) f->thread_live = 1;
+    else f->working = 0;
+}
+
 void prefetch_discard(plan *p)
 {
     struct plan_prefetcher *f = p->prefetch;
@@ -108,6 +187,7 @@ void prefetch_discard(plan *p)
         if (f->slot[i]->state != PF_RUNNING) slot_free(f->slot[i]);
     }
     f->n = 0;
+    drop_probe(f);
     pthread_mutex_unlock(&f->lock);
     if (f->thread_live) pthread_join(f->thread, NULL);
     pthread_mutex_destroy(&f->lock);
@@ -123,14 +203,7 @@ static int slot_matches(const prefetch_slot *s, int gpus, long batch, const clus
 
 void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n)
 {
-    struct plan_prefetcher *f = p->prefetch;
-    if (!f) {
-        f = p->prefetch = lw_calloc(1, sizeof *f);
-        f->net = p->net;
-        f->prof = p->prof;
-        pthread_mutex_init(&f->lock, NULL);
-        pthread_cond_init(&f->changed, NULL);
-    }
+    struct plan_prefetcher *f = prefetcher_of(p);
     pthread_mutex_lock(&f->lock);
     prefetch_slot *old[PLAN_PREFETCH_MAX], *keep[PLAN_PREFETCH_MAX];
     int n_old = f->n, n_keep = 0, queued = 0;
@@ -171,13 +244,64 @@ void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n)
     f->n = n_keep;
     int start = queued && !f->working;
     pthread_mutex_unlock(&f->lock);
-    if (start) {
-        if (f->thread_live) pthread_join(f->thread, NULL); /* finished: it cleared working */
-        f->thread_live = 0;
-        f->working = 1;
-        if (lw_thread_start(&f->thread, prefetch_main, f) == 0) f->thread_live = 1;
-        else f->working = 0;
+    worker_start(f, start);
+}
+
+int plan_probe_post(plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2], lw_error *err)
+{
+    plan_probe_q q;
+    if (plan_probe_resolve(p, set, cl, &q, err) != 0) return -1;
+    probe_job *j = lw_calloc(1, sizeof *j);
+    j->gpus = q.gpus;
+    j->batch = q.batch;
+    j->cl = cluster_clone(q.cl);
+    j->li = li;
+    j->two[0] = two[0];
+    j->two[1] = two[1];
+    j->pins = q.pins;
+    j->ms = q.ms;
+    j->limited = q.limited;
+    j->state = PF_QUEUED;
+    struct plan_prefetcher *f = prefetcher_of(p);
+    pthread_mutex_lock(&f->lock);
+    drop_probe(f);
+    f->probe = j;
+    int start = !f->working;
+    pthread_mutex_unlock(&f->lock);
+    worker_start(f, start);
+    return 0;
+}
+
+int plan_probe_poll(plan *p, double totals[2], lw_error *err)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f || !f->probe) return lw_fail(err, 1, "no probe posted");
+    pthread_mutex_lock(&f->lock);
+    probe_job *j = f->probe;
+    int rc = 0;
+    if (j->state == PF_DONE || j->state == PF_FAILED) {
+        f->probe = NULL;
+        if (j->state == PF_DONE) {
+            totals[0] = j->totals[0];
+            totals[1] = j->totals[1];
+            rc = 1;
+        } else {
+            *err = j->err;
+            rc = -1;
+        }
+        job_free(j);
     }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+void plan_probe_cancel(plan *p)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return;
+    pthread_mutex_lock(&f->lock);
+    drop_probe(f);
+    pthread_mutex_unlock(&f->lock);
 }
 
 int plan_prefetch_pending(plan *p)

@@ -14,6 +14,22 @@
  * none. The other queued settings carry on. */
 int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_model **cm, cost_graph **cg,
                   search_result **sr);
+/* A probe's question resolved against the plan (plan_probe_resolve): the
+ * setting, and what of the plan it needs, by value (pins as configs, deg
+ * all 0: not pinned; caller frees pins), so that it can be answered on
+ * the worker while the plan changes. */
+typedef struct plan_probe_q {
+    int gpus;
+    long batch;
+    const cluster *cl;       /* borrowed: the caller's or the plan's */
+    plan_memory_settings ms; /* the plan's, with explain's time budget */
+    int limited;             /* plan_limit_applies: asked within ms's limit */
+    config *pins;            /* [n_layers] */
+} plan_probe_q;
+int plan_probe_resolve(const plan *p, const plan_settings *set, const cluster *cl, plan_probe_q *q, lw_error *err);
+/* plan_probe_pair's question asked of model m (built for cl). */
+void plan_probe_on(cost_model *m, const cluster *cl, const plan_memory_settings *ms, int limited, const config *pins,
+                   int li, const config two[2], double totals[2]);
 /* Cancels and frees every background build, waiting for the worker. */
 void prefetch_discard(plan *p);
 

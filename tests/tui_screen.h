@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 /* ---------- a virtual terminal */
@@ -144,8 +145,10 @@ static inline void type(app *a, const char *s)
 
 static inline void finish_idle(app *a)
 {
-    for (int i = 0; i < 10000 && app_idle(a, 1.0); i++) {
-    }
+    /* a worker's work (explain's probes) is polled for, as the loop does */
+    double t0 = lw_now();
+    for (int i = 0; i < 10000 && app_idle(a, 1.0) && lw_now() - t0 < 600; i++)
+        if (app_waiting(a)) usleep(2000);
     cr_assert_not(app_busy(a), "background work did not finish");
 }
 

@@ -714,6 +714,7 @@ void app_open_screen(app *a, screen_id s)
     if (s == a->screen) return;
     int prefetched = base_prefetches(a);
     if (!app_screens[a->screen]->overlay) a->prev_screen = a->screen;
+    if (app_screens[a->screen]->leave) app_screens[a->screen]->leave(a);
     a->screen = s;
     if (app_screens[s]->enter) app_screens[s]->enter(a);
     /* the cluster screen's Left/Right keys ask for other settings than + - > < */
@@ -722,7 +723,9 @@ void app_open_screen(app *a, screen_id s)
 
 void app_close_overlay(app *a)
 {
-    if (app_screens[a->screen]->overlay) a->screen = a->prev_screen;
+    if (!app_screens[a->screen]->overlay) return;
+    if (app_screens[a->screen]->leave) app_screens[a->screen]->leave(a);
+    a->screen = a->prev_screen;
 }
 
 /* Background work: the shown strategy's simulation and F's search first

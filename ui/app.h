@@ -101,6 +101,7 @@ typedef struct screen_ops {
     int (*idle)(app *a, double budget_s);   /* background work while shown; 1 while more remains */
     int (*busy)(const app *a);              /* background work remains */
     int (*waiting)(const app *a);           /* the work left is a worker's: poll rather than spin */
+    void (*leave)(app *a);                  /* optional: another screen is shown (stop background work) */
     action (*click)(app *a, int y, int x, int double_click); /* a click inside the screen */
     /* e on this screen. A screen with a drawing of its own (the timeline, the scaling chart) names its
      * default file (export_name) and writes it (export_file: 0, -1 with err set and *what unset, or 1

@@ -3,8 +3,9 @@
  * explain.h) as scrollable text: its weights and activations, its t_c,
  * t_s, t_x in and out against the best alternatives, which term decides,
  * its GPUs and nodes, and the bandwidth and batch at which the runner-up
- * would win. The crossover searches build a cost model per probe, so they
- * run one probe per idle slice while the text above them is already read.
+ * would win. The crossover searches build a cost model per probe, so each
+ * probe runs on the plan's background worker (explain_step_async) while
+ * the text above them is read; leaving the screen cancels the one out.
  */
 #include "draw.h"
 #include "explain.h"
@@ -135,6 +136,7 @@ static void *explain_new(app *a)
 static void explain_invalidate(app *a, int settings)
 {
     (void)settings;
+    if (X(a)->valid) explain_cancel(a->p, &X(a)->e); /* its answer is of the old plan */
     X(a)->valid = 0; /* recomputed for the new optimum when next drawn, read from the top */
     X(a)->cur.top = 0;
 }
@@ -150,17 +152,30 @@ static int explain_busy(const app *a)
     return 0;
 }
 
-/* One crossover probe per slice (a cost model and a search). */
+/* The crossover probes run on the plan's background worker, one at a
+ * time: a slice takes the answer of the one out, if done, and posts the
+ * next, so keys are answered while a cost model is built. */
 static int explain_idle(app *a, double budget_s)
 {
+    (void)budget_s;
     explain_state *xs = X(a);
     explain_ensure(a);
     if (xs->layer < 0 || !xs->valid) return 0;
-    double t0 = lw_now();
-    int more;
-    do more = explain_step(a->p, &xs->e);
-    while (more && lw_now() - t0 < budget_s * 0.5);
-    return more;
+    return explain_step_async(a->p, &xs->e);
+}
+
+/* A probe is out: the loop polls for it instead of spinning. */
+static int explain_waiting(const app *a)
+{
+    const explain_state *xs = X(a);
+    return xs->layer >= 0 && xs->valid && xs->e.posted;
+}
+
+/* Leaving the screen cancels the probe out (it is asked again on return). */
+static void explain_leave(app *a)
+{
+    explain_state *xs = X(a);
+    if (xs->valid) explain_cancel(a->p, &xs->e);
 }
 
 const screen_ops screen_explain_ops = {
@@ -174,4 +189,6 @@ const screen_ops screen_explain_ops = {
     .invalidate = explain_invalidate,
     .idle = explain_idle,
     .busy = explain_busy,
+    .waiting = explain_waiting,
+    .leave = explain_leave,
 };

@@ -94,7 +94,7 @@ typedef struct whynot_state {
 } whynot_state;
 
 /* explain: the engine's explanation of one layer (explain.h), its text
- * scrolled; the crossover searches advance one probe per idle slice */
+ * scrolled; the crossover probes run on the plan's background worker */
 typedef struct explain_state {
     int layer;                 /* -1: none */
     int valid;                 /* e is for the current optimum */
