@@ -1700,8 +1700,12 @@ Test(tui_explain, probes_leave_keys_live_on_inception_16gpus)
             probes, total, slices, worst * 1e3);
     cr_assert_not(app_busy(a), "the probes did not finish");
     cr_assert(left && seen_searching, "the text said \"searching (N probes so far)...\" while they ran");
-    /* a turn never waits for a probe (one takes far longer: a cost model) */
-    cr_assert_lt(worst, 0.1, "a loop turn took %.0f ms", worst * 1e3);
+    /* a turn never waits for a probe: the longest is a small part of an
+     * average probe (a load that slows one slows the other; before the
+     * probes ran on the worker, the longest turn was a whole probe, 2.1 s
+     * against 0.4 s on average) */
+    cr_assert_lt(worst, 0.25 * total / probes, "a loop turn took %.0f ms, a probe %.0f ms on average", worst * 1e3,
+                 total / probes * 1e3);
     /* the same answers as the synchronous steps */
     explain sync;
     lw_error err = {0};
