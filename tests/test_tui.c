@@ -445,6 +445,49 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
     term_close();
 }
 
+static void wait_prefetch(app *a);
+
+/* A switches the search to the paper's Algorithm 1 alone (no folds): the
+ * stepper shows node eliminations where folds were, the context line says
+ * so, the optimum's total is the same (folds are exact), GPU and batch
+ * what-ifs keep it (through the prefetcher too) and undo takes it back. */
+Test(tui_steps, algorithm_1_without_folds)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    a->prefetch = 1;
+    double with_folds = a->p->best_eval.total_ms;
+    cr_assert(a->p->sr->fold);
+    app_feed(a, '3');
+    app_perform(a, app_key(a, 'A'));
+    cr_assert(a->p->set.no_fold);
+    cr_assert_not(a->p->sr->fold, "the search ran without folds");
+    for (int i = 0; i < a->p->sr->n_steps; i++) cr_assert_neq(a->p->sr->steps[i].kind, ELIM_FOLD, "step %d", i);
+    cr_assert(fabs(a->p->best_eval.total_ms - with_folds) <= 1e-9 * with_folds, "%.6f against %.6f", a->p->best_eval.total_ms, with_folds);
+    draw(a);
+    cr_assert(find_row("Algorithm 1 only, as in the paper: no folds") >= 0, "%s", dump());
+    cr_assert(find_row("no folds") >= 0 && strstr(row(1), "no folds"), "context: %s", row(1));
+    /* what-ifs keep it, a prefetched setting too */
+    wait_prefetch(a);
+    app_feed(a, '+');
+    cr_assert_eq(a->p->gpus, 8);
+    cr_assert(a->p->from_prefetch, "8 GPUs were not built ahead");
+    cr_assert(a->p->set.no_fold && !a->p->sr->fold);
+    app_feed(a, '>');
+    cr_assert(a->p->set.no_fold && !a->p->sr->fold);
+    /* undo back past it: folds again */
+    app_feed(a, 'z');
+    app_feed(a, 'z');
+    cr_assert(a->p->set.no_fold);
+    app_feed(a, 'z');
+    cr_assert_not(a->p->set.no_fold);
+    cr_assert(a->p->sr->fold);
+    draw(a);
+    cr_assert_null(strstr(row(1), "no folds"), "context: %s", row(1));
+    app_free(a);
+    term_close();
+}
+
 Test(tui_steps, edge_elimination_on_inception)
 {
     term_open(30, 110, 1);
@@ -1657,8 +1700,12 @@ Test(tui_explain, probes_leave_keys_live_on_inception_16gpus)
             probes, total, slices, worst * 1e3);
     cr_assert_not(app_busy(a), "the probes did not finish");
     cr_assert(left && seen_searching, "the text said \"searching (N probes so far)...\" while they ran");
-    /* a turn never waits for a probe (one takes far longer: a cost model) */
-    cr_assert_lt(worst, 0.1, "a loop turn took %.0f ms", worst * 1e3);
+    /* a turn never waits for a probe: the longest is a small part of an
+     * average probe (a load that slows one slows the other; before the
+     * probes ran on the worker, the longest turn was a whole probe, 2.1 s
+     * against 0.4 s on average) */
+    cr_assert_lt(worst, 0.25 * total / probes, "a loop turn took %.0f ms, a probe %.0f ms on average", worst * 1e3,
+                 total / probes * 1e3);
     /* the same answers as the synchronous steps */
     explain sync;
     lw_error err = {0};

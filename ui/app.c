@@ -622,6 +622,15 @@ action app_toggle_sync(app *a)
     return ACT_RESYNC;
 }
 
+action app_toggle_folds(app *a)
+{
+    int to = !a->p->set.no_fold;
+    app_whatif_begin(a, to ? "search: Algorithm 1 only, no folds (the paper's)" : "search: with folds");
+    app_change_settings(a)->no_fold = to;
+    app_invalidate_settings(a);
+    return ACT_REBUILD;
+}
+
 action app_cycle_memory_limit(app *a)
 {
     const plan *p = a->p;

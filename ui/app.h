@@ -329,6 +329,9 @@ void app_status_opened(app *a);
 action app_set_gpus(app *a, int gpus);
 action app_set_batch(app *a, long per_gpu);
 action app_toggle_sync(app *a);
+/* The search with or without folds (plan_settings.no_fold: the paper's
+ * Algorithm 1 alone); the GPU and batch what-ifs keep the choice. */
+action app_toggle_folds(app *a);
 /* What-if: the memory limit per GPU, cycling the GPU's memory, none (the
  * paper's search), 3/4 and 1/2 of the GPU's memory. */
 action app_cycle_memory_limit(app *a);

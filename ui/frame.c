@@ -88,6 +88,7 @@ static void context_line(const app *a, WINDOW *w, int W)
             {batch, batch_b, 5},
             {precision_name(p->cl->precision), NULL, 8},
             {sync, p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring", 7},
+            {p->set.no_fold ? "Alg. 1, no folds" : "", p->set.no_fold ? "no folds" : NULL, 1},
         };
         char sep[16];
         snprintf(sep, sizeof sep, " %s ", G->dot);

@@ -89,6 +89,12 @@ static action k_sync(app *a, int key)
     return app_toggle_sync(a);
 }
 
+static action k_folds(app *a, int key)
+{
+    (void)key;
+    return app_toggle_folds(a);
+}
+
 static action k_memlimit(app *a, int key)
 {
     (void)key;
@@ -196,6 +202,7 @@ const keybind app_global_keys[] = {
     {{'>', '<'}, "> <", "what-if: double / halve the batch per GPU", k_batch},
     {{'s'}, "s", "what-if: sync parameter server <-> ring all-reduce", k_sync},
     {{'M'}, "M", "what-if: memory limit per GPU: the GPU's, none, 3/4, 1/2", k_memlimit},
+    {{'A'}, "A", "search: Algorithm 1 only (no folds, the paper's) <-> with folds", k_folds},
     {{'P'}, "P", "what-if: next precision the GPU has figures for (fp32 tf32 fp16 bf16)", k_precision},
     {{'z', 'Z'}, "z Z", "undo / redo a what-if (GPUs, batch, sync, pins...)", k_undo},
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},

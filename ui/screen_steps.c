@@ -261,11 +261,13 @@ static void text_start(app *a, panel *pn)
     if (r->fold)
         para(pn, ST_NORMAL,
              "This search also folds a layer with a single edge into its neighbour (k^2 work, where a node "
-             "elimination is k^3; not in the paper: search --no-fold leaves it out). %d steps here: %d fold%s, "
-             "%d node and %d edge eliminations.",
+             "elimination is k^3; not in the paper: A, or search --no-fold, leaves it out). %d steps here: %d "
+             "fold%s, %d node and %d edge eliminations.",
              r->n_steps, nf, nf == 1 ? "" : "s", nn, r->n_steps - nn - nf);
     else
-        para(pn, ST_NORMAL, "%d steps here: %d node and %d edge eliminations.", r->n_steps, nn, r->n_steps - nn);
+        para(pn, ST_NORMAL, "Algorithm 1 only, as in the paper: no folds (A turns them on). %d steps here: %d node "
+                            "and %d edge eliminations.",
+             r->n_steps, nn, r->n_steps - nn);
     pn->y++;
     next_line(a, pn);
 }
