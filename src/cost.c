@@ -257,60 +257,6 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
     return task_overlap(&pm->desc[edge], cp, pc, cc, cco);
 }
 
-int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const config *cc, int task, int *ptask,
-                     double *vol)
-{
-    const edge_desc *d = &((const cost_model_priv *)m)->desc[edge];
-    int cco[NDIMS], n = 0;
-    config_task_coords(cc, task, cco);
-    if (d->flat) { /* a flatten reads the (c, h, w) box in row-major order: not a product over dimensions */
-        int pc[NDIMS], Tp = config_tasks(cp);
-        for (int p = 0; p < Tp; p++) {
-            config_task_coords(cp, p, pc);
-            double v = task_overlap(d, cp, pc, cc, cco);
-            if (v > 0) ptask[n] = p, vol[n++] = v;
-        }
-        return n;
-    }
-    /* per dimension the producer pieces the need range meets (one run of
-     * them), then every combination in row-major order: ascending tasks, and
-     * the product over dimensions in task_overlap's order */
-    int first[NDIMS], cnt[NDIMS];
-    long ov[NDIMS][64], *big[NDIMS] = {NULL, NULL, NULL, NULL};
-    for (int k = 0; k < NDIMS; k++) {
-        long lo, hi, *o = cp->deg[k] <= 64 ? ov[k] : (big[k] = lw_malloc(sizeof(long) * (size_t)cp->deg[k]));
-        need_range(d, k, cc->deg[k], cco[k], &lo, &hi);
-        first[k] = cnt[k] = 0;
-        for (int i = 0; i < cp->deg[k]; i++) {
-            long x = overlap1(lo, hi, piece_lo(d->Sp[k], cp->deg[k], i), piece_hi(d->Sp[k], cp->deg[k], i));
-            if (!x && !cnt[k]) continue;
-            if (!cnt[k]) first[k] = i;
-            o[i - first[k]] = x; /* an empty piece inside the run (more pieces than elements) stays 0 */
-            if (x) cnt[k] = i - first[k] + 1;
-        }
-        if (!cnt[k]) goto out;
-    }
-    const long *o0 = big[0] ? big[0] : ov[0], *o1 = big[1] ? big[1] : ov[1], *o2 = big[2] ? big[2] : ov[2],
-               *o3 = big[3] ? big[3] : ov[3];
-    for (int a = 0; a < cnt[0]; a++) {
-        double va = 1 * (double)o0[a];
-        for (int b = 0; b < cnt[1]; b++) {
-            double vb = va * (double)o1[b];
-            for (int c = 0; c < cnt[2]; c++) {
-                double vc = vb * (double)o2[c];
-                int p0 = (((first[0] + a) * cp->deg[1] + first[1] + b) * cp->deg[2] + first[2] + c) * cp->deg[3] + first[3];
-                for (int e = 0; e < cnt[3]; e++) {
-                    double v = vc * (double)o3[e];
-                    if (v > 0) ptask[n] = p0 + e, vol[n++] = v;
-                }
-            }
-        }
-    }
-out:
-    for (int k = 0; k < NDIMS; k++) free(big[k]);
-    return n;
-}
-
 /* Per dimension, for consumer piece j of Dc, the producer pieces of Dp it
  * overlaps and by how much. Built once per edge and degree pair. */
 typedef struct dim_list {
@@ -371,6 +317,55 @@ static int overlapping(long Sp, int Dp, long lo, long hi, int *piece, long *ov)
     }
     return n;
 }
+
+int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const config *cc, int task, int *ptask,
+                     double *vol)
+{
+    const edge_desc *d = &((const cost_model_priv *)m)->desc[edge];
+    int cco[NDIMS], n = 0;
+    config_task_coords(cc, task, cco);
+    if (d->flat) { /* a flatten reads the (c, h, w) box in row-major order: not a product over dimensions */
+        int pc[NDIMS], Tp = config_tasks(cp);
+        for (int p = 0; p < Tp; p++) {
+            config_task_coords(cp, p, pc);
+            double v = task_overlap(d, cp, pc, cc, cco);
+            if (v > 0) ptask[n] = p, vol[n++] = v;
+        }
+        return n;
+    }
+    /* per dimension the producer pieces the need range meets (overlapping,
+     * ascending), then every combination in row-major order: ascending
+     * tasks, and the product over dimensions in task_overlap's order */
+    enum { ON_STACK = 64 };
+    int pcs[NDIMS][ON_STACK], cnt[NDIMS], *pc[NDIMS] = {NULL, NULL, NULL, NULL};
+    long ovs[NDIMS][ON_STACK], *ov[NDIMS] = {NULL, NULL, NULL, NULL};
+    for (int k = 0; k < NDIMS; k++) {
+        int big = cp->deg[k] > ON_STACK;
+        pc[k] = big ? lw_malloc(sizeof(int) * (size_t)cp->deg[k]) : pcs[k];
+        ov[k] = big ? lw_malloc(sizeof(long) * (size_t)cp->deg[k]) : ovs[k];
+        long lo, hi;
+        need_range(d, k, cc->deg[k], cco[k], &lo, &hi);
+        cnt[k] = overlapping(d->Sp[k], cp->deg[k], lo, hi, pc[k], ov[k]);
+    }
+    for (int a = 0; a < cnt[0]; a++) {
+        double va = 1 * (double)ov[0][a];
+        for (int b = 0; b < cnt[1]; b++) {
+            double vb = va * (double)ov[1][b];
+            for (int c = 0; c < cnt[2]; c++) {
+                double vc = vb * (double)ov[2][c];
+                int p0 = ((pc[0][a] * cp->deg[1] + pc[1][b]) * cp->deg[2] + pc[2][c]) * cp->deg[3];
+                for (int e = 0; e < cnt[3]; e++) {
+                    ptask[n] = p0 + pc[3][e];
+                    vol[n++] = vc * (double)ov[3][e];
+                }
+            }
+        }
+    }
+    for (int k = 0; k < NDIMS; k++)
+        if (pc[k] != pcs[k]) free(pc[k]), free(ov[k]);
+    return n;
+}
+
 
 static void dim_list_build(const edge_desc *d, int k, int Dp, int Dc, dim_list *out)
 {
@@ -1848,38 +1843,56 @@ static void mirror_entry(double *tab, rp_edge *r, long q, long t)
     }
 }
 
+/* Where model pm keeps counts (pm->rp, not dropped over RP_MAX_BYTES):
+ * edge e's storage in it, begun, with sc's sink to leave each entry's in;
+ * NULL where nothing is recorded. record_end finishes it. */
+static rp_edge *record_begin(cost_model_priv *pm, tx_scratch *sc, int e)
+{
+    const cost_model *m = &pm->pub;
+    if (!pm->rp || atomic_load(&pm->rp->dropped)) return NULL;
+    rp_edge *r = &pm->rp->e[e];
+    rp_edge_begin(r, (long)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]], pm->nodes_used > 1);
+    sc->sink = lw_malloc(sizeof *sc->sink);
+    return r;
+}
+
+static void record_end(cost_model_priv *pm, tx_scratch *sc, int e, rp_edge *r)
+{
+    const cost_model *m = &pm->pub;
+    if (r) rp_edge_end(pm->rp, r, (long)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]]);
+    free(sc->sink);
+    sc->sink = NULL;
+}
+
+/* Entry (a, b) of edge e computed; its counts recorded in r (record_begin)
+ * where one is given. */
+static double compute_entry(cost_model_priv *pm, tx_scratch *sc, edge_lists *el, int e, int a, int b, rp_edge *r)
+{
+    const cost_model *m = &pm->pub;
+    if (r) sc->sink->n[0] = -1;
+    double t = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[m->e_from[e]][a], &m->configs[m->e_to[e]][b], NULL);
+    if (r) rp_record(r, (long)a * m->n_configs[m->e_to[e]] + b, sc->sink);
+    return t;
+}
+
 /* Fills edge e's table; stops early (leaving it incomplete) once *cancel is
  * set, since the model will be thrown away. Where the model keeps what a
  * repricing needs (pm->rp), records it, up to RP_MAX_BYTES over all edges. */
 static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const atomic_int *cancel)
 {
     cost_model *m = &pm->pub;
-    int from = m->e_from[e], to = m->e_to[e];
-    int np = m->n_configs[from], nc = m->n_configs[to];
+    int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
     edge_lists *el = lw_calloc(1, sizeof *el);
-    tx_reprice *rp = pm->rp && !atomic_load(&pm->rp->dropped) ? pm->rp : NULL;
-    rp_sink *sink = NULL;
-    rp_edge *r = NULL;
-    if (rp) {
-        r = &rp->e[e];
-        rp_edge_begin(r, (long)np * nc, pm->nodes_used > 1);
-        sink = lw_malloc(sizeof *sink);
-        sc->sink = sink;
-    }
+    rp_edge *r = record_begin(pm, sc, e);
     const int mirror = edge_mirrors(pm, e);
     for (int a = 0; a < np && !(cancel && atomic_load(cancel)); a++)
         for (int b = 0; b < nc; b++) {
-            if (mirror && b < a) { /* (a, b) is (b, a) turned round: its forward is that one's backward */
+            if (mirror && b < a) /* (a, b) is (b, a) turned round: its forward is that one's backward */
                 mirror_entry(m->t_x[e], r, (long)a * nc + b, (long)b * nc + a);
-                continue;
-            }
-            if (sink) sink->n[0] = -1;
-            m->t_x[e][a * nc + b] = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
-            if (sink) rp_record(r, (long)a * nc + b, sink);
+            else
+                m->t_x[e][(long)a * nc + b] = compute_entry(pm, sc, el, e, a, b, r);
         }
-    if (rp) rp_edge_end(rp, r, (long)np * nc);
-    sc->sink = NULL;
-    free(sink);
+    record_end(pm, sc, e, r);
     lists_free(el);
     free(el);
 }
@@ -2206,6 +2219,24 @@ static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *
     return cancelled(cancel);
 }
 
+/* A model's kept counts that went over RP_MAX_BYTES while its tables were
+ * computed: dropped (a what-if on it then builds). */
+static void rp_drop_if_over(cost_model_priv *pm)
+{
+    if (pm->rp && atomic_load(&pm->rp->dropped)) {
+        rp_free(pm->rp);
+        pm->rp = NULL;
+    }
+}
+
+static void rp_map_free(cost_model_priv *pm)
+{
+    if (pm->rp_map)
+        for (int i = 0; i < pm->pub.n_layers; i++) free(pm->rp_map[i]);
+    free(pm->rp_map);
+    pm->rp_map = NULL;
+}
+
 /* Empty kept counts for model pm's tables (edges todo, the others copy
  * same[e]'s), to be recorded as they are computed; NULL where the model
  * cannot keep them (not the closed form, or too many entries). */
@@ -2268,10 +2299,7 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
     if (nw > n_todo) nw = n_todo;
     if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) goto fail;
     if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel, NULL)) goto cancel;
-    if (pm->rp && atomic_load(&pm->rp->dropped)) { /* too many to keep: a what-if rebuilds */
-        rp_free(pm->rp);
-        pm->rp = NULL;
-    }
+    rp_drop_if_over(pm);
     free(same);
     free(todo);
     m->build_ms = (lw_now() - t0) * 1e3;
@@ -2420,14 +2448,7 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
                      memcmp(rp->configs[fs], rp->configs[from], sizeof(config) * (size_t)rp->n_configs[from]) ||
                      memcmp(rp->configs[ts], rp->configs[to], sizeof(config) * (size_t)rnc)))
         kept = 0;
-    tx_reprice *mine = pm->rp != rp && pm->rp && !atomic_load(&pm->rp->dropped) ? pm->rp : NULL;
-    rp_edge *nr = mine ? &mine->e[e] : NULL;
-    rp_sink *sink = NULL;
-    if (nr) {
-        rp_edge_begin(nr, (long)np * nc, pm->nodes_used > 1);
-        sink = lw_malloc(sizeof *sink);
-    }
-    sc->sink = sink;
+    rp_edge *nr = pm->rp != rp ? record_begin(pm, sc, e) : NULL;
     edge_lists *el = NULL;
     long priced = 0;
     const int mirror = edge_mirrors(pm, e);
@@ -2449,17 +2470,13 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
                 if (nr) rp_carry(pm, r, q, nr, qn);
             } else {
                 if (!el) el = lw_calloc(1, sizeof *el);
-                if (sink) sink->n[0] = -1;
-                t = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[from][a], &m->configs[to][b], NULL);
-                if (sink) rp_record(nr, qn, sink);
+                t = compute_entry(pm, sc, el, e, a, b, nr);
             }
             m->t_x[e][qn] = t;
         }
     }
-    if (nr) rp_edge_end(mine, nr, (long)np * nc);
+    if (pm->rp != rp) record_end(pm, sc, e, nr);
     atomic_fetch_add(&pm->n_repriced, priced);
-    sc->sink = NULL;
-    free(sink);
     if (el) lists_free(el);
     free(el);
 }
@@ -2508,15 +2525,9 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
     m->tx_reused = all ? 1 : 2;
     if (!all) {
         /* the model's counts are its own now: its configs, its batch */
-        if (pm->rp_map)
-            for (int i = 0; i < m->n_layers; i++) free(pm->rp_map[i]);
-        free(pm->rp_map);
-        pm->rp_map = NULL;
+        rp_map_free(pm);
         pm->rp_num = pm->rp_den = 1;
-        if (pm->rp && atomic_load(&pm->rp->dropped)) {
-            rp_free(pm->rp);
-            pm->rp = NULL;
-        }
+        rp_drop_if_over(pm);
     }
     free(same);
     free(todo);
@@ -2605,8 +2616,6 @@ void cost_model_free(cost_model *m)
     free(pm->node_of);
     free(pm->first_edge);
     rp_free(pm->rp);
-    if (pm->rp_map)
-        for (int i = 0; i < m->n_layers; i++) free(pm->rp_map[i]);
-    free(pm->rp_map);
+    rp_map_free(pm);
     free(pm);
 }

@@ -739,8 +739,9 @@ int plan_limit_applies(const plan *p)
     return isfinite(plan_memory_limit(&p->mset, p->cl)) && p->mem.fits;
 }
 
-void plan_probe_on(cost_model *m, const cluster *cl, const plan_memory_settings *ms, int limited, const config *pins,
-                   int li, const config two[2], double totals[2])
+/* The pair of layer li's configs searched on model m (built for cl). */
+static void probe_on(cost_model *m, const cluster *cl, const plan_memory_settings *ms, int limited, const config *pins,
+                     int li, const config two[2], double totals[2])
 {
     int L = m->n_layers;
     m->optimizer = ms->optimizer;
@@ -756,6 +757,15 @@ void plan_probe_on(cost_model *m, const cluster *cl, const plan_memory_settings 
         totals[i] = k[i] < 0 ? HUGE_VAL : marg ? tot[k[i]] : cost_with_pin_on(&q, li, k[i], NULL);
     free(tot);
     free(pin);
+}
+
+int plan_probe_answer(const network *net, const profile *prof, const plan_probe_q *q, int li, const config two[2],
+                      const atomic_int *cancel, double totals[2], lw_error *err)
+{
+    cost_model *m = cost_model_build_cancellable(net, q->cl, prof, q->gpus, q->batch, cancel, err);
+    if (m) probe_on(m, q->cl, &q->ms, q->limited, q->pins, li, two, totals);
+    cost_model_free(m);
+    return m ? 0 : -1;
 }
 
 int plan_probe_resolve(const plan *p, const plan_settings *set, const cluster *cl, plan_probe_q *q, lw_error *err)
@@ -781,11 +791,9 @@ int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, 
 {
     plan_probe_q q;
     if (plan_probe_resolve(p, set, cl, &q, err) != 0) return -1;
-    cost_model *m = cost_model_build_cancellable(p->net, q.cl, p->prof, q.gpus, q.batch, p->cancel, err);
-    if (m) plan_probe_on(m, q.cl, &q.ms, q.limited, q.pins, li, two, totals);
-    cost_model_free(m);
+    int rc = plan_probe_answer(p->net, p->prof, &q, li, two, p->cancel, totals, err);
     free(q.pins);
-    return m ? 0 : -1;
+    return rc;
 }
 
 const char *plan_final_method_name(const plan *p)

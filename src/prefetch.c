@@ -36,14 +36,10 @@ typedef struct prefetch_slot {
 
 /* One posted probe (plan_probe_post): the question by value, its answer. */
 typedef struct probe_job {
-    int gpus;
-    long batch;
+    plan_probe_q q;       /* its cluster the clone below, its pins its own */
     cluster *cl;          /* a clone */
     int li;
     config two[2];
-    config *pins;         /* [n_layers] by value */
-    plan_memory_settings ms;
-    int limited;
     int state;            /* PF_*, under the prefetcher's lock */
     int dropped;          /* cancelled while running: the worker frees it */
     atomic_int cancel;
@@ -55,7 +51,7 @@ static void job_free(probe_job *j)
 {
     if (!j) return;
     cluster_free(j->cl);
-    free(j->pins);
+    free(j->q.pins);
     free(j);
 }
 
@@ -98,12 +94,10 @@ static void *prefetch_main(void *arg)
             j->state = PF_RUNNING;
             pthread_mutex_unlock(&f->lock);
             lw_error err = {0};
-            cost_model *m = cost_model_build_cancellable(f->net, j->cl, f->prof, j->gpus, j->batch, &j->cancel, &err);
-            if (m) plan_probe_on(m, j->cl, &j->ms, j->limited, j->pins, j->li, j->two, j->totals);
-            cost_model_free(m);
+            int rc = plan_probe_answer(f->net, f->prof, &j->q, j->li, j->two, &j->cancel, j->totals, &err);
             pthread_mutex_lock(&f->lock);
             j->err = err;
-            j->state = m ? PF_DONE : PF_FAILED;
+            j->state = rc == 0 ? PF_DONE : PF_FAILED;
             if (j->dropped) job_free(j);
             pthread_cond_broadcast(&f->changed);
             continue;
@@ -252,15 +246,11 @@ int plan_probe_post(plan *p, const plan_settings *set, const cluster *cl, int li
     plan_probe_q q;
     if (plan_probe_resolve(p, set, cl, &q, err) != 0) return -1;
     probe_job *j = lw_calloc(1, sizeof *j);
-    j->gpus = q.gpus;
-    j->batch = q.batch;
-    j->cl = cluster_clone(q.cl);
+    j->q = q;
+    j->q.cl = j->cl = cluster_clone(q.cl);
     j->li = li;
     j->two[0] = two[0];
     j->two[1] = two[1];
-    j->pins = q.pins;
-    j->ms = q.ms;
-    j->limited = q.limited;
     j->state = PF_QUEUED;
     struct plan_prefetcher *f = prefetcher_of(p);
     pthread_mutex_lock(&f->lock);

@@ -27,9 +27,11 @@ typedef struct plan_probe_q {
     config *pins;            /* [n_layers] */
 } plan_probe_q;
 int plan_probe_resolve(const plan *p, const plan_settings *set, const cluster *cl, plan_probe_q *q, lw_error *err);
-/* plan_probe_pair's question asked of model m (built for cl). */
-void plan_probe_on(cost_model *m, const cluster *cl, const plan_memory_settings *ms, int limited, const config *pins,
-                   int li, const config two[2], double totals[2]);
+/* plan_probe_pair's question q answered: a model built for it (given up
+ * once *cancel is raised), layer li's two configs searched on it. 0, or -1
+ * with err set. */
+int plan_probe_answer(const network *net, const profile *prof, const plan_probe_q *q, int li, const config two[2],
+                      const atomic_int *cancel, double totals[2], lw_error *err);
 /* Cancels and frees every background build, waiting for the worker. */
 void prefetch_discard(plan *p);
 

@@ -2038,11 +2038,7 @@ Test(tui_undo, a_held_pin_is_put_back_by_undo_and_redo)
 {
     term_open(24, 80, 1);
     app *a = open_app("vgg16", "p100-4x4", 16);
-    int fc6 = net_find(a->p->net, "fc6");
-    config c16;
-    cr_assert_eq(config_parse("c16", &c16), 0);
-    int k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
-    cr_assert(k >= 0);
+    int fc6 = net_find(a->p->net, "fc6"), k = config_index(a, "fc6", "c16");
     app_perform(a, app_pin(a, fc6, k));
     app_feed(a, '-'); /* 8 GPUs: no c16, the pin is held */
     cr_assert_eq(app_pins_held(a), 1);
@@ -2070,7 +2066,7 @@ Test(tui_undo, a_held_pin_is_put_back_by_undo_and_redo)
     cr_assert_eq(app_pins_held(a), 1);
     app_feed(a, '+');
     cr_assert_eq(a->p->gpus, 16);
-    k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
+    k = config_index(a, "fc6", "c16");
     cr_assert(k >= 0 && a->p->pinned[fc6] == k, "fc6's pin did not come back: %s", a->status);
     app_free(a);
     term_close();

@@ -462,11 +462,7 @@ Test(tui_edges, pins_are_held_while_the_gpu_count_lacks_their_config)
 {
     term_open(24, 80, 1);
     app *a = open_app("vgg16", "p100-4x4", 16);
-    int fc6 = net_find(a->p->net, "fc6");
-    config c16;
-    cr_assert_eq(config_parse("c16", &c16), 0);
-    int k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
-    cr_assert(k >= 0);
+    int fc6 = net_find(a->p->net, "fc6"), k = config_index(a, "fc6", "c16");
     app_perform(a, app_pin(a, fc6, k));
     cr_assert_eq(a->p->pinned[fc6], k);
     /* 8 GPUs have no c16: the pin is held, and the status says so */
@@ -479,7 +475,7 @@ Test(tui_edges, pins_are_held_while_the_gpu_count_lacks_their_config)
     /* back on 16 GPUs the pin is back */
     app_feed(a, '+');
     cr_assert_eq(a->p->gpus, 16);
-    k = config_find(a->p->cm->configs[fc6], a->p->cm->n_configs[fc6], &c16);
+    k = config_index(a, "fc6", "c16");
     cr_assert(k >= 0 && a->p->pinned[fc6] == k, "fc6's pin did not come back: %s", a->status);
     cr_assert(strstr(a->status, "1 pin back"), "%s", a->status);
     char cb[32];

@@ -138,6 +138,19 @@ static inline app *open_app(const char *net, const char *cl, int gpus)
 
 static inline void draw(app *a) { app_draw(a, stdscr); }
 
+/* The index of config `text` (config_parse's form, "c16") among the
+ * current model's configs of layer `name`. */
+static inline int config_index(app *a, const char *name, const char *text)
+{
+    int li = net_find(a->p->net, name);
+    cr_assert(li >= 0, "no layer %s", name);
+    config c;
+    cr_assert_eq(config_parse(text, &c), 0, "%s", text);
+    int k = config_find(a->p->cm->configs[li], a->p->cm->n_configs[li], &c);
+    cr_assert(k >= 0, "%s has no config %s", name, text);
+    return k;
+}
+
 static inline void type(app *a, const char *s)
 {
     for (; *s; s++) app_feed(a, (unsigned char)*s);
