@@ -287,6 +287,9 @@ typedef struct dim_list {
     int *pf_cnt;
     double *pb_sum; /* [Dp][Dc + 1] */
     int *pb_cnt;
+    /* every consumer piece needs as many elements and pieces as every
+     * other (uni_f; the same for producer pieces backward: uni_b) */
+    int uni_f, uni_b;
 } dim_list;
 
 #define MAX_LOG2 13 /* degrees up to 4096 */
@@ -446,6 +449,9 @@ static void dim_list_build_dense(dim_list *l, int Dp, int Dc)
             pc[i + 1] = pc[i] + (o != 0);
         }
     }
+    l->uni_f = 1;
+    for (int j = 1; j < Dc && l->uni_f; j++)
+        l->uni_f = l->pf_sum[(size_t)j * (Dp + 1) + Dp] == l->pf_sum[Dp] && l->pf_cnt[(size_t)j * (Dp + 1) + Dp] == l->pf_cnt[Dp];
     l->pb_sum = lw_malloc(sizeof(double) * (size_t)Dp * (size_t)(Dc + 1));
     l->pb_cnt = lw_malloc(sizeof(int) * (size_t)Dp * (size_t)(Dc + 1));
     for (int i = 0; i < Dp; i++) {
@@ -459,6 +465,9 @@ static void dim_list_build_dense(dim_list *l, int Dp, int Dc)
             pc[j + 1] = pc[j] + (o != 0);
         }
     }
+    l->uni_b = 1;
+    for (int i = 1; i < Dp && l->uni_b; i++)
+        l->uni_b = l->pb_sum[(size_t)i * (Dc + 1) + Dc] == l->pb_sum[Dc] && l->pb_cnt[(size_t)i * (Dc + 1) + Dc] == l->pb_cnt[Dc];
 }
 
 /* Among entries a..b-1 of one receiver piece's list (sender pieces
@@ -984,11 +993,27 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
      * wants every receiver's counts (and the exact count) */
     const int bound = !exact_elems && !sink && g.pr.lat_in >= 0 && g.pr.lat_x >= 0 && g.pr.inv_in >= 0 &&
                       g.pr.inv_x >= 0 && g.pr.elem_b >= 0;
-    double slowest = 0, elems = 0, node_elems = 0, node_far = 0;
+    /* The nodes from r0 = Ts on hold no sender task (the tail): nothing
+     * stays on them, and each receiver's counts are products of what its
+     * pieces need. Where every dimension the nodes' boxes move along needs
+     * as much for every piece, every tail node is the same problem as the
+     * first: its receivers in order have the same counts. */
+    int tail_same = g.Ts < g.Tr;
+    if (tail_same) {
+        int rl[NDIMS], rh[NDIMS];
+        box_pow2(rcv, 0, g.Br, rl, rh);
+        for (int d = 0; d < NDIMS; d++)
+            if (rh[d] - rl[d] < rcv->deg[d] && !(forward ? dl[d]->uni_f : dl[d]->uni_b)) tail_same = 0;
+    }
+    const int tail0 = (g.Ts + g.Br - 1) / g.Br * g.Br; /* the first tail node */
+    double slowest = 0, elems = 0, node_elems = 0, node_far = 0, tail_far = 0;
     g.held = 0;
     for (int r0 = 0; r0 < g.Tr; r0 += g.Br) {
         double far_sum = 0, ub_t;
-        if (bound) {
+        if (tail_same && r0 > tail0) { /* as the first tail node, which gn_fill would find */
+            far_sum = tail_far;
+            if (!bound) elems += node_elems;
+        } else if (bound) {
             int same = gn_fill(&g, r0, &far_sum, &ub_t);
             /* no receiver here is slower than one already seen (the same
              * problem as the node before was seen, or bounded, already) */
@@ -1008,6 +1033,7 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
             elems += node_elems;
             far_sum = node_far;
         }
+        if (r0 == tail0) tail_far = far_sum;
         if (multi_node && far_sum > 0) {
             nic_in[r0 / gpn] += far_sum * g.pr.elem_b;
             nic_out_rev[r0 / gpn] += far_sum * g.pr.elem_b;
