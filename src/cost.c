@@ -296,6 +296,7 @@ typedef struct dim_list {
 
 typedef struct edge_lists {
     dim_list l[NDIMS][MAX_LOG2][MAX_LOG2];
+    struct gn_memo *memo; /* gather_nodes' slices over the edge's table */
 } edge_lists;
 
 static int ilog2(int x) /* floor of log2 x, x >= 1 */
@@ -493,6 +494,8 @@ static const dim_list *lists_get(edge_lists *el, const edge_desc *d, int k, int 
     return l;
 }
 
+static void memo_free(struct gn_memo *mm);
+
 static void lists_free(edge_lists *el)
 {
     for (int k = 0; k < NDIMS; k++)
@@ -514,6 +517,7 @@ static void lists_free(edge_lists *el)
                 free(l->pb_sum);
                 free(l->pb_cnt);
             }
+    memo_free(el->memo);
     memset(el, 0, sizeof *el);
 }
 
@@ -803,6 +807,52 @@ int cost_tx_oracle;
  * positive, which some moved element makes it). All sums are of integers
  * below 2^53 (tensor elements), exact in any order. */
 enum { GN_BOX = 64 }; /* most pieces of one dimension in a node's box */
+
+/* What gather_nodes remembers over one edge's table (every entry of it).
+ *
+ * A slice is one dimension of one node's problem: the receiver pieces
+ * [rlo, rlo + e) of the node's box, the sender's box [lo, hi) in that
+ * dimension (lo = hi = 0: the sender has no task on the node) and the
+ * direction. Its content is what gn_fill reads from the dense sums (per
+ * receiver piece: the elements and pieces it needs and what of them the
+ * sender's box holds), the box extents e and hi - lo, and the block of the
+ * overlap matrix at those receiver and sender pieces. The same slice comes
+ * back for many entries (every config pair with these degrees in this
+ * dimension), so it is read once per edge; slices of equal content share an
+ * id.
+ *
+ * A node's receivers (their slowest time, their elements and their
+ * elements from other nodes, visited in order) are a function of its four
+ * slices' contents, in either direction: the values, the self overlaps,
+ * and the box shapes, which say which of the node's GPUs holds which
+ * receiver and which sender task (both boxes are aligned, so a node's GPUs
+ * hold them in row-major order of the box; a sender with no task on the
+ * node has empty boxes). So a node whose four ids were visited before need
+ * not be visited again: its results are the same doubles. The edge keeps
+ * the last node visited at each of GN_NODES places (160 KB, well inside a
+ * core's L2), where no sink wants the receivers' counts. */
+enum { GN_CHUNK = 1 << 16, GN_NODES = 1 << 12 };
+typedef struct gn_slice {
+    uint64_t key, chash;
+    uint32_t id;
+    const double *v; /* e, hi - lo, then va, vn, vo, von [e] each, then the overlap block [e][hi - lo] */
+    double agg[8];   /* gn_fill's sums, maxima and minima over the box */
+} gn_slice;
+typedef struct gn_node {
+    uint32_t id[NDIMS];
+    uint32_t tag; /* 0: empty; else gn_ctx's held */
+    double slowest, elems, far;
+} gn_node;
+typedef struct gn_memo {
+    gn_slice *slice;
+    uint32_t n_slice, cap_slice;
+    uint32_t *by_key, *by_content; /* [cap_hash]: slice index + 1, 0 empty; by_content holds each content's first */
+    uint32_t cap_hash;
+    double **chunk; /* slice contents, in chunks that never move */
+    int n_chunk, used;
+    gn_node *node; /* [GN_NODES], NULL until a node is visited */
+} gn_memo;
+
 typedef struct gn_ctx {
     const double *sum[NDIMS];
     const int *cnt[NDIMS];
@@ -811,32 +861,153 @@ typedef struct gn_ctx {
     const config *rcv, *snd;
     int Tr, Ts, Br, Bs, dir;
     tx_prices pr;
-    /* per dimension, for the pieces of the node's box: everything the
-     * receiver piece needs (elements, pieces) and what of it the sender's
-     * tasks on the node hold */
+    gn_memo *memo;
+    uint64_t kpre[NDIMS]; /* a slice key's dimension, direction and degrees */
+    /* per dimension, the node's slice: for the pieces of the box, everything
+     * the receiver piece needs (elements, pieces) and what of it the
+     * sender's tasks on the node hold */
     int rlo[NDIMS], ext[NDIMS];
-    double va[NDIMS][GN_BOX], vn[NDIMS][GN_BOX], vo[NDIMS][GN_BOX], von[NDIMS][GN_BOX];
-    /* what the arrays above hold: per dimension, the sender's box [lo, hi)
-     * they were read at, whether the sender had tasks on that node (held:
-     * 0 none yet), and their sums, maxima and minima (gn_fill) */
+    const double *va[NDIMS], *vn[NDIMS], *vo[NDIMS], *von[NDIMS];
+    uint32_t id[NDIMS];
+    /* what the slices above are of: per dimension, the sender's box
+     * [lo, hi), whether the sender had tasks on that node (held: 0 none
+     * yet), and the slices' sums, maxima and minima */
     int lo[NDIMS], hi[NDIMS], held;
     double agg[NDIMS][8];
 } gn_ctx;
 
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static int slice_len(const double *v)
+{
+    int e = (int)v[0], se = (int)v[1];
+    return 2 + 4 * e + e * se;
+}
+
+static void memo_free(gn_memo *mm)
+{
+    if (!mm) return;
+    for (int i = 0; i < mm->n_chunk; i++) free(mm->chunk[i]);
+    free(mm->chunk);
+    free(mm->slice);
+    free(mm->by_key);
+    free(mm->by_content);
+    free(mm->node);
+    free(mm);
+}
+
+static void memo_put(uint32_t *tab, uint32_t cap, uint64_t h, uint32_t idx)
+{
+    uint32_t i = (uint32_t)h & (cap - 1);
+    while (tab[i]) i = (i + 1) & (cap - 1);
+    tab[i] = idx + 1;
+}
+
+static void memo_rehash(gn_memo *mm, uint32_t cap)
+{
+    free(mm->by_key);
+    free(mm->by_content);
+    mm->cap_hash = cap;
+    mm->by_key = lw_calloc(cap, sizeof(uint32_t));
+    mm->by_content = lw_calloc(cap, sizeof(uint32_t));
+    for (uint32_t k = 0; k < mm->n_slice; k++) {
+        memo_put(mm->by_key, cap, mix64(mm->slice[k].key), k);
+        if (mm->slice[k].id == k) memo_put(mm->by_content, cap, mm->slice[k].chash, k);
+    }
+}
+
+/* Room for a slice's content of len doubles at the arena's end. */
+static double *memo_space(gn_memo *mm, int len)
+{
+    if (!mm->n_chunk || mm->used + len > GN_CHUNK) {
+        mm->chunk = lw_realloc(mm->chunk, sizeof(double *) * (size_t)(mm->n_chunk + 1));
+        mm->chunk[mm->n_chunk++] = lw_malloc(sizeof(double) * GN_CHUNK);
+        mm->used = 0;
+    }
+    return mm->chunk[mm->n_chunk - 1] + mm->used;
+}
+
+/* Dimension d's slice of the node whose receiver pieces are [rlo, rlo + e)
+ * and sender box [lo, hi) (lo = hi = 0: none): remembered, or read from the
+ * dense sums and remembered. The pointer lasts until the next call. */
+static const gn_slice *memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
+{
+    gn_memo *mm = g->memo;
+    const uint64_t key = g->kpre[d] | (uint64_t)rlo << 11 | (uint64_t)ilog2(e) << 24 | (uint64_t)lo << 28 |
+                         (uint64_t)hi << 41;
+    if (2 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
+    uint32_t i = (uint32_t)mix64(key) & (mm->cap_hash - 1);
+    for (; mm->by_key[i]; i = (i + 1) & (mm->cap_hash - 1))
+        if (mm->slice[mm->by_key[i] - 1].key == key) return &mm->slice[mm->by_key[i] - 1];
+    const int se = hi - lo, len = 2 + 4 * e + e * se, rw = g->row[d];
+    double *v = memo_space(mm, len), *va = v + 2, *vn = va + e, *vo = vn + e, *von = vo + e, *blk = von + e;
+    v[0] = e;
+    v[1] = se;
+    const double *ps = g->sum[d] + (size_t)rlo * rw;
+    const int *pn = g->cnt[d] + (size_t)rlo * rw;
+    double ta = 0, to = 0, xa = 0, xn = 0, xo = 0, xon = 0, io = 1e300, ion = 1e300;
+    for (int k = 0; k < e; k++, ps += rw, pn += rw) {
+        const double a = ps[rw - 1], n = pn[rw - 1], o = se ? ps[hi] - ps[lo] : 0, on = se ? pn[hi] - pn[lo] : 0;
+        va[k] = a, vn[k] = n, vo[k] = o, von[k] = on;
+        ta += a, to += o;
+        xa = a > xa ? a : xa, xn = n > xn ? n : xn, xo = o > xo ? o : xo, xon = on > xon ? on : xon;
+        io = o < io ? o : io, ion = on < ion ? on : ion;
+        for (int j = 0; j < se; j++)
+            blk[k * se + j] = (double)g->mat[d][(size_t)(rlo + k) * (size_t)g->ms_r[d] +
+                                                (size_t)(lo + j) * (size_t)g->ms_s[d]];
+    }
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (int k = 0; k < len; k++) {
+        uint64_t w;
+        memcpy(&w, &v[k], sizeof w);
+        h = mix64(h ^ w);
+    }
+    if (mm->n_slice == mm->cap_slice) {
+        mm->cap_slice = mm->cap_slice ? 2 * mm->cap_slice : 256;
+        mm->slice = lw_realloc(mm->slice, sizeof(gn_slice) * mm->cap_slice);
+    }
+    const uint32_t k = mm->n_slice++;
+    gn_slice *s = &mm->slice[k];
+    *s = (gn_slice){.key = key, .chash = h, .id = k, .v = v,
+                    .agg = {ta, to, xa, xn, xo, xon, io, ion}};
+    uint32_t c = (uint32_t)h & (mm->cap_hash - 1);
+    for (; mm->by_content[c]; c = (c + 1) & (mm->cap_hash - 1)) {
+        const gn_slice *t = &mm->slice[mm->by_content[c] - 1];
+        if (t->chash == h && slice_len(t->v) == len && !memcmp(t->v, v, sizeof(double) * (size_t)len)) {
+            s->id = t->id; /* the same content: share it, give the room back */
+            s->v = t->v;
+            break;
+        }
+    }
+    if (s->id == k) {
+        mm->used += len;
+        mm->by_content[c] = k + 1;
+    }
+    memo_put(mm->by_key, mm->cap_hash, mix64(key), k);
+    return s;
+}
+
 /* Fills the per-dimension values of the node whose receivers start at r0;
  * where bound is non-NULL, also returns its receivers' elements from other
- * nodes (exactly) in *far_sum and a bound on its slowest receiver's time in
+ * nodes (exactly) in *far_sum and, where it is not the same problem as the
+ * node before (below), a bound on its slowest receiver's time in
  * *bound.
  *
- * Nodes in order, a dimension whose receiver pieces and sender box are
- * those of the node before is not read again (the dimensions inside a node
- * are the same for every node). Returns 1 where the node is the same problem
- * as the node before: in every dimension the same values and the same
- * self overlaps (the block of the overlap matrix at its receiver pieces and
- * sender box: a receiver's place in the box, and so its sender task's
- * place, is the same on every node), and the sender has tasks on both or on
- * neither. Then its receivers have the same counts in the same order, so
- * the same slowest time, elements and elements from other nodes. */
+ * Each dimension's values are its slice (gn_memo: read from the sums once
+ * per edge); nodes in order, a dimension whose receiver pieces and sender
+ * box are those of the node before is not looked up again. Returns 1 where
+ * the node is the same problem as the node before: every dimension's slice
+ * of the same content (values, box extents and self overlaps) and the
+ * sender with tasks on both or on neither. Then its receivers have the same
+ * counts in the same order, so the same slowest time, elements and elements
+ * from other nodes. */
 static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
 {
     int rlo[NDIMS], rhi[NDIMS], lo[NDIMS] = {0, 0, 0, 0}, hi[NDIMS] = {0, 0, 0, 0};
@@ -845,51 +1016,30 @@ static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
     box_pow2(g->rcv, r0, g->Br, rlo, rhi);
     if (box_ok) box_pow2(g->snd, r0, g->Bs, lo, hi);
     int same = g->held == held;
-    double sa = 1, so = 1, mA = 1, mN = 1, mO = 1, mON = 1, nO = 1, nON = 1;
     for (int d = 0; d < NDIMS; d++) {
-        double *ag = g->agg[d];
         if (g->held != held || rlo[d] != g->rlo[d] || lo[d] != g->lo[d] || hi[d] != g->hi[d]) {
-            const int e = rhi[d] - rlo[d], rw = g->row[d];
-            if (e != g->ext[d]) same = 0;
-            if (same && box_ok) { /* the self overlaps: the old block against the new */
-                const long *m = g->mat[d];
-                const size_t mr = (size_t)g->ms_r[d], ms = (size_t)g->ms_s[d];
-                for (int i = 0; i < e && same; i++)
-                    for (int j = 0; j < hi[d] - lo[d]; j++)
-                        if (m[(size_t)(rlo[d] + i) * mr + (size_t)(lo[d] + j) * ms] !=
-                            m[(size_t)(g->rlo[d] + i) * mr + (size_t)(g->lo[d] + j) * ms]) {
-                            same = 0;
-                            break;
-                        }
-            }
+            const int e = rhi[d] - rlo[d];
+            const gn_slice *s = memo_slice(g, d, rlo[d], e, lo[d], hi[d]);
+            if (s->id != g->id[d]) same = 0;
+            g->id[d] = s->id;
             g->ext[d] = e;
             g->rlo[d] = rlo[d];
             g->lo[d] = lo[d];
             g->hi[d] = hi[d];
-            const double *ps = g->sum[d] + (size_t)rlo[d] * rw;
-            const int *pn = g->cnt[d] + (size_t)rlo[d] * rw;
-            double ta = 0, to = 0, xa = 0, xn = 0, xo = 0, xon = 0, io = 1e300, ion = 1e300;
-            for (int k = 0; k < e; k++, ps += rw, pn += rw) {
-                const double a = ps[rw - 1], n = pn[rw - 1], o = box_ok ? ps[hi[d]] - ps[lo[d]] : 0,
-                             on = box_ok ? pn[hi[d]] - pn[lo[d]] : 0;
-                if (same && (g->va[d][k] != a || g->vn[d][k] != n || g->vo[d][k] != o || g->von[d][k] != on))
-                    same = 0;
-                g->va[d][k] = a;
-                g->vn[d][k] = n;
-                g->vo[d][k] = o;
-                g->von[d][k] = on;
-                ta += a, to += o;
-                xa = a > xa ? a : xa, xn = n > xn ? n : xn, xo = o > xo ? o : xo, xon = on > xon ? on : xon;
-                io = o < io ? o : io, ion = on < ion ? on : ion;
-            }
-            ag[0] = ta, ag[1] = to, ag[2] = xa, ag[3] = xn, ag[4] = xo, ag[5] = xon, ag[6] = io, ag[7] = ion;
+            g->va[d] = s->v + 2;
+            g->vn[d] = g->va[d] + e;
+            g->vo[d] = g->vn[d] + e;
+            g->von[d] = g->vo[d] + e;
+            memcpy(g->agg[d], s->agg, sizeof s->agg);
         }
-        sa *= ag[0], so *= ag[1], mA *= ag[2], mN *= ag[3], mO *= ag[4], mON *= ag[5], nO *= ag[6], nON *= ag[7];
     }
     g->held = held;
-    if (bound) {
-        *far_sum = sa - so;
-        *bound = tx_time(&g->pr, mON, mO, mN - nON, mA - nO);
+    if (bound) { /* the bound only where the node is not the one before */
+        const double(*ag)[8] = g->agg;
+#define GN_PROD(q) (ag[0][q] * ag[1][q] * ag[2][q] * ag[3][q])
+        *far_sum = GN_PROD(0) - GN_PROD(1);
+        if (!same) *bound = tx_time(&g->pr, GN_PROD(5), GN_PROD(4), GN_PROD(3) - GN_PROD(7), GN_PROD(2) - GN_PROD(6));
+#undef GN_PROD
     }
     return same;
 }
@@ -960,9 +1110,33 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
     return slowest;
 }
 
-static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
-                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out,
-                           rp_sink *sink, int exact_elems)
+/* gn_visit of a node where no sink wants its receivers' counts, through
+ * the edge's cache of nodes (gn_memo): adds the same elements and elements
+ * from other nodes, returns the same slowest time. */
+static double gn_visit_memo(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io)
+{
+    gn_memo *mm = g->memo;
+    const uint32_t tag = (uint32_t)g->held;
+    uint64_t h = tag;
+    for (int d = 0; d < NDIMS; d++) h = mix64(h ^ ((uint64_t)g->id[d] << 8));
+    if (!mm->node) mm->node = lw_calloc(GN_NODES, sizeof *mm->node);
+    gn_node *n = &mm->node[h & (GN_NODES - 1)];
+    if (n->tag == tag && n->id[0] == g->id[0] && n->id[1] == g->id[1] && n->id[2] == g->id[2] &&
+        n->id[3] == g->id[3]) {
+        *elems_io += n->elems;
+        *far_sum_io += n->far;
+        return n->slowest;
+    }
+    double elems = 0, far = 0, t = gn_visit(g, r0, &elems, &far, NULL);
+    *n = (gn_node){{g->id[0], g->id[1], g->id[2], g->id[3]}, tag, t, elems, far};
+    *elems_io += elems;
+    *far_sum_io += far;
+    return t;
+}
+
+static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_list *const dl[NDIMS],
+                           const config *rcv, const config *snd, int forward, double *nic_in, double *nic_out_rev,
+                           double *elems_out, rp_sink *sink, int exact_elems)
 {
     const cluster *cl = pm->pub.cl;
     const int gpn = cl->gpus_per_node;
@@ -979,6 +1153,7 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
     g.Bs = g.Ts < gpn ? g.Ts : gpn;
     g.dir = forward ? 0 : 1;
     g.pr = tx_prices_of(cl, pm->pub.elem_bytes);
+    g.memo = memo;
     for (int d = 0; d < NDIMS; d++) {
         g.sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
         g.cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
@@ -986,6 +1161,8 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
         g.row[d] = snd->deg[d] + 1;
         g.ms_r[d] = forward ? 1 : snd->deg[d];
         g.ms_s[d] = forward ? rcv->deg[d] : 1;
+        g.kpre[d] = (uint64_t)d | (uint64_t)g.dir << 2 | (uint64_t)ilog2(snd->deg[d]) << 3 |
+                    (uint64_t)ilog2(rcv->deg[d]) << 7;
     }
     const int multi_node = pm->nodes_used > 1;
     /* nodes may be left out where the time grows with each count (prices
@@ -1009,7 +1186,7 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
     double slowest = 0, elems = 0, node_elems = 0, node_far = 0, tail_far = 0;
     g.held = 0;
     for (int r0 = 0; r0 < g.Tr; r0 += g.Br) {
-        double far_sum = 0, ub_t;
+        double far_sum = 0, ub_t = 0;
         if (tail_same && r0 > tail0) { /* as the first tail node, which gn_fill would find */
             far_sum = tail_far;
             if (!bound) elems += node_elems;
@@ -1019,7 +1196,7 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
              * problem as the node before was seen, or bounded, already) */
             if (!same && !(slowest > 0 && ub_t <= slowest)) {
                 double unused = 0;
-                double t = gn_visit(&g, r0, &elems, &unused, NULL);
+                double t = gn_visit_memo(&g, r0, &elems, &unused);
                 if (t > slowest) slowest = t;
             }
         } else {
@@ -1027,7 +1204,8 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
              * the sink holds already */
             if (!gn_fill(&g, r0, NULL, NULL)) {
                 node_elems = node_far = 0;
-                double t = gn_visit(&g, r0, &node_elems, &node_far, sink);
+                double t = sink ? gn_visit(&g, r0, &node_elems, &node_far, sink)
+                                : gn_visit_memo(&g, r0, &node_elems, &node_far);
                 if (t > slowest) slowest = t;
             }
             elems += node_elems;
@@ -1052,15 +1230,16 @@ static double gather_nodes(const cost_model_priv *pm, const dim_list *const dl[N
  * rest comes over the network. So each task costs O(dimensions), not
  * O(tasks it overlaps). Returns seconds. *elems_out: the forward elements
  * moved, exactly where exact_elems, else only its sign (table builds). */
-static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, const dim_list *const dl[NDIMS],
-                             const config *cp, const config *cc, double *elems_out, int exact_elems)
+static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, gn_memo *memo,
+                             const dim_list *const dl[NDIMS], const config *cp, const config *cc, double *elems_out,
+                             int exact_elems)
 {
     double back_elems, max_f, max_b;
     rp_sink *sink = sc->sink;
     if (sink) sink->n[0] = sink->n[1] = sink->over = 0, sink->nic[0] = sink->nic[1] = 0;
     if (dl[0]->mat && !pm->tx_oracle) {
-        max_f = gather_nodes(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink, exact_elems);
-        max_b = gather_nodes(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink, exact_elems);
+        max_f = gather_nodes(pm, memo, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink, exact_elems);
+        max_b = gather_nodes(pm, memo, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink, exact_elems);
     } else if (dl[0]->mat) {
         max_f = gather_dense(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink);
         max_b = gather_dense(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink);
@@ -1169,7 +1348,8 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
                 } else if (!dl[q]->mat) {
                     dim_list_build_dense((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
                 }
-            double t = tx_closed_form(pm, sc, dl, cp, cc, &elems, bytes_out != NULL);
+            if (L != &local && !L->memo) L->memo = lw_calloc(1, sizeof *L->memo);
+            double t = tx_closed_form(pm, sc, L->memo, dl, cp, cc, &elems, bytes_out != NULL);
             if (L == &local) lists_free(&local);
             if (bytes_out) *bytes_out = 2 * elems * m->elem_bytes;
             return elems > 0 ? 1e3 * t : 0;
