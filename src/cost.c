@@ -607,9 +607,13 @@ static inline double tx_time(const tx_prices *p, double own_n, double own, doubl
  * the sender's task on its own GPU (0: none), which stays put: keeps the
  * slowest time and the element count, offers the counts to the sink.
  * Returns its elements from other nodes. */
+typedef struct gn_rec gn_rec;
+static inline void gn_rec_add(gn_rec *rec, double own_n, double own, double far_n, double far);
+
 static inline __attribute__((always_inline)) double receiver_done(const tx_prices *p, double own_n, double own,
                                                                   double all_n, double all, double v, rp_sink *sink,
-                                                                  int dir, double *slowest, double *elems)
+                                                                  int dir, double *slowest, double *elems,
+                                                                  gn_rec *rec)
 {
     if (v > 0) {
         own -= v;
@@ -621,6 +625,7 @@ static inline __attribute__((always_inline)) double receiver_done(const tx_price
     double t = tx_time(p, own_n, own, far_n, far);
     if (t > *slowest) *slowest = t;
     if (sink) rp_keep(sink, dir, own_n, own, far_n, far);
+    if (rec) gn_rec_add(rec, own_n, own, far_n, far);
     *elems += all;
     return far;
 }
@@ -757,7 +762,7 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
                 v *= z < eb[d] && pc[d][z] == sc[d] ? cum[d][z + 1] - cum[d][z] : 0;
             }
         }
-        double far = receiver_done(&pr, own_n, own, all_n, all, v, sink, forward ? 0 : 1, &slowest, &elems);
+        double far = receiver_done(&pr, own_n, own, all_n, all, v, sink, forward ? 0 : 1, &slowest, &elems, NULL);
         if (multi_node && far > 0) {
             nic_in[node] += far * elem_b;
             nic_out_rev[node] += far * elem_b;
@@ -843,6 +848,26 @@ typedef struct gn_node {
     uint32_t tag; /* 0: empty; else gn_ctx's held */
     double slowest, elems, far;
 } gn_node;
+/* A node as a sink saw it (gn_visit_sink_memo): its results and the counts
+ * its receivers offered, less those that repeat the one before. */
+enum { GN_OFFERS = 8, GN_SNODES = 1 << 11 };
+typedef struct gn_snode {
+    uint32_t id[NDIMS];
+    uint32_t tag; /* 0: empty; else gn_ctx's held */
+    int n;        /* offers */
+    double slowest, elems, far;
+    rp_cand offer[GN_OFFERS];
+} gn_snode;
+/* Every count a node's receivers offer a sink, in order (gn_visit). */
+struct gn_rec {
+    int n;
+    rp_cand c[GN_BOX];
+};
+static inline void gn_rec_add(gn_rec *rec, double own_n, double own, double far_n, double far)
+{
+    rec->c[rec->n++] = (rp_cand){own_n, own, far_n, far};
+}
+
 typedef struct gn_memo {
     gn_slice *slice;
     uint32_t n_slice, cap_slice;
@@ -850,7 +875,8 @@ typedef struct gn_memo {
     uint32_t cap_hash;
     double **chunk; /* slice contents, in chunks that never move */
     int n_chunk, used;
-    gn_node *node; /* [GN_NODES], NULL until a node is visited */
+    gn_node *node;   /* [GN_NODES], NULL until a node is visited */
+    gn_snode *snode; /* [GN_SNODES], the same where a sink wants the counts */
 } gn_memo;
 
 typedef struct gn_ctx {
@@ -900,6 +926,7 @@ static void memo_free(gn_memo *mm)
     free(mm->by_key);
     free(mm->by_content);
     free(mm->node);
+    free(mm->snode);
     free(mm);
 }
 
@@ -1047,7 +1074,7 @@ static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
 /* Visits the receivers of the node whose box gn_fill left, in order: the
  * slowest one's time; adds their elements to *elems and their elements from
  * other nodes to *far_sum, and offers their counts to the sink. */
-static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink)
+static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink, gn_rec *rec)
 {
     /* locals, not g->: the sink's stores could alias g for all the compiler knows */
     const int Ts = g->Ts, dir = g->dir;
@@ -1094,7 +1121,8 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
                         if (r < Ts)
                             v = (double)mr[0][(size_t)sc[0] * ms_s[0]] * (double)mr[1][(size_t)sc[1] * ms_s[1]] *
                                 (double)mr[2][(size_t)sc[2] * ms_s[2]] * (double)mr3[(size_t)sc[3] * ms_s[3]];
-                        far_sum += receiver_done(&pr, own_n, own, all_n, all, v, sink, dir, &slowest, &elems);
+                        far_sum +=
+                            receiver_done(&pr, own_n, own, all_n, all, v, sink, dir, &slowest, &elems, rec);
                     }
                     if (r + 1 < Ts)
                         for (int q = NDIMS - 1; q >= 0; q--) {
@@ -1127,10 +1155,58 @@ static double gn_visit_memo(const gn_ctx *g, int r0, double *elems_io, double *f
         *far_sum_io += n->far;
         return n->slowest;
     }
-    double elems = 0, far = 0, t = gn_visit(g, r0, &elems, &far, NULL);
+    double elems = 0, far = 0, t = gn_visit(g, r0, &elems, &far, NULL, NULL);
     *n = (gn_node){{g->id[0], g->id[1], g->id[2], g->id[3]}, tag, t, elems, far};
     *elems_io += elems;
     *far_sum_io += far;
+    return t;
+}
+
+/* gn_visit of a node whose receivers' counts sink wants, through the
+ * edge's cache of such nodes: offers the sink the counts the node's
+ * receivers offered it before, in order, less those that repeat the one
+ * before. The sink ends the same: when a count was offered, the sink kept
+ * it or one that dominates it, and keeps one that does until the next
+ * offer (it drops a kept count only for one that dominates it, or is over
+ * RP_MAXC, after which the entry is not kept at all); so the repeat would
+ * have been turned away. */
+static double gn_visit_sink_memo(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink)
+{
+    gn_memo *mm = g->memo;
+    const uint32_t tag = (uint32_t)g->held;
+    uint64_t h = tag;
+    for (int d = 0; d < NDIMS; d++) h = mix64(h ^ ((uint64_t)g->id[d] << 8));
+    if (!mm->snode) mm->snode = lw_calloc(GN_SNODES, sizeof *mm->snode);
+    gn_snode *n = &mm->snode[h & (GN_SNODES - 1)];
+    if (n->tag == tag && n->id[0] == g->id[0] && n->id[1] == g->id[1] && n->id[2] == g->id[2] &&
+        n->id[3] == g->id[3]) {
+        for (int k = 0; k < n->n; k++)
+            rp_keep(sink, g->dir, n->offer[k].own_n, n->offer[k].own, n->offer[k].far_n, n->offer[k].far);
+        *elems_io += n->elems;
+        *far_sum_io += n->far;
+        return n->slowest;
+    }
+    gn_rec rec;
+    rec.n = 0;
+    double elems = 0, far = 0, t = gn_visit(g, r0, &elems, &far, sink, &rec);
+    *elems_io += elems;
+    *far_sum_io += far;
+    int kept = 0;
+    for (int k = 0; k < rec.n; k++) {
+        const rp_cand *y = &rec.c[k], *x = &n->offer[kept - 1];
+        if (kept && x->own_n == y->own_n && x->own == y->own && x->far_n == y->far_n && x->far == y->far) continue;
+        if (kept == GN_OFFERS) { /* too many to keep: this node is visited again next time */
+            n->tag = 0;
+            return t;
+        }
+        n->offer[kept++] = *y;
+    }
+    memcpy(n->id, g->id, sizeof n->id);
+    n->tag = tag;
+    n->n = kept;
+    n->slowest = t;
+    n->elems = elems;
+    n->far = far;
     return t;
 }
 
@@ -1204,7 +1280,7 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
              * the sink holds already */
             if (!gn_fill(&g, r0, NULL, NULL)) {
                 node_elems = node_far = 0;
-                double t = sink ? gn_visit(&g, r0, &node_elems, &node_far, sink)
+                double t = sink ? gn_visit_sink_memo(&g, r0, &node_elems, &node_far, sink)
                                 : gn_visit_memo(&g, r0, &node_elems, &node_far);
                 if (t > slowest) slowest = t;
             }
