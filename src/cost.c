@@ -452,7 +452,8 @@ static void dim_list_build_dense(dim_list *l, int Dp, int Dc)
     }
     l->uni_f = 1;
     for (int j = 1; j < Dc && l->uni_f; j++)
-        l->uni_f = l->pf_sum[(size_t)j * (Dp + 1) + Dp] == l->pf_sum[Dp] && l->pf_cnt[(size_t)j * (Dp + 1) + Dp] == l->pf_cnt[Dp];
+        l->uni_f = l->pf_sum[(size_t)j * (Dp + 1) + Dp] == l->pf_sum[Dp] &&
+                   l->pf_cnt[(size_t)j * (Dp + 1) + Dp] == l->pf_cnt[Dp];
     l->pb_sum = lw_malloc(sizeof(double) * (size_t)Dp * (size_t)(Dc + 1));
     l->pb_cnt = lw_malloc(sizeof(int) * (size_t)Dp * (size_t)(Dc + 1));
     for (int i = 0; i < Dp; i++) {
@@ -468,7 +469,8 @@ static void dim_list_build_dense(dim_list *l, int Dp, int Dc)
     }
     l->uni_b = 1;
     for (int i = 1; i < Dp && l->uni_b; i++)
-        l->uni_b = l->pb_sum[(size_t)i * (Dc + 1) + Dc] == l->pb_sum[Dc] && l->pb_cnt[(size_t)i * (Dc + 1) + Dc] == l->pb_cnt[Dc];
+        l->uni_b = l->pb_sum[(size_t)i * (Dc + 1) + Dc] == l->pb_sum[Dc] &&
+                   l->pb_cnt[(size_t)i * (Dc + 1) + Dc] == l->pb_cnt[Dc];
 }
 
 /* Among entries a..b-1 of one receiver piece's list (sender pieces
@@ -871,7 +873,14 @@ static inline void gn_rec_add(gn_rec *rec, double own_n, double own, double far_
 typedef struct gn_memo {
     gn_slice *slice;
     uint32_t n_slice, cap_slice;
-    uint32_t *by_key, *by_content; /* [cap_hash]: slice index + 1, 0 empty; by_content holds each content's first */
+    /* [cap_hash], a quarter full at most: by_key, each slice's key and index
+     * + 1 (0: empty) side by side, so that a probe reads one place;
+     * by_content, the index + 1 of each content's first slice */
+    struct gn_kslot {
+        uint64_t key;
+        uint32_t idx1, id; /* the slice's index + 1 and its id */
+    } *by_key;
+    uint32_t *by_content;
     uint32_t cap_hash;
     double **chunk; /* slice contents, in chunks that never move */
     int n_chunk, used;
@@ -942,10 +951,12 @@ static void memo_rehash(gn_memo *mm, uint32_t cap)
     free(mm->by_key);
     free(mm->by_content);
     mm->cap_hash = cap;
-    mm->by_key = lw_calloc(cap, sizeof(uint32_t));
+    mm->by_key = lw_calloc(cap, sizeof *mm->by_key);
     mm->by_content = lw_calloc(cap, sizeof(uint32_t));
     for (uint32_t k = 0; k < mm->n_slice; k++) {
-        memo_put(mm->by_key, cap, mix64(mm->slice[k].key), k);
+        uint32_t i = (uint32_t)mix64(mm->slice[k].key) & (cap - 1);
+        while (mm->by_key[i].idx1) i = (i + 1) & (cap - 1);
+        mm->by_key[i] = (struct gn_kslot){mm->slice[k].key, k + 1, mm->slice[k].id};
         if (mm->slice[k].id == k) memo_put(mm->by_content, cap, mm->slice[k].chash, k);
     }
 }
@@ -963,16 +974,17 @@ static double *memo_space(gn_memo *mm, int len)
 
 /* Dimension d's slice of the node whose receiver pieces are [rlo, rlo + e)
  * and sender box [lo, hi) (lo = hi = 0: none): remembered, or read from the
- * dense sums and remembered. The pointer lasts until the next call. */
-static const gn_slice *memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
+ * dense sums and remembered. Returns its place in by_key (its id, and its
+ * index + 1 in slice), which lasts until the next call. */
+static const struct gn_kslot *memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
 {
     gn_memo *mm = g->memo;
     const uint64_t key = g->kpre[d] | (uint64_t)rlo << 11 | (uint64_t)ilog2(e) << 24 | (uint64_t)lo << 28 |
                          (uint64_t)hi << 41;
-    if (2 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
+    if (4 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
     uint32_t i = (uint32_t)mix64(key) & (mm->cap_hash - 1);
-    for (; mm->by_key[i]; i = (i + 1) & (mm->cap_hash - 1))
-        if (mm->slice[mm->by_key[i] - 1].key == key) return &mm->slice[mm->by_key[i] - 1];
+    for (; mm->by_key[i].idx1; i = (i + 1) & (mm->cap_hash - 1))
+        if (mm->by_key[i].key == key) return &mm->by_key[i];
     const int se = hi - lo, len = 2 + 4 * e + e * se, rw = g->row[d];
     double *v = memo_space(mm, len), *va = v + 2, *vn = va + e, *vo = vn + e, *von = vo + e, *blk = von + e;
     v[0] = e;
@@ -1017,8 +1029,8 @@ static const gn_slice *memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int 
         mm->used += len;
         mm->by_content[c] = k + 1;
     }
-    memo_put(mm->by_key, mm->cap_hash, mix64(key), k);
-    return s;
+    mm->by_key[i] = (struct gn_kslot){key, k + 1, s->id}; /* i: where the probe for key ended, empty */
+    return &mm->by_key[i];
 }
 
 /* Fills the per-dimension values of the node whose receivers start at r0;
@@ -1046,13 +1058,15 @@ static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
     for (int d = 0; d < NDIMS; d++) {
         if (g->held != held || rlo[d] != g->rlo[d] || lo[d] != g->lo[d] || hi[d] != g->hi[d]) {
             const int e = rhi[d] - rlo[d];
-            const gn_slice *s = memo_slice(g, d, rlo[d], e, lo[d], hi[d]);
-            if (s->id != g->id[d]) same = 0;
-            g->id[d] = s->id;
-            g->ext[d] = e;
+            const struct gn_kslot *ks = memo_slice(g, d, rlo[d], e, lo[d], hi[d]);
             g->rlo[d] = rlo[d];
             g->lo[d] = lo[d];
             g->hi[d] = hi[d];
+            if (ks->id == g->id[d]) continue; /* the same content: the values and sums held already */
+            same = 0;
+            const gn_slice *s = &g->memo->slice[ks->idx1 - 1];
+            g->id[d] = s->id;
+            g->ext[d] = e;
             g->va[d] = s->v + 2;
             g->vn[d] = g->va[d] + e;
             g->vo[d] = g->vn[d] + e;
@@ -1239,6 +1253,7 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
         g.ms_s[d] = forward ? rcv->deg[d] : 1;
         g.kpre[d] = (uint64_t)d | (uint64_t)g.dir << 2 | (uint64_t)ilog2(snd->deg[d]) << 3 |
                     (uint64_t)ilog2(rcv->deg[d]) << 7;
+        g.id[d] = UINT32_MAX; /* no slice yet */
     }
     const int multi_node = pm->nodes_used > 1;
     /* nodes may be left out where the time grows with each count (prices
