@@ -101,6 +101,7 @@ typedef struct tx_scratch {
     double *nic_in_f, *nic_out_f, *nic_in_b, *nic_out_b; /* [nodes] bytes */
     int *list_i;                        /* [gpus]: replicas of a shard, for t_s */
     double *from_node;                  /* [nodes] bytes one consumer task gets per node */
+    struct gn_memo *memo;               /* lent to one edge's table at a time (memo_lend) */
 } tx_scratch;
 
 typedef struct cost_model_priv {
@@ -296,7 +297,8 @@ typedef struct dim_list {
 
 typedef struct edge_lists {
     dim_list l[NDIMS][MAX_LOG2][MAX_LOG2];
-    struct gn_memo *memo; /* gather_nodes' slices over the edge's table */
+    struct gn_memo *memo; /* gather_nodes' slices and nodes over the edge's table */
+    int memo_lent;        /* memo is a scratch's (memo_lend), not freed with the lists */
 } edge_lists;
 
 static int ilog2(int x) /* floor of log2 x, x >= 1 */
@@ -519,7 +521,7 @@ static void lists_free(edge_lists *el)
                 free(l->pb_sum);
                 free(l->pb_cnt);
             }
-    memo_free(el->memo);
+    if (!el->memo_lent) memo_free(el->memo);
     memset(el, 0, sizeof *el);
 }
 
@@ -873,7 +875,7 @@ static inline void gn_rec_add(gn_rec *rec, double own_n, double own, double far_
 typedef struct gn_memo {
     gn_slice *slice;
     uint32_t n_slice, cap_slice;
-    /* [cap_hash], a quarter full at most: by_key, each slice's key and index
+    /* [cap_hash], half full at most: by_key, each slice's key and index
      * + 1 (0: empty) side by side, so that a probe reads one place;
      * by_content, the index + 1 of each content's first slice */
     struct gn_kslot {
@@ -882,8 +884,8 @@ typedef struct gn_memo {
     } *by_key;
     uint32_t *by_content;
     uint32_t cap_hash;
-    double **chunk; /* slice contents, in chunks that never move */
-    int n_chunk, used;
+    double **chunk; /* slice contents, in chunks that never move: n_chunk of them, [cur] filling */
+    int n_chunk, cur, used;
     gn_node *node;   /* [GN_NODES], NULL until a node is visited */
     gn_snode *snode; /* [GN_SNODES], the same where a sink wants the counts */
 } gn_memo;
@@ -939,6 +941,36 @@ static void memo_free(gn_memo *mm)
     free(mm);
 }
 
+/* Forgets every slice and node, keeping the room for the next edge. */
+static void memo_reset(gn_memo *mm)
+{
+    mm->n_slice = 0;
+    if (mm->by_key) memset(mm->by_key, 0, sizeof *mm->by_key * mm->cap_hash);
+    if (mm->by_content) memset(mm->by_content, 0, sizeof *mm->by_content * mm->cap_hash);
+    mm->cur = -1;
+    mm->used = 0;
+    if (mm->node) memset(mm->node, 0, sizeof *mm->node * GN_NODES);
+    if (mm->snode) memset(mm->snode, 0, sizeof *mm->snode * GN_SNODES);
+}
+
+static gn_memo *memo_new(void)
+{
+    gn_memo *mm = lw_calloc(1, sizeof *mm);
+    mm->cur = -1;
+    return mm;
+}
+
+/* Lends el (one edge's lists) the memo of sc (one thread's scratch), reset:
+ * the room of the edges before, warm in the caches, without asking the
+ * system for it again. */
+static void memo_lend(tx_scratch *sc, edge_lists *el)
+{
+    if (!sc->memo) sc->memo = memo_new();
+    else memo_reset(sc->memo);
+    el->memo = sc->memo;
+    el->memo_lent = 1;
+}
+
 static void memo_put(uint32_t *tab, uint32_t cap, uint64_t h, uint32_t idx)
 {
     uint32_t i = (uint32_t)h & (cap - 1);
@@ -964,12 +996,14 @@ static void memo_rehash(gn_memo *mm, uint32_t cap)
 /* Room for a slice's content of len doubles at the arena's end. */
 static double *memo_space(gn_memo *mm, int len)
 {
-    if (!mm->n_chunk || mm->used + len > GN_CHUNK) {
-        mm->chunk = lw_realloc(mm->chunk, sizeof(double *) * (size_t)(mm->n_chunk + 1));
-        mm->chunk[mm->n_chunk++] = lw_malloc(sizeof(double) * GN_CHUNK);
+    if (mm->cur < 0 || mm->used + len > GN_CHUNK) {
+        if (++mm->cur == mm->n_chunk) {
+            mm->chunk = lw_realloc(mm->chunk, sizeof(double *) * (size_t)(mm->n_chunk + 1));
+            mm->chunk[mm->n_chunk++] = lw_malloc(sizeof(double) * GN_CHUNK);
+        }
         mm->used = 0;
     }
-    return mm->chunk[mm->n_chunk - 1] + mm->used;
+    return mm->chunk[mm->cur] + mm->used;
 }
 
 /* Dimension d's slice of the node whose receiver pieces are [rlo, rlo + e)
@@ -981,7 +1015,7 @@ static const struct gn_kslot *memo_slice(gn_ctx *g, int d, int rlo, int e, int l
     gn_memo *mm = g->memo;
     const uint64_t key = g->kpre[d] | (uint64_t)rlo << 11 | (uint64_t)ilog2(e) << 24 | (uint64_t)lo << 28 |
                          (uint64_t)hi << 41;
-    if (4 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
+    if (2 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
     uint32_t i = (uint32_t)mix64(key) & (mm->cap_hash - 1);
     for (; mm->by_key[i].idx1; i = (i + 1) & (mm->cap_hash - 1))
         if (mm->by_key[i].key == key) return &mm->by_key[i];
@@ -1439,7 +1473,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
                 } else if (!dl[q]->mat) {
                     dim_list_build_dense((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
                 }
-            if (L != &local && !L->memo) L->memo = lw_calloc(1, sizeof *L->memo);
+            if (L != &local && !L->memo) L->memo = memo_new();
             double t = tx_closed_form(pm, sc, L->memo, dl, cp, cc, &elems, bytes_out != NULL);
             if (L == &local) lists_free(&local);
             if (bytes_out) *bytes_out = 2 * elems * m->elem_bytes;
@@ -1959,11 +1993,13 @@ static void scratch_init(tx_scratch *sc, int G, int nn)
     sc->from_node = sc->nic_out_b + nn;
     sc->list_i = (int *)(sc->from_node + nn);
     sc->sink = NULL;
+    sc->memo = NULL;
 }
 
 static void scratch_free(tx_scratch *sc)
 {
     free(sc->recv_f);
+    memo_free(sc->memo);
     memset(sc, 0, sizeof *sc);
 }
 
@@ -2180,6 +2216,7 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
     cost_model *m = &pm->pub;
     int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
     edge_lists *el = lw_calloc(1, sizeof *el);
+    memo_lend(sc, el);
     rp_edge *r = record_begin(pm, sc, e);
     const int mirror = edge_mirrors(pm, e);
     for (int a = 0; a < np && !(cancel && atomic_load(cancel)); a++)
@@ -2766,7 +2803,10 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
                 priced++;
                 if (nr) rp_carry(pm, r, q, nr, qn);
             } else {
-                if (!el) el = lw_calloc(1, sizeof *el);
+                if (!el) {
+                    el = lw_calloc(1, sizeof *el);
+                    memo_lend(sc, el);
+                }
                 t = compute_entry(pm, sc, el, e, a, b, nr);
             }
             m->t_x[e][qn] = t;
