@@ -1186,25 +1186,37 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
     return slowest;
 }
 
+/* The place of the node gn_fill left in a cache of `places` (a power of
+ * two), from its four slice ids and held (its tag). */
+static inline size_t gn_place(const gn_ctx *g, size_t places)
+{
+    uint64_t h = (uint64_t)g->held;
+    for (int d = 0; d < NDIMS; d++) h = mix64(h ^ ((uint64_t)g->id[d] << 8));
+    return (size_t)h & (places - 1);
+}
+
+/* Whether a cached node (its ids and tag) is the node gn_fill left. */
+static inline int gn_is(const uint32_t id[NDIMS], uint32_t tag, const gn_ctx *g)
+{
+    return tag == (uint32_t)g->held && id[0] == g->id[0] && id[1] == g->id[1] && id[2] == g->id[2] &&
+           id[3] == g->id[3];
+}
+
 /* gn_visit of a node where no sink wants its receivers' counts, through
  * the edge's cache of nodes (gn_memo): adds the same elements and elements
  * from other nodes, returns the same slowest time. */
 static double gn_visit_memo(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io)
 {
     gn_memo *mm = g->memo;
-    const uint32_t tag = (uint32_t)g->held;
-    uint64_t h = tag;
-    for (int d = 0; d < NDIMS; d++) h = mix64(h ^ ((uint64_t)g->id[d] << 8));
     if (!mm->node) mm->node = lw_calloc(GN_NODES, sizeof *mm->node);
-    gn_node *n = &mm->node[h & (GN_NODES - 1)];
-    if (n->tag == tag && n->id[0] == g->id[0] && n->id[1] == g->id[1] && n->id[2] == g->id[2] &&
-        n->id[3] == g->id[3]) {
+    gn_node *n = &mm->node[gn_place(g, GN_NODES)];
+    if (gn_is(n->id, n->tag, g)) {
         *elems_io += n->elems;
         *far_sum_io += n->far;
         return n->slowest;
     }
     double elems = 0, far = 0, t = gn_visit(g, r0, &elems, &far, NULL, NULL);
-    *n = (gn_node){{g->id[0], g->id[1], g->id[2], g->id[3]}, tag, t, elems, far};
+    *n = (gn_node){{g->id[0], g->id[1], g->id[2], g->id[3]}, (uint32_t)g->held, t, elems, far};
     *elems_io += elems;
     *far_sum_io += far;
     return t;
@@ -1221,13 +1233,9 @@ static double gn_visit_memo(const gn_ctx *g, int r0, double *elems_io, double *f
 static double gn_visit_sink_memo(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink)
 {
     gn_memo *mm = g->memo;
-    const uint32_t tag = (uint32_t)g->held;
-    uint64_t h = tag;
-    for (int d = 0; d < NDIMS; d++) h = mix64(h ^ ((uint64_t)g->id[d] << 8));
     if (!mm->snode) mm->snode = lw_calloc(GN_SNODES, sizeof *mm->snode);
-    gn_snode *n = &mm->snode[h & (GN_SNODES - 1)];
-    if (n->tag == tag && n->id[0] == g->id[0] && n->id[1] == g->id[1] && n->id[2] == g->id[2] &&
-        n->id[3] == g->id[3]) {
+    gn_snode *n = &mm->snode[gn_place(g, GN_SNODES)];
+    if (gn_is(n->id, n->tag, g)) {
         for (int k = 0; k < n->n; k++)
             rp_keep(sink, g->dir, n->offer[k].own_n, n->offer[k].own, n->offer[k].far_n, n->offer[k].far);
         *elems_io += n->elems;
@@ -1250,7 +1258,7 @@ static double gn_visit_sink_memo(const gn_ctx *g, int r0, double *elems_io, doub
         n->offer[kept++] = *y;
     }
     memcpy(n->id, g->id, sizeof n->id);
-    n->tag = tag;
+    n->tag = (uint32_t)g->held;
     n->n = kept;
     n->slowest = t;
     n->elems = elems;
