@@ -297,8 +297,7 @@ typedef struct dim_list {
 
 typedef struct edge_lists {
     dim_list l[NDIMS][MAX_LOG2][MAX_LOG2];
-    struct gn_memo *memo; /* gather_nodes' slices and nodes over the edge's table */
-    int memo_lent;        /* memo is a scratch's (memo_lend), not freed with the lists */
+    struct gn_memo *memo; /* gather_nodes' slices and nodes over the edge's table, a scratch's (memo_lend) */
 } edge_lists;
 
 static int ilog2(int x) /* floor of log2 x, x >= 1 */
@@ -498,8 +497,6 @@ static const dim_list *lists_get(edge_lists *el, const edge_desc *d, int k, int 
     return l;
 }
 
-static void memo_free(struct gn_memo *mm);
-
 static void lists_free(edge_lists *el)
 {
     for (int k = 0; k < NDIMS; k++)
@@ -521,7 +518,6 @@ static void lists_free(edge_lists *el)
                 free(l->pb_sum);
                 free(l->pb_cnt);
             }
-    if (!el->memo_lent) memo_free(el->memo);
     memset(el, 0, sizeof *el);
 }
 
@@ -841,9 +837,9 @@ enum { GN_BOX = 64 }; /* most pieces of one dimension in a node's box */
  * the last node visited at each of GN_NODES places (160 KB, well inside a
  * core's L2), where no sink wants the receivers' counts. */
 enum { GN_CHUNK = 1 << 16, GN_NODES = 1 << 12 };
+/* One content of slices (its id is its index in gn_memo's slice). */
 typedef struct gn_slice {
-    uint64_t key, chash;
-    uint32_t id;
+    uint64_t chash;  /* of v's doubles */
     const double *v; /* e, hi - lo, then va, vn, vo, von [e] each, then the overlap block [e][hi - lo] */
     double agg[8];   /* gn_fill's sums, maxima and minima over the box */
 } gn_slice;
@@ -873,17 +869,17 @@ static inline void gn_rec_add(gn_rec *rec, double own_n, double own, double far_
 }
 
 typedef struct gn_memo {
-    gn_slice *slice;
+    gn_slice *slice; /* the distinct contents */
     uint32_t n_slice, cap_slice;
-    /* [cap_hash], half full at most: by_key, each slice's key and index
-     * + 1 (0: empty) side by side, so that a probe reads one place;
-     * by_content, the index + 1 of each content's first slice */
+    /* [cap_hash], half full at most: by_key, the n_key slices' keys, each
+     * with its content's id + 1 (0: empty) beside it, so that a probe reads
+     * one place; by_content, each content's id + 1 */
     struct gn_kslot {
         uint64_t key;
-        uint32_t idx1, id; /* the slice's index + 1 and its id */
+        uint32_t id1;
     } *by_key;
     uint32_t *by_content;
-    uint32_t cap_hash;
+    uint32_t n_key, cap_hash;
     double **chunk; /* slice contents, in chunks that never move: n_chunk of them, [cur] filling */
     int n_chunk, cur, used;
     gn_node *node;   /* [GN_NODES], NULL until a node is visited */
@@ -944,7 +940,7 @@ static void memo_free(gn_memo *mm)
 /* Forgets every slice and node, keeping the room for the next edge. */
 static void memo_reset(gn_memo *mm)
 {
-    mm->n_slice = 0;
+    mm->n_slice = mm->n_key = 0;
     if (mm->by_key) memset(mm->by_key, 0, sizeof *mm->by_key * mm->cap_hash);
     if (mm->by_content) memset(mm->by_content, 0, sizeof *mm->by_content * mm->cap_hash);
     mm->cur = -1;
@@ -953,22 +949,19 @@ static void memo_reset(gn_memo *mm)
     if (mm->snode) memset(mm->snode, 0, sizeof *mm->snode * GN_SNODES);
 }
 
-static gn_memo *memo_new(void)
-{
-    gn_memo *mm = lw_calloc(1, sizeof *mm);
-    mm->cur = -1;
-    return mm;
-}
-
-/* Lends el (one edge's lists) the memo of sc (one thread's scratch), reset:
- * the room of the edges before, warm in the caches, without asking the
- * system for it again. */
+/* Lends el (one edge's lists, fresh) the memo of sc (one thread's
+ * scratch), reset: the room of the edges before, warm in the caches,
+ * without asking the system for it again. Every edge_lists that tx_eval is
+ * given has one. */
 static void memo_lend(tx_scratch *sc, edge_lists *el)
 {
-    if (!sc->memo) sc->memo = memo_new();
-    else memo_reset(sc->memo);
+    if (!sc->memo) {
+        sc->memo = lw_calloc(1, sizeof *sc->memo);
+        sc->memo->cur = -1;
+    } else {
+        memo_reset(sc->memo);
+    }
     el->memo = sc->memo;
-    el->memo_lent = 1;
 }
 
 static void memo_put(uint32_t *tab, uint32_t cap, uint64_t h, uint32_t idx)
@@ -980,17 +973,19 @@ static void memo_put(uint32_t *tab, uint32_t cap, uint64_t h, uint32_t idx)
 
 static void memo_rehash(gn_memo *mm, uint32_t cap)
 {
-    free(mm->by_key);
+    struct gn_kslot *old = mm->by_key;
     free(mm->by_content);
-    mm->cap_hash = cap;
     mm->by_key = lw_calloc(cap, sizeof *mm->by_key);
     mm->by_content = lw_calloc(cap, sizeof(uint32_t));
-    for (uint32_t k = 0; k < mm->n_slice; k++) {
-        uint32_t i = (uint32_t)mix64(mm->slice[k].key) & (cap - 1);
-        while (mm->by_key[i].idx1) i = (i + 1) & (cap - 1);
-        mm->by_key[i] = (struct gn_kslot){mm->slice[k].key, k + 1, mm->slice[k].id};
-        if (mm->slice[k].id == k) memo_put(mm->by_content, cap, mm->slice[k].chash, k);
-    }
+    for (uint32_t k = 0; k < mm->cap_hash; k++)
+        if (old[k].id1) {
+            uint32_t i = (uint32_t)mix64(old[k].key) & (cap - 1);
+            while (mm->by_key[i].id1) i = (i + 1) & (cap - 1);
+            mm->by_key[i] = old[k];
+        }
+    for (uint32_t k = 0; k < mm->n_slice; k++) memo_put(mm->by_content, cap, mm->slice[k].chash, k);
+    free(old);
+    mm->cap_hash = cap;
 }
 
 /* Room for a slice's content of len doubles at the arena's end. */
@@ -1007,18 +1002,17 @@ static double *memo_space(gn_memo *mm, int len)
 }
 
 /* Dimension d's slice of the node whose receiver pieces are [rlo, rlo + e)
- * and sender box [lo, hi) (lo = hi = 0: none): remembered, or read from the
- * dense sums and remembered. Returns its place in by_key (its id, and its
- * index + 1 in slice), which lasts until the next call. */
-static const struct gn_kslot *memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
+ * and sender box [lo, hi) (lo = hi = 0: none): the id of its content,
+ * remembered, or read from the dense sums and remembered. */
+static uint32_t memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
 {
     gn_memo *mm = g->memo;
     const uint64_t key = g->kpre[d] | (uint64_t)rlo << 11 | (uint64_t)ilog2(e) << 24 | (uint64_t)lo << 28 |
                          (uint64_t)hi << 41;
-    if (2 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
+    if (2 * (mm->n_key + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
     uint32_t i = (uint32_t)mix64(key) & (mm->cap_hash - 1);
-    for (; mm->by_key[i].idx1; i = (i + 1) & (mm->cap_hash - 1))
-        if (mm->by_key[i].key == key) return &mm->by_key[i];
+    for (; mm->by_key[i].id1; i = (i + 1) & (mm->cap_hash - 1))
+        if (mm->by_key[i].key == key) return mm->by_key[i].id1 - 1;
     const int se = hi - lo, len = 2 + 4 * e + e * se, rw = g->row[d];
     double *v = memo_space(mm, len), *va = v + 2, *vn = va + e, *vo = vn + e, *von = vo + e, *blk = von + e;
     v[0] = e;
@@ -1042,29 +1036,27 @@ static const struct gn_kslot *memo_slice(gn_ctx *g, int d, int rlo, int e, int l
         memcpy(&w, &v[k], sizeof w);
         h = mix64(h ^ w);
     }
-    if (mm->n_slice == mm->cap_slice) {
-        mm->cap_slice = mm->cap_slice ? 2 * mm->cap_slice : 256;
-        mm->slice = lw_realloc(mm->slice, sizeof(gn_slice) * mm->cap_slice);
-    }
-    const uint32_t k = mm->n_slice++;
-    gn_slice *s = &mm->slice[k];
-    *s = (gn_slice){.key = key, .chash = h, .id = k, .v = v,
-                    .agg = {ta, to, xa, xn, xo, xon, io, ion}};
-    uint32_t c = (uint32_t)h & (mm->cap_hash - 1);
+    mm->n_key++;
+    uint32_t c = (uint32_t)h & (mm->cap_hash - 1), id;
     for (; mm->by_content[c]; c = (c + 1) & (mm->cap_hash - 1)) {
         const gn_slice *t = &mm->slice[mm->by_content[c] - 1];
-        if (t->chash == h && slice_len(t->v) == len && !memcmp(t->v, v, sizeof(double) * (size_t)len)) {
-            s->id = t->id; /* the same content: share it, give the room back */
-            s->v = t->v;
-            break;
+        if (t->chash == h && slice_len(t->v) == len && !memcmp(t->v, v, sizeof(double) * (size_t)len))
+            break; /* the same content: the room at the arena's end stays free */
+    }
+    if (mm->by_content[c]) {
+        id = mm->by_content[c] - 1;
+    } else {
+        if (mm->n_slice == mm->cap_slice) {
+            mm->cap_slice = mm->cap_slice ? 2 * mm->cap_slice : 256;
+            mm->slice = lw_realloc(mm->slice, sizeof(gn_slice) * mm->cap_slice);
         }
-    }
-    if (s->id == k) {
+        id = mm->n_slice++;
+        mm->slice[id] = (gn_slice){.chash = h, .v = v, .agg = {ta, to, xa, xn, xo, xon, io, ion}};
         mm->used += len;
-        mm->by_content[c] = k + 1;
+        mm->by_content[c] = id + 1;
     }
-    mm->by_key[i] = (struct gn_kslot){key, k + 1, s->id}; /* i: where the probe for key ended, empty */
-    return &mm->by_key[i];
+    mm->by_key[i] = (struct gn_kslot){key, id + 1}; /* i: where the probe for key ended, empty */
+    return id;
 }
 
 /* Fills the per-dimension values of the node whose receivers start at r0;
@@ -1092,14 +1084,14 @@ static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
     for (int d = 0; d < NDIMS; d++) {
         if (g->held != held || rlo[d] != g->rlo[d] || lo[d] != g->lo[d] || hi[d] != g->hi[d]) {
             const int e = rhi[d] - rlo[d];
-            const struct gn_kslot *ks = memo_slice(g, d, rlo[d], e, lo[d], hi[d]);
+            const uint32_t id = memo_slice(g, d, rlo[d], e, lo[d], hi[d]);
             g->rlo[d] = rlo[d];
             g->lo[d] = lo[d];
             g->hi[d] = hi[d];
-            if (ks->id == g->id[d]) continue; /* the same content: the values and sums held already */
+            if (id == g->id[d]) continue; /* the same content: the values and sums held already */
             same = 0;
-            const gn_slice *s = &g->memo->slice[ks->idx1 - 1];
-            g->id[d] = s->id;
+            const gn_slice *s = &g->memo->slice[id];
+            g->id[d] = id;
             g->ext[d] = e;
             g->va[d] = s->v + 2;
             g->vn[d] = g->va[d] + e;
@@ -1481,7 +1473,6 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
                 } else if (!dl[q]->mat) {
                     dim_list_build_dense((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
                 }
-            if (L != &local && !L->memo) L->memo = memo_new();
             double t = tx_closed_form(pm, sc, L->memo, dl, cp, cc, &elems, bytes_out != NULL);
             if (L == &local) lists_free(&local);
             if (bytes_out) *bytes_out = 2 * elems * m->elem_bytes;
@@ -2298,6 +2289,7 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
         const config *cp = &m->configs[m->e_from[e]][k / nc], *cc = &m->configs[m->e_to[e]][k % nc];
         /* the first call builds the overlap lists, which a table build
          * shares among the entries of an edge: time the second */
+        memo_lend(&sc, el);
         tx_eval(pm, &sc, el, &pm->desc[e], cp, cc, NULL);
         double t0 = lw_now();
         tx_eval(pm, &sc, el, &pm->desc[e], cp, cc, NULL);
