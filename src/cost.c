@@ -566,14 +566,18 @@ static void node_box(const config *c, int first_task, int block, int lo[NDIMS], 
  * kept dominates them; drops those they dominate. */
 static inline void rp_keep(rp_sink *s, int dir, double own_n, double own, double far_n, double far)
 {
+    /* comparisons joined by & rather than &&: one branch a candidate, not
+     * four that the data decide */
     rp_cand *c = s->c[dir];
     int n = s->n[dir], k = 0;
-    if (n && c[n - 1].own_n == own_n && c[n - 1].own == own && c[n - 1].far_n == far_n && c[n - 1].far == far)
+    if (n && ((c[n - 1].own_n == own_n) & (c[n - 1].own == own) & (c[n - 1].far_n == far_n) & (c[n - 1].far == far)))
         return; /* most receivers repeat the one before */
     for (int i = 0; i < n; i++)
-        if (c[i].own_n >= own_n && c[i].own >= own && c[i].far_n >= far_n && c[i].far >= far) return;
-    for (int i = 0; i < n; i++)
-        if (!(own_n >= c[i].own_n && own >= c[i].own && far_n >= c[i].far_n && far >= c[i].far)) c[k++] = c[i];
+        if ((c[i].own_n >= own_n) & (c[i].own >= own) & (c[i].far_n >= far_n) & (c[i].far >= far)) return;
+    for (int i = 0; i < n; i++) { /* keeps those it does not dominate, in order */
+        c[k] = c[i];
+        k += !((own_n >= c[i].own_n) & (own >= c[i].own) & (far_n >= c[i].far_n) & (far >= c[i].far));
+    }
     s->n[dir] = k;
     if (k == RP_MAXC) {
         s->over = 1;
@@ -786,6 +790,121 @@ static double gather_lists(const cost_model_priv *pm, const dim_list *const dl[N
                            rp_sink *sink)
 {
     return gather_impl(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink, 0);
+}
+
+/* What gather_small needs of one direction. */
+typedef struct small_ctx {
+    const double *sum[NDIMS];
+    const int *cnt[NDIMS];
+    const long *mat[NDIMS];
+    int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS], rsh[NDIMS], rmask[NDIMS], ssh[NDIMS], smask[NDIMS];
+    int lo[NDIMS], hi[NDIMS]; /* the sender's box on the receivers' node */
+    tx_prices pr;
+    rp_sink *sink;
+    int dir;
+    double slowest, elems;
+} small_ctx;
+
+/* Receivers [ra, rb) of one node; own: the sender has tasks on the node;
+ * self: each has the sender's task of its index on its GPU (rb <= Ts).
+ * Returns their elements from other nodes. */
+static inline __attribute__((always_inline)) double small_run(small_ctx *c, int ra, int rb, const int own_on,
+                                                              const int self_on)
+{
+    double node_far = 0;
+    for (int r = ra; r < rb; r++) {
+        const size_t i0 = (size_t)((r >> c->rsh[0]) & c->rmask[0]), i1 = (size_t)((r >> c->rsh[1]) & c->rmask[1]),
+                     i2 = (size_t)((r >> c->rsh[2]) & c->rmask[2]), i3 = (size_t)((r >> c->rsh[3]) & c->rmask[3]);
+        const double *s0 = c->sum[0] + i0 * c->row[0], *s1 = c->sum[1] + i1 * c->row[1],
+                     *s2 = c->sum[2] + i2 * c->row[2], *s3 = c->sum[3] + i3 * c->row[3];
+        double all = s0[c->row[0] - 1] * s1[c->row[1] - 1] * s2[c->row[2] - 1] * s3[c->row[3] - 1];
+        if (all == 0) continue;
+        const int *n0 = c->cnt[0] + i0 * c->row[0], *n1 = c->cnt[1] + i1 * c->row[1],
+                  *n2 = c->cnt[2] + i2 * c->row[2], *n3 = c->cnt[3] + i3 * c->row[3];
+        double all_n = (double)n0[c->row[0] - 1] * n1[c->row[1] - 1] * n2[c->row[2] - 1] * n3[c->row[3] - 1];
+        double own = 0, own_n = 0;
+        if (own_on) {
+            own = (s0[c->hi[0]] - s0[c->lo[0]]) * (s1[c->hi[1]] - s1[c->lo[1]]) * (s2[c->hi[2]] - s2[c->lo[2]]) *
+                  (s3[c->hi[3]] - s3[c->lo[3]]);
+            own_n = (double)(n0[c->hi[0]] - n0[c->lo[0]]) * (n1[c->hi[1]] - n1[c->lo[1]]) *
+                    (n2[c->hi[2]] - n2[c->lo[2]]) * (n3[c->hi[3]] - n3[c->lo[3]]);
+        }
+        if (self_on) { /* the sender's task on the same GPU: nothing to move (v >= 0; x - 0 is x) */
+            const double v =
+                (double)c->mat[0][i0 * c->ms_r[0] + (size_t)((r >> c->ssh[0]) & c->smask[0]) * c->ms_s[0]] *
+                (double)c->mat[1][i1 * c->ms_r[1] + (size_t)((r >> c->ssh[1]) & c->smask[1]) * c->ms_s[1]] *
+                (double)c->mat[2][i2 * c->ms_r[2] + (size_t)((r >> c->ssh[2]) & c->smask[2]) * c->ms_s[2]] *
+                (double)c->mat[3][i3 * c->ms_r[3] + (size_t)((r >> c->ssh[3]) & c->smask[3]) * c->ms_s[3]];
+            const double one = v < 1 ? v : 1; /* 1 where it overlaps (an integer: 0 or at least 1) */
+            own -= v;
+            all -= v;
+            own_n -= one;
+            all_n -= one;
+        }
+        const double far = all - own, far_n = all_n - own_n;
+        const double t = tx_time(&c->pr, own_n, own, far_n, far);
+        c->slowest = t > c->slowest ? t : c->slowest;
+        if (c->sink) rp_keep(c->sink, c->dir, own_n, own, far_n, far);
+        c->elems += all;
+        node_far += far;
+    }
+    return node_far;
+}
+
+/* gather_dense where every degree and the GPUs per node are powers of two
+ * (table builds): the same receivers in the same order, the same products
+ * in the same order, so the same doubles and the same counts offered to the
+ * sink in the same order, with fewer branches that depend on the data (most
+ * of gather_dense's time went to mispredicted ones: the coordinate
+ * odometers, the node change, the self overlap). A receiver's coordinates
+ * come from shifts and masks; a node's receivers with the sender's task of
+ * their index on their GPU, those without, and the nodes without sender
+ * tasks each go through a loop of their own; the self overlap's removal is
+ * arithmetic (subtracting a zero overlap changes nothing); a node's
+ * elements to other nodes are summed before they reach its NIC totals
+ * (integers below 2^53: exact in any order). */
+static double gather_small(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
+                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out,
+                           rp_sink *sink)
+{
+    const cluster *cl = pm->pub.cl;
+    const int gpn = cl->gpus_per_node;
+    const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
+    const int Bs = Ts < gpn ? Ts : gpn;
+    const int multi_node = pm->nodes_used > 1;
+    small_ctx c;
+    c.pr = tx_prices_of(cl, pm->pub.elem_bytes);
+    c.sink = sink;
+    c.dir = forward ? 0 : 1;
+    c.slowest = c.elems = 0;
+    for (int d = NDIMS - 1, rs = 0, ss = 0; d >= 0; d--) {
+        c.sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
+        c.cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
+        c.mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
+        c.row[d] = snd->deg[d] + 1;
+        c.ms_r[d] = forward ? 1 : snd->deg[d];
+        c.ms_s[d] = forward ? rcv->deg[d] : 1;
+        c.rsh[d] = rs, c.rmask[d] = rcv->deg[d] - 1, rs += __builtin_ctz((unsigned)rcv->deg[d]);
+        c.ssh[d] = ss, c.smask[d] = snd->deg[d] - 1, ss += __builtin_ctz((unsigned)snd->deg[d]);
+    }
+    for (int r0 = 0; r0 < Tr; r0 += gpn) {
+        const int r1 = r0 + gpn < Tr ? r0 + gpn : Tr;
+        double node_far;
+        if (r0 < Ts) {
+            const int rs = r1 < Ts ? r1 : Ts;
+            box_pow2(snd, r0, Bs, c.lo, c.hi);
+            node_far = small_run(&c, r0, rs, 1, 1);
+            if (rs < r1) node_far += small_run(&c, rs, r1, 1, 0);
+        } else {
+            node_far = small_run(&c, r0, r1, 0, 0);
+        }
+        if (multi_node && node_far > 0) {
+            nic_in[r0 / gpn] += node_far * c.pr.elem_b;
+            nic_out_rev[r0 / gpn] += node_far * c.pr.elem_b;
+        }
+    }
+    *elems_out = c.elems;
+    return c.slowest;
 }
 
 int cost_tx_oracle;
@@ -1267,7 +1386,10 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
     /* with fewer than 8 receivers a node, receiver by receiver is as fast */
     if (gpn < 8 || gpn > GN_BOX || (gpn & (gpn - 1)) || config_tasks(rcv) < 8 || !pow2_degrees(rcv) ||
         !pow2_degrees(snd))
-        return gather_dense(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink);
+        return pow2_degrees(rcv) && pow2_degrees(snd) && (gpn & (gpn - 1)) == 0 &&
+                       (gpn <= 8 || config_tasks(rcv) <= 8)
+                   ? gather_small(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink)
+                   : gather_dense(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink);
     gn_ctx g;
     g.rcv = rcv;
     g.snd = snd;
