@@ -503,6 +503,7 @@ static void lists_free(edge_lists *el)
         for (int a = 0; a < MAX_LOG2; a++)
             for (int b = 0; b < MAX_LOG2; b++) {
                 dim_list *l = &el->l[k][a][b];
+                if (!l->start) continue; /* never built: every field NULL (most of the 676) */
                 free(l->start);
                 free(l->piece);
                 free(l->ov);
@@ -517,8 +518,9 @@ static void lists_free(edge_lists *el)
                 free(l->pf_cnt);
                 free(l->pb_sum);
                 free(l->pb_cnt);
+                memset(l, 0, sizeof *l);
             }
-    memset(el, 0, sizeof *el);
+    el->memo = NULL;
 }
 
 /* Time of one direction: GPUs receive in parallel, each its pieces one after
@@ -619,12 +621,13 @@ static inline __attribute__((always_inline)) double receiver_done(const tx_price
                                                                   int dir, double *slowest, double *elems,
                                                                   gn_rec *rec)
 {
-    if (v > 0) {
-        own -= v;
-        own_n -= 1;
-        all -= v;
-        all_n -= 1;
-    }
+    /* v is an integer, at least 0: arithmetic rather than a branch that
+     * the data decide (subtracting 0 changes nothing) */
+    const double one = v < 1 ? v : 1;
+    own -= v;
+    own_n -= one;
+    all -= v;
+    all_n -= one;
     double far = all - own, far_n = all_n - own_n;
     double t = tx_time(p, own_n, own, far_n, far);
     if (t > *slowest) *slowest = t;
@@ -955,7 +958,7 @@ enum { GN_BOX = 64 }; /* most pieces of one dimension in a node's box */
  * not be visited again: its results are the same doubles. The edge keeps
  * the last node visited at each of GN_NODES places (160 KB, well inside a
  * core's L2), where no sink wants the receivers' counts. */
-enum { GN_CHUNK = 1 << 16, GN_NODES = 1 << 12 };
+enum { GN_CHUNK = 1 << 16, GN_NODES = 1 << 12, GN_GENS = 1 << 29 };
 /* One content of slices (its id is its index in gn_memo's slice). */
 typedef struct gn_slice {
     uint64_t chash;  /* of v's doubles */
@@ -964,7 +967,7 @@ typedef struct gn_slice {
 } gn_slice;
 typedef struct gn_node {
     uint32_t id[NDIMS];
-    uint32_t tag; /* 0: empty; else gn_ctx's held */
+    uint32_t tag; /* 0: empty; else gn_tag: the memo's generation and gn_ctx's held */
     double slowest, elems, far;
 } gn_node;
 /* A node as a sink saw it (gn_visit_sink_memo): its results and the counts
@@ -972,7 +975,7 @@ typedef struct gn_node {
 enum { GN_OFFERS = 8, GN_SNODES = 1 << 11 };
 typedef struct gn_snode {
     uint32_t id[NDIMS];
-    uint32_t tag; /* 0: empty; else gn_ctx's held */
+    uint32_t tag; /* 0: empty; else gn_tag */
     int n;        /* offers */
     double slowest, elems, far;
     rp_cand offer[GN_OFFERS];
@@ -1003,6 +1006,7 @@ typedef struct gn_memo {
     int n_chunk, cur, used;
     gn_node *node;   /* [GN_NODES], NULL until a node is visited */
     gn_snode *snode; /* [GN_SNODES], the same where a sink wants the counts */
+    uint32_t gen;    /* one more each reset: a cached node of an edge before has another in its tag */
 } gn_memo;
 
 typedef struct gn_ctx {
@@ -1064,8 +1068,14 @@ static void memo_reset(gn_memo *mm)
     if (mm->by_content) memset(mm->by_content, 0, sizeof *mm->by_content * mm->cap_hash);
     mm->cur = -1;
     mm->used = 0;
-    if (mm->node) memset(mm->node, 0, sizeof *mm->node * GN_NODES);
-    if (mm->snode) memset(mm->snode, 0, sizeof *mm->snode * GN_SNODES);
+    /* the node caches (800 KB together) are not cleared, which took a
+     * fifth of a small build's time, but their tags made stale; cleared
+     * only when the generations run out */
+    if (++mm->gen == GN_GENS) {
+        mm->gen = 0;
+        if (mm->node) memset(mm->node, 0, sizeof *mm->node * GN_NODES);
+        if (mm->snode) memset(mm->snode, 0, sizeof *mm->snode * GN_SNODES);
+    }
 }
 
 /* Lends el (one edge's lists, fresh) the memo of sc (one thread's
@@ -1243,25 +1253,17 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
     const double *vn0 = g->vn[0], *vn1 = g->vn[1], *vn2 = g->vn[2], *vn3 = g->vn[3];
     const double *vo0 = g->vo[0], *vo1 = g->vo[1], *vo2 = g->vo[2], *vo3 = g->vo[3];
     const double *von0 = g->von[0], *von1 = g->von[1], *von2 = g->von[2], *von3 = g->von[3];
-    int sdeg[NDIMS];
     const long *mr[NDIMS]; /* the self overlap's row of each dimension's matrix at the receiver's piece */
     size_t ms_r[NDIMS], ms_s[NDIMS];
-    for (int d = 0; d < NDIMS; d++) {
-        sdeg[d] = g->snd->deg[d];
+    /* receiver r's coordinates in the sender's config, while r < Ts (its
+     * GPU holds a sender task: what overlaps it stays put), from shifts */
+    int ssh[NDIMS], smask[NDIMS];
+    for (int d = NDIMS - 1, sh = 0; d >= 0; d--) {
+        ssh[d] = sh, smask[d] = g->snd->deg[d] - 1, sh += __builtin_ctz((unsigned)g->snd->deg[d]);
         ms_r[d] = (size_t)g->ms_r[d];
         ms_s[d] = (size_t)g->ms_s[d];
     }
     double slowest = 0, elems = 0, far_sum = 0;
-    /* receiver r's coordinates in the sender's config, while r < Ts (its
-     * GPU holds a sender task: what overlaps it stays put) */
-    int sc[NDIMS] = {0, 0, 0, 0};
-    if (r0 < Ts) {
-        int t = r0;
-        for (int d = NDIMS - 1; d >= 0; d--) {
-            sc[d] = t & (sdeg[d] - 1);
-            t >>= __builtin_ctz((unsigned)sdeg[d]);
-        }
-    }
     int r = r0;
     for (int i0 = 0; i0 < e0; i0++) {
         const double a0 = 1 * va0[i0], n0 = 1 * vn0[i0], o0 = 1 * vo0[i0], on0 = 1 * von0[i0];
@@ -1278,16 +1280,13 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
                     if (all != 0) {
                         double v = 0; /* the sender's task on the same GPU: nothing to move */
                         if (r < Ts)
-                            v = (double)mr[0][(size_t)sc[0] * ms_s[0]] * (double)mr[1][(size_t)sc[1] * ms_s[1]] *
-                                (double)mr[2][(size_t)sc[2] * ms_s[2]] * (double)mr3[(size_t)sc[3] * ms_s[3]];
+                            v = (double)mr[0][(size_t)((r >> ssh[0]) & smask[0]) * ms_s[0]] *
+                                (double)mr[1][(size_t)((r >> ssh[1]) & smask[1]) * ms_s[1]] *
+                                (double)mr[2][(size_t)((r >> ssh[2]) & smask[2]) * ms_s[2]] *
+                                (double)mr3[(size_t)((r >> ssh[3]) & smask[3]) * ms_s[3]];
                         far_sum +=
                             receiver_done(&pr, own_n, own, all_n, all, v, sink, dir, &slowest, &elems, rec);
                     }
-                    if (r + 1 < Ts)
-                        for (int q = NDIMS - 1; q >= 0; q--) {
-                            if (++sc[q] < sdeg[q]) break;
-                            sc[q] = 0;
-                        }
                 }
             }
         }
@@ -1306,10 +1305,16 @@ static inline size_t gn_place(const gn_ctx *g, size_t places)
     return (size_t)h & (places - 1);
 }
 
+/* A cached node's tag: the memo's generation and held (1 or 2), never 0. */
+static inline uint32_t gn_tag(const gn_ctx *g)
+{
+    return g->memo->gen << 2 | (uint32_t)g->held;
+}
+
 /* Whether a cached node (its ids and tag) is the node gn_fill left. */
 static inline int gn_is(const uint32_t id[NDIMS], uint32_t tag, const gn_ctx *g)
 {
-    return tag == (uint32_t)g->held && id[0] == g->id[0] && id[1] == g->id[1] && id[2] == g->id[2] &&
+    return tag == gn_tag(g) && id[0] == g->id[0] && id[1] == g->id[1] && id[2] == g->id[2] &&
            id[3] == g->id[3];
 }
 
@@ -1327,7 +1332,7 @@ static double gn_visit_memo(const gn_ctx *g, int r0, double *elems_io, double *f
         return n->slowest;
     }
     double elems = 0, far = 0, t = gn_visit(g, r0, &elems, &far, NULL, NULL);
-    *n = (gn_node){{g->id[0], g->id[1], g->id[2], g->id[3]}, (uint32_t)g->held, t, elems, far};
+    *n = (gn_node){{g->id[0], g->id[1], g->id[2], g->id[3]}, gn_tag(g), t, elems, far};
     *elems_io += elems;
     *far_sum_io += far;
     return t;
@@ -1369,7 +1374,7 @@ static double gn_visit_sink_memo(const gn_ctx *g, int r0, double *elems_io, doub
         n->offer[kept++] = *y;
     }
     memcpy(n->id, g->id, sizeof n->id);
-    n->tag = (uint32_t)g->held;
+    n->tag = gn_tag(g);
     n->n = kept;
     n->slowest = t;
     n->elems = elems;
