@@ -121,6 +121,16 @@ typedef struct cost_model_priv {
     double rp_num, rp_den;
     int nodes_used;
     atomic_long n_repriced;             /* rp_fill_edge: entries priced from kept counts */
+    /* Edges that are the same problem as another up to a whole factor on
+     * every element count (plan_edge_tables): edge e's table is priced from
+     * the kept counts of edge scale_src[e] (-1: none), times scale_num[e] /
+     * scale_den[e]. A build that keeps no counts of its own keeps those of
+     * such source edges in scale_rp while it builds. */
+    int *scale_src;
+    double *scale_num, *scale_den;
+    unsigned char *scale_is_src;        /* [n_edges]: 1 where some edge's table is priced from e's counts */
+    tx_reprice *scale_rp;
+    atomic_long n_scaled;               /* entries of such tables priced so (the rest computed) */
 } cost_model_priv;
 
 static void edge_describe(const cost_model *m, int e, edge_desc *d)
@@ -2139,6 +2149,7 @@ typedef struct tx_work {
     pthread_mutex_t lock;
     const atomic_int *cancel; /* may be NULL; non-zero: stop taking edges */
     const tx_reprice *from;   /* NULL: compute the tables; else re-price them from these kept counts */
+    int scaled;               /* the edges' tables are priced from their scale_src's kept counts */
 } tx_work;
 
 static void rp_free(tx_reprice *rp)
@@ -2302,14 +2313,24 @@ static void mirror_entry(double *tab, rp_edge *r, long q, long t)
     }
 }
 
-/* Where model pm keeps counts (pm->rp, not dropped over RP_MAX_BYTES):
- * edge e's storage in it, begun, with sc's sink to leave each entry's in;
- * NULL where nothing is recorded. record_end finishes it. */
+/* Where edge e's counts are kept: the model's (pm->rp), or, in a build
+ * that keeps none, the build's own for an edge other tables are priced from
+ * (scale_rp); NULL: none. */
+static tx_reprice *record_rp(const cost_model_priv *pm, int e)
+{
+    if (pm->rp) return pm->rp;
+    return pm->scale_rp && pm->scale_is_src[e] ? pm->scale_rp : NULL;
+}
+
+/* Where edge e's counts are kept (record_rp, not dropped over
+ * RP_MAX_BYTES): its storage there, begun, with sc's sink to leave each
+ * entry's in; NULL where nothing is recorded. record_end finishes it. */
 static rp_edge *record_begin(cost_model_priv *pm, tx_scratch *sc, int e)
 {
     const cost_model *m = &pm->pub;
-    if (!pm->rp || atomic_load(&pm->rp->dropped)) return NULL;
-    rp_edge *r = &pm->rp->e[e];
+    tx_reprice *rp = record_rp(pm, e);
+    if (!rp || atomic_load(&rp->dropped)) return NULL;
+    rp_edge *r = &rp->e[e];
     rp_edge_begin(r, (long)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]], pm->nodes_used > 1);
     sc->sink = lw_malloc(sizeof *sc->sink);
     return r;
@@ -2318,7 +2339,7 @@ static rp_edge *record_begin(cost_model_priv *pm, tx_scratch *sc, int e)
 static void record_end(cost_model_priv *pm, tx_scratch *sc, int e, rp_edge *r)
 {
     const cost_model *m = &pm->pub;
-    if (r) rp_edge_end(pm->rp, r, (long)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]]);
+    if (r) rp_edge_end(record_rp(pm, e), r, (long)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]]);
     free(sc->sink);
     sc->sink = NULL;
 }
@@ -2358,6 +2379,7 @@ static void compute_edge_table(cost_model_priv *pm, tx_scratch *sc, int e, const
 }
 
 static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *sc, int e, int src);
+static void fill_scaled_edge(cost_model_priv *pm, tx_scratch *sc, int e);
 
 static void *tx_worker(void *arg)
 {
@@ -2370,7 +2392,9 @@ static void *tx_worker(void *arg)
         pthread_mutex_unlock(&w->lock);
         if (i >= w->n_todo || (w->cancel && atomic_load(w->cancel))) break;
         int e = w->todo[i];
-        if (w->from)
+        if (w->scaled)
+            fill_scaled_edge(w->pm, &sc, e);
+        else if (w->from)
             rp_fill_edge(w->pm, w->from, &sc, e, w->from->same[e] >= 0 ? w->from->same[e] : e);
         else
             compute_edge_table(w->pm, &sc, e, w->cancel);
@@ -2587,6 +2611,103 @@ static int build_node_tables(cost_model_priv *pm, const atomic_int *cancel)
     return stop;
 }
 
+/* Edge description k with every dimension whose element counts scale by a
+ * whole factor brought to its smallest form: a dimension the consumer reads
+ * as it is (sizes equal), whole, or at an offset (a concat), whose sizes
+ * (and offset) are multiples of f, with S / f a multiple of L, the largest
+ * degree any config can have (the largest power of two up to the GPU
+ * count), becomes the same at S / f. Every piece boundary there, j x S / D
+ * for a degree D dividing L, is f times the smaller one's, so every overlap
+ * along it is too, while piece counts and which overlaps are empty are
+ * not changed: every element count of every receiver of every entry is f
+ * times the smaller problem's, and a receiver dominating another still
+ * does. Returns the product of the factors (1: nothing scaled). */
+static double edge_canon(long L, edge_desc *k)
+{
+    double f = 1;
+    if (k->flat) return 1;
+    for (int d = 0; d < NDIMS; d++) {
+        long g = k->Sp[d] / L;
+        if (g < 2 || k->Sp[d] % L) continue;
+        if (k->kind[d] == MAP_SAME && k->Sc[d] == k->Sp[d]) {
+            k->Sp[d] = k->Sc[d] = L;
+        } else if (k->kind[d] == MAP_ALL) {
+            k->Sp[d] = L;
+        } else if (k->kind[d] == MAP_OFFSET && k->Sc[d] % g == 0 && (k->Sc[d] / g) % L == 0 && k->p[d] % g == 0) {
+            k->Sp[d] = L;
+            k->Sc[d] /= g;
+            k->p[d] /= g;
+        } else {
+            continue;
+        }
+        f *= (double)g;
+    }
+    return f;
+}
+
+static long gcd_l(long a, long b);
+
+/* Whether layers a and b have the same configs. */
+static int same_configs(const cost_model *m, int a, int b)
+{
+    return m->n_configs[a] == m->n_configs[b] &&
+           memcmp(m->configs[a], m->configs[b], sizeof(config) * (size_t)m->n_configs[a]) == 0;
+}
+
+/* Of the edges todo[0..n_todo-1] (keys: their descriptions, as compared for
+ * sharing), those that are the same problem as an earlier one up to a
+ * whole factor on every element count (edge_canon), with the same configs
+ * at both ends, are priced from its kept counts (scale_src, scale_num /
+ * scale_den, in lowest terms): moved to the end of todo, after the edges
+ * computed. Only where tables come from the closed form, whose counts are
+ * kept. Returns how many are computed. */
+static int plan_scaled_tables(cost_model_priv *pm, const edge_desc *keys, int *todo, int n_todo)
+{
+    cost_model *m = &pm->pub;
+    if (!pm->closed_form_ok || pm->tx_reference || pm->tx_oracle || n_todo < 2) return n_todo;
+    long L = 1;
+    while (2 * L <= m->gpus) L *= 2;
+    int ne = m->n_edges;
+    edge_desc *canon = lw_malloc(sizeof(edge_desc) * ((size_t)n_todo + 1));
+    double *f = lw_malloc(sizeof(double) * ((size_t)n_todo + 1));
+    int *first = lw_malloc(sizeof(int) * ((size_t)n_todo + 1)), *later = lw_malloc(sizeof(int) * ((size_t)n_todo + 1));
+    pm->scale_src = lw_malloc(sizeof(int) * ((size_t)ne + 1));
+    pm->scale_num = lw_malloc(sizeof(double) * ((size_t)ne + 1));
+    pm->scale_den = lw_malloc(sizeof(double) * ((size_t)ne + 1));
+    pm->scale_is_src = lw_calloc((size_t)ne + 1, 1);
+    for (int e = 0; e < ne; e++) pm->scale_src[e] = -1;
+    int n_first = 0, n_later = 0;
+    for (int i = 0; i < n_todo; i++) {
+        int e = todo[i], src = -1;
+        canon[i] = keys[e];
+        f[i] = edge_canon(L, &canon[i]);
+        for (int j = 0; j < i && src < 0; j++) {
+            int g = todo[j];
+            if (pm->scale_src[g] < 0 && memcmp(&canon[j], &canon[i], sizeof(edge_desc)) == 0 &&
+                same_configs(m, m->e_from[g], m->e_from[e]) && same_configs(m, m->e_to[g], m->e_to[e])) {
+                src = g;
+                long a = (long)f[i], b = (long)f[j], c = gcd_l(a, b);
+                pm->scale_num[e] = (double)(a / c);
+                pm->scale_den[e] = (double)(b / c);
+            }
+        }
+        if (src < 0) {
+            first[n_first++] = e;
+        } else {
+            pm->scale_src[e] = src;
+            pm->scale_is_src[src] = 1;
+            later[n_later++] = e;
+        }
+    }
+    memcpy(todo, first, sizeof(int) * (size_t)n_first);
+    memcpy(todo + n_first, later, sizeof(int) * (size_t)n_later);
+    free(canon);
+    free(f);
+    free(first);
+    free(later);
+    return n_first;
+}
+
 /* Phase 2: which edges' tables to compute. Edges with the same description
  * (shapes, mapping, and hence config lists) have the same table: compute it
  * once (same[e]: the edge whose table e copies, or -1; todo: the edges to
@@ -2594,7 +2715,7 @@ static int build_node_tables(cost_model_priv *pm, const atomic_int *cancel)
  * its own size along that dimension matters only through which degrees it
  * allows, i.e. up to the GPU count: e.g. every 1x1 convolution reading one
  * Inception concat. Allocates every t_x row. */
-static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo)
+static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo, int scale, int *n_first)
 {
     cost_model *m = &pm->pub;
     int ne = m->n_edges, n_todo = 0;
@@ -2621,6 +2742,8 @@ static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo)
             m->tx_pairs_reused += (long)np * nc;
         }
     }
+    *n_first = n_todo;
+    if (scale) *n_first = plan_scaled_tables(pm, keys, todo, n_todo);
     free(keys);
     return n_todo;
 }
@@ -2651,32 +2774,45 @@ static void copy_shared_tables(cost_model *m, const int *same, const atomic_int 
         if (same[e] >= 0) memcpy(m->t_x[e], m->t_x[same[e]], sizeof(double) * edge_entries(m, e));
 }
 
-/* Phase 3: the tables of edges todo[0..n_todo-1], on nw threads (workers
- * take edges from a shared counter, each with its own scratch), then the
- * shared ones copied. Returns 1 when cancelled part way. */
-static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *todo, int n_todo, int nw,
-                               const atomic_int *cancel, const tx_reprice *from)
+/* The tables of edges list[0..n-1], on nw threads (workers take edges
+ * from a shared counter, each with its own scratch), biggest first:
+ * computed, re-priced from `from`, or (scaled) priced from their
+ * scale_src's kept counts. */
+static void run_edges(cost_model_priv *pm, const int *list, int n, int nw, const atomic_int *cancel,
+                      const tx_reprice *from, int scaled)
 {
     cost_model *m = &pm->pub;
+    if (nw > n) nw = n;
     /* the biggest tables first, so that no thread is left with one big
      * table while the others have finished (longest first scheduling) */
-    edge_size *order = lw_malloc(sizeof(edge_size) * ((size_t)n_todo + 1));
-    for (int i = 0; i < n_todo; i++)
-        order[i] = (edge_size){(long)m->n_configs[m->e_from[todo[i]]] * m->n_configs[m->e_to[todo[i]]], todo[i]};
-    qsort(order, (size_t)n_todo, sizeof *order, edge_size_cmp);
-    int *by_size = lw_malloc(sizeof(int) * ((size_t)n_todo + 1));
-    for (int i = 0; i < n_todo; i++) by_size[i] = order[i].edge;
+    edge_size *order = lw_malloc(sizeof(edge_size) * ((size_t)n + 1));
+    for (int i = 0; i < n; i++)
+        order[i] = (edge_size){(long)m->n_configs[m->e_from[list[i]]] * m->n_configs[m->e_to[list[i]]], list[i]};
+    qsort(order, (size_t)n, sizeof *order, edge_size_cmp);
+    int *by_size = lw_malloc(sizeof(int) * ((size_t)n + 1));
+    for (int i = 0; i < n; i++) by_size[i] = order[i].edge;
     free(order);
-    tx_work w = {pm, by_size, n_todo, 0, PTHREAD_MUTEX_INITIALIZER, cancel, from};
+    tx_work w = {pm, by_size, n, 0, PTHREAD_MUTEX_INITIALIZER, cancel, from, scaled};
     pthread_t th[8];
     int started = 0;
     for (int t = 0; t < nw && nw > 1; t++)
         if (lw_thread_start(&th[t], tx_worker, &w) == 0) started++;
     if (started == 0) tx_worker(&w); /* one worker wanted, or no threads to be had: do it here */
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-    copy_shared_tables(m, same, cancel);
     pthread_mutex_destroy(&w.lock);
     free(by_size);
+}
+
+/* Phase 3: the tables of edges todo[0..n_first-1] (computed, or re-priced
+ * from `from`), then those of todo[n_first..n_todo-1], priced from the
+ * kept counts of the first ones (plan_scaled_tables), then the shared ones
+ * copied. Returns 1 when cancelled part way. */
+static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *todo, int n_first, int n_todo,
+                               int nw, const atomic_int *cancel, const tx_reprice *from)
+{
+    run_edges(pm, todo, n_first, nw, cancel, from, 0);
+    if (n_todo > n_first && !cancelled(cancel)) run_edges(pm, todo + n_first, n_todo - n_first, nw, cancel, NULL, 1);
+    copy_shared_tables(&pm->pub, same, cancel);
     return cancelled(cancel);
 }
 
@@ -2751,15 +2887,24 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
     if (build_node_tables(pm, cancel)) goto cancel;
     same = lw_malloc(sizeof(int) * ((size_t)ne + 1));
     todo = lw_malloc(sizeof(int) * ((size_t)ne + 1));
-    int n_todo = plan_edge_tables(pm, same, todo);
+    int n_first, n_todo = plan_edge_tables(pm, same, todo, 1, &n_first);
     if (keep_prices) {
         pm->rp = rp_new(pm, same, todo, n_todo);
         pm->rp_num = pm->rp_den = 1;
     }
+    if (!pm->rp && n_first < n_todo) { /* the counts of the tables others are priced from, for this build */
+        pm->scale_rp = lw_calloc(1, sizeof *pm->scale_rp);
+        atomic_init(&pm->scale_rp->refs, 1);
+        pm->scale_rp->n_edges = ne;
+        pm->scale_rp->e = lw_calloc((size_t)ne + 1, sizeof(rp_edge));
+    }
     int nw = lw_worker_count();
-    if (nw > n_todo) nw = n_todo;
-    if (refuse_too_large(pm, todo, n_todo, nw, tx_entries, err)) goto fail;
-    if (compute_edge_tables(pm, same, todo, n_todo, nw, cancel, NULL)) goto cancel;
+    if (nw > n_first) nw = n_first;
+    if (refuse_too_large(pm, todo, n_first, nw, tx_entries, err)) goto fail;
+    if (compute_edge_tables(pm, same, todo, n_first, n_todo, lw_worker_count(), cancel, NULL)) goto cancel;
+    m->tx_pairs_scaled = atomic_load(&pm->n_scaled);
+    rp_free(pm->scale_rp);
+    pm->scale_rp = NULL;
     rp_drop_if_over(pm);
     free(same);
     free(todo);
@@ -2786,22 +2931,24 @@ cost_model *cost_model_build_for_whatifs(const network *net, const cluster *cl, 
     return build_tables(net, cl, prof, gpus, batch, cancel, 1, err);
 }
 
-/* A kept element count at model pm's batch: x * rp_num / rp_den, exact
- * (x is a multiple of rp_den where cost_model_reuse scales, and stays
- * below 2^53); -1 where it is not, which cannot happen while the
- * counts scale as cost_model_reuse argues (the entry is then recomputed). */
-static inline double rp_scaled(const cost_model_priv *pm, double x)
+/* A kept element count scaled: x * num / den, exact (x is a multiple of
+ * den where cost_model_reuse scales to another batch, num / den =
+ * rp_num / rp_den, or a build prices an edge from another's counts,
+ * scale_num / scale_den; and stays below 2^53); -1 where it is not, which
+ * cannot happen while the counts scale as those argue (the entry is then
+ * computed). */
+static inline double rp_scaled(double num, double den, double x)
 {
-    if (pm->rp_den == 1 && pm->rp_num == 1) return x;
-    double q = x / pm->rp_den;
-    if (q != floor(q) || q * pm->rp_num > 9007199254740992.0) return -1;
-    return q * pm->rp_num;
+    if (den == 1 && num == 1) return x;
+    double q = x / den;
+    if (q != floor(q) || q * num > 9007199254740992.0) return -1;
+    return q * num;
 }
 
 /* Entry q of edge r at the prices (and batch) of model pm, whose cluster
  * has the closed form's uniform links: the closed form's sums in the same
  * order. -1 where a count does not scale exactly (the caller recomputes). */
-static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
+static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q, double num, double den)
 {
     const cluster *cl = pm->pub.cl;
     const double elem_b = pm->pub.elem_bytes;
@@ -2813,13 +2960,14 @@ static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q)
         for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++) {
             const rp_pack *c = &r->cand[a];
             double own_n = (double)(c->own >> RP_ELEM_BITS), far_n = (double)(c->far >> RP_ELEM_BITS);
-            double own = rp_scaled(pm, (double)(c->own & RP_ELEM_MASK)), far = rp_scaled(pm, (double)(c->far & RP_ELEM_MASK));
+            double own = rp_scaled(num, den, (double)(c->own & RP_ELEM_MASK)),
+                   far = rp_scaled(num, den, (double)(c->far & RP_ELEM_MASK));
             if (own < 0 || far < 0) return -1;
             double t = tx_time(&pr, own_n, own, far_n, far);
             if (t > slowest) slowest = t;
         }
         if (pm->nodes_used > 1) {
-            double nic = r->nic ? rp_scaled(pm, r->nic[2 * q + k]) : 0;
+            double nic = r->nic ? rp_scaled(num, den, r->nic[2 * q + k]) : 0;
             if (nic < 0) return -1;
             double nic_bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node, b = nic * elem_b;
             if (b / nic_bw > slowest) slowest = b / nic_bw;
@@ -2873,19 +3021,21 @@ static int rp_scales(const cost_model_priv *pm, const tx_reprice *rp, const conf
     return pm->pub.batch == rp->batch || (pm->pub.batch % D == 0 && rp->batch % D == 0);
 }
 
-/* Entry q of old edge r carried into entry qn of edge nr, the element
- * counts scaled to pm's batch (exact: rp_price priced it). */
-static void rp_carry(const cost_model_priv *pm, const rp_edge *r, long q, rp_edge *nr, long qn)
+/* Entry q of edge r carried into entry qn of edge nr, the element counts
+ * times num / den (exact: rp_price priced it at that scale). */
+static void rp_carry(const rp_edge *r, long q, rp_edge *nr, long qn, double num, double den)
 {
     for (int k = 0; k < 2; k++) {
         uint32_t id = r->list[2 * q + k];
         rp_cand c[RP_MAXC];
         int n = 0;
         for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++, n++)
-            c[n] = (rp_cand){(double)(r->cand[a].own >> RP_ELEM_BITS), rp_scaled(pm, (double)(r->cand[a].own & RP_ELEM_MASK)),
-                             (double)(r->cand[a].far >> RP_ELEM_BITS), rp_scaled(pm, (double)(r->cand[a].far & RP_ELEM_MASK))};
+            c[n] = (rp_cand){(double)(r->cand[a].own >> RP_ELEM_BITS),
+                             rp_scaled(num, den, (double)(r->cand[a].own & RP_ELEM_MASK)),
+                             (double)(r->cand[a].far >> RP_ELEM_BITS),
+                             rp_scaled(num, den, (double)(r->cand[a].far & RP_ELEM_MASK))};
         nr->list[2 * qn + k] = rp_intern(nr, c, n);
-        if (nr->nic) nr->nic[2 * qn + k] = r->nic ? rp_scaled(pm, r->nic[2 * q + k]) : 0;
+        if (nr->nic) nr->nic[2 * qn + k] = r->nic ? rp_scaled(num, den, r->nic[2 * q + k]) : 0;
     }
     if (nr->list[2 * qn] == RP_NONE || nr->list[2 * qn + 1] == RP_NONE) nr->list[2 * qn] = nr->list[2 * qn + 1] = RP_NONE;
 }
@@ -2924,11 +3074,11 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
             long q = (long)ra * rnc + rb, qn = (long)a * nc + b;
             double t = kept && ra >= 0 && rb >= 0 && sa && rp_scales(pm, rp, &m->configs[to][b]) &&
                                r->list[2 * q] != RP_NONE
-                           ? rp_price(pm, r, q)
+                           ? rp_price(pm, r, q, pm->rp_num, pm->rp_den)
                            : -1;
             if (t >= 0) {
                 priced++;
-                if (nr) rp_carry(pm, r, q, nr, qn);
+                if (nr) rp_carry(r, q, nr, qn, pm->rp_num, pm->rp_den);
             } else {
                 if (!el) {
                     el = lw_calloc(1, sizeof *el);
@@ -2941,6 +3091,52 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
     }
     if (pm->rp != rp) record_end(pm, sc, e, nr);
     atomic_fetch_add(&pm->n_repriced, priced);
+    if (el) lists_free(el);
+    free(el);
+}
+
+/* Edge e's table, in a build, from the kept counts of edge scale_src[e]
+ * (computed before it, the same problem but for a whole factor on every
+ * element count: plan_scaled_tables), scaled by scale_num[e] /
+ * scale_den[e] and priced as its own entries would be: the same doubles
+ * (rp_price's argument, as for another batch). Entries whose counts were
+ * not kept are computed. Where the model keeps counts, e's go there,
+ * carried over or computed. */
+static void fill_scaled_edge(cost_model_priv *pm, tx_scratch *sc, int e)
+{
+    cost_model *m = &pm->pub;
+    const int src = pm->scale_src[e];
+    const double num = pm->scale_num[e], den = pm->scale_den[e];
+    const tx_reprice *from = record_rp(pm, src);
+    const rp_edge *r = from ? &from->e[src] : NULL;
+    const int kept = r && r->list;
+    int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
+    rp_edge *nr = record_begin(pm, sc, e);
+    edge_lists *el = NULL;
+    long priced = 0;
+    const int mirror = edge_mirrors(pm, e);
+    for (int a = 0; a < np; a++)
+        for (int b = 0; b < nc; b++) {
+            long q = (long)a * nc + b;
+            if (mirror && b < a) { /* as compute_edge_table: (b, a) turned round */
+                mirror_entry(m->t_x[e], nr, q, (long)b * nc + a);
+                continue;
+            }
+            double t = kept && r->list[2 * q] != RP_NONE ? rp_price(pm, r, q, num, den) : -1;
+            if (t >= 0) {
+                priced++;
+                if (nr) rp_carry(r, q, nr, q, num, den);
+            } else {
+                if (!el) {
+                    el = lw_calloc(1, sizeof *el);
+                    memo_lend(sc, el);
+                }
+                t = compute_entry(pm, sc, el, e, a, b, nr);
+            }
+            m->t_x[e][q] = t;
+        }
+    record_end(pm, sc, e, nr);
+    atomic_fetch_add(&pm->n_scaled, priced);
     if (el) lists_free(el);
     free(el);
 }
@@ -2972,7 +3168,7 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
     build_node_tables(pm, NULL);
     int *same = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
     int *todo = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
-    int n_todo = plan_edge_tables(pm, same, todo);
+    int n_first, n_todo = plan_edge_tables(pm, same, todo, 0, &n_first);
     /* every entry re-priced: the model shares rp's counts; else (configs
      * rp's build never had: more GPUs, another batch) some are computed, on
      * every core, and the model keeps counts of its own, those it carried
@@ -2984,7 +3180,7 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
         pm->rp = rp_new(pm, same, todo, n_todo);
     }
     int nw = all ? 1 : lw_worker_count();
-    compute_edge_tables(pm, same, todo, n_todo, nw > n_todo ? n_todo : nw, NULL, rp);
+    compute_edge_tables(pm, same, todo, n_todo, n_todo, nw, NULL, rp);
     m->tx_pairs_repriced = atomic_load(&pm->n_repriced);
     m->tx_reused = all ? 1 : 2;
     if (!all) {
@@ -3079,6 +3275,11 @@ void cost_model_free(cost_model *m)
     free(pm->desc);
     free(pm->node_of);
     free(pm->first_edge);
+    free(pm->scale_src);
+    free(pm->scale_num);
+    free(pm->scale_den);
+    free(pm->scale_is_src);
+    rp_free(pm->scale_rp);
     rp_free(pm->rp);
     rp_map_free(pm);
     free(pm);

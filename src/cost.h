@@ -80,6 +80,8 @@ typedef struct cost_model {
     double build_ms;
     long tx_pairs_computed, tx_pairs_reused; /* table cache statistics */
     long tx_pairs_repriced;  /* of the computed: priced from another model's kept counts (cost_model_reuse) */
+    long tx_pairs_scaled;    /* of the computed: priced from the kept counts of an edge that is the same problem
+                                but for a whole factor on every element count (a build) */
     int tx_reused;           /* 0: built; cost_model_reuse: 1 every config and the batch are the kept build's
                                 (its counts re-priced), 2 some are not (more GPUs, a batch some sample degree
                                 does not divide): their entries computed, the rest re-priced */

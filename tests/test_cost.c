@@ -1557,6 +1557,65 @@ Test(tables, a_repriced_model_equals_a_fresh_build)
     net_free(v);
 }
 
+/* Edges that are the same problem but for a whole factor on every element
+ * count (convolutions reading channel counts that are different multiples
+ * of the GPU count) are priced from one another's kept counts, scaled:
+ * every entry (every stride-th) equals a fresh evaluation of that edge
+ * alone in a model without tables, bit for bit, in a plain build (which
+ * keeps those counts only while it builds), in one that keeps counts for
+ * what-ifs, and after a what-if on prices that re-prices it (the counts it
+ * carried over scaled). */
+static void scaled_tables_equal_fresh(const char *netname, const char *clname, int gpus, int stride, edit_kind edit)
+{
+    lw_error err = {0};
+    network *v = plan_load_network(netname, &err);
+    cluster *c = plan_load_cluster(clname, &err);
+    cr_assert(v && c, "%s", err.msg);
+    long batch = 32L * gpus;
+    cost_model *m = build(v, c, NULL, gpus, batch), *k = build_keeping(v, c, gpus, batch);
+    cr_assert_gt(m->tx_pairs_scaled, m->tx_pairs_computed / 10, "%s on %d GPUs: %ld of %ld entries scaled", netname,
+                 gpus, m->tx_pairs_scaled, m->tx_pairs_computed);
+    cr_assert_eq(k->tx_pairs_scaled, m->tx_pairs_scaled);
+    cluster *x = edited(c, edit);
+    cost_model *r = cost_model_reprice(k, x);
+    cr_assert_not_null(r, "%s: the what-if declined", netname);
+    cost_model *fresh = cost_model_open(v, c, NULL, gpus, batch, &err);
+    cost_model *fresh_x = cost_model_open(v, x, NULL, gpus, batch, &err);
+    cr_assert(fresh && fresh_x, "%s", err.msg);
+    long nonzero = 0;
+    for (int e = 0; e < m->n_edges; e++) {
+        int na = m->n_configs[m->e_from[e]], nb = m->n_configs[m->e_to[e]];
+        for (int q = e % stride; q < na * nb; q += stride) {
+            double t = cost_edge_ms(fresh, e, q / nb, q % nb, NULL), tx = cost_edge_ms(fresh_x, e, q / nb, q % nb, NULL);
+            cr_assert(t == m->t_x[e][q] && t == k->t_x[e][q] && tx == r->t_x[e][q],
+                      "%s on %s, %d GPUs: edge %s -> %s entry %d: built %.17g, kept %.17g, fresh %.17g; re-priced "
+                      "%.17g, fresh %.17g",
+                      netname, clname, gpus, v->layers[m->e_from[e]].name, v->layers[m->e_to[e]].name, q,
+                      m->t_x[e][q], k->t_x[e][q], t, r->t_x[e][q], tx);
+            nonzero += t > 0;
+        }
+    }
+    cr_assert_gt(nonzero, 0, "nothing moves: the comparison proves nothing");
+    cost_model_free(fresh_x);
+    cost_model_free(fresh);
+    cost_model_free(r);
+    cluster_free(x);
+    cost_model_free(k);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(v);
+}
+
+Test(tables, scaled_tables_equal_fresh_resnet50_16_gpus_two_nodes_of_8)
+{
+    scaled_tables_equal_fresh("resnet50", "h100-8x8", 16, 3, ED_ALL);
+}
+
+Test(tables, scaled_tables_equal_fresh_inception_16_gpus_four_nodes_of_4)
+{
+    scaled_tables_equal_fresh("inception_v3", "p100-4x4", 16, 7, ED_INTER_LAT);
+}
+
 /* A what-if on the batch or to fewer GPUs reuses what the build kept
  * (cost_model_reuse): along the sample dimension each piece boundary scales
  * with the batch where every degree divides both batches, and a config on
