@@ -1253,7 +1253,12 @@ static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
 /* Visits the receivers of the node whose box gn_fill left, in order: the
  * slowest one's time; adds their elements to *elems and their elements from
  * other nodes to *far_sum, and offers their counts to the sink. */
-static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink, gn_rec *rec)
+/* self: 0 no receiver of the node has a sender task on its GPU, 1 every
+ * one has, 2 some (a constant in each of gn_visit's calls, so that the
+ * check per receiver and the self overlap go where none is). */
+static inline __attribute__((always_inline)) double gn_visit_impl(const gn_ctx *g, int r0, double *elems_io,
+                                                                  double *far_sum_io, rp_sink *sink, gn_rec *rec,
+                                                                  const int self)
 {
     /* locals, not g->: the sink's stores could alias g for all the compiler knows */
     const int Ts = g->Ts, dir = g->dir;
@@ -1289,7 +1294,7 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
                     double all = a2 * va3[i3], all_n = n2 * vn3[i3], own = o2 * vo3[i3], own_n = on2 * von3[i3];
                     if (all != 0) {
                         double v = 0; /* the sender's task on the same GPU: nothing to move */
-                        if (r < Ts)
+                        if (self == 1 || (self == 2 && r < Ts))
                             v = (double)mr[0][(size_t)((r >> ssh[0]) & smask[0]) * ms_s[0]] *
                                 (double)mr[1][(size_t)((r >> ssh[1]) & smask[1]) * ms_s[1]] *
                                 (double)mr[2][(size_t)((r >> ssh[2]) & smask[2]) * ms_s[2]] *
@@ -1304,6 +1309,13 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
     *elems_io += elems;
     *far_sum_io += far_sum;
     return slowest;
+}
+
+static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink, gn_rec *rec)
+{
+    if (r0 >= g->Ts) return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 0);
+    if (r0 + g->Br <= g->Ts) return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 1);
+    return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 2);
 }
 
 /* The place of the node gn_fill left in a cache of `places` (a power of
@@ -1376,7 +1388,8 @@ static double gn_visit_sink_memo(const gn_ctx *g, int r0, double *elems_io, doub
     int kept = 0;
     for (int k = 0; k < rec.n; k++) {
         const rp_cand *y = &rec.c[k], *x = &n->offer[kept - 1];
-        if (kept && x->own_n == y->own_n && x->own == y->own && x->far_n == y->far_n && x->far == y->far) continue;
+        if (kept && ((x->own_n == y->own_n) & (x->own == y->own) & (x->far_n == y->far_n) & (x->far == y->far)))
+            continue;
         if (kept == GN_OFFERS) { /* too many to keep: this node is visited again next time */
             n->tag = 0;
             return t;
