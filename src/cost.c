@@ -582,9 +582,9 @@ static inline void rp_keep(rp_sink *s, int dir, double own_n, double own, double
      * four that the data decide */
     rp_cand *c = s->c[dir];
     int n = s->n[dir], k = 0;
-    if (n && ((c[n - 1].own_n == own_n) & (c[n - 1].own == own) & (c[n - 1].far_n == far_n) & (c[n - 1].far == far)))
-        return; /* most receivers repeat the one before */
-    for (int i = 0; i < n; i++)
+    /* the last kept first: most receivers repeat the one before, which it
+     * is or dominates */
+    for (int i = n - 1; i >= 0; i--)
         if ((c[i].own_n >= own_n) & (c[i].own >= own) & (c[i].far_n >= far_n) & (c[i].far >= far)) return;
     for (int i = 0; i < n; i++) { /* keeps those it does not dominate, in order */
         c[k] = c[i];
@@ -1385,17 +1385,20 @@ static double gn_visit_sink_memo(const gn_ctx *g, int r0, double *elems_io, doub
     double elems = 0, far = 0, t = gn_visit(g, r0, &elems, &far, sink, &rec);
     *elems_io += elems;
     *far_sum_io += far;
-    int kept = 0;
-    for (int k = 0; k < rec.n; k++) {
-        const rp_cand *y = &rec.c[k], *x = &n->offer[kept - 1];
-        if (kept && ((x->own_n == y->own_n) & (x->own == y->own) & (x->far_n == y->far_n) & (x->far == y->far)))
-            continue;
-        if (kept == GN_OFFERS) { /* too many to keep: this node is visited again next time */
-            n->tag = 0;
-            return t;
-        }
-        n->offer[kept++] = *y;
+    /* the offers less repeats, in place (every offer is written, the count
+     * moves on past those that are not repeats: no branch per offer) */
+    int kept = rec.n > 0;
+    for (int k = 1; k < rec.n; k++) {
+        const rp_cand *y = &rec.c[k], *x = &rec.c[kept - 1];
+        int rep = (x->own_n == y->own_n) & (x->own == y->own) & (x->far_n == y->far_n) & (x->far == y->far);
+        rec.c[kept] = *y;
+        kept += !rep;
     }
+    if (kept > GN_OFFERS) { /* too many to keep: this node is visited again next time */
+        n->tag = 0;
+        return t;
+    }
+    memcpy(n->offer, rec.c, sizeof(rp_cand) * (size_t)kept);
     memcpy(n->id, g->id, sizeof n->id);
     n->tag = gn_tag(g);
     n->n = kept;
