@@ -110,6 +110,15 @@ typedef struct cost_model_priv {
     int *node_of;                       /* [gpus] cluster node of each GPU */
     int *first_edge;                    /* [layers]: edge of layer i's input slot s is first_edge[i] + s */
     int closed_form_ok;                 /* uniform links, power-of-two GPUs per node */
+    /* Per-pair links within nodes (pair_form_ok: every override joins two
+     * GPUs of one node, and every node's pairs have the links node 0's
+     * have; power-of-two GPUs per node): the node-local links, [a * gpn +
+     * b], seconds and seconds per byte, and their largest off the
+     * diagonal (a bound's prices) */
+    int pair_form_ok;
+    double *pair_lat, *pair_inv;
+    double *node_bw;                    /* [gpus * gpus_per_node]: link_tab's, where the cluster has overrides */
+    double pair_lat_max, pair_inv_max;
     int tx_reference;                   /* cost_tx_reference when the model was set up */
     int tx_oracle;                      /* cost_tx_oracle when the model was set up */
     const profile *prof_given;          /* the profile asked for (pub.prof: NULL for another GPU) */
@@ -920,6 +929,109 @@ static double gather_small(const cost_model_priv *pm, const dim_list *const dl[N
     return c.slowest;
 }
 
+/* A receiver's time on per-pair links: tin, the sum over the senders on
+ * its node of each one's latency and its elements at that link's
+ * bandwidth, then its pieces and elements from other nodes. Both forms
+ * (gather_pairs, gn_visit_pairs) add the same terms in the same order:
+ * the senders in task order. */
+static inline double pair_term(const double *plat, const double *pinv, int at, double o, double elem_b)
+{
+    return plat[at] + o * elem_b * pinv[at];
+}
+
+static inline double pair_time(const tx_prices *p, double tin, double far_n, double far)
+{
+    return tin + far_n * p->lat_x + far * p->elem_b * p->inv_x;
+}
+
+/* One direction of the pair form, receiver by receiver (the closed form
+ * where links within a node differ per pair: pair_form_ok): as
+ * gather_impl, but what a receiver gets from its own node is summed over
+ * the node's sender tasks, each at its own link; what it gets from other
+ * nodes is the rest of what it needs, as in the closed form. Overlaps from
+ * the dense matrix (dense) or the lists. No sink: nothing is kept for
+ * what-ifs on such links. */
+static double gather_pairs(const cost_model_priv *pm, const dim_list *const dl[NDIMS], const config *rcv,
+                           const config *snd, int forward, double *nic_in, double *nic_out_rev, double *elems_out,
+                           int dense)
+{
+    const cluster *cl = pm->pub.cl;
+    const int gpn = cl->gpus_per_node;
+    const int Tr = config_tasks(rcv), Ts = config_tasks(snd);
+    const tx_prices pr = tx_prices_of(cl, pm->pub.elem_bytes);
+    const int multi_node = pm->nodes_used > 1;
+    const int *st[NDIMS], *pc[NDIMS], *fs[NDIMS];
+    const double *cum[NDIMS], *sum[NDIMS];
+    const int *cnt[NDIMS];
+    const long *mat[NDIMS];
+    int contig = 1, row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
+    for (int d = 0; d < NDIMS; d++) {
+        st[d] = forward ? dl[d]->start : dl[d]->tstart;
+        pc[d] = forward ? dl[d]->piece : dl[d]->tpiece;
+        fs[d] = forward ? dl[d]->first : dl[d]->tfirst;
+        cum[d] = forward ? dl[d]->cum : dl[d]->tcum;
+        contig &= dl[d]->contig;
+        sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
+        cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
+        mat[d] = dl[d]->mat;
+        row[d] = snd->deg[d] + 1;
+        ms_r[d] = forward ? 1 : snd->deg[d];
+        ms_s[d] = forward ? rcv->deg[d] : 1;
+    }
+    double slowest = 0, elems = 0;
+    for (int r = 0; r < Tr; r++) {
+        int rc[NDIMS];
+        config_task_coords(rcv, r, rc);
+        double all = 1, all_n = 1;
+        for (int d = 0; d < NDIMS; d++) {
+            if (dense) {
+                all *= sum[d][(size_t)rc[d] * row[d] + row[d] - 1];
+                all_n *= cnt[d][(size_t)rc[d] * row[d] + row[d] - 1];
+            } else {
+                int a = st[d][rc[d]], b = st[d][rc[d] + 1];
+                all *= cum[d][b] - cum[d][a];
+                all_n *= b - a;
+            }
+        }
+        if (all == 0) continue;
+        const int node = r / gpn, s0 = node * gpn, s1 = s0 + gpn < Ts ? s0 + gpn : Ts, li = r - s0;
+        double tin = 0, own = 0, own_n = 0, v = 0;
+        for (int t = s0; t < s1; t++) {
+            int sc[NDIMS];
+            config_task_coords(snd, t, sc);
+            double o = 1;
+            for (int d = 0; d < NDIMS; d++) {
+                double od;
+                if (dense) {
+                    od = (double)mat[d][(size_t)rc[d] * ms_r[d] + (size_t)sc[d] * ms_s[d]];
+                } else {
+                    int a = st[d][rc[d]], b = st[d][rc[d] + 1];
+                    int z = first_at(contig, pc[d], fs[d][rc[d]], a, b, sc[d]);
+                    od = z < b && pc[d][z] == sc[d] ? cum[d][z + 1] - cum[d][z] : 0;
+                }
+                o = d ? o * od : od;
+            }
+            if (t == r) {
+                v = o; /* its own GPU: nothing to move */
+            } else if (o > 0) {
+                tin += pair_term(pm->pair_lat, pm->pair_inv, li * gpn + (t - s0), o, pr.elem_b);
+                own += o;
+                own_n += 1;
+            }
+        }
+        const double far = all - v - own, far_n = all_n - (v > 0) - own_n;
+        const double t = pair_time(&pr, tin, far_n, far);
+        slowest = t > slowest ? t : slowest;
+        elems += all - v;
+        if (multi_node && far > 0) {
+            nic_in[node] += far * pr.elem_b;
+            nic_out_rev[node] += far * pr.elem_b;
+        }
+    }
+    *elems_out = elems;
+    return slowest;
+}
+
 int cost_tx_oracle;
 
 /* gather_dense node by node, for table builds. The receivers on one
@@ -1027,6 +1139,9 @@ typedef struct gn_ctx {
     const config *rcv, *snd;
     int Tr, Ts, Br, Bs, dir;
     tx_prices pr;
+    tx_prices prb;                   /* the bound's prices: pr, or with the largest per-pair link within a node */
+    const double *plat, *pinv;       /* per-pair links within a node (pair_form_ok), or NULL */
+    int gpn;
     gn_memo *memo;
     uint64_t kpre[NDIMS]; /* a slice key's dimension, direction and degrees */
     /* per dimension, the node's slice: for the pieces of the box, everything
@@ -1244,7 +1359,11 @@ static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
         const double(*ag)[8] = g->agg;
 #define GN_PROD(q) (ag[0][q] * ag[1][q] * ag[2][q] * ag[3][q])
         *far_sum = GN_PROD(0) - GN_PROD(1);
-        if (!same) *bound = tx_time(&g->pr, GN_PROD(5), GN_PROD(4), GN_PROD(3) - GN_PROD(7), GN_PROD(2) - GN_PROD(6));
+        if (!same) *bound = tx_time(&g->prb, GN_PROD(5), GN_PROD(4), GN_PROD(3) - GN_PROD(7), GN_PROD(2) - GN_PROD(6));
+        /* per-pair links: a receiver's time is a sum over its node's senders,
+         * each term at most the largest link's; the relative rounding of
+         * such a sum (up to 64 terms) is far below 1e-12 */
+        if (!same && g->plat) *bound *= 1 + 1e-12;
 #undef GN_PROD
     }
     return same;
@@ -1311,8 +1430,79 @@ static inline __attribute__((always_inline)) double gn_visit_impl(const gn_ctx *
     return slowest;
 }
 
+/* gn_visit on per-pair links (pair_form_ok): gather_pairs' sums for the
+ * receivers of the node gn_fill left, from its slices: a receiver's
+ * overlap with each sender task on the node is the product over dimensions
+ * of the slices' overlap blocks; senders in task order (row-major over the
+ * sender's box), receivers too. The node's GPUs hold receiver i and sender
+ * j in that order, so the node-local link of the pair is (i, j): every
+ * node has node 0's (pair_form_ok), and a node's results are a function of
+ * its slices as in the uniform form (the node cache holds). */
+static double gn_visit_pairs(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io)
+{
+    const int gpn = g->gpn;
+    const tx_prices pr = g->pr;
+    const int e0 = g->ext[0], e1 = g->ext[1], e2 = g->ext[2], e3 = g->ext[3];
+    int se[NDIMS];
+    const double *blk[NDIMS];
+    for (int d = 0; d < NDIMS; d++) {
+        se[d] = g->held == 2 ? g->hi[d] - g->lo[d] : 0;
+        blk[d] = g->von[d] + g->ext[d];
+    }
+    const double *va0 = g->va[0], *va1 = g->va[1], *va2 = g->va[2], *va3 = g->va[3];
+    const double *vn0 = g->vn[0], *vn1 = g->vn[1], *vn2 = g->vn[2], *vn3 = g->vn[3];
+    double slowest = 0, elems = 0, far_sum = 0;
+    int li = 0; /* the receiver's GPU on the node */
+    for (int i0 = 0; i0 < e0; i0++) {
+        const double a0 = 1 * va0[i0], n0 = 1 * vn0[i0];
+        for (int i1 = 0; i1 < e1; i1++) {
+            const double a1 = a0 * va1[i1], n1 = n0 * vn1[i1];
+            for (int i2 = 0; i2 < e2; i2++) {
+                const double a2 = a1 * va2[i2], n2 = n1 * vn2[i2];
+                for (int i3 = 0; i3 < e3; i3++, li++) {
+                    const double all = a2 * va3[i3], all_n = n2 * vn3[i3];
+                    if (all == 0) continue;
+                    double tin = 0, own = 0, own_n = 0, v = 0;
+                    int j = 0; /* the sender's GPU on the node */
+                    const double *lat = g->plat + (size_t)li * gpn, *inv = g->pinv + (size_t)li * gpn;
+                    for (int j0 = 0; j0 < se[0]; j0++) {
+                        const double b0 = blk[0][i0 * se[0] + j0];
+                        for (int j1 = 0; j1 < se[1]; j1++) {
+                            const double b1 = b0 * blk[1][i1 * se[1] + j1];
+                            for (int j2 = 0; j2 < se[2]; j2++) {
+                                const double b2 = b1 * blk[2][i2 * se[2] + j2];
+                                for (int j3 = 0; j3 < se[3]; j3++, j++) {
+                                    const double o = b2 * blk[3][i3 * se[3] + j3];
+                                    if (j == li) {
+                                        v = o;
+                                    } else if (o > 0) {
+                                        tin += pair_term(lat, inv, j, o, pr.elem_b);
+                                        own += o;
+                                        own_n += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    const double far = all - v - own, far_n = all_n - (v > 0) - own_n;
+                    const double t = pair_time(&pr, tin, far_n, far);
+                    slowest = t > slowest ? t : slowest;
+                    elems += all - v;
+                    far_sum += far;
+                }
+            }
+        }
+    }
+    (void)r0;
+    *elems_io += elems;
+    *far_sum_io += far_sum;
+    return slowest;
+}
+
+
 static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink, gn_rec *rec)
 {
+    if (g->plat) return gn_visit_pairs(g, r0, elems_io, far_sum_io); /* no sink: nothing kept on such links */
     if (r0 >= g->Ts) return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 0);
     if (r0 + g->Br <= g->Ts) return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 1);
     return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 2);
@@ -1416,11 +1606,13 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
     const int gpn = cl->gpus_per_node;
     /* with fewer than 8 receivers a node, receiver by receiver is as fast */
     if (gpn < 8 || gpn > GN_BOX || (gpn & (gpn - 1)) || config_tasks(rcv) < 8 || !pow2_degrees(rcv) ||
-        !pow2_degrees(snd))
+        !pow2_degrees(snd)) {
+        if (pm->pair_form_ok) return gather_pairs(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, 1);
         return pow2_degrees(rcv) && pow2_degrees(snd) && (gpn & (gpn - 1)) == 0 &&
                        (gpn <= 8 || config_tasks(rcv) <= 8)
                    ? gather_small(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink)
                    : gather_dense(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink);
+    }
     gn_ctx g;
     g.rcv = rcv;
     g.snd = snd;
@@ -1429,7 +1621,15 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
     g.Br = g.Tr < gpn ? g.Tr : gpn;
     g.Bs = g.Ts < gpn ? g.Ts : gpn;
     g.dir = forward ? 0 : 1;
-    g.pr = tx_prices_of(cl, pm->pub.elem_bytes);
+    g.pr = g.prb = tx_prices_of(cl, pm->pub.elem_bytes);
+    g.plat = g.pinv = NULL;
+    g.gpn = gpn;
+    if (pm->pair_form_ok) {
+        g.plat = pm->pair_lat;
+        g.pinv = pm->pair_inv;
+        g.prb.lat_in = pm->pair_lat_max;
+        g.prb.inv_in = pm->pair_inv_max;
+    }
     g.memo = memo;
     for (int d = 0; d < NDIMS; d++) {
         g.sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
@@ -1446,7 +1646,7 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
     /* nodes may be left out where the time grows with each count (prices
      * not negative), the element count is not wanted exactly, and no sink
      * wants every receiver's counts (and the exact count) */
-    const int bound = !exact_elems && !sink && g.pr.lat_in >= 0 && g.pr.lat_x >= 0 && g.pr.inv_in >= 0 &&
+    const int bound = !exact_elems && !sink && g.prb.lat_in >= 0 && g.pr.lat_x >= 0 && g.prb.inv_in >= 0 &&
                       g.pr.inv_x >= 0 && g.pr.elem_b >= 0;
     /* The nodes from r0 = Ts on hold no sender task (the tail): nothing
      * stays on them, and each receiver's counts are products of what its
@@ -1515,7 +1715,11 @@ static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, gn
     double back_elems, max_f, max_b;
     rp_sink *sink = sc->sink;
     if (sink) sink->n[0] = sink->n[1] = sink->over = 0, sink->nic[0] = sink->nic[1] = 0;
-    if (dl[0]->mat && !pm->tx_oracle) {
+    if (pm->pair_form_ok && (!dl[0]->mat || pm->tx_oracle)) { /* receiver by receiver: single entries, the oracle */
+        const int dense = dl[0]->mat != NULL;
+        max_f = gather_pairs(pm, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, dense);
+        max_b = gather_pairs(pm, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, dense);
+    } else if (dl[0]->mat && !pm->tx_oracle) {
         max_f = gather_nodes(pm, memo, dl, cc, cp, 1, sc->nic_in_f, sc->nic_out_b, elems_out, sink, exact_elems);
         max_b = gather_nodes(pm, memo, dl, cp, cc, 0, sc->nic_in_b, sc->nic_out_f, &back_elems, sink, exact_elems);
     } else if (dl[0]->mat) {
@@ -1619,7 +1823,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
         }
         const dim_list *dl[NDIMS];
         for (int q = 0; q < NDIMS; q++) dl[q] = lists_get(L, d, q, cp->deg[q], cc->deg[q]);
-        if (pm->closed_form_ok && !pm->tx_reference) {
+        if ((pm->closed_form_ok || pm->pair_form_ok) && !pm->tx_reference) {
             for (int q = 0; q < NDIMS; q++)
                 if (L == &local) {
                     if (!dl[q]->cum) dim_list_build_sums((dim_list *)dl[q], cp->deg[q], cc->deg[q]);
@@ -1834,15 +2038,26 @@ double cost_t_c_parts(const cost_model *m, int li, const config *c, profile_entr
 
 /* ---- t_s ---- */
 
-/* Bandwidth of the link a-b, for ordering rings. */
-static double link_bw(const cluster *cl, int a, int b)
+/* Where the links of a ring's hops within a node come from: the cluster
+ * (cluster_link, a scan of its overrides), or a model's table of them
+ * (node_bw[a * gpn + b % gpn], GB/s, a and b on one node: the same doubles,
+ * without scanning a DGX-1 pod's 640 overrides for each of the millions of
+ * hops a build's t_s looks at). */
+typedef struct link_tab {
+    const cluster *cl;
+    const double *node_bw;
+    int gpn;
+} link_tab;
+
+/* Bandwidth of the link a-b (two GPUs of one node where t->node_bw). */
+static double link_bw(const link_tab *t, int a, int b)
 {
-    return cluster_link(cl, a, b).bandwidth_gbs;
+    return t->node_bw ? t->node_bw[(size_t)a * t->gpn + b % t->gpn] : cluster_link(t->cl, a, b).bandwidth_gbs;
 }
 
 /* Depth-first search for a Hamiltonian cycle over v[0..k-1] using only
  * links of at least `floor` GB/s; path[0] = v[0] is fixed. */
-static int cycle_dfs(const cluster *cl, const int *v, int k, double floor, int *path, unsigned *used, int depth)
+static int cycle_dfs(const link_tab *cl, const int *v, int k, double floor, int *path, unsigned *used, int depth)
 {
     if (depth == k) return link_bw(cl, path[k - 1], path[0]) >= floor;
     for (int i = 1; i < k; i++) {
@@ -1862,9 +2077,9 @@ static int cycle_dfs(const cluster *cl, const int *v, int k, double floor, int *
  * the slowest link closes the cycle (where a ring through several nodes
  * leaves this node). Nodes of up to 16 GPUs with per-pair overrides only:
  * uniform links need no search. */
-static void order_node(const cluster *cl, int *v, int k)
+static void order_node(const link_tab *cl, int *v, int k)
 {
-    if (k < 3 || k > 16 || cl->n_overrides == 0) return;
+    if (k < 3 || k > 16 || cl->cl->n_overrides == 0) return;
     double bws[16 * 15 / 2];
     int nb = 0;
     for (int a = 0; a < k; a++)
@@ -1894,8 +2109,9 @@ static void order_node(const cluster *cl, int *v, int k)
     }
 }
 
-void cost_ring_order(const cluster *cl, int *devs, int n)
+static void ring_order(const link_tab *lt, int *devs, int n)
 {
+    const cluster *cl = lt->cl;
     /* node by node, in node order, stable within a node */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && cluster_node_of(cl, devs[j]) < cluster_node_of(cl, devs[j - 1]); j--) {
@@ -1906,9 +2122,14 @@ void cost_ring_order(const cluster *cl, int *devs, int n)
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cluster_node_of(cl, devs[j]) == cluster_node_of(cl, devs[i])) j++;
-        order_node(cl, devs + i, j - i);
+        order_node(lt, devs + i, j - i);
         i = j;
     }
+}
+
+void cost_ring_order(const cluster *cl, int *devs, int n)
+{
+    ring_order(&(link_tab){cl, NULL, 0}, devs, n);
 }
 
 /* Latency of one ring all-reduce call over n devices spanning `nodes`
@@ -1926,9 +2147,10 @@ static double ring_call_latency_s(const cluster *cl, int n, int nodes)
  * ring[0..n-1]: the slowest intra-node hop, and the bytes each node sends
  * and receives over its NICs (added to nic_out / nic_in, indexed by node).
  * Returns the hop time in seconds and the number of nodes the ring spans. */
-static double ring_hops(const cluster *cl, const int *ring, int n, double piece, double *nic_in, double *nic_out,
+static double ring_hops(const link_tab *lt, const int *ring, int n, double piece, double *nic_in, double *nic_out,
                         int *nodes_out)
 {
+    const cluster *cl = lt->cl;
     double step = 0;
     int nodes = 1;
     for (int a = 0; a < n; a++) {
@@ -1939,7 +2161,7 @@ static double ring_hops(const cluster *cl, const int *ring, int n, double piece,
             nic_in[nd] += piece;
             if (a + 1 < n) nodes++;
         } else {
-            double t = piece / (cluster_link(cl, src, dst).bandwidth_gbs * 1e9);
+            double t = piece / (link_bw(lt, src, dst) * 1e9);
             if (t > step) step = t;
         }
     }
@@ -1964,7 +2186,7 @@ double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes)
     if (n < 2 || bytes <= 0) return 0;
     double *nic = lw_calloc(2 * (size_t)cl->nodes, sizeof(double));
     int nodes;
-    double step = ring_hops(cl, ring, n, bytes / n, nic, nic + cl->nodes, &nodes);
+    double step = ring_hops(&(link_tab){cl, NULL, 0}, ring, n, bytes / n, nic, nic + cl->nodes, &nodes);
     double t_nic = nic_step(cl, nic, nic + cl->nodes, cl->nodes);
     free(nic);
     if (t_nic > step) step = t_nic;
@@ -2036,8 +2258,9 @@ static double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, 
         double step = 0, lat = 0;
         for (int j = 0; j < shards; j++) {
             int nodes, nr = shard_replicas(c, j, rep);
-            cost_ring_order(m->cl, rep, nr);
-            double s = ring_hops(m->cl, rep, nr, piece, sc->nic_in_f, sc->nic_out_f, &nodes);
+            const link_tab lt = {m->cl, pm->node_bw, m->cl->gpus_per_node};
+            ring_order(&lt, rep, nr);
+            double s = ring_hops(&lt, rep, nr, piece, sc->nic_in_f, sc->nic_out_f, &nodes);
             if (s > step) step = s;
             double lj = ring_call_latency_s(m->cl, nr, nodes);
             if (lj > lat) lat = lj;
@@ -2297,13 +2520,17 @@ static void rp_edge_end(tx_reprice *rp, rp_edge *r, long n)
  * and NIC loads each way and the same sum of the two (the sign of the moved
  * elements too: two partitions of one tensor into non-empty pieces, each
  * piece on its own GPU, either agree everywhere or move something both
- * ways). The closed form only: the per-pair reference and the oracle
- * compute every entry (tests compare them). */
+ * ways). Per-pair links within nodes too (the pair form): a link is the
+ * same both ways, and the pair form reads receiver and sender GPUs alike
+ * in either direction. The closed and pair forms only: the per-piece
+ * reference and the oracles compute every entry (tests compare them). */
 static int edge_mirrors(const cost_model_priv *pm, int e)
 {
     const cost_model *m = &pm->pub;
     const edge_desc *d = &pm->desc[e];
-    if (d->flat || !pm->closed_form_ok || pm->tx_reference || pm->tx_oracle || d->pdims != d->cdims) return 0;
+    if (d->flat || !(pm->closed_form_ok || pm->pair_form_ok) || pm->tx_reference || pm->tx_oracle ||
+        d->pdims != d->cdims)
+        return 0;
     for (int k = 0; k < NDIMS; k++)
         if (d->kind[k] != MAP_SAME || d->Sp[k] != d->Sc[k]) return 0;
     int a = m->e_from[e], b = m->e_to[e];
@@ -2490,6 +2717,46 @@ cost_model *cost_model_build(const network *net, const cluster *cl, const profil
 
 /* Everything but the tables: the link matrix, every layer's configs and
  * every edge's description. Cheap: O(gpus^2 + layers x configs). */
+/* Whether per-pair links (a cluster's overrides) allow the pair form
+ * (gather_pairs, gn_visit_pairs), and its node-local links: power-of-two
+ * GPUs per node, every override within one node (so links between nodes
+ * are the cluster's inter-node ones), and every node in use with node 0's
+ * links between its GPUs (a cluster file that repeats one node's topology,
+ * like a DGX-1 pod); prices not negative (the bound). Else the per-piece
+ * form. */
+static void pair_form_setup(cost_model_priv *pm)
+{
+    const cost_model *m = &pm->pub;
+    const cluster *cl = m->cl;
+    const int G = m->gpus, gpn = cl->gpus_per_node, n0 = G < gpn ? G : gpn;
+    pm->pair_form_ok = 0;
+    if (cl->n_overrides == 0 || gpn < 2 || gpn > GN_BOX || (gpn & (gpn - 1))) return;
+    for (int i = 0; i < cl->n_overrides; i++) {
+        const link_override *o = &cl->overrides[i];
+        if (o->a < G && o->b < G && cluster_node_of(cl, o->a) != cluster_node_of(cl, o->b)) return;
+    }
+    for (int a = 0; a < G; a++)
+        for (int b = 0; b < G; b++) {
+            if (a == b || a / gpn != b / gpn) continue;
+            const int la = a % gpn, lb = b % gpn;
+            if (m->lat_s[a * G + b] != m->lat_s[la * G + lb] || m->inv_bw[a * G + b] != m->inv_bw[la * G + lb] ||
+                m->lat_s[a * G + b] < 0 || m->inv_bw[a * G + b] < 0)
+                return;
+        }
+    pm->pair_lat = lw_calloc((size_t)gpn * gpn, sizeof(double));
+    pm->pair_inv = lw_calloc((size_t)gpn * gpn, sizeof(double));
+    pm->pair_lat_max = pm->pair_inv_max = 0;
+    for (int a = 0; a < n0; a++)
+        for (int b = 0; b < n0; b++) {
+            double l = m->lat_s[a * G + b], v = m->inv_bw[a * G + b];
+            pm->pair_lat[a * gpn + b] = l;
+            pm->pair_inv[a * gpn + b] = v;
+            if (a != b && l > pm->pair_lat_max) pm->pair_lat_max = l;
+            if (a != b && v > pm->pair_inv_max) pm->pair_inv_max = v;
+        }
+    pm->pair_form_ok = 1;
+}
+
 static cost_model_priv *model_setup(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
                                     int max_gpus, lw_error *err)
 {
@@ -2557,6 +2824,20 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
         m->lat_s[o->a * G + o->b] = m->lat_s[o->b * G + o->a] = o->link.latency_us * 1e-6;
         m->inv_bw[o->a * G + o->b] = m->inv_bw[o->b * G + o->a] = 1.0 / (o->link.bandwidth_gbs * 1e9);
     }
+    if (cl->n_overrides) { /* the bandwidths cluster_link gives within each node, as above */
+        const int gpn = cl->gpus_per_node;
+        pm->node_bw = lw_calloc((size_t)G * (size_t)gpn, sizeof(double));
+        for (int a = 0; a < G; a++)
+            for (int b = a / gpn * gpn; b < a / gpn * gpn + gpn && b < G; b++)
+                pm->node_bw[(size_t)a * gpn + b % gpn] = a == b ? 0 : cl->intra.bandwidth_gbs;
+        for (int i = cl->n_overrides - 1; i >= 0; i--) {
+            const link_override *o = &cl->overrides[i];
+            if (o->a == o->b || o->a < 0 || o->b < 0 || o->a >= G || o->b >= G || o->a / gpn != o->b / gpn) continue;
+            pm->node_bw[(size_t)o->a * gpn + o->b % gpn] = pm->node_bw[(size_t)o->b * gpn + o->a % gpn] =
+                o->link.bandwidth_gbs;
+        }
+    }
+    pair_form_setup(pm);
     pm->tx_reference = cost_tx_reference;
     pm->tx_oracle = cost_tx_oracle;
 
@@ -3295,6 +3576,9 @@ void cost_model_free(cost_model *m)
     free(pm->scale_num);
     free(pm->scale_den);
     free(pm->scale_is_src);
+    free(pm->pair_lat);
+    free(pm->pair_inv);
+    free(pm->node_bw);
     rp_free(pm->scale_rp);
     rp_free(pm->rp);
     rp_map_free(pm);

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Criterion may run each case in a fresh process: no pointers in params. */
@@ -172,6 +173,128 @@ ParameterizedTest(oracle_case *c, tx_paths, node_wise_equals_receiver_wise)
     }
     cost_model_free(oracle);
     cost_model_free(fast);
+    net_free(net);
+    cluster_free(cl);
+}
+
+/* Per-pair links within nodes (a DGX-1's hybrid cube-mesh, one node or a
+ * pod of them): the pair form, node by node in table builds, receiver by
+ * receiver for the oracle and single entries. */
+typedef struct pair_case {
+    char net[16], cluster[48];
+    int gpus;
+    int cross; /* 1: add a link between two nodes, 2: give node 1 a link node 0 has not (the pair form steps aside) */
+} pair_case;
+
+static cluster *pair_cluster(const pair_case *c, lw_error *err)
+{
+    cluster *cl = plan_load_cluster(c->cluster, err);
+    if (cl && c->cross == 1) { /* GPU 1 of node 0 to GPU 2 of node 1, much faster than the network */
+        cl->overrides = realloc(cl->overrides, sizeof *cl->overrides * (size_t)(cl->n_overrides + 1));
+        cl->overrides[cl->n_overrides] = (link_override){1, cl->gpus_per_node + 2, {400, 1}};
+        cl->n_overrides++;
+    }
+    for (int i = 0; cl && c->cross == 2 && i < cl->n_overrides; i++)
+        if (cl->overrides[i].a / cl->gpus_per_node == 1) { /* one pair of node 1, 50x slower than node 0's */
+            cl->overrides[i].link.bandwidth_gbs /= 50;
+            break;
+        }
+    return cl;
+}
+
+ParameterizedTestParameters(tx_paths, pairs_equal_reference)
+{
+    static pair_case cases[] = {
+        {"alexnet", "dgx1-v100", 8, 0},
+        {"inception_v3", "dgx1-v100", 8, 0},
+        {"resnet50", "dgx1-v100", 4, 0},
+        {"vgg16", "tests/fixtures/clusters/dgx1-32x8.json", 16, 0},
+        {"inception_v3", "tests/fixtures/clusters/dgx1-32x8.json", 16, 0},
+        {"resnet50", "tests/fixtures/clusters/dgx1-32x8.json", 32, 0},
+        {"alexnet", "tests/fixtures/clusters/dgx1-32x8.json", 32, 1},
+        {"lenet5", "tests/fixtures/clusters/dgx1-32x8.json", 16, 1},
+        {"resnet50", "tests/fixtures/clusters/dgx1-32x8.json", 16, 2},
+    };
+    return cr_make_param_array(pair_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* The pair form against the per-piece reference, to rounding (the two add
+ * the same terms in another order); where a link joins two nodes the pair
+ * form does not apply, and the build must give the reference's tables. */
+ParameterizedTest(pair_case *c, tx_paths, pairs_equal_reference)
+{
+    lw_error err = {0};
+    network *net = plan_load_network(c->net, &err);
+    cr_assert(net, "%s", err.msg);
+    cluster *cl = pair_cluster(c, &err);
+    cr_assert(cl, "%s", err.msg);
+    long batch = 32L * c->gpus;
+    cost_tx_reference = 1;
+    cost_model *ref = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
+    cost_tx_reference = 0;
+    cost_model *fast = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
+    cr_assert(ref && fast, "%s", err.msg);
+    long nonzero = 0;
+    for (int e = 0; e < ref->n_edges; e++) {
+        long n = (long)ref->n_configs[ref->e_from[e]] * ref->n_configs[ref->e_to[e]];
+        for (long i = 0; i < n; i++) {
+            double a = ref->t_x[e][i], b = fast->t_x[e][i];
+            nonzero += a > 0;
+            cr_assert(fabs(a - b) <= 1e-9 * fabs(a) + 1e-12, "%s %s%s %d GPUs: edge %s -> %s entry %ld: %.17g vs %.17g",
+                      c->net, c->cluster, c->cross == 1 ? " (+ a link between nodes)" : c->cross ? " (node 1 differs)" : "",
+                      c->gpus,
+                      net->layers[ref->e_from[e]].name, net->layers[ref->e_to[e]].name, i, a, b);
+        }
+    }
+    cr_assert(nonzero > 0, "no transfer at all: the comparison would prove nothing");
+    cost_model_free(ref);
+    cost_model_free(fast);
+    net_free(net);
+    cluster_free(cl);
+}
+
+ParameterizedTestParameters(tx_paths, pairs_node_wise_equals_receiver_wise)
+{
+    static pair_case cases[] = {
+        {"inception_v3", "tests/fixtures/clusters/dgx1-32x8.json", 16, 0},
+        {"resnet50", "tests/fixtures/clusters/dgx1-32x8.json", 32, 0},
+        {"vgg16", "tests/fixtures/clusters/dgx1-32x8.json", 64, 0},
+        {"alexnet", "dgx1-v100", 8, 0},
+    };
+    return cr_make_param_array(pair_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Table builds go node by node (slices, the node cache, bounds); the
+ * receiver-by-receiver pair form is the oracle: the same doubles. And a
+ * single entry, from the lists rather than the dense sums, is the same
+ * double as the table's. */
+ParameterizedTest(pair_case *c, tx_paths, pairs_node_wise_equals_receiver_wise)
+{
+    lw_error err = {0};
+    network *net = plan_load_network(c->net, &err);
+    cr_assert(net, "%s", err.msg);
+    cluster *cl = pair_cluster(c, &err);
+    cr_assert(cl, "%s", err.msg);
+    long batch = 32L * c->gpus;
+    cost_tx_oracle = 1;
+    cost_model *oracle = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
+    cost_tx_oracle = 0;
+    cost_model *fast = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
+    cost_model *single = cost_model_open(net, cl, NULL, c->gpus, batch, &err);
+    cr_assert(oracle && fast && single, "%s", err.msg);
+    char what[96];
+    snprintf(what, sizeof what, "%s %s %d GPUs", c->net, c->cluster, c->gpus);
+    expect_bit_equal_tx(oracle, fast, net, what);
+    for (int e = 0; e < fast->n_edges; e++) {
+        int na = fast->n_configs[fast->e_from[e]], nb = fast->n_configs[fast->e_to[e]];
+        for (int q = e % 13; q < na * nb; q += 13) {
+            double t = cost_edge_ms(single, e, q / nb, q % nb, NULL), x = fast->t_x[e][q];
+            cr_assert(memcmp(&t, &x, sizeof t) == 0, "%s: edge %d entry %d: table %a, single %a", what, e, q, x, t);
+        }
+    }
+    cost_model_free(oracle);
+    cost_model_free(fast);
+    cost_model_free(single);
     net_free(net);
     cluster_free(cl);
 }
