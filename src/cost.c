@@ -3163,6 +3163,18 @@ static tx_reprice *rp_new(const cost_model_priv *pm, const int *same, const int 
     return rp;
 }
 
+/* Where the model keeps no counts but some tables are priced from
+ * others' (todo[n_first..n_todo-1]): room for the counts of those others,
+ * for this build only (scale_rp). */
+static void scale_rp_begin(cost_model_priv *pm, int n_first, int n_todo)
+{
+    if (pm->rp || n_first >= n_todo) return;
+    pm->scale_rp = lw_calloc(1, sizeof *pm->scale_rp);
+    atomic_init(&pm->scale_rp->refs, 1);
+    pm->scale_rp->n_edges = pm->pub.n_edges;
+    pm->scale_rp->e = lw_calloc((size_t)pm->pub.n_edges + 1, sizeof(rp_edge));
+}
+
 static cost_model *build_tables(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
                                 const atomic_int *cancel, int keep_prices, lw_error *err)
 {
@@ -3189,12 +3201,7 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
         pm->rp = rp_new(pm, same, todo, n_todo);
         pm->rp_num = pm->rp_den = 1;
     }
-    if (!pm->rp && n_first < n_todo) { /* the counts of the tables others are priced from, for this build */
-        pm->scale_rp = lw_calloc(1, sizeof *pm->scale_rp);
-        atomic_init(&pm->scale_rp->refs, 1);
-        pm->scale_rp->n_edges = ne;
-        pm->scale_rp->e = lw_calloc((size_t)ne + 1, sizeof(rp_edge));
-    }
+    scale_rp_begin(pm, n_first, n_todo);
     int nw = lw_worker_count();
     if (nw > n_first) nw = n_first;
     if (refuse_too_large(pm, todo, n_first, nw, tx_entries, err)) goto fail;
@@ -3465,20 +3472,26 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
     build_node_tables(pm, NULL);
     int *same = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
     int *todo = lw_malloc(sizeof(int) * ((size_t)m->n_edges + 1));
-    int n_first, n_todo = plan_edge_tables(pm, same, todo, 0, &n_first);
     /* every entry re-priced: the model shares rp's counts; else (configs
      * rp's build never had: more GPUs, another batch) some are computed, on
      * every core, and the model keeps counts of its own, those it carried
-     * over and those it computed, for the what-ifs after it */
+     * over and those it computed, for the what-ifs after it; then the
+     * tables that are others' scaled (plan_scaled_tables) are priced from
+     * those, as in a build, rather than half re-priced, half computed */
+    int n_first, n_todo = plan_edge_tables(pm, same, todo, !all, &n_first);
     if (all) {
         atomic_fetch_add(&rp->refs, 1);
         pm->rp = rp;
     } else {
         pm->rp = rp_new(pm, same, todo, n_todo);
+        scale_rp_begin(pm, n_first, n_todo);
     }
     int nw = all ? 1 : lw_worker_count();
-    compute_edge_tables(pm, same, todo, n_todo, n_todo, nw, NULL, rp);
+    compute_edge_tables(pm, same, todo, n_first, n_todo, nw, NULL, rp);
     m->tx_pairs_repriced = atomic_load(&pm->n_repriced);
+    m->tx_pairs_scaled = atomic_load(&pm->n_scaled);
+    rp_free(pm->scale_rp);
+    pm->scale_rp = NULL;
     m->tx_reused = all ? 1 : 2;
     if (!all) {
         /* the model's counts are its own now: its configs, its batch */

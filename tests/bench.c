@@ -572,7 +572,7 @@ int main(int argc, char **argv)
         whatifs("inception_v3", "h100-8x8", 64, 1, "< 1 s");
         return 0;
     }
-    int targets = argc > 2 && strcmp(argv[2], "--targets") == 0; /* the three search targets alone */
+    int targets = argc > 2 && strcmp(argv[2], "--targets") == 0; /* the search targets alone */
     printf("layerwise bench (%s threads for the t_x tables and large node eliminations; set LAYERWISE_THREADS "
            "to change)\n\n",
            getenv("LAYERWISE_THREADS") ? getenv("LAYERWISE_THREADS") : "one per core, up to 8,");
@@ -583,12 +583,9 @@ int main(int argc, char **argv)
         bench_cmd(exe, "search", "inception_v3", "h100-8x8", "64", NULL, 1, 210, "<= 0.5x");
         bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/h100-32x8.json", "256", NULL, 1, 210,
                   "< 5 s, 1 GB");
+        bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/dgx1-32x8.json", "256", NULL, 1, 210,
+                  "< 5 s, 1 GB");
         if (targets) return 0;
-        if (getenv("BENCH_PER_PAIR_256"))
-            bench_cmd(exe, "search", "resnet50", "tests/fixtures/clusters/dgx1-32x8.json", "256", NULL, 1, 210,
-                      "< 5 s, 1 GB");
-        else
-            printf("  search -n resnet50 -c dgx1-32x8 -g 256 (per-pair links): minutes; BENCH_PER_PAIR_256=1 runs it\n");
     }
     const char *nets5[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
     for (int n = 0; n < 5; n++) {

@@ -1563,8 +1563,10 @@ Test(tables, a_repriced_model_equals_a_fresh_build)
  * every entry (every stride-th) equals a fresh evaluation of that edge
  * alone in a model without tables, bit for bit, in a plain build (which
  * keeps those counts only while it builds), in one that keeps counts for
- * what-ifs, and after a what-if on prices that re-prices it (the counts it
- * carried over scaled). */
+ * what-ifs, after a what-if on prices that re-prices it (the counts it
+ * carried over scaled), and after a what-if to that GPU count from a build
+ * at half of it (the entries new there computed, then the scaled tables
+ * priced from those). */
 static void scaled_tables_equal_fresh(const char *netname, const char *clname, int gpus, int stride, edit_kind edit)
 {
     lw_error err = {0};
@@ -1579,6 +1581,11 @@ static void scaled_tables_equal_fresh(const char *netname, const char *clname, i
     cluster *x = edited(c, edit);
     cost_model *r = cost_model_reprice(k, x);
     cr_assert_not_null(r, "%s: the what-if declined", netname);
+    cost_model *half = build_keeping(v, c, gpus / 2, batch / 2);
+    cost_model *up = cost_model_reuse(half, c, gpus, batch);
+    cr_assert_not_null(up, "%s: the what-if to %d GPUs declined", netname, gpus);
+    cr_assert_eq(up->tx_reused, 2, "%s: nothing computed going to %d GPUs", netname, gpus);
+    cr_assert_gt(up->tx_pairs_scaled, 0, "%s: nothing scaled going to %d GPUs", netname, gpus);
     cost_model *fresh = cost_model_open(v, c, NULL, gpus, batch, &err);
     cost_model *fresh_x = cost_model_open(v, x, NULL, gpus, batch, &err);
     cr_assert(fresh && fresh_x, "%s", err.msg);
@@ -1587,17 +1594,19 @@ static void scaled_tables_equal_fresh(const char *netname, const char *clname, i
         int na = m->n_configs[m->e_from[e]], nb = m->n_configs[m->e_to[e]];
         for (int q = e % stride; q < na * nb; q += stride) {
             double t = cost_edge_ms(fresh, e, q / nb, q % nb, NULL), tx = cost_edge_ms(fresh_x, e, q / nb, q % nb, NULL);
-            cr_assert(t == m->t_x[e][q] && t == k->t_x[e][q] && tx == r->t_x[e][q],
-                      "%s on %s, %d GPUs: edge %s -> %s entry %d: built %.17g, kept %.17g, fresh %.17g; re-priced "
-                      "%.17g, fresh %.17g",
+            cr_assert(t == m->t_x[e][q] && t == k->t_x[e][q] && tx == r->t_x[e][q] && t == up->t_x[e][q],
+                      "%s on %s, %d GPUs: edge %s -> %s entry %d: built %.17g, kept %.17g, from %d GPUs %.17g, "
+                      "fresh %.17g; re-priced %.17g, fresh %.17g",
                       netname, clname, gpus, v->layers[m->e_from[e]].name, v->layers[m->e_to[e]].name, q,
-                      m->t_x[e][q], k->t_x[e][q], t, r->t_x[e][q], tx);
+                      m->t_x[e][q], k->t_x[e][q], gpus / 2, up->t_x[e][q], t, r->t_x[e][q], tx);
             nonzero += t > 0;
         }
     }
     cr_assert_gt(nonzero, 0, "nothing moves: the comparison proves nothing");
     cost_model_free(fresh_x);
     cost_model_free(fresh);
+    cost_model_free(up);
+    cost_model_free(half);
     cost_model_free(r);
     cluster_free(x);
     cost_model_free(k);
