@@ -686,6 +686,41 @@ static inline int pow2_degrees(const config *c)
     return 1;
 }
 
+/* One direction's lists, per dimension: for each receiver piece, the
+ * sender pieces it overlaps (ascending, the first fs), and the running
+ * sums. Returns whether every list's pieces are consecutive. */
+static int dir_lists(const dim_list *const dl[NDIMS], int forward, const int *st[NDIMS], const int *pc[NDIMS],
+                     const int *fs[NDIMS], const double *cum[NDIMS])
+{
+    int contig = 1;
+    for (int d = 0; d < NDIMS; d++) {
+        st[d] = forward ? dl[d]->start : dl[d]->tstart;
+        pc[d] = forward ? dl[d]->piece : dl[d]->tpiece;
+        fs[d] = forward ? dl[d]->first : dl[d]->tfirst;
+        cum[d] = forward ? dl[d]->cum : dl[d]->tcum;
+        contig &= dl[d]->contig;
+    }
+    return contig;
+}
+
+/* One direction's dense tables, per dimension: the running sums and counts
+ * of each receiver piece's overlaps over the sender's pieces (rows of
+ * row = sender degree + 1), and where a receiver and a sender piece's
+ * overlap sits in mat (receiver piece x ms_r + sender piece x ms_s). */
+static void dir_tables(const dim_list *const dl[NDIMS], const config *rcv, const config *snd, int forward,
+                       const double *sum[NDIMS], const int *cnt[NDIMS], const long *mat[NDIMS], int row[NDIMS],
+                       int ms_r[NDIMS], int ms_s[NDIMS])
+{
+    for (int d = 0; d < NDIMS; d++) {
+        sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
+        cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
+        mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
+        row[d] = snd->deg[d] + 1;
+        ms_r[d] = forward ? 1 : snd->deg[d];
+        ms_s[d] = forward ? rcv->deg[d] : 1;
+    }
+}
+
 /* One direction of the closed form: every task of config `rcv` gathers
  * what it needs from the tasks of config `snd`. Forward, the consumer's
  * tasks gather from the producer's (the lists); backward, the
@@ -714,28 +749,14 @@ static inline __attribute__((always_inline)) double gather_impl(const cost_model
      * sender pieces it overlaps (ascending) and the running sums */
     const int *st[NDIMS], *pc[NDIMS], *fs[NDIMS];
     const double *cum[NDIMS];
-    int contig = 1;
-    for (int d = 0; d < NDIMS; d++) {
-        st[d] = forward ? dl[d]->start : dl[d]->tstart;
-        pc[d] = forward ? dl[d]->piece : dl[d]->tpiece;
-        fs[d] = forward ? dl[d]->first : dl[d]->tfirst;
-        cum[d] = forward ? dl[d]->cum : dl[d]->tcum;
-        contig &= dl[d]->contig;
-    }
+    const int contig = dir_lists(dl, forward, st, pc, fs, cum);
     /* dense: the running sums, one row of Ds + 1 per receiver piece; and
      * where the self-overlap sits in mat */
     const double *sum[NDIMS];
     const int *cnt[NDIMS];
     const long *mat[NDIMS];
     int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
-    for (int d = 0; d < NDIMS && dense; d++) {
-        sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
-        cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
-        mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
-        row[d] = snd->deg[d] + 1;
-        ms_r[d] = forward ? 1 : snd->deg[d];
-        ms_s[d] = forward ? rcv->deg[d] : 1;
-    }
+    if (dense) dir_tables(dl, rcv, snd, forward, sum, cnt, mat, row, ms_r, ms_s);
     for (int r = 0; r < Tr; r++) {
         if (r) {
             for (int q = NDIMS - 1; q >= 0; q--) {
@@ -899,13 +920,8 @@ static double gather_small(const cost_model_priv *pm, const dim_list *const dl[N
     c.sink = sink;
     c.dir = forward ? 0 : 1;
     c.slowest = c.elems = 0;
+    dir_tables(dl, rcv, snd, forward, c.sum, c.cnt, c.mat, c.row, c.ms_r, c.ms_s);
     for (int d = NDIMS - 1, rs = 0, ss = 0; d >= 0; d--) {
-        c.sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
-        c.cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
-        c.mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
-        c.row[d] = snd->deg[d] + 1;
-        c.ms_r[d] = forward ? 1 : snd->deg[d];
-        c.ms_s[d] = forward ? rcv->deg[d] : 1;
         c.rsh[d] = rs, c.rmask[d] = rcv->deg[d] - 1, rs += __builtin_ctz((unsigned)rcv->deg[d]);
         c.ssh[d] = ss, c.smask[d] = snd->deg[d] - 1, ss += __builtin_ctz((unsigned)snd->deg[d]);
     }
@@ -931,17 +947,36 @@ static double gather_small(const cost_model_priv *pm, const dim_list *const dl[N
 
 /* A receiver's time on per-pair links: tin, the sum over the senders on
  * its node of each one's latency and its elements at that link's
- * bandwidth, then its pieces and elements from other nodes. Both forms
- * (gather_pairs, gn_visit_pairs) add the same terms in the same order:
- * the senders in task order. */
-static inline double pair_term(const double *plat, const double *pinv, int at, double o, double elem_b)
+ * bandwidth (pair_add), then its pieces and elements from other nodes
+ * (pair_done). Both forms (gather_pairs, gn_visit_pairs) add the same
+ * terms in the same order: the senders in task order. */
+typedef struct pair_acc {
+    double tin, own, own_n, v; /* time and counts from the node's other GPUs; overlap with its own */
+} pair_acc;
+
+/* Sender task of overlap o (elements) at the pair's link (lat, inv),
+ * self: on the receiver's own GPU. */
+static inline void pair_add(pair_acc *a, int self, double o, double lat, double inv, double elem_b)
 {
-    return plat[at] + o * elem_b * pinv[at];
+    if (self) {
+        a->v = o; /* nothing to move */
+    } else if (o > 0) {
+        a->tin += lat + o * elem_b * inv;
+        a->own += o;
+        a->own_n += 1;
+    }
 }
 
-static inline double pair_time(const tx_prices *p, double tin, double far_n, double far)
+/* The receiver done: its time (kept if the slowest), its elements moved
+ * added to *elems; returns its elements from other nodes. */
+static inline double pair_done(const tx_prices *p, double all, double all_n, const pair_acc *a, double *slowest,
+                               double *elems)
 {
-    return tin + far_n * p->lat_x + far * p->elem_b * p->inv_x;
+    const double far = all - a->v - a->own, far_n = all_n - (a->v > 0) - a->own_n;
+    const double t = a->tin + far_n * p->lat_x + far * p->elem_b * p->inv_x;
+    if (t > *slowest) *slowest = t;
+    *elems += all - a->v;
+    return far;
 }
 
 /* One direction of the pair form, receiver by receiver (the closed form
@@ -964,20 +999,9 @@ static double gather_pairs(const cost_model_priv *pm, const dim_list *const dl[N
     const double *cum[NDIMS], *sum[NDIMS];
     const int *cnt[NDIMS];
     const long *mat[NDIMS];
-    int contig = 1, row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
-    for (int d = 0; d < NDIMS; d++) {
-        st[d] = forward ? dl[d]->start : dl[d]->tstart;
-        pc[d] = forward ? dl[d]->piece : dl[d]->tpiece;
-        fs[d] = forward ? dl[d]->first : dl[d]->tfirst;
-        cum[d] = forward ? dl[d]->cum : dl[d]->tcum;
-        contig &= dl[d]->contig;
-        sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
-        cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
-        mat[d] = dl[d]->mat;
-        row[d] = snd->deg[d] + 1;
-        ms_r[d] = forward ? 1 : snd->deg[d];
-        ms_s[d] = forward ? rcv->deg[d] : 1;
-    }
+    int row[NDIMS], ms_r[NDIMS], ms_s[NDIMS];
+    const int contig = dir_lists(dl, forward, st, pc, fs, cum);
+    dir_tables(dl, rcv, snd, forward, sum, cnt, mat, row, ms_r, ms_s);
     double slowest = 0, elems = 0;
     for (int r = 0; r < Tr; r++) {
         int rc[NDIMS];
@@ -995,7 +1019,7 @@ static double gather_pairs(const cost_model_priv *pm, const dim_list *const dl[N
         }
         if (all == 0) continue;
         const int node = r / gpn, s0 = node * gpn, s1 = s0 + gpn < Ts ? s0 + gpn : Ts, li = r - s0;
-        double tin = 0, own = 0, own_n = 0, v = 0;
+        pair_acc acc = {0, 0, 0, 0};
         for (int t = s0; t < s1; t++) {
             int sc[NDIMS];
             config_task_coords(snd, t, sc);
@@ -1011,18 +1035,10 @@ static double gather_pairs(const cost_model_priv *pm, const dim_list *const dl[N
                 }
                 o = d ? o * od : od;
             }
-            if (t == r) {
-                v = o; /* its own GPU: nothing to move */
-            } else if (o > 0) {
-                tin += pair_term(pm->pair_lat, pm->pair_inv, li * gpn + (t - s0), o, pr.elem_b);
-                own += o;
-                own_n += 1;
-            }
+            const int at = li * gpn + (t - s0);
+            pair_add(&acc, t == r, o, pm->pair_lat[at], pm->pair_inv[at], pr.elem_b);
         }
-        const double far = all - v - own, far_n = all_n - (v > 0) - own_n;
-        const double t = pair_time(&pr, tin, far_n, far);
-        slowest = t > slowest ? t : slowest;
-        elems += all - v;
+        const double far = pair_done(&pr, all, all_n, &acc, &slowest, &elems);
         if (multi_node && far > 0) {
             nic_in[node] += far * pr.elem_b;
             nic_out_rev[node] += far * pr.elem_b;
@@ -1462,7 +1478,7 @@ static double gn_visit_pairs(const gn_ctx *g, int r0, double *elems_io, double *
                 for (int i3 = 0; i3 < e3; i3++, li++) {
                     const double all = a2 * va3[i3], all_n = n2 * vn3[i3];
                     if (all == 0) continue;
-                    double tin = 0, own = 0, own_n = 0, v = 0;
+                    pair_acc acc = {0, 0, 0, 0};
                     int j = 0; /* the sender's GPU on the node */
                     const double *lat = g->plat + (size_t)li * gpn, *inv = g->pinv + (size_t)li * gpn;
                     for (int j0 = 0; j0 < se[0]; j0++) {
@@ -1472,23 +1488,13 @@ static double gn_visit_pairs(const gn_ctx *g, int r0, double *elems_io, double *
                             for (int j2 = 0; j2 < se[2]; j2++) {
                                 const double b2 = b1 * blk[2][i2 * se[2] + j2];
                                 for (int j3 = 0; j3 < se[3]; j3++, j++) {
-                                    const double o = b2 * blk[3][i3 * se[3] + j3];
-                                    if (j == li) {
-                                        v = o;
-                                    } else if (o > 0) {
-                                        tin += pair_term(lat, inv, j, o, pr.elem_b);
-                                        own += o;
-                                        own_n += 1;
-                                    }
+                                    pair_add(&acc, j == li, b2 * blk[3][i3 * se[3] + j3], lat[j], inv[j],
+                                             pr.elem_b);
                                 }
                             }
                         }
                     }
-                    const double far = all - v - own, far_n = all_n - (v > 0) - own_n;
-                    const double t = pair_time(&pr, tin, far_n, far);
-                    slowest = t > slowest ? t : slowest;
-                    elems += all - v;
-                    far_sum += far;
+                    far_sum += pair_done(&pr, all, all_n, &acc, &slowest, &elems);
                 }
             }
         }
@@ -1631,13 +1637,8 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
         g.prb.inv_in = pm->pair_inv_max;
     }
     g.memo = memo;
+    dir_tables(dl, rcv, snd, forward, g.sum, g.cnt, g.mat, g.row, g.ms_r, g.ms_s);
     for (int d = 0; d < NDIMS; d++) {
-        g.sum[d] = forward ? dl[d]->pf_sum : dl[d]->pb_sum;
-        g.cnt[d] = forward ? dl[d]->pf_cnt : dl[d]->pb_cnt;
-        g.mat[d] = dl[d]->mat; /* [producer piece][consumer piece] */
-        g.row[d] = snd->deg[d] + 1;
-        g.ms_r[d] = forward ? 1 : snd->deg[d];
-        g.ms_s[d] = forward ? rcv->deg[d] : 1;
         g.kpre[d] = (uint64_t)d | (uint64_t)g.dir << 2 | (uint64_t)ilog2(snd->deg[d]) << 3 |
                     (uint64_t)ilog2(rcv->deg[d]) << 7;
         g.id[d] = UINT32_MAX; /* no slice yet */
@@ -3349,6 +3350,26 @@ static void rp_carry(const rp_edge *r, long q, rp_edge *nr, long qn, double num,
  * whose configs rp's build did not have, or that do not scale exactly, are
  * computed. Where pm keeps counts of its own (pm->rp, not rp: some entries
  * are computed), each entry's go there, carried over or computed. */
+/* Entry (a, b) of edge e, at qn in its table: t where it was priced from
+ * entry q of r (t >= 0; its counts carried into nr at num / den, and
+ * *priced counted), else computed (its counts into nr), with lists
+ * borrowed on first need (*el, the caller frees). */
+static double priced_or_computed(cost_model_priv *pm, tx_scratch *sc, edge_lists **el, int e, int a, int b,
+                                 double t, const rp_edge *r, long q, rp_edge *nr, long qn, double num, double den,
+                                 long *priced)
+{
+    if (t >= 0) {
+        (*priced)++;
+        if (nr) rp_carry(r, q, nr, qn, num, den);
+        return t;
+    }
+    if (!*el) {
+        *el = lw_calloc(1, sizeof **el);
+        memo_lend(sc, *el);
+    }
+    return compute_entry(pm, sc, *el, e, a, b, nr);
+}
+
 static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *sc, int e, int src)
 {
     cost_model *m = &pm->pub;
@@ -3380,17 +3401,7 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
                                r->list[2 * q] != RP_NONE
                            ? rp_price(pm, r, q, pm->rp_num, pm->rp_den)
                            : -1;
-            if (t >= 0) {
-                priced++;
-                if (nr) rp_carry(r, q, nr, qn, pm->rp_num, pm->rp_den);
-            } else {
-                if (!el) {
-                    el = lw_calloc(1, sizeof *el);
-                    memo_lend(sc, el);
-                }
-                t = compute_entry(pm, sc, el, e, a, b, nr);
-            }
-            m->t_x[e][qn] = t;
+            m->t_x[e][qn] = priced_or_computed(pm, sc, &el, e, a, b, t, r, q, nr, qn, pm->rp_num, pm->rp_den, &priced);
         }
     }
     if (pm->rp != rp) record_end(pm, sc, e, nr);
@@ -3427,17 +3438,7 @@ static void fill_scaled_edge(cost_model_priv *pm, tx_scratch *sc, int e)
                 continue;
             }
             double t = kept && r->list[2 * q] != RP_NONE ? rp_price(pm, r, q, num, den) : -1;
-            if (t >= 0) {
-                priced++;
-                if (nr) rp_carry(r, q, nr, q, num, den);
-            } else {
-                if (!el) {
-                    el = lw_calloc(1, sizeof *el);
-                    memo_lend(sc, el);
-                }
-                t = compute_entry(pm, sc, el, e, a, b, nr);
-            }
-            m->t_x[e][q] = t;
+            m->t_x[e][q] = priced_or_computed(pm, sc, &el, e, a, b, t, r, q, nr, q, num, den, &priced);
         }
     record_end(pm, sc, e, nr);
     atomic_fetch_add(&pm->n_scaled, priced);

@@ -202,6 +202,25 @@ static cluster *pair_cluster(const pair_case *c, lw_error *err)
     return cl;
 }
 
+/* The case's network and cluster, and the model built the way flag (the
+ * reference or the oracle) asks, then the fast one. */
+static void pair_models(const pair_case *c, int *flag, network **net, cluster **cl, cost_model **slow,
+                        cost_model **fast)
+{
+    lw_error err = {0};
+    *net = plan_load_network(c->net, &err);
+    cr_assert(*net, "%s", err.msg);
+    *cl = pair_cluster(c, &err);
+    cr_assert(*cl, "%s", err.msg);
+    long batch = 32L * c->gpus;
+    *flag = 1;
+    *slow = cost_model_build(*net, *cl, NULL, c->gpus, batch, &err);
+    *flag = 0;
+    cr_assert(*slow, "%s", err.msg);
+    *fast = cost_model_build(*net, *cl, NULL, c->gpus, batch, &err);
+    cr_assert(*fast, "%s", err.msg);
+}
+
 ParameterizedTestParameters(tx_paths, pairs_equal_reference)
 {
     static pair_case cases[] = {
@@ -223,17 +242,10 @@ ParameterizedTestParameters(tx_paths, pairs_equal_reference)
  * form does not apply, and the build must give the reference's tables. */
 ParameterizedTest(pair_case *c, tx_paths, pairs_equal_reference)
 {
-    lw_error err = {0};
-    network *net = plan_load_network(c->net, &err);
-    cr_assert(net, "%s", err.msg);
-    cluster *cl = pair_cluster(c, &err);
-    cr_assert(cl, "%s", err.msg);
-    long batch = 32L * c->gpus;
-    cost_tx_reference = 1;
-    cost_model *ref = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
-    cost_tx_reference = 0;
-    cost_model *fast = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
-    cr_assert(ref && fast, "%s", err.msg);
+    network *net;
+    cluster *cl;
+    cost_model *ref, *fast;
+    pair_models(c, &cost_tx_reference, &net, &cl, &ref, &fast);
     long nonzero = 0;
     for (int e = 0; e < ref->n_edges; e++) {
         long n = (long)ref->n_configs[ref->e_from[e]] * ref->n_configs[ref->e_to[e]];
@@ -270,18 +282,13 @@ ParameterizedTestParameters(tx_paths, pairs_node_wise_equals_receiver_wise)
  * double as the table's. */
 ParameterizedTest(pair_case *c, tx_paths, pairs_node_wise_equals_receiver_wise)
 {
+    network *net;
+    cluster *cl;
+    cost_model *oracle, *fast;
+    pair_models(c, &cost_tx_oracle, &net, &cl, &oracle, &fast);
     lw_error err = {0};
-    network *net = plan_load_network(c->net, &err);
-    cr_assert(net, "%s", err.msg);
-    cluster *cl = pair_cluster(c, &err);
-    cr_assert(cl, "%s", err.msg);
-    long batch = 32L * c->gpus;
-    cost_tx_oracle = 1;
-    cost_model *oracle = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
-    cost_tx_oracle = 0;
-    cost_model *fast = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
-    cost_model *single = cost_model_open(net, cl, NULL, c->gpus, batch, &err);
-    cr_assert(oracle && fast && single, "%s", err.msg);
+    cost_model *single = cost_model_open(net, cl, NULL, c->gpus, 32L * c->gpus, &err);
+    cr_assert(single, "%s", err.msg);
     char what[96];
     snprintf(what, sizeof what, "%s %s %d GPUs", c->net, c->cluster, c->gpus);
     expect_bit_equal_tx(oracle, fast, net, what);
