@@ -1128,18 +1128,27 @@ static inline void gn_rec_add(gn_rec *rec, double own_n, double own, double far_
     rec->c[rec->n++] = (rp_cand){own_n, own, far_n, far};
 }
 
+/* Slice keys come in families: a dimension, a direction, the two degrees
+ * and the box's extent e. Within one, the receiver box starts at a multiple
+ * of e and the sender's box [lo, hi) is aligned too (both are boxes of
+ * aligned power-of-two blocks of tasks), so a key has a place of its own:
+ * (rlo / e) x 2 Ds + the sender box's place in a heap over the Ds pieces
+ * (0: no box; Ds / se + lo / se for a box of se pieces). */
+enum { GN_FAMS = NDIMS * 2 * 13 * 13 * 7 }; /* dimension, direction, log2 of each degree (up to 4096), log2 e (up to 64) */
+
 typedef struct gn_memo {
     gn_slice *slice; /* the distinct contents */
     uint32_t n_slice, cap_slice;
-    /* [cap_hash], half full at most: by_key, the n_key slices' keys, each
-     * with its content's id + 1 (0: empty) beside it, so that a probe reads
-     * one place; by_content, each content's id + 1 */
-    struct gn_kslot {
-        uint64_t key;
-        uint32_t id1;
-    } *by_key;
+    /* per key family (see GN_FAMS), allocated on first use: each key's
+     * content id + 1 (0: not seen in this edge); the families used in this
+     * edge, to clear */
+    uint32_t *fam[GN_FAMS];
+    size_t fam_len[GN_FAMS];
+    unsigned char fam_on[GN_FAMS]; /* used in this edge: listed in fam_used */
+    int fam_used[GN_FAMS], n_fam_used;
+    /* [cap_hash], half full at most: each content's id + 1 */
     uint32_t *by_content;
-    uint32_t n_key, cap_hash;
+    uint32_t cap_hash;
     double **chunk; /* slice contents, in chunks that never move: n_chunk of them, [cur] filling */
     int n_chunk, cur, used;
     gn_node *node;   /* [GN_NODES], NULL until a node is visited */
@@ -1159,7 +1168,6 @@ typedef struct gn_ctx {
     const double *plat, *pinv;       /* per-pair links within a node (pair_form_ok), or NULL */
     int gpn;
     gn_memo *memo;
-    uint64_t kpre[NDIMS]; /* a slice key's dimension, direction and degrees */
     /* per dimension, the node's slice: for the pieces of the box, everything
      * the receiver piece needs (elements, pieces) and what of it the
      * sender's tasks on the node hold */
@@ -1194,7 +1202,7 @@ static void memo_free(gn_memo *mm)
     for (int i = 0; i < mm->n_chunk; i++) free(mm->chunk[i]);
     free(mm->chunk);
     free(mm->slice);
-    free(mm->by_key);
+    for (int f = 0; f < GN_FAMS; f++) free(mm->fam[f]);
     free(mm->by_content);
     free(mm->node);
     free(mm->snode);
@@ -1204,8 +1212,13 @@ static void memo_free(gn_memo *mm)
 /* Forgets every slice and node, keeping the room for the next edge. */
 static void memo_reset(gn_memo *mm)
 {
-    mm->n_slice = mm->n_key = 0;
-    if (mm->by_key) memset(mm->by_key, 0, sizeof *mm->by_key * mm->cap_hash);
+    mm->n_slice = 0;
+    for (int k = 0; k < mm->n_fam_used; k++) {
+        const int f = mm->fam_used[k];
+        memset(mm->fam[f], 0, sizeof(uint32_t) * mm->fam_len[f]);
+        mm->fam_on[f] = 0;
+    }
+    mm->n_fam_used = 0;
     if (mm->by_content) memset(mm->by_content, 0, sizeof *mm->by_content * mm->cap_hash);
     mm->cur = -1;
     mm->used = 0;
@@ -1243,19 +1256,29 @@ static void memo_put(uint32_t *tab, uint32_t cap, uint64_t h, uint32_t idx)
 
 static void memo_rehash(gn_memo *mm, uint32_t cap)
 {
-    struct gn_kslot *old = mm->by_key;
     free(mm->by_content);
-    mm->by_key = lw_calloc(cap, sizeof *mm->by_key);
     mm->by_content = lw_calloc(cap, sizeof(uint32_t));
-    for (uint32_t k = 0; k < mm->cap_hash; k++)
-        if (old[k].id1) {
-            uint32_t i = (uint32_t)mix64(old[k].key) & (cap - 1);
-            while (mm->by_key[i].id1) i = (i + 1) & (cap - 1);
-            mm->by_key[i] = old[k];
-        }
     for (uint32_t k = 0; k < mm->n_slice; k++) memo_put(mm->by_content, cap, mm->slice[k].chash, k);
-    free(old);
     mm->cap_hash = cap;
+}
+
+/* Where the key of dimension d's slice [rlo, rlo + e) x [lo, hi) sits in
+ * its family's table (allocated, and listed for clearing, on first use). */
+static uint32_t *memo_place(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
+{
+    gn_memo *mm = g->memo;
+    const int ls = ilog2(g->snd->deg[d]), lr = ilog2(g->rcv->deg[d]), le = ilog2(e), se = hi - lo;
+    const int f = (((d * 2 + g->dir) * 13 + ls) * 13 + lr) * 7 + le;
+    const size_t Ds = (size_t)g->snd->deg[d];
+    if (!mm->fam[f]) {
+        mm->fam_len[f] = (size_t)(g->rcv->deg[d] >> le) * 2 * Ds;
+        mm->fam[f] = lw_calloc(mm->fam_len[f], sizeof(uint32_t));
+    }
+    if (!mm->fam_on[f]) {
+        mm->fam_on[f] = 1;
+        mm->fam_used[mm->n_fam_used++] = f;
+    }
+    return &mm->fam[f][(size_t)(rlo >> le) * 2 * Ds + (se ? Ds / (size_t)se + (size_t)(lo / se) : 0)];
 }
 
 /* Room for a slice's content of len doubles at the arena's end. */
@@ -1277,12 +1300,9 @@ static double *memo_space(gn_memo *mm, int len)
 static uint32_t memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
 {
     gn_memo *mm = g->memo;
-    const uint64_t key = g->kpre[d] | (uint64_t)rlo << 11 | (uint64_t)ilog2(e) << 24 | (uint64_t)lo << 28 |
-                         (uint64_t)hi << 41;
-    if (2 * (mm->n_key + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
-    uint32_t i = (uint32_t)mix64(key) & (mm->cap_hash - 1);
-    for (; mm->by_key[i].id1; i = (i + 1) & (mm->cap_hash - 1))
-        if (mm->by_key[i].key == key) return mm->by_key[i].id1 - 1;
+    uint32_t *place = memo_place(g, d, rlo, e, lo, hi);
+    if (*place) return *place - 1;
+    if (2 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
     const int se = hi - lo, len = 2 + 4 * e + e * se, rw = g->row[d];
     double *v = memo_space(mm, len), *va = v + 2, *vn = va + e, *vo = vn + e, *von = vo + e, *blk = von + e;
     v[0] = e;
@@ -1306,7 +1326,6 @@ static uint32_t memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
         memcpy(&w, &v[k], sizeof w);
         h = mix64(h ^ w);
     }
-    mm->n_key++;
     uint32_t c = (uint32_t)h & (mm->cap_hash - 1), id;
     for (; mm->by_content[c]; c = (c + 1) & (mm->cap_hash - 1)) {
         const gn_slice *t = &mm->slice[mm->by_content[c] - 1];
@@ -1325,7 +1344,7 @@ static uint32_t memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
         mm->used += len;
         mm->by_content[c] = id + 1;
     }
-    mm->by_key[i] = (struct gn_kslot){key, id + 1}; /* i: where the probe for key ended, empty */
+    *place = id + 1;
     return id;
 }
 
@@ -1638,11 +1657,7 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
     }
     g.memo = memo;
     dir_tables(dl, rcv, snd, forward, g.sum, g.cnt, g.mat, g.row, g.ms_r, g.ms_s);
-    for (int d = 0; d < NDIMS; d++) {
-        g.kpre[d] = (uint64_t)d | (uint64_t)g.dir << 2 | (uint64_t)ilog2(snd->deg[d]) << 3 |
-                    (uint64_t)ilog2(rcv->deg[d]) << 7;
-        g.id[d] = UINT32_MAX; /* no slice yet */
-    }
+    for (int d = 0; d < NDIMS; d++) g.id[d] = UINT32_MAX; /* no slice yet */
     const int multi_node = pm->nodes_used > 1;
     /* nodes may be left out where the time grows with each count (prices
      * not negative), the element count is not wanted exactly, and no sink
