@@ -1601,10 +1601,14 @@ static double gn_visit_sink_memo(const gn_ctx *g, int r0, double *elems_io, doub
     *elems_io += elems;
     *far_sum_io += far;
     /* the offers less repeats, in place (every offer is written, the count
-     * moves on past those that are not repeats: no branch per offer) */
+     * moves on past those that are not repeats: no branch per offer). The
+     * last one kept equals the offer before (a dropped repeat equals it),
+     * which is still in place (nothing was written past kept <= k - 1): y
+     * is compared with that, so that no comparison waits for the last
+     * store */
     int kept = rec.n > 0;
     for (int k = 1; k < rec.n; k++) {
-        const rp_cand *y = &rec.c[k], *x = &rec.c[kept - 1];
+        const rp_cand *y = &rec.c[k], *x = &rec.c[k - 1];
         int rep = (x->own_n == y->own_n) & (x->own == y->own) & (x->far_n == y->far_n) & (x->far == y->far);
         rec.c[kept] = *y;
         kept += !rep;
