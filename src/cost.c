@@ -649,7 +649,7 @@ static inline __attribute__((always_inline)) double receiver_done(const tx_price
     all_n -= one;
     double far = all - own, far_n = all_n - own_n;
     double t = tx_time(p, own_n, own, far_n, far);
-    if (t > *slowest) *slowest = t;
+    *slowest = t > *slowest ? t : *slowest; /* a select, not a branch */
     if (sink) rp_keep(sink, dir, own_n, own, far_n, far);
     if (rec) gn_rec_add(rec, own_n, own, far_n, far);
     *elems += all;
@@ -686,6 +686,17 @@ static inline int pow2_degrees(const config *c)
     return 1;
 }
 
+/* A task's coordinates in config c (every degree a power of two) by
+ * shifts and masks: coordinate d of task t is (t >> sh[d]) & mask[d]. */
+static inline void task_shifts(const config *c, int sh[NDIMS], int mask[NDIMS])
+{
+    for (int d = NDIMS - 1, s = 0; d >= 0; d--) {
+        sh[d] = s;
+        mask[d] = c->deg[d] - 1;
+        s += __builtin_ctz((unsigned)c->deg[d]);
+    }
+}
+
 /* One direction's lists, per dimension: for each receiver piece, the
  * sender pieces it overlaps (ascending, the first fs), and the running
  * sums. Returns whether every list's pieces are consecutive. */
@@ -707,7 +718,7 @@ static int dir_lists(const dim_list *const dl[NDIMS], int forward, const int *st
  * of each receiver piece's overlaps over the sender's pieces (rows of
  * row = sender degree + 1), and where a receiver and a sender piece's
  * overlap sits in mat (receiver piece x ms_r + sender piece x ms_s). */
-static void dir_tables(const dim_list *const dl[NDIMS], const config *rcv, const config *snd, int forward,
+static inline void dir_tables(const dim_list *const dl[NDIMS], const config *rcv, const config *snd, int forward,
                        const double *sum[NDIMS], const int *cnt[NDIMS], const long *mat[NDIMS], int row[NDIMS],
                        int ms_r[NDIMS], int ms_s[NDIMS])
 {
@@ -865,31 +876,19 @@ static inline __attribute__((always_inline)) double small_run(small_ctx *c, int 
         const int *n0 = c->cnt[0] + i0 * c->row[0], *n1 = c->cnt[1] + i1 * c->row[1],
                   *n2 = c->cnt[2] + i2 * c->row[2], *n3 = c->cnt[3] + i3 * c->row[3];
         double all_n = (double)n0[c->row[0] - 1] * n1[c->row[1] - 1] * n2[c->row[2] - 1] * n3[c->row[3] - 1];
-        double own = 0, own_n = 0;
+        double own = 0, own_n = 0, v = 0;
         if (own_on) {
             own = (s0[c->hi[0]] - s0[c->lo[0]]) * (s1[c->hi[1]] - s1[c->lo[1]]) * (s2[c->hi[2]] - s2[c->lo[2]]) *
                   (s3[c->hi[3]] - s3[c->lo[3]]);
             own_n = (double)(n0[c->hi[0]] - n0[c->lo[0]]) * (n1[c->hi[1]] - n1[c->lo[1]]) *
                     (n2[c->hi[2]] - n2[c->lo[2]]) * (n3[c->hi[3]] - n3[c->lo[3]]);
         }
-        if (self_on) { /* the sender's task on the same GPU: nothing to move (v >= 0; x - 0 is x) */
-            const double v =
-                (double)c->mat[0][i0 * c->ms_r[0] + (size_t)((r >> c->ssh[0]) & c->smask[0]) * c->ms_s[0]] *
+        if (self_on) /* the sender's task on the same GPU: nothing to move */
+            v = (double)c->mat[0][i0 * c->ms_r[0] + (size_t)((r >> c->ssh[0]) & c->smask[0]) * c->ms_s[0]] *
                 (double)c->mat[1][i1 * c->ms_r[1] + (size_t)((r >> c->ssh[1]) & c->smask[1]) * c->ms_s[1]] *
                 (double)c->mat[2][i2 * c->ms_r[2] + (size_t)((r >> c->ssh[2]) & c->smask[2]) * c->ms_s[2]] *
                 (double)c->mat[3][i3 * c->ms_r[3] + (size_t)((r >> c->ssh[3]) & c->smask[3]) * c->ms_s[3]];
-            const double one = v < 1 ? v : 1; /* 1 where it overlaps (an integer: 0 or at least 1) */
-            own -= v;
-            all -= v;
-            own_n -= one;
-            all_n -= one;
-        }
-        const double far = all - own, far_n = all_n - own_n;
-        const double t = tx_time(&c->pr, own_n, own, far_n, far);
-        c->slowest = t > c->slowest ? t : c->slowest;
-        if (c->sink) rp_keep(c->sink, c->dir, own_n, own, far_n, far);
-        c->elems += all;
-        node_far += far;
+        node_far += receiver_done(&c->pr, own_n, own, all_n, all, v, c->sink, c->dir, &c->slowest, &c->elems, NULL);
     }
     return node_far;
 }
@@ -921,10 +920,8 @@ static double gather_small(const cost_model_priv *pm, const dim_list *const dl[N
     c.dir = forward ? 0 : 1;
     c.slowest = c.elems = 0;
     dir_tables(dl, rcv, snd, forward, c.sum, c.cnt, c.mat, c.row, c.ms_r, c.ms_s);
-    for (int d = NDIMS - 1, rs = 0, ss = 0; d >= 0; d--) {
-        c.rsh[d] = rs, c.rmask[d] = rcv->deg[d] - 1, rs += __builtin_ctz((unsigned)rcv->deg[d]);
-        c.ssh[d] = ss, c.smask[d] = snd->deg[d] - 1, ss += __builtin_ctz((unsigned)snd->deg[d]);
-    }
+    task_shifts(rcv, c.rsh, c.rmask);
+    task_shifts(snd, c.ssh, c.smask);
     for (int r0 = 0; r0 < Tr; r0 += gpn) {
         const int r1 = r0 + gpn < Tr ? r0 + gpn : Tr;
         double node_far;
@@ -1134,7 +1131,8 @@ static inline void gn_rec_add(gn_rec *rec, double own_n, double own, double far_
  * aligned power-of-two blocks of tasks), so a key has a place of its own:
  * (rlo / e) x 2 Ds + the sender box's place in a heap over the Ds pieces
  * (0: no box; Ds / se + lo / se for a box of se pieces). */
-enum { GN_FAMS = NDIMS * 2 * 13 * 13 * 7 }; /* dimension, direction, log2 of each degree (up to 4096), log2 e (up to 64) */
+enum { GN_LOG2_BOX = 7 }; /* values of log2 e: e up to GN_BOX */
+enum { GN_FAMS = NDIMS * 2 * MAX_LOG2 * MAX_LOG2 * GN_LOG2_BOX }; /* dimension, direction, each degree, e */
 
 typedef struct gn_memo {
     gn_slice *slice; /* the distinct contents */
@@ -1268,7 +1266,7 @@ static uint32_t *memo_place(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
 {
     gn_memo *mm = g->memo;
     const int ls = ilog2(g->snd->deg[d]), lr = ilog2(g->rcv->deg[d]), le = ilog2(e), se = hi - lo;
-    const int f = (((d * 2 + g->dir) * 13 + ls) * 13 + lr) * 7 + le;
+    const int f = (((d * 2 + g->dir) * MAX_LOG2 + ls) * MAX_LOG2 + lr) * GN_LOG2_BOX + le;
     const size_t Ds = (size_t)g->snd->deg[d];
     if (!mm->fam[f]) {
         mm->fam_len[f] = (size_t)(g->rcv->deg[d] >> le) * 2 * Ds;
@@ -1427,8 +1425,8 @@ static inline __attribute__((always_inline)) double gn_visit_impl(const gn_ctx *
     /* receiver r's coordinates in the sender's config, while r < Ts (its
      * GPU holds a sender task: what overlaps it stays put), from shifts */
     int ssh[NDIMS], smask[NDIMS];
-    for (int d = NDIMS - 1, sh = 0; d >= 0; d--) {
-        ssh[d] = sh, smask[d] = g->snd->deg[d] - 1, sh += __builtin_ctz((unsigned)g->snd->deg[d]);
+    task_shifts(g->snd, ssh, smask);
+    for (int d = 0; d < NDIMS; d++) {
         ms_r[d] = (size_t)g->ms_r[d];
         ms_s[d] = (size_t)g->ms_s[d];
     }
@@ -1473,7 +1471,7 @@ static inline __attribute__((always_inline)) double gn_visit_impl(const gn_ctx *
  * j in that order, so the node-local link of the pair is (i, j): every
  * node has node 0's (pair_form_ok), and a node's results are a function of
  * its slices as in the uniform form (the node cache holds). */
-static double gn_visit_pairs(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io)
+static double gn_visit_pairs(const gn_ctx *g, double *elems_io, double *far_sum_io)
 {
     const int gpn = g->gpn;
     const tx_prices pr = g->pr;
@@ -1518,16 +1516,14 @@ static double gn_visit_pairs(const gn_ctx *g, int r0, double *elems_io, double *
             }
         }
     }
-    (void)r0;
     *elems_io += elems;
     *far_sum_io += far_sum;
     return slowest;
 }
 
-
 static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_sum_io, rp_sink *sink, gn_rec *rec)
 {
-    if (g->plat) return gn_visit_pairs(g, r0, elems_io, far_sum_io); /* no sink: nothing kept on such links */
+    if (g->plat) return gn_visit_pairs(g, elems_io, far_sum_io); /* no sink: nothing kept on such links */
     if (r0 >= g->Ts) return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 0);
     if (r0 + g->Br <= g->Ts) return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 1);
     return gn_visit_impl(g, r0, elems_io, far_sum_io, sink, rec, 2);
@@ -1632,20 +1628,19 @@ static double gather_nodes(const cost_model_priv *pm, gn_memo *memo, const dim_l
                            double *elems_out, rp_sink *sink, int exact_elems)
 {
     const cluster *cl = pm->pub.cl;
-    const int gpn = cl->gpus_per_node;
+    const int gpn = cl->gpus_per_node, Tr = config_tasks(rcv);
+    const int pow2 = pow2_degrees(rcv) && pow2_degrees(snd) && (gpn & (gpn - 1)) == 0;
     /* with fewer than 8 receivers a node, receiver by receiver is as fast */
-    if (gpn < 8 || gpn > GN_BOX || (gpn & (gpn - 1)) || config_tasks(rcv) < 8 || !pow2_degrees(rcv) ||
-        !pow2_degrees(snd)) {
+    if (!pow2 || gpn < 8 || gpn > GN_BOX || Tr < 8) {
         if (pm->pair_form_ok) return gather_pairs(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, 1);
-        return pow2_degrees(rcv) && pow2_degrees(snd) && (gpn & (gpn - 1)) == 0 &&
-                       (gpn <= 8 || config_tasks(rcv) <= 8)
+        return pow2 && (gpn <= 8 || Tr <= 8)
                    ? gather_small(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink)
                    : gather_dense(pm, dl, rcv, snd, forward, nic_in, nic_out_rev, elems_out, sink);
     }
     gn_ctx g;
     g.rcv = rcv;
     g.snd = snd;
-    g.Tr = config_tasks(rcv);
+    g.Tr = Tr;
     g.Ts = config_tasks(snd);
     g.Br = g.Tr < gpn ? g.Tr : gpn;
     g.Bs = g.Ts < gpn ? g.Ts : gpn;
@@ -2077,15 +2072,15 @@ static double link_bw(const link_tab *t, int a, int b)
 
 /* Depth-first search for a Hamiltonian cycle over v[0..k-1] using only
  * links of at least `floor` GB/s; path[0] = v[0] is fixed. */
-static int cycle_dfs(const link_tab *cl, const int *v, int k, double floor, int *path, unsigned *used, int depth)
+static int cycle_dfs(const link_tab *lt, const int *v, int k, double floor, int *path, unsigned *used, int depth)
 {
-    if (depth == k) return link_bw(cl, path[k - 1], path[0]) >= floor;
+    if (depth == k) return link_bw(lt, path[k - 1], path[0]) >= floor;
     for (int i = 1; i < k; i++) {
         if (*used & (1u << i)) continue;
-        if (link_bw(cl, path[depth - 1], v[i]) < floor) continue;
+        if (link_bw(lt, path[depth - 1], v[i]) < floor) continue;
         *used |= 1u << i;
         path[depth] = v[i];
-        if (cycle_dfs(cl, v, k, floor, path, used, depth + 1)) return 1;
+        if (cycle_dfs(lt, v, k, floor, path, used, depth + 1)) return 1;
         *used &= ~(1u << i);
     }
     return 0;
@@ -2097,14 +2092,14 @@ static int cycle_dfs(const link_tab *cl, const int *v, int k, double floor, int 
  * the slowest link closes the cycle (where a ring through several nodes
  * leaves this node). Nodes of up to 16 GPUs with per-pair overrides only:
  * uniform links need no search. */
-static void order_node(const link_tab *cl, int *v, int k)
+static void order_node(const link_tab *lt, int *v, int k)
 {
-    if (k < 3 || k > 16 || cl->cl->n_overrides == 0) return;
+    if (k < 3 || k > 16 || lt->cl->n_overrides == 0) return;
     double bws[16 * 15 / 2];
     int nb = 0;
     for (int a = 0; a < k; a++)
         for (int b = a + 1; b < k; b++) {
-            double x = link_bw(cl, v[a], v[b]);
+            double x = link_bw(lt, v[a], v[b]);
             int seen = 0;
             for (int i = 0; i < nb; i++) seen |= bws[i] == x;
             if (!seen) bws[nb++] = x;
@@ -2119,10 +2114,10 @@ static void order_node(const link_tab *cl, int *v, int k)
     for (int i = 0; i < nb; i++) {
         unsigned used = 1;
         path[0] = v[0];
-        if (cycle_dfs(cl, v, k, bws[i], path, &used, 1)) {
+        if (cycle_dfs(lt, v, k, bws[i], path, &used, 1)) {
             int weak = 0; /* edge path[weak] -> path[weak + 1] */
             for (int a = 1; a < k; a++)
-                if (link_bw(cl, path[a], path[(a + 1) % k]) < link_bw(cl, path[weak], path[(weak + 1) % k])) weak = a;
+                if (link_bw(lt, path[a], path[(a + 1) % k]) < link_bw(lt, path[weak], path[(weak + 1) % k])) weak = a;
             for (int a = 0; a < k; a++) v[a] = path[(weak + 1 + a) % k];
             return;
         }
@@ -2828,34 +2823,30 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
     /* cluster_link for every pair, in O(G^2 + overrides) rather than
      * O(G^2 * overrides): the node links, then the overrides, last first,
      * so the first one listed for a pair wins as in cluster_link */
+    /* and, where the cluster has overrides, the bandwidths cluster_link
+     * gives between the GPUs of each node (link_tab's table) */
+    const int gpn = cl->gpus_per_node;
+    pm->node_bw = cl->n_overrides ? lw_calloc((size_t)G * (size_t)gpn, sizeof(double)) : NULL;
     for (int a = 0; a < G; a++)
         for (int b = 0; b < G; b++) {
             if (a == b) {
                 m->lat_s[a * G + b] = m->inv_bw[a * G + b] = 0;
                 continue;
             }
-            link_spec l = cluster_node_of(cl, a) == cluster_node_of(cl, b) ? cl->intra : cl->inter;
+            const int same_node = cluster_node_of(cl, a) == cluster_node_of(cl, b);
+            link_spec l = same_node ? cl->intra : cl->inter;
             m->lat_s[a * G + b] = l.latency_us * 1e-6;
             m->inv_bw[a * G + b] = 1.0 / (l.bandwidth_gbs * 1e9);
+            if (pm->node_bw && same_node) pm->node_bw[(size_t)a * gpn + b % gpn] = l.bandwidth_gbs;
         }
     for (int i = cl->n_overrides - 1; i >= 0; i--) {
         const link_override *o = &cl->overrides[i];
         if (o->a == o->b || o->a < 0 || o->b < 0 || o->a >= G || o->b >= G) continue;
         m->lat_s[o->a * G + o->b] = m->lat_s[o->b * G + o->a] = o->link.latency_us * 1e-6;
         m->inv_bw[o->a * G + o->b] = m->inv_bw[o->b * G + o->a] = 1.0 / (o->link.bandwidth_gbs * 1e9);
-    }
-    if (cl->n_overrides) { /* the bandwidths cluster_link gives within each node, as above */
-        const int gpn = cl->gpus_per_node;
-        pm->node_bw = lw_calloc((size_t)G * (size_t)gpn, sizeof(double));
-        for (int a = 0; a < G; a++)
-            for (int b = a / gpn * gpn; b < a / gpn * gpn + gpn && b < G; b++)
-                pm->node_bw[(size_t)a * gpn + b % gpn] = a == b ? 0 : cl->intra.bandwidth_gbs;
-        for (int i = cl->n_overrides - 1; i >= 0; i--) {
-            const link_override *o = &cl->overrides[i];
-            if (o->a == o->b || o->a < 0 || o->b < 0 || o->a >= G || o->b >= G || o->a / gpn != o->b / gpn) continue;
+        if (o->a / gpn == o->b / gpn)
             pm->node_bw[(size_t)o->a * gpn + o->b % gpn] = pm->node_bw[(size_t)o->b * gpn + o->a % gpn] =
                 o->link.bandwidth_gbs;
-        }
     }
     pair_form_setup(pm);
     pm->tx_reference = cost_tx_reference;
@@ -3222,10 +3213,9 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
         pm->rp_num = pm->rp_den = 1;
     }
     scale_rp_begin(pm, n_first, n_todo);
-    int nw = lw_worker_count();
-    if (nw > n_first) nw = n_first;
-    if (refuse_too_large(pm, todo, n_first, nw, tx_entries, err)) goto fail;
-    if (compute_edge_tables(pm, same, todo, n_first, n_todo, lw_worker_count(), cancel, NULL)) goto cancel;
+    const int nw = lw_worker_count(); /* run_edges takes no more than a phase has edges */
+    if (refuse_too_large(pm, todo, n_first, nw < n_first ? nw : n_first, tx_entries, err)) goto fail;
+    if (compute_edge_tables(pm, same, todo, n_first, n_todo, nw, cancel, NULL)) goto cancel;
     m->tx_pairs_scaled = atomic_load(&pm->n_scaled);
     rp_free(pm->scale_rp);
     pm->scale_rp = NULL;
