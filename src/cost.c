@@ -1535,9 +1535,15 @@ static double gn_visit(const gn_ctx *g, int r0, double *elems_io, double *far_su
  * two), from its four slice ids and held (its tag). */
 static inline size_t gn_place(const gn_ctx *g, size_t places)
 {
-    uint64_t h = (uint64_t)g->held;
-    for (int d = 0; d < NDIMS; d++) h = mix64(h ^ ((uint64_t)g->id[d] << 8));
-    return (size_t)h & (places - 1);
+    /* the ids are small integers: one odd multiplier each (the products
+     * independent of each other), then one multiply spreads the sum's low
+     * bits to the high bits kept */
+    uint64_t h = (uint64_t)g->id[0] * 0x9e3779b97f4a7c15ULL + (uint64_t)g->id[1] * 0xc2b2ae3d27d4eb4fULL +
+                 (uint64_t)g->id[2] * 0x165667b19e3779f9ULL + (uint64_t)g->id[3] * 0xd6e8feb86659fd93ULL +
+                 (uint64_t)g->held;
+    h ^= h >> 32;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return (size_t)(h >> 40) & (places - 1);
 }
 
 /* A cached node's tag: the memo's generation and held (1 or 2), never 0. */
@@ -1578,6 +1584,25 @@ static double gn_visit_memo(const gn_ctx *g, int r0, double *elems_io, double *f
  * those no other dominates, the first of equal ones. Returns how many. */
 static int cand_front(rp_cand *c, int n)
 {
+    if (n == 0) return 0;
+    /* mostly one count dominates the others: it equals their maxima, and
+     * is all the front (the first such) */
+    rp_cand mx = c[0];
+    for (int q = 1; q < n; q++) {
+        mx.own_n = c[q].own_n > mx.own_n ? c[q].own_n : mx.own_n;
+        mx.own = c[q].own > mx.own ? c[q].own : mx.own;
+        mx.far_n = c[q].far_n > mx.far_n ? c[q].far_n : mx.far_n;
+        mx.far = c[q].far > mx.far ? c[q].far : mx.far;
+    }
+    int top = -1;
+    for (int q = n - 1; q >= 0; q--) {
+        int eq = (c[q].own_n == mx.own_n) & (c[q].own == mx.own) & (c[q].far_n == mx.far_n) & (c[q].far == mx.far);
+        top = eq ? q : top;
+    }
+    if (top >= 0) {
+        c[0] = c[top];
+        return 1;
+    }
     int k = 0;
     for (int q = 0; q < n; q++) {
         const rp_cand y = c[q];
