@@ -60,7 +60,8 @@ typedef struct rp_edge {
     uint32_t *start;       /* [n_lists + 1]: list k is cand[start[k] .. start[k + 1]) */
     rp_pack *cand;
     long n_lists, n_cand, cap_lists, cap_cand;
-    uint32_t *hash;        /* while the table is computed: 1 + list id by content, hcap slots (0: free) */
+    uint64_t *hash;        /* while the table is computed: per list, its content's hash's high 32 bits
+                            * (which also place it) and 1 + its id in the low 32; hcap slots (0: free) */
     long hcap;
 } rp_edge;
 /* Shared by the models priced from it (refs); the tables it describes are
@@ -2489,24 +2490,29 @@ static uint32_t rp_intern(rp_edge *r, const rp_cand *c, int n)
         p[i].own = (uint64_t)c[i].own_n << RP_ELEM_BITS | (uint64_t)c[i].own;
         p[i].far = (uint64_t)c[i].far_n << RP_ELEM_BITS | (uint64_t)c[i].far;
     }
-    if (2 * (r->n_lists + 1) > r->hcap) { /* grow the table, placing the lists again */
+    if (2 * (r->n_lists + 1) > r->hcap) { /* grow the table, placing the lists again by their hashes */
         long cap = r->hcap ? 2 * r->hcap : 1024;
-        uint32_t *h = lw_calloc((size_t)cap, sizeof(uint32_t));
-        for (long k = 0; k < r->n_lists; k++) {
-            uint64_t x = rp_hash(r->cand + r->start[k], (int)(r->start[k + 1] - r->start[k]));
-            long at = (long)(x & (uint64_t)(cap - 1));
+        uint64_t *h = lw_calloc((size_t)cap, sizeof(uint64_t));
+        for (long k = 0; k < r->hcap; k++) {
+            if (!r->hash[k]) continue;
+            long at = (long)((r->hash[k] >> 32) & (uint64_t)(cap - 1));
             while (h[at]) at = (at + 1) & (cap - 1);
-            h[at] = (uint32_t)k + 1;
+            h[at] = r->hash[k];
         }
         free(r->hash);
         r->hash = h;
         r->hcap = cap;
     }
-    long at = (long)(rp_hash(p, n) & (uint64_t)(r->hcap - 1));
+    const uint64_t h64 = rp_hash(p, n), fp = (uint32_t)(h64 ^ h64 >> 32);
+    long at = (long)(fp & (uint64_t)(r->hcap - 1));
     for (; r->hash[at]; at = (at + 1) & (r->hcap - 1)) {
-        uint32_t k = r->hash[at] - 1;
-        if (r->start[k + 1] - r->start[k] == (uint32_t)n && memcmp(r->cand + r->start[k], p, sizeof(rp_pack) * (size_t)n) == 0)
-            return k;
+        if (r->hash[at] >> 32 != fp) continue;
+        const uint32_t k = (uint32_t)r->hash[at] - 1;
+        if (r->start[k + 1] - r->start[k] != (uint32_t)n) continue;
+        const rp_pack *q = r->cand + r->start[k];
+        int i = 0;
+        while (i < n && q[i].own == p[i].own && q[i].far == p[i].far) i++;
+        if (i == n) return k;
     }
     if (r->n_lists + 2 > r->cap_lists) {
         r->cap_lists = 2 * r->cap_lists + 64;
@@ -2521,7 +2527,7 @@ static uint32_t rp_intern(rp_edge *r, const rp_cand *c, int n)
     r->start[r->n_lists] = (uint32_t)r->n_cand;
     r->n_cand += n;
     r->start[++r->n_lists] = (uint32_t)r->n_cand;
-    r->hash[at] = (uint32_t)r->n_lists;
+    r->hash[at] = fp << 32 | (uint64_t)r->n_lists;
     return (uint32_t)r->n_lists - 1;
 }
 
