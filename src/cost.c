@@ -1092,7 +1092,7 @@ enum { GN_BOX = 64 }; /* most pieces of one dimension in a node's box */
  * hold them in row-major order of the box; a sender with no task on the
  * node has empty boxes). So a node whose four ids were visited before need
  * not be visited again: its results are the same doubles. The edge keeps
- * the last node visited at each of GN_NODES places (160 KB, well inside a
+ * the last node visited at each of GN_NODES places (190 KB, well inside a
  * core's L2), where no sink wants the receivers' counts. */
 enum { GN_CHUNK = 1 << 16, GN_NODES = 1 << 12, GN_GENS = 1 << 29 };
 /* One content of slices (its id is its index in gn_memo's slice). */
@@ -1223,7 +1223,7 @@ static void memo_reset(gn_memo *mm)
     if (mm->by_content) memset(mm->by_content, 0, sizeof *mm->by_content * mm->cap_hash);
     mm->cur = -1;
     mm->used = 0;
-    /* the node caches (800 KB together) are not cleared, which took a
+    /* the node caches (550 KB together) are not cleared, which took a
      * fifth of a small build's time, but their tags made stale; cleared
      * only when the generations run out */
     if (++mm->gen == GN_GENS) {
