@@ -584,29 +584,41 @@ static void node_box(const config *c, int first_task, int block, int lo[NDIMS], 
     }
 }
 
-/* Keeps a receiver's counts among direction dir's candidates unless one
- * kept dominates them; drops those they dominate. */
-static inline void rp_keep(rp_sink *s, int dir, double own_n, double own, double far_n, double far)
+/* Whether counts a dominate (are at least) counts b. Comparisons joined
+ * by & rather than &&: one branch, not four that the data decide. */
+static inline int cand_dominates(const rp_cand *a, const rp_cand *b)
 {
-    /* comparisons joined by & rather than &&: one branch a candidate, not
-     * four that the data decide */
-    rp_cand *c = s->c[dir];
-    int n = s->n[dir], k = 0;
+    return (a->own_n >= b->own_n) & (a->own >= b->own) & (a->far_n >= b->far_n) & (a->far >= b->far);
+}
+
+/* Keeps counts y among the n candidates c[] unless one kept dominates
+ * them; drops those they dominate, the others staying in order, and adds
+ * y last unless cap are left (then sets *over). Returns how many are kept.
+ * c may hold y's source past n: nothing past the first n is read. */
+static inline int cand_keep(rp_cand *c, int n, const rp_cand y, int cap, int *over)
+{
     /* the last kept first: most receivers repeat the one before, which it
      * is or dominates */
     for (int i = n - 1; i >= 0; i--)
-        if ((c[i].own_n >= own_n) & (c[i].own >= own) & (c[i].far_n >= far_n) & (c[i].far >= far)) return;
-    for (int i = 0; i < n; i++) { /* keeps those it does not dominate, in order */
+        if (cand_dominates(&c[i], &y)) return n;
+    int k = 0;
+    for (int i = 0; i < n; i++) { /* keeps those y does not dominate, in order (k <= i) */
         c[k] = c[i];
-        k += !((own_n >= c[i].own_n) & (own >= c[i].own) & (far_n >= c[i].far_n) & (far >= c[i].far));
+        k += !cand_dominates(&y, &c[i]);
     }
-    s->n[dir] = k;
-    if (k == RP_MAXC) {
-        s->over = 1;
-        return;
+    if (k == cap) {
+        *over = 1;
+        return k;
     }
-    c[k++] = (rp_cand){own_n, own, far_n, far};
-    s->n[dir] = k;
+    c[k++] = y;
+    return k;
+}
+
+/* Keeps a receiver's counts among direction dir's candidates (cand_keep,
+ * at most RP_MAXC). */
+static inline void rp_keep(rp_sink *s, int dir, double own_n, double own, double far_n, double far)
+{
+    s->n[dir] = cand_keep(s->c[dir], s->n[dir], (rp_cand){own_n, own, far_n, far}, RP_MAXC, &s->over);
 }
 
 /* The prices of moving data: per piece and per element, within a node and
@@ -1604,21 +1616,8 @@ static int cand_front(rp_cand *c, int n)
         c[0] = c[top];
         return 1;
     }
-    int k = 0;
-    for (int q = 0; q < n; q++) {
-        const rp_cand y = c[q];
-        int i = k - 1; /* the last kept first: receivers mostly repeat the one before */
-        while (i >= 0 && !((c[i].own_n >= y.own_n) & (c[i].own >= y.own) & (c[i].far_n >= y.far_n) & (c[i].far >= y.far)))
-            i--;
-        if (i >= 0) continue;
-        int m = 0; /* keeps those y does not dominate (m <= i < q: nothing unread is overwritten) */
-        for (i = 0; i < k; i++) {
-            c[m] = c[i];
-            m += !((y.own_n >= c[i].own_n) & (y.own >= c[i].own) & (y.far_n >= c[i].far_n) & (y.far >= c[i].far));
-        }
-        c[m++] = y;
-        k = m;
-    }
+    int k = 0, over = 0; /* the kept ones in c[0..k), k <= q: c[q] not yet overwritten */
+    for (int q = 0; q < n; q++) k = cand_keep(c, k, c[q], n + 1, &over);
     return k;
 }
 
