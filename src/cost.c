@@ -3382,11 +3382,19 @@ static int rp_scales(const cost_model_priv *pm, const tx_reprice *rp, const conf
 }
 
 /* Entry q of edge r carried into entry qn of edge nr, the element counts
- * times num / den (exact: rp_price priced it at that scale). */
-static void rp_carry(const rp_edge *r, long q, rp_edge *nr, long qn, double num, double den)
+ * times num / den (exact: rp_price priced it at that scale). carried[id]:
+ * 1 + the list of nr that r's list id became, 0 if not yet (one edge's
+ * carry, at one scale: entries share most lists, which are then neither
+ * unpacked nor looked up again). */
+static void rp_carry(const rp_edge *r, long q, rp_edge *nr, long qn, double num, double den, uint32_t *carried)
 {
     for (int k = 0; k < 2; k++) {
         uint32_t id = r->list[2 * q + k];
+        if (nr->nic) nr->nic[2 * qn + k] = r->nic ? rp_scaled(num, den, r->nic[2 * q + k]) : 0;
+        if (carried[id]) { /* carried before: the same content, so the same list of nr */
+            nr->list[2 * qn + k] = carried[id] - 1;
+            continue;
+        }
         rp_cand c[RP_MAXC];
         int n = 0;
         for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++, n++)
@@ -3395,7 +3403,7 @@ static void rp_carry(const rp_edge *r, long q, rp_edge *nr, long qn, double num,
                              (double)(r->cand[a].far >> RP_ELEM_BITS),
                              rp_scaled(num, den, (double)(r->cand[a].far & RP_ELEM_MASK))};
         nr->list[2 * qn + k] = rp_intern(nr, c, n);
-        if (nr->nic) nr->nic[2 * qn + k] = r->nic ? rp_scaled(num, den, r->nic[2 * q + k]) : 0;
+        if (nr->list[2 * qn + k] != RP_NONE) carried[id] = nr->list[2 * qn + k] + 1;
     }
     if (nr->list[2 * qn] == RP_NONE || nr->list[2 * qn + 1] == RP_NONE) nr->list[2 * qn] = nr->list[2 * qn + 1] = RP_NONE;
 }
@@ -3411,11 +3419,11 @@ static void rp_carry(const rp_edge *r, long q, rp_edge *nr, long qn, double num,
  * borrowed on first need (*el, the caller frees). */
 static double priced_or_computed(cost_model_priv *pm, tx_scratch *sc, edge_lists **el, int e, int a, int b,
                                  double t, const rp_edge *r, long q, rp_edge *nr, long qn, double num, double den,
-                                 long *priced)
+                                 uint32_t *carried, long *priced)
 {
     if (t >= 0) {
         (*priced)++;
-        if (nr) rp_carry(r, q, nr, qn, num, den);
+        if (nr) rp_carry(r, q, nr, qn, num, den, carried);
         return t;
     }
     if (!*el) {
@@ -3440,6 +3448,7 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
                      memcmp(rp->configs[ts], rp->configs[to], sizeof(config) * (size_t)rnc)))
         kept = 0;
     rp_edge *nr = pm->rp != rp ? record_begin(pm, sc, e) : NULL;
+    uint32_t *carried = nr && kept ? lw_calloc((size_t)r->n_lists + 1, sizeof *carried) : NULL;
     edge_lists *el = NULL;
     long priced = 0;
     const int mirror = edge_mirrors(pm, e);
@@ -3456,9 +3465,11 @@ static void rp_fill_edge(cost_model_priv *pm, const tx_reprice *rp, tx_scratch *
                                r->list[2 * q] != RP_NONE
                            ? rp_price(pm, r, q, pm->rp_num, pm->rp_den)
                            : -1;
-            m->t_x[e][qn] = priced_or_computed(pm, sc, &el, e, a, b, t, r, q, nr, qn, pm->rp_num, pm->rp_den, &priced);
+            m->t_x[e][qn] =
+                priced_or_computed(pm, sc, &el, e, a, b, t, r, q, nr, qn, pm->rp_num, pm->rp_den, carried, &priced);
         }
     }
+    free(carried);
     if (pm->rp != rp) record_end(pm, sc, e, nr);
     atomic_fetch_add(&pm->n_repriced, priced);
     if (el) lists_free(el);
@@ -3482,6 +3493,7 @@ static void fill_scaled_edge(cost_model_priv *pm, tx_scratch *sc, int e)
     const int kept = r && r->list;
     int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
     rp_edge *nr = record_begin(pm, sc, e);
+    uint32_t *carried = nr && kept ? lw_calloc((size_t)r->n_lists + 1, sizeof *carried) : NULL;
     edge_lists *el = NULL;
     long priced = 0;
     const int mirror = edge_mirrors(pm, e);
@@ -3493,8 +3505,9 @@ static void fill_scaled_edge(cost_model_priv *pm, tx_scratch *sc, int e)
                 continue;
             }
             double t = kept && r->list[2 * q] != RP_NONE ? rp_price(pm, r, q, num, den) : -1;
-            m->t_x[e][q] = priced_or_computed(pm, sc, &el, e, a, b, t, r, q, nr, q, num, den, &priced);
+            m->t_x[e][q] = priced_or_computed(pm, sc, &el, e, a, b, t, r, q, nr, q, num, den, carried, &priced);
         }
+    free(carried);
     record_end(pm, sc, e, nr);
     atomic_fetch_add(&pm->n_scaled, priced);
     if (el) lists_free(el);
