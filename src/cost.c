@@ -60,8 +60,9 @@ typedef struct rp_edge {
     uint32_t *start;       /* [n_lists + 1]: list k is cand[start[k] .. start[k + 1]) */
     rp_pack *cand;
     long n_lists, n_cand, cap_lists, cap_cand;
-    uint64_t *hash;        /* while the table is computed: per list, its content's hash's high 32 bits
-                            * (which also place it) and 1 + its id in the low 32; hcap slots (0: free) */
+    uint64_t *hash;        /* while the table is computed: per list, a 32-bit digest of its content
+                            * (which also places it) in the high 32 bits and 1 + its id in the low 32;
+                            * hcap slots (0: free) */
     long hcap;
 } rp_edge;
 /* Shared by the models priced from it (refs); the tables it describes are
