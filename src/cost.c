@@ -3309,6 +3309,14 @@ static inline double rp_scaled(double num, double den, double x)
 /* Entry q of edge r at the prices (and batch) of model pm, whose cluster
  * has the closed form's uniform links: the closed form's sums in the same
  * order. -1 where a count does not scale exactly (the caller recomputes). */
+/* A kept candidate unpacked, its element counts times num / den
+ * (rp_scaled: -1 where that is not exact). */
+static inline rp_cand rp_unpack(const rp_pack *c, double num, double den)
+{
+    return (rp_cand){(double)(c->own >> RP_ELEM_BITS), rp_scaled(num, den, (double)(c->own & RP_ELEM_MASK)),
+                     (double)(c->far >> RP_ELEM_BITS), rp_scaled(num, den, (double)(c->far & RP_ELEM_MASK))};
+}
+
 static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q, double num, double den)
 {
     const cluster *cl = pm->pub.cl;
@@ -3319,12 +3327,9 @@ static double rp_price(const cost_model_priv *pm, const rp_edge *r, long q, doub
         double slowest = 0;
         uint32_t id = r->list[2 * q + k];
         for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++) {
-            const rp_pack *c = &r->cand[a];
-            double own_n = (double)(c->own >> RP_ELEM_BITS), far_n = (double)(c->far >> RP_ELEM_BITS);
-            double own = rp_scaled(num, den, (double)(c->own & RP_ELEM_MASK)),
-                   far = rp_scaled(num, den, (double)(c->far & RP_ELEM_MASK));
-            if (own < 0 || far < 0) return -1;
-            double t = tx_time(&pr, own_n, own, far_n, far);
+            const rp_cand c = rp_unpack(&r->cand[a], num, den);
+            if (c.own < 0 || c.far < 0) return -1;
+            double t = tx_time(&pr, c.own_n, c.own, c.far_n, c.far);
             if (t > slowest) slowest = t;
         }
         if (pm->nodes_used > 1) {
@@ -3398,11 +3403,7 @@ static void rp_carry(const rp_edge *r, long q, rp_edge *nr, long qn, double num,
         }
         rp_cand c[RP_MAXC];
         int n = 0;
-        for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++, n++)
-            c[n] = (rp_cand){(double)(r->cand[a].own >> RP_ELEM_BITS),
-                             rp_scaled(num, den, (double)(r->cand[a].own & RP_ELEM_MASK)),
-                             (double)(r->cand[a].far >> RP_ELEM_BITS),
-                             rp_scaled(num, den, (double)(r->cand[a].far & RP_ELEM_MASK))};
+        for (uint32_t a = r->start[id]; a < r->start[id + 1]; a++, n++) c[n] = rp_unpack(&r->cand[a], num, den);
         nr->list[2 * qn + k] = rp_intern(nr, c, n);
         if (nr->list[2 * qn + k] != RP_NONE) carried[id] = nr->list[2 * qn + k] + 1;
     }
