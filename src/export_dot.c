@@ -909,6 +909,8 @@ int export_diagram(const plan *p, export_view view, int step, const int *config_
     if (!p || !p->cm || !p->best || !p->sr) return lw_fail(err, 1, "%s: no plan to draw", file);
     if (view != VIEW_GRAPH && view != VIEW_REDUCED && view != VIEW_STRATEGY)
         return lw_fail(err, 2, "%s: unknown view %d", file, (int)view);
+    if (view == VIEW_REDUCED && !p->sr->tables_kept)
+        return lw_fail(err, 1, "%s: the plan's search kept no step tables (plan_settings.lean): no step to draw", file);
     if (view == VIEW_REDUCED && (step < -1 || step > p->sr->n_steps))
         return lw_fail(err, 2, "%s: step %d: Algorithm 1 takes %d steps on this graph (-1: all)", file, step,
                        p->sr->n_steps);

@@ -193,6 +193,7 @@ static search_result *search_pinned(const plan *p, const plan_settings *set, con
     search_options_init(&opt);
     opt.cancel = p->cancel;
     opt.fold = !set->no_fold;
+    opt.keep_tables = !set->lean;
     search_info info;
     double t0 = lw_now();
     search_result *sr = search_run_with(*cg, &opt, p->progress, p->progress_user, &info);

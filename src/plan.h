@@ -29,6 +29,9 @@ typedef struct plan_settings {
     long batch_per_gpu;      /* used when global_batch is 0 */
     long global_batch;       /* > 0: fixed global batch */
     int no_fold;             /* non-zero: the paper's Algorithm 1 only, no folds (search_options.fold) */
+    int lean;                /* non-zero: the search keeps no step tables (search_options.keep_tables
+                                0), for callers that never show a step's table (the CLI but export);
+                                not a what-if: results are the same */
 } plan_settings;
 
 /* The memory side of a setting (all zero: the defaults). */

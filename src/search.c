@@ -190,6 +190,7 @@ void search_options_init(search_options *o)
     o->progress_min_work = SEARCH_DEFAULT_PROGRESS_MIN_WORK;
     o->cancel = NULL;
     o->fold = 1;
+    o->keep_tables = 1;
 }
 
 const char *search_status_message(search_status s)
@@ -259,6 +260,7 @@ typedef struct reducer {
     int *in_off, *in_cnt, *out_off, *out_cnt, *pool;
     unsigned char *par_dirty; /* node's out-edges may hold two with one head */
     double *scratch;          /* [most configs of a node] for the node elimination */
+    int keep;                 /* options.keep_tables: each step's table stays in r */
     search_result *r;
 } reducer;
 
@@ -691,6 +693,30 @@ static int record_step(reducer *d, elim_kind kind, int node, int e1, int e2, int
     return ne;
 }
 
+/* Where tables are not kept: created edge e's table, which the step
+ * being done has read for the last time (every edge is taken by one step
+ * at most), is freed; the model's own edges' tables are the caller's. */
+static void drop_used(reducer *d, int e)
+{
+    if (d->keep || e < d->m0) return;
+    elim_step *st = &d->r->steps[e - d->m0];
+    free(st->table);
+    st->table = NULL;
+    d->tab[e] = NULL;
+}
+
+/* Where tables are not kept and e is a created edge: its table, taken
+ * from its step to be written over by the step being done (the same
+ * size), else NULL. */
+static double *take_used(reducer *d, int e)
+{
+    if (d->keep || e < d->m0) return NULL;
+    elim_step *st = &d->r->steps[e - d->m0];
+    double *t = st->table;
+    st->table = NULL;
+    return t;
+}
+
 static int do_node_elimination(reducer *d, int j)
 {
     const cost_graph *g = d->g;
@@ -707,6 +733,8 @@ static int do_node_elimination(reducer *d, int j)
     node_elimination_table(g->n_configs[i], g->n_configs[j], g->n_configs[k], g->node_cost[j],
                            d->tab[e1], d->tab[e2], t, arg, d->scratch);
     int ne = record_step(d, ELIM_NODE, j, e1, e2, i, k, t, arg);
+    drop_used(d, e1);
+    drop_used(d, e2);
     slice_replace(d->pool + d->out_off[i], d->out_cnt[i], e1, ne);
     slice_replace(d->pool + d->in_off[k], d->in_cnt[k], e2, ne);
     d->in_cnt[j] = d->out_cnt[j] = 0;
@@ -720,11 +748,17 @@ static int do_edge_elimination(reducer *d, int e1, int e2)
     const cost_graph *g = d->g;
     int i = d->from[e1], k = d->to[e1];
     size_t sz = (size_t)g->n_configs[i] * (size_t)g->n_configs[k];
-    double *t = alloc_array(sz, sizeof *t);
-    if (!t) return 0;
     const double *t1 = d->tab[e1], *t2 = d->tab[e2];
+    /* the sum written over a created edge's table, where tables are not
+     * kept (a + b is b + a exactly, so over either) */
+    double *t = take_used(d, e1);
+    if (!t) t = take_used(d, e2);
+    if (!t) t = alloc_array(sz, sizeof *t);
+    if (!t) return 0;
     for (size_t x = 0; x < sz; x++) t[x] = t1[x] + t2[x];
     int ne = record_step(d, ELIM_EDGE, -1, e1, e2, i, k, t, NULL);
+    drop_used(d, e1);
+    drop_used(d, e2);
     int *out = d->pool + d->out_off[i], *in = d->pool + d->in_off[k];
     slice_replace(out, d->out_cnt[i], e1, ne);
     slice_remove(out, &d->out_cnt[i], e2);
@@ -797,8 +831,9 @@ static int do_fold(reducer *d, int j, int e1, int u, int e2)
     int i = d->from[e2], k = d->to[e2];
     int cu_n = g->n_configs[u];
     size_t sz = (size_t)g->n_configs[i] * (size_t)g->n_configs[k];
-    double *t = alloc_array(sz, sizeof *t);
     int *arg = alloc_array((size_t)cu_n, sizeof *arg);
+    double *t = arg ? take_used(d, e2) : NULL; /* e2's table, added to in place */
+    if (arg && !t) t = alloc_array(sz, sizeof *t);
     if (!t || !arg) {
         free(t);
         free(arg);
@@ -809,6 +844,8 @@ static int do_fold(reducer *d, int j, int e1, int u, int e2)
     add_along(g->n_configs[i], g->n_configs[k], d->tab[e2], h, i == u, t);
     int ne = record_step(d, ELIM_FOLD, j, e1, e2, i, k, t, arg);
     d->r->steps[d->r->n_steps - 1].into = u;
+    drop_used(d, e1);
+    drop_used(d, e2);
     if (d->from[e1] == u) slice_remove(d->pool + d->out_off[u], &d->out_cnt[u], e1);
     else slice_remove(d->pool + d->in_off[u], &d->in_cnt[u], e1);
     slice_replace(d->pool + d->out_off[i], d->out_cnt[i], e2, ne);
@@ -1402,6 +1439,7 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
     r->n_nodes = n;
     r->n_edges_original = m0;
     r->fold = opt->fold != 0;
+    r->tables_kept = opt->keep_tables != 0;
     r->steps = zalloc_array((size_t)m0, sizeof *r->steps);
     r->config = zalloc_array((size_t)n, sizeof(int));
     if (!r->steps || !r->config) return fail(r, info, SEARCH_OUT_OF_MEMORY);
@@ -1411,7 +1449,7 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
     final_graph f;
     memset(&f, 0, sizeof f);
     search_status st = SEARCH_OK;
-    int red = reducer_init(&d, g, r) ? reduce(&d, opt->fold, opt->cancel) : 0;
+    int red = reducer_init(&d, g, r) ? (d.keep = r->tables_kept, reduce(&d, opt->fold, opt->cancel)) : 0;
     if (red <= 0) {
         st = red < 0 ? SEARCH_CANCELLED : SEARCH_OUT_OF_MEMORY;
     } else if (final_graph_build(g, &d, r, &f) != 0) {
@@ -1574,7 +1612,7 @@ static int fold_marginals(const cost_graph *g, const search_result *r, const eli
 int search_min_marginals(const cost_graph *g, const search_result *r, double **marg)
 {
     if (!g || !r || r->n_nodes != g->n_nodes || r->n_edges_original != g->n_edges) return -1;
-    if (r->method != FINAL_ENUMERATION) return -1;
+    if (r->method != FINAL_ENUMERATION || !r->tables_kept) return -1;
     int m0 = g->n_edges, total = m0 + r->n_steps;
     double **M = zalloc_array((size_t)total + 1, sizeof(double *));
     if (!M) return -2;

@@ -1162,6 +1162,87 @@ Test(search_random, deterministic)
     }
 }
 
+/* A search that keeps no tables (keep_tables 0: the CLI's) takes the same
+ * steps to the same argmins, configs and cost as one that keeps them; the
+ * tables of the edges left are the same doubles, every other step's is
+ * gone, and min-marginals are refused. Counts the steps written over a
+ * used table: edge eliminations over either edge, folds over their e2. */
+static void lean_matches(const cost_graph *g, int fold, const char *what, int i, int *edge_over, int *fold_over)
+{
+    search_options keep, lean;
+    search_options_init(&keep);
+    keep.fold = fold;
+    lean = keep;
+    lean.keep_tables = 0;
+    search_result *a = search_run_with(g, &keep, NULL, NULL, NULL);
+    search_result *b = search_run_with(g, &lean, NULL, NULL, NULL);
+    cr_assert(a && b);
+    cr_assert(a->tables_kept && !b->tables_kept);
+    cr_assert_eq(memcmp(&a->cost, &b->cost, sizeof a->cost), 0, "%s #%d: %.17g vs %.17g", what, i, a->cost, b->cost);
+    cr_assert_arr_eq(a->config, b->config, (size_t)g->n_nodes * sizeof(int));
+    cr_assert_eq(a->n_steps, b->n_steps);
+    cr_assert_eq(a->n_edges_left, b->n_edges_left);
+    for (int k = 0; k < a->n_steps; k++) {
+        const elim_step *x = &a->steps[k], *y = &b->steps[k];
+        cr_assert(x->kind == y->kind && x->node == y->node && x->into == y->into && x->e1 == y->e1 &&
+                  x->e2 == y->e2 && x->from == y->from && x->to == y->to);
+        size_t cells = (size_t)g->n_configs[x->from] * (size_t)g->n_configs[x->to];
+        if (x->kind == ELIM_NODE) cr_assert_arr_eq(x->argmin, y->argmin, cells * sizeof(int));
+        else if (x->kind == ELIM_FOLD)
+            cr_assert_arr_eq(x->argmin, y->argmin, (size_t)g->n_configs[x->into] * sizeof(int));
+        int left = 0;
+        for (int e = 0; e < a->n_edges_left; e++) left |= a->edges_left[e] == x->new_edge;
+        if (left)
+            cr_assert_arr_eq(x->table, y->table, cells * sizeof(double), "%s #%d step %d", what, i, k + 1);
+        else
+            cr_assert_null(y->table, "%s #%d step %d: a used table kept", what, i, k + 1);
+        if (x->kind == ELIM_EDGE && (x->e1 >= g->n_edges || x->e2 >= g->n_edges)) (*edge_over)++;
+        if (x->kind == ELIM_FOLD && x->e2 >= g->n_edges) (*fold_over)++;
+    }
+    if (b->method == FINAL_ENUMERATION) {
+        size_t cells = 0;
+        for (int v = 0; v < g->n_nodes; v++) cells += (size_t)g->n_configs[v];
+        double *mem = malloc(sizeof(double) * (cells + 1)), **marg = malloc(sizeof(double *) * (size_t)g->n_nodes);
+        cr_assert(mem && marg);
+        for (int v = 0, off = 0; v < g->n_nodes; off += g->n_configs[v], v++) marg[v] = mem + off;
+        cr_assert_eq(search_min_marginals(g, b, marg), -1);
+        cr_assert_eq(search_min_marginals(g, a, marg), 0);
+        free(marg);
+        free(mem);
+    }
+    search_result_free(a);
+    search_result_free(b);
+}
+
+Test(search_random, without_kept_tables_the_same_steps_argmins_and_optimum)
+{
+    int edge_over = 0, fold_over = 0;
+    for (int fold = 0; fold < 2; fold++)
+        for (int f = 0; f < N_FAMILIES; f++) {
+            rng R = {0x51ED2701ULL + (uint64_t)f * 7919 + (uint64_t)fold};
+            for (int i = 0; i < PER_FAMILY / 2; i++) {
+                shape s;
+                gen_shape(&R, (family)f, &s, NULL);
+                cost_graph *g = make_graph(&R, &s);
+                lean_matches(g, fold, family_name[f], i, &edge_over, &fold_over);
+                cg_free(g);
+            }
+        }
+    /* a fold over a created edge: j -> u with two edges u -> k, which an
+     * edge elimination merges first; then j folds into u over the merged
+     * edge (random graphs have few parallel edges) */
+    rng R = {77};
+    for (int i = 0; i < 10; i++) {
+        shape s = {.n = 3, .ne = 3, .nc = {0}, .ef = {0, 1, 1}, .et = {1, 2, 2}};
+        for (int v = 0; v < 3; v++) s.nc[v] = rng_int(&R, 2, 5);
+        cost_graph *g = make_graph(&R, &s);
+        lean_matches(g, 1, "j -> u => k", i, &edge_over, &fold_over);
+        cg_free(g);
+    }
+    cr_assert(edge_over > 0 && fold_over > 0, "edge eliminations over a created edge: %d, folds: %d", edge_over,
+              fold_over);
+}
+
 /* One node elimination of a chain of three with nc configs, random costs
  * (small integers where ties, so that many sums tie): t' and argmin against
  * the plain loop (check_steps). */
