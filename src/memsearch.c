@@ -218,12 +218,15 @@ static double lam_dot_limit(const ctx *c, const double *lam)
     return s;
 }
 
-static search_result *run_relaxed(ctx *c)
+/* keep: the step tables stay (search_min_marginals reads them); else
+ * only the optimum is read, and they are freed as the search goes. */
+static search_result *run_relaxed(ctx *c, int keep)
 {
     search_options so;
     if (c->o->search) so = *c->o->search;
     else search_options_init(&so);
     if (c->o->cancel) so.cancel = c->o->cancel;
+    so.keep_tables = keep;
     search_info info;
     c->searches++;
     search_result *r = search_run_with(&c->g2, &so, NULL, NULL, &info);
@@ -358,7 +361,7 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
             break;
         }
         relax(c, it->mask, lam);
-        search_result *r = run_relaxed(c);
+        search_result *r = run_relaxed(c, 0);
         if (!r) {
             rc = -1;
             break;
@@ -409,7 +412,7 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
         /* remove the configs that cannot beat the best fitting assignment:
          * min-marginals of the relaxed problem at the best multipliers */
         relax(c, it->mask, best_lam);
-        search_result *r = run_relaxed(c);
+        search_result *r = run_relaxed(c, 1);
         if (!r) rc = -1;
         else {
             double ld = lam_dot_limit(c, best_lam);
@@ -486,7 +489,7 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
         if (!zero_ok) {
             for (int g = 0; g < G; g++) lam[g] = 0;
             relax(c, it->mask, lam);
-            search_result *r = run_relaxed(c);
+            search_result *r = run_relaxed(c, 0);
             if (!r) rc = -1;
             else {
                 if (isfinite(r->cost)) offer(c, r->config);

@@ -609,7 +609,7 @@ static double cost_with_pin_on(const whynot_ctx *q, int li, int k, int *config_o
     cost_graph *g = graph_with_pins(q->m, q->pins, li);
     for (int j = 0; li >= 0 && j < g->n_configs[li]; j++) /* li < 0: nothing forced */
         if (j != k) g->node_cost[li][j] = HUGE_VAL;
-    search_result *r = search_run(g, NULL, NULL);
+    search_result *r = search_optimum(g);
     double c = r ? r->cost : HUGE_VAL;
     if (r && config_out) memcpy(config_out, r->config, sizeof(int) * (size_t)L);
     if (r && isfinite(plan_memory_limit(q->ms, q->cl))) { /* the fastest that fits, +inf if none */

@@ -1475,6 +1475,14 @@ search_result *search_run(const cost_graph *g, search_progress_fn progress_fn, v
     return search_run_with(g, NULL, progress_fn, user, NULL);
 }
 
+search_result *search_optimum(const cost_graph *g)
+{
+    search_options o;
+    search_options_init(&o);
+    o.keep_tables = 0;
+    return search_run_with(g, &o, NULL, NULL, NULL);
+}
+
 /* ---------- min-marginals: "why not this config?" for every node at once */
 
 void search_edge_ends(const cost_graph *g, const search_result *r, int e, int *from, int *to, const double **tab)

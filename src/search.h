@@ -104,6 +104,9 @@ typedef struct search_result {
  * with done/total in [0,1]. */
 typedef void (*search_progress_fn)(double fraction, void *user);
 search_result *search_run(const cost_graph *g, search_progress_fn progress, void *user);
+/* search_run keeping no step tables (search_options.keep_tables 0), for a
+ * caller that reads only the optimum: its configs and cost. */
+search_result *search_optimum(const cost_graph *g);
 void search_result_free(search_result *r);
 /* Ends of edge id e of search r of g: an original edge (e < g->n_edges)
  * or the one step e - n_edges created; and its table when tab is not NULL. */

@@ -72,7 +72,7 @@ int strategy_evaluate_compared(const cost_model *m, const int *layerwise, strate
             memcpy(ci, layerwise, sizeof(int) * (size_t)m->n_layers);
         } else {
             cost_graph *g = cost_model_graph(m);
-            search_result *r = search_run(g, NULL, NULL);
+            search_result *r = search_optimum(g);
             if (r) memcpy(ci, r->config, sizeof(int) * (size_t)m->n_layers);
             else rc = -1;
             search_result_free(r);
