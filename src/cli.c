@@ -1521,9 +1521,6 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
                       o.bucket_mb >= 0, o.bucket_mb, o.intra_bw, o.inter_bw, o.n_pins, o.pins};
         return tui(&a);
     }
-    /* only export draws a step of the search (its table's minimum): the
-     * other commands' searches free each step's table once used */
-    o.set.lean = strcmp(o.cmd, "export") != 0;
     static const struct {
         const char *name;
         int (*fn)(const opts *);

@@ -902,15 +902,14 @@ static int render_to_memory(GVC_t *gvc, Agraph_t *g, const format_info *fmt, con
     return 0;
 }
 
-int export_diagram(const plan *p, export_view view, int step, const int *config_index, const char *file,
+int export_diagram(plan *p, export_view view, int step, const int *config_index, const char *file,
                    lw_error *err)
 {
     if (export_check_path(file, err) != 0) return -1;
     if (!p || !p->cm || !p->best || !p->sr) return lw_fail(err, 1, "%s: no plan to draw", file);
     if (view != VIEW_GRAPH && view != VIEW_REDUCED && view != VIEW_STRATEGY)
         return lw_fail(err, 2, "%s: unknown view %d", file, (int)view);
-    if (view == VIEW_REDUCED && !p->sr->tables_kept)
-        return lw_fail(err, 1, "%s: the plan's search kept no step tables (plan_settings.lean): no step to draw", file);
+    if (view == VIEW_REDUCED && plan_step_tables(p, err) != 0) return -1; /* a step's table is drawn */
     if (view == VIEW_REDUCED && (step < -1 || step > p->sr->n_steps))
         return lw_fail(err, 2, "%s: step %d: Algorithm 1 takes %d steps on this graph (-1: all)", file, step,
                        p->sr->n_steps);

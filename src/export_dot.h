@@ -37,8 +37,10 @@ int export_view_from_name(const char *s); /* -1 if unknown */
 
 /* step: for VIEW_REDUCED, the number of elimination steps applied (-1: all).
  * config_index: the strategy to show (NULL: the plan's optimum).
+ * VIEW_REDUCED draws a step's table: the plan's search is run again
+ * keeping them where it did not (plan_step_tables), so p changes.
  * Returns 0, or -1 with err set (code 2 for a bad path or extension). */
-int export_diagram(const plan *p, export_view view, int step, const int *config_index, const char *path,
+int export_diagram(plan *p, export_view view, int step, const int *config_index, const char *path,
                    lw_error *err);
 
 /* The extensions export_diagram accepts, for messages: ".dot, .gv, .svg, .png or .pdf". */

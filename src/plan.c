@@ -193,7 +193,7 @@ static search_result *search_pinned(const plan *p, const plan_settings *set, con
     search_options_init(&opt);
     opt.cancel = p->cancel;
     opt.fold = !set->no_fold;
-    opt.keep_tables = !set->lean;
+    opt.keep_tables = 0; /* plan_step_tables, where wanted */
     search_info info;
     double t0 = lw_now();
     search_result *sr = search_run_with(*cg, &opt, p->progress, p->progress_user, &info);
@@ -386,6 +386,14 @@ int plan_search(plan *p, lw_error *err)
     if (rebuild(p, &p->set, p->cl, p->pinned, NULL, &mset, err) == 0) return 0;
     p->unsearched = 1;
     return -1;
+}
+
+int plan_step_tables(plan *p, lw_error *err)
+{
+    if (!p->sr || !p->cg || p->sr->tables_kept) return 0;
+    search_info info;
+    if (search_keep_tables(p->cg, p->sr, &info) != 0) return search_failure(&info, err);
+    return 0;
 }
 
 int plan_apply(plan *p, const plan_change *c, lw_error *err)

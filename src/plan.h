@@ -29,9 +29,6 @@ typedef struct plan_settings {
     long batch_per_gpu;      /* used when global_batch is 0 */
     long global_batch;       /* > 0: fixed global batch */
     int no_fold;             /* non-zero: the paper's Algorithm 1 only, no folds (search_options.fold) */
-    int lean;                /* non-zero: the search keeps no step tables (search_options.keep_tables
-                                0), for callers that never show a step's table (the CLI but export);
-                                not a what-if: results are the same */
 } plan_settings;
 
 /* The memory side of a setting (all zero: the defaults). */
@@ -116,6 +113,13 @@ plan *plan_new_unsearched(network *net, cluster *cl, profile *prof, plan_setting
 /* Builds the tables and searches (nothing to do for a plan that has an
  * optimum). 0 on success; on failure the plan stays unsearched. */
 int plan_search(plan *p, lw_error *err);
+/* A plan's search keeps no step tables (search_options.keep_tables 0:
+ * less memory and time); this searches its graph again keeping them, for
+ * the stepper and a diagram of a step, and gives them to p->sr, which
+ * stays where it is (search_keep_tables). 0 (also where they are kept
+ * already or the plan is unsearched), -1 with err set where memory ran
+ * out (the plan's result stays as it was). */
+int plan_step_tables(plan *p, lw_error *err);
 
 /* ---- what-ifs --------------------------------------------------------- */
 

@@ -117,6 +117,7 @@ static void *prefetch_main(void *arg)
             search_options opt;
             search_options_init(&opt);
             opt.cancel = &s->cancel;
+            opt.keep_tables = 0; /* as the plan's own search: plan_step_tables where wanted */
             cg = cost_model_graph(cm);
             sr = search_run_with(cg, &opt, NULL, NULL, NULL);
         }

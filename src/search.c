@@ -1475,6 +1475,29 @@ search_result *search_run(const cost_graph *g, search_progress_fn progress_fn, v
     return search_run_with(g, NULL, progress_fn, user, NULL);
 }
 
+int search_keep_tables(const cost_graph *g, search_result *r, search_info *info)
+{
+    if (r->tables_kept) return 0;
+    search_options o;
+    search_options_init(&o);
+    o.fold = r->fold;
+    search_result *k = search_run_with(g, &o, NULL, NULL, info);
+    if (!k) return -1;
+    if (k->n_steps != r->n_steps) { /* cannot happen: the same graph and options take the same steps */
+        search_result_free(k);
+        if (info) info->status = SEARCH_INVALID_GRAPH;
+        return -1;
+    }
+    for (int s = 0; s < r->n_steps; s++)
+        if (!r->steps[s].table) {
+            r->steps[s].table = k->steps[s].table;
+            k->steps[s].table = NULL;
+        }
+    r->tables_kept = 1;
+    search_result_free(k);
+    return 0;
+}
+
 search_result *search_optimum(const cost_graph *g)
 {
     search_options o;

@@ -165,7 +165,8 @@ typedef struct search_options {
     /* Non-zero (the default): every step's table stays in the result, for
      * the stepper, diagrams of a step and search_min_marginals. 0: a
      * created edge's table is freed (or written over) once a later step
-     * has used it, which the optimum and its configs do not need. Less
+     * has used it, which the optimum and its configs do not need (a
+     * plan's search; search_keep_tables gives them back where wanted). Less
      * memory is less time: a page touched for the first time costs a
      * development machine about 2.5 ms a MB (ResNet-50 at 256 GPUs, the
      * whole `search` process: 550 -> 330 MB at its peak, 5.0 -> 4.55 s). */
@@ -181,6 +182,11 @@ void search_options_init(search_options *o);
 search_result *search_run_with(const cost_graph *g, const search_options *opt,
                                search_progress_fn progress, void *user,
                                search_info *info);
+/* Gives r, a search of g that kept no tables, every step's table: g is
+ * searched again as r was, keeping them, and r takes those it lacks (the
+ * same steps, so the same tables; r itself stays where it is). 0 (also
+ * where r kept them), -1 with info's status set where the search failed. */
+int search_keep_tables(const cost_graph *g, search_result *r, search_info *info);
 
 /* A short English phrase for a status ("out of memory", ...). */
 const char *search_status_message(search_status s);

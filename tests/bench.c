@@ -378,7 +378,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
                   * entries of configs on more GPUs than that computed */
         {
             lw_error e2 = {0};
-            plan_settings half = {bench_g / 2, 32, 0, 0, 0};
+            plan_settings half = {bench_g / 2, 32, 0, 0};
             plan *q = plan_new_cancellable(plan_load_network(bench_net, &e2), cluster_clone(p->cl), NULL, half,
                                            NULL, NULL, &e2);
             if (!q) {
@@ -415,7 +415,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
 static void bench_sim(const char *net_name, const char *cl_name, int gpus, int reps)
 {
     lw_error err = {0};
-    plan_settings set = {gpus, 32, 0, 0, 0};
+    plan_settings set = {gpus, 32, 0, 0};
     plan *p = plan_new(plan_load_network(net_name, &err), plan_load_cluster(cl_name, &err), NULL, set, &err);
     if (!p) {
         fprintf(stderr, "bench: %s\n", err.msg);
@@ -460,7 +460,7 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
 {
     printf("\nwhat-if on %s, %s, %d GPUs: new optimum (engine side; target %s)\n", net, cl, gpus, target);
     lw_error err = {0};
-    plan_settings set = {gpus, 32, 0, 0, 0};
+    plan_settings set = {gpus, 32, 0, 0};
     /* the TUI's plan: its first model keeps the counts what-ifs re-price */
     double t_open = lw_now();
     plan *p = plan_new_cancellable(plan_load_network(net, &err), plan_load_cluster(cl, &err), NULL, set, NULL, NULL,
@@ -620,7 +620,7 @@ int main(int argc, char **argv)
     {
         printf("\nrefine under the simulator, from the Eq. 1 optimum to a local optimum (target: VGG-16 16 GPUs < 5 s)\n");
         lw_error e2 = {0};
-        plan_settings s16 = {16, 32, 0, 0, 0};
+        plan_settings s16 = {16, 32, 0, 0};
         plan *q = plan_new(plan_load_network("vgg16", &e2), plan_load_cluster("p100-4x4", &e2), NULL, s16, &e2);
         if (!q) {
             fprintf(stderr, "bench: %s\n", e2.msg);

@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cluster *cl = cluster_clone(base);
     cl->sync = (h >> 5) & 1 ? SYNC_RING_ALLREDUCE : SYNC_PARAMETER_SERVER;
 
-    plan_settings set = {gpus, 0, batch, 0, 0};
+    plan_settings set = {gpus, 0, batch, 0};
     plan *p = plan_new(net, cl, NULL, set, &err); /* owns net and cl from here */
     if (!p) {
         /* the only refusal allowed for a loaded network on a small cluster */

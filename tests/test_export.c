@@ -44,7 +44,7 @@ static plan *load_with(const char *net_name, int gpus, int no_fold)
     cr_assert_not_null(net, "loading %s: %s", net_name, err.msg);
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "loading p100-4x4: %s", err.msg);
-    plan_settings set = {gpus, DEFAULT_BATCH_PER_GPU, 0, no_fold, 0};
+    plan_settings set = {gpus, DEFAULT_BATCH_PER_GPU, 0, no_fold};
     plan *p = plan_new(net, cl, NULL, set, &err);
     cr_assert_not_null(p, "plan for %s: %s", net_name, err.msg);
     return p;
@@ -818,28 +818,31 @@ Test(export_paths, unknown_extension_or_missing_directory_leaves_nothing)
     plan_free(p);
 }
 
-/* A plan whose search kept no step tables (plan_settings.lean, as the CLI's
- * commands but export make them) draws the graph and the strategy, and
- * refuses a step of the search, leaving no file. */
-Test(export_paths, a_lean_plan_draws_its_strategy_but_no_step)
+/* A plan's search keeps no step tables; drawing a step of it searches
+ * again keeping them (plan_step_tables), to the same steps and optimum. */
+Test(export_reduced, a_step_is_drawn_from_tables_searched_again)
 {
-    lw_error err = {0};
-    network *net = plan_load_network("lenet5", &err);
-    cluster *cl = plan_load_cluster("p100-4x4", &err);
-    cr_assert(net && cl);
-    plan_settings set = {4, DEFAULT_BATCH_PER_GPU, 0, 0, 1};
-    plan *p = plan_new(net, cl, NULL, set, &err);
-    cr_assert_not_null(p, "%s", err.msg);
+    plan *p = load("lenet5", 4);
     cr_assert(!p->sr->tables_kept);
+    const search_result *lean = p->sr;
+    int steps = lean->n_steps, *cfg = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+    memcpy(cfg, lean->config, sizeof(int) * (size_t)p->net->n_layers);
+    double cost = lean->cost;
+    lw_error err = {0};
     char *dir = make_dir();
-    char *red = join(dir, "r.dot"), *strat = join(dir, "s.dot");
-    cr_assert_eq(export_diagram(p, VIEW_REDUCED, -1, NULL, red, &err), -1);
-    cr_assert_not_null(strstr(err.msg, "kept no step tables"), "%s", err.msg);
-    cr_assert_eq(list_dir(dir, NULL, 0), 0);
-    cr_assert_eq(export_diagram(p, VIEW_STRATEGY, -1, NULL, strat, &err), 0, "%s", err.msg);
+    char *red = join(dir, "r.dot");
+    cr_assert_eq(export_diagram(p, VIEW_REDUCED, 2, NULL, red, &err), 0, "%s", err.msg);
+    cr_assert(p->sr->tables_kept);
+    cr_assert_eq(p->sr, lean, "the plan's result stays where it was");
+    cr_assert_eq(p->sr->n_steps, steps);
+    cr_assert_eq(memcmp(&p->sr->cost, &cost, sizeof cost), 0);
+    cr_assert_arr_eq(p->sr->config, cfg, sizeof(int) * (size_t)p->net->n_layers);
     cr_assert_eq(list_dir(dir, NULL, 0), 1);
+    const search_result *kept = p->sr;
+    cr_assert_eq(plan_step_tables(p, &err), 0); /* kept already: nothing to do */
+    cr_assert_eq(p->sr, kept);
+    free(cfg);
     free(red);
-    free(strat);
     remove_dir(dir);
     plan_free(p);
 }
@@ -1059,7 +1062,7 @@ Test(output, graph_too_big_to_lay_out_is_refused_with_the_limit)
     cr_assert_not_null(net, "%s", err.msg);
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "%s", err.msg);
-    plan_settings set = {1, DEFAULT_BATCH_PER_GPU, 0, 0, 0};
+    plan_settings set = {1, DEFAULT_BATCH_PER_GPU, 0, 0};
     plan *p = plan_new(net, cl, NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     char *dir = make_dir();
@@ -1103,7 +1106,7 @@ Test(export_names, hostile_names_give_well_formed_files)
     cr_assert_not_null(net, "%s", err.msg);
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "%s", err.msg);
-    plan_settings set = {4, DEFAULT_BATCH_PER_GPU, 0, 0, 0};
+    plan_settings set = {4, DEFAULT_BATCH_PER_GPU, 0, 0};
     plan *p = plan_new(net, cl, NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     char *dir = make_dir();

@@ -442,7 +442,7 @@ Test(limits_cluster, all_4096_gpus_are_refused_by_the_cost_model_quickly)
     network *n = plan_load_network("vgg16", &err);
     cr_assert_not_null(n, "%s", err.msg);
     double t0 = now_s();
-    plan_settings s = {0, 0, 0, 0, 0}; /* all GPUs */
+    plan_settings s = {0, 0, 0, 0}; /* all GPUs */
     plan *p = plan_new(n, c, NULL, s, &err);
     ASSERT_REFUSED(p, err, "4096 GPUs", "256");
     cr_assert_eq(err.code, 2);
@@ -459,7 +459,7 @@ Test(limits_cluster, a_network_too_big_for_the_transfer_tables_is_refused, .time
     network *n = net_str(nj, &err);
     cr_assert(c && n, "%s", err.msg);
     double t0 = now_s();
-    plan_settings s = {64, 0, 0, 0, 0};
+    plan_settings s = {64, 0, 0, 0};
     plan *p = plan_new(n, c, NULL, s, &err); /* 20000 edges x 210 x 210 configs */
     ASSERT_REFUSED(p, err, "transfer tables", "67108864");
     cr_assert_lt(now_s() - t0, QUICK_S);
@@ -516,7 +516,7 @@ Test(limits_batch, a_batch_of_a_trillion_is_refused_with_the_limit)
     cr_assert(n && c, "%s", err.msg);
     cost_model *m = cost_model_build(n, c, NULL, 4, 1000000000000L, &err);
     ASSERT_REFUSED(m, err, "1000000000000", "100000000");
-    plan_settings s = {4, 0, 1000000000000L, 0, 0};
+    plan_settings s = {4, 0, 1000000000000L, 0};
     plan *p = plan_new(n, c, NULL, s, &err);
     ASSERT_REFUSED(p, err, "100000000");
     cr_assert_eq(err.code, 2);
@@ -534,7 +534,7 @@ Test(limits_search, a_dense_block_at_16_gpus_is_too_large_and_says_how_large)
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert(n && c, "%s", err.msg);
     double t0 = now_s();
-    plan_settings s = {16, 0, 0, 0, 0};
+    plan_settings s = {16, 0, 0, 0};
     plan *p = plan_new(n, c, NULL, s, &err);
     ASSERT_REFUSED(p, err, "too large", "layers left after the eliminations", "combinations", "16777216");
     cr_assert_eq(err.code, 1);
@@ -580,7 +580,7 @@ Test(limits_search, fifteen_hundred_dangling_branches_are_refused_quickly_withou
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert(n && c, "%s", err.msg);
     double t0 = now_s();
-    plan_settings s = {4, 0, 0, 1, 0};
+    plan_settings s = {4, 0, 0, 1};
     plan *p = plan_new(n, c, NULL, s, &err);
     ASSERT_REFUSED(p, err, "too large", "1501 layers", "at most 1000");
     cr_assert_lt(now_s() - t0, QUICK_S);

@@ -1162,10 +1162,11 @@ Test(search_random, deterministic)
     }
 }
 
-/* A search that keeps no tables (keep_tables 0: the CLI's) takes the same
- * steps to the same argmins, configs and cost as one that keeps them; the
- * tables of the edges left are the same doubles, every other step's is
- * gone, and min-marginals are refused. Counts the steps written over a
+/* A search that keeps no tables (keep_tables 0: every plan's) takes the
+ * same steps to the same argmins, configs and cost as one that keeps them;
+ * the tables of the edges left are the same doubles, every other step's
+ * is gone, and min-marginals are refused; search_keep_tables gives it the
+ * kept search's tables. Counts the steps written over a
  * used table: edge eliminations over either edge, folds over their e2. */
 static void lean_matches(const cost_graph *g, int fold, const char *what, int i, int *edge_over, int *fold_over)
 {
@@ -1209,6 +1210,14 @@ static void lean_matches(const cost_graph *g, int fold, const char *what, int i,
         cr_assert_eq(search_min_marginals(g, a, marg), 0);
         free(marg);
         free(mem);
+    }
+    /* asked for afterwards (the stepper), every step's table, in place */
+    cr_assert_eq(search_keep_tables(g, b, NULL), 0);
+    cr_assert(b->tables_kept);
+    for (int k = 0; k < a->n_steps; k++) {
+        size_t cells = (size_t)g->n_configs[a->steps[k].from] * (size_t)g->n_configs[a->steps[k].to];
+        cr_assert_arr_eq(a->steps[k].table, b->steps[k].table, cells * sizeof(double), "%s #%d step %d", what, i,
+                         k + 1);
     }
     search_result_free(a);
     search_result_free(b);

@@ -349,7 +349,7 @@ static void check_serial_equals_eq1(const char *net_name)
     cr_assert_not_null(n, "%s", err.msg);
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(c, "%s", err.msg);
-    plan_settings set = {1, 0, 0, 0, 0};
+    plan_settings set = {1, 0, 0, 0};
     plan *p = plan_new(n, c, NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     int gpus[3] = {1, 4, 16};
@@ -392,7 +392,7 @@ Test(sim, vgg16_16_gpus_is_consistent_and_deterministic)
     lw_error err = {0};
     network *n = plan_load_network("vgg16", &err);
     cluster *c = plan_load_cluster("p100-4x4", &err);
-    plan_settings set = {16, 0, 0, 0, 0};
+    plan_settings set = {16, 0, 0, 0};
     plan *p = plan_new(n, c, NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     sim_result *a = sim_run(p->cm, p->best, NULL);
@@ -436,7 +436,7 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
     lw_error err = {0};
     network *n = plan_load_network("lenet5", &err);
     cluster *c = plan_load_cluster("p100-4x4", &err);
-    plan_settings set = {4, 0, 0, 0, 0};
+    plan_settings set = {4, 0, 0, 0};
     plan *p = plan_new(n, c, NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     int L = p->net->n_layers;
@@ -486,7 +486,7 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
 Test(refine, sliced_search_equals_one_call)
 {
     lw_error err = {0};
-    plan_settings set = {4, 0, 0, 0, 0};
+    plan_settings set = {4, 0, 0, 0};
     plan *p = plan_new(plan_load_network("alexnet", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     int L = p->net->n_layers;
@@ -527,7 +527,7 @@ Test(refine, sliced_search_equals_one_call)
 Test(sim, step_only_equals_the_full_run)
 {
     lw_error err = {0};
-    plan_settings set = {16, 0, 0, 0, 0};
+    plan_settings set = {16, 0, 0, 0};
     plan *p = plan_new(plan_load_network("vgg16", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
     cr_assert_not_null(p, "%s", err.msg);
     sim_result *s = sim_run(p->cm, p->best, NULL);

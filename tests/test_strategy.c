@@ -889,7 +889,7 @@ Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
         int repriced;
     } steps[] = {{16, 64, 0, 1}, {16, 24, 0, 1}, {8, 24, 0, 1}, {16, 32, 0, 1}, {16, 0, 600, 2}, {8, 0, 1200, 1}};
     for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
-        plan_settings s = {steps[k].gpus, steps[k].per_gpu, steps[k].global, 0, 0};
+        plan_settings s = {steps[k].gpus, steps[k].per_gpu, steps[k].global, 0};
         cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
         char what[64];
         snprintf(what, sizeof what, "%d GPUs, batch %ld", p->gpus, p->batch);

@@ -385,6 +385,13 @@ static void text_undo(app *a, panel *pn)
 
 static void draw_steps(app *a, WINDOW *w, rect r)
 {
+    lw_error err = {0};
+    /* the plan's search kept no tables: searched again keeping them (the
+     * same steps), which its result takes */
+    if (plan_step_tables(a->p, &err) != 0) {
+        mvwprintw(w, r.y, r.x, "the steps need the search's tables: %s", err.msg);
+        return;
+    }
     const search_result *sr = a->p->sr;
     int last = n_positions(a) - 1;
     if (steps_of(a)->step > last) steps_of(a)->step = last;
