@@ -169,7 +169,12 @@ static void edge_describe(const cost_model *m, int e, edge_desc *d)
         d->kind[DIM_C] = d->kind[DIM_H] = d->kind[DIM_W] = MAP_ALL;
         break;
     case LT_FLATTEN:
-        if (P->out.rank == 4) d->flat = 1;
+        /* a (C, H, W) tensor read in row-major order: a box of it is not a
+         * range of the flat index (flat, per task pair) unless H = W = 1
+         * (a global pool's output: ResNet-50's, Inception-v3's), where the
+         * flat index is the channel and every dimension maps as it is (the
+         * same overlaps, in the closed form) */
+        if (P->out.rank == 4 && (P->out.h != 1 || P->out.w != 1)) d->flat = 1;
         break;
     case LT_CONCAT: {
         long off = 0;

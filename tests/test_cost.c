@@ -604,6 +604,47 @@ Test(t_x, every_edge_kind_matches_the_element_reference)
     net_free(n);
 }
 
+/* A flatten of a global pool's 1x1 map (ResNet-50's and Inception-v3's
+ * last pool) is the channel dimension read as it is, which the closed form
+ * takes (not the flat path, per task pair): every config pair against the
+ * element reference, on one node and on two, with an odd batch. */
+static const char *const gap_net =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"gap\","
+    " \"input\": {\"name\": \"data\", \"channels\": 3, \"height\": 4, \"width\": 4},"
+    " \"layers\": ["
+    "  {\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 12, \"kernel\": 3, \"padding\": 1},"
+    "  {\"name\": \"gap\", \"type\": \"pool2d\", \"mode\": \"avg\", \"inputs\": [\"c\"], \"kernel\": 4},"
+    "  {\"name\": \"flat\", \"type\": \"flatten\", \"inputs\": [\"gap\"]},"
+    "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"flat\"], \"out_features\": 6}]}";
+
+Test(t_x, flatten_of_a_one_by_one_map_is_its_channel_dimension)
+{
+    network *n = net_ok(gap_net);
+    int gi = -1;
+    for (int i = 0; i < n->n_layers; i++)
+        if (strcmp(n->layers[i].name, "gap") == 0) gi = i;
+    cr_assert(gi >= 0 && n->layers[gi].out.h == 1 && n->layers[gi].out.w == 1);
+    cluster *c = uniform4("parameter-server");
+    for (long batch = 3; batch <= 4; batch++) {
+        cost_model *m = build(n, c, NULL, 4, batch);
+        check_all_overlaps(m);
+        cost_model_free(m);
+    }
+    cluster_free(c);
+    const char *t = "{\"format\": \"layerwise-cluster/1\", \"name\": \"two\", \"nodes\": 2, \"gpus_per_node\": 4,"
+                    " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+                    " \"intra_node\": {\"bandwidth_gbs\": 20, \"latency_us\": 2},"
+                    " \"inter_node\": {\"bandwidth_gbs\": 3, \"latency_us\": 7, \"nics_per_node\": 2}}";
+    lw_error err = {0};
+    c = cluster_from_json(t, strlen(t), "two.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cost_model *m = build(n, c, NULL, 8, 8);
+    check_all_overlaps(m);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
 /* Eight GPUs on two nodes with latency and a link override: the plain
  * model (per-GPU queues, NIC sharing) against the tables, every pair. */
 Test(t_x, two_nodes_with_latency_and_an_override_match_the_plain_model)
