@@ -1797,11 +1797,15 @@ static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, gn
         for (int n = 0; n < pm->nodes_used; n++) {
             double bf = sc->nic_in_f[n] > sc->nic_out_f[n] ? sc->nic_in_f[n] : sc->nic_out_f[n];
             double bb = sc->nic_in_b[n] > sc->nic_out_b[n] ? sc->nic_in_b[n] : sc->nic_out_b[n];
-            if (bf / nic_bw > max_f) max_f = bf / nic_bw;
-            if (bb / nic_bw > max_b) max_b = bb / nic_bw;
             most_f = bf > most_f ? bf : most_f;
             most_b = bb > most_b ? bb : most_b;
         }
+        /* the busiest NIC's time: a rounded division by a positive number
+         * keeps the order, so dividing the largest volume alone is the
+         * same double as the largest of the quotients (one division, not
+         * two a node) */
+        if (most_f / nic_bw > max_f) max_f = most_f / nic_bw;
+        if (most_b / nic_bw > max_b) max_b = most_b / nic_bw;
         if (sink) { /* sums of elements x a power of two: exact in elements */
             sink->nic[0] = most_f / pm->pub.elem_bytes;
             sink->nic[1] = most_b / pm->pub.elem_bytes;
