@@ -140,6 +140,9 @@ typedef struct cost_model_priv {
     int *scale_src;
     double *scale_num, *scale_den;
     unsigned char *scale_is_src;        /* [n_edges]: 1 where some edge's table is priced from e's counts */
+    /* [n_edges]: 1 where t_x[e] is another edge's table (the same problem:
+     * plan_edge_tables), which that edge owns */
+    unsigned char *tx_shared;
     tx_reprice *scale_rp;
     atomic_long n_scaled;               /* entries of such tables priced so (the rest computed) */
 } cost_model_priv;
@@ -3078,7 +3081,8 @@ static int plan_scaled_tables(cost_model_priv *pm, const edge_desc *keys, int *t
  * compute). Where the consumer needs the whole producer range (MAP_ALL),
  * its own size along that dimension matters only through which degrees it
  * allows, i.e. up to the GPU count: e.g. every 1x1 convolution reading one
- * Inception concat. Allocates every t_x row. */
+ * Inception concat. Allocates the t_x rows of the edges to compute (the
+ * others share them: share_tables). */
 static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo, int scale, int *n_first)
 {
     cost_model *m = &pm->pub;
@@ -3092,7 +3096,6 @@ static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo, int scale
     }
     for (int e = 0; e < ne; e++) {
         int np = m->n_configs[m->e_from[e]], nc = m->n_configs[m->e_to[e]];
-        m->t_x[e] = lw_malloc(sizeof(double) * (size_t)np * (size_t)nc);
         same[e] = -1;
         for (int f = 0; f < e; f++)
             if (same[f] < 0 && memcmp(&keys[f], &keys[e], sizeof(edge_desc)) == 0) {
@@ -3100,6 +3103,7 @@ static int plan_edge_tables(cost_model_priv *pm, int *same, int *todo, int scale
                 break;
             }
         if (same[e] < 0) {
+            m->t_x[e] = lw_malloc(sizeof(double) * (size_t)np * (size_t)nc);
             todo[n_todo++] = e;
             m->tx_pairs_computed += (long)np * nc;
         } else {
@@ -3124,18 +3128,20 @@ static int edge_size_cmp(const void *a, const void *b)
     return (x->edge > y->edge) - (x->edge < y->edge);
 }
 
-/* Entries of edge e's table: producer configs x consumer configs. */
-static size_t edge_entries(const cost_model *m, int e)
+/* Edges that are the same problem as an earlier one (same[e] >= 0) share
+ * its table: the same doubles, not a copy (ResNet-50 at 256 GPUs: 176 of
+ * its 225 MB of tables were copies, each page a fault to fill). Nothing
+ * writes a table once built; cost_model_free frees the owner's alone. */
+static void share_tables(cost_model_priv *pm, const int *same, const atomic_int *cancel)
 {
-    return (size_t)m->n_configs[m->e_from[e]] * (size_t)m->n_configs[m->e_to[e]];
-}
-
-/* Edges that are the same problem as an earlier one (same[e] >= 0) take
- * its table. */
-static void copy_shared_tables(cost_model *m, const int *same, const atomic_int *cancel)
-{
-    for (int e = 0; e < m->n_edges && !cancelled(cancel); e++)
-        if (same[e] >= 0) memcpy(m->t_x[e], m->t_x[same[e]], sizeof(double) * edge_entries(m, e));
+    cost_model *m = &pm->pub;
+    if (cancelled(cancel)) return; /* the owners' tables may be part filled: not shared, freed once */
+    if (!pm->tx_shared) pm->tx_shared = lw_calloc((size_t)m->n_edges + 1, 1);
+    for (int e = 0; e < m->n_edges; e++)
+        if (same[e] >= 0) {
+            m->t_x[e] = m->t_x[same[e]];
+            pm->tx_shared[e] = 1;
+        }
 }
 
 /* The tables of edges list[0..n-1], on nw threads (workers take edges
@@ -3169,14 +3175,15 @@ static void run_edges(cost_model_priv *pm, const int *list, int n, int nw, const
 
 /* Phase 3: the tables of edges todo[0..n_first-1] (computed, or re-priced
  * from `from`), then those of todo[n_first..n_todo-1], priced from the
- * kept counts of the first ones (plan_scaled_tables), then the shared ones
- * copied. Returns 1 when cancelled part way. */
+ * kept counts of the first ones (plan_scaled_tables); the edges that are
+ * the same problem share those (share_tables). Returns 1 when cancelled
+ * part way. */
 static int compute_edge_tables(cost_model_priv *pm, const int *same, const int *todo, int n_first, int n_todo,
                                int nw, const atomic_int *cancel, const tx_reprice *from)
 {
     run_edges(pm, todo, n_first, nw, cancel, from, 0);
     if (n_todo > n_first && !cancelled(cancel)) run_edges(pm, todo + n_first, n_todo - n_first, nw, cancel, NULL, 1);
-    copy_shared_tables(&pm->pub, same, cancel);
+    share_tables(pm, same, cancel);
     return cancelled(cancel);
 }
 
@@ -3650,7 +3657,8 @@ void cost_model_free(cost_model *m)
         if (m->t_c_profiled) free(m->t_c_profiled[i]);
     }
     if (m->t_x)
-        for (int e = 0; e < m->n_edges; e++) free(m->t_x[e]);
+        for (int e = 0; e < m->n_edges; e++)
+            if (!pm->tx_shared || !pm->tx_shared[e]) free(m->t_x[e]);
     free(m->n_configs);
     free(m->configs);
     free(m->t_c);
@@ -3669,6 +3677,7 @@ void cost_model_free(cost_model *m)
     free(pm->scale_num);
     free(pm->scale_den);
     free(pm->scale_is_src);
+    free(pm->tx_shared);
     free(pm->pair_lat);
     free(pm->pair_inv);
     free(pm->node_bw);

@@ -1382,7 +1382,7 @@ Test(tables, a_cancelled_build_says_so)
 }
 
 /* Edges that are the same problem share one computed table (Inception's
- * 1x1 convolutions reading one concat): every entry (every stride-th, from
+ * 1x1 convolutions reading one concat), the same allocation: every entry (every stride-th, from
  * an offset that differs per edge) of every table, shared ones included,
  * equals a fresh evaluation of that edge alone in a model without tables,
  * bit for bit. */
@@ -1396,6 +1396,17 @@ static void shared_tables_equal_fresh(const char *netname, const char *clname, i
     cost_model *fresh = cost_model_open(v, p, NULL, gpus, 32L * gpus, &err);
     cr_assert_not_null(fresh, "%s", err.msg);
     cr_assert(m->tx_pairs_reused > 0, "%s on %d GPUs: no table shared", netname, gpus);
+    /* shared, not copied: an edge whose table is another's holds the very
+     * same doubles (one allocation, freed once by cost_model_free) */
+    long aliased = 0;
+    for (int e = 0; e < m->n_edges; e++)
+        for (int f = 0; f < e; f++)
+            if (m->t_x[f] == m->t_x[e]) {
+                aliased += (long)m->n_configs[m->e_from[e]] * m->n_configs[m->e_to[e]];
+                break;
+            }
+    cr_assert_eq(aliased, m->tx_pairs_reused, "%s on %d GPUs: %ld entries share a table, %ld reused", netname, gpus,
+                 aliased, (long)m->tx_pairs_reused);
     for (int e = 0; e < m->n_edges; e++) {
         int na = m->n_configs[m->e_from[e]], nb = m->n_configs[m->e_to[e]];
         for (int q = e % stride; q < na * nb; q += stride) {
