@@ -315,6 +315,17 @@ static void check_all_overlaps(const cost_model *m)
     free(r.out_b);
 }
 
+/* check_all_overlaps on 4 GPUs of c at a batch of 3 (pieces of unequal
+ * size) and of 4. */
+static void check_odd_and_even_batch(const network *n, const cluster *c)
+{
+    for (long batch = 3; batch <= 4; batch++) {
+        cost_model *m = build(n, c, NULL, 4, batch);
+        check_all_overlaps(m);
+        cost_model_free(m);
+    }
+}
+
 /* ------------------------------------------------------------ halo (h, w) */
 
 static const char *const two_convs =
@@ -595,11 +606,7 @@ Test(t_x, every_edge_kind_matches_the_element_reference)
                          "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"flat\"], \"out_features\": 6},"
                          "  {\"name\": \"prob\", \"type\": \"softmax\", \"inputs\": [\"fc\"]}]}");
     cluster *c = uniform4("parameter-server");
-    for (long batch = 3; batch <= 4; batch++) {
-        cost_model *m = build(n, c, NULL, 4, batch);
-        check_all_overlaps(m);
-        cost_model_free(m);
-    }
+    check_odd_and_even_batch(n, c);
     cluster_free(c);
     net_free(n);
 }
@@ -625,11 +632,7 @@ Test(t_x, flatten_of_a_one_by_one_map_is_its_channel_dimension)
         if (strcmp(n->layers[i].name, "gap") == 0) gi = i;
     cr_assert(gi >= 0 && n->layers[gi].out.h == 1 && n->layers[gi].out.w == 1);
     cluster *c = uniform4("parameter-server");
-    for (long batch = 3; batch <= 4; batch++) {
-        cost_model *m = build(n, c, NULL, 4, batch);
-        check_all_overlaps(m);
-        cost_model_free(m);
-    }
+    check_odd_and_even_batch(n, c);
     cluster_free(c);
     const char *t = "{\"format\": \"layerwise-cluster/1\", \"name\": \"two\", \"nodes\": 2, \"gpus_per_node\": 4,"
                     " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
