@@ -288,6 +288,7 @@ static int reducer_init(reducer *d, const cost_graph *g, search_result *r)
     d->n = n;
     d->m0 = m0;
     d->r = r;
+    d->keep = r->tables_kept;
     size_t cap = 2 * (size_t)m0;
     d->from = alloc_array(cap, sizeof *d->from);
     d->to = alloc_array(cap, sizeof *d->to);
@@ -693,18 +694,6 @@ static int record_step(reducer *d, elim_kind kind, int node, int e1, int e2, int
     return ne;
 }
 
-/* Where tables are not kept: created edge e's table, which the step
- * being done has read for the last time (every edge is taken by one step
- * at most), is freed; the model's own edges' tables are the caller's. */
-static void drop_used(reducer *d, int e)
-{
-    if (d->keep || e < d->m0) return;
-    elim_step *st = &d->r->steps[e - d->m0];
-    free(st->table);
-    st->table = NULL;
-    d->tab[e] = NULL;
-}
-
 /* Where tables are not kept and e is a created edge: its table, taken
  * from its step to be written over by the step being done (the same
  * size), else NULL. */
@@ -715,6 +704,15 @@ static double *take_used(reducer *d, int e)
     double *t = st->table;
     st->table = NULL;
     return t;
+}
+
+/* Where tables are not kept: created edge e's table, which the step
+ * being done has read for the last time (every edge is taken by one step
+ * at most), is freed; the model's own edges' tables are the caller's. */
+static void drop_used(reducer *d, int e)
+{
+    free(take_used(d, e));
+    if (!d->keep && e >= d->m0) d->tab[e] = NULL;
 }
 
 static int do_node_elimination(reducer *d, int j)
@@ -1449,7 +1447,7 @@ search_result *search_run_with(const cost_graph *g, const search_options *opt,
     final_graph f;
     memset(&f, 0, sizeof f);
     search_status st = SEARCH_OK;
-    int red = reducer_init(&d, g, r) ? (d.keep = r->tables_kept, reduce(&d, opt->fold, opt->cancel)) : 0;
+    int red = reducer_init(&d, g, r) ? reduce(&d, opt->fold, opt->cancel) : 0;
     if (red <= 0) {
         st = red < 0 ? SEARCH_CANCELLED : SEARCH_OUT_OF_MEMORY;
     } else if (final_graph_build(g, &d, r, &f) != 0) {
