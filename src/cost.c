@@ -3532,7 +3532,11 @@ static void fill_scaled_edge(cost_model_priv *pm, tx_scratch *sc, int e)
     free(el);
 }
 
-cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch)
+/* cost_model_reuse, cost_model_reuse_cancellable (keep 1) and
+ * cost_model_reuse_fast (keep 0: the entries computed keep no counts, nor,
+ * then, does the model). NULL where it declines or *cancel was raised. */
+static cost_model *reuse(const cost_model *old, const cluster *cl, int gpus, long batch, int keep,
+                         const atomic_int *cancel)
 {
     const cost_model_priv *po = (const cost_model_priv *)old;
     tx_reprice *rp = po->rp;
@@ -3570,11 +3574,15 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
         atomic_fetch_add(&rp->refs, 1);
         pm->rp = rp;
     } else {
-        pm->rp = rp_new(pm, same, todo, n_todo);
+        pm->rp = keep ? rp_new(pm, same, todo, n_todo) : NULL;
         scale_rp_begin(pm, n_first, n_todo);
     }
     int nw = all ? 1 : lw_worker_count();
-    compute_edge_tables(pm, same, todo, n_first, n_todo, nw, NULL, rp);
+    if (compute_edge_tables(pm, same, todo, n_first, n_todo, nw, cancel, rp)) {
+        free(same);
+        free(todo);
+        goto decline;
+    }
     m->tx_pairs_repriced = atomic_load(&pm->n_repriced);
     m->tx_pairs_scaled = atomic_load(&pm->n_scaled);
     rp_free(pm->scale_rp);
@@ -3593,6 +3601,52 @@ cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus,
 decline:
     cost_model_free(m);
     return NULL;
+}
+
+cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch)
+{
+    return reuse(old, cl, gpus, batch, 1, NULL);
+}
+
+cost_model *cost_model_reuse_cancellable(const cost_model *old, const cluster *cl, int gpus, long batch,
+                                         const atomic_int *cancel)
+{
+    return reuse(old, cl, gpus, batch, 1, cancel);
+}
+
+cost_model *cost_model_reuse_fast(const cost_model *old, const cluster *cl, int gpus, long batch,
+                                  const atomic_int *cancel)
+{
+    return reuse(old, cl, gpus, batch, 0, cancel);
+}
+
+int cost_model_could_keep_counts(const cost_model *m)
+{
+    const cost_model_priv *pm = (const cost_model_priv *)m;
+    return m->t_x && pm->closed_form_ok && !pm->tx_reference &&
+           m->tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) <= RP_MAX_BYTES;
+}
+
+int cost_model_adopt_counts(cost_model *m, const cost_model *donor)
+{
+    cost_model_priv *pm = (cost_model_priv *)m;
+    const cost_model_priv *pd = (const cost_model_priv *)donor;
+    tx_reprice *rp = pd->rp;
+    /* counts of exactly m's entries: the donor's own (no map, no scale) of
+     * the same network, GPUs, batch, layout and configs */
+    if (pm->rp || !rp || !m->t_x || !donor->t_x || pd->rp_map || pd->rp_num != 1 || pd->rp_den != 1 ||
+        donor->net != m->net || rp->gpus != m->gpus || rp->batch != m->batch || donor->gpus != m->gpus ||
+        donor->batch != m->batch || rp->gpus_per_node != m->cl->gpus_per_node || rp->n_layers != m->n_layers ||
+        rp->n_edges != m->n_edges || atomic_load(&rp->dropped))
+        return 0;
+    for (int i = 0; i < m->n_layers; i++)
+        if (rp->n_configs[i] != m->n_configs[i] ||
+            memcmp(rp->configs[i], m->configs[i], sizeof(config) * (size_t)m->n_configs[i]))
+            return 0;
+    atomic_fetch_add(&rp->refs, 1);
+    pm->rp = rp;
+    pm->rp_num = pm->rp_den = 1;
+    return 1;
 }
 
 cost_model *cost_model_reprice(const cost_model *old, const cluster *cl)

@@ -145,6 +145,28 @@ cost_model *cost_model_reprice(const cost_model *old, const cluster *cl);
  * bit, to cost_model_build(old->net, cl, ..., gpus, batch). NULL where
  * cost_model_reprice declines. */
 cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch);
+/* cost_model_reuse, giving up (NULL) soon after *cancel is raised (NULL:
+ * never), for a background thread. */
+cost_model *cost_model_reuse_cancellable(const cost_model *old, const cluster *cl, int gpus, long batch,
+                                         const atomic_int *cancel);
+/* cost_model_reuse answering first: the entries it computes keep no
+ * counts (about 40% less time where most are computed: Inception-v3 from
+ * 32 to 64 GPUs), so where any is computed (tx_reused 2) the model keeps
+ * none (cost_model_kept_bytes 0) until it adopts them
+ * (cost_model_adopt_counts) from the same model built again keeping them,
+ * on another thread (cost_model_reuse_cancellable from old, or
+ * cost_model_build_for_whatifs). Where every entry is priced it shares
+ * old's, as cost_model_reuse. Its tables are the same doubles. */
+cost_model *cost_model_reuse_fast(const cost_model *old, const cluster *cl, int gpus, long batch,
+                                  const atomic_int *cancel);
+/* Whether m, built without keeping counts, could keep them: the closed
+ * form's t_x and within RP_MAX_BYTES. */
+int cost_model_could_keep_counts(const cost_model *m);
+/* Gives m, which keeps no counts, donor's: the counts of exactly m's
+ * entries (the same network, GPUs, batch, layout and configs; donor's
+ * counts its own build's, not priced from another's), shared. 1 adopted,
+ * 0 not (m unchanged). Prices may differ: counts do not depend on them. */
+int cost_model_adopt_counts(cost_model *m, const cost_model *donor);
 /* The bytes of counts m's build kept for what-ifs (shared by the models
  * priced from them); 0: it kept none, and what-ifs on m build. */
 long cost_model_kept_bytes(const cost_model *m);

@@ -1764,6 +1764,31 @@ Test(tables, a_model_reused_for_another_batch_or_gpu_count_equals_a_fresh_build,
             cost_model_free(want);
             cost_model_free(next);
             cost_model_free(r);
+            /* answering first (the TUI): the same tables, no counts, until
+             * it adopts those of the same what-if done keeping them; then
+             * new prices re-price from them into a fresh build's tables */
+            cost_model *fast = cost_model_reuse_fast(part[k].from, c, part[k].gpus, part[k].batch, NULL);
+            cr_assert_not_null(fast, "%s: answering first declined", what);
+            cr_assert_eq(fast->tx_reused, 2, "%s: nothing computed", what);
+            cr_assert_eq(cost_model_kept_bytes(fast), 0, "%s: answering first kept counts", what);
+            want = build(v, c, NULL, part[k].gpus, part[k].batch);
+            expect_same_tables(fast, want, what);
+            cost_model_free(want);
+            cr_assert_null(cost_model_reuse(fast, x, part[k].gpus, part[k].batch), "%s: priced without counts", what);
+            cost_model *donor = cost_model_reuse_cancellable(part[k].from, c, part[k].gpus, part[k].batch, NULL);
+            cr_assert_not_null(donor);
+            cr_assert(cost_model_adopt_counts(fast, donor), "%s: counts not adopted", what);
+            cr_assert_eq(cost_model_kept_bytes(fast), cost_model_kept_bytes(donor));
+            cr_assert_not(cost_model_adopt_counts(fast, donor), "%s: adopted twice", what);
+            cost_model_free(donor); /* shared: fast keeps them */
+            next = cost_model_reuse(fast, x, part[k].gpus, part[k].batch);
+            cr_assert_not_null(next, "%s: new prices declined after adopting", what);
+            cr_assert_eq(next->tx_reused, 1, "%s: adopted counts did not price every entry", what);
+            want = build(v, x, NULL, part[k].gpus, part[k].batch);
+            expect_same_tables(next, want, what);
+            cost_model_free(want);
+            cost_model_free(next);
+            cost_model_free(fast);
         }
         cost_model_free(more);
         cost_model_free(last);
@@ -1774,6 +1799,54 @@ Test(tables, a_model_reused_for_another_batch_or_gpu_count_equals_a_fresh_build,
               "an edge kind is missing from the networks checked");
     cr_assert_gt(edges_checked, 100);
     cluster_free(c);
+}
+
+/* A plain build (the TUI's first model, answering first) adopts the
+ * counts of the same build done keeping them (at other prices: counts do
+ * not depend on them), and a what-if then re-prices into a fresh build's
+ * tables; counts of another batch, GPU count or
+ * layout, a donor that kept none, or a model that keeps some already are
+ * refused, leaving the model as it was. */
+Test(tables, a_plain_build_adopts_the_counts_of_the_same_build_only)
+{
+    lw_error err = {0};
+    network *v = plan_load_network("inception_v3", &err);
+    cluster *c = plan_load_cluster("h100-8x8", &err); /* two nodes of 8; precisions of 4 and 2 bytes */
+    cr_assert(v && c, "%s", err.msg);
+    cost_model *m = build(v, c, NULL, 16, 512);
+    cr_assert(cost_model_could_keep_counts(m));
+    cr_assert_eq(cost_model_kept_bytes(m), 0);
+    cost_model *other_batch = build_keeping(v, c, 16, 256), *other_gpus = build_keeping(v, c, 8, 512),
+               *plain = build(v, c, NULL, 16, 512);
+    cluster *dear = edited(c, ED_INTER_BW); /* counts do not depend on prices: a donor at others will do */
+    cost_model *donor = build_keeping(v, dear, 16, 512);
+    cluster *two = cluster_clone(c);
+    two->gpus_per_node = 4;
+    two->nodes = 16;
+    cost_model *other_layout = build_keeping(v, two, 16, 512);
+    const cost_model *refused[] = {other_batch, other_gpus, plain, other_layout};
+    for (int k = 0; k < 4; k++) {
+        cr_assert_not(cost_model_adopt_counts(m, refused[k]), "donor %d adopted", k);
+        cr_assert_eq(cost_model_kept_bytes(m), 0, "donor %d: counts left behind", k);
+    }
+    cr_assert(cost_model_adopt_counts(m, donor));
+    cost_model_free(donor);
+    cr_assert_not(cost_model_adopt_counts(m, other_batch), "adopted over counts of its own");
+    cluster *x = edited(c, ED_ALL);
+    cost_model *r = cost_model_reuse(m, x, 16, 512);
+    cr_assert_not_null(r, "new prices declined after adopting");
+    cr_assert_eq(r->tx_reused, 1);
+    cost_model *want = build(v, x, NULL, 16, 512);
+    expect_same_tables(r, want, "adopted, then new prices");
+    cost_model_free(want);
+    cost_model_free(r);
+    cluster_free(x);
+    for (int k = 0; k < 4; k++) cost_model_free((cost_model *)refused[k]);
+    cluster_free(two);
+    cluster_free(dear);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(v);
 }
 
 /* At 64 GPUs on eight nodes the build keeps its counts too (compactly:
