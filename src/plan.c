@@ -301,6 +301,25 @@ static int rebuild_unsearched(plan *p, const plan_settings *set, cluster *cl, in
     return 0;
 }
 
+/* The counts posted for the plan's model (prefetch_counts_post), adopted
+ * once built (waiting for them); any posted for another model dropped. */
+static void counts_settle(plan *p)
+{
+    if (!p->cm || cost_model_kept_bytes(p->cm) > 0) {
+        prefetch_counts_drop(p);
+        return;
+    }
+    cost_model *donor = prefetch_counts_take(p);
+    if (donor) (void)cost_model_adopt_counts(p->cm, donor);
+    cost_model_free(donor);
+}
+
+int plan_counts_wait(plan *p)
+{
+    counts_settle(p);
+    return p->cm && cost_model_kept_bytes(p->cm) > 0;
+}
+
 /* A new cost model and optimum for settings set on cluster cl (the plan's
  * own, or a new one the plan takes on success), pins given as indices into
  * the plan's current model. On failure nothing changed (cl is the caller's
@@ -320,18 +339,28 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     cost_model *cm = NULL;
     cost_graph *cg = NULL;
     search_result *sr = NULL;
-    int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr), repriced = 0;
-    if (!adopted) {
+    int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr), repriced = 0, post_counts = 0;
+    if (adopted) {
+        prefetch_counts_drop(p); /* the prefetched model keeps counts of its own */
+    } else {
         /* a change of prices (the cluster editor, precision), of batch, or
          * GPU count: the transfers' counts the current model's build kept,
-         * where they say (cost_model_reuse); the rest computed */
-        if (p->cm) cm = cost_model_reuse(p->cm, cl, gpus, batch);
+         * where they say (cost_model_reuse); the rest computed. An
+         * interactive plan answers first: entries computed (and a model
+         * built) keep no counts, which the same model built again on the
+         * prefetch worker then gives it (post_counts) before the next
+         * what-if needs them (counts_settle waits for them). */
+        if (p->whatifs) counts_settle(p);
+        if (p->cm)
+            cm = p->whatifs ? cost_model_reuse_fast(p->cm, cl, gpus, batch, p->cancel)
+                            : cost_model_reuse(p->cm, cl, gpus, batch);
         repriced = cm ? cm->tx_reused : 0;
-        if (!cm && (p->cm || p->whatifs)) /* a what-if: more may follow */
+        if (!cm && p->cm && !p->whatifs) /* a what-if: more may follow */
             cm = cost_model_build_for_whatifs(p->net, cl, p->prof, gpus, batch, p->cancel, err);
         else if (!cm)
             cm = cost_model_build_cancellable(p->net, cl, p->prof, gpus, batch, p->cancel, err);
         if (!cm) return -1;
+        post_counts = p->whatifs && cost_model_kept_bytes(cm) == 0 && cost_model_could_keep_counts(cm);
     }
     /* pins are configs, not indices: carry them over by value (a config the
      * new setting lacks drops its pin) */
@@ -366,7 +395,12 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         free(pins);
         return -1;
     }
+    /* the counts are kept again from the model before where it priced
+     * some of the entries: the job takes it */
+    cost_model *base = post_counts && repriced == 2 ? p->cm : NULL;
+    if (base) p->cm = NULL;
     commit(p, cm, cg, sr, pins, search_ms, adopted, best, &mo, mset);
+    if (post_counts) prefetch_counts_post(p, base);
     p->repriced = repriced;
     free(best);
     free(pins);

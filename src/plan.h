@@ -76,7 +76,7 @@ typedef struct plan {
                                 build kept instead of building (cost_model_reuse): 1 all of them (prices,
                                 batch, fewer GPUs), 2 some (more GPUs, a batch some sample degree does not
                                 divide: those entries computed); 0 built */
-    int whatifs;             /* what-ifs follow (plan_new_cancellable): the first model keeps counts too */
+    int whatifs;             /* what-ifs follow (plan_new_cancellable): every model gets counts (plan_counts_wait) */
     atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
@@ -94,10 +94,11 @@ plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings 
 plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
                       search_progress_fn progress, void *progress_user, lw_error *err);
 /* plan_new_memory for an interactive front end (the TUI), where what-ifs
- * follow: its first model already keeps what they reuse
- * (cost_model_build_for_whatifs: a third more build time and memory, which
- * one-shot CLI commands do not pay), and it gives up ("cancelled", NULL)
- * once *cancel is raised (NULL: not cancellable). */
+ * follow: what they reuse, the counts of its models' transfers, is kept
+ * from the first model on, on the prefetch worker after each answer
+ * (plan_counts_wait: about 60% more build time, and memory, which one-shot
+ * CLI commands do not pay), and it gives up ("cancelled", NULL) once
+ * *cancel is raised (NULL: not cancellable). */
 plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settings set,
                            const plan_memory_settings *ms, atomic_int *cancel, lw_error *err);
 void plan_free(plan *p);
@@ -120,6 +121,16 @@ int plan_search(plan *p, lw_error *err);
  * already or the plan is unsearched), -1 with err set where memory ran
  * out (the plan's result stays as it was). */
 int plan_step_tables(plan *p, lw_error *err);
+
+/* An interactive plan (plan_new_cancellable) answers a what-if that
+ * computes transfer entries (its first model, more GPUs, a batch some
+ * sample degree does not divide) without keeping their counts, and has
+ * the prefetch worker build the same model again keeping them; the next
+ * what-if adopts them, waiting for them if they are not done yet. This
+ * waits for them now: 1 when the plan's model keeps counts (for tests and
+ * the benchmark), 0 where it keeps none (a one-shot plan, too many to
+ * keep, a cancelled build). */
+int plan_counts_wait(plan *p);
 
 /* ---- what-ifs --------------------------------------------------------- */
 

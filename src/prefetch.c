@@ -47,6 +47,32 @@ typedef struct probe_job {
     lw_error err;
 } probe_job;
 
+/* The counts of the plan's model, kept on the worker (plan.c's two-phase
+ * what-ifs): the same model built again keeping them, from base's counts
+ * (cost_model_reuse_cancellable) or, base NULL, from scratch
+ * (cost_model_build_for_whatifs); adopted by the plan's model when a
+ * what-if needs them (prefetch_counts_take). */
+typedef struct counts_job {
+    const cost_model *for_model; /* the plan's model they are for: compared, never read here */
+    cost_model *base;     /* the job's own (the plan's model before), freed once used; or NULL */
+    cluster *cl;          /* a clone of the model's cluster */
+    int gpus;
+    long batch;
+    int state;            /* PF_*, under the prefetcher's lock */
+    int dropped;          /* cancelled while running: the worker frees it */
+    atomic_int cancel;
+    cost_model *cm;       /* the model with counts, once done */
+} counts_job;
+
+static void counts_free(counts_job *j)
+{
+    if (!j) return;
+    cost_model_free(j->cm);
+    cost_model_free(j->base);
+    cluster_free(j->cl);
+    free(j);
+}
+
 static void job_free(probe_job *j)
 {
     if (!j) return;
@@ -66,6 +92,7 @@ struct plan_prefetcher {
     int n;
     prefetch_slot *slot[PLAN_PREFETCH_MAX];
     probe_job *probe;     /* the posted probe, or NULL */
+    counts_job *counts;   /* the posted counts, or NULL */
 };
 
 static void slot_free(prefetch_slot *s)
@@ -99,6 +126,24 @@ static void *prefetch_main(void *arg)
             j->err = err;
             j->state = rc == 0 ? PF_DONE : PF_FAILED;
             if (j->dropped) job_free(j);
+            pthread_cond_broadcast(&f->changed);
+            continue;
+        }
+        counts_job *c = f->counts && f->counts->state == PF_QUEUED ? f->counts : NULL;
+        if (c) { /* they serve every what-if after: before the settings that might be asked */
+            c->state = PF_RUNNING;
+            pthread_mutex_unlock(&f->lock);
+            lw_error err = {0};
+            cost_model *cm = c->base ? cost_model_reuse_cancellable(c->base, c->cl, c->gpus, c->batch, &c->cancel)
+                                     : NULL;
+            cost_model_free(c->base);
+            c->base = NULL;
+            if (!cm && !atomic_load(&c->cancel)) /* declined, which the plan's own reuse did not: build */
+                cm = cost_model_build_for_whatifs(f->net, c->cl, f->prof, c->gpus, c->batch, &c->cancel, &err);
+            pthread_mutex_lock(&f->lock);
+            c->cm = cm;
+            c->state = cm ? PF_DONE : PF_FAILED;
+            if (c->dropped) counts_free(c);
             pthread_cond_broadcast(&f->changed);
             continue;
         }
@@ -145,6 +190,17 @@ static void drop_probe(struct plan_prefetcher *f)
     else job_free(j);
 }
 
+/* Cancels the posted counts (under the lock): the worker frees running ones. */
+static void drop_counts(struct plan_prefetcher *f)
+{
+    counts_job *c = f->counts;
+    f->counts = NULL;
+    if (!c) return;
+    atomic_store(&c->cancel, 1);
+    if (c->state == PF_RUNNING) c->dropped = 1;
+    else counts_free(c);
+}
+
 /* The plan's prefetcher, made on first use. */
 static struct plan_prefetcher *prefetcher_of(plan *p)
 {
@@ -183,6 +239,7 @@ void prefetch_discard(plan *p)
     }
     f->n = 0;
     drop_probe(f);
+    drop_counts(f);
     pthread_mutex_unlock(&f->lock);
     if (f->thread_live) pthread_join(f->thread, NULL);
     pthread_mutex_destroy(&f->lock);
@@ -356,4 +413,63 @@ int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_model *
     s->sr = NULL;
     slot_free(s);
     return 1;
+}
+
+void prefetch_counts_post(plan *p, cost_model *base)
+{
+    counts_job *c = lw_calloc(1, sizeof *c);
+    c->for_model = p->cm;
+    c->cl = cluster_clone(p->cm->cl);
+    c->gpus = p->cm->gpus;
+    c->batch = p->cm->batch;
+    c->base = base;
+    if (base) base->cl = c->cl; /* its own cluster may go with the plan's change: reuse reads only its counts */
+    c->state = PF_QUEUED;
+    struct plan_prefetcher *f = prefetcher_of(p);
+    pthread_mutex_lock(&f->lock);
+    drop_counts(f);
+    f->counts = c;
+    int start = !f->working;
+    pthread_mutex_unlock(&f->lock);
+    worker_start(f, start);
+}
+
+cost_model *prefetch_counts_take(plan *p)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return NULL;
+    pthread_mutex_lock(&f->lock);
+    counts_job *c = f->counts;
+    if (c && (c->for_model != p->cm || !p->cm || c->gpus != p->cm->gpus || c->batch != p->cm->batch)) {
+        drop_counts(f); /* for a model the plan no longer has */
+        c = NULL;
+    }
+    while (c && c->state != PF_DONE && c->state != PF_FAILED && !(p->cancel && atomic_load(p->cancel))) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 20 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&f->changed, &f->lock, &until);
+    }
+    cost_model *cm = NULL;
+    if (c && (c->state == PF_DONE || c->state == PF_FAILED)) {
+        cm = c->cm;
+        c->cm = NULL;
+        f->counts = NULL;
+        counts_free(c);
+    }
+    pthread_mutex_unlock(&f->lock);
+    return cm;
+}
+
+void prefetch_counts_drop(plan *p)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return;
+    pthread_mutex_lock(&f->lock);
+    drop_counts(f);
+    pthread_mutex_unlock(&f->lock);
 }

@@ -32,6 +32,20 @@ int plan_probe_resolve(const plan *p, const plan_settings *set, const cluster *c
  * with err set. */
 int plan_probe_answer(const network *net, const profile *prof, const plan_probe_q *q, int li, const config two[2],
                       const atomic_int *cancel, double totals[2], lw_error *err);
+/* Posts, for the plan's model (p->cm, built keeping no counts), its
+ * counts: the same model built again on the worker keeping them, from
+ * base's (the plan's model before, which the job takes and frees) or,
+ * base NULL, from scratch; before any other prefetch, after a probe.
+ * Replaces any counts posted before. */
+void prefetch_counts_post(plan *p, cost_model *base);
+/* The model with the counts posted for p->cm, waiting for them while they
+ * are being built, unless p->cancel is raised (then NULL, the job left
+ * running); NULL where none were posted for p->cm (any posted for
+ * another model are dropped) or they failed. The caller adopts and frees
+ * it. */
+cost_model *prefetch_counts_take(plan *p);
+/* Drops any counts posted (cancelled; a running job is freed by the worker). */
+void prefetch_counts_drop(plan *p);
 /* Cancels and frees every background build, waiting for the worker. */
 void prefetch_discard(plan *p);
 
