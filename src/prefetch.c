@@ -369,6 +369,20 @@ void plan_prefetch(plan *p, plan_settings next)
     plan_prefetch_list(p, &it, 1);
 }
 
+/* Waits (under the lock) until the worker reports a change, or 20 ms
+ * pass: the caller then looks at its cancel flag again. */
+static void wait_a_while(struct plan_prefetcher *f)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 20 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&f->changed, &f->lock, &until);
+}
+
 /* Takes the prefetched model, graph and result if one was built, or is
  * being built, for exactly gpus / batch / cluster cl (waiting for
  * it to finish, unless p->cancel is raised meanwhile). The rest carry on. */
@@ -382,14 +396,7 @@ int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_model *
     while (i < f->n && !slot_matches(f->slot[i], gpus, batch, cl)) i++;
     prefetch_slot *s = i < f->n ? f->slot[i] : NULL;
     while (s && s->state == PF_RUNNING && !(p->cancel && atomic_load(p->cancel))) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 20 * 1000 * 1000;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&f->changed, &f->lock, &until);
+        wait_a_while(f);
     }
     if (s && s->state == PF_QUEUED) { /* not started: built here instead, so drop it */
         memmove(&f->slot[i], &f->slot[i + 1], sizeof(prefetch_slot *) * (size_t)(f->n - i - 1));
@@ -445,14 +452,7 @@ cost_model *prefetch_counts_take(plan *p)
         c = NULL;
     }
     while (c && c->state != PF_DONE && c->state != PF_FAILED && !(p->cancel && atomic_load(p->cancel))) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 20 * 1000 * 1000;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&f->changed, &f->lock, &until);
+        wait_a_while(f);
     }
     cost_model *cm = NULL;
     if (c && (c->state == PF_DONE || c->state == PF_FAILED)) {

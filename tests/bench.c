@@ -274,6 +274,17 @@ static int other_precision(const cluster *c)
     return -1;
 }
 
+/* A TUI's plan (as p's) at half the what-ifs' GPU count, its first
+ * model's counts kept (the user reads the screen); NULL with err set. */
+static plan *tui_plan_at_half(const plan *p, lw_error *err)
+{
+    plan_settings half = {bench_g / 2, 32, 0, 0};
+    plan *q = plan_new_cancellable(plan_load_network(bench_net, err), cluster_clone(p->cl), NULL, half, NULL, NULL,
+                                   err);
+    if (q) plan_counts_wait(q);
+    return q;
+}
+
 static double best_of(int reps, plan *p, int what, lw_error *err)
 {
     double best = 1e30;
@@ -381,16 +392,11 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         case 16: /* up to a GPU count the kept counts lack (a TUI started at half the count, then doubled): the
                   * entries of configs on more GPUs than that computed */
         {
-            lw_error e2 = {0};
-            plan_settings half = {bench_g / 2, 32, 0, 0};
-            plan *q = plan_new_cancellable(plan_load_network(bench_net, &e2), cluster_clone(p->cl), NULL, half,
-                                           NULL, NULL, &e2);
+            plan *q = tui_plan_at_half(p, err);
             if (!q) {
-                snprintf(err->msg, sizeof err->msg, "%s", e2.msg);
                 rc = 1;
                 break;
             }
-            plan_counts_wait(q); /* the first model's, kept while the user reads the screen */
             t0 = lw_now();
             rc = set_to(q, bench_g, 0, NULL, err);
             double t = lw_now() - t0;
@@ -401,16 +407,11 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         case 17: /* inter-node bandwidth doubled right after case 16's what-if, before the worker has kept its
                   * counts: it waits for them, then re-prices */
         {
-            lw_error e2 = {0};
-            plan_settings half = {bench_g / 2, 32, 0, 0};
-            plan *q = plan_new_cancellable(plan_load_network(bench_net, &e2), cluster_clone(p->cl), NULL, half,
-                                           NULL, NULL, &e2);
+            plan *q = tui_plan_at_half(p, err);
             if (!q) {
-                snprintf(err->msg, sizeof err->msg, "%s", e2.msg);
                 rc = 1;
                 break;
             }
-            plan_counts_wait(q);
             rc = set_to(q, bench_g, 0, NULL, err);
             if (!rc) {
                 cluster *orig = cluster_clone(q->cl), *edited = cluster_clone(q->cl);
