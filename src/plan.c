@@ -320,6 +320,12 @@ int plan_counts_wait(plan *p)
     return p->cm && cost_model_kept_bytes(p->cm) > 0;
 }
 
+int plan_background_join(plan *p)
+{
+    counts_settle(p);
+    return prefetch_join_idle(p);
+}
+
 /* A new cost model and optimum for settings set on cluster cl (the plan's
  * own, or a new one the plan takes on success), pins given as indices into
  * the plan's current model. On failure nothing changed (cl is the caller's

@@ -131,6 +131,12 @@ int plan_step_tables(plan *p, lw_error *err);
  * the benchmark), 0 where it keeps none (a one-shot plan, too many to
  * keep, a cancelled build). */
 int plan_counts_wait(plan *p);
+/* plan_counts_wait, then waits for the background worker's thread to
+ * end where it has nothing else queued (builds ahead, a probe): 1 where
+ * none of the plan's threads runs afterwards, 0 where the worker carries
+ * on. Before a fork (the scale screen's worker process): a lock another
+ * thread holds at the fork stays held in the child. */
+int plan_background_join(plan *p);
 
 /* ---- what-ifs --------------------------------------------------------- */
 

@@ -473,3 +473,17 @@ void prefetch_counts_drop(plan *p)
     drop_counts(f);
     pthread_mutex_unlock(&f->lock);
 }
+
+int prefetch_join_idle(plan *p)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    if (!f) return 1;
+    pthread_mutex_lock(&f->lock);
+    int idle = !f->working;
+    pthread_mutex_unlock(&f->lock);
+    if (!idle) return 0;
+    /* it cleared working on its way out: this waits for its exit alone */
+    if (f->thread_live) pthread_join(f->thread, NULL);
+    f->thread_live = 0;
+    return 1;
+}

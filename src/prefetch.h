@@ -46,6 +46,9 @@ void prefetch_counts_post(plan *p, cost_model *base);
 cost_model *prefetch_counts_take(plan *p);
 /* Drops any counts posted (cancelled; a running job is freed by the worker). */
 void prefetch_counts_drop(plan *p);
+/* Joins the worker where it has nothing left to do (1: no worker thread
+ * runs now), else 0 (it carries on). */
+int prefetch_join_idle(plan *p);
 /* Cancels and frees every background build, waiting for the worker. */
 void prefetch_discard(plan *p);
 
