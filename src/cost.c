@@ -3208,11 +3208,19 @@ static void rp_map_free(cost_model_priv *pm)
 /* Empty kept counts for model pm's tables (edges todo, the others copy
  * same[e]'s), to be recorded as they are computed; NULL where the model
  * cannot keep them (not the closed form, or too many entries). */
+/* Whether model pm's entries can keep counts: the closed form's t_x, and
+ * the entries alone within RP_MAX_BYTES (8 bytes an entry, 24 across
+ * nodes). */
+static int counts_fit(const cost_model_priv *pm)
+{
+    return pm->closed_form_ok && !pm->tx_reference &&
+           pm->pub.tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) <= RP_MAX_BYTES;
+}
+
 static tx_reprice *rp_new(const cost_model_priv *pm, const int *same, const int *todo, int n_todo)
 {
     const cost_model *m = &pm->pub;
-    if (!pm->closed_form_ok || pm->tx_reference || m->tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) > RP_MAX_BYTES)
-        return NULL;
+    if (!counts_fit(pm)) return NULL;
     int ne = m->n_edges;
     tx_reprice *rp = lw_calloc(1, sizeof *rp);
     atomic_init(&rp->refs, 1);
@@ -3578,11 +3586,10 @@ static cost_model *reuse(const cost_model *old, const cluster *cl, int gpus, lon
         scale_rp_begin(pm, n_first, n_todo);
     }
     int nw = all ? 1 : lw_worker_count();
-    if (compute_edge_tables(pm, same, todo, n_first, n_todo, nw, cancel, rp)) {
-        free(same);
-        free(todo);
-        goto decline;
-    }
+    const int gave_up = compute_edge_tables(pm, same, todo, n_first, n_todo, nw, cancel, rp);
+    free(same);
+    free(todo);
+    if (gave_up) goto decline;
     m->tx_pairs_repriced = atomic_load(&pm->n_repriced);
     m->tx_pairs_scaled = atomic_load(&pm->n_scaled);
     rp_free(pm->scale_rp);
@@ -3594,8 +3601,6 @@ static cost_model *reuse(const cost_model *old, const cluster *cl, int gpus, lon
         pm->rp_num = pm->rp_den = 1;
         rp_drop_if_over(pm);
     }
-    free(same);
-    free(todo);
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
 decline:
@@ -3622,9 +3627,7 @@ cost_model *cost_model_reuse_fast(const cost_model *old, const cluster *cl, int 
 
 int cost_model_could_keep_counts(const cost_model *m)
 {
-    const cost_model_priv *pm = (const cost_model_priv *)m;
-    return m->t_x && pm->closed_form_ok && !pm->tx_reference &&
-           m->tx_pairs_computed * (pm->nodes_used > 1 ? 24 : 8) <= RP_MAX_BYTES;
+    return m->t_x && counts_fit((const cost_model_priv *)m);
 }
 
 int cost_model_adopt_counts(cost_model *m, const cost_model *donor)
@@ -3632,12 +3635,12 @@ int cost_model_adopt_counts(cost_model *m, const cost_model *donor)
     cost_model_priv *pm = (cost_model_priv *)m;
     const cost_model_priv *pd = (const cost_model_priv *)donor;
     tx_reprice *rp = pd->rp;
-    /* counts of exactly m's entries: the donor's own (no map, no scale) of
-     * the same network, GPUs, batch, layout and configs */
-    if (pm->rp || !rp || !m->t_x || !donor->t_x || pd->rp_map || pd->rp_num != 1 || pd->rp_den != 1 ||
-        donor->net != m->net || rp->gpus != m->gpus || rp->batch != m->batch || donor->gpus != m->gpus ||
-        donor->batch != m->batch || rp->gpus_per_node != m->cl->gpus_per_node || rp->n_layers != m->n_layers ||
-        rp->n_edges != m->n_edges || atomic_load(&rp->dropped))
+    /* counts kept for exactly m's entries: the same network, GPUs, batch,
+     * layout and configs (m then reads them as they are: no map, no
+     * scale) */
+    if (pm->rp || !rp || !m->t_x || donor->net != m->net || rp->gpus != m->gpus || rp->batch != m->batch ||
+        rp->gpus_per_node != m->cl->gpus_per_node || rp->n_layers != m->n_layers || rp->n_edges != m->n_edges ||
+        atomic_load(&rp->dropped))
         return 0;
     for (int i = 0; i < m->n_layers; i++)
         if (rp->n_configs[i] != m->n_configs[i] ||

@@ -162,10 +162,10 @@ cost_model *cost_model_reuse_fast(const cost_model *old, const cluster *cl, int 
 /* Whether m, built without keeping counts, could keep them: the closed
  * form's t_x and within RP_MAX_BYTES. */
 int cost_model_could_keep_counts(const cost_model *m);
-/* Gives m, which keeps no counts, donor's: the counts of exactly m's
- * entries (the same network, GPUs, batch, layout and configs; donor's
- * counts its own build's, not priced from another's), shared. 1 adopted,
- * 0 not (m unchanged). Prices may differ: counts do not depend on them. */
+/* Gives m, which keeps no counts, donor's where they were kept for
+ * exactly m's entries (the same network, GPUs, batch, layout and
+ * configs), shared. 1 adopted, 0 not (m unchanged). Prices may differ:
+ * counts do not depend on them. */
 int cost_model_adopt_counts(cost_model *m, const cost_model *donor);
 /* The bytes of counts m's build kept for what-ifs (shared by the models
  * priced from them); 0: it kept none, and what-ifs on m build. */

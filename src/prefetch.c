@@ -19,6 +19,11 @@
 
 enum { PF_QUEUED, PF_RUNNING, PF_DONE, PF_FAILED };
 
+static int ended(int state)
+{
+    return state == PF_DONE || state == PF_FAILED;
+}
+
 /* One setting built ahead. Slots live on the heap so the worker can keep
  * building one while the list is re-posted around it; a slot dropped from
  * the list while running is cancelled and freed by the worker. */
@@ -327,7 +332,7 @@ int plan_probe_poll(plan *p, double totals[2], lw_error *err)
     pthread_mutex_lock(&f->lock);
     probe_job *j = f->probe;
     int rc = 0;
-    if (j->state == PF_DONE || j->state == PF_FAILED) {
+    if (ended(j->state)) {
         f->probe = NULL;
         if (j->state == PF_DONE) {
             totals[0] = j->totals[0];
@@ -447,15 +452,13 @@ cost_model *prefetch_counts_take(plan *p)
     if (!f) return NULL;
     pthread_mutex_lock(&f->lock);
     counts_job *c = f->counts;
-    if (c && (c->for_model != p->cm || !p->cm || c->gpus != p->cm->gpus || c->batch != p->cm->batch)) {
+    if (c && (c->for_model != p->cm || c->gpus != p->cm->gpus || c->batch != p->cm->batch)) {
         drop_counts(f); /* for a model the plan no longer has */
         c = NULL;
     }
-    while (c && c->state != PF_DONE && c->state != PF_FAILED && !(p->cancel && atomic_load(p->cancel))) {
-        wait_a_while(f);
-    }
+    while (c && !ended(c->state) && !(p->cancel && atomic_load(p->cancel))) wait_a_while(f);
     cost_model *cm = NULL;
-    if (c && (c->state == PF_DONE || c->state == PF_FAILED)) {
+    if (c && ended(c->state)) {
         cm = c->cm;
         c->cm = NULL;
         f->counts = NULL;

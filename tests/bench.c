@@ -491,7 +491,7 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     printf("\nwhat-if on %s, %s, %d GPUs: new optimum (engine side; target %s)\n", net, cl, gpus, target);
     lw_error err = {0};
     plan_settings set = {gpus, 32, 0, 0};
-    /* the TUI's plan: its first model keeps the counts what-ifs re-price */
+    /* the TUI's plan: its first model answers, then gets the counts what-ifs re-price */
     double t_open = lw_now();
     plan *p = plan_new_cancellable(plan_load_network(net, &err), plan_load_cluster(cl, &err), NULL, set, NULL, NULL,
                                    &err);
