@@ -1502,9 +1502,16 @@ static double gn_visit_pairs(const gn_ctx *g, double *elems_io, double *far_sum_
     const int e0 = g->ext[0], e1 = g->ext[1], e2 = g->ext[2], e3 = g->ext[3];
     int se[NDIMS];
     const double *blk[NDIMS];
+    /* per dimension and receiver piece, the sender pieces it overlaps (bits) */
+    uint64_t nz[NDIMS][GN_BOX];
     for (int d = 0; d < NDIMS; d++) {
         se[d] = g->held == 2 ? g->hi[d] - g->lo[d] : 0;
         blk[d] = g->von[d] + g->ext[d];
+        for (int i = 0; i < g->ext[d]; i++) {
+            uint64_t bits = 0;
+            for (int j = 0; j < se[d]; j++) bits |= (uint64_t)(blk[d][i * se[d] + j] != 0) << j;
+            nz[d][i] = bits;
+        }
     }
     const double *va0 = g->va[0], *va1 = g->va[1], *va2 = g->va[2], *va3 = g->va[3];
     const double *vn0 = g->vn[0], *vn1 = g->vn[1], *vn2 = g->vn[2], *vn3 = g->vn[3];
@@ -1520,15 +1527,21 @@ static double gn_visit_pairs(const gn_ctx *g, double *elems_io, double *far_sum_
                     const double all = a2 * va3[i3], all_n = n2 * vn3[i3];
                     if (all == 0) continue;
                     pair_acc acc = {0, 0, 0, 0};
-                    int j = 0; /* the sender's GPU on the node */
                     const double *lat = g->plat + (size_t)li * gpn, *inv = g->pinv + (size_t)li * gpn;
-                    for (int j0 = 0; j0 < se[0]; j0++) {
+                    /* the senders whose overlap is not 0 (each factor not
+                     * 0), in task order: those pair_add would skip add
+                     * nothing, so the sums are the same doubles */
+                    for (uint64_t m0 = nz[0][i0]; m0; m0 &= m0 - 1) {
+                        const int j0 = __builtin_ctzll(m0);
                         const double b0 = blk[0][i0 * se[0] + j0];
-                        for (int j1 = 0; j1 < se[1]; j1++) {
+                        for (uint64_t m1 = nz[1][i1]; m1; m1 &= m1 - 1) {
+                            const int j1 = __builtin_ctzll(m1), j01 = j0 * se[1] + j1;
                             const double b1 = b0 * blk[1][i1 * se[1] + j1];
-                            for (int j2 = 0; j2 < se[2]; j2++) {
+                            for (uint64_t m2 = nz[2][i2]; m2; m2 &= m2 - 1) {
+                                const int j2 = __builtin_ctzll(m2), j012 = j01 * se[2] + j2;
                                 const double b2 = b1 * blk[2][i2 * se[2] + j2];
-                                for (int j3 = 0; j3 < se[3]; j3++, j++) {
+                                for (uint64_t m3 = nz[3][i3]; m3; m3 &= m3 - 1) {
+                                    const int j3 = __builtin_ctzll(m3), j = j012 * se[3] + j3; /* its GPU */
                                     pair_add(&acc, j == li, b2 * blk[3][i3 * se[3] + j3], lat[j], inv[j],
                                              pr.elem_b);
                                 }
