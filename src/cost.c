@@ -1195,6 +1195,7 @@ typedef struct gn_ctx {
      * sender's tasks on the node hold */
     int rlo[NDIMS], ext[NDIMS];
     const double *va[NDIMS], *vn[NDIMS], *vo[NDIMS], *von[NDIMS];
+    const uint64_t *nz[NDIMS]; /* on per-pair links: per receiver piece, the sender pieces it overlaps (bits) */
     uint32_t id[NDIMS];
     /* what the slices above are of: per dimension, the sender's box
      * [lo, hi), whether the sender had tasks on that node (held: 0 none
@@ -1326,7 +1327,9 @@ static uint32_t memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
     if (*place) return *place - 1;
     if (2 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
     const int se = hi - lo, len = 2 + 4 * e + e * se, rw = g->row[d];
-    double *v = memo_space(mm, len), *va = v + 2, *vn = va + e, *vo = vn + e, *von = vo + e, *blk = von + e;
+    const int bits_len = g->plat ? e : 0; /* gn_visit_pairs' bits, after the content (slice_nz) */
+    double *v = memo_space(mm, len + bits_len), *va = v + 2, *vn = va + e, *vo = vn + e, *von = vo + e,
+           *blk = von + e;
     v[0] = e;
     v[1] = se;
     const double *ps = g->sum[d] + (size_t)rlo * rw;
@@ -1363,7 +1366,13 @@ static uint32_t memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
         }
         id = mm->n_slice++;
         mm->slice[id] = (gn_slice){.chash = h, .v = v, .agg = {ta, to, xa, xn, xo, xon, io, ion}};
-        mm->used += len;
+        uint64_t *nz = (uint64_t *)(v + len); /* the arena's doubles, untyped until stored to */
+        for (int k = 0; k < bits_len; k++) {
+            uint64_t b = 0;
+            for (int j = 0; j < se; j++) b |= (uint64_t)(blk[k * se + j] != 0) << j;
+            nz[k] = b;
+        }
+        mm->used += len + bits_len;
         mm->by_content[c] = id + 1;
     }
     *place = id + 1;
@@ -1408,6 +1417,7 @@ static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
             g->vn[d] = g->va[d] + e;
             g->vo[d] = g->vn[d] + e;
             g->von[d] = g->vo[d] + e;
+            g->nz[d] = (const uint64_t *)(s->v + slice_len(s->v));
             memcpy(g->agg[d], s->agg, sizeof s->agg);
         }
     }
@@ -1502,16 +1512,10 @@ static double gn_visit_pairs(const gn_ctx *g, double *elems_io, double *far_sum_
     const int e0 = g->ext[0], e1 = g->ext[1], e2 = g->ext[2], e3 = g->ext[3];
     int se[NDIMS];
     const double *blk[NDIMS];
-    /* per dimension and receiver piece, the sender pieces it overlaps (bits) */
-    uint64_t nz[NDIMS][GN_BOX];
+    const uint64_t *const *nz = g->nz;
     for (int d = 0; d < NDIMS; d++) {
         se[d] = g->held == 2 ? g->hi[d] - g->lo[d] : 0;
         blk[d] = g->von[d] + g->ext[d];
-        for (int i = 0; i < g->ext[d]; i++) {
-            uint64_t bits = 0;
-            for (int j = 0; j < se[d]; j++) bits |= (uint64_t)(blk[d][i * se[d] + j] != 0) << j;
-            nz[d][i] = bits;
-        }
     }
     const double *va0 = g->va[0], *va1 = g->va[1], *va2 = g->va[2], *va3 = g->va[3];
     const double *vn0 = g->vn[0], *vn1 = g->vn[1], *vn2 = g->vn[2], *vn3 = g->vn[3];
