@@ -1417,7 +1417,7 @@ static inline int gn_fill(gn_ctx *g, int r0, double *far_sum, double *bound)
             g->vn[d] = g->va[d] + e;
             g->vo[d] = g->vn[d] + e;
             g->von[d] = g->vo[d] + e;
-            g->nz[d] = (const uint64_t *)(s->v + slice_len(s->v));
+            g->nz[d] = (const uint64_t *)(g->von[d] + e + e * (hi[d] - lo[d])); /* after the content */
             memcpy(g->agg[d], s->agg, sizeof s->agg);
         }
     }
