@@ -1327,7 +1327,7 @@ static uint32_t memo_slice(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
     if (*place) return *place - 1;
     if (2 * (mm->n_slice + 1) > mm->cap_hash) memo_rehash(mm, mm->cap_hash ? 2 * mm->cap_hash : 1024);
     const int se = hi - lo, len = 2 + 4 * e + e * se, rw = g->row[d];
-    const int bits_len = g->plat ? e : 0; /* gn_visit_pairs' bits, after the content (slice_nz) */
+    const int bits_len = g->plat ? e : 0; /* gn_visit_pairs' bits after the content (gn_ctx nz) */
     double *v = memo_space(mm, len + bits_len), *va = v + 2, *vn = va + e, *vo = vn + e, *von = vo + e,
            *blk = von + e;
     v[0] = e;
