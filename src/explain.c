@@ -295,7 +295,7 @@ void explain_progress(const explain *e, int *done, int *total)
 /* The time the ranking under the memory limit may take (each config a
  * search under the limit of up to PLAN_EXPLAIN_MEM_TIME_S); configs not
  * asked by then are left out, and the text says how many. */
-#define EXPLAIN_RANK_TIME_S 3.0
+double explain_rank_time_s = 3.0;
 
 /* Each config's best total, asked only as far as a ranking needs: under
  * the memory limit a config's own search (plan_cost_with_pin: the memory
@@ -315,9 +315,10 @@ typedef struct rank_ctx {
 static double rank_total(rank_ctx *c, int k)
 {
     if (!isnan(c->tot[k])) return c->tot[k];
-    if (lw_now() > c->deadline) { /* not asked: left out of the ranking, and counted */
+    if (lw_now() > c->deadline) { /* not asked: left out of the ranking, and counted (the chosen config's row is
+                                     in the table all the same) */
         c->tot[k] = HUGE_VAL;
-        c->unasked++;
+        c->unasked += k != c->p->best[c->li];
         return c->tot[k];
     }
     c->tot[k] = plan_cost_with_pin_within(c->p, c->li, k, c->cfg + (size_t)k * (size_t)c->p->net->n_layers);
@@ -420,7 +421,7 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
      * first (the why-not list's min-marginals), a lower bound on the total
      * under the memory limit; under a limit that some strategy fits, each
      * config's own total is the memory search's (rank_ctx) */
-    rank_ctx rc = {p, li, e->limited = plan_limit_applies(p), NULL, NULL, NULL, NULL, lw_now() + EXPLAIN_RANK_TIME_S, 0};
+    rank_ctx rc = {p, li, e->limited = plan_limit_applies(p), NULL, NULL, NULL, NULL, lw_now() + explain_rank_time_s, 0};
     rc.eq1 = lw_malloc(sizeof(double) * (size_t)n);
     rc.tot = lw_malloc(sizeof(double) * (size_t)n);
     rc.cfg = lw_malloc(sizeof(int) * (size_t)n * (size_t)L);
@@ -767,7 +768,7 @@ char *explain_text(const plan *p, const explain *e, int width)
     if (e->unasked)
         para(&out, width, 2, "%d config%s of %s %s left out of the table: the searches under the memory limit took the "
                              "%.0f s explain gives them (the why-not list asks every config).",
-             e->unasked, e->unasked == 1 ? "" : "s", l->name, e->unasked == 1 ? "was" : "were", EXPLAIN_RANK_TIME_S);
+             e->unasked, e->unasked == 1 ? "" : "s", l->name, e->unasked == 1 ? "was" : "were", explain_rank_time_s);
     if (e->limited && p->mem.constrained) {
         int k = p->mem.unconstrained[li];
         para(&out, width, 2, "The memory limit binds: the paper's optimum (memory not limited) takes %.2f ms per step "

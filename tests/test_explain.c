@@ -225,7 +225,10 @@ Test(explain, memory_limit_ranks_within_the_limit)
     cr_assert_eq(plan_apply(p, &(plan_change){.mem = &ms}, &err), 0, "%s", err.msg);
     cr_assert(p->mem.constrained && p->mem.fits, "the limit binds and some strategy fits");
     explain e;
+    const double budget = explain_rank_time_s;
+    explain_rank_time_s = 1e9; /* the ranking itself, whatever the machine's speed (3 s under ASan was short) */
     explain_ok(p, "conv3", &e);
+    explain_rank_time_s = budget;
     int li = e.layer, n = e.n_configs;
     cr_assert(e.limited);
     cr_assert_eq(e.unasked, 0);
@@ -264,6 +267,40 @@ Test(explain, memory_limit_ranks_within_the_limit)
     cr_assert_eq(cJSON_GetArraySize(alts), e.n_alts);
     for (int i = 0; i < e.n_alts; i++)
         ASSERT_REL(cJSON_GetObjectItem(cJSON_GetArrayItem(alts, i), "total_ms")->valuedouble, e.alt[i].total_ms, 1e-12);
+    cJSON_Delete(root);
+    free(json);
+    plan_free(p);
+}
+
+/* Out of time (a budget of 0 s) the ranking under the limit asks no other
+ * config: each one it would have asked is left out and counted, the table
+ * keeps only the chosen row, and the text and the document say how many
+ * were left out. */
+Test(explain, memory_limit_ranking_out_of_time_says_so)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    plan_memory_settings ms = p->mset;
+    ms.limit = 1.2 * 1024 * 1024 * 1024;
+    lw_error err = {0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.mem = &ms}, &err), 0, "%s", err.msg);
+    explain e;
+    const double budget = explain_rank_time_s;
+    explain_rank_time_s = 0;
+    explain_ok(p, "conv3", &e);
+    explain_rank_time_s = budget;
+    cr_assert(e.limited);
+    /* every config but the chosen one (each has a finite Eq. 1 total here) */
+    cr_assert_eq(e.unasked, e.n_configs - 1, "%d of %d left out", e.unasked, e.n_configs);
+    cr_assert_eq(e.n_alts, 1, "only the chosen row: no other config was asked");
+    cr_assert_eq(e.alt[0].config, p->best[e.layer]);
+    char *text = explain_text(p, &e, 80);
+    char want[64];
+    snprintf(want, sizeof want, "%d configs of conv3 were left out", e.unasked);
+    cr_assert(strstr(text, want), "%s", text);
+    free(text);
+    char *json = explain_json(p, &e);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert_eq(cJSON_GetObjectItem(root, "configs_left_out")->valueint, e.unasked, "%s", json);
     cJSON_Delete(root);
     free(json);
     plan_free(p);
