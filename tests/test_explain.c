@@ -211,6 +211,27 @@ Test(explain, one_gpu_has_nothing_to_choose)
     plan_free(p);
 }
 
+/* AlexNet on 8 GPUs of p100-4x4 under a memory limit of 1.2 GiB, which
+ * binds. */
+static plan *open_limited_alexnet(void)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    plan_memory_settings ms = p->mset;
+    ms.limit = 1.2 * 1024 * 1024 * 1024;
+    lw_error err = {0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.mem = &ms}, &err), 0, "%s", err.msg);
+    return p;
+}
+
+/* explain of conv3 with the ranking given budget_s (explain_rank_time_s). */
+static void explain_conv3_within(const plan *p, double budget_s, explain *e)
+{
+    const double was = explain_rank_time_s;
+    explain_rank_time_s = budget_s;
+    explain_ok(p, "conv3", e);
+    explain_rank_time_s = was;
+}
+
 /* Under a memory limit that binds, the table is what the search under
  * the limit picks: each row the fastest strategy within the limit with the
  * layer forced to its config (every row fits), the runner-up the fastest
@@ -218,17 +239,10 @@ Test(explain, one_gpu_has_nothing_to_choose)
  * and the document say so, and what the paper's optimum would cost. */
 Test(explain, memory_limit_ranks_within_the_limit)
 {
-    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
-    plan_memory_settings ms = p->mset;
-    ms.limit = 1.2 * 1024 * 1024 * 1024;
-    lw_error err = {0};
-    cr_assert_eq(plan_apply(p, &(plan_change){.mem = &ms}, &err), 0, "%s", err.msg);
+    plan *p = open_limited_alexnet();
     cr_assert(p->mem.constrained && p->mem.fits, "the limit binds and some strategy fits");
     explain e;
-    const double budget = explain_rank_time_s;
-    explain_rank_time_s = 1e9; /* the ranking itself, whatever the machine's speed (3 s under ASan was short) */
-    explain_ok(p, "conv3", &e);
-    explain_rank_time_s = budget;
+    explain_conv3_within(p, 1e9, &e); /* the ranking itself, whatever the machine's speed (3 s under ASan was short) */
     int li = e.layer, n = e.n_configs;
     cr_assert(e.limited);
     cr_assert_eq(e.unasked, 0);
@@ -278,16 +292,9 @@ Test(explain, memory_limit_ranks_within_the_limit)
  * were left out. */
 Test(explain, memory_limit_ranking_out_of_time_says_so)
 {
-    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
-    plan_memory_settings ms = p->mset;
-    ms.limit = 1.2 * 1024 * 1024 * 1024;
-    lw_error err = {0};
-    cr_assert_eq(plan_apply(p, &(plan_change){.mem = &ms}, &err), 0, "%s", err.msg);
+    plan *p = open_limited_alexnet();
     explain e;
-    const double budget = explain_rank_time_s;
-    explain_rank_time_s = 0;
-    explain_ok(p, "conv3", &e);
-    explain_rank_time_s = budget;
+    explain_conv3_within(p, 0, &e);
     cr_assert(e.limited);
     /* every config but the chosen one (each has a finite Eq. 1 total here) */
     cr_assert_eq(e.unasked, e.n_configs - 1, "%d of %d left out", e.unasked, e.n_configs);
