@@ -248,6 +248,13 @@ static void progress_end(progress *p)
 
 /* ---------- phase 1: the reduction */
 
+/* A node elimination takes its rows a group at a time
+ * (node_elimination_rows): each tile of columns of t2 (cj_n x 16 doubles)
+ * is read for every row of the group while it is in the cache, rather than
+ * all of t2 once per row (ResNet-50 at 256 GPUs: t2 up to 480 x 480, 1.8
+ * MB). Each entry is the same adds and mins in the same order. */
+enum { NE_ROW_GROUP = 8 };
+
 typedef struct reducer {
     const cost_graph *g;
     int n, m0;                /* nodes, original edges */
@@ -259,7 +266,7 @@ typedef struct reducer {
      * i and at k; an edge elimination swaps two for one) */
     int *in_off, *in_cnt, *out_off, *out_cnt, *pool;
     unsigned char *par_dirty; /* node's out-edges may hold two with one head */
-    double *scratch;          /* [most configs of a node] for the node elimination */
+    double *scratch;          /* [NE_ROW_GROUP x most configs of a node] for the node elimination */
     int keep;                 /* options.keep_tables: each step's table stays in r */
     search_result *r;
 } reducer;
@@ -304,7 +311,7 @@ static int reducer_init(reducer *d, const cost_graph *g, search_result *r)
     int maxc = 1;
     for (int v = 0; v < n; v++)
         if (g->n_configs[v] > maxc) maxc = g->n_configs[v];
-    d->scratch = alloc_array((size_t)maxc, sizeof(double));
+    d->scratch = alloc_array((size_t)maxc * NE_ROW_GROUP, sizeof(double));
     if (!d->scratch || !d->from || !d->to || !d->tab || !d->ealive || !d->nalive || !d->in_off ||
         !d->in_cnt || !d->out_off || !d->out_cnt || !d->pool || !d->par_dirty)
         return 0;
@@ -595,15 +602,9 @@ static int use_avx2(void)
 typedef struct ne_rows {
     int ci0, ci1, cj_n, ck_n;
     const double *nc, *t1, *t2;
-    double *t, *base;
+    double *t, *base; /* base: room for NE_ROW_GROUP rows of cj_n */
     int *arg;
 } ne_rows;
-
-/* Rows a group at a time: each tile of columns of t2 (cj_n x 16 doubles)
- * is read for every row of the group while it is in the cache, rather than
- * all of t2 once per row (ResNet-50 at 256 GPUs: t2 up to 480 x 480, 1.8
- * MB). Each entry is the same adds and mins in the same order. */
-enum { NE_ROW_GROUP = 8 };
 
 static void node_elimination_row_rest(int cj_n, int ck_n, int ck, const double *base, const double *t2, double *out,
                                       int *am)
@@ -619,15 +620,10 @@ static void node_elimination_rows(const ne_rows *w)
 {
     const int cj_n = w->cj_n, ck_n = w->ck_n;
     const double *nc = w->nc, *t1 = w->t1, *t2 = w->t2;
-    double *t = w->t;
+    double *t = w->t, *bases = w->base; /* the group's rows of nc + t1 */
     int *arg = w->arg;
-    /* the group's bases (nc + the row of t1), or w->base alone, a row at a
-     * time, where no room is to be had */
-    double *bases = malloc(sizeof(double) * (size_t)cj_n * NE_ROW_GROUP);
-    const int group = bases ? NE_ROW_GROUP : 1;
-    if (!bases) bases = w->base;
-    for (int g0 = w->ci0; g0 < w->ci1; g0 += group) {
-        const int g1 = g0 + group < w->ci1 ? g0 + group : w->ci1;
+    for (int g0 = w->ci0; g0 < w->ci1; g0 += NE_ROW_GROUP) {
+        const int g1 = g0 + NE_ROW_GROUP < w->ci1 ? g0 + NE_ROW_GROUP : w->ci1;
         for (int ci = g0; ci < g1; ci++) {
             const double *r1 = t1 + (size_t)ci * (size_t)cj_n;
             double *base = bases + (size_t)(ci - g0) * (size_t)cj_n;
@@ -645,7 +641,6 @@ static void node_elimination_rows(const ne_rows *w)
             node_elimination_row_rest(cj_n, ck_n, ck, bases + (size_t)(ci - g0) * (size_t)cj_n, t2,
                                       t + (size_t)ci * (size_t)ck_n, arg + (size_t)ci * (size_t)ck_n);
     }
-    if (bases != w->base) free(bases);
 }
 
 static void *node_elimination_thread(void *a)
@@ -658,6 +653,7 @@ static void *node_elimination_thread(void *a)
  * (starting one costs tens of microseconds). */
 #define NE_THREAD_WORK (1 << 21)
 
+/* base: room for NE_ROW_GROUP x cj_n doubles (the reducer's scratch). */
 static void node_elimination_table(int ci_n, int cj_n, int ck_n, const double *nc,
                                    const double *t1, const double *t2, double *t, int *arg,
                                    double *base)
@@ -677,7 +673,7 @@ static void node_elimination_table(int ci_n, int cj_n, int ck_n, const double *n
      * search would leave idle (the t_x tables are built by then) */
     if ((double)ci_n * cj_n * ck_n >= NE_THREAD_WORK && ci_n >= 2 && lw_worker_count() > 1) {
         ne_rows two = all;
-        two.base = malloc(sizeof(double) * (size_t)cj_n);
+        two.base = malloc(sizeof(double) * (size_t)cj_n * NE_ROW_GROUP);
         pthread_t th;
         if (two.base) {
             two.ci0 = all.ci1 = ci_n / 2;

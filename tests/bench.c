@@ -147,8 +147,8 @@ static double minplus_loop(int n, int k, int reps, int scalar)
     for (int r = 0; r < reps; r++) {
         for (size_t q = 0; q < kk; q++) A[q] = B[(q * 7) % kk];
         double t0 = lw_now();
-        for (int e = 0; e < n && scalar; e++) {
-            for (int i = 0; i < k; i++)
+        for (int e = 0; e < n; e++) {
+            for (int i = 0; i < k && scalar; i++)
                 for (int l = 0; l < k; l++) {
                     double c = 1e300;
                     for (int j = 0; j < k; j++) {
@@ -157,12 +157,7 @@ static double minplus_loop(int n, int k, int reps, int scalar)
                     }
                     C[(size_t)i * k + l] = c;
                 }
-            double *t = A;
-            A = C;
-            C = t;
-        }
-        for (int e = 0; e < n && !scalar; e++) {
-            for (int i = 0; i < k; i++) {
+            for (int i = 0; i < k && !scalar; i++) {
                 double *c = &C[(size_t)i * k];
                 for (int l = 0; l < k; l++) c[l] = 1e300;
                 for (int j = 0; j < k; j++) {
@@ -192,8 +187,9 @@ static double bench_cmd(const char *exe, const char *cmd, const char *net, const
 {
     /* the yardstick (120 or 121 eliminations of ref_k x ref_k), measured
      * again right before, so both see the same machine */
-    double ref = ref_k ? minplus_loop(ref_k == 70 ? 120 : 121, ref_k, ref_k == 70 ? 5 : 2, 0) : 0;
-    double ref_scalar = ref_k && plain_ref ? minplus_loop(ref_k == 70 ? 120 : 121, ref_k, ref_k == 70 ? 5 : 2, 1) : 0;
+    const int n_elim = ref_k == 70 ? 120 : 121, ref_reps = ref_k == 70 ? 5 : 2;
+    double ref = ref_k ? minplus_loop(n_elim, ref_k, ref_reps, 0) : 0;
+    double ref_scalar = ref_k && plain_ref ? minplus_loop(n_elim, ref_k, ref_reps, 1) : 0;
     double best = 1e30;
     long rss = 0;
     for (int k = 0; k < reps; k++) {
