@@ -104,6 +104,7 @@ typedef struct tx_scratch {
     int *list_i;                        /* [gpus]: replicas of a shard, for t_s */
     double *from_node;                  /* [nodes] bytes one consumer task gets per node */
     struct gn_memo *memo;               /* lent to one edge's table at a time (memo_lend) */
+    long evaluated;                     /* entries compute_entry evaluated with this scratch */
 } tx_scratch;
 
 typedef struct cost_model_priv {
@@ -145,7 +146,13 @@ typedef struct cost_model_priv {
     unsigned char *tx_shared;
     tx_reprice *scale_rp;
     atomic_long n_scaled;               /* entries of such tables priced so (the rest computed) */
+    atomic_long n_evaluated;            /* entries evaluated (tx_pairs_evaluated), when the workers end */
+    atomic_long *evaluated_live;        /* NULL, or the same counted as it goes (EVAL_REPORT at a time), for
+                                         * another thread (cost_model_reuse_cancellable) */
 } cost_model_priv;
+
+/* Entries a worker evaluates between two reports to evaluated_live. */
+enum { EVAL_REPORT = 256 };
 
 static void edge_describe(const cost_model *m, int e, edge_desc *d)
 {
@@ -2468,6 +2475,7 @@ static void scratch_init(tx_scratch *sc, int G, int nn)
     sc->list_i = (int *)(sc->from_node + nn);
     sc->sink = NULL;
     sc->memo = NULL;
+    sc->evaluated = 0;
 }
 
 static void scratch_free(tx_scratch *sc)
@@ -2697,6 +2705,8 @@ static double compute_entry(cost_model_priv *pm, tx_scratch *sc, edge_lists *el,
 {
     const cost_model *m = &pm->pub;
     if (r) sc->sink->n[0] = -1;
+    if (++sc->evaluated % EVAL_REPORT == 0 && pm->evaluated_live)
+        atomic_fetch_add_explicit(pm->evaluated_live, EVAL_REPORT, memory_order_relaxed);
     double t = tx_eval(pm, sc, el, &pm->desc[e], &m->configs[m->e_from[e]][a], &m->configs[m->e_to[e]][b], NULL);
     if (r) rp_record(r, (long)a * m->n_configs[m->e_to[e]] + b, sc->sink);
     return t;
@@ -2746,6 +2756,8 @@ static void *tx_worker(void *arg)
         else
             compute_edge_table(w->pm, &sc, e, w->cancel);
     }
+    atomic_fetch_add(&w->pm->n_evaluated, sc.evaluated);
+    if (w->pm->evaluated_live) atomic_fetch_add(w->pm->evaluated_live, sc.evaluated % EVAL_REPORT);
     scratch_free(&sc);
     return NULL;
 }
@@ -3288,11 +3300,12 @@ static void scale_rp_begin(cost_model_priv *pm, int n_first, int n_todo)
 }
 
 static cost_model *build_tables(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
-                                const atomic_int *cancel, int keep_prices, lw_error *err)
+                                const atomic_int *cancel, atomic_long *evaluated, int keep_prices, lw_error *err)
 {
     double t0 = lw_now();
     cost_model_priv *pm = model_setup(net, cl, prof, gpus, batch, COST_MAX_GPUS, err);
     if (!pm) return NULL;
+    pm->evaluated_live = evaluated;
     cost_model *m = &pm->pub;
     int ne = m->n_edges;
     int *same = NULL, *todo = NULL;
@@ -3318,11 +3331,13 @@ static cost_model *build_tables(const network *net, const cluster *cl, const pro
     if (refuse_too_large(pm, todo, n_first, nw < n_first ? nw : n_first, tx_entries, err)) goto fail;
     if (compute_edge_tables(pm, same, todo, n_first, n_todo, nw, cancel, NULL)) goto cancel;
     m->tx_pairs_scaled = atomic_load(&pm->n_scaled);
+    m->tx_pairs_evaluated = atomic_load(&pm->n_evaluated);
     rp_free(pm->scale_rp);
     pm->scale_rp = NULL;
     rp_drop_if_over(pm);
     free(same);
     free(todo);
+    pm->evaluated_live = NULL; /* the caller's, for this build only */
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
 cancel:
@@ -3337,13 +3352,13 @@ fail: /* err is set; frees the tables filled so far (the rest are NULL) */
 cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, const profile *prof, int gpus,
                                          long batch, const atomic_int *cancel, lw_error *err)
 {
-    return build_tables(net, cl, prof, gpus, batch, cancel, 0, err);
+    return build_tables(net, cl, prof, gpus, batch, cancel, NULL, 0, err);
 }
 
 cost_model *cost_model_build_for_whatifs(const network *net, const cluster *cl, const profile *prof, int gpus,
-                                         long batch, const atomic_int *cancel, lw_error *err)
+                                         long batch, const atomic_int *cancel, atomic_long *evaluated, lw_error *err)
 {
-    return build_tables(net, cl, prof, gpus, batch, cancel, 1, err);
+    return build_tables(net, cl, prof, gpus, batch, cancel, evaluated, 1, err);
 }
 
 /* A kept element count scaled: x * num / den, exact (x is a multiple of
@@ -3574,7 +3589,7 @@ static void fill_scaled_edge(cost_model_priv *pm, tx_scratch *sc, int e)
  * cost_model_reuse_fast (keep 0: the entries computed keep no counts, nor,
  * then, does the model). NULL where it declines or *cancel was raised. */
 static cost_model *reuse(const cost_model *old, const cluster *cl, int gpus, long batch, int keep,
-                         const atomic_int *cancel)
+                         const atomic_int *cancel, atomic_long *evaluated)
 {
     const cost_model_priv *po = (const cost_model_priv *)old;
     tx_reprice *rp = po->rp;
@@ -3587,6 +3602,7 @@ static cost_model *reuse(const cost_model *old, const cluster *cl, int gpus, lon
     cost_model_priv *pm = model_setup(old->net, cl, po->prof_given, gpus, batch, COST_MAX_GPUS, &err);
     if (!pm) return NULL;
     cost_model *m = &pm->pub;
+    pm->evaluated_live = evaluated;
     pm->rp_num = pm->rp_den = 1;
     int all = pm->closed_form_ok && !pm->tx_reference ? rp_map_configs(pm, rp) : -1;
     if (all < 0) goto decline;
@@ -3622,6 +3638,7 @@ static cost_model *reuse(const cost_model *old, const cluster *cl, int gpus, lon
     if (gave_up) goto decline;
     m->tx_pairs_repriced = atomic_load(&pm->n_repriced);
     m->tx_pairs_scaled = atomic_load(&pm->n_scaled);
+    m->tx_pairs_evaluated = atomic_load(&pm->n_evaluated);
     rp_free(pm->scale_rp);
     pm->scale_rp = NULL;
     m->tx_reused = all ? 1 : 2;
@@ -3631,6 +3648,7 @@ static cost_model *reuse(const cost_model *old, const cluster *cl, int gpus, lon
         pm->rp_num = pm->rp_den = 1;
         rp_drop_if_over(pm);
     }
+    pm->evaluated_live = NULL; /* the caller's, for this build only */
     m->build_ms = (lw_now() - t0) * 1e3;
     return m;
 decline:
@@ -3640,19 +3658,19 @@ decline:
 
 cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch)
 {
-    return reuse(old, cl, gpus, batch, 1, NULL);
+    return reuse(old, cl, gpus, batch, 1, NULL, NULL);
 }
 
 cost_model *cost_model_reuse_cancellable(const cost_model *old, const cluster *cl, int gpus, long batch,
-                                         const atomic_int *cancel)
+                                         const atomic_int *cancel, atomic_long *evaluated)
 {
-    return reuse(old, cl, gpus, batch, 1, cancel);
+    return reuse(old, cl, gpus, batch, 1, cancel, evaluated);
 }
 
 cost_model *cost_model_reuse_fast(const cost_model *old, const cluster *cl, int gpus, long batch,
                                   const atomic_int *cancel)
 {
-    return reuse(old, cl, gpus, batch, 0, cancel);
+    return reuse(old, cl, gpus, batch, 0, cancel, NULL);
 }
 
 int cost_model_could_keep_counts(const cost_model *m)

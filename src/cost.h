@@ -82,6 +82,8 @@ typedef struct cost_model {
     long tx_pairs_repriced;  /* of the computed: priced from another model's kept counts (cost_model_reuse) */
     long tx_pairs_scaled;    /* of the computed: priced from the kept counts of an edge that is the same problem
                                 but for a whole factor on every element count (a build) */
+    long tx_pairs_evaluated; /* of the computed: evaluated by the transfer model (not re-priced, scaled, or
+                                the mirror of another entry): what the build's time goes to */
     int tx_reused;           /* 0: built; cost_model_reuse: 1 every config and the batch are the kept build's
                                 (its counts re-priced), 2 some are not (more GPUs, a batch some sample degree
                                 does not divide): their entries computed, the rest re-priced */
@@ -98,9 +100,13 @@ cost_model *cost_model_build_cancellable(const network *net, const cluster *cl, 
  * model what-ifs may follow. Costs more build time (about 60% more for
  * Inception-v3 at 64 GPUs) and about 30 bytes a computed entry
  * (Inception-v3: 10 MB at 16 GPUs, 81 MB at 64; cost_model_kept_bytes
- * says). */
+ * says). Where evaluated is not NULL, the entries evaluated so far are
+ * added to it as the build goes (a few hundred at a time, each thread;
+ * m->tx_pairs_evaluated in all once done), for another thread to judge how
+ * far it has come. */
 cost_model *cost_model_build_for_whatifs(const network *net, const cluster *cl, const profile *prof, int gpus,
-                                         long batch, const atomic_int *cancel, lw_error *err);
+                                         long batch, const atomic_int *cancel, atomic_long *evaluated,
+                                         lw_error *err);
 void cost_model_free(cost_model *m);
 
 /* A model without tables (t_c, t_s, t_c_profiled and t_x NULL): the links,
@@ -146,9 +152,10 @@ cost_model *cost_model_reprice(const cost_model *old, const cluster *cl);
  * cost_model_reprice declines. */
 cost_model *cost_model_reuse(const cost_model *old, const cluster *cl, int gpus, long batch);
 /* cost_model_reuse, giving up (NULL) soon after *cancel is raised (NULL:
- * never), for a background thread. */
+ * never), for a background thread; the entries it evaluates counted in
+ * *evaluated as it goes, as cost_model_build_for_whatifs does (NULL: not). */
 cost_model *cost_model_reuse_cancellable(const cost_model *old, const cluster *cl, int gpus, long batch,
-                                         const atomic_int *cancel);
+                                         const atomic_int *cancel, atomic_long *evaluated);
 /* cost_model_reuse answering first: the entries it computes keep no
  * counts (about 40% less time where most are computed: Inception-v3 from
  * 32 to 64 GPUs), so where any is computed (tx_reused 2) the model keeps

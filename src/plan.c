@@ -314,6 +314,43 @@ static void counts_settle(plan *p)
     cost_model_free(donor);
 }
 
+int plan_counts_worth_waiting(long total, long done, double ran_s, double answer_s)
+{
+    if (done <= 0 || total <= 0) return 0;
+    if (done >= total) return 1;
+    return ran_s * (double)(total - done) / (double)done <= answer_s;
+}
+
+/* Before a what-if on p->cm (whatifs): its counts adopted, waited for
+ * (counts_settle), or, where waiting is expected to take longer
+ * (p->counts_wait, plan_counts_worth_waiting), given up: then returns 1
+ * with the model they were reusing in *base and its cluster in *base_cl
+ * (NULL, NULL: they were built from scratch), for the what-if to reuse
+ * instead, as p->cm was answered. 0: settled. */
+static int counts_settle_or_give_up(plan *p, cost_model **base, cluster **base_cl)
+{
+    *base = NULL;
+    *base_cl = NULL;
+    long done;
+    double ran_s;
+    if (p->counts_wait <= 0 && p->cm && cost_model_kept_bytes(p->cm) == 0 &&
+        prefetch_counts_progress(p, &done, &ran_s) &&
+        (p->counts_wait < 0 ||
+         !plan_counts_worth_waiting(p->cm->tx_pairs_evaluated, done, ran_s, p->cm->build_ms / 1e3)) &&
+        prefetch_counts_give_up(p, base, base_cl))
+        return 1;
+    counts_settle(p);
+    return 0;
+}
+
+/* A what-if that gave up p->cm's counts (counts_settle_or_give_up) and
+ * did not get as far as a new model: they are posted again, as before. */
+static void counts_restore(plan *p, int gave_up, cost_model *base, cluster *base_cl)
+{
+    if (gave_up) prefetch_counts_post(p, base);
+    cluster_free(base_cl);
+}
+
 int plan_counts_wait(plan *p)
 {
     counts_settle(p);
@@ -345,7 +382,9 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     cost_model *cm = NULL;
     cost_graph *cg = NULL;
     search_result *sr = NULL;
-    int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr), repriced = 0, post_counts = 0;
+    int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr), repriced = 0, post_counts = 0, gave_up = 0;
+    cost_model *given_base = NULL; /* the model the given-up counts were reusing */
+    cluster *given_cl = NULL;
     if (adopted) {
         prefetch_counts_drop(p); /* the prefetched model keeps counts of its own */
     } else {
@@ -356,16 +395,26 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
          * built) keep no counts, which the same model built again on the
          * prefetch worker then gives it (post_counts) before the next
          * what-if needs them (counts_settle waits for them). */
-        if (p->whatifs) counts_settle(p);
-        if (p->cm)
-            cm = p->whatifs ? cost_model_reuse_fast(p->cm, cl, gpus, batch, p->cancel)
-                            : cost_model_reuse(p->cm, cl, gpus, batch);
+        /* Where those counts would take longer to come than answering
+         * without them, they are given up, and the what-if reuses what
+         * the model itself reused (the model before it, whose counts the
+         * job was carrying over), computing the rest again: about the
+         * model's own time, where waiting would take the job's rest
+         * (keeping counts costs more) and then a re-pricing. */
+        if (p->whatifs) gave_up = counts_settle_or_give_up(p, &given_base, &given_cl);
+        const cost_model *donor = given_base ? given_base : p->cm;
+        if (donor)
+            cm = p->whatifs ? cost_model_reuse_fast(donor, cl, gpus, batch, p->cancel)
+                            : cost_model_reuse(donor, cl, gpus, batch);
         repriced = cm ? cm->tx_reused : 0;
         if (!cm && p->cm && !p->whatifs) /* a what-if: more may follow */
-            cm = cost_model_build_for_whatifs(p->net, cl, p->prof, gpus, batch, p->cancel, err);
+            cm = cost_model_build_for_whatifs(p->net, cl, p->prof, gpus, batch, p->cancel, NULL, err);
         else if (!cm)
             cm = cost_model_build_cancellable(p->net, cl, p->prof, gpus, batch, p->cancel, err);
-        if (!cm) return -1;
+        if (!cm) {
+            counts_restore(p, gave_up, given_base, given_cl);
+            return -1;
+        }
         post_counts = p->whatifs && cost_model_kept_bytes(cm) == 0 && cost_model_could_keep_counts(cm);
     }
     /* pins are configs, not indices: carry them over by value (a config the
@@ -387,6 +436,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         if (!sr) {
             cost_model_free(cm);
             free(pins);
+            counts_restore(p, gave_up, given_base, given_cl);
             return -1;
         }
     }
@@ -399,15 +449,24 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         cg_free(cg);
         cost_model_free(cm);
         free(pins);
+        counts_restore(p, gave_up, given_base, given_cl);
         return -1;
     }
-    /* the counts are kept again from the model before where it priced
-     * some of the entries: the job takes it */
-    cost_model *base = post_counts && repriced == 2 ? p->cm : NULL;
-    if (base) p->cm = NULL;
+    /* the counts are kept again from the model the entries were priced
+     * from where it priced some of them (the model before, or the one the
+     * given-up counts were reusing): the job takes it */
+    cost_model *base = NULL;
+    if (post_counts && repriced == 2) {
+        base = given_base ? given_base : p->cm;
+        if (given_base) given_base = NULL;
+        else p->cm = NULL;
+    }
     commit(p, cm, cg, sr, pins, search_ms, adopted, best, &mo, mset);
     if (post_counts) prefetch_counts_post(p, base);
+    cost_model_free(given_base); /* then the cluster it pointed to */
+    cluster_free(given_cl);
     p->repriced = repriced;
+    p->counts_given_up = gave_up;
     free(best);
     free(pins);
     p->set = *set;

@@ -77,6 +77,10 @@ typedef struct plan {
                                 batch, fewer GPUs), 2 some (more GPUs, a batch some sample degree does not
                                 divide: those entries computed); 0 built */
     int whatifs;             /* what-ifs follow (plan_new_cancellable): every model gets counts (plan_counts_wait) */
+    int counts_wait;         /* a what-if while the model's counts are still being kept: 0 waits for them or gives
+                                them up, whichever is expected to answer sooner (plan_counts_worth_waiting); 1
+                                always waits; -1 always gives them up (tests, the benchmark) */
+    int counts_given_up;     /* the last model change gave up the counts being kept for the model before */
     atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
@@ -131,6 +135,16 @@ int plan_step_tables(plan *p, lw_error *err);
  * the benchmark), 0 where it keeps none (a one-shot plan, too many to
  * keep, a cancelled build). */
 int plan_counts_wait(plan *p);
+/* A what-if on a model whose counts are still being kept (on the worker):
+ * whether waiting for them is expected to answer sooner than giving them
+ * up and answering as that model was answered (computing its entries
+ * again without counts: about answer_s, the model's own build time).
+ * total: the entries the model evaluated (the job evaluates the same
+ * ones, keeping their counts); done: those the job has evaluated in
+ * ran_s seconds. Waiting costs the rest at the job's rate so far; a job
+ * not started (done 0) has every entry ahead of it, each slower than the
+ * answer's: not worth waiting for. */
+int plan_counts_worth_waiting(long total, long done, double ran_s, double answer_s);
 /* plan_counts_wait, then waits for the background worker's thread to
  * end where it has nothing else queued (builds ahead, a probe): 1 where
  * none of the plan's threads runs afterwards, 0 where the worker carries

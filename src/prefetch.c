@@ -66,6 +66,8 @@ typedef struct counts_job {
     int state;            /* PF_*, under the prefetcher's lock */
     int dropped;          /* cancelled while running: the worker frees it */
     atomic_int cancel;
+    atomic_long evaluated; /* entries evaluated so far (how far it has come) */
+    double started;       /* lw_now() when the worker took it, under the lock */
     cost_model *cm;       /* the model with counts, once done */
 } counts_job;
 
@@ -137,14 +139,22 @@ static void *prefetch_main(void *arg)
         counts_job *c = f->counts && f->counts->state == PF_QUEUED ? f->counts : NULL;
         if (c) { /* they serve every what-if after: before the settings that might be asked */
             c->state = PF_RUNNING;
+            c->started = lw_now();
             pthread_mutex_unlock(&f->lock);
             lw_error err = {0};
-            cost_model *cm = c->base ? cost_model_reuse_cancellable(c->base, c->cl, c->gpus, c->batch, &c->cancel)
+            cost_model *cm = c->base ? cost_model_reuse_cancellable(c->base, c->cl, c->gpus, c->batch, &c->cancel,
+                                                                    &c->evaluated)
                                      : NULL;
-            cost_model_free(c->base);
-            c->base = NULL;
+            /* given up (prefetch_counts_give_up): the base stays for the
+             * plan to answer from (the job frees it otherwise); the plan
+             * reads it only once the job has ended */
+            if (!atomic_load(&c->cancel)) {
+                cost_model_free(c->base);
+                c->base = NULL;
+            }
             if (!cm && !atomic_load(&c->cancel)) /* declined, which the plan's own reuse did not: build */
-                cm = cost_model_build_for_whatifs(f->net, c->cl, f->prof, c->gpus, c->batch, &c->cancel, &err);
+                cm = cost_model_build_for_whatifs(f->net, c->cl, f->prof, c->gpus, c->batch, &c->cancel,
+                                                  &c->evaluated, &err);
             pthread_mutex_lock(&f->lock);
             c->cm = cm;
             c->state = cm ? PF_DONE : PF_FAILED;
@@ -160,7 +170,7 @@ static void *prefetch_main(void *arg)
         pthread_mutex_unlock(&f->lock);
         lw_error err;
         cost_model *cm = cost_model_build_for_whatifs(f->net, s->cl, f->prof, s->gpus, s->batch, &s->cancel,
-                                                      &err);
+                                                      NULL, &err);
         cost_graph *cg = NULL;
         search_result *sr = NULL;
         if (cm) {
@@ -466,6 +476,51 @@ cost_model *prefetch_counts_take(plan *p)
     }
     pthread_mutex_unlock(&f->lock);
     return cm;
+}
+
+int prefetch_counts_progress(plan *p, long *evaluated, double *running_s)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    *evaluated = 0;
+    *running_s = 0;
+    if (!f) return 0;
+    pthread_mutex_lock(&f->lock);
+    const counts_job *c = f->counts;
+    int pending = c && c->for_model == p->cm && !ended(c->state);
+    if (pending && c->state == PF_RUNNING) {
+        *evaluated = atomic_load(&c->evaluated);
+        *running_s = lw_now() - c->started;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return pending;
+}
+
+int prefetch_counts_give_up(plan *p, cost_model **base, cluster **base_cl)
+{
+    struct plan_prefetcher *f = p->prefetch;
+    *base = NULL;
+    *base_cl = NULL;
+    if (!f) return 0;
+    pthread_mutex_lock(&f->lock);
+    counts_job *c = f->counts;
+    if (!c || c->for_model != p->cm) {
+        pthread_mutex_unlock(&f->lock);
+        return 0;
+    }
+    atomic_store(&c->cancel, 1);
+    while (c->state == PF_RUNNING) wait_a_while(f); /* it stops within a row of a table */
+    if (c->state == PF_DONE) { /* done before it saw the flag: they are there after all */
+        pthread_mutex_unlock(&f->lock);
+        return 0;
+    }
+    *base = c->base;
+    *base_cl = c->base ? c->cl : NULL; /* what base->cl points to */
+    c->base = NULL;
+    if (*base_cl) c->cl = NULL;
+    f->counts = NULL;
+    counts_free(c);
+    pthread_mutex_unlock(&f->lock);
+    return 1;
 }
 
 void prefetch_counts_drop(plan *p)

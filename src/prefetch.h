@@ -44,6 +44,19 @@ void prefetch_counts_post(plan *p, cost_model *base);
  * another model are dropped) or they failed. The caller adopts and frees
  * it. */
 cost_model *prefetch_counts_take(plan *p);
+/* Whether counts posted for p->cm are still to come (1), queued or being
+ * built: then, while built, the entries evaluated so far and the seconds
+ * since the worker took them (0 and 0 while queued). 0: none posted for
+ * p->cm, or ended. */
+int prefetch_counts_progress(plan *p, long *evaluated, double *running_s);
+/* Gives up the counts posted for p->cm (stopping the worker's build of
+ * them and waiting for it to stop: a table's row at most) and hands back
+ * their base, the model before they were reusing (NULL where they were
+ * built from scratch), with the cluster clone its cl points to: both the
+ * caller's to free (the model first) or to post again. 1 given up; 0 where
+ * none were posted for p->cm, or they were done before they stopped (then
+ * prefetch_counts_take has them). */
+int prefetch_counts_give_up(plan *p, cost_model **base, cluster **base_cl);
 /* Drops any counts posted (cancelled; a running job is freed by the worker). */
 void prefetch_counts_drop(plan *p);
 /* Joins the worker where it has nothing left to do (1: no worker thread

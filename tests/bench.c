@@ -307,7 +307,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
     for (int k = 0; k < reps; k++) {
         /* the user reads the screen while the prefetch worker keeps the
          * counts of the last what-if that computed entries (plan.h,
-         * plan_counts_wait); case 17 times one that does not wait so */
+         * plan_counts_wait); cases 17 and 18 time one that does not wait so */
         plan_counts_wait(p);
         double t0 = lw_now();
         int rc = 0;
@@ -421,13 +421,16 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             break;
         }
         case 17: /* inter-node bandwidth doubled right after case 16's what-if, before the worker has kept its
-                  * counts: it waits for them, then re-prices */
+                  * counts: the plan's choice (p->counts_wait 0), which gives them up when the job would take
+                  * longer than answering again as case 16 did */
+        case 18: /* the same, waiting for them, then re-pricing (p->counts_wait 1) */
         {
             plan *q = tui_plan_at_half(p, err);
             if (!q) {
                 rc = 1;
                 break;
             }
+            q->counts_wait = what == 18;
             rc = set_to(q, bench_g, 0, NULL, err);
             if (!rc) {
                 cluster *orig = cluster_clone(q->cl), *edited = cluster_clone(q->cl);
@@ -538,7 +541,8 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     whatif_line(what, best_of(1, p, 15, &err), ref);
     snprintf(what, sizeof what, "GPU count %d -> %d, never at %d before", gpus / 2, gpus, gpus);
     whatif_line(what, best_of(1, p, 16, &err), ref);
-    whatif_line("inter-node GB/s doubled right after it (waits for counts)", best_of(1, p, 17, &err), ref);
+    whatif_line("inter-node GB/s doubled right after (no counts yet)", best_of(1, p, 17, &err), ref);
+    whatif_line("the same, waiting for its counts", best_of(1, p, 18, &err), ref);
     whatif_line("inter-node GB/s doubled", best_of(r, p, 9, &err), ref);
     whatif_line("intra-node latency doubled", best_of(r, p, 13, &err), ref);
     if (other_precision(p->cl) >= 0) whatif_line("precision changed", best_of(r, p, 14, &err), ref);

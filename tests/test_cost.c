@@ -1518,7 +1518,7 @@ static void expect_same_tables(const cost_model *a, const cost_model *b, const c
 static cost_model *build_keeping(const network *n, const cluster *c, int gpus, long batch)
 {
     lw_error err = {0};
-    cost_model *m = cost_model_build_for_whatifs(n, c, NULL, gpus, batch, NULL, &err);
+    cost_model *m = cost_model_build_for_whatifs(n, c, NULL, gpus, batch, NULL, NULL, &err);
     cr_assert_not_null(m, "%s", err.msg);
     return m;
 }
@@ -1775,7 +1775,7 @@ Test(tables, a_model_reused_for_another_batch_or_gpu_count_equals_a_fresh_build,
             expect_same_tables(fast, want, what);
             cost_model_free(want);
             cr_assert_null(cost_model_reuse(fast, x, part[k].gpus, part[k].batch), "%s: priced without counts", what);
-            cost_model *donor = cost_model_reuse_cancellable(part[k].from, c, part[k].gpus, part[k].batch, NULL);
+            cost_model *donor = cost_model_reuse_cancellable(part[k].from, c, part[k].gpus, part[k].batch, NULL, NULL);
             cr_assert_not_null(donor);
             cr_assert(cost_model_adopt_counts(fast, donor), "%s: counts not adopted", what);
             cr_assert_eq(cost_model_kept_bytes(fast), cost_model_kept_bytes(donor));

@@ -878,6 +878,9 @@ Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
     plan *p = plan_new_cancellable(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL,
                                    s0, NULL, NULL, &err);
     cr_assert_not_null(p, "%s", err.msg);
+    /* the what-ifs right after one that computed entries wait for its
+     * counts here, whatever the job's progress (the next test gives them up) */
+    p->counts_wait = 1;
     cr_assert_eq(cost_model_kept_bytes(p->cm), 0, "the first model answered keeping counts");
     cr_assert(plan_counts_wait(p), "the TUI's first model got no counts");
     cr_assert_gt(cost_model_kept_bytes(p->cm), 0, "the TUI's first model keeps nothing");
@@ -911,6 +914,69 @@ Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
     cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
     cr_expect_eq(p->repriced, 2);
     plan_free(p);
+}
+
+/* A what-if that comes while the counts of a model that computed entries
+ * are still being kept on the worker may give them up (p->counts_wait -1
+ * here: always) and answer as that model was answered: from the model
+ * before it, whose counts the job was carrying over, or from scratch where
+ * there was none (the first model). Each answer is a fresh plan's; the
+ * counts are kept again for the new model (posted with the same model
+ * before), and a what-if after them re-prices. A cancelled what-if that
+ * gave them up posts them again for the model it leaves in place. */
+Test(plan, a_what_if_before_the_counts_are_kept_may_give_them_up)
+{
+    lw_error err = {0};
+    plan_settings s0 = {.gpus = 8, .batch_per_gpu = 32};
+    plan *p = plan_new_cancellable(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL,
+                                   s0, NULL, NULL, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    p->counts_wait = -1;
+    /* the first model's counts, from scratch: given up, built again */
+    cr_assert_eq(apply_inter_bw(p, 2, 8, &err), 0, "%s", err.msg);
+    cr_expect(p->counts_given_up, "the first model's counts were not given up");
+    cr_expect_eq(p->repriced, 0, "built from scratch, yet repriced %d", p->repriced);
+    expect_equal_to_fresh_plan(p, "inception_v3", "8 GPUs, bandwidth doubled, first counts given up");
+    cr_assert(plan_counts_wait(p), "no counts after the first were given up");
+    /* more GPUs: the 8-GPU model's counts carried over, the rest computed */
+    cr_assert_eq(apply_set(p, 16, 32, &err), 0, "%s", err.msg);
+    cr_expect_not(p->counts_given_up, "the counts were there, yet given up");
+    cr_assert_eq(p->repriced, 2);
+    cr_assert_eq(cost_model_kept_bytes(p->cm), 0);
+    /* right after: given up, priced from the 8-GPU model again */
+    cr_assert_eq(apply_inter_bw(p, 0.5, 16, &err), 0, "%s", err.msg);
+    cr_expect(p->counts_given_up, "16 GPUs: the counts were not given up");
+    cr_expect_eq(p->repriced, 2, "16 GPUs: not priced from the model before (repriced %d)", p->repriced);
+    expect_equal_to_fresh_plan(p, "inception_v3", "16 GPUs, bandwidth halved, counts given up");
+    /* a cancelled what-if gives them up too, and posts them again */
+    atomic_int flag = 1;
+    plan_set_cancel(p, &flag);
+    const cost_model *before = p->cm;
+    cr_assert_neq(apply_inter_bw(p, 3, 16, &err), 0);
+    cr_assert_str_eq(err.msg, "cancelled");
+    plan_set_cancel(p, NULL);
+    cr_assert_eq(p->cm, before, "a cancelled what-if changed the model");
+    cr_assert(plan_counts_wait(p), "the counts given up by a cancelled what-if were not posted again");
+    cr_assert_gt(cost_model_kept_bytes(p->cm), 0);
+    /* with them kept: nothing to give up, every entry re-priced */
+    cr_assert_eq(apply_set(p, 16, 64, &err), 0, "%s", err.msg);
+    cr_expect_not(p->counts_given_up);
+    cr_expect_eq(p->repriced, 1, "batch 64: repriced %d", p->repriced);
+    expect_equal_to_fresh_plan(p, "inception_v3", "16 GPUs, batch 64 a GPU");
+    plan_free(p);
+}
+
+/* Whether to wait for counts being kept: the rest of the job at its rate
+ * so far, against the answer's own time; a job not started is not worth
+ * waiting for, a finished one is. */
+Test(plan, counts_are_worth_waiting_for_when_the_rest_is_quicker_than_answering)
+{
+    cr_expect_not(plan_counts_worth_waiting(1000, 0, 0, 1.0), "not started");
+    cr_expect_not(plan_counts_worth_waiting(0, 0, 0, 1.0), "nothing known");
+    cr_expect(plan_counts_worth_waiting(1000, 1000, 2.0, 0.1), "all evaluated");
+    cr_expect(plan_counts_worth_waiting(1000, 900, 1.0, 0.5), "0.11 s left, 0.5 s to answer");
+    cr_expect_not(plan_counts_worth_waiting(1000, 500, 1.0, 0.9), "1 s left, 0.9 s to answer");
+    cr_expect(plan_counts_worth_waiting(1000, 500, 1.0, 1.0), "as long either way: waiting keeps the counts");
 }
 
 /* A failed or cancelled what-if leaves the plan exactly as it was: the

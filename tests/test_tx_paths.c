@@ -137,10 +137,10 @@ ParameterizedTest(oracle_case *c, tx_paths, node_wise_equals_receiver_wise)
     cost_model *oracle, *fast;
     if (c->reprice) {
         cost_tx_oracle = 1;
-        oracle = cost_model_build_for_whatifs(net, cl, NULL, c->gpus, batch, NULL, &err);
+        oracle = cost_model_build_for_whatifs(net, cl, NULL, c->gpus, batch, NULL, NULL, &err);
         cost_tx_oracle = 0;
         cr_assert(oracle, "%s", err.msg);
-        fast = cost_model_build_for_whatifs(net, cl, NULL, c->gpus, batch, NULL, &err);
+        fast = cost_model_build_for_whatifs(net, cl, NULL, c->gpus, batch, NULL, NULL, &err);
     } else {
         cost_tx_oracle = 1;
         oracle = cost_model_build(net, cl, NULL, c->gpus, batch, &err);
