@@ -146,7 +146,7 @@ static void draw_compare(app *a, WINDOW *w, rect r)
     const compare_side *A = &cs->side[0], *B = &cs->side[1];
     int L = p->net->n_layers;
     /* the header: both totals, labelled, and what differs */
-    char head[1400];
+    char head[2048]; /* two labels and reasons, or two labels and totals of any size (-Wformat-truncation) */
     int n = 0;
     if (A->ok && B->ok)
         for (int i = 0; i < L; i++) n += !config_equal(&A->cfg[i], &B->cfg[i]);
