@@ -871,16 +871,26 @@ Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
  * degree does not divide computes the entries of those configs without
  * counts and re-prices the rest, and the next re-prices from the counts
  * the worker kept for that model. Each optimum is a fresh plan's. */
-Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
+/* The TUI's plan (plan_new_cancellable) of Inception-v3 on p100-4x4 at
+ * `gpus` GPUs, 32 a GPU, with what-ifs before a model's counts are kept
+ * waiting for them (counts_wait 1) or giving them up (-1). */
+static plan *open_tui_plan(int gpus, int counts_wait)
 {
     lw_error err = {0};
-    plan_settings s0 = {.gpus = 16, .batch_per_gpu = 32};
+    plan_settings s0 = {.gpus = gpus, .batch_per_gpu = 32};
     plan *p = plan_new_cancellable(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL,
                                    s0, NULL, NULL, &err);
     cr_assert_not_null(p, "%s", err.msg);
+    p->counts_wait = counts_wait;
+    return p;
+}
+
+Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
+{
+    lw_error err = {0};
     /* the what-ifs right after one that computed entries wait for its
      * counts here, whatever the job's progress (the next test gives them up) */
-    p->counts_wait = 1;
+    plan *p = open_tui_plan(16, 1);
     cr_assert_eq(cost_model_kept_bytes(p->cm), 0, "the first model answered keeping counts");
     cr_assert(plan_counts_wait(p), "the TUI's first model got no counts");
     cr_assert_gt(cost_model_kept_bytes(p->cm), 0, "the TUI's first model keeps nothing");
@@ -927,11 +937,7 @@ Test(plan, the_tuis_first_model_keeps_counts_and_batch_what_ifs_reprice)
 Test(plan, a_what_if_before_the_counts_are_kept_may_give_them_up)
 {
     lw_error err = {0};
-    plan_settings s0 = {.gpus = 8, .batch_per_gpu = 32};
-    plan *p = plan_new_cancellable(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL,
-                                   s0, NULL, NULL, &err);
-    cr_assert_not_null(p, "%s", err.msg);
-    p->counts_wait = -1;
+    plan *p = open_tui_plan(8, -1);
     /* the first model's counts, from scratch: given up, built again */
     cr_assert_eq(apply_inter_bw(p, 2, 8, &err), 0, "%s", err.msg);
     cr_expect(p->counts_given_up, "the first model's counts were not given up");
