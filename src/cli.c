@@ -864,7 +864,10 @@ static int cmd_eval(const opts *o)
         char title[300];
         snprintf(title, sizeof title, "strategy %s", o->strategy);
         print_strategy_text(p, ci, &ev, title);
-        if (p->gpus > EVAL_SEARCH_MAX_GPUS) {
+        if (p->gpus > COST_MAX_GPUS) {
+            printf("the optimum for this setting: not searched at %d GPUs (the search takes at most %d)\n",
+                   p->gpus, COST_MAX_GPUS);
+        } else if (p->gpus > EVAL_SEARCH_MAX_GPUS) {
             printf("the optimum for this setting: not searched at %d GPUs (over %d; layerwise search finds it)\n",
                    p->gpus, EVAL_SEARCH_MAX_GPUS);
         } else if (plan_search(p, &err) != 0) {

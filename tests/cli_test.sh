@@ -244,6 +244,12 @@ expect_ok "eval text at 256 GPUs runs" eval -n resnet50 -c "$C256" -s data
 if grep -q "the optimum for this setting: not searched at 256 GPUs" "$OUT"; then ok "eval text at 256 GPUs says the optimum was not searched"; else
     notok "eval text at 256 GPUs says the optimum was not searched" "$(tail -n 3 "$OUT")"
 fi
+expect_ok "eval text at 1024 GPUs runs" eval -n inception_v3 -c $F/clusters/h100-128x8.json -s owt
+if grep -q "the optimum for this setting: not searched at 1024 GPUs (the search takes at most 256)" "$OUT"; then
+    ok "eval text at 1024 GPUs says the search takes at most 256"
+else
+    notok "eval text at 1024 GPUs says the search takes at most 256" "$(tail -n 3 "$OUT")"
+fi
 expect_ok "eval at 1024 GPUs runs" eval -n inception_v3 -c $F/clusters/h100-128x8.json -s owt --json
 py "eval at 1024 GPUs: a document for 1024 GPUs" '
 import json, sys
