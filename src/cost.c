@@ -2888,8 +2888,8 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
     if (gpus > max_gpus) {
         if (max_gpus == COST_MAX_GPUS)
             lw_fail(err, 2, "%d GPUs: the search's cost tables take at most %d (they grow with the square of a "
-                    "layer's configs); choose fewer, or evaluate a given strategy (eval, up to %d)", gpus,
-                    COST_MAX_GPUS, COST_EVAL_MAX_GPUS);
+                    "layer's configs); choose fewer, or evaluate a given strategy (eval -s or simulate -s, "
+                    "up to %d)", gpus, COST_MAX_GPUS, COST_EVAL_MAX_GPUS);
         else
             lw_fail(err, 2, "%d GPUs: evaluation takes at most %d; choose fewer", gpus, max_gpus);
         return NULL;

@@ -256,7 +256,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["gpus"] == 1024 and d["algorithm"] == "owt", (d["gpus"], d["algorithm"])
 ' "$OUT"
-expect_fail "search at 512 GPUs is refused, naming the limits" 2 "512 GPUs" "at most 256" "up to 1024" -- \
+expect_fail "search at 512 GPUs is refused, naming the limits" 2 "512 GPUs" "at most 256" "simulate -s" "up to 1024" -- \
     search -n vgg16 -c $F/clusters/h100-128x8.json -g 512
 # GPUs really used: degrees are powers of two, so 12 GPUs run a strategy on 8
 expect_ok "eval -s data on 12 GPUs runs" eval -n lenet5 -c p100-4x4 -g 12 -s data --json
