@@ -1546,6 +1546,35 @@ static int memory_row(void)
     return -1;
 }
 
+/* A cluster with more GPUs than the search takes (1024), no count given:
+ * the TUI opens at the most it takes and says so, rather than refusing
+ * (the CLI's search refuses: there the count is asked for). */
+Test(tui, a_cluster_larger_than_the_search_opens_at_its_limit)
+{
+    term_open(30, 160, 1);
+    tui_args args = {.net = "tests/fixtures/nets/mlp_branch.json", .cluster = "tests/fixtures/clusters/h100-128x8.json",
+                     .sync = -1};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cr_assert_eq(a->p->gpus, COST_MAX_GPUS);
+    cr_assert_eq(a->gpus_capped_from, 1024);
+    cr_assert(strstr(a->status, "256 of the cluster's 1024 GPUs (the search takes at most 256); optimum found"),
+              "status: %s", a->status);
+    draw(a);
+    cr_assert(find_row("256 of the cluster's 1024 GPUs") >= 0, "not on screen:\n%s", dump());
+    app_free(a);
+    /* a count given is taken as given: within the limit, built */
+    args.set.gpus = 8;
+    a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cr_assert_eq(a->p->gpus, 8);
+    cr_assert_eq(a->gpus_capped_from, 0);
+    cr_assert_null(strstr(a->status, "of the cluster's"), "status: %s", a->status);
+    app_free(a);
+    term_close();
+}
+
 Test(tui_memory, vgg16_256_per_gpu_fits_and_says_why)
 {
     term_open(30, 140, 1);

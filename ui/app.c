@@ -114,6 +114,11 @@ app *app_open(const tui_args *args, lw_error *err)
     }
     cluster *orig = cluster_clone(cl);
     plan_settings set = args ? args->set : (plan_settings){0};
+    /* no count given (all of them) on a cluster larger than the search
+     * takes: the most it takes, which the status line says, rather than a
+     * refusal (eval -s and simulate -s take them all) */
+    const int capped_from = set.gpus == 0 && cluster_gpus(cl) > COST_MAX_GPUS ? cluster_gpus(cl) : 0;
+    if (capped_from) set.gpus = COST_MAX_GPUS;
     plan *p = plan_new_cancellable(net, cl, prof, set, args ? &args->mset : NULL, NULL, err);
     if (!p) {
         cluster_free(orig);
@@ -127,6 +132,7 @@ app *app_open(const tui_args *args, lw_error *err)
     app *a = lw_calloc(1, sizeof *a);
     a->p = p;
     a->cluster_loaded = orig;
+    a->gpus_capped_from = capped_from;
     a->net_name = lw_strdup(nn);
     a->cluster_name = lw_strdup(cn);
     a->profile_name = args && args->profile ? lw_strdup(args->profile) : NULL;
@@ -189,7 +195,11 @@ void app_status_opened(app *a)
     char warn[160];
     if (!p->sr) return;
     memory_warning(a, warn, sizeof warn);
-    app_set_status(a, warn[0] != 0, "optimum found in %.0f ms: %.2f ms/step, %.1f img/s (Eq. 1)%s%s",
+    char capped[160] = "";
+    if (a->gpus_capped_from)
+        snprintf(capped, sizeof capped, "%d of the cluster's %d GPUs (the search takes at most %d); ", p->gpus,
+                 a->gpus_capped_from, COST_MAX_GPUS);
+    app_set_status(a, warn[0] != 0, "%soptimum found in %.0f ms: %.2f ms/step, %.1f img/s (Eq. 1)%s%s", capped,
                    p->search_ms + (p->cm ? p->cm->build_ms : 0.0), p->best_eval.total_ms, p->best_eval.images_per_s,
                    warn, warn[0] ? "" : ". ? for help");
 }
