@@ -1249,7 +1249,9 @@ static int cmd_export(const opts *o)
 static int cmd_profile(const opts *o)
 {
     lw_error err = {0};
-    plan *p = open_plan(o, o->set, &err);
+    /* the configs and their compute times only: no transfer tables, no
+     * search (any GPU count evaluation takes, up to 1024) */
+    plan *p = open_plan_as(o, o->set, 1, &err);
     if (!p) return die(&err);
     const cost_model *m = p->cm;
     cJSON *root = cJSON_CreateObject();
@@ -1263,8 +1265,11 @@ static int cmd_profile(const opts *o)
              p->net->name, p->gpus, p->cl->name, p->batch, p->cl->gpu.name);
     cJSON_AddStringToObject(root, "comment", note);
     cJSON *arr = cJSON_AddArrayToObject(root, "entries");
-    int cap = 256, n = 0;
+    /* the shapes written so far, in a hash set (1 + index, 0 free) kept
+     * under half full: every config of every layer is looked up */
+    int cap = 256, n = 0, hcap = 1024;
     profile_entry *seen = lw_malloc(sizeof *seen * (size_t)cap);
+    int *slot = lw_calloc((size_t)hcap, sizeof(int));
     for (int i = 0; i < m->n_layers; i++) {
         const layer *l = &p->net->layers[i];
         if (l->type == LT_INPUT || l->type == LT_FLATTEN) continue;
@@ -1272,18 +1277,27 @@ static int cmd_profile(const opts *o)
             profile_entry key;
             double f, b;
             cost_t_c_parts(m, i, &m->configs[i][k], &key, &f, &b);
+            size_t at = (size_t)profile_shape_hash(&key) & (size_t)(hcap - 1);
             int dup = 0;
-            for (int j = 0; j < n && !dup; j++)
-                dup = memcmp(&seen[j].type, &key.type, sizeof key.type) == 0 && seen[j].n_inputs == key.n_inputs &&
-                      memcmp(seen[j].in, key.in, sizeof key.in) == 0 &&
-                      memcmp(seen[j].out, key.out, sizeof key.out) == 0 && memcmp(seen[j].k, key.k, sizeof key.k) == 0 &&
-                      memcmp(seen[j].s, key.s, sizeof key.s) == 0 && memcmp(seen[j].p, key.p, sizeof key.p) == 0;
+            for (; slot[at] && !dup; at = (at + 1) & (size_t)(hcap - 1))
+                dup = profile_same_shape(&seen[slot[at] - 1], &key);
             if (dup) continue;
             if (n == cap) {
                 cap *= 2;
                 seen = lw_realloc(seen, sizeof *seen * (size_t)cap);
             }
             seen[n++] = key;
+            slot[at] = n;
+            if (2 * n > hcap) { /* twice the room, every shape placed again */
+                free(slot);
+                hcap *= 2;
+                slot = lw_calloc((size_t)hcap, sizeof(int));
+                for (int j = 0; j < n; j++) {
+                    size_t to = (size_t)profile_shape_hash(&seen[j]) & (size_t)(hcap - 1);
+                    while (slot[to]) to = (to + 1) & (size_t)(hcap - 1);
+                    slot[to] = j + 1;
+                }
+            }
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "type", layer_type_name(l->type));
             double in[4], out[4];
@@ -1307,6 +1321,7 @@ static int cmd_profile(const opts *o)
         }
     }
     free(seen);
+    free(slot);
     char *doc = cJSON_Print(root);
     cJSON_Delete(root);
     int rc = emit(o, doc);

@@ -7,6 +7,58 @@
 #include <stdlib.h>
 #include <string.h>
 
+uint64_t profile_shape_hash(const profile_entry *e)
+{
+    /* FNV-1a over the fields, one at a time (no padding bytes) */
+    uint64_t h = 1469598103934665603ULL;
+#define PS_MIX(x)                                                                                                      \
+    do {                                                                                                               \
+        h ^= (uint64_t)(x);                                                                                            \
+        h *= 1099511628211ULL;                                                                                         \
+    } while (0)
+    PS_MIX(e->type);
+    for (int d = 0; d < 4; d++) {
+        PS_MIX(e->in[d]);
+        PS_MIX(e->out[d]);
+    }
+    for (int j = 0; j < 2; j++) {
+        PS_MIX(e->k[j]);
+        PS_MIX(e->s[j]);
+        PS_MIX(e->p[j]);
+    }
+#undef PS_MIX
+    return h ^ h >> 29;
+}
+
+/* Same type and shapes (the input count aside). */
+static int same_dims(const profile_entry *a, const profile_entry *b)
+{
+    return a->type == b->type && memcmp(a->in, b->in, sizeof a->in) == 0 && memcmp(a->out, b->out, sizeof a->out) == 0 &&
+           memcmp(a->k, b->k, sizeof a->k) == 0 && memcmp(a->s, b->s, sizeof a->s) == 0 &&
+           memcmp(a->p, b->p, sizeof a->p) == 0;
+}
+
+int profile_same_shape(const profile_entry *a, const profile_entry *b)
+{
+    return a->n_inputs == b->n_inputs && same_dims(a, b);
+}
+
+/* p->index over p->e, entries in file order: those of one shape have one
+ * start and are placed in the order of their indices, so a lookup meets
+ * them in file order. */
+static void profile_index(profile *p)
+{
+    int cap = 16;
+    while (cap < 2 * p->n + 2) cap *= 2;
+    p->index = lw_calloc((size_t)cap, sizeof(int));
+    p->index_cap = cap;
+    for (int i = 0; i < p->n; i++) {
+        size_t at = (size_t)profile_shape_hash(&p->e[i]) & (size_t)(cap - 1);
+        while (p->index[at]) at = (at + 1) & (size_t)(cap - 1);
+        p->index[at] = i + 1;
+    }
+}
+
 static int read_vec(const cJSON *o, const char *key, long *v, int n, int required, long dflt)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -125,6 +177,7 @@ profile *profile_from_json(const char *text, size_t len, const char *label, lw_e
     }
     p->n = n;
     cJSON_Delete(root);
+    profile_index(p);
     return p;
 fail:
     cJSON_Delete(root);
@@ -148,19 +201,27 @@ void profile_free(profile *p)
     free(p->gpu);
     free(p->path);
     free(p->e);
+    free(p->index);
     free(p);
+}
+
+static int matches(const profile_entry *e, const profile_entry *key)
+{
+    return (e->n_inputs == 0 || e->n_inputs == key->n_inputs) && same_dims(e, key);
 }
 
 double profile_lookup(const profile *p, const profile_entry *key)
 {
     if (!p) return -1;
-    for (int i = 0; i < p->n; i++) {
-        const profile_entry *e = &p->e[i];
-        if (e->type == key->type && (e->n_inputs == 0 || e->n_inputs == key->n_inputs) &&
-            memcmp(e->in, key->in, sizeof e->in) == 0 &&
-            memcmp(e->out, key->out, sizeof e->out) == 0 && memcmp(e->k, key->k, sizeof e->k) == 0 &&
-            memcmp(e->s, key->s, sizeof e->s) == 0 && memcmp(e->p, key->p, sizeof e->p) == 0)
-            return e->forward_ms + e->backward_ms;
+    if (p->index) { /* the entries of key's shape in file order, among others of its start */
+        const size_t mask = (size_t)(p->index_cap - 1);
+        for (size_t at = (size_t)profile_shape_hash(key) & mask; p->index[at]; at = (at + 1) & mask) {
+            const profile_entry *e = &p->e[p->index[at] - 1];
+            if (matches(e, key)) return e->forward_ms + e->backward_ms;
+        }
+        return -1;
     }
+    for (int i = 0; i < p->n; i++)
+        if (matches(&p->e[i], key)) return p->e[i].forward_ms + p->e[i].backward_ms;
     return -1;
 }

@@ -19,6 +19,8 @@
 
 #include "model.h"
 
+#include <stdint.h>
+
 typedef struct profile_entry {
     int type;               /* layer_type */
     long in[4], out[4];
@@ -32,13 +34,24 @@ typedef struct profile {
     char *path;
     int n;
     profile_entry *e;
+    /* entries by shape (profile_shape_hash), open addressing, 1 + the
+     * entry's index, 0 free; the entries of one shape in file order
+     * (profile_from_json makes it; NULL: profile_lookup scans) */
+    int *index;
+    int index_cap;           /* a power of two, over 2n */
 } profile;
 
 profile *profile_from_json(const char *text, size_t len, const char *label, lw_error *err);
 profile *profile_load_file(const char *path, lw_error *err);
 void profile_free(profile *p);
 
-/* Forward + backward ms of the matching entry, or -1 if none. */
+/* Forward + backward ms of the matching entry (the first in the file:
+ * same type and shapes, and the key's input count or an entry's 0), or -1
+ * if none. */
 double profile_lookup(const profile *p, const profile_entry *key);
+/* A digest of an entry's type and shapes (not its input count), and
+ * whether two entries are the same task shape (input count included). */
+uint64_t profile_shape_hash(const profile_entry *e);
+int profile_same_shape(const profile_entry *a, const profile_entry *b);
 
 #endif

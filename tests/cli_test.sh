@@ -441,6 +441,16 @@ expect_fail "--no-fold is refused where nothing is searched step by step" 2 "--n
 
 # --------------------------------------------------------------- profiles
 rm -f "$TMP/prof.json"
+expect_ok "profile at 1024 GPUs writes a template (no search: as eval, up to 1024)" \
+    profile -n inception_v3 -c $F/clusters/h100-128x8.json -o "$TMP/prof1024.json"
+py "the 1024-GPU template holds task shapes of 1024 GPUs, each once" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = [json.dumps([e["type"], e["input"], e["output"], e.get("inputs"), e.get("kernel"), e.get("stride"), e.get("padding")]) for e in d["entries"]]
+assert len(keys) == len(set(keys)) and len(keys) > 10000, (len(keys), len(set(keys)))
+assert "on 1024 GPUs" in d["comment"], d["comment"]
+assert any(e["input"][0] == 32 for e in d["entries"]), "no task of the 32768-sample batch split 1024 ways"
+' "$TMP/prof1024.json"
 expect_ok "profile -o FILE writes a template" profile -n lenet5 -c p100-4x4 -g 2 -o "$TMP/prof.json"
 py "the template is a layerwise-profile/1 for the cluster's GPU" '
 import json, sys

@@ -855,6 +855,52 @@ Test(profiles, a_profile_loads_and_looks_up_exact_shapes)
     profile_free(p);
 }
 
+/* The index profile_lookup goes through finds what a scan of the entries
+ * in file order finds: for every entry of a profile with many shapes, for
+ * keys one field off them, and where entries of one shape repeat (the
+ * first in the file wins, an input count of 0 matching any). */
+Test(profiles, indexed_lookups_find_the_first_matching_entry_in_file_order)
+{
+    enum { N = 3000 };
+    size_t cap = 256 + (size_t)N * 200;
+    char *t = malloc(cap), *w = t;
+    w += sprintf(w, "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [");
+    for (int i = 0; i < N; i++) {
+        /* few distinct shapes among many entries: repeats, input counts 0, 2 and 3 */
+        int c = i % 997, ni = i % 3 == 0 ? 0 : 2 + i % 2;
+        char inputs[32] = ""; /* absent: any input count (0) */
+        if (ni) snprintf(inputs, sizeof inputs, "\"inputs\": %d, ", ni);
+        w += sprintf(w, "%s{\"type\": \"add\", %s\"input\": [4, %d, 8, 8], \"output\": [4, %d, 8, 8], "
+                        "\"forward_ms\": %d, \"backward_ms\": 0}",
+                     i ? ", " : "", inputs, c + 1, c + 1, i + 1);
+    }
+    w += sprintf(w, "]}");
+    lw_error err = {0};
+    profile *p = profile_from_json(t, strlen(t), "many.json", &err);
+    free(t);
+    cr_assert_not_null(p, "%s", err.msg);
+    cr_assert_not_null(p->index);
+    int *index = p->index;
+    for (int i = 0; i < N; i++)
+        for (int v = 0; v < 4; v++) {
+            profile_entry k = p->e[i];
+            k.n_inputs = v == 0 ? 2 : v == 1 ? 3 : k.n_inputs;
+            if (v == 3) k.out[1] += 5000; /* no such shape */
+            p->index = index;
+            double indexed = profile_lookup(p, &k);
+            p->index = NULL; /* the scan */
+            double scanned = profile_lookup(p, &k);
+            cr_assert_eq(indexed, scanned, "entry %d, key %d: %g indexed, %g scanned", i, v, indexed, scanned);
+            if (v == 3) cr_assert_eq(indexed, -1);
+        }
+    p->index = index;
+    /* the first of shape 1 (entry 0, inputs 0) matches any input count */
+    profile_entry k = p->e[997];
+    k.n_inputs = 3;
+    cr_assert_eq(profile_lookup(p, &k), 1);
+    profile_free(p);
+}
+
 Test(bad_profile, malformed_json)
 {
     lw_error err = {0};
