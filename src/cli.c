@@ -986,7 +986,13 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
 static int cmd_compare(const opts *o)
 {
     lw_error err = {0};
-    plan *p = open_plan(o, o->set, &err);
+    /* above the search's limit the baselines alone, without tables (as
+     * scale); else the plan searched as well */
+    plan *p = open_plan_as(o, o->set, 1, &err);
+    if (p && p->gpus <= COST_MAX_GPUS && plan_search(p, &err) != 0) {
+        plan_free(p);
+        p = NULL;
+    }
     if (!p) return die(&err);
     row rows[4];
     int n = 0;

@@ -299,6 +299,16 @@ expect_ok "scale up to 1024 GPUs (text)" scale -n lenet5 -c $F/clusters/h100-128
 if grep -q "layer-wise: not searched above 256 GPUs" "$OUT"; then ok "scale text says layer-wise is not searched above 256"; else
     notok "scale text says layer-wise is not searched above 256" "$(tail -n 3 "$OUT")"
 fi
+expect_ok "compare at 1024 GPUs runs" compare -n lenet5 -c $F/clusters/h100-128x8.json --json
+py "compare above 256 GPUs: the baselines alone, as scale" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [(r["gpus"], r["strategy"]) for r in d["rows"]] == [(1024, "data"), (1024, "model"), (1024, "owt")], d["rows"]
+' "$OUT"
+expect_ok "compare at 1024 GPUs (text)" compare -n lenet5 -c $F/clusters/h100-128x8.json
+if grep -q "layer-wise: not searched above 256 GPUs" "$OUT"; then ok "compare text says layer-wise is not searched above 256"; else
+    notok "compare text says layer-wise is not searched above 256" "$(tail -n 3 "$OUT")"
+fi
 # (Inception-v3: at 64 GPUs it computes 2.5 million entries, over the 2^20 below which a build is never refused;
 # ResNet-50's symmetric tables leave it under that)
 LAYERWISE_MAX_BUILD_S=0 expect_fail "a search over the time limit is refused up front with its size, time and memory" 1 \
