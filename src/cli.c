@@ -989,6 +989,7 @@ static int cmd_compare(const opts *o)
     /* above the search's limit the baselines alone, without tables (as
      * scale); else the plan searched as well */
     plan *p = open_plan_as(o, o->set, 1, &err);
+    if (p) p->progress = isatty(STDERR_FILENO) ? progress_line : NULL; /* as open_plan's */
     if (p && p->gpus <= COST_MAX_GPUS && plan_search(p, &err) != 0) {
         plan_free(p);
         p = NULL;
