@@ -45,7 +45,9 @@ static const char usage_text[] =
     "  layerwise scale   -n NET -c CLUSTER [--gpus 1,2,4,8,16] [--json]\n"
     "  layerwise costs   -n NET -c CLUSTER [-g GPUS] --json\n"
     "  layerwise export  -n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K] [--no-fold]\n"
-    "                    -o FILE.{dot,svg,png,pdf}\n"
+    "                    [-s FILE|data|model|owt] -o FILE.{dot,svg,png,pdf}\n"
+    "                                     the optimum, or with -s a given strategy (graph and strategy\n"
+    "                                     views; no search, up to 1024 GPUs)\n"
     "  layerwise profile -n NET -c CLUSTER [-g GPUS] [-o FILE]\n"
     "                                     a profile template: every task shape, to fill with measurements\n"
     "  layerwise fit     -n NET -c CLUSTER [-g GPUS] [--json]\n"
@@ -1232,18 +1234,27 @@ static int cmd_export(const opts *o)
     if (!o->out) return bad("%s", "export needs -o FILE.{dot,svg,png,pdf}");
     int view = o->view ? export_view_from_name(o->view) : VIEW_STRATEGY;
     if (view < 0) return bad("--view \"%s\" must be graph, reduced or strategy", o->view);
+    /* a given strategy (-s) is drawn without tables or a search, up to 1024 GPUs */
+    int given = o->strategy && strcmp(o->strategy, "optimum") != 0;
+    if (given && view == VIEW_REDUCED)
+        return bad("%s", "--view reduced draws the search's steps: -s (a given strategy) goes with graph or strategy");
+    if (given && (o->n_pins || o->step >= 0 || o->set.no_fold))
+        return bad("%s", "-s (a given strategy) takes no --pin, --step or --no-fold: those are the search's");
     lw_error err = {0};
-    plan *p = open_plan(o, o->set, &err);
+    plan *p = open_plan_as(o, o->set, given, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
         plan_free(p);
         return die(&err);
     }
-    if (o->step > p->sr->n_steps) {
+    if (!given && o->step > p->sr->n_steps) {
         fprintf(stderr, "layerwise: --step %d: the search takes %d steps on this graph\n", o->step, p->sr->n_steps);
         plan_free(p);
         return 2;
     }
-    int rc = export_diagram(p, (export_view)view, o->step, NULL, o->out, &err);
+    int *ci = given ? lw_calloc((size_t)p->net->n_layers, sizeof(int)) : NULL;
+    int rc = given ? strategy_pick(p, o->strategy, ci, &err) : 0;
+    if (rc == 0) rc = export_diagram(p, (export_view)view, o->step, ci, o->out, &err);
+    free(ci);
     plan_free(p);
     if (rc != 0) return die(&err);
     fprintf(stderr, "wrote %s\n", o->out);

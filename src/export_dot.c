@@ -440,7 +440,7 @@ static void transfer_edge(diagram *d, int e, double max_tx, const char *prefix)
     Agedge_t *ed = agedge(d->g, na, nb, NULL, 1);
     double bytes = 0;
     cost_t_x(m, e, cfg_of(d, a), cfg_of(d, b), &bytes);
-    double tx = m->t_x[e][d->ci[a] * m->n_configs[b] + d->ci[b]];
+    double tx = cost_edge_ms(m, e, d->ci[a], d->ci[b], NULL); /* the table's entry, or computed: a model without tables */
     double inter = inter_node_bytes(d, e, NULL);
     if (inter > 0) d->any_inter = 1;
     char sb[32], st[32], si[32];
@@ -473,7 +473,7 @@ static double max_edge_tx(const diagram *d)
     double mx = 0;
     for (int e = 0; e < d->m->n_edges; e++) {
         int a = d->m->e_from[e], b = d->m->e_to[e];
-        double tx = d->m->t_x[e][d->ci[a] * d->m->n_configs[b] + d->ci[b]];
+        double tx = cost_edge_ms(d->m, e, d->ci[a], d->ci[b], NULL);
         if (tx > mx) mx = tx;
     }
     return mx;
@@ -906,9 +906,12 @@ int export_diagram(plan *p, export_view view, int step, const int *config_index,
                    lw_error *err)
 {
     if (export_check_path(file, err) != 0) return -1;
-    if (!p || !p->cm || !p->best || !p->sr) return lw_fail(err, 1, "%s: no plan to draw", file);
+    /* a given strategy needs no search (nor tables) but for the reduced view, which draws the search's steps */
+    if (!p || !p->cm || (!config_index && (!p->best || !p->sr))) return lw_fail(err, 1, "%s: no plan to draw", file);
     if (view != VIEW_GRAPH && view != VIEW_REDUCED && view != VIEW_STRATEGY)
         return lw_fail(err, 2, "%s: unknown view %d", file, (int)view);
+    if (view == VIEW_REDUCED && !p->sr)
+        return lw_fail(err, 2, "%s: the reduced view draws the search's steps: not of a given strategy", file);
     if (view == VIEW_REDUCED && plan_step_tables(p, err) != 0) return -1; /* a step's table is drawn */
     if (view == VIEW_REDUCED && (step < -1 || step > p->sr->n_steps))
         return lw_fail(err, 2, "%s: step %d: Algorithm 1 takes %d steps on this graph (-1: all)", file, step,
@@ -927,7 +930,8 @@ int export_diagram(plan *p, export_view view, int step, const int *config_index,
     d.m = p->cm;
     d.net = p->net;
     d.ci = config_index ? config_index : p->best;
-    d.optimal = !config_index || memcmp(config_index, p->best, sizeof(int) * (size_t)p->cm->n_layers) == 0;
+    d.optimal = !config_index ||
+                (p->sr && memcmp(config_index, p->best, sizeof(int) * (size_t)p->cm->n_layers) == 0);
     if (config_index) {
         strategy_evaluate(p->cm, config_index, &d.own_ev);
         d.ev = &d.own_ev;

@@ -299,6 +299,31 @@ expect_ok "scale up to 1024 GPUs (text)" scale -n lenet5 -c $F/clusters/h100-128
 if grep -q "layer-wise: not searched above 256 GPUs" "$OUT"; then ok "scale text says layer-wise is not searched above 256"; else
     notok "scale text says layer-wise is not searched above 256" "$(tail -n 3 "$OUT")"
 fi
+expect_ok "export of a given strategy at 1024 GPUs (no search, no tables)" \
+    export -n resnet50 -c $F/clusters/h100-128x8.json --view graph -s data -o "$TMP/g1024.dot"
+py "its graph: every edge, drawn for the given strategy at 1024 GPUs" '
+import sys
+t = open(sys.argv[1]).read()
+assert "1024 GPUs" in t and "given strategy:" in t and "optimal strategy" not in t
+assert t.count(" -> ") > 100, t.count(" -> ")
+' "$TMP/g1024.dot"
+expect_ok "search writes the optimum to a file" search -n inception_v3 -c h100-8x8 -g 16 -o "$TMP/opt16.json"
+expect_ok "export of the optimum" export -n inception_v3 -c h100-8x8 -g 16 --view graph -o "$TMP/g_opt.dot"
+expect_ok "export of the same strategy given (-s FILE)" \
+    export -n inception_v3 -c h100-8x8 -g 16 --view graph -s "$TMP/opt16.json" -o "$TMP/g_given.dot"
+py "the given optimum draws the same graph, its header saying given (entries computed, not read from tables)" '
+import sys
+a = sorted(open(sys.argv[1]).read().replace("optimal strategy:", "given strategy:").splitlines())
+b = sorted(open(sys.argv[2]).read().splitlines())
+assert a == b, [x for x in a if x not in b][:3]
+' "$TMP/g_opt.dot" "$TMP/g_given.dot"
+expect_fail "export -s with the reduced view is refused" 2 "--view reduced draws the search" -- \
+    export -n lenet5 -c p100-4x4 --view reduced -s data -o "$TMP/r.dot"
+expect_fail "export -s with --step is refused" 2 "takes no --pin, --step or --no-fold" -- \
+    export -n lenet5 -c p100-4x4 --view graph -s data --step 1 -o "$TMP/r.dot"
+expect_fail "export -s with --no-fold is refused" 2 "takes no --pin, --step or --no-fold" -- \
+    export -n lenet5 -c p100-4x4 --view strategy -s owt --no-fold -o "$TMP/r.dot"
+[ -e "$TMP/r.dot" ] && notok "a refused export left no file" "$TMP/r.dot" || ok "a refused export left no file"
 expect_ok "compare at 1024 GPUs runs" compare -n lenet5 -c $F/clusters/h100-128x8.json --json
 py "compare above 256 GPUs: the baselines alone, as scale" '
 import json, sys
