@@ -380,8 +380,11 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
             fprintf(stderr, "layerwise: warning: %s was measured on \"%s\", not on this cluster's \"%s\": it is not used\n",
                     prof->path, prof->gpu, cl->gpu.name);
     }
-    if (unsearched) return plan_new_unsearched(net, cl, prof, set, &o->mset, err);
-    return plan_new_memory(net, cl, prof, set, &o->mset, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, err);
+    search_progress_fn progress = isatty(STDERR_FILENO) ? progress_line : NULL;
+    if (!unsearched) return plan_new_memory(net, cl, prof, set, &o->mset, progress, NULL, err);
+    plan *p = plan_new_unsearched(net, cl, prof, set, &o->mset, err);
+    if (p) p->progress = progress; /* for a plan_search later (eval, compare) */
+    return p;
 }
 
 static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
@@ -991,7 +994,6 @@ static int cmd_compare(const opts *o)
     /* above the search's limit the baselines alone, without tables (as
      * scale); else the plan searched as well */
     plan *p = open_plan_as(o, o->set, 1, &err);
-    if (p) p->progress = isatty(STDERR_FILENO) ? progress_line : NULL; /* as open_plan's */
     if (p && p->gpus <= COST_MAX_GPUS && plan_search(p, &err) != 0) {
         plan_free(p);
         p = NULL;
@@ -1283,11 +1285,7 @@ static int cmd_profile(const opts *o)
              p->net->name, p->gpus, p->cl->name, p->batch, p->cl->gpu.name);
     cJSON_AddStringToObject(root, "comment", note);
     cJSON *arr = cJSON_AddArrayToObject(root, "entries");
-    /* the shapes written so far, in a hash set (1 + index, 0 free) kept
-     * under half full: every config of every layer is looked up */
-    int cap = 256, n = 0, hcap = 1024;
-    profile_entry *seen = lw_malloc(sizeof *seen * (size_t)cap);
-    int *slot = lw_calloc((size_t)hcap, sizeof(int));
+    profile seen = {0}; /* the shapes written so far (every config of every layer is looked up) */
     for (int i = 0; i < m->n_layers; i++) {
         const layer *l = &p->net->layers[i];
         if (l->type == LT_INPUT || l->type == LT_FLATTEN) continue;
@@ -1295,27 +1293,7 @@ static int cmd_profile(const opts *o)
             profile_entry key;
             double f, b;
             cost_t_c_parts(m, i, &m->configs[i][k], &key, &f, &b);
-            size_t at = (size_t)profile_shape_hash(&key) & (size_t)(hcap - 1);
-            int dup = 0;
-            for (; slot[at] && !dup; at = (at + 1) & (size_t)(hcap - 1))
-                dup = profile_same_shape(&seen[slot[at] - 1], &key);
-            if (dup) continue;
-            if (n == cap) {
-                cap *= 2;
-                seen = lw_realloc(seen, sizeof *seen * (size_t)cap);
-            }
-            seen[n++] = key;
-            slot[at] = n;
-            if (2 * n > hcap) { /* twice the room, every shape placed again */
-                free(slot);
-                hcap *= 2;
-                slot = lw_calloc((size_t)hcap, sizeof(int));
-                for (int j = 0; j < n; j++) {
-                    size_t to = (size_t)profile_shape_hash(&seen[j]) & (size_t)(hcap - 1);
-                    while (slot[to]) to = (to + 1) & (size_t)(hcap - 1);
-                    slot[to] = j + 1;
-                }
-            }
+            if (!profile_add_shape(&seen, &key)) continue;
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "type", layer_type_name(l->type));
             double in[4], out[4];
@@ -1338,8 +1316,9 @@ static int cmd_profile(const opts *o)
             cJSON_AddItemToArray(arr, e);
         }
     }
-    free(seen);
-    free(slot);
+    const int n = seen.n;
+    free(seen.e);
+    free(seen.index);
     char *doc = cJSON_Print(root);
     cJSON_Delete(root);
     int rc = emit(o, doc);

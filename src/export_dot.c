@@ -200,6 +200,7 @@ typedef struct diagram {
     int classes_used[SPLIT__COUNT];
     int any_inter;            /* some edge drawn moves data between cluster nodes */
     config example;           /* a drawn config to explain the notation by */
+    double *edge_tx, *edge_bytes; /* per edge at the drawn configs (edge_costs): t_x, and the bytes it moves */
 } diagram;
 
 static const config *cfg_of(const diagram *d, int li)
@@ -438,9 +439,7 @@ static void transfer_edge(diagram *d, int e, double max_tx, const char *prefix)
     int a = m->e_from[e], b = m->e_to[e];
     Agnode_t *na = name_node(d->g, d->net->layers[a].name, 0), *nb = name_node(d->g, d->net->layers[b].name, 0);
     Agedge_t *ed = agedge(d->g, na, nb, NULL, 1);
-    double bytes = 0;
-    cost_t_x(m, e, cfg_of(d, a), cfg_of(d, b), &bytes);
-    double tx = cost_edge_ms(m, e, d->ci[a], d->ci[b], NULL); /* the table's entry, or computed: a model without tables */
+    const double bytes = d->edge_bytes[e], tx = d->edge_tx[e];
     double inter = inter_node_bytes(d, e, NULL);
     if (inter > 0) d->any_inter = 1;
     char sb[32], st[32], si[32];
@@ -468,13 +467,18 @@ static void transfer_edge(diagram *d, int e, double max_tx, const char *prefix)
     set(ed, "tooltip", d->b.s);
 }
 
-static double max_edge_tx(const diagram *d)
+/* Every edge's t_x and bytes at the drawn configs, one evaluation each
+ * (cost_edge_ms: the table's t_x, or computed on a model without tables);
+ * the largest t_x. */
+static double edge_costs(diagram *d)
 {
+    const cost_model *m = d->m;
+    d->edge_tx = lw_calloc((size_t)m->n_edges + 1, sizeof(double));
+    d->edge_bytes = lw_calloc((size_t)m->n_edges + 1, sizeof(double));
     double mx = 0;
-    for (int e = 0; e < d->m->n_edges; e++) {
-        int a = d->m->e_from[e], b = d->m->e_to[e];
-        double tx = cost_edge_ms(d->m, e, d->ci[a], d->ci[b], NULL);
-        if (tx > mx) mx = tx;
+    for (int e = 0; e < m->n_edges; e++) {
+        d->edge_tx[e] = cost_edge_ms(m, e, d->ci[m->e_from[e]], d->ci[m->e_to[e]], &d->edge_bytes[e]);
+        if (d->edge_tx[e] > mx) mx = d->edge_tx[e];
     }
     return mx;
 }
@@ -487,7 +491,7 @@ static void build_graph_view(diagram *d)
     make_modules(d, NULL);
     style_clusters(d);
     for (int i = 0; i < d->net->n_layers; i++) layer_node(d, i);
-    double mx = max_edge_tx(d);
+    double mx = edge_costs(d);
     for (int e = 0; e < d->m->n_edges; e++) transfer_edge(d, e, mx, NULL);
     const char *notes[] = {"edge: bytes moved between GPUs per step (forward + backward) and its t<SUB>x</SUB>",
                            d->any_inter ? "red edge: the data crosses cluster nodes" : NULL, NULL};
@@ -598,7 +602,7 @@ static void build_reduced_view(diagram *d, int k)
     for (int i = 0; i < n; i++)
         if (alive_n[i]) layer_node(d, i);
 
-    double mx = max_edge_tx(d);
+    double mx = edge_costs(d);
     for (int e = 0; e < r->n_edges_original; e++) {
         if (!alive_e[e]) continue;
         char id[32];
@@ -975,6 +979,8 @@ int export_diagram(plan *p, export_view view, int step, const int *config_index,
 
     free(d.sub);
     free(d.group_len);
+    free(d.edge_tx);
+    free(d.edge_bytes);
     lw_buf_free(&d.b);
     if (config_index) strategy_eval_free(&d.own_ev);
     return rc;

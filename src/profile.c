@@ -50,6 +50,7 @@ static void profile_index(profile *p)
 {
     int cap = 16;
     while (cap < 2 * p->n + 2) cap *= 2;
+    free(p->index);
     p->index = lw_calloc((size_t)cap, sizeof(int));
     p->index_cap = cap;
     for (int i = 0; i < p->n; i++) {
@@ -57,6 +58,21 @@ static void profile_index(profile *p)
         while (p->index[at]) at = (at + 1) & (size_t)(cap - 1);
         p->index[at] = i + 1;
     }
+}
+
+int profile_add_shape(profile *set, const profile_entry *key)
+{
+    if (!set->index) profile_index(set);
+    const size_t mask = (size_t)(set->index_cap - 1);
+    size_t at = (size_t)profile_shape_hash(key) & mask;
+    for (; set->index[at]; at = (at + 1) & mask)
+        if (profile_same_shape(&set->e[set->index[at] - 1], key)) return 0;
+    if ((set->n & (set->n - 1)) == 0) /* 0, 1, 2, 4, ...: full */
+        set->e = lw_realloc(set->e, sizeof *set->e * (size_t)(set->n ? 2 * set->n : 1));
+    set->e[set->n++] = *key;
+    set->index[at] = set->n;
+    if (2 * set->n + 2 > set->index_cap) profile_index(set); /* kept under half full */
+    return 1;
 }
 
 static int read_vec(const cJSON *o, const char *key, long *v, int n, int required, long dflt)

@@ -53,5 +53,9 @@ double profile_lookup(const profile *p, const profile_entry *key);
  * whether two entries are the same task shape (input count included). */
 uint64_t profile_shape_hash(const profile_entry *e);
 int profile_same_shape(const profile_entry *a, const profile_entry *b);
+/* Adds key to set (a profile used as a set of shapes: start from one
+ * zeroed, free its e and index) unless an entry of the same shape is in it:
+ * 1 added, 0 there already. */
+int profile_add_shape(profile *set, const profile_entry *key);
 
 #endif
