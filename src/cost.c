@@ -102,6 +102,8 @@ typedef struct tx_scratch {
     double *recv_f, *recv_b;            /* [gpus] seconds */
     double *nic_in_f, *nic_out_f, *nic_in_b, *nic_out_b; /* [nodes] bytes */
     int *list_i;                        /* [gpus]: replicas of a shard, for t_s */
+    int *flat_p;                        /* [gpus]: a flatten's producer tasks for one consumer task, */
+    double *flat_v;                     /* [gpus]: and their volumes (flat_sources) */
     double *from_node;                  /* [nodes] bytes one consumer task gets per node */
     struct gn_memo *memo;               /* lent to one edge's table at a time (memo_lend) */
     long evaluated;                     /* entries compute_entry evaluated with this scratch */
@@ -294,6 +296,52 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
     return task_overlap(&pm->desc[edge], cp, pc, cc, cco);
 }
 
+/* The pieces of S / D that can meet [lo, hi): [*first, *end), consecutive
+ * (empty where hi <= lo). */
+static void piece_span(long S, int D, long lo, long hi, int *first, int *end)
+{
+    int i = (int)((double)lo * D / (double)S) - 1; /* pieces are equal splits: start near lo */
+    if (i < 0) i = 0;
+    while (i < D && piece_hi(S, D, i) <= lo) i++;
+    int j = i;
+    while (j < D && piece_lo(S, D, j) < hi) j++;
+    *first = i;
+    *end = hi > lo ? j : i;
+}
+
+/* The producer tasks that flatten consumer task cco (its coordinates in
+ * cc) reads from, ascending, with their volumes (task_overlap's): only the
+ * tasks whose samples meet the consumer's and whose channels meet those its
+ * flat range [f0, f1) spans, every row and column of those, are asked; the
+ * others hold none of it. A task of volume 0 is left out. Returns how many
+ * (at most config_tasks(cp)); where skip >= 0, that task is left out too.
+ * The same tasks and doubles, in the same order, as asking every task. */
+static int flat_sources(const edge_desc *d, const config *cp, const config *cc, const int *cco, int skip, int *ptask,
+                        double *vol)
+{
+    const long HW = d->Sp[DIM_H] * d->Sp[DIM_W];
+    const long f0 = piece_lo(d->Sc[1], cc->deg[1], cco[1]), f1 = piece_hi(d->Sc[1], cc->deg[1], cco[1]);
+    int a0, a1, b0, b1;
+    piece_span(d->Sp[0], cp->deg[0], piece_lo(d->Sc[0], cc->deg[0], cco[0]), piece_hi(d->Sc[0], cc->deg[0], cco[0]),
+               &a0, &a1);
+    if (f1 > f0)
+        piece_span(d->Sp[1], cp->deg[1], f0 / HW, (f1 - 1) / HW + 1, &b0, &b1);
+    else
+        b0 = b1 = 0;
+    const int D1 = cp->deg[1], D2 = cp->deg[2], D3 = cp->deg[3];
+    int n = 0, pc[NDIMS];
+    for (pc[0] = a0; pc[0] < a1; pc[0]++)
+        for (pc[1] = b0; pc[1] < b1; pc[1]++)
+            for (pc[2] = 0; pc[2] < D2; pc[2]++)
+                for (pc[3] = 0; pc[3] < D3; pc[3]++) {
+                    const int p = ((pc[0] * D1 + pc[1]) * D2 + pc[2]) * D3 + pc[3];
+                    if (p == skip) continue;
+                    const double v = task_overlap(d, cp, pc, cc, cco);
+                    if (v > 0) ptask[n] = p, vol[n++] = v;
+                }
+    return n;
+}
+
 /* Per dimension, for consumer piece j of Dc, the producer pieces of Dp it
  * overlaps and by how much. Built once per edge and degree pair. */
 typedef struct dim_list {
@@ -365,15 +413,8 @@ int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const conf
     const edge_desc *d = &((const cost_model_priv *)m)->desc[edge];
     int cco[NDIMS], n = 0;
     config_task_coords(cc, task, cco);
-    if (d->flat) { /* a flatten reads the (c, h, w) box in row-major order: not a product over dimensions */
-        int pc[NDIMS], Tp = config_tasks(cp);
-        for (int p = 0; p < Tp; p++) {
-            config_task_coords(cp, p, pc);
-            double v = task_overlap(d, cp, pc, cc, cco);
-            if (v > 0) ptask[n] = p, vol[n++] = v;
-        }
-        return n;
-    }
+    if (d->flat) /* a flatten reads the (c, h, w) box in row-major order: not a product over dimensions */
+        return flat_sources(d, cp, cc, cco, -1, ptask, vol);
     /* per dimension the producer pieces the need range meets (overlapping,
      * ascending), then every combination in row-major order: ascending
      * tasks, and the product over dimensions in task_overlap's order */
@@ -1308,7 +1349,9 @@ static uint32_t *memo_place(gn_ctx *g, int d, int rlo, int e, int lo, int hi)
         mm->fam_on[f] = 1;
         mm->fam_used[mm->n_fam_used++] = f;
     }
-    return &mm->fam[f][(size_t)(rlo >> le) * 2 * Ds + (se ? Ds / (size_t)se + (size_t)(lo / se) : 0)];
+    /* se, Ds and lo / se's divisor are powers of two (aligned boxes): shifts, not divisions */
+    const int lse = se ? ilog2(se) : 0;
+    return &mm->fam[f][(size_t)(rlo >> le) * 2 * Ds + (se ? (Ds >> lse) + (size_t)(lo >> lse) : 0)];
 }
 
 /* Room for a slice's content of len doubles at the arena's end. */
@@ -1874,7 +1917,7 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
     }
     const int *node = pm->node_of;
     double elems = 0;
-    int nt_c = config_tasks(cc), nt_p = config_tasks(cp);
+    int nt_c = config_tasks(cc);
     /* bytes consumer task k receives from each node, folded into the NIC
      * totals once per consumer task rather than once per piece */
     double *from_node = sc->from_node;
@@ -1906,17 +1949,15 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
     if (d->flat) {
         memset(recv_f, 0, sizeof(double) * (size_t)G);
         memset(recv_b, 0, sizeof(double) * (size_t)G);
-        int pc[NDIMS], cco[NDIMS];
+        int cco[NDIMS];
+        int *src = sc->flat_p;
+        double *src_v = sc->flat_v;
         for (int k = 0; k < nt_c; k++) {
             const double *lat_k = &m->lat_s[k * G], *inv_k = &m->inv_bw[k * G];
             double rf = 0;
             config_task_coords(cc, k, cco);
-            for (int p = 0; p < nt_p; p++) {
-                if (p == k) continue;
-                config_task_coords(cp, p, pc);
-                double vol = task_overlap(d, cp, pc, cc, cco);
-                if (vol > 0) MOVE(p, k, vol);
-            }
+            const int ns = flat_sources(d, cp, cc, cco, k, src, src_v);
+            for (int q = 0; q < ns; q++) MOVE(src[q], k, src_v[q]);
             recv_f[k] += rf;
             FOLD_NIC(k);
         }
@@ -2460,11 +2501,11 @@ double cost_memory(const cost_model *m, const int *ci, double *per_gpu)
 
 /* ---- building the tables ---- */
 
-/* One zeroed allocation: 2 x G doubles, 5 x nn doubles, then G ints. */
+/* One zeroed allocation: 2 x G doubles, 5 x nn doubles, G doubles, then 2 x G ints. */
 static void scratch_init(tx_scratch *sc, int G, int nn)
 {
     if (nn < 1) nn = 1;
-    double *b = lw_calloc(2 * (size_t)G + 5 * (size_t)nn + ((size_t)G + 1) / 2, sizeof(double));
+    double *b = lw_calloc(3 * (size_t)G + 5 * (size_t)nn + 2 * (((size_t)G + 1) / 2), sizeof(double));
     sc->recv_f = b;
     sc->recv_b = b + G;
     sc->nic_in_f = b + 2 * (size_t)G;
@@ -2472,7 +2513,9 @@ static void scratch_init(tx_scratch *sc, int G, int nn)
     sc->nic_in_b = sc->nic_out_f + nn;
     sc->nic_out_b = sc->nic_in_b + nn;
     sc->from_node = sc->nic_out_b + nn;
-    sc->list_i = (int *)(sc->from_node + nn);
+    sc->flat_v = sc->from_node + nn;
+    sc->list_i = (int *)(sc->flat_v + G);
+    sc->flat_p = sc->list_i + 2 * (((size_t)G + 1) / 2);
     sc->sink = NULL;
     sc->memo = NULL;
     sc->evaluated = 0;

@@ -589,6 +589,54 @@ Test(t_x, flatten_of_an_h_split_producer_into_a_channel_split_flatten)
     net_free(n);
 }
 
+/* A flatten's consumer task asks only the producer tasks whose samples
+ * and channels can meet its flat range (flat_sources): on 32 GPUs, odd
+ * sizes and an odd batch (uneven pieces everywhere), cost_overlaps_of lists,
+ * for every config pair and consumer task, exactly the producer tasks of
+ * volume above 0, ascending, with cost_overlap's volumes (which asks a pair
+ * alone). The volumes of each consumer task add up to what it reads. */
+Test(t_x, a_flatten_asks_the_tasks_it_can_meet_and_misses_none)
+{
+    network *n = net_ok("{\"format\": \"layerwise-net/1\", \"name\": \"flat_odd\","
+                        " \"input\": {\"name\": \"data\", \"channels\": 7, \"height\": 5, \"width\": 6},"
+                        " \"layers\": ["
+                        "  {\"name\": \"r\", \"type\": \"relu\", \"inputs\": [\"data\"]},"
+                        "  {\"name\": \"flat\", \"type\": \"flatten\", \"inputs\": [\"r\"]},"
+                        "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"flat\"], \"out_features\": 5}]}");
+    cluster *c = make_cluster(4, 8, 10, 1, 2, 1, "parameter-server");
+    lw_error err = {0};
+    cost_model *m = cost_model_open(n, c, NULL, 32, 37, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    const int e = edge_id(m, "r", "flat", 0), a = m->e_from[e], b = m->e_to[e];
+    int ptask[32], want_p[32];
+    double vol[32], want_v[32];
+    long pairs = 0, listed = 0;
+    for (int i = 0; i < m->n_configs[a]; i++)
+        for (int j = 0; j < m->n_configs[b]; j++) {
+            const config *cp = &m->configs[a][i], *cc = &m->configs[b][j];
+            for (int t = 0; t < config_tasks(cc); t++) {
+                int nw = 0;
+                for (int p = 0; p < config_tasks(cp); p++) {
+                    double v = cost_overlap(m, e, cp, p, cc, t);
+                    if (v > 0) want_p[nw] = p, want_v[nw++] = v;
+                }
+                int got = cost_overlaps_of(m, e, cp, cc, t, ptask, vol);
+                cr_assert_eq(got, nw, "configs %d, %d, task %d: %d tasks listed, %d overlap", i, j, t, got, nw);
+                for (int q = 0; q < nw; q++) {
+                    cr_assert_eq(ptask[q], want_p[q], "configs %d, %d, task %d: entry %d", i, j, t, q);
+                    cr_assert_eq(vol[q], want_v[q], "configs %d, %d, task %d: entry %d", i, j, t, q);
+                }
+                listed += nw;
+            }
+            pairs++;
+        }
+    cr_assert_gt(pairs, 1000, "%ld config pairs", pairs);
+    cr_assert_gt(listed, pairs, "a consumer task reads from one producer task at least");
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
 /* Uneven splits, odd sizes, every edge kind, every config pair on 4 GPUs. */
 Test(t_x, every_edge_kind_matches_the_element_reference)
 {
