@@ -869,12 +869,9 @@ static int cmd_eval(const opts *o)
         char title[300];
         snprintf(title, sizeof title, "strategy %s", o->strategy);
         print_strategy_text(p, ci, &ev, title);
-        if (p->gpus > COST_MAX_GPUS) {
-            printf("the optimum for this setting: not searched at %d GPUs (the search takes at most %d)\n",
-                   p->gpus, COST_MAX_GPUS);
-        } else if (p->gpus > EVAL_SEARCH_MAX_GPUS) {
-            printf("the optimum for this setting: not searched at %d GPUs (over %d; layerwise search finds it)\n",
-                   p->gpus, EVAL_SEARCH_MAX_GPUS);
+        if (p->gpus > EVAL_SEARCH_MAX_GPUS) {
+            printf("the optimum for this setting: not searched at %d GPUs (over %d; layerwise search finds it, up to "
+                   "%d GPUs where its tables fit this machine)\n", p->gpus, EVAL_SEARCH_MAX_GPUS, COST_MAX_GPUS);
         } else if (plan_search(p, &err) != 0) {
             strategy_eval_free(&ev);
             free(ci);
@@ -972,9 +969,10 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
         if (i + 1 < n && rows[i + 1].gpus != rows[i].gpus) printf("\n");
     }
     for (int i = 0; i < n; i++)
-        if (rows[i].gpus > COST_MAX_GPUS) {
-            printf("\nlayer-wise: not searched above %d GPUs (the search's cost tables take at most %d); the "
-                   "baselines are evaluated up to %d\n", COST_MAX_GPUS, COST_MAX_GPUS, COST_EVAL_MAX_GPUS);
+        if (rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS) {
+            printf("\nlayer-wise: not searched above %d GPUs (a search there takes tens of seconds or more: "
+                   "layerwise search finds it, up to %d GPUs where its tables fit this machine); the baselines are "
+                   "evaluated up to %d\n", PLAN_AUTO_SEARCH_MAX_GPUS, COST_MAX_GPUS, COST_EVAL_MAX_GPUS);
             break;
         }
     int first = 1;
@@ -994,7 +992,7 @@ static int cmd_compare(const opts *o)
     /* above the search's limit the baselines alone, without tables (as
      * scale); else the plan searched as well */
     plan *p = open_plan_as(o, o->set, 1, &err);
-    if (p && p->gpus <= COST_MAX_GPUS && plan_search(p, &err) != 0) {
+    if (p && p->gpus <= PLAN_AUTO_SEARCH_MAX_GPUS && plan_search(p, &err) != 0) {
         plan_free(p);
         p = NULL;
     }
@@ -1067,7 +1065,7 @@ static int cmd_scale(const opts *o)
         plan_settings next = p->set;
         next.gpus = counts[i];
         plan *q = p;
-        if (counts[i] > COST_MAX_GPUS) {
+        if (counts[i] > PLAN_AUTO_SEARCH_MAX_GPUS) {
             if (!big) big = open_plan_as(o, next, 1, &err);
             q = big;
         }

@@ -34,10 +34,14 @@ int optimizer_from_name(const char *s); /* -1 if unknown */
 
 /* Limits that keep a cost model within minutes and a few GB, refused with
  * a message rather than tried. A layer has up to C(log2(G) + 4, 4)
- * configs on G GPUs (495 at 256) and an edge's t_x table the square of
- * that, each entry an overlap sum over the tasks: 256 GPUs take about 20 s
- * for VGG-16 and 80 s for Inception-v3; 4096 would take hours. */
-#define COST_MAX_GPUS 256
+ * configs on G GPUs (495 at 256, 1001 at 1024) and an edge's t_x table the
+ * square of that: a build with tables takes up to COST_MAX_GPUS, and within
+ * that is refused up front where its entries pass COST_MAX_TX_ENTRIES or
+ * its estimated time or memory pass COST_MAX_BUILD_S or 3/4 of the
+ * machine's (on the development machine: VGG-16 at 1024 GPUs builds and
+ * searches in about 35 s and 640 MB; Inception-v3 and ResNet-50 at 1024
+ * pass the entries' limit). */
+#define COST_MAX_GPUS 1024
 /* A model without tables (cost_model_open) evaluates given strategies; it
  * holds a link matrix of gpus^2 entries (16 MB at 1024) and every layer's
  * configs (up to C(log2(G) + 4, 4): 1001 at 1024). */

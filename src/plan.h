@@ -107,6 +107,16 @@ plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settin
                            const plan_memory_settings *ms, atomic_int *cancel, lw_error *err);
 void plan_free(plan *p);
 
+/* The most GPUs at which what searches on the side searches by itself:
+ * compare and scale (above: the baselines alone), eval's comparison line
+ * (EVAL_SEARCH_MAX_GPUS, lower), the TUI opened without a count on a larger
+ * cluster, the prefetcher's builds ahead. A search above it takes tens of
+ * seconds (ResNet-50 and VGG-16 at 512 GPUs: 10-11 s on the development
+ * machine) to minutes; `search` (and fit, costs, export) take counts up to
+ * COST_MAX_GPUS, refused up front where the tables would not fit the
+ * machine's time or memory. */
+#define PLAN_AUTO_SEARCH_MAX_GPUS 256
+
 /* A plan for evaluating given strategies only: its model has no tables
  * (cost_model_open: any shipped network at COST_EVAL_MAX_GPUS in well under
  * a second) and it runs no search (cg, sr NULL; best all zero, best_eval

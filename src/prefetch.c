@@ -279,7 +279,7 @@ void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n)
         const cluster *cl = items[i].cl ? items[i].cl : p->cl;
         int total = cluster_gpus(cl);
         int gpus = items[i].set.gpus > 0 ? items[i].set.gpus : total;
-        if (gpus > total || gpus > COST_MAX_GPUS) continue;
+        if (gpus > total || gpus > PLAN_AUTO_SEARCH_MAX_GPUS) continue; /* not tens of seconds ahead */
         long batch = plan_batch_for(&items[i].set, gpus);
         if (gpus == p->gpus && batch == p->batch && cluster_equal(cl, p->cl)) continue; /* the current one */
         prefetch_slot *s = NULL;

@@ -674,7 +674,12 @@ int main(int argc, char **argv)
     printf("others:\n");
     bench_process(exe, "vgg16", "p100-4x4", "16", 3);
     bench_process(exe, "resnet50", "p100-4x4", "16", 3);
-    if (!quick) bench_process(exe, "resnet50", "h100-8x8", "64", 1);
+    if (!quick) {
+        bench_process(exe, "resnet50", "h100-8x8", "64", 1);
+        /* past 256 GPUs: the search where its tables fit this machine */
+        bench_process(exe, "resnet50", "tests/fixtures/clusters/h100-128x8.json", "512", 1);
+        bench_process(exe, "vgg16", "tests/fixtures/clusters/h100-128x8.json", "1024", 1);
+    }
     printf("\n");
     printf("the exact search with folds (the default) and without (search --no-fold, the paper's Algorithm 1),\n"
            "best of 3 or more each, alternated in this process; step counts are the folded search's\n");

@@ -1138,8 +1138,9 @@ Test(untabled, equals_tables_lenet5_6_gpus)
     untabled_equals_tables("lenet5", "p100-4x4", 6);
 }
 
-/* 1024 GPUs: evaluated without tables; the tables (the search) refuse
- * above COST_MAX_GPUS and say what evaluation allows. */
+/* 1024 GPUs: evaluated without tables; the tables (the search) of
+ * ResNet-50 there are refused up front, before any is built, with their
+ * size; 2048 GPUs pass what the cost model takes, with or without tables. */
 Test(untabled, a_1024_gpu_evaluation_and_the_search_limit)
 {
     const char *t = "{\"format\": \"layerwise-cluster/1\", \"name\": \"big\", \"nodes\": 128, \"gpus_per_node\": 8,"
@@ -1151,10 +1152,24 @@ Test(untabled, a_1024_gpu_evaluation_and_the_search_limit)
     network *n = plan_load_network("resnet50", &err);
     cluster *c = cluster_from_json(t, strlen(t), "big.json", &err);
     cr_assert(n && c, "%s", err.msg);
-    cost_model *refused = cost_model_build(n, c, NULL, 512, 512 * 32, &err);
+    cost_model *refused = cost_model_build(n, c, NULL, 1024, 1024 * 32, &err);
     cr_assert_null(refused);
-    cr_assert(strstr(err.msg, "512 GPUs") && strstr(err.msg, "at most 256") && strstr(err.msg, "1024"), "%s",
-              err.msg);
+    cr_assert(strstr(err.msg, "resnet50 on 1024 GPUs") && strstr(err.msg, "entries") && strstr(err.msg, "MB") &&
+                  strstr(err.msg, "choose fewer GPUs"),
+              "%s", err.msg);
+    {
+        const char *t2 = "{\"format\": \"layerwise-cluster/1\", \"name\": \"bigger\", \"nodes\": 256, \"gpus_per_node\": 8,"
+                         " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+                         " \"intra_node\": {\"bandwidth_gbs\": 100, \"latency_us\": 5},"
+                         " \"inter_node\": {\"bandwidth_gbs\": 25, \"latency_us\": 10, \"nics_per_node\": 4}}";
+        cluster *c2 = cluster_from_json(t2, strlen(t2), "bigger.json", &err);
+        cr_assert_not_null(c2, "%s", err.msg);
+        cr_assert_null(cost_model_build(n, c2, NULL, 2048, 2048 * 32, &err));
+        cr_assert(strstr(err.msg, "2048 GPUs: the cost model takes at most 1024"), "%s", err.msg);
+        cr_assert_null(cost_model_open(n, c2, NULL, 2048, 2048 * 32, &err));
+        cr_assert(strstr(err.msg, "2048 GPUs: the cost model takes at most 1024"), "%s", err.msg);
+        cluster_free(c2);
+    }
     plan_settings s = {.gpus = 1024, .batch_per_gpu = DEFAULT_BATCH_PER_GPU};
     plan *p = plan_new_unsearched(n, c, NULL, s, NULL, &err);
     cr_assert_not_null(p, "%s", err.msg);

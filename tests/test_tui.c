@@ -645,6 +645,52 @@ Test(tui_scale, lazily_computed_rows_match_the_engine)
     term_close();
 }
 
+/* On a cluster of 1024 GPUs the rows above 256 have the baselines alone
+ * (no tables, as the CLI's scale), the same figures as evaluating them
+ * without tables; layer-wise is searched up to 256 and the header says
+ * where it stops. */
+Test(tui_scale, rows_above_256_gpus_have_the_baselines_alone)
+{
+    term_open(30, 160, 1);
+    tui_args args = {.net = "tests/fixtures/nets/mlp_branch.json", .cluster = "tests/fixtures/clusters/h100-128x8.json",
+                     .sync = -1};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    app_feed(a, '4');
+    finish_idle(a);
+    draw(a);
+    cr_assert_eq(scale_of(a)->n, 11);
+    for (int i = 0; i < scale_of(a)->n; i++) {
+        const scale_row *rw = &scale_of(a)->rows[i];
+        for (int s = 0; s < 3; s++) cr_assert(isfinite(rw->ips[s]) && rw->ips[s] > 0, "%d GPUs, baseline %d", rw->gpus, s);
+        if (rw->gpus <= 256) {
+            cr_assert(isfinite(rw->total_ms[3]), "%d GPUs: layer-wise searched", rw->gpus);
+            for (int s = 0; s < 3; s++) cr_assert(rw->total_ms[3] <= rw->total_ms[s] + 1e-9);
+        } else {
+            cr_assert(isnan(rw->total_ms[3]), "%d GPUs: layer-wise not searched", rw->gpus);
+            plan_settings set = a->p->set;
+            set.gpus = rw->gpus;
+            plan *u = plan_new_unsearched(plan_load_network(args.net, &err), plan_load_cluster(args.cluster, &err),
+                                          NULL, set, NULL, &err);
+            cr_assert_not_null(u, "%s", err.msg);
+            for (int s = 0; s < 3; s++) {
+                int *ci = calloc((size_t)u->net->n_layers, sizeof(int));
+                strategy_baseline(u->cm, (baseline_kind)s, ci);
+                strategy_eval ev;
+                strategy_evaluate(u->cm, ci, &ev);
+                cr_assert_eq(rw->total_ms[s], ev.total_ms, "%d GPUs, baseline %d", rw->gpus, s);
+                strategy_eval_free(&ev);
+                free(ci);
+            }
+            plan_free(u);
+        }
+    }
+    cr_assert(find_row("layer-wise not searched above 256 GPUs") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
 /* e on the scaling screen draws both charts with cairo once the rows are
  * in; before that it says why and writes nothing. */
 Test(tui_scale, chart_exports_as_svg_png_pdf)
@@ -1546,9 +1592,9 @@ static int memory_row(void)
     return -1;
 }
 
-/* A cluster with more GPUs than the search takes (1024), no count given:
- * the TUI opens at the most it takes and says so, rather than refusing
- * (the CLI's search refuses: there the count is asked for). */
+/* A cluster of 1024 GPUs, no count given: the TUI opens at the most a
+ * search of seconds takes (256) and says so, rather than searching for
+ * minutes (or being refused) before its first screen; + asks for more. */
 Test(tui, a_cluster_larger_than_the_search_opens_at_its_limit)
 {
     term_open(30, 160, 1);
@@ -1557,12 +1603,20 @@ Test(tui, a_cluster_larger_than_the_search_opens_at_its_limit)
     lw_error err = {0};
     app *a = app_open(&args, &err);
     cr_assert_not_null(a, "%s", err.msg);
-    cr_assert_eq(a->p->gpus, COST_MAX_GPUS);
+    cr_assert_eq(a->p->gpus, PLAN_AUTO_SEARCH_MAX_GPUS);
     cr_assert_eq(a->gpus_capped_from, 1024);
-    cr_assert(strstr(a->status, "256 of the cluster's 1024 GPUs (the search takes at most 256); optimum found"),
+    cr_assert(strstr(a->status, "256 of the cluster's 1024 GPUs (opened at 256: more take tens of seconds, + or g); "
+                                "optimum found"),
               "status: %s", a->status);
     draw(a);
     cr_assert(find_row("256 of the cluster's 1024 GPUs") >= 0, "not on screen:\n%s", dump());
+    /* + doubles it: searched at 512, past the count it opened at */
+    cr_assert_eq(app_set_gpus(a, app_gpu_step(a, 1)), ACT_REBUILD);
+    app_perform(a, ACT_REBUILD);
+    cr_assert_eq(a->p->gpus, 512, "status: %s", a->status);
+    cr_assert_not_null(a->p->sr, "searched at 512");
+    cr_assert(strstr(a->status, "512 GPUs: ") && strstr(a->status, "img/s") && !strstr(a->status, "of the cluster's"),
+              "status: %s", a->status);
     app_free(a);
     /* a count given is taken as given: within the limit, built */
     args.set.gpus = 8;

@@ -114,11 +114,12 @@ app *app_open(const tui_args *args, lw_error *err)
     }
     cluster *orig = cluster_clone(cl);
     plan_settings set = args ? args->set : (plan_settings){0};
-    /* no count given (all of them) on a cluster larger than the search
-     * takes: the most it takes, which the status line says, rather than a
-     * refusal (eval -s and simulate -s take them all) */
-    const int capped_from = set.gpus == 0 && cluster_gpus(cl) > COST_MAX_GPUS ? cluster_gpus(cl) : 0;
-    if (capped_from) set.gpus = COST_MAX_GPUS;
+    /* no count given (all of them) on a cluster larger than a search of a
+     * few seconds takes: that many, which the status line says, rather
+     * than a search of minutes or a refusal before the first screen (+ and
+     * g ask for more, up to what the search takes) */
+    const int capped_from = set.gpus == 0 && cluster_gpus(cl) > PLAN_AUTO_SEARCH_MAX_GPUS ? cluster_gpus(cl) : 0;
+    if (capped_from) set.gpus = PLAN_AUTO_SEARCH_MAX_GPUS;
     plan *p = plan_new_cancellable(net, cl, prof, set, args ? &args->mset : NULL, NULL, err);
     if (!p) {
         cluster_free(orig);
@@ -197,8 +198,8 @@ void app_status_opened(app *a)
     memory_warning(a, warn, sizeof warn);
     char capped[160] = "";
     if (a->gpus_capped_from)
-        snprintf(capped, sizeof capped, "%d of the cluster's %d GPUs (the search takes at most %d); ", p->gpus,
-                 a->gpus_capped_from, COST_MAX_GPUS);
+        snprintf(capped, sizeof capped, "%d of the cluster's %d GPUs (opened at %d: more take tens of seconds, + or g); ",
+                 p->gpus, a->gpus_capped_from, PLAN_AUTO_SEARCH_MAX_GPUS);
     app_set_status(a, warn[0] != 0, "%soptimum found in %.0f ms: %.2f ms/step, %.1f img/s (Eq. 1)%s%s", capped,
                    p->search_ms + (p->cm ? p->cm->build_ms : 0.0), p->best_eval.total_ms, p->best_eval.images_per_s,
                    warn, warn[0] ? "" : ". ? for help");

@@ -180,7 +180,7 @@ struct app {
     plan *p;
     char *net_name, *cluster_name, *profile_name; /* as given, to reload */
     cluster *cluster_loaded;   /* the cluster as loaded, for reset */
-    int gpus_capped_from;      /* opened at COST_MAX_GPUS of a cluster with this many GPUs (no count given), or 0 */
+    int gpus_capped_from;      /* opened at PLAN_AUTO_SEARCH_MAX_GPUS of a cluster with this many GPUs (no count given), or 0 */
     screen_id screen, prev_screen;
     int quit;
 

@@ -8,8 +8,10 @@
  * opens, one GPU count per idle slice, and the chart fills in as they come.
  * Each strategy's simulated step is computed with its row: m shows the
  * throughput by Eq. 1, the bytes moved, or the throughput simulated. The
- * current plan's model is reused for its own GPU count. e draws the three
- * charts as SVG, PNG or PDF (src/draw_cairo.h) once every row is in.
+ * current plan's model is reused for its own GPU count. Above 256 GPUs
+ * (PLAN_AUTO_SEARCH_MAX_GPUS) a row has the baselines alone, as the CLI's
+ * scale. e draws the three charts as SVG, PNG or PDF (src/draw_cairo.h)
+ * once every row is in.
  */
 #include "draw.h"
 #include "draw_cairo.h"
@@ -27,13 +29,20 @@ static const char series_letter[4] = {'D', 'M', 'O', 'L'};
 static const char *const series_name[4] = {"data", "model", "OWT", "layer-wise"};
 
 /* The four strategies' evaluations at one GPU count (the plan's own cost
- * model is reused at its own count). Rows that fail hold NaN. */
+ * model is reused at its own count). Rows that fail hold NaN. Above
+ * PLAN_AUTO_SEARCH_MAX_GPUS (but at the plan's own count) the baselines
+ * alone, from a model without tables, as the CLI's scale: layer-wise stays
+ * NaN there (a search of tens of seconds or more a row). */
 static void compute_row(const plan *p, scale_row *row, lw_error *err)
 {
     cost_model *own = NULL;
     const cost_model *m = p->cm;
-    if (row->gpus != p->gpus || !m) {
-        own = cost_model_build(p->net, p->cl, p->prof, row->gpus, plan_batch_for(&p->set, row->gpus), err);
+    const int own_count = row->gpus == p->gpus && m;
+    const int untabled = !own_count && row->gpus > PLAN_AUTO_SEARCH_MAX_GPUS;
+    if (!own_count) {
+        const long batch = plan_batch_for(&p->set, row->gpus);
+        own = untabled ? cost_model_open(p->net, p->cl, p->prof, row->gpus, batch, err)
+                       : cost_model_build(p->net, p->cl, p->prof, row->gpus, batch, err);
         m = own;
     }
     for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = row->sim_ips[s] = NAN;
@@ -41,7 +50,17 @@ static void compute_row(const plan *p, scale_row *row, lw_error *err)
     strategy_eval ev[STRATEGY_COMPARED];
     int L = m->n_layers;
     int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
-    int searched = strategy_evaluate_compared(m, NULL, ev, ci) == 0;
+    int searched = 0;
+    if (untabled) {
+        for (int s = 0; s < STRATEGY_COMPARED; s++) {
+            ev[s] = (strategy_eval){0};
+            if (s >= BASE__COUNT) continue;
+            strategy_baseline(m, (baseline_kind)s, ci + (size_t)s * (size_t)L);
+            strategy_evaluate(m, ci + (size_t)s * (size_t)L, &ev[s]);
+        }
+    } else {
+        searched = strategy_evaluate_compared(m, NULL, ev, ci) == 0;
+    }
     for (int s = 0; s < STRATEGY_COMPARED; s++) {
         if (s < STRATEGY_COMPARED - 1 || searched) {
             row->ips[s] = ev[s].images_per_s;
@@ -376,8 +395,14 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", p->net->name, p->cl->name, G->dot,
                     app_batch_per_gpu(a), G->dot, sync_scheme_name(p->cl->sync));
     if (scale_of(a)->done < scale_of(a)->n)
-        ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
-                scale_of(a)->done, scale_of(a)->n);
+        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
+                     scale_of(a)->done, scale_of(a)->n);
+    for (int i = 0; i < scale_of(a)->n; i++) /* compute_row's baselines alone */
+        if (scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS && scale_of(a)->rows[i].gpus != p->gpus) {
+            ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s layer-wise not searched above %d GPUs (layerwise search)",
+                    G->dot, PLAN_AUTO_SEARCH_MAX_GPUS);
+            break;
+        }
     rect body = {r.y + 1, r.x, r.h - 1, r.w};
     int table_h = 5;
     int both_tall = body.h >= 2 * (table_h + 12);
