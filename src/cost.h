@@ -39,7 +39,7 @@ int optimizer_from_name(const char *s); /* -1 if unknown */
  * that is refused up front where its entries pass COST_MAX_TX_ENTRIES or
  * its estimated time or memory pass COST_MAX_BUILD_S or 3/4 of the
  * machine's (on the development machine: VGG-16 at 1024 GPUs builds and
- * searches in about 35 s and 640 MB; Inception-v3 and ResNet-50 at 1024
+ * searches in about 23 s and 640 MB; Inception-v3 and ResNet-50 at 1024
  * pass the entries' limit). */
 #define COST_MAX_GPUS 1024
 /* A model without tables (cost_model_open) evaluates given strategies; it

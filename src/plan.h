@@ -111,7 +111,7 @@ void plan_free(plan *p);
  * compare and scale (above: the baselines alone), eval's comparison line
  * (EVAL_SEARCH_MAX_GPUS, lower), the TUI opened without a count on a larger
  * cluster, the prefetcher's builds ahead. A search above it takes tens of
- * seconds (ResNet-50 and VGG-16 at 512 GPUs: 10-11 s on the development
+ * seconds (VGG-16 and ResNet-50 at 512 GPUs: 7 and 10 s on the development
  * machine) to minutes; `search` (and fit, costs, export) take counts up to
  * COST_MAX_GPUS, refused up front where the tables would not fit the
  * machine's time or memory. */

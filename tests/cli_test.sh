@@ -257,31 +257,8 @@ d = json.load(open(sys.argv[1]))
 assert d["gpus"] == 1024 and d["algorithm"] == "owt", (d["gpus"], d["algorithm"])
 ' "$OUT"
 # past 256 GPUs the search runs where its tables fit the machine (up to
-# 1024), and is refused up front, with their size, where they do not
-expect_ok "search at 512 GPUs runs" search -n $F/nets/mlp_branch.json -c $F/clusters/h100-128x8.json -g 512 --json \
-    -o "$TMP/s512.json"
-expect_ok "costs at 512 GPUs runs" costs -n $F/nets/mlp_branch.json -c $F/clusters/h100-128x8.json -g 512 --json
-py "search at 512 GPUs: proven, its total the tables' sum at its configs, and no one layer's change lowers it" '
-import json, sys
-c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
-assert s["gpus"] == 512 and s["proven_optimal"] is True, (s["gpus"], s["proven_optimal"])
-names = [n["name"] for n in c["nodes"]]
-assert names == [l["name"] for l in s["layers"]]
-idx = {n: i for i, n in enumerate(names)}
-assert max(len(n["configs"]) for n in c["nodes"]) > 40, "configs of 512 GPUs"
-pick = [c["nodes"][i]["configs"].index(l["config"]) for i, l in enumerate(s["layers"])]
-def total(a):
-    t = sum(c["nodes"][i]["cost_ms"][a[i]] for i in range(len(a)))
-    for e in c["edges"]:
-        t += e["cost_ms"][a[idx[e["from"]]]][a[idx[e["to"]]]]
-    return t
-t = total(pick)
-assert abs(t - s["total_ms"]) <= 1e-9 * t, (t, s["total_ms"])
-for i in range(len(pick)):
-    for k in range(len(c["nodes"][i]["configs"])):
-        a = list(pick); a[i] = k
-        assert total(a) >= t * (1 - 1e-12), (names[i], k, total(a), t)
-' "$OUT" "$TMP/s512.json"
+# 1024: at 512 in the costs section, against its tables), and is refused up
+# front, with their size, where they do not
 rm -f "$TMP/s1024.json"
 expect_fail "search at 1024 GPUs of Inception-v3 is refused up front, with the tables' size" 1 \
     "inception_v3 on 1024 GPUs" "entries" "MB" "choose fewer GPUs" -- \
@@ -415,7 +392,7 @@ for g, f in ((2, sys.argv[2]), (4, sys.argv[3])):
 # ----------------------------------------------------------------- costs
 # The search's total must be the exact minimum of the tables, and a
 # strategy's total their sum for its configs.
-CHECK_COSTS='
+COSTS_TOTAL='
 import json, sys, itertools
 c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
 assert c["format"] == "layerwise-costs/1", c.get("format")
@@ -435,6 +412,8 @@ def total(a):
     return t
 t = total(pick)
 assert abs(t - s["total_ms"]) <= 1e-9 * t, (t, s["total_ms"])
+'
+CHECK_COSTS="$COSTS_TOTAL"'
 for e in c["edges"]:
     assert len(e["cost_ms"]) == len(c["nodes"][idx[e["from"]]]["configs"])
     assert all(len(r) == len(c["nodes"][idx[e["to"]]]["configs"]) for r in e["cost_ms"])
@@ -482,6 +461,18 @@ assert json.load(open(sys.argv[2]))["nodes_left"] == 2
 run search -n $F/nets/branchy.json -c p100-4x4 -g 2 --json --no-fold
 cp "$OUT" "$TMP/search_b_paper.json"
 py "costs: the branchy network with --no-fold (the paper's Algorithm 1), brute force equals the search" "$CHECK_COSTS" "$TMP/costs_b.json" "$TMP/search_b_paper.json"
+# past 256 GPUs: the search at 512, checked against its tables
+expect_ok "search at 512 GPUs runs" search -n $F/nets/mlp_branch.json -c $F/clusters/h100-128x8.json -g 512 --json \
+    -o "$TMP/s512.json"
+expect_ok "costs at 512 GPUs runs" costs -n $F/nets/mlp_branch.json -c $F/clusters/h100-128x8.json -g 512 --json
+py "search at 512 GPUs: proven, its total the tables' sum at its configs, and no one layer's change lowers it" "$COSTS_TOTAL"'
+assert s["gpus"] == 512 and s["proven_optimal"] is True, (s["gpus"], s["proven_optimal"])
+assert max(len(n["configs"]) for n in c["nodes"]) > 40, "configs of 512 GPUs"
+for i in range(len(pick)):
+    for k in range(len(c["nodes"][i]["configs"])):
+        a = list(pick); a[i] = k
+        assert total(a) >= t * (1 - 1e-12), (names[i], k, total(a), t)
+' "$OUT" "$TMP/s512.json"
 expect_fail "costs without --json is refused" 2 "--json" -- costs -n lenet5 -c p100-4x4 -g 2
 
 # folds (the default) and the paper's Algorithm 1 (--no-fold): one optimum, two logs

@@ -444,7 +444,7 @@ Test(limits_cluster, all_4096_gpus_are_refused_by_the_cost_model_quickly)
     double t0 = now_s();
     plan_settings s = {0, 0, 0, 0}; /* all GPUs */
     plan *p = plan_new(n, c, NULL, s, &err);
-    ASSERT_REFUSED(p, err, "4096 GPUs", "256");
+    ASSERT_REFUSED(p, err, "4096 GPUs", "at most 1024");
     cr_assert_eq(err.code, 2);
     cr_assert_lt(now_s() - t0, QUICK_S);
     free(j);

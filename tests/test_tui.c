@@ -649,14 +649,26 @@ Test(tui_scale, lazily_computed_rows_match_the_engine)
  * (no tables, as the CLI's scale), the same figures as evaluating them
  * without tables; layer-wise is searched up to 256 and the header says
  * where it stops. */
-Test(tui_scale, rows_above_256_gpus_have_the_baselines_alone)
+static const tui_args mlp_on_1024 = {.net = "tests/fixtures/nets/mlp_branch.json",
+                                     .cluster = "tests/fixtures/clusters/h100-128x8.json", .sync = -1};
+
+/* The app on mlp_on_1024 (with a count, where gpus > 0). */
+static app *open_mlp_on_1024(int gpus)
 {
-    term_open(30, 160, 1);
-    tui_args args = {.net = "tests/fixtures/nets/mlp_branch.json", .cluster = "tests/fixtures/clusters/h100-128x8.json",
-                     .sync = -1};
+    tui_args args = mlp_on_1024;
+    args.set.gpus = gpus;
     lw_error err = {0};
     app *a = app_open(&args, &err);
     cr_assert_not_null(a, "%s", err.msg);
+    return a;
+}
+
+Test(tui_scale, rows_above_256_gpus_have_the_baselines_alone)
+{
+    term_open(30, 160, 1);
+    tui_args args = mlp_on_1024;
+    lw_error err = {0};
+    app *a = open_mlp_on_1024(0);
     app_feed(a, '4');
     finish_idle(a);
     draw(a);
@@ -1598,11 +1610,7 @@ static int memory_row(void)
 Test(tui, a_cluster_larger_than_the_search_opens_at_its_limit)
 {
     term_open(30, 160, 1);
-    tui_args args = {.net = "tests/fixtures/nets/mlp_branch.json", .cluster = "tests/fixtures/clusters/h100-128x8.json",
-                     .sync = -1};
-    lw_error err = {0};
-    app *a = app_open(&args, &err);
-    cr_assert_not_null(a, "%s", err.msg);
+    app *a = open_mlp_on_1024(0);
     cr_assert_eq(a->p->gpus, PLAN_AUTO_SEARCH_MAX_GPUS);
     cr_assert_eq(a->gpus_capped_from, 1024);
     cr_assert(strstr(a->status, "256 of the cluster's 1024 GPUs (opened at 256: more take tens of seconds, + or g); "
@@ -1619,9 +1627,7 @@ Test(tui, a_cluster_larger_than_the_search_opens_at_its_limit)
               "status: %s", a->status);
     app_free(a);
     /* a count given is taken as given: within the limit, built */
-    args.set.gpus = 8;
-    a = app_open(&args, &err);
-    cr_assert_not_null(a, "%s", err.msg);
+    a = open_mlp_on_1024(8);
     cr_assert_eq(a->p->gpus, 8);
     cr_assert_eq(a->gpus_capped_from, 0);
     cr_assert_null(strstr(a->status, "of the cluster's"), "status: %s", a->status);
