@@ -698,7 +698,7 @@ Test(tui_scale, rows_above_256_gpus_have_the_baselines_alone)
             plan_free(u);
         }
     }
-    cr_assert(find_row("layer-wise not searched above 256 GPUs") >= 0, "%s", dump());
+    cr_assert(find_row("layer-wise not searched at 512, 1024 GPUs") >= 0, "%s", dump());
     app_free(a);
     term_close();
 }

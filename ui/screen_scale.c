@@ -397,12 +397,14 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     if (scale_of(a)->done < scale_of(a)->n)
         x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
                      scale_of(a)->done, scale_of(a)->n);
-    for (int i = 0; i < scale_of(a)->n; i++) /* compute_row's baselines alone */
-        if (scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS && scale_of(a)->rows[i].gpus != p->gpus) {
-            ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s layer-wise not searched above %d GPUs (layerwise search)",
-                    G->dot, PLAN_AUTO_SEARCH_MAX_GPUS);
-            break;
-        }
+    char unsearched[96] = ""; /* the counts of compute_row's baselines alone */
+    for (int i = 0, k = 0; i < scale_of(a)->n; i++)
+        if (scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS && scale_of(a)->rows[i].gpus != p->gpus && k < 80)
+            k += snprintf(unsearched + k, sizeof unsearched - (size_t)k, "%s%d", k ? ", " : "",
+                          scale_of(a)->rows[i].gpus);
+    if (unsearched[0])
+        ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s layer-wise not searched at %s GPUs (layerwise search)", G->dot,
+                unsearched);
     rect body = {r.y + 1, r.x, r.h - 1, r.w};
     int table_h = 5;
     int both_tall = body.h >= 2 * (table_h + 12);
