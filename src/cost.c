@@ -1950,16 +1950,37 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
         memset(recv_f, 0, sizeof(double) * (size_t)G);
         memset(recv_b, 0, sizeof(double) * (size_t)G);
         int cco[NDIMS];
-        int *src = sc->flat_p;
+        int *src = sc->flat_p, *on_node = sc->list_i; /* list_i: t_s's, free here */
         double *src_v = sc->flat_v;
         for (int k = 0; k < nt_c; k++) {
             const double *lat_k = &m->lat_s[k * G], *inv_k = &m->inv_bw[k * G];
             double rf = 0;
             config_task_coords(cc, k, cco);
             const int ns = flat_sources(d, cp, cc, cco, k, src, src_v);
-            for (int q = 0; q < ns; q++) MOVE(src[q], k, src_v[q]);
+            /* the nodes the sources sit on, ascending (sources ascending,
+             * a GPU's node is its index / GPUs per node): FOLD_NIC's
+             * additions, in its order, without visiting every node */
+            int n_on = 0, last = -1;
+            for (int q = 0; q < ns; q++) {
+                MOVE(src[q], k, src_v[q]);
+                if (node[src[q]] != last) on_node[n_on++] = last = node[src[q]];
+            }
             recv_f[k] += rf;
-            FOLD_NIC(k);
+            if (multi_node) {
+                const int nk = node[k];
+                for (int t = 0; t < n_on; t++) {
+                    const int n_ = on_node[t];
+                    double b_ = from_node[n_];
+                    from_node[n_] = 0;
+                    if (n_ == nk || b_ == 0) continue;
+                    sc->nic_in_f[nk] += b_;
+                    sc->nic_out_f[n_] += b_;
+                    sc->nic_in_b[n_] += b_;
+                    sc->nic_out_b[nk] += b_;
+                }
+            } else {
+                for (int t = 0; t < n_on; t++) from_node[on_node[t]] = 0;
+            }
         }
     } else {
         edge_lists local;
@@ -2810,13 +2831,44 @@ typedef struct tx_cache_entry {
     int edge;
 } tx_cache_entry;
 
+/* The most memory one thread's overlap lists take while it computes an
+ * edge's table: with the closed or pair form, every pair of degrees (Dp,
+ * Dc) the edge's configs meet in a dimension gets dense tables of 32
+ * bytes per piece pair (dim_list_build_dense), so a dimension costs 32 x
+ * (the sum of the producer's degrees) x (the sum of the consumer's); the
+ * sample dimension at 1024 GPUs 134 MB an edge. Freed edge by edge. */
+static double dense_lists_bytes(const cost_model_priv *pm, const int *todo, int n_todo)
+{
+    const cost_model *m = &pm->pub;
+    if (!(pm->closed_form_ok || pm->pair_form_ok) || pm->tx_reference) return 0;
+    double most = 0;
+    for (int q = 0; q < n_todo; q++) {
+        const int e = todo[q], a = m->e_from[e], b = m->e_to[e];
+        if (pm->desc[e].flat) continue; /* task by task: no lists */
+        double here = 0;
+        for (int d = 0; d < NDIMS; d++) {
+            unsigned seen_p = 0, seen_c = 0; /* the degrees met, as bits of their log2 */
+            for (int k = 0; k < m->n_configs[a]; k++) seen_p |= 1u << ilog2(m->configs[a][k].deg[d]);
+            for (int k = 0; k < m->n_configs[b]; k++) seen_c |= 1u << ilog2(m->configs[b][k].deg[d]);
+            double sp = 0, sc = 0;
+            for (int l = 0; l < 32; l++) {
+                if (seen_p >> l & 1) sp += (double)(1u << l);
+                if (seen_c >> l & 1) sc += (double)(1u << l);
+            }
+            here += 32.0 * sp * sc;
+        }
+        if (here > most) most = here;
+    }
+    return most;
+}
+
 /* Refuses (1, err set) a build this machine cannot finish in reasonable
  * time and memory, before it starts: the time from a sample of the entries
  * to compute, timed here (spread over the entries; the overlap lists, built
  * once per edge and degree pair in a build, left out) and shared among the
  * worker threads; the memory from the
  * entries, which the tables and the search's own tables each hold about
- * once. Small builds (under 2^20 entries to compute) are never
+ * once, and each thread's overlap lists (dense_lists_bytes). Small builds (under 2^20 entries to compute) are never
  * refused. */
 static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, int threads, double tx_entries,
                             lw_error *err)
@@ -2830,6 +2882,7 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
         unique += edge_mirrors(pm, todo[q]) ? np * (np + 1) / 2 : np * nc;
     }
     if (unique < (double)(1L << 20) || n_todo == 0) return 0;
+    bytes += dense_lists_bytes(pm, todo, n_todo) * (threads > 0 ? threads : 1);
     enum { SAMPLES = 128 };
     double spent = 0;
     edge_lists *el = lw_calloc(1, sizeof *el);
