@@ -1160,9 +1160,12 @@ static int cmd_fit(const opts *o)
     plan *p = open_plan(o, set, &err);
     if (!p) return die(&err);
     double time_s = o->mset.time_s;
+    /* per GPU up to 10^6, and as far as the global batch the cost model
+     * takes (from 128 GPUs on, 10^6 per GPU passes it) */
+    const long most = COST_MAX_BATCH / p->gpus < 1000000L ? COST_MAX_BATCH / p->gpus : 1000000L;
     long lo = 0, hi = 1; /* lo fits (0: none yet), hi does not (once found) */
     int f = 0, found_hi = 0, unsettled = 0;
-    for (; hi <= 1000000L; hi *= 2) {
+    for (; hi <= most; hi *= 2) {
         if (fits_at(p, hi, &f, &unsettled, &err) != 0) goto fail;
         if (!f) {
             found_hi = 1;
@@ -1170,7 +1173,7 @@ static int cmd_fit(const opts *o)
         }
         lo = hi;
     }
-    if (!found_hi) hi = 1000001L;
+    if (!found_hi) hi = most + 1;
     while (hi - lo > 1) {
         long mid = lo + (hi - lo) / 2;
         if (fits_at(p, mid, &f, &unsettled, &err) != 0) goto fail;
@@ -1210,6 +1213,9 @@ static int cmd_fit(const opts *o)
         plan_free(p);
         return rc;
     }
+    char more[96];
+    snprintf(more, sizeof more, " or more (searched up to %ld%s)", most,
+             most < 1000000L ? ", the largest global batch the cost model takes" : "");
     if (lo == 0) {
         printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
                p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
@@ -1217,7 +1223,7 @@ static int cmd_fit(const opts *o)
         printf("%s on %s, %d GPUs, %s state: the largest batch at which a strategy fits %.2f GiB per GPU is %ld per GPU%s\n"
                "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, peak %.2f GiB\n",
                p->net->name, p->cl->name, p->gpus, optimizer_name(p->mset.optimizer), limit / 1073741824.0, lo,
-               !found_hi ? " or more (searched up to 1000000)" : unsettled ? " or a little more (some larger batches unsettled)" : "",
+               !found_hi ? more : unsettled ? " or a little more (some larger batches unsettled)" : "",
                p->batch, p->best_eval.total_ms, p->best_eval.images_per_s, p->best_eval.peak_memory_bytes / 1073741824.0);
         if (!p->mem.proven_optimal)
             printf("(the best found in the time limit; none that fits is faster than %.2f ms/step)\n", p->mem.lower_bound_ms);

@@ -1103,6 +1103,14 @@ py "search at fit's batch ($bpg per GPU) fits" '
 import json, sys
 assert json.load(open(sys.argv[1]))["fits"]' "$OUT"
 expect_fail "fit refuses --batch" 2 "fit chooses the batch" -- fit -n vgg16 -c p100-4x4 -g 4 --batch 64
+# on 128 GPUs, 10^6 per GPU passes the global batch the cost model takes:
+# fit stops at the largest it takes (it failed there with "batch out of range")
+expect_ok "fit of a small network on 128 GPUs stops at the largest global batch" \
+    fit -n $F/nets/mlp_branch.json -c $F/clusters/h100-32x8.json -g 128 --json
+py "fit on 128 GPUs: 781250 per GPU (10^8 in all), the most tried, so not proven the largest" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["batch_per_gpu"] == 781250 and d["batch"] == 100000000 and d["largest_proven"] is False, d' "$OUT"
 
 run search -n lenet5 -c p100-4x4 -g 4 --refine 30 --seed 3 --json
 cp "$OUT" "$TMP/refined.json"
