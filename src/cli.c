@@ -1289,7 +1289,7 @@ static int cmd_profile(const opts *o)
              p->net->name, p->gpus, p->cl->name, p->batch, p->cl->gpu.name);
     cJSON_AddStringToObject(root, "comment", note);
     cJSON *arr = cJSON_AddArrayToObject(root, "entries");
-    profile seen = {0}; /* the shapes written so far (every config of every layer is looked up) */
+    profile *seen = lw_calloc(1, sizeof *seen); /* the shapes written so far (every config of every layer is looked up) */
     for (int i = 0; i < m->n_layers; i++) {
         const layer *l = &p->net->layers[i];
         if (l->type == LT_INPUT || l->type == LT_FLATTEN) continue;
@@ -1297,7 +1297,7 @@ static int cmd_profile(const opts *o)
             profile_entry key;
             double f, b;
             cost_t_c_parts(m, i, &m->configs[i][k], &key, &f, &b);
-            if (!profile_add_shape(&seen, &key)) continue;
+            if (!profile_add_shape(seen, &key)) continue;
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "type", layer_type_name(l->type));
             double in[4], out[4];
@@ -1320,9 +1320,8 @@ static int cmd_profile(const opts *o)
             cJSON_AddItemToArray(arr, e);
         }
     }
-    const int n = seen.n;
-    free(seen.e);
-    free(seen.index);
+    const int n = seen->n;
+    profile_free(seen);
     char *doc = cJSON_Print(root);
     cJSON_Delete(root);
     int rc = emit(o, doc);

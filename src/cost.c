@@ -1919,9 +1919,13 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
     double elems = 0;
     int nt_c = config_tasks(cc);
     /* bytes consumer task k receives from each node, folded into the NIC
-     * totals once per consumer task rather than once per piece */
+     * totals once per consumer task rather than once per piece; the nodes
+     * it received from listed as met (on_node, n_on): a task's sources come
+     * in ascending order, and a GPU's node is its index / GPUs per node, so
+     * the list is ascending and the fold adds in node order without
+     * visiting every node (list_i: t_s's, free here) */
     double *from_node = sc->from_node;
-    const int nn = pm->nodes_used;
+    int *on_node = sc->list_i, n_on = 0, last_node = -1;
 #define MOVE(P, K, VOL)                                                                                            \
     do {                                                                                                           \
         double b_ = (VOL) * m->elem_bytes;                                                                         \
@@ -1930,57 +1934,38 @@ static double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_list
         recv_b[P] += t_;                                                                                           \
         elems += (VOL);                                                                                            \
         from_node[node[P]] += b_;                                                                                  \
+        if (node[P] != last_node) on_node[n_on++] = last_node = node[P];                                           \
     } while (0)
 #define FOLD_NIC(K)                                                                                                \
     do {                                                                                                           \
-        if (multi_node) {                                                                                          \
-            int nk_ = node[K];                                                                                     \
-            for (int n_ = 0; n_ < nn; n_++) {                                                                      \
-                double b_ = from_node[n_];                                                                         \
-                from_node[n_] = 0;                                                                                 \
-                if (n_ == nk_ || b_ == 0) continue;                                                                \
-                sc->nic_in_f[nk_] += b_;                                                                           \
-                sc->nic_out_f[n_] += b_;                                                                           \
-                sc->nic_in_b[n_] += b_;                                                                            \
-                sc->nic_out_b[nk_] += b_;                                                                          \
-            }                                                                                                      \
+        const int nk_ = node[K];                                                                                   \
+        for (int t_ = 0; t_ < n_on; t_++) {                                                                        \
+            const int n_ = on_node[t_];                                                                            \
+            double b_ = from_node[n_];                                                                             \
+            from_node[n_] = 0;                                                                                     \
+            if (!multi_node || n_ == nk_ || b_ == 0) continue;                                                     \
+            sc->nic_in_f[nk_] += b_;                                                                               \
+            sc->nic_out_f[n_] += b_;                                                                               \
+            sc->nic_in_b[n_] += b_;                                                                                \
+            sc->nic_out_b[nk_] += b_;                                                                              \
         }                                                                                                          \
+        n_on = 0;                                                                                                  \
+        last_node = -1;                                                                                            \
     } while (0)
     if (d->flat) {
         memset(recv_f, 0, sizeof(double) * (size_t)G);
         memset(recv_b, 0, sizeof(double) * (size_t)G);
         int cco[NDIMS];
-        int *src = sc->flat_p, *on_node = sc->list_i; /* list_i: t_s's, free here */
+        int *src = sc->flat_p;
         double *src_v = sc->flat_v;
         for (int k = 0; k < nt_c; k++) {
             const double *lat_k = &m->lat_s[k * G], *inv_k = &m->inv_bw[k * G];
             double rf = 0;
             config_task_coords(cc, k, cco);
             const int ns = flat_sources(d, cp, cc, cco, k, src, src_v);
-            /* the nodes the sources sit on, ascending (sources ascending,
-             * a GPU's node is its index / GPUs per node): FOLD_NIC's
-             * additions, in its order, without visiting every node */
-            int n_on = 0, last = -1;
-            for (int q = 0; q < ns; q++) {
-                MOVE(src[q], k, src_v[q]);
-                if (node[src[q]] != last) on_node[n_on++] = last = node[src[q]];
-            }
+            for (int q = 0; q < ns; q++) MOVE(src[q], k, src_v[q]);
             recv_f[k] += rf;
-            if (multi_node) {
-                const int nk = node[k];
-                for (int t = 0; t < n_on; t++) {
-                    const int n_ = on_node[t];
-                    double b_ = from_node[n_];
-                    from_node[n_] = 0;
-                    if (n_ == nk || b_ == 0) continue;
-                    sc->nic_in_f[nk] += b_;
-                    sc->nic_out_f[n_] += b_;
-                    sc->nic_in_b[n_] += b_;
-                    sc->nic_out_b[nk] += b_;
-                }
-            } else {
-                for (int t = 0; t < n_on; t++) from_node[on_node[t]] = 0;
-            }
+            FOLD_NIC(k);
         }
     } else {
         edge_lists local;
@@ -2831,6 +2816,14 @@ typedef struct tx_cache_entry {
     int edge;
 } tx_cache_entry;
 
+/* The entries of edge e's table its build computes: a symmetric table
+ * (edge_mirrors) half of it and its diagonal. */
+static double entries_to_compute(const cost_model_priv *pm, int e)
+{
+    const double np = pm->pub.n_configs[pm->pub.e_from[e]], nc = pm->pub.n_configs[pm->pub.e_to[e]];
+    return edge_mirrors(pm, e) ? np * (np + 1) / 2 : np * nc;
+}
+
 /* The most memory one thread's overlap lists take while it computes an
  * edge's table: with the closed or pair form, every pair of degrees (Dp,
  * Dc) the edge's configs meet in a dimension gets dense tables of 32
@@ -2847,15 +2840,11 @@ static double dense_lists_bytes(const cost_model_priv *pm, const int *todo, int 
         if (pm->desc[e].flat) continue; /* task by task: no lists */
         double here = 0;
         for (int d = 0; d < NDIMS; d++) {
-            unsigned seen_p = 0, seen_c = 0; /* the degrees met, as bits of their log2 */
-            for (int k = 0; k < m->n_configs[a]; k++) seen_p |= 1u << ilog2(m->configs[a][k].deg[d]);
-            for (int k = 0; k < m->n_configs[b]; k++) seen_c |= 1u << ilog2(m->configs[b][k].deg[d]);
-            double sp = 0, sc = 0;
-            for (int l = 0; l < 32; l++) {
-                if (seen_p >> l & 1) sp += (double)(1u << l);
-                if (seen_c >> l & 1) sc += (double)(1u << l);
-            }
-            here += 32.0 * sp * sc;
+            /* the degrees are powers of two: the sum of the distinct ones met is their OR */
+            unsigned sum_p = 0, sum_c = 0;
+            for (int k = 0; k < m->n_configs[a]; k++) sum_p |= (unsigned)m->configs[a][k].deg[d];
+            for (int k = 0; k < m->n_configs[b]; k++) sum_c |= (unsigned)m->configs[b][k].deg[d];
+            here += 32.0 * sum_p * sum_c;
         }
         if (here > most) most = here;
     }
@@ -2877,10 +2866,7 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
     /* the tables (8 bytes an entry, which the search reads in place) and
      * the search's own, about as many entries again with an argmin each */
     double unique = 0, bytes = tx_entries * (8.0 + 12.0);
-    for (int q = 0; q < n_todo; q++) { /* a symmetric table: half of it and its diagonal */
-        double np = m->n_configs[m->e_from[todo[q]]], nc = m->n_configs[m->e_to[todo[q]]];
-        unique += edge_mirrors(pm, todo[q]) ? np * (np + 1) / 2 : np * nc;
-    }
+    for (int q = 0; q < n_todo; q++) unique += entries_to_compute(pm, todo[q]);
     if (unique < (double)(1L << 20) || n_todo == 0) return 0;
     bytes += dense_lists_bytes(pm, todo, n_todo) * (threads > 0 ? threads : 1);
     enum { SAMPLES = 128 };
@@ -2898,8 +2884,7 @@ static int refuse_too_large(cost_model_priv *pm, const int *todo, int n_todo, in
     for (int q = 0; q < SAMPLES; q++) {
         const double want = (q + 0.5) * unique / SAMPLES;
         for (;; at++) {
-            double np = m->n_configs[m->e_from[todo[at]]], nc = m->n_configs[m->e_to[todo[at]]];
-            double here = edge_mirrors(pm, todo[at]) ? np * (np + 1) / 2 : np * nc;
+            const double here = entries_to_compute(pm, todo[at]);
             if (seen + here > want || at == n_todo - 1) break;
             seen += here;
         }
