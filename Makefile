@@ -112,7 +112,8 @@ $(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ) $(UI_OBJ) $(wildcard tests/*.h)
 
 tests-bin: $(TEST_BINS) $(BUILD)/layerwise
 
-# Unit and screen tests, then the same under ASan+UBSan, then the CLI and
+# Unit and screen tests (and tests/sizes.py: no function over 100 lines or
+# struct over 30 fields grows unseen), then the same under ASan+UBSan, then the CLI and
 # end-to-end tests against the real binary.
 test: deps
 	@$(MAKE) --no-print-directory tests-bin
@@ -125,6 +126,7 @@ test: deps
 
 check: tests-bin
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t --jobs 2 || exit 1; done
+	@python3 tests/sizes.py
 
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan-tests:
