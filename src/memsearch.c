@@ -341,57 +341,75 @@ static void repair(ctx *c, const unsigned char *mask, const int *x0)
     offer(c, x);
 }
 
-/* Processes one subproblem: bound it, prune it, or branch it onto the
- * stack. Returns -1 if a search failed; 1 if time ran out before it was
- * settled (then *it is pushed back unchanged in bound), else 0. */
-static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *cap)
+/* One subproblem's Lagrangian dual: the multipliers (one per GPU) it is at,
+ * the best bound found and the multipliers that gave it, and the relaxed
+ * assignment at that bound (bx), which branching starts from. */
+typedef struct {
+    double *lam, *best_lam;
+    int *bx, have_bx;
+    double best_L;
+} dual;
+
+static void dual_init(dual *d, const ctx *c, const double *lambda)
+{
+    size_t gb = sizeof(double) * (size_t)c->G;
+    d->lam = lw_malloc(gb);
+    d->best_lam = lw_malloc(gb);
+    memcpy(d->lam, lambda, gb);
+    memcpy(d->best_lam, lambda, gb);
+    d->bx = lw_malloc(sizeof(int) * (size_t)c->N);
+    d->have_bx = 0;
+    d->best_L = -HUGE_VAL;
+}
+
+static void dual_free(dual *d)
+{
+    free(d->lam);
+    free(d->best_lam);
+    free(d->bx);
+}
+
+/* Raises the subproblem's bound by subgradient steps on the multipliers
+ * (60 at the root, 6 below it), offering each relaxed solution (repaired
+ * to fit in the first steps) as an incumbent. Returns -1 if a search
+ * failed, 1 if time ran out, else 0; *pruned when the bound reaches the
+ * incumbent or nothing finite is left. */
+static int ascend(ctx *c, bb_item *it, int root, dual *d, int *pruned)
 {
     int N = c->N, G = c->G;
-    if (!propagate(c, it->mask)) return 0;
-    double *lam = lw_malloc(sizeof(double) * (size_t)G), *best_lam = lw_malloc(sizeof(double) * (size_t)G);
-    memcpy(lam, it->lambda, sizeof(double) * (size_t)G);
-    memcpy(best_lam, lam, sizeof(double) * (size_t)G);
-    int *bx = lw_malloc(sizeof(int) * (size_t)N);
-    int have_bx = 0, rc = 0, pruned = 0;
-    double best_L = -HUGE_VAL, theta = 1.0;
+    double theta = 1.0, *lam = d->lam;
     int iters = root ? 60 : 6, stale = 0;
     for (int i = 0; i < iters; i++) {
-        if (out_of_time(c)) {
-            rc = 1;
-            break;
-        }
+        if (out_of_time(c)) return 1;
         relax(c, it->mask, lam);
         search_result *r = run_relaxed(c, 0);
-        if (!r) {
-            rc = -1;
-            break;
-        }
+        if (!r) return -1;
         if (!isfinite(r->cost)) { /* every assignment left has an infinite cost */
             search_result_free(r);
-            pruned = 1;
-            break;
+            *pruned = 1;
+            return 0;
         }
         double L = r->cost - lam_dot_limit(c, lam);
         if (i < 3 || !isfinite(c->inc_cost)) repair(c, it->mask, r->config);
         mt_peak(c->t, r->config, c->mem);
         offer(c, r->config);
-        if (L > best_L + tol_of(best_L)) {
-            best_L = L;
-            memcpy(best_lam, lam, sizeof(double) * (size_t)G);
+        if (L > d->best_L + tol_of(d->best_L)) {
+            d->best_L = L;
+            memcpy(d->best_lam, lam, sizeof(double) * (size_t)G);
             stale = 0;
         } else if (++stale >= 2) {
             theta *= 0.5;
             stale = 0;
         }
-        if (!have_bx || L >= best_L) {
-            memcpy(bx, r->config, sizeof(int) * (size_t)N);
-            have_bx = 1;
+        if (!d->have_bx || L >= d->best_L) {
+            memcpy(d->bx, r->config, sizeof(int) * (size_t)N);
+            d->have_bx = 1;
         }
         search_result_free(r);
         if (L > it->bound) it->bound = L;
         if (it->bound >= c->inc_cost - tol_of(c->inc_cost)) {
-            pruned = 1;
-            break;
+            *pruned = 1;
+            return 0;
         }
         /* subgradient step towards the best fitting cost (or a guess) */
         double norm2 = 0;
@@ -408,37 +426,37 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
         }
         if (theta < 1e-4) break;
     }
-    if (rc == 0 && !pruned && isfinite(c->inc_cost) && isfinite(best_L)) {
-        /* remove the configs that cannot beat the best fitting assignment:
-         * min-marginals of the relaxed problem at the best multipliers */
-        relax(c, it->mask, best_lam);
-        search_result *r = run_relaxed(c, 1);
-        if (!r) rc = -1;
-        else {
-            double ld = lam_dot_limit(c, best_lam);
-            if (search_min_marginals(&c->g2, r, c->marg) == 0)
-                for (int v = 0; v < N; v++)
-                    for (int k = 0; k < c->g->n_configs[v]; k++)
-                        if (it->mask[c->moff[v] + k] && c->marg[v][k] - ld >= c->inc_cost - tol_of(c->inc_cost))
-                            it->mask[c->moff[v] + k] = 0;
-            search_result_free(r);
-            if (!propagate(c, it->mask)) pruned = 1;
-        }
-    }
-    if (rc != 0 || pruned || !have_bx) {
-        if (rc == 1) { /* give it back for the lower bound */
-            bb_item back = {it->mask, it->bound, lam};
-            push(stack, n, cap, back);
-            it->mask = NULL;
-            lam = NULL;
-        }
-        free(lam);
-        free(best_lam);
-        free(bx);
-        return rc < 0 ? -1 : rc;
-    }
-    /* branch on the node whose config puts the most avoidable memory on the
-     * most overflowed GPU of the relaxed solution */
+    return 0;
+}
+
+/* Removes the configs that cannot beat the best fitting assignment: the
+ * min-marginals of the relaxed problem at the best multipliers. Returns -1
+ * if the search failed, else 0; *pruned when no assignment is left. */
+static int prune_by_marginals(ctx *c, bb_item *it, const double *best_lam, int *pruned)
+{
+    relax(c, it->mask, best_lam);
+    search_result *r = run_relaxed(c, 1);
+    if (!r) return -1;
+    double ld = lam_dot_limit(c, best_lam);
+    if (search_min_marginals(&c->g2, r, c->marg) == 0)
+        for (int v = 0; v < c->N; v++)
+            for (int k = 0; k < c->g->n_configs[v]; k++)
+                if (it->mask[c->moff[v] + k] && c->marg[v][k] - ld >= c->inc_cost - tol_of(c->inc_cost))
+                    it->mask[c->moff[v] + k] = 0;
+    search_result_free(r);
+    if (!propagate(c, it->mask)) *pruned = 1;
+    return 0;
+}
+
+/* The node to branch on, and in *key the config whose memory group is one
+ * branch: the node whose config in bx puts the most avoidable memory on the
+ * most overflowed GPU of bx; without such saving, the node with the most
+ * configs left. Configs of a node with the same bytes on every GPU are one
+ * choice as far as memory goes: branches split a node's configs between
+ * such groups, never inside one. -1 when every node's memory is settled. */
+static int branch_node(ctx *c, const bb_item *it, const int *bx, int *key)
+{
+    int N = c->N, G = c->G;
     mt_peak(c->t, bx, c->mem);
     int gs = 0;
     double worst = -HUGE_VAL;
@@ -449,11 +467,9 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
             gs = g;
         }
     }
-    /* configs of a node with the same bytes on every GPU are one choice as
-     * far as memory goes: branches split a node's configs between such
-     * groups, never inside one */
-    int bv = -1, most_v = -1, most = 0, key = -1;
+    int bv = -1, most_v = -1, most = 0;
     double score = 0;
+    *key = -1;
     for (int v = 0; v < N; v++) {
         int groups = 0, first = -1;
         for (int k = 0; k < c->g->n_configs[v]; k++) {
@@ -475,39 +491,47 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
             bv = v;
         }
     }
-    if (bv >= 0) key = bx[bv];
-    else if (most_v >= 0) { /* no saving on that GPU: the node with most configs left */
+    if (bv >= 0) *key = bx[bv];
+    else if (most_v >= 0) {
         bv = most_v;
-        if (it->mask[c->moff[bv] + bx[bv]]) key = bx[bv];
+        if (it->mask[c->moff[bv] + bx[bv]]) *key = bx[bv];
         else
             for (int k = 0; k < c->g->n_configs[bv]; k++)
-                if (it->mask[c->moff[bv] + k] && (key < 0 || cell_mem(c, bv, k, gs) < cell_mem(c, bv, key, gs))) key = k;
+                if (it->mask[c->moff[bv] + k] && (*key < 0 || cell_mem(c, bv, k, gs) < cell_mem(c, bv, *key, gs)))
+                    *key = k;
     }
-    if (bv < 0) { /* every node's memory is settled: what is left is the plain search, offered above at lambda 0 */
-        int zero_ok = 1;
-        for (int g = 0; g < G; g++) zero_ok = zero_ok && best_lam[g] == 0;
-        if (!zero_ok) {
-            for (int g = 0; g < G; g++) lam[g] = 0;
-            relax(c, it->mask, lam);
-            search_result *r = run_relaxed(c, 0);
-            if (!r) rc = -1;
-            else {
-                if (isfinite(r->cost)) offer(c, r->config);
-                search_result_free(r);
-            }
-        }
-        free(lam);
-        free(best_lam);
-        free(bx);
-        return rc;
-    }
-    bb_item a = {lw_malloc((size_t)c->cells), it->bound, lw_malloc(sizeof(double) * (size_t)G)};
-    bb_item b = {lw_malloc((size_t)c->cells), it->bound, lw_malloc(sizeof(double) * (size_t)G)};
+    return bv;
+}
+
+/* Every node's memory is settled: what is left is the plain search, which
+ * the ascent offered already if its best multipliers were zero; else it is
+ * run and offered here. Returns -1 if the search failed, else 0. */
+static int settle_plain(ctx *c, bb_item *it, double *lam, const double *best_lam)
+{
+    int zero_ok = 1;
+    for (int g = 0; g < c->G; g++) zero_ok = zero_ok && best_lam[g] == 0;
+    if (zero_ok) return 0;
+    for (int g = 0; g < c->G; g++) lam[g] = 0;
+    relax(c, it->mask, lam);
+    search_result *r = run_relaxed(c, 0);
+    if (!r) return -1;
+    if (isfinite(r->cost)) offer(c, r->config);
+    search_result_free(r);
+    return 0;
+}
+
+/* Pushes the two children of branching node bv: a, every memory group but
+ * key's (popped first); b, key's group. */
+static void branch(ctx *c, const bb_item *it, int bv, int key, const double *best_lam, bb_item **stack, int *n,
+                   int *cap)
+{
+    size_t gb = sizeof(double) * (size_t)c->G;
+    bb_item a = {lw_malloc((size_t)c->cells), it->bound, lw_malloc(gb)};
+    bb_item b = {lw_malloc((size_t)c->cells), it->bound, lw_malloc(gb)};
     memcpy(a.mask, it->mask, (size_t)c->cells);
     memcpy(b.mask, it->mask, (size_t)c->cells);
-    memcpy(a.lambda, best_lam, sizeof(double) * (size_t)G);
-    memcpy(b.lambda, best_lam, sizeof(double) * (size_t)G);
-    /* a: every other group; b: key's group */
+    memcpy(a.lambda, best_lam, gb);
+    memcpy(b.lambda, best_lam, gb);
     for (int k = 0; k < c->g->n_configs[bv]; k++) {
         if (!it->mask[c->moff[bv] + k]) continue;
         int same = same_memory(c, bv, k, key);
@@ -516,10 +540,147 @@ static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *
     }
     push(stack, n, cap, b);
     push(stack, n, cap, a); /* popped first */
-    free(lam);
-    free(best_lam);
-    free(bx);
-    return 0;
+}
+
+/* Processes one subproblem: bound it, prune it, or branch it onto the
+ * stack. Returns -1 if a search failed; 1 if time ran out before it was
+ * settled (then *it is pushed back unchanged in bound), else 0. */
+static int process(ctx *c, bb_item *it, int root, bb_item **stack, int *n, int *cap)
+{
+    if (!propagate(c, it->mask)) return 0;
+    dual d;
+    dual_init(&d, c, it->lambda);
+    int pruned = 0;
+    int rc = ascend(c, it, root, &d, &pruned);
+    if (rc == 0 && !pruned && isfinite(c->inc_cost) && isfinite(d.best_L))
+        rc = prune_by_marginals(c, it, d.best_lam, &pruned);
+    if (rc != 0 || pruned || !d.have_bx) {
+        if (rc == 1) { /* give it back for the lower bound */
+            bb_item back = {it->mask, it->bound, d.lam};
+            push(stack, n, cap, back);
+            it->mask = NULL;
+            d.lam = NULL;
+        }
+        dual_free(&d);
+        return rc < 0 ? -1 : rc;
+    }
+    int key;
+    int bv = branch_node(c, it, d.bx, &key);
+    if (bv < 0) rc = settle_plain(c, it, d.lam, d.best_lam);
+    else branch(c, it, bv, key, d.best_lam, stack, n, cap);
+    dual_free(&d);
+    return rc;
+}
+
+/* The search's working state for graph g: config offsets per node, the
+ * relaxed graph g2 over its own node costs, the min-marginal rows, and each
+ * node's incident edges (CSR). */
+static void ctx_init(ctx *c, const cost_graph *g, const mem_table *t, const double *limit,
+                     const memsearch_options *opt, double t0)
+{
+    int N = g->n_nodes, G = t->n_gpus;
+    *c = (ctx){0};
+    c->g = g;
+    c->t = t;
+    c->limit = limit;
+    c->N = N;
+    c->G = G;
+    c->o = opt;
+    c->fail = SEARCH_OK;
+    c->deadline = opt->time_limit_s > 0 ? t0 + opt->time_limit_s : 0;
+    c->moff = lw_malloc(sizeof(long) * (size_t)(N + 1));
+    for (int v = 0; v < N; v++) {
+        c->moff[v] = c->cells;
+        c->cells += g->n_configs[v];
+    }
+    c->tol_limit = lw_malloc(sizeof(double) * (size_t)G);
+    for (int k = 0; k < G; k++) c->tol_limit[k] = limit[k] + tol_of(limit[k]);
+    c->minv = lw_malloc(sizeof(double) * (size_t)N * (size_t)G + sizeof(double));
+    c->minsum = lw_malloc(sizeof(double) * (size_t)G);
+    c->mem = lw_malloc(sizeof(double) * (size_t)G);
+    c->g2 = *g;
+    c->nc2 = lw_malloc(sizeof(double) * (size_t)(c->cells + 1));
+    c->g2.node_cost = lw_malloc(sizeof(double *) * (size_t)(N + 1));
+    c->marg_store = lw_malloc(sizeof(double) * (size_t)(c->cells + 1));
+    c->marg = lw_malloc(sizeof(double *) * (size_t)(N + 1));
+    for (int v = 0; v < N; v++) {
+        c->g2.node_cost[v] = c->nc2 + c->moff[v];
+        c->marg[v] = c->marg_store + c->moff[v];
+    }
+    c->inc = lw_malloc(sizeof(int) * (size_t)(N + 1));
+    c->inc_cost = HUGE_VAL;
+    c->rx = lw_malloc(sizeof(int) * (size_t)(N + 1));
+    c->inc_start = lw_calloc((size_t)N + 2, sizeof(int));
+    c->inc_edge = lw_malloc(sizeof(int) * (size_t)(2 * g->n_edges + 1));
+    for (int e = 0; e < g->n_edges; e++) {
+        c->inc_start[g->edge_from[e] + 1]++;
+        if (g->edge_to[e] != g->edge_from[e]) c->inc_start[g->edge_to[e] + 1]++;
+    }
+    for (int v = 0; v < N; v++) c->inc_start[v + 1] += c->inc_start[v];
+    int *fill = lw_calloc((size_t)N + 1, sizeof(int));
+    for (int e = 0; e < g->n_edges; e++) {
+        int a = g->edge_from[e], b = g->edge_to[e];
+        c->inc_edge[c->inc_start[a] + fill[a]++] = e;
+        if (b != a) c->inc_edge[c->inc_start[b] + fill[b]++] = e;
+    }
+    free(fill);
+}
+
+static void ctx_free(ctx *c)
+{
+    free(c->moff);
+    free(c->tol_limit);
+    free(c->minv);
+    free(c->minsum);
+    free(c->mem);
+    free(c->nc2);
+    free(c->g2.node_cost);
+    free(c->marg_store);
+    free(c->marg);
+    free(c->inc);
+    free(c->rx);
+    free(c->inc_start);
+    free(c->inc_edge);
+}
+
+/* Branch and bound from the root (every finite config), depth first.
+ * Returns the lower bound: the incumbent's cost, or less where subproblems
+ * are left open (their count in *open); *failed when a search failed. */
+static double branch_and_bound(ctx *c, int *open, int *failed)
+{
+    const cost_graph *g = c->g;
+    bb_item *stack = NULL;
+    int n = 0, cap = 0;
+    bb_item root = {lw_malloc((size_t)(c->cells + 1)), -HUGE_VAL, lw_calloc((size_t)c->G, sizeof(double))};
+    for (int v = 0; v < c->N; v++)
+        for (int k = 0; k < g->n_configs[v]; k++) root.mask[c->moff[v] + k] = isfinite(g->node_cost[v][k]) != 0;
+    push(&stack, &n, &cap, root);
+    int first = 1;
+    *failed = 0;
+    while (n > 0) {
+        bb_item it = stack[--n];
+        if (it.bound >= c->inc_cost - tol_of(c->inc_cost)) {
+            item_free(&it);
+            continue;
+        }
+        c->bb_nodes++;
+        int rc = process(c, &it, first, &stack, &n, &cap);
+        first = 0;
+        item_free(&it);
+        if (rc < 0) {
+            *failed = 1;
+            break;
+        }
+        if (rc == 1) break;
+        if (c->o->max_subproblems > 0 && c->bb_nodes >= c->o->max_subproblems) break;
+    }
+    double lb = c->inc_cost;
+    for (int i = 0; i < n; i++)
+        if (stack[i].bound < lb) lb = stack[i].bound;
+    for (int i = 0; i < n; i++) item_free(&stack[i]);
+    free(stack);
+    *open = n;
+    return lb;
 }
 
 memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const double *limit,
@@ -531,95 +692,20 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
         opt = &defaults;
     }
     double t0 = lw_now();
-    int N = g->n_nodes, G = t->n_gpus;
-    ctx c = {0};
-    c.g = g;
-    c.t = t;
-    c.limit = limit;
-    c.N = N;
-    c.G = G;
-    c.o = opt;
-    c.fail = SEARCH_OK;
-    c.deadline = opt->time_limit_s > 0 ? t0 + opt->time_limit_s : 0;
-    c.moff = lw_malloc(sizeof(long) * (size_t)(N + 1));
-    for (int v = 0; v < N; v++) {
-        c.moff[v] = c.cells;
-        c.cells += g->n_configs[v];
-    }
-    c.tol_limit = lw_malloc(sizeof(double) * (size_t)G);
-    for (int k = 0; k < G; k++) c.tol_limit[k] = limit[k] + tol_of(limit[k]);
-    c.minv = lw_malloc(sizeof(double) * (size_t)N * (size_t)G + sizeof(double));
-    c.minsum = lw_malloc(sizeof(double) * (size_t)G);
-    c.mem = lw_malloc(sizeof(double) * (size_t)G);
-    c.g2 = *g;
-    c.nc2 = lw_malloc(sizeof(double) * (size_t)(c.cells + 1));
-    c.g2.node_cost = lw_malloc(sizeof(double *) * (size_t)(N + 1));
-    c.marg_store = lw_malloc(sizeof(double) * (size_t)(c.cells + 1));
-    c.marg = lw_malloc(sizeof(double *) * (size_t)(N + 1));
-    for (int v = 0; v < N; v++) {
-        c.g2.node_cost[v] = c.nc2 + c.moff[v];
-        c.marg[v] = c.marg_store + c.moff[v];
-    }
-    c.inc = lw_malloc(sizeof(int) * (size_t)(N + 1));
-    c.inc_cost = HUGE_VAL;
-    c.rx = lw_malloc(sizeof(int) * (size_t)(N + 1));
-    c.inc_start = lw_calloc((size_t)N + 2, sizeof(int));
-    c.inc_edge = lw_malloc(sizeof(int) * (size_t)(2 * g->n_edges + 1));
-    for (int e = 0; e < g->n_edges; e++) {
-        c.inc_start[g->edge_from[e] + 1]++;
-        if (g->edge_to[e] != g->edge_from[e]) c.inc_start[g->edge_to[e] + 1]++;
-    }
-    for (int v = 0; v < N; v++) c.inc_start[v + 1] += c.inc_start[v];
-    {
-        int *fill = lw_calloc((size_t)N + 1, sizeof(int));
-        for (int e = 0; e < g->n_edges; e++) {
-            int a = g->edge_from[e], b = g->edge_to[e];
-            c.inc_edge[c.inc_start[a] + fill[a]++] = e;
-            if (b != a) c.inc_edge[c.inc_start[b] + fill[b]++] = e;
-        }
-        free(fill);
-    }
-
+    int N = g->n_nodes;
+    ctx c;
+    ctx_init(&c, g, t, limit, opt, t0);
     memsearch_result *res = lw_calloc(1, sizeof *res);
     res->n_nodes = N;
     res->failure = SEARCH_OK;
 
-    bb_item *stack = NULL;
-    int n = 0, cap = 0;
-    bb_item root = {lw_malloc((size_t)(c.cells + 1)), -HUGE_VAL, lw_calloc((size_t)G, sizeof(double))};
-    for (int v = 0; v < N; v++)
-        for (int k = 0; k < g->n_configs[v]; k++) root.mask[c.moff[v] + k] = isfinite(g->node_cost[v][k]) != 0;
-    push(&stack, &n, &cap, root);
-    int first = 1, failed = 0;
-    while (n > 0) {
-        bb_item it = stack[--n];
-        if (it.bound >= c.inc_cost - tol_of(c.inc_cost)) {
-            item_free(&it);
-            continue;
-        }
-        c.bb_nodes++;
-        int rc = process(&c, &it, first, &stack, &n, &cap);
-        first = 0;
-        item_free(&it);
-        if (rc < 0) {
-            failed = 1;
-            break;
-        }
-        if (rc == 1) break;
-        if (opt->max_subproblems > 0 && c.bb_nodes >= opt->max_subproblems) break;
-    }
-    /* the bound: the best found, or less where subproblems are left open */
-    double lb = c.inc_cost;
-    for (int i = 0; i < n; i++)
-        if (stack[i].bound < lb) lb = stack[i].bound;
-    for (int i = 0; i < n; i++) item_free(&stack[i]);
-    free(stack);
-
+    int open, failed;
+    double lb = branch_and_bound(&c, &open, &failed);
     res->searches = c.searches;
     if (failed || c.fail == SEARCH_CANCELLED) {
         res->status = MEMSEARCH_FAILED;
         res->failure = c.fail != SEARCH_OK ? c.fail : SEARCH_OUT_OF_MEMORY;
-    } else if (n > 0) {
+    } else if (open > 0) {
         res->status = MEMSEARCH_TIME_LIMIT;
     } else if (isfinite(c.inc_cost)) {
         res->status = MEMSEARCH_OPTIMAL;
@@ -643,19 +729,7 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
                                            res->min_peak_config, &res->min_peak_lower);
     }
     res->bb_nodes = c.bb_nodes;
-    free(c.moff);
-    free(c.tol_limit);
-    free(c.minv);
-    free(c.minsum);
-    free(c.mem);
-    free(c.nc2);
-    free(c.g2.node_cost);
-    free(c.marg_store);
-    free(c.marg);
-    free(c.inc);
-    free(c.rx);
-    free(c.inc_start);
-    free(c.inc_edge);
+    ctx_free(&c);
     res->elapsed_s = lw_now() - t0;
     return res;
 }
