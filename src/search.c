@@ -1173,6 +1173,26 @@ static int ve_work_init(ve_work *w, const final_graph *f)
     return 0;
 }
 
+/* Row b of w->fs: bucket factor b's stride along each variable of the new
+ * scope R->s, and along x (xv) in slot m (0 where it lacks the variable);
+ * each factor's offset w->base[b] starts at 0. */
+static void ve_bucket_strides(ve_work *w, const ve_record *R, int nb, int xv, int m)
+{
+    for (int b = 0; b < nb; b++) {
+        const factor *q = &w->F[w->bucket[b]];
+        size_t *row = w->fs + (size_t)b * ((size_t)m + 1);
+        for (int p = 0; p < R->ns; p++) {
+            row[p] = 0;
+            for (int a = 0; a < q->nv; a++)
+                if (q->vars[a] == R->s[p]) row[p] += q->strides[a];
+        }
+        row[m] = 0;
+        for (int a = 0; a < q->nv; a++)
+            if (q->vars[a] == xv) row[m] += q->strides[a];
+        w->base[b] = 0;
+    }
+}
+
 /* Eliminates variable xv (the step-th): the factors that hold it (its
  * bucket) are summed and minimised over xv into one new factor over the
  * rest of their variables, recording the argmin for the back-substitution.
@@ -1216,22 +1236,8 @@ static int ve_eliminate(ve_work *w, const final_graph *f, int step, int xv, prog
         free(nt);
         return -1;
     }
-    /* row b of fs: factor b's stride along each scope variable, and
-     * along x in the last slot (0 where it lacks the variable) */
+    ve_bucket_strides(w, R, nb, xv, m);
     size_t *fs = w->fs, *base = w->base;
-    for (int b = 0; b < nb; b++) {
-        const factor *q = &F[w->bucket[b]];
-        size_t *row = fs + (size_t)b * ((size_t)m + 1);
-        for (int p = 0; p < ns; p++) {
-            row[p] = 0;
-            for (int a = 0; a < q->nv; a++)
-                if (q->vars[a] == R->s[p]) row[p] += q->strides[a];
-        }
-        row[m] = 0;
-        for (int a = 0; a < q->nv; a++)
-            if (q->vars[a] == xv) row[m] += q->strides[a];
-        base[b] = 0;
-    }
     for (int p = 0; p < ns; p++) w->cnt[p] = 0;
     double *tmp = w->tmp;
     for (size_t idx = 0; idx < size; idx++) {
