@@ -35,18 +35,17 @@ static int find_root(int *uf, int x)
     return x;
 }
 
-void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n_edges, const int *from,
-                      const int *to)
+/* The box width of each node: its name (up to NAME_MAXW) or the widest
+ * of the layer's configs, so the layout stays put while what-ifs change the
+ * strategy. */
+static int *box_widths(const plan *p, int n, const int *ids)
 {
-    graph_view_free(g);
     int *widths = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
         const layer *l = &p->net->layers[ids[i]];
         int nw = ui_width(l->name);
         if (nw > NAME_MAXW) nw = NAME_MAXW;
         int cw = 6; /* room for the stepper's "15 cfg" too */
-        /* wide enough for any config of the layer, so the layout stays put
-         * while what-ifs change the strategy */
         if (p->cm)
             for (int k = 0; k < p->cm->n_configs[ids[i]]; k++) {
                 char b[64];
@@ -56,6 +55,112 @@ void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n
         int inner = nw + 1 > cw + 1 ? nw + 1 : cw + 1; /* "┌─name─┐" */
         widths[i] = inner + 2;
     }
+    return widths;
+}
+
+/* Scratch of route_rank, one entry per layout node: union-find roots
+ * joining the segments of one net, each net's column span and track. */
+typedef struct {
+    int *uf, *lo, *hi, *track_of;
+} nets;
+
+/* The next net of rank r to give a track, leftmost first, with in *min_t
+ * the first track it may take: pass 0 takes only nets whose upper
+ * neighbours have tracks (a net whose producer sits in the column where
+ * another net arrives must run above it, or their vertical lines would
+ * overlap and read as one); pass 1 any. -1 when every net has a track. */
+static int next_net(const graph_layout *l, int r, const nets *ns, int *min_t)
+{
+    int pick = -1;
+    for (int pass = 0; pass < 2 && pick < 0; pass++)
+        for (int v = 0; v < l->n_nodes; v++) {
+            if (find_root(ns->uf, v) != v || ns->hi[v] <= ns->lo[v] || ns->track_of[v] >= 0) continue;
+            int ready = 1, below = 0;
+            for (int s1 = 0; s1 < l->n_segs && ready; s1++) {
+                const lay_seg *p1 = &l->segs[s1];
+                if (l->nodes[p1->a].rank != r || find_root(ns->uf, p1->a) == v) continue;
+                for (int s2 = 0; s2 < l->n_segs; s2++) {
+                    const lay_seg *p2 = &l->segs[s2];
+                    if (l->nodes[p2->a].rank != r || find_root(ns->uf, p2->a) != v) continue;
+                    if (lay_center(&l->nodes[p1->a]) != lay_center(&l->nodes[p2->b])) continue;
+                    int u = find_root(ns->uf, p1->a);
+                    if (ns->hi[u] <= ns->lo[u]) continue;
+                    if (ns->track_of[u] < 0) ready = 0;
+                    else if (ns->track_of[u] + 1 > below) below = ns->track_of[u] + 1;
+                }
+            }
+            if (!ready && pass == 0) continue;
+            if (pick < 0 || ns->lo[v] < ns->lo[pick]) {
+                pick = v;
+                *min_t = below;
+            }
+        }
+    return pick;
+}
+
+/* The horizontal tracks of the gap below rank r: its segments joined into
+ * nets by a shared producer or consumer, each net on the first track from
+ * its lowest allowed one where it overlaps no other (left-edge channel
+ * routing with vertical constraints). Sets g->seg_track of the rank's
+ * segments; returns the number of tracks. */
+static int route_rank(graph_view *g, const graph_layout *l, int r, nets *ns)
+{
+    for (int v = 0; v < l->n_nodes; v++) {
+        ns->uf[v] = v;
+        ns->lo[v] = 1 << 30;
+        ns->hi[v] = -1;
+        ns->track_of[v] = -1;
+    }
+    for (int s = 0; s < l->n_segs; s++) {
+        const lay_seg *sg = &l->segs[s];
+        if (l->nodes[sg->a].rank != r) continue;
+        int ra = find_root(ns->uf, sg->a), rb = find_root(ns->uf, sg->b);
+        if (ra != rb) ns->uf[rb] = ra;
+    }
+    for (int s = 0; s < l->n_segs; s++) {
+        const lay_seg *sg = &l->segs[s];
+        if (l->nodes[sg->a].rank != r) continue;
+        int root = find_root(ns->uf, sg->a);
+        int ca = lay_center(&l->nodes[sg->a]), cb = lay_center(&l->nodes[sg->b]);
+        int a0 = ca < cb ? ca : cb, a1 = ca < cb ? cb : ca;
+        if (a0 < ns->lo[root]) ns->lo[root] = a0;
+        if (a1 > ns->hi[root]) ns->hi[root] = a1;
+    }
+    int tracks = 0;
+    int occ_n[MAX_TRACKS] = {0};
+    int occ_lo[MAX_TRACKS][MAX_NETS], occ_hi[MAX_TRACKS][MAX_NETS];
+    for (;;) {
+        int min_t = 0, pick = next_net(l, r, ns, &min_t);
+        if (pick < 0) break;
+        int t = -1;
+        for (int k = min_t; k < MAX_TRACKS && t < 0; k++) {
+            int free_ = 1;
+            for (int q = 0; q < occ_n[k] && free_; q++)
+                if (!(occ_hi[k][q] < ns->lo[pick] || ns->hi[pick] < occ_lo[k][q])) free_ = 0;
+            if (free_ && occ_n[k] < MAX_NETS) t = k;
+        }
+        if (t < 0) t = MAX_TRACKS - 1; /* out of tracks: share the last one */
+        if (t + 1 > tracks) tracks = t + 1;
+        if (occ_n[t] < MAX_NETS) {
+            occ_lo[t][occ_n[t]] = ns->lo[pick];
+            occ_hi[t][occ_n[t]] = ns->hi[pick];
+            occ_n[t]++;
+        }
+        ns->track_of[pick] = t;
+    }
+    for (int s = 0; s < l->n_segs; s++) {
+        const lay_seg *sg = &l->segs[s];
+        if (l->nodes[sg->a].rank != r) continue;
+        g->seg_track[s] = ns->track_of[find_root(ns->uf, sg->a)];
+    }
+    return tracks;
+}
+
+void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n_edges, const int *from,
+                      const int *to)
+{
+    graph_view_free(g);
+    int *widths = box_widths(p, n, ids);
     g->lay = layout_build(n, widths, n_edges, from, to);
     free(widths);
     g->n_ids = n;
@@ -65,102 +170,22 @@ void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n
     g->row_of_rank = lw_calloc((size_t)l->n_ranks + 1, sizeof(int));
     g->gap_of_rank = lw_calloc((size_t)l->n_ranks + 1, sizeof(int));
     g->seg_track = lw_malloc(sizeof(int) * (size_t)(l->n_segs + 1));
-
-    /* nets: segments joined by a shared producer or consumer */
-    int *uf = lw_malloc(sizeof(int) * (size_t)(l->n_nodes + 1));
-    int *lo = lw_malloc(sizeof(int) * (size_t)(l->n_nodes + 1));
-    int *hi = lw_malloc(sizeof(int) * (size_t)(l->n_nodes + 1));
-    int *track_of = lw_malloc(sizeof(int) * (size_t)(l->n_nodes + 1));
+    size_t nb = sizeof(int) * (size_t)(l->n_nodes + 1);
+    nets ns = {lw_malloc(nb), lw_malloc(nb), lw_malloc(nb), lw_malloc(nb)};
     int y = 0;
     for (int r = 0; r < l->n_ranks; r++) {
         g->row_of_rank[r] = y;
-        for (int v = 0; v < l->n_nodes; v++) {
-            uf[v] = v;
-            lo[v] = 1 << 30;
-            hi[v] = -1;
-            track_of[v] = -1;
-        }
-        for (int s = 0; s < l->n_segs; s++) {
-            const lay_seg *sg = &l->segs[s];
-            if (l->nodes[sg->a].rank != r) continue;
-            int ra = find_root(uf, sg->a), rb = find_root(uf, sg->b);
-            if (ra != rb) uf[rb] = ra;
-        }
-        for (int s = 0; s < l->n_segs; s++) {
-            const lay_seg *sg = &l->segs[s];
-            if (l->nodes[sg->a].rank != r) continue;
-            int root = find_root(uf, sg->a);
-            int ca = lay_center(&l->nodes[sg->a]), cb = lay_center(&l->nodes[sg->b]);
-            int a0 = ca < cb ? ca : cb, a1 = ca < cb ? cb : ca;
-            if (a0 < lo[root]) lo[root] = a0;
-            if (a1 > hi[root]) hi[root] = a1;
-        }
-        /* tracks: left-edge channel routing with vertical constraints. A net
-         * whose producer sits in the column where another net arrives must run
-         * above it, or their vertical lines would overlap and read as one. */
-        int tracks = 0;
-        int occ_n[MAX_TRACKS] = {0};
-        int occ_lo[MAX_TRACKS][MAX_NETS], occ_hi[MAX_TRACKS][MAX_NETS];
-        for (;;) {
-            int pick = -1, min_t = 0, stuck = 1;
-            for (int pass = 0; pass < 2 && pick < 0; pass++)
-                for (int v = 0; v < l->n_nodes; v++) {
-                    if (find_root(uf, v) != v || hi[v] <= lo[v] || track_of[v] >= 0) continue;
-                    /* pass 0: only nets whose upper neighbours have tracks */
-                    int ready = 1, below = 0;
-                    for (int s1 = 0; s1 < l->n_segs && ready; s1++) {
-                        const lay_seg *p1 = &l->segs[s1];
-                        if (l->nodes[p1->a].rank != r || find_root(uf, p1->a) == v) continue;
-                        for (int s2 = 0; s2 < l->n_segs; s2++) {
-                            const lay_seg *p2 = &l->segs[s2];
-                            if (l->nodes[p2->a].rank != r || find_root(uf, p2->a) != v) continue;
-                            if (lay_center(&l->nodes[p1->a]) != lay_center(&l->nodes[p2->b])) continue;
-                            int u = find_root(uf, p1->a);
-                            if (hi[u] <= lo[u]) continue;
-                            if (track_of[u] < 0) ready = 0;
-                            else if (track_of[u] + 1 > below) below = track_of[u] + 1;
-                        }
-                    }
-                    if (!ready && pass == 0) continue;
-                    if (pick < 0 || lo[v] < lo[pick]) {
-                        pick = v;
-                        min_t = below;
-                        stuck = pass;
-                    }
-                }
-            if (pick < 0) break;
-            (void)stuck;
-            int t = -1;
-            for (int k = min_t; k < MAX_TRACKS && t < 0; k++) {
-                int free_ = 1;
-                for (int q = 0; q < occ_n[k] && free_; q++)
-                    if (!(occ_hi[k][q] < lo[pick] || hi[pick] < occ_lo[k][q])) free_ = 0;
-                if (free_ && occ_n[k] < MAX_NETS) t = k;
-            }
-            if (t < 0) t = MAX_TRACKS - 1; /* out of tracks: share the last one */
-            if (t + 1 > tracks) tracks = t + 1;
-            if (occ_n[t] < MAX_NETS) {
-                occ_lo[t][occ_n[t]] = lo[pick];
-                occ_hi[t][occ_n[t]] = hi[pick];
-                occ_n[t]++;
-            }
-            track_of[pick] = t;
-        }
-        for (int s = 0; s < l->n_segs; s++) {
-            const lay_seg *sg = &l->segs[s];
-            if (l->nodes[sg->a].rank != r) continue;
-            g->seg_track[s] = track_of[find_root(uf, sg->a)];
-        }
+        int tracks = route_rank(g, l, r, &ns);
         g->gap_of_rank[r] = r + 1 < l->n_ranks ? tracks + 1 : 0;
         y += 3 + g->gap_of_rank[r];
     }
     g->height = y;
     g->width = l->width;
     g->valid = 1;
-    free(uf);
-    free(lo);
-    free(hi);
-    free(track_of);
+    free(ns.uf);
+    free(ns.lo);
+    free(ns.hi);
+    free(ns.track_of);
 }
 
 int graph_view_find(const graph_view *g, int id, int *y, int *x, int *wd)
