@@ -223,12 +223,13 @@ static void dfs_order(const graph_layout *l, const adj *g, int v, unsigned char 
     free(stack);
 }
 
-graph_layout *layout_build(int n, const int *widths, int n_edges, const int *from, const int *to)
+/* The layout's nodes: one per id at its rank (longest path from a
+ * source), and a one-column dummy on every rank an edge crosses, with the
+ * segments between them (valid, distinct edges only). */
+static void build_nodes(graph_layout *l, int n, const int *widths, int n_edges, const int *from, const int *to)
 {
-    graph_layout *l = lw_calloc(1, sizeof *l);
     int ncap = 0, scap = 0;
     int *rank = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
-    /* valid, distinct edges only */
     int *ef = lw_malloc(sizeof(int) * (size_t)(n_edges ? n_edges : 1));
     int *et = lw_malloc(sizeof(int) * (size_t)(n_edges ? n_edges : 1));
     int ne = 0;
@@ -262,7 +263,69 @@ graph_layout *layout_build(int n, const int *widths, int n_edges, const int *fro
         add_seg(l, &scap, prev, b);
     }
     l->n_ranks = n ? max_rank + 1 : 0;
+    free(rank);
+    free(ef);
+    free(et);
+}
 
+/* Crossing reduction by barycentre sweeps, down and up in turn, keeping the
+ * best order seen. */
+static void reduce_crossings(graph_layout *l, const adj *g)
+{
+    int *best = lw_malloc(sizeof(int) * (size_t)(l->n_nodes + 1));
+    for (int v = 0; v < l->n_nodes; v++) best[v] = l->nodes[v].order;
+    long best_c = total_crossings(l, g);
+    for (int it = 0; it < SWEEPS && best_c > 0; it++) {
+        if (it % 2 == 0)
+            for (int r = 1; r < l->n_ranks; r++) barycentre(l, g, r, 1);
+        else
+            for (int r = l->n_ranks - 2; r >= 0; r--) barycentre(l, g, r, 0);
+        long c = total_crossings(l, g);
+        if (c < best_c) {
+            best_c = c;
+            for (int v = 0; v < l->n_nodes; v++) best[v] = l->nodes[v].order;
+        }
+    }
+    for (int v = 0; v < l->n_nodes; v++) {
+        l->nodes[v].order = best[v];
+        l->rank[l->nodes[v].rank][best[v]] = v;
+    }
+    free(best);
+    l->crossings = best_c;
+}
+
+/* Columns: each rank packed from the left, then pulled towards its
+ * neighbours, and the whole shifted to start at column 0. */
+static void place_columns(graph_layout *l, const adj *g)
+{
+    for (int r = 0; r < l->n_ranks; r++) {
+        int x = 0;
+        for (int i = 0; i < l->rank_len[r]; i++) {
+            lay_node *v = &l->nodes[l->rank[r][i]];
+            v->x = x;
+            x += v->w + SEP;
+        }
+    }
+    for (int it = 0; it < PLACE_ROUNDS; it++) {
+        for (int r = 1; r < l->n_ranks; r++) place_rank(l, g, r, 1);
+        for (int r = l->n_ranks - 2; r >= 0; r--) place_rank(l, g, r, -1);
+    }
+    for (int r = 0; r < l->n_ranks; r++) place_rank(l, g, r, 0);
+    int minx = 0, maxx = 0;
+    for (int v = 0; v < l->n_nodes; v++) {
+        if (v == 0 || l->nodes[v].x < minx) minx = l->nodes[v].x;
+    }
+    for (int v = 0; v < l->n_nodes; v++) {
+        l->nodes[v].x -= minx;
+        if (l->nodes[v].x + l->nodes[v].w > maxx) maxx = l->nodes[v].x + l->nodes[v].w;
+    }
+    l->width = maxx;
+}
+
+graph_layout *layout_build(int n, const int *widths, int n_edges, const int *from, const int *to)
+{
+    graph_layout *l = lw_calloc(1, sizeof *l);
+    build_nodes(l, n, widths, n_edges, from, to);
     adj g = {0};
     g.up_n = lw_calloc((size_t)l->n_nodes + 1, sizeof(int));
     g.dn_n = lw_calloc((size_t)l->n_nodes + 1, sizeof(int));
@@ -285,52 +348,8 @@ graph_layout *layout_build(int n, const int *widths, int n_edges, const int *fro
     for (int r = 0; r < l->n_ranks; r++) l->rank[r] = lw_malloc(sizeof(int) * (size_t)(l->rank_len[r] + 1));
     for (int v = 0; v < l->n_nodes; v++) l->rank[l->nodes[v].rank][l->nodes[v].order] = v;
 
-    /* crossing reduction, keeping the best order seen */
-    int *best = lw_malloc(sizeof(int) * (size_t)(l->n_nodes + 1));
-    for (int v = 0; v < l->n_nodes; v++) best[v] = l->nodes[v].order;
-    long best_c = total_crossings(l, &g);
-    for (int it = 0; it < SWEEPS && best_c > 0; it++) {
-        if (it % 2 == 0)
-            for (int r = 1; r < l->n_ranks; r++) barycentre(l, &g, r, 1);
-        else
-            for (int r = l->n_ranks - 2; r >= 0; r--) barycentre(l, &g, r, 0);
-        long c = total_crossings(l, &g);
-        if (c < best_c) {
-            best_c = c;
-            for (int v = 0; v < l->n_nodes; v++) best[v] = l->nodes[v].order;
-        }
-    }
-    for (int v = 0; v < l->n_nodes; v++) {
-        l->nodes[v].order = best[v];
-        l->rank[l->nodes[v].rank][best[v]] = v;
-    }
-    free(best);
-    l->crossings = best_c;
-
-    /* columns: pack, then pull towards neighbours */
-    for (int r = 0; r < l->n_ranks; r++) {
-        int x = 0;
-        for (int i = 0; i < l->rank_len[r]; i++) {
-            lay_node *v = &l->nodes[l->rank[r][i]];
-            v->x = x;
-            x += v->w + SEP;
-        }
-    }
-    for (int it = 0; it < PLACE_ROUNDS; it++) {
-        for (int r = 1; r < l->n_ranks; r++) place_rank(l, &g, r, 1);
-        for (int r = l->n_ranks - 2; r >= 0; r--) place_rank(l, &g, r, -1);
-    }
-    for (int r = 0; r < l->n_ranks; r++) place_rank(l, &g, r, 0);
-    int minx = 0, maxx = 0;
-    for (int v = 0; v < l->n_nodes; v++) {
-        if (v == 0 || l->nodes[v].x < minx) minx = l->nodes[v].x;
-    }
-    for (int v = 0; v < l->n_nodes; v++) {
-        l->nodes[v].x -= minx;
-        if (l->nodes[v].x + l->nodes[v].w > maxx) maxx = l->nodes[v].x + l->nodes[v].w;
-    }
-    l->width = maxx;
-
+    reduce_crossings(l, &g);
+    place_columns(l, &g);
     for (int v = 0; v < l->n_nodes; v++) {
         free(g.up[v]);
         free(g.dn[v]);
@@ -339,9 +358,6 @@ graph_layout *layout_build(int n, const int *widths, int n_edges, const int *fro
     free(g.dn);
     free(g.up_n);
     free(g.dn_n);
-    free(rank);
-    free(ef);
-    free(et);
     return l;
 }
 
