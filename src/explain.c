@@ -398,6 +398,47 @@ static int listed(const explain *e, int k)
 
 static const char *const node_roles[] = {"best on 1 node", "best on 2 nodes", "best on 3 nodes", "best on 4 nodes"};
 
+/* The configs explain sets beside the chosen one (want, with their roles
+ * in why; returns how many): the runner-up and the next two; the best for
+ * each other number of nodes, so the placement can be read off the table;
+ * the best split by sample only, by channel only and by height and width,
+ * so data and model parallelism can be read off too. cc: the chosen
+ * config. */
+static int pick_alternatives(rank_ctx *rc, const plan *p, int li, const config *cc, int *want, const char **why)
+{
+    static const char *const next_roles[] = {"runner-up", "next best", "next best"};
+    int nw = 0;
+    int top[3];
+    int ntop = rank_best(rc, NULL, -1, p->best[li], top, 3);
+    for (int i = 0; i < ntop; i++) {
+        why[nw] = next_roles[nw];
+        want[nw++] = top[i];
+    }
+    int maxnodes = nodes_of(p->cl, p->gpus);
+    for (int nodes = 1; nodes <= maxnodes && nodes <= 4 && 1 + nw < EXPLAIN_MAX_ALTS; nodes++) {
+        int have = nodes_of(p->cl, config_tasks(cc)) == nodes;
+        for (int i = 0; i < nw && !have; i++)
+            have = nodes_of(p->cl, config_tasks(&p->cm->configs[li][want[i]])) == nodes;
+        int k;
+        if (!have && rank_best(rc, in_nodes, nodes, -1, &k, 1) == 1) {
+            why[nw] = node_roles[nodes - 1];
+            want[nw++] = k;
+        }
+    }
+    static const char *const class_roles[] = {"best by sample (n)", "best by channel (c)", "best by height/width"};
+    for (int cls = 0; cls < 3 && 1 + nw < EXPLAIN_MAX_ALTS; cls++) {
+        int k;
+        if (rank_best(rc, in_class, cls, -1, &k, 1) != 1) continue;
+        int have = k == p->best[li];
+        for (int i = 0; i < nw && !have; i++) have = want[i] == k;
+        if (!have) {
+            why[nw] = class_roles[cls];
+            want[nw++] = k;
+        }
+    }
+    return nw;
+}
+
 int explain_layer(const plan *p, int li, explain *e, lw_error *err)
 {
     memset(e, 0, sizeof *e);
@@ -432,42 +473,9 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
     alt_fill(p, li, p->best, &e->alt[0]);
     e->alt[0].role = e->pinned ? "chosen (pinned)" : "chosen";
     e->n_alts = 1;
-    /* the runner-up and the next two */
-    static const char *const next_roles[] = {"runner-up", "next best", "next best"};
     int want[EXPLAIN_MAX_ALTS];
     const char *why[EXPLAIN_MAX_ALTS];
-    int nw = 0;
-    int top[3];
-    int ntop = rank_best(&rc, NULL, -1, p->best[li], top, 3);
-    for (int i = 0; i < ntop; i++) {
-        why[nw] = next_roles[nw];
-        want[nw++] = top[i];
-    }
-    /* and the best config for each other number of nodes, so the
-     * placement can be read off the table */
-    int maxnodes = nodes_of(p->cl, p->gpus);
-    for (int nodes = 1; nodes <= maxnodes && nodes <= 4 && 1 + nw < EXPLAIN_MAX_ALTS; nodes++) {
-        int have = nodes_of(p->cl, config_tasks(cc)) == nodes;
-        for (int i = 0; i < nw && !have; i++) have = nodes_of(p->cl, config_tasks(&m->configs[li][want[i]])) == nodes;
-        int k;
-        if (!have && rank_best(&rc, in_nodes, nodes, -1, &k, 1) == 1) {
-            why[nw] = node_roles[nodes - 1];
-            want[nw++] = k;
-        }
-    }
-    /* and the best split by sample only, by channel only and by height
-     * and width, so data and model parallelism can be read off too */
-    static const char *const class_roles[] = {"best by sample (n)", "best by channel (c)", "best by height/width"};
-    for (int cls = 0; cls < 3 && 1 + nw < EXPLAIN_MAX_ALTS; cls++) {
-        int k;
-        if (rank_best(&rc, in_class, cls, -1, &k, 1) != 1) continue;
-        int have = k == p->best[li];
-        for (int i = 0; i < nw && !have; i++) have = want[i] == k;
-        if (!have) {
-            why[nw] = class_roles[cls];
-            want[nw++] = k;
-        }
-    }
+    int nw = pick_alternatives(&rc, p, li, cc, want, why);
     for (int i = 0; i < nw; i++) {
         if (listed(e, want[i])) continue;
         int *cfg = rank_strategy(&rc, want[i]);
@@ -686,10 +694,84 @@ static void placement_text(lw_buf *out, int width, const plan *p, const explain 
         para(out, width, 2, "GPUs %d-%d have no task of this layer.", a->gpus, p->gpus - 1);
 }
 
+/* The table of alternatives (the chosen config first, ! over the memory
+ * limit) and a sentence on each: its role and what it costs against the
+ * chosen one. */
+static void alts_text(lw_buf *out, int width, const plan *p, const explain *e)
+{
+    int li = e->layer;
+    int wide = width >= 78;
+    lw_buf_printf(out, "  %-11s %4s %5s %8s %8s %8s %8s", "config", "GPUs", "nodes", "t_c", "t_s", "t_x in", "t_x out");
+    if (wide) lw_buf_printf(out, " %8s", "rest");
+    lw_buf_printf(out, " %8s\n", "total");
+    for (int i = 0; i < e->n_alts; i++) {
+        const explain_alt *a = &e->alt[i];
+        char c[64];
+        cfg_str(p, li, a->config, c, sizeof c);
+        lw_buf_printf(out, "%c%c%-11s %4d %5d %8.2f %8.2f %8.2f %8.2f", i == 0 ? '*' : ' ', a->fits ? ' ' : '!', c,
+                      a->gpus, a->nodes,
+                      a->term_ms[TERM_TC], a->term_ms[TERM_TS], a->term_ms[TERM_TX_IN], a->term_ms[TERM_TX_OUT]);
+        if (wide) lw_buf_printf(out, " %8.2f", a->term_ms[TERM_REST]);
+        lw_buf_printf(out, " %8.2f\n", a->total_ms);
+    }
+    for (int i = 0; i < e->n_alts; i++) {
+        const explain_alt *a = &e->alt[i];
+        char c[64];
+        cfg_str(p, li, a->config, c, sizeof c);
+        if (i == 0)
+            para(out, width, 4, "  %s: %s, %.2f ms per step (" EQ1 ").", c, a->role, a->total_ms);
+        else
+            para(out, width, 4, "  %s: %s, %+.2f ms (%+.1f%%), %d other layer%s config.", c, a->role,
+                 a->total_ms - e->alt[0].total_ms,
+                 e->alt[0].total_ms > 0 ? (a->total_ms - e->alt[0].total_ms) / e->alt[0].total_ms * 100 : 0.0,
+                 a->changed, a->changed == 1 ? " changes its" : "s change their");
+    }
+}
+
+/* Why the chosen config and not the runner-up, or why there is no choice
+ * (pinned, one config, nothing else fits), then what the table leaves out
+ * and whether the memory limit binds. ca: the chosen config's text. */
+static void verdict_text(lw_buf *out, int width, const plan *p, const explain *e, const char *ca, double limit)
+{
+    int li = e->layer;
+    const layer *l = &p->net->layers[li];
+    char b1[32], b2[32], b3[32];
+    if (e->decides >= 0) {
+        para(out, width, 2, "Why %s and not %s:", ca, cfg_str(p, li, e->alt[1].config, b1, sizeof b1));
+        decide_text(out, width, p, e);
+    } else if (e->pinned && e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms) {
+        para(out, width, 2, "%s is pinned to %s: without the pin %s would be %.2f ms per step faster (" EQ1 ").",
+             l->name, ca, cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
+    } else if (e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms) {
+        /* within the limit the search's time budget ran out before it
+         * found the strategy the runner-up's own search did */
+        para(out, width, 2, "%s would be %.2f ms per step faster (" EQ1 ", within the memory limit): the search "
+                             "under the limit ran out of time before it found that strategy.",
+             cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
+    } else if (e->n_configs == 1) {
+        para(out, width, 2, "%s has one config on %d GPU%s: nothing to choose.", l->name, p->gpus,
+             p->gpus == 1 ? "" : "s");
+    } else {
+        para(out, width, 2, e->limited ? "No other config of %s was found with a strategy within the memory limit."
+                                        : "No other config of %s gives a finite total.",
+             l->name);
+    }
+    if (e->unasked)
+        para(out, width, 2, "%d config%s of %s %s left out of the table: the searches under the memory limit took the "
+                             "%.0f s explain gives them (the why-not list asks every config).",
+             e->unasked, e->unasked == 1 ? "" : "s", l->name, e->unasked == 1 ? "was" : "were", explain_rank_time_s);
+    if (e->limited && p->mem.constrained) {
+        int k = p->mem.unconstrained[li];
+        para(out, width, 2, "The memory limit binds: the paper's optimum (memory not limited) takes %.2f ms per step "
+                             "(" EQ1 ") with %s as %s, but needs %s on its fullest GPU, over the limit of %s.",
+             p->mem.unconstrained_ms, l->name, cfg_str(p, li, k, b1, sizeof b1),
+             bytes_str(p->mem.unconstrained_peak, b2, sizeof b2), bytes_str(limit, b3, sizeof b3));
+    }
+}
+
 char *explain_text(const plan *p, const explain *e, int width)
 {
     if (width < 60) width = 60;
-    const cost_model *m = p->cm;
     int li = e->layer;
     const layer *l = &p->net->layers[li];
     lw_buf out = {0};
@@ -718,64 +800,9 @@ char *explain_text(const plan *p, const explain *e, int width)
                              "(" EQ1 ", ms; memory not limited%s). t_x in/out: its incoming and outgoing edges; rest: "
                              "all other terms.",
              l->name, isfinite(limit) ? ": no strategy fits the limit, ! marks one over it" : "");
-    int wide = width >= 78;
-    lw_buf_printf(&out, "  %-11s %4s %5s %8s %8s %8s %8s", "config", "GPUs", "nodes", "t_c", "t_s", "t_x in", "t_x out");
-    if (wide) lw_buf_printf(&out, " %8s", "rest");
-    lw_buf_printf(&out, " %8s\n", "total");
-    for (int i = 0; i < e->n_alts; i++) {
-        const explain_alt *a = &e->alt[i];
-        char c[64];
-        cfg_str(p, li, a->config, c, sizeof c);
-        lw_buf_printf(&out, "%c%c%-11s %4d %5d %8.2f %8.2f %8.2f %8.2f", i == 0 ? '*' : ' ', a->fits ? ' ' : '!', c,
-                      a->gpus, a->nodes,
-                      a->term_ms[TERM_TC], a->term_ms[TERM_TS], a->term_ms[TERM_TX_IN], a->term_ms[TERM_TX_OUT]);
-        if (wide) lw_buf_printf(&out, " %8.2f", a->term_ms[TERM_REST]);
-        lw_buf_printf(&out, " %8.2f\n", a->total_ms);
-    }
-    for (int i = 0; i < e->n_alts; i++) {
-        const explain_alt *a = &e->alt[i];
-        char c[64];
-        cfg_str(p, li, a->config, c, sizeof c);
-        if (i == 0)
-            para(&out, width, 4, "  %s: %s, %.2f ms per step (" EQ1 ").", c, a->role, a->total_ms);
-        else
-            para(&out, width, 4, "  %s: %s, %+.2f ms (%+.1f%%), %d other layer%s config.", c, a->role,
-                 a->total_ms - e->alt[0].total_ms,
-                 e->alt[0].total_ms > 0 ? (a->total_ms - e->alt[0].total_ms) / e->alt[0].total_ms * 100 : 0.0,
-                 a->changed, a->changed == 1 ? " changes its" : "s change their");
-    }
+    alts_text(&out, width, p, e);
     lw_buf_printf(&out, "\n");
-    if (e->decides >= 0) {
-        para(&out, width, 2, "Why %s and not %s:", ca, cfg_str(p, li, e->alt[1].config, b1, sizeof b1));
-        decide_text(&out, width, p, e);
-    } else if (e->pinned && e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms) {
-        para(&out, width, 2, "%s is pinned to %s: without the pin %s would be %.2f ms per step faster (" EQ1 ").",
-             l->name, ca, cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
-    } else if (e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms) {
-        /* within the limit the search's time budget ran out before it
-         * found the strategy the runner-up's own search did */
-        para(&out, width, 2, "%s would be %.2f ms per step faster (" EQ1 ", within the memory limit): the search "
-                             "under the limit ran out of time before it found that strategy.",
-             cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
-    } else if (e->n_configs == 1) {
-        para(&out, width, 2, "%s has one config on %d GPU%s: nothing to choose.", l->name, p->gpus,
-             p->gpus == 1 ? "" : "s");
-    } else {
-        para(&out, width, 2, e->limited ? "No other config of %s was found with a strategy within the memory limit."
-                                        : "No other config of %s gives a finite total.",
-             l->name);
-    }
-    if (e->unasked)
-        para(&out, width, 2, "%d config%s of %s %s left out of the table: the searches under the memory limit took the "
-                             "%.0f s explain gives them (the why-not list asks every config).",
-             e->unasked, e->unasked == 1 ? "" : "s", l->name, e->unasked == 1 ? "was" : "were", explain_rank_time_s);
-    if (e->limited && p->mem.constrained) {
-        int k = p->mem.unconstrained[li];
-        para(&out, width, 2, "The memory limit binds: the paper's optimum (memory not limited) takes %.2f ms per step "
-                             "(" EQ1 ") with %s as %s, but needs %s on its fullest GPU, over the limit of %s.",
-             p->mem.unconstrained_ms, l->name, cfg_str(p, li, k, b1, sizeof b1),
-             bytes_str(p->mem.unconstrained_peak, b2, sizeof b2), bytes_str(limit, b3, sizeof b3));
-    }
+    verdict_text(&out, width, p, e, ca, limit);
     lw_buf_printf(&out, "\n");
     placement_text(&out, width, p, e);
     if (e->n_cross) {
@@ -786,7 +813,6 @@ char *explain_text(const plan *p, const explain *e, int width)
              e->limited ? ", within the memory limit" : "");
         for (int i = 0; i < e->n_cross; i++) cross_text(&out, width, p, e, &e->cross[i]);
     }
-    (void)m;
     if (!out.s) lw_buf_printf(&out, "%s", "");
     return out.s;
 }
