@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,7 +80,7 @@ static const char usage_text[] =
     "      --time-limit S    time budget of the search under a memory limit (default 30 s); when it\n"
     "                        runs out, the best fitting strategy found and a proven lower bound\n"
     "      --json            one JSON document on stdout\n"
-    "  -o, --output FILE     write to FILE (atomically)\n"
+    "  -o, --output FILE     write to FILE (atomically; - is standard output)\n"
     "  -h, --help            this text;  --version  the version\n"
     "\n"
     "Exit status: 0 success, 2 bad input (message names the file and place), 1 other failure.\n";
@@ -102,6 +103,7 @@ typedef struct opts {
     const char *pins[64];
     int n_diff;              /* diff: the two strategies named */
     const char *diff[2];
+    int out_stdout, trace_stdout; /* -o - / --trace -: out / trace is /dev/stdout, no "wrote" notice */
 } opts;
 
 /* Messages quote names and paths from files and the command line: control
@@ -288,6 +290,15 @@ static int parse_args(int argc, char **argv, opts *o)
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
+    /* "-" is standard output, written through the descriptor (util.h) */
+    if (o->out && strcmp(o->out, "-") == 0) {
+        o->out = "/dev/stdout";
+        o->out_stdout = 1;
+    }
+    if (o->trace && strcmp(o->trace, "-") == 0) {
+        o->trace = "/dev/stdout";
+        o->trace_stdout = 1;
+    }
     return 0;
 }
 
@@ -604,7 +615,7 @@ static int emit(const opts *o, const char *doc)
         int rc = lw_write_output(o->out, text, n + 1, &err);
         free(text);
         if (rc != 0) return die(&err);
-        if (!o->json) fprintf(stderr, "wrote %s\n", o->out);
+        if (!o->json && !o->out_stdout) fprintf(stderr, "wrote %s\n", o->out);
         return 0;
     }
     puts(doc);
@@ -1238,6 +1249,7 @@ fail:
 static int cmd_export(const opts *o)
 {
     if (!o->out) return bad("%s", "export needs -o FILE.{dot,svg,png,pdf}");
+    if (o->out_stdout) return bad("%s", "export -o - (standard output): a diagram's format comes from the file's extension; name a FILE.{dot,svg,png,pdf}");
     int view = o->view ? export_view_from_name(o->view) : VIEW_STRATEGY;
     if (view < 0) return bad("--view \"%s\" must be graph, reduced or strategy", o->view);
     /* a given strategy (-s) is drawn without tables or a search, up to 1024 GPUs */
@@ -1408,7 +1420,7 @@ static int cmd_simulate(const opts *o)
     int rc = 0;
     if (o->trace) {
         if (sim_save_trace(o->trace, s, p->cm, &err) != 0) rc = die(&err);
-        else if (!o->json) fprintf(stderr, "wrote %s\n", o->trace);
+        else if (!o->json && !o->trace_stdout) fprintf(stderr, "wrote %s\n", o->trace);
     }
     if (rc == 0) {
         if (o->json || o->out) {
@@ -1487,7 +1499,7 @@ static int cmd_allreduce(const opts *o)
     double t = cost_allreduce_s(cl, ring, g, bytes);
     double busbw = 2.0 * (g - 1) / g * bytes / t / 1e9;
     int rc = 0;
-    if (o->json) {
+    if (o->json || o->out) { /* -o without --json: the JSON in the file, the line on stdout */
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "cluster", cl->name);
         cJSON_AddNumberToObject(root, "gpus", g);
@@ -1499,7 +1511,8 @@ static int cmd_allreduce(const opts *o)
         rc = emit(o, s);
         free(s);
         cJSON_Delete(root);
-    } else {
+    }
+    if (rc == 0 && !o->json) {
         char bb[32];
         lw_format_bytes(bytes, bb, sizeof bb);
         printf("ring all-reduce of %s over %d GPUs of %s: %.1f us, bus bandwidth %.1f GB/s\nring:", bb, g, cl->name,
@@ -1524,8 +1537,84 @@ static int cmd_list(void)
     return 0;
 }
 
+/* A strategy name that is a file the command reads (not optimum or a
+ * baseline), or NULL. */
+static const char *strategy_file(const char *name)
+{
+    return name && strcmp(name, "optimum") != 0 && baseline_from_name(name) < 0 ? name : NULL;
+}
+
+/* One file a command reads or writes, as the messages name it. */
+typedef struct named_file {
+    const char *what, *shown, *path; /* path NULL: nothing on disk (a built-in copy) */
+} named_file;
+
+static void add_file(named_file *f, int *n, const char *what, const char *shown, const char *path)
+{
+    f[*n].what = what;
+    f[*n].shown = shown;
+    f[(*n)++].path = path;
+}
+
+/* An output that is one of the command's inputs, or its other output, is
+ * refused before any work (exit 2): `search -n my.json -o my.json` would
+ * replace the network with a strategy. Files are compared by device and
+ * inode, through links and /dev/stdout alike; a terminal or /dev/null may
+ * take both. */
+static int check_outputs_apart(const opts *o)
+{
+    named_file in[8], out[3];
+    int ni = 0, no = 0;
+    char *located[3] = {NULL, NULL, NULL};
+    int reads_net = strcmp(o->cmd, "allreduce") != 0;
+    if (reads_net) {
+        located[0] = data_locate("networks", o->net);
+        add_file(in, &ni, "the network (-n)", o->net, located[0]);
+    }
+    located[1] = data_locate("clusters", o->cluster);
+    add_file(in, &ni, "the cluster (-c)", o->cluster, located[1]);
+    if (reads_net && o->profile) {
+        located[2] = data_locate("profiles", o->profile);
+        add_file(in, &ni, "the profile (-p)", o->profile, located[2]);
+    }
+    if (strcmp(o->cmd, "eval") == 0 || strcmp(o->cmd, "export") == 0 || strcmp(o->cmd, "simulate") == 0) {
+        /* eval reads any name that is not a baseline; the others take "optimum" too */
+        const char *f = strcmp(o->cmd, "eval") == 0 && o->strategy && baseline_from_name(o->strategy) < 0
+                            ? o->strategy
+                            : strategy_file(o->strategy);
+        if (f) add_file(in, &ni, "the strategy (-s)", f, f);
+    }
+    if (strcmp(o->cmd, "diff") == 0)
+        for (int k = 0; k < o->n_diff; k++)
+            if (strategy_file(o->diff[k])) add_file(in, &ni, k ? "diff's B" : "diff's A", o->diff[k], o->diff[k]);
+    if (o->out) add_file(out, &no, "-o", o->out_stdout ? "-" : o->out, o->out);
+    if (o->trace) add_file(out, &no, "--trace", o->trace_stdout ? "-" : o->trace, o->trace);
+    if (o->json && !o->out && o->trace) /* the document goes to standard output */
+        add_file(out, &no, "the --json document", "(standard output)", "/dev/stdout");
+    lw_error err = {0};
+    int rc = 0;
+    for (int i = 0; i < no && rc == 0; i++) {
+        lw_file_id oid, id;
+        if (lw_output_id(out[i].path, &oid) != 0) continue; /* the write reports what is wrong */
+        for (int k = 0; k < ni && rc == 0; k++)
+            if (in[k].path && lw_input_id(in[k].path, &id) == 0 && lw_same_file(&oid, &id))
+                rc = lw_fail(&err, 2, "%s %s: the same file as %s %s, which it would replace; nothing written",
+                             out[i].what, out[i].shown, in[k].what, in[k].shown);
+        for (int k = i + 1; k < no && rc == 0; k++)
+            if (lw_output_id(out[k].path, &id) == 0 && lw_same_file(&oid, &id))
+                rc = lw_fail(&err, 2, "%s %s and %s %s are the same file; give each its own; nothing written",
+                             out[i].what, out[i].shown, out[k].what, out[k].shown);
+    }
+    for (int k = 0; k < 3; k++) free(located[k]);
+    return rc == 0 ? 0 : die(&err);
+}
+
 int cli_main(int argc, char **argv, tui_entry_fn tui)
 {
+    /* past `ulimit -f` a write fails with EFBIG, which every writer reports
+     * (naming the file, removing its temporary), rather than SIGXFSZ ending
+     * the program without a word (and, in the TUI, on the alternate screen) */
+    signal(SIGXFSZ, SIG_IGN);
     opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
@@ -1553,8 +1642,11 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
             lw_error err = {0};
             if (outs[k] && lw_check_output(outs[k], &err) != 0) return die(&err);
         }
+        if (check_outputs_apart(&o) != 0) return 2;
         return stdout_status(cmds[i].fn(&o));
     }
+    if (o.out && (strcmp(o.cmd, "list") == 0 || strcmp(o.cmd, "help") == 0))
+        return bad("-o is not an option of %s: it prints to standard output only", o.cmd);
     if (strcmp(o.cmd, "list") == 0) return stdout_status(cmd_list());
     if (strcmp(o.cmd, "help") == 0) {
         fputs(usage_text, stdout);

@@ -31,22 +31,11 @@ static int looks_like_path(const char *s)
     return strchr(s, '/') || (n > 5 && strcmp(s + n - 5, ".json") == 0);
 }
 
-char *data_resolve(const char *kind, const char *name, char **label, size_t *len, lw_error *err)
+/* The data directories' file for a bare NAME (LAYERWISE_DATA, ../data and
+ * ../share/layerwise beside the executable, the installed share directory):
+ * its path in path (PATH_MAX + 1100 bytes), 1; 0 if none has it. */
+static int find_in_dirs(const char *kind, const char *name, char *path, size_t n)
 {
-    *label = NULL;
-    if (!name || !name[0]) {
-        lw_fail(err, 2, "empty %s name", kind);
-        return NULL;
-    }
-    if (strlen(name) > 1024) {
-        lw_fail(err, 2, "%.40s...: name too long", name);
-        return NULL;
-    }
-    if (looks_like_path(name) || is_file(name)) {
-        char *t = lw_read_file(name, len, err);
-        if (t) *label = lw_strdup(name);
-        return t;
-    }
     char dirs[4][PATH_MAX];
     int nd = 0;
     const char *env = getenv("LAYERWISE_DATA");
@@ -64,16 +53,44 @@ char *data_resolve(const char *kind, const char *name, char **label, size_t *len
     }
     snprintf(dirs[nd++], PATH_MAX, "%s", LW_DATADIR);
     for (int i = 0; i < nd; i++) {
-        char path[PATH_MAX + 1100];
-        snprintf(path, sizeof path, "%.*s/%s/%.1024s.json", PATH_MAX - 64, dirs[i], kind, name);
-        if (is_file(path)) {
-            char *t = lw_read_file(path, len, err);
-            if (t) { /* named without the "bin/../data" detour where it resolves */
-                char *real = realpath(path, NULL);
-                *label = real ? real : lw_strdup(path);
-            }
-            return t;
+        snprintf(path, n, "%.*s/%s/%.1024s.json", PATH_MAX - 64, dirs[i], kind, name);
+        if (is_file(path)) return 1;
+    }
+    return 0;
+}
+
+char *data_locate(const char *kind, const char *name)
+{
+    if (!name || !name[0] || strlen(name) > 1024) return NULL;
+    if (looks_like_path(name) || is_file(name)) return lw_strdup(name);
+    char path[PATH_MAX + 1100];
+    return find_in_dirs(kind, name, path, sizeof path) ? lw_strdup(path) : NULL;
+}
+
+char *data_resolve(const char *kind, const char *name, char **label, size_t *len, lw_error *err)
+{
+    *label = NULL;
+    if (!name || !name[0]) {
+        lw_fail(err, 2, "empty %s name", kind);
+        return NULL;
+    }
+    if (strlen(name) > 1024) {
+        lw_fail(err, 2, "%.40s...: name too long", name);
+        return NULL;
+    }
+    if (looks_like_path(name) || is_file(name)) {
+        char *t = lw_read_file(name, len, err);
+        if (t) *label = lw_strdup(name);
+        return t;
+    }
+    char path[PATH_MAX + 1100];
+    if (find_in_dirs(kind, name, path, sizeof path)) {
+        char *t = lw_read_file(path, len, err);
+        if (t) { /* named without the "bin/../data" detour where it resolves */
+            char *real = realpath(path, NULL);
+            *label = real ? real : lw_strdup(path);
         }
+        return t;
     }
     char want[300];
     snprintf(want, sizeof want, "%s/%s.json", kind, name);

@@ -13,6 +13,10 @@
  * directory), or an embedded copy. kind is "networks", "clusters" or
  * "profiles". Returns the file's text (caller frees) and sets *label. */
 char *data_resolve(const char *kind, const char *name, char **label, size_t *len, lw_error *err);
+/* The file data_resolve would read for NAME (malloc'd), or NULL when it
+ * would take an embedded copy or find nothing: for telling whether an
+ * output names an input. */
+char *data_locate(const char *kind, const char *name);
 /* Names of the shipped files of a kind (embedded), NULL-terminated, static. */
 const char *const *data_builtin_names(const char *kind);
 

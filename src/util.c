@@ -98,10 +98,11 @@ char *lw_read_file(const char *path, size_t *len, lw_error *err)
 
 /* While a temporary exists, SIGINT, SIGTERM, SIGHUP and SIGQUIT first
  * remove it, then get their previous disposition (so `timeout` or Ctrl-C
- * during a long render leaves no PATH.tmp.XXXXXX behind). Only SIGKILL
- * can still leave one. A signal the process ignores (SIGHUP under nohup)
- * keeps being ignored: it must not remove the temporary of a write that
- * goes on. */
+ * during a long render leaves no PATH.tmp.XXXXXX behind); SIGPIPE and
+ * SIGXFSZ are ignored while writing, so they come back as errors. SIGKILL
+ * and a crash (SIGSEGV, an abort) can still leave one. A signal the process
+ * ignores (SIGHUP under nohup) keeps being ignored: it must not remove the
+ * temporary of a write that goes on. */
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_CLEANUP_SIGNALS (int)(sizeof cleanup_signals / sizeof cleanup_signals[0])
 static struct sigaction cleanup_old[N_CLEANUP_SIGNALS];
@@ -147,32 +148,132 @@ static void cleanup_disarm(void)
 
 /* ---- output files ---- */
 
-/* Where a write to PATH lands: symbolic links followed (a dangling one to
- * the file it names). Returns the final path (malloc'd) and, if it exists,
- * its stat; NULL with err set on a loop or an unreadable link. */
-static char *resolve_target(const char *path, struct stat *st, int *exists, lw_error *err)
+/* Where a write to a path lands, by the rules in util.h. */
+typedef struct out_target {
+    int fd;         /* >= 0: a descriptor of this process, written through */
+    int in_place;   /* a FIFO or character device, opened by its path */
+    int exists;     /* a regular file is there (st is its stat) */
+    char *real;     /* the regular file's path, links followed (malloc'd) */
+    struct stat st; /* what is there (of the descriptor for fd >= 0) */
+} out_target;
+
+/* N of a descriptor's number written in decimal, or -1. */
+static int fd_number(const char *s)
 {
+    long v = 0;
+    if (!*s) return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 1000000) return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return (int)v;
+}
+
+/* The names that mean one of the process's descriptors whatever the
+ * filesystem: /dev/stdout, /dev/stderr, /dev/stdin, /dev/fd/N,
+ * /proc/self/fd/N. -1 for any other. */
+static int named_descriptor(const char *path)
+{
+    if (strcmp(path, "/dev/stdin") == 0) return 0;
+    if (strcmp(path, "/dev/stdout") == 0) return 1;
+    if (strcmp(path, "/dev/stderr") == 0) return 2;
+    if (strncmp(path, "/dev/fd/", 8) == 0) return fd_number(path + 8);
+    if (strncmp(path, "/proc/self/fd/", 14) == 0) return fd_number(path + 14);
+    if (strncmp(path, "/proc/thread-self/fd/", 21) == 0) return fd_number(path + 21);
+    return -1;
+}
+
+static int same_inode(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* The directory part of path ("." for a bare name), malloc'd. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? lw_strdup(path) : lw_strdup(".");
+    if (slash) dir[slash == path ? 1 : slash - path] = 0;
+    return dir;
+}
+
+/* A symbolic link met on the way: is it one of this process's descriptors
+ * (a link in /proc/self/fd, however it was reached: 1 with *fd set), another
+ * link of /proc (-1, refused: opening it anew would write from the start of a
+ * file another process has open), or the kernel's protected_symlinks case
+ * (-1)? 0 for a link to follow. */
+static int check_link(const char *path, const char *link, const struct stat *lst, int *fd, lw_error *err)
+{
+    struct stat proc, ds;
+    if (stat("/proc/self", &proc) == 0 && lst->st_dev == proc.st_dev) {
+        char *dir = dir_of(link);
+        struct stat own;
+        int mine = stat(dir, &ds) == 0 &&
+                   ((stat("/proc/self/fd", &own) == 0 && same_inode(&ds, &own)) ||
+                    (stat("/proc/thread-self/fd", &own) == 0 && same_inode(&ds, &own)));
+        free(dir);
+        const char *base = strrchr(link, '/');
+        *fd = mine ? fd_number(base ? base + 1 : link) : -1;
+        if (*fd >= 0) return 1;
+        return lw_fail(err, 2, "%s: %s is a link of /proc that is not one of this program's descriptors; not written",
+                       path, link);
+    }
+    /* The kernel follows a link in a sticky directory that anyone may write
+     * (/tmp) only for the link's owner or when the directory's owner owns
+     * the link too (fs.protected_symlinks); reading the link here and
+     * renaming onto its target must not get round that, whatever the
+     * setting. */
+    char *dir = dir_of(link);
+    int guarded = stat(dir, &ds) == 0 && (ds.st_mode & S_ISVTX) && (ds.st_mode & S_IWOTH) &&
+                  lst->st_uid != ds.st_uid && lst->st_uid != geteuid();
+    free(dir);
+    if (guarded)
+        return lw_fail(err, 2,
+                       "%s: the symbolic link %s is in a sticky directory anyone may write, and neither you nor the "
+                       "directory's owner owns it (the kernel's protected_symlinks rule); not followed",
+                       path, link);
+    return 0;
+}
+
+/* Follows symbolic links to where a write to path lands (a dangling one to
+ * the file it names) and checks it by the rules in util.h. 0 with t filled
+ * (free t->real), or -1 with err set. */
+static int out_resolve(const char *path, out_target *t, lw_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->fd = -1;
+    if (!path || !*path) return lw_fail(err, 2, "the output file name is empty");
+    int fd = named_descriptor(path);
     char *cur = lw_strdup(path);
-    for (int hops = 0; hops < 40; hops++) {
-        if (lstat(cur, st) != 0) {
-            if (errno == ENOENT || errno == ENOTDIR) { /* the directory check says which */
-                *exists = 0;
-                return cur;
-            }
+    struct stat st;
+    int hops = 0;
+    while (fd < 0) {
+        if (lstat(cur, &st) != 0) {
+            if (errno == ENOENT || errno == ENOTDIR) break; /* a new file: the directory check says more */
             lw_fail(err, 1, "%s: cannot check the output file: %s", path, strerror(errno));
             free(cur);
-            return NULL;
+            return -1;
         }
-        if (!S_ISLNK(st->st_mode)) {
-            *exists = 1;
-            return cur;
+        if (!S_ISLNK(st.st_mode)) {
+            t->exists = 1;
+            break;
+        }
+        int own = check_link(path, cur, &st, &fd, err);
+        if (own < 0) {
+            free(cur);
+            return -1;
+        }
+        if (own) break;
+        if (++hops > 40) {
+            free(cur);
+            return lw_fail(err, 2, "%s: too many levels of symbolic links", path);
         }
         char link[4096];
         ssize_t n = readlink(cur, link, sizeof link - 1);
         if (n < 0 || n >= (ssize_t)sizeof link - 1) {
             lw_fail(err, 1, "%s: cannot read the symbolic link %s", path, cur);
             free(cur);
-            return NULL;
+            return -1;
         }
         link[n] = 0;
         char *next;
@@ -188,51 +289,112 @@ static char *resolve_target(const char *path, struct stat *st, int *exists, lw_e
         free(cur);
         cur = next;
     }
-    lw_fail(err, 2, "%s: too many levels of symbolic links", path);
-    free(cur);
-    return NULL;
-}
-
-/* The kind of thing at PATH (following links): 'r' a regular file or
- * nothing yet, 'p' a FIFO or character device (written in place), or -1
- * with err set (code 2) for what may not be an output. */
-static int output_kind(const char *path, lw_error *err)
-{
-    if (!path || !*path) return lw_fail(err, 2, "the output file name is empty");
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISREG(st.st_mode)) return 'r';
-        if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return 'p';
-        if (S_ISDIR(st.st_mode)) return lw_fail(err, 2, "%s: is a directory", path);
-        return lw_fail(err, 2, "%s: is neither a regular file, a FIFO nor a character device; not replaced", path);
+    if (fd >= 0) {
+        free(cur);
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fstat(fd, &t->st) != 0) return lw_fail(err, 2, "%s: descriptor %d is not open", path, fd);
+        if ((fl & O_ACCMODE) == O_RDONLY)
+            return lw_fail(err, 2, "%s: descriptor %d is open for reading only", path, fd);
+        t->fd = fd;
+        return 0;
     }
-    if (errno != ENOENT) return 'r'; /* the write reports it, with the reason */
-    return 'r';
+    if (t->exists) {
+        t->st = st;
+        if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+            t->in_place = 1;
+            t->exists = 0;
+        } else if (S_ISDIR(st.st_mode)) {
+            free(cur);
+            return lw_fail(err, 2, "%s: is a directory", path);
+        } else if (!S_ISREG(st.st_mode)) {
+            free(cur);
+            return lw_fail(err, 2, "%s: is neither a regular file, a FIFO nor a character device; not replaced", path);
+        } else if (st.st_nlink > 1) {
+            /* a new file would split the names; writing in place would not be atomic */
+            lw_fail(err, 2, "%s: the file has %lu names (hard links); not replaced", path, (unsigned long)st.st_nlink);
+            free(cur);
+            return -1;
+        } else if (geteuid() != 0 && st.st_uid != geteuid()) {
+            lw_fail(err, 2, "%s: the file belongs to another user (uid %lu); replacing it would make it yours; not replaced",
+                    path, (unsigned long)st.st_uid);
+            free(cur);
+            return -1;
+        } else if (faccessat(AT_FDCWD, cur, W_OK, AT_EACCESS) != 0 && errno == EACCES) {
+            lw_fail(err, 2, "%s: the file is read-only (mode %04o); not replaced", path, (unsigned)(st.st_mode & 07777));
+            free(cur);
+            return -1;
+        }
+    }
+    t->real = cur;
+    return 0;
 }
 
 int lw_check_output(const char *path, lw_error *err)
 {
-    int kind = output_kind(path, err);
-    if (kind < 0) return -1;
-    if (kind == 'p') return 0;
-    struct stat st;
-    int exists;
-    char *real = resolve_target(path, &st, &exists, err);
-    if (!real) return -1;
-    const char *slash = strrchr(real, '/');
-    char *dir = slash ? lw_strdup(real) : lw_strdup(".");
-    if (slash) dir[slash == real ? 1 : slash - real] = 0;
+    out_target t;
+    if (out_resolve(path, &t, err) != 0) return -1;
+    if (!t.real || t.in_place) {
+        free(t.real);
+        return 0;
+    }
+    const char *real = t.real;
+    char *dir = dir_of(real);
     int rc = 0;
     struct stat ds;
-    if (!exists && real[0] && real[strlen(real) - 1] == '/')
+    if (!t.exists && real[0] && real[strlen(real) - 1] == '/')
         rc = lw_fail(err, 2, "%s: names a directory", path);
     else if (stat(dir, &ds) != 0)
         rc = lw_fail(err, 2, "%s: directory %s does not exist", path, dir);
     else if (!S_ISDIR(ds.st_mode))
         rc = lw_fail(err, 2, "%s: %s is not a directory", path, dir);
     free(dir);
-    free(real);
+    free(t.real);
     return rc;
+}
+
+int lw_output_id(const char *path, lw_file_id *id)
+{
+    memset(id, 0, sizeof *id);
+    out_target t;
+    if (out_resolve(path, &t, NULL) != 0) return -1;
+    int rc = 0;
+    if (t.fd >= 0 || t.in_place || t.exists) {
+        id->dev = t.st.st_dev;
+        id->ino = t.st.st_ino;
+        id->chr = S_ISCHR(t.st.st_mode);
+    } else {
+        /* not there yet: its directory and its name in it */
+        char *dir = dir_of(t.real);
+        struct stat ds;
+        const char *base = strrchr(t.real, '/');
+        base = base ? base + 1 : t.real;
+        if (stat(dir, &ds) != 0 || strlen(base) >= sizeof id->name) {
+            rc = -1;
+        } else {
+            id->dev = ds.st_dev;
+            id->ino = ds.st_ino;
+            snprintf(id->name, sizeof id->name, "%s", base);
+        }
+        free(dir);
+    }
+    free(t.real);
+    return rc;
+}
+
+int lw_input_id(const char *path, lw_file_id *id)
+{
+    memset(id, 0, sizeof *id);
+    struct stat st;
+    if (!path || stat(path, &st) != 0) return -1;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    id->chr = S_ISCHR(st.st_mode);
+    return 0;
+}
+
+int lw_same_file(const lw_file_id *a, const lw_file_id *b)
+{
+    return !a->chr && !b->chr && a->dev == b->dev && a->ino == b->ino && strcmp(a->name, b->name) == 0;
 }
 
 static int write_all(int fd, const char *data, size_t len)
@@ -249,41 +411,69 @@ static int write_all(int fd, const char *data, size_t len)
     return 0;
 }
 
-/* A FIFO or a device: opened and written as it is, never replaced. A
- * reader that goes away is an error (EPIPE), not a silent death. */
-static int write_in_place(const char *path, const char *data, size_t len, lw_error *err)
+/* While writing, a reader that goes away (SIGPIPE) and a file past the
+ * size limit (SIGXFSZ, `ulimit -f`) are errors the write reports (EPIPE,
+ * EFBIG), not a silent death that leaves the temporary. */
+static void quiet_signals(struct sigaction old[2])
 {
-    struct sigaction ign, old;
+    struct sigaction ign;
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
     sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &old);
+    sigaction(SIGPIPE, &ign, &old[0]);
+    sigaction(SIGXFSZ, &ign, &old[1]);
+}
+
+static void restore_signals(const struct sigaction old[2])
+{
+    sigaction(SIGPIPE, &old[0], NULL);
+    sigaction(SIGXFSZ, &old[1], NULL);
+}
+
+static int write_failed(lw_error *err, const char *path, int e)
+{
+    return lw_fail(err, 1, "%s: write failed: %s%s", path, strerror(e),
+                   e == EFBIG ? " (the file-size limit, ulimit -f)" : "");
+}
+
+/* One of the process's descriptors: written at its offset (appended where
+ * it was opened for append), as the shell's own writes are. */
+static int write_to_fd(const char *path, int fd, const char *data, size_t len, lw_error *err)
+{
+    fflush(stdout); /* what the program printed before comes first */
+    fflush(stderr);
+    struct sigaction old[2];
+    quiet_signals(old);
+    int rc = write_all(fd, data, len) != 0 ? write_failed(err, path, errno) : 0;
+    restore_signals(old);
+    return rc;
+}
+
+/* A FIFO or a device: opened and written as it is, never replaced. */
+static int write_in_place(const char *path, const char *data, size_t len, lw_error *err)
+{
+    struct sigaction old[2];
+    quiet_signals(old);
     int rc = 0;
     int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         rc = lw_fail(err, 1, "%s: cannot open for writing: %s", path, strerror(errno));
     } else {
-        if (write_all(fd, data, len) != 0) rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
-        if (close(fd) != 0 && rc == 0) rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
+        if (write_all(fd, data, len) != 0) rc = write_failed(err, path, errno);
+        if (close(fd) != 0 && rc == 0) rc = write_failed(err, path, errno);
     }
-    sigaction(SIGPIPE, &old, NULL);
+    restore_signals(old);
     return rc;
 }
 
 void (*lw__temp_created_hook)(const char *tmp);
 
-int lw_write_output(const char *path, const char *data, size_t len, lw_error *err)
+/* A regular file or a new name: a temporary beside it, renamed over it. */
+static int replace_file(const char *path, const out_target *t, const char *data, size_t len, lw_error *err)
 {
-    int kind = output_kind(path, err);
-    if (kind < 0) return -1;
-    if (kind == 'p') return write_in_place(path, data, len, err);
-    struct stat st;
-    int exists;
-    char *real = resolve_target(path, &st, &exists, err);
-    if (!real) return -1;
-    size_t n = strlen(real);
+    size_t n = strlen(t->real);
     char *tmp = lw_malloc(n + 16);
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", real);
+    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", t->real);
     sigset_t block, prev;
     sigemptyset(&block);
     for (int i = 0; i < N_CLEANUP_SIGNALS; i++) sigaddset(&block, cleanup_signals[i]);
@@ -297,36 +487,57 @@ int lw_write_output(const char *path, const char *data, size_t len, lw_error *er
         int code = (e == ENOENT || e == ENOTDIR) ? 2 : 1;
         lw_fail(err, code, "%s: cannot create: %s", path, strerror(e));
         free(tmp);
-        free(real);
         return -1;
     }
     int rc = 0;
+    struct sigaction old[2];
+    quiet_signals(old);
     if (lw__temp_created_hook) lw__temp_created_hook(tmp);
-    if (write_all(fd, data, len) != 0 || fsync(fd) != 0)
-        rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
-    /* mkstemp makes 0600: keep the mode of the file replaced, or give the
-     * usual 0666 less umask to a new one */
+    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) rc = write_failed(err, path, errno);
+    /* mkstemp makes 0600 and the caller's: keep the owner, group and mode
+     * of the file replaced (root replacing another's file), or give the
+     * usual 0666 less umask to a new one; the owner first, as chown clears
+     * set-user-ID bits */
     mode_t mode;
-    if (exists) {
-        mode = st.st_mode & 07777;
+    if (t->exists) {
+        mode = t->st.st_mode & 07777;
+        struct stat ts;
+        if (rc == 0 && fstat(fd, &ts) == 0 && (ts.st_uid != t->st.st_uid || ts.st_gid != t->st.st_gid) &&
+            fchown(fd, t->st.st_uid, t->st.st_gid) != 0)
+            rc = lw_fail(err, 1, "%s: cannot keep its owner and group (uid %lu, gid %lu): %s", path,
+                         (unsigned long)t->st.st_uid, (unsigned long)t->st.st_gid, strerror(errno));
     } else {
         mode_t um = umask(0);
         umask(um);
         mode = 0666 & ~um;
     }
     if (rc == 0 && fchmod(fd, mode) != 0) rc = lw_fail(err, 1, "%s: cannot set its mode: %s", path, strerror(errno));
-    if (close(fd) != 0 && rc == 0) rc = lw_fail(err, 1, "%s: write failed: %s", path, strerror(errno));
-    if (rc == 0 && rename(tmp, real) != 0) rc = lw_fail(err, 1, "%s: cannot rename into place: %s", path, strerror(errno));
+    if (close(fd) != 0 && rc == 0) rc = write_failed(err, path, errno);
+    if (rc == 0 && rename(tmp, t->real) != 0)
+        rc = lw_fail(err, 1, "%s: cannot rename into place: %s", path, strerror(errno));
     if (rc != 0) unlink(tmp);
+    restore_signals(old);
     cleanup_disarm();
     free(tmp);
-    free(real);
+    return rc;
+}
+
+int lw_write_output(const char *path, const char *data, size_t len, lw_error *err)
+{
+    out_target t;
+    if (out_resolve(path, &t, err) != 0) return -1;
+    int rc = t.fd >= 0   ? write_to_fd(path, t.fd, data, len, err)
+             : t.in_place ? write_in_place(path, data, len, err)
+                          : replace_file(path, &t, data, len, err);
+    free(t.real);
     return rc;
 }
 
 int lw_write_file_atomic(const char *path, lw_writer_fn write_fn, void *user, lw_error *err)
 {
-    if (output_kind(path, err) < 0) return -1;
+    out_target t;
+    if (out_resolve(path, &t, err) != 0) return -1;
+    free(t.real);
     char *buf = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);

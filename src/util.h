@@ -62,15 +62,29 @@ char *lw_read_file(const char *path, size_t *len, lw_error *err);
 /* Output files. The rules, for every file the program writes:
  *  - a regular file (or a name not yet taken) is replaced atomically: the
  *    data goes to PATH.tmp.XXXXXX beside it, is synced, and renamed over it;
- *    an existing file keeps its mode;
+ *    an existing file keeps its mode, owner and group;
+ *  - an existing file is refused (code 2), not replaced, when it has more
+ *    than one name (hard links: a new file would split them), when the
+ *    caller may not write it (read-only: what `>` refuses too; root may), or,
+ *    for a caller other than root, when another user owns it (the new file
+ *    would be the caller's);
  *  - a symbolic link is written through: the file it points at (followed to
  *    the end, created if missing) is replaced atomically, the link stays;
+ *    a link the kernel would not follow for the caller (in a sticky
+ *    world-writable directory, owned by neither the caller nor the
+ *    directory's owner: protected_symlinks) is refused (code 2);
+ *  - one of the process's descriptors (/dev/stdout, /dev/stderr,
+ *    /dev/fd/N, /proc/self/fd/N, or a link to one) is written through the
+ *    descriptor, in place, at its offset (appended if it was opened for
+ *    append), whatever it is; a descriptor that is closed or read-only, or
+ *    another process's /proc link, is refused (code 2);
  *  - a FIFO or a character device is opened and written in place, never
  *    replaced (a FIFO blocks until a reader opens it);
  *  - a directory, socket or block device is refused (code 2).
  * On any failure the message names the file, the target is untouched and
  * no temporary is left (SIGINT, SIGTERM, SIGHUP and SIGQUIT remove it too,
- * unless the process ignores them, as under nohup).
+ * unless the process ignores them, as under nohup; SIGPIPE and SIGXFSZ are
+ * ignored while writing and come back as EPIPE and EFBIG).
  *
  * lw_check_output checks a path before any work is done: not empty, not a
  * directory or other refused kind, its directory exists. 0, or -1 with err
@@ -84,6 +98,21 @@ extern void (*lw__temp_created_hook)(const char *tmp);
  * with lw_write_output; a writer's error is prefixed with the path. */
 typedef int (*lw_writer_fn)(FILE *f, void *user, lw_error *err);
 int lw_write_file_atomic(const char *path, lw_writer_fn write, void *user, lw_error *err);
+
+/* What an output or input path names, to tell two names of one file apart
+ * from two files: the file (device and inode), or for an output not yet
+ * there its directory and its name in it. lw_output_id follows the output
+ * rules above (a descriptor: what it is open on); lw_input_id is stat.
+ * 0, or -1 when nothing can be said (no such input, a refused output). */
+typedef struct lw_file_id {
+    unsigned long long dev, ino;
+    int chr;        /* a character device (a terminal, /dev/null): never "the same file" */
+    char name[256]; /* an output not yet there: its name in directory dev/ino */
+} lw_file_id;
+int lw_output_id(const char *path, lw_file_id *id);
+int lw_input_id(const char *path, lw_file_id *id);
+/* 1 if a and b are one file (character devices excepted). */
+int lw_same_file(const lw_file_id *a, const lw_file_id *b);
 
 /* Flushes stdout and checks it for a write error (a full disk, a closed
  * pipe): 0, or -1 with err set (code 1, "standard output: ..."). */

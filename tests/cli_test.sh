@@ -1286,5 +1286,204 @@ else
     echo "# skipped: cannot mount a small tmpfs here (not root, or no permission): full-disk checks"
 fi
 
+# ------------------------------------ outputs that name a descriptor or an input (issue 31)
+O31=$TMP/o31
+mkdir -p "$O31"
+# 1. /dev/stdout, /proc/self/fd/1, "-" on a file opened for append: written
+#    through the descriptor, the file's earlier and later contents kept
+for target in /dev/stdout /proc/self/fd/1 -; do
+    printf 'earlier\n' >"$O31/log.txt"
+    ino=$(stat -c %i "$O31/log.txt")
+    : >"$TMP/py.err"
+    (cd "$O31" && { "$LW" search -n lenet5 -c p100-4x4 -g 4 --json -o "$target" 2>"$ERR"; echo "rc=$?"; echo later; } >>"$O31/log.txt")
+    if [ "$(stat -c %i "$O31/log.txt")" = "$ino" ] && [ ! -e "$O31/-" ] &&
+        python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[0] == "earlier" and lines[-3:] == ["rc=0", "later", ""], lines[-3:]
+assert json.loads("\n".join(lines[1:-3]))["format"] == "layerwise-strategy/1"' "$O31/log.txt" 2>"$TMP/py.err"; then
+        ok "search --json -o $target >> log: written in place, the log's earlier and later lines kept"
+    else
+        notok "search --json -o $target >> log: written in place, the log's earlier and later lines kept" \
+            "$(cat "$ERR" "$TMP/py.err"; head -3 "$O31/log.txt")"
+    fi
+done
+# a descriptor that is not open, or open for reading only, is refused
+expect_fail "-o /dev/fd/9 when 9 is not open: exit 2" 2 "/dev/fd/9" "not open" -- \
+    search -n lenet5 -c p100-4x4 -g 4 --json -o /dev/fd/9
+echo input >"$O31/in.txt"
+run search -n lenet5 -c p100-4x4 -g 4 --json -o /proc/self/fd/7 7<"$O31/in.txt"
+if [ "$RC" -eq 2 ] && grep -q "reading only" "$ERR" && [ ! -s "$OUT" ] && [ "$(cat "$O31/in.txt")" = input ]; then ok "-o to a descriptor open for reading: exit 2"; else
+    notok "-o to a descriptor open for reading: exit 2 (exit $RC)" "$(cat "$ERR")"
+fi
+# --trace - is standard output too, and no file named "-" appears
+(cd "$O31" && "$LW" simulate -n lenet5 -c p100-4x4 -g 2 --trace - >"$OUT" 2>"$ERR")
+rc=$?
+if [ "$rc" -eq 0 ] && [ ! -e "$O31/-" ] && grep -q '"traceEvents"' "$OUT" && ! grep -q "wrote" "$ERR"; then
+    ok "simulate --trace - writes the trace on standard output, no file \"-\""
+else
+    notok "simulate --trace - writes the trace on standard output, no file \"-\" (exit $rc)" "$(cat "$ERR"; ls "$O31")"
+fi
+
+# 2. a link in a sticky world-writable directory owned by neither the
+#    caller nor the directory's owner is not followed (protected_symlinks)
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    mkdir -p "$O31/sticky"
+    chmod 1777 "$O31/sticky"
+    echo precious >"$O31/victim"
+    ln -s "$O31/victim" "$O31/sticky/link"
+    chown -h nobody "$O31/sticky/link"
+    expect_fail "-o through another user's link in a sticky world-writable directory: exit 2" 2 "protected_symlinks" -- \
+        search -n lenet5 -c p100-4x4 -g 4 --json -o "$O31/sticky/link"
+    if [ "$(cat "$O31/victim")" = precious ] && [ -L "$O31/sticky/link" ]; then ok "... and its target is untouched"; else
+        notok "... and its target is untouched"
+    fi
+    chown -h root "$O31/sticky/link"
+    expect_ok "-o through one's own link in a sticky directory is written through" \
+        search -n lenet5 -c p100-4x4 -g 4 --json -o "$O31/sticky/link"
+    if grep -q layerwise-strategy "$O31/victim"; then ok "... to its target"; else notok "... to its target"; fi
+else
+    echo "# skipped: not root (or no user nobody): protected_symlinks check"
+fi
+
+# 3. an output that is an input, or the other output, is refused, nothing written
+cp data/networks/lenet5.json "$O31/net.json"
+cp data/clusters/p100-4x4.json "$O31/cl.json"
+ln -s net.json "$O31/netlink.json"
+"$LW" search -n lenet5 -c p100-4x4 -g 4 -o "$O31/s.json" 2>/dev/null >/dev/null
+"$LW" profile -n lenet5 -c p100-4x4 -g 4 -o "$O31/p.json" 2>/dev/null >/dev/null
+ln -s s.json "$O31/s.dot"
+same_file() {
+    local desc=$1 file=$2
+    shift 2
+    local before
+    before=$(cksum <"$file")
+    expect_fail "$desc: exit 2" 2 "same file" -- "$@"
+    if [ "$(cksum <"$file")" = "$before" ] && ! ls "$file".tmp.* >/dev/null 2>&1; then ok "$desc: the file is untouched"; else
+        notok "$desc: the file is untouched"
+    fi
+}
+same_file "search -n my.json -o my.json" "$O31/net.json" search -n "$O31/net.json" -c p100-4x4 -g 4 -o "$O31/net.json"
+same_file "search -n my.json -o link-to-my.json" "$O31/net.json" search -n "$O31/net.json" -c p100-4x4 -g 4 -o "$O31/netlink.json"
+same_file "search -c cl.json -o cl.json" "$O31/cl.json" search -n lenet5 -c "$O31/cl.json" -g 4 --json -o "$O31/cl.json"
+same_file "search -p p.json -o p.json" "$O31/p.json" search -n lenet5 -c p100-4x4 -g 4 -p "$O31/p.json" -o "$O31/p.json"
+same_file "profile -p p.json -o p.json" "$O31/p.json" profile -n lenet5 -c p100-4x4 -g 4 -p "$O31/p.json" -o "$O31/p.json"
+same_file "eval -s s.json -o s.json" "$O31/s.json" eval -n lenet5 -c p100-4x4 -g 4 -s "$O31/s.json" -o "$O31/s.json"
+same_file "export -s s.json -o a link s.dot to it" "$O31/s.json" export -n lenet5 -c p100-4x4 -g 4 -s "$O31/s.json" -o "$O31/s.dot"
+same_file "diff s.json data -o s.json" "$O31/s.json" diff -n lenet5 -c p100-4x4 -g 4 "$O31/s.json" data -o "$O31/s.json"
+same_file "diff data s.json -o s.json" "$O31/s.json" diff -n lenet5 -c p100-4x4 -g 4 data "$O31/s.json" -o "$O31/s.json"
+same_file "simulate -s s.json --trace s.json" "$O31/s.json" simulate -n lenet5 -c p100-4x4 -g 2 -s "$O31/s.json" --trace "$O31/s.json"
+same_file "allreduce -c cl.json -o cl.json" "$O31/cl.json" allreduce -c "$O31/cl.json" -g 4 -o "$O31/cl.json"
+# a bare name is the file the data directory gives for it
+mkdir -p "$O31/data/networks"
+cp data/networks/lenet5.json "$O31/data/networks/lenet5.json"
+before=$(cksum <"$O31/data/networks/lenet5.json")
+LAYERWISE_DATA=$O31/data "$LW" search -n lenet5 -c p100-4x4 -g 4 -o "$O31/data/networks/lenet5.json" >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "same file" "$ERR" && [ "$(cksum <"$O31/data/networks/lenet5.json")" = "$before" ]; then
+    ok "search -n NAME -o the data directory's NAME.json: exit 2, untouched"
+else
+    notok "search -n NAME -o the data directory's NAME.json: exit 2, untouched (exit $rc)" "$(cat "$ERR")"
+fi
+rm -f "$O31/t.json"
+expect_fail "simulate --trace X -o X: exit 2, nothing written" 2 "same file" -- \
+    simulate -n lenet5 -c p100-4x4 -g 2 --trace "$O31/t.json" -o "$O31/t.json"
+if [ ! -e "$O31/t.json" ]; then ok "... and no file X"; else notok "... and no file X"; fi
+run simulate -n lenet5 -c p100-4x4 -g 2 --json --trace -
+if [ "$RC" -eq 2 ] && grep -q "same file" "$ERR"; then ok "simulate --json --trace - (both on standard output): exit 2"; else
+    notok "simulate --json --trace - (both on standard output): exit 2 (exit $RC)" "$(cat "$ERR")"
+fi
+expect_ok "-o /dev/null and --trace /dev/null may share a device" \
+    simulate -n lenet5 -c p100-4x4 -g 2 --trace /dev/null -o /dev/null
+
+# 5. past `ulimit -f` (SIGXFSZ): an error naming the file, exit 1, no temporary, the old file kept
+echo keep >"$O31/keep.json"
+for args in "costs -n lenet5 -c p100-4x4 -g 4 --json -o $O31/keep.json" \
+    "export -n lenet5 -c p100-4x4 -g 4 --view graph -o $O31/g.svg" \
+    "simulate -n lenet5 -c p100-4x4 -g 2 --trace $O31/keep.json"; do
+    # shellcheck disable=SC2086
+    (ulimit -f 1 && exec "$LW" $args) >/dev/null 2>"$ERR"
+    rc=$?
+    file=${args##* }
+    left=$(ls "$O31" | grep -E '\.tmp\.|^g\.svg$')
+    if [ "$rc" -eq 1 ] && grep -qF "$file" "$ERR" && grep -q "File too large" "$ERR" && [ -z "$left" ] &&
+        [ "$(cat "$O31/keep.json")" = keep ]; then
+        ok "ulimit -f: ${args%% *} fails naming $(basename "$file"), exit 1, no temporary, the old file kept"
+    else
+        notok "ulimit -f: ${args%% *} -o $(basename "$file") (exit $rc; left: $left)" "$(cat "$ERR")"
+    fi
+done
+(ulimit -f 1 && exec "$LW" costs -n lenet5 -c p100-4x4 -g 4 --json) >"$O31/big.json" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "standard output" "$ERR"; then ok "ulimit -f: standard output past the limit: exit 1, said so"; else
+    notok "ulimit -f: standard output past the limit: exit 1, said so (exit $rc)" "$(cat "$ERR")"
+fi
+
+# 14. -o: honoured by allreduce without --json, refused by list; "-" is stdout
+rm -f "$O31/ar.json"
+run allreduce -c p100-4x4 -g 4 -o "$O31/ar.json"
+if [ "$RC" -eq 0 ] && grep -q "ring all-reduce" "$OUT" &&
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["busbw_gbs"] > 0' "$O31/ar.json" 2>/dev/null; then
+    ok "allreduce -o FILE without --json writes the JSON to FILE and the line to stdout"
+else
+    notok "allreduce -o FILE without --json writes the JSON to FILE and the line to stdout (exit $RC)" "$(cat "$ERR")"
+fi
+expect_fail "list -o FILE: exit 2, -o refused" 2 "-o is not an option of list" -- list -o "$O31/list.txt"
+if [ ! -e "$O31/list.txt" ]; then ok "... and no file written"; else notok "... and no file written"; fi
+(cd "$O31" && "$LW" allreduce -c p100-4x4 -g 4 --json -o - >"$OUT" 2>"$ERR")
+rc=$?
+if [ "$rc" -eq 0 ] && [ ! -e "$O31/-" ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$OUT" 2>/dev/null; then
+    ok "allreduce --json -o - prints the JSON on standard output, no file \"-\""
+else
+    notok "allreduce --json -o - prints the JSON on standard output, no file \"-\" (exit $rc)" "$(cat "$ERR"; ls "$O31")"
+fi
+(cd "$O31" && "$LW" export -n lenet5 -c p100-4x4 -g 4 -o - >"$OUT" 2>"$ERR")
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -s "$OUT" ] && [ ! -e "$O31/-" ] && grep -q "extension" "$ERR"; then
+    ok "export -o -: exit 2 (the format comes from the extension), no file \"-\""
+else
+    notok "export -o -: exit 2 (the format comes from the extension), no file \"-\" (exit $rc)" "$(cat "$ERR")"
+fi
+# a file with two names (hard links) is not split: refused, both names untouched
+echo linked >"$O31/h1.json"
+ln "$O31/h1.json" "$O31/h2.json"
+expect_fail "-o a file with two hard links: exit 2" 2 "hard links" -- search -n lenet5 -c p100-4x4 -g 4 -o "$O31/h1.json"
+if [ "$(cat "$O31/h1.json")" = linked ] && [ "$(stat -c %h "$O31/h1.json")" = 2 ]; then ok "... both names untouched"; else
+    notok "... both names untouched"
+fi
+# a read-only file: root replaces it keeping mode and owner; another user is refused
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+    echo ro >"$O31/ro.json"
+    chown nobody "$O31/ro.json"
+    chmod 444 "$O31/ro.json"
+    expect_ok "root -o another user's read-only file" search -n lenet5 -c p100-4x4 -g 4 --json -o "$O31/ro.json"
+    if [ "$(stat -c '%a %U' "$O31/ro.json")" = "444 nobody" ] && grep -q layerwise-strategy "$O31/ro.json"; then
+        ok "... replaced, keeping mode 444 and owner nobody"
+    else
+        notok "... replaced, keeping mode 444 and owner nobody" "$(stat -c '%a %U' "$O31/ro.json")"
+    fi
+    NR=$(mktemp -d "${TMPDIR:-/tmp}/lw-nobody.XXXXXX")
+    chmod 777 "$NR"
+    echo ro >"$NR/ro.json"
+    chown nobody "$NR/ro.json"
+    chmod 444 "$NR/ro.json"
+    echo theirs >"$NR/theirs.json"
+    chmod 666 "$NR/theirs.json"
+    for f in ro theirs; do
+        (cd "$NR" && setpriv --reuid=nobody --regid=nogroup --clear-groups "$LW" search -n lenet5 -c p100-4x4 -g 4 \
+            --json -o $f.json >/dev/null 2>"$NR/err")
+        rc=$?
+        want=$([ $f = ro ] && echo read-only || echo "another user")
+        if [ "$rc" -eq 2 ] && grep -q "$want" "$NR/err" && [ "$(cat "$NR/$f.json")" = $([ $f = ro ] && echo ro || echo theirs) ]; then
+            ok "a user's -o onto a file that is $want: exit 2, untouched"
+        else
+            notok "a user's -o onto a file that is $want: exit 2, untouched (exit $rc)" "$(cat "$NR/err")"
+        fi
+    done
+    rm -rf "$NR"
+else
+    echo "# skipped: not root (or no user nobody, no setpriv): owner and read-only output checks"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

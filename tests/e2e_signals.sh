@@ -37,7 +37,7 @@ start() {
     N=$((N + 1))
     S="sig$N"
     "${T[@]}" new-session -d -s "$S" -x 80 -y 24 -c "$WORK" \
-        "sh -c 'trap : INT QUIT; stty -g > before.$N; env LANG=C.UTF-8 LC_ALL=C.UTF-8 \"$LW\" $*; echo \$? > status.$N; stty -g > after.$N; echo EXITED-$N; PS1=\"sh> \" exec sh'"
+        "sh -c 'trap : INT QUIT; ${PRE:-} stty -g > before.$N; env LANG=C.UTF-8 LC_ALL=C.UTF-8 \"$LW\" $*; echo \$? > status.$N; stty -g > after.$N; echo EXITED-$N; PS1=\"sh> \" exec sh'"
     [ -z "$old" ] || "${T[@]}" kill-session -t "$old" >/dev/null 2>&1
     if [ -z "$BASE_MODES" ]; then BASE_MODES="alternate=0 cursor=1 keypad=0 keypad_cursor=0 mouse=0000"; fi
 }
@@ -157,6 +157,22 @@ if ready prompt; then
     keys C-c
     after_exit "Ctrl-C in a prompt" 130
     ls "$WORK"/*.json >/dev/null 2>&1 && bad "prompt: nothing written" || ok "prompt: nothing written"
+fi
+
+# ---- past a file-size limit (`ulimit -f`, SIGXFSZ): the export fails with
+# a message naming the reason, no temporary is left, and the TUI goes on
+PRE='ulimit -f 1;'
+start -n lenet5 -g 4
+PRE=''
+if ready ulimit; then
+    keys J
+    wait_for ".json" 10 >/dev/null
+    keys Enter
+    if wait_for "File too large" 10; then ok "ulimit -f: the export's error shows"; else bad "ulimit -f: the export's error shows"; fi
+    keys q
+    after_exit "q after an export past ulimit -f" 0
+    left=$(cd "$WORK" && ls | grep -E '\.json' | tr '\n' ' ')
+    [ -z "$left" ] && ok "ulimit -f: no file and no temporary left" || bad "ulimit -f: no file and no temporary left ($left)"
 fi
 
 # ---- SIGTERM and Ctrl-C while the first build runs (before the screen is

@@ -1009,6 +1009,99 @@ Test(output, directory_and_empty_name_are_refused)
     remove_dir(dir);
 }
 
+/* A descriptor of the process, by any of its names (or a link to one), is
+ * written through at its offset: a file opened for append keeps what it
+ * had and is not replaced (issue 31). */
+Test(output, descriptor_names_write_through_in_place)
+{
+    char *dir = make_dir();
+    char *log = join(dir, "log.txt");
+    char *link = join(dir, "to-fd.json");
+    FILE *f = fopen(log, "w");
+    fputs("earlier\n", f);
+    fclose(f);
+    struct stat before, after;
+    cr_assert_eq(stat(log, &before), 0);
+    int fd = open(log, O_WRONLY | O_APPEND);
+    cr_assert_geq(fd, 0);
+    char names[3][64];
+    snprintf(names[0], sizeof names[0], "/dev/fd/%d", fd);
+    snprintf(names[1], sizeof names[1], "/proc/self/fd/%d", fd);
+    snprintf(names[2], sizeof names[2], "/proc/%d/fd/%d", (int)getpid(), fd);
+    lw_error err = {0};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(lw_check_output(names[i], &err), 0, "%s: %s", names[i], err.msg);
+        cr_assert_eq(lw_write_output(names[i], "x\n", 2, &err), 0, "%s: %s", names[i], err.msg);
+    }
+    cr_assert_eq(symlink(names[1], link), 0);
+    cr_assert_eq(lw_write_output(link, "y\n", 2, &err), 0, "%s", err.msg);
+    close(fd);
+    char *s = read_all(log);
+    cr_assert_str_eq(s, "earlier\nx\nx\nx\ny\n");
+    free(s);
+    cr_assert_eq(stat(log, &after), 0);
+    cr_assert_eq(after.st_ino, before.st_ino, "the file was replaced");
+    /* the same names once the descriptor is closed: refused, code 2 */
+    cr_assert_eq(lw_write_output(names[0], "z", 1, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_eq(list_dir(dir, NULL, 0), 2);
+    free(log);
+    free(link);
+    remove_dir(dir);
+}
+
+/* A file with two names is not split by a rename: refused, both kept. */
+Test(output, hard_linked_file_is_refused)
+{
+    char *dir = make_dir();
+    char *a = join(dir, "a.json"), *b = join(dir, "b.json");
+    FILE *f = fopen(a, "w");
+    fputs("old", f);
+    fclose(f);
+    cr_assert_eq(link(a, b), 0);
+    lw_error err = {0};
+    cr_assert_eq(lw_check_output(a, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert_not_null(strstr(err.msg, "hard links"), "%s", err.msg);
+    cr_assert_eq(lw_write_output(b, "new", 3, &err), -1);
+    char *s = read_all(a);
+    cr_assert_str_eq(s, "old");
+    free(s);
+    cr_assert_eq(list_dir(dir, NULL, 0), 2);
+    free(a);
+    free(b);
+    remove_dir(dir);
+}
+
+/* Two names of one file, there or not yet, have one identity; a terminal
+ * or /dev/null never counts as the same file. */
+Test(output, file_ids_tell_one_file_from_two)
+{
+    char *dir = make_dir();
+    char *a = join(dir, "a.json"), *link = join(dir, "l.json"), *other = join(dir, "b.json");
+    cr_assert_eq(symlink("a.json", link), 0);
+    lw_file_id x, y;
+    /* not there yet: the link and the name agree, another name does not */
+    cr_assert_eq(lw_output_id(a, &x), 0);
+    cr_assert_eq(lw_output_id(link, &y), 0);
+    cr_assert(lw_same_file(&x, &y));
+    cr_assert_eq(lw_output_id(other, &y), 0);
+    cr_assert_not(lw_same_file(&x, &y));
+    FILE *f = fopen(a, "w");
+    fclose(f);
+    cr_assert_eq(lw_output_id(link, &x), 0);
+    cr_assert_eq(lw_input_id(a, &y), 0);
+    cr_assert(lw_same_file(&x, &y));
+    cr_assert_eq(lw_input_id(other, &y), -1);
+    cr_assert_eq(lw_output_id("/dev/null", &x), 0);
+    cr_assert_eq(lw_input_id("/dev/null", &y), 0);
+    cr_assert_not(lw_same_file(&x, &y));
+    free(a);
+    free(link);
+    free(other);
+    remove_dir(dir);
+}
+
 /* Under nohup SIGHUP is ignored: a SIGHUP during the write must not remove
  * the temporary (the write then failed with "cannot rename into place"). */
 static void hup_now(const char *tmp)
