@@ -90,7 +90,7 @@ $(BUILD)/layerwise.1: $(BUILD)/layerwise-doc
 	$(BUILD)/layerwise-doc --man > $@.tmp && mv $@.tmp $@
 
 run: deps
-	@$(MAKE) --no-print-directory $(BUILD)/layerwise
+	@$(MAKE) --no-print-directory $(BUILD)/layerwise $(BUILD)/layerwise.1
 	$(BUILD)/layerwise
 
 # The program, and the shipped data under PREFIX/share/layerwise/KIND/ (the
@@ -106,6 +106,8 @@ install: $(BUILD)/layerwise $(BUILD)/layerwise.1
 	  d=$(DESTDIR)$(PREFIX)/share/layerwise/$$(dirname $${f#data/}); \
 	  install -d "$$d"; install -m 644 "$$f" "$$d/"; \
 	done
+	install -d $(DESTDIR)$(PREFIX)/share/doc/layerwise
+	install -m 644 $(wildcard data/doc/*.md) $(DESTDIR)$(PREFIX)/share/doc/layerwise/
 
 # ---- tests -----------------------------------------------------------------
 TEST_LIBS = $(shell pkg-config --libs criterion 2>/dev/null)
@@ -228,7 +230,7 @@ $(BUILD)/bench: tests/bench.c tests/many_layers.h $(ENGINE_OBJ)
 bench: $(BUILD)/bench $(BUILD)/layerwise
 	$(BUILD)/bench $(BUILD)/layerwise
 
-# The README's "Reproducing the paper" tables, from the real program.
+# The tables of data/doc/reproduce.md ("Reproducing the paper"), from the real program.
 reproduce: $(BUILD)/layerwise
 	@LW=$(BUILD)/layerwise python3 tests/reproduce.py
 

@@ -397,9 +397,9 @@ void cli_man_write(FILE *f)
     man_notes(f, "EXIT STATUS", cli_exit_statuses, cli_n_exit_statuses);
     man_examples(f);
     fputs(".SH SEE ALSO\n", f);
-    para(f, "\\fBdot\\fR(1); the README and the pages beside it in \\fI" LW_DOCDIR "\\fR: cli.md (the commands "
+    para(f, "\\fBdot\\fR(1); the manual's pages in \\fI" LW_DOCDIR "\\fR: tui.md (the TUI), cli.md (the commands "
             "at length), formats.md, cost\\-model.md, search.md, reproduce.md (the paper's figures), calibration.md, "
-            "performance.md, safety.md.");
+            "performance.md, safety.md, development.md; the README in the source tree is the way in.");
 }
 
 #ifdef LW_CLI_OPTIONS_MAIN

@@ -142,6 +142,11 @@ done
 sed -n '/^\.SH FILES/,/^\.SH /p' "$MAN" | grep -qi "trace" || missing="$missing trace"
 check "FILES describes every file format" "$missing"
 
+# ---- every page of the manual the man page names is in data/doc
+missing=""
+for f in $(sed 's/\\-/-/g' "$MAN" | grep -oE '[a-z-]+\.md' | sort -u); do [ -f "data/doc/$f" ] || missing="$missing $f"; done
+check "the pages the man page names are in data/doc" "$missing"
+
 # ---- the page renders: groff without warnings, man -l (where installed)
 if command -v groff >/dev/null; then
     out=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
@@ -155,6 +160,22 @@ if command -v man >/dev/null; then
 else
     ok "man -l shows the page (skipped: no man)"
 fi
+
+# ---- the Markdown pages: the README's synopsis names every command, the
+# command-line page every option (by one of its spellings) and every
+# environment variable
+missing=""
+while read -r c; do
+    [ -z "$c" ] || [ "$c" = help ] || grep -qE "^    layerwise +$c( |$)" README.md || missing="$missing $c"
+done <"$TMP/commands"
+check "README.md's synopsis lists every command" "$missing"
+missing=""
+while IFS=$'\t' read -r short long arg cmds; do
+    grep -qF -- "$long" data/doc/cli.md || { [ "$short" != "-" ] && grep -qE -- "(^|[^a-z-])$short([^a-z-]|$)" data/doc/cli.md; } ||
+        missing="$missing $long"
+done <"$TMP/options"
+while read -r v; do grep -qF "| \`$v\` |" data/doc/cli.md || missing="$missing $v"; done <"$TMP/env"
+check "data/doc/cli.md names every option and environment variable" "$missing"
 
 # ---- links and images in the Markdown documentation
 if command -v python3 >/dev/null; then

@@ -63,6 +63,14 @@ fi
 out=$(cd "$TMP/elsewhere" && env -u LAYERWISE_DATA "$LW" search -n vgg16 -c dgx1-v100 -g 8 2>&1)
 [ $? -eq 0 ] && ok "another shipped network and cluster by name" || notok "vgg16 on dgx1-v100 by name" "$out"
 
+# The manual's pages (data/doc/*.md).
+missing=""
+for f in data/doc/*.md; do
+    cmp -s "$f" "$PREFIX/share/doc/layerwise/$(basename "$f")" || missing="$missing $f"
+done
+[ -z "$missing" ] && ok "the pages of data/doc are installed in PREFIX/share/doc/layerwise" ||
+    notok "not installed in PREFIX/share/doc/layerwise:$missing"
+
 # The man page, as built from the option table; `man -l` reads it where man
 # is installed.
 MANPAGE=$PREFIX/share/man/man1/layerwise.1
