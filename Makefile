@@ -7,7 +7,7 @@ BUILD    ?= build
 PKGS     := libcjson libgvc ncursesw cairo
 CFLAGS   ?= -O2 -g
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_DEFAULT_SOURCE \
-            -DLW_DATADIR='"$(PREFIX)/share/layerwise"' -Isrc -Iui
+            -DLW_DATADIR='"$(PREFIX)/share/layerwise"' -DLW_DOCDIR='"$(PREFIX)/share/doc/layerwise"' -Isrc -Iui
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS   += $(PKG_LIBS) -lm -lpthread
@@ -20,11 +20,11 @@ TEST_SRC   := $(wildcard tests/test_*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
 UI_OBJ     := $(UI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all run test check deps deps-build bench clean install install-tests tests-bin asan-tests cli-tests screen-tests e2e-tests \
+.PHONY: all run test check deps deps-build bench clean install install-tests tests-bin asan-tests cli-tests doc-tests screen-tests e2e-tests \
         screenshots reproduce fuzz check-fuzz valgrind diagrams calibrate validate
 
 all: deps-build
-	@$(MAKE) --no-print-directory $(BUILD)/layerwise
+	@$(MAKE) --no-print-directory $(BUILD)/layerwise $(BUILD)/layerwise.1
 
 # ---- system packages -------------------------------------------------------
 # Debian package per pkg-config module / command; only what is missing is
@@ -80,20 +80,34 @@ $(BUILD)/embedded.o: $(BUILD)/embedded.c src/embedded.h
 $(BUILD)/layerwise: $(ENGINE_OBJ) $(UI_OBJ) $(BUILD)/ui/main.o
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The man page layerwise(1), written from the option table in
+# src/cli_options.c (the one --help is written from) by a generator built
+# from that file alone: `man -l build/layerwise.1`.
+$(BUILD)/layerwise-doc: src/cli_options.c src/cli_options.h src/cli.h | $(BUILD)/src
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DLW_CLI_OPTIONS_MAIN -o $@ src/cli_options.c
+
+$(BUILD)/layerwise.1: $(BUILD)/layerwise-doc
+	$(BUILD)/layerwise-doc --man > $@.tmp && mv $@.tmp $@
+
 run: deps
-	@$(MAKE) --no-print-directory $(BUILD)/layerwise
+	@$(MAKE) --no-print-directory $(BUILD)/layerwise $(BUILD)/layerwise.1
 	$(BUILD)/layerwise
 
 # The program, and the shipped data under PREFIX/share/layerwise/KIND/ (the
 # program also looks in BINDIR/../share/layerwise, so a copy made for one
-# PREFIX finds its data in another). `make install-tests` checks it.
-install: $(BUILD)/layerwise
-	install -d $(DESTDIR)$(PREFIX)/bin
+# PREFIX finds its data in another), the man page in PREFIX/share/man/man1
+# and the manual's pages (data/doc/*.md) in PREFIX/share/doc/layerwise.
+# `make install-tests` checks it.
+install: $(BUILD)/layerwise $(BUILD)/layerwise.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/layerwise $(DESTDIR)$(PREFIX)/bin/layerwise
+	install -m 644 $(BUILD)/layerwise.1 $(DESTDIR)$(PREFIX)/share/man/man1/layerwise.1
 	@set -e; for f in $(DATA) $(wildcard data/published/*.json); do \
 	  d=$(DESTDIR)$(PREFIX)/share/layerwise/$$(dirname $${f#data/}); \
 	  install -d "$$d"; install -m 644 "$$f" "$$d/"; \
 	done
+	install -d $(DESTDIR)$(PREFIX)/share/doc/layerwise
+	install -m 644 $(wildcard data/doc/*.md) $(DESTDIR)$(PREFIX)/share/doc/layerwise/
 
 # ---- tests -----------------------------------------------------------------
 TEST_LIBS = $(shell pkg-config --libs criterion 2>/dev/null)
@@ -121,6 +135,7 @@ test: deps
 	@$(MAKE) --no-print-directory asan-tests
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_FLAGS)" fuzz-replay
 	@$(MAKE) --no-print-directory cli-tests
+	@$(MAKE) --no-print-directory doc-tests
 	@$(MAKE) --no-print-directory install-tests
 	@$(MAKE) --no-print-directory e2e-tests
 
@@ -137,6 +152,11 @@ asan-tests:
 
 cli-tests: $(BUILD)/layerwise
 	@LW=$(BUILD)/layerwise bash tests/cli_test.sh
+
+# --help, the man page and the option table agree; every option the parser
+# takes and every environment variable the program reads is documented.
+doc-tests: $(BUILD)/layerwise $(BUILD)/layerwise.1 $(BUILD)/layerwise-doc
+	@LW=$(BUILD)/layerwise DOC=$(BUILD)/layerwise-doc MAN=$(BUILD)/layerwise.1 bash tests/doc_test.sh
 
 install-tests: $(BUILD)/layerwise
 	@MAKE="$(MAKE)" BUILD=$(BUILD) bash tests/install_test.sh
@@ -210,7 +230,7 @@ $(BUILD)/bench: tests/bench.c tests/many_layers.h $(ENGINE_OBJ)
 bench: $(BUILD)/bench $(BUILD)/layerwise
 	$(BUILD)/bench $(BUILD)/layerwise
 
-# The README's "Reproducing the paper" tables, from the real program.
+# The tables of data/doc/reproduce.md ("Reproducing the paper"), from the real program.
 reproduce: $(BUILD)/layerwise
 	@LW=$(BUILD)/layerwise python3 tests/reproduce.py
 

@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "cli_options.h"
 
 #include "diff.h"
 #include "explain.h"
@@ -18,72 +19,6 @@
 /* Summaries (compare, scale, search) simulate a strategy beside Eq. 1
  * unless its step has more tasks than this (a model-parallel step on 64
  * GPUs has most of a million pieces: `simulate` still runs it). */
-
-#ifndef LW_VERSION
-#define LW_VERSION "0.1"
-#endif
-
-static const char usage_text[] =
-    "layerwise " LW_VERSION " — layer-wise parallelization of CNN training (Jia et al., ICML 2018)\n"
-    "\n"
-    "usage:\n"
-    "  layerwise                          the TUI on VGG-16 and the paper's 16-GPU P100 cluster\n"
-    "  layerwise tui     [-n NET] [-c CLUSTER] [-g GPUS] [the shared options below]\n"
-    "  layerwise search  -n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
-    "                    [--no-fold]   the paper's Algorithm 1 only (node and edge eliminations);\n"
-    "                                  by default a layer with one edge is also folded into its neighbour\n"
-    "                    [--why-not LAYER]   every config of LAYER with the best total when forced to it\n"
-    "                    [--explain LAYER]   why LAYER has its config: its terms against the alternatives,\n"
-    "                                        its GPUs and nodes, the bandwidth and batch that would change it\n"
-    "                    [--refine [SECONDS]] [--seed N]   then improve it under the step simulator\n"
-    "  layerwise eval    -n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt [--json]\n"
-    "  layerwise simulate -n NET -c CLUSTER [-g GPUS] [-s optimum|data|model|owt|FILE] [--overlap none|full]\n"
-    "                    [--json] [--trace FILE.json]   one training step simulated event by event\n"
-    "  layerwise compare -n NET -c CLUSTER [-g GPUS] [--json]\n"
-    "  layerwise diff    -n NET -c CLUSTER [-g GPUS] A B [--json] [-o FILE]\n"
-    "                                     two strategies side by side, per layer; A and B are\n"
-    "                                     optimum, data, model, owt or a strategy file\n"
-    "  layerwise scale   -n NET -c CLUSTER [--gpus 1,2,4,8,16] [--json]\n"
-    "  layerwise costs   -n NET -c CLUSTER [-g GPUS] --json\n"
-    "  layerwise export  -n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K] [--no-fold]\n"
-    "                    [-s FILE|data|model|owt] -o FILE.{dot,svg,png,pdf}\n"
-    "                                     the optimum, or with -s a given strategy (graph and strategy\n"
-    "                                     views; no search, up to 1024 GPUs)\n"
-    "  layerwise profile -n NET -c CLUSTER [-g GPUS] [-o FILE]\n"
-    "                                     a profile template: every task shape, to fill with measurements\n"
-    "  layerwise fit     -n NET -c CLUSTER [-g GPUS] [--json]\n"
-    "                                     the largest per-GPU batch at which some strategy fits memory\n"
-    "  layerwise allreduce -c CLUSTER [-g GPUS] [--size BYTES] [--json]\n"
-    "                                     one ring all-reduce as the model charges it (default:\n"
-    "                                     100 MB over one node), with its bus bandwidth\n"
-    "  layerwise list                     the shipped networks and clusters\n"
-    "\n"
-    "options:\n"
-    "  -n, --network NET     a network file, or a shipped name (default " DEFAULT_NETWORK ")\n"
-    "  -c, --cluster CLUSTER a cluster file, or a shipped name (default " DEFAULT_CLUSTER ")\n"
-    "  -g, --gpus N          GPUs to use: the first N of the cluster (default: all)\n"
-    "      --batch N         fixed global batch (default: 32 per GPU, as in the paper)\n"
-    "      --batch-per-gpu N per-GPU batch\n"
-    "      --sync ps|ring    parameter server or ring all-reduce (default: the cluster's)\n"
-    "      --precision P     fp32, tf32, fp16 or bf16 (default: the cluster's); fp16/bf16 are\n"
-    "                        mixed precision: 2-byte activations and gradients, fp32 weights\n"
-    "      --bucket-mb MB    gradient bucket of a ring all-reduce, MiB (default: the cluster's,\n"
-    "                        25 like PyTorch DDP); 0: one all-reduce call per layer\n"
-    "      --intra-bw GB/s   what-if: bandwidth between GPUs of a node\n"
-    "      --inter-bw GB/s   what-if: bandwidth of a node's network link\n"
-    "  -p, --profile FILE    measured layer times that override the analytical t_c\n"
-    "      --pin L=CONFIG    force layer L to a config such as \"n4 c2\" (repeatable)\n"
-    "      --memory-limit SIZE  memory per GPU the strategy must fit (e.g. 12GiB, 16000MB; a plain\n"
-    "                        number is GiB; default: the cluster's GPU memory)\n"
-    "      --no-memory-limit the paper's search: memory ignored\n"
-    "      --optimizer sgd|momentum|adam  optimizer state in the memory model (default momentum)\n"
-    "      --time-limit S    time budget of the search under a memory limit (default 30 s); when it\n"
-    "                        runs out, the best fitting strategy found and a proven lower bound\n"
-    "      --json            one JSON document on stdout\n"
-    "  -o, --output FILE     write to FILE (atomically; - is standard output)\n"
-    "  -h, --help            this text;  --version  the version\n"
-    "\n"
-    "Exit status: 0 success, 2 bad input (message names the file and place), 1 other failure.\n";
 
 typedef struct opts {
     const char *cmd;
@@ -260,7 +195,7 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (TAKES("--steps")) o->steps = 1;
             else if (TAKES("--no-fold")) o->set.no_fold = 1;
             else if (TAKES("-h") || TAKES("--help")) {
-                fputs(usage_text, stdout);
+                cli_usage_write(stdout);
                 exit(stdout_status(0));
             } else if (TAKES("--version")) {
                 printf("layerwise %s\n", LW_VERSION);
@@ -1649,7 +1584,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         return bad("-o is not an option of %s: it prints to standard output only", o.cmd);
     if (strcmp(o.cmd, "list") == 0) return stdout_status(cmd_list());
     if (strcmp(o.cmd, "help") == 0) {
-        fputs(usage_text, stdout);
+        cli_usage_write(stdout);
         return stdout_status(0);
     }
     return bad("unknown command \"%s\"", o.cmd);

@@ -62,4 +62,28 @@ else
 fi
 out=$(cd "$TMP/elsewhere" && env -u LAYERWISE_DATA "$LW" search -n vgg16 -c dgx1-v100 -g 8 2>&1)
 [ $? -eq 0 ] && ok "another shipped network and cluster by name" || notok "vgg16 on dgx1-v100 by name" "$out"
+
+# The manual's pages (data/doc/*.md).
+missing=""
+for f in data/doc/*.md; do
+    cmp -s "$f" "$PREFIX/share/doc/layerwise/$(basename "$f")" || missing="$missing $f"
+done
+[ -z "$missing" ] && ok "the pages of data/doc are installed in PREFIX/share/doc/layerwise" ||
+    notok "not installed in PREFIX/share/doc/layerwise:$missing"
+
+# The man page, as built from the option table; `man -l` reads it where man
+# is installed.
+MANPAGE=$PREFIX/share/man/man1/layerwise.1
+if [ -f "$MANPAGE" ] && cmp -s "$MANPAGE" "$BUILD/layerwise.1"; then
+    ok "the man page is installed in PREFIX/share/man/man1"
+else
+    notok "the man page is installed as $MANPAGE, the same as $BUILD/layerwise.1"
+fi
+if command -v man >/dev/null; then
+    out=$(MANWIDTH=80 man -l "$MANPAGE" 2>&1)
+    printf '%s' "$out" | grep -q "^SYNOPSIS" && ok "man -l shows the installed page" || notok "man -l $MANPAGE" "$out"
+    out=$(MANPATH=$PREFIX/share/man MANWIDTH=80 man layerwise 2>&1)
+    printf '%s' "$out" | grep -q "^EXIT STATUS" && ok "man layerwise finds it under PREFIX/share/man" ||
+        notok "MANPATH=$PREFIX/share/man man layerwise" "$out"
+fi
 finish

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the "Reproducing the paper" tables of the README (make reproduce).
+"""Regenerates the "Reproducing the paper" tables of data/doc/reproduce.md (make reproduce).
 
 Runs the real program (LW, default build/layerwise) on the paper's cluster
 (p100-4x4) and prints Markdown: Figure 7 (1 and 16 GPUs, four strategies,
@@ -72,7 +72,7 @@ def alexnet_sizes():
 
 
 def bounds(params):
-    """What the paper's own Figure 7 allows under its Eq. 1 (see the README)."""
+    """What the paper's own Figure 7 allows under its Eq. 1 (see data/doc/reproduce.md)."""
     err = 0.05  # Figure 7 is read to about +-5%
     print("### What the paper's own figures allow under its cost model\n")
     w = params["alexnet"] * 4

@@ -3,7 +3,7 @@
  * constants must keep the one-GPU throughputs near the paper's, the 16-GPU
  * orderings the paper reports must hold, and Table 5's VGG-16 strategy on
  * 4 GPUs is pinned as this model gives it, with the paper's own strategy
- * checked to be a near-tie (see README, "Reproducing the paper").
+ * checked to be a near-tie (see data/doc/reproduce.md, "Reproducing the paper").
  */
 #include "plan.h"
 #include "test_helpers.h"
@@ -96,7 +96,7 @@ Test(paper, table5_vgg16_on_4_gpus)
     plan_free(p);
 }
 
-/* The README's argument about the paper's OWT figure rests on this: OWT's
+/* data/doc/reproduce.md's argument about the paper's OWT figure rests on this: OWT's
  * fully-connected layers gather their inputs to every GPU and reduce the
  * input gradients back, the same traffic per byte as a parameter-server
  * sync of weights, so the model must charge both the same time per byte. */

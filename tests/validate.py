@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints every published figure held in the repo beside the model's
-prediction and their ratio (make validate), as Markdown tables for the
-README:
+prediction and their ratio (make validate), as Markdown tables for
+data/doc/calibration.md:
 
 1. single-GPU training throughputs (data/published/single-gpu.json): the
    rows calibrate.py fits to, and the rows held but not fitted;
