@@ -155,12 +155,20 @@ static int parse_args(int argc, char **argv, opts *o)
             o->overlap = sim_overlap_from_name(v);
             if (o->overlap < 0) return bad("--overlap \"%s\" must be none or full", v ? v : "");
         } else if (TAKES("--refine")) {
-            /* an optional number of seconds */
+            /* an optional number of seconds: a number out of range is an
+             * error, not the next argument */
             double d;
+            char *end = NULL;
             o->refine = 1;
             o->refine_s = 10;
-            if (v && parse_double(v, 0.001, 86400, &d) == 0) o->refine_s = d;
-            else takes_value = 0;
+            if (v && *v) (void)strtod(v, &end);
+            if (end && end != v && !*end) {
+                if (parse_double(v, 0.001, 86400, &d) != 0)
+                    return bad("--refine \"%s\" must be a number of seconds from 0.001 to 86400", v);
+                o->refine_s = d;
+            } else {
+                takes_value = 0;
+            }
         } else if (TAKES("--seed")) {
             if (parse_long(v, 0, 2147483647L, &n) != 0) return bad("--seed \"%s\" must be a whole number", v ? v : "");
             o->seed = (unsigned long long)n;
@@ -209,6 +217,21 @@ static int parse_args(int argc, char **argv, opts *o)
         }
 #undef TAKES
     }
+    /* options that would be ignored where they are given, or that
+     * contradict each other, are refused, never dropped without a word */
+    const int tui = !o->cmd || strcmp(o->cmd, "tui") == 0; /* the TUI names what it does not take */
+    if (o->set.global_batch > 0 && o->set.batch_per_gpu > 0)
+        return bad("%s", "--batch (the global batch) and --batch-per-gpu (the batch per GPU) both set the batch: give one");
+    if (o->seed_set && !o->refine && !tui)
+        return bad("%s", "--seed is the seed of search --refine: it goes with --refine");
+    if (o->strategy && !tui && strcmp(o->cmd, "eval") != 0 && strcmp(o->cmd, "simulate") != 0 &&
+        strcmp(o->cmd, "export") != 0)
+        return bad(strcmp(o->cmd, "search") == 0 ? "-s %s: search finds the strategy itself; eval, simulate and export "
+                                                   "take a given one"
+                                                 : "-s %s: a given strategy is for eval, simulate and export",
+                   o->strategy);
+    if (o->step >= 0 && !tui && strcmp(o->cmd, "export") != 0)
+        return bad("--step is an option of export --view reduced, not of %s", o->cmd);
     /* a list of counts means something to scale only; elsewhere it would be
      * ignored and every GPU used */
     if (o->gpus_list && !(o->cmd && strcmp(o->cmd, "scale") == 0))
@@ -321,10 +344,22 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
             cluster_free(cl);
             return NULL;
         }
-        /* the cost model uses a profile only on the GPU it was measured on */
-        if (strcmp(prof->gpu, cl->gpu.name) != 0)
-            fprintf(stderr, "layerwise: warning: %s was measured on \"%s\", not on this cluster's \"%s\": it is not used\n",
-                    prof->path, prof->gpu, cl->gpu.name);
+        /* times measured on another GPU or at another precision are refused,
+         * not applied and not silently dropped */
+        int checked = profile_check_cluster(prof, cl, err);
+        if (checked < 0) {
+            profile_free(prof);
+            net_free(net);
+            cluster_free(cl);
+            return NULL;
+        }
+        if (checked == 1) {
+            lw_error w;
+            lw_fail(&w, 0, "warning: %s does not record the precision it was measured at (a profile from before "
+                    "\"precision\"): it is applied at %s unchecked; add \"precision\" to have it checked",
+                    prof->path, precision_name(cl->precision));
+            die(&w);
+        }
     }
     search_progress_fn progress = isatty(STDERR_FILENO) ? progress_line : NULL;
     if (!unsearched) return plan_new_memory(net, cl, prof, set, &o->mset, progress, NULL, err);
@@ -338,11 +373,12 @@ static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
     return open_plan_as(o, set, 0, err);
 }
 
-/* The layer of a "LAYER=CONFIG" pin and its config text (after the '='). */
+/* The layer of a "LAYER=CONFIG" pin and its config text: split at the last
+ * '=' (a config has none; a layer name may: "c=1=n2" pins "c=1"). */
 static int pin_split(const network *net, const char *pin, const char **cfg, lw_error *err)
 {
     char name[256];
-    const char *eq = strchr(pin, '=');
+    const char *eq = strrchr(pin, '=');
     if (!eq) return lw_fail(err, 2, "--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", pin);
     size_t n = (size_t)(eq - pin);
     if (n >= sizeof name) n = sizeof name - 1;
@@ -356,31 +392,51 @@ static int pin_split(const network *net, const char *pin, const char **cfg, lw_e
     return li;
 }
 
+/* pin_split of each pin, its layer in li[i] (cfg[i] its config text); a
+ * layer pinned twice is refused, whichever configs: one would be dropped. */
+static int pins_split(const network *net, const char *const *pins, int n, int *li, const char **cfg, lw_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        li[i] = pin_split(net, pins[i], &cfg[i], err);
+        if (li[i] < 0) return -1;
+        for (int j = 0; j < i; j++)
+            if (li[j] == li[i])
+                return lw_fail(err, 2, "--pin %s and --pin %s: layer %s is pinned twice; give one --pin per layer",
+                               pins[j], pins[i], net->layers[li[i]].name);
+    }
+    return 0;
+}
+
 int cli_check_pins(const network *net, const char *const *pins, int n, lw_error *err)
 {
-    const char *cfg;
-    for (int i = 0; i < n; i++)
-        if (pin_split(net, pins[i], &cfg, err) < 0) return -1;
-    return 0;
+    if (n <= 0) return 0;
+    int *li = lw_malloc(sizeof(int) * (size_t)n);
+    const char **cfg = lw_malloc(sizeof(char *) * (size_t)n);
+    int rc = pins_split(net, pins, n, li, cfg, err);
+    free(li);
+    free(cfg);
+    return rc;
 }
 
 int cli_apply_pins(plan *p, const char *const *pins, int n, lw_error *err)
 {
     if (n <= 0) return 0;
     plan_pin *pp = lw_malloc(sizeof(plan_pin) * (size_t)n);
-    int rc = 0;
+    int *lis = lw_malloc(sizeof(int) * (size_t)n);
+    const char **texts = lw_malloc(sizeof(char *) * (size_t)n);
+    int rc = pins_split(p->net, pins, n, lis, texts, err);
     for (int i = 0; i < n && rc == 0; i++) {
-        const char *text;
-        int li = pin_split(p->net, pins[i], &text, err), k = -1;
+        const char *text = texts[i];
+        int li = lis[i], k = -1;
         config c;
-        if (li < 0) rc = -1;
-        else if (config_parse(text, &c) != 0 ||
-                 (k = config_find(p->cm->configs[li], p->cm->n_configs[li], &c)) < 0)
+        if (config_parse(text, &c) != 0 || (k = config_find(p->cm->configs[li], p->cm->n_configs[li], &c)) < 0)
             rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", p->net->layers[li].name,
                          text, p->gpus);
         pp[i] = (plan_pin){li, k};
     }
     if (rc == 0) rc = plan_apply(p, &(plan_change){.n_pins = n, .pins = pp}, err);
+    free(texts);
+    free(lis);
     free(pp);
     return rc;
 }
@@ -964,6 +1020,14 @@ static int cmd_scale(const opts *o)
             long v = strtol(s, &end, 10);
             if (end == s || errno || v < 1 || v > CLUSTER_MAX_GPUS || (*end && *end != ',') || nc == 64)
                 return bad("--gpus \"%s\" must be a comma-separated list of GPU counts, e.g. 1,2,4,8,16", o->gpus_list);
+            for (int k = 0; k < nc; k++)
+                if (counts[k] == v) {
+                    lw_error e;
+                    lw_fail(&e, 2, "--gpus \"%.200s\" lists %ld twice: give each count once", o->gpus_list, v);
+                    die(&e);
+                    fprintf(stderr, "(see layerwise --help)\n");
+                    return 2;
+                }
             counts[nc++] = (int)v;
             s = *end ? end + 1 : end;
         }
@@ -1193,6 +1257,9 @@ static int cmd_export(const opts *o)
         return bad("%s", "--view reduced draws the search's steps: -s (a given strategy) goes with graph or strategy");
     if (given && (o->n_pins || o->step >= 0 || o->set.no_fold))
         return bad("%s", "-s (a given strategy) takes no --pin, --step or --no-fold: those are the search's");
+    if (o->step >= 0 && view != VIEW_REDUCED)
+        return bad("--step draws the graph part way through the search: it goes with --view reduced, not %s",
+                   export_view_name((export_view)view));
     lw_error err = {0};
     plan *p = open_plan_as(o, o->set, given, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
@@ -1228,12 +1295,14 @@ static int cmd_profile(const opts *o)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "layerwise-profile/1");
     cJSON_AddStringToObject(root, "gpu", p->cl->gpu.name);
+    cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
     char note[512];
     snprintf(note, sizeof note,
-             "Template written by layerwise for %s on %d GPUs of %s (batch %ld): every task shape the search "
+             "Template written by layerwise for %s on %d GPUs of %s (batch %ld, %s): every task shape the search "
              "considers, with the analytical model's estimates. Replace forward_ms and backward_ms with times "
-             "measured on a %s; entries left as they are change nothing.",
-             p->net->name, p->gpus, p->cl->name, p->batch, p->cl->gpu.name);
+             "measured on a %s at %s; entries left as they are change nothing.",
+             p->net->name, p->gpus, p->cl->name, p->batch, precision_name(p->cl->precision), p->cl->gpu.name,
+             precision_name(p->cl->precision));
     cJSON_AddStringToObject(root, "comment", note);
     cJSON *arr = cJSON_AddArrayToObject(root, "entries");
     profile *seen = lw_calloc(1, sizeof *seen); /* the shapes written so far (every config of every layer is looked up) */

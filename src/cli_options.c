@@ -42,7 +42,7 @@ const cli_option cli_options[] = {
     {"-c", "--cluster", "CLUSTER", "all", "a cluster file, or a shipped name (default " DEFAULT_CLUSTER ")"},
     {"-g", "--gpus", "N", "all", "GPUs to use: the first N of the cluster (default: all);\nscale takes a list such as 1,2,4,8,16"},
     {NULL, "--batch", "N", "all", "fixed global batch (default: 32 per GPU, as in the paper)"},
-    {NULL, "--batch-per-gpu", "N", "all", "per-GPU batch"},
+    {NULL, "--batch-per-gpu", "N", "all", "per-GPU batch (--batch or this, not both)"},
     {NULL, "--sync", "ps|ring", "all", "parameter server or ring all-reduce (default: the cluster's)"},
     {NULL, "--precision", "P", "all",
      "fp32, tf32, fp16 or bf16 (default: the cluster's); fp16/bf16 are\n"
@@ -51,8 +51,8 @@ const cli_option cli_options[] = {
      "gradient bucket of a ring all-reduce, MiB (default: the cluster's,\n25 like PyTorch DDP); 0: one all-reduce call per layer"},
     {NULL, "--intra-bw", "GB/s", "all", "what-if: bandwidth between GPUs of a node"},
     {NULL, "--inter-bw", "GB/s", "all", "what-if: bandwidth of a node's network link"},
-    {"-p", "--profile", "FILE", "all", "measured layer times that override the analytical t_c"},
-    {NULL, "--pin", "L=CONFIG", "all", "force layer L to a config such as \"n4 c2\" (repeatable)"},
+    {"-p", "--profile", "FILE", "all", "measured layer times that override the analytical t_c (refused\nwhen made for another GPU or precision than the run's)"},
+    {NULL, "--pin", "L=CONFIG", "all", "force layer L to a config such as \"n4 c2\" (repeatable, once\nper layer; split at the last =: --pin c=1=n4 pins the layer c=1)"},
     {NULL, "--memory-limit", "SIZE", "all",
      "memory per GPU the strategy must fit (e.g. 12GiB, 16000MB; a plain\nnumber is GiB; default: the cluster's GPU memory)"},
     {NULL, "--no-memory-limit", NULL, "all", "the paper's search: memory ignored"},
@@ -73,13 +73,13 @@ const cli_option cli_options[] = {
     {NULL, "--explain", "LAYER", "search",
      "why LAYER has its config: its terms against the alternatives, its\n"
      "GPUs and nodes, the bandwidth and batch that would change it"},
-    {NULL, "--refine", "[SECONDS]", "search", "then improve it under the step simulator (default 10 s)"},
-    {NULL, "--seed", "N", "search", "the seed of --refine's random order (default 1)"},
+    {NULL, "--refine", "[SECONDS]", "search", "then improve it under the step simulator (0.001 to 86400 s, default 10)"},
+    {NULL, "--seed", "N", "search", "the seed of --refine's random order (default 1; only with --refine)"},
     {NULL, "--overlap", "none|full", "simulate",
      "full (default): communication overlaps\ncomputation; none: Eq. 1's schedule, one phase after another"},
     {NULL, "--trace", "FILE.json", "simulate", "also write the step as Chrome trace events"},
     {NULL, "--view", "V", "export", "graph, reduced (the graph after --step K steps) or strategy"},
-    {NULL, "--step", "K", "export", "the reduced view after K steps of the search"},
+    {NULL, "--step", "K", "export", "with --view reduced only: the graph after K steps of the search"},
     {NULL, "--size", "BYTES", "allreduce", "the all-reduce's size (default 100 MB)"},
 };
 const int cli_n_options = (int)(sizeof cli_options / sizeof cli_options[0]);

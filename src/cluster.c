@@ -194,6 +194,48 @@ static int check_keys(cctx *p, const cJSON *obj, const char *where, const char *
     return 0;
 }
 
+typedef struct pair_at {
+    int lo, hi, at; /* a link's GPUs, lower first, and its index in "links" */
+} pair_at;
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const pair_at *a = x, *b = y;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* A pair of GPUs given twice in "links" ([0, 3] and [3, 0] are one link):
+ * refused, naming the first repeat in the file and the entry it repeats;
+ * cluster_link would take one and drop the other without a word. Sorted,
+ * as there may be 65536 entries. */
+static int duplicate_link(const cluster *c, const char *label, lw_error *err)
+{
+    int n = c->n_overrides, dup = -1, first = -1;
+    if (n < 2) return 0;
+    pair_at *v = lw_malloc(sizeof *v * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        const link_override *o = &c->overrides[i];
+        v[i] = (pair_at){o->a < o->b ? o->a : o->b, o->a < o->b ? o->b : o->a, i};
+    }
+    qsort(v, (size_t)n, sizeof *v, pair_cmp);
+    /* a run of one pair is in file order: its second entry is the pair's
+     * first repeat, its first the entry repeated */
+    for (int i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].lo == v[i].lo && v[j].hi == v[i].hi; j++) continue;
+        if (j - i > 1 && (dup < 0 || v[i + 1].at < dup)) {
+            dup = v[i + 1].at;
+            first = v[i].at;
+        }
+    }
+    free(v);
+    if (dup < 0) return 0;
+    const link_override *o = &c->overrides[dup];
+    return lw_fail(err, 2, "%s: links[%d]: GPUs %d and %d are already linked by links[%d]: give each pair once", label,
+                   dup, o->a, o->b, first);
+}
+
 static int read_link(cctx *p, const cJSON *o, const char *where, link_spec *l)
 {
     char path[96];
@@ -470,6 +512,7 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
             if (read_link(&p, it, where, &o->link)) goto fail;
             c->n_overrides++;
         }
+        if (duplicate_link(c, label, err)) goto fail;
     }
     cJSON_Delete(root);
     return c;

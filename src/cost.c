@@ -126,7 +126,7 @@ typedef struct cost_model_priv {
     double pair_lat_max, pair_inv_max;
     int tx_reference;                   /* cost_tx_reference when the model was set up */
     int tx_oracle;                      /* cost_tx_oracle when the model was set up */
-    const profile *prof_given;          /* the profile asked for (pub.prof: NULL for another GPU) */
+    const profile *prof_given;          /* the profile asked for (pub.prof: NULL for another GPU or precision) */
     tx_reprice *rp;                     /* NULL: what-ifs on prices rebuild */
     /* how this model's entries sit in rp: rp_map[layer] (NULL: the same
      * configs) gives each config's index among rp's; kept element counts
@@ -2989,7 +2989,7 @@ static cost_model_priv *model_setup(const network *net, const cluster *cl, const
     cost_model *m = &pm->pub;
     m->net = net;
     m->cl = cl;
-    m->prof = (prof && strcmp(prof->gpu, cl->gpu.name) == 0) ? prof : NULL;
+    m->prof = profile_applies(prof, cl) ? prof : NULL; /* its GPU, and its precision where it says */
     pm->prof_given = prof;
     m->gpus = gpus;
     m->batch = batch;

@@ -59,7 +59,7 @@ int optimizer_from_name(const char *s); /* -1 if unknown */
 typedef struct cost_model {
     const network *net;
     const cluster *cl;
-    const profile *prof;     /* applied only when prof->gpu equals the cluster's GPU name */
+    const profile *prof;     /* applied only on its GPU and precision (profile_applies) */
     int gpus;
     long batch;              /* global batch */
     precision prec;          /* the cluster's, when built */

@@ -109,6 +109,31 @@ static int unknown_key(const cJSON *o, const char *const *allowed, const char *l
     return 0;
 }
 
+/* An entry that an earlier one hides: the same task shape with the same
+ * input count, or after one without "inputs" (which matches any count).
+ * Lookups take the first, so the later one would be silently unused:
+ * refused, naming both. Entries of one shape meet in the index in file
+ * order, so one probe per entry finds its earlier twins. */
+static int duplicate_entry(const profile *p, const char *label, lw_error *err)
+{
+    const size_t mask = (size_t)(p->index_cap - 1);
+    for (int i = 0; i < p->n; i++) {
+        const profile_entry *e = &p->e[i];
+        for (size_t at = (size_t)profile_shape_hash(e) & mask; p->index[at] && p->index[at] - 1 < i;
+             at = (at + 1) & mask) {
+            const profile_entry *f = &p->e[p->index[at] - 1];
+            if (!same_dims(f, e) || (f->n_inputs != 0 && f->n_inputs != e->n_inputs)) continue;
+            return lw_fail(err, 2,
+                           "%s: entries[%d] is the same task shape as entries[%d] (%s, input [%ld, %ld, %ld, %ld], "
+                           "output [%ld, %ld, %ld, %ld]%s): give each shape once",
+                           label, i, p->index[at] - 1, layer_type_name(e->type), e->in[0], e->in[1], e->in[2],
+                           e->in[3], e->out[0], e->out[1], e->out[2], e->out[3],
+                           f->n_inputs ? "" : e->n_inputs ? "; the first has no \"inputs\": it matches any count" : "");
+        }
+    }
+    return 0;
+}
+
 profile *profile_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     cJSON *root = json_parse_doc(text, len, label, err);
@@ -129,7 +154,7 @@ profile *profile_from_json(const char *text, size_t len, const char *label, lw_e
         lw_fail(err, 2, "%s: needs an \"entries\" array", label);
         goto fail;
     }
-    static const char *const top_keys[] = {"format", "gpu", "entries", "comment", NULL};
+    static const char *const top_keys[] = {"format", "gpu", "precision", "entries", "comment", NULL};
     static const char *const entry_keys[] = {"type", "input", "output", "kernel", "stride", "padding", "inputs",
                                              "forward_ms", "backward_ms", "comment", NULL};
     if (unknown_key(root, top_keys, label, "", err)) goto fail;
@@ -140,6 +165,16 @@ profile *profile_from_json(const char *text, size_t len, const char *label, lw_e
     }
     p->gpu = lw_strdup(gpu->valuestring);
     p->path = lw_strdup(label);
+    p->precision = -1; /* profiles before the field: not recorded */
+    const cJSON *prec = cJSON_GetObjectItemCaseSensitive(root, "precision");
+    if (prec) {
+        p->precision = cJSON_IsString(prec) ? precision_from_name(prec->valuestring) : -1;
+        if (p->precision < 0) {
+            lw_fail(err, 2, "%s: \"precision\" must be the precision the times were measured at: \"fp32\", \"tf32\", "
+                    "\"fp16\" or \"bf16\"", label);
+            goto fail;
+        }
+    }
     int n = cJSON_GetArraySize(entries);
     if (n > 1000000) {
         lw_fail(err, 2, "%s: %d entries; at most 1000000 are supported", label, n);
@@ -194,6 +229,10 @@ profile *profile_from_json(const char *text, size_t len, const char *label, lw_e
     p->n = n;
     cJSON_Delete(root);
     profile_index(p);
+    if (duplicate_entry(p, label, err)) {
+        profile_free(p);
+        return NULL;
+    }
     return p;
 fail:
     cJSON_Delete(root);
@@ -240,4 +279,20 @@ double profile_lookup(const profile *p, const profile_entry *key)
     for (int i = 0; i < p->n; i++)
         if (matches(&p->e[i], key)) return p->e[i].forward_ms + p->e[i].backward_ms;
     return -1;
+}
+
+int profile_applies(const profile *p, const cluster *cl)
+{
+    return p && strcmp(p->gpu, cl->gpu.name) == 0 && (p->precision < 0 || p->precision == (int)cl->precision);
+}
+
+int profile_check_cluster(const profile *p, const cluster *cl, lw_error *err)
+{
+    const char *made = p->precision >= 0 ? precision_name((precision)p->precision) : "an unrecorded precision";
+    if (strcmp(p->gpu, cl->gpu.name) != 0 || (p->precision >= 0 && p->precision != (int)cl->precision))
+        return lw_fail(err, 2,
+                       "%s: the profile was made for %s at %s, but this run uses %s at %s (cluster %s): its times "
+                       "do not hold there; write a template for this run with `layerwise profile`",
+                       p->path, p->gpu, made, cl->gpu.name, precision_name(cl->precision), cl->name);
+    return p->precision < 0 ? 1 : 0;
 }

@@ -2,7 +2,7 @@
  * profile: measured layer times ("layerwise-profile/1") that override the
  * analytical t_c where an entry matches a task's exact shape.
  *
- *   {"format": "layerwise-profile/1", "gpu": "P100-SXM2",
+ *   {"format": "layerwise-profile/1", "gpu": "P100-SXM2", "precision": "fp32",
  *    "entries": [{"type": "conv2d", "input": [32, 64, 56, 56],
  *                 "output": [32, 64, 56, 56], "kernel": [3, 3],
  *                 "stride": [1, 1], "padding": [1, 1],
@@ -11,12 +11,16 @@
  * "input" and "output" are one task's blocks (n, c, h, w); kernel, stride and
  * padding are needed for conv2d and pool2d only; "inputs" (the number of
  * inputs of an add or concat, whose cost depends on it) is optional: an
- * entry without it matches any count. Unknown fields are errors. A profile applies to a
- * cluster whose gpu.name equals its "gpu". The profile owns its entries.
+ * entry without it matches any count. Unknown fields are errors, and so is
+ * one task shape given twice. A profile applies to a cluster whose gpu.name
+ * equals its "gpu", training at its "precision" (optional: profiles written
+ * before the field cannot be checked and apply at any precision).
+ * The profile owns its entries.
  */
 #ifndef LW_PROFILE_H
 #define LW_PROFILE_H
 
+#include "cluster.h"
 #include "model.h"
 
 #include <stdint.h>
@@ -31,6 +35,7 @@ typedef struct profile_entry {
 
 typedef struct profile {
     char *gpu;
+    int precision;           /* the precision it was measured at; -1: not recorded */
     char *path;
     int n;
     profile_entry *e;
@@ -44,6 +49,15 @@ typedef struct profile {
 profile *profile_from_json(const char *text, size_t len, const char *label, lw_error *err);
 profile *profile_load_file(const char *path, lw_error *err);
 void profile_free(profile *p);
+
+/* Whether p was made for the GPU and precision cl runs: 0 yes; 1 the GPU
+ * is cl's but p does not record its precision (an older profile: the
+ * caller warns that it cannot be checked); -1 with err set (exit 2) naming
+ * p's file, what it was made for and what cl uses. */
+int profile_check_cluster(const profile *p, const cluster *cl, lw_error *err);
+/* Whether the cost model uses p on cl: the same GPU name and, where p
+ * records one, the same precision (a what-if may change cl's). */
+int profile_applies(const profile *p, const cluster *cl);
 
 /* Forward + backward ms of the matching entry (the first in the file:
  * same type and shapes, and the key's input count or an entry's 0), or -1

@@ -550,6 +550,42 @@ assert conv1["config"] == {"n": 1, "c": 1, "h": 1, "w": 1}, conv1["config"]
 assert conv1["compute_ms"] == 1000.0, conv1["compute_ms"]
 ' "$OUT"
 
+# a profile records its precision (issue 31): a template written at fp16 is
+# refused by an fp32 run (it made the step 3.5x faster without a word),
+# taken at fp16; one without the field loads with a warning
+expect_ok "profile --precision fp16 writes a template" profile -n lenet5 -c dgx1-v100 -g 2 --precision fp16 -o "$TMP/prof16.json"
+py "the template records its GPU and precision" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gpu"] == "Tesla V100-SXM2-32GB" and d["precision"] == "fp16", (d["gpu"], d.get("precision"))
+' "$TMP/prof16.json"
+expect_fail "an fp16 profile in an fp32 search: exit 2, names the file, what it was made for and what the run uses" 2 \
+    "$TMP/prof16.json" "made for Tesla V100-SXM2-32GB at fp16" "uses Tesla V100-SXM2-32GB at fp32" -- \
+    search -n lenet5 -c dgx1-v100 -g 2 -p "$TMP/prof16.json"
+expect_fail "an fp16 profile in the fp32 TUI: exit 2 before the terminal" 2 "$TMP/prof16.json" "at fp16" -- \
+    tui -n lenet5 -c dgx1-v100 -g 2 -p "$TMP/prof16.json"
+run search -n lenet5 -c dgx1-v100 -g 2 --precision fp16 -p "$TMP/prof16.json" --json
+if [ "$RC" -eq 0 ] && [ ! -s "$ERR" ]; then ok "the fp16 profile in an fp16 search: used, no warning"; else
+    notok "the fp16 profile in an fp16 search (exit $RC)" "$(cat "$ERR")"
+fi
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); d.pop("precision", None); json.dump(d, open(sys.argv[2], "w"))
+' "$TMP/prof16.json" "$TMP/prof_old.json"
+run search -n lenet5 -c dgx1-v100 -g 2 -p "$TMP/prof_old.json" --json
+if [ "$RC" -eq 0 ] && grep -q "warning" "$ERR" && grep -qF "$TMP/prof_old.json" "$ERR" && grep -q "precision" "$ERR"; then
+    ok "a profile without \"precision\" still loads, with a warning that it cannot be checked"
+else
+    notok "a profile without \"precision\" loads with a warning (exit $RC)" "$(cat "$ERR")"
+fi
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); d["entries"].append(dict(d["entries"][1])); json.dump(d, open(sys.argv[2], "w"), indent=1)
+' "$TMP/prof16.json" "$TMP/prof_dup.json"
+n_dup=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["entries"]) - 1)' "$TMP/prof_dup.json")
+expect_fail "a profile with one task shape twice: exit 2, names both entries" 2 "$TMP/prof_dup.json" \
+    "entries[$n_dup]" "entries[1]" -- search -n lenet5 -c dgx1-v100 -g 2 --precision fp16 -p "$TMP/prof_dup.json"
+
 # ------------------------------------------------- names, paths and options
 expect_ok "a network given by path" search -n data/networks/lenet5.json -c data/clusters/p100-4x4.json -g 4 --json
 py "a path and a bare name give the same optimum" '
@@ -806,6 +842,60 @@ expect_fail "--pin of an unknown layer: exit 2" 2 "nope" -- search -n lenet5 -c 
 expect_fail "--pin with an invalid config: exit 2" 2 "fc1" -- search -n lenet5 -c p100-4x4 -g 4 --pin fc1=h2
 expect_fail "--why-not of an unknown layer: exit 2" 2 "nope" "lenet5" -- search -n lenet5 -c p100-4x4 -g 4 --why-not nope
 expect_fail "--why-not outside search: exit 2" 2 "--why-not" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --why-not fc1
+
+# options refused, never dropped without a word (issue 31)
+for v in 0 -1 1e9; do
+    expect_fail "--refine $v: a range error, not \"unknown option\"" 2 "--refine \"$v\"" "0.001 to 86400" -- \
+        search -n lenet5 -c p100-4x4 -g 4 --refine "$v"
+done
+expect_fail "--seed without --refine: exit 2" 2 "--seed" "--refine" -- search -n lenet5 -c p100-4x4 -g 4 --seed 3
+expect_fail "search -s: exit 2 (search takes no strategy)" 2 "-s data" "search finds the strategy" -- \
+    search -n lenet5 -c p100-4x4 -g 4 -s data
+expect_fail "compare -s: exit 2" 2 "-s data" -- compare -n lenet5 -c p100-4x4 -g 4 -s data
+for view in graph strategy; do
+    expect_fail "export --step with --view $view: exit 2, no file" 2 "--step" "--view reduced" -- \
+        export -n lenet5 -c p100-4x4 -g 4 --view $view --step 2 -o "$TMP/step_$view.dot"
+    [ -e "$TMP/step_$view.dot" ] && notok "export --step --view $view wrote a file"
+done
+expect_fail "export --step with the default (strategy) view: exit 2" 2 "--view reduced" -- \
+    export -n lenet5 -c p100-4x4 -g 4 --step 2 -o "$TMP/step_default.dot"
+expect_fail "search --step: exit 2" 2 "--step" "export" -- search -n lenet5 -c p100-4x4 -g 4 --step 2
+expect_ok "export --view reduced --step still works" export -n lenet5 -c p100-4x4 -g 4 --view reduced --step 2 -o "$TMP/step_reduced.dot"
+expect_fail "two --pin for one layer: exit 2, names the layer and both pins" 2 "fc1=n2" "fc1=n4" "pinned twice" -- \
+    search -n lenet5 -c p100-4x4 -g 4 --pin fc1=n2 --pin fc1=n4
+expect_fail "two --pin for one layer, the same config: exit 2" 2 "pinned twice" -- \
+    search -n lenet5 -c p100-4x4 -g 4 --pin fc1=n2 --pin fc1=n2
+expect_fail "two --pin for one layer in the TUI: exit 2 before the terminal" 2 "pinned twice" -- \
+    tui -n lenet5 -c p100-4x4 -g 4 --pin fc1=n2 --pin fc1=c2
+expect_fail "--batch with --batch-per-gpu: exit 2, names both" 2 "--batch" "--batch-per-gpu" "give one" -- \
+    search -n lenet5 -c p100-4x4 -g 4 --batch 64 --batch-per-gpu 16
+expect_fail "scale --gpus 16,1,16: exit 2, names the repeated count" 2 "16,1,16" "16 twice" -- \
+    scale -n lenet5 -c p100-4x4 --gpus 16,1,16 --json
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["links"] = [{"gpus": [0, 3], "bandwidth_gbs": 45, "latency_us": 5}, {"gpus": [1, 2], "bandwidth_gbs": 45, "latency_us": 5},
+              {"gpus": [3, 0], "bandwidth_gbs": 20, "latency_us": 5}]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+' data/clusters/p100-4x4.json "$TMP/links_dup.json"
+expect_fail "a cluster with one GPU pair twice in links: exit 2, names the file and both entries" 2 \
+    "$TMP/links_dup.json" "links[2]" "links[0]" -- search -n lenet5 -c "$TMP/links_dup.json" -g 4
+# a layer whose name has "=": --pin splits at the last "="
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for l in d["layers"]:
+    if l["name"] == "fc1": l["name"] = "c=1"
+    l["inputs"] = ["c=1" if i == "fc1" else i for i in l["inputs"]]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+' data/networks/lenet5.json "$TMP/eqname.json"
+expect_ok "--pin c=1=n4 pins the layer named c=1" search -n "$TMP/eqname.json" -c p100-4x4 -g 4 --pin "c=1=n4" --json
+py "the layer c=1 runs n4" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+l = [l for l in d["layers"] if l["name"] == "c=1"][0]
+assert l["config"]["n"] == 4 and l["config"]["c"] == 1, l["config"]
+' "$OUT"
 
 # ------------------------------------------------- precision and buckets
 expect_fail "--precision fp8: exit 2, names the choices" 2 "fp8" "fp32, tf32, fp16 or bf16" -- \
@@ -1152,10 +1242,8 @@ for x, y in zip(a["layers"], b["layers"]):
     assert abs(x["compute_ms"] - y["compute_ms"]) < 1e-9, (x["name"], x["compute_ms"], y["compute_ms"])
 assert abs(a["total_ms"] - b["total_ms"]) < 1e-9
 ' "$TMP/adds_plain.json" "$OUT"
-run search -n lenet5 -c dgx-a100 -g 2 -p "$TMP/prof.json" --json
-if [ "$RC" -eq 0 ] && grep -q "warning" "$ERR" && grep -q "not used" "$ERR"; then ok "a profile for another GPU is ignored with a warning"; else
-    notok "a profile for another GPU is ignored with a warning (exit $RC)" "$(cat "$ERR")"
-fi
+expect_fail "a profile for another GPU is refused: exit 2, names both GPUs" 2 "$TMP/prof.json" \
+    "made for Tesla P100-SXM2-16GB" "uses A100-SXM4-40GB" -- search -n lenet5 -c dgx-a100 -g 2 -p "$TMP/prof.json" --json
 
 # the TUI refuses what cannot run before building anything: under 100 MB,
 # where searching Inception-v3 on 64 GPUs runs out of memory (below), the
@@ -1268,7 +1356,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k lw-full "$FULL" 2>/dev/null;
         "costs -n vgg16 -c p100-4x4 -g 4 --json -o $FULL/keep.json" \
         "profile -n inception_v3 -c p100-4x4 -g 4 -o $FULL/keep.json" \
         "search -n inception_v3 -c p100-4x4 -g 16 --why-not mixed_5b/branch1x1 -o $FULL/keep.json" \
-        "scale -n inception_v3 -c p100-4x4 --gpus 1,2,4,8,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16,16 --json -o $FULL/keep.json"; do
+        "scale -n inception_v3 -c p100-4x4 --gpus 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 --json -o $FULL/keep.json"; do
         # shellcheck disable=SC2086
         "$LW" $args >/dev/null 2>"$ERR"
         rc=$?

@@ -1186,6 +1186,40 @@ Test(t_c, a_profile_entry_overrides_exactly_when_gpu_and_shape_match)
     net_free(n);
 }
 
+/* Issue 31: a profile measured at one precision is not applied at another
+ * (a what-if such as the TUI's P changes the cluster's precision under it);
+ * at its own precision, or where it records none, it is. */
+Test(t_c, a_profile_applies_only_at_the_precision_it_was_measured_at)
+{
+    network *n = net_ok(prof_net);
+    cluster *c = uniform4("parameter-server");
+    gpu_consts k;
+    cr_assert_eq(cluster_gpu_consts(c, PREC_FP32, &k), 0);
+    k.peak_tflops *= 4;
+    c->gpu.prec[PREC_FP16] = k;
+    c->gpu.has_prec[PREC_FP16] = 1;
+    profile *p = prof_str("TestGPU");
+    const config n2 = C(2, 1, 1, 1);
+    p->precision = PREC_FP16;
+    lw_error err = {0};
+    for (int round = 0; round < 3; round++) {
+        /* 0: fp32 (not its precision), 1: fp16 (its own), 2: unrecorded at fp32 */
+        if (round == 2) p->precision = -1;
+        cr_assert_eq(cluster_set_precision(c, round == 1 ? PREC_FP16 : PREC_FP32, &err), 0, "%s", err.msg);
+        cost_model *plain = build(n, c, NULL, 4, 4), *m = build(n, c, p, 4, 4);
+        int li = layer_id(m, "conv"), ci = config_index(m, li, n2);
+        int used = round != 0;
+        cr_assert_eq(m->prof != NULL, used, "round %d", round);
+        cr_assert_eq(m->t_c_profiled[li][ci], used, "round %d", round);
+        cr_assert_eq(m->t_c[li][ci], used ? 3.75 : plain->t_c[li][ci], "round %d: %g", round, m->t_c[li][ci]);
+        cost_model_free(m);
+        cost_model_free(plain);
+    }
+    profile_free(p);
+    cluster_free(c);
+    net_free(n);
+}
+
 /* ------------------------------------------------------------------ memory */
 
 Test(memory, data_parallel_vgg16_holds_full_weights_on_every_gpu)

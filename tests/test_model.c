@@ -858,16 +858,18 @@ Test(profiles, a_profile_loads_and_looks_up_exact_shapes)
 /* The index profile_lookup goes through finds what a scan of the entries
  * in file order finds: for every entry of a profile with many shapes, for
  * keys one field off them, and where entries of one shape repeat (the
- * first in the file wins, an input count of 0 matching any). */
+ * first in the file that matches wins, an input count of 0 matching any).
+ * Each shape comes three times, for 2 and 3 inputs and then for any count
+ * (a shape repeated with one count, or after "any", is refused: issue 31). */
 Test(profiles, indexed_lookups_find_the_first_matching_entry_in_file_order)
 {
-    enum { N = 3000 };
+    enum { N = 3 * 997 };
     size_t cap = 256 + (size_t)N * 200;
     char *t = malloc(cap), *w = t;
     w += sprintf(w, "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\", \"entries\": [");
     for (int i = 0; i < N; i++) {
-        /* few distinct shapes among many entries: repeats, input counts 0, 2 and 3 */
-        int c = i % 997, ni = i % 3 == 0 ? 0 : 2 + i % 2;
+        /* few distinct shapes among many entries: repeats, input counts 2, 3 and 0 */
+        int c = i % 997, r = i / 997, ni = r == 2 ? 0 : 2 + r;
         char inputs[32] = ""; /* absent: any input count (0) */
         if (ni) snprintf(inputs, sizeof inputs, "\"inputs\": %d, ", ni);
         w += sprintf(w, "%s{\"type\": \"add\", %s\"input\": [4, %d, 8, 8], \"output\": [4, %d, 8, 8], "
@@ -894,10 +896,15 @@ Test(profiles, indexed_lookups_find_the_first_matching_entry_in_file_order)
             if (v == 3) cr_assert_eq(indexed, -1);
         }
     p->index = index;
-    /* the first of shape 1 (entry 0, inputs 0) matches any input count */
-    profile_entry k = p->e[997];
-    k.n_inputs = 3;
+    /* shape 0: entry 0 for 2 inputs, entry 997 for 3, entry 1994 (no
+     * "inputs") for any other count */
+    profile_entry k = p->e[1994];
+    k.n_inputs = 2;
     cr_assert_eq(profile_lookup(p, &k), 1);
+    k.n_inputs = 3;
+    cr_assert_eq(profile_lookup(p, &k), 998);
+    k.n_inputs = 5;
+    cr_assert_eq(profile_lookup(p, &k), 1995);
     profile_free(p);
 }
 
@@ -1314,4 +1321,194 @@ Test(profiles, the_key_includes_an_adds_input_count)
     profile_entry c = {.type = LT_CONCAT, .in = {1, 1, 4, 4}, .out = {1, 2, 4, 4}, .n_inputs = 2};
     cr_assert_float_eq(profile_lookup(p, &c), 4, 1e-12);
     profile_free(p);
+}
+
+/* ------------------------------------------------ issue 31: profiles and links */
+
+static const char *const prof_head = "{\"format\": \"layerwise-profile/1\", \"gpu\": \"G\"";
+static const char *const relu_entry = "{\"type\": \"relu\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4],"
+                                      " \"forward_ms\": 1, \"backward_ms\": 1}";
+
+static profile *prof_with(const char *extra, const char *entries, lw_error *err)
+{
+    char t[2048];
+    snprintf(t, sizeof t, "%s%s, \"entries\": [%s]}", prof_head, extra, entries);
+    return profile_from_json(t, strlen(t), "p.json", err);
+}
+
+/* A cluster of one node of 4 GPUs named "G" (fp16 figures too), at prec. */
+static cluster *g_cluster(const char *gpu, precision prec)
+{
+    char t[1024];
+    snprintf(t, sizeof t,
+             "{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 4,"
+             " \"gpu\": {\"name\": \"%s\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500,"
+             " \"precisions\": {\"fp16\": {\"peak_tflops\": 40}}},"
+             " \"intra_node\": {\"bandwidth_gbs\": 10}}",
+             gpu);
+    lw_error err = {0};
+    cluster *c = cluster_from_json(t, strlen(t), "x.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(cluster_set_precision(c, prec, &err), 0, "%s", err.msg);
+    return c;
+}
+
+Test(profiles, a_profile_records_the_precision_it_was_measured_at)
+{
+    lw_error err = {0};
+    profile *p = prof_with(", \"precision\": \"fp16\"", relu_entry, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    cr_assert_eq(p->precision, PREC_FP16);
+    profile_free(p);
+    p = prof_with("", relu_entry, &err); /* before the field: not recorded */
+    cr_assert_not_null(p, "%s", err.msg);
+    cr_assert_eq(p->precision, -1);
+    profile_free(p);
+    static const char *const bad[] = {", \"precision\": \"fp8\"", ", \"precision\": 16", ", \"precision\": \"\""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err = (lw_error){0};
+        p = prof_with(bad[i], relu_entry, &err);
+        cr_assert_null(p, "case %zu loaded", i);
+        cr_assert_eq(err.code, 2);
+        cr_assert(strstr(err.msg, "p.json") && strstr(err.msg, "\"precision\""), "case %zu: %s", i, err.msg);
+    }
+}
+
+/* The run's GPU and precision against the profile's: a mismatch is an
+ * error naming the file, what it was made for and what the run uses; a
+ * profile without a precision is accepted, unchecked (1); the cost model
+ * applies a profile only where it matches. */
+Test(profiles, a_profile_is_checked_against_the_runs_gpu_and_precision)
+{
+    lw_error err = {0};
+    profile *p16 = prof_with(", \"precision\": \"fp16\"", relu_entry, &err);
+    profile *old = prof_with("", relu_entry, &err);
+    cr_assert(p16 && old);
+    cluster *c32 = g_cluster("G", PREC_FP32), *c16 = g_cluster("G", PREC_FP16), *h16 = g_cluster("H", PREC_FP16);
+
+    cr_assert_eq(profile_check_cluster(p16, c16, &err), 0, "%s", err.msg);
+    cr_assert(profile_applies(p16, c16));
+
+    err = (lw_error){0};
+    cr_assert_eq(profile_check_cluster(p16, c32, &err), -1);
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "p.json") && strstr(err.msg, "made for G at fp16") && strstr(err.msg, "uses G at fp32"),
+              "%s", err.msg);
+    cr_assert_not(profile_applies(p16, c32));
+
+    err = (lw_error){0};
+    cr_assert_eq(profile_check_cluster(p16, h16, &err), -1);
+    cr_assert(strstr(err.msg, "made for G at fp16") && strstr(err.msg, "uses H at fp16"), "%s", err.msg);
+    cr_assert_not(profile_applies(p16, h16));
+
+    cr_assert_eq(profile_check_cluster(old, c32, &err), 1);
+    cr_assert_eq(profile_check_cluster(old, c16, &err), 1);
+    cr_assert(profile_applies(old, c32) && profile_applies(old, c16));
+    err = (lw_error){0};
+    cr_assert_eq(profile_check_cluster(old, h16, &err), -1);
+    cr_assert(strstr(err.msg, "made for G") && strstr(err.msg, "uses H"), "%s", err.msg);
+
+    cluster_free(c32);
+    cluster_free(c16);
+    cluster_free(h16);
+    profile_free(p16);
+    profile_free(old);
+}
+
+/* One task shape twice (or after an entry without "inputs", which matches
+ * every count): lookups take the first, so the second would be unused
+ * without a word. Refused, naming both. A shape for 2 inputs and then for
+ * any count is two different entries. */
+Test(bad_profile, the_same_task_shape_twice_is_refused_naming_both)
+{
+    static const struct {
+        const char *entries;
+        const char *later, *earlier; /* NULL: loads */
+    } cases[] = {
+        {"{\"type\": \"relu\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1, \"backward_ms\": 1},"
+         "{\"type\": \"relu\", \"input\": [1, 1, 4, 8], \"output\": [1, 1, 4, 8], \"forward_ms\": 1, \"backward_ms\": 1},"
+         "{\"type\": \"relu\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 2, \"backward_ms\": 2}",
+         "entries[2]", "entries[0]"},
+        {"{\"type\": \"add\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1, \"backward_ms\": 1},"
+         "{\"type\": \"add\", \"inputs\": 3, \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1,"
+         " \"backward_ms\": 1}",
+         "entries[1]", "entries[0]"},
+        {"{\"type\": \"add\", \"inputs\": 2, \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1,"
+         " \"backward_ms\": 1},"
+         "{\"type\": \"add\", \"inputs\": 2, \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1,"
+         " \"backward_ms\": 1}",
+         "entries[1]", "entries[0]"},
+        {"{\"type\": \"conv2d\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"kernel\": 3, \"padding\": 1,"
+         " \"forward_ms\": 1, \"backward_ms\": 1},"
+         "{\"type\": \"conv2d\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"kernel\": [3, 3], \"stride\": 1,"
+         " \"padding\": [1, 1], \"forward_ms\": 1, \"backward_ms\": 1}",
+         "entries[1]", "entries[0]"},
+        /* these load: another kernel; 2 inputs, then any count; two types */
+        {"{\"type\": \"conv2d\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"kernel\": 3, \"padding\": 1,"
+         " \"forward_ms\": 1, \"backward_ms\": 1},"
+         "{\"type\": \"conv2d\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 2, 2], \"kernel\": 3,"
+         " \"forward_ms\": 1, \"backward_ms\": 1}",
+         NULL, NULL},
+        {"{\"type\": \"add\", \"inputs\": 2, \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1,"
+         " \"backward_ms\": 1},"
+         "{\"type\": \"add\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1, \"backward_ms\": 1}",
+         NULL, NULL},
+        {"{\"type\": \"relu\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1, \"backward_ms\": 1},"
+         "{\"type\": \"dropout\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4], \"forward_ms\": 1, \"backward_ms\": 1}",
+         NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lw_error err = {0};
+        profile *p = prof_with("", cases[i].entries, &err);
+        if (!cases[i].later) {
+            cr_assert_not_null(p, "case %zu: %s", i, err.msg);
+            profile_free(p);
+            continue;
+        }
+        cr_assert_null(p, "case %zu loaded", i);
+        cr_assert_eq(err.code, 2);
+        cr_assert(strncmp(err.msg, "p.json: ", 8) == 0 && strstr(err.msg, cases[i].later) &&
+                      strstr(err.msg, cases[i].earlier) && strstr(err.msg, "same task shape"),
+                  "case %zu: %s", i, err.msg);
+    }
+}
+
+/* A GPU pair twice in "links" ([0, 3] and [3, 0] are one pair): one would
+ * be dropped without a word. Refused naming the file and both entries. */
+Test(bad_cluster, the_same_gpu_pair_twice_in_links_is_refused_naming_both)
+{
+    static const char *const head =
+        "{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 4,"
+        " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+        " \"intra_node\": {\"bandwidth_gbs\": 10}, \"links\": [";
+    static const struct {
+        const char *links, *later, *earlier;
+    } cases[] = {
+        {"{\"gpus\": [0, 3], \"bandwidth_gbs\": 45}, {\"gpus\": [1, 2], \"bandwidth_gbs\": 45},"
+         " {\"gpus\": [3, 0], \"bandwidth_gbs\": 20}",
+         "links[2]", "links[0]"},
+        {"{\"gpus\": [1, 2], \"bandwidth_gbs\": 45}, {\"gpus\": [0, 3], \"bandwidth_gbs\": 45},"
+         " {\"gpus\": [0, 3], \"bandwidth_gbs\": 45}, {\"gpus\": [2, 1], \"bandwidth_gbs\": 45}",
+         "links[2]", "links[1]"},
+        {"{\"gpus\": [0, 1], \"bandwidth_gbs\": 45}, {\"gpus\": [0, 2], \"bandwidth_gbs\": 45},"
+         " {\"gpus\": [1, 2], \"bandwidth_gbs\": 45}, {\"gpus\": [2, 3], \"bandwidth_gbs\": 45}",
+         NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char t[2048];
+        snprintf(t, sizeof t, "%s%s]}", head, cases[i].links);
+        lw_error err = {0};
+        cluster *c = cluster_from_json(t, strlen(t), "x.json", &err);
+        if (!cases[i].later) {
+            cr_assert_not_null(c, "case %zu: %s", i, err.msg);
+            cr_assert_eq(c->n_overrides, 4);
+            cluster_free(c);
+            continue;
+        }
+        cr_assert_null(c, "case %zu loaded", i);
+        cr_assert_eq(err.code, 2);
+        cr_assert(strncmp(err.msg, "x.json: ", 8) == 0 && strstr(err.msg, cases[i].later) &&
+                      strstr(err.msg, cases[i].earlier),
+                  "case %zu: %s", i, err.msg);
+    }
 }

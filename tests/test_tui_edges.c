@@ -9,6 +9,7 @@
 #include "draw.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -586,6 +587,86 @@ Test(tui_edges, export_error_at_120_columns_is_shown_whole)
     cr_assert_str_eq(shown, a->status, "%s", dump());
     app_free(a);
     term_close();
+}
+
+/* Issue 31: an export error for a path of about 240 characters named the
+ * path (and its directory) in full, and the reason fell off the end of the
+ * status line's three rows at 80 columns. The path is shortened in its
+ * middle; the reason stays. */
+Test(tui_edges, export_error_for_a_240_character_path_keeps_its_reason)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    char path[256] = "/nonexistent-directory-";
+    while (strlen(path) < 225) strcat(path, "abcdefghij");
+    strcat(path, "/strategy.json");
+    cr_assert(strlen(path) >= 235 && strlen(path) < sizeof a->prompt_buf, "%zu", strlen(path));
+    type(a, "J");
+    app_feed(a, CTRL_U_KEY);
+    type(a, path);
+    app_feed(a, '\r');
+    cr_assert(a->status_error, "%s", a->status);
+    ui_cuts_reset();
+    draw(a);
+    const char *log;
+    cr_assert_eq(ui_cuts(&log), 0, "%s\n%s", log, dump());
+    int sy = find_row("export to ");
+    cr_assert(sy > 0, "%s", dump());
+    char shown[16384] = "";
+    for (int y = sy; y < LINES - 1; y++) {
+        if (y > sy) strcat(shown, " ");
+        strcat(shown, row(y));
+    }
+    /* the whole status, and in it the reason (the directory is missing) */
+    cr_assert_str_eq(shown, a->status, "%s", dump());
+    cr_assert(strstr(shown, strerror(ENOENT)) || strstr(shown, "does not exist"), "the reason is not on screen:\n%s",
+              dump());
+    cr_assert(strstr(shown, "/nonexistent-directory-") && strstr(shown, "strategy.json"),
+              "the path's start and end are not on screen:\n%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* Issue 31: a profile made for another precision is refused at open, and
+ * the what-if P to another precision leaves it out of the model (the
+ * status says so) until P comes back to its precision. */
+Test(tui_edges, a_profile_follows_the_precision_what_if)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    scratch_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"format\": \"layerwise-profile/1\", \"gpu\": \"Tesla V100-SXM2-32GB\", \"precision\": \"fp32\","
+          " \"entries\": [{\"type\": \"relu\", \"input\": [1, 1, 4, 4], \"output\": [1, 1, 4, 4],"
+          " \"forward_ms\": 1, \"backward_ms\": 1}]}",
+          f);
+    fclose(f);
+    lw_error err = {0};
+    tui_args t = {.net = "lenet5", .cluster = "dgx1-v100", .profile = path, .set = {2, 0, 0}, .sync = -1,
+                  .precision_set = 1, .precision = PREC_FP16};
+    cr_assert_null(app_open(&t, &err), "an fp32 profile opened at fp16");
+    cr_assert(err.code == 2 && strstr(err.msg, path) && strstr(err.msg, "at fp32") && strstr(err.msg, "at fp16"), "%s",
+              err.msg);
+    term_open(24, 80, 1);
+    t.precision_set = 0; /* the cluster's own, fp32 */
+    app *a = app_open(&t, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cr_assert_not_null(a->p->cm->prof);
+    type(a, "P");
+    finish_idle(a);
+    cr_assert_eq(a->p->cl->precision, PREC_FP16);
+    cr_assert_null(a->p->cm->prof, "the fp32 profile is applied at fp16");
+    cr_assert(strstr(a->status, "profile is not used"), "%s", a->status);
+    type(a, "P");
+    finish_idle(a);
+    cr_assert_eq(a->p->cl->precision, PREC_FP32);
+    cr_assert_not_null(a->p->cm->prof);
+    cr_assert(strstr(a->status, "profile applies again"), "%s", a->status);
+    app_free(a);
+    term_close();
+    unlink(path);
+    rmdir(dir);
 }
 
 /* ---------- bug 6: the stepper's next node is reversed, as it says */

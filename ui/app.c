@@ -106,7 +106,8 @@ app *app_open(const tui_args *args, lw_error *err)
     profile *prof = NULL;
     if (args && args->profile) {
         prof = plan_load_profile(args->profile, err);
-        if (!prof) {
+        if (!prof || profile_check_cluster(prof, cl, err) < 0) { /* another GPU or precision: refused */
+            profile_free(prof);
             net_free(net);
             cluster_free(cl);
             return NULL;
@@ -675,8 +676,15 @@ action app_cycle_precision(app *a)
         app_set_status(a, 0, "%s gives figures for %s only", c->gpu.name, precision_name(from));
         return ACT_REDRAW;
     }
-    char what[96];
+    char what[160];
     snprintf(what, sizeof what, "precision %s%s%s", precision_name(from), G->arrow_right, precision_name(to));
+    const profile *pr = a->p->prof; /* measured at one precision: the model leaves it out at another */
+    if (pr && pr->precision >= 0 && (pr->precision == (int)from) != (pr->precision == (int)to)) {
+        size_t n = strlen(what);
+        snprintf(what + n, sizeof what - n, pr->precision == (int)to ? " (the %s profile applies again)"
+                                                                     : " (the %s profile is not used)",
+                 precision_name((precision)pr->precision));
+    }
     app_whatif_begin(a, what);
     app_change_cluster(a)->precision = to;
     app_invalidate_settings(a);
@@ -804,6 +812,41 @@ static int write_text(FILE *f, void *user, lw_error *err)
     return 0;
 }
 
+/* A path in a status line is shortened in its middle to this many cells,
+ * so that an error's reason stays within the line's rows (a message
+ * names the path and often its directory: at 80 columns, three rows). */
+#define STATUS_PATH_CELLS 60
+
+/* msg with each occurrence of path, and of its directory, shortened in the
+ * middle (ui_fit_mid) to STATUS_PATH_CELLS. */
+static void status_paths(const char *msg, const char *path, char *out, size_t n)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 0, path);
+    const char *long_ones[2] = {path, dir};
+    char cur[1024];
+    snprintf(cur, sizeof cur, "%s", msg);
+    for (int k = 0; k < 2; k++) {
+        const char *s = long_ones[k];
+        size_t len = strlen(s);
+        if (ui_width(s) <= STATUS_PATH_CELLS) continue;
+        char fit[STATUS_PATH_CELLS * 4 + 8], next[sizeof cur];
+        ui_fit_mid(s, STATUS_PATH_CELLS, fit, sizeof fit);
+        lw_buf b = {0};
+        const char *at = cur, *hit;
+        while ((hit = strstr(at, s)) != NULL) {
+            lw_buf_printf(&b, "%.*s%s", (int)(hit - at), at, fit);
+            at = hit + len;
+        }
+        lw_buf_printf(&b, "%s", at);
+        snprintf(next, sizeof next, "%s", b.s ? b.s : "");
+        lw_buf_free(&b);
+        memcpy(cur, next, sizeof cur);
+    }
+    snprintf(out, n, "%s", cur);
+}
+
 int app_export(app *a, const char *path)
 {
     lw_error err = {0};
@@ -838,7 +881,10 @@ int app_export(app *a, const char *path)
         what = v == VIEW_GRAPH ? "graph diagram" : v == VIEW_REDUCED ? "reduced-graph diagram" : "strategy diagram";
     }
     if (rc != 0) {
-        app_set_status(a, 1, "export to %s failed: %s", path, err.msg[0] ? err.msg : "unknown error");
+        char msg[sizeof err.msg], shown[STATUS_PATH_CELLS * 4 + 8];
+        status_paths(err.msg[0] ? err.msg : "unknown error", path, msg, sizeof msg);
+        ui_fit_mid(path, STATUS_PATH_CELLS, shown, sizeof shown);
+        app_set_status(a, 1, "export to %s failed: %s", shown, msg);
         return -1;
     }
     char full[PATH_MAX];

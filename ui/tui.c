@@ -161,7 +161,15 @@ int tui_main(const tui_args *args)
         profile *pr = c && args && args->profile ? plan_load_profile(args->profile, &lerr) : NULL;
         int bad_input = !n || !c || (args && args->profile && !pr) ||
                         (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0) ||
+                        (pr && profile_check_cluster(pr, c, &lerr) < 0) ||
                         (args && cli_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
+        if (!bad_input && pr && pr->precision < 0) { /* seen once the TUI ends */
+            lw_buf b = {0};
+            lw_text_printable(&b, pr->path);
+            fprintf(stderr, "layerwise: warning: %s does not record the precision it was measured at: applied at %s "
+                    "unchecked\n", b.s, precision_name(c->precision));
+            lw_buf_free(&b);
+        }
         net_free(n);
         cluster_free(c);
         profile_free(pr);
