@@ -30,9 +30,11 @@ typedef struct opts {
     int seed_set;
     plan_settings set;
     plan_memory_settings mset;
-    int sync, precision;
-    double bucket_mb, size;
-    double intra_bw, inter_bw;
+    struct {                 /* what-ifs over the cluster's settings; -1 (bandwidths 0): the cluster's own */
+        int sync, precision;
+        double bucket_mb, intra_bw, inter_bw;
+    } over;
+    double size;             /* allreduce --size */
     int json, steps, step;
     int n_pins;
     const char *pins[64];
@@ -84,141 +86,111 @@ static int stdout_status(int rc)
     return rc;
 }
 
-static int parse_args(int argc, char **argv, opts *o)
+/* Options that take a value v (NULL when a is the last argument) and
+ * check it: 0 taken (*takes_value 0 when v is not its value: --refine's
+ * seconds are optional), 1 not one of them, else 2 with the message
+ * printed. */
+static int parse_value_option(opts *o, const char *a, const char *v, int *takes_value)
 {
-    memset(o, 0, sizeof *o);
-    o->sync = -1;
-    o->precision = -1;
-    o->bucket_mb = -1;
-    o->step = -1;
-    o->overlap = -1;
-    int i = 1;
-    if (i < argc && argv[i][0] != '-') o->cmd = argv[i++];
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define TAKES(...)                                                                                                 \
-    (strcmp(a, __VA_ARGS__) == 0)
-        int takes_value = 1;
-        long n;
-        if (a[0] != '-' && o->cmd && strcmp(o->cmd, "diff") == 0) {
-            if (o->n_diff == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
-            o->diff[o->n_diff++] = a;
-            takes_value = 0;
-        } else if (TAKES("-n") || TAKES("--network")) o->net = v;
-        else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
-        else if (TAKES("-p") || TAKES("--profile")) o->profile = v;
-        else if (TAKES("-s") || TAKES("--strategy")) o->strategy = v;
-        else if (TAKES("-o") || TAKES("--output")) o->out = v;
-        else if (TAKES("--view")) o->view = v;
-        else if (TAKES("-g") || TAKES("--gpus")) {
-            if (!v) return bad("%s needs a value", a);
-            if (strchr(v, ',') || (o->cmd && strcmp(o->cmd, "scale") == 0)) {
-                o->gpus_list = v;
-            } else {
-                if (parse_long(v, 1, CLUSTER_MAX_GPUS, &n) != 0)
-                    return bad("GPU count \"%s\" must be a whole number from 1 to the cluster's GPUs", v);
-                o->set.gpus = (int)n;
-            }
-        } else if (TAKES("--batch")) {
-            if (parse_long(v, 1, COST_MAX_BATCH, &n) != 0) return bad_range("--batch", v, COST_MAX_BATCH);
-            o->set.global_batch = n;
-        } else if (TAKES("--batch-per-gpu")) {
-            if (parse_long(v, 1, PLAN_MAX_BATCH_PER_GPU, &n) != 0)
-                return bad_range("--batch-per-gpu", v, PLAN_MAX_BATCH_PER_GPU);
-            o->set.batch_per_gpu = n;
-        } else if (TAKES("--sync")) {
-            int s = v ? sync_scheme_from_name(v) : -1;
-            if (s < 0) return bad("--sync \"%s\" must be ps, ring, parameter-server or ring-allreduce", v ? v : "");
-            o->sync = s;
-        } else if (TAKES("--precision")) {
-            int pr = v ? precision_from_name(v) : -1;
-            if (pr < 0) return bad("--precision \"%s\" must be fp32, tf32, fp16 or bf16", v ? v : "");
-            o->precision = pr;
-        } else if (TAKES("--size")) {
-            double d;
-            if (parse_double(v, 1, 1e13, &d) != 0) return bad("--size \"%s\" must be a number of bytes from 1 to 1e13", v ? v : "");
-            o->size = d;
-        } else if (TAKES("--bucket-mb")) {
-            double d;
-            if (parse_double(v, 0, 1e6, &d) != 0) return bad("--bucket-mb \"%s\" must be a number of MiB from 0 to 1e6", v ? v : "");
-            o->bucket_mb = d;
-        } else if (TAKES("--intra-bw") || TAKES("--inter-bw")) {
-            double d;
-            if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("bandwidth \"%s\" must be a number of GB/s from 0.001 to 1e6", v ? v : "");
-            if (a[3] == 'n' && a[4] == 't' && a[5] == 'r') o->intra_bw = d;
-            else o->inter_bw = d;
-        } else if (TAKES("--step")) {
-            if (parse_long(v, 0, 1000000, &n) != 0) return bad("--step \"%s\" must be a whole number of steps (0 or more)", v ? v : "");
-            o->step = (int)n;
-        } else if (TAKES("--overlap")) {
-            o->overlap = sim_overlap_from_name(v);
-            if (o->overlap < 0) return bad("--overlap \"%s\" must be none or full", v ? v : "");
-        } else if (TAKES("--refine")) {
-            /* an optional number of seconds: a number out of range is an
-             * error, not the next argument */
-            double d;
-            char *end = NULL;
-            o->refine = 1;
-            o->refine_s = 10;
-            if (v && *v) (void)strtod(v, &end);
-            if (end && end != v && !*end) {
-                if (parse_double(v, 0.001, 86400, &d) != 0)
-                    return bad("--refine \"%s\" must be a number of seconds from 0.001 to 86400", v);
-                o->refine_s = d;
-            } else {
-                takes_value = 0;
-            }
-        } else if (TAKES("--seed")) {
-            if (parse_long(v, 0, 2147483647L, &n) != 0) return bad("--seed \"%s\" must be a whole number", v ? v : "");
-            o->seed = (unsigned long long)n;
-            o->seed_set = 1;
-        } else if (TAKES("--trace")) {
-            o->trace = v;
-        } else if (TAKES("--memory-limit")) {
-            double b = cli_parse_size(v);
-            if (b <= 0)
-                return bad("--memory-limit \"%s\" must be a size such as 16GiB, 12GB, 8000MiB or 16 (GiB)", v ? v : "");
-            o->mset.limit = b;
-        } else if (TAKES("--optimizer")) {
-            int k = optimizer_from_name(v);
-            if (k < 0) return bad("--optimizer \"%s\" must be sgd, momentum or adam", v ? v : "");
-            o->mset.optimizer = (optimizer_kind)k;
-        } else if (TAKES("--time-limit")) {
-            double d;
-            if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("--time-limit \"%s\" must be seconds from 0.001 to 1e6", v ? v : "");
-            o->mset.time_s = d;
-        } else if (TAKES("--why-not")) {
-            o->whynot = v;
-        } else if (TAKES("--explain")) {
-            o->explain = v;
-        } else if (TAKES("--pin")) {
-            if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
-            if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
-            o->pins[o->n_pins++] = v;
+#define TAKES(...) (strcmp(a, __VA_ARGS__) == 0)
+    long n;
+    if (TAKES("-g") || TAKES("--gpus")) {
+        if (!v) return bad("%s needs a value", a);
+        if (strchr(v, ',') || (o->cmd && strcmp(o->cmd, "scale") == 0)) {
+            o->gpus_list = v;
         } else {
-            takes_value = 0;
-            if (TAKES("--json")) o->json = 1;
-            else if (TAKES("--no-memory-limit")) o->mset.limit = -1;
-            else if (TAKES("--steps")) o->steps = 1;
-            else if (TAKES("--no-fold")) o->set.no_fold = 1;
-            else if (TAKES("-h") || TAKES("--help")) {
-                cli_usage_write(stdout);
-                exit(stdout_status(0));
-            } else if (TAKES("--version")) {
-                printf("layerwise %s\n", LW_VERSION);
-                exit(stdout_status(0));
-            } else
-                return bad("unknown option \"%s\"", a);
+            if (parse_long(v, 1, CLUSTER_MAX_GPUS, &n) != 0)
+                return bad("GPU count \"%s\" must be a whole number from 1 to the cluster's GPUs", v);
+            o->set.gpus = (int)n;
         }
-        if (takes_value) {
-            if (!v) return bad("%s needs a value", a);
-            i++;
+    } else if (TAKES("--batch")) {
+        if (parse_long(v, 1, COST_MAX_BATCH, &n) != 0) return bad_range("--batch", v, COST_MAX_BATCH);
+        o->set.global_batch = n;
+    } else if (TAKES("--batch-per-gpu")) {
+        if (parse_long(v, 1, PLAN_MAX_BATCH_PER_GPU, &n) != 0)
+            return bad_range("--batch-per-gpu", v, PLAN_MAX_BATCH_PER_GPU);
+        o->set.batch_per_gpu = n;
+    } else if (TAKES("--sync")) {
+        int s = v ? sync_scheme_from_name(v) : -1;
+        if (s < 0) return bad("--sync \"%s\" must be ps, ring, parameter-server or ring-allreduce", v ? v : "");
+        o->over.sync = s;
+    } else if (TAKES("--precision")) {
+        int pr = v ? precision_from_name(v) : -1;
+        if (pr < 0) return bad("--precision \"%s\" must be fp32, tf32, fp16 or bf16", v ? v : "");
+        o->over.precision = pr;
+    } else if (TAKES("--size")) {
+        double d;
+        if (parse_double(v, 1, 1e13, &d) != 0) return bad("--size \"%s\" must be a number of bytes from 1 to 1e13", v ? v : "");
+        o->size = d;
+    } else if (TAKES("--bucket-mb")) {
+        double d;
+        if (parse_double(v, 0, 1e6, &d) != 0) return bad("--bucket-mb \"%s\" must be a number of MiB from 0 to 1e6", v ? v : "");
+        o->over.bucket_mb = d;
+    } else if (TAKES("--intra-bw") || TAKES("--inter-bw")) {
+        double d;
+        if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("bandwidth \"%s\" must be a number of GB/s from 0.001 to 1e6", v ? v : "");
+        if (a[3] == 'n' && a[4] == 't' && a[5] == 'r') o->over.intra_bw = d;
+        else o->over.inter_bw = d;
+    } else if (TAKES("--step")) {
+        if (parse_long(v, 0, 1000000, &n) != 0) return bad("--step \"%s\" must be a whole number of steps (0 or more)", v ? v : "");
+        o->step = (int)n;
+    } else if (TAKES("--overlap")) {
+        o->overlap = sim_overlap_from_name(v);
+        if (o->overlap < 0) return bad("--overlap \"%s\" must be none or full", v ? v : "");
+    } else if (TAKES("--refine")) {
+        /* an optional number of seconds: a number out of range is an
+         * error, not the next argument */
+        double d;
+        char *end = NULL;
+        o->refine = 1;
+        o->refine_s = 10;
+        if (v && *v) (void)strtod(v, &end);
+        if (end && end != v && !*end) {
+            if (parse_double(v, 0.001, 86400, &d) != 0)
+                return bad("--refine \"%s\" must be a number of seconds from 0.001 to 86400", v);
+            o->refine_s = d;
+        } else {
+            *takes_value = 0;
         }
-#undef TAKES
+    } else if (TAKES("--seed")) {
+        if (parse_long(v, 0, 2147483647L, &n) != 0) return bad("--seed \"%s\" must be a whole number", v ? v : "");
+        o->seed = (unsigned long long)n;
+        o->seed_set = 1;
+    } else if (TAKES("--trace")) {
+        o->trace = v;
+    } else if (TAKES("--memory-limit")) {
+        double b = cli_parse_size(v);
+        if (b <= 0)
+            return bad("--memory-limit \"%s\" must be a size such as 16GiB, 12GB, 8000MiB or 16 (GiB)", v ? v : "");
+        o->mset.limit = b;
+    } else if (TAKES("--optimizer")) {
+        int k = optimizer_from_name(v);
+        if (k < 0) return bad("--optimizer \"%s\" must be sgd, momentum or adam", v ? v : "");
+        o->mset.optimizer = (optimizer_kind)k;
+    } else if (TAKES("--time-limit")) {
+        double d;
+        if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("--time-limit \"%s\" must be seconds from 0.001 to 1e6", v ? v : "");
+        o->mset.time_s = d;
+    } else if (TAKES("--why-not")) {
+        o->whynot = v;
+    } else if (TAKES("--explain")) {
+        o->explain = v;
+    } else if (TAKES("--pin")) {
+        if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
+        if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
+        o->pins[o->n_pins++] = v;
+    } else {
+        return 1;
     }
-    /* options that would be ignored where they are given, or that
-     * contradict each other, are refused, never dropped without a word */
+#undef TAKES
+    return 0;
+}
+
+/* Options that would be ignored where they are given, or that contradict
+ * each other, are refused, never dropped without a word: 0, or 2 with the
+ * message printed. */
+static int check_option_use(const opts *o)
+{
     const int tui = !o->cmd || strcmp(o->cmd, "tui") == 0; /* the TUI names what it does not take */
     if (o->set.global_batch > 0 && o->set.batch_per_gpu > 0)
         return bad("%s", "--batch (the global batch) and --batch-per-gpu (the batch per GPU) both set the batch: give one");
@@ -246,6 +218,59 @@ static int parse_args(int argc, char **argv, opts *o)
     if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->over.sync = -1;
+    o->over.precision = -1;
+    o->over.bucket_mb = -1;
+    o->step = -1;
+    o->overlap = -1;
+    int i = 1;
+    if (i < argc && argv[i][0] != '-') o->cmd = argv[i++];
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define TAKES(...)                                                                                                 \
+    (strcmp(a, __VA_ARGS__) == 0)
+        int takes_value = 1, rc;
+        if (a[0] != '-' && o->cmd && strcmp(o->cmd, "diff") == 0) {
+            if (o->n_diff == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
+            o->diff[o->n_diff++] = a;
+            takes_value = 0;
+        } else if (TAKES("-n") || TAKES("--network")) o->net = v;
+        else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
+        else if (TAKES("-p") || TAKES("--profile")) o->profile = v;
+        else if (TAKES("-s") || TAKES("--strategy")) o->strategy = v;
+        else if (TAKES("-o") || TAKES("--output")) o->out = v;
+        else if (TAKES("--view")) o->view = v;
+        else if ((rc = parse_value_option(o, a, v, &takes_value)) != 1) {
+            if (rc != 0) return rc;
+        } else {
+            takes_value = 0;
+            if (TAKES("--json")) o->json = 1;
+            else if (TAKES("--no-memory-limit")) o->mset.limit = -1;
+            else if (TAKES("--steps")) o->steps = 1;
+            else if (TAKES("--no-fold")) o->set.no_fold = 1;
+            else if (TAKES("-h") || TAKES("--help")) {
+                cli_usage_write(stdout);
+                exit(stdout_status(0));
+            } else if (TAKES("--version")) {
+                printf("layerwise %s\n", LW_VERSION);
+                exit(stdout_status(0));
+            } else
+                return bad("unknown option \"%s\"", a);
+        }
+        if (takes_value) {
+            if (!v) return bad("%s needs a value", a);
+            i++;
+        }
+#undef TAKES
+    }
+    if (check_option_use(o) != 0) return 2;
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
     /* "-" is standard output, written through the descriptor (util.h) */
@@ -302,8 +327,8 @@ void cli_apply_links(cluster *c, double intra_bw, double inter_bw)
 
 static void apply_whatif(const opts *o, cluster *c)
 {
-    cli_apply_sync(c, o->sync);
-    cli_apply_links(c, o->intra_bw, o->inter_bw);
+    cli_apply_sync(c, o->over.sync);
+    cli_apply_links(c, o->over.intra_bw, o->over.inter_bw);
 }
 
 /* A long final step of the search (a large graph left after the
@@ -331,7 +356,7 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
         return NULL;
     }
     apply_whatif(o, cl);
-    if (cli_apply_precision(cl, o->precision, o->bucket_mb, err) != 0) {
+    if (cli_apply_precision(cl, o->over.precision, o->over.bucket_mb, err) != 0) {
         net_free(net);
         cluster_free(cl);
         return NULL;
@@ -1628,8 +1653,8 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         const int given[] = {o.json, o.out != NULL, o.view != NULL, o.step >= 0, o.steps, o.size > 0, o.seed_set};
         for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
-        tui_args a = {o.net, o.cluster, o.profile, o.set, o.sync, o.mset, o.precision >= 0, o.precision,
-                      o.bucket_mb >= 0, o.bucket_mb, o.intra_bw, o.inter_bw, o.n_pins, o.pins};
+        tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,
+                      o.over.bucket_mb >= 0, o.over.bucket_mb, o.over.intra_bw, o.over.inter_bw, o.n_pins, o.pins};
         return tui(&a);
     }
     static const struct {

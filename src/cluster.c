@@ -320,6 +320,112 @@ static int read_collectives(cctx *p, const cJSON *o, collective_spec *k)
     return 0;
 }
 
+/* The cluster's "gpu" object into c->gpu: its name, peak, memory, the
+ * kernel-efficiency constants (each with its default) and the precisions.
+ * 0, or -1 with the error set. */
+static int read_gpu(cctx *p, const cJSON *root, cluster *c)
+{
+    static const char *const gpu_keys[] = {"name", "peak_tflops", "memory_gib", "memory_bandwidth_gbs",
+                                           "efficiency", "memory_efficiency", "winograd_speedup",
+                                           "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", "precisions",
+                                           NULL};
+    static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
+    char why[128] = "";
+    const cJSON *v;
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");
+    if (!cJSON_IsObject(gpu)) {
+        lw_fail(p->err, 2, "%s: needs a \"gpu\" object", p->label);
+        return -1;
+    }
+    if (check_keys(p, gpu, "gpu", gpu_keys)) return -1;
+    v = cJSON_GetObjectItemCaseSensitive(gpu, "name");
+    if (v && (!cJSON_IsString(v) || !v->valuestring[0])) {
+        cfail(p, "gpu.name", "\"%s\" must be a non-empty string (or absent: \"GPU\")", "gpu.name", 0, 0);
+        return -1;
+    }
+    if (v && (lw_check_text(v->valuestring, LW_NAME_MAX, why, sizeof why) != 0 ||
+              strlen(v->valuestring) >= sizeof c->gpu.name)) {
+        if (strlen(v->valuestring) >= sizeof c->gpu.name && !why[0])
+            snprintf(why, sizeof why, "is longer than %d bytes", (int)sizeof c->gpu.name - 1);
+        cfail(p, "gpu.name", "\"gpu.name\" %s", why, 0, 0);
+        return -1;
+    }
+    snprintf(c->gpu.name, sizeof c->gpu.name, "%s", v ? v->valuestring : "GPU");
+    if (num(p, gpu, "peak_tflops", "gpu.peak_tflops", 1e-3, 1e5, 1, 0, &c->gpu.peak_tflops)) return -1;
+    if (num(p, gpu, "memory_gib", "gpu.memory_gib", 0.01, 1e5, 1, 0, &c->gpu.memory_gib)) return -1;
+    if (num(p, gpu, "memory_bandwidth_gbs", "gpu.memory_bandwidth_gbs", 1e-3, 1e6, 1, 0, &c->gpu.memory_bandwidth_gbs))
+        return -1;
+    if (num(p, gpu, "memory_efficiency", "gpu.memory_efficiency", 0.01, 1, 0, 0.8, &c->gpu.memory_efficiency)) return -1;
+    if (num(p, gpu, "winograd_speedup", "gpu.winograd_speedup", 1, 4, 0, 1, &c->gpu.winograd_speedup)) return -1;
+    if (num(p, gpu, "kernel_overhead_us", "gpu.kernel_overhead_us", 0, 1e5, 0, 5, &c->gpu.kernel_overhead_us))
+        return -1;
+    if (num(p, gpu, "saturation_gflop", "gpu.saturation_gflop", 0, 1e6, 0, 0, &c->gpu.saturation_gflop)) return -1;
+    if (num(p, gpu, "step_overhead_ms", "gpu.step_overhead_ms", 0, 1e6, 0, 0, &c->gpu.step_overhead_ms)) return -1;
+    {
+        const cJSON *eff = cJSON_GetObjectItemCaseSensitive(gpu, "efficiency");
+        if (eff && !cJSON_IsObject(eff)) {
+            cfail(p, "efficiency", "%s must be an object {conv, linear, pool, elementwise}", "gpu.efficiency", 0, 0);
+            return -1;
+        }
+        if (eff && check_keys(p, eff, "gpu.efficiency", eff_keys)) return -1;
+        const double dflt[OPC__COUNT] = {0.6, 0.7, 0.3, 0.3};
+        for (int k = 0; k < OPC__COUNT; k++) {
+            char path[64];
+            snprintf(path, sizeof path, "gpu.efficiency.%s", eff_keys[k]);
+            if (num(p, eff, eff_keys[k], path, 0.001, 1, 0, dflt[k], &c->gpu.efficiency[k])) return -1;
+        }
+    }
+    if (read_precisions(p, gpu, &c->gpu)) return -1;
+    return 0;
+}
+
+/* The cluster's "links" array (per-pair overrides of the link between
+ * two GPUs) into c->overrides. 0, or -1 with the error set. */
+static int read_links(cctx *p, const cJSON *links, cluster *c)
+{
+    static const char *const ov_keys[] = {"gpus", "bandwidth_gbs", "latency_us", NULL};
+    if (!cJSON_IsArray(links)) {
+        cfail(p, "links", "\"links\" must be an array of %s", "{\"gpus\": [a, b], \"bandwidth_gbs\", \"latency_us\"}", 0, 0);
+        return -1;
+    }
+    int n = cJSON_GetArraySize(links);
+    if (n > CLUSTER_MAX_LINKS) {
+        char count[32];
+        snprintf(count, sizeof count, "%d", n);
+        cfail(p, "links", "\"links\" has %s entries; at most %.0f are supported", count, CLUSTER_MAX_LINKS, 0);
+        return -1;
+    }
+    c->overrides = lw_calloc((size_t)n, sizeof *c->overrides);
+    int total = cluster_gpus(c);
+    for (const cJSON *it = links->child; it; it = it->next) {
+        link_override *o = &c->overrides[c->n_overrides];
+        char where[64];
+        snprintf(where, sizeof where, "links[%d]", c->n_overrides);
+        if (!cJSON_IsObject(it) || check_keys(p, it, where, ov_keys)) {
+            if (!cJSON_IsObject(it)) lw_fail(p->err, 2, "%s: %s must be an object", p->label, where);
+            return -1;
+        }
+        const cJSON *gp = cJSON_GetObjectItemCaseSensitive(it, "gpus");
+        if (!cJSON_IsArray(gp) || cJSON_GetArraySize(gp) != 2 || !cJSON_IsNumber(gp->child) ||
+            !cJSON_IsNumber(gp->child->next)) {
+            lw_fail(p->err, 2, "%s: %s needs \"gpus\": [a, b]", p->label, where);
+            return -1;
+        }
+        double a = gp->child->valuedouble, b = gp->child->next->valuedouble;
+        if (a != floor(a) || b != floor(b) || a < 0 || b < 0 || a >= total || b >= total || a == b) {
+            lw_fail(p->err, 2, "%s: %s: \"gpus\" must be two different GPU ids from 0 to %d", p->label, where,
+                    total - 1);
+            return -1;
+        }
+        o->a = (int)a;
+        o->b = (int)b;
+        if (read_link(p, it, where, &o->link)) return -1;
+        c->n_overrides++;
+    }
+    if (duplicate_link(c, p->label, p->err)) return -1;
+    return 0;
+}
+
 cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     cctx p = {text, label, err};
@@ -330,14 +436,8 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
     const cJSON *v;
     static const char *const top_keys[] = {"format", "name", "nodes", "gpus_per_node", "gpu", "intra_node",
                                            "inter_node", "links", "sync", "precision", "collectives", NULL};
-    static const char *const gpu_keys[] = {"name", "peak_tflops", "memory_gib", "memory_bandwidth_gbs",
-                                           "efficiency", "memory_efficiency", "winograd_speedup",
-                                           "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", "precisions",
-                                           NULL};
-    static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
     static const char *const link_keys[] = {"bandwidth_gbs", "latency_us", NULL};
     static const char *const inter_keys[] = {"bandwidth_gbs", "latency_us", "nics_per_node", NULL};
-    static const char *const ov_keys[] = {"gpus", "bandwidth_gbs", "latency_us", NULL};
 
     if (!cJSON_IsObject(root)) {
         lw_fail(err, 2, "%s: the top level must be a JSON object", label);
@@ -378,51 +478,8 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
                 c->gpus_per_node, CLUSTER_MAX_GPUS);
         goto fail;
     }
-    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");
-    if (!cJSON_IsObject(gpu)) {
-        lw_fail(err, 2, "%s: needs a \"gpu\" object", label);
-        goto fail;
-    }
-    if (check_keys(&p, gpu, "gpu", gpu_keys)) goto fail;
-    v = cJSON_GetObjectItemCaseSensitive(gpu, "name");
-    if (v && (!cJSON_IsString(v) || !v->valuestring[0])) {
-        cfail(&p, "gpu.name", "\"%s\" must be a non-empty string (or absent: \"GPU\")", "gpu.name", 0, 0);
-        goto fail;
-    }
-    if (v && (lw_check_text(v->valuestring, LW_NAME_MAX, why, sizeof why) != 0 ||
-              strlen(v->valuestring) >= sizeof c->gpu.name)) {
-        if (strlen(v->valuestring) >= sizeof c->gpu.name && !why[0])
-            snprintf(why, sizeof why, "is longer than %d bytes", (int)sizeof c->gpu.name - 1);
-        cfail(&p, "gpu.name", "\"gpu.name\" %s", why, 0, 0);
-        goto fail;
-    }
-    snprintf(c->gpu.name, sizeof c->gpu.name, "%s", v ? v->valuestring : "GPU");
-    gpu_spec *g = &c->gpu;
-    if (num(&p, gpu, "peak_tflops", "gpu.peak_tflops", 1e-3, 1e5, 1, 0, &g->peak_tflops)) goto fail;
-    if (num(&p, gpu, "memory_gib", "gpu.memory_gib", 0.01, 1e5, 1, 0, &g->memory_gib)) goto fail;
-    if (num(&p, gpu, "memory_bandwidth_gbs", "gpu.memory_bandwidth_gbs", 1e-3, 1e6, 1, 0, &g->memory_bandwidth_gbs))
-        goto fail;
-    if (num(&p, gpu, "memory_efficiency", "gpu.memory_efficiency", 0.01, 1, 0, 0.8, &g->memory_efficiency)) goto fail;
-    if (num(&p, gpu, "winograd_speedup", "gpu.winograd_speedup", 1, 4, 0, 1, &g->winograd_speedup)) goto fail;
-    if (num(&p, gpu, "kernel_overhead_us", "gpu.kernel_overhead_us", 0, 1e5, 0, 5, &g->kernel_overhead_us))
-        goto fail;
-    if (num(&p, gpu, "saturation_gflop", "gpu.saturation_gflop", 0, 1e6, 0, 0, &g->saturation_gflop)) goto fail;
-    if (num(&p, gpu, "step_overhead_ms", "gpu.step_overhead_ms", 0, 1e6, 0, 0, &g->step_overhead_ms)) goto fail;
-    {
-        const cJSON *eff = cJSON_GetObjectItemCaseSensitive(gpu, "efficiency");
-        if (eff && !cJSON_IsObject(eff)) {
-            cfail(&p, "efficiency", "%s must be an object {conv, linear, pool, elementwise}", "gpu.efficiency", 0, 0);
-            goto fail;
-        }
-        if (eff && check_keys(&p, eff, "gpu.efficiency", eff_keys)) goto fail;
-        const double dflt[OPC__COUNT] = {0.6, 0.7, 0.3, 0.3};
-        for (int k = 0; k < OPC__COUNT; k++) {
-            char path[64];
-            snprintf(path, sizeof path, "gpu.efficiency.%s", eff_keys[k]);
-            if (num(&p, eff, eff_keys[k], path, 0.001, 1, 0, dflt[k], &g->efficiency[k])) goto fail;
-        }
-    }
-    if (read_precisions(&p, gpu, g)) goto fail;
+    if (read_gpu(&p, root, c)) goto fail;
+    const gpu_spec *g = &c->gpu;
     const cJSON *intra = cJSON_GetObjectItemCaseSensitive(root, "intra_node");
     const cJSON *inter = cJSON_GetObjectItemCaseSensitive(root, "inter_node");
     if (!cJSON_IsObject(intra) || check_keys(&p, intra, "intra_node", link_keys) ||
@@ -473,47 +530,7 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
     }
     if (read_collectives(&p, cJSON_GetObjectItemCaseSensitive(root, "collectives"), &c->coll)) goto fail;
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
-    if (links) {
-        if (!cJSON_IsArray(links)) {
-            cfail(&p, "links", "\"links\" must be an array of %s", "{\"gpus\": [a, b], \"bandwidth_gbs\", \"latency_us\"}", 0, 0);
-            goto fail;
-        }
-        int n = cJSON_GetArraySize(links);
-        if (n > CLUSTER_MAX_LINKS) {
-            char count[32];
-            snprintf(count, sizeof count, "%d", n);
-            cfail(&p, "links", "\"links\" has %s entries; at most %.0f are supported", count, CLUSTER_MAX_LINKS, 0);
-            goto fail;
-        }
-        c->overrides = lw_calloc((size_t)n, sizeof *c->overrides);
-        int total = cluster_gpus(c);
-        for (const cJSON *it = links->child; it; it = it->next) {
-            link_override *o = &c->overrides[c->n_overrides];
-            char where[64];
-            snprintf(where, sizeof where, "links[%d]", c->n_overrides);
-            if (!cJSON_IsObject(it) || check_keys(&p, it, where, ov_keys)) {
-                if (!cJSON_IsObject(it)) lw_fail(err, 2, "%s: %s must be an object", label, where);
-                goto fail;
-            }
-            const cJSON *gp = cJSON_GetObjectItemCaseSensitive(it, "gpus");
-            if (!cJSON_IsArray(gp) || cJSON_GetArraySize(gp) != 2 || !cJSON_IsNumber(gp->child) ||
-                !cJSON_IsNumber(gp->child->next)) {
-                lw_fail(err, 2, "%s: %s needs \"gpus\": [a, b]", label, where);
-                goto fail;
-            }
-            double a = gp->child->valuedouble, b = gp->child->next->valuedouble;
-            if (a != floor(a) || b != floor(b) || a < 0 || b < 0 || a >= total || b >= total || a == b) {
-                lw_fail(err, 2, "%s: %s: \"gpus\" must be two different GPU ids from 0 to %d", label, where,
-                        total - 1);
-                goto fail;
-            }
-            o->a = (int)a;
-            o->b = (int)b;
-            if (read_link(&p, it, where, &o->link)) goto fail;
-            c->n_overrides++;
-        }
-        if (duplicate_link(c, label, err)) goto fail;
-    }
+    if (links && read_links(&p, links, c)) goto fail;
     cJSON_Delete(root);
     return c;
 fail:

@@ -134,6 +134,56 @@ static int duplicate_entry(const profile *p, const char *label, lw_error *err)
     return 0;
 }
 
+/* Entry i of a profile's "entries" (it) into e: its layer type, input
+ * count, shapes, window and times. 0, or -1 with err set. */
+static int read_entry(const cJSON *it, int i, profile_entry *e, const char *label, lw_error *err)
+{
+    static const char *const entry_keys[] = {"type", "input", "output", "kernel", "stride", "padding", "inputs",
+                                             "forward_ms", "backward_ms", "comment", NULL};
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "type");
+    int ty = cJSON_IsString(t) ? layer_type_from_name(t->valuestring) : -1;
+    if (!cJSON_IsObject(it) || ty < 0) {
+        lw_fail(err, 2, "%s: entries[%d]: needs a known layer \"type\"", label, i);
+        return -1;
+    }
+    e->type = ty;
+    char where[48];
+    snprintf(where, sizeof where, "entries[%d]: ", i);
+    if (unknown_key(it, entry_keys, label, where, err)) return -1;
+    const cJSON *ni = cJSON_GetObjectItemCaseSensitive(it, "inputs");
+    if (ni && (!cJSON_IsNumber(ni) || ni->valuedouble != floor(ni->valuedouble) || ni->valuedouble < 1 ||
+               ni->valuedouble > 1024)) {
+        lw_fail(err, 2, "%s: entries[%d]: \"inputs\" must be the layer's number of inputs (an integer)", label, i);
+        return -1;
+    }
+    e->n_inputs = ni ? (int)ni->valuedouble : 0;
+    long k[2], s[2], pd[2];
+    int win = ty == LT_CONV2D || ty == LT_POOL2D;
+    if (read_vec(it, "input", e->in, 4, 1, 1) || read_vec(it, "output", e->out, 4, 1, 1) ||
+        read_vec(it, "kernel", k, 2, win, 1) || read_vec(it, "stride", s, 2, 0, 1) ||
+        read_vec(it, "padding", pd, 2, 0, 0)) {
+        lw_fail(err, 2,
+                "%s: entries[%d]: \"input\" and \"output\" must be [n, c, h, w] of non-negative integers%s",
+                label, i, win ? "; \"kernel\" (and \"stride\", \"padding\") an integer or [h, w]" : "");
+        return -1;
+    }
+    for (int j = 0; j < 2; j++) {
+        e->k[j] = win ? (int)k[j] : 0;
+        e->s[j] = win ? (int)s[j] : 0;
+        e->p[j] = win ? (int)pd[j] : 0;
+    }
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "forward_ms");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "backward_ms");
+    if (!cJSON_IsNumber(f) || !cJSON_IsNumber(b) || !isfinite(f->valuedouble) || !isfinite(b->valuedouble) ||
+        f->valuedouble < 0 || b->valuedouble < 0 || f->valuedouble > 1e7 || b->valuedouble > 1e7) {
+        lw_fail(err, 2, "%s: entries[%d]: needs non-negative numbers \"forward_ms\" and \"backward_ms\"", label, i);
+        return -1;
+    }
+    e->forward_ms = f->valuedouble;
+    e->backward_ms = b->valuedouble;
+    return 0;
+}
+
 profile *profile_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     cJSON *root = json_parse_doc(text, len, label, err);
@@ -155,8 +205,6 @@ profile *profile_from_json(const char *text, size_t len, const char *label, lw_e
         goto fail;
     }
     static const char *const top_keys[] = {"format", "gpu", "precision", "entries", "comment", NULL};
-    static const char *const entry_keys[] = {"type", "input", "output", "kernel", "stride", "padding", "inputs",
-                                             "forward_ms", "backward_ms", "comment", NULL};
     if (unknown_key(root, top_keys, label, "", err)) goto fail;
     char why[128];
     if (lw_check_text(gpu->valuestring, LW_NAME_MAX, why, sizeof why) != 0) {
@@ -183,48 +231,7 @@ profile *profile_from_json(const char *text, size_t len, const char *label, lw_e
     p->e = lw_calloc((size_t)n + 1, sizeof *p->e);
     int i = 0;
     for (const cJSON *it = entries->child; it; it = it->next, i++) {
-        profile_entry *e = &p->e[i];
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "type");
-        int ty = cJSON_IsString(t) ? layer_type_from_name(t->valuestring) : -1;
-        if (!cJSON_IsObject(it) || ty < 0) {
-            lw_fail(err, 2, "%s: entries[%d]: needs a known layer \"type\"", label, i);
-            goto fail;
-        }
-        e->type = ty;
-        char where[48];
-        snprintf(where, sizeof where, "entries[%d]: ", i);
-        if (unknown_key(it, entry_keys, label, where, err)) goto fail;
-        const cJSON *ni = cJSON_GetObjectItemCaseSensitive(it, "inputs");
-        if (ni && (!cJSON_IsNumber(ni) || ni->valuedouble != floor(ni->valuedouble) || ni->valuedouble < 1 ||
-                   ni->valuedouble > 1024)) {
-            lw_fail(err, 2, "%s: entries[%d]: \"inputs\" must be the layer's number of inputs (an integer)", label, i);
-            goto fail;
-        }
-        e->n_inputs = ni ? (int)ni->valuedouble : 0;
-        long k[2], s[2], pd[2];
-        int win = ty == LT_CONV2D || ty == LT_POOL2D;
-        if (read_vec(it, "input", e->in, 4, 1, 1) || read_vec(it, "output", e->out, 4, 1, 1) ||
-            read_vec(it, "kernel", k, 2, win, 1) || read_vec(it, "stride", s, 2, 0, 1) ||
-            read_vec(it, "padding", pd, 2, 0, 0)) {
-            lw_fail(err, 2,
-                    "%s: entries[%d]: \"input\" and \"output\" must be [n, c, h, w] of non-negative integers%s",
-                    label, i, win ? "; \"kernel\" (and \"stride\", \"padding\") an integer or [h, w]" : "");
-            goto fail;
-        }
-        for (int j = 0; j < 2; j++) {
-            e->k[j] = win ? (int)k[j] : 0;
-            e->s[j] = win ? (int)s[j] : 0;
-            e->p[j] = win ? (int)pd[j] : 0;
-        }
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "forward_ms");
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "backward_ms");
-        if (!cJSON_IsNumber(f) || !cJSON_IsNumber(b) || !isfinite(f->valuedouble) || !isfinite(b->valuedouble) ||
-            f->valuedouble < 0 || b->valuedouble < 0 || f->valuedouble > 1e7 || b->valuedouble > 1e7) {
-            lw_fail(err, 2, "%s: entries[%d]: needs non-negative numbers \"forward_ms\" and \"backward_ms\"", label, i);
-            goto fail;
-        }
-        e->forward_ms = f->valuedouble;
-        e->backward_ms = b->valuedouble;
+        if (read_entry(it, i, &p->e[i], label, err) != 0) goto fail;
     }
     p->n = n;
     cJSON_Delete(root);

@@ -157,13 +157,17 @@ def main():
         elif length > allow[key]:
             errors.append(f"{rel}:{first}: {name} grew to {length} lines (tests/sizes.allow: {allow[key]})")
     for key, n in allow.items():
-        if ":" in key and key not in seen:
+        if not key.startswith("struct:") and key not in seen:
             print(f"  note: {key} is now within {LIMIT} lines: drop its line from tests/sizes.allow")
 
     all_structs.sort(key=lambda x: -x[2])
     print(f"sizes: the largest structs (over {MAX_FIELDS} fields need a line in tests/sizes.allow)")
     for rel, name, fields in all_structs[:5]:
         print(f"  {fields:4d}  struct {name} ({rel})")
+    big = {f"struct:{name}" for rel, name, fields in all_structs if fields > MAX_FIELDS}
+    for key in allow:
+        if key.startswith("struct:") and key not in big:
+            print(f"  note: {key} is now within {MAX_FIELDS} fields: drop its line from tests/sizes.allow")
     for rel, name, fields in all_structs:
         if fields > MAX_FIELDS:
             key = f"struct:{name}"

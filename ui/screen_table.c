@@ -282,18 +282,13 @@ static void draw_legend(const app *a, WINDOW *w, int y, rect r)
     if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
 }
 
-static void draw_table(app *a, WINDOW *w, rect r)
+/* The header row: each shown column's title, the baseline's name on its
+ * columns, the sort mark on the sorted one. */
+static void draw_header(app *a, WINDOW *w, rect r, const colset *csp)
 {
-    plan *p = a->p;
-    app_baseline_ensure(a);
-    colset cs;
-    fit_columns(a, r.w, &cs);
-    int n = p->net->n_layers;
-
-    /* header */
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     for (int c = 0; c < C__COUNT; c++) {
-        if (!cs.on[c]) continue;
+        if (!csp->on[c]) continue;
         char h[64];
         const char *head = cols_def[c].head;
         char bh[32];
@@ -312,66 +307,68 @@ static void draw_table(app *a, WINDOW *w, rect r)
             snprintf(h, sizeof h, "%s%s", head, G->sort_mark);
         else
             snprintf(h, sizeof h, "%s", head);
-        cell(w, r.y, &cs, c, r, ST_HEADER, h);
+        cell(w, r.y, csp, c, r, ST_HEADER, h);
     }
+}
 
-    int rows = r.h - 6; /* the header, then a footer of five lines */
-    if (rows < 1) rows = 1;
-    table_state *ts = table_of(a);
-    ts->y0 = r.y + 1;
-    ts->cur.sel = row_of_sel(a);
-    list_fit(&ts->cur, n, rows, 1);
-
-    for (int k = 0; k < rows && ts->cur.top + k < n; k++) {
-        int li = a->order[ts->cur.top + k];
-        int y = r.y + 1 + k;
-        const layer *l = &p->net->layers[li];
-        const layer_eval *le = &app_shown_eval(a)->layers[li];
-        const config *cf = &p->cm->configs[li][app_shown_configs(a)[li]];
-        int sel = li == a->sel;
-        int base = sel ? ST_SELECTED : ST_NORMAL;
-        if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
-        char b[128];
-        if (p->pinned[li] >= 0) cell(w, y, &cs, C_MARK, r, sel ? base : ST_PINNED, "P");
-        else if (a->changed[li]) cell(w, y, &cs, C_MARK, r, sel ? base : ST_CHANGED, "*");
-        cell(w, y, &cs, C_NAME, r, base, l->name);
-        cell(w, y, &cs, C_TYPE, r, sel ? base : ST_DIM, layer_type_name(l->type));
-        shape_format(l->out, b, sizeof b);
-        cell(w, y, &cs, C_OUT, r, base, b);
-        config_format(cf, b, sizeof b);
-        int cst = p->pinned[li] >= 0 ? ST_PINNED : a->changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
-        cell(w, y, &cs, C_CFG, r, sel ? base : cst, b);
-        snprintf(b, sizeof b, "%d", config_tasks(cf));
-        cell(w, y, &cs, C_GPUS, r, base, b);
-        term_cells(w, y, &cs, C_TC, r, base, le);
-        num(b, sizeof b, total_of(le));
-        cell(w, y, &cs, C_TOTAL, r, sel ? base : ST_BOLD, b);
-        if (cs.on[C_MEM]) {
-            short_bytes(b, sizeof b, cost_memory_task(p->cm, li, cf, 0, NULL));
-            cell(w, y, &cs, C_MEM, r, sel ? base : ST_DIM, b);
-        }
-        if (cs.on[C_PARAMS]) {
-            short_bytes(b, sizeof b, (double)l->n_params);
-            cell(w, y, &cs, C_PARAMS, r, base, l->n_params ? b : "-");
-            short_bytes(b, sizeof b, (double)l->n_params * BYTES_PER_ELEM);
-            cell(w, y, &cs, C_WBYTES, r, base, l->n_params ? b : "-");
-            short_bytes(b, sizeof b, (double)shape_elems(l->out) * (double)p->batch * p->cm->elem_bytes);
-            cell(w, y, &cs, C_ABYTES, r, base, b);
-        }
-        if (a->baseline >= 0 && a->base_valid) {
-            const config *bc = &p->cm->configs[li][a->base_ci[li]];
-            config_format(bc, b, sizeof b);
-            cell(w, y, &cs, C_BCFG, r, sel ? base : config_equal(bc, cf) ? ST_DIM : ST_NORMAL, b);
-            const layer_eval *be = &a->base_eval.layers[li];
-            double bt = total_of(be);
-            num(b, sizeof b, bt);
-            cell(w, y, &cs, C_BTOTAL, r, sel ? base : bt > total_of(le) + 1e-9 ? ST_BAD : ST_NORMAL, b);
-            term_cells(w, y, &cs, C_BTC, r, base, be);
-        }
+/* Layer li's row at line y: its mark (P pinned, * changed), name, type,
+ * shape, config, GPUs, terms and total, sizes and the baseline's columns
+ * where shown. */
+static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y)
+{
+    plan *p = a->p;
+    const layer *l = &p->net->layers[li];
+    const layer_eval *le = &app_shown_eval(a)->layers[li];
+    const config *cf = &p->cm->configs[li][app_shown_configs(a)[li]];
+    int sel = li == a->sel;
+    int base = sel ? ST_SELECTED : ST_NORMAL;
+    if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
+    char b[128];
+    if (p->pinned[li] >= 0) cell(w, y, csp, C_MARK, r, sel ? base : ST_PINNED, "P");
+    else if (a->changed[li]) cell(w, y, csp, C_MARK, r, sel ? base : ST_CHANGED, "*");
+    cell(w, y, csp, C_NAME, r, base, l->name);
+    cell(w, y, csp, C_TYPE, r, sel ? base : ST_DIM, layer_type_name(l->type));
+    shape_format(l->out, b, sizeof b);
+    cell(w, y, csp, C_OUT, r, base, b);
+    config_format(cf, b, sizeof b);
+    int cst = p->pinned[li] >= 0 ? ST_PINNED : a->changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
+    cell(w, y, csp, C_CFG, r, sel ? base : cst, b);
+    snprintf(b, sizeof b, "%d", config_tasks(cf));
+    cell(w, y, csp, C_GPUS, r, base, b);
+    term_cells(w, y, csp, C_TC, r, base, le);
+    num(b, sizeof b, total_of(le));
+    cell(w, y, csp, C_TOTAL, r, sel ? base : ST_BOLD, b);
+    if (csp->on[C_MEM]) {
+        short_bytes(b, sizeof b, cost_memory_task(p->cm, li, cf, 0, NULL));
+        cell(w, y, csp, C_MEM, r, sel ? base : ST_DIM, b);
     }
+    if (csp->on[C_PARAMS]) {
+        short_bytes(b, sizeof b, (double)l->n_params);
+        cell(w, y, csp, C_PARAMS, r, base, l->n_params ? b : "-");
+        short_bytes(b, sizeof b, (double)l->n_params * BYTES_PER_ELEM);
+        cell(w, y, csp, C_WBYTES, r, base, l->n_params ? b : "-");
+        short_bytes(b, sizeof b, (double)shape_elems(l->out) * (double)p->batch * p->cm->elem_bytes);
+        cell(w, y, csp, C_ABYTES, r, base, b);
+    }
+    if (a->baseline >= 0 && a->base_valid) {
+        const config *bc = &p->cm->configs[li][a->base_ci[li]];
+        config_format(bc, b, sizeof b);
+        cell(w, y, csp, C_BCFG, r, sel ? base : config_equal(bc, cf) ? ST_DIM : ST_NORMAL, b);
+        const layer_eval *be = &a->base_eval.layers[li];
+        double bt = total_of(be);
+        num(b, sizeof b, bt);
+        cell(w, y, csp, C_BTOTAL, r, sel ? base : bt > total_of(le) + 1e-9 ? ST_BAD : ST_NORMAL, b);
+        term_cells(w, y, csp, C_BTC, r, base, be);
+    }
+}
 
-    /* footer: totals */
-    int fy = r.y + r.h - 5;
+/* The footer's first two lines, from line fy: the totals row (its model
+ * named: Eq. 1, and the simulated step where there is room) and the step
+ * time, images/s, bytes moved, peak memory and the baseline's ratio. */
+static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
+{
+    plan *p = a->p;
+    int n = p->net->n_layers;
     const strategy_eval *ev = app_shown_eval(a);
     char b[256], b2[64], b3[64];
     ui_hline(w, fy, r.x, r.w, ST_DIM);
@@ -380,46 +377,46 @@ static void draw_table(app *a, WINDOW *w, rect r)
     /* the totals row names its model, and the simulated step beside it where the columns before t_c leave room */
     double sim = app_sim_step_ms(a);
     const char *what = app_shown_refined(a) ? "total, refined" : pins ? "total, pinned" : "total";
-    int room = (cs.on[C_TC] ? cs.x[C_TC] : r.w) - cs.x[C_NAME] - 1;
+    int room = (csp->on[C_TC] ? csp->x[C_TC] : r.w) - csp->x[C_NAME] - 1;
     char simtxt[64];
     if (isfinite(sim)) snprintf(simtxt, sizeof simtxt, "simulated %.2f ms", sim);
     else snprintf(simtxt, sizeof simtxt, "simulated %s", app_shown_busy(a) ? G->ellipsis : "-");
     snprintf(b, sizeof b, "%s (Eq. 1) %s %s", what, G->dot, simtxt);
     if (ui_width(b) > room) snprintf(b, sizeof b, "%s %s %s", what, G->dot, simtxt);
     if (ui_width(b) > room) snprintf(b, sizeof b, "%s", what);
-    if (ui_width(b) > cs.w[C_NAME]) ui_put(w, fy, r.x + cs.x[C_NAME], room, ST_BOLD, b);
-    else cell(w, fy, &cs, C_NAME, r, ST_BOLD, b);
+    if (ui_width(b) > csp->w[C_NAME]) ui_put(w, fy, r.x + csp->x[C_NAME], room, ST_BOLD, b);
+    else cell(w, fy, csp, C_NAME, r, ST_BOLD, b);
     num(b, sizeof b, ev->compute_ms);
-    cell(w, fy, &cs, C_TC, r, ST_BOLD, b);
+    cell(w, fy, csp, C_TC, r, ST_BOLD, b);
     num(b, sizeof b, ev->sync_ms);
-    cell(w, fy, &cs, C_TS, r, ST_BOLD, b);
+    cell(w, fy, csp, C_TS, r, ST_BOLD, b);
     num(b, sizeof b, ev->transfer_ms);
-    cell(w, fy, &cs, C_TX, r, ST_BOLD, b);
+    cell(w, fy, csp, C_TX, r, ST_BOLD, b);
     num(b, sizeof b, ev->total_ms);
-    cell(w, fy, &cs, C_TOTAL, r, ST_GOOD, b);
+    cell(w, fy, csp, C_TOTAL, r, ST_GOOD, b);
     if (a->baseline >= 0 && a->base_valid) {
         num(b, sizeof b, a->base_eval.total_ms);
-        cell(w, fy, &cs, C_BTOTAL, r, ST_BAD, b);
+        cell(w, fy, csp, C_BTOTAL, r, ST_BAD, b);
         num(b, sizeof b, a->base_eval.compute_ms);
-        cell(w, fy, &cs, C_BTC, r, ST_BOLD, b);
+        cell(w, fy, csp, C_BTC, r, ST_BOLD, b);
         num(b, sizeof b, a->base_eval.sync_ms);
-        cell(w, fy, &cs, C_BTS, r, ST_BOLD, b);
+        cell(w, fy, csp, C_BTS, r, ST_BOLD, b);
         num(b, sizeof b, a->base_eval.transfer_ms);
-        cell(w, fy, &cs, C_BTX, r, ST_BOLD, b);
+        cell(w, fy, csp, C_BTX, r, ST_BOLD, b);
     }
-    if (cs.on[C_PARAMS]) {
+    if (csp->on[C_PARAMS]) {
         double params = (double)net_params(p->net), acts = 0;
         for (int i = 0; i < n; i++) acts += (double)shape_elems(p->net->layers[i].out);
         short_bytes(b, sizeof b, params);
-        cell(w, fy, &cs, C_PARAMS, r, ST_BOLD, b);
+        cell(w, fy, csp, C_PARAMS, r, ST_BOLD, b);
         short_bytes(b, sizeof b, params * BYTES_PER_ELEM);
-        cell(w, fy, &cs, C_WBYTES, r, ST_BOLD, b);
+        cell(w, fy, csp, C_WBYTES, r, ST_BOLD, b);
         short_bytes(b, sizeof b, acts * (double)p->batch * p->cm->elem_bytes);
-        cell(w, fy, &cs, C_ABYTES, r, ST_BOLD, b);
+        cell(w, fy, csp, C_ABYTES, r, ST_BOLD, b);
     }
-    if (cs.on[C_MEM] && table_of(a)->colset == SET_SIZES) {
+    if (csp->on[C_MEM] && table_of(a)->colset == SET_SIZES) {
         short_bytes(b, sizeof b, ev->peak_memory_bytes);
-        cell(w, fy, &cs, C_MEM, r, ST_BOLD, b);
+        cell(w, fy, csp, C_MEM, r, ST_BOLD, b);
     }
     {
         /* what a narrow terminal has no room for gives way whole */
@@ -438,6 +435,31 @@ static void draw_table(app *a, WINDOW *w, rect r)
         snprintf(sep, sizeof sep, " %s ", G->dot);
         ui_put(w, fy + 1, r.x, r.w, ST_NORMAL, ui_join_parts(parts, 5, sep, r.w, b, sizeof b));
     }
+}
+
+static void draw_table(app *a, WINDOW *w, rect r)
+{
+    plan *p = a->p;
+    app_baseline_ensure(a);
+    colset cs;
+    fit_columns(a, r.w, &cs);
+    int n = p->net->n_layers;
+
+    draw_header(a, w, r, &cs);
+
+    int rows = r.h - 6; /* the header, then a footer of five lines */
+    if (rows < 1) rows = 1;
+    table_state *ts = table_of(a);
+    ts->y0 = r.y + 1;
+    ts->cur.sel = row_of_sel(a);
+    list_fit(&ts->cur, n, rows, 1);
+
+    for (int k = 0; k < rows && ts->cur.top + k < n; k++)
+        draw_row(a, w, r, &cs, a->order[ts->cur.top + k], r.y + 1 + k);
+
+    int fy = r.y + r.h - 5;
+    draw_totals(a, w, r, &cs, fy);
+    const strategy_eval *ev = app_shown_eval(a);
     double tot = ev->total_ms > 0 ? ev->total_ms : 1;
     int lx = r.x;
     lx += ui_putf(w, fy + 2, lx, r.w, ST_COMPUTE, "%s compute %.0f%%", G->hfill[0], ev->compute_ms / tot * 100);

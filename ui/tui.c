@@ -148,36 +148,123 @@ static const char *terminal_problem(char *buf, size_t n)
     return NULL;
 }
 
+/* Bad input is reported as such first (reading the files takes
+ * milliseconds); then a terminal that cannot run the TUI is refused before
+ * the cost tables are built. Returns 0, or the exit status with the message
+ * printed. A profile that does not record its precision is warned of. */
+static int check_input(const tui_args *args)
+{
+    lw_error lerr = {0};
+    network *n = plan_load_network(args && args->net ? args->net : DEFAULT_NETWORK, &lerr);
+    cluster *c = n ? plan_load_cluster(args && args->cluster ? args->cluster : DEFAULT_CLUSTER, &lerr) : NULL;
+    profile *pr = c && args && args->profile ? plan_load_profile(args->profile, &lerr) : NULL;
+    int bad_input = !n || !c || (args && args->profile && !pr) ||
+                    (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0) ||
+                    (pr && profile_check_cluster(pr, c, &lerr) < 0) ||
+                    (args && cli_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
+    if (!bad_input && pr && pr->precision < 0) { /* seen once the TUI ends */
+        lw_buf b = {0};
+        lw_text_printable(&b, pr->path);
+        fprintf(stderr, "layerwise: warning: %s does not record the precision it was measured at: applied at %s "
+                "unchecked\n", b.s, precision_name(c->precision));
+        lw_buf_free(&b);
+    }
+    net_free(n);
+    cluster_free(c);
+    profile_free(pr);
+    if (bad_input) {
+        fprintf(stderr, "layerwise: %s\n", lerr.msg);
+        return lerr.code ? lerr.code : 2;
+    }
+    return 0;
+}
+
+/* Signals while curses runs (SIGINT, SIGTERM, SIGHUP, SIGQUIT end the
+ * loop; a fatal one restores the terminal first) and the terminal's modes:
+ * keys as typed, no echo, the mouse's clicks and wheel. */
+static void curses_setup(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: the blocking read returns and the loop sees the flag */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGQUIT, &sa, NULL);
+    struct sigaction fatal;
+    memset(&fatal, 0, sizeof fatal);
+    fatal.sa_handler = on_fatal;
+    sigemptyset(&fatal.sa_mask);
+    fatal.sa_flags = SA_RESETHAND;
+    sigaction(SIGABRT, &fatal, NULL);
+    sigaction(SIGSEGV, &fatal, NULL);
+    sigaction(SIGBUS, &fatal, NULL);
+    sigaction(SIGFPE, &fatal, NULL);
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED
+#ifdef BUTTON5_PRESSED
+                  | BUTTON5_PRESSED
+#endif
+              ,
+              NULL);
+}
+
+/* The key loop: draw when something changed, run in-process work between
+ * keys, apply each key's action (a rebuild cancellable with Esc), until q
+ * or a signal. */
+static void run_loop(app *a)
+{
+    int dirty = 1;
+    while (!a->quit && !got_signal) {
+        if (dirty) {
+            show(a);
+            dirty = 0;
+        }
+        int busy = app_busy(a);
+        /* in-process work runs between keys; a worker's is polled for. Even
+         * idle, never block for good: a signal landing between the check of
+         * got_signal above and the read would otherwise wait for a key */
+        wtimeout(stdscr, !busy ? 250 : app_waiting(a) ? 50 : 0);
+        int ch = wgetch(stdscr);
+        if (got_signal) break;
+        if (ch == ERR) {
+            if (busy) {
+                app_idle(a, IDLE_SLICE_S);
+                dirty = 1;
+            }
+            continue;
+        }
+        action act = app_key(a, ch);
+        if (act == ACT_QUIT) break;
+        if (act == ACT_REBUILD) {
+            /* a rebuild can take seconds on big settings: say so, and let
+             * Esc cancel it (the previous setting stays) */
+            app_set_status(a, 0, "%s: rebuilding the cost tables and searching%s (Esc cancels)", a->pending_what,
+                           G->ellipsis);
+            show(a);
+            perform_cancellable(a, act);
+            if (got_signal) break;
+        } else if (act == ACT_RESEARCH || act == ACT_RESYNC) {
+            app_set_status(a, 0, "%s: searching%s", a->pending_what, G->ellipsis);
+            show(a);
+            app_perform(a, act);
+        }
+        if (act != ACT_NONE) dirty = 1;
+    }
+}
+
 int tui_main(const tui_args *args)
 {
     setlocale(LC_ALL, "");
-    /* bad input is reported as such first (reading the files takes
-     * milliseconds); then a terminal that cannot run the TUI is refused
-     * before the cost tables are built */
-    {
-        lw_error lerr = {0};
-        network *n = plan_load_network(args && args->net ? args->net : DEFAULT_NETWORK, &lerr);
-        cluster *c = n ? plan_load_cluster(args && args->cluster ? args->cluster : DEFAULT_CLUSTER, &lerr) : NULL;
-        profile *pr = c && args && args->profile ? plan_load_profile(args->profile, &lerr) : NULL;
-        int bad_input = !n || !c || (args && args->profile && !pr) ||
-                        (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0) ||
-                        (pr && profile_check_cluster(pr, c, &lerr) < 0) ||
-                        (args && cli_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
-        if (!bad_input && pr && pr->precision < 0) { /* seen once the TUI ends */
-            lw_buf b = {0};
-            lw_text_printable(&b, pr->path);
-            fprintf(stderr, "layerwise: warning: %s does not record the precision it was measured at: applied at %s "
-                    "unchecked\n", b.s, precision_name(c->precision));
-            lw_buf_free(&b);
-        }
-        net_free(n);
-        cluster_free(c);
-        profile_free(pr);
-        if (bad_input) {
-            fprintf(stderr, "layerwise: %s\n", lerr.msg);
-            return lerr.code ? lerr.code : 2;
-        }
-    }
+    int rc = check_input(args);
+    if (rc) return rc;
     char why_buf[256];
     const char *why = terminal_problem(why_buf, sizeof why_buf);
     if (why) {
@@ -231,80 +318,14 @@ int tui_main(const tui_args *args)
     set_term(scr);
     curses_active = 1;
     atexit(restore_terminal);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0; /* no SA_RESTART: the blocking read returns and the loop sees the flag */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGQUIT, &sa, NULL);
-    struct sigaction fatal;
-    memset(&fatal, 0, sizeof fatal);
-    fatal.sa_handler = on_fatal;
-    sigemptyset(&fatal.sa_mask);
-    fatal.sa_flags = SA_RESETHAND;
-    sigaction(SIGABRT, &fatal, NULL);
-    sigaction(SIGSEGV, &fatal, NULL);
-    sigaction(SIGBUS, &fatal, NULL);
-    sigaction(SIGFPE, &fatal, NULL);
-
-    cbreak();
-    noecho();
-    nonl();
-    keypad(stdscr, TRUE);
-    curs_set(0);
-    set_escdelay(25);
-    mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED
-#ifdef BUTTON5_PRESSED
-                  | BUTTON5_PRESSED
-#endif
-              ,
-              NULL);
+    curses_setup();
     a->workers = 1;
     ui_styles_init(want_color());
     ui_glyphs_init(ui_locale_is_utf8());
     /* the status set by app_open was written before the glyphs were known */
     app_status_opened(a);
 
-    int dirty = 1;
-    while (!a->quit && !got_signal) {
-        if (dirty) {
-            show(a);
-            dirty = 0;
-        }
-        int busy = app_busy(a);
-        /* in-process work runs between keys; a worker's is polled for. Even
-         * idle, never block for good: a signal landing between the check of
-         * got_signal above and the read would otherwise wait for a key */
-        wtimeout(stdscr, !busy ? 250 : app_waiting(a) ? 50 : 0);
-        int ch = wgetch(stdscr);
-        if (got_signal) break;
-        if (ch == ERR) {
-            if (busy) {
-                app_idle(a, IDLE_SLICE_S);
-                dirty = 1;
-            }
-            continue;
-        }
-        action act = app_key(a, ch);
-        if (act == ACT_QUIT) break;
-        if (act == ACT_REBUILD) {
-            /* a rebuild can take seconds on big settings: say so, and let
-             * Esc cancel it (the previous setting stays) */
-            app_set_status(a, 0, "%s: rebuilding the cost tables and searching%s (Esc cancels)", a->pending_what,
-                           G->ellipsis);
-            show(a);
-            perform_cancellable(a, act);
-            if (got_signal) break;
-        } else if (act == ACT_RESEARCH || act == ACT_RESYNC) {
-            app_set_status(a, 0, "%s: searching%s", a->pending_what, G->ellipsis);
-            show(a);
-            app_perform(a, act);
-        }
-        if (act != ACT_NONE) dirty = 1;
-    }
+    run_loop(a);
     /* a terminal without an alternate screen (TERM=vt100, linux) would keep
      * the last frame under the shell's prompt: blank it first */
     const char *rmcup = tigetstr("rmcup");
