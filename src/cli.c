@@ -708,14 +708,20 @@ static int search_refine(const opts *o, plan *p)
     const cost_model *m = p->cm;
     refine_result rr;
     unsigned long long seed = o->seed ? o->seed : 1;
-    sim_refine(m, p->best, o->refine_s, seed, &rr);
+    refine_bounds rb = plan_refine_bounds(p); /* the search's pins and memory limit hold */
+    sim_refine(m, p->best, &rb, o->refine_s, seed, &rr);
     strategy_eval ev;
     strategy_evaluate(m, rr.configs, &ev);
+    double limit = p->mem.limit_bytes;
     int rc = 0;
     if (o->json || o->out) {
         char *doc = strategy_to_json(m, rr.configs, &ev, "elimination, refined under the simulator", -1, NULL);
         cJSON *root = cJSON_Parse(doc);
         free(doc);
+        if (isfinite(limit)) cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
+        else cJSON_AddNullToObject(root, "memory_limit_bytes");
+        cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+        cJSON_AddBoolToObject(root, "fits", ev.peak_memory_bytes <= limit);
         cJSON *r = cJSON_AddObjectToObject(root, "refine");
         cJSON_AddStringToObject(r, "method", "first-improvement local search over single-layer config changes");
         cJSON_AddNumberToObject(r, "seed", (double)seed);
@@ -751,6 +757,11 @@ static int search_refine(const opts *o, plan *p)
         printf("  simulated step %.2f -> %.2f ms (%+.2f%%); Eq. 1 %.2f -> %.2f ms\n", rr.start_ms, rr.best_ms,
                rr.start_ms > 0 ? 100.0 * (rr.best_ms - rr.start_ms) / rr.start_ms : 0, p->best_eval.total_ms,
                ev.total_ms);
+        int npin = plan_pin_count(p);
+        if (npin) printf("  kept the pin%s (%d layer%s)\n", npin == 1 ? "" : "s", npin, npin == 1 ? "" : "s");
+        if (isfinite(limit))
+            printf("  kept within the memory limit of %.2f GiB per GPU (peak %.2f GiB)\n", limit / 1073741824.0,
+                   ev.peak_memory_bytes / 1073741824.0);
         printf("  %d layer%s changed%s\n", rr.n_changed, rr.n_changed == 1 ? "" : "s", rr.n_changed ? ":" : "");
         for (int i = 0; i < m->n_layers; i++) {
             if (rr.configs[i] == p->best[i]) continue;

@@ -1139,6 +1139,36 @@ else
     notok "search --refine text" "$(cat "$OUT" "$ERR")"
 fi
 expect_fail "--refine outside search is refused" 2 "search" -- eval -n lenet5 -c p100-4x4 -s data --refine
+# refinement keeps the search's pins and memory limit (issue 31, finding 7): unbounded, AlexNet on 8 GPUs
+# refines fc6 from c4 to n2 c2 and its peak from 1374532280 to 1500081776 bytes
+run search -n alexnet -c p100-4x4 -g 8 --pin fc6=c4 --refine 30 --json
+py "search --refine keeps a pinned layer's config" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+fc6 = [l for l in d["layers"] if l["name"] == "fc6"][0]
+assert fc6["config"] == {"n": 1, "c": 4}, fc6["config"]
+assert "fc6" not in {c["layer"] for c in d["refine"]["changed"]}, d["refine"]["changed"]' "$OUT"
+run search -n alexnet -c p100-4x4 -g 8 --json
+peak=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["peak_memory_bytes"]))' "$OUT")
+run search -n alexnet -c p100-4x4 -g 8 --memory-limit "${peak}B" --refine 30 --json
+py "search --refine stays within --memory-limit and says so (memory_limit_bytes, fits)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+lim = int(sys.argv[2])
+assert d["memory_limit_bytes"] == lim, d.get("memory_limit_bytes")
+assert d["peak_memory_bytes"] <= lim and d["fits"] is True, (d["peak_memory_bytes"], lim, d.get("fits"))
+assert d["optimizer"] == "momentum"' "$OUT" "$peak"
+run search -n alexnet -c p100-4x4 -g 8 --memory-limit "${peak}B" --pin fc6=c4 --refine 30
+if [ "$RC" -eq 0 ] && grep -q "kept the pin (1 layer)" "$OUT" && grep -q "kept within the memory limit of 1.28 GiB" "$OUT"; then
+    ok "search --refine text says it kept the pins and the memory limit"
+else
+    notok "search --refine text with pins and a limit" "$(cat "$OUT" "$ERR")"
+fi
+run search -n alexnet -c p100-4x4 -g 8 --no-memory-limit --refine 30 --json
+py "search --refine without a limit: memory_limit_bytes null, fits true" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["memory_limit_bytes"] is None and d["fits"] is True, d' "$OUT"
 
 # an untouched profile template changes nothing, also with adds of 2 and 3 inputs
 expect_ok "profile template of a net with 2- and 3-input adds" profile -n $F/nets/adds.json -c p100-4x4 -g 4 -o "$TMP/adds_prof.json"

@@ -444,8 +444,8 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
     /* from the model-parallel baseline there is much to gain */
     strategy_baseline(p->cm, BASE_MODEL, start);
     refine_result a, b;
-    sim_refine(p->cm, start, 60, 7, &a);
-    sim_refine(p->cm, start, 60, 7, &b);
+    sim_refine(p->cm, start, NULL, 60, 7, &a);
+    sim_refine(p->cm, start, NULL, 60, 7, &b);
     cr_assert(a.local_optimum && b.local_optimum, "60 s is plenty for LeNet-5 on 4 GPUs");
     cr_assert(a.best_ms < a.start_ms, "%.6f !< %.6f", a.best_ms, a.start_ms);
     cr_assert(a.n_changed > 0);
@@ -467,7 +467,7 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
         }
     /* from the optimum, never worse */
     refine_result o;
-    sim_refine(p->cm, p->best, 60, 1, &o);
+    sim_refine(p->cm, p->best, NULL, 60, 1, &o);
     sim_result *so = sim_run(p->cm, p->best, NULL);
     cr_assert(o.best_ms <= so->step_ms);
     sim_free(so);
@@ -493,9 +493,9 @@ Test(refine, sliced_search_equals_one_call)
     int *start = malloc(sizeof(int) * (size_t)L);
     strategy_baseline(p->cm, BASE_MODEL, start);
     refine_result whole;
-    sim_refine(p->cm, start, 600, 3, &whole);
+    sim_refine(p->cm, start, NULL, 600, 3, &whole);
     cr_assert(whole.local_optimum);
-    refine_search *r = refine_begin(p->cm, start, 3);
+    refine_search *r = refine_begin(p->cm, start, NULL, 3);
     double last = refine_progress(r)->best_ms;
     cr_assert_eq(last, whole.start_ms);
     int slices = 0;
@@ -515,9 +515,69 @@ Test(refine, sliced_search_equals_one_call)
     cr_assert_eq(sliced.passes, whole.passes);
     cr_assert_eq(sliced.n_changed, whole.n_changed);
     cr_assert_eq(memcmp(sliced.configs, whole.configs, sizeof(int) * (size_t)L), 0);
-    refine_end(refine_begin(p->cm, start, 3), NULL);
+    refine_end(refine_begin(p->cm, start, NULL, 3), NULL);
     refine_result_free(&sliced);
     refine_result_free(&whole);
+    free(start);
+    plan_free(p);
+}
+
+/* Refinement keeps the search's constraints: a pinned layer keeps its
+ * config, and no change takes the peak per GPU over the memory limit
+ * (issue 31, finding 7). AlexNet on 8 GPUs from the optimum, with the
+ * optimum's peak as the limit: refined freely, it changes the layer pinned
+ * here and passes the limit; bounded, neither, and it is a local optimum
+ * among the changes the bounds allow. */
+Test(refine, keeps_pins_and_the_memory_limit)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    const cost_model *m = p->cm;
+    int L = m->n_layers;
+    int *start = malloc(sizeof(int) * (size_t)L), *pins = malloc(sizeof(int) * (size_t)L);
+    memcpy(start, p->best, sizeof(int) * (size_t)L);
+    refine_result free_r;
+    sim_refine(m, start, NULL, 600, 3, &free_r);
+    double start_peak = cost_memory(m, start, NULL), free_peak = cost_memory(m, free_r.configs, NULL);
+    cr_assert(free_peak > start_peak, "unbounded, the peak grows: %.0f -> %.0f", start_peak, free_peak);
+    int pl = -1; /* the first layer the free search changed */
+    for (int i = 0; i < L && pl < 0; i++)
+        if (free_r.configs[i] != start[i]) pl = i;
+    cr_assert(pl >= 0);
+    for (int i = 0; i < L; i++) pins[i] = -1;
+    pins[pl] = start[pl];
+    refine_bounds b = {.pinned = pins, .memory_limit = start_peak};
+    refine_result r;
+    sim_refine(m, start, &b, 600, 3, &r);
+    cr_assert(r.local_optimum);
+    cr_assert_eq(r.configs[pl], start[pl], "pinned %s changed", p->net->layers[pl].name);
+    cr_assert(cost_memory(m, r.configs, NULL) <= start_peak);
+    for (int li = 0; li < L; li++) {
+        if (li == pl) continue;
+        for (int k = 0; k < m->n_configs[li]; k++) {
+            int keep = r.configs[li];
+            r.configs[li] = k;
+            if (cost_memory(m, r.configs, NULL) <= start_peak) {
+                double t = sim_step_ms(m, r.configs, 1L << 40);
+                cr_assert(isnan(t) || t >= r.best_ms * (1 - 1e-9), "layer %d config %d: %.6f < %.6f", li, k, t,
+                          r.best_ms);
+            }
+            r.configs[li] = keep;
+        }
+    }
+    /* the same in slices, and the plan gives its own pins and limit */
+    refine_search *rs = refine_begin(m, start, &b, 3);
+    while (refine_step(rs, 0)) {
+    }
+    refine_result sliced;
+    refine_end(rs, &sliced);
+    cr_assert_eq(memcmp(sliced.configs, r.configs, sizeof(int) * (size_t)L), 0);
+    refine_bounds pb = plan_refine_bounds(p);
+    cr_assert(pb.pinned && pb.pinned[pl] == -1);
+    cr_assert_eq(pb.memory_limit, p->mem.limit_bytes);
+    refine_result_free(&sliced);
+    refine_result_free(&r);
+    refine_result_free(&free_r);
+    free(pins);
     free(start);
     plan_free(p);
 }
