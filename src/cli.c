@@ -50,8 +50,9 @@ static const char usage_text[] =
     "                                     views; no search, up to 1024 GPUs)\n"
     "  layerwise profile -n NET -c CLUSTER [-g GPUS] [-o FILE]\n"
     "                                     a profile template: every task shape, to fill with measurements\n"
-    "  layerwise fit     -n NET -c CLUSTER [-g GPUS] [--json]\n"
-    "                                     the largest per-GPU batch at which some strategy fits memory\n"
+    "  layerwise fit     -n NET -c CLUSTER [-g GPUS] [--pin LAYER=CONFIG] [--json]\n"
+    "                                     the largest per-GPU batch at which some strategy (with the\n"
+    "                                     pins) fits memory\n"
     "  layerwise allreduce -c CLUSTER [-g GPUS] [--size BYTES] [--json]\n"
     "                                     one ring all-reduce as the model charges it (default:\n"
     "                                     100 MB over one node), with its bus bandwidth\n"
@@ -1169,7 +1170,12 @@ static int cmd_fit(const opts *o)
     set.batch_per_gpu = 1;
     plan_memory_settings ms = o->mset;
     plan *p = open_plan(o, set, &err);
-    if (!p) return die(&err);
+    /* pins hold at every batch tried: a config found at batch 1 per GPU
+     * (the global batch is the GPU count) is there at any larger batch */
+    if (!p || apply_pins(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
     double time_s = o->mset.time_s;
     /* per GPU up to 10^6, and as far as the global batch the cost model
      * takes (from 128 GPUs on, 10^6 per GPU passes it) */
@@ -1194,6 +1200,10 @@ static int cmd_fit(const opts *o)
     ms.time_s = time_s;
     set.batch_per_gpu = lo ? lo : 1;
     if (plan_apply(p, &(plan_change){.set = &set, .mem = &ms}, &err) != 0) goto fail;
+    if (plan_pin_count(p) != o->n_pins) {
+        lw_fail(&err, 1, "fit: a pin was lost at batch %ld per GPU", set.batch_per_gpu);
+        goto fail;
+    }
     double limit = plan_memory_limit(&p->mset, p->cl);
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
@@ -1203,6 +1213,16 @@ static int cmd_fit(const opts *o)
         cJSON_AddNumberToObject(root, "gpus", p->gpus);
         cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
         cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
+        if (o->n_pins) {
+            cJSON *pins = cJSON_AddArrayToObject(root, "pins");
+            for (int i = 0; i < p->net->n_layers; i++) {
+                if (p->pinned[i] < 0) continue;
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "layer", p->net->layers[i].name);
+                cJSON_AddItemToObject(e, "config", config_to_json(&p->net->layers[i], &p->cm->configs[i][p->pinned[i]]));
+                cJSON_AddItemToArray(pins, e);
+            }
+        }
         if (lo > 0) {
             cJSON_AddNumberToObject(root, "batch_per_gpu", (double)lo);
             cJSON_AddNumberToObject(root, "batch", (double)p->batch);
@@ -1227,6 +1247,7 @@ static int cmd_fit(const opts *o)
     char more[96];
     snprintf(more, sizeof more, " or more (searched up to %ld%s)", most,
              most < 1000000L ? ", the largest global batch the cost model takes" : "");
+    if (o->n_pins) printf("with %d layer%s pinned (--pin):\n", o->n_pins, o->n_pins == 1 ? "" : "s");
     if (lo == 0) {
         printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
                p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);

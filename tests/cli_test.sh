@@ -1103,6 +1103,31 @@ py "search at fit's batch ($bpg per GPU) fits" '
 import json, sys
 assert json.load(open(sys.argv[1]))["fits"]' "$OUT"
 expect_fail "fit refuses --batch" 2 "fit chooses the batch" -- fit -n vgg16 -c p100-4x4 -g 4 --batch 64
+# fit honours --pin (issue 31, finding 10): LeNet-5 on 4 GPUs fits 453024 per GPU unpinned, fewer with conv1 on one
+# GPU; at fit's batch the pinned search fits and takes fit's time, one more per GPU does not fit
+run fit -n lenet5 -c p100-4x4 -g 4 --pin conv1=n1 --json
+cp "$OUT" "$TMP/fit_pin.json"
+bpg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["batch_per_gpu"])' "$TMP/fit_pin.json")
+run search -n lenet5 -c p100-4x4 -g 4 --pin conv1=n1 --batch-per-gpu "$bpg" --json
+cp "$OUT" "$TMP/fit_pin_search.json"
+run search -n lenet5 -c p100-4x4 -g 4 --pin conv1=n1 --batch-per-gpu "$((bpg + 1))" --json
+py "fit --pin: the largest batch for the pinned strategy, and its time is the pinned search's" '
+import json, sys
+f, s, s1 = (json.load(open(a)) for a in sys.argv[1:4])
+assert f["pins"] == [{"layer": "conv1", "config": {"n": 1, "c": 1, "h": 1, "w": 1}}], f.get("pins")
+assert f["batch_per_gpu"] < 453024 and f["largest_proven"] is True, f
+conv1 = [l for l in s["layers"] if l["name"] == "conv1"][0]
+assert conv1["config"] == {"n": 1, "c": 1, "h": 1, "w": 1}, conv1
+assert s["fits"] is True and abs(f["total_ms"] - s["total_ms"]) < 1e-9 * s["total_ms"], (f["total_ms"], s["total_ms"])
+assert s1["fits"] is False, "one more per GPU fits: %s" % s1["peak_memory_bytes"]
+' "$TMP/fit_pin.json" "$TMP/fit_pin_search.json" "$OUT"
+run fit -n lenet5 -c p100-4x4 -g 4 --pin conv1=h4
+if [ "$RC" -eq 0 ] && grep -q "with 1 layer pinned" "$OUT" && grep -q "takes 1330.70 ms/step" "$OUT"; then
+    ok "fit --pin conv1=h4 says so and gives the pinned search's time (1330.70 ms, not the unpinned 584.85)"
+else
+    notok "fit --pin text" "$(cat "$OUT" "$ERR")"
+fi
+expect_fail "fit --pin with a config the layer lacks is refused" 2 "--pin conv1" "not a config" -- fit -n lenet5 -c p100-4x4 -g 4 --pin conv1=c64
 # on 128 GPUs, 10^6 per GPU passes the global batch the cost model takes:
 # fit stops at the largest it takes (it failed there with "batch out of range")
 expect_ok "fit of a small network on 128 GPUs stops at the largest global batch" \
