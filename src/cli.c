@@ -1421,6 +1421,34 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
     free(seg);
 }
 
+/* simulate's progress: a percentage on stderr when it is a terminal
+ * (cleared at the end, as the search's), and the time bound: the run
+ * stops once the rate so far projects it, with the JSON document's least
+ * time, past the limit (from a second on, or at the limit). */
+typedef struct sim_watch {
+    int tty;
+    double tasks, limit_s, extra_s; /* extra_s: what follows sim_run (the document), at least */
+    double spent_s, projected_s, fraction;
+} sim_watch;
+
+static int sim_watch_progress(double fraction, double spent_s, double projected_s, void *user)
+{
+    sim_watch *w = user;
+    w->fraction = fraction;
+    w->spent_s = spent_s;
+    w->projected_s = projected_s;
+    if (w->tty) {
+        if (fraction < 1.0)
+            fprintf(stderr, "\rlayerwise: simulating the step (about %.3g tasks): %3.0f%%", w->tasks, fraction * 100.0);
+        else
+            fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    int stop = fraction < 1.0 && projected_s + w->extra_s > w->limit_s && (spent_s >= 1.0 || spent_s >= w->limit_s);
+    if (stop && w->tty) fputs("\r\033[K", stderr);
+    return stop;
+}
+
 static int cmd_simulate(const opts *o)
 {
     lw_error err = {0};
@@ -1435,8 +1463,32 @@ static int cmd_simulate(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL};
+    /* bounded as a search's build is: refused up front where the estimate
+     * passes this machine, stopped where the rate seen passes the limit */
+    int as_doc = o->json || o->out;
+    double extra_b = as_doc ? SIM_JSON_BYTES_PER_TASK : 0, extra_s = as_doc ? SIM_JSON_MIN_S_PER_TASK : 0;
+    sim_size z;
+    double limit = sim_time_limit_s();
+    if (sim_refuse_too_large(p->cm, ci, extra_b, extra_s, limit, &z, &err)) {
+        free(ci);
+        plan_free(p);
+        return die(&err);
+    }
+    sim_watch w = {.tty = isatty(STDERR_FILENO), .tasks = z.tasks, .limit_s = limit, .extra_s = z.tasks * extra_s};
+    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL,
+                      .progress = sim_watch_progress,
+                      .progress_user = &w};
     sim_result *s = sim_run(p->cm, ci, &so);
+    if (!s) {
+        lw_fail(&err, 1,
+                "simulating this step of %s on %d GPUs is too large for this machine: about %.3g tasks, %.0f%% done "
+                "after %.1f s, would take about %.0f s at the rate so far (the limit is %.0f s, LAYERWISE_MAX_SIM_S); "
+                "choose fewer GPUs or a strategy with fewer pieces",
+                p->net->name, p->gpus, z.tasks, w.fraction * 100, w.spent_s, w.projected_s + w.extra_s, limit);
+        free(ci);
+        plan_free(p);
+        return die(&err);
+    }
     int rc = 0;
     if (o->trace) {
         if (sim_save_trace(o->trace, s, p->cm, &err) != 0) rc = die(&err);

@@ -990,6 +990,19 @@ rc=$?
 if [ "$rc" -ne 0 ] && [ -s "$ERR" ] && [ ! -e "$TMP/no_such_dir" ]; then ok "an unwritable --trace path fails with a message"; else
     notok "an unwritable --trace path fails with a message (exit $rc)"
 fi
+# simulate's memory bound (issue 31, finding 13): Inception-v3 model-parallel on 256 GPUs, about 5e6 tasks and 1.5 GB,
+# under an address space of 800 MB is refused before it starts (it ran into the limit or ran for minutes), and an -o
+# target is left alone
+mkdir -p "$TMP/simbound"
+(ulimit -v 800000; exec "$LW" simulate -n inception_v3 -c $F/clusters/h100-128x8.json -g 256 -s model \
+    -o "$TMP/simbound/sim.json" --trace "$TMP/simbound/trace.json") >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "too large for this machine" "$ERR" && grep -q "address space left by its limit" "$ERR" &&
+    grep -q "5.0[0-9]e+06 tasks" "$ERR" && [ -z "$(ls -A "$TMP/simbound")" ] && [ ! -s "$OUT" ]; then
+    ok "simulate past the memory an address-space limit leaves is refused up front, with its tasks and bytes"
+else
+    notok "simulate under ulimit -v (exit $rc)" "$(cat "$ERR"; ls -A "$TMP/simbound")"
+fi
 
 run compare -n alexnet -c p100-4x4 -g 4 --json
 cp "$OUT" "$TMP/cmp.json"
