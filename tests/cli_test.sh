@@ -990,6 +990,32 @@ rc=$?
 if [ "$rc" -ne 0 ] && [ -s "$ERR" ] && [ ! -e "$TMP/no_such_dir" ]; then ok "an unwritable --trace path fails with a message"; else
     notok "an unwritable --trace path fails with a message (exit $rc)"
 fi
+# inputs named by path are regular files only (issue 31, finding 6): a FIFO with no writer held open() for good,
+# /dev/stdin read the terminal; now refused at once, exit 2, saying what the path is
+mkfifo "$TMP/in.fifo"
+for args in "search -n $TMP/in.fifo -c p100-4x4" "search -n lenet5 -c $TMP/in.fifo" \
+    "search -n lenet5 -c p100-4x4 -p $TMP/in.fifo" "eval -n lenet5 -c p100-4x4 -s $TMP/in.fifo" \
+    "diff -n lenet5 -c p100-4x4 -g 4 optimum $TMP/in.fifo"; do
+    # shellcheck disable=SC2086
+    timeout 10 "$LW" $args >"$OUT" 2>"$ERR"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "in.fifo: is a FIFO or pipe; inputs are read from regular files only" "$ERR" && [ ! -s "$OUT" ]; then
+        ok "a FIFO as an input is refused at once: ${args//$TMP\//}"
+    else
+        notok "a FIFO as an input is refused at once: $args (exit $rc)" "$(cat "$ERR")"
+    fi
+done
+timeout 10 "$LW" search -n /dev/stdin -c p100-4x4 < data/networks/lenet5.json >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "lenet5" "$OUT"; then ok "-n /dev/stdin redirected from a regular file reads it"; else
+    notok "-n /dev/stdin from a file (exit $rc)" "$(cat "$ERR")"; fi
+cat data/networks/lenet5.json | timeout 10 "$LW" search -n /dev/stdin -c p100-4x4 >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "/dev/stdin: is a FIFO or pipe" "$ERR"; then ok "-n /dev/stdin on a pipe is refused, said so"; else
+    notok "-n /dev/stdin on a pipe (exit $rc)" "$(cat "$ERR")"; fi
+expect_fail "a directory as an input is refused, said so" 2 "is a directory" -- search -n lenet5 -c "$TMP"
+expect_fail "a character device as an input is refused, said so" 2 "/dev/zero: is a character device" -- search -n /dev/zero -c p100-4x4
+
 # simulate's memory bound (issue 31, finding 13): Inception-v3 model-parallel on 256 GPUs, about 5e6 tasks and 1.5 GB,
 # under an address space of 800 MB is refused before it starts (it ran into the limit or ran for minutes), and an -o
 # target is left alone
