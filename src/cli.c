@@ -1219,7 +1219,8 @@ static int cmd_fit(const opts *o)
                 if (p->pinned[i] < 0) continue;
                 cJSON *e = cJSON_CreateObject();
                 cJSON_AddStringToObject(e, "layer", p->net->layers[i].name);
-                cJSON_AddItemToObject(e, "config", config_to_json(&p->net->layers[i], &p->cm->configs[i][p->pinned[i]]));
+                const config *c = &p->cm->configs[i][p->pinned[i]];
+                cJSON_AddItemToObject(e, "config", config_to_json(&p->net->layers[i], c));
                 cJSON_AddItemToArray(pins, e);
             }
         }

@@ -892,8 +892,10 @@ int sim_refuse_too_large(const cost_model *m, const int *ci, double extra_bytes_
     int many = z.tasks > (double)(1L << 30), big = bytes > room, slow = secs > limit_s;
     if (!many && !big && !slow) return 0;
     char mem[96];
-    if (isfinite(room) && room < 0.75 * phys - 1) snprintf(mem, sizeof mem, "the address space left by its limit is %.0f MB", room / 1e6);
-    else snprintf(mem, sizeof mem, "this machine has %.0f MB; the limit is 3/4 of it", phys / 1e6);
+    if (isfinite(room) && room < 0.75 * phys - 1)
+        snprintf(mem, sizeof mem, "the address space left by its limit is %.0f MB", room / 1e6);
+    else
+        snprintf(mem, sizeof mem, "this machine has %.0f MB; the limit is 3/4 of it", phys / 1e6);
     lw_fail(err, 1,
             "simulating this step of %s on %d GPUs is too large for this machine: about %.3g tasks (%.3g transfer "
             "pieces), which would need about %.0f MB (%s) and at least %.0f s (the limit is %.0f s, "
