@@ -735,14 +735,20 @@ static int search_refine(const opts *o, plan *p)
     const cost_model *m = p->cm;
     refine_result rr;
     unsigned long long seed = o->seed ? o->seed : 1;
-    sim_refine(m, p->best, o->refine_s, seed, &rr);
+    refine_bounds rb = plan_refine_bounds(p); /* the search's pins and memory limit hold */
+    sim_refine(m, p->best, &rb, o->refine_s, seed, &rr);
     strategy_eval ev;
     strategy_evaluate(m, rr.configs, &ev);
+    double limit = p->mem.limit_bytes;
     int rc = 0;
     if (o->json || o->out) {
         char *doc = strategy_to_json(m, rr.configs, &ev, "elimination, refined under the simulator", -1, NULL);
         cJSON *root = cJSON_Parse(doc);
         free(doc);
+        if (isfinite(limit)) cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
+        else cJSON_AddNullToObject(root, "memory_limit_bytes");
+        cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+        cJSON_AddBoolToObject(root, "fits", ev.peak_memory_bytes <= limit);
         cJSON *r = cJSON_AddObjectToObject(root, "refine");
         cJSON_AddStringToObject(r, "method", "first-improvement local search over single-layer config changes");
         cJSON_AddNumberToObject(r, "seed", (double)seed);
@@ -778,6 +784,11 @@ static int search_refine(const opts *o, plan *p)
         printf("  simulated step %.2f -> %.2f ms (%+.2f%%); Eq. 1 %.2f -> %.2f ms\n", rr.start_ms, rr.best_ms,
                rr.start_ms > 0 ? 100.0 * (rr.best_ms - rr.start_ms) / rr.start_ms : 0, p->best_eval.total_ms,
                ev.total_ms);
+        int npin = plan_pin_count(p);
+        if (npin) printf("  kept the pin%s (%d layer%s)\n", npin == 1 ? "" : "s", npin, npin == 1 ? "" : "s");
+        if (isfinite(limit))
+            printf("  kept within the memory limit of %.2f GiB per GPU (peak %.2f GiB)\n", limit / 1073741824.0,
+                   ev.peak_memory_bytes / 1073741824.0);
         printf("  %d layer%s changed%s\n", rr.n_changed, rr.n_changed == 1 ? "" : "s", rr.n_changed ? ":" : "");
         for (int i = 0; i < m->n_layers; i++) {
             if (rr.configs[i] == p->best[i]) continue;
@@ -1193,7 +1204,12 @@ static int cmd_fit(const opts *o)
     set.batch_per_gpu = 1;
     plan_memory_settings ms = o->mset;
     plan *p = open_plan(o, set, &err);
-    if (!p) return die(&err);
+    /* pins hold at every batch tried: a config found at batch 1 per GPU
+     * (the global batch is the GPU count) is there at any larger batch */
+    if (!p || apply_pins(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
     double time_s = o->mset.time_s;
     /* per GPU up to 10^6, and as far as the global batch the cost model
      * takes (from 128 GPUs on, 10^6 per GPU passes it) */
@@ -1218,6 +1234,10 @@ static int cmd_fit(const opts *o)
     ms.time_s = time_s;
     set.batch_per_gpu = lo ? lo : 1;
     if (plan_apply(p, &(plan_change){.set = &set, .mem = &ms}, &err) != 0) goto fail;
+    if (plan_pin_count(p) != o->n_pins) {
+        lw_fail(&err, 1, "fit: a pin was lost at batch %ld per GPU", set.batch_per_gpu);
+        goto fail;
+    }
     double limit = plan_memory_limit(&p->mset, p->cl);
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
@@ -1227,6 +1247,17 @@ static int cmd_fit(const opts *o)
         cJSON_AddNumberToObject(root, "gpus", p->gpus);
         cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
         cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
+        if (o->n_pins) {
+            cJSON *pins = cJSON_AddArrayToObject(root, "pins");
+            for (int i = 0; i < p->net->n_layers; i++) {
+                if (p->pinned[i] < 0) continue;
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "layer", p->net->layers[i].name);
+                const config *c = &p->cm->configs[i][p->pinned[i]];
+                cJSON_AddItemToObject(e, "config", config_to_json(&p->net->layers[i], c));
+                cJSON_AddItemToArray(pins, e);
+            }
+        }
         if (lo > 0) {
             cJSON_AddNumberToObject(root, "batch_per_gpu", (double)lo);
             cJSON_AddNumberToObject(root, "batch", (double)p->batch);
@@ -1251,6 +1282,7 @@ static int cmd_fit(const opts *o)
     char more[96];
     snprintf(more, sizeof more, " or more (searched up to %ld%s)", most,
              most < 1000000L ? ", the largest global batch the cost model takes" : "");
+    if (o->n_pins) printf("with %d layer%s pinned (--pin):\n", o->n_pins, o->n_pins == 1 ? "" : "s");
     if (lo == 0) {
         printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
                p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
@@ -1430,6 +1462,34 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
     free(seg);
 }
 
+/* simulate's progress: a percentage on stderr when it is a terminal
+ * (cleared at the end, as the search's), and the time bound: the run
+ * stops once the rate so far projects it, with the JSON document's least
+ * time, past the limit (from a second on, or at the limit). */
+typedef struct sim_watch {
+    int tty;
+    double tasks, limit_s, extra_s; /* extra_s: what follows sim_run (the document), at least */
+    double spent_s, projected_s, fraction;
+} sim_watch;
+
+static int sim_watch_progress(double fraction, double spent_s, double projected_s, void *user)
+{
+    sim_watch *w = user;
+    w->fraction = fraction;
+    w->spent_s = spent_s;
+    w->projected_s = projected_s;
+    if (w->tty) {
+        if (fraction < 1.0)
+            fprintf(stderr, "\rlayerwise: simulating the step (about %.3g tasks): %3.0f%%", w->tasks, fraction * 100.0);
+        else
+            fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    int stop = fraction < 1.0 && projected_s + w->extra_s > w->limit_s && (spent_s >= 1.0 || spent_s >= w->limit_s);
+    if (stop && w->tty) fputs("\r\033[K", stderr);
+    return stop;
+}
+
 static int cmd_simulate(const opts *o)
 {
     lw_error err = {0};
@@ -1444,8 +1504,32 @@ static int cmd_simulate(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL};
+    /* bounded as a search's build is: refused up front where the estimate
+     * passes this machine, stopped where the rate seen passes the limit */
+    int as_doc = o->json || o->out;
+    double extra_b = as_doc ? SIM_JSON_BYTES_PER_TASK : 0, extra_s = as_doc ? SIM_JSON_MIN_S_PER_TASK : 0;
+    sim_size z;
+    double limit = sim_time_limit_s();
+    if (sim_refuse_too_large(p->cm, ci, extra_b, extra_s, limit, &z, &err)) {
+        free(ci);
+        plan_free(p);
+        return die(&err);
+    }
+    sim_watch w = {.tty = isatty(STDERR_FILENO), .tasks = z.tasks, .limit_s = limit, .extra_s = z.tasks * extra_s};
+    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL,
+                      .progress = sim_watch_progress,
+                      .progress_user = &w};
     sim_result *s = sim_run(p->cm, ci, &so);
+    if (!s) {
+        lw_fail(&err, 1,
+                "simulating this step of %s on %d GPUs is too large for this machine: about %.3g tasks, %.0f%% done "
+                "after %.1f s, would take about %.0f s at the rate so far (the limit is %.0f s, LAYERWISE_MAX_SIM_S); "
+                "choose fewer GPUs or a strategy with fewer pieces",
+                p->net->name, p->gpus, z.tasks, w.fraction * 100, w.spent_s, w.projected_s + w.extra_s, limit);
+        free(ci);
+        plan_free(p);
+        return die(&err);
+    }
     int rc = 0;
     if (o->trace) {
         if (sim_save_trace(o->trace, s, p->cm, &err) != 0) rc = die(&err);

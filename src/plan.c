@@ -628,6 +628,11 @@ int plan_pin_count(const plan *p)
     return n;
 }
 
+refine_bounds plan_refine_bounds(const plan *p)
+{
+    return (refine_bounds){.pinned = p->pinned, .memory_limit = p->mem.limit_bytes};
+}
+
 plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err)
 {
     return plan_new_progress(net, cl, prof, set, NULL, NULL, err);

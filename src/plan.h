@@ -18,6 +18,7 @@
 
 #include "data.h"
 #include "memsearch.h"
+#include "refine.h"
 #include "strategy.h"
 
 #define DEFAULT_BATCH_PER_GPU 32
@@ -228,6 +229,11 @@ plan_change plan_state_change(const plan *p, const plan_state *s);
 void plan_set_cancel(plan *p, atomic_int *cancel);
 /* How many layers are pinned. */
 int plan_pin_count(const plan *p);
+
+/* The constraints the plan's search had, for refining its optimum under
+ * the simulator (refine.h): its pins and its memory limit (+inf: none).
+ * Points into p: valid until the next plan_apply. */
+refine_bounds plan_refine_bounds(const plan *p);
 
 /* A setting to build ahead: run settings, and a cluster (NULL: the plan's
  * own; otherwise an edited copy, which plan_prefetch_list clones). */

@@ -39,6 +39,8 @@ struct refine_search {
     int *start;                /* [L] */
     refine_result res;         /* configs: the best so far */
     long max_tasks;
+    int *pinned;               /* [L] or NULL: bounds->pinned, copied */
+    double mem_bound;          /* a change's peak per GPU may not pass this; +inf: none */
     unsigned long long rng;
     int *layers;               /* [L] this pass's order */
     int q;                     /* position in layers; L: the pass is over */
@@ -48,11 +50,22 @@ struct refine_search {
     int improved;              /* the pass so far improved the step */
 };
 
-refine_search *refine_begin(const cost_model *m, const int *start, unsigned long long seed)
+refine_search *refine_begin(const cost_model *m, const int *start, const refine_bounds *bounds,
+                             unsigned long long seed)
 {
     int L = m->n_layers;
     refine_search *r = lw_calloc(1, sizeof *r);
     r->m = m;
+    if (bounds && bounds->pinned) {
+        r->pinned = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
+        memcpy(r->pinned, bounds->pinned, sizeof(int) * (size_t)L);
+    }
+    r->mem_bound = HUGE_VAL;
+    if (bounds && bounds->memory_limit > 0 && isfinite(bounds->memory_limit)) {
+        /* a start over the limit (nothing fits it) may not grow further */
+        double peak = cost_memory(m, start, NULL);
+        r->mem_bound = peak > bounds->memory_limit ? peak : bounds->memory_limit;
+    }
     r->start = lw_malloc(sizeof(int) * (size_t)L);
     memcpy(r->start, start, sizeof(int) * (size_t)L);
     r->res.configs = lw_malloc(sizeof(int) * (size_t)L);
@@ -101,6 +114,10 @@ int refine_step(refine_search *r, double seconds)
             if (L == 0) continue;
         }
         int li = r->layers[r->q];
+        if (r->pinned && r->pinned[li] >= 0) { /* a pinned layer keeps its config */
+            r->q++;
+            continue;
+        }
         if (r->k < 0) {
             r->nc = m->n_configs[li];
             for (int k = 0; k < r->nc; k++) r->cands[k] = k;
@@ -120,6 +137,10 @@ int refine_step(refine_search *r, double seconds)
         }
         if (r->res.evaluations > first && lw_now() >= t_end) return 1;
         ci[li] = r->cands[r->k++];
+        if (isfinite(r->mem_bound) && cost_memory(m, ci, NULL) > r->mem_bound) {
+            ci[li] = r->keep; /* over the memory limit: not a strategy the search could have returned */
+            continue;
+        }
         double t = simulate(m, ci, r->max_tasks, &r->res.evaluations);
         if (t < r->res.best_ms * (1 - 1e-9)) {
             r->res.best_ms = t;
@@ -142,14 +163,16 @@ void refine_end(refine_search *r, refine_result *out)
     if (out) *out = r->res;
     else free(r->res.configs);
     free(r->start);
+    free(r->pinned);
     free(r->layers);
     free(r->cands);
     free(r);
 }
 
-int sim_refine(const cost_model *m, const int *start, double seconds, unsigned long long seed, refine_result *out)
+int sim_refine(const cost_model *m, const int *start, const refine_bounds *bounds, double seconds,
+               unsigned long long seed, refine_result *out)
 {
-    refine_search *r = refine_begin(m, start, seed);
+    refine_search *r = refine_begin(m, start, bounds, seed);
     refine_step(r, seconds);
     refine_end(r, out);
     return 0;

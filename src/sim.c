@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "strategy.h"
 
@@ -30,8 +32,38 @@ typedef struct builder {
     int *ph_first, *ph_count, *ph_type;
     int nph, capph;
     long max_tasks;  /* 0: no limit */
-    int too_big;     /* the graph passed max_tasks: stop building */
+    int too_big;     /* the graph passed max_tasks, or progress said stop: stop building */
+    /* progress (opt->progress): the build, then the schedule */
+    const sim_options *opt;
+    double t0, build_s;  /* when sim_run started; how long the build took */
+    double expect;       /* tasks expected (sim_size_estimate) */
+    double next_report;  /* lw_now() of the next call */
+    int stopped;         /* progress returned non-zero */
 } builder;
+
+/* Calls opt->progress at most every SIM_PROGRESS_EVERY_S: in the build,
+ * done tasks built of b->expect; in the schedule (scheduling 1), done
+ * tasks scheduled of b->n. The projection is the build's time so far
+ * scaled to the expected tasks (the build alone), then the build's time
+ * plus the schedule's scaled to all tasks. Returns 1 once it said stop. */
+#define SIM_PROGRESS_EVERY_S 0.2
+static int report(builder *b, int scheduling, double done)
+{
+    if (!b->opt->progress || b->stopped) return b->stopped;
+    double now = lw_now();
+    if (now < b->next_report) return 0;
+    b->next_report = now + SIM_PROGRESS_EVERY_S;
+    double of = scheduling ? (double)b->n : (b->expect > b->n ? b->expect : (double)b->n);
+    double frac = of > 0 ? done / of : 1, projected;
+    if (frac > 1) frac = 1;
+    if (!scheduling) projected = frac > 0 ? (now - b->t0) / frac : 0;
+    else projected = b->build_s + (frac > 0 ? (now - b->t0 - b->build_s) / frac : 0);
+    if (projected < now - b->t0) projected = now - b->t0;
+    /* the build and the schedule each count for half of the line's percentage */
+    double shown = scheduling ? 0.5 + 0.5 * frac : 0.5 * frac;
+    if (b->opt->progress(shown, now - b->t0, projected, b->opt->progress_user)) b->stopped = b->too_big = 1;
+    return b->stopped;
+}
 
 #define GROW(arr, cnt, cap, extra)                                                                                 \
     do {                                                                                                           \
@@ -54,6 +86,7 @@ static int add_task(builder *b, sim_kind kind, int li, int gpu, double dur)
     t->dur_ms = dur;
     t->crit = -1;
     if (b->max_tasks > 0 && b->n + 1 > b->max_tasks) b->too_big = 1;
+    if ((b->n & 4095) == 0 && b->n) report(b, 0, b->n);
     return b->n++;
 }
 
@@ -503,7 +536,7 @@ static double schedule_serial(sched *s)
     double *recv = lw_calloc((size_t)b->G, sizeof(double));
     double *nic = lw_calloc((size_t)b->nodes * 2, sizeof(double));
     double nic_bw = m->cl->inter.bandwidth_gbs * 1e9 * b->nics;
-    for (int ph = 0; ph < b->nph; ph++) {
+    for (int ph = 0; ph < b->nph && !b->stopped; ph++) {
         int first = b->ph_first[ph], cnt = b->ph_count[ph];
         double end = now;
         int last = prev_last;
@@ -512,6 +545,7 @@ static double schedule_serial(sched *s)
             memset(nic, 0, sizeof(double) * (size_t)b->nodes * 2);
         }
         for (int t = first; t < first + cnt; t++) {
+            if ((t & 4095) == 0 && report(b, 1, t)) break;
             sim_task *tk = &b->t[t];
             int dummy;
             resolve(s, t, &dummy);
@@ -616,6 +650,7 @@ static double schedule_dataflow(sched *s)
     double step = 0;
     int done = 0;
     while (h.n) {
+        if ((done & 4095) == 0 && report(b, 1, done)) break;
         int t = heap_pop(&h);
         sim_task *tk = &b->t[t];
         int rcrit;
@@ -636,7 +671,7 @@ static double schedule_dataflow(sched *s)
         }
     }
     /* the graph is acyclic by construction (layers in topological order) */
-    if (done != n) abort();
+    if (done != n && !b->stopped) abort();
     free(h.a);
     free(indeg);
     free(succ0);
@@ -674,7 +709,16 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
     memset(b.link_res, 0xff, sizeof(int) * (size_t)b.G * (size_t)b.G);
     for (int g = 0; g < b.G; g++) new_resource(&b, SIM_RES_GPU, g, -1, g / b.gpn);
     b.max_tasks = opt->max_tasks;
+    b.opt = opt;
+    b.t0 = lw_now();
+    if (opt->progress) {
+        sim_size z;
+        sim_size_estimate(m, ci, &z);
+        b.expect = z.tasks;
+        b.next_report = b.t0; /* the first report at once: a line that says what runs */
+    }
     build(&b, opt);
+    b.build_s = lw_now() - b.t0;
     if (b.too_big) {
         free(b.t);
         free(b.res);
@@ -716,7 +760,16 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
     }
     sim_result *r = lw_calloc(1, sizeof *r);
     r->overlap = opt->overlap;
+    b.next_report = 0; /* a report as the schedule starts: the build is done */
     r->step_ms = opt->overlap == SIM_OVERLAP_NONE ? schedule_serial(&s) : schedule_dataflow(&s);
+    if (b.stopped) { /* given up: nothing of the schedule is kept */
+        r->tasks = b.t;
+        r->res = b.res;
+        r->res_of = s.res_of;
+        sim_free(r);
+        r = NULL;
+        goto out;
+    }
     r->gpus = b.G;
     r->nodes = b.nodes;
     r->batch = m->batch;
@@ -734,7 +787,11 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
         strategy_eval_free(&ev);
     }
     critical_path(r);
-
+    if (opt->progress) {
+        double spent = lw_now() - b.t0;
+        opt->progress(1.0, spent, spent, opt->progress_user);
+    }
+out:
     free(s.need0);
     free(s.needs);
     free(s.free_at);
@@ -754,6 +811,98 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
     free(b.ph_count);
     free(b.ph_type);
     return r;
+}
+
+void sim_size_estimate(const cost_model *m, const int *ci, sim_size *out)
+{
+    memset(out, 0, sizeof *out);
+    int L = m->n_layers, most = 1;
+    for (int li = 0; li < L; li++) {
+        const config *c = &m->configs[li][ci[li]];
+        int T = config_tasks(c);
+        if (T > most) most = T;
+        const layer *l = &m->net->layers[li];
+        out->compute_tasks += T; /* forward */
+        if (l->type != LT_INPUT) out->compute_tasks += T * (l->n_params > 0 ? 2.0 : 1.0);
+    }
+    int *ps = lw_malloc(sizeof(int) * (size_t)most);
+    double *vs = lw_malloc(sizeof(double) * (size_t)most);
+    for (int e = 0; e < m->n_edges; e++) {
+        const config *cp = &m->configs[m->e_from[e]][ci[m->e_from[e]]], *cc = &m->configs[m->e_to[e]][ci[m->e_to[e]]];
+        int Tc = config_tasks(cc), n = Tc < SIM_ESTIMATE_SAMPLES ? Tc : SIM_ESTIMATE_SAMPLES;
+        double here = 0;
+        for (int i = 0; i < n; i++) {
+            /* consumer tasks spread over all of them: their coordinates vary in every dimension */
+            int k = n == Tc ? i : (int)(((long)i * Tc + Tc / 2) / n);
+            int nx = cost_overlaps_of(m, e, cp, cc, k, ps, vs);
+            for (int x = 0; x < nx; x++) here += ps[x] != k;
+        }
+        if (n > 0) out->pieces += 2 * here * Tc / n; /* forward and backward */
+    }
+    free(ps);
+    free(vs);
+    out->tasks = out->compute_tasks + out->pieces + L; /* a sync per layer at most */
+    out->bytes = out->tasks * SIM_BYTES_PER_TASK + 4.0 * m->gpus * m->gpus;
+}
+
+double sim_time_limit_s(void)
+{
+    const char *env = getenv("LAYERWISE_MAX_SIM_S");
+    if (env && env[0]) {
+        char *end;
+        double v = strtod(env, &end);
+        if (end != env && isfinite(v) && v >= 0) return v;
+    }
+    return SIM_MAX_S;
+}
+
+/* Bytes this process may still take: 3/4 of the machine's memory, and no
+ * more than the address space its limit (ulimit -v) leaves beside what
+ * it maps now. */
+static double memory_room(double *phys_out)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double phys = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+    double room = phys > 0 ? 0.75 * phys : HUGE_VAL;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        double mapped = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        unsigned long vm;
+        if (f) {
+            if (fscanf(f, "%lu", &vm) == 1 && page > 0) mapped = (double)vm * (double)page;
+            fclose(f);
+        }
+        double left = (double)rl.rlim_cur - mapped;
+        if (left < room) room = left > 0 ? left : 0;
+    }
+    *phys_out = phys;
+    return room;
+}
+
+int sim_refuse_too_large(const cost_model *m, const int *ci, double extra_bytes_per_task, double extra_s_per_task,
+                         double limit_s, sim_size *size, lw_error *err)
+{
+    sim_size z;
+    sim_size_estimate(m, ci, &z);
+    if (size) *size = z;
+    double bytes = z.bytes + z.tasks * extra_bytes_per_task;
+    double secs = z.tasks * (SIM_MIN_S_PER_TASK + extra_s_per_task);
+    double phys, room = memory_room(&phys);
+    int many = z.tasks > (double)(1L << 30), big = bytes > room, slow = secs > limit_s;
+    if (!many && !big && !slow) return 0;
+    char mem[96];
+    if (isfinite(room) && room < 0.75 * phys - 1)
+        snprintf(mem, sizeof mem, "the address space left by its limit is %.0f MB", room / 1e6);
+    else
+        snprintf(mem, sizeof mem, "this machine has %.0f MB; the limit is 3/4 of it", phys / 1e6);
+    lw_fail(err, 1,
+            "simulating this step of %s on %d GPUs is too large for this machine: about %.3g tasks (%.3g transfer "
+            "pieces), which would need about %.0f MB (%s) and at least %.0f s (the limit is %.0f s, "
+            "LAYERWISE_MAX_SIM_S)%s; choose fewer GPUs or a strategy with fewer pieces (data parallelism moves none)",
+            m->net->name, m->gpus, z.tasks, z.pieces, bytes / 1e6, mem, secs, limit_s,
+            many ? "; over the 2^30 tasks the simulator counts" : "");
+    return 1;
 }
 
 void sim_free(sim_result *s)

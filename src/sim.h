@@ -53,6 +53,14 @@ typedef struct sim_options {
     /* 1: leave eq1_ms and gpus_used at 0 (a caller that wants only the
      * step: Eq. 1's evaluation is about a third of a small step's time) */
     int skip_eq1;
+    /* Optional: called at once, then about every 0.2 s while sim_run
+     * works, and with fraction 1 at the end: fraction of the work done
+     * (the build of the task graph the first half, its schedule the
+     * second), seconds spent, and the seconds the whole is projected to
+     * take from the rate so far (the build's alone while it builds).
+     * Non-zero from it stops the run: sim_run returns NULL. */
+    int (*progress)(double fraction, double spent_s, double projected_s, void *user);
+    void *progress_user;
 } sim_options;
 
 /* A resource: a GPU's compute stream, a link direction, or one NIC of a
@@ -98,9 +106,48 @@ typedef struct sim_result {
     int *crit;           /* the critical path, first task first */
 } sim_result;
 
-/* NULL only when opt->max_tasks is exceeded. */
+/* NULL only when opt->max_tasks is exceeded or opt->progress said stop. */
 sim_result *sim_run(const cost_model *m, const int *config_index, const sim_options *opt);
 void sim_free(sim_result *s);
+
+/* The size of a strategy's step before it is simulated: its compute tasks
+ * (exact), transfer pieces (both directions; from SIM_ESTIMATE_SAMPLES
+ * consumer tasks of each edge, spread over them, times the edge's
+ * consumer tasks), tasks in all, and the bytes sim_run needs for them
+ * (SIM_BYTES_PER_TASK each, measured: the task, its dependencies and
+ * needs, the schedule's arrays and busy intervals). In the time of the
+ * sampled overlaps: well under a second at 1024 GPUs. */
+typedef struct sim_size {
+    double compute_tasks, pieces, tasks;
+    double bytes;
+} sim_size;
+#define SIM_ESTIMATE_SAMPLES 32
+#define SIM_BYTES_PER_TASK 300.0
+void sim_size_estimate(const cost_model *m, const int *config_index, sim_size *out);
+
+/* What a step may cost `simulate`: SIM_MAX_S seconds (the environment's
+ * LAYERWISE_MAX_SIM_S replaces it), as a search's build (COST_MAX_BUILD_S),
+ * and 3/4 of the machine's memory (and no more than the address space
+ * `ulimit -v` leaves). Seconds are bounded from below up front by
+ * SIM_MIN_S_PER_TASK a task, the fastest rate measured (4-46 us a task on
+ * the development machine, more the more contended its links; halved);
+ * the real rate is seen while it runs (sim_options.progress). */
+#define SIM_MAX_S 600.0
+#define SIM_MIN_S_PER_TASK 2e-6
+/* sim_to_json's document: bytes (the cJSON tree and its text; 1170
+ * measured) and seconds (at least; 19-27 us measured) a task. */
+#define SIM_JSON_BYTES_PER_TASK 1200.0
+#define SIM_JSON_MIN_S_PER_TASK 5e-6
+double sim_time_limit_s(void);
+/* Refuses (1, err code 1) a step this machine cannot simulate, before any
+ * of it is built: its estimate (in *size) passes the memory above, with
+ * extra_bytes_per_task for what the caller makes of each task (a JSON
+ * document: SIM_JSON_BYTES_PER_TASK), or at SIM_MIN_S_PER_TASK plus
+ * extra_s_per_task a task passes limit_s, or it has more tasks than the
+ * simulator counts (2^30). The message names the network, the GPU count,
+ * the tasks and both estimates. 0: go on. */
+int sim_refuse_too_large(const cost_model *m, const int *config_index, double extra_bytes_per_task,
+                         double extra_s_per_task, double limit_s, sim_size *size, lw_error *err);
 
 /* Summaries (search, compare, scale, the TUI's footer) simulate steps of up
  * to this many tasks, to stay quick; a model-parallel step on 64 GPUs has

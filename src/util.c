@@ -60,11 +60,42 @@ char *lw_strdup(const char *s)
     return d;
 }
 
+/* What a path that is not a regular file names, for the refusal. */
+static const char *file_kind_name(mode_t m)
+{
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO or pipe";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
 char *lw_read_file(const char *path, size_t *len, lw_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* opened without blocking (a FIFO with no writer would wait in open()
+     * for good), then only a regular file is read: a FIFO, a pipe or a
+     * terminal (/dev/stdin in the TUI) could block the read for good, and
+     * the TUI's keys with it */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
         lw_fail(err, 2, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        close(fd);
+        if (S_ISREG(st.st_mode)) lw_fail(err, 2, "%s: cannot open: %s", path, strerror(e));
+        else lw_fail(err, 2, "%s: is %s; inputs are read from regular files only", path, file_kind_name(st.st_mode));
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        lw_fail(err, 1, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;

@@ -55,8 +55,11 @@ void *lw_calloc(size_t n, size_t size);
 void *lw_realloc(void *p, size_t n);
 char *lw_strdup(const char *s);
 
-/* Reads a whole file; returns a NUL-terminated buffer the caller frees, or
- * NULL with err set. */
+/* Reads a whole regular file; returns a NUL-terminated buffer the caller
+ * frees, or NULL with err set (code 2): it never blocks in open(), and
+ * refuses a FIFO, a pipe, a terminal or other device, or a directory by
+ * name (inputs named by path are regular files: the TUI cannot wait on
+ * one, and the CLI keeps the same rule). */
 char *lw_read_file(const char *path, size_t *len, lw_error *err);
 
 /* Output files. The rules, for every file the program writes:

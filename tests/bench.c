@@ -712,7 +712,7 @@ int main(int argc, char **argv)
         }
         refine_result rr;
         double t0 = lw_now(), c0 = (double)clock() / CLOCKS_PER_SEC;
-        sim_refine(q->cm, q->best, 120, 1, &rr);
+        sim_refine(q->cm, q->best, NULL, 120, 1, &rr);
         /* CPU time too: on a shared machine the wall time says more about the neighbours */
         printf("  refine vgg16 p100-4x4 16 GPUs: %.2f s (%.2f s of CPU), %d passes, %ld strategies simulated, %s; "
                "simulated step %.2f -> %.2f ms, %d layers changed\n",

@@ -1080,6 +1080,45 @@ rc=$?
 if [ "$rc" -ne 0 ] && [ -s "$ERR" ] && [ ! -e "$TMP/no_such_dir" ]; then ok "an unwritable --trace path fails with a message"; else
     notok "an unwritable --trace path fails with a message (exit $rc)"
 fi
+# inputs named by path are regular files only (issue 31, finding 6): a FIFO with no writer held open() for good,
+# /dev/stdin read the terminal; now refused at once, exit 2, saying what the path is
+mkfifo "$TMP/in.fifo"
+for args in "search -n $TMP/in.fifo -c p100-4x4" "search -n lenet5 -c $TMP/in.fifo" \
+    "search -n lenet5 -c p100-4x4 -p $TMP/in.fifo" "eval -n lenet5 -c p100-4x4 -s $TMP/in.fifo" \
+    "diff -n lenet5 -c p100-4x4 -g 4 optimum $TMP/in.fifo"; do
+    # shellcheck disable=SC2086
+    timeout 10 "$LW" $args >"$OUT" 2>"$ERR"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "in.fifo: is a FIFO or pipe; inputs are read from regular files only" "$ERR" && [ ! -s "$OUT" ]; then
+        ok "a FIFO as an input is refused at once: ${args//$TMP\//}"
+    else
+        notok "a FIFO as an input is refused at once: $args (exit $rc)" "$(cat "$ERR")"
+    fi
+done
+timeout 10 "$LW" search -n /dev/stdin -c p100-4x4 < data/networks/lenet5.json >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "lenet5" "$OUT"; then ok "-n /dev/stdin redirected from a regular file reads it"; else
+    notok "-n /dev/stdin from a file (exit $rc)" "$(cat "$ERR")"; fi
+cat data/networks/lenet5.json | timeout 10 "$LW" search -n /dev/stdin -c p100-4x4 >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "/dev/stdin: is a FIFO or pipe" "$ERR"; then ok "-n /dev/stdin on a pipe is refused, said so"; else
+    notok "-n /dev/stdin on a pipe (exit $rc)" "$(cat "$ERR")"; fi
+expect_fail "a directory as an input is refused, said so" 2 "is a directory" -- search -n lenet5 -c "$TMP"
+expect_fail "a character device as an input is refused, said so" 2 "/dev/zero: is a character device" -- search -n /dev/zero -c p100-4x4
+
+# simulate's memory bound (issue 31, finding 13): Inception-v3 model-parallel on 256 GPUs, about 5e6 tasks and 1.5 GB,
+# under an address space of 800 MB is refused before it starts (it ran into the limit or ran for minutes), and an -o
+# target is left alone
+mkdir -p "$TMP/simbound"
+(ulimit -v 800000; exec "$LW" simulate -n inception_v3 -c $F/clusters/h100-128x8.json -g 256 -s model \
+    -o "$TMP/simbound/sim.json" --trace "$TMP/simbound/trace.json") >"$OUT" 2>"$ERR"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "too large for this machine" "$ERR" && grep -q "address space left by its limit" "$ERR" &&
+    grep -q "5.0[0-9]e+06 tasks" "$ERR" && [ -z "$(ls -A "$TMP/simbound")" ] && [ ! -s "$OUT" ]; then
+    ok "simulate past the memory an address-space limit leaves is refused up front, with its tasks and bytes"
+else
+    notok "simulate under ulimit -v (exit $rc)" "$(cat "$ERR"; ls -A "$TMP/simbound")"
+fi
 
 run compare -n alexnet -c p100-4x4 -g 4 --json
 cp "$OUT" "$TMP/cmp.json"
@@ -1193,6 +1232,31 @@ py "search at fit's batch ($bpg per GPU) fits" '
 import json, sys
 assert json.load(open(sys.argv[1]))["fits"]' "$OUT"
 expect_fail "fit refuses --batch" 2 "fit chooses the batch" -- fit -n vgg16 -c p100-4x4 -g 4 --batch 64
+# fit honours --pin (issue 31, finding 10): LeNet-5 on 4 GPUs fits 453024 per GPU unpinned, fewer with conv1 on one
+# GPU; at fit's batch the pinned search fits and takes fit's time, one more per GPU does not fit
+run fit -n lenet5 -c p100-4x4 -g 4 --pin conv1=n1 --json
+cp "$OUT" "$TMP/fit_pin.json"
+bpg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["batch_per_gpu"])' "$TMP/fit_pin.json")
+run search -n lenet5 -c p100-4x4 -g 4 --pin conv1=n1 --batch-per-gpu "$bpg" --json
+cp "$OUT" "$TMP/fit_pin_search.json"
+run search -n lenet5 -c p100-4x4 -g 4 --pin conv1=n1 --batch-per-gpu "$((bpg + 1))" --json
+py "fit --pin: the largest batch for the pinned strategy, and its time is the pinned search's" '
+import json, sys
+f, s, s1 = (json.load(open(a)) for a in sys.argv[1:4])
+assert f["pins"] == [{"layer": "conv1", "config": {"n": 1, "c": 1, "h": 1, "w": 1}}], f.get("pins")
+assert f["batch_per_gpu"] < 453024 and f["largest_proven"] is True, f
+conv1 = [l for l in s["layers"] if l["name"] == "conv1"][0]
+assert conv1["config"] == {"n": 1, "c": 1, "h": 1, "w": 1}, conv1
+assert s["fits"] is True and abs(f["total_ms"] - s["total_ms"]) < 1e-9 * s["total_ms"], (f["total_ms"], s["total_ms"])
+assert s1["fits"] is False, "one more per GPU fits: %s" % s1["peak_memory_bytes"]
+' "$TMP/fit_pin.json" "$TMP/fit_pin_search.json" "$OUT"
+run fit -n lenet5 -c p100-4x4 -g 4 --pin conv1=h4
+if [ "$RC" -eq 0 ] && grep -q "with 1 layer pinned" "$OUT" && grep -q "takes 1330.70 ms/step" "$OUT"; then
+    ok "fit --pin conv1=h4 says so and gives the pinned search's time (1330.70 ms, not the unpinned 584.85)"
+else
+    notok "fit --pin text" "$(cat "$OUT" "$ERR")"
+fi
+expect_fail "fit --pin with a config the layer lacks is refused" 2 "--pin conv1" "not a config" -- fit -n lenet5 -c p100-4x4 -g 4 --pin conv1=c64
 # on 128 GPUs, 10^6 per GPU passes the global batch the cost model takes:
 # fit stops at the largest it takes (it failed there with "batch out of range")
 expect_ok "fit of a small network on 128 GPUs stops at the largest global batch" \
@@ -1229,6 +1293,36 @@ else
     notok "search --refine text" "$(cat "$OUT" "$ERR")"
 fi
 expect_fail "--refine outside search is refused" 2 "search" -- eval -n lenet5 -c p100-4x4 -s data --refine
+# refinement keeps the search's pins and memory limit (issue 31, finding 7): unbounded, AlexNet on 8 GPUs
+# refines fc6 from c4 to n2 c2 and its peak from 1374532280 to 1500081776 bytes
+run search -n alexnet -c p100-4x4 -g 8 --pin fc6=c4 --refine 30 --json
+py "search --refine keeps a pinned layer's config" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+fc6 = [l for l in d["layers"] if l["name"] == "fc6"][0]
+assert fc6["config"] == {"n": 1, "c": 4}, fc6["config"]
+assert "fc6" not in {c["layer"] for c in d["refine"]["changed"]}, d["refine"]["changed"]' "$OUT"
+run search -n alexnet -c p100-4x4 -g 8 --json
+peak=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["peak_memory_bytes"]))' "$OUT")
+run search -n alexnet -c p100-4x4 -g 8 --memory-limit "${peak}B" --refine 30 --json
+py "search --refine stays within --memory-limit and says so (memory_limit_bytes, fits)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+lim = int(sys.argv[2])
+assert d["memory_limit_bytes"] == lim, d.get("memory_limit_bytes")
+assert d["peak_memory_bytes"] <= lim and d["fits"] is True, (d["peak_memory_bytes"], lim, d.get("fits"))
+assert d["optimizer"] == "momentum"' "$OUT" "$peak"
+run search -n alexnet -c p100-4x4 -g 8 --memory-limit "${peak}B" --pin fc6=c4 --refine 30
+if [ "$RC" -eq 0 ] && grep -q "kept the pin (1 layer)" "$OUT" && grep -q "kept within the memory limit of 1.28 GiB" "$OUT"; then
+    ok "search --refine text says it kept the pins and the memory limit"
+else
+    notok "search --refine text with pins and a limit" "$(cat "$OUT" "$ERR")"
+fi
+run search -n alexnet -c p100-4x4 -g 8 --no-memory-limit --refine 30 --json
+py "search --refine without a limit: memory_limit_bytes null, fits true" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["memory_limit_bytes"] is None and d["fits"] is True, d' "$OUT"
 
 # an untouched profile template changes nothing, also with adds of 2 and 3 inputs
 expect_ok "profile template of a net with 2- and 3-input adds" profile -n $F/nets/adds.json -c p100-4x4 -g 4 -o "$TMP/adds_prof.json"

@@ -233,5 +233,46 @@ done
 [ "$lost" = 0 ] && ok "Ctrl-C right after a what-if ends the program (6 tries)" ||
     bad "Ctrl-C right after a what-if ends the program: $lost of 6 tries waited for another key"
 
+# ---- nothing the TUI reads or writes holds it (issue 31, finding 6)
+# /dev/stdin typed in the open picker: it read the terminal (q, Esc and every
+# key went into the "file"; Ctrl-C and SIGTERM were not seen). Refused now,
+# said so, and the TUI answers keys.
+start -n lenet5 -g 4
+if ready "open /dev/stdin"; then
+    keys O
+    wait_for "a file: type its path" 10 >/dev/null
+    # the row after the shipped networks: "network  a file: type its path..."
+    keys Home
+    for _ in 1 2 3 4 5; do keys Down; done
+    keys Enter
+    keys C-u
+    keys -l "/dev/stdin"
+    keys Enter
+    if wait_for "regular files only" 10; then ok "open /dev/stdin: refused, said so"; else bad "open /dev/stdin: refused, said so"; fi
+    keys Escape
+    keys C-c
+    after_exit "Ctrl-C after open /dev/stdin" 130
+fi
+# SIGTERM while an export is held in write() by a FIFO whose reader does not
+# read (VGG-16's strategy SVG, 77 KB, is more than the pipe holds): the
+# watchdog ends it within seconds, the terminal restored, status 143
+FIFO="$WORK/slow.svg"
+mkfifo "$FIFO"
+sleep 300 3<>"$FIFO" &
+holder=$!
+start -n vgg16 -g 4
+if ready "blocked export"; then
+    keys e
+    wait_for ".svg" 10 >/dev/null
+    keys C-u
+    keys -l "$FIFO"
+    keys Enter
+    sleep 1
+    signal_tui TERM
+    after_exit "SIGTERM during an export held by a FIFO" 143
+fi
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

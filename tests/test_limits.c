@@ -672,6 +672,60 @@ Test(limits_cli, a_long_final_step_shows_progress_on_a_terminal_only, .timeout =
     free(net);
 }
 
+/* simulate is bounded as search is (issue 31, finding 13): Inception-v3
+ * model-parallel on 1024 GPUs (about 10^7 tasks) ran past 300 s at 5.2 GB.
+ * Refused up front where even the fastest rate passes the limit; stopped
+ * within about a second where the rate seen does; its progress on a
+ * terminal only. */
+#define BIG_CLUSTER "tests/fixtures/clusters/h100-128x8.json"
+
+Test(limits_cli, simulate_too_large_is_refused_up_front, .timeout = 120)
+{
+    setenv("LAYERWISE_MAX_SIM_S", "10", 1);
+    const char *args[] = {"simulate", "-n", "inception_v3", "-c", BIG_CLUSTER, "-g", "1024", "-s", "model", NULL};
+    run_result r = run_lw(args, 0, 60);
+    cr_assert_eq(r.status, 1, "exit %d; stderr: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "too large for this machine") && strstr(r.err, "1024 GPUs") && strstr(r.err, "tasks") &&
+              strstr(r.err, "MB") && strstr(r.err, "the limit is 10 s"), "stderr: %s", r.err);
+    cr_assert(r.seconds < 10, "refused up front, not after %.1f s", r.seconds);
+    cr_assert_eq(r.out[0], 0, "stdout: %.200s", r.out);
+    run_free(&r);
+    unsetenv("LAYERWISE_MAX_SIM_S");
+}
+
+Test(limits_cli, simulate_past_the_limit_at_the_rate_seen_stops, .timeout = 120)
+{
+    /* 7.5e5 tasks: at least 1.5 s, 34 s on the development machine */
+    setenv("LAYERWISE_MAX_SIM_S", "3", 1);
+    const char *args[] = {"simulate", "-n", "inception_v3", "-c", BIG_CLUSTER, "-g", "64", "-s", "model", NULL};
+    run_result r = run_lw(args, 1, 60);
+    cr_assert_eq(r.status, 1, "exit %d; stderr: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "too large for this machine") && strstr(r.err, "at the rate so far") &&
+              strstr(r.err, "the limit is 3 s"), "stderr: %s", r.err);
+    cr_assert(strstr(r.err, "simulating the step"), "progress on the terminal: %s", r.err);
+    cr_assert(r.seconds < 8, "stopped after %.1f s", r.seconds);
+    cr_assert_eq(r.out[0], 0, "stdout: %.200s", r.out);
+    run_free(&r);
+    unsetenv("LAYERWISE_MAX_SIM_S");
+}
+
+Test(limits_cli, simulate_shows_progress_on_a_terminal_only, .timeout = 120)
+{
+    const char *args[] = {"simulate", "-n", "inception_v3", "-c", "p100-4x4", "-g", "16", "-s", "model", NULL};
+    run_result r = run_lw(args, 1, 90);
+    cr_assert_eq(r.status, 0, "exit %d; stderr: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "simulating the step (about 5.22e+04 tasks):"), "no progress on the terminal: \"%s\"",
+              r.err);
+    cr_assert(strstr(r.err, "%"), "no percentage: \"%s\"", r.err);
+    cr_assert(strstr(r.err, "\r\033[K"), "progress line not cleared at the end: \"%s\"", r.err);
+    cr_assert(strstr(r.out, "simulated step"), "stdout: %s", r.out);
+    run_free(&r);
+    r = run_lw(args, 0, 90);
+    cr_assert_eq(r.status, 0);
+    cr_assert_str_empty(r.err, "progress into a pipe: \"%s\"", r.err);
+    run_free(&r);
+}
+
 /* ------------------------------------------------------ no partial output */
 
 static void assert_no_temporaries(const char *dir)

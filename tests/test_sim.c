@@ -444,8 +444,8 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
     /* from the model-parallel baseline there is much to gain */
     strategy_baseline(p->cm, BASE_MODEL, start);
     refine_result a, b;
-    sim_refine(p->cm, start, 60, 7, &a);
-    sim_refine(p->cm, start, 60, 7, &b);
+    sim_refine(p->cm, start, NULL, 60, 7, &a);
+    sim_refine(p->cm, start, NULL, 60, 7, &b);
     cr_assert(a.local_optimum && b.local_optimum, "60 s is plenty for LeNet-5 on 4 GPUs");
     cr_assert(a.best_ms < a.start_ms, "%.6f !< %.6f", a.best_ms, a.start_ms);
     cr_assert(a.n_changed > 0);
@@ -467,7 +467,7 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
         }
     /* from the optimum, never worse */
     refine_result o;
-    sim_refine(p->cm, p->best, 60, 1, &o);
+    sim_refine(p->cm, p->best, NULL, 60, 1, &o);
     sim_result *so = sim_run(p->cm, p->best, NULL);
     cr_assert(o.best_ms <= so->step_ms);
     sim_free(so);
@@ -493,9 +493,9 @@ Test(refine, sliced_search_equals_one_call)
     int *start = malloc(sizeof(int) * (size_t)L);
     strategy_baseline(p->cm, BASE_MODEL, start);
     refine_result whole;
-    sim_refine(p->cm, start, 600, 3, &whole);
+    sim_refine(p->cm, start, NULL, 600, 3, &whole);
     cr_assert(whole.local_optimum);
-    refine_search *r = refine_begin(p->cm, start, 3);
+    refine_search *r = refine_begin(p->cm, start, NULL, 3);
     double last = refine_progress(r)->best_ms;
     cr_assert_eq(last, whole.start_ms);
     int slices = 0;
@@ -515,10 +515,185 @@ Test(refine, sliced_search_equals_one_call)
     cr_assert_eq(sliced.passes, whole.passes);
     cr_assert_eq(sliced.n_changed, whole.n_changed);
     cr_assert_eq(memcmp(sliced.configs, whole.configs, sizeof(int) * (size_t)L), 0);
-    refine_end(refine_begin(p->cm, start, 3), NULL);
+    refine_end(refine_begin(p->cm, start, NULL, 3), NULL);
     refine_result_free(&sliced);
     refine_result_free(&whole);
     free(start);
+    plan_free(p);
+}
+
+/* Refinement keeps the search's constraints: a pinned layer keeps its
+ * config, and no change takes the peak per GPU over the memory limit
+ * (issue 31, finding 7). AlexNet on 8 GPUs from the optimum, with the
+ * optimum's peak as the limit: refined freely, it changes the layer pinned
+ * here and passes the limit; bounded, neither, and it is a local optimum
+ * among the changes the bounds allow. */
+Test(refine, keeps_pins_and_the_memory_limit)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
+    const cost_model *m = p->cm;
+    int L = m->n_layers;
+    int *start = malloc(sizeof(int) * (size_t)L), *pins = malloc(sizeof(int) * (size_t)L);
+    memcpy(start, p->best, sizeof(int) * (size_t)L);
+    refine_result free_r;
+    sim_refine(m, start, NULL, 600, 3, &free_r);
+    double start_peak = cost_memory(m, start, NULL), free_peak = cost_memory(m, free_r.configs, NULL);
+    cr_assert(free_peak > start_peak, "unbounded, the peak grows: %.0f -> %.0f", start_peak, free_peak);
+    int pl = -1; /* the first layer the free search changed */
+    for (int i = 0; i < L && pl < 0; i++)
+        if (free_r.configs[i] != start[i]) pl = i;
+    cr_assert(pl >= 0);
+    for (int i = 0; i < L; i++) pins[i] = -1;
+    pins[pl] = start[pl];
+    refine_bounds b = {.pinned = pins, .memory_limit = start_peak};
+    refine_result r;
+    sim_refine(m, start, &b, 600, 3, &r);
+    cr_assert(r.local_optimum);
+    cr_assert_eq(r.configs[pl], start[pl], "pinned %s changed", p->net->layers[pl].name);
+    cr_assert(cost_memory(m, r.configs, NULL) <= start_peak);
+    for (int li = 0; li < L; li++) {
+        if (li == pl) continue;
+        for (int k = 0; k < m->n_configs[li]; k++) {
+            int keep = r.configs[li];
+            r.configs[li] = k;
+            if (cost_memory(m, r.configs, NULL) <= start_peak) {
+                double t = sim_step_ms(m, r.configs, 1L << 40);
+                cr_assert(isnan(t) || t >= r.best_ms * (1 - 1e-9), "layer %d config %d: %.6f < %.6f", li, k, t,
+                          r.best_ms);
+            }
+            r.configs[li] = keep;
+        }
+    }
+    /* the same in slices, and the plan gives its own pins and limit */
+    refine_search *rs = refine_begin(m, start, &b, 3);
+    while (refine_step(rs, 0)) {
+    }
+    refine_result sliced;
+    refine_end(rs, &sliced);
+    cr_assert_eq(memcmp(sliced.configs, r.configs, sizeof(int) * (size_t)L), 0);
+    refine_bounds pb = plan_refine_bounds(p);
+    cr_assert(pb.pinned && pb.pinned[pl] == -1);
+    cr_assert_eq(pb.memory_limit, p->mem.limit_bytes);
+    refine_result_free(&sliced);
+    refine_result_free(&r);
+    refine_result_free(&free_r);
+    free(pins);
+    free(start);
+    plan_free(p);
+}
+
+/* The size estimate that bounds `simulate` (issue 31, finding 13): compute
+ * tasks exactly, transfer pieces from a sample within 2%, bytes the
+ * per-task figure; instant even at 1024 GPUs. */
+static int count_pieces(const sim_result *s)
+{
+    int n = 0;
+    for (int t = 0; t < s->n_tasks; t++) n += s->tasks[t].kind == SIM_TRANSFER;
+    return n;
+}
+
+Test(sim_bound, size_estimate_matches_the_task_graph)
+{
+    struct { const char *net, *cl; int gpus; baseline_kind b; } cases[] = {
+        {"inception_v3", "p100-4x4", 16, BASE_MODEL}, {"vgg16", "p100-4x4", 16, BASE_OWT},
+        {"resnet50", "p100-4x4", 8, BASE_DATA}, {"alexnet", "dgx1-v100", 8, BASE_MODEL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plan *p = open_plan(cases[i].net, cases[i].cl, cases[i].gpus, 0);
+        int *ci = malloc(sizeof(int) * (size_t)p->net->n_layers);
+        strategy_baseline(p->cm, cases[i].b, ci);
+        sim_size z;
+        sim_size_estimate(p->cm, ci, &z);
+        sim_result *s = sim_run(p->cm, ci, NULL);
+        double pieces = count_pieces(s), compute = s->n_tasks - pieces;
+        cr_assert(compute <= z.compute_tasks + p->net->n_layers && compute >= z.compute_tasks,
+                  "%s: %.0f compute tasks (and syncs), estimated %.0f", cases[i].net, compute, z.compute_tasks);
+        cr_assert(fabs(z.pieces - pieces) <= 0.02 * pieces + 1e-9, "%s: %.0f pieces, estimated %.0f", cases[i].net,
+                  pieces, z.pieces);
+        cr_assert(z.tasks >= s->n_tasks * 0.98 && z.bytes >= z.tasks * SIM_BYTES_PER_TASK);
+        sim_free(s);
+        free(ci);
+        plan_free(p);
+    }
+    /* Inception-v3 model-parallel on 1024 GPUs, the issue's case: about 10^7 tasks, estimated at once */
+    lw_error err = {0};
+    network *n = plan_load_network("inception_v3", &err);
+    cluster *c = plan_load_cluster("tests/fixtures/clusters/h100-128x8.json", &err);
+    cr_assert(n && c, "%s", err.msg);
+    plan *p = plan_new_unsearched(n, c, NULL, (plan_settings){.gpus = 1024}, NULL, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    int *ci = malloc(sizeof(int) * (size_t)p->net->n_layers);
+    strategy_baseline(p->cm, BASE_MODEL, ci);
+    double t0 = lw_now();
+    sim_size z;
+    sim_size_estimate(p->cm, ci, &z);
+    cr_assert(lw_now() - t0 < 2.0, "%.2f s", lw_now() - t0);
+    cr_assert(z.tasks > 5e6 && z.bytes > 1e9, "%.3g tasks, %.3g bytes", z.tasks, z.bytes);
+    /* refused up front under a time limit its least time passes, with the figures */
+    cr_assert_eq(sim_refuse_too_large(p->cm, ci, 0, 0, 1.0, NULL, &err), 1);
+    cr_assert_eq(err.code, 1);
+    cr_assert(strstr(err.msg, "too large") && strstr(err.msg, "1024 GPUs") && strstr(err.msg, "tasks") &&
+              strstr(err.msg, "MB") && strstr(err.msg, "LAYERWISE_MAX_SIM_S"), "%s", err.msg);
+    cr_assert_eq(sim_refuse_too_large(p->cm, ci, 0, 0, 1e6, NULL, &err), 0, "%s", err.msg);
+    /* and with a document of 10^7 tasks, 10^6 GB is past any machine */
+    cr_assert_eq(sim_refuse_too_large(p->cm, ci, 1e11, 0, 1e6, NULL, &err), 1);
+    cr_assert(strstr(err.msg, "MB"), "%s", err.msg);
+    free(ci);
+    plan_free(p);
+}
+
+/* sim_run's progress: called at once, fractions that never go back, 1 at
+ * the end, one as the schedule starts (past half), a projection never
+ * below the time spent; non-zero from it stops the run (NULL, nothing
+ * leaked: ASan), in the build or in the schedule, in either overlap mode. */
+typedef struct progress_log {
+    int calls, stop_at, stop_in_schedule, scheduling;
+    double last, last_spent;
+    int ended;
+} progress_log;
+
+static int log_progress(double fraction, double spent_s, double projected_s, void *user)
+{
+    progress_log *l = user;
+    cr_assert(fraction >= l->last && fraction <= 1.0, "%.3f after %.3f", fraction, l->last);
+    cr_assert(spent_s >= l->last_spent && projected_s >= 0);
+    cr_assert(projected_s >= spent_s, "projected %.3f, spent %.3f", projected_s, spent_s);
+    l->last = fraction;
+    l->last_spent = spent_s;
+    l->calls++;
+    if (fraction >= 1.0) l->ended++;
+    if (fraction >= 0.5 && fraction < 1.0) l->scheduling++;
+    if (l->stop_in_schedule) return fraction >= 0.5 && fraction < 1.0;
+    return l->stop_at > 0 && l->calls >= l->stop_at;
+}
+
+Test(sim_bound, progress_reports_and_stops)
+{
+    plan *p = open_plan("inception_v3", "p100-4x4", 16, 0);
+    int *ci = malloc(sizeof(int) * (size_t)p->net->n_layers);
+    strategy_baseline(p->cm, BASE_MODEL, ci);
+    for (int ov = 0; ov < 2; ov++) {
+        progress_log l = {0};
+        sim_options o = {.overlap = ov ? SIM_OVERLAP_FULL : SIM_OVERLAP_NONE, .progress = log_progress,
+                         .progress_user = &l};
+        sim_result *s = sim_run(p->cm, ci, &o);
+        cr_assert_not_null(s);
+        cr_assert(l.calls >= 3 && l.ended == 1 && l.last == 1.0 && l.scheduling >= 1, "%d calls, %d ends, %d scheduling",
+                  l.calls, l.ended, l.scheduling);
+        sim_result *plain = sim_run(p->cm, ci, &(sim_options){.overlap = o.overlap});
+        cr_assert_eq(s->step_ms, plain->step_ms, "progress changes nothing");
+        sim_free(plain);
+        sim_free(s);
+        /* stopped at its first call (the build) */
+        l = (progress_log){.stop_at = 1};
+        cr_assert_null(sim_run(p->cm, ci, &o));
+        cr_assert_eq(l.calls, 1);
+        /* stopped as the schedule starts */
+        l = (progress_log){.stop_in_schedule = 1};
+        cr_assert_null(sim_run(p->cm, ci, &o));
+        cr_assert(l.scheduling == 1 && l.ended == 0, "%d, %d", l.scheduling, l.ended);
+    }
+    free(ci);
     plan_free(p);
 }
 

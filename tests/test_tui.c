@@ -2436,7 +2436,7 @@ Test(tui_refine, f_refines_shows_and_toggles)
     finish_idle(a);
     int L = a->p->net->n_layers;
     refine_result want;
-    sim_refine(a->p->cm, a->p->best, 60, 1, &want);
+    sim_refine(a->p->cm, a->p->best, NULL, 60, 1, &want);
     cr_assert(want.n_changed > 0 && want.local_optimum, "AlexNet on 2 GPUs gains under the simulator");
     /* Esc stops a search: the optimum stays shown */
     app_feed(a, 'F');
@@ -2541,6 +2541,44 @@ Test(tui_refine, no_gain_keeps_the_optimum)
     cr_assert(strstr(a->status, "no single-layer change shortens the simulated step"), "%s", a->status);
     draw(a);
     cr_assert(find_row("total (Eq. 1) - simulated") >= 0, "ASCII totals row:\n%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* F keeps the search's constraints (issue 31, finding 7): AlexNet on 8
+ * GPUs, unbounded, refines fc6 from c4 to n2 c2 and its peak past the
+ * optimum's; with fc6 pinned to c4 and the optimum's peak as the memory
+ * limit, the refined strategy keeps both, and the row still marked P shows
+ * c4. */
+Test(tui_refine, f_keeps_pins_and_the_memory_limit)
+{
+    term_open(30, 120, 0);
+    const char *pins[] = {"fc6=c4"};
+    tui_args args = {.net = "alexnet", .cluster = "p100-4x4", .set = {8, 0, 0}, .sync = -1,
+                     .mset = {.limit = 1374532280.0}, .n_pins = 1, .pins = pins};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    int fc6 = net_find(a->p->net, "fc6"), c4 = config_index(a, "fc6", "c4");
+    cr_assert_eq(a->p->pinned[fc6], c4);
+    cr_assert(a->p->mem.fits && !a->p->mem.constrained, "the optimum fits its own peak");
+    /* unbounded, the refinement would move both */
+    refine_result unb;
+    sim_refine(a->p->cm, a->p->best, NULL, 60, 1, &unb);
+    cr_assert(unb.configs[fc6] != c4 && cost_memory(a->p->cm, unb.configs, NULL) > 1374532280.0,
+              "the case is one where the bounds bind");
+    refine_result_free(&unb);
+    finish_idle(a);
+    app_feed(a, 'F');
+    finish_idle(a);
+    cr_assert_not(app_refining(a));
+    const int *shown = app_shown_configs(a);
+    cr_assert_eq(shown[fc6], c4, "fc6 pinned to c4 came back as config %d: %s", shown[fc6], a->status);
+    cr_assert(cost_memory(a->p->cm, shown, NULL) <= 1374532280.0, "%s", a->status);
+    if (app_shown_refined(a)) cr_assert(app_shown_eval(a)->peak_memory_bytes <= 1374532280.0);
+    draw(a);
+    int fy = find_row("P fc6 ");
+    cr_assert(fy >= 0 && strstr(row(fy), " c4 "), "fc6 pinned, shown c4:\n%s", dump());
     app_free(a);
     term_close();
 }

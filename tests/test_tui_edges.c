@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -891,5 +892,57 @@ Test(tui_edges, help_opens_with_the_current_screens_keys)
     }
     cr_assert(found, "help has no Mouse section");
     app_free(a);
+    term_close();
+}
+
+/* ---------- issue 31, finding 6: nothing the TUI is given to read or write
+ * holds it. A FIFO typed in the open picker blocked in open() with q and
+ * Esc dead; /dev/stdin read the terminal (every key went into the "file");
+ * an export to a FIFO no one reads blocked in open(). Inputs are read from
+ * regular files only (said so, the plan kept); an export to a FIFO with no
+ * reader, or to a terminal, is refused without waiting. (Before the fix
+ * this test hangs: its timeout fails it.) */
+Test(tui_edges, fifos_and_devices_neither_block_nor_load, .timeout = 30)
+{
+    term_open(24, 80, 1);
+    char dir[PATH_MAX], fifo[PATH_MAX + 32];
+    scratch_dir(dir, sizeof dir);
+    snprintf(fifo, sizeof fifo, "%s/pipe.json", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    const char *paths[] = {fifo, "/dev/zero", dir};
+    const char *says[] = {"is a FIFO or pipe", "is a character device", "is a directory"};
+    for (int k = 0; k < 3; k++) {
+        for (int kind = OPEN_NETWORK; kind <= OPEN_STRATEGY; kind++) {
+            prompt_open(a, PROMPT_OPEN, "File: ", "");
+            a->prompt_field = kind;
+            type(a, paths[k]);
+            app_feed(a, '\r');
+            cr_assert(a->status_error && strstr(a->status, says[k]) && strstr(a->status, "regular files only"),
+                      "%s: %s", paths[k], a->status);
+            cr_assert_str_eq(a->p->net->name, "lenet5");
+            cr_assert_str_eq(a->p->cl->name, "p100-4x4");
+            cr_assert_eq(plan_pin_count(a->p), 0);
+        }
+    }
+    /* an export to the FIFO, which no process reads */
+    double t0 = lw_now();
+    export_prompt(a, fifo);
+    cr_assert(a->status_error && strstr(a->status, "no process is reading") && strstr(a->status, fifo), "%s",
+              a->status);
+    cr_assert(lw_now() - t0 < 5);
+    /* with a reader, it is written in place, as the CLI writes it */
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert(rd >= 0);
+    export_prompt(a, fifo);
+    cr_assert(!a->status_error && strstr(a->status, "wrote strategy JSON"), "%s", a->status);
+    char buf[256];
+    cr_assert(read(rd, buf, sizeof buf) > 100);
+    close(rd);
+    /* still responsive: q quits */
+    cr_assert_eq(app_feed(a, 'q'), ACT_QUIT);
+    app_free(a);
+    unlink(fifo);
+    rmdir(dir);
     term_close();
 }

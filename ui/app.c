@@ -9,11 +9,15 @@
 #include "export_dot.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const screen_ops *const app_screens[SCR__COUNT] = {
     [SCR_TABLE] = &screen_table_ops,     [SCR_GRAPH] = &screen_graph_ops,   [SCR_STEPS] = &screen_steps_ops,
@@ -847,6 +851,27 @@ static void status_paths(const char *msg, const char *path, char *out, size_t n)
     snprintf(out, n, "%s", cur);
 }
 
+/* The TUI never waits on an export: a FIFO that no process reads would
+ * hold open() (and every key with it) for good, so it is tried without
+ * blocking first; and a terminal is the screen the TUI draws on. Other
+ * FIFOs and devices are written in place, as the CLI writes them. */
+static int export_target_ok(const char *path, lw_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) return 0;
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENXIO)
+            return lw_fail(err, 1, "%s is a FIFO no process is reading (the TUI does not wait for one): not written",
+                           path);
+        return 0; /* the write says why */
+    }
+    int tty = isatty(fd);
+    close(fd);
+    if (tty) return lw_fail(err, 2, "%s is a terminal: the TUI does not write over its own screen", path);
+    return 0;
+}
+
 int app_export(app *a, const char *path)
 {
     lw_error err = {0};
@@ -857,6 +882,10 @@ int app_export(app *a, const char *path)
     }
     if (!p->sr) {
         app_set_status(a, 1, "export: there is no strategy to export");
+        return -1;
+    }
+    if (export_target_ok(path, &err) != 0) {
+        app_set_status(a, 1, "export: %s", err.msg);
         return -1;
     }
     const screen_ops *o = app_screens[a->screen];

@@ -145,7 +145,8 @@ action app_refine_key(app *a)
                            a->p->best_eval.total_ms, s->rr.start_ms);
         return ACT_REDRAW;
     }
-    s->rs = refine_begin(a->p->cm, a->p->best, 1);
+    refine_bounds rb = plan_refine_bounds(a->p); /* the search's pins and memory limit hold */
+    s->rs = refine_begin(a->p->cm, a->p->best, &rb, 1);
     s->t0 = lw_now();
     app_set_status(a, 0, "refining the optimum under the simulator (up to %.0f s)%s Esc stops it", APP_REFINE_SECONDS,
                    G->ellipsis);

@@ -29,9 +29,19 @@
 static volatile sig_atomic_t got_signal;
 static int curses_active;
 
+/* Seconds the loop has, after a signal, to restore the terminal and end by
+ * itself; past them (a write to a FIFO whose reader stopped reading, any
+ * I/O that blocks) the watchdog ends it. */
+#define SIGNAL_GRACE_S 2
+
 /* Only sets a flag: endwin is not async-signal-safe, so the loop (which
- * the signal interrupts out of its read) restores the terminal. */
-static void on_signal(int sig) { got_signal = sig; }
+ * the signal interrupts out of its read) restores the terminal; and arms
+ * the watchdog in case the loop is held in blocking I/O. */
+static void on_signal(int sig)
+{
+    if (!got_signal) alarm(SIGNAL_GRACE_S);
+    got_signal = sig;
+}
 
 static void restore_terminal(void)
 {
@@ -39,6 +49,27 @@ static void restore_terminal(void)
         curses_active = 0;
         endwin();
     }
+}
+
+/* The loop did not come back within SIGNAL_GRACE_S of a signal: restore
+ * the terminal as a fatal error does (best effort: endwin is not
+ * async-signal-safe, but a terminal left raw is worse) and end by that
+ * signal's default action, so the status is what it would have been. */
+static void on_watchdog(int alrm)
+{
+    (void)alrm;
+    int sig = got_signal ? got_signal : SIGTERM;
+    restore_terminal();
+    static const char msg[] = "layerwise: interrupted (in blocking I/O); the terminal was restored\n";
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)w;
+    signal(sig, SIG_DFL);
+    sigset_t un;
+    sigemptyset(&un);
+    sigaddset(&un, sig);
+    pthread_sigmask(SIG_UNBLOCK, &un, NULL);
+    raise(sig);
+    _exit(128 + sig);
 }
 
 /* A fatal error (abort on out of memory, a crash): nothing can be trusted
@@ -193,6 +224,11 @@ static void curses_setup(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGQUIT, &sa, NULL);
+    struct sigaction dog;
+    memset(&dog, 0, sizeof dog);
+    dog.sa_handler = on_watchdog;
+    sigemptyset(&dog.sa_mask);
+    sigaction(SIGALRM, &dog, NULL);
     struct sigaction fatal;
     memset(&fatal, 0, sizeof fatal);
     fatal.sa_handler = on_fatal;
@@ -335,6 +371,7 @@ int tui_main(const tui_args *args)
     }
     restore_terminal();
     delscreen(scr);
+    alarm(0); /* out of the loop and the terminal restored: the watchdog is not needed */
     int sig = got_signal;
     app_free(a);
     if (sig) {
