@@ -1195,6 +1195,48 @@ static int fits_at(plan *p, long per_gpu, int *fits, int *unsettled, lw_error *e
     return 0;
 }
 
+/* fit's layerwise-fit/1 document: the setting, the pins, and the largest
+ * batch per GPU that fits (lo; 0: none, with the smallest peak at batch 1)
+ * with the fastest strategy there. */
+static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, double limit)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "layerwise-fit/1");
+    cJSON_AddStringToObject(root, "network", p->net->name);
+    cJSON_AddStringToObject(root, "cluster", p->cl->name);
+    cJSON_AddNumberToObject(root, "gpus", p->gpus);
+    cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+    cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
+    if (o->n_pins) {
+        cJSON *pins = cJSON_AddArrayToObject(root, "pins");
+        for (int i = 0; i < p->net->n_layers; i++) {
+            if (p->pinned[i] < 0) continue;
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "layer", p->net->layers[i].name);
+            const config *c = &p->cm->configs[i][p->pinned[i]];
+            cJSON_AddItemToObject(e, "config", config_to_json(&p->net->layers[i], c));
+            cJSON_AddItemToArray(pins, e);
+        }
+    }
+    if (lo > 0) {
+        cJSON_AddNumberToObject(root, "batch_per_gpu", (double)lo);
+        cJSON_AddNumberToObject(root, "batch", (double)p->batch);
+        cJSON_AddStringToObject(root, "model", "Eq. 1");
+        cJSON_AddNumberToObject(root, "total_ms", p->best_eval.total_ms);
+        cJSON_AddNumberToObject(root, "images_per_s", round(p->best_eval.images_per_s * 10) / 10);
+        cJSON_AddNumberToObject(root, "peak_memory_bytes", round(p->best_eval.peak_memory_bytes));
+        cJSON_AddBoolToObject(root, "proven_optimal", p->mem.proven_optimal);
+        cJSON_AddNumberToObject(root, "lower_bound_ms", p->mem.lower_bound_ms);
+        cJSON_AddBoolToObject(root, "largest_proven", largest_proven);
+    } else {
+        cJSON_AddNullToObject(root, "batch_per_gpu");
+        cJSON_AddNumberToObject(root, "min_peak_bytes_at_batch_1", round(plan_min_peak(p, 3.0, NULL, NULL)));
+    }
+    char *doc = cJSON_Print(root);
+    cJSON_Delete(root);
+    return doc;
+}
+
 static int cmd_fit(const opts *o)
 {
     lw_error err = {0};
@@ -1240,40 +1282,7 @@ static int cmd_fit(const opts *o)
     }
     double limit = plan_memory_limit(&p->mset, p->cl);
     if (o->json || o->out) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "format", "layerwise-fit/1");
-        cJSON_AddStringToObject(root, "network", p->net->name);
-        cJSON_AddStringToObject(root, "cluster", p->cl->name);
-        cJSON_AddNumberToObject(root, "gpus", p->gpus);
-        cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
-        cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
-        if (o->n_pins) {
-            cJSON *pins = cJSON_AddArrayToObject(root, "pins");
-            for (int i = 0; i < p->net->n_layers; i++) {
-                if (p->pinned[i] < 0) continue;
-                cJSON *e = cJSON_CreateObject();
-                cJSON_AddStringToObject(e, "layer", p->net->layers[i].name);
-                const config *c = &p->cm->configs[i][p->pinned[i]];
-                cJSON_AddItemToObject(e, "config", config_to_json(&p->net->layers[i], c));
-                cJSON_AddItemToArray(pins, e);
-            }
-        }
-        if (lo > 0) {
-            cJSON_AddNumberToObject(root, "batch_per_gpu", (double)lo);
-            cJSON_AddNumberToObject(root, "batch", (double)p->batch);
-            cJSON_AddStringToObject(root, "model", "Eq. 1");
-            cJSON_AddNumberToObject(root, "total_ms", p->best_eval.total_ms);
-            cJSON_AddNumberToObject(root, "images_per_s", round(p->best_eval.images_per_s * 10) / 10);
-            cJSON_AddNumberToObject(root, "peak_memory_bytes", round(p->best_eval.peak_memory_bytes));
-            cJSON_AddBoolToObject(root, "proven_optimal", p->mem.proven_optimal);
-            cJSON_AddNumberToObject(root, "lower_bound_ms", p->mem.lower_bound_ms);
-            cJSON_AddBoolToObject(root, "largest_proven", !unsettled && found_hi);
-        } else {
-            cJSON_AddNullToObject(root, "batch_per_gpu");
-            cJSON_AddNumberToObject(root, "min_peak_bytes_at_batch_1", round(plan_min_peak(p, 3.0, NULL, NULL)));
-        }
-        char *doc = cJSON_Print(root);
-        cJSON_Delete(root);
+        char *doc = fit_document(o, p, lo, !unsettled && found_hi, limit);
         int rc = emit(o, doc);
         free(doc);
         plan_free(p);

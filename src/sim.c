@@ -33,36 +33,38 @@ typedef struct builder {
     int nph, capph;
     long max_tasks;  /* 0: no limit */
     int too_big;     /* the graph passed max_tasks, or progress said stop: stop building */
-    /* progress (opt->progress): the build, then the schedule */
-    const sim_options *opt;
-    double t0, build_s;  /* when sim_run started; how long the build took */
-    double expect;       /* tasks expected (sim_size_estimate) */
-    double next_report;  /* lw_now() of the next call */
-    int stopped;         /* progress returned non-zero */
+    struct {                 /* progress (opt->progress): the build, then the schedule */
+        const sim_options *opt;
+        double t0, build_s;  /* when sim_run started; how long the build took */
+        double expect;       /* tasks expected (sim_size_estimate) */
+        double next_report;  /* lw_now() of the next call */
+        int stopped;         /* progress returned non-zero */
+    } pr;
 } builder;
 
 /* Calls opt->progress at most every SIM_PROGRESS_EVERY_S: in the build,
- * done tasks built of b->expect; in the schedule (scheduling 1), done
+ * done tasks built of b->pr.expect; in the schedule (scheduling 1), done
  * tasks scheduled of b->n. The projection is the build's time so far
  * scaled to the expected tasks (the build alone), then the build's time
  * plus the schedule's scaled to all tasks. Returns 1 once it said stop. */
 #define SIM_PROGRESS_EVERY_S 0.2
 static int report(builder *b, int scheduling, double done)
 {
-    if (!b->opt->progress || b->stopped) return b->stopped;
+    if (!b->pr.opt->progress || b->pr.stopped) return b->pr.stopped;
     double now = lw_now();
-    if (now < b->next_report) return 0;
-    b->next_report = now + SIM_PROGRESS_EVERY_S;
-    double of = scheduling ? (double)b->n : (b->expect > b->n ? b->expect : (double)b->n);
+    if (now < b->pr.next_report) return 0;
+    b->pr.next_report = now + SIM_PROGRESS_EVERY_S;
+    double of = scheduling ? (double)b->n : (b->pr.expect > b->n ? b->pr.expect : (double)b->n);
     double frac = of > 0 ? done / of : 1, projected;
     if (frac > 1) frac = 1;
-    if (!scheduling) projected = frac > 0 ? (now - b->t0) / frac : 0;
-    else projected = b->build_s + (frac > 0 ? (now - b->t0 - b->build_s) / frac : 0);
-    if (projected < now - b->t0) projected = now - b->t0;
+    if (!scheduling) projected = frac > 0 ? (now - b->pr.t0) / frac : 0;
+    else projected = b->pr.build_s + (frac > 0 ? (now - b->pr.t0 - b->pr.build_s) / frac : 0);
+    if (projected < now - b->pr.t0) projected = now - b->pr.t0;
     /* the build and the schedule each count for half of the line's percentage */
     double shown = scheduling ? 0.5 + 0.5 * frac : 0.5 * frac;
-    if (b->opt->progress(shown, now - b->t0, projected, b->opt->progress_user)) b->stopped = b->too_big = 1;
-    return b->stopped;
+    if (b->pr.opt->progress(shown, now - b->pr.t0, projected, b->pr.opt->progress_user))
+        b->pr.stopped = b->too_big = 1;
+    return b->pr.stopped;
 }
 
 #define GROW(arr, cnt, cap, extra)                                                                                 \
@@ -536,7 +538,7 @@ static double schedule_serial(sched *s)
     double *recv = lw_calloc((size_t)b->G, sizeof(double));
     double *nic = lw_calloc((size_t)b->nodes * 2, sizeof(double));
     double nic_bw = m->cl->inter.bandwidth_gbs * 1e9 * b->nics;
-    for (int ph = 0; ph < b->nph && !b->stopped; ph++) {
+    for (int ph = 0; ph < b->nph && !b->pr.stopped; ph++) {
         int first = b->ph_first[ph], cnt = b->ph_count[ph];
         double end = now;
         int last = prev_last;
@@ -671,7 +673,7 @@ static double schedule_dataflow(sched *s)
         }
     }
     /* the graph is acyclic by construction (layers in topological order) */
-    if (done != n && !b->stopped) abort();
+    if (done != n && !b->pr.stopped) abort();
     free(h.a);
     free(indeg);
     free(succ0);
@@ -693,6 +695,64 @@ static void critical_path(sim_result *r)
     for (int t = last; t >= 0 && i > 0; t = r->tasks[t].crit) r->crit[--i] = t;
 }
 
+/* The builder's lists a schedule does not keep (its tasks and resources
+ * go to the result). */
+static void builder_free_lists(builder *b)
+{
+    free(b->dep_a);
+    free(b->dep_b);
+    free(b->need_t);
+    free(b->need_v);
+    free(b->link_res);
+    free(b->ph_first);
+    free(b->ph_count);
+    free(b->ph_type);
+}
+
+/* A schedule of b's tasks: the NIC resources of every node, each task's
+ * needs in the order they were added (CSR), every resource free at 0, and
+ * with overlap each resource's busy intervals. */
+static void sched_init(sched *s, builder *b, const sim_options *opt)
+{
+    memset(s, 0, sizeof *s);
+    s->b = b;
+    s->nic_base = b->nres;
+    for (int nd = 0; nd < b->nodes; nd++)
+        for (int dir = 0; dir < 2; dir++)
+            for (int k = 0; k < b->nics; k++) new_resource(b, dir ? SIM_RES_NIC_IN : SIM_RES_NIC_OUT, nd, k, nd);
+    /* needs per task, in the order they were added */
+    s->need0 = lw_calloc((size_t)b->n + 1, sizeof(int));
+    s->needs = lw_malloc(sizeof(int) * (size_t)(b->nn ? b->nn : 1));
+    for (int i = 0; i < b->nn; i++) s->need0[b->need_t[i] + 1]++;
+    for (int t = 0; t < b->n; t++) s->need0[t + 1] += s->need0[t];
+    int *fill = lw_malloc(sizeof(int) * (size_t)(b->n ? b->n : 1));
+    memcpy(fill, s->need0, sizeof(int) * (size_t)b->n);
+    for (int i = 0; i < b->nn; i++) s->needs[fill[b->need_t[i]]++] = b->need_v[i];
+    free(fill);
+    s->free_at = lw_calloc((size_t)b->nres, sizeof(double));
+    s->last = lw_malloc(sizeof(int) * (size_t)b->nres);
+    memset(s->last, 0xff, sizeof(int) * (size_t)b->nres);
+    if (opt->overlap != SIM_OVERLAP_NONE) {
+        s->iv = lw_calloc((size_t)b->nres, sizeof *s->iv);
+        s->n_iv = lw_calloc((size_t)b->nres, sizeof(int));
+        s->cap_iv = lw_calloc((size_t)b->nres, sizeof(int));
+    }
+}
+
+static void sched_free(sched *s)
+{
+    free(s->need0);
+    free(s->needs);
+    free(s->free_at);
+    free(s->last);
+    free(s->used);
+    if (s->iv)
+        for (int i = 0; i < s->b->nres; i++) free(s->iv[i]);
+    free(s->iv);
+    free(s->n_iv);
+    free(s->cap_iv);
+}
+
 sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
 {
     sim_options dflt = {.overlap = SIM_OVERLAP_FULL};
@@ -709,60 +769,30 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
     memset(b.link_res, 0xff, sizeof(int) * (size_t)b.G * (size_t)b.G);
     for (int g = 0; g < b.G; g++) new_resource(&b, SIM_RES_GPU, g, -1, g / b.gpn);
     b.max_tasks = opt->max_tasks;
-    b.opt = opt;
-    b.t0 = lw_now();
+    b.pr.opt = opt;
+    b.pr.t0 = lw_now();
     if (opt->progress) {
         sim_size z;
         sim_size_estimate(m, ci, &z);
-        b.expect = z.tasks;
-        b.next_report = b.t0; /* the first report at once: a line that says what runs */
+        b.pr.expect = z.tasks;
+        b.pr.next_report = b.pr.t0; /* the first report at once: a line that says what runs */
     }
     build(&b, opt);
-    b.build_s = lw_now() - b.t0;
+    b.pr.build_s = lw_now() - b.pr.t0;
     if (b.too_big) {
         free(b.t);
         free(b.res);
-        free(b.dep_a);
-        free(b.dep_b);
-        free(b.need_t);
-        free(b.need_v);
-        free(b.link_res);
-        free(b.ph_first);
-        free(b.ph_count);
-        free(b.ph_type);
+        builder_free_lists(&b);
         return NULL;
     }
 
     sched s;
-    memset(&s, 0, sizeof s);
-    s.b = &b;
-    s.nic_base = b.nres;
-    for (int nd = 0; nd < b.nodes; nd++)
-        for (int dir = 0; dir < 2; dir++)
-            for (int k = 0; k < b.nics; k++) new_resource(&b, dir ? SIM_RES_NIC_IN : SIM_RES_NIC_OUT, nd, k, nd);
-    /* needs per task, in the order they were added */
-    s.need0 = lw_calloc((size_t)b.n + 1, sizeof(int));
-    s.needs = lw_malloc(sizeof(int) * (size_t)(b.nn ? b.nn : 1));
-    for (int i = 0; i < b.nn; i++) s.need0[b.need_t[i] + 1]++;
-    for (int t = 0; t < b.n; t++) s.need0[t + 1] += s.need0[t];
-    int *fill = lw_malloc(sizeof(int) * (size_t)(b.n ? b.n : 1));
-    memcpy(fill, s.need0, sizeof(int) * (size_t)b.n);
-    for (int i = 0; i < b.nn; i++) s.needs[fill[b.need_t[i]]++] = b.need_v[i];
-    free(fill);
-    s.free_at = lw_calloc((size_t)b.nres, sizeof(double));
-    s.last = lw_malloc(sizeof(int) * (size_t)b.nres);
-    memset(s.last, 0xff, sizeof(int) * (size_t)b.nres);
-
-    if (opt->overlap != SIM_OVERLAP_NONE) {
-        s.iv = lw_calloc((size_t)b.nres, sizeof *s.iv);
-        s.n_iv = lw_calloc((size_t)b.nres, sizeof(int));
-        s.cap_iv = lw_calloc((size_t)b.nres, sizeof(int));
-    }
+    sched_init(&s, &b, opt);
     sim_result *r = lw_calloc(1, sizeof *r);
     r->overlap = opt->overlap;
-    b.next_report = 0; /* a report as the schedule starts: the build is done */
+    b.pr.next_report = 0; /* a report as the schedule starts: the build is done */
     r->step_ms = opt->overlap == SIM_OVERLAP_NONE ? schedule_serial(&s) : schedule_dataflow(&s);
-    if (b.stopped) { /* given up: nothing of the schedule is kept */
+    if (b.pr.stopped) { /* given up: nothing of the schedule is kept */
         r->tasks = b.t;
         r->res = b.res;
         r->res_of = s.res_of;
@@ -788,28 +818,12 @@ sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
     }
     critical_path(r);
     if (opt->progress) {
-        double spent = lw_now() - b.t0;
+        double spent = lw_now() - b.pr.t0;
         opt->progress(1.0, spent, spent, opt->progress_user);
     }
 out:
-    free(s.need0);
-    free(s.needs);
-    free(s.free_at);
-    free(s.last);
-    free(s.used);
-    if (s.iv)
-        for (int i = 0; i < b.nres; i++) free(s.iv[i]);
-    free(s.iv);
-    free(s.n_iv);
-    free(s.cap_iv);
-    free(b.dep_a);
-    free(b.dep_b);
-    free(b.need_t);
-    free(b.need_v);
-    free(b.link_res);
-    free(b.ph_first);
-    free(b.ph_count);
-    free(b.ph_type);
+    sched_free(&s);
+    builder_free_lists(&b);
     return r;
 }
 
