@@ -61,6 +61,9 @@ static int render(const char *path, double w, double h, paint_fn paint, const vo
 {
     if (draw_check_path(path, err) != 0) return -1;
     draw_format f = format_of(path);
+    /* cairo's text loads fonts through fontconfig, which crashes rather
+     * than fail when memory runs out (util.h) */
+    lw_library_guard(path);
     lw_buf b = {0};
     cairo_surface_t *s;
     if (f == FMT_SVG) s = cairo_svg_surface_create_for_stream(to_buf, &b, w, h);
@@ -79,6 +82,7 @@ static int render(const char *path, double w, double h, paint_fn paint, const vo
         if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(s);
     }
     cairo_surface_destroy(s);
+    lw_library_guard(NULL);
     int rc;
     if (st != CAIRO_STATUS_SUCCESS) rc = lw_fail(err, 1, "%s: drawing failed: %s", path, cairo_status_to_string(st));
     else rc = lw_write_output(path, b.s ? b.s : "", b.len, err);

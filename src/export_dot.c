@@ -881,7 +881,7 @@ static int render_to_memory(GVC_t *gvc, Agraph_t *g, const format_info *fmt, con
     *len = 0;
     if (!fmt->gv_format) {
         FILE *m = open_memstream(data, len);
-        if (!m) return lw_fail(err, 1, "%s: out of memory", file);
+        if (!m) lw_out_of_memory(BUFSIZ); /* the one policy (util.h) */
         int bad = agwrite(g, m) != 0;
         if (fclose(m) != 0) bad = 1;
         if (bad) {
@@ -960,6 +960,9 @@ int export_diagram(plan *p, export_view view, int step, const int *config_index,
     GVC_t *gvc = NULL;
     int rc = 0, laid_out = 0;
     if (fmt->gv_format) {
+        /* Graphviz lays out and renders text through pango and
+         * fontconfig, which crash rather than fail when memory runs out */
+        lw_library_guard(file);
         gvc = gvc_get();
         if (!gvc) rc = lw_fail(err, 1, "%s: cannot start Graphviz", file);
         else if (gvLayout(gvc, d.g, "dot") != 0)
@@ -971,6 +974,7 @@ int export_diagram(plan *p, export_view view, int step, const int *config_index,
     char *data = NULL;
     size_t len = 0;
     if (rc == 0) rc = render_to_memory(gvc, d.g, fmt, file, &data, &len, err);
+    lw_library_guard(NULL);
     if (laid_out) gvFreeLayout(gvc, d.g);
     agclose(d.g);
     agseterrf(prev_errf);

@@ -1,6 +1,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "util.h"
 
+#include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,32 +28,125 @@ int lw_fail(lw_error *err, int code, const char *fmt, ...)
     return -1;
 }
 
+/* ---------- out of memory: one policy (util.h) ---------- */
+
+static void (*fatal_cleanup)(void);
+static atomic_int oom_taken;        /* a thread is reporting: the others wait */
+static _Atomic pthread_t oom_owner;
+static atomic_long alloc_countdown; /* tests: the allocation that fails */
+
+void lw_set_fatal_cleanup(void (*fn)(void)) { fatal_cleanup = fn; }
+
+void lw__fail_allocation(long nth) { atomic_store(&alloc_countdown, nth > 0 ? nth : 0); }
+
+/* Whether this allocation is the one a test asked to fail. */
+static int injected_failure(void)
+{
+    if (atomic_load_explicit(&alloc_countdown, memory_order_relaxed) <= 0) return 0;
+    return atomic_fetch_sub(&alloc_countdown, 1) == 1;
+}
+
 _Noreturn void lw_out_of_memory(size_t n)
 {
-    fprintf(stderr, "layerwise: out of memory (%zu bytes)\n", n);
-    abort();
+    int was = atomic_exchange(&oom_taken, 1);
+    if (was && !pthread_equal(atomic_load(&oom_owner), pthread_self())) {
+        /* another thread is reporting and will end the process: its
+         * cleanup must finish, so this one must not end it first */
+        for (;;) pause();
+    }
+    if (!was) {
+        atomic_store(&oom_owner, pthread_self());
+        /* a second failure inside the cleanup comes back here: the
+         * message and the exit, without the cleanup again */
+        if (fatal_cleanup) fatal_cleanup();
+    }
+    char msg[80];
+    int k = snprintf(msg, sizeof msg, "layerwise: out of memory (%zu bytes)\n", n);
+    if (k > 0) {
+        ssize_t w = write(STDERR_FILENO, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+        (void)w;
+    }
+    _exit(LW_EXIT_OOM);
 }
 #define oom lw_out_of_memory
 
 void *lw_malloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
+    void *p = injected_failure() ? NULL : malloc(n ? n : 1);
     if (!p) lw_out_of_memory(n);
     return p;
 }
 
 void *lw_calloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (size && n > SIZE_MAX / size) lw_out_of_memory(SIZE_MAX);
+    void *p = injected_failure() ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p) lw_out_of_memory(n * size);
     return p;
 }
 
 void *lw_realloc(void *p, size_t n)
 {
-    void *q = realloc(p, n ? n : 1);
+    void *q = injected_failure() ? NULL : realloc(p, n ? n : 1);
     if (!q) lw_out_of_memory(n);
     return q;
+}
+
+/* The guard around the font libraries (util.h). The message is made
+ * before the call: nothing but write and _exit is safe in the handler. */
+static char guard_msg[600];
+static size_t guard_len;
+static const int guard_sigs[] = {SIGSEGV, SIGBUS, SIGTRAP, SIGABRT};
+#define N_GUARD_SIGS (int)(sizeof guard_sigs / sizeof *guard_sigs)
+static struct sigaction guard_old[N_GUARD_SIGS];
+static int guard_on;
+
+static void on_library_crash(int sig)
+{
+    (void)sig;
+    int was = atomic_exchange(&oom_taken, 1);
+    if (was) /* out of memory on another thread: it reports and exits */
+        for (;;) pause();
+    if (fatal_cleanup) fatal_cleanup();
+    ssize_t w = write(STDERR_FILENO, guard_msg, guard_len);
+    (void)w;
+    _exit(LW_EXIT_OOM);
+}
+
+void lw_library_guard(const char *what)
+{
+    if (!what) {
+        if (guard_on)
+            for (int i = 0; i < N_GUARD_SIGS; i++) sigaction(guard_sigs[i], &guard_old[i], NULL);
+        guard_on = 0;
+        return;
+    }
+    lw_buf b = {0};
+    lw_buf_printf(&b, "layerwise: ");
+    lw_text_printable(&b, what);
+    lw_buf_printf(&b, ": the font library (fontconfig, pango) crashed, as it does when memory runs out: out of memory\n");
+    guard_len = b.len < sizeof guard_msg ? b.len : sizeof guard_msg - 1;
+    memcpy(guard_msg, b.s, guard_len);
+    if (guard_msg[guard_len - 1] != '\n') guard_msg[guard_len - 1] = '\n';
+    lw_buf_free(&b);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_library_crash;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < N_GUARD_SIGS; i++) sigaction(guard_sigs[i], &sa, &guard_old[i]);
+    guard_on = 1;
+}
+
+/* cJSON allocates through the same policy: its results need no check for
+ * NULL (a NULL from cJSON_Parse is then always a syntax error), and a
+ * document is never printed with a part missing. Set before main, so every
+ * program built on src/ (the CLI, the tests, the fuzzers) has it. */
+static void *cjson_malloc(size_t n) { return lw_malloc(n); }
+
+__attribute__((constructor)) static void cjson_policy(void)
+{
+    cJSON_Hooks h = {cjson_malloc, free};
+    cJSON_InitHooks(&h);
 }
 
 char *lw_strdup(const char *s)

@@ -48,8 +48,31 @@ void lw_text_printable(lw_buf *b, const char *s);
 /* Sets err (if non-NULL) and returns -1, so `return lw_fail(...)` reads well. */
 int lw_fail(lw_error *err, int code, const char *fmt, ...) LW_PRINTF(3, 4);
 
-/* Prints "out of memory (n bytes)" and aborts. */
+/* Out of memory: the one policy for every allocation of the program (ours
+ * through lw_malloc and friends, cJSON's through its hooks, which util.c
+ * sets before main). The first thread to run out runs the fatal cleanup
+ * (the TUI gives the terminal back), prints "layerwise: out of memory
+ * (N bytes)" and ends the process with status LW_EXIT_OOM (1, "other
+ * failure"; no core dump, no half-written output file: outputs are renamed
+ * into place only when whole). Any other thread that runs out meanwhile
+ * waits for it. */
+#define LW_EXIT_OOM 1
 _Noreturn void lw_out_of_memory(size_t n);
+/* What must run before the message (once, whichever thread gets there
+ * first; NULL: nothing). The TUI's terminal restore. */
+void lw_set_fatal_cleanup(void (*fn)(void));
+/* For tests: the nth allocation from now (1: the next) fails as if memory
+ * had run out, whoever makes it (ours or cJSON's); 0 turns it off. */
+void lw__fail_allocation(long nth);
+/* Graphviz's and cairo's text goes through fontconfig and pango, which
+ * crash (a segfault, GLib's trap or abort) instead of failing when memory
+ * runs out, and no check beforehand can tell (glibc's thread arenas make
+ * the address space a thread will need unknowable). So the call is
+ * guarded: lw_library_guard(FILE) before it, lw_library_guard(NULL) after;
+ * a crash in between ends the process by the out-of-memory policy above
+ * (cleanup, "layerwise: FILE: the font library ... out of memory",
+ * status LW_EXIT_OOM), never with a signal. Main thread, not nested. */
+void lw_library_guard(const char *what);
 void *lw_malloc(size_t n);
 void *lw_calloc(size_t n, size_t size);
 void *lw_realloc(void *p, size_t n);

@@ -22,37 +22,90 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <term.h>
+#include <time.h>
 #include <unistd.h>
 
 #define IDLE_SLICE_S 0.05  /* background work per loop turn: keys stay responsive */
 
 static volatile sig_atomic_t got_signal;
-static int curses_active;
+/* The terminal: 0 not ours, 1 in curses, 2 being restored, 3 restored. */
+static atomic_int term_state;
+static _Atomic pthread_t restorer;
+/* The fatal message: 0 not yet, 1 being written, 2 written. */
+static atomic_int fatal_said;
 
 /* Only sets a flag: endwin is not async-signal-safe, so the loop (which
  * the signal interrupts out of its read) restores the terminal. */
 static void on_signal(int sig) { got_signal = sig; }
 
-static void restore_terminal(void)
+void (*tui__restore_delay)(void);
+
+static void pause_briefly(void)
 {
-    if (curses_active) {
-        curses_active = 0;
-        endwin();
-    }
+    struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, NULL);
 }
 
-/* A fatal error (abort on out of memory, a crash): nothing can be trusted
- * any more, but a terminal left in raw mode without echo is worse than a
- * best-effort endwin, which is what htop does too. Then the default action,
- * so the exit status and any core dump stay what they would have been. */
+/* Exactly once, and complete before any caller returns: a thread that
+ * arrives while another restores waits for it (two threads out of memory
+ * at once must not end the process half-way through the first one's
+ * endwin, leaving the alternate screen and the mouse on). The one
+ * exception is the restorer itself, interrupted by a fatal signal inside
+ * endwin: waiting for itself would hang. */
+static void restore_terminal(void)
+{
+    int expect = 1;
+    if (atomic_compare_exchange_strong(&term_state, &expect, 2)) {
+        atomic_store(&restorer, pthread_self());
+        if (tui__restore_delay) tui__restore_delay();
+        endwin();
+        atomic_store(&term_state, 3);
+        return;
+    }
+    while (atomic_load(&term_state) == 2 && !pthread_equal(atomic_load(&restorer), pthread_self())) pause_briefly();
+}
+
+/* A fatal error (a crash; out of memory goes through util.h's policy,
+ * which calls restore_terminal the same way): nothing can be trusted any
+ * more, but a terminal left in raw mode without echo is worse than a
+ * best-effort endwin, which is what htop does too. Every thread that gets
+ * here waits for the restore and the one message; then the default
+ * action, so the exit status and any core dump stay what they would have
+ * been. */
 static void on_fatal(int sig)
 {
     restore_terminal();
-    static const char msg[] = "layerwise: fatal error; the terminal was restored\n";
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)w;
+    int expect = 0;
+    if (atomic_compare_exchange_strong(&fatal_said, &expect, 1)) {
+        static const char msg[] = "layerwise: fatal error; the terminal was restored\n";
+        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)w;
+        atomic_store(&fatal_said, 2);
+    } else {
+        while (atomic_load(&fatal_said) == 1) pause_briefly();
+    }
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+static void arm_fatal(void)
+{
+    lw_set_fatal_cleanup(restore_terminal);
+    struct sigaction fatal;
+    memset(&fatal, 0, sizeof fatal);
+    fatal.sa_handler = on_fatal;
+    sigemptyset(&fatal.sa_mask);
+    fatal.sa_flags = 0; /* not reset: a second thread's crash must wait for the first one's restore */
+    sigaction(SIGABRT, &fatal, NULL);
+    sigaction(SIGSEGV, &fatal, NULL);
+    sigaction(SIGBUS, &fatal, NULL);
+    sigaction(SIGFPE, &fatal, NULL);
+}
+
+void tui__arm_fatal(void)
+{
+    atomic_store(&term_state, 1);
+    arm_fatal();
 }
 
 /* Interrupted while the first build runs (before curses): wipe the
@@ -221,7 +274,7 @@ int tui_main(const tui_args *args)
         return 1;
     }
     set_term(scr);
-    curses_active = 1;
+    atomic_store(&term_state, 1);
     atexit(restore_terminal);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -232,15 +285,7 @@ int tui_main(const tui_args *args)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGQUIT, &sa, NULL);
-    struct sigaction fatal;
-    memset(&fatal, 0, sizeof fatal);
-    fatal.sa_handler = on_fatal;
-    sigemptyset(&fatal.sa_mask);
-    fatal.sa_flags = SA_RESETHAND;
-    sigaction(SIGABRT, &fatal, NULL);
-    sigaction(SIGSEGV, &fatal, NULL);
-    sigaction(SIGBUS, &fatal, NULL);
-    sigaction(SIGFPE, &fatal, NULL);
+    arm_fatal();
 
     cbreak();
     noecho();
@@ -305,6 +350,7 @@ int tui_main(const tui_args *args)
         wrefresh(stdscr);
     }
     restore_terminal();
+    lw_set_fatal_cleanup(NULL);
     delscreen(scr);
     int sig = got_signal;
     app_free(a);
