@@ -108,8 +108,18 @@ static void font(cairo_t *cr, double size, int bold)
 }
 
 /* Text with its baseline at y; align 0 left, 1 centred, 2 right of x. */
+static double text_width(cairo_t *cr, const char *s);
+
+/* A format character (U+202E, ...) is drawn escaped, never raw (util.h). */
 static double text(cairo_t *cr, double x, double y, int align, const char *s)
 {
+    if (lw_text_has_format(s)) {
+        lw_buf b = {0};
+        lw_text_shown(&b, s);
+        double wd = text(cr, x, y, align, b.s);
+        lw_buf_free(&b);
+        return wd;
+    }
     cairo_text_extents_t e;
     cairo_text_extents(cr, s, &e);
     cairo_move_to(cr, align == 0 ? x : align == 1 ? x - e.x_advance / 2 : x - e.x_advance, y);
@@ -119,6 +129,13 @@ static double text(cairo_t *cr, double x, double y, int align, const char *s)
 
 static double text_width(cairo_t *cr, const char *s)
 {
+    if (lw_text_has_format(s)) {
+        lw_buf b = {0};
+        lw_text_shown(&b, s);
+        double wd = text_width(cr, b.s);
+        lw_buf_free(&b);
+        return wd;
+    }
     cairo_text_extents_t e;
     cairo_text_extents(cr, s, &e);
     return e.x_advance;

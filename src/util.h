@@ -151,7 +151,27 @@ void lw_buf_free(lw_buf *b);
 int lw_check_text(const char *s, size_t max_chars, char *why, size_t why_n);
 #define LW_NAME_MAX 200 /* characters of a network, input, layer, cluster or GPU name */
 /* Appends s to b with every control character and invalid UTF-8 byte
- * written as \xNN (newlines kept): for messages on a terminal. */
+ * written as \xNN (newlines kept) and every format character as below:
+ * for messages on a terminal. */
 void lw_text_printable(lw_buf *b, const char *s);
+
+/* Format characters: Unicode's category Cf (U+202E RIGHT-TO-LEFT OVERRIDE,
+ * U+200D ZERO WIDTH JOINER, U+FEFF, ...) and U+2028, U+2029. A name may
+ * hold them (they are refused nowhere), but they are never shown raw: a
+ * name could display reversed or hide a part. They are written \u202E
+ * (beyond U+FFFF as a JSON surrogate pair, \uDB40\uDC01), the same
+ * character again when read as JSON. */
+int lw_is_format_char(unsigned cp);
+/* Bytes of the format character that starts s (0: none there), *cp it. */
+size_t lw_text_format_at(const char *s, unsigned *cp);
+int lw_text_has_format(const char *s);
+/* Appends s to b with its format characters escaped, the rest as it is
+ * (text already checked by lw_check_text): the TUI, SVG and DOT labels. */
+void lw_text_shown(lw_buf *b, const char *s);
+/* A stream that writes to fd with format characters escaped. */
+FILE *lw_shown_stream(int fd);
+/* When standard output is a terminal, replaces stdout by such a stream (the
+ * CLI's text and JSON alike: in JSON the escape is the same character). */
+void lw_stdout_shown(void);
 
 #endif

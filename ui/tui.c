@@ -201,6 +201,17 @@ static const char *terminal_problem(char *buf, size_t n)
     return NULL;
 }
 
+/* Messages quote names and paths: escaped as the CLI does (util.h). */
+static void say_text(const char *msg)
+{
+    lw_buf b = {0};
+    lw_text_printable(&b, msg);
+    fprintf(stderr, "layerwise: %s\n", b.s);
+    lw_buf_free(&b);
+}
+
+static void say_error(const lw_error *e) { say_text(e->msg); }
+
 int tui_main(const tui_args *args)
 {
     setlocale(LC_ALL, "");
@@ -219,14 +230,14 @@ int tui_main(const tui_args *args)
         cluster_free(c);
         profile_free(pr);
         if (bad_input) {
-            fprintf(stderr, "layerwise: %s\n", lerr.msg);
+            say_error(&lerr);
             return lerr.code ? lerr.code : 2;
         }
     }
     char why_buf[256];
     const char *why = terminal_problem(why_buf, sizeof why_buf);
     if (why) {
-        fprintf(stderr, "layerwise: %s\n", why);
+        say_text(why);
         return 1;
     }
     /* load and search before touching the terminal, so bad input reads as
@@ -251,7 +262,10 @@ int tui_main(const tui_args *args)
         struct winsize ws;
         if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 4 && strlen(line) > (size_t)ws.ws_col - 4)
             line[ws.ws_col - 4] = 0;
-        fputs(line, stderr);
+        lw_buf shown = {0};
+        lw_text_printable(&shown, line);
+        fputs(shown.s, stderr);
+        lw_buf_free(&shown);
     }
     app *a = app_open(args, &err);
     if (say) {
@@ -260,7 +274,7 @@ int tui_main(const tui_args *args)
             signal(loading_signals[i], SIG_DFL);
     }
     if (!a) {
-        fprintf(stderr, "layerwise: %s\n", err.msg);
+        say_error(&err);
         return err.code ? err.code : 1;
     }
     /* the next GPU count's tables build while the person reads the screen */
@@ -269,7 +283,9 @@ int tui_main(const tui_args *args)
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) {
         const char *term = getenv("TERM");
-        fprintf(stderr, "layerwise: cannot open the terminal (TERM=%s)\n", term ? term : "unset");
+        char msg[512];
+        snprintf(msg, sizeof msg, "cannot open the terminal (TERM=%s)", term ? term : "unset");
+        say_text(msg);
         app_free(a);
         return 1;
     }
