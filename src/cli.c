@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -54,6 +55,25 @@ static int die(const lw_error *e)
     return e->code ? e->code : 1;
 }
 
+/* fprintf to stderr by die's rule: names and paths in the text escaped. */
+static void say(const char *fmt, ...) LW_PRINTF(1, 2);
+static void say(const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *raw = lw_malloc(n > 0 ? (size_t)n + 1 : 1);
+    vsnprintf(raw, n > 0 ? (size_t)n + 1 : 1, fmt, ap2);
+    va_end(ap2);
+    lw_buf b = {0};
+    lw_text_printable(&b, raw);
+    fputs(b.s, stderr);
+    lw_buf_free(&b);
+    free(raw);
+}
+
 static int bad(const char *fmt, const char *a)
 {
     lw_error e;
@@ -66,7 +86,7 @@ static int bad(const char *fmt, const char *a)
 /* "OPTION "V" must be a whole number from 1 to MAX", exit status 2. */
 static int bad_range(const char *option, const char *v, long max)
 {
-    fprintf(stderr, "layerwise: %s \"%s\" must be a whole number from 1 to %ld\n(see layerwise --help)\n", option,
+    say("layerwise: %s \"%s\" must be a whole number from 1 to %ld\n(see layerwise --help)\n", option,
             v ? v : "", max);
     return 2;
 }
@@ -631,7 +651,7 @@ static int emit(const opts *o, const char *doc)
         int rc = lw_write_output(o->out, text, n + 1, &err);
         free(text);
         if (rc != 0) return die(&err);
-        if (!o->json && !o->out_stdout) fprintf(stderr, "wrote %s\n", o->out);
+        if (!o->json && !o->out_stdout) say("wrote %s\n", o->out);
         return 0;
     }
     puts(doc);
@@ -813,7 +833,7 @@ static int cmd_search(const opts *o)
     }
     int rc = 0, wl = o->whynot ? net_find(p->net, o->whynot) : -1;
     if (o->whynot && wl < 0) {
-        fprintf(stderr, "layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, p->net->name);
+        say("layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, p->net->name);
         plan_free(p);
         return 2;
     }
@@ -821,7 +841,7 @@ static int cmd_search(const opts *o)
     if (o->explain && xl < 0) {
         lw_buf b = {0};
         lw_text_printable(&b, o->explain);
-        fprintf(stderr, "layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
+        say("layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
         lw_buf_free(&b);
         plan_free(p);
         return 2;
@@ -1080,7 +1100,7 @@ static int cmd_scale(const opts *o)
     /* every count is checked before any is computed */
     for (int i = 0; i < nc; i++) {
         if (counts[i] > cluster_gpus(p->cl)) {
-            fprintf(stderr, "layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
+            say("layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
                     cluster_gpus(p->cl));
             plan_free(p);
             return 2;
@@ -1343,7 +1363,7 @@ static int cmd_export(const opts *o)
     free(ci);
     plan_free(p);
     if (rc != 0) return die(&err);
-    fprintf(stderr, "wrote %s\n", o->out);
+    say("wrote %s\n", o->out);
     return 0;
 }
 
@@ -1542,7 +1562,7 @@ static int cmd_simulate(const opts *o)
     int rc = 0;
     if (o->trace) {
         if (sim_save_trace(o->trace, s, p->cm, &err) != 0) rc = die(&err);
-        else if (!o->json && !o->trace_stdout) fprintf(stderr, "wrote %s\n", o->trace);
+        else if (!o->json && !o->trace_stdout) say("wrote %s\n", o->trace);
     }
     if (rc == 0) {
         if (o->json || o->out) {
@@ -1610,7 +1630,7 @@ static int cmd_allreduce(const opts *o)
     apply_whatif(o, cl);
     int total = cluster_gpus(cl), g = o->set.gpus ? o->set.gpus : cl->gpus_per_node;
     if (g < 2 || g > total) {
-        fprintf(stderr, "layerwise: allreduce needs 2 to %d GPUs of cluster \"%s\"; %d requested\n", total, cl->name, g);
+        say("layerwise: allreduce needs 2 to %d GPUs of cluster \"%s\"; %d requested\n", total, cl->name, g);
         cluster_free(cl);
         return 2;
     }
@@ -1750,6 +1770,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
                       o.over.bucket_mb >= 0, o.over.bucket_mb, o.over.intra_bw, o.over.inter_bw, o.n_pins, o.pins};
         return tui(&a);
     }
+    lw_stdout_shown(); /* format characters in names never reach a terminal raw (util.h) */
     static const struct {
         const char *name;
         int (*fn)(const opts *);

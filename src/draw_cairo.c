@@ -61,6 +61,9 @@ static int render(const char *path, double w, double h, paint_fn paint, const vo
 {
     if (draw_check_path(path, err) != 0) return -1;
     draw_format f = format_of(path);
+    /* cairo's text loads fonts through fontconfig, which crashes rather
+     * than fail when memory runs out (util.h) */
+    lw_library_guard(path);
     lw_buf b = {0};
     cairo_surface_t *s;
     if (f == FMT_SVG) s = cairo_svg_surface_create_for_stream(to_buf, &b, w, h);
@@ -79,6 +82,7 @@ static int render(const char *path, double w, double h, paint_fn paint, const vo
         if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(s);
     }
     cairo_surface_destroy(s);
+    lw_library_guard(NULL);
     int rc;
     if (st != CAIRO_STATUS_SUCCESS) rc = lw_fail(err, 1, "%s: drawing failed: %s", path, cairo_status_to_string(st));
     else rc = lw_write_output(path, b.s ? b.s : "", b.len, err);
@@ -104,8 +108,18 @@ static void font(cairo_t *cr, double size, int bold)
 }
 
 /* Text with its baseline at y; align 0 left, 1 centred, 2 right of x. */
+static double text_width(cairo_t *cr, const char *s);
+
+/* A format character (U+202E, ...) is drawn escaped, never raw (util.h). */
 static double text(cairo_t *cr, double x, double y, int align, const char *s)
 {
+    if (lw_text_has_format(s)) {
+        lw_buf b = {0};
+        lw_text_shown(&b, s);
+        double wd = text(cr, x, y, align, b.s);
+        lw_buf_free(&b);
+        return wd;
+    }
     cairo_text_extents_t e;
     cairo_text_extents(cr, s, &e);
     cairo_move_to(cr, align == 0 ? x : align == 1 ? x - e.x_advance / 2 : x - e.x_advance, y);
@@ -115,6 +129,13 @@ static double text(cairo_t *cr, double x, double y, int align, const char *s)
 
 static double text_width(cairo_t *cr, const char *s)
 {
+    if (lw_text_has_format(s)) {
+        lw_buf b = {0};
+        lw_text_shown(&b, s);
+        double wd = text_width(cr, b.s);
+        lw_buf_free(&b);
+        return wd;
+    }
     cairo_text_extents_t e;
     cairo_text_extents(cr, s, &e);
     return e.x_advance;

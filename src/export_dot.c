@@ -77,6 +77,15 @@ int export_check_path(const char *file, lw_error *err)
 static void buf_esc(lw_buf *b, const char *s)
 {
     for (; *s; s++) {
+        unsigned cp;
+        size_t k = (unsigned char)*s >= 0xC2 ? lw_text_format_at(s, &cp) : 0;
+        if (k) { /* a format character is shown escaped, never raw (util.h) */
+            char one[8] = {0};
+            memcpy(one, s, k);
+            lw_text_shown(b, one);
+            s += k - 1;
+            continue;
+        }
         switch (*s) {
         case '&': lw_buf_printf(b, "&amp;"); break;
         case '<': lw_buf_printf(b, "&lt;"); break;
@@ -126,14 +135,25 @@ static void buf_shape(lw_buf *b, shape sh)
 static char *dot_escaped(const char *s, lw_buf *b)
 {
     buf_reset(b);
-    for (; *s; s++) lw_buf_printf(b, *s == '\\' ? "\\\\" : "%c", *s);
+    for (; *s; s++) {
+        unsigned cp;
+        size_t k = (unsigned char)*s >= 0xC2 ? lw_text_format_at(s, &cp) : 0;
+        if (k) { /* one backslash: only a format character makes one (util.h) */
+            char one[8] = {0};
+            memcpy(one, s, k);
+            lw_text_shown(b, one);
+            s += k - 1;
+        } else {
+            lw_buf_printf(b, *s == '\\' ? "\\\\" : "%c", *s);
+        }
+    }
     if (!b->s) lw_buf_printf(b, "%s", "");
     return b->s;
 }
 
 static void set(void *obj, const char *k, const char *v)
 {
-    if (strcmp(k, "tooltip") == 0 && strchr(v, '\\')) {
+    if (strcmp(k, "tooltip") == 0 && (strchr(v, '\\') || lw_text_has_format(v))) {
         lw_buf e = {0};
         agsafeset(obj, (char *)k, dot_escaped(v, &e), (char *)"");
         lw_buf_free(&e);
@@ -145,7 +165,7 @@ static void set(void *obj, const char *k, const char *v)
 /* The node of a layer name (create: make it) in g or a subgraph of it. */
 static Agnode_t *name_node(Agraph_t *g, const char *name, int create)
 {
-    if (!strchr(name, '\\')) return agnode(g, (char *)name, create);
+    if (!strchr(name, '\\') && !lw_text_has_format(name)) return agnode(g, (char *)name, create);
     lw_buf e = {0};
     Agnode_t *n = agnode(g, dot_escaped(name, &e), create);
     lw_buf_free(&e);
@@ -881,7 +901,7 @@ static int render_to_memory(GVC_t *gvc, Agraph_t *g, const format_info *fmt, con
     *len = 0;
     if (!fmt->gv_format) {
         FILE *m = open_memstream(data, len);
-        if (!m) return lw_fail(err, 1, "%s: out of memory", file);
+        if (!m) lw_out_of_memory(BUFSIZ); /* the one policy (util.h) */
         int bad = agwrite(g, m) != 0;
         if (fclose(m) != 0) bad = 1;
         if (bad) {
@@ -960,6 +980,9 @@ int export_diagram(plan *p, export_view view, int step, const int *config_index,
     GVC_t *gvc = NULL;
     int rc = 0, laid_out = 0;
     if (fmt->gv_format) {
+        /* Graphviz lays out and renders text through pango and
+         * fontconfig, which crash rather than fail when memory runs out */
+        lw_library_guard(file);
         gvc = gvc_get();
         if (!gvc) rc = lw_fail(err, 1, "%s: cannot start Graphviz", file);
         else if (gvLayout(gvc, d.g, "dot") != 0)
@@ -971,6 +994,7 @@ int export_diagram(plan *p, export_view view, int step, const int *config_index,
     char *data = NULL;
     size_t len = 0;
     if (rc == 0) rc = render_to_memory(gvc, d.g, fmt, file, &data, &len, err);
+    lw_library_guard(NULL);
     if (laid_out) gvFreeLayout(gvc, d.g);
     agclose(d.g);
     agseterrf(prev_errf);

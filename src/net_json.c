@@ -181,6 +181,35 @@ int json_scan(const char *text, size_t len, const char *label, const char *array
     return 0;
 }
 
+/* A NUL (\u0000) in any string of a parsed document: cJSON keeps it, and
+ * every name is then cut at it in silence ("conv1\u0000hidden" would load
+ * as conv1). No text of these formats can hold one, so it is refused where
+ * it is written. The document is valid JSON here: strings are where the
+ * quotes say. */
+static int json_check_nul(const char *text, size_t len, const char *label, lw_error *err)
+{
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (!in_string) {
+            in_string = c == '"';
+            continue;
+        }
+        if (c == '"') {
+            in_string = 0;
+        } else if (c == '\\' && i + 1 < len) {
+            if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0) {
+                int line, col;
+                json_line_col(text, i, &line, &col);
+                return lw_fail(err, 2, "%s:%d:%d: a string holds \\u0000 (NUL), which would cut it short there; "
+                                       "no name may contain it", label, line, col);
+            }
+            i++;
+        }
+    }
+    return 0;
+}
+
 cJSON *json_parse_doc(const char *text, size_t len, const char *label, lw_error *err)
 {
     const char *end = NULL;
@@ -197,7 +226,7 @@ cJSON *json_parse_doc(const char *text, size_t len, const char *label, lw_error 
                 k >= len ? " (the document ends too soon)" : "");
         return NULL;
     }
-    if (json_check_trailing(text, len, end, label, err) != 0 ||
+    if (json_check_trailing(text, len, end, label, err) != 0 || json_check_nul(text, len, label, err) != 0 ||
         json_scan(text, len, label, NULL, NULL, NULL, err) != 0) {
         cJSON_Delete(root);
         return NULL;

@@ -41,6 +41,9 @@ struct cJSON;
 int json_scan(const char *text, size_t len, const char *label, const char *array_key, size_t **item_offs,
               int *n_items, lw_error *err);
 
+/* Parses a whole document: malformed JSON, trailing text, a duplicate key
+ * (json_scan) or a NUL (\u0000) in any string is an error naming file,
+ * line and column. */
 struct cJSON *json_parse_doc(const char *text, size_t len, const char *label, lw_error *err);
 
 /* Writes the network back as a layerwise-net/1 document (caller frees). */

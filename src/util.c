@@ -1,5 +1,9 @@
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* fopencookie; POSIX 2008 besides */
 #include "util.h"
+
+#include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -24,32 +28,125 @@ int lw_fail(lw_error *err, int code, const char *fmt, ...)
     return -1;
 }
 
+/* ---------- out of memory: one policy (util.h) ---------- */
+
+static void (*fatal_cleanup)(void);
+static atomic_int oom_taken;        /* a thread is reporting: the others wait */
+static _Atomic pthread_t oom_owner;
+static atomic_long alloc_countdown; /* tests: the allocation that fails */
+
+void lw_set_fatal_cleanup(void (*fn)(void)) { fatal_cleanup = fn; }
+
+void lw__fail_allocation(long nth) { atomic_store(&alloc_countdown, nth > 0 ? nth : 0); }
+
+/* Whether this allocation is the one a test asked to fail. */
+static int injected_failure(void)
+{
+    if (atomic_load_explicit(&alloc_countdown, memory_order_relaxed) <= 0) return 0;
+    return atomic_fetch_sub(&alloc_countdown, 1) == 1;
+}
+
 _Noreturn void lw_out_of_memory(size_t n)
 {
-    fprintf(stderr, "layerwise: out of memory (%zu bytes)\n", n);
-    abort();
+    int was = atomic_exchange(&oom_taken, 1);
+    if (was && !pthread_equal(atomic_load(&oom_owner), pthread_self())) {
+        /* another thread is reporting and will end the process: its
+         * cleanup must finish, so this one must not end it first */
+        for (;;) pause();
+    }
+    if (!was) {
+        atomic_store(&oom_owner, pthread_self());
+        /* a second failure inside the cleanup comes back here: the
+         * message and the exit, without the cleanup again */
+        if (fatal_cleanup) fatal_cleanup();
+    }
+    char msg[80];
+    int k = snprintf(msg, sizeof msg, "layerwise: out of memory (%zu bytes)\n", n);
+    if (k > 0) {
+        ssize_t w = write(STDERR_FILENO, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+        (void)w;
+    }
+    _exit(LW_EXIT_OOM);
 }
 #define oom lw_out_of_memory
 
 void *lw_malloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
+    void *p = injected_failure() ? NULL : malloc(n ? n : 1);
     if (!p) lw_out_of_memory(n);
     return p;
 }
 
 void *lw_calloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (size && n > SIZE_MAX / size) lw_out_of_memory(SIZE_MAX);
+    void *p = injected_failure() ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p) lw_out_of_memory(n * size);
     return p;
 }
 
 void *lw_realloc(void *p, size_t n)
 {
-    void *q = realloc(p, n ? n : 1);
+    void *q = injected_failure() ? NULL : realloc(p, n ? n : 1);
     if (!q) lw_out_of_memory(n);
     return q;
+}
+
+/* The guard around the font libraries (util.h). The message is made
+ * before the call: nothing but write and _exit is safe in the handler. */
+static char guard_msg[600];
+static size_t guard_len;
+static const int guard_sigs[] = {SIGSEGV, SIGBUS, SIGTRAP, SIGABRT};
+#define N_GUARD_SIGS (int)(sizeof guard_sigs / sizeof *guard_sigs)
+static struct sigaction guard_old[N_GUARD_SIGS];
+static int guard_on;
+
+static void on_library_crash(int sig)
+{
+    (void)sig;
+    int was = atomic_exchange(&oom_taken, 1);
+    if (was) /* out of memory on another thread: it reports and exits */
+        for (;;) pause();
+    if (fatal_cleanup) fatal_cleanup();
+    ssize_t w = write(STDERR_FILENO, guard_msg, guard_len);
+    (void)w;
+    _exit(LW_EXIT_OOM);
+}
+
+void lw_library_guard(const char *what)
+{
+    if (!what) {
+        if (guard_on)
+            for (int i = 0; i < N_GUARD_SIGS; i++) sigaction(guard_sigs[i], &guard_old[i], NULL);
+        guard_on = 0;
+        return;
+    }
+    lw_buf b = {0};
+    lw_buf_printf(&b, "layerwise: ");
+    lw_text_printable(&b, what);
+    lw_buf_printf(&b, ": the font library (fontconfig, pango) crashed, as it does when memory runs out: out of memory\n");
+    guard_len = b.len < sizeof guard_msg ? b.len : sizeof guard_msg - 1;
+    memcpy(guard_msg, b.s, guard_len);
+    if (guard_msg[guard_len - 1] != '\n') guard_msg[guard_len - 1] = '\n';
+    lw_buf_free(&b);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_library_crash;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < N_GUARD_SIGS; i++) sigaction(guard_sigs[i], &sa, &guard_old[i]);
+    guard_on = 1;
+}
+
+/* cJSON allocates through the same policy: its results need no check for
+ * NULL (a NULL from cJSON_Parse is then always a syntax error), and a
+ * document is never printed with a part missing. Set before main, so every
+ * program built on src/ (the CLI, the tests, the fuzzers) has it. */
+static void *cjson_malloc(size_t n) { return lw_malloc(n); }
+
+__attribute__((constructor)) static void cjson_policy(void)
+{
+    cJSON_Hooks h = {cjson_malloc, free};
+    cJSON_InitHooks(&h);
 }
 
 char *lw_strdup(const char *s)
@@ -753,13 +850,85 @@ int lw_check_text(const char *s, size_t max_chars, char *why, size_t why_n)
     return 0;
 }
 
+/* Unicode's general category Cf (format characters: the bidi overrides
+ * and isolates, zero-width joiners, the BOM, tags, ...) and U+2028, U+2029
+ * (line and paragraph separators): they change how the text around them
+ * is shown. From the Unicode Character Database 15.0,
+ * extracted/DerivedGeneralCategory.txt. */
+static const unsigned format_ranges[][2] = {
+    {0x00AD, 0x00AD},   {0x0600, 0x0605},   {0x061C, 0x061C},   {0x06DD, 0x06DD},   {0x070F, 0x070F},
+    {0x0890, 0x0891},   {0x08E2, 0x08E2},   {0x180E, 0x180E},   {0x200B, 0x200F},   {0x2028, 0x202E},
+    {0x2060, 0x2064},   {0x2066, 0x206F},   {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD},
+    {0x110CD, 0x110CD}, {0x13430, 0x1343F}, {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0001, 0xE0001},
+    {0xE0020, 0xE007F},
+};
+
+int lw_is_format_char(unsigned cp)
+{
+    if (cp < 0xAD) return 0;
+    for (size_t i = 0; i < sizeof format_ranges / sizeof *format_ranges; i++)
+        if (cp >= format_ranges[i][0] && cp <= format_ranges[i][1]) return 1;
+    return 0;
+}
+
+/* \u202E; beyond U+FFFF a surrogate pair (\uDB40\uDC01), as JSON writes
+ * it, so the escape is also the same character in a JSON string. */
+static void put_format_escape(lw_buf *b, unsigned cp)
+{
+    if (cp < 0x10000) {
+        lw_buf_printf(b, "\\u%04X", cp);
+    } else {
+        unsigned v = cp - 0x10000;
+        lw_buf_printf(b, "\\u%04X\\u%04X", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+    }
+}
+
+size_t lw_text_format_at(const char *s, unsigned *cp)
+{
+    unsigned c;
+    int n = utf8_seq((const unsigned char *)s, &c);
+    if (n > 1 && lw_is_format_char(c)) {
+        if (cp) *cp = c;
+        return (size_t)n;
+    }
+    return 0;
+}
+
+int lw_text_has_format(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p >= 0xC2 && lw_text_format_at((const char *)p, NULL)) return 1;
+    return 0;
+}
+
+void lw_text_shown(lw_buf *b, const char *s)
+{
+    const char *run = s;
+    for (const char *p = s; *p;) {
+        unsigned cp;
+        size_t n = (unsigned char)*p >= 0xC2 ? lw_text_format_at(p, &cp) : 0;
+        if (!n) {
+            p++;
+            continue;
+        }
+        if (p > run) lw_buf_append(b, run, (size_t)(p - run));
+        put_format_escape(b, cp);
+        p += n;
+        run = p;
+    }
+    lw_buf_printf(b, "%s", run);
+}
+
 void lw_text_printable(lw_buf *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
         unsigned cp;
         int n = utf8_seq(p, &cp);
-        if (n && (!is_control(cp) || cp == '\n')) {
+        if (n && lw_is_format_char(cp)) {
+            put_format_escape(b, cp);
+            p += n;
+        } else if (n && (!is_control(cp) || cp == '\n')) {
             lw_buf_printf(b, "%.*s", n, (const char *)p);
             p += n;
         } else {
@@ -778,4 +947,88 @@ const char *lw_format_bytes(double b, char *buf, size_t n)
     else if (b < 1e12) snprintf(buf, n, "%.2f GB", b / 1e9);
     else snprintf(buf, n, "%.2f TB", b / 1e12);
     return buf;
+}
+
+/* ---------- standard output on a terminal ---------- */
+
+/* A write-through stream that escapes format characters (lw_text_shown)
+ * on their way to fd; a sequence cut between two writes waits for its
+ * end. */
+typedef struct shown_stream {
+    int fd;
+    unsigned char held[4];
+    size_t n_held;
+} shown_stream;
+
+static ssize_t shown_write(void *cookie, const char *data, size_t len)
+{
+    shown_stream *st = cookie;
+    lw_buf b = {0};
+    char *joined = NULL;
+    const char *p = data;
+    size_t n = len;
+    if (st->n_held) { /* the start of a sequence from the last write */
+        joined = lw_malloc(st->n_held + len);
+        memcpy(joined, st->held, st->n_held);
+        memcpy(joined + st->n_held, data, len);
+        p = joined;
+        n += st->n_held;
+        st->n_held = 0;
+    }
+    size_t end = n;
+    /* an incomplete UTF-8 sequence at the end: keep it for the next write */
+    for (size_t k = 1; k <= 3 && k <= n; k++) {
+        unsigned char c = (unsigned char)p[n - k];
+        if ((c & 0xC0) == 0x80) continue;
+        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if (need > k) end = n - k;
+        break;
+    }
+    size_t run = 0;
+    for (size_t i = 0; i < end;) {
+        unsigned cp;
+        size_t k = (unsigned char)p[i] >= 0xC2 && end - i >= 2 ? lw_text_format_at(p + i, &cp) : 0;
+        if (k && i + k <= end) {
+            lw_buf_append(&b, p + run, i - run);
+            put_format_escape(&b, cp);
+            i += k;
+            run = i;
+        } else {
+            i++;
+        }
+    }
+    lw_buf_append(&b, p + run, end - run);
+    memcpy(st->held, p + end, n - end);
+    st->n_held = n - end;
+    int bad = write_all(st->fd, b.s, b.len) != 0;
+    lw_buf_free(&b);
+    free(joined);
+    return bad ? -1 : (ssize_t)len;
+}
+
+static int shown_close(void *cookie)
+{
+    shown_stream *st = cookie;
+    int bad = st->n_held && write_all(st->fd, (const char *)st->held, st->n_held) != 0;
+    free(st);
+    return bad ? -1 : 0;
+}
+
+FILE *lw_shown_stream(int fd)
+{
+    shown_stream *st = lw_calloc(1, sizeof *st);
+    st->fd = fd;
+    cookie_io_functions_t io = {NULL, shown_write, NULL, shown_close};
+    FILE *f = fopencookie(st, "w", io);
+    if (!f) lw_out_of_memory(sizeof *f);
+    return f;
+}
+
+void lw_stdout_shown(void)
+{
+    if (!isatty(STDOUT_FILENO)) return;
+    fflush(stdout);
+    FILE *f = lw_shown_stream(STDOUT_FILENO);
+    setvbuf(f, NULL, _IOLBF, 0);
+    stdout = f;
 }

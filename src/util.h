@@ -48,8 +48,31 @@ void lw_text_printable(lw_buf *b, const char *s);
 /* Sets err (if non-NULL) and returns -1, so `return lw_fail(...)` reads well. */
 int lw_fail(lw_error *err, int code, const char *fmt, ...) LW_PRINTF(3, 4);
 
-/* Prints "out of memory (n bytes)" and aborts. */
+/* Out of memory: the one policy for every allocation of the program (ours
+ * through lw_malloc and friends, cJSON's through its hooks, which util.c
+ * sets before main). The first thread to run out runs the fatal cleanup
+ * (the TUI gives the terminal back), prints "layerwise: out of memory
+ * (N bytes)" and ends the process with status LW_EXIT_OOM (1, "other
+ * failure"; no core dump, no half-written output file: outputs are renamed
+ * into place only when whole). Any other thread that runs out meanwhile
+ * waits for it. */
+#define LW_EXIT_OOM 1
 _Noreturn void lw_out_of_memory(size_t n);
+/* What must run before the message (once, whichever thread gets there
+ * first; NULL: nothing). The TUI's terminal restore. */
+void lw_set_fatal_cleanup(void (*fn)(void));
+/* For tests: the nth allocation from now (1: the next) fails as if memory
+ * had run out, whoever makes it (ours or cJSON's); 0 turns it off. */
+void lw__fail_allocation(long nth);
+/* Graphviz's and cairo's text goes through fontconfig and pango, which
+ * crash (a segfault, GLib's trap or abort) instead of failing when memory
+ * runs out, and no check beforehand can tell (glibc's thread arenas make
+ * the address space a thread will need unknowable). So the call is
+ * guarded: lw_library_guard(FILE) before it, lw_library_guard(NULL) after;
+ * a crash in between ends the process by the out-of-memory policy above
+ * (cleanup, "layerwise: FILE: the font library ... out of memory",
+ * status LW_EXIT_OOM), never with a signal. Main thread, not nested. */
+void lw_library_guard(const char *what);
 void *lw_malloc(size_t n);
 void *lw_calloc(size_t n, size_t size);
 void *lw_realloc(void *p, size_t n);
@@ -160,7 +183,27 @@ void lw_buf_free(lw_buf *b);
 int lw_check_text(const char *s, size_t max_chars, char *why, size_t why_n);
 #define LW_NAME_MAX 200 /* characters of a network, input, layer, cluster or GPU name */
 /* Appends s to b with every control character and invalid UTF-8 byte
- * written as \xNN (newlines kept): for messages on a terminal. */
+ * written as \xNN (newlines kept) and every format character as below:
+ * for messages on a terminal. */
 void lw_text_printable(lw_buf *b, const char *s);
+
+/* Format characters: Unicode's category Cf (U+202E RIGHT-TO-LEFT OVERRIDE,
+ * U+200D ZERO WIDTH JOINER, U+FEFF, ...) and U+2028, U+2029. A name may
+ * hold them (they are refused nowhere), but they are never shown raw: a
+ * name could display reversed or hide a part. They are written \u202E
+ * (beyond U+FFFF as a JSON surrogate pair, \uDB40\uDC01), the same
+ * character again when read as JSON. */
+int lw_is_format_char(unsigned cp);
+/* Bytes of the format character that starts s (0: none there), *cp it. */
+size_t lw_text_format_at(const char *s, unsigned *cp);
+int lw_text_has_format(const char *s);
+/* Appends s to b with its format characters escaped, the rest as it is
+ * (text already checked by lw_check_text): the TUI, SVG and DOT labels. */
+void lw_text_shown(lw_buf *b, const char *s);
+/* A stream that writes to fd with format characters escaped. */
+FILE *lw_shown_stream(int fd);
+/* When standard output is a terminal, replaces stdout by such a stream (the
+ * CLI's text and JSON alike: in JSON the escape is the same character). */
+void lw_stdout_shown(void);
 
 #endif

@@ -1358,20 +1358,21 @@ else
     echo "# skipped: no script(1) for a pseudo-terminal (TERM=dumb check)"
 fi
 
-# out of memory is one of the two documented outcomes (src/util.h), each
-# with a message, never a crash: the abort (exit 134) of an allocation the
-# engine cannot do without, or the search's own tables failing (exit 1).
+# out of memory ends by the one policy (src/util.h), with a message, never
+# a crash: exit 1 (LW_EXIT_OOM) and "layerwise: out of memory (N bytes)"
+# for an allocation the engine cannot do without (an abort, 134, before
+# issue 30's one policy), or the search's own tables failing (exit 1).
 # (cost_model_graph did not check its allocations: a segfault at 100 MB.)
 # Inception-v3 at 64 GPUs fits in 100 MB since the search frees its used
 # step tables and same-problem edges share one table (80 MB of address
 # space is enough); at 128 GPUs its transfer tables alone are about 190 MB.
 ( ulimit -v 100000 2>/dev/null && exec "$LW" search -n inception_v3 -c "$F/clusters/h100-32x8.json" -g 128 ) >/dev/null 2>"$ERR"
 rc=$?
-if { [ "$rc" -eq 134 ] && grep -q "out of memory" "$ERR"; } ||
+if { [ "$rc" -eq 1 ] && grep -q "^layerwise: out of memory (" "$ERR"; } ||
     { [ "$rc" -eq 1 ] && grep -q "search failed: out of memory for its elimination tables" "$ERR"; }; then
     ok "search under a 100 MB memory limit: out of memory, said so (exit $rc)"
 else
-    notok "search under a 100 MB memory limit: out of memory, said so (exit $rc, want 134 or 1)" "$(tail -3 "$ERR")"
+    notok "search under a 100 MB memory limit: out of memory, said so (exit $rc, want 1)" "$(tail -3 "$ERR")"
 fi
 
 # ------------------------------------------------ output rules (issue 15)
@@ -1666,6 +1667,93 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/n
 else
     echo "# skipped: not root (or no user nobody, no setpriv): owner and read-only output checks"
 fi
+# ---- issue 31 #11 and #12: what reaches a terminal, NUL in names ----------
+# Escape sequences from the command line are shown as \x1B in every message
+# (the rest of the CLI already did); a NUL (\u0000) in any name is refused
+# where it is written; format characters (U+202E, ...) are never shown raw.
+ESC=$'\033'
+# no_raw DESCRIPTION FILE BYTES [WANT]: FILE holds none of BYTES, and WANT if given
+no_raw() {
+    if grep -qF "$3" "$2"; then notok "$1" "$(cat -v "$2" | head -n 5)"
+    elif [ -n "${4:-}" ] && ! grep -qF -- "$4" "$2"; then notok "$1 (no $4)" "$(cat -v "$2" | head -n 5)"
+    else ok "$1"; fi
+}
+run search -n lenet5 -c p100-4x4 -g 4 --why-not "x${ESC}[31mred"
+[ "$RC" = 2 ] && no_raw "--why-not: an unknown layer's escape sequence is escaped" "$ERR" "$ESC" '\x1B' || notok "--why-not exit 2 ($RC)"
+for opt in --batch --batch-per-gpu; do
+    run search -n lenet5 -c p100-4x4 -g 4 "$opt" "${ESC}[31m"
+    [ "$RC" = 2 ] && no_raw "$opt: a bad value's escape sequence is escaped" "$ERR" "$ESC" '\x1B' || notok "$opt exit 2 ($RC)"
+done
+run search -n lenet5 -c p100-4x4 -g 4 -o "$TMP/o${ESC}[31m.json"
+[ "$RC" = 0 ] && no_raw "-o: the wrote notice escapes the path" "$ERR" "$ESC" 'wrote' || notok "-o exit 0 ($RC)" "$(cat "$ERR")"
+run simulate -n lenet5 -c p100-4x4 -g 4 --trace "$TMP/t${ESC}[31m.json"
+[ "$RC" = 0 ] && no_raw "--trace: the wrote notice escapes the path" "$ERR" "$ESC" 'wrote' || notok "--trace exit 0 ($RC)" "$(cat "$ERR")"
+for opt in -n -c -p; do
+    run tui "$opt" "$TMP/${ESC}[31mmissing.json"
+    [ "$RC" = 2 ] && no_raw "tui $opt: a load error escapes the path" "$ERR" "$ESC" '\x1B' || notok "tui $opt exit 2 ($RC)" "$(cat -v "$ERR")"
+done
+# a NUL in a name: refused with the file, line and column
+python3 - "$TMP" "$ROOT" <<'PYEOF'
+import sys, json
+tmp, root = sys.argv[1], sys.argv[2]
+net = open(root + '/data/networks/lenet5.json').read()
+cl = open(root + '/data/clusters/p100-4x4.json').read()
+st = open(root + '/tests/fixtures/strategies/lenet5_mixed.json').read()
+N = '\\u0000hidden'
+open(tmp + '/nul_layer.json', 'w').write(net.replace('"conv1"', '"conv1' + N + '"'))
+open(tmp + '/nul_net.json', 'w').write(net.replace('"name": "lenet5"', '"name": "lenet5' + N + '"', 1))
+open(tmp + '/nul_cluster.json', 'w').write(cl.replace('"name": "p100-4x4"', '"name": "p100' + N + '"', 1))
+open(tmp + '/nul_gpu.json', 'w').write(cl.replace('"name": "Tesla P100-SXM2-16GB"', '"name": "Tesla' + N + '"', 1))
+open(tmp + '/nul_strategy.json', 'w').write(st.replace('"name": "conv1"', '"name": "conv1' + N + '"', 1))
+open(tmp + '/bidi.json', 'w').write(net.replace('"conv1"', '"conv1\\u202Eevil\\u200D\\u2028"'))
+PYEOF
+for f in nul_layer nul_net; do
+    run search -n "$TMP/$f.json" -c p100-4x4 -g 4
+    if [ "$RC" = 2 ] && grep -qE "$f.json:[0-9]+:[0-9]+: a string holds .u0000 \(NUL\)" "$ERR"; then ok "NUL in a name refused: $f"
+    else notok "NUL in a name refused: $f (exit $RC)" "$(cat "$ERR")"; fi
+done
+for f in nul_cluster nul_gpu; do
+    run search -n lenet5 -c "$TMP/$f.json" -g 4
+    if [ "$RC" = 2 ] && grep -qE "$f.json:[0-9]+:[0-9]+: a string holds .u0000 \(NUL\)" "$ERR"; then ok "NUL in a name refused: $f"
+    else notok "NUL in a name refused: $f (exit $RC)" "$(cat "$ERR")"; fi
+done
+run eval -n lenet5 -c p100-4x4 -g 4 -s "$TMP/nul_strategy.json"
+if [ "$RC" = 2 ] && grep -qE "nul_strategy.json:[0-9]+:[0-9]+: a string holds .u0000 \(NUL\)" "$ERR"; then ok "NUL in a name refused: strategy"
+else notok "NUL in a name refused: strategy (exit $RC)" "$(cat "$ERR")"; fi
+# format characters: escaped on a terminal (script gives the program one), in
+# messages, SVG and DOT; the JSON on a terminal still reads as the same name
+RLO=$(printf '\342\200\256') ZWJ=$(printf '\342\200\215') LS=$(printf '\342\200\250')
+if command -v script >/dev/null; then
+    script -qc "'$LW' search -n '$TMP/bidi.json' -c p100-4x4 -g 4" /dev/null >"$OUT" 2>&1
+    no_raw "a format character is escaped on a terminal (U+202E)" "$OUT" "$RLO" 'conv1\u202Eevil\u200D\u2028'
+    no_raw "a format character is escaped on a terminal (U+200D)" "$OUT" "$ZWJ"
+    no_raw "a format character is escaped on a terminal (U+2028)" "$OUT" "$LS"
+    script -qc "'$LW' search -n '$TMP/bidi.json' -c p100-4x4 -g 4 --json" /dev/null >"$OUT" 2>&1
+    py "search --json on a terminal: the escaped name is the same name" '
+import json, sys
+d = json.loads(open(sys.argv[1]).read().replace("\r", ""))
+assert "conv1\u202eevil\u200d\u2028" in [l["name"] for l in d["layers"]], d["layers"][:3]' "$OUT"
+else
+    echo "# skipped: no script(1) to give the program a terminal"
+fi
+run search -n "$TMP/bidi.json" -c p100-4x4 -g 4 --why-not "a${RLO}b"
+no_raw "a format character in a message is escaped" "$ERR" "$RLO" 'a\u202Eb'
+for ext in svg dot; do
+    run export -n "$TMP/bidi.json" -c p100-4x4 -g 4 -o "$TMP/bidi.$ext"
+    [ "$RC" = 0 ] && no_raw "export $ext: a format character in a label is escaped" "$TMP/bidi.$ext" "$RLO" 'conv1\u202Eevil' || notok "export $ext exit 0 ($RC)" "$(cat "$ERR")"
+done
+# out of memory: the one policy (exit 1, one message), never a signal
+run_limited() { (ulimit -v "$1"; shift; exec "$LW" "$@") >"$OUT" 2>"$ERR"; RC=$?; }
+for kb in 40000 60000 90000; do
+    run_limited "$kb" costs -n inception_v3 -c p100-4x4 -g 16 --json
+    if [ "$RC" = 0 ] || { [ "$RC" = 1 ] && grep -q "^layerwise: out of memory (" "$ERR"; }; then ok "costs --json under ulimit -v $kb: exit $RC"
+    else notok "costs --json under ulimit -v $kb: exit $RC" "$(cat "$ERR")"; fi
+done
+for kb in 60000 100000 140000; do
+    run_limited "$kb" export -n lenet5 -c p100-4x4 -g 4 -o "$TMP/lim.svg"
+    if [ "$RC" = 0 ] || { [ "$RC" = 1 ] && grep -q "out of memory" "$ERR"; }; then ok "export svg under ulimit -v $kb: exit $RC"
+    else notok "export svg under ulimit -v $kb: exit $RC" "$(cat "$ERR")"; fi
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -105,8 +105,9 @@ for sig in INT TERM HUP QUIT; do
     ready "SIG$sig" && { signal_tui "$sig"; after_exit "SIG$sig" $((128 + num)); }
 done
 
-# ---- a fatal error (abort on out of memory, a crash): the terminal is
-# restored first, then the default action gives the usual status
+# ---- a fatal error (a crash; out of memory ends by util.h's one policy,
+# tests/test_oom.c): the terminal is restored first, then the default
+# action gives the usual status
 for sig in ABRT SEGV; do
     start -n lenet5 -g 4
     case $sig in ABRT) num=6 ;; SEGV) num=11 ;; esac

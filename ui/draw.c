@@ -160,8 +160,25 @@ static int cp_next(const char *s, int *cells)
 
 int ui_next_char(const char *s, int *cells) { return cp_next(s, cells); }
 
+/* Format characters (U+202E, U+200D, ...: util.h) are shown escaped,
+ * never raw: a name could otherwise display reversed or hide a part. Text
+ * holding one is drawn and measured as its escaped form (NULL: none). */
+static char *shown_form(const char *s)
+{
+    if (!lw_text_has_format(s)) return NULL;
+    lw_buf b = {0};
+    lw_text_shown(&b, s);
+    return b.s;
+}
+
 int ui_width(const char *s)
 {
+    char *esc = shown_form(s);
+    if (esc) {
+        int n = ui_width(esc);
+        free(esc);
+        return n;
+    }
     int n = 0, c;
     while (*s) {
         s += cp_next(s, &c);
@@ -218,6 +235,12 @@ int ui_put(WINDOW *w, int y, int x, int maxw, int st, const char *s)
     int H, W;
     getmaxyx(w, H, W);
     if (y < 0 || y >= H || x >= W || maxw <= 0 || !s) return 0;
+    char *esc = shown_form(s);
+    if (esc) {
+        int n = ui_put(w, y, x, maxw, st, esc);
+        free(esc);
+        return n;
+    }
     if (x < 0) {
         /* drop the columns left of the window */
         size_t skip = prefix_bytes(s, -x);
@@ -297,6 +320,12 @@ const char *ui_fit(const char *s, int n, char *buf, size_t bufsz)
         buf[0] = 0;
         return buf;
     }
+    char *esc = shown_form(s); /* cut the escaped form: the cut is what is shown */
+    if (esc) {
+        ui_fit(esc, n, buf, bufsz);
+        free(esc);
+        return buf;
+    }
     if (ui_width(s) <= n) {
         snprintf(buf, bufsz, "%s", s);
         return buf;
@@ -309,6 +338,12 @@ const char *ui_fit(const char *s, int n, char *buf, size_t bufsz)
 
 const char *ui_fit_mid(const char *s, int n, char *buf, size_t bufsz)
 {
+    char *esc = shown_form(s);
+    if (esc) {
+        ui_fit_mid(esc, n, buf, bufsz);
+        free(esc);
+        return buf;
+    }
     int len = ui_width(s);
     if (len <= n || n < 5) return ui_fit(s, n, buf, bufsz);
     int head = (n - 1) / 2, tail = n - 1 - head;

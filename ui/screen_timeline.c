@@ -105,15 +105,13 @@ static int tl_ensure(app *a)
     if (!t->sim) return -1;
     const sim_result *s = t->sim;
     t->n_res = s->n_res;
-    t->n_on = calloc((size_t)s->n_res, sizeof(int));
-    t->on = calloc((size_t)s->n_res, sizeof(int *));
-    t->rows = malloc(sizeof(int) * (size_t)s->n_res);
-    if (!t->n_on || !t->on || !t->rows) abort();
+    t->n_on = lw_calloc((size_t)s->n_res, sizeof(int));
+    t->on = lw_calloc((size_t)s->n_res, sizeof(int *));
+    t->rows = lw_malloc(sizeof(int) * (size_t)s->n_res);
     for (int k = 0; k < s->n_tasks; k++)
         for (int i = 0; i < s->tasks[k].n_res; i++) t->n_on[s->res_of[s->tasks[k].res0 + i]]++;
     for (int r = 0; r < s->n_res; r++) {
-        t->on[r] = malloc(sizeof(int) * (size_t)(t->n_on[r] + 1));
-        if (!t->on[r]) abort();
+        t->on[r] = lw_malloc(sizeof(int) * (size_t)(t->n_on[r] + 1));
         t->n_on[r] = 0;
     }
     for (int k = 0; k < s->n_tasks; k++)

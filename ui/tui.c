@@ -22,12 +22,17 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <term.h>
+#include <time.h>
 #include <unistd.h>
 
 #define IDLE_SLICE_S 0.05  /* background work per loop turn: keys stay responsive */
 
 static volatile sig_atomic_t got_signal;
-static int curses_active;
+/* The terminal: 0 not ours, 1 in curses, 2 being restored, 3 restored. */
+static atomic_int term_state;
+static _Atomic pthread_t restorer;
+/* The fatal message: 0 not yet, 1 being written, 2 written. */
+static atomic_int fatal_said;
 
 /* Seconds the loop has, after a signal, to restore the terminal and end by
  * itself; past them (a write to a FIFO whose reader stopped reading, any
@@ -43,12 +48,31 @@ static void on_signal(int sig)
     got_signal = sig;
 }
 
+void (*tui__restore_delay)(void);
+
+static void pause_briefly(void)
+{
+    struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Exactly once, and complete before any caller returns: a thread that
+ * arrives while another restores waits for it (two threads out of memory
+ * at once must not end the process half-way through the first one's
+ * endwin, leaving the alternate screen and the mouse on). The one
+ * exception is the restorer itself, interrupted by a fatal signal inside
+ * endwin: waiting for itself would hang. */
 static void restore_terminal(void)
 {
-    if (curses_active) {
-        curses_active = 0;
+    int expect = 1;
+    if (atomic_compare_exchange_strong(&term_state, &expect, 2)) {
+        atomic_store(&restorer, pthread_self());
+        if (tui__restore_delay) tui__restore_delay();
         endwin();
+        atomic_store(&term_state, 3);
+        return;
     }
+    while (atomic_load(&term_state) == 2 && !pthread_equal(atomic_load(&restorer), pthread_self())) pause_briefly();
 }
 
 /* The loop did not come back within SIGNAL_GRACE_S of a signal: restore
@@ -72,18 +96,47 @@ static void on_watchdog(int alrm)
     _exit(128 + sig);
 }
 
-/* A fatal error (abort on out of memory, a crash): nothing can be trusted
- * any more, but a terminal left in raw mode without echo is worse than a
- * best-effort endwin, which is what htop does too. Then the default action,
- * so the exit status and any core dump stay what they would have been. */
+/* A fatal error (a crash; out of memory goes through util.h's policy,
+ * which calls restore_terminal the same way): nothing can be trusted any
+ * more, but a terminal left in raw mode without echo is worse than a
+ * best-effort endwin, which is what htop does too. Every thread that gets
+ * here waits for the restore and the one message; then the default
+ * action, so the exit status and any core dump stay what they would have
+ * been. */
 static void on_fatal(int sig)
 {
     restore_terminal();
-    static const char msg[] = "layerwise: fatal error; the terminal was restored\n";
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)w;
+    int expect = 0;
+    if (atomic_compare_exchange_strong(&fatal_said, &expect, 1)) {
+        static const char msg[] = "layerwise: fatal error; the terminal was restored\n";
+        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)w;
+        atomic_store(&fatal_said, 2);
+    } else {
+        while (atomic_load(&fatal_said) == 1) pause_briefly();
+    }
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+static void arm_fatal(void)
+{
+    lw_set_fatal_cleanup(restore_terminal);
+    struct sigaction fatal;
+    memset(&fatal, 0, sizeof fatal);
+    fatal.sa_handler = on_fatal;
+    sigemptyset(&fatal.sa_mask);
+    fatal.sa_flags = 0; /* not reset: a second thread's crash must wait for the first one's restore */
+    sigaction(SIGABRT, &fatal, NULL);
+    sigaction(SIGSEGV, &fatal, NULL);
+    sigaction(SIGBUS, &fatal, NULL);
+    sigaction(SIGFPE, &fatal, NULL);
+}
+
+void tui__arm_fatal(void)
+{
+    atomic_store(&term_state, 1);
+    arm_fatal();
 }
 
 /* Interrupted while the first build runs (before curses): wipe the
@@ -179,6 +232,17 @@ static const char *terminal_problem(char *buf, size_t n)
     return NULL;
 }
 
+/* Messages quote names and paths: escaped as the CLI does (util.h). */
+static void say_text(const char *msg)
+{
+    lw_buf b = {0};
+    lw_text_printable(&b, msg);
+    fprintf(stderr, "layerwise: %s\n", b.s);
+    lw_buf_free(&b);
+}
+
+static void say_error(const lw_error *e) { say_text(e->msg); }
+
 /* Bad input is reported as such first (reading the files takes
  * milliseconds); then a terminal that cannot run the TUI is refused before
  * the cost tables are built. Returns 0, or the exit status with the message
@@ -204,7 +268,7 @@ static int check_input(const tui_args *args)
     cluster_free(c);
     profile_free(pr);
     if (bad_input) {
-        fprintf(stderr, "layerwise: %s\n", lerr.msg);
+        say_error(&lerr);
         return lerr.code ? lerr.code : 2;
     }
     return 0;
@@ -229,15 +293,7 @@ static void curses_setup(void)
     dog.sa_handler = on_watchdog;
     sigemptyset(&dog.sa_mask);
     sigaction(SIGALRM, &dog, NULL);
-    struct sigaction fatal;
-    memset(&fatal, 0, sizeof fatal);
-    fatal.sa_handler = on_fatal;
-    sigemptyset(&fatal.sa_mask);
-    fatal.sa_flags = SA_RESETHAND;
-    sigaction(SIGABRT, &fatal, NULL);
-    sigaction(SIGSEGV, &fatal, NULL);
-    sigaction(SIGBUS, &fatal, NULL);
-    sigaction(SIGFPE, &fatal, NULL);
+    arm_fatal();
     cbreak();
     noecho();
     nonl();
@@ -304,7 +360,7 @@ int tui_main(const tui_args *args)
     char why_buf[256];
     const char *why = terminal_problem(why_buf, sizeof why_buf);
     if (why) {
-        fprintf(stderr, "layerwise: %s\n", why);
+        say_text(why);
         return 1;
     }
     /* load and search before touching the terminal, so bad input reads as
@@ -329,7 +385,10 @@ int tui_main(const tui_args *args)
         struct winsize ws;
         if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 4 && strlen(line) > (size_t)ws.ws_col - 4)
             line[ws.ws_col - 4] = 0;
-        fputs(line, stderr);
+        lw_buf shown = {0};
+        lw_text_printable(&shown, line);
+        fputs(shown.s, stderr);
+        lw_buf_free(&shown);
     }
     app *a = app_open(args, &err);
     if (say) {
@@ -338,7 +397,7 @@ int tui_main(const tui_args *args)
             signal(loading_signals[i], SIG_DFL);
     }
     if (!a) {
-        fprintf(stderr, "layerwise: %s\n", err.msg);
+        say_error(&err);
         return err.code ? err.code : 1;
     }
     /* the next GPU count's tables build while the person reads the screen */
@@ -347,12 +406,14 @@ int tui_main(const tui_args *args)
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) {
         const char *term = getenv("TERM");
-        fprintf(stderr, "layerwise: cannot open the terminal (TERM=%s)\n", term ? term : "unset");
+        char msg[512];
+        snprintf(msg, sizeof msg, "cannot open the terminal (TERM=%s)", term ? term : "unset");
+        say_text(msg);
         app_free(a);
         return 1;
     }
     set_term(scr);
-    curses_active = 1;
+    atomic_store(&term_state, 1);
     atexit(restore_terminal);
     curses_setup();
     a->workers = 1;
@@ -370,6 +431,7 @@ int tui_main(const tui_args *args)
         wrefresh(stdscr);
     }
     restore_terminal();
+    lw_set_fatal_cleanup(NULL);
     delscreen(scr);
     alarm(0); /* out of the loop and the terminal restored: the watchdog is not needed */
     int sig = got_signal;
