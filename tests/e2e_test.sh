@@ -76,7 +76,7 @@ expect "nothing more to redo" "nothing to redo"
 
 # ---- why not + pin: fc6 pinned to its second-best config, marked P
 keys Home
-for _ in $(seq 1 20); do keys Down; done # conv1_1 .. fc6 is row 21 of VGG-16
+for _ in $(seq 1 33); do keys Down; done # data .. fc6 is row 34 of VGG-16 (its conv and fc layers each followed by a ReLU)
 expect_re "fc6 selected" "selected|fc6"
 keys w
 expect "why-not list for fc6" "why not? fc6"
@@ -246,7 +246,7 @@ E2E_ENV="NO_COLOR=1 LAYERWISE_ASCII=1" start -n vgg16 -g 16
 "${T[@]}" resize-window -t "$S" -x 80 -y 24
 expect "explain run opens" "vgg16 on p100-4x4"
 keys Home
-for _ in $(seq 1 20); do keys Down; done # fc6
+for _ in $(seq 1 33); do keys Down; done # fc6
 keys i
 expect "i explains fc6" "explain fc6: c4 (Eq. 1)"
 expect "its weights" "102764544 parameters"
@@ -264,7 +264,7 @@ expect "i on a convolution" "explain conv1_1: n16 (Eq. 1)"
 keys Escape
 expect "back to the table" " moved "
 keys C
-expect "C compares the current strategy with data parallelism" "A: current 247.71 ms vs B: data"
+expect "C compares the current strategy with data parallelism" "A: current 236.76 ms vs B: data"
 expect "the compare view's totals say Eq. 1" "total   Eq. 1"
 keys b
 expect "b: B is the model-parallel baseline" "B: model"
