@@ -49,7 +49,7 @@ typedef struct layer {
     int bias;              /* conv2d / linear: has a bias vector */
     /* derived */
     shape out;
-    long n_params;         /* weights + biases (batchnorm: scale + shift) */
+    long n_params;         /* trainable: weights + biases (batchnorm: scale + shift, not its running statistics) */
     unsigned dims;         /* parallelizable dimensions, DIMMASK bits */
     int n_outputs;         /* consumers */
 } layer;
@@ -68,7 +68,9 @@ int layer_type_from_name(const char *s);
 /* Index of the layer with that name, or -1. */
 int net_find(const network *net, const char *name);
 
-/* Total parameters. */
+/* Trainable parameters of the whole network: every layer's n_params
+ * (weights and biases; batchnorm's scale and shift, not its running mean and
+ * variance), as torch's sum(p.numel() for p in model.parameters()). */
 long net_params(const network *net);
 
 /* Forward FLOPs of the whole layer for one sample (multiply-add = 2). */

@@ -58,7 +58,7 @@ shot() {
 start
 wait_for "vgg16 on p100-4x4"
 keys b
-for _ in $(seq 1 20); do keys Down; done
+for _ in $(seq 1 33); do keys Down; done # fc6: each conv and fc6 with its ReLU
 shot table "data cfg" "strategy table, VGG-16 on 16 GPUs, data parallelism beside it"
 
 keys w

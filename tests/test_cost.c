@@ -793,7 +793,7 @@ Test(t_x, across_nodes_is_slower_than_within_a_node)
     network *v = plan_load_network("vgg16", &err);
     cr_assert_not_null(v, "%s", err.msg);
     cost_model *m4 = build(v, p, NULL, 4, 128), *m8 = build(v, p, NULL, 8, 128);
-    int ef = edge_id(m4, "fc6", "fc7", 0);
+    int ef = edge_id(m4, "fc6_dropout", "fc7", 0);
     config c4 = C(1, 4, 1, 1), c8 = C(1, 8, 1, 1);
     double x4, x8;
     double t4 = cost_t_x(m4, ef, &c4, &c4, &x4), t8 = cost_t_x(m8, ef, &c8, &c8, &x8);

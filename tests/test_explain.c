@@ -175,11 +175,11 @@ Test(explain, alexnet_conv2_crossovers_hold_when_replanned)
 }
 
 /* No value in the range: the search says so after probing both ways. */
-Test(explain, alexnet_fc6_no_crossover_in_range)
+Test(explain, alexnet_fc7_no_crossover_in_range)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
     explain e;
-    explain_ok(p, "fc6", &e);
+    explain_ok(p, "fc7", &e);
     while (explain_step(p, &e)) {
     }
     cr_assert_eq(e.n_cross, 2);
@@ -211,13 +211,13 @@ Test(explain, one_gpu_has_nothing_to_choose)
     plan_free(p);
 }
 
-/* AlexNet on 8 GPUs of p100-4x4 under a memory limit of 1.2 GiB, which
+/* AlexNet on 8 GPUs of p100-4x4 under a memory limit of 1.3 GiB, which
  * binds. */
 static plan *open_limited_alexnet(void)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
     plan_memory_settings ms = p->mset;
-    ms.limit = 1.2 * 1024 * 1024 * 1024;
+    ms.limit = 1.3 * 1024 * 1024 * 1024;
     lw_error err = {0};
     cr_assert_eq(plan_apply(p, &(plan_change){.mem = &ms}, &err), 0, "%s", err.msg);
     return p;

@@ -182,6 +182,9 @@ Test(networks, counts_equal_the_independent_python_count)
         cr_assert_eq(count_type(n, LT_POOL2D), cJSON_GetObjectItem(e, "pool2d")->valueint, "%s: pool2d", name);
         cr_assert_eq(count_type(n, LT_CONCAT), cJSON_GetObjectItem(e, "concat")->valueint, "%s: concat", name);
         cr_assert_eq(count_type(n, LT_ADD), cJSON_GetObjectItem(e, "add")->valueint, "%s: add", name);
+        cr_assert_eq(count_type(n, LT_BATCHNORM), cJSON_GetObjectItem(e, "batchnorm")->valueint, "%s: batchnorm", name);
+        cr_assert_eq(count_type(n, LT_RELU), cJSON_GetObjectItem(e, "relu")->valueint, "%s: relu", name);
+        cr_assert_eq(count_type(n, LT_DROPOUT), cJSON_GetObjectItem(e, "dropout")->valueint, "%s: dropout", name);
         net_free(n);
         checked++;
     }
@@ -207,6 +210,121 @@ Test(networks, parameter_counts_match_the_published_ones)
     assert_params_near("vgg16", 138.4e6);
     assert_params_near("inception_v3", 23.8e6);
     assert_params_near("resnet50", 25.6e6);
+}
+
+/* The trainable parameters (weights, biases, batch norm's scale and shift;
+ * not its running statistics) of torchvision's models, exactly: sum(p.numel()
+ * for p in model.parameters()) for alexnet(), vgg16(), resnet50() and
+ * inception_v3(aux_logits=False) (with the auxiliary classifier, which the
+ * shipped file leaves out: 27,161,264). */
+Test(networks, trainable_parameters_equal_torchvisions_exactly)
+{
+    static const struct {
+        const char *name;
+        long params;
+    } ref[] = {{"alexnet", 61100840}, {"vgg16", 138357544}, {"inception_v3", 23834568}, {"resnet50", 25557032}};
+    for (size_t k = 0; k < sizeof ref / sizeof ref[0]; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "data/networks/%s.json", ref[k].name);
+        network *n = load_net(path);
+        cr_assert_eq(net_params(n), ref[k].params, "%s: %ld trainable parameters, torchvision has %ld", ref[k].name,
+                     net_params(n), ref[k].params);
+        net_free(n);
+    }
+}
+
+/* The one consumer of layer `name`, which must be of type t and named
+ * base + suffix (base NULL: name; the naming of tests/gen_cnns.py). */
+static const layer *only_consumer(const network *n, const char *name, layer_type t, const char *base,
+                                  const char *suffix)
+{
+    int i = net_find(n, name);
+    cr_assert(i >= 0, "%s: no layer %s", n->name, name);
+    cr_assert_eq(n->layers[i].n_outputs, 1, "%s: %s has %d consumers, expected its %s alone", n->name, name,
+                 n->layers[i].n_outputs, layer_type_name(t));
+    for (int j = i + 1; j < n->n_layers; j++)
+        for (int k = 0; k < n->layers[j].n_inputs; k++)
+            if (n->layers[j].inputs[k] == i) {
+                const layer *c = &n->layers[j];
+                char want[256];
+                snprintf(want, sizeof want, "%s%s", base ? base : name, suffix);
+                cr_assert_eq(c->type, t, "%s: %s feeds %s (%s), expected a %s", n->name, name, c->name,
+                             layer_type_name(c->type), layer_type_name(t));
+                cr_assert_str_eq(c->name, want, "%s: %s's %s", n->name, name, layer_type_name(t));
+                return c;
+            }
+    cr_assert_fail("%s: %s has no consumer", n->name, name);
+    return NULL;
+}
+
+/* As the reference models run in training: every convolution of AlexNet and
+ * VGG-16 followed by a ReLU, their classifiers with ReLU and Dropout in
+ * torchvision's order, every Inception-v3 convolution a BasicConv2d (no
+ * bias, batch norm, ReLU), every ResNet-50 convolution followed by a batch
+ * norm. */
+Test(networks, every_convolution_has_its_normalisation_and_activation)
+{
+    network *v = load_net("data/networks/vgg16.json");
+    for (int i = 0; i < v->n_layers; i++)
+        if (v->layers[i].type == LT_CONV2D) only_consumer(v, v->layers[i].name, LT_RELU, NULL, "_relu");
+    /* torchvision's classifier: fc6, ReLU, Dropout, fc7, ReLU, Dropout, fc8 */
+    only_consumer(v, only_consumer(v, "fc6", LT_RELU, NULL, "_relu")->name, LT_DROPOUT, "fc6", "_dropout");
+    cr_assert_str_eq(v->layers[find_layer(v, "fc7")->inputs[0]].name, "fc6_dropout");
+    only_consumer(v, only_consumer(v, "fc7", LT_RELU, NULL, "_relu")->name, LT_DROPOUT, "fc7", "_dropout");
+    cr_assert_str_eq(v->layers[find_layer(v, "fc8")->inputs[0]].name, "fc7_dropout");
+    cr_assert_str_eq(v->layers[find_layer(v, "pool1")->inputs[0]].name, "conv1_2_relu");
+    cr_assert_eq(count_type(v, LT_RELU), 15);
+    net_free(v);
+
+    network *a = load_net("data/networks/alexnet.json");
+    for (int i = 0; i < a->n_layers; i++)
+        if (a->layers[i].type == LT_CONV2D) only_consumer(a, a->layers[i].name, LT_RELU, NULL, "_relu");
+    /* torchvision's classifier: Dropout, fc6, ReLU, Dropout, fc7, ReLU, fc8 */
+    only_consumer(a, "flat", LT_DROPOUT, NULL, "_dropout");
+    cr_assert_str_eq(a->layers[find_layer(a, "fc6")->inputs[0]].name, "flat_dropout");
+    only_consumer(a, "fc6_relu", LT_DROPOUT, "fc6", "_dropout");
+    only_consumer(a, "fc6", LT_RELU, NULL, "_relu");
+    cr_assert_str_eq(a->layers[find_layer(a, "fc7")->inputs[0]].name, "fc6_dropout");
+    only_consumer(a, "fc7", LT_RELU, NULL, "_relu");
+    cr_assert_str_eq(a->layers[find_layer(a, "fc8")->inputs[0]].name, "fc7_relu");
+    net_free(a);
+
+    network *g = load_net("data/networks/inception_v3.json");
+    int convs = 0;
+    for (int i = 0; i < g->n_layers; i++)
+        if (g->layers[i].type == LT_CONV2D) {
+            const layer *c = &g->layers[i];
+            cr_assert_eq(c->bias, 0, "inception_v3: %s has a bias (BasicConv2d has none)", c->name);
+            cr_assert_eq(c->n_params, c->out_channels * g->layers[c->inputs[0]].out.c * c->kh * c->kw);
+            const layer *bn = only_consumer(g, c->name, LT_BATCHNORM, NULL, "_bn");
+            cr_assert_eq(bn->n_params, 2 * c->out_channels, "%s: scale and shift, no running statistics", bn->name);
+            only_consumer(g, bn->name, LT_RELU, c->name, "_relu");
+            convs++;
+        }
+    cr_assert_eq(convs, 94);
+    only_consumer(g, "pool3", LT_DROPOUT, NULL, "_dropout");
+    cr_assert_str_eq(g->layers[find_layer(g, "flat")->inputs[0]].name, "pool3_dropout");
+    net_free(g);
+
+    network *r = load_net("data/networks/resnet50.json");
+    for (int i = 0; i < r->n_layers; i++)
+        if (r->layers[i].type == LT_CONV2D) {
+            int b = net_find(r, r->layers[i].name);
+            cr_assert_eq(r->layers[b].n_outputs, 1);
+            int found = 0;
+            for (int j = b + 1; j < r->n_layers; j++)
+                found |= r->layers[j].n_inputs == 1 && r->layers[j].inputs[0] == b && r->layers[j].type == LT_BATCHNORM;
+            cr_assert(found, "resnet50: %s is not followed by a batch norm", r->layers[i].name);
+        }
+    net_free(r);
+}
+
+/* The shipped AlexNet, VGG-16 and Inception-v3 are what tests/gen_cnns.py
+ * writes (edit the script, not the files). */
+Test(networks, shipped_cnns_are_what_the_generator_writes)
+{
+    int rc = system("python3 tests/gen_cnns.py --check");
+    cr_assert_eq(rc, 0, "python3 tests/gen_cnns.py --check exited with %d: run python3 tests/gen_cnns.py", rc);
 }
 
 Test(networks, inception_v3_has_94_convs_14_pools_11_concats)
@@ -340,8 +458,8 @@ Test(networks, shuffled_layers_load_into_a_topological_order)
 Test(networks, file_order_is_kept_when_already_topological)
 {
     network *n = load_net("data/networks/vgg16.json");
-    const char *order[] = {"data", "conv1_1", "conv1_2", "pool1", "conv2_1"};
-    for (int i = 0; i < 5; i++) cr_assert_str_eq(n->layers[i].name, order[i]);
+    const char *order[] = {"data", "conv1_1", "conv1_1_relu", "conv1_2", "conv1_2_relu", "pool1", "conv2_1"};
+    for (int i = 0; i < 7; i++) cr_assert_str_eq(n->layers[i].name, order[i]);
     cr_assert_str_eq(n->layers[n->n_layers - 1].name, "prob");
     net_free(n);
 }
