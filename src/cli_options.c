@@ -95,6 +95,9 @@ const cli_note cli_environment[] = {
      "at most 8)"},
     {"LAYERWISE_MAX_BUILD_S",
      "the longest a cost-table build may be estimated to take before it is refused (default 600 seconds)"},
+    {"LAYERWISE_MAX_SIM_S",
+     "the longest a simulated step may be estimated or projected to take before simulate refuses or stops it "
+     "(default 600 s)"},
     {"LAYERWISE_NO_AVX2", "set to anything but 0: node eliminations use the SSE2 kernel even where the CPU has AVX2 "
                           "(the same results)"},
     {"LAYERWISE_ASCII", "set to anything but 0: the TUI draws with ASCII only, as in a non-UTF-8 locale"},
