@@ -426,6 +426,39 @@ static int read_links(cctx *p, const cJSON *links, cluster *c)
     return 0;
 }
 
+/* The cluster's default sync scheme and precision ("sync", "precision";
+ * parameter server and fp32 when absent): a precision must be one the GPU
+ * gives figures for. 0, or -1 with the error set. */
+static int read_defaults(cctx *p, const cJSON *root, cluster *c)
+{
+    const cJSON *v;
+    v = cJSON_GetObjectItemCaseSensitive(root, "sync");
+    if (!v) {
+        c->sync = SYNC_PARAMETER_SERVER;
+    } else if (!cJSON_IsString(v) || sync_scheme_from_name(v->valuestring) < 0) {
+        cfail(p, "sync", "\"sync\" must be %s", "\"parameter-server\" or \"ring-allreduce\"", 0, 0);
+        return -1;
+    } else {
+        c->sync = (sync_scheme)sync_scheme_from_name(v->valuestring);
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "precision");
+    c->precision = PREC_FP32;
+    if (v) {
+        int pr = cJSON_IsString(v) ? precision_from_name(v->valuestring) : -1;
+        if (pr < 0) {
+            cfail(p, "precision", "\"precision\" must be %s", "\"fp32\", \"tf32\", \"fp16\" or \"bf16\"", 0, 0);
+            return -1;
+        }
+        if (pr != PREC_FP32 && !c->gpu.has_prec[pr]) {
+            cfail(p, "precision", "\"precision\" is \"%s\", but gpu.precisions gives no figures for it",
+                  precision_name((precision)pr), 0, 0);
+            return -1;
+        }
+        c->precision = (precision)pr;
+    }
+    return 0;
+}
+
 cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_error *err)
 {
     cctx p = {text, label, err};
@@ -479,7 +512,6 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
         goto fail;
     }
     if (read_gpu(&p, root, c)) goto fail;
-    const gpu_spec *g = &c->gpu;
     const cJSON *intra = cJSON_GetObjectItemCaseSensitive(root, "intra_node");
     const cJSON *inter = cJSON_GetObjectItemCaseSensitive(root, "inter_node");
     if (!cJSON_IsObject(intra) || check_keys(&p, intra, "intra_node", link_keys) ||
@@ -504,30 +536,7 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
         c->inter = c->intra;
         c->nics_per_node = 1;
     }
-    v = cJSON_GetObjectItemCaseSensitive(root, "sync");
-    if (!v) {
-        c->sync = SYNC_PARAMETER_SERVER;
-    } else if (!cJSON_IsString(v) || sync_scheme_from_name(v->valuestring) < 0) {
-        cfail(&p, "sync", "\"sync\" must be %s", "\"parameter-server\" or \"ring-allreduce\"", 0, 0);
-        goto fail;
-    } else {
-        c->sync = (sync_scheme)sync_scheme_from_name(v->valuestring);
-    }
-    v = cJSON_GetObjectItemCaseSensitive(root, "precision");
-    c->precision = PREC_FP32;
-    if (v) {
-        int pr = cJSON_IsString(v) ? precision_from_name(v->valuestring) : -1;
-        if (pr < 0) {
-            cfail(&p, "precision", "\"precision\" must be %s", "\"fp32\", \"tf32\", \"fp16\" or \"bf16\"", 0, 0);
-            goto fail;
-        }
-        if (pr != PREC_FP32 && !g->has_prec[pr]) {
-            cfail(&p, "precision", "\"precision\" is \"%s\", but gpu.precisions gives no figures for it",
-                  precision_name((precision)pr), 0, 0);
-            goto fail;
-        }
-        c->precision = (precision)pr;
-    }
+    if (read_defaults(&p, root, c)) goto fail;
     if (read_collectives(&p, cJSON_GetObjectItemCaseSensitive(root, "collectives"), &c->coll)) goto fail;
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
     if (links && read_links(&p, links, c)) goto fail;
