@@ -110,6 +110,66 @@ static int *display_order(const app *a)
     return ord;
 }
 
+/* The why-not table's columns, their titles and widths. */
+enum { K_CFG, K_GPUS, K_TC, K_TS, K_TX, K_TOTAL, K_DMS, K_DPCT, K_OTHERS, K__COUNT };
+static const char *const heads[K__COUNT] = {"config", "GPUs", "t_c", "t_s", "t_x", "best total", "delta ms", "delta",
+                                            "others"};
+static const int widths[K__COUNT] = {11, 4, 7, 7, 7, 10, 9, 7, 6};
+
+/* Entry e's row at line yy (columns at cx): its mark, config, GPUs, t_c,
+ * t_s, t_x, the best total with it and the difference to the optimum, and
+ * how many other layers change; an ellipsis while it is computed. best:
+ * the lowest total computed so far. */
+static void draw_whynot_row(app *a, WINDOW *w, rect r, const int *cx, const whynot_entry *e, int yy, int sel,
+                            double best)
+{
+    const plan *p = a->p;
+    const cost_model *m = p->cm;
+    int li = W(a)->layer;
+    int cur = e->config == p->best[li];
+    int base = sel ? ST_SELECTED : ST_NORMAL;
+    if (sel) ui_fill(w, yy, r.x, r.w, ST_SELECTED);
+    const config *c = &m->configs[li][e->config];
+    char b[64];
+    const char *mark = p->pinned[li] == e->config ? "P" : cur ? G->star : " ";
+    ui_put(w, yy, r.x, 1, sel ? base : p->pinned[li] == e->config ? ST_PINNED : ST_GOOD, mark);
+    config_format(c, b, sizeof b);
+    ui_put(w, yy, cx[0], widths[0], sel ? base : ST_CLASS0 + config_class(c), b);
+    snprintf(b, sizeof b, "%d", config_tasks(c));
+    ui_put_right(w, yy, cx[K_GPUS], widths[K_GPUS], base, b);
+    snprintf(b, sizeof b, "%.2f", m->t_c[li][e->config]);
+    ui_put_right(w, yy, cx[K_TC], widths[K_TC], base, b);
+    snprintf(b, sizeof b, "%.2f", m->t_s[li][e->config]);
+    ui_put_right(w, yy, cx[K_TS], widths[K_TS], base, b);
+    snprintf(b, sizeof b, "%.2f", e->tx_ms);
+    ui_put_right(w, yy, cx[K_TX], widths[K_TX], e->counted || sel ? base : ST_DIM,
+                 e->counted && isfinite(e->total_ms) ? b : e->counted ? "-" : G->ellipsis);
+    if (!e->done) {
+        ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], sel ? base : ST_DIM, G->ellipsis);
+        return;
+    }
+    double d = e->total_ms - W(a)->opt_ms;
+    int dst = sel ? base : fabs(d) < 1e-9 ? ST_GOOD : d > 0 ? ST_BAD : ST_GOOD;
+    if (!isfinite(e->total_ms)) {
+        ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], dst, "inf");
+        return;
+    }
+    snprintf(b, sizeof b, "%.2f", e->total_ms);
+    ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], sel ? base : e->total_ms <= best + 1e-9 ? ST_GOOD : ST_NORMAL,
+                 b);
+    snprintf(b, sizeof b, "%+.2f", fabs(d) < 5e-3 ? 0.0 : d);
+    ui_put_right(w, yy, cx[K_DMS], widths[K_DMS], dst, b);
+    snprintf(b, sizeof b, "%+.1f%%", W(a)->opt_ms > 0 && fabs(d) >= 5e-3 ? d / W(a)->opt_ms * 100 : 0.0);
+    ui_put_right(w, yy, cx[K_DPCT], widths[K_DPCT], dst, b);
+    snprintf(b, sizeof b, "%d", e->changed);
+    int ox = cx[K_OTHERS], ow = widths[K_OTHERS];
+    if (ox + ow <= r.x + r.w)
+        ui_put_right(w, yy, ox, ow, e->counted || sel ? base : ST_DIM, e->counted ? b : G->ellipsis);
+    if (cur && ox + ow + 10 <= r.x + r.w)
+        ui_put(w, yy, ox + ow + 1, r.x + r.w - ox - ow - 1, sel ? base : ST_GOOD,
+               p->pinned[li] >= 0 ? "current" : "optimum");
+}
+
 static void draw_whynot(app *a, WINDOW *w, rect r)
 {
     const plan *p = a->p;
@@ -135,10 +195,6 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
     }
     /* columns */
     int y = r.y + 1;
-    enum { K_CFG, K_GPUS, K_TC, K_TS, K_TX, K_TOTAL, K_DMS, K_DPCT, K_OTHERS, K__COUNT };
-    static const char *const heads[K__COUNT] = {"config", "GPUs", "t_c", "t_s", "t_x", "best total", "delta ms", "delta",
-                                                "others"};
-    static const int widths[K__COUNT] = {11, 4, 7, 7, 7, 10, 9, 7, 6};
     int cx[K__COUNT], xx = r.x + 2;
     for (int c = 0; c < K__COUNT; c++) {
         cx[c] = xx;
@@ -159,51 +215,7 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
         if (W(a)->e[i].done && W(a)->e[i].total_ms < best) best = W(a)->e[i].total_ms;
     for (int q = 0; q < rows && W(a)->cur.top + q < W(a)->n; q++) {
         int di = W(a)->cur.top + q;
-        const whynot_entry *e = &W(a)->e[ord[di]];
-        int yy = y + 1 + q;
-        int sel = di == W(a)->cur.sel;
-        int cur = e->config == p->best[li];
-        int base = sel ? ST_SELECTED : ST_NORMAL;
-        if (sel) ui_fill(w, yy, r.x, r.w, ST_SELECTED);
-        const config *c = &m->configs[li][e->config];
-        char b[64];
-        const char *mark = p->pinned[li] == e->config ? "P" : cur ? G->star : " ";
-        ui_put(w, yy, r.x, 1, sel ? base : p->pinned[li] == e->config ? ST_PINNED : ST_GOOD, mark);
-        config_format(c, b, sizeof b);
-        ui_put(w, yy, cx[0], widths[0], sel ? base : ST_CLASS0 + config_class(c), b);
-        snprintf(b, sizeof b, "%d", config_tasks(c));
-        ui_put_right(w, yy, cx[K_GPUS], widths[K_GPUS], base, b);
-        snprintf(b, sizeof b, "%.2f", m->t_c[li][e->config]);
-        ui_put_right(w, yy, cx[K_TC], widths[K_TC], base, b);
-        snprintf(b, sizeof b, "%.2f", m->t_s[li][e->config]);
-        ui_put_right(w, yy, cx[K_TS], widths[K_TS], base, b);
-        snprintf(b, sizeof b, "%.2f", e->tx_ms);
-        ui_put_right(w, yy, cx[K_TX], widths[K_TX], e->counted || sel ? base : ST_DIM,
-                     e->counted && isfinite(e->total_ms) ? b : e->counted ? "-" : G->ellipsis);
-        if (!e->done) {
-            ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], sel ? base : ST_DIM, G->ellipsis);
-            continue;
-        }
-        double d = e->total_ms - W(a)->opt_ms;
-        int dst = sel ? base : fabs(d) < 1e-9 ? ST_GOOD : d > 0 ? ST_BAD : ST_GOOD;
-        if (!isfinite(e->total_ms)) {
-            ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], dst, "inf");
-            continue;
-        }
-        snprintf(b, sizeof b, "%.2f", e->total_ms);
-        ui_put_right(w, yy, cx[K_TOTAL], widths[K_TOTAL], sel ? base : e->total_ms <= best + 1e-9 ? ST_GOOD : ST_NORMAL,
-                     b);
-        snprintf(b, sizeof b, "%+.2f", fabs(d) < 5e-3 ? 0.0 : d);
-        ui_put_right(w, yy, cx[K_DMS], widths[K_DMS], dst, b);
-        snprintf(b, sizeof b, "%+.1f%%", W(a)->opt_ms > 0 && fabs(d) >= 5e-3 ? d / W(a)->opt_ms * 100 : 0.0);
-        ui_put_right(w, yy, cx[K_DPCT], widths[K_DPCT], dst, b);
-        snprintf(b, sizeof b, "%d", e->changed);
-        int ox = cx[K_OTHERS], ow = widths[K_OTHERS];
-        if (ox + ow <= r.x + r.w)
-            ui_put_right(w, yy, ox, ow, e->counted || sel ? base : ST_DIM, e->counted ? b : G->ellipsis);
-        if (cur && ox + ow + 10 <= r.x + r.w)
-            ui_put(w, yy, ox + ow + 1, r.x + r.w - ox - ow - 1, sel ? base : ST_GOOD,
-                   p->pinned[li] >= 0 ? "current" : "optimum");
+        draw_whynot_row(a, w, r, cx, &W(a)->e[ord[di]], y + 1 + q, di == W(a)->cur.sel, best);
     }
     free(ord);
     rect t = {r.y + r.h - 3, r.x, 3, r.w};
