@@ -3,6 +3,7 @@
 #include "diff.h"
 #include "explain.h"
 #include "export_dot.h"
+#include "info.h"
 #include "net_json.h"
 #include "refine.h"
 #include "sim.h"
@@ -58,7 +59,9 @@ static const char usage_text[] =
     "  layerwise list                     the shipped networks and clusters\n"
     "\n"
     "options:\n"
-    "  -n, --network NET     a network file, or a shipped name (default " DEFAULT_NETWORK ")\n"
+    "  -n, --network NET     a network file (.json, or .onnx imported), or a shipped name (default " DEFAULT_NETWORK ")\n"
+    "      --input-shape NAME=DIMS  an ONNX graph input's shape where the file leaves it symbolic\n"
+    "                        (repeatable; e.g. input=1x3x224x224)\n"
     "  -c, --cluster CLUSTER a cluster file, or a shipped name (default " DEFAULT_CLUSTER ")\n"
     "  -g, --gpus N          GPUs to use: the first N of the cluster (default: all)\n"
     "      --batch N         fixed global batch (default: 32 per GPU, as in the paper)\n"
@@ -102,6 +105,8 @@ typedef struct opts {
     const char *pins[64];
     int n_diff;              /* diff: the two strategies named */
     const char *diff[2];
+    const char *import_path; /* import: the ONNX file */
+    onnx_options onnx;       /* --input-shape */
 } opts;
 
 /* Messages quote names and paths from files and the command line: control
@@ -168,6 +173,15 @@ static int parse_args(int argc, char **argv, opts *o)
             if (o->n_diff == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
             o->diff[o->n_diff++] = a;
             takes_value = 0;
+        } else if (a[0] != '-' && o->cmd && strcmp(o->cmd, "import") == 0) {
+            if (o->import_path) return bad("import takes one ONNX file; \"%s\" is a second", a);
+            o->import_path = a;
+            takes_value = 0;
+        } else if (TAKES("--input-shape")) {
+            lw_error e = {0};
+            if (onnx_check_input_shape(v, &e) != 0) return bad("%s", e.msg);
+            if (o->onnx.n_shapes == ONNX_MAX_INPUT_SHAPES) return bad("%s", "too many --input-shape options (8 at most)");
+            o->onnx.shapes[o->onnx.n_shapes++] = v;
         } else if (TAKES("-n") || TAKES("--network")) o->net = v;
         else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
         else if (TAKES("-p") || TAKES("--profile")) o->profile = v;
@@ -286,6 +300,10 @@ static int parse_args(int argc, char **argv, opts *o)
     if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
+    if (o->cmd && strcmp(o->cmd, "import") == 0) {
+        if (!o->import_path) o->import_path = o->net;
+        if (!o->import_path) return bad("%s", "import needs an ONNX file: layerwise import FILE.onnx [-o NET.json]");
+    }
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
     return 0;
@@ -1512,6 +1530,16 @@ static int cmd_allreduce(const opts *o)
     return rc;
 }
 
+static int cmd_info(const opts *o)
+{
+    return info_command(o->net, o->json, o->out);
+}
+
+static int cmd_import(const opts *o)
+{
+    return import_command(o->import_path, o->out, &o->onnx);
+}
+
 static int cmd_list(void)
 {
     const char *kinds[3] = {"networks", "clusters", "profiles"};
@@ -1529,6 +1557,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
+    onnx_set_default_options(&o.onnx); /* -n FILE.onnx, wherever a network is loaded */
     if (!o.cmd || strcmp(o.cmd, "tui") == 0) {
         /* every shared option reaches the TUI; those of other commands are refused, not ignored */
         static const char *const not_tui[] = {"--json", "-o", "--view", "--step", "--steps", "--size", "--seed"};
@@ -1544,7 +1573,8 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         int (*fn)(const opts *);
     } cmds[] = {{"search", cmd_search},   {"eval", cmd_eval},     {"simulate", cmd_simulate}, {"compare", cmd_compare},
                 {"scale", cmd_scale},     {"costs", cmd_costs},   {"export", cmd_export},     {"profile", cmd_profile},
-                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}, {"diff", cmd_diff}};
+                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}, {"diff", cmd_diff},
+                {"info", cmd_info},       {"import", cmd_import}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(o.cmd, cmds[i].name) != 0) continue;
         /* an output that cannot be written is refused before any work */
