@@ -176,6 +176,7 @@ FUZZ_SEEDS_search   := data/networks tests/fixtures/nets
 FUZZ_SEEDS_cluster  := data/clusters tests/fixtures/clusters tests/fixtures/bad
 FUZZ_SEEDS_strategy := tests/fixtures/strategies tests/fixtures/bad
 FUZZ_SEEDS_profile  := data/profiles tests/fixtures/bad
+FUZZ_SEEDS_onnx     := tests/fixtures/onnx
 FUZZ_DICT_search    := tests/fuzz/net.dict
 FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -1447,9 +1447,67 @@ static int pick_data_input(ctx *c, const Onnx__GraphProto *g)
     return first;
 }
 
+/* protobuf-c unpacks nested messages by recursion, without a limit: a
+ * hostile file of a few hundred kilobytes nests graphs in attributes deep
+ * enough to overflow the stack. So the wire format is walked first, by the
+ * generated descriptors (which fields are messages), and nesting past
+ * MAX_NESTING is refused; anything else malformed is left to unpack. */
+#define MAX_NESTING 64
+static int varint_at(const unsigned char *p, size_t len, size_t *at, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*at >= len) return -1;
+        unsigned char b = p[(*at)++];
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return 0;
+    }
+    return -1;
+}
+
+/* 0: nesting within the limit (or malformed: unpack decides); -1: too deep. */
+static int nesting_ok(const ProtobufCMessageDescriptor *d, const unsigned char *p, size_t len, int depth)
+{
+    if (depth > MAX_NESTING) return -1;
+    size_t at = 0;
+    while (at < len) {
+        uint64_t key, v;
+        if (varint_at(p, len, &at, &key) < 0) return 0;
+        switch (key & 7) {
+        case 0:
+            if (varint_at(p, len, &at, &v) < 0) return 0;
+            break;
+        case 1:
+            at += 8;
+            break;
+        case 5:
+            at += 4;
+            break;
+        case 2: {
+            if (varint_at(p, len, &at, &v) < 0 || v > len - at) return 0;
+            const ProtobufCFieldDescriptor *f =
+                key >> 3 <= 0xffffffffu ? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3)) : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+                nesting_ok((const ProtobufCMessageDescriptor *)f->descriptor, p + at, (size_t)v, depth + 1) < 0)
+                return -1;
+            at += (size_t)v;
+            break;
+        }
+        default:
+            return 0;
+        }
+    }
+    return 0;
+}
+
 char *onnx_to_net_json(const unsigned char *data, size_t len, const char *label, const char *name,
                        const onnx_options *opt, onnx_counts *counts, lw_error *err)
 {
+    if (nesting_ok(&onnx__model_proto__descriptor, data, len, 0) < 0) {
+        lw_fail(err, 2, "%s: messages nested more than %d deep: not an ONNX model this program reads", label,
+                MAX_NESTING);
+        return NULL;
+    }
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
     if (!m) {
         lw_fail(err, 2, "%s: not an ONNX model (the protobuf is malformed or truncated)", label);

@@ -310,3 +310,47 @@ Test(info, json_document)
     free(s);
     net_free(n);
 }
+
+/* Graphs nested in attributes 30,000 deep (ModelProto.graph, then GraphProto.node -> NodeProto.attribute ->
+ * AttributeProto.g again and again): protobuf-c's unpack recursed once per level and overflowed the stack;
+ * the file is refused before it is unpacked. */
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+    size_t k = 0;
+    do {
+        p[k] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v) p[k] |= 0x80;
+        k++;
+    } while (v);
+    return k;
+}
+
+Test(onnx, deep_nesting_refused)
+{
+    enum { LEVELS = 30000 };
+    size_t cap = (size_t)LEVELS * 3 * 8 + 64;
+    unsigned char *buf = malloc(cap), *tmp = malloc(cap);
+    cr_assert(buf && tmp);
+    size_t len = 0;
+    const int fields[3] = {6, 5, 1}; /* innermost first: AttributeProto.g, NodeProto.attribute, GraphProto.node */
+    for (int lv = 0; lv < LEVELS; lv++)
+        for (int f = 0; f < 3; f++) {
+            size_t h = put_varint(tmp, (uint64_t)fields[f] << 3 | 2);
+            h += put_varint(tmp + h, len);
+            memmove(buf + h, buf, len);
+            memcpy(buf, tmp, h);
+            len += h;
+        }
+    size_t h = put_varint(tmp, 7u << 3 | 2); /* ModelProto.graph */
+    h += put_varint(tmp + h, len);
+    memmove(buf + h, buf, len);
+    memcpy(buf, tmp, h);
+    len += h;
+    lw_error err = {0};
+    char *j = onnx_to_net_json(buf, len, "deep.onnx", "deep", NULL, NULL, &err);
+    cr_assert_null(j);
+    cr_assert(strstr(err.msg, "nested") != NULL, "%s", err.msg);
+    free(buf);
+    free(tmp);
+}
