@@ -300,6 +300,10 @@ static int parse_args(int argc, char **argv, opts *o)
     if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
+    /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
+    if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
+        !(o->net && onnx_is_path(o->net)))
+        return bad("--input-shape %s is for ONNX models (-n FILE.onnx, or import)", o->onnx.shapes[0]);
     if (o->cmd && strcmp(o->cmd, "import") == 0) {
         if (!o->import_path) o->import_path = o->net;
         if (!o->import_path) return bad("%s", "import needs an ONNX file: layerwise import FILE.onnx [-o NET.json]");

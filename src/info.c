@@ -183,14 +183,16 @@ int import_command(const char *path, const char *out, const onnx_options *opt)
         net_info_compute(net, &in);
         char p[48];
         thousands((double)in.parameters, p, sizeof p);
-        lw_buf b = {0};
+        lw_buf b = {0}, ob = {0};
         lw_text_printable(&b, path);
+        if (out) lw_text_printable(&ob, out);
         fprintf(out ? stdout : stderr,
                 "imported %s%s%s: %d layers, %s parameters, %.4g GFLOPs forward per sample (%.4g G element-wise); "
                 "%d ONNX nodes (opset %d): %d mapped to layers, %d folded\n",
-                b.s, out ? " into " : "", out ? out : "", in.layers, p, in.forward_flops / 1e9,
+                b.s, out ? " into " : "", out ? ob.s : "", in.layers, p, in.forward_flops / 1e9,
                 in.elementwise_flops / 1e9, cnt.nodes, cnt.opset, cnt.mapped, cnt.folded);
         lw_buf_free(&b);
+        lw_buf_free(&ob);
     }
     free(json);
     net_free(net);

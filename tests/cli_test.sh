@@ -1310,6 +1310,9 @@ expect_fail "import refuses an unsupported op, naming file, node, op and opset" 
 expect_fail "a dynamic height asks for --input-shape" 2 "--input-shape x=" -- import $OX/bad_dynamic.onnx
 expect_ok "--input-shape fixes it" import $OX/bad_dynamic.onnx --input-shape x=1x3x32x32
 expect_fail "a malformed --input-shape" 2 "--input-shape" -- import $OX/bad_dynamic.onnx --input-shape x=1x
+expect_fail "--input-shape on a network that is not ONNX" 2 "--input-shape x=1x3x32x32 is for ONNX" -- \
+    info -n alexnet --input-shape x=1x3x32x32
+expect_ok "--input-shape with -n FILE.onnx on another command" info -n $OX/bad_dynamic.onnx --input-shape x=1x3x32x32
 expect_fail "a truncated file" 2 "bad_truncated.onnx" "not an ONNX model" -- info -n $OX/bad_truncated.onnx
 expect_fail "grouped convolution is refused" 2 "group=4" -- import $OX/bad_grouped.onnx
 expect_fail "import needs a file" 2 "import needs" -- import
