@@ -74,7 +74,7 @@ $(BUILD)/src $(BUILD)/ui $(BUILD)/tests $(BUILD)/gen:
 
 # The ONNX reader's protobuf-c code, generated from the system's onnx.proto
 # (libonnx-dev), never checked in.
-$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO) | $(BUILD)/gen
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: $(ONNX_PROTO) | $(BUILD)/gen
 	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(BUILD)/gen $(ONNX_PROTO)
 
 $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h
