@@ -191,6 +191,13 @@ int import_command(const char *path, const char *out, const onnx_options *opt)
                 "%d ONNX nodes (opset %d): %d mapped to layers, %d folded\n",
                 b.s, out ? " into " : "", out ? ob.s : "", in.layers, p, in.forward_flops / 1e9,
                 in.elementwise_flops / 1e9, cnt.nodes, cnt.opset, cnt.mapped, cnt.folded);
+        if (cnt.parameters < in.parameters) {
+            thousands((double)cnt.parameters, p, sizeof p);
+            fprintf(out ? stdout : stderr,
+                    "  weights used by more than one layer (tied): %s parameters in the ONNX file; the network "
+                    "file counts each layer's\n",
+                    p);
+        }
         lw_buf_free(&b);
         lw_buf_free(&ob);
     }

@@ -40,6 +40,7 @@ typedef struct oval {
     int layer;     /* V_ACT: index into ctx.layers (0: the input) */
     int64_t *data; /* V_CONST: the values when known (owned), else NULL */
     long n_data;
+    int counted;   /* V_CONST: a trainable weight already counted (tied weights count once) */
 } oval;
 
 typedef struct olayer {
@@ -558,6 +559,16 @@ static const int64_t *const_ints(ctx *c, const oval *v, int k, long *n)
     return v->data;
 }
 
+/* Counts input k of the node as a trainable tensor, once however many
+ * layers use it. */
+static void count_weight(ctx *c, int k)
+{
+    oval *w = in_val(c, k);
+    if (!w || w->kind != V_CONST || w->counted) return;
+    w->counted = 1;
+    c->counts.parameters += elems(w);
+}
+
 /* ---- ops --------------------------------------------------------------- */
 
 static int op_conv_pool(ctx *c, const char *op)
@@ -690,6 +701,10 @@ static int op_conv_pool(ctx *c, const char *op)
     l->pw = (int)p[1];
     l->bias = bias;
     l->pool_max = strstr(op, "Max") != NULL;
+    if (conv) {
+        count_weight(c, 1);
+        count_weight(c, 2);
+    }
     c->counts.mapped++;
     oval v = act_of(x, c->n_layers - 1);
     v.dims[1] = M;
@@ -727,6 +742,8 @@ static int op_linear(ctx *c, int gemm)
     oval *cv = gemm ? in_val(c, 2) : NULL;
     l->bias = cv != NULL;
     if (cv && cv->kind != V_CONST) return nfail(c, "%s", "its bias C is computed from the data");
+    count_weight(c, 1);
+    if (gemm) count_weight(c, 2);
     c->counts.mapped++;
     oval v = act_of(a, c->n_layers - 1);
     v.dims[1] = N;
@@ -823,8 +840,10 @@ static int op_binary(ctx *c, const char *op)
                      n->input[a->kind == V_ACT ? 1 : 0]);
     /* a MatMul's bias comes as an Add of a vector: the linear layer gets it */
     olayer *pl = &c->layers[x->layer];
-    if (op[0] == 'A' && pl->type == LT_LINEAR && !pl->bias && pl->consumers == 0 && elems(k) == pl->out_features)
+    if (op[0] == 'A' && pl->type == LT_LINEAR && !pl->bias && pl->consumers == 0 && elems(k) == pl->out_features) {
         pl->bias = 1;
+        count_weight(c, a->kind == V_ACT ? 1 : 0);
+    }
     c->counts.folded++;
     oval o = *x;
     return set_out(c, 0, &o);
@@ -846,6 +865,8 @@ static int op_batchnorm(ctx *c)
     olayer *l = new_layer(c, LT_BATCHNORM, NULL);
     if (!l) return -1;
     add_in(c, l, x->layer);
+    count_weight(c, 1); /* scale and shift; the running statistics are not trained */
+    count_weight(c, 2);
     c->counts.mapped++;
     oval v = act_of(x, c->n_layers - 1);
     return set_out(c, 0, &v);

@@ -37,6 +37,7 @@ typedef struct onnx_counts {
     int folded; /* nodes folded away: constants, shape arithmetic, views, element-wise work merged into
                    its producer */
     int opset;
+    long parameters; /* trainable, as the file holds them: a weight that several layers use (tied) once */
 } onnx_counts;
 
 /* Checks one --input-shape value: 0, or -1 with err set (code 2). */

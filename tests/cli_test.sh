@@ -1304,6 +1304,9 @@ if grep -q "5 mapped to layers, 7 folded" "$OUT" && [ -s "$TMP/imported.json" ];
     ok "import -o: the file, and the summary on stdout"
 else notok "import -o" "$(cat "$OUT" "$ERR")"; fi
 expect_ok "the imported file loads as a network" info -n "$TMP/imported.json" --json
+expect_ok "import of a model with a tied weight" import $OX/tied.onnx
+grep -q "tied): 64 parameters in the ONNX file" "$ERR" && ok "import says a tied weight counts once in the file" ||
+    notok "import's tied-weight line" "$(cat "$ERR")"
 expect_fail "import refuses an unsupported op, naming file, node, op and opset" 2 \
     "$OX/bad_unsupported.onnx" 'node "upsample" (Resize, opset 13)' -- import $OX/bad_unsupported.onnx -o "$TMP/bad.json"
 [ -e "$TMP/bad.json" ] && notok "no network file for a refused model" || ok "no network file for a refused model"

@@ -146,6 +146,14 @@ def make_opset9():
     save(model(nodes, [inp("x", [1, 3, 8, 8])], [out("y")], inits, opset=9), "opset9.onnx")
 
 
+def make_tied():
+    """One weight used by two layers (as tied embeddings are): fc1 and fc2 share w (8x8, 64 values)."""
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["a"], name="fc1"),
+             helper.make_node("Relu", ["a"], ["r"], name="relu"),
+             helper.make_node("Gemm", ["r", "w"], ["y"], name="fc2")]
+    save(model(nodes, [inp("x", [1, 8])], [out("y")], [w("w", 8, 8)]), "tied.onnx")
+
+
 def make_bad():
     # an operator layerwise has no layer for
     nodes = [helper.make_node("Conv", ["x", "c.w"], ["c"], name="conv", kernel_shape=[1, 1]),
@@ -225,5 +233,6 @@ if __name__ == "__main__":
     make_dynamic_reshape()
     make_branches()
     make_opset9()
+    make_tied()
     make_bad()
     make_resnet50()

@@ -107,6 +107,7 @@ Test(onnx, small_cnn_shapes_parameters_flops)
     cr_assert_eq(cnt.mapped, 10);
     cr_assert_eq(cnt.folded, 0);
     cr_assert_eq(cnt.opset, 13);
+    cr_assert_eq(cnt.parameters, 1562, "as the file holds them: BatchNorm's running statistics not counted");
     cr_assert_str_eq(n->name, "small_cnn");
     net_free(n);
 }
@@ -187,7 +188,9 @@ Test(onnx, opset9_attributes)
  * 16 add, max pool, global pool, flatten, fc = 175 layers. */
 Test(onnx, resnet50_counts)
 {
-    network *n = import_ok(OX "resnet50.onnx", NULL, NULL);
+    onnx_counts cnt;
+    network *n = import_ok(OX "resnet50.onnx", NULL, &cnt);
+    cr_assert_eq(cnt.parameters, 25557032L);
     net_info in;
     net_info_compute(n, &in);
     cr_assert_eq(in.parameters, 25557032L);
@@ -198,6 +201,18 @@ Test(onnx, resnet50_counts)
     cr_assert_eq(in.by_type[LT_ADD], 16);
     assert_shape(n, "layer4.2.relu3", LT_RELU, 2048, 7, 7, 4);
     assert_shape(n, "fc", LT_LINEAR, 1000, 1, 1, 2);
+    net_free(n);
+}
+
+/* fc1 and fc2 use one 8x8 weight: the file holds 64 trainable parameters; the network file, which states
+ * no sharing, gives each linear layer its 64. */
+Test(onnx, tied_weight_counted_once)
+{
+    onnx_counts cnt;
+    network *n = import_ok(OX "tied.onnx", NULL, &cnt);
+    cr_assert_eq(cnt.parameters, 64);
+    cr_assert_eq(net_params(n), 128);
+    assert_shape(n, "fc2", LT_LINEAR, 8, 1, 1, 2);
     net_free(n);
 }
 
