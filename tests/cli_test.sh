@@ -1332,7 +1332,7 @@ assert d["by_type"]["conv2d"]==53 and d["layers"]==175, d["by_type"]
 for k in ("elementwise_flops_per_sample","activation_bytes_per_sample","input","per_layer"): assert k in d, k
 assert d["per_layer"][0]["splits"]==["n","c","h","w"]
 ' "$OUT"
-expect_ok "search -n FILE.onnx (ResNet-50) on 4 GPUs" search -n $OX/resnet50.onnx -c p100-4x4 -g 4 --json
+expect_ok "search -n FILE.onnx (ResNet-50 as PyTorch exports it) on 4 GPUs" search -n $OX/resnet50_torch.onnx -c p100-4x4 -g 4 --json
 py "the ONNX ResNet-50's strategy lists every layer" '
 import json,sys
 d=json.load(open(sys.argv[1]))

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes the ONNX fixtures of tests/fixtures/onnx/ (checked in).
 
-Needs Debian's python3-onnx (apt-get install python3-onnx) only to make them:
+Needs Debian's python3-onnx (apt-get install python3-onnx) only to make them (and python3-torchvision for
+the one PyTorch export):
 the build and the tests read the .onnx files, not this script. Each model is
 small and built with onnx.helper, so the numbers the tests expect can be
 worked by hand (they are in tests/test_onnx.c beside each check).
@@ -227,6 +228,27 @@ def make_resnet50():
     save(model(nodes, ins, [out("fc")], name="main_graph"), "resnet50.onnx")
 
 
+def make_resnet50_torch():
+    """torchvision's resnet50 exported by PyTorch itself (Debian's python3-torch and python3-torchvision, when
+    installed; skipped otherwise, the checked-in file stays): random weights, exported without them
+    (export_params=False, so they are graph inputs with shapes) and in training mode, so BatchNorm stays a
+    node rather than folded into the convolutions as an eval-mode export does."""
+    try:
+        import warnings
+        import torch
+        import torchvision
+    except ImportError:
+        print("make_onnx_fixtures: no torch/torchvision: resnet50_torch.onnx left as it is", file=sys.stderr)
+        return
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    m = torchvision.models.resnet50()
+    assert sum(p.numel() for p in m.parameters() if p.requires_grad) == 25557032
+    torch.onnx.export(m, torch.zeros(1, 3, 224, 224), os.path.join(OUT, "resnet50_torch.onnx"), export_params=False,
+                      opset_version=13, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=["input"], output_names=["logits"], dynamic_axes={"input": {0: "batch"}})
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     make_small_cnn()
@@ -236,3 +258,4 @@ if __name__ == "__main__":
     make_tied()
     make_bad()
     make_resnet50()
+    make_resnet50_torch()

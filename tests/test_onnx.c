@@ -204,6 +204,24 @@ Test(onnx, resnet50_counts)
     net_free(n);
 }
 
+/* The same network as PyTorch 1.13 exports torchvision's resnet50 (training mode, without its weights):
+ * torch's own names ("/layer4/layer4.2/relu_2/Relu") are the layer names, and the counts are torchvision's. */
+Test(onnx, resnet50_exported_by_pytorch)
+{
+    onnx_counts cnt;
+    network *n = import_ok(OX "resnet50_torch.onnx", NULL, &cnt);
+    net_info in;
+    net_info_compute(n, &in);
+    cr_assert_eq(cnt.parameters, 25557032L);
+    cr_assert_eq(in.parameters, 25557032L);
+    cr_assert(fabs(in.forward_flops / 2 - 4.1e9) <= 0.05 * 4.1e9, "%.4g multiply-adds", in.forward_flops / 2);
+    cr_assert_eq(in.layers, 175);
+    assert_shape(n, "/fc/Gemm", LT_LINEAR, 1000, 1, 1, 2);
+    assert_shape(n, "/conv1/Conv", LT_CONV2D, 64, 112, 112, 4);
+    assert_shape(n, "/maxpool/MaxPool", LT_POOL2D, 64, 56, 56, 4);
+    net_free(n);
+}
+
 /* fc1 and fc2 use one 8x8 weight: the file holds 64 trainable parameters; the network file, which states
  * no sharing, gives each linear layer its 64. */
 Test(onnx, tied_weight_counted_once)
