@@ -4,10 +4,10 @@
 CC       ?= cc
 PREFIX   ?= /usr/local
 BUILD    ?= build
-PKGS     := libcjson libgvc ncursesw cairo
+PKGS     := libcjson libgvc ncursesw cairo libprotobuf-c
 CFLAGS   ?= -O2 -g
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_DEFAULT_SOURCE \
-            -DLW_DATADIR='"$(PREFIX)/share/layerwise"' -DLW_DOCDIR='"$(PREFIX)/share/doc/layerwise"' -Isrc -Iui
+            -DLW_DATADIR='"$(PREFIX)/share/layerwise"' -DLW_DOCDIR='"$(PREFIX)/share/doc/layerwise"' -Isrc -Iui -I$(BUILD)/gen
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS   += $(PKG_LIBS) -lm -lpthread
@@ -17,7 +17,7 @@ UI_SRC     := $(filter-out ui/main.c,$(wildcard ui/*.c))
 DATA       := $(wildcard data/networks/*.json data/clusters/*.json data/profiles/*.json)
 TEST_SRC   := $(wildcard tests/test_*.c)
 
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o $(BUILD)/gen/onnx.pb-c.o
 UI_OBJ     := $(UI_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all run test check deps deps-build bench clean install install-tests tests-bin asan-tests cli-tests doc-tests screen-tests e2e-tests \
@@ -30,8 +30,13 @@ all: deps-build
 # Debian package per pkg-config module / command; only what is missing is
 # installed (apt-get, as root). `make` needs the build libraries (deps-build);
 # `make run` and `make test` need everything (deps).
-BUILD_MODS := libcjson:libcjson-dev libgvc:libgraphviz-dev ncursesw:libncurses-dev cairo:libcairo2-dev
-BUILD_CMDS := pkg-config:pkg-config
+BUILD_MODS := libcjson:libcjson-dev libgvc:libgraphviz-dev ncursesw:libncurses-dev cairo:libcairo2-dev \
+              libprotobuf-c:libprotobuf-c-dev
+BUILD_CMDS := pkg-config:pkg-config protoc-c:protobuf-c-compiler
+# files no pkg-config module or command stands for: ONNX's schema, from which
+# the reader's C code is generated at build time (protoc-c)
+ONNX_PROTO  ?= /usr/include/onnx/onnx.proto
+BUILD_FILES := $(ONNX_PROTO):libonnx-dev
 ALL_MODS   := $(BUILD_MODS) criterion:libcriterion-dev
 ALL_CMDS   := $(BUILD_CMDS) tmux:tmux dot:graphviz python3:python3
 define install_missing
@@ -42,6 +47,9 @@ define install_missing
 	done; \
 	for m in $(2); do \
 	  command -v $${m%%:*} >/dev/null || case " $$missing " in *" $${m#*:} "*) ;; *) missing="$$missing $${m#*:}";; esac; \
+	done; \
+	for m in $(BUILD_FILES); do \
+	  [ -f $${m%%:*} ] || missing="$$missing $${m#*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "make: installing$$missing"; \
@@ -61,8 +69,18 @@ deps-build:
 $(BUILD)/%.o: %.c $(wildcard src/*.h ui/*.h) | $(BUILD)/src $(BUILD)/ui $(BUILD)/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(BUILD)/src $(BUILD)/ui $(BUILD)/tests:
+$(BUILD)/src $(BUILD)/ui $(BUILD)/tests $(BUILD)/gen:
 	@mkdir -p $@
+
+# The ONNX reader's protobuf-c code, generated from the system's onnx.proto
+# (libonnx-dev), never checked in.
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: $(ONNX_PROTO) | $(BUILD)/gen
+	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(BUILD)/gen $(ONNX_PROTO)
+
+$(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/src/onnx_import.o: $(BUILD)/gen/onnx.pb-c.h
 
 # The shipped data, compiled in so the program runs from anywhere.
 $(BUILD)/embedded.c: $(DATA) | $(BUILD)/src
@@ -180,6 +198,7 @@ FUZZ_SEEDS_search   := data/networks tests/fixtures/nets
 FUZZ_SEEDS_cluster  := data/clusters tests/fixtures/clusters tests/fixtures/bad
 FUZZ_SEEDS_strategy := tests/fixtures/strategies tests/fixtures/bad
 FUZZ_SEEDS_profile  := data/profiles tests/fixtures/bad
+FUZZ_SEEDS_onnx     := tests/fixtures/onnx
 FUZZ_DICT_search    := tests/fuzz/net.dict
 FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -4,6 +4,7 @@
 #include "diff.h"
 #include "explain.h"
 #include "export_dot.h"
+#include "info.h"
 #include "net_json.h"
 #include "refine.h"
 #include "sim.h"
@@ -39,9 +40,13 @@ typedef struct opts {
     int json, steps, step;
     int n_pins;
     const char *pins[64];
-    int n_diff;              /* diff: the two strategies named */
-    const char *diff[2];
+    struct {                 /* diff: the two strategies named */
+        int n;
+        const char *name[2];
+    } diff;
     int out_stdout, trace_stdout; /* -o - / --trace -: out / trace is /dev/stdout, no "wrote" notice */
+    const char *import_path; /* import: the ONNX file */
+    onnx_options onnx;       /* --input-shape */
 } opts;
 
 /* Messages quote names and paths from files and the command line: control
@@ -114,7 +119,12 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
 {
 #define TAKES(...) (strcmp(a, __VA_ARGS__) == 0)
     long n;
-    if (TAKES("-g") || TAKES("--gpus")) {
+    if (TAKES("--input-shape")) {
+        lw_error e = {0};
+        if (onnx_check_input_shape(v, &e) != 0) return bad("%s", e.msg);
+        if (o->onnx.n_shapes == ONNX_MAX_INPUT_SHAPES) return bad("%s", "too many --input-shape options (8 at most)");
+        o->onnx.shapes[o->onnx.n_shapes++] = v;
+    } else if (TAKES("-g") || TAKES("--gpus")) {
         if (!v) return bad("%s needs a value", a);
         if (strchr(v, ',') || (o->cmd && strcmp(o->cmd, "scale") == 0)) {
             o->gpus_list = v;
@@ -238,6 +248,10 @@ static int check_option_use(const opts *o)
     if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
+    /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
+    if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
+        !(o->net && onnx_is_path(o->net)))
+        return bad("--input-shape %s is for ONNX models (-n FILE.onnx, or import)", o->onnx.shapes[0]);
     return 0;
 }
 
@@ -258,8 +272,12 @@ static int parse_args(int argc, char **argv, opts *o)
     (strcmp(a, __VA_ARGS__) == 0)
         int takes_value = 1, rc;
         if (a[0] != '-' && o->cmd && strcmp(o->cmd, "diff") == 0) {
-            if (o->n_diff == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
-            o->diff[o->n_diff++] = a;
+            if (o->diff.n == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
+            o->diff.name[o->diff.n++] = a;
+            takes_value = 0;
+        } else if (a[0] != '-' && o->cmd && strcmp(o->cmd, "import") == 0) {
+            if (o->import_path) return bad("import takes one ONNX file; \"%s\" is a second", a);
+            o->import_path = a;
             takes_value = 0;
         } else if (TAKES("-n") || TAKES("--network")) o->net = v;
         else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
@@ -291,6 +309,10 @@ static int parse_args(int argc, char **argv, opts *o)
 #undef TAKES
     }
     if (check_option_use(o) != 0) return 2;
+    if (o->cmd && strcmp(o->cmd, "import") == 0) {
+        if (!o->import_path) o->import_path = o->net;
+        if (!o->import_path) return bad("%s", "import needs an ONNX file: layerwise import FILE.onnx [-o NET.json]");
+    }
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
     /* "-" is standard output, written through the descriptor (util.h) */
@@ -1582,9 +1604,9 @@ static int cmd_simulate(const opts *o)
  * the search; baselines and files are evaluated without tables. */
 static int cmd_diff(const opts *o)
 {
-    if (o->n_diff != 2) return bad("%s", "diff needs two strategies: optimum, data, model, owt or a strategy file");
+    if (o->diff.n != 2) return bad("%s", "diff needs two strategies: optimum, data, model, owt or a strategy file");
     lw_error err = {0};
-    int searched = strcmp(o->diff[0], "optimum") == 0 || strcmp(o->diff[1], "optimum") == 0;
+    int searched = strcmp(o->diff.name[0], "optimum") == 0 || strcmp(o->diff.name[1], "optimum") == 0;
     plan *p = open_plan_as(o, o->set, !searched, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
         plan_free(p);
@@ -1595,11 +1617,11 @@ static int cmd_diff(const opts *o)
     strategy_eval ev[2] = {{0}, {0}};
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
-        if (strategy_pick(p, o->diff[k], ci[k], &err) != 0) rc = die(&err);
+        if (strategy_pick(p, o->diff.name[k], ci[k], &err) != 0) rc = die(&err);
         else strategy_evaluate(p->cm, ci[k], &ev[k]);
     }
     if (rc == 0) {
-        diff_side a = {o->diff[0], ci[0], &ev[0]}, b = {o->diff[1], ci[1], &ev[1]};
+        diff_side a = {o->diff.name[0], ci[0], &ev[0]}, b = {o->diff.name[1], ci[1], &ev[1]};
         if (o->json || o->out) {
             char *doc = diff_json(p, &a, &b);
             rc = emit(o, doc);
@@ -1667,6 +1689,16 @@ static int cmd_allreduce(const opts *o)
     return rc;
 }
 
+static int cmd_info(const opts *o)
+{
+    return info_command(o->net, o->json, o->out);
+}
+
+static int cmd_import(const opts *o)
+{
+    return import_command(o->import_path, o->out, &o->onnx);
+}
+
 static int cmd_list(void)
 {
     const char *kinds[3] = {"networks", "clusters", "profiles"};
@@ -1727,8 +1759,8 @@ static int check_outputs_apart(const opts *o)
         if (f) add_file(in, &ni, "the strategy (-s)", f, f);
     }
     if (strcmp(o->cmd, "diff") == 0)
-        for (int k = 0; k < o->n_diff; k++)
-            if (strategy_file(o->diff[k])) add_file(in, &ni, k ? "diff's B" : "diff's A", o->diff[k], o->diff[k]);
+        for (int k = 0; k < o->diff.n; k++)
+            if (strategy_file(o->diff.name[k])) add_file(in, &ni, k ? "diff's B" : "diff's A", o->diff.name[k], o->diff.name[k]);
     if (o->out) add_file(out, &no, "-o", o->out_stdout ? "-" : o->out, o->out);
     if (o->trace) add_file(out, &no, "--trace", o->trace_stdout ? "-" : o->trace, o->trace);
     if (o->json && !o->out && o->trace) /* the document goes to standard output */
@@ -1760,6 +1792,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
+    onnx_set_default_options(&o.onnx); /* -n FILE.onnx, wherever a network is loaded */
     if (!o.cmd || strcmp(o.cmd, "tui") == 0) {
         /* every shared option reaches the TUI; those of other commands are refused, not ignored */
         static const char *const not_tui[] = {"--json", "-o", "--view", "--step", "--steps", "--size", "--seed"};
@@ -1776,7 +1809,8 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         int (*fn)(const opts *);
     } cmds[] = {{"search", cmd_search},   {"eval", cmd_eval},     {"simulate", cmd_simulate}, {"compare", cmd_compare},
                 {"scale", cmd_scale},     {"costs", cmd_costs},   {"export", cmd_export},     {"profile", cmd_profile},
-                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}, {"diff", cmd_diff}};
+                {"fit", cmd_fit}, {"allreduce", cmd_allreduce}, {"diff", cmd_diff},
+                {"info", cmd_info},       {"import", cmd_import}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(o.cmd, cmds[i].name) != 0) continue;
         /* an output that cannot be written is refused before any work */

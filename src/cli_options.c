@@ -33,13 +33,20 @@ const cli_command cli_commands[] = {
      "the largest per-GPU batch at which some strategy (with the\npins) fits memory"},
     {"allreduce", "-c CLUSTER [-g GPUS] [--size BYTES] [--json]",
      "one ring all-reduce as the model charges it (default:\n100 MB over one node), with its bus bandwidth"},
+    {"import", "FILE.onnx [--input-shape NAME=DIMS] [-o NET.json]",
+     "an ONNX model as a layerwise network file: shapes inferred,\nconstants folded, ONNX node names kept"},
+    {"info", "-n NET [--json] [-o FILE]",
+     "a network's layers by type, trainable parameters, forward FLOPs\nand activation bytes per sample, and what each layer can split"},
     {"list", "", "the shipped networks and clusters"},
     {"help", "", "this text (as --help)"},
 };
 const int cli_n_commands = (int)(sizeof cli_commands / sizeof cli_commands[0]);
 
 const cli_option cli_options[] = {
-    {"-n", "--network", "NET", "all", "a network file, or a shipped name (default " DEFAULT_NETWORK ")"},
+    {"-n", "--network", "NET", "all",
+     "a network file (.json, or .onnx imported), or a shipped name\n(default " DEFAULT_NETWORK ")"},
+    {NULL, "--input-shape", "NAME=DIMS", "all",
+     "an ONNX graph input's shape where the file leaves it symbolic\n(repeatable; e.g. input=1x3x224x224)"},
     {"-c", "--cluster", "CLUSTER", "all", "a cluster file, or a shipped name (default " DEFAULT_CLUSTER ")"},
     {"-g", "--gpus", "N", "all", "GPUs to use: the first N of the cluster (default: all);\nscale takes a list such as 1,2,4,8,16"},
     {NULL, "--batch", "N", "all", "fixed global batch (default: 32 per GPU, as in the paper)"},

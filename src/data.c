@@ -8,6 +8,7 @@
 
 #include "embedded.h"
 #include "net_json.h"
+#include "onnx_import.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static int is_file(const char *p)
 static int looks_like_path(const char *s)
 {
     size_t n = strlen(s);
-    return strchr(s, '/') || (n > 5 && strcmp(s + n - 5, ".json") == 0);
+    return strchr(s, '/') || (n > 5 && strcmp(s + n - 5, ".json") == 0) || onnx_is_path(s);
 }
 
 /* The data directories' file for a bare NAME (LAYERWISE_DATA, ../data and
@@ -158,6 +159,8 @@ static void *load_kind(const char *kind, const char *name, lw_error *err)
 
 network *plan_load_network(const char *name, lw_error *err)
 {
+    /* an ONNX model is imported where any network is loaded (-n, the TUI's open screen) */
+    if (name && onnx_is_path(name)) return onnx_load_file(name, onnx_default_options(), NULL, NULL, err);
     return load_kind("networks", name, err);
 }
 

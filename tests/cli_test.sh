@@ -1754,6 +1754,58 @@ for kb in 60000 100000 140000; do
     if [ "$RC" = 0 ] || { [ "$RC" = 1 ] && grep -q "out of memory" "$ERR"; }; then ok "export svg under ulimit -v $kb: exit $RC"
     else notok "export svg under ulimit -v $kb: exit $RC" "$(cat "$ERR")"; fi
 done
+# ---- ONNX import and info -------------------------------------------------
+OX=tests/fixtures/onnx
+expect_ok "import writes a network file to stdout" import $OX/small_cnn.onnx
+py "import's document is layerwise-net/1 with the ONNX node names" '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d["format"]=="layerwise-net/1", d["format"]
+names=[l["name"] for l in d["layers"]]
+assert names==["conv1","bn1","relu1","pool1","conv2","act2","gap","flat","fc","prob"], names
+' "$OUT"
+if grep -q "10 layers, 1,562 parameters" "$ERR" && grep -q "10 mapped to layers, 0 folded" "$ERR"; then
+    ok "import prints layers, parameters, FLOPs, mapped and folded on stderr"
+else notok "import's summary" "$(cat "$ERR")"; fi
+expect_ok "import -o writes the file" import $OX/dynamic_reshape.onnx -o "$TMP/imported.json"
+if grep -q "5 mapped to layers, 7 folded" "$OUT" && [ -s "$TMP/imported.json" ]; then
+    ok "import -o: the file, and the summary on stdout"
+else notok "import -o" "$(cat "$OUT" "$ERR")"; fi
+expect_ok "the imported file loads as a network" info -n "$TMP/imported.json" --json
+expect_ok "import of a model with a tied weight" import $OX/tied.onnx
+grep -q "tied): 64 parameters in the ONNX file" "$ERR" && ok "import says a tied weight counts once in the file" ||
+    notok "import's tied-weight line" "$(cat "$ERR")"
+expect_fail "import refuses an unsupported op, naming file, node, op and opset" 2 \
+    "$OX/bad_unsupported.onnx" 'node "upsample" (Resize, opset 13)' -- import $OX/bad_unsupported.onnx -o "$TMP/bad.json"
+[ -e "$TMP/bad.json" ] && notok "no network file for a refused model" || ok "no network file for a refused model"
+expect_fail "a dynamic height asks for --input-shape" 2 "--input-shape x=" -- import $OX/bad_dynamic.onnx
+expect_ok "--input-shape fixes it" import $OX/bad_dynamic.onnx --input-shape x=1x3x32x32
+expect_fail "a malformed --input-shape" 2 "--input-shape" -- import $OX/bad_dynamic.onnx --input-shape x=1x
+expect_fail "--input-shape on a network that is not ONNX" 2 "--input-shape x=1x3x32x32 is for ONNX" -- \
+    info -n alexnet --input-shape x=1x3x32x32
+expect_ok "--input-shape with -n FILE.onnx on another command" info -n $OX/bad_dynamic.onnx --input-shape x=1x3x32x32
+expect_fail "a truncated file" 2 "bad_truncated.onnx" "not an ONNX model" -- info -n $OX/bad_truncated.onnx
+expect_fail "grouped convolution is refused" 2 "group=4" -- import $OX/bad_grouped.onnx
+expect_fail "import needs a file" 2 "import needs" -- import
+expect_ok "info on a shipped network (text)" info -n alexnet
+grep -q "parameters" "$OUT" && ok "info's text names the parameters" || notok "info's text" "$(cat "$OUT")"
+expect_ok "info --json on an ONNX file" info -n $OX/resnet50.onnx --json
+py "ResNet-50 from ONNX: 25,557,032 parameters, 4.1 GMACs within 5%, layerwise-info/1" '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d["format"]=="layerwise-info/1"
+assert d["parameters"]==25557032, d["parameters"]
+assert abs(d["forward_flops_per_sample"]/2-4.1e9) <= 0.05*4.1e9, d["forward_flops_per_sample"]
+assert d["by_type"]["conv2d"]==53 and d["layers"]==175, d["by_type"]
+for k in ("elementwise_flops_per_sample","activation_bytes_per_sample","input","per_layer"): assert k in d, k
+assert d["per_layer"][0]["splits"]==["n","c","h","w"]
+' "$OUT"
+expect_ok "search -n FILE.onnx (ResNet-50 as PyTorch exports it) on 4 GPUs" search -n $OX/resnet50_torch.onnx -c p100-4x4 -g 4 --json
+py "the ONNX ResNet-50's strategy lists every layer" '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert len(d["layers"])==176 and d["total_ms"]>0, (len(d["layers"]), d["total_ms"])
+' "$OUT"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

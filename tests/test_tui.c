@@ -2310,6 +2310,23 @@ Test(tui_open, bad_files_keep_the_plan)
     rmdir(dir);
 }
 
+/* An ONNX model typed on the open screen is imported as -n FILE.onnx is;
+ * a refused one names the node and keeps the plan. */
+Test(tui_open, an_onnx_model)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    cr_assert_eq(app_open_file(a, OPEN_NETWORK, "tests/fixtures/onnx/bad_grouped.onnx"), ACT_REDRAW);
+    cr_assert(a->status_error && strstr(a->status, "node \"depthwise\" (Conv, opset 13)"), "%s", a->status);
+    cr_assert_str_eq(a->p->net->name, "lenet5");
+    cr_assert_eq(app_open_file(a, OPEN_NETWORK, "tests/fixtures/onnx/small_cnn.onnx"), ACT_REBUILD);
+    app_perform(a, ACT_REBUILD);
+    cr_assert_str_eq(a->p->net->name, "small_cnn", "%s", a->status);
+    cr_assert(strstr(a->status, "opened network small_cnn: 11 layers"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
 /* A cluster is a what-if (z takes it back, GPUs and all); a strategy file
  * pins every layer and shows the strategy's own totals (as eval does). */
 Test(tui_open, a_cluster_and_a_strategy_file)
