@@ -303,7 +303,8 @@ Test(cost_hash, single_evaluations_without_tables, .timeout = 600)
 {
     uint64_t got[4] = {hash_single("vgg16", "p100-4x4", 16), hash_single("inception_v3", "h100-8x8", 64),
                        hash_single("vgg16", DGX1, 64), hash_single("alexnet", "cross-link", 8)};
-    static const uint64_t want[4] = {0x2c9e676693a1135eULL, 0x49ed519b90337b9eULL, 0xb2bd95e579692b56ULL, 0xbf8540105c843803ULL};
+    static const uint64_t want[4] = {0x2c9e676693a1135eULL, 0x49ed519b90337b9eULL, 0xb2bd95e579692b56ULL,
+                                     0xbf8540105c843803ULL};
     cr_assert(memcmp(got, want, sizeof got) == 0, "hashes 0x%016llxULL, 0x%016llxULL, 0x%016llxULL, 0x%016llxULL",
               (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
               (unsigned long long)got[3]);
