@@ -1,6 +1,6 @@
 #include "cluster.h"
 
-#include "net_json.h" /* json_line_col */
+#include "json_util.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

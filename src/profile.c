@@ -1,6 +1,6 @@
 #include "profile.h"
 
-#include "net_json.h"
+#include "json_util.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -7,6 +7,7 @@
  */
 #include "cluster.h"
 #include "export_dot.h"
+#include "json_util.h"
 #include "net_json.h"
 #include "plan.h"
 #include "profile.h"

@@ -1,0 +1,271 @@
+/*
+ * cost_collective: t_s, the time to synchronise a layer's parameters after
+ * each step, by parameter server or by ring all-reduce in the rings NCCL
+ * would form (cost_ring_order), with its latency per call and gradient
+ * buckets; and one all-reduce alone (cost_allreduce_s).
+ */
+#include "cost_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Where the links of a ring's hops within a node come from: the cluster
+ * (cluster_link, a scan of its overrides), or a model's table of them
+ * (node_bw[a * gpn + b % gpn], GB/s, a and b on one node: the same doubles,
+ * without scanning a DGX-1 pod's 640 overrides for each of the millions of
+ * hops a build's t_s looks at). */
+typedef struct link_tab {
+    const cluster *cl;
+    const double *node_bw;
+    int gpn;
+} link_tab;
+
+/* Bandwidth of the link a-b (two GPUs of one node where t->node_bw). */
+static double link_bw(const link_tab *t, int a, int b)
+{
+    return t->node_bw ? t->node_bw[(size_t)a * t->gpn + b % t->gpn] : cluster_link(t->cl, a, b).bandwidth_gbs;
+}
+
+/* Depth-first search for a Hamiltonian cycle over v[0..k-1] using only
+ * links of at least `floor` GB/s; path[0] = v[0] is fixed. */
+static int cycle_dfs(const link_tab *lt, const int *v, int k, double floor, int *path, unsigned *used, int depth)
+{
+    if (depth == k) return link_bw(lt, path[k - 1], path[0]) >= floor;
+    for (int i = 1; i < k; i++) {
+        if (*used & (1u << i)) continue;
+        if (link_bw(lt, path[depth - 1], v[i]) < floor) continue;
+        *used |= 1u << i;
+        path[depth] = v[i];
+        if (cycle_dfs(lt, v, k, floor, path, used, depth + 1)) return 1;
+        *used &= ~(1u << i);
+    }
+    return 0;
+}
+
+/* Reorders v[0..k-1] (GPUs of one node) into the cycle whose slowest link
+ * is fastest, trying the distinct link bandwidths from the highest down;
+ * ties keep the first cycle found in GPU order. Then rotates it so that
+ * the slowest link closes the cycle (where a ring through several nodes
+ * leaves this node). Nodes of up to 16 GPUs with per-pair overrides only:
+ * uniform links need no search. */
+static void order_node(const link_tab *lt, int *v, int k)
+{
+    if (k < 3 || k > 16 || lt->cl->n_overrides == 0) return;
+    double bws[16 * 15 / 2];
+    int nb = 0;
+    for (int a = 0; a < k; a++)
+        for (int b = a + 1; b < k; b++) {
+            double x = link_bw(lt, v[a], v[b]);
+            int seen = 0;
+            for (int i = 0; i < nb; i++) seen |= bws[i] == x;
+            if (!seen) bws[nb++] = x;
+        }
+    for (int i = 1; i < nb; i++) /* descending */
+        for (int j = i; j > 0 && bws[j] > bws[j - 1]; j--) {
+            double t = bws[j];
+            bws[j] = bws[j - 1];
+            bws[j - 1] = t;
+        }
+    int path[16];
+    for (int i = 0; i < nb; i++) {
+        unsigned used = 1;
+        path[0] = v[0];
+        if (cycle_dfs(lt, v, k, bws[i], path, &used, 1)) {
+            int weak = 0; /* edge path[weak] -> path[weak + 1] */
+            for (int a = 1; a < k; a++)
+                if (link_bw(lt, path[a], path[(a + 1) % k]) < link_bw(lt, path[weak], path[(weak + 1) % k])) weak = a;
+            for (int a = 0; a < k; a++) v[a] = path[(weak + 1 + a) % k];
+            return;
+        }
+    }
+}
+
+/* The order NCCL would ring devs[0..n-1] in: node by node, in node order
+ * and stable within a node, each node's GPUs in the cycle order_node finds. */
+static void ring_order(const link_tab *lt, int *devs, int n)
+{
+    const cluster *cl = lt->cl;
+    /* node by node, in node order, stable within a node */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && cluster_node_of(cl, devs[j]) < cluster_node_of(cl, devs[j - 1]); j--) {
+            int t = devs[j];
+            devs[j] = devs[j - 1];
+            devs[j - 1] = t;
+        }
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && cluster_node_of(cl, devs[j]) == cluster_node_of(cl, devs[i])) j++;
+        order_node(lt, devs + i, j - i);
+        i = j;
+    }
+}
+
+/* ring_order over the cluster's links (cost.h). */
+void cost_ring_order(const cluster *cl, int *devs, int n)
+{
+    ring_order(&(link_tab){cl, NULL, 0}, devs, n);
+}
+
+/* Latency of one ring all-reduce call over n devices spanning `nodes`
+ * nodes, as NCCL's tuning model charges it: a base per call plus one hop
+ * latency per step, 2(n-1) steps of which 2(nodes-1) cross the network.
+ * Seconds. */
+static double ring_call_latency_s(const cluster *cl, int n, int nodes)
+{
+    double steps = 2.0 * (n - 1), inter = 2.0 * (nodes - 1);
+    return (cl->coll.call_latency_us + (steps - inter) * cl->coll.intra_step_us + inter * cl->coll.inter_step_us) *
+           1e-6;
+}
+
+/* Per ring step moving `piece` bytes from each device to the next along
+ * ring[0..n-1]: the slowest intra-node hop, and the bytes each node sends
+ * and receives over its NICs (added to nic_out / nic_in, indexed by node).
+ * Returns the hop time in seconds and the number of nodes the ring spans. */
+static double ring_hops(const link_tab *lt, const int *ring, int n, double piece, double *nic_in, double *nic_out,
+                        int *nodes_out)
+{
+    const cluster *cl = lt->cl;
+    double step = 0;
+    int nodes = 1;
+    for (int a = 0; a < n; a++) {
+        int src = ring[a], dst = ring[(a + 1) % n];
+        int ns = cluster_node_of(cl, src), nd = cluster_node_of(cl, dst);
+        if (ns != nd) {
+            nic_out[ns] += piece;
+            nic_in[nd] += piece;
+            if (a + 1 < n) nodes++;
+        } else {
+            double t = piece / (link_bw(lt, src, dst) * 1e9);
+            if (t > step) step = t;
+        }
+    }
+    *nodes_out = nodes;
+    return step;
+}
+
+/* A node's inter-node traffic is spread over all its NICs: NCCL runs one
+ * ring channel per NIC. */
+static double nic_step(const cluster *cl, const double *nic_in, const double *nic_out, int nodes)
+{
+    double t = 0, bw = cl->inter.bandwidth_gbs * 1e9 * cl->nics_per_node;
+    for (int k = 0; k < nodes; k++) {
+        double b = nic_in[k] > nic_out[k] ? nic_in[k] : nic_out[k];
+        if (b / bw > t) t = b / bw;
+    }
+    return t;
+}
+
+/* One ring all-reduce of `bytes` over ring[0..n-1] (cost.h): 2(n - 1)
+ * steps of bytes / n each, as long as the slowest hop or the busiest NICs,
+ * and the call's latency. */
+double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes)
+{
+    if (n < 2 || bytes <= 0) return 0;
+    double *nic = lw_calloc(2 * (size_t)cl->nodes, sizeof(double));
+    int nodes;
+    double step = ring_hops(&(link_tab){cl, NULL, 0}, ring, n, bytes / n, nic, nic + cl->nodes, &nodes);
+    double t_nic = nic_step(cl, nic, nic + cl->nodes, cl->nodes);
+    free(nic);
+    if (t_nic > step) step = t_nic;
+    return 2.0 * (n - 1) * step + ring_call_latency_s(cl, n, nodes);
+}
+
+/* The tasks of config c whose channel coordinate is j (the replicas of
+ * shard j), ascending, into rep; returns how many. Tasks are numbered
+ * row-major over (n, c, h, w). */
+static int shard_replicas(const config *c, int j, int *rep)
+{
+    int nr = 0, hw = c->deg[DIM_H] * c->deg[DIM_W];
+    for (int n = 0; n < c->deg[DIM_N]; n++)
+        for (int q = 0, k = (n * c->deg[DIM_C] + j) * hw; q < hw; q++) rep[nr++] = k + q;
+    return nr;
+}
+
+/* t_s of layer li's config c with the caller's scratch (ms; *bytes_out,
+ * may be NULL: the bytes each replica pushes and pulls, summed). */
+double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out)
+{
+    const cost_model *m = &pm->pub;
+    const layer *l = &m->net->layers[li];
+    if (bytes_out) *bytes_out = 0;
+    int r = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
+    if (l->n_params == 0 || r <= 1) return 0;
+    int shards = c->deg[DIM_C];
+    double ws = (double)l->n_params * m->elem_bytes / shards; /* one shard's gradient bytes */
+    double piece = ws / r;
+    int G = m->gpus;
+    int gpn = m->cl->gpus_per_node;
+    size_t nb = sizeof(double) * (size_t)(pm->nodes_used > 0 ? pm->nodes_used : 1);
+    memset(sc->nic_in_f, 0, nb);
+    memset(sc->nic_out_f, 0, nb);
+    double bytes = 2.0 * (r - 1) * ws * shards;
+    if (bytes_out) *bytes_out = bytes;
+    /* replicas of shard j: tasks whose channel coordinate is j */
+    int *rep = sc->list_i;
+    double t = 0;
+    if (m->cl->sync == SYNC_PARAMETER_SERVER) {
+        /* The shard's parameters are spread over its r replicas' GPUs, each
+         * serving 1/r of them: every replica pushes r-1 gradient pieces and
+         * pulls r-1 weight pieces; a GPU receives its pieces one by one. */
+        memset(sc->recv_f, 0, sizeof(double) * (size_t)G);
+        for (int j = 0; j < shards; j++) {
+            int nr = shard_replicas(c, j, rep);
+            for (int a = 0; a < nr; a++)
+                for (int b = 0; b < nr; b++) {
+                    if (a == b) continue;
+                    int src = rep[a], dst = rep[b];
+                    sc->recv_f[dst] += m->lat_s[src * G + dst] + piece * m->inv_bw[src * G + dst];
+                    if (src / gpn != dst / gpn) {
+                        sc->nic_in_f[dst / gpn] += piece;
+                        sc->nic_out_f[src / gpn] += piece;
+                    }
+                }
+        }
+        t = 2 * phase_time(pm, sc->recv_f, sc->nic_in_f, sc->nic_out_f);
+    } else {
+        /* Ring all-reduce of each shard over its replicas, in the order NCCL
+         * would ring them (cost_ring_order): 2(r-1) steps, each moving 1/r
+         * of the shard to the next GPU; a step lasts as long as its slowest
+         * link, or the busiest node's NICs (all shards' rings at once).
+         * Latency is paid per all-reduce call, and frameworks fuse
+         * gradients into buckets of coll.bucket_mb: this layer pays the
+         * share of a call its bytes fill (ws / bucket bytes), so t_s stays
+         * a per-layer sum and the search exact. A layer larger than a
+         * bucket gets one of its own (as in PyTorch DDP, which never
+         * splits a tensor): one call. bucket_mb 0: one call per layer. */
+        double step = 0, lat = 0;
+        for (int j = 0; j < shards; j++) {
+            int nodes, nr = shard_replicas(c, j, rep);
+            const link_tab lt = {m->cl, pm->node_bw, m->cl->gpus_per_node};
+            ring_order(&lt, rep, nr);
+            double s = ring_hops(&lt, rep, nr, piece, sc->nic_in_f, sc->nic_out_f, &nodes);
+            if (s > step) step = s;
+            double lj = ring_call_latency_s(m->cl, nr, nodes);
+            if (lj > lat) lat = lj;
+        }
+        if (pm->nodes_used > 1) {
+            double tn = nic_step(m->cl, sc->nic_in_f, sc->nic_out_f, pm->nodes_used);
+            if (tn > step) step = tn;
+        }
+        double bucket = m->cl->coll.bucket_mb * 1048576.0;
+        double calls = bucket > 0 && ws < bucket ? ws / bucket : 1.0;
+        t = 2.0 * (r - 1) * step + calls * lat;
+    }
+    return t * 1e3;
+}
+
+/* t_s with a scratch of its own (cost.h). */
+double cost_t_s(const cost_model *m, int li, const config *c, double *bytes)
+{
+    const cost_model_priv *pm = (const cost_model_priv *)m;
+    const layer *l = &m->net->layers[li];
+    if (l->n_params == 0 || c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W] <= 1) { /* nothing to sync: no scratch */
+        if (bytes) *bytes = 0;
+        return 0;
+    }
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, pm->nodes_used);
+    double t = t_s_eval(pm, &sc, li, c, bytes);
+    scratch_free(&sc);
+    return t;
+}
