@@ -363,6 +363,38 @@ int plan_background_join(plan *p)
     return prefetch_join_idle(p);
 }
 
+/* The pins in the new model cm, by index: pins are configs, not indices,
+ * so they are carried over by value (pin_cfg: the configs asked for, deg[0]
+ * 0 for none; else the current pins, pins_now, of p's model). A config the
+ * new setting lacks drops its pin (-1). *any_pin: some pin was asked for. */
+static int *carry_pins(const plan *p, const cost_model *cm, const int *pins_now, const config *pin_cfg, int *any_pin)
+{
+    int L = p->net->n_layers;
+    int *pins = lw_malloc(sizeof(int) * (size_t)L);
+    for (int i = 0; i < L; i++) {
+        pins[i] = -1;
+        const config *want = pin_cfg ? (pin_cfg[i].deg[0] ? &pin_cfg[i] : NULL)
+                                     : pins_now[i] >= 0 && p->cm ? &p->cm->configs[i][pins_now[i]] : NULL;
+        if (!want) continue;
+        pins[i] = config_find(cm->configs[i], cm->n_configs[i], want);
+        *any_pin = 1;
+    }
+    return pins;
+}
+
+/* The failure path of rebuild after the model was made: everything it
+ * built freed, the given-up counts restored. Returns -1. */
+static int rebuild_undo(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, int *pins, int gave_up,
+                        cost_model *given_base, cluster *given_cl)
+{
+    search_result_free(sr);
+    cg_free(cg);
+    cost_model_free(cm);
+    free(pins);
+    counts_restore(p, gave_up, given_base, given_cl);
+    return -1;
+}
+
 /* A new cost model and optimum for settings set on cluster cl (the plan's
  * own, or a new one the plan takes on success), pins given as indices into
  * the plan's current model. On failure nothing changed (cl is the caller's
@@ -417,40 +449,21 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         }
         post_counts = p->whatifs && cost_model_kept_bytes(cm) == 0 && cost_model_could_keep_counts(cm);
     }
-    /* pins are configs, not indices: carry them over by value (a config the
-     * new setting lacks drops its pin) */
-    int *pins = lw_malloc(sizeof(int) * (size_t)L), any_pin = 0;
-    for (int i = 0; i < L; i++) {
-        pins[i] = -1;
-        const config *want = pin_cfg ? (pin_cfg[i].deg[0] ? &pin_cfg[i] : NULL)
-                                     : pins_now[i] >= 0 && p->cm ? &p->cm->configs[i][pins_now[i]] : NULL;
-        if (!want) continue;
-        pins[i] = config_find(cm->configs[i], cm->n_configs[i], want);
-        any_pin = 1;
-    }
+    int any_pin = 0;
+    int *pins = carry_pins(p, cm, pins_now, pin_cfg, &any_pin);
     double search_ms = 0;
     if (!adopted || any_pin || set->no_fold) { /* a prefetch searched without pins, with folds */
         search_result_free(sr);
         cg_free(cg);
         sr = search_pinned(p, set, cm, pins, &cg, &search_ms, err);
-        if (!sr) {
-            cost_model_free(cm);
-            free(pins);
-            counts_restore(p, gave_up, given_base, given_cl);
-            return -1;
-        }
+        if (!sr) return rebuild_undo(p, cm, cg, NULL, pins, gave_up, given_base, given_cl);
     }
     /* the fastest strategy within the memory limit */
     int *best = lw_malloc(sizeof(int) * (size_t)(L + 1));
     plan_memory mo;
     if (fit_memory(p, cl, cm, cg, sr, mset, best, &mo, &search_ms, err) != 0) {
         free(best);
-        search_result_free(sr);
-        cg_free(cg);
-        cost_model_free(cm);
-        free(pins);
-        counts_restore(p, gave_up, given_base, given_cl);
-        return -1;
+        return rebuild_undo(p, cm, cg, sr, pins, gave_up, given_base, given_cl);
     }
     /* the counts are kept again from the model the entries were priced
      * from where it priced some of them (the model before, or the one the
