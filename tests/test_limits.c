@@ -714,7 +714,9 @@ Test(limits_cli, simulate_shows_progress_on_a_terminal_only, .timeout = 120)
     const char *args[] = {"simulate", "-n", "inception_v3", "-c", "p100-4x4", "-g", "16", "-s", "model", NULL};
     run_result r = run_lw(args, 1, 90);
     cr_assert_eq(r.status, 0, "exit %d; stderr: %s", r.status, r.err);
-    cr_assert(strstr(r.err, "simulating the step (about 5.22e+04 tasks):"), "no progress on the terminal: \"%s\"",
+    /* Inception-v3 model-parallel on 16 GPUs: about 6e+04 tasks since the
+     * network has its BatchNorm and ReLU layers (5.22e+04 before) */
+    cr_assert(strstr(r.err, "simulating the step (about 6e+04 tasks):"), "no progress on the terminal: \"%s\"",
               r.err);
     cr_assert(strstr(r.err, "%"), "no percentage: \"%s\"", r.err);
     cr_assert(strstr(r.err, "\r\033[K"), "progress line not cleared at the end: \"%s\"", r.err);
