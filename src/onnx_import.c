@@ -571,9 +571,139 @@ static void count_weight(ctx *c, int k)
 
 /* ---- ops --------------------------------------------------------------- */
 
-static int op_conv_pool(ctx *c, const char *op)
+/* The kernel of a Conv or pool node, k[0] x k[1], and its output channels
+ * *M: a convolution takes both from its weight (M x C x KH x KW, with an
+ * optional bias of M values, *bias set); a pool keeps the input's C channels
+ * and a global pool's window is the whole H x W. */
+static int window_kernel(ctx *c, int conv, int global, const oval *x, int64_t k[2], int64_t *M, int *bias)
 {
     const Onnx__NodeProto *n = c->node;
+    int64_t C = x->dims[1];
+    *M = C;
+    if (conv) {
+        oval *w = need_in(c, 1);
+        if (!w) return -1;
+        if (w->kind != V_CONST) return nfail(c, "%s", "its weight is computed from the data (a dynamic convolution)");
+        int64_t g = attr_int(n, "group", 1);
+        if (g != 1)
+            return nfail(c, "grouped convolution (group=%lld) is not supported: layerwise's conv2d has no groups",
+                         (long long)g);
+        if (w->rank != 4 || w->dims[1] != C) {
+            char b[160];
+            fmt_dims(w->dims, w->rank, b, sizeof b);
+            return nfail(c, "weight \"%.100s\" is %s; a %lld-channel input needs Mx%lldxKHxKW", n->input[1], b,
+                         (long long)C, (long long)C);
+        }
+        *M = w->dims[0];
+        k[0] = w->dims[2];
+        k[1] = w->dims[3];
+        oval *bv = in_val(c, 2);
+        if (bv) {
+            if (bv->kind != V_CONST || elems(bv) != *M)
+                return nfail(c, "bias \"%.100s\" is not a constant of %lld values", n->input[2], (long long)*M);
+            *bias = 1;
+        }
+    } else if (global) {
+        k[0] = x->dims[2];
+        k[1] = x->dims[3];
+    } else {
+        size_t na;
+        const int64_t *a = attr_ints(n, "kernel_shape", &na);
+        if (!a || na != 2) return nfail(c, "%s", "needs a kernel_shape of 2 values");
+        k[0] = a[0];
+        k[1] = a[1];
+    }
+    return 0;
+}
+
+/* Pads from auto_pad, which ONNX resolves against the input in[0] x in[1]:
+ * SAME_* pads so that the output is ceil(in / stride), VALID pads nothing.
+ * Unset (or NOTSET) leaves p as the pads attribute gave it. */
+static int window_auto_pad(ctx *c, const int64_t in[2], const int64_t k[2], const int64_t s[2], int64_t p[4])
+{
+    char ap[32];
+    const char *autopad = attr_str(c->node, "auto_pad", ap, sizeof ap);
+    if (autopad && (strcmp(autopad, "SAME_UPPER") == 0 || strcmp(autopad, "SAME_LOWER") == 0)) {
+        for (int d = 0; d < 2; d++) {
+            if (s[d] < 1) break;
+            int64_t out = (in[d] + s[d] - 1) / s[d];
+            int64_t total = (out - 1) * s[d] + k[d] - in[d];
+            if (total < 0) total = 0;
+            if (total % 2)
+                return nfail(c, "auto_pad %s pads %s unevenly (%lld in all): layerwise pads both sides alike", autopad,
+                             d ? "the width" : "the height", (long long)total);
+            p[d] = p[d + 2] = total / 2;
+        }
+    } else if (autopad && strcmp(autopad, "VALID") == 0) {
+        memset(p, 0, sizeof(int64_t) * 4);
+    } else if (autopad && autopad[0] && strcmp(autopad, "NOTSET") != 0) {
+        return nfail(c, "auto_pad \"%.20s\" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", autopad);
+    }
+    return 0;
+}
+
+/* Strides and pads of a windowed node from its attributes (a global pool
+ * has none), refusing what layerwise's layers cannot express: dilations,
+ * a kernel_shape other than the weight's. */
+static int window_attrs(ctx *c, const int64_t in[2], const int64_t k[2], int64_t s[2], int64_t p[4])
+{
+    const Onnx__NodeProto *n = c->node;
+    size_t na;
+    const int64_t *a = attr_ints(n, "kernel_shape", &na);
+    if (a && (na != 2 || a[0] != k[0] || a[1] != k[1])) return nfail(c, "%s", "kernel_shape does not match the weight");
+    a = attr_ints(n, "strides", &na);
+    if (a) {
+        if (na != 2) return nfail(c, "%s", "strides must have 2 values");
+        s[0] = a[0];
+        s[1] = a[1];
+    }
+    for (int d = 0; d < 2; d++) {
+        if (k[d] < 1 || k[d] > NET_MAX_DIM) return nfail(c, "kernel %lld is out of range", (long long)k[d]);
+        if (s[d] < 1 || s[d] > NET_MAX_DIM) return nfail(c, "stride %lld is out of range", (long long)s[d]);
+    }
+    a = attr_ints(n, "dilations", &na);
+    if (a && (na != 2 || a[0] != 1 || a[1] != 1))
+        return nfail(c, "%s", "dilated windows (dilations other than 1) are not supported by layerwise's layers");
+    a = attr_ints(n, "pads", &na);
+    if (a) {
+        if (na != 4) return nfail(c, "%s", "pads must have 4 values");
+        memcpy(p, a, sizeof(int64_t) * 4);
+    }
+    return window_auto_pad(c, in, k, s, p);
+}
+
+/* The output height and width of the window over in[0] x in[1], after
+ * checking it fits layerwise's conv2d and pool2d: sizes in range, the same
+ * padding on both sides, padding smaller than the kernel, and (for a pool)
+ * no ceil_mode that would add a window. */
+static int window_output(ctx *c, int conv, const int64_t in[2], const int64_t k[2], const int64_t s[2],
+                         const int64_t p[4], int64_t out[2])
+{
+    for (int d = 0; d < 2; d++) {
+        if (k[d] < 1 || k[d] > NET_MAX_DIM) return nfail(c, "kernel %lld is out of range", (long long)k[d]);
+        if (s[d] < 1 || s[d] > NET_MAX_DIM) return nfail(c, "stride %lld is out of range", (long long)s[d]);
+        if (p[d] < 0 || p[d] > NET_MAX_DIM || p[d + 2] < 0) return nfail(c, "%s", "pads are out of range");
+        if (p[d] != p[d + 2])
+            return nfail(c, "pads %lld and %lld on the two sides of the %s differ: layerwise pads both sides alike",
+                         (long long)p[d], (long long)p[d + 2], d ? "width" : "height");
+        if (p[d] > 0 && p[d] >= k[d])
+            return nfail(c, "padding %lld is not smaller than the kernel %lld", (long long)p[d], (long long)k[d]);
+    }
+    for (int d = 0; d < 2; d++) {
+        int64_t span = in[d] + 2 * p[d] - k[d];
+        if (span < 0)
+            return nfail(c, "kernel %lld is larger than the padded input %lld", (long long)k[d], (long long)(in[d] + 2 * p[d]));
+        out[d] = span / s[d] + 1;
+        if (!conv && attr_int(c->node, "ceil_mode", 0) && span % s[d] != 0)
+            return nfail(c, "%s", "ceil_mode gives a window more than layerwise's pool2d (which rounds down)");
+    }
+    return 0;
+}
+
+/* Conv, MaxPool, AveragePool and their Global forms: a conv2d or pool2d
+ * layer on a (samples, channels, height, width) activation. */
+static int op_conv_pool(ctx *c, const char *op)
+{
     int conv = strcmp(op, "Conv") == 0;
     int global = strncmp(op, "Global", 6) == 0;
     oval *x = need_in(c, 0);
@@ -589,104 +719,12 @@ static int op_conv_pool(ctx *c, const char *op)
         return nfail(c, "input is %s: only 2-D %s (a 4-D input: samples, channels, height, width) is supported", a,
                      conv ? "convolution" : "pooling");
     }
-    int64_t C = x->dims[1], H = x->dims[2], W = x->dims[3];
-    int64_t k[2], s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, M = C;
+    int64_t C = x->dims[1], in[2] = {x->dims[2], x->dims[3]};
+    int64_t k[2], s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, M, out[2];
     int bias = 0;
-    size_t na;
-    const int64_t *a;
-    if (conv) {
-        oval *w = need_in(c, 1);
-        if (!w) return -1;
-        if (w->kind != V_CONST) return nfail(c, "%s", "its weight is computed from the data (a dynamic convolution)");
-        int64_t g = attr_int(n, "group", 1);
-        if (g != 1)
-            return nfail(c, "grouped convolution (group=%lld) is not supported: layerwise's conv2d has no groups",
-                         (long long)g);
-        if (w->rank != 4 || w->dims[1] != C) {
-            char b[160];
-            fmt_dims(w->dims, w->rank, b, sizeof b);
-            return nfail(c, "weight \"%.100s\" is %s; a %lld-channel input needs Mx%lldxKHxKW", n->input[1], b,
-                         (long long)C, (long long)C);
-        }
-        M = w->dims[0];
-        k[0] = w->dims[2];
-        k[1] = w->dims[3];
-        oval *bv = in_val(c, 2);
-        if (bv) {
-            if (bv->kind != V_CONST || elems(bv) != M) return nfail(c, "bias \"%.100s\" is not a constant of %lld values",
-                                                                   n->input[2], (long long)M);
-            bias = 1;
-        }
-    } else if (global) {
-        k[0] = H;
-        k[1] = W;
-    } else {
-        a = attr_ints(n, "kernel_shape", &na);
-        if (!a || na != 2) return nfail(c, "%s", "needs a kernel_shape of 2 values");
-        k[0] = a[0];
-        k[1] = a[1];
-    }
-    if (!global) {
-        a = attr_ints(n, "kernel_shape", &na);
-        if (a && (na != 2 || a[0] != k[0] || a[1] != k[1]))
-            return nfail(c, "%s", "kernel_shape does not match the weight");
-        a = attr_ints(n, "strides", &na);
-        if (a) {
-            if (na != 2) return nfail(c, "%s", "strides must have 2 values");
-            s[0] = a[0];
-            s[1] = a[1];
-        }
-        for (int d = 0; d < 2; d++) {
-            if (k[d] < 1 || k[d] > NET_MAX_DIM) return nfail(c, "kernel %lld is out of range", (long long)k[d]);
-            if (s[d] < 1 || s[d] > NET_MAX_DIM) return nfail(c, "stride %lld is out of range", (long long)s[d]);
-        }
-        a = attr_ints(n, "dilations", &na);
-        if (a && (na != 2 || a[0] != 1 || a[1] != 1))
-            return nfail(c, "%s", "dilated windows (dilations other than 1) are not supported by layerwise's layers");
-        a = attr_ints(n, "pads", &na);
-        if (a) {
-            if (na != 4) return nfail(c, "%s", "pads must have 4 values");
-            memcpy(p, a, sizeof p);
-        }
-        char ap[32];
-        const char *autopad = attr_str(n, "auto_pad", ap, sizeof ap);
-        if (autopad && (strcmp(autopad, "SAME_UPPER") == 0 || strcmp(autopad, "SAME_LOWER") == 0)) {
-            int64_t in[2] = {H, W};
-            for (int d = 0; d < 2; d++) {
-                if (s[d] < 1) break;
-                int64_t out = (in[d] + s[d] - 1) / s[d];
-                int64_t total = (out - 1) * s[d] + k[d] - in[d];
-                if (total < 0) total = 0;
-                if (total % 2)
-                    return nfail(c, "auto_pad %s pads %s unevenly (%lld in all): layerwise pads both sides alike",
-                                 autopad, d ? "the width" : "the height", (long long)total);
-                p[d] = p[d + 2] = total / 2;
-            }
-        } else if (autopad && strcmp(autopad, "VALID") == 0) {
-            memset(p, 0, sizeof p);
-        } else if (autopad && autopad[0] && strcmp(autopad, "NOTSET") != 0) {
-            return nfail(c, "auto_pad \"%.20s\" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", autopad);
-        }
-    }
-    for (int d = 0; d < 2; d++) {
-        if (k[d] < 1 || k[d] > NET_MAX_DIM) return nfail(c, "kernel %lld is out of range", (long long)k[d]);
-        if (s[d] < 1 || s[d] > NET_MAX_DIM) return nfail(c, "stride %lld is out of range", (long long)s[d]);
-        if (p[d] < 0 || p[d] > NET_MAX_DIM || p[d + 2] < 0) return nfail(c, "%s", "pads are out of range");
-        if (p[d] != p[d + 2])
-            return nfail(c, "pads %lld and %lld on the two sides of the %s differ: layerwise pads both sides alike",
-                         (long long)p[d], (long long)p[d + 2], d ? "width" : "height");
-        if (p[d] > 0 && p[d] >= k[d])
-            return nfail(c, "padding %lld is not smaller than the kernel %lld", (long long)p[d], (long long)k[d]);
-    }
-    int64_t in[2] = {H, W}, out[2];
-    for (int d = 0; d < 2; d++) {
-        int64_t span = in[d] + 2 * p[d] - k[d];
-        if (span < 0)
-            return nfail(c, "kernel %lld is larger than the padded input %lld", (long long)k[d], (long long)(in[d] + 2 * p[d]));
-        out[d] = span / s[d] + 1;
-        if (!conv && attr_int(n, "ceil_mode", 0) && span % s[d] != 0)
-            return nfail(c, "%s", "ceil_mode gives a window more than layerwise's pool2d (which rounds down)");
-    }
+    if (window_kernel(c, conv, global, x, k, &M, &bias) < 0) return -1;
+    if (!global && window_attrs(c, in, k, s, p) < 0) return -1;
+    if (window_output(c, conv, in, k, s, p, out) < 0) return -1;
     if (conv && (double)M * ((double)C * k[0] * k[1] + 1) > 4e10) return nfail(c, "%s", "more than 4e10 parameters");
     if (M < 1 || M > NET_MAX_DIM) return nfail(c, "%lld output channels are out of range", (long long)M);
     olayer *l = new_layer(c, conv ? LT_CONV2D : LT_POOL2D, NULL);
@@ -933,119 +971,150 @@ static int op_concat(ctx *c)
     return set_out(c, 0, &v);
 }
 
-/* Result dims of Reshape / Flatten / Squeeze / Unsqueeze / Transpose. */
-static int reshape_dims(ctx *c, const char *op, const oval *x, int64_t *dims, int *rank)
+/* Reshape's result: the shape from its second input (its attribute before
+ * opset 5), where 0 copies the input's dimension (unless allowzero) and one
+ * -1 takes what the other dimensions leave. */
+static int dims_of_reshape(ctx *c, const oval *x, int64_t *dims, int *rank)
 {
     const Onnx__NodeProto *n = c->node;
     size_t na = 0;
     const int64_t *a = NULL;
     long nl = 0;
-    if (strcmp(op, "Reshape") == 0) {
-        if (c->opset < 5) {
-            a = attr_ints(n, "shape", &na);
-            if (!a) return nfail(c, "%s", "no shape attribute");
-        } else {
-            oval *s = need_in(c, 1);
-            if (!s) return -1;
+    if (c->opset < 5) {
+        a = attr_ints(n, "shape", &na);
+        if (!a) return nfail(c, "%s", "no shape attribute");
+    } else {
+        oval *s = need_in(c, 1);
+        if (!s) return -1;
+        a = const_ints(c, s, 1, &nl);
+        if (!a) return -1;
+        na = (size_t)nl;
+    }
+    if (na > MAX_RANK) return nfail(c, "%s", "too many dimensions");
+    int allowzero = (int)attr_int(n, "allowzero", 0), minus = -1;
+    int64_t known = 1;
+    for (size_t k = 0; k < na; k++) {
+        int64_t d = a[k];
+        if (d == 0 && !allowzero) {
+            if ((int)k >= x->rank) return nfail(c, "%s", "a 0 in the shape copies a dimension the input lacks");
+            d = x->dims[k];
+        }
+        if (d == -1) {
+            if (minus >= 0) return nfail(c, "%s", "two -1 in the shape");
+            minus = (int)k;
+            d = 1;
+        } else if (d < 0 || d > DIM_LIMIT) {
+            return nfail(c, "dimension %lld in the shape", (long long)d);
+        }
+        dims[k] = d;
+        if (d && known > DIM_LIMIT / d) return nfail(c, "%s", "the shape is too large");
+        known *= d;
+    }
+    if (minus >= 0) {
+        if (known == 0 || elems(x) % known) return nfail(c, "%s", "-1 in the shape cannot be inferred");
+        dims[minus] = elems(x) / known;
+    }
+    *rank = (int)na;
+    return 0;
+}
+
+/* Flatten's result: (the dimensions before axis, the ones from it on). */
+static int dims_of_flatten(ctx *c, const oval *x, int64_t *dims, int *rank)
+{
+    int64_t ax = attr_int(c->node, "axis", 1);
+    if (ax < 0) ax += x->rank;
+    if (ax < 0 || ax > x->rank) return nfail(c, "%s", "axis out of range");
+    oval lo = *x, hi = *x;
+    lo.rank = (int)ax;
+    hi.rank = x->rank - (int)ax;
+    memmove(hi.dims, x->dims + ax, sizeof(int64_t) * (size_t)hi.rank);
+    dims[0] = elems(&lo);
+    dims[1] = elems(&hi);
+    *rank = 2;
+    return 0;
+}
+
+/* Transpose's result (perm, or the dimensions reversed). On an activation
+ * it is accepted only when no element moves, i.e. the dimensions other than
+ * ones keep their order: layerwise has no layer that permutes (c, h, w). */
+static int dims_of_transpose(ctx *c, const oval *x, int64_t *dims, int *rank)
+{
+    size_t na = 0;
+    const int64_t *a = attr_ints(c->node, "perm", &na);
+    if (a && na != (size_t)x->rank) return nfail(c, "%s", "perm does not match the rank");
+    int seen[MAX_RANK] = {0};
+    for (int k = 0; k < x->rank; k++) {
+        int64_t p = a ? a[k] : x->rank - 1 - k;
+        if (p < 0 || p >= x->rank || seen[p]++) return nfail(c, "%s", "perm is not a permutation");
+        dims[k] = x->dims[p];
+    }
+    /* moving only dimensions of size 1 moves no element */
+    int last = -1;
+    for (int k = 0; k < x->rank && x->kind == V_ACT; k++) {
+        int64_t p = a ? a[k] : x->rank - 1 - k;
+        if (x->dims[p] == 1) continue;
+        if (p < last) {
+            char s[160];
+            fmt_dims(x->dims, x->rank, s, sizeof s);
+            return nfail(c, "a transpose of activation %s moves its elements: layerwise's layers keep (c, h, w) "
+                            "in that order%s",
+                         s, x->rank == 3 ? transformer_note : "");
+        }
+        last = (int)p;
+    }
+    *rank = x->rank;
+    return 0;
+}
+
+/* Squeeze's or Unsqueeze's result (sq: Squeeze). The axes are an input
+ * from opset 13, an attribute before; a Squeeze without axes drops every
+ * dimension of size 1 except an activation's sample dimension. */
+static int dims_of_squeeze(ctx *c, int sq, const oval *x, int64_t *dims, int *rank)
+{
+    size_t na = 0;
+    const int64_t *a = NULL;
+    long nl = 0;
+    if (c->opset >= 13) {
+        oval *s = in_val(c, 1);
+        if (s) {
             a = const_ints(c, s, 1, &nl);
             if (!a) return -1;
             na = (size_t)nl;
         }
-        if (na > MAX_RANK) return nfail(c, "%s", "too many dimensions");
-        int allowzero = (int)attr_int(n, "allowzero", 0), minus = -1;
-        int64_t known = 1;
-        for (size_t k = 0; k < na; k++) {
-            int64_t d = a[k];
-            if (d == 0 && !allowzero) {
-                if ((int)k >= x->rank) return nfail(c, "%s", "a 0 in the shape copies a dimension the input lacks");
-                d = x->dims[k];
-            }
-            if (d == -1) {
-                if (minus >= 0) return nfail(c, "%s", "two -1 in the shape");
-                minus = (int)k;
-                d = 1;
-            } else if (d < 0 || d > DIM_LIMIT) {
-                return nfail(c, "dimension %lld in the shape", (long long)d);
-            }
-            dims[k] = d;
-            if (d && known > DIM_LIMIT / d) return nfail(c, "%s", "the shape is too large");
-            known *= d;
-        }
-        if (minus >= 0) {
-            if (known == 0 || elems(x) % known) return nfail(c, "%s", "-1 in the shape cannot be inferred");
-            dims[minus] = elems(x) / known;
-        }
-        *rank = (int)na;
-    } else if (strcmp(op, "Flatten") == 0) {
-        int64_t ax = attr_int(n, "axis", 1);
-        if (ax < 0) ax += x->rank;
-        if (ax < 0 || ax > x->rank) return nfail(c, "%s", "axis out of range");
-        oval lo = *x, hi = *x;
-        lo.rank = (int)ax;
-        hi.rank = x->rank - (int)ax;
-        memmove(hi.dims, x->dims + ax, sizeof(int64_t) * (size_t)hi.rank);
-        dims[0] = elems(&lo);
-        dims[1] = elems(&hi);
-        *rank = 2;
-    } else if (strcmp(op, "Transpose") == 0) {
-        a = attr_ints(n, "perm", &na);
-        if (a && na != (size_t)x->rank) return nfail(c, "%s", "perm does not match the rank");
-        int seen[MAX_RANK] = {0};
-        for (int k = 0; k < x->rank; k++) {
-            int64_t p = a ? a[k] : x->rank - 1 - k;
-            if (p < 0 || p >= x->rank || seen[p]++) return nfail(c, "%s", "perm is not a permutation");
-            dims[k] = x->dims[p];
-        }
-        /* moving only dimensions of size 1 moves no element */
-        int last = -1;
-        for (int k = 0; k < x->rank && x->kind == V_ACT; k++) {
-            int64_t p = a ? a[k] : x->rank - 1 - k;
-            if (x->dims[p] == 1) continue;
-            if (p < last) {
-                char s[160];
-                fmt_dims(x->dims, x->rank, s, sizeof s);
-                return nfail(c, "a transpose of activation %s moves its elements: layerwise's layers keep (c, h, w) "
-                                "in that order%s",
-                             s, x->rank == 3 ? transformer_note : "");
-            }
-            last = (int)p;
-        }
-        *rank = x->rank;
-    } else { /* Squeeze, Unsqueeze */
-        int sq = op[0] == 'S';
-        if (c->opset >= 13) {
-            oval *s = in_val(c, 1);
-            if (s) {
-                a = const_ints(c, s, 1, &nl);
-                if (!a) return -1;
-                na = (size_t)nl;
-            }
-        } else {
-            a = attr_ints(n, "axes", &na);
-        }
-        if (!sq && !a) return nfail(c, "%s", "no axes");
-        int out_rank = sq ? x->rank : x->rank + (int)na;
-        if (out_rank > MAX_RANK || na > MAX_RANK) return nfail(c, "%s", "too many dimensions");
-        int mark[MAX_RANK] = {0};
-        for (size_t k = 0; k < na; k++) {
-            int ax;
-            if (norm_axis(a[k], out_rank, &ax) < 0 || mark[ax]) return nfail(c, "axis %lld is out of range", (long long)a[k]);
-            mark[ax] = 1;
-        }
-        int r = 0;
-        if (sq) {
-            for (int k = 0; k < x->rank; k++) {
-                int drop = a ? mark[k] : (x->dims[k] == 1 && !(x->kind == V_ACT && k == 0));
-                if (drop && x->dims[k] != 1) return nfail(c, "axis %d has size %lld, not 1", k, (long long)x->dims[k]);
-                if (!drop) dims[r++] = x->dims[k];
-            }
-        } else {
-            int j = 0;
-            for (int k = 0; k < out_rank; k++) dims[r++] = mark[k] ? 1 : x->dims[j++];
-        }
-        *rank = r;
+    } else {
+        a = attr_ints(c->node, "axes", &na);
     }
+    if (!sq && !a) return nfail(c, "%s", "no axes");
+    int out_rank = sq ? x->rank : x->rank + (int)na;
+    if (out_rank > MAX_RANK || na > MAX_RANK) return nfail(c, "%s", "too many dimensions");
+    int mark[MAX_RANK] = {0};
+    for (size_t k = 0; k < na; k++) {
+        int ax;
+        if (norm_axis(a[k], out_rank, &ax) < 0 || mark[ax]) return nfail(c, "axis %lld is out of range", (long long)a[k]);
+        mark[ax] = 1;
+    }
+    int r = 0;
+    if (sq) {
+        for (int k = 0; k < x->rank; k++) {
+            int drop = a ? mark[k] : (x->dims[k] == 1 && !(x->kind == V_ACT && k == 0));
+            if (drop && x->dims[k] != 1) return nfail(c, "axis %d has size %lld, not 1", k, (long long)x->dims[k]);
+            if (!drop) dims[r++] = x->dims[k];
+        }
+    } else {
+        int j = 0;
+        for (int k = 0; k < out_rank; k++) dims[r++] = mark[k] ? 1 : x->dims[j++];
+    }
+    *rank = r;
     return 0;
+}
+
+/* Result dims of Reshape / Flatten / Squeeze / Unsqueeze / Transpose. */
+static int reshape_dims(ctx *c, const char *op, const oval *x, int64_t *dims, int *rank)
+{
+    if (strcmp(op, "Reshape") == 0) return dims_of_reshape(c, x, dims, rank);
+    if (strcmp(op, "Flatten") == 0) return dims_of_flatten(c, x, dims, rank);
+    if (strcmp(op, "Transpose") == 0) return dims_of_transpose(c, x, dims, rank);
+    return dims_of_squeeze(c, op[0] == 'S', x, dims, rank); /* Squeeze, Unsqueeze */
 }
 
 static int op_reshape(ctx *c, const char *op)
@@ -1543,8 +1612,10 @@ static int nesting_ok(const ProtobufCMessageDescriptor *d, const unsigned char *
     return 0;
 }
 
-char *onnx_to_net_json(const unsigned char *data, size_t len, const char *label, const char *name,
-                       const onnx_options *opt, onnx_counts *counts, lw_error *err)
+/* The model in data[0..len), unpacked by protobuf-c after the nesting guard;
+ * NULL with err set when it is too deep or not a protobuf of a model. The
+ * caller frees it with onnx__model_proto__free_unpacked. */
+static Onnx__ModelProto *unpack_model(const unsigned char *data, size_t len, const char *label, lw_error *err)
 {
     if (nesting_ok(&onnx__model_proto__descriptor, data, len, 0) < 0) {
         lw_fail(err, 2, "%s: messages nested more than %d deep: not an ONNX model this program reads", label,
@@ -1552,101 +1623,132 @@ char *onnx_to_net_json(const unsigned char *data, size_t len, const char *label,
         return NULL;
     }
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
-    if (!m) {
-        lw_fail(err, 2, "%s: not an ONNX model (the protobuf is malformed or truncated)", label);
-        return NULL;
-    }
-    ctx c = {0};
-    c.label = label;
-    c.err = err;
-    c.opt = opt;
-    c.batch = 1;
-    char *out = NULL;
-    int64_t in_dims[MAX_RANK] = {0};
-    int in_rank = 0;
-    const Onnx__GraphProto *g = m->graph;
+    if (!m) lw_fail(err, 2, "%s: not an ONNX model (the protobuf is malformed or truncated)", label);
+    return m;
+}
+
+/* The version of the standard operators the model imports (the last entry
+ * of the default domain wins, clamped to 0..10000); 1 when it lists none. */
+static int model_opset(const Onnx__ModelProto *m)
+{
+    int opset = 0;
     for (size_t k = 0; k < m->n_opset_import; k++) {
         const Onnx__OperatorSetIdProto *o = m->opset_import[k];
         if (o && (!o->domain || !o->domain[0] || strcmp(o->domain, "ai.onnx") == 0) && o->has_version)
-            c.opset = o->version > 10000 ? 10000 : o->version < 0 ? 0 : (int)o->version;
+            opset = o->version > 10000 ? 10000 : o->version < 0 ? 0 : (int)o->version;
     }
-    if (!g || g->n_node == 0) {
-        lw_fail(err, 2, "%s: the ONNX model has no graph (or a graph without nodes)", label);
-        goto done;
-    }
-    if (!m->n_opset_import) c.opset = 1;
-    if (c.opset < 1) {
-        lw_fail(err, 2, "%s: the model imports no version of the standard ONNX operators (opset_import)", label);
-        goto done;
-    }
-    c.counts.nodes = (int)g->n_node;
-    c.counts.opset = c.opset;
-    for (size_t k = 0; k < g->n_initializer; k++) {
-        const Onnx__TensorProto *t = g->initializer[k];
-        if (!t || !t->name || !t->name[0]) continue;
-        oval v;
-        if (tensor_value(&c, t, &v) < 0) goto done;
-        val_put(&c, t->name, &v);
-    }
-    int di = pick_data_input(&c, g);
-    if (di < 0) {
-        lw_fail(err, 2, "%s: the graph has no input that is not a weight", label);
-        goto done;
-    }
-    /* unused --input-shape names are an error, not ignored */
+    return m->n_opset_import ? opset : 1;
+}
+
+/* Every --input-shape must name an input of the graph: an unused one is a
+ * mistake (a misspelt name), not something to ignore. */
+static int check_shape_names(ctx *c, const Onnx__GraphProto *g)
+{
+    const onnx_options *opt = c->opt;
     for (int i = 0; opt && i < opt->n_shapes; i++) {
         int found = 0;
         const char *eq = strrchr(opt->shapes[i], '=');
         for (size_t k = 0; k < g->n_input && !found; k++)
             found = g->input[k] && g->input[k]->name && eq && strlen(g->input[k]->name) == (size_t)(eq - opt->shapes[i]) &&
                     strncmp(g->input[k]->name, opt->shapes[i], (size_t)(eq - opt->shapes[i])) == 0;
-        if (!found) {
-            lw_fail(err, 2, "%s: --input-shape %.100s: the graph has no input of that name", label, opt->shapes[i]);
-            goto done;
-        }
+        if (!found)
+            return lw_fail(c->err, 2, "%s: --input-shape %.100s: the graph has no input of that name", c->label,
+                           opt->shapes[i]);
     }
+    return 0;
+}
+
+/* The graph's inputs into the value table: input di (the data) becomes
+ * layer 0, the network's input, and its dims and rank go to in_dims and
+ * *in_rank; the others (weights listed as inputs) are constants. */
+static int read_graph_inputs(ctx *c, const Onnx__GraphProto *g, int di, int64_t *in_dims, int *in_rank)
+{
     for (size_t k = 0; k < g->n_input; k++) {
         const Onnx__ValueInfoProto *vi = g->input[k];
-        if (!vi || !vi->name || !vi->name[0] || is_initializer(&c, vi->name)) continue;
+        if (!vi || !vi->name || !vi->name[0] || is_initializer(c, vi->name)) continue;
         oval v;
-        if (input_value(&c, vi, (int)k == di, &v) < 0) goto done;
+        if (input_value(c, vi, (int)k == di, &v) < 0) return -1;
         if ((int)k == di) {
-            if (v.rank == 3) {
-                nfail(&c, "graph input \"%.100s\" is a sequence (3 dimensions)%s", vi->name, transformer_note);
-                goto done;
-            }
-            if (v.rank != 4 && v.rank != 2) {
-                nfail(&c, "graph input \"%.100s\" has %d dimensions: layerwise takes (samples, channels, height, "
-                          "width) or (samples, features)",
-                      vi->name, v.rank);
-                goto done;
-            }
-            c.batch = v.dims[0];
-            memcpy(in_dims, v.dims, sizeof in_dims);
-            in_rank = v.rank;
-            c.n_layers = c.cap_layers = 1;
-            c.layers = lw_calloc(1, sizeof(olayer));
-            c.layers[0].type = LT_INPUT;
-            c.layers[0].lw_rank = 4;
-            c.layers[0].name = unique_name(&c, vi->name);
+            if (v.rank == 3) return nfail(c, "graph input \"%.100s\" is a sequence (3 dimensions)%s", vi->name, transformer_note);
+            if (v.rank != 4 && v.rank != 2)
+                return nfail(c, "graph input \"%.100s\" has %d dimensions: layerwise takes (samples, channels, height, "
+                                "width) or (samples, features)",
+                             vi->name, v.rank);
+            c->batch = v.dims[0];
+            memcpy(in_dims, v.dims, sizeof(int64_t) * MAX_RANK);
+            *in_rank = v.rank;
+            c->n_layers = c->cap_layers = 1;
+            c->layers = lw_calloc(1, sizeof(olayer));
+            c->layers[0].type = LT_INPUT;
+            c->layers[0].lw_rank = 4;
+            c->layers[0].name = unique_name(c, vi->name);
             v.layer = 0;
         }
-        val_put(&c, vi->name, &v);
+        val_put(c, vi->name, &v);
     }
+    return 0;
+}
+
+/* The graph of model m as a layerwise-net/1 document: the initializers and
+ * inputs into the value table, then every node in order (the graph is
+ * topologically sorted, as ONNX requires), then the writer. counts (may be
+ * NULL) receives what the import did once every node is in. */
+static char *import_graph(ctx *c, const Onnx__ModelProto *m, const char *name, onnx_counts *counts)
+{
+    const Onnx__GraphProto *g = m->graph;
+    int64_t in_dims[MAX_RANK] = {0};
+    int in_rank = 0;
+    if (!g || g->n_node == 0) {
+        lw_fail(c->err, 2, "%s: the ONNX model has no graph (or a graph without nodes)", c->label);
+        return NULL;
+    }
+    if (c->opset < 1) {
+        lw_fail(c->err, 2, "%s: the model imports no version of the standard ONNX operators (opset_import)", c->label);
+        return NULL;
+    }
+    c->counts.nodes = (int)g->n_node;
+    c->counts.opset = c->opset;
+    for (size_t k = 0; k < g->n_initializer; k++) {
+        const Onnx__TensorProto *t = g->initializer[k];
+        if (!t || !t->name || !t->name[0]) continue;
+        oval v;
+        if (tensor_value(c, t, &v) < 0) return NULL;
+        val_put(c, t->name, &v);
+    }
+    int di = pick_data_input(c, g);
+    if (di < 0) {
+        lw_fail(c->err, 2, "%s: the graph has no input that is not a weight", c->label);
+        return NULL;
+    }
+    if (check_shape_names(c, g) < 0 || read_graph_inputs(c, g, di, in_dims, &in_rank) < 0) return NULL;
     for (size_t k = 0; k < g->n_node; k++) {
-        c.node = g->node[k];
-        if (!c.node) continue;
-        if (import_node(&c) < 0) goto done;
+        c->node = g->node[k];
+        if (!c->node) continue;
+        if (import_node(c) < 0) return NULL;
     }
-    c.node = NULL;
-    if (c.n_layers < 2) {
-        lw_fail(err, 2, "%s: no node of the graph computes anything layerwise models (all %d folded away)", label,
-                c.counts.nodes);
-        goto done;
+    c->node = NULL;
+    if (c->n_layers < 2) {
+        lw_fail(c->err, 2, "%s: no node of the graph computes anything layerwise models (all %d folded away)", c->label,
+                c->counts.nodes);
+        return NULL;
     }
-    out = write_json(&c, name, in_dims, in_rank);
-    if (counts) *counts = c.counts;
-done:
+    char *out = write_json(c, name, in_dims, in_rank);
+    if (counts) *counts = c->counts;
+    return out;
+}
+
+char *onnx_to_net_json(const unsigned char *data, size_t len, const char *label, const char *name,
+                       const onnx_options *opt, onnx_counts *counts, lw_error *err)
+{
+    Onnx__ModelProto *m = unpack_model(data, len, label, err);
+    if (!m) return NULL;
+    ctx c = {0};
+    c.label = label;
+    c.err = err;
+    c.opt = opt;
+    c.batch = 1;
+    c.opset = model_opset(m);
+    char *out = import_graph(&c, m, name, counts);
     ctx_free(&c);
     onnx__model_proto__free_unpacked(m, NULL);
     return out;
