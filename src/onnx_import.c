@@ -165,6 +165,8 @@ static char *write_json(ctx *c, const char *name, const int64_t *in_dims, int in
     return s;
 }
 
+/* ---- the walk ---------------------------------------------------------- */
+
 static void ctx_free(ctx *c)
 {
     for (size_t k = 0; k < c->cap; k++) free(c->vals[k].data);

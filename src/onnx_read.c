@@ -202,6 +202,8 @@ int ox_tensor_value(ctx *c, const Onnx__TensorProto *t, oval *v)
     return 0;
 }
 
+/* ---- unpacking --------------------------------------------------------- */
+
 /* protobuf-c unpacks nested messages by recursion, without a limit: a
  * hostile file of a few hundred kilobytes nests graphs in attributes deep
  * enough to overflow the stack. So the wire format is walked first, by the
