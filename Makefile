@@ -80,7 +80,8 @@ $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: $(ONNX_PROTO) | $(BUILD)/ge
 $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(BUILD)/src/onnx_import.o: $(BUILD)/gen/onnx.pb-c.h
+# every part of the importer includes the generated header (src/onnx_internal.h)
+$(filter $(BUILD)/src/onnx_%.o,$(ENGINE_OBJ)): $(BUILD)/gen/onnx.pb-c.h
 
 # The shipped data, compiled in so the program runs from anywhere.
 $(BUILD)/embedded.c: $(DATA) | $(BUILD)/src
