@@ -97,5 +97,5 @@ shot help "Everywhere" "help: every key"
 start -n inception_v3
 wait_for "inception_v3 on p100-4x4"
 keys 2
-for _ in $(seq 1 12); do keys ']'; done
+keys / m i x e d _ 5 b Enter # the first module, past the stem's convolutions with their BatchNorm and ReLU
 shot graph "mixed_5b" "computation graph: Inception-v3"
