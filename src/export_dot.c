@@ -694,6 +694,37 @@ static void build_reduced_view(diagram *d, int k)
     free(alive_e);
 }
 
+/* A layer's cells in the strategy view, one per GPU: the block of its
+ * output that GPU computes (first-last of each split dimension, "all", or
+ * a dash where the GPU is idle), outlined red where the GPU receives from
+ * another node (recv: that layer's bytes per GPU from other nodes). */
+static void gpu_cells(lw_buf *b, const layer *l, const config *c, long batch, int G, const double *recv)
+{
+    split_class cc = split_class_of(c);
+    int tasks = config_tasks(c);
+    for (int g = 0; g < G; g++) {
+        if (g >= tasks) {
+            lw_buf_printf(b, "<TD BGCOLOR=\"#FAFAFA\"><FONT COLOR=\"#B0B0B0\">&#8211;</FONT></TD>");
+            continue;
+        }
+        int coord[NDIMS];
+        config_task_coords(c, g, coord);
+        int red = recv[g] > 0;
+        lw_buf_printf(b, "<TD BGCOLOR=\"%s\"%s><FONT POINT-SIZE=\"9\">", split_colours[cc].fill,
+                      red ? " BORDER=\"2\" COLOR=\"#C0392B\"" : "");
+        int any = 0;
+        for (int dd = 0; dd < NDIMS; dd++) {
+            if (c->deg[dd] == 1) continue;
+            long S = layer_dim_size(l, dd, batch);
+            lw_buf_printf(b, "%s%c %ld&#8211;%ld", any ? " " : "", config_dim_letter[dd],
+                          piece_lo(S, c->deg[dd], coord[dd]), piece_hi(S, c->deg[dd], coord[dd]) - 1);
+            any = 1;
+        }
+        if (!any) lw_buf_printf(b, "all");
+        lw_buf_printf(b, "</FONT></TD>");
+    }
+}
+
 /* One table: a row per layer, a column per GPU grouped by cluster node; each
  * cell the block of the layer's output that GPU computes. */
 static void build_strategy_view(diagram *d)
@@ -751,28 +782,7 @@ static void build_strategy_view(diagram *d)
         buf_esc(b, l->name);
         lw_buf_printf(b, "%s</TD><TD BGCOLOR=\"%s\"><FONT COLOR=\"%s\"><B>%s</B></FONT></TD>", hot ? "</B>" : "",
                       shade, split_colours[cc].line, cfg);
-        int tasks = config_tasks(c);
-        for (int g = 0; g < G; g++) {
-            if (g >= tasks) {
-                lw_buf_printf(b, "<TD BGCOLOR=\"#FAFAFA\"><FONT COLOR=\"#B0B0B0\">&#8211;</FONT></TD>");
-                continue;
-            }
-            int coord[NDIMS];
-            config_task_coords(c, g, coord);
-            int red = recv[(size_t)li * G + g] > 0;
-            lw_buf_printf(b, "<TD BGCOLOR=\"%s\"%s><FONT POINT-SIZE=\"9\">", split_colours[cc].fill,
-                          red ? " BORDER=\"2\" COLOR=\"#C0392B\"" : "");
-            int any = 0;
-            for (int dd = 0; dd < NDIMS; dd++) {
-                if (c->deg[dd] == 1) continue;
-                long S = layer_dim_size(l, dd, m->batch);
-                lw_buf_printf(b, "%s%c %ld&#8211;%ld", any ? " " : "", config_dim_letter[dd],
-                              piece_lo(S, c->deg[dd], coord[dd]), piece_hi(S, c->deg[dd], coord[dd]) - 1);
-                any = 1;
-            }
-            if (!any) lw_buf_printf(b, "all");
-            lw_buf_printf(b, "</FONT></TD>");
-        }
+        gpu_cells(b, l, c, m->batch, G, &recv[(size_t)li * G]);
         const layer_eval *le = &d->ev->layers[li];
         lw_buf_printf(b, "<TD ALIGN=\"RIGHT\" BGCOLOR=\"%s\">%s</TD><TD ALIGN=\"RIGHT\" BGCOLOR=\"%s\">%s</TD>"
                          "<TD ALIGN=\"RIGHT\" BGCOLOR=\"%s\">%s</TD>",
