@@ -153,6 +153,48 @@ static int check_keys(pctx *p, const cJSON *obj, const char *const *allowed, con
     return 0;
 }
 
+/* A convolution's or pooling's output shape and parameters from its
+ * input s (in0): the window must fit the padded input and the padding be
+ * smaller than the window. 0, or -1 with the error set. */
+static int infer_window(pctx *p, layer *l, int i, const layer *in0)
+{
+    const char *ln = l->name;
+    shape s = in0->out;
+    char m[256];
+    if (s.rank != 4) return layer_fail(p, ln, i, "needs a (c, h, w) input, but \"%s\" is flat", in0->name);
+    long H = s.h + 2L * l->ph, W = s.w + 2L * l->pw;
+    if (l->kh > H || l->kw > W) {
+        snprintf(m, sizeof m, "kernel %dx%d is larger than its padded input %ldx%ld (from \"%s\")", l->kh,
+                 l->kw, H, W, in0->name);
+        return layer_fail(p, ln, i, "%s", m);
+    }
+    if (l->ph > 0 && l->ph >= l->kh) {
+        snprintf(m, sizeof m, "padding %d is not smaller than kernel %d", l->ph, l->kh);
+        return layer_fail(p, ln, i, "%s", m);
+    }
+    if (l->pw > 0 && l->pw >= l->kw) {
+        snprintf(m, sizeof m, "padding %d is not smaller than kernel %d", l->pw, l->kw);
+        return layer_fail(p, ln, i, "%s", m);
+    }
+    l->out.rank = 4;
+    l->out.h = (H - l->kh) / l->sh + 1;
+    l->out.w = (W - l->kw) / l->sw + 1;
+    if (l->type == LT_CONV2D) {
+        l->out.c = l->out_channels;
+        /* in double first: channels and kernel within their limits can
+         * still multiply past a long (2^24 * 2^24 * 4096 * 4096) */
+        if ((double)l->out_channels * ((double)s.c * l->kh * l->kw + 1) > 4e10) {
+            snprintf(m, sizeof m, "%ld filters of %ldx%dx%d weights are more than 4e10 parameters",
+                     l->out_channels, s.c, l->kh, l->kw);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        l->n_params = l->out_channels * (s.c * l->kh * l->kw + (l->bias ? 1 : 0));
+    } else {
+        l->out.c = s.c;
+    }
+    return 0;
+}
+
 /* Shape inference for layer i (inputs already resolved and earlier). */
 static int infer(pctx *p, network *net, int i)
 {
@@ -164,37 +206,8 @@ static int infer(pctx *p, network *net, int i)
     switch (l->type) {
     case LT_CONV2D:
     case LT_POOL2D: {
-        if (s.rank != 4) return layer_fail(p, ln, i, "needs a (c, h, w) input, but \"%s\" is flat", in0->name);
-        long H = s.h + 2L * l->ph, W = s.w + 2L * l->pw;
-        if (l->kh > H || l->kw > W) {
-            snprintf(m, sizeof m, "kernel %dx%d is larger than its padded input %ldx%ld (from \"%s\")", l->kh,
-                     l->kw, H, W, in0->name);
-            return layer_fail(p, ln, i, "%s", m);
-        }
-        if (l->ph > 0 && l->ph >= l->kh) {
-            snprintf(m, sizeof m, "padding %d is not smaller than kernel %d", l->ph, l->kh);
-            return layer_fail(p, ln, i, "%s", m);
-        }
-        if (l->pw > 0 && l->pw >= l->kw) {
-            snprintf(m, sizeof m, "padding %d is not smaller than kernel %d", l->pw, l->kw);
-            return layer_fail(p, ln, i, "%s", m);
-        }
-        l->out.rank = 4;
-        l->out.h = (H - l->kh) / l->sh + 1;
-        l->out.w = (W - l->kw) / l->sw + 1;
-        if (l->type == LT_CONV2D) {
-            l->out.c = l->out_channels;
-            /* in double first: channels and kernel within their limits can
-             * still multiply past a long (2^24 * 2^24 * 4096 * 4096) */
-            if ((double)l->out_channels * ((double)s.c * l->kh * l->kw + 1) > 4e10) {
-                snprintf(m, sizeof m, "%ld filters of %ldx%dx%d weights are more than 4e10 parameters",
-                         l->out_channels, s.c, l->kh, l->kw);
-                return layer_fail(p, ln, i, "%s", m);
-            }
-            l->n_params = l->out_channels * (s.c * l->kh * l->kw + (l->bias ? 1 : 0));
-        } else {
-            l->out.c = s.c;
-        }
+        int rc = infer_window(p, l, i, in0);
+        if (rc != 0) return rc;
         break;
     }
     case LT_LINEAR: {
@@ -269,6 +282,57 @@ typedef struct raw_layer {
     const cJSON *inputs;
 } raw_layer;
 
+/* A conv2d's or pool2d's own fields into l (type t): conv2d's
+ * out_channels and bias, pool2d's mode, and both's kernel, stride (pool2d:
+ * the kernel by default) and padding. 0, or -1 with the error set. */
+static int parse_window(pctx *p, const cJSON *o, int index, int t, layer *l)
+{
+    const char *ln = l->name;
+    long a = 0, b = 0;
+    int rc;
+    if (check_keys(p, o, t == LT_CONV2D ? conv_keys : pool_keys, ln, index)) return -1;
+    if (t == LT_CONV2D) {
+        rc = get_int_field(p, o, "out_channels", 0, 1, NET_MAX_DIM, &a, NULL, ln, index);
+        if (rc < 0) return -1;
+        if (rc == 0) return layer_fail(p, ln, index, "%s", "conv2d needs \"out_channels\"");
+        l->out_channels = a;
+        const cJSON *bias = cJSON_GetObjectItemCaseSensitive(o, "bias");
+        if (bias && !cJSON_IsBool(bias)) return layer_fail(p, ln, index, "%s", "\"bias\" must be true or false");
+        if (bias) l->bias = cJSON_IsTrue(bias);
+    } else {
+        const cJSON *mode = cJSON_GetObjectItemCaseSensitive(o, "mode");
+        if (!mode) {
+            l->pool_max = 1;
+        } else if (cJSON_IsString(mode) && strcmp(mode->valuestring, "max") == 0) {
+            l->pool_max = 1;
+        } else if (cJSON_IsString(mode) && strcmp(mode->valuestring, "avg") == 0) {
+            l->pool_max = 0;
+        } else {
+            return layer_fail(p, ln, index, "%s", "\"mode\" must be \"max\" or \"avg\"");
+        }
+    }
+    rc = get_int_field(p, o, "kernel", 1, 1, 4096, &a, &b, ln, index);
+    if (rc < 0) return -1;
+    if (rc == 0) return layer_fail(p, ln, index, "%s", "needs \"kernel\"");
+    l->kh = (int)a;
+    l->kw = (int)b;
+    l->sh = t == LT_POOL2D ? l->kh : 1;
+    l->sw = t == LT_POOL2D ? l->kw : 1;
+    rc = get_int_field(p, o, "stride", 1, 1, 4096, &a, &b, ln, index);
+    if (rc < 0) return -1;
+    if (rc) {
+        l->sh = (int)a;
+        l->sw = (int)b;
+    }
+    rc = get_int_field(p, o, "padding", 1, 0, 4096, &a, &b, ln, index);
+    if (rc < 0) return -1;
+    if (rc) {
+        l->ph = (int)a;
+        l->pw = (int)b;
+    }
+    return 0;
+}
+
 static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
 {
     memset(r, 0, sizeof *r);
@@ -318,51 +382,12 @@ static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
     r->inputs = inputs;
     l->n_inputs = ni;
 
-    long a = 0, b = 0;
+    long a = 0;
     int rc;
     switch (t) {
     case LT_CONV2D:
     case LT_POOL2D:
-        if (check_keys(p, o, t == LT_CONV2D ? conv_keys : pool_keys, ln, index)) return -1;
-        if (t == LT_CONV2D) {
-            rc = get_int_field(p, o, "out_channels", 0, 1, NET_MAX_DIM, &a, NULL, ln, index);
-            if (rc < 0) return -1;
-            if (rc == 0) return layer_fail(p, ln, index, "%s", "conv2d needs \"out_channels\"");
-            l->out_channels = a;
-            const cJSON *bias = cJSON_GetObjectItemCaseSensitive(o, "bias");
-            if (bias && !cJSON_IsBool(bias)) return layer_fail(p, ln, index, "%s", "\"bias\" must be true or false");
-            if (bias) l->bias = cJSON_IsTrue(bias);
-        } else {
-            const cJSON *mode = cJSON_GetObjectItemCaseSensitive(o, "mode");
-            if (!mode) {
-                l->pool_max = 1;
-            } else if (cJSON_IsString(mode) && strcmp(mode->valuestring, "max") == 0) {
-                l->pool_max = 1;
-            } else if (cJSON_IsString(mode) && strcmp(mode->valuestring, "avg") == 0) {
-                l->pool_max = 0;
-            } else {
-                return layer_fail(p, ln, index, "%s", "\"mode\" must be \"max\" or \"avg\"");
-            }
-        }
-        rc = get_int_field(p, o, "kernel", 1, 1, 4096, &a, &b, ln, index);
-        if (rc < 0) return -1;
-        if (rc == 0) return layer_fail(p, ln, index, "%s", "needs \"kernel\"");
-        l->kh = (int)a;
-        l->kw = (int)b;
-        l->sh = t == LT_POOL2D ? l->kh : 1;
-        l->sw = t == LT_POOL2D ? l->kw : 1;
-        rc = get_int_field(p, o, "stride", 1, 1, 4096, &a, &b, ln, index);
-        if (rc < 0) return -1;
-        if (rc) {
-            l->sh = (int)a;
-            l->sw = (int)b;
-        }
-        rc = get_int_field(p, o, "padding", 1, 0, 4096, &a, &b, ln, index);
-        if (rc < 0) return -1;
-        if (rc) {
-            l->ph = (int)a;
-            l->pw = (int)b;
-        }
+        if (parse_window(p, o, index, t, l) != 0) return -1;
         break;
     case LT_LINEAR: {
         if (check_keys(p, o, linear_keys, ln, index)) return -1;
