@@ -162,18 +162,17 @@ check: tests-bin
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t --jobs 2 || exit 1; done
 	@python3 tests/sizes.py
 
-# test_oom runs one test at a time there: with two, Criterion's own runner
-# (criterion_run_all_tests, nothing of ours on the stack) leaks 48 bytes
-# when two of its long out-of-memory sweeps run side by side, and LSan
-# fails the run; a suppression wide enough to name it would hide leaks of
-# ours in every test.
+# Under ASan the tests run one at a time: with two at once, Criterion's own
+# runner (main -> criterion_run_all_tests, nothing of ours on the stack)
+# leaks 48 bytes when some tests overlap (test_oom's sweeps, test_tui_edges'
+# FIFO test beside another), and LSan fails the run; a suppression wide
+# enough to name it would hide leaks of ours in every test.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan-tests:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" tests-bin
 	@set -e; for t in $(TEST_SRC:tests/%.c=$(BUILD)/asan/tests/%); do echo "== (asan) $$t"; \
-	  jobs=2; case $$t in */test_oom) jobs=1;; esac; \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$t --jobs $$jobs || exit 1; done
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$t --jobs 1 || exit 1; done
 
 cli-tests: $(BUILD)/layerwise
 	@LW=$(BUILD)/layerwise bash tests/cli_test.sh
