@@ -305,7 +305,7 @@ static int read_precisions(cctx *p, const cJSON *gpu, gpu_spec *g)
 }
 
 /* NCCL's ring/Simple figures (src/graph/tuning.cc: baseLat 8.4 us; hwLat
- * per step 3.4 us over NVLink, 9.6 us over the network): see README. */
+ * per step 3.4 us over NVLink, 9.6 us over the network): see data/doc/cost-model.md, Collectives. */
 static int read_collectives(cctx *p, const cJSON *o, collective_spec *k)
 {
     static const char *const keys[] = {"call_latency_us", "intra_step_us", "inter_step_us", "bucket_mb", NULL};

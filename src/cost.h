@@ -29,7 +29,7 @@ const char *optimizer_name(optimizer_kind o);
 int optimizer_from_name(const char *s); /* -1 if unknown */
 /* Fixed allowance per GPU that hosts a task, for what the per-layer terms
  * leave out: the CUDA context, cuDNN/cuBLAS workspaces, the transient
- * gradients of backward and allocator slack (see README, memory model). */
+ * gradients of backward and allocator slack (see data/doc/cost-model.md, Memory per GPU). */
 #define COST_WORKSPACE_BYTES (1024.0 * 1048576.0)
 
 /* Limits that keep a cost model within minutes and a few GB, refused with

@@ -1126,5 +1126,7 @@ int ox_import_node(ctx *c)
     if (!strcmp(op, "ReduceMean")) return op_reduce_mean(c);
     if (!strcmp(op, "LayerNormalization") || !strcmp(op, "SimplifiedLayerNormalization") || !strcmp(op, "Attention"))
         return ox_fail(c, "%s", "not supported yet: layer normalisation and attention need the transformer layer types");
-    return ox_fail(c, "operator %.60s is not supported (see README, \"Importing ONNX\", for the operators that are)", op);
+    return ox_fail(c,
+                   "operator %.60s is not supported (data/doc/cli.md, \"Importing ONNX\", lists the operators that are)",
+                   op);
 }
