@@ -11,7 +11,6 @@
 
 #include "net_json.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,48 +119,31 @@ static int input_value(ctx *c, const Onnx__ValueInfoProto *vi, int is_data, oval
 
 /* ---- the document ------------------------------------------------------ */
 
-static void pair(cJSON *o, const char *key, int a, int b)
-{
-    if (a == b) {
-        cJSON_AddNumberToObject(o, key, a);
-    } else {
-        cJSON *arr = cJSON_AddArrayToObject(o, key);
-        cJSON_AddItemToArray(arr, cJSON_CreateNumber(a));
-        cJSON_AddItemToArray(arr, cJSON_CreateNumber(b));
-    }
-}
-
+/* The layerwise-net/1 document of the imported layers: a network that
+ * borrows their names and inputs, written by the network writer
+ * (net_to_json), the input's shape from the graph input's dims. */
 static char *write_json(ctx *c, const char *name, const int64_t *in_dims, int in_rank)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "layerwise-net/1");
-    cJSON_AddStringToObject(root, "name", name);
-    cJSON *in = cJSON_AddObjectToObject(root, "input");
-    cJSON_AddStringToObject(in, "name", c->layers[0].name);
-    cJSON_AddNumberToObject(in, "channels", (double)in_dims[1]);
-    cJSON_AddNumberToObject(in, "height", (double)(in_rank == 4 ? in_dims[2] : 1));
-    cJSON_AddNumberToObject(in, "width", (double)(in_rank == 4 ? in_dims[3] : 1));
-    cJSON *arr = cJSON_AddArrayToObject(root, "layers");
-    for (int i = 1; i < c->n_layers; i++) {
-        const olayer *l = &c->layers[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", l->name);
-        cJSON_AddStringToObject(o, "type", layer_type_name(l->type));
-        cJSON *ins = cJSON_AddArrayToObject(o, "inputs");
-        for (int k = 0; k < l->n_in; k++) cJSON_AddItemToArray(ins, cJSON_CreateString(c->layers[l->in[k]].name));
-        if (l->type == LT_CONV2D) cJSON_AddNumberToObject(o, "out_channels", (double)l->out_ch);
-        if (l->type == LT_LINEAR) cJSON_AddNumberToObject(o, "out_features", (double)l->out_features);
-        if (l->type == LT_POOL2D) cJSON_AddStringToObject(o, "mode", l->pool_max ? "max" : "avg");
-        if (l->type == LT_CONV2D || l->type == LT_POOL2D) {
-            pair(o, "kernel", l->kh, l->kw);
-            pair(o, "stride", l->sh, l->sw);
-            pair(o, "padding", l->ph, l->pw);
-        }
-        if ((l->type == LT_CONV2D || l->type == LT_LINEAR) && !l->bias) cJSON_AddFalseToObject(o, "bias");
-        cJSON_AddItemToArray(arr, o);
+    network net = {.name = (char *)name, .n_layers = c->n_layers};
+    net.layers = lw_calloc((size_t)c->n_layers, sizeof *net.layers);
+    for (int i = 0; i < c->n_layers; i++) {
+        olayer *o = &c->layers[i];
+        layer *l = &net.layers[i];
+        l->name = o->name;
+        l->type = o->type;
+        l->n_inputs = o->n_in;
+        l->inputs = o->in;
+        l->out_channels = o->out_ch;
+        l->out_features = o->out_features;
+        l->kh = o->kh, l->kw = o->kw, l->sh = o->sh, l->sw = o->sw, l->ph = o->ph, l->pw = o->pw;
+        l->pool_max = o->pool_max;
+        l->bias = o->bias;
     }
-    char *s = cJSON_Print(root);
-    cJSON_Delete(root);
+    net.layers[0].out.c = in_dims[1];
+    net.layers[0].out.h = in_rank == 4 ? in_dims[2] : 1;
+    net.layers[0].out.w = in_rank == 4 ? in_dims[3] : 1;
+    char *s = net_to_json(&net);
+    free(net.layers);
     return s;
 }
 
