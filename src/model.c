@@ -9,6 +9,10 @@ static const char *const type_names[LT__COUNT] = {
     [LT_LINEAR] = "linear",   [LT_FLATTEN] = "flatten", [LT_CONCAT] = "concat",
     [LT_ADD] = "add",         [LT_SOFTMAX] = "softmax", [LT_RELU] = "relu",
     [LT_BATCHNORM] = "batchnorm", [LT_DROPOUT] = "dropout",
+    [LT_EMBEDDING] = "embedding", [LT_LAYERNORM] = "layernorm", [LT_RMSNORM] = "rmsnorm",
+    [LT_ATTENTION] = "attention", [LT_GELU] = "gelu",           [LT_SWIGLU] = "swiglu",
+    [LT_LM_HEAD] = "lm_head",     [LT_PATCH_EMBED] = "patch_embed", [LT_CLS_TOKEN] = "cls_token",
+    [LT_SELECT_TOKEN] = "select_token",
 };
 
 const char *layer_type_name(layer_type t)

@@ -24,16 +24,31 @@ typedef enum {
     LT_RELU,
     LT_BATCHNORM,
     LT_DROPOUT,
+    /* transformer layers (tensors of rank 3: sample, sequence, features) */
+    LT_EMBEDDING,          /* token ids -> vectors: vocab x hidden table, learned positions optionally */
+    LT_LAYERNORM,
+    LT_RMSNORM,
+    LT_ATTENTION,          /* QKV projection, scores, softmax, weighted sum (not the output projection) */
+    LT_GELU,
+    LT_SWIGLU,             /* silu(gate) x up: features 2F -> F */
+    LT_LM_HEAD,            /* hidden -> vocab logits, with the cross-entropy loss */
+    LT_PATCH_EMBED,        /* image (c, h, w) -> patches (sequence) x hidden */
+    LT_CLS_TOKEN,          /* prepends a learned class token and adds learned positions */
+    LT_SELECT_TOKEN,       /* keeps one position of the sequence (ViT's class token) */
     LT__COUNT
 } layer_type;
 
-/* Dimensions of an output tensor, in the order configs list them. */
-enum { DIM_N, DIM_C, DIM_H, DIM_W, NDIMS };
+/* Dimensions of an output tensor, in the order configs list them. A
+ * transformer's (sample, sequence, features) tensor is rank 3: features in
+ * C, the sequence in H, W of size 1. Two more degrees are not dimensions of
+ * the tensor (configs.h): DIM_R, a contraction split (partial sums of the
+ * whole output), and DIM_X, replicas; geometric loops run over NDIMS. */
+enum { DIM_N, DIM_C, DIM_H, DIM_W, NDIMS, DIM_R = NDIMS, DIM_X, NCDIMS };
 #define DIMMASK(d) (1u << (d))
 
 typedef struct shape {
-    long c, h, w;          /* per sample; h = w = 1 for a 2-D (n, c) tensor */
-    int rank;              /* 4 for (n, c, h, w), 2 for (n, c) */
+    long c, h, w;          /* per sample; h = w = 1 for a 2-D (n, c) tensor; rank 3: c features, h sequence, w 1 */
+    int rank;              /* 4 for (n, c, h, w), 3 for (n, sequence, features), 2 for (n, c) */
 } shape;
 
 typedef struct layer {
@@ -46,11 +61,22 @@ typedef struct layer {
     long out_features;     /* linear */
     int kh, kw, sh, sw, ph, pw;
     int pool_max;          /* pool2d: 1 max, 0 avg */
-    int bias;              /* conv2d / linear: has a bias vector */
+    int bias;              /* conv2d / linear / attention / lm_head: has a bias vector */
+    /* transformer layers (0 where not applicable) */
+    int heads, kv_heads;   /* attention: query heads, key/value heads (grouped-query attention: fewer) */
+    long head_dim;         /* attention: features per head */
+    int causal;            /* attention: masked (decoder) */
+    int rotary;            /* attention: rotary position embedding applied to Q and K */
+    long vocab;            /* embedding, lm_head: vocabulary size */
+    long positions;        /* embedding: learned position table rows (0: none) */
+    long segments;         /* embedding: token-type rows (BERT: 2; 0: none) */
+    int tied;              /* lm_head: index of the embedding whose table it shares, or -1 */
+    int patch;             /* patch_embed: patch side (pixels) */
+    long index;            /* select_token: the position kept */
     /* derived */
     shape out;
     long n_params;         /* trainable: weights + biases (batchnorm: scale + shift, not its running statistics) */
-    unsigned dims;         /* parallelizable dimensions, DIMMASK bits */
+    unsigned dims;         /* parallelizable degrees, DIMMASK bits over NCDIMS (DIM_R, DIM_X included) */
     int n_outputs;         /* consumers */
 } layer;
 
