@@ -73,6 +73,8 @@ typedef struct layer {
     int tied;              /* lm_head: index of the embedding whose table it shares, or -1 */
     int patch;             /* patch_embed: patch side (pixels) */
     long index;            /* select_token: the position kept */
+    long contract;         /* derived: size of the dimension a contraction split (DIM_R) divides: input
+                            * features (linear, lm_head), vocabulary (embedding); 0: none */
     /* derived */
     shape out;
     long n_params;         /* trainable: weights + biases (batchnorm: scale + shift, not its running statistics) */

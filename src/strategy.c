@@ -130,7 +130,7 @@ void strategy_baseline(const cost_model *m, baseline_kind b, int *ci)
             break;
         }
     for (int i = 0; i < m->n_layers; i++) {
-        config want = {{1, 1, 1, 1}};
+        config want = {{1, 1, 1, 1, 1, 1}};
         int model = b == BASE_MODEL || (b == BASE_OWT && i >= first_linear);
         if (model)
             want.deg[DIM_C] = G;
@@ -143,10 +143,11 @@ void strategy_baseline(const cost_model *m, baseline_kind b, int *ci)
 cJSON *config_to_json(const layer *l, const config *c)
 {
     cJSON *o = cJSON_CreateObject();
-    for (int d = 0; d < NDIMS; d++)
+    for (int d = 0; d < NCDIMS; d++)
         if (l->dims & DIMMASK(d)) {
-            char k[2] = {config_dim_letter[d], 0};
-            cJSON_AddNumberToObject(o, k, c->deg[d]);
+            /* a rank-3 (transformer) tensor's H is its sequence: "s" */
+            char k[2] = {d == DIM_H && l->out.rank == 3 ? 's' : config_dim_letter[d], 0};
+            cJSON_AddNumberToObject(o, k, c->deg[d] > 0 ? c->deg[d] : 1);
         }
     return o;
 }
@@ -249,7 +250,7 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
         }
         seen[li] = 1;
         const layer *l = &m->net->layers[li];
-        config c = {{1, 1, 1, 1}};
+        config c = {{1, 1, 1, 1, 1, 1}};
         if (cJSON_IsString(cfg)) {
             if (config_parse(cfg->valuestring, &c) != 0) {
                 lw_fail(err, 2, "%s: config \"%.100s\" is not like \"n4 c2\"", WHERE, cfg->valuestring);
@@ -257,23 +258,24 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
             }
         } else if (cJSON_IsObject(cfg)) {
             for (const cJSON *d = cfg->child; d; d = d->next) {
-                const char *p = strlen(d->string) == 1 ? strchr("nchw", d->string[0]) : NULL;
+                const char *p = strlen(d->string) == 1 && d->string[0] ? strchr("nchwrxs", d->string[0]) : NULL;
                 double v = cJSON_IsNumber(d) ? d->valuedouble : -1;
                 if (!p) {
-                    lw_fail(err, 2, "%s: config has unknown dimension \"%.50s\" (use n, c, h, w)", WHERE, d->string);
+                    lw_fail(err, 2, "%s: config has unknown dimension \"%.50s\" (use n, c, h, w; s, r, x on sequence layers)",
+                            WHERE, d->string);
                     goto out;
                 }
                 if (v < 1 || v > 1 << 20 || v != floor(v)) {
                     lw_fail(err, 2, "%s: config \"%s\" must be a positive integer", WHERE, d->string);
                     goto out;
                 }
-                c.deg[p - "nchw"] = (int)v;
+                c.deg[*p == 's' ? DIM_H : (int)(p - "nchwrxs")] = (int)v;
             }
         } else {
             lw_fail(err, 2, "%s: needs a \"config\" object such as {\"n\": 4, \"c\": 1}", WHERE);
             goto out;
         }
-        for (int d = 0; d < NDIMS; d++)
+        for (int d = 0; d < NCDIMS; d++)
             if (c.deg[d] > 1 && !(l->dims & DIMMASK(d))) {
                 lw_fail(err, 2, "%s: a %s layer cannot be split on %c", WHERE, layer_type_name(l->type),
                         config_dim_letter[d]);

@@ -21,7 +21,7 @@
 
 static config C(int n, int c, int h, int w)
 {
-    config x = {{n, c, h, w}};
+    config x = {{n, c, h, w, 1, 1}};
     return x;
 }
 

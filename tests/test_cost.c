@@ -83,7 +83,7 @@ static int edge_id(const cost_model *m, const char *from, const char *to, int sl
 
 static config C(int n, int c, int h, int w)
 {
-    config x = {{n, c, h, w}};
+    config x = {{n, c, h, w, 1, 1}};
     return x;
 }
 
@@ -1234,7 +1234,7 @@ Test(memory, data_parallel_vgg16_holds_full_weights_on_every_gpu)
     m->workspace_bytes = 0;
     int *ci = calloc((size_t)m->n_layers, sizeof(int));
     strategy_baseline(m, BASE_DATA, ci);
-    for (int i = 0; i < m->n_layers; i++) cr_assert(config_equal(&m->configs[i][ci[i]], &(config){{4, 1, 1, 1}}));
+    for (int i = 0; i < m->n_layers; i++) cr_assert(config_equal(&m->configs[i][ci[i]], &(config){{4, 1, 1, 1, 1, 1}}));
     /* weights + gradients (2 x 4 bytes x 138.4 M) and, per layer, the 32
      * samples' outputs kept for backward (a flatten is a view: nothing) */
     double act = 0;

@@ -1123,7 +1123,7 @@ Test(configs, counts_for_conv_and_linear_layers)
 
 static int has_config(const config *list, int n, int dn, int dc, int dh, int dw)
 {
-    config c = {{dn, dc, dh, dw}};
+    config c = {{dn, dc, dh, dw, 1, 1}};
     return config_find(list, n, &c) >= 0;
 }
 
@@ -1206,10 +1206,10 @@ Test(configs, parse_and_format_round_trip)
     net_free(n);
 
     char buf[64];
-    config one = {{1, 1, 1, 1}}, c;
+    config one = {{1, 1, 1, 1, 1, 1}}, c;
     config_format(&one, buf, sizeof buf);
     cr_assert_str_eq(buf, "1");
-    config x = {{4, 1, 2, 2}};
+    config x = {{4, 1, 2, 2, 1, 1}};
     config_format(&x, buf, sizeof buf);
     cr_assert_str_eq(buf, "n4 h2 w2");
     cr_assert_eq(config_parse("1", &c), 0);
@@ -1220,14 +1220,32 @@ Test(configs, parse_and_format_round_trip)
     cr_assert(c.deg[0] == 4 && c.deg[1] == 2);
     cr_assert_eq(config_parse(" h2 w8", &c), 0);
     cr_assert(c.deg[0] == 1 && c.deg[2] == 2 && c.deg[3] == 8);
-    const char *bad[] = {"", "n3", "x2", "n2 n2", "n0", "n", "c-2", "n4 q", "h1.5"};
+    /* the degrees of sequence layers: s is h, r the contraction, x replicas */
+    cr_assert_eq(config_parse("n2 s4 r2", &c), 0);
+    cr_assert(c.deg[DIM_N] == 2 && c.deg[DIM_H] == 4 && c.deg[DIM_R] == 2 && c.deg[DIM_X] == 1);
+    cr_assert_eq(config_tasks(&c), 16);
+    cr_assert_eq(config_pieces(&c), 16);
+    config_format(&c, buf, sizeof buf);
+    cr_assert_str_eq(buf, "n2 h4 r2");
+    cr_assert_eq(config_parse("n2 x4", &c), 0);
+    cr_assert_eq(config_tasks(&c), 8);
+    cr_assert_eq(config_pieces(&c), 2);
+    config_format(&c, buf, sizeof buf);
+    cr_assert_str_eq(buf, "n2 x4");
+    /* r and x innermost: task 5 of n2 x4 is sample piece 1, replica 1 */
+    int co[NDIMS], rr, xx;
+    config_task_coords(&c, 5, co);
+    config_task_rx(&c, 5, &rr, &xx);
+    cr_assert(co[DIM_N] == 1 && co[DIM_C] == 0 && rr == 0 && xx == 1);
+    cr_assert_eq(config_task_index(&c, co), 4);
+    const char *bad[] = {"", "n3", "q2", "r2 x2", "x3", "n2 n2", "n0", "n", "c-2", "n4 q", "h1.5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_neq(config_parse(bad[i], &c), 0, "\"%s\" parsed", bad[i]);
 }
 
 Test(configs, task_coordinates_are_row_major_over_nchw)
 {
-    config c = {{2, 4, 2, 1}};
+    config c = {{2, 4, 2, 1, 1, 1}};
     cr_assert_eq(config_tasks(&c), 16);
     int co[NDIMS];
     for (int t = 0; t < 16; t++) {

@@ -81,7 +81,7 @@ Test(paper, table5_vgg16_on_4_gpus)
     /* the paper's strategy (block 5's convolutions with their ReLUs) is
      * within 2% of this optimum under this model */
     double opt = p->best_eval.total_ms;
-    config hw = {{1, 1, 2, 2}}, c2 = {{1, 2, 1, 1}}, one = {{1, 1, 1, 1}};
+    config hw = {{1, 1, 2, 2, 1, 1}}, c2 = {{1, 2, 1, 1, 1, 1}}, one = {{1, 1, 1, 1, 1, 1}};
     plan_pin pins[9];
     for (int i = 0; i < 7; i++) {
         int li = net_find(p->net, b5[i]);

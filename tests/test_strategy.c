@@ -354,9 +354,9 @@ Test(strategy_file, a_hand_written_file_reads_in_any_order)
         const char *name;
         config c;
     } want[] = {
-        {"data", {{4, 1, 1, 1}}},  {"conv1", {{4, 1, 1, 1}}}, {"pool1", {{2, 1, 2, 1}}}, {"conv2", {{1, 1, 2, 2}}},
-        {"pool2", {{1, 4, 1, 1}}}, {"flat", {{4, 1, 1, 1}}},  {"fc1", {{1, 4, 1, 1}}},   {"fc2", {{1, 2, 1, 1}}},
-        {"fc3", {{2, 2, 1, 1}}},   {"prob", {{1, 1, 1, 1}}},
+        {"data", {{4, 1, 1, 1, 1, 1}}},  {"conv1", {{4, 1, 1, 1, 1, 1}}}, {"pool1", {{2, 1, 2, 1, 1, 1}}}, {"conv2", {{1, 1, 2, 2, 1, 1}}},
+        {"pool2", {{1, 4, 1, 1, 1, 1}}}, {"flat", {{4, 1, 1, 1, 1, 1}}},  {"fc1", {{1, 4, 1, 1, 1, 1}}},   {"fc2", {{1, 2, 1, 1, 1, 1}}},
+        {"fc3", {{2, 2, 1, 1, 1, 1}}},   {"prob", {{1, 1, 1, 1, 1, 1}}},
     };
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         int li = net_find(p->net, want[k].name);
@@ -432,7 +432,14 @@ Test(bad_strategy, h_split_of_a_linear_layer)
 
 Test(bad_strategy, unknown_dimension)
 {
-    EXPECT_STRATEGY_ERROR("strategy_bad_dimension.json", BAD "strategy_bad_dimension.json:14: layer \"fc2\"", "\"x\"");
+    EXPECT_STRATEGY_ERROR("strategy_bad_dimension.json", BAD "strategy_bad_dimension.json:14: layer \"fc2\"", "\"q\"");
+}
+
+/* x (replicas) is a degree of sequence layers only: a CNN layer refuses it */
+Test(bad_strategy, replicas_on_a_cnn_layer)
+{
+    EXPECT_STRATEGY_ERROR("strategy_replica_cnn.json", BAD "strategy_replica_cnn.json:14: layer \"fc2\"",
+                          "a linear layer cannot be split on x");
 }
 
 Test(bad_strategy, bad_config_string)
@@ -571,13 +578,13 @@ Test(baselines, names_and_nearest_configs)
     const cost_model *m = p->cm;
     int fc3 = net_find(p->net, "fc3"), data = 0;
     /* a wish beyond the GPUs or the dimension falls back to a valid config */
-    config want = {{16, 1, 1, 1}};
+    config want = {{16, 1, 1, 1, 1, 1}};
     int k = strategy_find_config(m, fc3, &want);
-    cr_assert(config_equal(&m->configs[fc3][k], &(config){{4, 1, 1, 1}}));
-    config wide = {{1, 4, 1, 1}}; /* the input has 1 channel */
+    cr_assert(config_equal(&m->configs[fc3][k], &(config){{4, 1, 1, 1, 1, 1}}));
+    config wide = {{1, 4, 1, 1, 1, 1}}; /* the input has 1 channel */
     k = strategy_find_config(m, data, &wide);
-    cr_assert(config_equal(&m->configs[data][k], &(config){{1, 1, 1, 1}}));
-    config hw = {{1, 1, 2, 2}};
+    cr_assert(config_equal(&m->configs[data][k], &(config){{1, 1, 1, 1, 1, 1}}));
+    config hw = {{1, 1, 2, 2, 1, 1}};
     k = strategy_find_config(m, data, &hw);
     cr_assert(config_equal(&m->configs[data][k], &hw));
     plan_free(p);

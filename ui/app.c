@@ -379,7 +379,7 @@ void app_whatif_begin(app *a, const char *what)
     a->saved_ips = p->sr ? p->best_eval.images_per_s : 0;
     a->saved_batch = p->batch;
     for (int i = 0; i < p->net->n_layers; i++)
-        a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0}};
+        a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0, 0, 0}};
     /* its times too, for the compare view's "previous" */
     strategy_eval_free(&a->saved_eval);
     if (p->sr && p->best_eval.layers) {
