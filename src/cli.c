@@ -536,7 +536,7 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
         const layer_eval *le = &ev->layers[i];
         char shp[48], cfg[48];
         shape_format(l->out, shp, sizeof shp);
-        config_format(c, cfg, sizeof cfg);
+        config_format_layer(l, c, cfg, sizeof cfg);
         printf("%-*.*s  %-9s %-13s %-12s %4d %9.3f %9.3f %9.3f %9.3f%s\n", w, w, l->name, layer_type_name(l->type), shp,
                cfg, config_tasks(c), le->compute_ms, le->sync_ms, le->transfer_ms,
                le->compute_ms + le->sync_ms + le->transfer_ms, le->profiled ? "  (profiled)" : "");
@@ -724,14 +724,14 @@ static int search_whynot(const opts *o, const plan *p, int li)
     if (!o->json) {
         char sh[64], cb[64];
         shape_format(l->out, sh, sizeof sh);
-        config_format(&m->configs[li][p->best[li]], cb, sizeof cb);
+        config_format_layer(l, &m->configs[li][p->best[li]], cb, sizeof cb);
         printf("\nwhy not? %s (%s, %s): %d configs; now %s%s. Each row: the best step time with %s forced to\n"
                "that config and every other layer re-optimised (min-marginals of one search).\n\n",
                l->name, layer_type_name(l->type), sh, n, cb, p->pinned[li] >= 0 ? " (pinned)" : "", l->name);
         printf("   %-14s %5s %10s %12s %10s %8s\n", "config", "tasks", "t_c+t_s", "best total", "delta ms", "delta");
         for (int i = 0; i < n; i++) {
             const config *c = &m->configs[li][rows[i].k];
-            config_format(c, cb, sizeof cb);
+            config_format_layer(l, c, cb, sizeof cb);
             const char *mark = rows[i].k == p->best[li] ? "*" : " ";
             if (!isfinite(rows[i].total)) {
                 printf(" %s %-14s %5d %10.3f %12s\n", mark, cb, config_tasks(c),
@@ -835,8 +835,8 @@ static int search_refine(const opts *o, plan *p)
         for (int i = 0; i < m->n_layers; i++) {
             if (rr.configs[i] == p->best[i]) continue;
             char a[48], b[48];
-            config_format(&m->configs[i][p->best[i]], a, sizeof a);
-            config_format(&m->configs[i][rr.configs[i]], b, sizeof b);
+            config_format_layer(&p->net->layers[i], &m->configs[i][p->best[i]], a, sizeof a);
+            config_format_layer(&p->net->layers[i], &m->configs[i][rr.configs[i]], b, sizeof b);
             printf("    %-28s %-12s -> %s\n", p->net->layers[i].name, a, b);
         }
     }

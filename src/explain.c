@@ -555,7 +555,7 @@ static void para(lw_buf *out, int width, int indent, const char *fmt, ...)
 
 static const char *cfg_str(const plan *p, int li, int k, char *b, size_t n)
 {
-    config_format(&p->cm->configs[li][k], b, n);
+    config_format_layer(&p->net->layers[li], &p->cm->configs[li][k], b, n);
     return b;
 }
 

@@ -1820,5 +1820,36 @@ d=json.load(open(sys.argv[1]))
 assert len(d["layers"])==176 and d["total_ms"]>0, (len(d["layers"]), d["total_ms"])
 ' "$OUT"
 
+# sequence layers: the s, r and x degrees in strategy files, tables and diagrams
+TG=$F/nets/tiny_gpt.json
+expect_ok "info on a transformer network" info -n $TG --json
+py "info: a sequence layer's output is [sequence, features] and its splits name s, r, x" '
+import json,sys
+d=json.load(open(sys.argv[1]))
+pl={l["name"]:l for l in d["per_layer"]}
+assert pl["block0.fc1"]["output"]==[32,256], pl["block0.fc1"]
+assert pl["block0.fc1"]["splits"]==["n","c","s","r"], pl["block0.fc1"]["splits"]
+assert pl["block0.ln1"]["splits"]==["n","s","x"], pl["block0.ln1"]["splits"]
+assert d["parameters"]==134912, d["parameters"]
+' "$OUT"
+expect_ok "eval of a tensor-parallel strategy file with r and x" eval -n $TG -c dgx1-v100 -g 8 -s $F/strategies/tiny_gpt_tp2.json
+if grep -q "block0.fc2 .* n4 r2 " "$OUT" && grep -q "block0.ln2 .* n4 x2 " "$OUT"; then ok "eval prints r and x degrees"; else
+    notok "eval prints r and x degrees" "$(cat "$OUT")"; fi
+expect_ok "eval --json of it" eval -n $TG -c dgx1-v100 -g 8 -s $F/strategies/tiny_gpt_tp2.json --json
+py "the strategy document names s, r and x" '
+import json,sys
+d=json.load(open(sys.argv[1]))
+L={l["name"]:l for l in d["layers"]}
+assert L["block0.fc2"]["config"]=={"n":4,"c":1,"s":1,"r":2}, L["block0.fc2"]["config"]
+assert L["block0.ln2"]["config"]=={"n":4,"s":1,"x":2}, L["block0.ln2"]["config"]
+assert L["block0.ln2"]["devices"]==list(range(8)), L["block0.ln2"]["devices"]
+' "$OUT"
+expect_ok "export of its strategy view" export -n $TG -c dgx1-v100 -g 8 -s $F/strategies/tiny_gpt_tp2.json --view strategy -o "$TMP/tg.dot"
+if grep -q "&#931;2/2" "$TMP/tg.dot" && grep -q "copy 2" "$TMP/tg.dot" && grep -q "partial sums in 2" "$TMP/tg.dot"; then
+    ok "the strategy view shows partial sums and replicas"; else notok "the strategy view shows partial sums and replicas" "$(head -c 600 "$TMP/tg.dot")"; fi
+sed 's/"name": "block0.ln1", "config": {/&"c": 2, /' $F/strategies/tiny_gpt_tp2.json > "$TMP/tg_bad.json"
+expect_fail "a layernorm split on its features is refused" 2 "block0.ln1" "cannot be split on c" -- \
+    eval -n $TG -c dgx1-v100 -g 8 -s "$TMP/tg_bad.json"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
