@@ -8,7 +8,7 @@ const split_colour split_colours[SPLIT__COUNT] = {
     [SPLIT_MIXED] = {"mixed (n, c, h, w)", "mixed", "#E7D9F1", "#7E3F9E", 97, 5},  /* purple; ANSI magenta */
     [SPLIT_ONE] = {"one GPU", "1 GPU", "#EBEBEB", "#7A7A7A", 243, 7},              /* grey */
     [SPLIT_R] = {"r only (partial sums)", "r", "#F9D9C7", "#D55E00", 166, 1},      /* vermillion; ANSI red */
-    [SPLIT_X] = {"x only (replicated)", "x", "#DCEFFA", "#3A8FC4", 74, 6},         /* sky blue; ANSI cyan */
+    [SPLIT_X] = {"x only (replicated)", "x", "#DCEFFA", "#3A8FC4", 68, 6},         /* sky blue; ANSI cyan */
 };
 
 split_class split_class_of(const config *c)
