@@ -178,6 +178,7 @@ static int add(gen *g, int blk, const char *name, layer_type t, int in0, int in1
         l->inputs = lw_malloc(sizeof(int) * (size_t)l->n_inputs);
         l->inputs[0] = in0;
         if (in1 >= 0) l->inputs[1] = in1;
+        l->out = net->layers[in0].out; /* shape-preserving unless the caller says otherwise */
     }
     return net->n_layers++;
 }
@@ -192,6 +193,7 @@ static int linear(gen *g, int blk, const char *name, int in, long out, int bias)
     int i = add(g, blk, name, LT_LINEAR, in, -1);
     L(g, i)->out_features = out;
     L(g, i)->bias = bias;
+    L(g, i)->out.c = out;
     return i;
 }
 
@@ -205,6 +207,7 @@ static int attention(gen *g, netgen_family f, const netgen_params *p, int blk, i
     l->causal = f == NG_GPT || f == NG_LLAMA;
     l->rotary = f == NG_LLAMA;
     l->bias = f != NG_LLAMA;
+    l->out.c = l->heads * l->head_dim;
     return i;
 }
 
@@ -215,6 +218,7 @@ static int ffn(gen *g, netgen_family f, const netgen_params *p, int blk, int x)
     int llama = f == NG_LLAMA;
     int h = linear(g, blk, "fc1", x, llama ? 2 * p->ffn : p->ffn, !llama);
     h = add(g, blk, llama ? "swiglu" : "gelu", llama ? LT_SWIGLU : LT_GELU, h, -1);
+    L(g, h)->out.c = p->ffn;
     h = linear(g, blk, "fc2", h, p->hidden, !llama);
     return llama ? h : add(g, blk, "drop2", LT_DROPOUT, h, -1);
 }
@@ -257,7 +261,9 @@ static int front(gen *g, netgen_family f, const netgen_params *p)
         L(g, pe)->patch = (int)p->patch;
         L(g, pe)->out_features = p->hidden;
         L(g, pe)->out = (shape){p->hidden, (p->image / p->patch) * (p->image / p->patch), 1, 3};
-        return add(g, -1, "cls_token", LT_CLS_TOKEN, pe, -1);
+        int cls = add(g, -1, "cls_token", LT_CLS_TOKEN, pe, -1);
+        L(g, cls)->out.h++;
+        return cls;
     }
     L(g, in)->out = (shape){1, p->seq, 1, 3};
     int e = add(g, -1, "embed", LT_EMBEDDING, in, -1);
@@ -276,6 +282,7 @@ static void back(gen *g, netgen_family f, const netgen_params *p, int x)
     if (f == NG_VIT) {
         int h = add(g, -1, "ln_f", LT_LAYERNORM, x, -1);
         h = add(g, -1, "select_token", LT_SELECT_TOKEN, h, -1);
+        L(g, h)->out.h = 1;
         linear(g, -1, "head", h, p->classes, 1);
         return;
     }
@@ -292,6 +299,7 @@ static void back(gen *g, netgen_family f, const netgen_params *p, int x)
     l->vocab = p->vocab;
     l->tied = f == NG_LLAMA ? -1 : net_find(g->net, "embed");
     l->bias = f == NG_BERT; /* BERT's decoder has a bias of its own */
+    l->out.c = p->vocab;
 }
 
 /* Known published sizes and their names. */
@@ -376,87 +384,39 @@ char *netgen_source(netgen_family f, const netgen_params *p)
 
 /* ---- writing ---- */
 
-/* The fields of layer l beside name, type and inputs. */
-static void layer_fields(const network *net, const layer *l, cJSON *o)
-{
-    switch (l->type) {
-    case LT_EMBEDDING:
-        cJSON_AddNumberToObject(o, "vocab", (double)l->vocab);
-        cJSON_AddNumberToObject(o, "hidden", (double)l->out_features);
-        if (l->positions) cJSON_AddNumberToObject(o, "positions", (double)l->positions);
-        if (l->segments) cJSON_AddNumberToObject(o, "segments", (double)l->segments);
-        break;
-    case LT_ATTENTION:
-        cJSON_AddNumberToObject(o, "heads", l->heads);
-        if (l->kv_heads != l->heads) cJSON_AddNumberToObject(o, "kv_heads", l->kv_heads);
-        if (l->causal) cJSON_AddTrueToObject(o, "causal");
-        if (l->rotary) cJSON_AddTrueToObject(o, "rotary");
-        if (!l->bias) cJSON_AddFalseToObject(o, "bias");
-        break;
-    case LT_LINEAR:
-        cJSON_AddNumberToObject(o, "out_features", (double)l->out_features);
-        if (!l->bias) cJSON_AddFalseToObject(o, "bias");
-        break;
-    case LT_LM_HEAD:
-        cJSON_AddNumberToObject(o, "vocab", (double)l->vocab);
-        if (l->tied >= 0) cJSON_AddStringToObject(o, "tied", net->layers[l->tied].name);
-        if (l->bias) cJSON_AddTrueToObject(o, "bias");
-        break;
-    case LT_PATCH_EMBED:
-        cJSON_AddNumberToObject(o, "patch", l->patch);
-        cJSON_AddNumberToObject(o, "hidden", (double)l->out_features);
-        break;
-    case LT_SELECT_TOKEN:
-        if (l->index) cJSON_AddNumberToObject(o, "index", (double)l->index);
-        break;
-    default:
-        break;
-    }
-}
-
 /* A JSON value on one line (cJSON's compact form), appended to b. */
-static void put_value(lw_buf *b, cJSON *v)
+static void put_value(lw_buf *b, const cJSON *v)
 {
     char *s = cJSON_PrintUnformatted(v);
     lw_buf_printf(b, "%s", s);
     cJSON_free(s);
-    cJSON_Delete(v);
 }
 
+/* net_to_json's document (the one writer of network files), laid out as the
+ * shipped networks are: one layer a line, "source" after the name. */
 char *netgen_json(const network *net, const char *source)
 {
+    char *doc = net_to_json(net);
+    cJSON *root = cJSON_Parse(doc);
+    free(doc);
     lw_buf b = {0};
     lw_buf_printf(&b, "{\n  \"format\": \"layerwise-net/1\",\n  \"name\": ");
-    put_value(&b, cJSON_CreateString(net->name));
+    put_value(&b, cJSON_GetObjectItemCaseSensitive(root, "name"));
     if (source) {
+        cJSON *src = cJSON_CreateString(source);
         lw_buf_printf(&b, ",\n  \"source\": ");
-        put_value(&b, cJSON_CreateString(source));
-    }
-    const layer *in = &net->layers[0];
-    cJSON *io = cJSON_CreateObject();
-    cJSON_AddStringToObject(io, "name", in->name);
-    if (in->out.rank == 3) {
-        cJSON_AddNumberToObject(io, "sequence", (double)in->out.h);
-    } else {
-        cJSON_AddNumberToObject(io, "channels", (double)in->out.c);
-        cJSON_AddNumberToObject(io, "height", (double)in->out.h);
-        cJSON_AddNumberToObject(io, "width", (double)in->out.w);
+        put_value(&b, src);
+        cJSON_Delete(src);
     }
     lw_buf_printf(&b, ",\n  \"input\": ");
-    put_value(&b, io);
+    put_value(&b, cJSON_GetObjectItemCaseSensitive(root, "input"));
     lw_buf_printf(&b, ",\n  \"layers\": [\n");
-    for (int i = 1; i < net->n_layers; i++) {
-        const layer *l = &net->layers[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", l->name);
-        cJSON_AddStringToObject(o, "type", layer_type_name(l->type));
-        cJSON *ins = cJSON_AddArrayToObject(o, "inputs");
-        for (int k = 0; k < l->n_inputs; k++) cJSON_AddItemToArray(ins, cJSON_CreateString(net->layers[l->inputs[k]].name));
-        layer_fields(net, l, o);
+    for (const cJSON *l = cJSON_GetObjectItemCaseSensitive(root, "layers")->child; l; l = l->next) {
         lw_buf_printf(&b, "    ");
-        put_value(&b, o);
-        lw_buf_printf(&b, "%s\n", i + 1 < net->n_layers ? "," : "");
+        put_value(&b, l);
+        lw_buf_printf(&b, "%s\n", l->next ? "," : "");
     }
     lw_buf_printf(&b, "  ]\n}");
+    cJSON_Delete(root);
     return b.s;
 }

@@ -27,6 +27,16 @@ static network *generate(netgen_family f, netgen_params given)
     char *doc = netgen_json(g, src);
     network *n = net_from_json(doc, strlen(doc), "generated", &err);
     cr_assert_not_null(n, "the generated %s network should load: %s", netgen_family_name(f), err.msg);
+    /* the shapes the generator gives its layers (net_to_json reads the
+     * attention's input width) are those the loader infers */
+    cr_assert_eq(n->n_layers, g->n_layers);
+    for (int i = 0; i < n->n_layers; i++) {
+        shape a = g->layers[i].out, b = n->layers[i].out;
+        cr_assert_str_eq(g->layers[i].name, n->layers[i].name, "the loader keeps the generator's order");
+        cr_assert(a.c == b.c && a.h == b.h && a.w == b.w && a.rank == b.rank,
+                  "%s: the generator says %ldx%ldx%ld rank %d, the loader %ldx%ldx%ld rank %d", n->layers[i].name,
+                  a.c, a.h, a.w, a.rank, b.c, b.h, b.w, b.rank);
+    }
     free(doc);
     free(src);
     net_free(g);
