@@ -13,7 +13,7 @@ static const char *const family_names[NG__COUNT] = {"gpt", "llama", "bert", "vit
 const netgen_option netgen_options[] = {
     OPT("--layers", layers, 1024),   OPT("--hidden", hidden, 65536),  OPT("--heads", heads, 4096),
     OPT("--kv-heads", kv_heads, 4096), OPT("--ffn", ffn, 262144),     OPT("--seq", seq, 1048576),
-    OPT("--vocab", vocab, 4194304),  OPT("--patch", patch, 16384),    OPT("--image", image, 16384),
+    OPT("--vocab", vocab, 4194304),  OPT("--patch", patch, 4096),    OPT("--image", image, 16384),
     OPT("--classes", classes, 1048576),
 };
 #undef OPT
@@ -108,6 +108,14 @@ static int check_products(netgen_family f, const netgen_params *g, const netgen_
     if (f != NG_VIT && (double)p->hidden * p->vocab > wmax)
         return lw_fail(err, 2, "%s with %s: the embedding table would have %.3g entries; at most 4e10 are supported",
                        said(g, p, O_VOCAB, a, sizeof a), said(g, p, O_HIDDEN, b, sizeof b), (double)p->hidden * p->vocab);
+    if (f == NG_VIT && (double)p->hidden * p->classes > wmax)
+        return lw_fail(err, 2, "%s with %s: the head's weight matrix would have %.3g entries; at most 4e10 are "
+                       "supported", said(g, p, O_CLASSES, a, sizeof a), said(g, p, O_HIDDEN, b, sizeof b),
+                       (double)p->hidden * p->classes);
+    if (f == NG_VIT && 3.0 * p->patch * p->patch * p->hidden > wmax)
+        return lw_fail(err, 2, "%s with %s: the patch embedding would have %.3g weights; at most 4e10 are supported",
+                       said(g, p, O_PATCH, a, sizeof a), said(g, p, O_HIDDEN, b, sizeof b),
+                       3.0 * p->patch * p->patch * p->hidden);
     long seq = f == NG_VIT ? (p->image / p->patch) * (p->image / p->patch) + 1 : p->seq;
     if (seq > NET_MAX_DIM)
         return lw_fail(err, 2, "%s with %s: %ld patches; a sequence of at most %ld is supported",

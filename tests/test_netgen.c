@@ -242,10 +242,44 @@ Test(netgen, bad_sizes_are_refused_naming_the_options)
     refused(NG_GPT, (netgen_params){.seq = 1048576, .ffn = 65536}, "--seq 1048576", NULL);
     refused(NG_GPT, (netgen_params){.seq = 1048576, .vocab = 1000000}, "--seq 1048576", NULL);
     refused(NG_VIT, (netgen_params){.image = 16384, .patch = 1}, "--image 16384", NULL);
+    refused(NG_VIT, (netgen_params){.hidden = 65536, .heads = 64, .classes = 1048576}, "--classes 1048576",
+            "--hidden 65536");
+    refused(NG_VIT, (netgen_params){.hidden = 65536, .heads = 64, .image = 4096, .patch = 4096}, "--patch 4096",
+            "the patch embedding");
     /* the largest sizes each option takes alone are fine */
     netgen_params p;
     cr_assert_eq(netgen_resolve(NG_GPT, &(netgen_params){.layers = 1024}, &p, NULL), 0);
     cr_assert_eq(netgen_resolve(NG_VIT, &(netgen_params){.patch = 224}, &p, NULL), 0);
+}
+
+/* Whatever sizes the generator accepts, the loader takes: every option at 1
+ * and at its limit, alone and with the largest hidden size, in every
+ * family; a refusal is a message naming an option, never a file the
+ * loader would refuse. */
+Test(netgen, every_accepted_size_loads, .timeout = 120)
+{
+    int accepted = 0, refusals = 0;
+    for (int f = 0; f < NG__COUNT; f++)
+        for (int k = 0; k < netgen_n_options; k++)
+            for (int v = 0; v < 4; v++) {
+                netgen_params g = {0}, p;
+                long *x = (long *)((char *)&g + netgen_options[k].offset);
+                *x = v % 2 ? netgen_options[k].max : 1;
+                if (v >= 2 && k != 1) {
+                    g.hidden = 65536;
+                    g.heads = 64;
+                }
+                lw_error err = {0};
+                if (netgen_resolve((netgen_family)f, &g, &p, &err) != 0) {
+                    cr_assert(err.code == 2 && strstr(err.msg, "--"), "%s", err.msg);
+                    refusals++;
+                    continue;
+                }
+                network *n = generate((netgen_family)f, g);
+                net_free(n);
+                accepted++;
+            }
+    cr_assert(accepted > 40 && refusals > 40, "%d accepted, %d refused", accepted, refusals);
 }
 
 /* ------------------------------------------------------------ shipped files */
