@@ -6,6 +6,7 @@
 #include "export_dot.h"
 #include "info.h"
 #include "net_json.h"
+#include "netgen.h"
 #include "refine.h"
 #include "sim.h"
 
@@ -45,7 +46,10 @@ typedef struct opts {
         const char *name[2];
     } diff;
     int out_stdout, trace_stdout; /* -o - / --trace -: out / trace is /dev/stdout, no "wrote" notice */
-    const char *import_path; /* import: the ONNX file */
+    struct {                 /* the operand of import (the ONNX file) or of net (the family), net's sizes */
+        const char *operand;
+        netgen_params sizes; /* 0: not given */
+    } arg;
     onnx_options onnx;       /* --input-shape */
 } opts;
 
@@ -109,6 +113,20 @@ static int stdout_status(int rc)
         if (rc == 0) rc = 1;
     }
     return rc;
+}
+
+/* net's size options (--layers N ...): 0 taken, 1 not one of them, else 2
+ * with the message printed. */
+static int parse_size_option(opts *o, const char *a, const char *v)
+{
+    long n;
+    for (int k = 0; k < netgen_n_options; k++) {
+        if (strcmp(a, netgen_options[k].name) != 0) continue;
+        if (parse_long(v, 1, netgen_options[k].max, &n) != 0) return bad_range(a, v, netgen_options[k].max);
+        *(long *)((char *)&o->arg.sizes + netgen_options[k].offset) = n;
+        return 0;
+    }
+    return 1;
 }
 
 /* Options that take a value v (NULL when a is the last argument) and
@@ -248,6 +266,13 @@ static int check_option_use(const opts *o)
     if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
+    const int is_net = o->cmd && strcmp(o->cmd, "net") == 0;
+    for (int k = 0; k < netgen_n_options && !is_net; k++)
+        if (*(const long *)((const char *)&o->arg.sizes + netgen_options[k].offset))
+            return bad("%s is an option of net (the transformer generators)", netgen_options[k].name);
+    if (is_net && (o->net || o->cluster || o->json))
+        return bad("%s is not an option of net: it reads no network or cluster and always writes JSON",
+                   o->net ? "-n" : o->cluster ? "-c" : "--json");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -275,9 +300,13 @@ static int parse_args(int argc, char **argv, opts *o)
             if (o->diff.n == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
             o->diff.name[o->diff.n++] = a;
             takes_value = 0;
+        } else if (a[0] != '-' && o->cmd && strcmp(o->cmd, "net") == 0) {
+            if (o->arg.operand) return bad("net makes one network; \"%s\" is a second family", a);
+            o->arg.operand = a;
+            takes_value = 0;
         } else if (a[0] != '-' && o->cmd && strcmp(o->cmd, "import") == 0) {
-            if (o->import_path) return bad("import takes one ONNX file; \"%s\" is a second", a);
-            o->import_path = a;
+            if (o->arg.operand) return bad("import takes one ONNX file; \"%s\" is a second", a);
+            o->arg.operand = a;
             takes_value = 0;
         } else if (TAKES("-n") || TAKES("--network")) o->net = v;
         else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
@@ -285,7 +314,9 @@ static int parse_args(int argc, char **argv, opts *o)
         else if (TAKES("-s") || TAKES("--strategy")) o->strategy = v;
         else if (TAKES("-o") || TAKES("--output")) o->out = v;
         else if (TAKES("--view")) o->view = v;
-        else if ((rc = parse_value_option(o, a, v, &takes_value)) != 1) {
+        else if ((rc = parse_size_option(o, a, v)) != 1) {
+            if (rc != 0) return rc;
+        } else if ((rc = parse_value_option(o, a, v, &takes_value)) != 1) {
             if (rc != 0) return rc;
         } else {
             takes_value = 0;
@@ -309,9 +340,12 @@ static int parse_args(int argc, char **argv, opts *o)
 #undef TAKES
     }
     if (check_option_use(o) != 0) return 2;
+    if (o->cmd && strcmp(o->cmd, "net") == 0 && netgen_family_from_name(o->arg.operand) < 0)
+        return bad(o->arg.operand ? "net makes gpt, llama, bert or vit, not \"%s\"" : "%s",
+                   o->arg.operand ? o->arg.operand : "net needs a family: layerwise net gpt|llama|bert|vit [sizes] [-o FILE]");
     if (o->cmd && strcmp(o->cmd, "import") == 0) {
-        if (!o->import_path) o->import_path = o->net;
-        if (!o->import_path) return bad("%s", "import needs an ONNX file: layerwise import FILE.onnx [-o NET.json]");
+        if (!o->arg.operand) o->arg.operand = o->net;
+        if (!o->arg.operand) return bad("%s", "import needs an ONNX file: layerwise import FILE.onnx [-o NET.json]");
     }
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
@@ -1696,7 +1730,23 @@ static int cmd_info(const opts *o)
 
 static int cmd_import(const opts *o)
 {
-    return import_command(o->import_path, o->out, &o->onnx);
+    return import_command(o->arg.operand, o->out, &o->onnx);
+}
+
+static int cmd_net(const opts *o)
+{
+    netgen_family f = (netgen_family)netgen_family_from_name(o->arg.operand);
+    netgen_params p;
+    lw_error err = {0};
+    if (netgen_resolve(f, &o->arg.sizes, &p, &err) != 0) return die(&err);
+    network *net = netgen_build(f, &p);
+    char *source = netgen_source(f, &p);
+    char *doc = netgen_json(net, source);
+    int rc = emit(o, doc);
+    free(doc);
+    free(source);
+    net_free(net);
+    return rc;
 }
 
 static int cmd_list(void)
@@ -1740,13 +1790,15 @@ static int check_outputs_apart(const opts *o)
     named_file in[8], out[3];
     int ni = 0, no = 0;
     char *located[3] = {NULL, NULL, NULL};
-    int reads_net = strcmp(o->cmd, "allreduce") != 0;
+    int reads_net = strcmp(o->cmd, "allreduce") != 0 && strcmp(o->cmd, "net") != 0;
     if (reads_net) {
         located[0] = data_locate("networks", o->net);
         add_file(in, &ni, "the network (-n)", o->net, located[0]);
     }
-    located[1] = data_locate("clusters", o->cluster);
-    add_file(in, &ni, "the cluster (-c)", o->cluster, located[1]);
+    if (strcmp(o->cmd, "net") != 0) {
+        located[1] = data_locate("clusters", o->cluster);
+        add_file(in, &ni, "the cluster (-c)", o->cluster, located[1]);
+    }
     if (reads_net && o->profile) {
         located[2] = data_locate("profiles", o->profile);
         add_file(in, &ni, "the profile (-p)", o->profile, located[2]);
@@ -1810,7 +1862,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     } cmds[] = {{"search", cmd_search},   {"eval", cmd_eval},     {"simulate", cmd_simulate}, {"compare", cmd_compare},
                 {"scale", cmd_scale},     {"costs", cmd_costs},   {"export", cmd_export},     {"profile", cmd_profile},
                 {"fit", cmd_fit}, {"allreduce", cmd_allreduce}, {"diff", cmd_diff},
-                {"info", cmd_info},       {"import", cmd_import}};
+                {"info", cmd_info},       {"import", cmd_import}, {"net", cmd_net}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(o.cmd, cmds[i].name) != 0) continue;
         /* an output that cannot be written is refused before any work */

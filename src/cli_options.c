@@ -35,6 +35,9 @@ const cli_command cli_commands[] = {
      "one ring all-reduce as the model charges it (default:\n100 MB over one node), with its bus bandwidth"},
     {"import", "FILE.onnx [--input-shape NAME=DIMS] [-o NET.json]",
      "an ONNX model as a layerwise network file: shapes inferred,\nconstants folded, ONNX node names kept"},
+    {"net", "gpt|llama|bert|vit [--layers L] [--hidden H] [--heads A] [--kv-heads K]\n"
+            "[--ffn F] [--seq S] [--vocab V] [--patch P] [--image I] [--classes C] [-o FILE]",
+     "a transformer network file (GPT, Llama, BERT or ViT) from its\nsizes; the family's defaults are GPT-2 small, Llama-2-7B,\nBERT-base and ViT-B/16"},
     {"info", "-n NET [--json] [-o FILE]",
      "a network's layers by type, trainable parameters, forward FLOPs\nand activation bytes per sample, and what each layer can split"},
     {"list", "", "the shipped networks and clusters"},
@@ -89,6 +92,16 @@ const cli_option cli_options[] = {
     {NULL, "--view", "V", "export", "graph, reduced (the graph after --step K steps) or strategy"},
     {NULL, "--step", "K", "export", "with --view reduced only: the graph after K steps of the search"},
     {NULL, "--size", "BYTES", "allreduce", "the all-reduce's size (default 100 MB)"},
+    {NULL, "--layers", "L", "net", "transformer blocks (1 to 1024)"},
+    {NULL, "--hidden", "H", "net", "hidden size, the width of the residual stream (1 to 65536)"},
+    {NULL, "--heads", "A", "net", "attention heads; H must be divisible by A"},
+    {NULL, "--kv-heads", "K", "net", "llama: key/value heads (grouped-query attention; default A);\nA must be divisible by K"},
+    {NULL, "--ffn", "F", "net", "the MLP's inner width (default 4H; llama: 2/3 of 4H rounded\nup to a multiple of 256)"},
+    {NULL, "--seq", "S", "net", "gpt, llama, bert: sequence length (and learned positions)"},
+    {NULL, "--vocab", "V", "net", "gpt, llama, bert: vocabulary size"},
+    {NULL, "--patch", "P", "net", "vit: patch side in pixels (default 16)"},
+    {NULL, "--image", "I", "net", "vit: image side in pixels, divisible by P (default 224)"},
+    {NULL, "--classes", "C", "net", "vit: classes of the linear head (default 1000)"},
 };
 const int cli_n_options = (int)(sizeof cli_options / sizeof cli_options[0]);
 

@@ -1850,6 +1850,68 @@ if grep -q "&#931;2/2" "$TMP/tg.dot" && grep -q "copy 2" "$TMP/tg.dot" && grep -
 sed 's/"name": "block0.ln1", "config": {/&"c": 2, /' $F/strategies/tiny_gpt_tp2.json > "$TMP/tg_bad.json"
 expect_fail "a layernorm split on its features is refused" 2 "block0.ln1" "cannot be split on c" -- \
     eval -n $TG -c dgx1-v100 -g 8 -s "$TMP/tg_bad.json"
+# ---- transformer generators: net ---------------------------------------------
+expect_ok "net gpt writes GPT-2 to stdout" net gpt
+if cmp -s "$OUT" data/networks/gpt2.json; then ok "net gpt is the shipped gpt2.json byte for byte"; else
+    notok "net gpt is the shipped gpt2.json byte for byte (make networks)" "$(diff "$OUT" data/networks/gpt2.json | head)"
+fi
+expect_ok "net gpt -o FILE" net gpt --layers 48 --hidden 1600 --heads 25 -o "$TMP/gxl.json"
+if cmp -s "$TMP/gxl.json" data/networks/gpt2_xl.json && [ ! -s "$OUT" ] && grep -q "wrote" "$ERR"; then
+    ok "net -o writes the file (GPT-2 XL, the shipped one), says so, prints nothing on stdout"
+else
+    notok "net -o writes the file (GPT-2 XL, the shipped one)" "$(cat "$ERR")"
+fi
+run list
+for n in gpt2 gpt2_xl bert_large llama2_7b vit_b16; do
+    grep -q "^networks:.* $n\b" "$OUT" && ok "list shows $n" || notok "list shows $n" "$(cat "$OUT")"
+done
+# the published trainable parameters, through info --json on the shipped files
+for np in gpt2:124439808 gpt2_xl:1557611200 bert_large:335174458 llama2_7b:6738415616 vit_b16:86567656; do
+    n=${np%%:*}
+    expect_ok "info --json on the shipped $n" info -n "$n" --json
+    py "$n has ${np#*:} trainable parameters (the published count)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "layerwise-info/1" and d["network"] == sys.argv[2], d["network"]
+assert d["parameters"] == int(sys.argv[3]), (d["parameters"], sys.argv[3])
+' "$OUT" "$n" "${np#*:}"
+    expect_ok "info (text) on the shipped $n" info -n "$n"
+done
+expect_ok "net llama with grouped KV heads and its own sizes" net llama --layers 2 --hidden 512 --heads 8 --kv-heads 2 \
+    --seq 256 --vocab 1000 -o "$TMP/llama_small.json"
+expect_ok "the generated network loads" info -n "$TMP/llama_small.json" --json
+py "its name says its sizes; its attention has 2 KV heads, fc1 2 x 1536 outputs (Llama's FFN for 512)" '
+import json, sys
+net = json.load(open(sys.argv[1]))
+assert net["name"] == "llama_l2_h512_a8_k2_f1536_s256_v1000", net["name"]
+L = {l["name"]: l for l in net["layers"]}
+assert L["block1.attn"]["kv_heads"] == 2 and L["block1.fc1"]["out_features"] == 3072, L["block1.attn"]
+assert net["source"].startswith("written by `layerwise net llama --layers 2 --hidden 512 --heads 8 --kv-heads 2 --seq 256 --vocab 1000`")
+' "$TMP/llama_small.json"
+expect_ok "net vit with 10 classes and 32-pixel images" net vit --layers 1 --image 32 --patch 4 --classes 10
+expect_fail "net without a family" 2 "net needs a family" -- net
+expect_fail "net of an unknown family" 2 "net makes gpt, llama, bert or vit, not \"t5\"" -- net t5
+expect_fail "net of two families" 2 "\"bert\" is a second family" -- net gpt bert
+expect_fail "net --layers 0" 2 "--layers \"0\" must be a whole number from 1 to 1024" -- net gpt --layers 0
+expect_fail "net --hidden -768" 2 "--hidden \"-768\"" -- net gpt --hidden -768
+expect_fail "net --heads 12x" 2 "--heads \"12x\"" -- net bert --heads 12x
+expect_fail "net --layers without a value" 2 "--layers \"\" must be a whole number" -- net gpt --layers
+expect_fail "net --layers beyond the limit" 2 "--layers \"100000\" must be a whole number from 1 to 1024" -- net gpt --layers 100000
+expect_fail "hidden not divisible by heads" 2 "--hidden 1000 is not divisible by --heads 12 (the default)" -- net gpt --hidden 1000
+expect_fail "heads not divisible by KV heads" 2 "--heads 32 (the default) is not divisible by --kv-heads 5" -- net llama --kv-heads 5
+expect_fail "an image the patches do not tile" 2 "--image 100 is not divisible by --patch 16 (the default)" -- net vit --image 100
+expect_fail "--kv-heads on gpt" 2 "--kv-heads is not an option of net gpt" -- net gpt --kv-heads 4
+expect_fail "--vocab on vit" 2 "--vocab is not an option of net vit" -- net vit --vocab 100
+expect_fail "--patch on llama" 2 "--patch is not an option of net llama" -- net llama --patch 16
+expect_fail "an embedding table past the loader's limit" 2 "--vocab 4194304" "--hidden 65536" -- \
+    net gpt --hidden 65536 --heads 16 --vocab 4194304
+expect_fail "a sequence whose logits pass the loader's limit" 2 "--seq 1048576" -- net gpt --seq 1048576
+expect_fail "--layers on another command" 2 "--layers is an option of net" -- info -n gpt2 --layers 4
+expect_fail "-n on net" 2 "-n is not an option of net" -- net gpt -n vgg16
+expect_fail "--json on net" 2 "--json is not an option of net" -- net gpt --json
+expect_fail "a bad size with -o writes no file" 2 "--heads 7" -- net gpt --heads 7 -o "$TMP/never.json"
+[ -e "$TMP/never.json" ] && notok "no file after a refused net -o" || ok "no file after a refused net -o"
+expect_fail "net -o into a missing directory" 2 "$TMP/nodir/x.json" -- net gpt -o "$TMP/nodir/x.json"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
