@@ -142,7 +142,7 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         o->set.batch_per_gpu = n;
     } else if (TAKES("--sync")) {
         int s = v ? sync_scheme_from_name(v) : -1;
-        if (s < 0) return bad("--sync \"%s\" must be ps, ring, parameter-server or ring-allreduce", v ? v : "");
+        if (s < 0) return bad("--sync \"%s\" must be ps, ring, zero1, zero2, zero3, fsdp or hsdp", v ? v : "");
         o->over.sync = s;
     } else if (TAKES("--precision")) {
         int pr = v ? precision_from_name(v) : -1;

@@ -51,7 +51,9 @@ const cli_option cli_options[] = {
     {"-g", "--gpus", "N", "all", "GPUs to use: the first N of the cluster (default: all);\nscale takes a list such as 1,2,4,8,16"},
     {NULL, "--batch", "N", "all", "fixed global batch (default: 32 per GPU, as in the paper)"},
     {NULL, "--batch-per-gpu", "N", "all", "per-GPU batch (--batch or this, not both)"},
-    {NULL, "--sync", "ps|ring", "all", "parameter server or ring all-reduce (default: the cluster's)"},
+    {NULL, "--sync", "ps|ring|zero1|zero2|zero3|fsdp|hsdp", "all",
+     "parameter server, ring all-reduce, or sharded data parallelism: ZeRO stage 1, 2 or 3 (fsdp = zero3), hsdp "
+     "(sharded in a node, replicated across) (default: the cluster's)"},
     {NULL, "--precision", "P", "all",
      "fp32, tf32, fp16 or bf16 (default: the cluster's); fp16/bf16 are\n"
      "mixed precision: 2-byte activations and gradients, fp32 weights"},
