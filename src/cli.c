@@ -1,5 +1,6 @@
 #include "cli.h"
 #include "cli_options.h"
+#include "cost_sharding.h"
 
 #include "diff.h"
 #include "explain.h"
@@ -942,6 +943,16 @@ static int cmd_eval(const opts *o)
     int rc = 0;
     if (o->json || o->out) {
         char *doc = strategy_to_json(p->cm, ci, &ev, algo, -1, NULL);
+        cJSON *root = cJSON_Parse(doc);
+        if (root) { /* whether it fits the memory limit, as search's document says */
+            double limit = plan_memory_limit(&p->mset, p->cl);
+            free(doc);
+            if (isfinite(limit)) cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
+            else cJSON_AddNullToObject(root, "memory_limit_bytes");
+            cJSON_AddBoolToObject(root, "fits", ev.peak_memory_bytes <= limit);
+            doc = cJSON_Print(root);
+            cJSON_Delete(root);
+        }
         rc = emit(o, doc);
         free(doc);
     }
@@ -996,7 +1007,65 @@ static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
 
 /* --json: the rows as JSON on stdout, or in -o FILE; -o FILE without --json:
  * the JSON in the file and the table on stdout. */
-static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup)
+/* compare: the layer-wise optimum under each sync scheme (the scheme is a
+ * global choice: the search runs once per scheme, each exact). */
+typedef struct scheme_row {
+    sync_scheme sync;
+    double total_ms, sync_ms, images_per_s, bytes_per_step, peak_bytes;
+    int fits;
+} scheme_row;
+
+/* Fills sr[SYNC__COUNT] from p searched under every scheme in turn, then
+ * puts p's scheme back. 0, or -1 with err set. */
+static int scheme_rows(plan *p, scheme_row *sr, lw_error *err)
+{
+    sync_scheme was = p->cl->sync;
+    for (int s = 0; s < SYNC__COUNT; s++) {
+        if (plan_apply(p, &(plan_change){.sync_set = 1, .sync = (sync_scheme)s}, err) != 0) return -1;
+        const strategy_eval *e = &p->best_eval;
+        sr[s] = (scheme_row){(sync_scheme)s, e->total_ms, e->sync_ms, e->images_per_s, e->bytes_per_step,
+                             e->peak_memory_bytes, p->mem.fits};
+    }
+    return plan_apply(p, &(plan_change){.sync_set = 1, .sync = was}, err) != 0 ? -1 : 0;
+}
+
+static cJSON *scheme_rows_json(const scheme_row *sr)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int s = 0; s < SYNC__COUNT; s++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "sync", sync_scheme_name(sr[s].sync));
+        cJSON_AddStringToObject(r, "strategy", "layer-wise");
+        cJSON_AddNumberToObject(r, "total_ms", sr[s].total_ms);
+        cJSON_AddNumberToObject(r, "sync_ms", sr[s].sync_ms);
+        cJSON_AddNumberToObject(r, "images_per_s", sr[s].images_per_s);
+        cJSON_AddNumberToObject(r, "bytes_per_step", sr[s].bytes_per_step);
+        cJSON_AddNumberToObject(r, "peak_memory_bytes", round(sr[s].peak_bytes));
+        cJSON_AddBoolToObject(r, "fits", sr[s].fits);
+        cJSON_AddItemToArray(arr, r);
+    }
+    return arr;
+}
+
+static void scheme_rows_text(const plan *p, const scheme_row *sr)
+{
+    double limit = plan_memory_limit(&p->mset, p->cl);
+    char lim[48] = "no memory limit";
+    if (isfinite(limit)) snprintf(lim, sizeof lim, "limit %.2f GiB per GPU", limit / 1073741824.0);
+    printf("\nlayer-wise optimum under each sync scheme (searched once per scheme; %s, %s state):\n", lim,
+           optimizer_name(p->mset.optimizer));
+    printf("  %-16s %10s %10s %11s %12s %10s  %s\n", "sync", "step ms", "sync", "images/s", "bytes/step", "peak GiB",
+           "fits");
+    for (int s = 0; s < SYNC__COUNT; s++) {
+        char bb[32];
+        lw_format_bytes(sr[s].bytes_per_step, bb, sizeof bb);
+        printf("  %-16s %10.2f %10.2f %11.1f %12s %10.2f  %s%s\n", sync_scheme_name(sr[s].sync), sr[s].total_ms,
+               sr[s].sync_ms, sr[s].images_per_s, bb, sr[s].peak_bytes / 1073741824.0, sr[s].fits ? "yes" : "no",
+               sr[s].sync == p->cl->sync ? "  (in use)" : "");
+    }
+}
+
+static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr)
 {
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
@@ -1025,6 +1094,7 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             if (with_speedup) cJSON_AddNumberToObject(r, "speedup", rows[i].speedup);
             cJSON_AddItemToArray(arr, r);
         }
+        if (sr) cJSON_AddItemToObject(root, "schemes", scheme_rows_json(sr));
         char *s = cJSON_Print(root);
         int rc = emit(o, s);
         free(s);
@@ -1080,7 +1150,15 @@ static int cmd_compare(const opts *o)
     row rows[4];
     int n = 0;
     add_rows(p, rows, &n, NULL);
-    int rc = print_rows(o, p, rows, n, 0);
+    scheme_row sr[SYNC__COUNT];
+    int schemes = !p->unsearched; /* searched: each scheme's optimum beside the baselines */
+    if (schemes && scheme_rows(p, sr, &err) != 0) {
+        for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
+        plan_free(p);
+        return die(&err);
+    }
+    int rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL);
+    if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
     return rc;
@@ -1160,7 +1238,7 @@ static int cmd_scale(const opts *o)
         if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0) rc = die(&err);
         else add_rows(q, rows, &n, base);
     }
-    if (rc == 0) rc = print_rows(o, p, rows, n, 1);
+    if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
     free(rows);
     plan_free(big);
@@ -1178,6 +1256,9 @@ static int cmd_costs(const opts *o)
     cJSON *root = doc_new("layerwise-costs/1", p->cm, -1);
     cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
     cJSON_AddNumberToObject(root, "workspace_bytes", round(m->workspace_bytes));
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));
+    /* zero3/hsdp: the two gathered layers every GPU holds besides its layers' terms (0 otherwise) */
+    cJSON_AddNumberToObject(root, "gathered_weights_bytes", round(cost_shard_gather_bytes(m)));
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
     for (int i = 0; i < m->n_layers; i++) {
         const layer *l = &p->net->layers[i];
@@ -1248,6 +1329,7 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
     cJSON_AddStringToObject(root, "cluster", p->cl->name);
     cJSON_AddNumberToObject(root, "gpus", p->gpus);
     cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(p->cl->sync));
     cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
     if (o->n_pins) {
         cJSON *pins = cJSON_AddArrayToObject(root, "pins");
