@@ -13,6 +13,7 @@
 #include "memsearch.h"
 #include "net_json.h"
 #include "plan.h"
+#include "sim.h"
 #include "strategy.h"
 
 #include <math.h>
@@ -365,5 +366,100 @@ Test(sharding, search_per_scheme_is_exact_by_brute_force)
         cluster_free(c);
     }
     ASSERT_REL(overall, overall_bf, 1e-12);
+    net_free(n);
+}
+
+/* ---- the simulator ---- */
+
+static sim_result *sim_of(const cost_model *m, const int *ci, sim_overlap ov)
+{
+    sim_options o = {.overlap = ov};
+    sim_result *s = sim_run(m, ci, &o);
+    cr_assert_not_null(s);
+    return s;
+}
+
+/* Data parallelism of the small CNN over 2 nodes of 2: with the schemes'
+ * collectives as tasks of their own, the serial schedule is Eq. 1's total
+ * under every scheme; zero3 and hsdp gather each layer with weights twice
+ * and reduce-scatter it once, zero1 and zero2 once each, hsdp all-reduces
+ * across nodes; the trace names the kinds. */
+Test(sharding, simulator_has_the_collectives_and_none_equals_eq1)
+{
+    network *n = net_str(small_cnn);
+    for (int s = 0; s < SYNC__COUNT; s++) {
+        cluster *c = mk_cluster(2, 2, sync_scheme_name((sync_scheme)s), "fp32");
+        cost_model *m = open_model(n, c, 4, 64);
+        int ci[8];
+        strategy_baseline(m, BASE_DATA, ci);
+        sim_result *none = sim_of(m, ci, SIM_OVERLAP_NONE), *full = sim_of(m, ci, SIM_OVERLAP_FULL);
+        ASSERT_REL(none->step_ms, none->eq1_ms, 1e-9);
+        cr_assert(full->step_ms <= none->step_ms * (1 + 1e-9));
+        int kinds[SIM__KINDS] = {0};
+        for (int k = 0; k < none->n_tasks; k++) kinds[none->tasks[k].kind]++;
+        int with_weights = 3; /* conv, fc, fc2 */
+        int level = sync_shard_level((sync_scheme)s);
+        cr_assert_eq(kinds[SIM_ALLGATHER], level == 3 ? 2 * with_weights : level ? with_weights : 0, "%s",
+                     sync_scheme_name(s));
+        cr_assert_eq(kinds[SIM_REDUCE_SCATTER], level ? with_weights : 0);
+        if (level == 0) cr_assert(kinds[SIM_SYNC] > 0); /* buckets */
+        else cr_assert_eq(kinds[SIM_SYNC], s == SYNC_HSDP ? with_weights : 0); /* hsdp: across the 2 nodes */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        lw_error err = {0};
+        cr_assert_eq(sim_write_trace(f, full, m, &err), 0, "%s", err.msg);
+        fclose(f);
+        cr_assert_eq(strstr(buf, "\"all-gather\"") != NULL, level > 0, "%s", sync_scheme_name(s));
+        cr_assert_eq(strstr(buf, "\"reduce-scatter\"") != NULL, level > 0);
+        free(buf);
+        sim_free(none);
+        sim_free(full);
+        cost_model_free(m);
+        cluster_free(c);
+    }
+    net_free(n);
+}
+
+/* FSDP's overlap under zero3: a layer's forward starts after its gather
+ * ends; the backward's gathers come before the layer's input gradient; a
+ * gather starts no earlier than the end of the forward (or backward) of
+ * the layer gathered two before it (two layers gathered at most); a
+ * reduce-scatter starts after the layer's weight gradient; and with data
+ * flow the step is shorter than the serial one (gathers overlap compute). */
+Test(sharding, simulator_prefetches_one_layer_ahead)
+{
+    network *n = net_str(small_cnn);
+    cluster *c = mk_cluster(2, 2, "zero3", "fp32");
+    cost_model *m = open_model(n, c, 4, 64);
+    int ci[8];
+    strategy_baseline(m, BASE_DATA, ci);
+    sim_result *s = sim_of(m, ci, SIM_OVERLAP_FULL), *none = sim_of(m, ci, SIM_OVERLAP_NONE);
+    cr_assert(s->step_ms < none->step_ms);
+    int order[16], no = 0; /* gathers in creation order: forward conv, fc, fc2, then backward fc2, fc, conv */
+    for (int k = 0; k < s->n_tasks; k++)
+        if (s->tasks[k].kind == SIM_ALLGATHER) order[no++] = k;
+    cr_assert_eq(no, 6);
+    for (int i = 0; i < no; i++) {
+        const sim_task *g = &s->tasks[order[i]];
+        sim_kind use = i < 3 ? SIM_FORWARD : SIM_BACKWARD_DATA;
+        for (int k = 0; k < s->n_tasks; k++) {
+            const sim_task *t = &s->tasks[k];
+            if (t->layer == g->layer && t->kind == use) cr_assert(t->start_ms >= g->end_ms - 1e-9);
+            if (i >= 2) {
+                const sim_task *two = &s->tasks[order[i - 2]];
+                sim_kind used = i - 2 < 3 ? SIM_FORWARD : SIM_BACKWARD_DATA;
+                if (t->layer == two->layer && t->kind == used) cr_assert(g->start_ms >= t->end_ms - 1e-9);
+            }
+            if (t->kind == SIM_REDUCE_SCATTER)
+                for (int q = 0; q < s->n_tasks; q++)
+                    if (s->tasks[q].layer == t->layer && s->tasks[q].kind == SIM_BACKWARD_WEIGHT)
+                        cr_assert(t->start_ms >= s->tasks[q].end_ms - 1e-9);
+        }
+    }
+    sim_free(s);
+    sim_free(none);
+    cost_model_free(m);
+    cluster_free(c);
     net_free(n);
 }
