@@ -592,8 +592,12 @@ static void print_memory_summary(const plan *p)
         return;
     }
     if (!mm->constrained) {
-        printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace counted)\n",
-               mm->limit_bytes / gib, opt, p->cm->workspace_bytes / gib);
+        double gathered = cost_shard_gather_bytes(p->cm);
+        char also[80] = "";
+        if (gathered > 0) snprintf(also, sizeof also, ", %.2f GiB of %s's two gathered layers", gathered / gib,
+                                   sync_scheme_name(p->cl->sync));
+        printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace%s counted)\n",
+               mm->limit_bytes / gib, opt, p->cm->workspace_bytes / gib, also);
         return;
     }
     printf("memory: the paper's optimum (%.2f ms/step, Eq. 1) needs %.2f GiB per GPU, over the limit of %.2f GiB;\n",

@@ -188,6 +188,23 @@ void cost_shard_memory(const cost_model *m, double shard, int group, memory_part
     if (level >= 2) p->gradients /= group;
 }
 
+double cost_shard_work_bytes(const cost_model *m)
+{
+    int mixed;
+    return work_bytes(m, &mixed);
+}
+
+void cost_shard_state(const cost_model *m, double params, int group, memory_parts *out)
+{
+    int mixed;
+    double eb = m->elem_bytes > 0 ? m->elem_bytes : BYTES_PER_ELEM, work = work_bytes(m, &mixed);
+    memset(out, 0, sizeof *out);
+    out->weights = params * (mixed ? BYTES_PER_ELEM + work : work);
+    out->gradients = params * eb;
+    out->optimizer = params * BYTES_PER_ELEM * (m->optimizer == OPT_ADAM ? 2 : m->optimizer == OPT_MOMENTUM ? 1 : 0);
+    cost_shard_memory(m, params, group, out);
+}
+
 double cost_shard_gather_bytes(const cost_model *m)
 {
     if (sync_shard_level(m->cl->sync) < 3) return 0;

@@ -58,6 +58,15 @@ int cost_shard_group(const cost_model *m, const config *c, int task);
  * shards them. shard: the parameters the task's shard holds. */
 void cost_shard_memory(const cost_model *m, double shard, int group, memory_parts *p);
 
+/* The weights, gradients and optimizer state of `params` parameters on a
+ * GPU, divided over `group` replicas as the model's scheme divides them
+ * (group 1: replicated, as ps and ring keep them). */
+void cost_shard_state(const cost_model *m, double params, int group, memory_parts *out);
+
+/* Bytes of one parameter's working copy: the element size in mixed
+ * precision, else the fp32 weight itself (what zero3 all-gathers). */
+double cost_shard_work_bytes(const cost_model *m);
+
 /* zero3 and hsdp: the bytes of gathered weights a GPU holds at once, the
  * layer it computes and the one prefetched (FSDP's limit of two): the two
  * largest layers' working copies, a bound that holds for every strategy.

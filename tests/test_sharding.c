@@ -10,6 +10,7 @@
 
 #include "cost.h"
 #include "cost_sharding.h"
+#include "explain.h"
 #include "memsearch.h"
 #include "net_json.h"
 #include "plan.h"
@@ -462,4 +463,53 @@ Test(sharding, simulator_prefetches_one_layer_ahead)
     cost_model_free(m);
     cluster_free(c);
     net_free(n);
+}
+
+/* ---- explain ---- */
+
+/* Every layer with weights says why its state is sharded or not: under
+ * zero3, a layer whose shard has replicas is sharded over them (its state
+ * a GPU divided by the replicas, fp16 Adam: 16 bytes a parameter
+ * replicated), a layer split by channels alone needs none; under ring the
+ * same layers are "Replicated" and zero3's price is named. */
+Test(sharding, explain_says_why_sharded_or_replicated)
+{
+    const char *sync[] = {"zero3", "ring"};
+    int sharded_seen = 0;
+    for (int i = 0; i < 2; i++) {
+        network *n = net_str(small_cnn);
+        cluster *c = mk_cluster(2, 2, sync[i], "fp16");
+        lw_error err = {0};
+        plan_memory_settings ms = {0};
+        ms.optimizer = OPT_ADAM;
+        plan *p = plan_new_memory(n, c, NULL, (plan_settings){4, 32, 0, 0}, &ms, NULL, NULL, &err);
+        cr_assert_not_null(p, "%s", err.msg);
+        config n4 = C(4, 1, 1, 1); /* conv data parallel: 4 replicas */
+        plan_pin pin = {1, config_find(p->cm->configs[1], p->cm->n_configs[1], &n4)};
+        cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &pin}, &err), 0, "%s", err.msg);
+        for (int li = 0; li < p->net->n_layers; li++) {
+            if (p->net->layers[li].n_params == 0) continue;
+            explain e;
+            cr_assert_eq(explain_layer(p, li, &e, &err), 0, "%s", err.msg);
+            char *text = explain_text(p, &e, 80), *js = explain_json(p, &e);
+            const config *cf = &p->cm->configs[li][p->best[li]];
+            int r = cf->deg[DIM_N] * cf->deg[DIM_H] * cf->deg[DIM_W];
+            const char *want = r == 1 ? "Sharding: none needed." : i == 0 ? "Sharding (zero3):" : "Replicated (ring-allreduce):";
+            cr_assert(strstr(text, want), "%s: no \"%s\" in\n%s", p->net->layers[li].name, want, text);
+            double psi = (double)p->net->layers[li].n_params / cf->deg[DIM_C];
+            char num[160];
+            snprintf(num, sizeof num, "\"replicated_state_bytes\":\t%.17g", 16 * psi);
+            cr_assert(strstr(js, "\"sharding\"") && strstr(js, num), "%s lacks %s", js, num);
+            if (i == 0 && r > 1) {
+                sharded_seen++;
+                snprintf(num, sizeof num, "\"state_bytes\":\t%.17g", 16 * psi / r);
+                cr_assert(strstr(js, num), "%s lacks %s", js, num);
+                cr_assert(strstr(js, "\"all_gathers_per_step\":\t2"));
+            }
+            free(text);
+            free(js);
+        }
+        plan_free(p);
+    }
+    cr_assert(sharded_seen > 0, "no layer of the small CNN has replicas at 4 GPUs");
 }
