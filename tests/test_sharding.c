@@ -513,3 +513,42 @@ Test(sharding, explain_says_why_sharded_or_replicated)
     }
     cr_assert(sharded_seen > 0, "no layer of the small CNN has replicas at 4 GPUs");
 }
+
+/* HSDP's group against counting, for every config of a conv layer on 16
+ * GPUs in nodes of 2, 4, 8 and 16 (the closed form) and on 12 GPUs in
+ * nodes of 6 (counted): the replicas of a shard on one node when every node
+ * holding some holds as many, else all of them (zero3). */
+Test(sharding, hsdp_group_is_the_replicas_on_a_node)
+{
+    network *n = net_str(small_cnn);
+    const int gpn[] = {2, 4, 8, 16, 6}, gpus[] = {16, 16, 16, 16, 12};
+    for (int q = 0; q < 5; q++) {
+        cluster *c = mk_cluster(gpus[q] / gpn[q], gpn[q], "hsdp", "fp32");
+        cost_model *m = open_model(n, c, gpus[q], 192);
+        for (int k = 0; k < m->n_configs[1]; k++) {
+            const config *cf = &m->configs[1][k];
+            int T = config_tasks(cf), r = cf->deg[DIM_N] * cf->deg[DIM_H] * cf->deg[DIM_W], want = -1;
+            for (int j = 0; j < cf->deg[DIM_C]; j++) {
+                int count[16] = {0};
+                for (int t = 0; t < T; t++) {
+                    int co[NDIMS];
+                    config_task_coords(cf, t, co);
+                    if (co[DIM_C] == j) count[t / gpn[q]]++;
+                }
+                for (int nd = 0; nd < 16; nd++) {
+                    if (!count[nd]) continue;
+                    if (want == -1) want = count[nd];
+                    else if (want != count[nd]) want = -2;
+                }
+            }
+            if (want < 0 || r <= 1) want = r;
+            int got = cost_shard_group(m, cf, 0);
+            char b[64];
+            config_format(cf, b, sizeof b);
+            cr_assert_eq(got, want, "%s on nodes of %d: group %d, counted %d", b, gpn[q], got, want);
+        }
+        cost_model_free(m);
+        cluster_free(c);
+    }
+    net_free(n);
+}
