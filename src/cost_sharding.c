@@ -83,7 +83,11 @@ int cost_shard_group(const cost_model *m, const config *c, int task)
     (void)task; /* every replica of every shard has a group of the same size */
     int r = replicas_of(c);
     if (!sync_sharded(m->cl->sync) || r <= 1) return 1;
-    return m->cl->sync == SYNC_HSDP ? hsdp_group(m, c) : r;
+    if (m->cl->sync != SYNC_HSDP) return r;
+    int g = hsdp_group(m, c);
+    /* a group that does not divide the replicas (tasks that are not all
+     * replicas, a transformer's r or x degree): zero3 over all of them */
+    return g > 0 && g <= r && r % g == 0 ? g : r;
 }
 
 /* One phase of rings, all at once: for every shard, rings of n GPUs taken
