@@ -228,10 +228,10 @@ static int check_option_use(const opts *o)
     if (o->seed_set && !o->refine && !tui)
         return bad("%s", "--seed is the seed of search --refine: it goes with --refine");
     if (o->strategy && !tui && strcmp(o->cmd, "eval") != 0 && strcmp(o->cmd, "simulate") != 0 &&
-        strcmp(o->cmd, "export") != 0)
-        return bad(strcmp(o->cmd, "search") == 0 ? "-s %s: search finds the strategy itself; eval, simulate and export "
-                                                   "take a given one"
-                                                 : "-s %s: a given strategy is for eval, simulate and export",
+        strcmp(o->cmd, "export") != 0 && strcmp(o->cmd, "fit") != 0)
+        return bad(strcmp(o->cmd, "search") == 0 ? "-s %s: search finds the strategy itself; eval, simulate, export "
+                                                   "and fit take a given one"
+                                                 : "-s %s: a given strategy is for eval, simulate, export and fit",
                    o->strategy);
     if (o->step >= 0 && !tui && strcmp(o->cmd, "export") != 0)
         return bad("--step is an option of export --view reduced, not of %s", o->cmd);
@@ -1334,6 +1334,7 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
     cJSON_AddNumberToObject(root, "gpus", p->gpus);
     cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
     cJSON_AddStringToObject(root, "sync", sync_scheme_name(p->cl->sync));
+    cJSON_AddStringToObject(root, "strategy", o->strategy ? o->strategy : "layer-wise");
     cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
     if (o->n_pins) {
         cJSON *pins = cJSON_AddArrayToObject(root, "pins");
@@ -1365,6 +1366,26 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
     return doc;
 }
 
+/* fit -s data|model|owt: every layer pinned to the baseline's config, so
+ * that fit asks how large a batch that strategy takes (a baseline's
+ * configs at batch 1 per GPU are its configs at any larger batch). */
+static int pin_baseline(const opts *o, plan *p, lw_error *err)
+{
+    if (!o->strategy) return 0;
+    int b = baseline_from_name(o->strategy);
+    if (b < 0) return lw_fail(err, 2, "fit -s %s: fit takes a baseline (data, model or owt), not a file", o->strategy);
+    if (o->n_pins) return lw_fail(err, 2, "fit -s %s pins every layer: leave out --pin", o->strategy);
+    int L = p->net->n_layers;
+    int *ci = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
+    plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));
+    strategy_baseline(p->cm, (baseline_kind)b, ci);
+    for (int i = 0; i < L; i++) pins[i] = (plan_pin){i, ci[i]};
+    int rc = plan_apply(p, &(plan_change){.n_pins = L, .pins = pins}, err);
+    free(ci);
+    free(pins);
+    return rc;
+}
+
 static int cmd_fit(const opts *o)
 {
     lw_error err = {0};
@@ -1376,7 +1397,7 @@ static int cmd_fit(const opts *o)
     plan *p = open_plan(o, set, &err);
     /* pins hold at every batch tried: a config found at batch 1 per GPU
      * (the global batch is the GPU count) is there at any larger batch */
-    if (!p || apply_pins(o, p, &err) != 0) {
+    if (!p || apply_pins(o, p, &err) != 0 || pin_baseline(o, p, &err) != 0) {
         plan_free(p);
         return die(&err);
     }
@@ -1404,7 +1425,7 @@ static int cmd_fit(const opts *o)
     ms.time_s = time_s;
     set.batch_per_gpu = lo ? lo : 1;
     if (plan_apply(p, &(plan_change){.set = &set, .mem = &ms}, &err) != 0) goto fail;
-    if (plan_pin_count(p) != o->n_pins) {
+    if (plan_pin_count(p) != (o->strategy ? p->net->n_layers : o->n_pins)) {
         lw_fail(&err, 1, "fit: a pin was lost at batch %ld per GPU", set.batch_per_gpu);
         goto fail;
     }
@@ -1420,6 +1441,7 @@ static int cmd_fit(const opts *o)
     snprintf(more, sizeof more, " or more (searched up to %ld%s)", most,
              most < 1000000L ? ", the largest global batch the cost model takes" : "");
     if (o->n_pins) printf("with %d layer%s pinned (--pin):\n", o->n_pins, o->n_pins == 1 ? "" : "s");
+    if (o->strategy) printf("strategy %s (every layer pinned to it), sync %s:\n", o->strategy, sync_scheme_name(p->cl->sync));
     if (lo == 0) {
         printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
                p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);

@@ -1872,5 +1872,24 @@ for s in ["ps","ring","zero1","zero2","zero3","hsdp"]:
 expect_ok "compare text lists the schemes" compare -n alexnet -c p100-4x4 -g 8
 grep -q "zero3" "$OUT" && grep -q "(in use)" "$OUT" && ok "compare text names zero3 and the scheme in use" || notok "compare text schemes" "$(cat "$OUT")"
 
+# fit -s data: a 7.5-billion-parameter model (the ZeRO paper's example) data parallel in bf16 with Adam on
+# 80 GB GPUs: 16 bytes a parameter (120 GB) does not fit replicated; sharded by zero3 it does, at 8 and 64 GPUs
+for g in 8 64; do
+    expect_ok "fit -s data --sync ring, 7.5B on $g GPUs" fit -n $F/nets/fc7b.json -c h100-8x8 -g $g --precision bf16 \
+        --optimizer adam --sync ring -s data --json -o "$TMP/fit_ring_$g.json"
+    expect_ok "fit -s data --sync zero3, 7.5B on $g GPUs" fit -n $F/nets/fc7b.json -c h100-8x8 -g $g --precision bf16 \
+        --optimizer adam --sync zero3 -s data --json -o "$TMP/fit_z3_$g.json"
+done
+py "fit -s data: 7.5B does not fit with ring (120 GB of state), fits with zero3 on 8 and 64 GPUs" '
+import json,sys
+for g in (8, 64):
+    r=json.load(open(sys.argv[1] + "/fit_ring_%d.json" % g)); z=json.load(open(sys.argv[1] + "/fit_z3_%d.json" % g))
+    assert r["strategy"]=="data" and r["sync"]=="ring-allreduce" and r["batch_per_gpu"] is None, r
+    assert r["min_peak_bytes_at_batch_1"] > 16*7.5e9, r["min_peak_bytes_at_batch_1"]
+    assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
+' "$TMP"
+expect_fail "fit -s FILE is refused: a baseline only" 2 "fit takes a baseline" -- fit -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
+expect_fail "fit -s data with --pin is refused" 2 "leave out --pin" -- fit -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=n4
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
