@@ -1912,6 +1912,76 @@ expect_fail "--json on net" 2 "--json is not an option of net" -- net gpt --json
 expect_fail "a bad size with -o writes no file" 2 "--heads 7" -- net gpt --heads 7 -o "$TMP/never.json"
 [ -e "$TMP/never.json" ] && notok "no file after a refused net -o" || ok "no file after a refused net -o"
 expect_fail "net -o into a missing directory" 2 "$TMP/nodir/x.json" -- net gpt -o "$TMP/nodir/x.json"
+# ---- sharded data parallelism (issue 37): --sync zero1|zero2|zero3|fsdp|hsdp ----
+expect_fail "--sync zero4: exit 2, names the choices" 2 "zero4" "zero1, zero2, zero3, fsdp or hsdp" -- \
+    eval -n alexnet -c p100-4x4 -g 4 -s data --sync zero4
+for s in ring zero1 zero2 zero3 fsdp hsdp; do
+    expect_ok "eval -s data --sync $s" eval -n vgg16 -c p100-4x4 -g 16 -s data --sync $s --json -o "$TMP/z_$s.json"
+done
+py "eval --sync: zero1/2 move the bytes of ring all-reduce, zero3 (= fsdp) 1.5x; memory falls zero1 > zero2; fits said" '
+import json,sys
+d={s: json.load(open(sys.argv[1] + "/z_" + s + ".json")) for s in ["ring","zero1","zero2","zero3","fsdp","hsdp"]}
+b={s: d[s]["bytes_per_step"] for s in d}
+assert abs(b["zero1"]-b["ring"]) < 1e-6*b["ring"] and abs(b["zero2"]-b["ring"]) < 1e-6*b["ring"], b
+assert abs(b["zero3"]-1.5*b["ring"]) < 1e-6*b["ring"], b
+assert d["fsdp"]["total_ms"] == d["zero3"]["total_ms"] and d["fsdp"]["sync"] == "zero3", d["fsdp"]["sync"]
+assert d["hsdp"]["sync"] == "hsdp" and b["ring"] < b["hsdp"] < b["zero3"], b
+m={s: d[s]["peak_memory_bytes"] for s in d}
+assert m["ring"] > m["zero1"] > m["zero2"], m
+for s in d: assert d[s]["fits"] is True and d[s]["memory_limit_bytes"] == 16*2**30, (s, d[s].get("fits"))
+' "$TMP"
+expect_ok "costs --json --sync zero3" costs -n alexnet -c p100-4x4 -g 4 --sync zero3 --json -o "$TMP/zc3.json"
+expect_ok "costs --json --sync ring" costs -n alexnet -c p100-4x4 -g 4 --sync ring --json -o "$TMP/zcr.json"
+py "costs: zero3 divides fc6's state over its 4 replicas (n4), not over a channel split (c4); the gathered layers named" '
+import json,sys
+z=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2]))
+assert z["sync"]=="zero3" and r["sync"]=="ring-allreduce"
+fc6z=[n for n in z["nodes"] if n["name"]=="fc6"][0]; fc6r=[n for n in r["nodes"] if n["name"]=="fc6"][0]
+i=fc6z["configs"].index({"n":4,"c":1}); j=fc6z["configs"].index({"n":1,"c":4})
+psi=9216*4096+4096
+act=fc6r["memory_bytes"][i][0]-12*psi
+assert abs(fc6z["memory_bytes"][i][0] - (12*psi/4 + act)) <= 2, (fc6z["memory_bytes"][i][0], act)
+assert fc6z["memory_bytes"][j] == fc6r["memory_bytes"][j]
+assert z["gathered_weights_bytes"] == 4*(psi + 4096*4096+4096) and r["gathered_weights_bytes"] == 0, z["gathered_weights_bytes"]
+' "$TMP/zc3.json" "$TMP/zcr.json"
+expect_ok "compare --json lists every scheme's optimum" compare -n alexnet -c p100-4x4 -g 8 --json
+cp "$OUT" "$TMP/zcmp.json"
+for s in ps ring zero1 zero2 zero3 hsdp; do
+    expect_ok "search --sync $s" search -n alexnet -c p100-4x4 -g 8 --sync $s --json -o "$TMP/zs_$s.json"
+done
+py "compare: one row per scheme, each the search under that scheme, beside the 4 usual rows" '
+import json,sys
+c=json.load(open(sys.argv[1]))
+assert len(c["rows"])==4
+names={"ps":"parameter-server","ring":"ring-allreduce"}
+assert [x["sync"] for x in c["schemes"]]==["parameter-server","ring-allreduce","zero1","zero2","zero3","hsdp"]
+for s in ["ps","ring","zero1","zero2","zero3","hsdp"]:
+    d=json.load(open(sys.argv[2] + "/zs_" + s + ".json"))
+    x=[x for x in c["schemes"] if x["sync"]==names.get(s,s)][0]
+    assert abs(x["total_ms"]-d["total_ms"]) < 1e-9*d["total_ms"], (s, x["total_ms"], d["total_ms"])
+    assert x["fits"]==d["fits"] and x["peak_memory_bytes"]==round(d["peak_memory_bytes"]), s
+' "$TMP/zcmp.json" "$TMP"
+expect_ok "compare text lists the schemes" compare -n alexnet -c p100-4x4 -g 8
+grep -q "zero3" "$OUT" && grep -q "(in use)" "$OUT" && ok "compare text names zero3 and the scheme in use" || notok "compare text schemes" "$(cat "$OUT")"
+
+# fit -s data: a 7.5-billion-parameter model (the ZeRO paper's example) data parallel in bf16 with Adam on
+# 80 GB GPUs: 16 bytes a parameter (120 GB) does not fit replicated; sharded by zero3 it does, at 8 and 64 GPUs
+for g in 8 64; do
+    expect_ok "fit -s data --sync ring, 7.5B on $g GPUs" fit -n $F/nets/fc7b.json -c h100-8x8 -g $g --precision bf16 \
+        --optimizer adam --sync ring -s data --json -o "$TMP/fit_ring_$g.json"
+    expect_ok "fit -s data --sync zero3, 7.5B on $g GPUs" fit -n $F/nets/fc7b.json -c h100-8x8 -g $g --precision bf16 \
+        --optimizer adam --sync zero3 -s data --json -o "$TMP/fit_z3_$g.json"
+done
+py "fit -s data: 7.5B does not fit with ring (120 GB of state), fits with zero3 on 8 and 64 GPUs" '
+import json,sys
+for g in (8, 64):
+    r=json.load(open(sys.argv[1] + "/fit_ring_%d.json" % g)); z=json.load(open(sys.argv[1] + "/fit_z3_%d.json" % g))
+    assert r["strategy"]=="data" and r["sync"]=="ring-allreduce" and r["batch_per_gpu"] is None, r
+    assert r["min_peak_bytes_at_batch_1"] > 16*7.5e9, r["min_peak_bytes_at_batch_1"]
+    assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
+' "$TMP"
+expect_fail "fit -s FILE is refused: a baseline only" 2 "fit takes a baseline" -- fit -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
+expect_fail "fit -s data with --pin is refused" 2 "leave out --pin" -- fit -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=n4
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost_sharding.h"
 #include "draw_cairo.h"
 #include "sim.h"
 
@@ -130,7 +131,7 @@ static int tl_ensure(app *a)
     return 0;
 }
 
-static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S'};
+static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'G', 'R'};
 
 static int kind_style(sim_kind k)
 {
@@ -267,8 +268,9 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
         ui_putf(w, info_y, r.x, r.w, ST_DIM, " %s: idle at %.3f ms", rn, x0);
     }
     int x = r.x + 1;
-    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync"};
+    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "gather", "scatter"};
     for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
+        if (q >= SIM_ALLGATHER && !sync_sharded(a->p->cl->sync)) continue; /* only the sharded schemes' */
         char ch[2] = {kind_letter[q], 0};
         x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
         x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
