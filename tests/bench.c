@@ -666,6 +666,12 @@ int main(int argc, char **argv)
                   "< 5 s, 1 GB");
         if (targets) return 0;
     }
+    /* issue 32's targets: GPT-2 XL (48 blocks, 532 layers) at 8 and 64 GPUs,
+     * the whole process; on a DGX-1V (8 GPUs) and 8 H100 nodes (64) */
+    printf("transformers (targets: GPT-2 XL exact search at 8 GPUs < 1 s, at 64 GPUs < 10 s and 2 GB)\n");
+    bench_cmd(exe, "search", "gpt2", "dgx1-v100", "8", NULL, 3, 0, 0, NULL);
+    bench_cmd(exe, "search", "gpt2_xl", "dgx1-v100", "8", NULL, 3, 0, 0, "< 1 s");
+    if (!quick) bench_cmd(exe, "search", "gpt2_xl", "h100-8x8", "64", NULL, 1, 0, 0, "< 10 s, 2 GB");
     const char *nets5[] = {"lenet5", "alexnet", "vgg16", "inception_v3", "resnet50"};
     for (int n = 0; n < 5; n++) {
         bench_cmd(exe, "eval", nets5[n], "tests/fixtures/clusters/h100-32x8.json", "256", "-s", 3, 70, 0, "<< 1 s");
@@ -696,6 +702,7 @@ int main(int argc, char **argv)
     whatifs("inception_v3", "p100-4x4", 16, quick, "< 100 ms");
     whatifs("inception_v3", "h100-8x8", 16, 1, "< 100 ms");
     if (!quick) whatifs("inception_v3", "h100-8x8", 64, 1, "< 1 s");
+    if (!quick) whatifs("gpt2_xl", "dgx1-v100", 8, 1, "< 1 s");
     read_big_strategy();
     printf("\nstep simulator, data flow (best of 3; target: Inception-v3 64 GPUs < 1 s)\n");
     bench_sim("vgg16", "p100-4x4", 16, 3);

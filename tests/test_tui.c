@@ -2210,7 +2210,8 @@ Test(tui_undo, cluster_edits_and_precision)
  * with a new history. */
 Test(tui_open, a_shipped_network_from_the_picker)
 {
-    term_open(24, 80, 1);
+    /* 40 rows: the picker lists 10 shipped networks, then the clusters */
+    term_open(40, 80, 1);
     app *a = open_app("vgg16", "p100-4x4", 4);
     app_feed(a, '>');
     app_feed(a, 'O');
@@ -2333,7 +2334,7 @@ Test(tui_open, a_cluster_and_a_strategy_file)
 {
     char dir[] = "/tmp/lw-open-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    term_open(24, 80, 1);
+    term_open(40, 80, 1); /* the picker's clusters below its 10 networks */
     app *a = open_app("alexnet", "p100-4x4", 16);
     char *t0 = table_text(a);
     cr_assert_eq(app_feed(a, 'O'), ACT_REDRAW);
