@@ -205,6 +205,9 @@ double cost_t_s(const cost_model *m, int layer, const config *c, double *bytes);
 double cost_t_c_parts(const cost_model *m, int layer, const config *c, profile_entry *key, double *fwd_ms,
                       double *bwd_ms);
 double cost_t_x(const cost_model *m, int edge, const config *cp, const config *cc, double *bytes);
+/* cost_t_x with its forward and backward parts (ms; either may be NULL). */
+double cost_t_x_parts(const cost_model *m, int edge, const config *cp, const config *cc, double *fwd_ms,
+                      double *bwd_ms);
 /* Elements of the producer's output that consumer task `task` needs from
  * producer task `ptask` (for tests and diagrams). */
 double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, const config *cc, int task);
@@ -244,6 +247,12 @@ double cost_memory_task(const cost_model *m, int layer, const config *c, int tas
  * latency (per call plus per step) and bandwidth terms, the inter-node hops
  * sharing each node's NICs. For tests and the bus-bandwidth check. */
 double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes);
+/* A ring reduce-scatter and a ring all-gather of `bytes` (the whole
+ * buffer) over the same ring: each half of cost_allreduce_s (n - 1 of its
+ * steps and half its call's latency), so that one of each is exactly the
+ * all-reduce. Used for the reduction of partial sums and for replicas. */
+double cost_reduce_scatter_s(const cluster *cl, const int *ring, int n, double bytes);
+double cost_allgather_s(const cluster *cl, const int *ring, int n, double bytes);
 /* The order NCCL would run a ring over these devices: node by node, and
  * within a node the cycle whose slowest link is fastest (so dgx1-v100's
  * ring uses NVLink pairs only). Reorders devs[0..n-1] in place. */
