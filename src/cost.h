@@ -27,6 +27,18 @@
 typedef enum { OPT_MOMENTUM, OPT_SGD, OPT_ADAM } optimizer_kind;
 const char *optimizer_name(optimizer_kind o);
 int optimizer_from_name(const char *s); /* -1 if unknown */
+/* Activation recompute (--recompute; Korthikanti et al. 2022): none keeps
+ * every layer's activations; selective recomputes attention's scores in
+ * backward (not kept); full keeps only each block's input and runs the
+ * block's forward again in backward (charged in t_c). */
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } recompute_kind;
+const char *recompute_name(recompute_kind r);
+int recompute_from_name(const char *s); /* -1 if unknown */
+/* The attention kernel (--attention): flash keeps no s x s scores in
+ * memory and moves none through it; standard writes and reads them. */
+typedef enum { ATTENTION_FLASH, ATTENTION_STANDARD } attention_kind;
+const char *attention_name(attention_kind a);
+int attention_from_name(const char *s); /* -1 if unknown */
 /* Fixed allowance per GPU that hosts a task, for what the per-layer terms
  * leave out: the CUDA context, cuDNN/cuBLAS workspaces, the transient
  * gradients of backward and allocator slack (see data/doc/cost-model.md, Memory per GPU). */
@@ -78,6 +90,8 @@ typedef struct cost_model {
      * momentum, and COST_WORKSPACE_BYTES; elem_bytes follows the cluster's
      * precision (precision_elem_bytes) */
     optimizer_kind optimizer;
+    recompute_kind recompute; /* transformer layers only; default none */
+    attention_kind attention; /* default flash */
     double elem_bytes;       /* bytes of an activation or gradient element; < 4 means mixed
                                 precision (fp32 master weights plus a working copy) */
     double workspace_bytes;  /* fixed allowance on every GPU that hosts a task */
@@ -228,6 +242,13 @@ extern int cost_tx_reference;
  * oracle) rather than node by node; the two must agree bit for bit, which
  * tests check. Read once, when a model is set up, as cost_tx_reference. */
 extern int cost_tx_oracle;
+
+/* The recompute and attention settings a model takes when it is set up
+ * (cost_model_build, cost_model_open; the CLI's --recompute and
+ * --attention set them): the model keeps them in m->recompute and
+ * m->attention. Defaults none and flash. */
+extern recompute_kind cost_recompute;
+extern attention_kind cost_attention;
 
 /* The memory one task of a layer keeps on its GPU, by term (bytes). */
 typedef struct memory_parts {

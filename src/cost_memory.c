@@ -23,6 +23,36 @@ int optimizer_from_name(const char *s)
     return -1;
 }
 
+recompute_kind cost_recompute = RECOMPUTE_NONE;
+attention_kind cost_attention = ATTENTION_FLASH;
+
+const char *recompute_name(recompute_kind r)
+{
+    return r == RECOMPUTE_SELECTIVE ? "selective" : r == RECOMPUTE_FULL ? "full" : "none";
+}
+
+int recompute_from_name(const char *s)
+{
+    if (!s) return -1;
+    if (strcmp(s, "none") == 0) return RECOMPUTE_NONE;
+    if (strcmp(s, "selective") == 0) return RECOMPUTE_SELECTIVE;
+    if (strcmp(s, "full") == 0) return RECOMPUTE_FULL;
+    return -1;
+}
+
+const char *attention_name(attention_kind a)
+{
+    return a == ATTENTION_STANDARD ? "standard" : "flash";
+}
+
+int attention_from_name(const char *s)
+{
+    if (!s) return -1;
+    if (strcmp(s, "flash") == 0) return ATTENTION_FLASH;
+    if (strcmp(s, "standard") == 0) return ATTENTION_STANDARD;
+    return -1;
+}
+
 /* Bytes task `task` of layer li in config c keeps on its GPU (cost.h). */
 double cost_memory_task(const cost_model *m, int li, const config *c, int task, memory_parts *parts)
 {

@@ -416,3 +416,54 @@ Test(search, equals_brute_force_on_transformer_blocks, .timeout = 300)
     search_equals_brute_force(v, 4, 16);
     net_free(v);
 }
+
+/* t_c of the transformer layers: replicas each pay the piece's t_c, r
+ * divides the GEMM, attention charges context parallelism's K/V
+ * all-gather (forward) and reduce-scatter (backward), a standard kernel
+ * moves its scores, recompute runs forward work again. */
+Test(compute, transformer_layers)
+{
+    const long F = 512, S = 256, B = 8;
+    network *n = attn_block(F, S, 8);
+    network *mb = mlp_block(F, S);
+    cluster *c = two_nodes();
+    cost_model *m = open_model(n, c, 8, B), *mm = open_model(mb, c, 8, B);
+    config one = CONFIG_ONE, x4 = CFG(1, 1, 1, 1, 4), r2 = CFG(1, 1, 1, 2, 1), r4 = CFG(1, 1, 1, 4, 1);
+    config n2 = CFG(2, 1, 1, 1, 1), h2 = CFG(1, 1, 2, 1, 1), c2 = CFG(1, 2, 1, 1, 1);
+    cr_assert_eq(cost_t_c(m, 1, &x4, NULL), cost_t_c(m, 1, &one, NULL));
+    cr_assert_eq(cost_t_c(mm, 3, &x4, NULL), cost_t_c(mm, 3, &one, NULL));
+    const double l1 = cost_t_c(mm, 2, &one, NULL), l2 = cost_t_c(mm, 2, &r2, NULL), l4 = cost_t_c(mm, 2, &r4, NULL);
+    cr_assert(l2 < l1 && l4 < l2, "fc1 r1 %g r2 %g r4 %g", l1, l2, l4);
+    /* the GEMM: 2 B S F 4F flops over the model's linear rate; r = 4 a quarter */
+    double f1, b1, f4, b4;
+    cost_t_c_parts(mm, 2, &one, NULL, &f1, &b1);
+    cost_t_c_parts(mm, 2, &r4, NULL, &f4, &b4);
+    cr_assert(f4 < f1 / 3 && f4 > f1 / 5, "forward r1 %g r4 %g", f1, f4);
+    /* attention: split by sequence costs what a sample split does plus the
+     * K/V all-gather and its reduce-scatter: one ring all-reduce of K and V
+     * (2 B S F elements) over GPUs 0-1 */
+    const double tn = cost_t_c(m, 2, &n2, NULL), th = cost_t_c(m, 2, &h2, NULL);
+    ASSERT_REL(th - tn, ring_allreduce_ms(c, 0, 2, 2.0 * B * S * F * m->elem_bytes), 1e-9);
+    cr_assert(cost_t_c(m, 2, &c2, NULL) < cost_t_c(m, 2, &one, NULL));
+    const double flash = cost_t_c(m, 2, &one, NULL);
+    m->attention = ATTENTION_STANDARD;
+    const double standard = cost_t_c(m, 2, &one, NULL);
+    cr_assert(standard > flash, "standard %g, flash %g", standard, flash);
+    m->recompute = RECOMPUTE_SELECTIVE;
+    cr_assert(cost_t_c(m, 2, &one, NULL) > standard);
+    /* full recompute: every block layer's forward once more in backward */
+    mm->recompute = RECOMPUTE_FULL;
+    for (int li = 1; li < mm->n_layers; li++) {
+        double f, b;
+        const double t = cost_t_c_parts(mm, li, &one, NULL, &f, &b);
+        mm->recompute = RECOMPUTE_NONE;
+        const double t0 = cost_t_c(mm, li, &one, NULL);
+        mm->recompute = RECOMPUTE_FULL;
+        ASSERT_REL(t, t0 + f, 1e-12);
+    }
+    cost_model_free(m);
+    cost_model_free(mm);
+    cluster_free(c);
+    net_free(n);
+    net_free(mb);
+}
