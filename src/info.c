@@ -17,18 +17,20 @@ void net_info_compute(const network *net, net_info *o)
         o->layers++;
         o->by_type[l->type]++;
         o->parameters += l->n_params;
-        double f = layer_flops_per_sample(net, i);
-        if (l->type == LT_CONV2D || l->type == LT_LINEAR) o->forward_flops += f;
-        else o->elementwise_flops += f;
+        double f = layer_flops_per_sample(net, i), mm = layer_matmul_flops_per_sample(net, i);
+        o->forward_flops += mm;
+        o->elementwise_flops += f - mm;
     }
 }
 
-/* "nchw" letters of the dimensions a layer can split. */
+/* Letters of the degrees a layer's configs may have: "nchw", a sequence
+ * layer's "ncs", and r (contraction) and x (replicas) where allowed. */
 static void split_dims(const layer *l, char *buf)
 {
     int k = 0;
-    for (int d = 0; d < NDIMS; d++)
-        if (l->dims & DIMMASK(d)) buf[k++] = "nchw"[d];
+    const char *letters = l->out.rank == 3 ? "ncswrx" : "nchwrx";
+    for (int d = 0; d < NCDIMS; d++)
+        if (l->dims & DIMMASK(d)) buf[k++] = letters[d];
     buf[k] = 0;
 }
 
@@ -60,6 +62,7 @@ char *net_info_json(const network *net)
         cJSON_AddStringToObject(o, "name", l->name);
         cJSON_AddStringToObject(o, "type", layer_type_name(l->type));
         cJSON *sh = cJSON_AddArrayToObject(o, "output");
+        if (l->out.rank == 3) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)l->out.h)); /* [sequence, features] */
         cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)l->out.c));
         if (l->out.rank == 4) {
             cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)l->out.h));
@@ -67,7 +70,7 @@ char *net_info_json(const network *net)
         }
         cJSON_AddNumberToObject(o, "parameters", (double)l->n_params);
         cJSON_AddNumberToObject(o, "flops_per_sample", layer_flops_per_sample(net, i));
-        char d[NDIMS + 1];
+        char d[NCDIMS + 1];
         split_dims(l, d);
         cJSON *sp = cJSON_AddArrayToObject(o, "splits");
         for (int k = 0; d[k]; k++) {
@@ -105,9 +108,9 @@ char *net_info_text(const network *net)
     shape_format(net->layers[0].out, sh, sizeof sh);
     lw_buf_printf(&b, "network %s: input \"%s\" %s, %d layers\n", net->name, net->layers[0].name, sh, in.layers);
     lw_buf_printf(&b, "  parameters (trainable)      %s\n", p);
-    lw_buf_printf(&b, "  forward FLOPs per sample    %.4g G (conv2d and linear; %.4g G multiply-adds)\n",
+    lw_buf_printf(&b, "  forward FLOPs per sample    %.4g G (convolutions, linear layers, attention's matrix products; %.4g G multiply-adds)\n",
                   in.forward_flops / 1e9, in.forward_flops / 2e9);
-    lw_buf_printf(&b, "  element-wise FLOPs          %.4g G (pooling, normalisation, activations, add, softmax)\n",
+    lw_buf_printf(&b, "  element-wise FLOPs          %.4g G (pooling, normalisation, activations, add, softmax, embeddings)\n",
                   in.elementwise_flops / 1e9);
     lw_buf_printf(&b, "  activations per sample      %s (every layer's output, fp32)\n", ab);
     lw_buf_printf(&b, "  by type:");
@@ -117,7 +120,7 @@ char *net_info_text(const network *net)
                   "splits");
     for (int i = 0; i < net->n_layers; i++) {
         const layer *l = &net->layers[i];
-        char d[NDIMS + 1];
+        char d[NCDIMS + 1];
         split_dims(l, d);
         shape_format(l->out, sh, sizeof sh);
         thousands((double)l->n_params, p, sizeof p);

@@ -56,7 +56,18 @@ long layer_dim_size(const layer *l, int d, long batch)
     }
 }
 
-double layer_flops_per_sample(const network *net, int li)
+/* Forward FLOPs of an attention layer for one sample, its matrix products
+ * (QKV projection, scores, weighted sum) apart from the rest (softmax). */
+static void attention_flops(const network *net, const layer *l, double *mm, double *ew)
+{
+    const layer *in = &net->layers[l->inputs[0]];
+    double s = (double)l->out.h, F = (double)in->out.c, d = (double)l->head_dim;
+    double a = l->heads, kv = l->kv_heads;
+    *mm = 2.0 * s * F * (a + 2 * kv) * d + 2.0 * 2.0 * s * s * a * d;
+    *ew = 5.0 * a * s * s + (l->rotary ? 6.0 * s * (a + kv) * d : 0);
+}
+
+double layer_matmul_flops_per_sample(const network *net, int li)
 {
     const layer *l = &net->layers[li];
     double out = (double)shape_elems(l->out);
@@ -67,21 +78,68 @@ double layer_flops_per_sample(const network *net, int li)
     }
     case LT_LINEAR: {
         const layer *in = &net->layers[l->inputs[0]];
+        /* on a sequence: every position's features times the matrix */
+        if (in->out.rank == 3) return 2.0 * out * (double)in->out.c;
         return 2.0 * out * (double)shape_elems(in->out);
     }
+    case LT_LM_HEAD: return 2.0 * out * (double)net->layers[l->inputs[0]].out.c;
+    case LT_PATCH_EMBED: {
+        const layer *in = &net->layers[l->inputs[0]];
+        return 2.0 * out * (double)in->out.c * l->patch * l->patch;
+    }
+    case LT_ATTENTION: {
+        double mm, ew;
+        attention_flops(net, l, &mm, &ew);
+        return mm;
+    }
+    default: return 0.0;
+    }
+}
+
+double layer_flops_per_sample(const network *net, int li)
+{
+    const layer *l = &net->layers[li];
+    double out = (double)shape_elems(l->out);
+    switch (l->type) {
+    case LT_CONV2D:
+    case LT_LINEAR:
+    case LT_PATCH_EMBED: return layer_matmul_flops_per_sample(net, li);
     case LT_POOL2D: return out * l->kh * l->kw;
     case LT_ADD: return out * (l->n_inputs - 1);
     case LT_SOFTMAX: return out * 5.0; /* exp, sum, divide, max, subtract */
     case LT_BATCHNORM: return out * 4.0;
     case LT_RELU: case LT_DROPOUT: return out;
-    default: return 0.0; /* input, flatten, concat move data only */
+    /* transformer layers: the element-wise work per output element, as
+     * counted by hand (mean, variance, normalise, scale and shift) */
+    case LT_LAYERNORM: return out * 5.0;
+    case LT_RMSNORM: return out * 4.0;
+    case LT_GELU: return out * 8.0;    /* the tanh form: a cube, a tanh and five more */
+    case LT_SWIGLU: return out * 5.0;  /* silu (exp, add, divide, multiply) and the product */
+    case LT_EMBEDDING: return out * (1.0 + (l->positions > 0) + (l->segments > 0)); /* the adds of the rows */
+    case LT_CLS_TOKEN: return out;     /* the positions added */
+    case LT_LM_HEAD: return layer_matmul_flops_per_sample(net, li) + 5.0 * out; /* and the cross-entropy */
+    case LT_ATTENTION: {
+        double mm, ew;
+        attention_flops(net, l, &mm, &ew);
+        return mm + ew;
     }
+    default: return 0.0; /* input, flatten, concat, select_token move data only */
+    }
+}
+
+double net_model_flops_per_sample(const network *net)
+{
+    double f = 0;
+    for (int i = 1; i < net->n_layers; i++) f += layer_matmul_flops_per_sample(net, i);
+    return f;
 }
 
 void shape_format(shape s, char *buf, size_t n)
 {
     if (s.rank == 2)
         snprintf(buf, n, "%ld", s.c);
+    else if (s.rank == 3)
+        snprintf(buf, n, "%ldx%ld", s.h, s.c); /* sequence x features */
     else
         snprintf(buf, n, "%ldx%ldx%ld", s.c, s.h, s.w);
 }

@@ -103,13 +103,19 @@ long net_params(const network *net);
 
 /* Forward FLOPs of the whole layer for one sample (multiply-add = 2). */
 double layer_flops_per_sample(const network *net, int li);
+/* Of those, the matrix products' (convolutions, linear layers, attention's
+ * QKV projection, scores and weighted sum, the LM head, the patch
+ * embedding): the "model FLOPs" of MFU, as fvcore and Megatron count them. */
+double layer_matmul_flops_per_sample(const network *net, int li);
+/* Sum of layer_matmul_flops_per_sample: a forward pass of one sample. */
+double net_model_flops_per_sample(const network *net);
 
 /* Output elements per sample. */
 long shape_elems(shape s);
 /* Size of dimension d of the layer's output for a given batch. */
 long layer_dim_size(const layer *l, int d, long batch);
 
-/* Format "64x56x56" or "4096" into buf. */
+/* Format "64x56x56", "1024x768" (sequence x features) or "4096" into buf. */
 void shape_format(shape s, char *buf, size_t n);
 
 void net_free(network *net);

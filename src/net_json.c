@@ -136,6 +136,40 @@ static const char *const conv_keys[] = {"out_channels", "kernel", "stride", "pad
 static const char *const pool_keys[] = {"mode", "kernel", "stride", "padding", NULL};
 static const char *const linear_keys[] = {"out_features", "bias", NULL};
 static const char *const no_keys[] = {NULL};
+static const char *const embedding_keys[] = {"vocab", "hidden", "positions", "segments", NULL};
+static const char *const attention_keys[] = {"heads", "kv_heads", "head_dim", "causal", "rotary", "bias", NULL};
+static const char *const lm_head_keys[] = {"vocab", "tied", "bias", NULL};
+static const char *const patch_keys[] = {"patch", "hidden", NULL};
+static const char *const select_keys[] = {"index", NULL};
+
+/* Reads a boolean field into *out (left alone when absent). 0, or -1 with
+ * the error set. */
+static int get_bool_field(pctx *p, const cJSON *o, const char *key, int *out, const char *lname, int index)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsBool(v)) {
+        char m[96];
+        snprintf(m, sizeof m, "\"%s\" must be true or false", key);
+        return layer_fail(p, lname, index, "%s", m);
+    }
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+/* A required (need = 1) or optional integer field from lo to hi. */
+static int get_count(pctx *p, const cJSON *o, const char *key, int need, long lo, long hi, long *out,
+                     const char *type, const char *lname, int index)
+{
+    int rc = get_int_field(p, o, key, 0, lo, hi, out, NULL, lname, index);
+    if (rc < 0) return -1;
+    if (rc == 0 && need) {
+        char m[96];
+        snprintf(m, sizeof m, "%s needs \"%s\"", type, key);
+        return layer_fail(p, lname, index, "%s", m);
+    }
+    return 0;
+}
 
 static int in_list(const char *const *list, const char *k)
 {
@@ -195,6 +229,10 @@ static int infer_window(pctx *p, layer *l, int i, const layer *in0)
     return 0;
 }
 
+static int check_size(pctx *p, const layer *l, int i);
+static int infer_seq(pctx *p, network *net, int i);
+static int is_seq_type(int t);
+
 /* Shape inference for layer i (inputs already resolved and earlier). */
 static int infer(pctx *p, network *net, int i)
 {
@@ -203,6 +241,10 @@ static int infer(pctx *p, network *net, int i)
     layer *in0 = &net->layers[l->inputs[0]];
     shape s = in0->out;
     char m[256];
+    if (is_seq_type(l->type) || (l->type == LT_LINEAR && s.rank == 3)) {
+        if (infer_seq(p, net, i) < 0) return -1;
+        return check_size(p, l, i);
+    }
     switch (l->type) {
     case LT_CONV2D:
     case LT_POOL2D: {
@@ -261,6 +303,27 @@ static int infer(pctx *p, network *net, int i)
         l->out = s;
         break;
     }
+    if (check_size(p, l, i) < 0) return -1;
+    if (l->type == LT_LINEAR && (double)l->out_features * (double)shape_elems(s) > 4e10)
+        return layer_fail(p, ln, i, "%s", "weight matrix has more than 4e10 entries");
+    if (s.rank == 3) {
+        /* a CNN layer on a sequence: its splits, and replicas where it is element-wise */
+        l->dims = DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H);
+        if (l->type == LT_ADD || l->type == LT_RELU || l->type == LT_DROPOUT || l->type == LT_SOFTMAX)
+            l->dims |= DIMMASK(DIM_X);
+        if (l->out.rank == 2) l->dims = DIMMASK(DIM_N) | DIMMASK(DIM_C); /* a flatten */
+        return 0;
+    }
+    l->dims = l->out.rank == 4 ? (DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W))
+                               : (DIMMASK(DIM_N) | DIMMASK(DIM_C));
+    return 0;
+}
+
+/* The output within the supported sizes. 0, or -1 with the error set. */
+static int check_size(pctx *p, const layer *l, int i)
+{
+    const char *ln = l->name;
+    char m[256];
     if (l->out.c < 1 || l->out.h < 1 || l->out.w < 1)
         return layer_fail(p, ln, i, "%s", "output would be empty");
     if (l->out.c > NET_MAX_DIM || l->out.h > NET_MAX_DIM || l->out.w > NET_MAX_DIM ||
@@ -269,10 +332,6 @@ static int infer(pctx *p, network *net, int i)
                  l->out.c, l->out.h, l->out.w, NET_MAX_DIM, NET_MAX_ELEMS);
         return layer_fail(p, ln, i, "%s", m);
     }
-    if (l->type == LT_LINEAR && (double)l->out_features * (double)shape_elems(s) > 4e10)
-        return layer_fail(p, ln, i, "%s", "weight matrix has more than 4e10 entries");
-    l->dims = l->out.rank == 4 ? (DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W))
-                               : (DIMMASK(DIM_N) | DIMMASK(DIM_C));
     return 0;
 }
 
@@ -280,7 +339,194 @@ static int infer(pctx *p, network *net, int i)
 typedef struct raw_layer {
     layer l;
     const cJSON *inputs;
+    const char *tied;    /* lm_head: the embedding it shares, by name (resolved when built) */
 } raw_layer;
+
+/* The fields of a transformer layer (type t) into r. 0, or -1 with the
+ * error set. */
+static int parse_seq_layer(pctx *p, const cJSON *o, int index, int t, raw_layer *r)
+{
+    layer *l = &r->l;
+    const char *ln = l->name;
+    const char *tn = layer_type_name((layer_type)t);
+    long v = 0;
+    switch (t) {
+    case LT_EMBEDDING:
+        if (check_keys(p, o, embedding_keys, ln, index) || get_count(p, o, "vocab", 1, 1, NET_MAX_DIM, &l->vocab, tn, ln, index) ||
+            get_count(p, o, "hidden", 1, 1, NET_MAX_DIM, &l->out_features, tn, ln, index) ||
+            get_count(p, o, "positions", 0, 0, NET_MAX_DIM, &l->positions, tn, ln, index) ||
+            get_count(p, o, "segments", 0, 0, NET_MAX_DIM, &l->segments, tn, ln, index))
+            return -1;
+        break;
+    case LT_ATTENTION:
+        l->causal = 0;
+        if (check_keys(p, o, attention_keys, ln, index) || get_count(p, o, "heads", 1, 1, 65536, &v, tn, ln, index))
+            return -1;
+        l->heads = (int)v;
+        v = l->heads;
+        if (get_count(p, o, "kv_heads", 0, 1, 65536, &v, tn, ln, index)) return -1;
+        l->kv_heads = (int)v;
+        if (l->heads % l->kv_heads != 0) {
+            char m[128];
+            snprintf(m, sizeof m, "\"kv_heads\" %d does not divide \"heads\" %d", l->kv_heads, l->heads);
+            return layer_fail(p, ln, index, "%s", m);
+        }
+        if (get_count(p, o, "head_dim", 0, 1, NET_MAX_DIM, &l->head_dim, tn, ln, index) ||
+            get_bool_field(p, o, "causal", &l->causal, ln, index) || get_bool_field(p, o, "rotary", &l->rotary, ln, index) ||
+            get_bool_field(p, o, "bias", &l->bias, ln, index))
+            return -1;
+        break;
+    case LT_LM_HEAD: {
+        l->bias = 0;
+        if (check_keys(p, o, lm_head_keys, ln, index) || get_count(p, o, "vocab", 1, 1, NET_MAX_DIM, &l->vocab, tn, ln, index) ||
+            get_bool_field(p, o, "bias", &l->bias, ln, index))
+            return -1;
+        const cJSON *tied = cJSON_GetObjectItemCaseSensitive(o, "tied");
+        if (tied && (!cJSON_IsString(tied) || !tied->valuestring[0]))
+            return layer_fail(p, ln, index, "%s", "\"tied\" must name an embedding layer");
+        r->tied = tied ? tied->valuestring : NULL;
+        break;
+    }
+    case LT_PATCH_EMBED:
+        if (check_keys(p, o, patch_keys, ln, index) || get_count(p, o, "patch", 1, 1, 4096, &v, tn, ln, index) ||
+            get_count(p, o, "hidden", 1, 1, NET_MAX_DIM, &l->out_features, tn, ln, index))
+            return -1;
+        l->patch = (int)v;
+        break;
+    case LT_SELECT_TOKEN:
+        if (check_keys(p, o, select_keys, ln, index) || get_count(p, o, "index", 0, 0, NET_MAX_DIM, &l->index, tn, ln, index))
+            return -1;
+        break;
+    default: /* layernorm, rmsnorm, gelu, swiglu, cls_token */
+        if (check_keys(p, o, no_keys, ln, index)) return -1;
+        break;
+    }
+    return 0;
+}
+
+/* A layer of a sequence (rank-3) tensor: its output, parameters and
+ * splits (see data/doc/formats.md). Inputs of rank 3 except patch_embed's
+ * image. 0, or -1 with the error set. */
+static int infer_seq(pctx *p, network *net, int i)
+{
+    layer *l = &net->layers[i];
+    const char *ln = l->name;
+    const layer *in0 = &net->layers[l->inputs[0]];
+    shape s = in0->out;
+    char m[256];
+    if (l->type == LT_PATCH_EMBED) {
+        if (s.rank != 4) return layer_fail(p, ln, i, "needs an image (c, h, w) input, but \"%s\" is not one", in0->name);
+        if (s.h % l->patch || s.w % l->patch) {
+            snprintf(m, sizeof m, "patch %d does not divide the image %ldx%ld from \"%s\"", l->patch, s.h, s.w, in0->name);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        l->out = (shape){l->out_features, (s.h / l->patch) * (s.w / l->patch), 1, 3};
+        l->n_params = l->out_features * (s.c * l->patch * l->patch + 1);
+        l->dims = DIMMASK(DIM_N) | DIMMASK(DIM_C);
+        return 0;
+    }
+    if (s.rank != 3) {
+        snprintf(m, sizeof m, "a %s layer needs a (sequence, features) input, but \"%s\" is %s",
+                 layer_type_name(l->type), in0->name, s.rank == 4 ? "an image (c, h, w)" : "flat");
+        return layer_fail(p, ln, i, "%s", m);
+    }
+    const unsigned nsc = DIMMASK(DIM_N) | DIMMASK(DIM_H) | DIMMASK(DIM_C);
+    l->out = s;
+    l->dims = nsc | DIMMASK(DIM_X);
+    switch (l->type) {
+    case LT_EMBEDDING:
+        if (s.c != 1) {
+            snprintf(m, sizeof m, "reads token ids (1 feature), but \"%s\" has %ld features", in0->name, s.c);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        if (l->positions > 0 && l->positions < s.h) {
+            snprintf(m, sizeof m, "%ld learned positions are fewer than the sequence's %ld", l->positions, s.h);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        if ((double)(l->vocab + l->positions + l->segments) * (double)l->out_features > 4e10)
+            return layer_fail(p, ln, i, "%s", "the embedding tables have more than 4e10 entries");
+        l->out.c = l->out_features;
+        l->n_params = (l->vocab + l->positions + l->segments) * l->out_features;
+        l->contract = l->vocab;
+        l->dims = nsc | DIMMASK(DIM_R);
+        break;
+    case LT_LAYERNORM:
+    case LT_RMSNORM:
+        l->n_params = (l->type == LT_LAYERNORM ? 2 : 1) * s.c;
+        l->dims = DIMMASK(DIM_N) | DIMMASK(DIM_H) | DIMMASK(DIM_X); /* never the normalised features */
+        break;
+    case LT_ATTENTION:
+        if (!l->head_dim) {
+            if (s.c % l->heads) {
+                snprintf(m, sizeof m, "%d heads do not divide the %ld features of \"%s\" (give \"head_dim\")", l->heads,
+                         s.c, in0->name);
+                return layer_fail(p, ln, i, "%s", m);
+            }
+            l->head_dim = s.c / l->heads;
+        }
+        if ((double)l->heads * l->head_dim > (double)NET_MAX_DIM) return layer_fail(p, ln, i, "%s", "heads x head_dim is too large");
+        l->out.c = l->heads * l->head_dim;
+        {
+            long qkv = (long)(l->heads + 2 * l->kv_heads) * l->head_dim;
+            if ((double)qkv * s.c > 4e10) return layer_fail(p, ln, i, "%s", "QKV weights have more than 4e10 entries");
+            l->n_params = qkv * (s.c + (l->bias ? 1 : 0));
+        }
+        l->dims = nsc;
+        break;
+    case LT_LINEAR:
+        if ((double)l->out_features * (double)s.c > 4e10)
+            return layer_fail(p, ln, i, "%s", "weight matrix has more than 4e10 entries");
+        l->out.c = l->out_features;
+        l->n_params = l->out_features * (s.c + (l->bias ? 1 : 0));
+        l->contract = s.c;
+        l->dims = nsc | DIMMASK(DIM_R);
+        break;
+    case LT_LM_HEAD:
+        if (l->tied >= 0) {
+            const layer *e = &net->layers[l->tied];
+            if (e->vocab != l->vocab || e->out_features != s.c) {
+                snprintf(m, sizeof m, "tied to \"%s\" (%ld x %ld), but reads %ld features into %ld words", e->name, e->vocab,
+                         e->out_features, s.c, l->vocab);
+                return layer_fail(p, ln, i, "%s", m);
+            }
+        }
+        if ((double)l->vocab * (double)s.c > 4e10)
+            return layer_fail(p, ln, i, "%s", "weight matrix has more than 4e10 entries");
+        l->out.c = l->vocab;
+        l->n_params = l->tied >= 0 ? (l->bias ? l->vocab : 0) : l->vocab * (s.c + (l->bias ? 1 : 0));
+        l->contract = s.c;
+        l->dims = nsc | DIMMASK(DIM_R);
+        break;
+    case LT_SWIGLU:
+        if (s.c % 2) {
+            snprintf(m, sizeof m, "needs an even number of features (gate and up), but \"%s\" has %ld", in0->name, s.c);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        l->out.c = s.c / 2;
+        break;
+    case LT_CLS_TOKEN:
+        l->out.h = s.h + 1;
+        l->n_params = s.c + (s.h + 1) * s.c;
+        l->dims = DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_X);
+        break;
+    case LT_SELECT_TOKEN:
+        if (l->index >= s.h) {
+            snprintf(m, sizeof m, "\"index\" %ld is past the %ld positions of \"%s\"", l->index, s.h, in0->name);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        l->out.h = 1;
+        l->dims = DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_X);
+        break;
+    default: /* gelu; relu, dropout, softmax, add on a sequence */
+        break;
+    }
+    return 0;
+}
+
+static int is_seq_type(int t)
+{
+    return t >= LT_EMBEDDING && t < LT__COUNT;
+}
 
 /* A conv2d's or pool2d's own fields into l (type t): conv2d's
  * out_channels and bias, pool2d's mode, and both's kernel, stride (pool2d:
@@ -354,7 +600,8 @@ static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
         char m[400];
         snprintf(m, sizeof m,
                  "unknown layer type \"%.100s\" (known: conv2d, pool2d, linear, flatten, concat, add, softmax, "
-                 "relu, batchnorm, dropout)",
+                 "relu, batchnorm, dropout, embedding, layernorm, rmsnorm, attention, gelu, swiglu, lm_head, "
+                 "patch_embed, cls_token, select_token)",
                  type->valuestring);
         return layer_fail(p, ln, index, "%s", m);
     }
@@ -362,6 +609,7 @@ static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
     l->type = (layer_type)t;
     l->name = (char *)ln; /* borrowed until copied */
     l->bias = 1;
+    l->tied = -1;
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(o, "inputs");
     if (!cJSON_IsArray(inputs) || cJSON_GetArraySize(inputs) < 1)
         return layer_fail(p, ln, index, "%s", "needs \"inputs\": a non-empty array of layer names");
@@ -401,6 +649,7 @@ static int parse_layer(pctx *p, const cJSON *o, int index, raw_layer *r)
         break;
     }
     default:
+        if (is_seq_type(t)) return parse_seq_layer(p, o, index, t, r);
         if (check_keys(p, o, no_keys, ln, index)) return -1;
         break;
     }
@@ -418,6 +667,7 @@ typedef struct net_header {
     const char *name;    /* the network's */
     const char *in_name; /* the input's ("data" when absent) */
     long c, h, w;
+    long seq;            /* a sequence of token ids (rank 3, one feature): its length; 0: an image */
 } net_header;
 
 static int parse_header(const pctx *p, const cJSON *root, net_header *hd)
@@ -452,10 +702,10 @@ static int parse_header(const pctx *p, const cJSON *root, net_header *hd)
     const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
     if (!cJSON_IsObject(input))
         return lw_fail(err, 2, "%s: needs an \"input\" object {\"name\", \"channels\", \"height\", \"width\"}", label);
-    static const char *const keys[] = {"name", "channels", "height", "width", "comment", NULL};
+    static const char *const keys[] = {"name", "channels", "height", "width", "sequence", "comment", NULL};
     for (const cJSON *it = input->child; it; it = it->next)
         if (!in_list(keys, it->string))
-            return lw_fail(err, 2, "%s:%d: input: unknown field \"%.100s\" (an input has name, channels, height and width)",
+            return lw_fail(err, 2, "%s:%d: input: unknown field \"%.100s\" (an input has name, channels, height and width; or name and sequence)",
                            label, json_line_of_key(text, it->string), it->string);
     const cJSON *iname = cJSON_GetObjectItemCaseSensitive(input, "name");
     if (iname && (!cJSON_IsString(iname) || !iname->valuestring[0]))
@@ -464,6 +714,21 @@ static int parse_header(const pctx *p, const cJSON *root, net_header *hd)
     hd->in_name = iname ? iname->valuestring : "data";
     if (lw_check_text(hd->in_name, LW_NAME_MAX, why, sizeof why) != 0)
         return lw_fail(err, 2, "%s:%d: input \"name\" %s", label, json_line_of_key(text, "input"), why);
+    const cJSON *seq = cJSON_GetObjectItemCaseSensitive(input, "sequence");
+    if (seq) {
+        /* token ids: (sequence, 1 feature) */
+        if (cJSON_GetObjectItemCaseSensitive(input, "channels") || cJSON_GetObjectItemCaseSensitive(input, "height") ||
+            cJSON_GetObjectItemCaseSensitive(input, "width"))
+            return lw_fail(err, 2, "%s:%d: input has \"sequence\" (token ids) and image dimensions: give one or the other",
+                           label, json_line_of_key(text, "sequence"));
+        if (!cJSON_IsNumber(seq) || seq->valuedouble != floor(seq->valuedouble) || seq->valuedouble < 1 ||
+            seq->valuedouble > (double)NET_MAX_DIM)
+            return lw_fail(err, 2, "%s:%d: input \"sequence\" must be an integer from 1 to %ld", label,
+                           json_line_of_key(text, "sequence"), NET_MAX_DIM);
+        hd->seq = (long)seq->valuedouble;
+        hd->c = 1, hd->h = hd->seq, hd->w = 1;
+        return 0;
+    }
     const char *dim_keys[3] = {"channels", "height", "width"};
     long *dst[3] = {&hd->c, &hd->h, &hd->w};
     for (int k = 0; k < 3; k++) {
@@ -666,6 +931,19 @@ static network *build_network(pctx *p, const net_header *hd, const raw_layer *ra
     free(pos);
     p->raw_index = 0; /* from here a layer index is the network's */
     for (int k = 1; k < n; k++) {
+        const char *tied = raw[order[k]].tied;
+        if (!tied) continue;
+        int e = net_find(net, tied);
+        if (e < 0 || net->layers[e].type != LT_EMBEDDING) {
+            char m[300];
+            snprintf(m, sizeof m, "\"tied\": \"%.200s\" is not an embedding layer of this network", tied);
+            layer_fail(p, net->layers[k].name, k, "%s", m);
+            net_free(net);
+            return NULL;
+        }
+        net->layers[k].tied = e;
+    }
+    for (int k = 1; k < n; k++) {
         if (infer(p, net, k) < 0) {
             net_free(net);
             return NULL;
@@ -701,8 +979,8 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
     raw = lw_calloc((size_t)n_raw + 1, sizeof *raw);
     raw[0].l.name = (char *)hd.in_name; /* raw[0] is the input */
     raw[0].l.type = LT_INPUT;
-    raw[0].l.out = (shape){hd.c, hd.h, hd.w, 4};
-    raw[0].l.dims = DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W);
+    raw[0].l.out = (shape){hd.c, hd.h, hd.w, hd.seq ? 3 : 4};
+    raw[0].l.dims = hd.seq ? DIMMASK(DIM_N) | DIMMASK(DIM_H) : DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W);
     int k = 1;
     for (const cJSON *it = layers->child; it; it = it->next, k++)
         if (parse_layer(&p, it, k - 1, &raw[k]) < 0) goto done;
@@ -742,6 +1020,44 @@ static void add_pair(cJSON *o, const char *key, int a, int b)
     }
 }
 
+/* A transformer layer's own fields, as parse_seq_layer reads them (only
+ * those that differ from the defaults). */
+static void seq_fields_to_json(const network *net, const layer *l, cJSON *o)
+{
+    switch (l->type) {
+    case LT_EMBEDDING:
+        cJSON_AddNumberToObject(o, "vocab", (double)l->vocab);
+        cJSON_AddNumberToObject(o, "hidden", (double)l->out_features);
+        if (l->positions) cJSON_AddNumberToObject(o, "positions", (double)l->positions);
+        if (l->segments) cJSON_AddNumberToObject(o, "segments", (double)l->segments);
+        break;
+    case LT_ATTENTION: {
+        cJSON_AddNumberToObject(o, "heads", l->heads);
+        if (l->kv_heads != l->heads) cJSON_AddNumberToObject(o, "kv_heads", l->kv_heads);
+        const layer *in = &net->layers[l->inputs[0]];
+        if (l->head_dim * l->heads != in->out.c) cJSON_AddNumberToObject(o, "head_dim", (double)l->head_dim);
+        if (l->causal) cJSON_AddTrueToObject(o, "causal");
+        if (l->rotary) cJSON_AddTrueToObject(o, "rotary");
+        if (!l->bias) cJSON_AddFalseToObject(o, "bias");
+        break;
+    }
+    case LT_LM_HEAD:
+        cJSON_AddNumberToObject(o, "vocab", (double)l->vocab);
+        if (l->tied >= 0) cJSON_AddStringToObject(o, "tied", net->layers[l->tied].name);
+        if (l->bias) cJSON_AddTrueToObject(o, "bias");
+        break;
+    case LT_PATCH_EMBED:
+        cJSON_AddNumberToObject(o, "patch", l->patch);
+        cJSON_AddNumberToObject(o, "hidden", (double)l->out_features);
+        break;
+    case LT_SELECT_TOKEN:
+        if (l->index) cJSON_AddNumberToObject(o, "index", (double)l->index);
+        break;
+    default:
+        break;
+    }
+}
+
 char *net_to_json(const network *net)
 {
     cJSON *root = cJSON_CreateObject();
@@ -750,9 +1066,13 @@ char *net_to_json(const network *net)
     cJSON *in = cJSON_AddObjectToObject(root, "input");
     const layer *l0 = &net->layers[0];
     cJSON_AddStringToObject(in, "name", l0->name);
-    cJSON_AddNumberToObject(in, "channels", (double)l0->out.c);
-    cJSON_AddNumberToObject(in, "height", (double)l0->out.h);
-    cJSON_AddNumberToObject(in, "width", (double)l0->out.w);
+    if (l0->out.rank == 3) {
+        cJSON_AddNumberToObject(in, "sequence", (double)l0->out.h);
+    } else {
+        cJSON_AddNumberToObject(in, "channels", (double)l0->out.c);
+        cJSON_AddNumberToObject(in, "height", (double)l0->out.h);
+        cJSON_AddNumberToObject(in, "width", (double)l0->out.w);
+    }
     cJSON *arr = cJSON_AddArrayToObject(root, "layers");
     for (int i = 1; i < net->n_layers; i++) {
         const layer *l = &net->layers[i];
@@ -771,6 +1091,7 @@ char *net_to_json(const network *net)
             add_pair(o, "padding", l->ph, l->pw);
         }
         if ((l->type == LT_CONV2D || l->type == LT_LINEAR) && !l->bias) cJSON_AddFalseToObject(o, "bias");
+        seq_fields_to_json(net, l, o);
         cJSON_AddItemToArray(arr, o);
     }
     char *s = cJSON_Print(root);

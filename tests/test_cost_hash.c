@@ -72,7 +72,10 @@ static table_hashes hash_tables(const cost_model *m)
     for (int i = 0; i < m->n_layers; i++) {
         h.tc = fnv_i(h.tc, m->n_configs[i]);
         for (int k = 0; k < m->n_configs[i]; k++) {
-            h.tc = fnv(h.tc, m->configs[i][k].deg, sizeof m->configs[i][k].deg);
+            /* the tensor's four degrees, as recorded; a CNN layer has no
+             * contraction split or replicas */
+            h.tc = fnv(h.tc, m->configs[i][k].deg, sizeof(int) * NDIMS);
+            cr_assert(m->configs[i][k].deg[DIM_R] == 1 && m->configs[i][k].deg[DIM_X] == 1);
             h.tc = fnv_d(h.tc, m->t_c[i][k]);
             h.tc = fnv_i(h.tc, m->t_c_profiled[i][k]);
             h.ts = fnv_d(h.ts, m->t_s[i][k]);

@@ -1648,3 +1648,127 @@ Test(bad_cluster, the_same_gpu_pair_twice_in_links_is_refused_naming_both)
                   "case %zu: %s", i, err.msg);
     }
 }
+
+/* ------------------------------------------------------- transformer layers */
+
+Test(transformer, tiny_gpt_shapes_params_and_splits)
+{
+    network *n = load_net(FIX "nets/tiny_gpt.json");
+    const layer *in = &n->layers[0];
+    cr_assert(in->out.rank == 3 && in->out.c == 1 && in->out.h == 32);
+    const layer *e = find_layer(n, "embed"), *ln = find_layer(n, "block0.ln1"), *at = find_layer(n, "block0.attn");
+    const layer *fc1 = find_layer(n, "block0.fc1"), *head = find_layer(n, "lm_head");
+    cr_assert(e->out.rank == 3 && e->out.c == 64 && e->out.h == 32);
+    cr_assert_eq(e->n_params, (512 + 32) * 64);
+    cr_assert_eq(e->contract, 512);
+    cr_assert_eq(at->head_dim, 16);
+    cr_assert_eq(at->n_params, 3 * 64 * (64 + 1));
+    cr_assert_eq(fc1->out.c, 256);
+    cr_assert_eq(fc1->n_params, 256 * (64 + 1));
+    cr_assert_eq(fc1->contract, 64);
+    cr_assert_eq(head->out.c, 512);
+    cr_assert_eq(head->n_params, 0, "tied to the embedding: its table is counted there");
+    cr_assert_eq(head->tied, net_find(n, "embed"));
+    /* the GPT-2 count: (V + S) H + L (12 H^2 + 13 H) + 2 H */
+    cr_assert_eq(net_params(n), (512 + 32) * 64 + 2 * (12 * 64 * 64 + 13 * 64) + 2 * 64);
+    /* splits: layernorm never its features, and replicas; attention no replicas; linear a contraction */
+    cr_assert_eq(ln->dims, DIMMASK(DIM_N) | DIMMASK(DIM_H) | DIMMASK(DIM_X));
+    cr_assert_eq(at->dims, DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H));
+    cr_assert_eq(fc1->dims, DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_R));
+    cr_assert(find_layer(n, "block0.add1")->dims & DIMMASK(DIM_X));
+    net_free(n);
+}
+
+/* Narayanan et al. 2021 (arXiv 2104.04473), without recompute: a step of
+ * batch B costs 72 B s l h^2 (1 + s / (6 h) + V / (12 l h)) FLOPs, i.e. 3 x
+ * the forward matrix products. */
+Test(transformer, model_flops_match_narayanan)
+{
+    network *n = load_net(FIX "nets/tiny_gpt.json");
+    double s = 32, h = 64, l = 2, V = 512, B = 8;
+    double want = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    double got = 3 * B * net_model_flops_per_sample(n);
+    cr_assert_float_eq(got, want, want * 1e-12, "model FLOPs %g, Narayanan's %g", got, want);
+    /* the element-wise work is counted apart */
+    cr_assert_gt(layer_flops_per_sample(n, net_find(n, "block0.attn")),
+                 layer_matmul_flops_per_sample(n, net_find(n, "block0.attn")));
+    cr_assert_eq(layer_matmul_flops_per_sample(n, net_find(n, "block0.ln1")), 0);
+    net_free(n);
+}
+
+Test(transformer, round_trips_through_net_to_json)
+{
+    network *a = load_net(FIX "nets/tiny_gpt.json");
+    char *s = net_to_json(a);
+    lw_error err = {0};
+    network *b = net_from_json(s, strlen(s), "roundtrip.json", &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    assert_same_network(a, b);
+    cr_assert_eq(b->layers[net_find(b, "lm_head")].tied, net_find(b, "embed"));
+    cr_assert(b->layers[net_find(b, "block1.attn")].causal);
+    free(s);
+    net_free(a);
+    net_free(b);
+}
+
+/* A ViT's front: patches, the class token, and the token a head reads. */
+Test(transformer, patches_class_token_and_select)
+{
+    lw_error err = {0};
+    network *n = net_str("{\"format\": \"layerwise-net/1\", \"name\": \"v\","
+                         " \"input\": {\"name\": \"img\", \"channels\": 3, \"height\": 32, \"width\": 32},"
+                         " \"layers\": ["
+                         "  {\"name\": \"patch\", \"type\": \"patch_embed\", \"inputs\": [\"img\"], \"patch\": 8, \"hidden\": 48},"
+                         "  {\"name\": \"cls\", \"type\": \"cls_token\", \"inputs\": [\"patch\"]},"
+                         "  {\"name\": \"ln\", \"type\": \"layernorm\", \"inputs\": [\"cls\"]},"
+                         "  {\"name\": \"tok\", \"type\": \"select_token\", \"inputs\": [\"ln\"]},"
+                         "  {\"name\": \"head\", \"type\": \"linear\", \"inputs\": [\"tok\"], \"out_features\": 10}]}",
+                         &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    const layer *p = find_layer(n, "patch"), *c = find_layer(n, "cls"), *t = find_layer(n, "tok");
+    cr_assert(p->out.rank == 3 && p->out.h == 16 && p->out.c == 48);
+    cr_assert_eq(p->n_params, 48 * (3 * 8 * 8 + 1));
+    cr_assert_eq(c->out.h, 17);
+    cr_assert_eq(c->n_params, 48 + 17 * 48);
+    cr_assert_eq(t->out.h, 1);
+    cr_assert_eq(find_layer(n, "head")->out.c, 10);
+    net_free(n);
+}
+
+/* Each bad transformer layer: a message naming the layer and what is wrong. */
+Test(transformer, bad_layers)
+{
+    static const struct {
+        const char *layers, *needle;
+    } cases[] = {
+        {"{\"name\": \"a\", \"type\": \"attention\", \"inputs\": [\"e\"], \"heads\": 5}", "5 heads do not divide the 64 features"},
+        {"{\"name\": \"a\", \"type\": \"attention\", \"inputs\": [\"e\"], \"heads\": 4, \"kv_heads\": 3}", "\"kv_heads\" 3 does not divide"},
+        {"{\"name\": \"a\", \"type\": \"attention\", \"inputs\": [\"e\"]}", "attention needs \"heads\""},
+        {"{\"name\": \"a\", \"type\": \"attention\", \"inputs\": [\"e\"], \"heads\": 4, \"causal\": 1}", "\"causal\" must be true or false"},
+        {"{\"name\": \"h\", \"type\": \"lm_head\", \"inputs\": [\"e\"], \"vocab\": 100, \"tied\": \"e2\"}", "is not an embedding layer"},
+        {"{\"name\": \"h\", \"type\": \"lm_head\", \"inputs\": [\"e\"], \"vocab\": 99, \"tied\": \"e\"}", "tied to \"e\""},
+        {"{\"name\": \"g\", \"type\": \"swiglu\", \"inputs\": [\"x\"]}", "an even number of features"},
+        {"{\"name\": \"s\", \"type\": \"select_token\", \"inputs\": [\"e\"], \"index\": 8}", "\"index\" 8 is past the 8 positions"},
+        {"{\"name\": \"e3\", \"type\": \"embedding\", \"inputs\": [\"e\"], \"vocab\": 10, \"hidden\": 4}", "reads token ids"},
+        {"{\"name\": \"p\", \"type\": \"patch_embed\", \"inputs\": [\"e\"], \"patch\": 2, \"hidden\": 4}", "needs an image"},
+        {"{\"name\": \"n\", \"type\": \"layernorm\", \"inputs\": [\"e\"], \"eps\": 1}", "unknown field \"eps\""},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char doc[2048];
+        snprintf(doc, sizeof doc,
+                 "{\"format\": \"layerwise-net/1\", \"name\": \"t\", \"input\": {\"name\": \"ids\", \"sequence\": 8},"
+                 " \"layers\": [{\"name\": \"e\", \"type\": \"embedding\", \"inputs\": [\"ids\"], \"vocab\": 100, \"hidden\": 64},"
+                 " {\"name\": \"x\", \"type\": \"linear\", \"inputs\": [\"e\"], \"out_features\": 3},"
+                 " {\"name\": \"e2\", \"type\": \"layernorm\", \"inputs\": [\"e\"]}, %s]}",
+                 cases[k].layers);
+        lw_error err = {0};
+        network *n = net_str(doc, &err);
+        cr_assert_null(n, "case %zu loaded", k);
+        cr_assert(strstr(err.msg, cases[k].needle), "case %zu: \"%s\" lacks \"%s\"", k, err.msg, cases[k].needle);
+        cr_assert(strstr(err.msg, "layer \""), "case %zu: \"%s\" names no layer", k, err.msg);
+    }
+    lw_error err = {0};
+    cr_assert_null(net_str("{\"format\": \"layerwise-net/1\", \"name\": \"t\", \"input\": {\"sequence\": 8, \"height\": 2},"
+                           " \"layers\": [{\"name\": \"e\", \"type\": \"layernorm\", \"inputs\": [\"data\"]}]}", &err));
+    cr_assert(strstr(err.msg, "give one or the other"), "%s", err.msg);
+}
