@@ -467,3 +467,115 @@ Test(compute, transformer_layers)
     net_free(n);
     net_free(mb);
 }
+
+/* Configs per layer of a GPT-2-small-like block (hidden 768, 12 heads,
+ * sequence 1024, vocabulary 50257, 32 samples a GPU) at 8, 64 and 256
+ * GPUs, printed for data/doc/search.md. Where nothing bounds a degree, a
+ * layer of k splittable degrees has C(log2 G + k, k) configs (attention:
+ * c only 1, 2 or 4, whole heads of 12); r (bounded
+ * by the sequence) and x each count as one more degree, never together. */
+Test(configs, counts_per_layer)
+{
+    const long F = 768, S = 1024, V = 50257;
+    const lspec s[] = {
+        {"tokens", LT_INPUT, -1, -1, 1, S, NH, 0, 0, 0},
+        {"embed", LT_EMBEDDING, 0, -1, F, S, NHCR, V, 0, (V + S) * F},
+        {"ln", LT_LAYERNORM, 1, -1, F, S, NDX, 0, 0, 2 * F},
+        {"attn", LT_ATTENTION, 2, -1, F, S, NHC, 0, 12, 3 * F * F + 3 * F},
+        {"proj", LT_LINEAR, 3, -1, F, S, NHCR, F, 0, F * F + F},
+        {"gelu", LT_GELU, 4, -1, F, S, NHCX, 0, 0, 0},
+        {"lm_head", LT_LM_HEAD, 5, -1, V, S, NHCR, F, 0, 0},
+    };
+    network *n = mknet(s, 7);
+    const int want[3][7] = {{10, 35, 20, 19, 35, 35, 35}, {28, 210, 84, 64, 210, 210, 210},
+                            {45, 495, 165, 109, 495, 495, 495}};
+    const int gs[3] = {8, 64, 256};
+    for (int t = 0; t < 3; t++) {
+        char line[256];
+        int k = snprintf(line, sizeof line, "%3d GPUs:", gs[t]);
+        for (int i = 0; i < 7; i++) {
+            config *list;
+            int nc = configs_enumerate(&n->layers[i], 32L * gs[t], gs[t], &list);
+            k += snprintf(line + k, sizeof line - (size_t)k, " %s %d", s[i].name, nc);
+            cr_expect_eq(nc, want[t][i], "%s at %d GPUs: %d configs, expected %d", s[i].name, gs[t], nc, want[t][i]);
+            free(list);
+        }
+        cr_log_info("%s", line);
+    }
+    net_free(n);
+}
+
+/* The shipped loader's tiny GPT: tables built three ways (closed form,
+ * oracle, per-piece reference) agree, a build for what-ifs re-priced on
+ * another bandwidth equals a fresh build bit for bit (the r/x entries
+ * are not kept: computed again), and the optimum evaluates to the same
+ * total without tables. */
+static cost_model *build_gpt(const network *n, const cluster *c, int gpus, int whatifs)
+{
+    lw_error err = {0};
+    cost_model *m = whatifs ? cost_model_build_for_whatifs(n, c, NULL, gpus, 8L * gpus, NULL, NULL, &err)
+                            : cost_model_build(n, c, NULL, gpus, 8L * gpus, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    return m;
+}
+
+static void same_tables(const cost_model *a, const cost_model *b, double tol)
+{
+    for (int i = 0; i < a->n_layers; i++)
+        for (int k = 0; k < a->n_configs[i]; k++) {
+            cr_assert_eq(a->t_c[i][k], b->t_c[i][k]);
+            cr_assert_eq(a->t_s[i][k], b->t_s[i][k]);
+        }
+    for (int e = 0; e < a->n_edges; e++) {
+        long n = (long)a->n_configs[a->e_from[e]] * a->n_configs[a->e_to[e]];
+        for (long q = 0; q < n; q++)
+            cr_assert(tol == 0 ? a->t_x[e][q] == b->t_x[e][q] : REL_EQ(a->t_x[e][q], b->t_x[e][q], tol),
+                      "edge %d entry %ld: %.17g, %.17g", e, q, a->t_x[e][q], b->t_x[e][q]);
+    }
+}
+
+Test(tables, tiny_gpt_paths_and_whatifs, .timeout = 300)
+{
+    lw_error err = {0};
+    network *n = net_load_file("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cluster *c = two_nodes();
+    cost_model *m = build_gpt(n, c, 8, 1);
+    cost_tx_oracle = 1;
+    cost_model *o = build_gpt(n, c, 8, 0);
+    cost_tx_oracle = 0;
+    cost_tx_reference = 1;
+    cost_model *r = build_gpt(n, c, 8, 0);
+    cost_tx_reference = 0;
+    same_tables(m, o, 0);
+    same_tables(m, r, 1e-12);
+    /* a what-if on the bandwidth: priced from kept counts where kept */
+    cluster *c2 = two_nodes();
+    c2->inter.bandwidth_gbs *= 3;
+    cost_model *p = cost_model_reprice(m, c2);
+    cr_assert_not_null(p, "no re-pricing");
+    cost_model *f = build_gpt(n, c2, 8, 0);
+    same_tables(p, f, 0);
+    /* the optimum, with and without tables */
+    cost_graph *g = cost_model_graph(m);
+    search_result *s = search_optimum(g);
+    cost_model *op = open_model(n, c, 8, 64);
+    strategy_eval ev, eo;
+    strategy_evaluate(m, s->config, &ev);
+    strategy_evaluate(op, s->config, &eo);
+    cr_assert_eq(ev.total_ms, eo.total_ms);
+    ASSERT_REL(ev.total_ms, s->cost, 1e-12);
+    strategy_eval_free(&ev);
+    strategy_eval_free(&eo);
+    search_result_free(s);
+    cg_free(g);
+    cost_model_free(op);
+    cost_model_free(f);
+    cost_model_free(p);
+    cost_model_free(r);
+    cost_model_free(o);
+    cost_model_free(m);
+    cluster_free(c2);
+    cluster_free(c);
+    net_free(n);
+}
