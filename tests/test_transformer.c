@@ -579,3 +579,76 @@ Test(tables, tiny_gpt_paths_and_whatifs, .timeout = 300)
     cluster_free(c);
     net_free(n);
 }
+
+/* A GPT block (pre-LN, attention with a = heads, GELU MLP of 4h). */
+static network *gpt_block(long h, long S, int heads)
+{
+    const unsigned NHX = NHCX;
+    const lspec s[] = {
+        {"x", LT_INPUT, -1, -1, h, S, NH, 0, 0, 0},
+        {"block0.ln1", LT_LAYERNORM, 0, -1, h, S, NDX, 0, 0, 2 * h},
+        {"block0.attn", LT_ATTENTION, 1, -1, h, S, NHC, 0, heads, 3 * h * h + 3 * h},
+        {"block0.proj", LT_LINEAR, 2, -1, h, S, NHCR, h, 0, h * h + h},
+        {"block0.drop1", LT_DROPOUT, 3, -1, h, S, NHX, 0, 0, 0},
+        {"block0.add1", LT_ADD, 0, 4, h, S, NHX, 0, 0, 0},
+        {"block0.ln2", LT_LAYERNORM, 5, -1, h, S, NDX, 0, 0, 2 * h},
+        {"block0.fc1", LT_LINEAR, 6, -1, 4 * h, S, NHCR, h, 0, 4 * h * h + 4 * h},
+        {"block0.gelu", LT_GELU, 7, -1, 4 * h, S, NHX, 0, 0, 0},
+        {"block0.fc2", LT_LINEAR, 8, -1, h, S, NHCR, 4 * h, 0, 4 * h * h + h},
+        {"block0.drop2", LT_DROPOUT, 9, -1, h, S, NHX, 0, 0, 0},
+        {"block0.add2", LT_ADD, 5, 10, h, S, NHX, 0, 0, 0},
+    };
+    return mknet(s, (int)(sizeof s / sizeof s[0]));
+}
+
+/* The activations one GPU (task 0) keeps for the block's layers. */
+static double block_activations(const cost_model *m, const config *cfg)
+{
+    double sum = 0;
+    for (int li = 1; li < m->n_layers; li++) {
+        memory_parts p;
+        cost_memory_task(m, li, &cfg[li], 0, &p);
+        sum += p.activations;
+    }
+    return sum;
+}
+
+/* Korthikanti et al. 2022 (section 4, 2-byte activations): a block keeps
+ * s b h (34 + 5 a s / h) without parallelism and standard attention; 34
+ * s b h with flash attention or selective recompute; 2 s b h (its input)
+ * under full recompute; with Megatron's tensor parallelism of degree t
+ * (norms, dropouts and adds replicated, attention and fc1 by columns,
+ * proj and fc2 by rows) s b h (10 + 24 / t + 5 a s / (h t)) per GPU. */
+Test(memory, korthikanti_per_block)
+{
+    const long h = 256, S = 128, B = 4;
+    const int a = 8;
+    network *n = gpt_block(h, S, a);
+    cluster *c = two_nodes();
+    cost_model *m = open_model(n, c, 8, B);
+    m->elem_bytes = 2;
+    m->attention = ATTENTION_STANDARD;
+    config one[12];
+    for (int i = 0; i < 12; i++) one[i] = CONFIG_ONE;
+    const double sbh = (double)S * B * h;
+    ASSERT_REL(block_activations(m, one), sbh * (34 + 5.0 * a * S / h), 1e-15);
+    m->recompute = RECOMPUTE_SELECTIVE;
+    ASSERT_REL(block_activations(m, one), sbh * 34, 1e-15);
+    m->recompute = RECOMPUTE_NONE;
+    m->attention = ATTENTION_FLASH;
+    ASSERT_REL(block_activations(m, one), sbh * 34, 1e-15);
+    m->recompute = RECOMPUTE_FULL;
+    ASSERT_REL(block_activations(m, one), sbh * 2, 1e-15);
+    m->recompute = RECOMPUTE_NONE;
+    m->attention = ATTENTION_STANDARD;
+    for (int t = 2; t <= 8; t *= 2) {
+        config tp[12];
+        const config X = CFG(1, 1, 1, 1, t), Cc = CFG(1, t, 1, 1, 1), R = CFG(1, 1, 1, t, 1);
+        const config plan[12] = {CONFIG_ONE, X, Cc, R, X, X, X, Cc, Cc, R, X, X};
+        memcpy(tp, plan, sizeof tp);
+        ASSERT_REL(block_activations(m, tp), sbh * (10 + 24.0 / t + 5.0 * a * S / (h * t)), 1e-15);
+    }
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
