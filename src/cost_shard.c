@@ -93,13 +93,12 @@ typedef struct shard_ctx {
 
 /* The GPU among [base, base + n) nearest GPU g: g itself, else the first
  * on g's node, else base. */
-static int nearest(const shard_ctx *x, int base, int n, int g)
+static inline int nearest(const shard_ctx *x, int base, int n, int g)
 {
-    if (g >= base && g < base + n) return g;
-    const int *node = x->pm->node_of;
-    for (int i = 0; i < n; i++)
-        if (node[base + i] == node[g]) return base + i;
-    return base;
+    if (n == 1 || (g >= base && g < base + n)) return n == 1 ? base : g;
+    /* GPU k is on node k / gpn (cluster_node_of): the node's GPUs are consecutive */
+    const int lo = g / x->gpn * x->gpn, first = base > lo ? base : lo;
+    return first < base + n && first < lo + x->gpn ? first : base;
 }
 
 /* One move of v elements from GPU src to GPU dst (dst receives it after
@@ -156,7 +155,7 @@ static int prod_span(const edge_desc *d, int k, int Dp, long lo, long hi, int *i
 /* Forward into the consumer layout c from the producer layout p (its
  * replicas serving the nearest receiver): every consumer GPU receives what
  * it needs; seconds (phase_time), elements moved added to *elems. */
-static double forward_phase(const shard_ctx *x, const layout *p, const layout *c, double *elems, double *need_max)
+static double forward_phase(const shard_ctx *x, const layout *p, const layout *c, double *elems, int probe)
 {
     const cost_model_priv *pm = x->pm;
     const tx_scratch *sc = x->sc;
@@ -171,14 +170,11 @@ static double forward_phase(const shard_ctx *x, const layout *p, const layout *c
         /* unit u: piece coordinates (row-major), then its r task */
         int t = u / c->r, rc = u % c->r;
         for (int k = NDIMS - 1; k >= 0; k--) j[k] = t % c->deg[k], t /= c->deg[k];
-        double need = 1;
         for (int k = 0; k < NDIMS; k++) {
             long lo, hi;
             cons_range(x->d, k, c->deg[k], rs, k == DIM_C && rs > 1 ? j[k] * rs + rc : j[k], &lo, &hi);
-            need *= (double)(hi - lo);
             cnt[k] = prod_span(x->d, k, p->deg[k], lo, hi, x->idx[k], x->ov[k]);
         }
-        if (need > *need_max) *need_max = need;
         for (int q = 0; q < c->rep; q++) {
             const int g = u * c->rep + q;
             for (int a = 0; a < cnt[0]; a++)
@@ -190,6 +186,7 @@ static double forward_phase(const shard_ctx *x, const layout *p, const layout *c
                                         x->idx[3][f];
                             int src = nearest(x, piece * p->rep, p->rep, g);
                             if (src == g) continue;
+                            if (probe) return -1;
                             double v = (double)x->ov[0][a] * (double)x->ov[1][b] * (double)x->ov[2][e] *
                                        (double)x->ov[3][f];
                             move(x, sc->recv_f, sc->nic_in_f, sc->nic_out_f, g, src, v);
@@ -203,7 +200,7 @@ static double forward_phase(const shard_ctx *x, const layout *p, const layout *c
 /* Backward: every GPU of the producer layout p receives the gradient of
  * its piece from the consumer tasks (layout c) that read part of it, each
  * from the replica nearest to it; seconds, elements added to *elems. */
-static double backward_phase(const shard_ctx *x, const layout *p, const layout *c, double *elems)
+static double backward_phase(const shard_ctx *x, const layout *p, const layout *c, double *elems, int probe)
 {
     const cost_model_priv *pm = x->pm;
     const tx_scratch *sc = x->sc;
@@ -247,6 +244,7 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
                                 const int unit = piece * c->r + rc;
                                 int src = nearest(x, unit * c->rep, c->rep, g);
                                 if (src == g) continue;
+                                if (probe) return -1;
                                 move(x, sc->recv_b, sc->nic_in_b, sc->nic_out_b, g, src, v);
                                 *elems += v;
                             }
@@ -254,6 +252,23 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
         }
     }
     return phase_time(pm, sc->recv_b, sc->nic_in_b, sc->nic_out_b);
+}
+
+/* The most elements any consumer piece of layout c needs (no r slices:
+ * a replicated consumer has none). */
+static double max_need(const edge_desc *d, const layout *c)
+{
+    double v = 1;
+    for (int k = 0; k < NDIMS; k++) {
+        long most = 0;
+        for (int j = 0; j < c->deg[k]; j++) {
+            long lo, hi;
+            need_range(d, k, c->deg[k], j, &lo, &hi);
+            if (hi - lo > most) most = hi - lo;
+        }
+        v *= (double)most;
+    }
+    return v;
 }
 
 /* Elements of the largest piece of a layout's tensor (sizes S). */
@@ -303,29 +318,32 @@ double shard_eval(const cost_model_priv *pm, const tx_scratch *sc, const edge_de
         rs = 0.5 * groups_allreduce_s(pm, pgroups, pr, pbytes);
         coll += coll_bytes(pgroups, pr, pbytes);
     }
+    /* a replicated consumer: free where every replica finds its input on
+     * its own GPU (probed), else received scattered and all-gathered */
     double e_a = 0;
-    t_f = forward_phase(&x, src, &cons, &e_a, &need);
-    if (cx > 1 && e_a > 0) { /* the replicas receive it scattered and all-gather it */
+    t_f = forward_phase(&x, src, &cons, &e_a, cx > 1);
+    if (t_f < 0) {
         layout cs = cons;
         cs.deg[scatter_dim(d->crank, d->Sc, cons.deg, cx)] *= cx;
         cs.rep = 1;
-        double e_b = 0, need_s = 0;
         const int cgroups = config_tasks(cc) / cx;
-        t_f = forward_phase(&x, src, &cs, &e_b, &need_s) + 0.5 * groups_allreduce_s(pm, cgroups, cx, need * m->elem_bytes);
-        e_a = e_b;
+        need = max_need(d, &cons);
+        e_a = 0;
+        t_f = forward_phase(&x, src, &cs, &e_a, 0) +
+              0.5 * groups_allreduce_s(pm, cgroups, cx, need * m->elem_bytes);
         coll += coll_bytes(cgroups, cx, need * m->elem_bytes);
     }
     elems += e_a;
     t_f += rs;
 
     /* backward: the gradients to each producer GPU; a piece's r or x GPUs
-     * that do not all find theirs locally take it scattered and
+     * that do not all find theirs locally (probed) take it scattered and
      * all-gather it */
     double e_b = 0;
-    t_b = backward_phase(&x, &own, &cons, &e_b);
-    if (pg > 1 && e_b > 0) {
+    t_b = backward_phase(&x, &own, &cons, &e_b, pg > 1);
+    if (t_b < 0) {
         e_b = 0;
-        t_b = backward_phase(&x, &scat, &cons, &e_b) + 0.5 * groups_allreduce_s(pm, pgroups, pg, pbytes);
+        t_b = backward_phase(&x, &scat, &cons, &e_b, 0) + 0.5 * groups_allreduce_s(pm, pgroups, pg, pbytes);
         coll += coll_bytes(pgroups, pg, pbytes);
     }
     elems += e_b;
