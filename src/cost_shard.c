@@ -89,6 +89,7 @@ typedef struct shard_ctx {
      * of overlapping pieces: index and overlap */
     int *idx[NDIMS];
     long *ov[NDIMS];
+    long *clo[NDIMS], *chi[NDIMS]; /* backward: each consumer piece's need range, per dimension */
 } shard_ctx;
 
 /* The GPU among [base, base + n) nearest GPU g: g itself, else the first
@@ -103,7 +104,7 @@ static inline int nearest(const shard_ctx *x, int base, int n, int g)
 
 /* One move of v elements from GPU src to GPU dst (dst receives it after
  * its others): its time, and the NIC bytes across nodes. */
-static void move(const shard_ctx *x, double *recv, double *nic_in, double *nic_out, int dst, int src, double v)
+static inline void move(const shard_ctx *x, double *recv, double *nic_in, double *nic_out, int dst, int src, double v)
 {
     const cost_model *m = &x->pm->pub;
     const double b = v * x->eb;
@@ -211,6 +212,9 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
     const int rs = x->d->rslice ? c->r : 1;
     int cnt[NDIMS], i[NDIMS];
     const int pieces = layout_pieces(p);
+    for (int k = 0; k < NDIMS; k++)
+        for (int jj = 0, n = c->deg[k] * (k == DIM_C ? rs : 1); jj < n; jj++)
+            cons_range(x->d, k, c->deg[k], k == DIM_C ? rs : 1, jj, &x->clo[k][jj], &x->chi[k][jj]);
     for (int pc = 0; pc < pieces; pc++) {
         int t = pc;
         for (int k = NDIMS - 1; k >= 0; k--) i[k] = t % p->deg[k], t /= p->deg[k];
@@ -222,9 +226,7 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
             const int n = c->deg[k] * (k == DIM_C ? rs : 1);
             cnt[k] = 0;
             for (int jj = 0; jj < n; jj++) {
-                long a, b;
-                cons_range(x->d, k, c->deg[k], k == DIM_C ? rs : 1, jj, &a, &b);
-                long o = ov1(a, b, lo, hi);
+                long o = ov1(x->clo[k][jj], x->chi[k][jj], lo, hi);
                 if (o) x->idx[k][cnt[k]] = jj, x->ov[k][cnt[k]++] = o;
             }
         }
@@ -301,8 +303,13 @@ double shard_eval(const cost_model_priv *pm, const tx_scratch *sc, const edge_de
         if (n > most) most = n;
     }
     int *ib = lw_malloc(sizeof(int) * NDIMS * (size_t)most);
-    long *ob = lw_malloc(sizeof(long) * NDIMS * (size_t)most);
-    for (int k = 0; k < NDIMS; k++) x.idx[k] = ib + (size_t)k * most, x.ov[k] = ob + (size_t)k * most;
+    long *ob = lw_malloc(sizeof(long) * 3 * NDIMS * (size_t)most);
+    for (int k = 0; k < NDIMS; k++) {
+        x.idx[k] = ib + (size_t)k * most;
+        x.ov[k] = ob + (size_t)k * most;
+        x.clo[k] = ob + (size_t)(NDIMS + k) * most;
+        x.chi[k] = ob + (size_t)(2 * NDIMS + k) * most;
+    }
 
     const int pr = cp->deg[DIM_R], px = cp->deg[DIM_X], cx = cc->deg[DIM_X];
     const int pgroups = config_pieces(cp) / pr, pg = pr * px; /* producer pieces, GPUs per piece */
