@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "net_json.h"
 #include "search.h"
+#include "sim.h"
 #include "strategy.h"
 
 #include <math.h>
@@ -648,6 +649,57 @@ Test(memory, korthikanti_per_block)
         memcpy(tp, plan, sizeof tp);
         ASSERT_REL(block_activations(m, tp), sbh * (10 + 24.0 / t + 5.0 * a * S / (h * t)), 1e-15);
     }
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* simulate on a transformer: a strategy with r and x (every layer that
+ * allows one on 8 tasks with degree 2, the rest data parallel); each edge
+ * whose configs have either is one "reduce" task a direction, and without
+ * overlap the simulated step is Eq. 1's total. */
+Test(simulate, reductions_are_their_own_kind)
+{
+    lw_error err = {0};
+    network *n = net_load_file("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cluster *c = two_nodes();
+    cost_model *m = build_gpt(n, c, 8, 0);
+    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    for (int i = 0; i < m->n_layers; i++) {
+        int data = 0, rx = -1;
+        for (int k = 0; k < m->n_configs[i]; k++) {
+            const config *q = &m->configs[i][k];
+            if (config_tasks(q) != 8) continue;
+            if (q->deg[DIM_N] == 8) data = k;
+            if (rx < 0 && q->deg[DIM_N] == 4 && (q->deg[DIM_R] == 2 || q->deg[DIM_X] == 2)) rx = k;
+        }
+        ci[i] = rx >= 0 ? rx : data;
+    }
+    int rx_edges = 0;
+    for (int e = 0; e < m->n_edges; e++) {
+        const config *cp = &m->configs[m->e_from[e]][ci[m->e_from[e]]];
+        const config *cc = &m->configs[m->e_to[e]][ci[m->e_to[e]]];
+        rx_edges += cp->deg[DIM_R] > 1 || cp->deg[DIM_X] > 1 || cc->deg[DIM_R] > 1 || cc->deg[DIM_X] > 1;
+    }
+    cr_assert(rx_edges > 10, "%d edges with r or x", rx_edges);
+    strategy_eval ev;
+    strategy_evaluate(m, ci, &ev);
+    sim_options none = {.overlap = SIM_OVERLAP_NONE};
+    sim_result *z = sim_run(m, ci, &none), *s = sim_run(m, ci, NULL);
+    cr_assert_not_null(z);
+    cr_assert_not_null(s);
+    ASSERT_REL(z->step_ms, z->eq1_ms, 1e-9);
+    ASSERT_REL(z->eq1_ms, ev.total_ms, 1e-12);
+    int reduces = 0;
+    for (int t = 0; t < s->n_tasks; t++) reduces += s->tasks[t].kind == SIM_REDUCE;
+    cr_assert_eq(reduces, 2 * rx_edges, "%d reduce tasks for %d edges", reduces, rx_edges);
+    cr_assert_str_eq(sim_kind_name(SIM_REDUCE), "reduce");
+    cr_assert(s->step_ms <= s->eq1_ms * (1 + 1e-9));
+    sim_free(z);
+    sim_free(s);
+    strategy_eval_free(&ev);
+    free(ci);
     cost_model_free(m);
     cluster_free(c);
     net_free(n);
