@@ -13,7 +13,11 @@
  *    all-gather among the r;
  *  - a producer with x > 1 serves each consumer task from the replica
  *    nearest to it (its own GPU, else its node, else the lowest-numbered);
- *    its replicas need the gradient of the whole piece, as the r above;
+ *    its replicas need the gradient of the whole piece, as the r above,
+ *    except where the readers of each piece are exactly its replicas' GPUs,
+ *    one each, reading all of it (partial input gradients: a
+ *    column-parallel linear reading a replicated LayerNorm): one ring
+ *    all-reduce among them (allreduce_groups);
  *  - a consumer with x > 1: its replicas need the same input: free where
  *    each finds it on its own GPU, else received once in the scattered
  *    layout (x folded into the scatter dimension) and ring all-gathered
@@ -256,6 +260,52 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
     return phase_time(pm, sc->recv_b, sc->nic_in_b, sc->nic_out_b);
 }
 
+/* Whether each producer piece's replicas (layout p: GPUs [i rep, i rep +
+ * rep)) are read, every one whole, by exactly the consumer tasks on those
+ * GPUs, one on each, and by no other (c not replicated): then each holds
+ * a partial gradient of the whole piece (a column-parallel linear reading
+ * a replicated LayerNorm), and their sum is one ring all-reduce among
+ * them, as Megatron runs it. */
+static int allreduce_groups(const shard_ctx *x, const layout *p, const layout *c)
+{
+    if (c->rep != 1 || p->rep < 2) return 0;
+    const int rs = x->d->rslice ? c->r : 1;
+    for (int k = 0; k < NDIMS; k++)
+        for (int jj = 0, n = c->deg[k] * (k == DIM_C ? rs : 1); jj < n; jj++)
+            cons_range(x->d, k, c->deg[k], k == DIM_C ? rs : 1, jj, &x->clo[k][jj], &x->chi[k][jj]);
+    int i[NDIMS], cnt[NDIMS];
+    for (int pc = 0, pieces = layout_pieces(p); pc < pieces; pc++) {
+        int t = pc, total = 1;
+        for (int k = NDIMS - 1; k >= 0; k--) i[k] = t % p->deg[k], t /= p->deg[k];
+        for (int k = 0; k < NDIMS; k++) {
+            long lo = piece_lo(x->d->Sp[k], p->deg[k], i[k]), hi = piece_hi(x->d->Sp[k], p->deg[k], i[k]);
+            cnt[k] = 0;
+            for (int jj = 0, n = c->deg[k] * (k == DIM_C ? rs : 1); jj < n; jj++) {
+                long o = ov1(x->clo[k][jj], x->chi[k][jj], lo, hi);
+                if (o && o != hi - lo) return 0; /* a reader of part of it */
+                if (o) x->idx[k][cnt[k]++] = jj;
+            }
+            total *= cnt[k];
+        }
+        if (total * (rs > 1 ? 1 : c->r) != p->rep) return 0;
+        /* the readers' GPUs: the group's own */
+        for (int a = 0; a < cnt[0]; a++)
+            for (int b = 0; b < cnt[1]; b++)
+                for (int e = 0; e < cnt[2]; e++)
+                    for (int f = 0; f < cnt[3]; f++) {
+                        int jc = x->idx[1][b], rc0 = 0, nr = c->r;
+                        if (rs > 1) rc0 = jc % rs, jc /= rs, nr = 1;
+                        int piece = ((x->idx[0][a] * c->deg[1] + jc) * c->deg[2] + x->idx[2][e]) * c->deg[3] +
+                                    x->idx[3][f];
+                        for (int rc = rc0; rc < rc0 + nr; rc++) {
+                            int g = piece * c->r + rc;
+                            if (g < pc * p->rep || g >= (pc + 1) * p->rep) return 0;
+                        }
+                    }
+    }
+    return 1;
+}
+
 /* The most elements any consumer piece of layout c needs (no r slices:
  * a replicated consumer has none). */
 static double max_need(const edge_desc *d, const layout *c)
@@ -348,7 +398,11 @@ double shard_eval(const cost_model_priv *pm, const tx_scratch *sc, const edge_de
      * all-gather it */
     double e_b = 0;
     t_b = backward_phase(&x, &own, &cons, &e_b, pg > 1);
-    if (t_b < 0) {
+    if (t_b < 0 && px > 1 && allreduce_groups(&x, &own, &cons)) {
+        e_b = 0;
+        t_b = groups_allreduce_s(pm, pgroups, px, pbytes);
+        coll += 2 * coll_bytes(pgroups, px, pbytes);
+    } else if (t_b < 0) {
         e_b = 0;
         t_b = backward_phase(&x, &scat, &cons, &e_b, 0) + 0.5 * groups_allreduce_s(pm, pgroups, pg, pbytes);
         coll += coll_bytes(pgroups, pg, pbytes);

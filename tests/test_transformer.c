@@ -202,15 +202,17 @@ Test(partial_sums, into_sequence_split_is_reduce_scatter)
 
 /* Megatron's column-parallel fc1 (split by output features, c = 4)
  * reading a LayerNorm replicated on its GPUs (x = 4): nothing forward
- * (each reads its own replica), and in backward the partial input
- * gradients reduced into the scattered layout (each GPU a quarter of the
- * sequence from the 3 others) and all-gathered: an all-reduce's traffic. */
+ * (each reads its own replica); in backward each fc1 task holds a partial
+ * gradient of the whole LayerNorm output, and the replicas need the sum:
+ * one ring all-reduce among the 4, exactly. Where the readers are not the
+ * replicas' own GPUs, the gradients go to the scattered layout and are
+ * all-gathered. */
 Test(replicas, column_parallel_reading_replicas_pays_allreduce_backward)
 {
     const long F = 256, S = 64, B = 8;
     network *n = mlp_block(F, S);
     cluster *c = two_nodes();
-    cost_model *m = open_model(n, c, 4, B);
+    cost_model *m = open_model(n, c, 8, B);
     const int e = edge_of(m, 2, 0);
     config cp = CFG(1, 1, 1, 1, 4), cc = CFG(1, 4, 1, 1, 1);
     const double eb = m->elem_bytes, piece = (double)B * S * F * eb;
@@ -218,13 +220,21 @@ Test(replicas, column_parallel_reading_replicas_pays_allreduce_backward)
     cost_t_x_parts(m, e, &cp, &cc, &f, &b);
     cost_t_x(m, e, &cp, &cc, &bytes);
     cr_assert_eq(f, 0);
-    /* by hand: 3 pieces of piece / 4 at 3 us + bytes / 10 GB/s, then half
-     * the ring all-reduce */
-    const double p2p = 3 * (3e-6 + piece / 4 / 10e9);
     const double ar = ring_allreduce_ms(c, 0, 4, piece);
-    ASSERT_REL(b, 1e3 * p2p + ar / 2, 1e-12);
-    cr_assert(REL_EQ(b, ar, 0.05), "backward %.17g against an all-reduce %.17g", b, ar);
-    ASSERT_REL(bytes, 3 * piece / 4 * 4 + 3 * piece, 1e-15);
+    cr_assert_eq(b, ar, "backward %.17g, all-reduce %.17g", b, ar);
+    ASSERT_REL(bytes, 2 * 3 * piece, 1e-15);
+    /* the same with a sample split outside: two groups at once */
+    config cp2 = CFG(2, 1, 1, 1, 4), cc2 = CFG(2, 4, 1, 1, 1);
+    cost_t_x_parts(m, e, &cp2, &cc2, &f, &b);
+    cr_assert_eq(f, 0);
+    cr_assert(b >= ring_allreduce_ms(c, 0, 4, piece / 2));
+    /* readers on other GPUs than the replicas (x = 2 on GPUs 0-1, c = 4 on
+     * 0-3): by hand, GPU 0 gets half the piece from GPUs 1, 2, 3 (3 us +
+     * bytes / 10 GB/s each), then the all-gather among GPUs 0-1 */
+    config cp3 = CFG(1, 1, 1, 1, 2);
+    cost_t_x_parts(m, e, &cp3, &cc, &f, &b);
+    const double p2p = 3 * (3e-6 + piece / 2 / 10e9);
+    ASSERT_REL(b, 1e3 * p2p + ring_allreduce_ms(c, 0, 2, piece) / 2, 1e-12);
     /* a consumer replicated on the same GPUs reading replicas: free */
     config cx = CFG(1, 1, 1, 1, 4);
     cr_assert_eq(cost_t_x(m, edge_of(m, 5, 0), &cp, &cx, NULL), 0);
