@@ -220,6 +220,11 @@ Test(replicas, column_parallel_reading_replicas_pays_allreduce_backward)
     cost_t_x_parts(m, e, &cp, &cc, &f, &b);
     cost_t_x(m, e, &cp, &cc, &bytes);
     cr_assert_eq(f, 0);
+    int ptask[8];
+    double vol[8];
+    cr_assert_eq(cost_overlaps_of(m, e, &cp, &cc, 2, ptask, vol), 1);
+    cr_assert_eq(ptask[0], 2, "the reader on GPU 2 reads the replica there");
+    ASSERT_REL(vol[0], (double)B * S * F, 1e-15);
     const double ar = ring_allreduce_ms(c, 0, 4, piece);
     cr_assert_eq(b, ar, "backward %.17g, all-reduce %.17g", b, ar);
     ASSERT_REL(bytes, 2 * 3 * piece, 1e-15);
