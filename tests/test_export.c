@@ -1290,10 +1290,10 @@ static int draw_step(const char *path, const void *user, lw_error *err)
     return draw_sim_step(d->s, d->m, "optimum", path, err);
 }
 
-/* fill colours of forward, input gradient, weight gradient, transfer, sync */
+/* fill colours of forward, input gradient, weight gradient, transfer, sync, reduce */
 static const char *const kind_fill[SIM__KINDS] = {"fill:rgb(30%,47%,66%)", "fill:rgb(96%,52%,9%)",
                                                   "fill:rgb(89%,34%,34%)", "fill:rgb(33%,64%,29%)",
-                                                  "fill:rgb(70%,47%,64%)"};
+                                                  "fill:rgb(70%,47%,64%)", "fill:rgb(55%,55%,20%)"};
 
 Test(draw_cairo, simulated_step_in_every_format)
 {
@@ -1301,7 +1301,8 @@ Test(draw_cairo, simulated_step_in_every_format)
     sim_result *s = sim_run(p->cm, p->best, NULL);
     int kinds[SIM__KINDS] = {0};
     for (int k = 0; k < s->n_tasks; k++) kinds[s->tasks[k].kind] += s->tasks[k].dur_ms > 0;
-    for (int k = 0; k < SIM__KINDS; k++) cr_assert(kinds[k] > 0, "VGG-16 on 4 GPUs has no %s task", sim_kind_name((sim_kind)k));
+    /* every kind but the reduction of partial sums, which CNN layers never have (a transformer's below) */
+    for (int k = 0; k < SIM_REDUCE; k++) cr_assert(kinds[k] > 0, "VGG-16 on 4 GPUs has no %s task", sim_kind_name((sim_kind)k));
     double w, h;
     draw_sim_step_size(s, &w, &h);
     /* a row per GPU and per link or NIC used: 4 GPUs and 12 links at 16 points */
@@ -1311,9 +1312,38 @@ Test(draw_cairo, simulated_step_in_every_format)
     cr_assert_eq(h, 78 + 16 * used + 44, "height %g for %d rows", h, used);
     char *dir = make_dir();
     step_drawing d = {s, p->cm};
-    check_drawing(dir, "step", w, h, kind_fill, SIM__KINDS, draw_step, &d);
+    check_drawing(dir, "step", w, h, kind_fill, SIM_REDUCE, draw_step, &d);
     remove_dir(dir);
     sim_free(s);
+    plan_free(p);
+}
+
+/* A transformer's step with partial sums and replicas (every layer that
+ * allows r or x on 4 GPUs with degree 4): its reduce tasks drawn in their
+ * own colour. */
+Test(draw_cairo, reduce_tasks_in_their_colour)
+{
+    plan *p = load("tests/fixtures/nets/tiny_gpt.json", 4);
+    int *ci = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+    int reduces = 0;
+    for (int i = 0; i < p->net->n_layers; i++) {
+        ci[i] = 0;
+        for (int k = 0; k < p->cm->n_configs[i]; k++) {
+            const config *q = &p->cm->configs[i][k];
+            if (q->deg[DIM_R] == 4 || q->deg[DIM_X] == 4 || (ci[i] == 0 && q->deg[DIM_N] == 4)) ci[i] = k;
+        }
+    }
+    sim_result *s = sim_run(p->cm, ci, NULL);
+    for (int k = 0; k < s->n_tasks; k++) reduces += s->tasks[k].kind == SIM_REDUCE && s->tasks[k].dur_ms > 0;
+    cr_assert(reduces > 0, "no reduce task");
+    double w, h;
+    draw_sim_step_size(s, &w, &h);
+    char *dir = make_dir();
+    step_drawing d = {s, p->cm};
+    check_drawing(dir, "step", w, h, kind_fill + SIM_REDUCE, 1, draw_step, &d);
+    remove_dir(dir);
+    sim_free(s);
+    free(ci);
     plan_free(p);
 }
 
