@@ -268,7 +268,9 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
     }
     int x = r.x + 1;
     const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "reduce"};
-    for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
+    int kinds = SIM_REDUCE; /* reduce named only where the step has partial sums or replicas */
+    for (int q = 0; q < s->n_tasks && kinds == SIM_REDUCE; q++) kinds += s->tasks[q].kind == SIM_REDUCE;
+    for (int q = 0; q < kinds && x < r.x + r.w; q++) {
         char ch[2] = {kind_letter[q], 0};
         x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
         x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
