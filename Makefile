@@ -21,7 +21,7 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o $(BUILD)/gen/on
 UI_OBJ     := $(UI_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all run test check deps deps-build bench clean install install-tests tests-bin asan-tests cli-tests doc-tests screen-tests e2e-tests \
-        screenshots reproduce fuzz check-fuzz valgrind diagrams calibrate validate
+        screenshots reproduce fuzz check-fuzz valgrind diagrams calibrate validate networks
 
 all: deps-build
 	@$(MAKE) --no-print-directory $(BUILD)/layerwise $(BUILD)/layerwise.1
@@ -173,6 +173,16 @@ asan-tests:
 	@set -e; for t in $(TEST_SRC:tests/%.c=$(BUILD)/asan/tests/%); do echo "== (asan) $$t"; \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$t --jobs 1 || exit 1; done
+
+# The shipped transformer networks, written by the program's own generator
+# (`layerwise net`); tests/test_netgen.c checks the files equal what it
+# writes, so edit src/netgen.c and run this, never the files.
+networks: $(BUILD)/layerwise
+	$(BUILD)/layerwise net gpt -o data/networks/gpt2.json
+	$(BUILD)/layerwise net gpt --layers 48 --hidden 1600 --heads 25 -o data/networks/gpt2_xl.json
+	$(BUILD)/layerwise net bert --layers 24 --hidden 1024 --heads 16 -o data/networks/bert_large.json
+	$(BUILD)/layerwise net llama -o data/networks/llama2_7b.json
+	$(BUILD)/layerwise net vit -o data/networks/vit_b16.json
 
 cli-tests: $(BUILD)/layerwise
 	@LW=$(BUILD)/layerwise bash tests/cli_test.sh

@@ -1,11 +1,13 @@
 #include "cli.h"
 #include "cli_options.h"
+#include "cost_sharding.h"
 
 #include "diff.h"
 #include "explain.h"
 #include "export_dot.h"
 #include "info.h"
 #include "net_json.h"
+#include "netgen.h"
 #include "refine.h"
 #include "sim.h"
 
@@ -45,7 +47,10 @@ typedef struct opts {
         const char *name[2];
     } diff;
     int out_stdout, trace_stdout; /* -o - / --trace -: out / trace is /dev/stdout, no "wrote" notice */
-    const char *import_path; /* import: the ONNX file */
+    struct {                 /* the operand of import (the ONNX file) or of net (the family), net's sizes */
+        const char *operand;
+        netgen_params sizes; /* 0: not given */
+    } arg;
     onnx_options onnx;       /* --input-shape */
 } opts;
 
@@ -128,6 +133,20 @@ static int parse_kernel_option(const char *a, const char *v)
     return 0;
 }
 
+/* net's size options (--layers N ...): 0 taken, 1 not one of them, else 2
+ * with the message printed. */
+static int parse_size_option(opts *o, const char *a, const char *v)
+{
+    long n;
+    for (int k = 0; k < netgen_n_options; k++) {
+        if (strcmp(a, netgen_options[k].name) != 0) continue;
+        if (parse_long(v, 1, netgen_options[k].max, &n) != 0) return bad_range(a, v, netgen_options[k].max);
+        *(long *)((char *)&o->arg.sizes + netgen_options[k].offset) = n;
+        return 0;
+    }
+    return 1;
+}
+
 /* Options that take a value v (NULL when a is the last argument) and
  * check it: 0 taken (*takes_value 0 when v is not its value: --refine's
  * seconds are optional), 1 not one of them, else 2 with the message
@@ -159,7 +178,7 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         o->set.batch_per_gpu = n;
     } else if (TAKES("--sync")) {
         int s = v ? sync_scheme_from_name(v) : -1;
-        if (s < 0) return bad("--sync \"%s\" must be ps, ring, parameter-server or ring-allreduce", v ? v : "");
+        if (s < 0) return bad("--sync \"%s\" must be ps, ring, zero1, zero2, zero3, fsdp or hsdp", v ? v : "");
         o->over.sync = s;
     } else if (TAKES("--precision")) {
         int pr = v ? precision_from_name(v) : -1;
@@ -244,10 +263,10 @@ static int check_option_use(const opts *o)
     if (o->seed_set && !o->refine && !tui)
         return bad("%s", "--seed is the seed of search --refine: it goes with --refine");
     if (o->strategy && !tui && strcmp(o->cmd, "eval") != 0 && strcmp(o->cmd, "simulate") != 0 &&
-        strcmp(o->cmd, "export") != 0)
-        return bad(strcmp(o->cmd, "search") == 0 ? "-s %s: search finds the strategy itself; eval, simulate and export "
-                                                   "take a given one"
-                                                 : "-s %s: a given strategy is for eval, simulate and export",
+        strcmp(o->cmd, "export") != 0 && strcmp(o->cmd, "fit") != 0)
+        return bad(strcmp(o->cmd, "search") == 0 ? "-s %s: search finds the strategy itself; eval, simulate, export "
+                                                   "and fit take a given one"
+                                                 : "-s %s: a given strategy is for eval, simulate, export and fit",
                    o->strategy);
     if (o->step >= 0 && !tui && strcmp(o->cmd, "export") != 0)
         return bad("--step is an option of export --view reduced, not of %s", o->cmd);
@@ -265,6 +284,13 @@ static int check_option_use(const opts *o)
     if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
+    const int is_net = o->cmd && strcmp(o->cmd, "net") == 0;
+    for (int k = 0; k < netgen_n_options && !is_net; k++)
+        if (*(const long *)((const char *)&o->arg.sizes + netgen_options[k].offset))
+            return bad("%s is an option of net (the transformer generators)", netgen_options[k].name);
+    if (is_net && (o->net || o->cluster || o->json))
+        return bad("%s is not an option of net: it reads no network or cluster and always writes JSON",
+                   o->net ? "-n" : o->cluster ? "-c" : "--json");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -292,9 +318,13 @@ static int parse_args(int argc, char **argv, opts *o)
             if (o->diff.n == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
             o->diff.name[o->diff.n++] = a;
             takes_value = 0;
+        } else if (a[0] != '-' && o->cmd && strcmp(o->cmd, "net") == 0) {
+            if (o->arg.operand) return bad("net makes one network; \"%s\" is a second family", a);
+            o->arg.operand = a;
+            takes_value = 0;
         } else if (a[0] != '-' && o->cmd && strcmp(o->cmd, "import") == 0) {
-            if (o->import_path) return bad("import takes one ONNX file; \"%s\" is a second", a);
-            o->import_path = a;
+            if (o->arg.operand) return bad("import takes one ONNX file; \"%s\" is a second", a);
+            o->arg.operand = a;
             takes_value = 0;
         } else if (TAKES("-n") || TAKES("--network")) o->net = v;
         else if (TAKES("-c") || TAKES("--cluster")) o->cluster = v;
@@ -304,6 +334,8 @@ static int parse_args(int argc, char **argv, opts *o)
         else if (TAKES("--view")) o->view = v;
         else if (TAKES("--recompute") || TAKES("--attention")) {
             if ((rc = parse_kernel_option(a, v)) != 0) return rc;
+        } else if ((rc = parse_size_option(o, a, v)) != 1) {
+            if (rc != 0) return rc;
         } else if ((rc = parse_value_option(o, a, v, &takes_value)) != 1) {
             if (rc != 0) return rc;
         } else {
@@ -328,9 +360,12 @@ static int parse_args(int argc, char **argv, opts *o)
 #undef TAKES
     }
     if (check_option_use(o) != 0) return 2;
+    if (o->cmd && strcmp(o->cmd, "net") == 0 && netgen_family_from_name(o->arg.operand) < 0)
+        return bad(o->arg.operand ? "net makes gpt, llama, bert or vit, not \"%s\"" : "%s",
+                   o->arg.operand ? o->arg.operand : "net needs a family: layerwise net gpt|llama|bert|vit [sizes] [-o FILE]");
     if (o->cmd && strcmp(o->cmd, "import") == 0) {
-        if (!o->import_path) o->import_path = o->net;
-        if (!o->import_path) return bad("%s", "import needs an ONNX file: layerwise import FILE.onnx [-o NET.json]");
+        if (!o->arg.operand) o->arg.operand = o->net;
+        if (!o->arg.operand) return bad("%s", "import needs an ONNX file: layerwise import FILE.onnx [-o NET.json]");
     }
     if (!o->net) o->net = DEFAULT_NETWORK;
     if (!o->cluster) o->cluster = DEFAULT_CLUSTER;
@@ -555,7 +590,7 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
         const layer_eval *le = &ev->layers[i];
         char shp[48], cfg[48];
         shape_format(l->out, shp, sizeof shp);
-        config_format(c, cfg, sizeof cfg);
+        config_format_layer(l, c, cfg, sizeof cfg);
         printf("%-*.*s  %-9s %-13s %-12s %4d %9.3f %9.3f %9.3f %9.3f%s\n", w, w, l->name, layer_type_name(l->type), shp,
                cfg, config_tasks(c), le->compute_ms, le->sync_ms, le->transfer_ms,
                le->compute_ms + le->sync_ms + le->transfer_ms, le->profiled ? "  (profiled)" : "");
@@ -610,8 +645,12 @@ static void print_memory_summary(const plan *p)
         return;
     }
     if (!mm->constrained) {
-        printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace counted)\n",
-               mm->limit_bytes / gib, opt, p->cm->workspace_bytes / gib);
+        double gathered = cost_shard_gather_bytes(p->cm);
+        char also[80] = "";
+        if (gathered > 0) snprintf(also, sizeof also, ", %.2f GiB of %s's two gathered layers", gathered / gib,
+                                   sync_scheme_name(p->cl->sync));
+        printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace%s counted)\n",
+               mm->limit_bytes / gib, opt, p->cm->workspace_bytes / gib, also);
         return;
     }
     printf("memory: the paper's optimum (%.2f ms/step, Eq. 1) needs %.2f GiB per GPU, over the limit of %.2f GiB;\n",
@@ -743,14 +782,14 @@ static int search_whynot(const opts *o, const plan *p, int li)
     if (!o->json) {
         char sh[64], cb[64];
         shape_format(l->out, sh, sizeof sh);
-        config_format(&m->configs[li][p->best[li]], cb, sizeof cb);
+        config_format_layer(l, &m->configs[li][p->best[li]], cb, sizeof cb);
         printf("\nwhy not? %s (%s, %s): %d configs; now %s%s. Each row: the best step time with %s forced to\n"
                "that config and every other layer re-optimised (min-marginals of one search).\n\n",
                l->name, layer_type_name(l->type), sh, n, cb, p->pinned[li] >= 0 ? " (pinned)" : "", l->name);
         printf("   %-14s %5s %10s %12s %10s %8s\n", "config", "tasks", "t_c+t_s", "best total", "delta ms", "delta");
         for (int i = 0; i < n; i++) {
             const config *c = &m->configs[li][rows[i].k];
-            config_format(c, cb, sizeof cb);
+            config_format_layer(l, c, cb, sizeof cb);
             const char *mark = rows[i].k == p->best[li] ? "*" : " ";
             if (!isfinite(rows[i].total)) {
                 printf(" %s %-14s %5d %10.3f %12s\n", mark, cb, config_tasks(c),
@@ -854,8 +893,8 @@ static int search_refine(const opts *o, plan *p)
         for (int i = 0; i < m->n_layers; i++) {
             if (rr.configs[i] == p->best[i]) continue;
             char a[48], b[48];
-            config_format(&m->configs[i][p->best[i]], a, sizeof a);
-            config_format(&m->configs[i][rr.configs[i]], b, sizeof b);
+            config_format_layer(&p->net->layers[i], &m->configs[i][p->best[i]], a, sizeof a);
+            config_format_layer(&p->net->layers[i], &m->configs[i][rr.configs[i]], b, sizeof b);
             printf("    %-28s %-12s -> %s\n", p->net->layers[i].name, a, b);
         }
     }
@@ -961,6 +1000,16 @@ static int cmd_eval(const opts *o)
     int rc = 0;
     if (o->json || o->out) {
         char *doc = strategy_to_json(p->cm, ci, &ev, algo, -1, NULL);
+        cJSON *root = cJSON_Parse(doc);
+        if (root) { /* whether it fits the memory limit, as search's document says */
+            double limit = plan_memory_limit(&p->mset, p->cl);
+            free(doc);
+            if (isfinite(limit)) cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
+            else cJSON_AddNullToObject(root, "memory_limit_bytes");
+            cJSON_AddBoolToObject(root, "fits", ev.peak_memory_bytes <= limit);
+            doc = cJSON_Print(root);
+            cJSON_Delete(root);
+        }
         rc = emit(o, doc);
         free(doc);
     }
@@ -1015,7 +1064,65 @@ static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
 
 /* --json: the rows as JSON on stdout, or in -o FILE; -o FILE without --json:
  * the JSON in the file and the table on stdout. */
-static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup)
+/* compare: the layer-wise optimum under each sync scheme (the scheme is a
+ * global choice: the search runs once per scheme, each exact). */
+typedef struct scheme_row {
+    sync_scheme sync;
+    double total_ms, sync_ms, images_per_s, bytes_per_step, peak_bytes;
+    int fits;
+} scheme_row;
+
+/* Fills sr[SYNC__COUNT] from p searched under every scheme in turn, then
+ * puts p's scheme back. 0, or -1 with err set. */
+static int scheme_rows(plan *p, scheme_row *sr, lw_error *err)
+{
+    sync_scheme was = p->cl->sync;
+    for (int s = 0; s < SYNC__COUNT; s++) {
+        if (plan_apply(p, &(plan_change){.sync_set = 1, .sync = (sync_scheme)s}, err) != 0) return -1;
+        const strategy_eval *e = &p->best_eval;
+        sr[s] = (scheme_row){(sync_scheme)s, e->total_ms, e->sync_ms, e->images_per_s, e->bytes_per_step,
+                             e->peak_memory_bytes, p->mem.fits};
+    }
+    return plan_apply(p, &(plan_change){.sync_set = 1, .sync = was}, err) != 0 ? -1 : 0;
+}
+
+static cJSON *scheme_rows_json(const scheme_row *sr)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int s = 0; s < SYNC__COUNT; s++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "sync", sync_scheme_name(sr[s].sync));
+        cJSON_AddStringToObject(r, "strategy", "layer-wise");
+        cJSON_AddNumberToObject(r, "total_ms", sr[s].total_ms);
+        cJSON_AddNumberToObject(r, "sync_ms", sr[s].sync_ms);
+        cJSON_AddNumberToObject(r, "images_per_s", sr[s].images_per_s);
+        cJSON_AddNumberToObject(r, "bytes_per_step", sr[s].bytes_per_step);
+        cJSON_AddNumberToObject(r, "peak_memory_bytes", round(sr[s].peak_bytes));
+        cJSON_AddBoolToObject(r, "fits", sr[s].fits);
+        cJSON_AddItemToArray(arr, r);
+    }
+    return arr;
+}
+
+static void scheme_rows_text(const plan *p, const scheme_row *sr)
+{
+    double limit = plan_memory_limit(&p->mset, p->cl);
+    char lim[48] = "no memory limit";
+    if (isfinite(limit)) snprintf(lim, sizeof lim, "limit %.2f GiB per GPU", limit / 1073741824.0);
+    printf("\nlayer-wise optimum under each sync scheme (searched once per scheme; %s, %s state):\n", lim,
+           optimizer_name(p->mset.optimizer));
+    printf("  %-16s %10s %10s %11s %12s %10s  %s\n", "sync", "step ms", "sync", "images/s", "bytes/step", "peak GiB",
+           "fits");
+    for (int s = 0; s < SYNC__COUNT; s++) {
+        char bb[32];
+        lw_format_bytes(sr[s].bytes_per_step, bb, sizeof bb);
+        printf("  %-16s %10.2f %10.2f %11.1f %12s %10.2f  %s%s\n", sync_scheme_name(sr[s].sync), sr[s].total_ms,
+               sr[s].sync_ms, sr[s].images_per_s, bb, sr[s].peak_bytes / 1073741824.0, sr[s].fits ? "yes" : "no",
+               sr[s].sync == p->cl->sync ? "  (in use)" : "");
+    }
+}
+
+static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr)
 {
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
@@ -1044,6 +1151,7 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             if (with_speedup) cJSON_AddNumberToObject(r, "speedup", rows[i].speedup);
             cJSON_AddItemToArray(arr, r);
         }
+        if (sr) cJSON_AddItemToObject(root, "schemes", scheme_rows_json(sr));
         char *s = cJSON_Print(root);
         int rc = emit(o, s);
         free(s);
@@ -1099,7 +1207,15 @@ static int cmd_compare(const opts *o)
     row rows[4];
     int n = 0;
     add_rows(p, rows, &n, NULL);
-    int rc = print_rows(o, p, rows, n, 0);
+    scheme_row sr[SYNC__COUNT];
+    int schemes = !p->unsearched; /* searched: each scheme's optimum beside the baselines */
+    if (schemes && scheme_rows(p, sr, &err) != 0) {
+        for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
+        plan_free(p);
+        return die(&err);
+    }
+    int rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL);
+    if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
     return rc;
@@ -1179,7 +1295,7 @@ static int cmd_scale(const opts *o)
         if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0) rc = die(&err);
         else add_rows(q, rows, &n, base);
     }
-    if (rc == 0) rc = print_rows(o, p, rows, n, 1);
+    if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
     free(rows);
     plan_free(big);
@@ -1197,6 +1313,9 @@ static int cmd_costs(const opts *o)
     cJSON *root = doc_new("layerwise-costs/1", p->cm, -1);
     cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
     cJSON_AddNumberToObject(root, "workspace_bytes", round(m->workspace_bytes));
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));
+    /* zero3/hsdp: the two gathered layers every GPU holds besides its layers' terms (0 otherwise) */
+    cJSON_AddNumberToObject(root, "gathered_weights_bytes", round(cost_shard_gather_bytes(m)));
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
     for (int i = 0; i < m->n_layers; i++) {
         const layer *l = &p->net->layers[i];
@@ -1267,6 +1386,8 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
     cJSON_AddStringToObject(root, "cluster", p->cl->name);
     cJSON_AddNumberToObject(root, "gpus", p->gpus);
     cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(p->cl->sync));
+    cJSON_AddStringToObject(root, "strategy", o->strategy ? o->strategy : "layer-wise");
     cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
     if (o->n_pins) {
         cJSON *pins = cJSON_AddArrayToObject(root, "pins");
@@ -1298,6 +1419,26 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
     return doc;
 }
 
+/* fit -s data|model|owt: every layer pinned to the baseline's config, so
+ * that fit asks how large a batch that strategy takes (a baseline's
+ * configs at batch 1 per GPU are its configs at any larger batch). */
+static int pin_baseline(const opts *o, plan *p, lw_error *err)
+{
+    if (!o->strategy) return 0;
+    int b = baseline_from_name(o->strategy);
+    if (b < 0) return lw_fail(err, 2, "fit -s %s: fit takes a baseline (data, model or owt), not a file", o->strategy);
+    if (o->n_pins) return lw_fail(err, 2, "fit -s %s pins every layer: leave out --pin", o->strategy);
+    int L = p->net->n_layers;
+    int *ci = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
+    plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));
+    strategy_baseline(p->cm, (baseline_kind)b, ci);
+    for (int i = 0; i < L; i++) pins[i] = (plan_pin){i, ci[i]};
+    int rc = plan_apply(p, &(plan_change){.n_pins = L, .pins = pins}, err);
+    free(ci);
+    free(pins);
+    return rc;
+}
+
 static int cmd_fit(const opts *o)
 {
     lw_error err = {0};
@@ -1309,7 +1450,7 @@ static int cmd_fit(const opts *o)
     plan *p = open_plan(o, set, &err);
     /* pins hold at every batch tried: a config found at batch 1 per GPU
      * (the global batch is the GPU count) is there at any larger batch */
-    if (!p || apply_pins(o, p, &err) != 0) {
+    if (!p || apply_pins(o, p, &err) != 0 || pin_baseline(o, p, &err) != 0) {
         plan_free(p);
         return die(&err);
     }
@@ -1337,7 +1478,7 @@ static int cmd_fit(const opts *o)
     ms.time_s = time_s;
     set.batch_per_gpu = lo ? lo : 1;
     if (plan_apply(p, &(plan_change){.set = &set, .mem = &ms}, &err) != 0) goto fail;
-    if (plan_pin_count(p) != o->n_pins) {
+    if (plan_pin_count(p) != (o->strategy ? p->net->n_layers : o->n_pins)) {
         lw_fail(&err, 1, "fit: a pin was lost at batch %ld per GPU", set.batch_per_gpu);
         goto fail;
     }
@@ -1353,6 +1494,7 @@ static int cmd_fit(const opts *o)
     snprintf(more, sizeof more, " or more (searched up to %ld%s)", most,
              most < 1000000L ? ", the largest global batch the cost model takes" : "");
     if (o->n_pins) printf("with %d layer%s pinned (--pin):\n", o->n_pins, o->n_pins == 1 ? "" : "s");
+    if (o->strategy) printf("strategy %s (every layer pinned to it), sync %s:\n", o->strategy, sync_scheme_name(p->cl->sync));
     if (lo == 0) {
         printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
                p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
@@ -1715,7 +1857,23 @@ static int cmd_info(const opts *o)
 
 static int cmd_import(const opts *o)
 {
-    return import_command(o->import_path, o->out, &o->onnx);
+    return import_command(o->arg.operand, o->out, &o->onnx);
+}
+
+static int cmd_net(const opts *o)
+{
+    netgen_family f = (netgen_family)netgen_family_from_name(o->arg.operand);
+    netgen_params p;
+    lw_error err = {0};
+    if (netgen_resolve(f, &o->arg.sizes, &p, &err) != 0) return die(&err);
+    network *net = netgen_build(f, &p);
+    char *source = netgen_source(f, &p);
+    char *doc = netgen_json(net, source);
+    int rc = emit(o, doc);
+    free(doc);
+    free(source);
+    net_free(net);
+    return rc;
 }
 
 static int cmd_list(void)
@@ -1759,13 +1917,15 @@ static int check_outputs_apart(const opts *o)
     named_file in[8], out[3];
     int ni = 0, no = 0;
     char *located[3] = {NULL, NULL, NULL};
-    int reads_net = strcmp(o->cmd, "allreduce") != 0;
+    int reads_net = strcmp(o->cmd, "allreduce") != 0 && strcmp(o->cmd, "net") != 0;
     if (reads_net) {
         located[0] = data_locate("networks", o->net);
         add_file(in, &ni, "the network (-n)", o->net, located[0]);
     }
-    located[1] = data_locate("clusters", o->cluster);
-    add_file(in, &ni, "the cluster (-c)", o->cluster, located[1]);
+    if (strcmp(o->cmd, "net") != 0) {
+        located[1] = data_locate("clusters", o->cluster);
+        add_file(in, &ni, "the cluster (-c)", o->cluster, located[1]);
+    }
     if (reads_net && o->profile) {
         located[2] = data_locate("profiles", o->profile);
         add_file(in, &ni, "the profile (-p)", o->profile, located[2]);
@@ -1829,7 +1989,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     } cmds[] = {{"search", cmd_search},   {"eval", cmd_eval},     {"simulate", cmd_simulate}, {"compare", cmd_compare},
                 {"scale", cmd_scale},     {"costs", cmd_costs},   {"export", cmd_export},     {"profile", cmd_profile},
                 {"fit", cmd_fit}, {"allreduce", cmd_allreduce}, {"diff", cmd_diff},
-                {"info", cmd_info},       {"import", cmd_import}};
+                {"info", cmd_info},       {"import", cmd_import}, {"net", cmd_net}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(o.cmd, cmds[i].name) != 0) continue;
         /* an output that cannot be written is refused before any work */

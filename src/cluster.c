@@ -104,13 +104,24 @@ int cluster_set_precision(cluster *c, precision p, lw_error *err)
 
 const char *sync_scheme_name(sync_scheme s)
 {
-    return s == SYNC_RING_ALLREDUCE ? "ring-allreduce" : "parameter-server";
+    switch (s) {
+    case SYNC_RING_ALLREDUCE: return "ring-allreduce";
+    case SYNC_ZERO1: return "zero1";
+    case SYNC_ZERO2: return "zero2";
+    case SYNC_ZERO3: return "zero3";
+    case SYNC_HSDP: return "hsdp";
+    default: return "parameter-server";
+    }
 }
 
 int sync_scheme_from_name(const char *s)
 {
     if (strcmp(s, "parameter-server") == 0 || strcmp(s, "ps") == 0) return SYNC_PARAMETER_SERVER;
     if (strcmp(s, "ring-allreduce") == 0 || strcmp(s, "ring") == 0) return SYNC_RING_ALLREDUCE;
+    if (strcmp(s, "zero1") == 0) return SYNC_ZERO1;
+    if (strcmp(s, "zero2") == 0) return SYNC_ZERO2;
+    if (strcmp(s, "zero3") == 0 || strcmp(s, "fsdp") == 0) return SYNC_ZERO3;
+    if (strcmp(s, "hsdp") == 0) return SYNC_HSDP;
     return -1;
 }
 
@@ -436,7 +447,7 @@ static int read_defaults(cctx *p, const cJSON *root, cluster *c)
     if (!v) {
         c->sync = SYNC_PARAMETER_SERVER;
     } else if (!cJSON_IsString(v) || sync_scheme_from_name(v->valuestring) < 0) {
-        cfail(p, "sync", "\"sync\" must be %s", "\"parameter-server\" or \"ring-allreduce\"", 0, 0);
+        cfail(p, "sync", "\"sync\" must be %s", "\"parameter-server\", \"ring-allreduce\", \"zero1\", \"zero2\", \"zero3\", \"fsdp\" or \"hsdp\"", 0, 0);
         return -1;
     } else {
         c->sync = (sync_scheme)sync_scheme_from_name(v->valuestring);

@@ -13,7 +13,20 @@
 #define CLUSTER_MAX_GPUS 4096
 #define CLUSTER_MAX_LINKS 65536 /* entries of "links" (per-pair overrides) */
 
-typedef enum { SYNC_PARAMETER_SERVER, SYNC_RING_ALLREDUCE } sync_scheme;
+/* How replicas keep their weights in step: the paper's parameter server,
+ * ring all-reduce, or sharded data parallelism (cost_sharding.c): ZeRO
+ * stages 1-3 (Rajbhandari et al. 2020; zero3 is PyTorch FSDP's FULL_SHARD)
+ * and HSDP (sharded inside a node, replicated across nodes; Zhao et al.
+ * 2023). SYNC__COUNT: how many there are, in this (cycling) order. */
+typedef enum {
+    SYNC_PARAMETER_SERVER,
+    SYNC_RING_ALLREDUCE,
+    SYNC_ZERO1,
+    SYNC_ZERO2,
+    SYNC_ZERO3,
+    SYNC_HSDP,
+    SYNC__COUNT
+} sync_scheme;
 
 /* Arithmetic precision of training. fp32 and tf32 keep 4-byte activations
  * and gradients (tf32 only changes how Tensor Cores multiply); fp16 and

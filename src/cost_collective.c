@@ -238,6 +238,26 @@ static int shard_replicas(const config *c, int j, int *rep)
     return nr;
 }
 
+/* The pieces the sharded schemes (cost_sharding.c) build on, over the same
+ * rings as all-reduce (cost_internal.h). */
+int coll_shard_replicas(const config *c, int j, int *rep)
+{
+    return shard_replicas(c, j, rep);
+}
+
+double coll_ring_step(const cost_model_priv *pm, int *ring, int n, double piece, double *nic_in, double *nic_out,
+                      int *nodes)
+{
+    const link_tab lt = {pm->pub.cl, pm->node_bw, pm->pub.cl->gpus_per_node};
+    ring_order(&lt, ring, n);
+    return ring_hops(&lt, ring, n, piece, nic_in, nic_out, nodes);
+}
+
+double coll_nic_step(const cluster *cl, const double *nic_in, const double *nic_out, int nodes)
+{
+    return nic_step(cl, nic_in, nic_out, nodes);
+}
+
 /* t_s of layer li's config c with the caller's scratch (ms; *bytes_out,
  * may be NULL: the bytes each replica pushes and pulls, summed). */
 double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out)
@@ -247,6 +267,7 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
     if (bytes_out) *bytes_out = 0;
     int r = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
     if (l->n_params == 0 || r <= 1) return 0;
+    if (sync_sharded(m->cl->sync)) return shard_t_s_eval(pm, sc, li, c, bytes_out);
     int shards = c->deg[DIM_C] * c->deg[DIM_R] * c->deg[DIM_X];
     /* one shard's gradient bytes: the weights split over c and r */
     double ws = (double)l->n_params * m->elem_bytes / (c->deg[DIM_C] * c->deg[DIM_R]);

@@ -18,6 +18,7 @@
 #define LW_COST_INTERNAL_H
 
 #include "cost.h"
+#include "cost_sharding.h"
 
 #include <stdint.h>
 
@@ -485,6 +486,21 @@ double shard_eval(const cost_model_priv *pm, const tx_scratch *sc, const edge_de
 /* cost_collective.c */
 double groups_allreduce_s(const cost_model_priv *pm, int n_groups, int n, double bytes);
 double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out);
+/* The replicas of shard j of config c (the tasks whose channel coordinate
+ * is j), ascending, into rep; returns how many. */
+int coll_shard_replicas(const config *c, int j, int *rep);
+/* Orders ring[0..n-1] as NCCL would (cost_ring_order) and returns the time
+ * of one ring step moving `piece` bytes from each GPU to the next over the
+ * links within nodes (seconds); adds the bytes crossing nodes to nic_in /
+ * nic_out (per node) and sets *nodes to the nodes the ring spans. */
+double coll_ring_step(const cost_model_priv *pm, int *ring, int n, double piece, double *nic_in, double *nic_out,
+                      int *nodes);
+/* The time the busiest of nodes[0..nodes-1]'s NICs needs for the bytes
+ * in nic_in / nic_out (seconds), all of a node's NICs at once. */
+double coll_nic_step(const cluster *cl, const double *nic_in, const double *nic_out, int nodes);
+
+/* cost_sharding.c: t_s under the sharded schemes (sync_sharded) */
+double shard_t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out);
 
 /* cost.c */
 cost_model_priv *model_setup(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,

@@ -1,10 +1,12 @@
 /*
  * cost_memory: what a strategy keeps on each GPU: per task, its shard of
  * the weights, their gradients and the optimizer's state, and its output
- * tile kept for the backward pass; per GPU, the sum over layers plus a
- * fixed workspace (cost.h, memory_parts).
+ * tile kept for the backward pass (divided among replicas under the
+ * sharded sync schemes, cost_sharding.c); per GPU, the sum over layers
+ * plus a fixed workspace (cost.h, memory_parts).
  */
 #include "cost_internal.h"
+#include "cost_sharding.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,7 @@ double cost_memory_task(const cost_model *m, int li, const config *c, int task, 
     p.weights = shard * (BYTES_PER_ELEM + (mixed ? eb : 0));
     p.gradients = shard * eb;
     p.optimizer = shard * BYTES_PER_ELEM * (m->optimizer == OPT_ADAM ? 2 : m->optimizer == OPT_MOMENTUM ? 1 : 0);
+    if (m->cl->sync >= SYNC_ZERO1) cost_shard_memory(m, shard, cost_shard_group(m, c, task), &p); /* sharded */
     double v = 1;
     for (int d = 0; d < NDIMS; d++) {
         long S = layer_dim_size(l, d, m->batch);
@@ -173,7 +176,8 @@ double cost_memory(const cost_model *m, const int *ci, double *per_gpu)
         if (T > hosts) hosts = T;
         for (int k = 0; k < T; k++) mem[k] += cost_memory_task(m, li, c, k, NULL);
     }
-    for (int g = 0; g < hosts; g++) mem[g] += m->workspace_bytes;
+    double fixed = cost_fixed_bytes(m);
+    for (int g = 0; g < hosts; g++) mem[g] += fixed;
     double peak = 0;
     for (int g = 0; g < G; g++)
         if (mem[g] > peak) peak = mem[g];

@@ -4,6 +4,8 @@
  */
 #include "explain.h"
 
+#include "cost_sharding.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
@@ -555,7 +557,7 @@ static void para(lw_buf *out, int width, int indent, const char *fmt, ...)
 
 static const char *cfg_str(const plan *p, int li, int k, char *b, size_t n)
 {
-    config_format(&p->cm->configs[li][k], b, n);
+    config_format_layer(&p->net->layers[li], &p->cm->configs[li][k], b, n);
     return b;
 }
 
@@ -769,6 +771,96 @@ static void verdict_text(lw_buf *out, int width, const plan *p, const explain *e
     }
 }
 
+/* ---- sharding: why the layer's state is divided among its replicas or not ---- */
+
+typedef struct shard_view {
+    int replicas, group, shards, n_ag;  /* replicas of each weight shard; Nd; channel shards; all-gathers a step */
+    double replicated, sharded, gather; /* state bytes per GPU replicated and as the scheme keeps it; weights gathered */
+    double ts_ms;
+} shard_view;
+
+static void shard_view_of(const plan *p, const explain *e, shard_view *v)
+{
+    const cost_model *m = p->cm;
+    const config *c = &m->configs[e->layer][e->alt[0].config];
+    memset(v, 0, sizeof *v);
+    v->shards = c->deg[DIM_C];
+    v->replicas = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
+    v->group = cost_shard_group(m, c, 0);
+    double params = e->params / v->shards;
+    memory_parts a, b;
+    cost_shard_state(m, params, 1, &a);
+    cost_shard_state(m, params, v->group, &b);
+    v->replicated = a.weights + a.gradients + a.optimizer;
+    v->sharded = b.weights + b.gradients + b.optimizer;
+    v->gather = params * cost_shard_work_bytes(m);
+    shard_comm sc;
+    cost_shard_comm(m, e->layer, c, &sc);
+    v->n_ag = sc.n_ag;
+    v->ts_ms = e->alt[0].term_ms[TERM_TS];
+}
+
+static const char *state_words(const cost_model *m)
+{
+    int mixed = m->elem_bytes < BYTES_PER_ELEM;
+    switch (m->optimizer) {
+    case OPT_ADAM: return mixed ? "fp16 weights, gradients and fp32 Adam state" : "weights, gradients and Adam state";
+    case OPT_SGD: return mixed ? "fp16 and fp32 weights and gradients" : "weights and gradients";
+    default: return mixed ? "fp16 weights, gradients and fp32 momentum" : "weights, gradients and momentum";
+    }
+}
+
+/* One paragraph: replicated or sharded, and at what price. */
+static void sharding_text(lw_buf *out, int width, const plan *p, const explain *e)
+{
+    if (e->params <= 0) return;
+    const layer *l = &p->net->layers[e->layer];
+    const cost_model *m = p->cm;
+    shard_view v;
+    shard_view_of(p, e, &v);
+    char b1[32], b2[32], b3[32];
+    const char *sync = sync_scheme_name(p->cl->sync);
+    int level = sync_shard_level(p->cl->sync);
+    if (v.replicas <= 1) {
+        para(out, width, 2, "Sharding: none needed. %s's config gives each GPU its own %s of the weights (%s of %s), "
+                            "held by no other GPU, so no sync scheme divides it further.",
+             l->name, v.shards > 1 ? "channel block" : "copy", bytes_str(v.replicated, b1, sizeof b1), state_words(m));
+        return;
+    }
+    if (level > 0 && v.group > 1) {
+        para(out, width, 2, "Sharding (%s): %s's %.1f M parameters%s hold %s of %s on every GPU when replicated; "
+                            "sharded over %d GPUs, %s each, at the price of %s its %s of weights %s a step and "
+                            "reduce-scattering its gradients (t_s %.3f ms).",
+             sync, l->name, e->params / 1e6 / v.shards, v.shards > 1 ? " per channel block" : "",
+             bytes_str(v.replicated, b1, sizeof b1), state_words(m), v.group, bytes_str(v.sharded, b2, sizeof b2),
+             level == 3 ? "all-gathering" : "all-gathering the updated", bytes_str(v.gather, b3, sizeof b3),
+             v.n_ag == 2 ? "twice (before forward and before backward)" : "once", v.ts_ms);
+        return;
+    }
+    para(out, width, 2, "Replicated (%s): %s's %.1f M parameters%s hold %s of %s on each of its %d replicas; zero3 "
+                        "(fsdp) would shard them over the %d, %s each, at the price of all-gathering its %s of weights "
+                        "twice a step (--sync zero1|zero2|zero3|hsdp).",
+         sync, l->name, e->params / 1e6 / v.shards, v.shards > 1 ? " per channel block" : "",
+         bytes_str(v.replicated, b1, sizeof b1), state_words(m), v.replicas, v.replicas,
+         bytes_str(v.replicated / v.replicas, b2, sizeof b2), bytes_str(v.gather, b3, sizeof b3));
+}
+
+static cJSON *sharding_json(const plan *p, const explain *e)
+{
+    shard_view v;
+    shard_view_of(p, e, &v);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "sync", sync_scheme_name(p->cl->sync));
+    cJSON_AddBoolToObject(o, "sharded", e->params > 0 && sync_sharded(p->cl->sync) && v.group > 1);
+    cJSON_AddNumberToObject(o, "replicas", v.replicas);
+    cJSON_AddNumberToObject(o, "group", v.group);
+    cJSON_AddNumberToObject(o, "replicated_state_bytes", v.replicated);
+    cJSON_AddNumberToObject(o, "state_bytes", v.sharded);
+    cJSON_AddNumberToObject(o, "gathered_weight_bytes", v.gather);
+    cJSON_AddNumberToObject(o, "all_gathers_per_step", sync_sharded(p->cl->sync) && v.group > 1 ? v.n_ag : 0);
+    return o;
+}
+
 char *explain_text(const plan *p, const explain *e, int width)
 {
     if (width < 60) width = 60;
@@ -785,6 +877,7 @@ char *explain_text(const plan *p, const explain *e, int width)
              bytes_str(e->weight_bytes, b1, sizeof b1));
     else
         para(&out, width, 2, "Weights: none (nothing to synchronise: t_s is 0 in every config).");
+    sharding_text(&out, width, p, e);
     para(&out, width, 2, "Activations: its output is %s for the batch, %s per task as %s; task 0 keeps %s on its GPU.",
          bytes_str(e->act_bytes, b1, sizeof b1), bytes_str(e->act_task_bytes, b2, sizeof b2), ca,
          bytes_str(e->mem_task_bytes, b3, sizeof b3));
@@ -863,6 +956,7 @@ char *explain_json(const plan *p, const explain *e)
     cJSON_AddNumberToObject(root, "activation_bytes", e->act_bytes);
     cJSON_AddNumberToObject(root, "activation_bytes_per_task", e->act_task_bytes);
     cJSON_AddNumberToObject(root, "memory_bytes_task0", e->mem_task_bytes);
+    cJSON_AddItemToObject(root, "sharding", sharding_json(p, e));
     double limit = plan_memory_limit(&p->mset, p->cl);
     if (isfinite(limit)) cJSON_AddNumberToObject(root, "memory_limit_bytes", limit);
     else cJSON_AddNullToObject(root, "memory_limit_bytes");

@@ -231,7 +231,7 @@ static const config *cfg_of(const diagram *d, int li)
 static int split_dims(const config *c)
 {
     int k = 0;
-    for (int i = 0; i < NDIMS; i++) k += c->deg[i] > 1;
+    for (int i = 0; i < NCDIMS; i++) k += c->deg[i] > 1;
     return k;
 }
 
@@ -399,12 +399,13 @@ static void header(diagram *d, const char *what, const char *const *notes)
     }
     lw_buf_printf(b, "</FONT></TD></TR>");
     if (split_dims(&d->example) > 0) {
-        static const char *const dim_word[NDIMS] = {"batch", "channels", "rows", "columns"};
+        static const char *const dim_word[NCDIMS] = {"batch", "channels", "rows", "columns", "partial sums",
+                                                     "replicas"};
         char cfg[64];
         config_format(&d->example, cfg, sizeof cfg);
         lw_buf_printf(b, "<TR><TD><FONT POINT-SIZE=\"9\" COLOR=\"#444444\">config %s: ", cfg);
         first = 1;
-        for (int i = 0; i < NDIMS; i++) {
+        for (int i = 0; i < NCDIMS; i++) {
             if (d->example.deg[i] == 1) continue;
             lw_buf_printf(b, "%s%s in %d", first ? "" : " &#215; ", dim_word[i], d->example.deg[i]);
             first = 0;
@@ -429,7 +430,7 @@ static Agnode_t *layer_node(diagram *d, int li)
     note_config(d, c);
     char shp[64], cfg[64], tc[32], ts[32];
     shape_format(l->out, shp, sizeof shp);
-    config_format(c, cfg, sizeof cfg);
+    config_format_layer(l, c, cfg, sizeof cfg);
     const layer_eval *le = &d->ev->layers[li];
     /* rows of a borderless table rather than <BR/>: a little air between the
      * lines keeps the name's underscores off the line below */
@@ -716,10 +717,17 @@ static void gpu_cells(lw_buf *b, const layer *l, const config *c, long batch, in
         for (int dd = 0; dd < NDIMS; dd++) {
             if (c->deg[dd] == 1) continue;
             long S = layer_dim_size(l, dd, batch);
-            lw_buf_printf(b, "%s%c %ld&#8211;%ld", any ? " " : "", config_dim_letter[dd],
-                          piece_lo(S, c->deg[dd], coord[dd]), piece_hi(S, c->deg[dd], coord[dd]) - 1);
+            char letter = dd == DIM_H && l->out.rank == 3 ? 's' : config_dim_letter[dd];
+            lw_buf_printf(b, "%s%c %ld&#8211;%ld", any ? " " : "", letter, piece_lo(S, c->deg[dd], coord[dd]),
+                          piece_hi(S, c->deg[dd], coord[dd]) - 1);
             any = 1;
         }
+        /* a contraction split's partial sums (of input features piece j of
+         * r), a replica's copy number */
+        int rj, xj;
+        config_task_rx(c, g, &rj, &xj);
+        if (c->deg[DIM_R] > 1) lw_buf_printf(b, "%s&#931;%d/%d", any ? " " : "", rj + 1, c->deg[DIM_R]), any = 1;
+        if (c->deg[DIM_X] > 1) lw_buf_printf(b, "%scopy %d", any ? " " : "", xj + 1), any = 1;
         if (!any) lw_buf_printf(b, "all");
         lw_buf_printf(b, "</FONT></TD>");
     }
@@ -776,7 +784,7 @@ static void build_strategy_view(diagram *d)
         split_class cc = split_class_of(c);
         note_config(d, c);
         char cfg[64], t1[32], t2[32], t3[32], sb[32];
-        config_format(c, cfg, sizeof cfg);
+        config_format_layer(&d->m->net->layers[li], c, cfg, sizeof cfg);
         int hot = inter[li] > 0;
         lw_buf_printf(b, "<TR><TD ALIGN=\"LEFT\" BGCOLOR=\"%s\">%s", hot ? "#F8D3CF" : shade, hot ? "<B>" : "");
         buf_esc(b, l->name);

@@ -7,12 +7,15 @@ const split_colour split_colours[SPLIT__COUNT] = {
     [SPLIT_HW] = {"h / w (spatial)", "h/w", "#CDEFE3", "#009E73", 35, 2},          /* bluish green */
     [SPLIT_MIXED] = {"mixed (n, c, h, w)", "mixed", "#E7D9F1", "#7E3F9E", 97, 5},  /* purple; ANSI magenta */
     [SPLIT_ONE] = {"one GPU", "1 GPU", "#EBEBEB", "#7A7A7A", 243, 7},              /* grey */
+    [SPLIT_R] = {"r only (partial sums)", "r", "#F9D9C7", "#D55E00", 166, 1},      /* vermillion; ANSI red */
+    [SPLIT_X] = {"x only (replicated)", "x", "#DCEFFA", "#3A8FC4", 68, 6},         /* sky blue; ANSI cyan */
 };
 
 split_class split_class_of(const config *c)
 {
     int n = c->deg[DIM_N] > 1, ch = c->deg[DIM_C] > 1, hw = c->deg[DIM_H] > 1 || c->deg[DIM_W] > 1;
-    if (!n && !ch && !hw) return SPLIT_ONE;
-    if (n + ch + hw > 1) return SPLIT_MIXED;
-    return n ? SPLIT_N : ch ? SPLIT_C : SPLIT_HW;
+    int r = c->deg[DIM_R] > 1;
+    if (!n && !ch && !hw && !r) return c->deg[DIM_X] > 1 ? SPLIT_X : SPLIT_ONE;
+    if (n + ch + hw + r > 1) return SPLIT_MIXED;
+    return n ? SPLIT_N : ch ? SPLIT_C : hw ? SPLIT_HW : SPLIT_R;
 }

@@ -13,7 +13,11 @@
 
 #include "configs.h"
 
-typedef enum { SPLIT_N, SPLIT_C, SPLIT_HW, SPLIT_MIXED, SPLIT_ONE, SPLIT__COUNT } split_class;
+/* SPLIT_R and SPLIT_X are sequence layers' (configs.h): a contraction
+ * split alone (partial sums: Megatron's row-parallel layers), and replicas
+ * alone (every task the whole tensor). Replicas beside a split leave its
+ * class as it is. */
+typedef enum { SPLIT_N, SPLIT_C, SPLIT_HW, SPLIT_MIXED, SPLIT_ONE, SPLIT_R, SPLIT_X, SPLIT__COUNT } split_class;
 
 typedef struct split_colour {
     const char *name;        /* the diagrams' key: "n only (data parallel)" */

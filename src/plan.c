@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plan.h"
 
+#include "cost_sharding.h"
 #include "prefetch.h"
 
 #include <math.h>
@@ -95,7 +96,7 @@ static int memory_step(const plan_memory_settings *set, const cluster *cl, const
     mo->constrained = 1;
     mem_table *t = plan_mem_table(cm);
     double *room = lw_malloc(sizeof(double) * (size_t)G);
-    for (int g = 0; g < G; g++) room[g] = mo->limit_bytes - cm->workspace_bytes;
+    for (int g = 0; g < G; g++) room[g] = mo->limit_bytes - cost_fixed_bytes(cm);
     memsearch_options o;
     memsearch_options_init(&o);
     o.time_limit_s = set->time_s > 0 ? set->time_s : PLAN_MEMSEARCH_TIME_S;
@@ -118,8 +119,8 @@ static int memory_step(const plan_memory_settings *set, const cluster *cl, const
         mo->fits = mo->proven_optimal = 0;
         mo->lower_bound_ms = r->status == MEMSEARCH_INFEASIBLE ? HUGE_VAL
                                                                : (r->lower_bound > sr->cost ? r->lower_bound : sr->cost);
-        mo->min_peak_bytes = r->min_peak + cm->workspace_bytes;
-        mo->min_peak_lower = r->min_peak_lower + cm->workspace_bytes;
+        mo->min_peak_bytes = r->min_peak + cost_fixed_bytes(cm);
+        mo->min_peak_lower = r->min_peak_lower + cost_fixed_bytes(cm);
     }
     memsearch_result_free(r);
     free(room);
@@ -145,7 +146,7 @@ static int limit_may_bind(const cost_model *m, double limit)
         }
     }
     int may = 0;
-    for (int g = 0; g < m->gpus && !may; g++) may = most[g] + m->workspace_bytes > limit;
+    for (int g = 0; g < m->gpus && !may; g++) may = most[g] + cost_fixed_bytes(m) > limit;
     free(most);
     return may;
 }
@@ -157,11 +158,11 @@ double plan_min_peak(const plan *p, double time_s, int *cfg, double *lower)
     int *x = lw_malloc(sizeof(int) * (size_t)(p->net->n_layers + 1));
     double lo, peak = memsearch_min_peak(g, t, time_s, x, &lo);
     if (cfg) memcpy(cfg, x, sizeof(int) * (size_t)p->net->n_layers);
-    if (lower) *lower = lo + p->cm->workspace_bytes;
+    if (lower) *lower = lo + cost_fixed_bytes(p->cm);
     free(x);
     cg_free(g);
     mt_free(t);
-    return peak + p->cm->workspace_bytes;
+    return peak + cost_fixed_bytes(p->cm);
 }
 
 /* Why a search returned nothing, in numbers a person can read: how big the
@@ -512,7 +513,7 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
 {
     int L = p->net->n_layers;
     if (p->unsearched && !c->set && !c->cl) {
-        if (c->sync_set && c->sync != SYNC_PARAMETER_SERVER && c->sync != SYNC_RING_ALLREDUCE)
+        if (c->sync_set && ((int)c->sync < 0 || c->sync >= SYNC__COUNT))
             return lw_fail(err, 2, "unknown sync scheme %d", (int)c->sync);
         if (!c->n_pins && !c->clear_pins && !c->mem && !c->pin_configs) { /* no tables: t_s is computed when asked */
             if (c->sync_set) p->cl->sync = c->sync;
@@ -520,7 +521,7 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
         }
         if (plan_search(p, err) != 0) return -1; /* pins and memory settings need the search */
     }
-    if (c->sync_set && c->sync != SYNC_PARAMETER_SERVER && c->sync != SYNC_RING_ALLREDUCE)
+    if (c->sync_set && ((int)c->sync < 0 || c->sync >= SYNC__COUNT))
         return lw_fail(err, 2, "unknown sync scheme %d", (int)c->sync);
     for (int i = 0; i < c->n_pins; i++) {
         const plan_pin *q = &c->pins[i];

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cost_sharding.h"
 #include "strategy.h"
 
 /* A task's need of a resource: a fixed one (>= 0), or a node's NIC pool in
@@ -274,24 +275,14 @@ static void build_edge(builder *b, int e, int backward, const int *of)
     add_phase(b, PH_TRANSFER, first, b->n - first);
 }
 
-/* A bucket of layers (backward order) becomes one collective on the links
- * between the replicas of each shard (ring: each to the next; parameter
- * server: every pair) and every NIC of the nodes it crosses. */
-static void add_sync(builder *b, const int *layers, int n, const int *wgt_of)
+/* Collective t takes the links between the replicas of each shard of
+ * config c (ring: each to the next; parameter server: every pair) and
+ * every NIC of the nodes it crosses. */
+static void collective_needs(builder *b, int t, const config *c)
 {
     const cost_model *m = b->m;
-    double dur = 0, bytes = 0;
-    for (int i = 0; i < n; i++) {
-        double by = 0;
-        dur += cost_t_s(m, layers[i], cfg(b, layers[i]), &by);
-        bytes += by;
-    }
-    int t = add_task(b, SIM_SYNC, layers[0], -1, dur);
-    b->t[t].n_layers = n;
-    b->t[t].bytes = bytes;
-    const config *c = cfg(b, layers[0]);
     int T = config_tasks(c), shards = c->deg[DIM_C];
-    int ring = m->cl->sync == SYNC_RING_ALLREDUCE;
+    int ring = m->cl->sync != SYNC_PARAMETER_SERVER;
     int *rep = lw_malloc(sizeof(int) * (size_t)T);
     unsigned char *node_mark = lw_calloc((size_t)b->nodes, 1);
     for (int j = 0; j < shards; j++) {
@@ -316,11 +307,90 @@ static void add_sync(builder *b, const int *layers, int n, const int *wgt_of)
         }
     free(rep);
     free(node_mark);
+}
+
+/* A bucket of layers (backward order) becomes one collective
+ * (collective_needs) after their weight gradients. */
+static void add_sync(builder *b, const int *layers, int n, const int *wgt_of)
+{
+    const cost_model *m = b->m;
+    double dur = 0, bytes = 0;
+    for (int i = 0; i < n; i++) {
+        double by = 0;
+        dur += cost_t_s(m, layers[i], cfg(b, layers[i]), &by);
+        bytes += by;
+    }
+    int t = add_task(b, SIM_SYNC, layers[0], -1, dur);
+    b->t[t].n_layers = n;
+    b->t[t].bytes = bytes;
+    collective_needs(b, t, cfg(b, layers[0]));
     for (int i = 0; i < n; i++) {
         int T2 = config_tasks(cfg(b, layers[i]));
         for (int k = 0; k < T2; k++) add_dep(b, wgt_of[layers[i]] + k, t);
     }
     add_phase(b, PH_SYNC, t, 1);
+}
+
+/* ---- the sharded schemes' collectives (sim.h, cost_sharding.h) ---- */
+
+/* One collective of layer li in a phase of its own; -1 if it takes no time. */
+static int add_collective(builder *b, sim_kind kind, int li, double ms, double bytes)
+{
+    if (ms <= 0) return -1;
+    int t = add_task(b, kind, li, -1, ms);
+    b->t[t].n_layers = 1;
+    b->t[t].bytes = bytes;
+    collective_needs(b, t, cfg(b, li));
+    add_phase(b, PH_SYNC, t, 1);
+    return t;
+}
+
+/* Dependencies from every task of layer li from `first` (-1: none) to t. */
+static void deps_from_layer(builder *b, int li, int first, int t)
+{
+    if (first < 0 || t < 0) return;
+    for (int k = 0, T = config_tasks(cfg(b, li)); k < T; k++) add_dep(b, first + k, t);
+}
+
+/* zero3/hsdp: the all-gather of layer li's weights before its forward (or
+ * backward: bwd 1) tasks from `first`, after the gather two layers back
+ * has been used (*prev: the last two layers gathered, most recent first,
+ * and the first task that used each). Returns the gather or -1. */
+static int shard_gather(builder *b, int li, int first, int prev[4])
+{
+    shard_comm sc;
+    if (!cost_shard_comm(b->m, li, cfg(b, li), &sc) || sc.level < 3) return -1;
+    int t = add_collective(b, SIM_ALLGATHER, li, sc.ag_ms, sc.ag_bytes);
+    if (t < 0) return -1;
+    if (prev[2] >= 0) deps_from_layer(b, prev[2], prev[3], t); /* two gathered at most */
+    for (int k = 0, T = config_tasks(cfg(b, li)); k < T; k++) add_dep(b, t, first + k);
+    prev[2] = prev[0];
+    prev[3] = prev[1];
+    prev[0] = li;
+    prev[1] = first;
+    return t;
+}
+
+/* The gradient side of layer li after its weight gradient (tasks from
+ * wgt): the reduce-scatter; hsdp's all-reduce across nodes after it;
+ * zero1/zero2's all-gather of the updated weights after that. */
+static void shard_reduce(builder *b, int li, int wgt)
+{
+    shard_comm sc;
+    if (!cost_shard_comm(b->m, li, cfg(b, li), &sc)) return;
+    int rs = add_collective(b, SIM_REDUCE_SCATTER, li, sc.rs_ms, sc.rs_bytes);
+    deps_from_layer(b, li, wgt, rs);
+    int last = rs;
+    if (sc.ar_ms > 0) {
+        int ar = add_collective(b, SIM_SYNC, li, sc.ar_ms, sc.ar_bytes);
+        if (last >= 0) add_dep(b, last, ar);
+        else deps_from_layer(b, li, wgt, ar);
+        last = ar;
+    }
+    if (sc.level < 3) {
+        int ag = add_collective(b, SIM_ALLGATHER, li, sc.ag_ms, sc.ag_bytes);
+        if (last >= 0 && ag >= 0) add_dep(b, last, ag);
+    }
 }
 
 static double grad_bytes(const builder *b, int li)
@@ -340,6 +410,8 @@ static void build(builder *b, const sim_options *opt)
     int *bwd_of = lw_malloc(sizeof(int) * (size_t)L);
     int *wgt_of = lw_malloc(sizeof(int) * (size_t)L);
     double *bwd_ms = lw_malloc(sizeof(double) * (size_t)L);
+    int sharded = sync_sharded(m->cl->sync);
+    int gathered[4] = {-1, -1, -1, -1}; /* shard_gather's last two layers */
     for (int li = 0; li < L; li++) {
         double f, k;
         compute_parts(b, li, &f, &k);
@@ -347,6 +419,7 @@ static void build(builder *b, const sim_options *opt)
         fwd_of[li] = add_layer_tasks(b, SIM_FORWARD, li, f);
         for (int e = 0; e < m->n_edges; e++)
             if (m->e_to[e] == li) build_edge(b, e, 0, fwd_of);
+        if (sharded) shard_gather(b, li, fwd_of[li], gathered);
         add_phase(b, PH_COMPUTE, fwd_of[li], config_tasks(cfg(b, li)));
     }
     int *bucket = lw_malloc(sizeof(int) * (size_t)L);
@@ -365,11 +438,16 @@ static void build(builder *b, const sim_options *opt)
         for (int e = 0; e < m->n_edges; e++)
             if (m->e_from[e] == li) build_edge(b, e, 1, bwd_of);
         if (bwd_of[li] < 0) continue;
+        if (sharded) shard_gather(b, li, bwd_of[li], gathered);
         add_phase(b, PH_COMPUTE, bwd_of[li], T);
         for (int k = 0; k < T; k++) add_dep(b, fwd_of[li] + k, bwd_of[li] + k);
         if (wgt_of[li] < 0) continue;
         add_phase(b, PH_COMPUTE, wgt_of[li], T);
         for (int k = 0; k < T; k++) add_dep(b, bwd_of[li] + k, wgt_of[li] + k);
+        if (sharded) {
+            shard_reduce(b, li, wgt_of[li]);
+            continue;
+        }
         if (cost_t_s(m, li, cfg(b, li), NULL) <= 0) continue; /* one replica: nothing to sync */
         if (nb && !config_equal(cfg(b, bucket[0]), cfg(b, li))) { /* other replicas: a bucket of its own */
             add_sync(b, bucket, nb, wgt_of);
@@ -970,7 +1048,7 @@ void sim_free(sim_result *s)
 }
 
 static const char *const kind_names[SIM__KINDS] = {"forward", "backward-data", "backward-weight", "transfer",
-                                                     "sync", "reduce"};
+                                                     "sync",    "all-gather",    "reduce-scatter", "reduce"};
 
 double sim_step_ms(const cost_model *m, const int *config_index, long max_tasks)
 {
@@ -1012,7 +1090,7 @@ void sim_resource_name(const sim_resource *r, char *buf, size_t n)
 int sim_task_resource(const sim_result *s, int t)
 {
     const sim_task *tk = &s->tasks[t];
-    if (tk->kind != SIM_TRANSFER && tk->kind != SIM_SYNC && tk->kind != SIM_REDUCE) return tk->gpu;
+    if (tk->kind == SIM_FORWARD || tk->kind == SIM_BACKWARD_DATA || tk->kind == SIM_BACKWARD_WEIGHT) return tk->gpu;
     return tk->n_res ? s->res_of[tk->res0] : -1;
 }
 

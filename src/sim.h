@@ -11,6 +11,7 @@
  *   sync           one collective per gradient bucket, started when the
  *                  last weight gradient in it is ready, on the links (and
  *                  NICs) its replicas use
+ *   all-gather, reduce-scatter  the sharded schemes' collectives (below)
  * Durations come from the same cost model as Eq. 1: a task's forward and
  * backward parts of t_c, a piece's latency + bytes / bandwidth of its link,
  * a bucket's t_s. Only the schedule differs:
@@ -36,9 +37,27 @@
 
 #include "cost.h"
 
-/* SIM_REDUCE: an edge whose configs have partial sums or replicas (r, x),
+/* SIM_ALLGATHER, SIM_REDUCE_SCATTER: the collectives of the sharded sync
+ * schemes (cost_sharding.h), one per layer: zero3 and hsdp all-gather a
+ * layer's weights before its forward and again before its backward, one
+ * layer ahead (a gather waits until the layer two back has run: two
+ * layers gathered at most, as FSDP's prefetch), and reduce-scatter its
+ * gradients once its weight gradient is done, behind the backward; hsdp's
+ * cross-node all-reduce of the gradient shard follows as a sync task.
+ * zero1 and zero2 reduce-scatter, then all-gather the updated weights.
+ * SIM_REDUCE: an edge whose configs have partial sums or replicas (r, x),
  * one task per direction: the reduction and the transfers around it. */
-typedef enum { SIM_FORWARD, SIM_BACKWARD_DATA, SIM_BACKWARD_WEIGHT, SIM_TRANSFER, SIM_SYNC, SIM_REDUCE, SIM__KINDS } sim_kind;
+typedef enum {
+    SIM_FORWARD,
+    SIM_BACKWARD_DATA,
+    SIM_BACKWARD_WEIGHT,
+    SIM_TRANSFER,
+    SIM_SYNC,
+    SIM_ALLGATHER,
+    SIM_REDUCE_SCATTER,
+    SIM_REDUCE,
+    SIM__KINDS
+} sim_kind;
 typedef enum { SIM_OVERLAP_NONE, SIM_OVERLAP_FULL } sim_overlap;
 
 typedef struct sim_options {

@@ -284,7 +284,7 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
         int k = config_find(m->configs[li], m->n_configs[li], &c);
         if (k < 0) {
             char buf[64];
-            config_format(&c, buf, sizeof buf);
+            config_format_layer(l, &c, buf, sizeof buf);
             lw_fail(err, 2,
                     "%s: config %s is not valid here (degrees must be powers of two, their product at most %d "
                     "GPUs, each at most its dimension's size)",

@@ -1840,5 +1840,168 @@ d=json.load(open(sys.argv[1]))
 assert len(d["layers"])==176 and d["total_ms"]>0, (len(d["layers"]), d["total_ms"])
 ' "$OUT"
 
+# sequence layers: the s, r and x degrees in strategy files, tables and diagrams
+TG=$F/nets/tiny_gpt.json
+expect_ok "info on a transformer network" info -n $TG --json
+py "info: a sequence layer's output is [sequence, features] and its splits name s, r, x" '
+import json,sys
+d=json.load(open(sys.argv[1]))
+pl={l["name"]:l for l in d["per_layer"]}
+assert pl["block0.fc1"]["output"]==[32,256], pl["block0.fc1"]
+assert pl["block0.fc1"]["splits"]==["n","c","s","r"], pl["block0.fc1"]["splits"]
+assert pl["block0.ln1"]["splits"]==["n","s","x"], pl["block0.ln1"]["splits"]
+assert d["parameters"]==134912, d["parameters"]
+' "$OUT"
+expect_ok "eval of a tensor-parallel strategy file with r and x" eval -n $TG -c dgx1-v100 -g 8 -s $F/strategies/tiny_gpt_tp2.json
+if grep -q "block0.fc2 .* n4 r2 " "$OUT" && grep -q "block0.ln2 .* n4 x2 " "$OUT"; then ok "eval prints r and x degrees"; else
+    notok "eval prints r and x degrees" "$(cat "$OUT")"; fi
+expect_ok "eval --json of it" eval -n $TG -c dgx1-v100 -g 8 -s $F/strategies/tiny_gpt_tp2.json --json
+py "the strategy document names s, r and x" '
+import json,sys
+d=json.load(open(sys.argv[1]))
+L={l["name"]:l for l in d["layers"]}
+assert L["block0.fc2"]["config"]=={"n":4,"c":1,"s":1,"r":2}, L["block0.fc2"]["config"]
+assert L["block0.ln2"]["config"]=={"n":4,"s":1,"x":2}, L["block0.ln2"]["config"]
+assert L["block0.ln2"]["devices"]==list(range(8)), L["block0.ln2"]["devices"]
+' "$OUT"
+expect_ok "export of its strategy view" export -n $TG -c dgx1-v100 -g 8 -s $F/strategies/tiny_gpt_tp2.json --view strategy -o "$TMP/tg.dot"
+if grep -q "&#931;2/2" "$TMP/tg.dot" && grep -q "copy 2" "$TMP/tg.dot" && grep -q "partial sums in 2" "$TMP/tg.dot"; then
+    ok "the strategy view shows partial sums and replicas"; else notok "the strategy view shows partial sums and replicas" "$(head -c 600 "$TMP/tg.dot")"; fi
+sed 's/"name": "block0.ln1", "config": {/&"c": 2, /' $F/strategies/tiny_gpt_tp2.json > "$TMP/tg_bad.json"
+expect_fail "a layernorm split on its features is refused" 2 "block0.ln1" "cannot be split on c" -- \
+    eval -n $TG -c dgx1-v100 -g 8 -s "$TMP/tg_bad.json"
+# ---- transformer generators: net ---------------------------------------------
+expect_ok "net gpt writes GPT-2 to stdout" net gpt
+if cmp -s "$OUT" data/networks/gpt2.json; then ok "net gpt is the shipped gpt2.json byte for byte"; else
+    notok "net gpt is the shipped gpt2.json byte for byte (make networks)" "$(diff "$OUT" data/networks/gpt2.json | head)"
+fi
+expect_ok "net gpt -o FILE" net gpt --layers 48 --hidden 1600 --heads 25 -o "$TMP/gxl.json"
+if cmp -s "$TMP/gxl.json" data/networks/gpt2_xl.json && [ ! -s "$OUT" ] && grep -q "wrote" "$ERR"; then
+    ok "net -o writes the file (GPT-2 XL, the shipped one), says so, prints nothing on stdout"
+else
+    notok "net -o writes the file (GPT-2 XL, the shipped one)" "$(cat "$ERR")"
+fi
+run list
+for n in gpt2 gpt2_xl bert_large llama2_7b vit_b16; do
+    grep -q "^networks:.* $n\b" "$OUT" && ok "list shows $n" || notok "list shows $n" "$(cat "$OUT")"
+done
+# the published trainable parameters, through info --json on the shipped files
+for np in gpt2:124439808 gpt2_xl:1557611200 bert_large:335174458 llama2_7b:6738415616 vit_b16:86567656; do
+    n=${np%%:*}
+    expect_ok "info --json on the shipped $n" info -n "$n" --json
+    py "$n has ${np#*:} trainable parameters (the published count)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "layerwise-info/1" and d["network"] == sys.argv[2], d["network"]
+assert d["parameters"] == int(sys.argv[3]), (d["parameters"], sys.argv[3])
+' "$OUT" "$n" "${np#*:}"
+    expect_ok "info (text) on the shipped $n" info -n "$n"
+done
+expect_ok "net llama with grouped KV heads and its own sizes" net llama --layers 2 --hidden 512 --heads 8 --kv-heads 2 \
+    --seq 256 --vocab 1000 -o "$TMP/llama_small.json"
+expect_ok "the generated network loads" info -n "$TMP/llama_small.json" --json
+py "its name says its sizes; its attention has 2 KV heads, fc1 2 x 1536 outputs (Llama's FFN for 512)" '
+import json, sys
+net = json.load(open(sys.argv[1]))
+assert net["name"] == "llama_l2_h512_a8_k2_f1536_s256_v1000", net["name"]
+L = {l["name"]: l for l in net["layers"]}
+assert L["block1.attn"]["kv_heads"] == 2 and L["block1.fc1"]["out_features"] == 3072, L["block1.attn"]
+assert net["source"].startswith("written by `layerwise net llama --layers 2 --hidden 512 --heads 8 --kv-heads 2 --seq 256 --vocab 1000`")
+' "$TMP/llama_small.json"
+expect_ok "net vit with 10 classes and 32-pixel images" net vit --layers 1 --image 32 --patch 4 --classes 10
+expect_fail "net without a family" 2 "net needs a family" -- net
+expect_fail "net of an unknown family" 2 "net makes gpt, llama, bert or vit, not \"t5\"" -- net t5
+expect_fail "net of two families" 2 "\"bert\" is a second family" -- net gpt bert
+expect_fail "net --layers 0" 2 "--layers \"0\" must be a whole number from 1 to 1024" -- net gpt --layers 0
+expect_fail "net --hidden -768" 2 "--hidden \"-768\"" -- net gpt --hidden -768
+expect_fail "net --heads 12x" 2 "--heads \"12x\"" -- net bert --heads 12x
+expect_fail "net --layers without a value" 2 "--layers \"\" must be a whole number" -- net gpt --layers
+expect_fail "net --layers beyond the limit" 2 "--layers \"100000\" must be a whole number from 1 to 1024" -- net gpt --layers 100000
+expect_fail "hidden not divisible by heads" 2 "--hidden 1000 is not divisible by --heads 12 (the default)" -- net gpt --hidden 1000
+expect_fail "heads not divisible by KV heads" 2 "--heads 32 (the default) is not divisible by --kv-heads 5" -- net llama --kv-heads 5
+expect_fail "an image the patches do not tile" 2 "--image 100 is not divisible by --patch 16 (the default)" -- net vit --image 100
+expect_fail "--kv-heads on gpt" 2 "--kv-heads is not an option of net gpt" -- net gpt --kv-heads 4
+expect_fail "--vocab on vit" 2 "--vocab is not an option of net vit" -- net vit --vocab 100
+expect_fail "--patch on llama" 2 "--patch is not an option of net llama" -- net llama --patch 16
+expect_fail "an embedding table past the loader's limit" 2 "--vocab 4194304" "--hidden 65536" -- \
+    net gpt --hidden 65536 --heads 16 --vocab 4194304
+expect_fail "a sequence whose logits pass the loader's limit" 2 "--seq 1048576" -- net gpt --seq 1048576
+expect_fail "--layers on another command" 2 "--layers is an option of net" -- info -n gpt2 --layers 4
+expect_fail "-n on net" 2 "-n is not an option of net" -- net gpt -n vgg16
+expect_fail "--json on net" 2 "--json is not an option of net" -- net gpt --json
+expect_fail "a bad size with -o writes no file" 2 "--heads 7" -- net gpt --heads 7 -o "$TMP/never.json"
+[ -e "$TMP/never.json" ] && notok "no file after a refused net -o" || ok "no file after a refused net -o"
+expect_fail "net -o into a missing directory" 2 "$TMP/nodir/x.json" -- net gpt -o "$TMP/nodir/x.json"
+# ---- sharded data parallelism (issue 37): --sync zero1|zero2|zero3|fsdp|hsdp ----
+expect_fail "--sync zero4: exit 2, names the choices" 2 "zero4" "zero1, zero2, zero3, fsdp or hsdp" -- \
+    eval -n alexnet -c p100-4x4 -g 4 -s data --sync zero4
+for s in ring zero1 zero2 zero3 fsdp hsdp; do
+    expect_ok "eval -s data --sync $s" eval -n vgg16 -c p100-4x4 -g 16 -s data --sync $s --json -o "$TMP/z_$s.json"
+done
+py "eval --sync: zero1/2 move the bytes of ring all-reduce, zero3 (= fsdp) 1.5x; memory falls zero1 > zero2; fits said" '
+import json,sys
+d={s: json.load(open(sys.argv[1] + "/z_" + s + ".json")) for s in ["ring","zero1","zero2","zero3","fsdp","hsdp"]}
+b={s: d[s]["bytes_per_step"] for s in d}
+assert abs(b["zero1"]-b["ring"]) < 1e-6*b["ring"] and abs(b["zero2"]-b["ring"]) < 1e-6*b["ring"], b
+assert abs(b["zero3"]-1.5*b["ring"]) < 1e-6*b["ring"], b
+assert d["fsdp"]["total_ms"] == d["zero3"]["total_ms"] and d["fsdp"]["sync"] == "zero3", d["fsdp"]["sync"]
+assert d["hsdp"]["sync"] == "hsdp" and b["ring"] < b["hsdp"] < b["zero3"], b
+m={s: d[s]["peak_memory_bytes"] for s in d}
+assert m["ring"] > m["zero1"] > m["zero2"], m
+for s in d: assert d[s]["fits"] is True and d[s]["memory_limit_bytes"] == 16*2**30, (s, d[s].get("fits"))
+' "$TMP"
+expect_ok "costs --json --sync zero3" costs -n alexnet -c p100-4x4 -g 4 --sync zero3 --json -o "$TMP/zc3.json"
+expect_ok "costs --json --sync ring" costs -n alexnet -c p100-4x4 -g 4 --sync ring --json -o "$TMP/zcr.json"
+py "costs: zero3 divides fc6's state over its 4 replicas (n4), not over a channel split (c4); the gathered layers named" '
+import json,sys
+z=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2]))
+assert z["sync"]=="zero3" and r["sync"]=="ring-allreduce"
+fc6z=[n for n in z["nodes"] if n["name"]=="fc6"][0]; fc6r=[n for n in r["nodes"] if n["name"]=="fc6"][0]
+i=fc6z["configs"].index({"n":4,"c":1}); j=fc6z["configs"].index({"n":1,"c":4})
+psi=9216*4096+4096
+act=fc6r["memory_bytes"][i][0]-12*psi
+assert abs(fc6z["memory_bytes"][i][0] - (12*psi/4 + act)) <= 2, (fc6z["memory_bytes"][i][0], act)
+assert fc6z["memory_bytes"][j] == fc6r["memory_bytes"][j]
+assert z["gathered_weights_bytes"] == 4*(psi + 4096*4096+4096) and r["gathered_weights_bytes"] == 0, z["gathered_weights_bytes"]
+' "$TMP/zc3.json" "$TMP/zcr.json"
+expect_ok "compare --json lists every scheme's optimum" compare -n alexnet -c p100-4x4 -g 8 --json
+cp "$OUT" "$TMP/zcmp.json"
+for s in ps ring zero1 zero2 zero3 hsdp; do
+    expect_ok "search --sync $s" search -n alexnet -c p100-4x4 -g 8 --sync $s --json -o "$TMP/zs_$s.json"
+done
+py "compare: one row per scheme, each the search under that scheme, beside the 4 usual rows" '
+import json,sys
+c=json.load(open(sys.argv[1]))
+assert len(c["rows"])==4
+names={"ps":"parameter-server","ring":"ring-allreduce"}
+assert [x["sync"] for x in c["schemes"]]==["parameter-server","ring-allreduce","zero1","zero2","zero3","hsdp"]
+for s in ["ps","ring","zero1","zero2","zero3","hsdp"]:
+    d=json.load(open(sys.argv[2] + "/zs_" + s + ".json"))
+    x=[x for x in c["schemes"] if x["sync"]==names.get(s,s)][0]
+    assert abs(x["total_ms"]-d["total_ms"]) < 1e-9*d["total_ms"], (s, x["total_ms"], d["total_ms"])
+    assert x["fits"]==d["fits"] and x["peak_memory_bytes"]==round(d["peak_memory_bytes"]), s
+' "$TMP/zcmp.json" "$TMP"
+expect_ok "compare text lists the schemes" compare -n alexnet -c p100-4x4 -g 8
+grep -q "zero3" "$OUT" && grep -q "(in use)" "$OUT" && ok "compare text names zero3 and the scheme in use" || notok "compare text schemes" "$(cat "$OUT")"
+
+# fit -s data: a 7.5-billion-parameter model (the ZeRO paper's example) data parallel in bf16 with Adam on
+# 80 GB GPUs: 16 bytes a parameter (120 GB) does not fit replicated; sharded by zero3 it does, at 8 and 64 GPUs
+for g in 8 64; do
+    expect_ok "fit -s data --sync ring, 7.5B on $g GPUs" fit -n $F/nets/fc7b.json -c h100-8x8 -g $g --precision bf16 \
+        --optimizer adam --sync ring -s data --json -o "$TMP/fit_ring_$g.json"
+    expect_ok "fit -s data --sync zero3, 7.5B on $g GPUs" fit -n $F/nets/fc7b.json -c h100-8x8 -g $g --precision bf16 \
+        --optimizer adam --sync zero3 -s data --json -o "$TMP/fit_z3_$g.json"
+done
+py "fit -s data: 7.5B does not fit with ring (120 GB of state), fits with zero3 on 8 and 64 GPUs" '
+import json,sys
+for g in (8, 64):
+    r=json.load(open(sys.argv[1] + "/fit_ring_%d.json" % g)); z=json.load(open(sys.argv[1] + "/fit_z3_%d.json" % g))
+    assert r["strategy"]=="data" and r["sync"]=="ring-allreduce" and r["batch_per_gpu"] is None, r
+    assert r["min_peak_bytes_at_batch_1"] > 16*7.5e9, r["min_peak_bytes_at_batch_1"]
+    assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
+' "$TMP"
+expect_fail "fit -s FILE is refused: a baseline only" 2 "fit takes a baseline" -- fit -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
+expect_fail "fit -s data with --pin is refused" 2 "leave out --pin" -- fit -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=n4
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -244,7 +244,7 @@ if ready "open /dev/stdin"; then
     wait_for "a file: type its path" 10 >/dev/null
     # the row after the shipped networks: "network  a file: type its path..."
     keys Home
-    for _ in 1 2 3 4 5; do keys Down; done
+    for _ in $("$LW" list | sed -n 's/^networks: //p'); do keys Down; done
     keys Enter
     keys C-u
     keys -l "/dev/stdin"

@@ -160,7 +160,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(tot);
 
     /* sync what-if: the fast path's t_s equals a fresh model's */
-    sync_scheme other = p->cl->sync == SYNC_RING_ALLREDUCE ? SYNC_PARAMETER_SERVER : SYNC_RING_ALLREDUCE;
+    /* any other scheme, the sharded ones included (never the one in use) */
+    sync_scheme other = (sync_scheme)((p->cl->sync + 1 + (h >> 6) % (SYNC__COUNT - 1)) % SYNC__COUNT);
     double ts0 = m->t_s[0][m->n_configs[0] - 1];
     if (plan_apply(p, &(plan_change){.sync_set = 1, .sync = other}, &err) == 0) {
         cost_model *fresh = cost_model_build(p->net, p->cl, NULL, p->gpus, p->batch, &err);

@@ -1290,10 +1290,12 @@ static int draw_step(const char *path, const void *user, lw_error *err)
     return draw_sim_step(d->s, d->m, "optimum", path, err);
 }
 
-/* fill colours of forward, input gradient, weight gradient, transfer, sync, reduce */
+/* fill colours of forward, input gradient, weight gradient, transfer, sync, all-gather, reduce-scatter,
+ * reduce (of partial sums) */
 static const char *const kind_fill[SIM__KINDS] = {"fill:rgb(30%,47%,66%)", "fill:rgb(96%,52%,9%)",
                                                   "fill:rgb(89%,34%,34%)", "fill:rgb(33%,64%,29%)",
-                                                  "fill:rgb(70%,47%,64%)", "fill:rgb(55%,55%,20%)"};
+                                                  "fill:rgb(70%,47%,64%)", "fill:rgb(46%,72%,70%)",
+                                                  "fill:rgb(93%,79%,28%)", "fill:rgb(55%,55%,20%)"};
 
 Test(draw_cairo, simulated_step_in_every_format)
 {
@@ -1301,8 +1303,8 @@ Test(draw_cairo, simulated_step_in_every_format)
     sim_result *s = sim_run(p->cm, p->best, NULL);
     int kinds[SIM__KINDS] = {0};
     for (int k = 0; k < s->n_tasks; k++) kinds[s->tasks[k].kind] += s->tasks[k].dur_ms > 0;
-    /* every kind but the reduction of partial sums, which CNN layers never have (a transformer's below) */
-    for (int k = 0; k < SIM_REDUCE; k++) cr_assert(kinds[k] > 0, "VGG-16 on 4 GPUs has no %s task", sim_kind_name((sim_kind)k));
+    /* the kinds of a replicated scheme (the sharded schemes' collectives: test_sharding) */
+    for (int k = 0; k <= SIM_SYNC; k++) cr_assert(kinds[k] > 0, "VGG-16 on 4 GPUs has no %s task", sim_kind_name((sim_kind)k));
     double w, h;
     draw_sim_step_size(s, &w, &h);
     /* a row per GPU and per link or NIC used: 4 GPUs and 12 links at 16 points */
@@ -1312,7 +1314,32 @@ Test(draw_cairo, simulated_step_in_every_format)
     cr_assert_eq(h, 78 + 16 * used + 44, "height %g for %d rows", h, used);
     char *dir = make_dir();
     step_drawing d = {s, p->cm};
-    check_drawing(dir, "step", w, h, kind_fill, SIM_REDUCE, draw_step, &d);
+    check_drawing(dir, "step", w, h, kind_fill, SIM_SYNC + 1, draw_step, &d);
+    remove_dir(dir);
+    sim_free(s);
+    plan_free(p);
+}
+
+/* Under zero3 (FSDP) the step has all-gathers and reduce-scatters, drawn
+ * in their own colours (legend and tasks), with every other kind but the
+ * bucketed sync. */
+Test(draw_cairo, sharded_step_draws_gathers_and_scatters)
+{
+    plan *p = load("vgg16", 4);
+    lw_error err = {0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.sync_set = 1, .sync = SYNC_ZERO3}, &err), 0, "%s", err.msg);
+    int data[64];
+    strategy_baseline(p->cm, BASE_DATA, data);
+    sim_result *s = sim_run(p->cm, data, NULL);
+    int kinds[SIM__KINDS] = {0};
+    for (int k = 0; k < s->n_tasks; k++) kinds[s->tasks[k].kind] += s->tasks[k].dur_ms > 0;
+    cr_assert(kinds[SIM_ALLGATHER] > 0 && kinds[SIM_REDUCE_SCATTER] > 0 && kinds[SIM_SYNC] == 0);
+    double w, h;
+    draw_sim_step_size(s, &w, &h);
+    char *dir = make_dir();
+    step_drawing d = {s, p->cm};
+    const char *fills[] = {kind_fill[SIM_FORWARD], kind_fill[SIM_ALLGATHER], kind_fill[SIM_REDUCE_SCATTER]};
+    check_drawing(dir, "zstep", w, h, fills, 3, draw_step, &d);
     remove_dir(dir);
     sim_free(s);
     plan_free(p);

@@ -188,7 +188,7 @@ Test(networks, counts_equal_the_independent_python_count)
         net_free(n);
         checked++;
     }
-    cr_assert_eq(checked, 5);
+    cr_assert_eq(checked, 10);
     cJSON_Delete(exp);
     free(text);
 }

@@ -2814,3 +2814,28 @@ Test(tui_compare, current_against_baselines_previous_and_a_file)
     app_free(a);
     term_close();
 }
+
+/* s cycles the six sync schemes and back (issue 37); the what-if's status
+ * and the cluster screen name the one in use. */
+Test(tui_whatif, s_cycles_the_sync_schemes)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("alexnet", "p100-4x4", 8);
+    sync_scheme s0 = a->p->cl->sync;
+    const char *seen[SYNC__COUNT] = {0};
+    for (int i = 0; i < SYNC__COUNT; i++) {
+        seen[a->p->cl->sync] = sync_scheme_name(a->p->cl->sync);
+        app_feed(a, 's');
+        if (a->p->cl->sync == SYNC_ZERO3) {
+            app_feed(a, '5');
+            draw(a);
+            cr_assert(find_row2("sync scheme", "zero3") >= 0, "cluster screen:\n%s", dump());
+            cr_assert(strstr(a->status, "sync zero2") && strstr(a->status, "zero3"), "status: %s", a->status);
+            app_feed(a, '1');
+        }
+    }
+    cr_assert_eq(a->p->cl->sync, s0, "back where it started after %d presses", SYNC__COUNT);
+    for (int s = 0; s < SYNC__COUNT; s++) cr_assert_not_null(seen[s], "scheme %d never shown", s);
+    app_free(a);
+    term_close();
+}

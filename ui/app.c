@@ -627,8 +627,12 @@ long app_batch_per_gpu(const app *a)
 
 action app_toggle_sync(app *a)
 {
+    return app_set_sync(a, (sync_scheme)((a->p->cl->sync + 1) % SYNC__COUNT));
+}
+
+action app_set_sync(app *a, sync_scheme to)
+{
     sync_scheme from = a->p->cl->sync;
-    sync_scheme to = from == SYNC_PARAMETER_SERVER ? SYNC_RING_ALLREDUCE : SYNC_PARAMETER_SERVER;
     char what[96];
     snprintf(what, sizeof what, "sync %s%s%s", sync_scheme_name(from), G->arrow_right, sync_scheme_name(to));
     app_whatif_begin(a, what);

@@ -329,7 +329,10 @@ void app_status_opened(app *a);
 /* Settings changes the keys and the cluster screen share. */
 action app_set_gpus(app *a, int gpus);
 action app_set_batch(app *a, long per_gpu);
+/* s: the next sync scheme (ps, ring, zero1, zero2, zero3, hsdp, ps...);
+ * app_set_sync: a given one. */
 action app_toggle_sync(app *a);
+action app_set_sync(app *a, sync_scheme to);
 /* The search with or without folds (plan_settings.no_fold: the paper's
  * Algorithm 1 alone); the GPU and batch what-ifs keep the choice. */
 action app_toggle_folds(app *a);

@@ -47,6 +47,8 @@ static const style_def style_defs[ST__COUNT] = {
     [ST_CLASS0 + SPLIT_HW] = {0, -1, A_ITALIC, A_NORMAL},
     [ST_CLASS0 + SPLIT_MIXED] = {0, -1, A_BOLD | A_UNDERLINE, A_NORMAL},
     [ST_CLASS0 + SPLIT_ONE] = {0, -1, A_DIM, A_NORMAL},
+    [ST_CLASS0 + SPLIT_R] = {0, -1, A_ITALIC | A_BOLD, A_NORMAL},
+    [ST_CLASS0 + SPLIT_X] = {0, -1, A_ITALIC | A_UNDERLINE, A_NORMAL},
     /* series: data, model, owt, layer-wise */
     [ST_SERIES0 + 0] = {COLOR_BLUE, -1, A_NORMAL, A_BOLD},
     [ST_SERIES0 + 1] = {COLOR_MAGENTA, -1, A_NORMAL, A_NORMAL},

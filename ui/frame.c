@@ -76,7 +76,10 @@ static void context_line(const app *a, WINDOW *w, int W)
         snprintf(ips, sizeof ips, "%.0f img/s", ev->images_per_s);
         snprintf(batch, sizeof batch, "batch %ld/GPU (%ld)", p->batch / (p->gpus ? p->gpus : 1), p->batch);
         snprintf(batch_b, sizeof batch_b, "batch %ld", p->batch);
-        snprintf(sync, sizeof sync, "sync %s", p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring");
+        const char *sy = p->cl->sync == SYNC_PARAMETER_SERVER ? "PS"
+                         : p->cl->sync == SYNC_RING_ALLREDUCE ? "ring"
+                                                              : sync_scheme_name(p->cl->sync);
+        snprintf(sync, sizeof sync, "sync %s", sy);
         const ui_part parts[] = {
             {net, NULL, 0},
             {gpus, NULL, 0},
@@ -87,7 +90,7 @@ static void context_line(const app *a, WINDOW *w, int W)
             {ips, NULL, 6},
             {batch, batch_b, 5},
             {precision_name(p->cl->precision), NULL, 8},
-            {sync, p->cl->sync == SYNC_PARAMETER_SERVER ? "PS" : "ring", 7},
+            {sync, sy, 7},
             {p->set.no_fold ? "Alg. 1, no folds" : "", p->set.no_fold ? "no folds" : NULL, 1},
         };
         char sep[16];

@@ -200,7 +200,7 @@ const keybind app_global_keys[] = {
     {{'+', '=', '-', '_'}, "+ -", "what-if: double / halve the GPU count (powers of two)", k_gpus},
     {{'g'}, "g", "what-if: type a GPU count", k_gpus_prompt},
     {{'>', '<'}, "> <", "what-if: double / halve the batch per GPU", k_batch},
-    {{'s'}, "s", "what-if: sync parameter server <-> ring all-reduce", k_sync},
+    {{'s'}, "s", "what-if: next sync scheme (ps, ring, zero1-3, hsdp)", k_sync},
     {{'M'}, "M", "what-if: memory limit per GPU: the GPU's, none, 3/4, 1/2", k_memlimit},
     {{'A'}, "A", "search: Algorithm 1 only (no folds, the paper's) <-> with folds", k_folds},
     {{'P'}, "P", "what-if: next precision the GPU has figures for (fp32 tf32 fp16 bf16)", k_precision},

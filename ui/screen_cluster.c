@@ -171,10 +171,10 @@ action cluster_field_set(app *a, int f, const char *text)
     if (f == F_SYNC) {
         int s = sync_scheme_from_name(text);
         if (s < 0) {
-            app_set_status(a, 1, "sync \"%s\": say ps, ring, parameter-server or ring-allreduce", text);
+            app_set_status(a, 1, "sync \"%s\": say ps, ring, zero1, zero2, zero3, fsdp or hsdp", text);
             return ACT_REDRAW;
         }
-        return (sync_scheme)s == a->p->cl->sync ? ACT_NONE : app_toggle_sync(a);
+        return (sync_scheme)s == a->p->cl->sync ? ACT_NONE : app_set_sync(a, (sync_scheme)s);
     }
     if (f == F_PRECISION) {
         const cluster *c = a->p->cl;
@@ -331,7 +331,8 @@ static action halve_double(app *a, int key)
 {
     int up = key == KEY_RIGHT || key == 'l';
     int f = cluster_of(a)->cur.sel;
-    if (f == F_SYNC) return app_toggle_sync(a);
+    if (f == F_SYNC)
+        return up ? app_toggle_sync(a) : app_set_sync(a, (sync_scheme)((a->p->cl->sync + SYNC__COUNT - 1) % SYNC__COUNT));
     if (f == F_PRECISION) return app_cycle_precision(a);
     if (f == F_GPUS) return app_set_gpus(a, app_gpu_step(a, up ? 1 : -1));
     return apply(a, f, field_step(a, f, up));

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost_sharding.h"
 #include "draw_cairo.h"
 #include "sim.h"
 
@@ -130,7 +131,7 @@ static int tl_ensure(app *a)
     return 0;
 }
 
-static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'R'};
+static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'G', 'R', 'P'};
 
 static int kind_style(sim_kind k)
 {
@@ -267,10 +268,13 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
         ui_putf(w, info_y, r.x, r.w, ST_DIM, " %s: idle at %.3f ms", rn, x0);
     }
     int x = r.x + 1;
-    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "reduce"};
-    int kinds = SIM_REDUCE; /* reduce named only where the step has partial sums or replicas */
-    for (int q = 0; q < s->n_tasks && kinds == SIM_REDUCE; q++) kinds += s->tasks[q].kind == SIM_REDUCE;
-    for (int q = 0; q < kinds && x < r.x + r.w; q++) {
+    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "gather", "scatter",
+                                     "reduce"};
+    int partial = 0; /* reduce (of partial sums) named only where the step has such tasks */
+    for (int q = 0; q < s->n_tasks && !partial; q++) partial = s->tasks[q].kind == SIM_REDUCE;
+    for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
+        if ((q == SIM_ALLGATHER || q == SIM_REDUCE_SCATTER) && !sync_sharded(a->p->cl->sync)) continue; /* only the sharded schemes' */
+        if (q == SIM_REDUCE && !partial) continue;
         char ch[2] = {kind_letter[q], 0};
         x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
         x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
