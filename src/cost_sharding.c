@@ -50,6 +50,13 @@ static int replicas_of(const config *c)
     return c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
 }
 
+/* The weight shards whose replicas sync together (coll_shard_replicas):
+ * one per (c, r, x) coordinate; c's alone for a CNN layer. */
+static int weight_shards(const config *c)
+{
+    return c->deg[DIM_C] * c->deg[DIM_R] * c->deg[DIM_X];
+}
+
 /* HSDP's group: the replicas of a shard that share a node, when every node
  * that holds some of a shard's replicas holds as many (else all r, as
  * zero3). Task k runs on GPU k, node k / gpn; tasks are row-major over
@@ -64,7 +71,7 @@ static int hsdp_group(const cost_model *m, const config *c)
     if ((gpn & (gpn - 1)) == 0) return inner >= gpn ? gpn : block <= gpn ? gpn / c->deg[DIM_C] : inner;
     int *rep = lw_malloc(sizeof(int) * (size_t)T);
     int g = 0;
-    for (int j = 0; j < c->deg[DIM_C] && g >= 0; j++) {
+    for (int j = 0; j < weight_shards(c) && g >= 0; j++) {
         int nr = coll_shard_replicas(c, j, rep);
         for (int a = 0; a < nr && g >= 0;) {
             int b = a;
@@ -105,7 +112,7 @@ static double phase_step(const cost_model_priv *pm, const tx_scratch *sc, const 
     int *rep = sc->list_i, *ring = lw_malloc(sizeof(int) * (size_t)n);
     double step = 0;
     *lat = 0;
-    for (int j = 0; j < c->deg[DIM_C]; j++) {
+    for (int j = 0; j < weight_shards(c); j++) {
         coll_shard_replicas(c, j, rep); /* ascending: node by node, a node's group consecutive */
         for (int q = 0; q < rings; q++) {
             for (int i = 0; i < n; i++) ring[i] = across ? rep[i * g + q] : rep[q * g + i];
@@ -133,11 +140,12 @@ static int comm_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, co
     o->level = sync_shard_level(m->cl->sync);
     o->n_ag = o->level == 3 ? 2 : 1;
     o->group = 1;
-    int r = replicas_of(c), shards = c->deg[DIM_C];
+    int r = replicas_of(c), shards = weight_shards(c);
     if (o->level == 0 || l->n_params == 0 || r <= 1) return 0;
     int g = cost_shard_group(m, c, 0);
     o->group = g;
-    double ws = (double)l->n_params * m->elem_bytes / shards; /* one shard's gradient (and working weight) bytes */
+    /* one shard's gradient (and working weight) bytes: the weights split over c and r */
+    double ws = (double)l->n_params * m->elem_bytes / (c->deg[DIM_C] * c->deg[DIM_R]);
     if (g > 1) { /* all-gather and reduce-scatter of the shard among its group: g - 1 steps of ws / g */
         double lat, step = phase_step(pm, sc, c, g, 0, ws / g, 1, &lat);
         double t = ((g - 1) * step + calls_of(m->cl, ws) * lat) * 1e3;

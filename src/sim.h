@@ -44,7 +44,9 @@
  * layers gathered at most, as FSDP's prefetch), and reduce-scatter its
  * gradients once its weight gradient is done, behind the backward; hsdp's
  * cross-node all-reduce of the gradient shard follows as a sync task.
- * zero1 and zero2 reduce-scatter, then all-gather the updated weights. */
+ * zero1 and zero2 reduce-scatter, then all-gather the updated weights.
+ * SIM_REDUCE: an edge whose configs have partial sums or replicas (r, x),
+ * one task per direction: the reduction and the transfers around it. */
 typedef enum {
     SIM_FORWARD,
     SIM_BACKWARD_DATA,
@@ -53,6 +55,7 @@ typedef enum {
     SIM_SYNC,
     SIM_ALLGATHER,
     SIM_REDUCE_SCATTER,
+    SIM_REDUCE,
     SIM__KINDS
 } sim_kind;
 typedef enum { SIM_OVERLAP_NONE, SIM_OVERLAP_FULL } sim_overlap;

@@ -1290,11 +1290,12 @@ static int draw_step(const char *path, const void *user, lw_error *err)
     return draw_sim_step(d->s, d->m, "optimum", path, err);
 }
 
-/* fill colours of forward, input gradient, weight gradient, transfer, sync, all-gather, reduce-scatter */
+/* fill colours of forward, input gradient, weight gradient, transfer, sync, all-gather, reduce-scatter,
+ * reduce (of partial sums) */
 static const char *const kind_fill[SIM__KINDS] = {"fill:rgb(30%,47%,66%)", "fill:rgb(96%,52%,9%)",
                                                   "fill:rgb(89%,34%,34%)", "fill:rgb(33%,64%,29%)",
                                                   "fill:rgb(70%,47%,64%)", "fill:rgb(46%,72%,70%)",
-                                                  "fill:rgb(93%,79%,28%)"};
+                                                  "fill:rgb(93%,79%,28%)", "fill:rgb(55%,55%,20%)"};
 
 Test(draw_cairo, simulated_step_in_every_format)
 {
@@ -1341,6 +1342,35 @@ Test(draw_cairo, sharded_step_draws_gathers_and_scatters)
     check_drawing(dir, "zstep", w, h, fills, 3, draw_step, &d);
     remove_dir(dir);
     sim_free(s);
+    plan_free(p);
+}
+
+/* A transformer's step with partial sums and replicas (every layer that
+ * allows r or x on 4 GPUs with degree 4): its reduce tasks drawn in their
+ * own colour. */
+Test(draw_cairo, reduce_tasks_in_their_colour)
+{
+    plan *p = load("tests/fixtures/nets/tiny_gpt.json", 4);
+    int *ci = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+    int reduces = 0;
+    for (int i = 0; i < p->net->n_layers; i++) {
+        ci[i] = 0;
+        for (int k = 0; k < p->cm->n_configs[i]; k++) {
+            const config *q = &p->cm->configs[i][k];
+            if (q->deg[DIM_R] == 4 || q->deg[DIM_X] == 4 || (ci[i] == 0 && q->deg[DIM_N] == 4)) ci[i] = k;
+        }
+    }
+    sim_result *s = sim_run(p->cm, ci, NULL);
+    for (int k = 0; k < s->n_tasks; k++) reduces += s->tasks[k].kind == SIM_REDUCE && s->tasks[k].dur_ms > 0;
+    cr_assert(reduces > 0, "no reduce task");
+    double w, h;
+    draw_sim_step_size(s, &w, &h);
+    char *dir = make_dir();
+    step_drawing d = {s, p->cm};
+    check_drawing(dir, "step", w, h, kind_fill + SIM_REDUCE, 1, draw_step, &d);
+    remove_dir(dir);
+    sim_free(s);
+    free(ci);
     plan_free(p);
 }
 

@@ -131,7 +131,7 @@ static int tl_ensure(app *a)
     return 0;
 }
 
-static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'G', 'R'};
+static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'G', 'R', 'P'};
 
 static int kind_style(sim_kind k)
 {
@@ -268,9 +268,13 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
         ui_putf(w, info_y, r.x, r.w, ST_DIM, " %s: idle at %.3f ms", rn, x0);
     }
     int x = r.x + 1;
-    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "gather", "scatter"};
+    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "gather", "scatter",
+                                     "reduce"};
+    int partial = 0; /* reduce (of partial sums) named only where the step has such tasks */
+    for (int q = 0; q < s->n_tasks && !partial; q++) partial = s->tasks[q].kind == SIM_REDUCE;
     for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
-        if (q >= SIM_ALLGATHER && !sync_sharded(a->p->cl->sync)) continue; /* only the sharded schemes' */
+        if ((q == SIM_ALLGATHER || q == SIM_REDUCE_SCATTER) && !sync_sharded(a->p->cl->sync)) continue; /* only the sharded schemes' */
+        if (q == SIM_REDUCE && !partial) continue;
         char ch[2] = {kind_letter[q], 0};
         x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
         x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
