@@ -548,13 +548,17 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
            ev->total_ms);
     printf("\nper step %.2f ms = compute %.2f + sync %.2f + transfer %.2f\n", ev->total_ms, ev->compute_ms, ev->sync_ms,
            ev->transfer_ms);
-    printf("throughput %.1f images/s; %s moved between GPUs per step; peak memory %s per GPU (of %.0f GiB)\n",
-           ev->images_per_s, bb, mb, p->cl->gpu.memory_gib);
+    printf("throughput %.1f images/s, MFU %.1f%% (%.1f TFLOPS per GPU); %s moved between GPUs per step; peak memory %s "
+           "per GPU (of %.0f GiB)\n",
+           ev->images_per_s, ev->mfu * 100, ev->tflops_per_gpu, bb, mb, p->cl->gpu.memory_gib);
     double sim = sim_step_ms(m, ci, SIM_SUMMARY_MAX_TASKS);
-    if (!isnan(sim))
+    if (!isnan(sim)) {
+        double tf, mfu;
+        strategy_achieved(m, sim, ev->gpus_used, &tf, &mfu);
         printf("(Eq. 1, the paper's additive model.) Simulated with communication overlapped: %.2f ms per step, "
-               "%.1f images/s (layerwise simulate)\n",
-               sim, (double)m->batch / (sim * 1e-3));
+               "%.1f images/s, MFU %.1f%% (layerwise simulate)\n",
+               sim, (double)m->batch / (sim * 1e-3), mfu * 100);
+    }
     if (ev->peak_memory_bytes > p->cl->gpu.memory_gib * 1073741824.0)
         printf("warning: this strategy needs more memory than a GPU has\n");
 }
@@ -994,6 +998,32 @@ static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
     free(ci);
 }
 
+/* A row's throughput figures, each with the model that made it: Eq. 1's
+ * ("estimator": "eq1", beside images_per_s) and the simulated step's (the
+ * sim_ fields, "sim_estimator": "simulated"; null where it was too large to
+ * simulate). */
+static void add_row_throughput(cJSON *r, const row *w)
+{
+    const strategy_eval *ev = &w->ev;
+    cJSON_AddStringToObject(r, "estimator", "eq1");
+    cJSON_AddNumberToObject(r, "model_flops_per_step", ev->model_flops_per_step);
+    cJSON_AddNumberToObject(r, "tflops_per_gpu", ev->tflops_per_gpu);
+    cJSON_AddNumberToObject(r, "mfu", ev->mfu);
+    cJSON_AddStringToObject(r, "sim_estimator", "simulated");
+    if (w->sim_ms > 0) {
+        double k = ev->total_ms / w->sim_ms; /* the same work in the simulated step */
+        cJSON_AddNumberToObject(r, "sim_step_ms", w->sim_ms);
+        cJSON_AddNumberToObject(r, "sim_images_per_s", ev->images_per_s * k);
+        cJSON_AddNumberToObject(r, "sim_tflops_per_gpu", ev->tflops_per_gpu * k);
+        cJSON_AddNumberToObject(r, "sim_mfu", ev->mfu * k);
+    } else {
+        cJSON_AddNullToObject(r, "sim_step_ms");
+        cJSON_AddNullToObject(r, "sim_images_per_s");
+        cJSON_AddNullToObject(r, "sim_tflops_per_gpu");
+        cJSON_AddNullToObject(r, "sim_mfu");
+    }
+}
+
 /* --json: the rows as JSON on stdout, or in -o FILE; -o FILE without --json:
  * the JSON in the file and the table on stdout. */
 static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup)
@@ -1014,14 +1044,8 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             cJSON_AddNumberToObject(r, "sync_ms", rows[i].ev.sync_ms);
             cJSON_AddNumberToObject(r, "transfer_ms", rows[i].ev.transfer_ms);
             cJSON_AddNumberToObject(r, "images_per_s", rows[i].ev.images_per_s);
+            add_row_throughput(r, &rows[i]);
             cJSON_AddNumberToObject(r, "bytes_per_step", rows[i].ev.bytes_per_step);
-            if (rows[i].sim_ms > 0) {
-                cJSON_AddNumberToObject(r, "sim_step_ms", rows[i].sim_ms);
-                cJSON_AddNumberToObject(r, "sim_images_per_s", rows[i].ev.images_per_s * rows[i].ev.total_ms / rows[i].sim_ms);
-            } else {
-                cJSON_AddNullToObject(r, "sim_step_ms");
-                cJSON_AddNullToObject(r, "sim_images_per_s");
-            }
             if (with_speedup) cJSON_AddNumberToObject(r, "speedup", rows[i].speedup);
             cJSON_AddItemToArray(arr, r);
         }
@@ -1034,18 +1058,20 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
     printf("%s on %s (%s, %s), batch %s\n\n", p->net->name, p->cl->name, precision_name(p->cl->precision),
            sync_scheme_name(p->cl->sync),
            p->set.global_batch ? "fixed" : "32 per GPU");
-    printf("step ms and images/s: Eq. 1 (the paper's additive model); sim ms: simulated step with overlap\n\n");
-    printf("%5s  %-10s %10s %10s %10s %10s %11s %8s %12s %10s\n", "GPUs", "strategy", "step ms", "compute", "sync",
-           "transfer", "images/s", with_speedup ? "speed-up" : "", "bytes/step", "sim ms");
+    printf("step ms, images/s and MFU: Eq. 1 (the paper's additive model); sim ms: simulated step with overlap\n\n");
+    printf("%5s  %-10s %10s %10s %10s %10s %11s %6s %8s %12s %10s\n", "GPUs", "strategy", "step ms", "compute", "sync",
+           "transfer", "images/s", "MFU", with_speedup ? "speed-up" : "", "bytes/step", "sim ms");
     for (int i = 0; i < n; i++) {
         char bb[32], sp[16] = "";
         lw_format_bytes(rows[i].ev.bytes_per_step, bb, sizeof bb);
         if (with_speedup) snprintf(sp, sizeof sp, "%.2fx", rows[i].speedup);
         char sm[24] = "-";
         if (rows[i].sim_ms > 0) snprintf(sm, sizeof sm, "%.2f", rows[i].sim_ms);
-        printf("%5d  %-10s %10.2f %10.2f %10.2f %10.2f %11.1f %8s %12s %10s\n", rows[i].gpus, rows[i].strategy,
+        char mfu[16];
+        snprintf(mfu, sizeof mfu, "%.1f%%", rows[i].ev.mfu * 100);
+        printf("%5d  %-10s %10.2f %10.2f %10.2f %10.2f %11.1f %6s %8s %12s %10s\n", rows[i].gpus, rows[i].strategy,
                rows[i].ev.total_ms, rows[i].ev.compute_ms, rows[i].ev.sync_ms, rows[i].ev.transfer_ms,
-               rows[i].ev.images_per_s, sp, bb, sm);
+               rows[i].ev.images_per_s, mfu, sp, bb, sm);
         if (i + 1 < n && rows[i + 1].gpus != rows[i].gpus) printf("\n");
     }
     for (int i = 0; i < n; i++)
@@ -1266,6 +1292,7 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
         cJSON_AddStringToObject(root, "model", "Eq. 1");
         cJSON_AddNumberToObject(root, "total_ms", p->best_eval.total_ms);
         cJSON_AddNumberToObject(root, "images_per_s", round(p->best_eval.images_per_s * 10) / 10);
+        doc_add_throughput(root, p->cm, "eq1", p->best_eval.total_ms, p->best_eval.gpus_used);
         cJSON_AddNumberToObject(root, "peak_memory_bytes", round(p->best_eval.peak_memory_bytes));
         cJSON_AddBoolToObject(root, "proven_optimal", p->mem.proven_optimal);
         cJSON_AddNumberToObject(root, "lower_bound_ms", p->mem.lower_bound_ms);
@@ -1339,10 +1366,12 @@ static int cmd_fit(const opts *o)
                p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
     } else {
         printf("%s on %s, %d GPUs, %s state: the largest batch at which a strategy fits %.2f GiB per GPU is %ld per GPU%s\n"
-               "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, peak %.2f GiB\n",
+               "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, MFU %.1f%%, "
+               "peak %.2f GiB\n",
                p->net->name, p->cl->name, p->gpus, optimizer_name(p->mset.optimizer), limit / 1073741824.0, lo,
                !found_hi ? more : unsettled ? " or a little more (some larger batches unsettled)" : "",
-               p->batch, p->best_eval.total_ms, p->best_eval.images_per_s, p->best_eval.peak_memory_bytes / 1073741824.0);
+               p->batch, p->best_eval.total_ms, p->best_eval.images_per_s, p->best_eval.mfu * 100,
+               p->best_eval.peak_memory_bytes / 1073741824.0);
         if (!p->mem.proven_optimal)
             printf("(the best found in the time limit; none that fits is faster than %.2f ms/step)\n", p->mem.lower_bound_ms);
     }
@@ -1463,12 +1492,17 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
     printf("simulated training step: %s on %s, %d GPU%s, batch %ld (%s), strategy %s, overlap %s\n\n",
            p->net->name, p->cl->name, p->gpus, p->gpus == 1 ? "" : "s", p->batch, sync_scheme_name(p->cl->sync),
            label, sim_overlap_name(s->overlap));
-    printf("  simulated step  %10.2f ms  %10.1f images/s   (event simulation of the task graph)\n", s->step_ms,
-           s->images_per_s);
-    printf("  Eq. 1 estimate  %10.2f ms  %10.1f images/s   (the paper's additive cost model)\n", s->eq1_ms,
-           s->eq1_ms > 0 ? (double)p->batch / (s->eq1_ms * 1e-3) : 0);
-    printf("  saved by overlap %9.2f ms  (%.1f%% of Eq. 1)\n\n", s->eq1_ms - s->step_ms,
+    double tf[2], mfu[2];
+    strategy_achieved(p->cm, s->step_ms, s->gpus_used, &tf[0], &mfu[0]);
+    strategy_achieved(p->cm, s->eq1_ms, s->gpus_used, &tf[1], &mfu[1]);
+    printf("  simulated step  %10.2f ms  %10.1f images/s  MFU %5.1f%%   (event simulation of the task graph)\n",
+           s->step_ms, s->images_per_s, mfu[0] * 100);
+    printf("  Eq. 1 estimate  %10.2f ms  %10.1f images/s  MFU %5.1f%%   (the paper's additive cost model)\n", s->eq1_ms,
+           s->eq1_ms > 0 ? (double)p->batch / (s->eq1_ms * 1e-3) : 0, mfu[1] * 100);
+    printf("  saved by overlap %9.2f ms  (%.1f%% of Eq. 1)\n", s->eq1_ms - s->step_ms,
            s->eq1_ms > 0 ? 100.0 * (s->eq1_ms - s->step_ms) / s->eq1_ms : 0);
+    printf("  model FLOPs     %10.4g per step: %.1f TFLOPS per GPU simulated (MFU: of the %.1f TFLOPS %s dense peak)\n\n",
+           strategy_model_flops_per_step(p->cm), tf[0], p->cm->gk.peak_tflops, precision_name(p->cm->prec));
     printf("busy per GPU (compute, ms and %% of the simulated step):\n");
     for (int g = 0; g < s->gpus; g++)
         printf("  gpu %-3d %9.2f %4.0f%%%s", g, s->res[g].busy_ms,

@@ -47,6 +47,26 @@ void strategy_evaluate(const cost_model *m, const int *ci, strategy_eval *out)
         int t = config_tasks(&m->configs[i][ci[i]]);
         if (t > out->gpus_used) out->gpus_used = t;
     }
+    out->model_flops_per_step = strategy_model_flops_per_step(m);
+    strategy_achieved(m, out->total_ms, out->gpus_used, &out->tflops_per_gpu, &out->mfu);
+}
+
+double strategy_model_flops_per_step(const cost_model *m)
+{
+    return 3.0 * (double)m->batch * net_model_flops_per_sample(m->net);
+}
+
+void strategy_achieved(const cost_model *m, double step_ms, int gpus_used, double *tflops_per_gpu, double *mfu)
+{
+    double t = 0;
+    if (step_ms > 0 && gpus_used > 0) t = strategy_model_flops_per_step(m) / (step_ms * 1e-3) / gpus_used / 1e12;
+    *tflops_per_gpu = t;
+    *mfu = m->gk.peak_tflops > 0 ? t / m->gk.peak_tflops : 0;
+}
+
+double strategy_eval_mfu(const strategy_eval *ev)
+{
+    return ev->mfu;
 }
 
 void strategy_eval_free(strategy_eval *e)
@@ -165,6 +185,16 @@ cJSON *doc_new(const char *format, const cost_model *m, int gpus_used)
     return root;
 }
 
+void doc_add_throughput(cJSON *o, const cost_model *m, const char *estimator, double step_ms, int gpus_used)
+{
+    double tflops, mfu;
+    strategy_achieved(m, step_ms, gpus_used, &tflops, &mfu);
+    cJSON_AddStringToObject(o, "estimator", estimator);
+    cJSON_AddNumberToObject(o, "model_flops_per_step", strategy_model_flops_per_step(m));
+    cJSON_AddNumberToObject(o, "tflops_per_gpu", tflops);
+    cJSON_AddNumberToObject(o, "mfu", mfu);
+}
+
 char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *ev, const char *algorithm,
                        int nodes_left, const char *final_method_name)
 {
@@ -192,6 +222,7 @@ char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *
     cJSON_AddNumberToObject(root, "sync_ms", (ev->sync_ms));
     cJSON_AddNumberToObject(root, "transfer_ms", (ev->transfer_ms));
     cJSON_AddNumberToObject(root, "images_per_s", round(ev->images_per_s * 10) / 10);
+    doc_add_throughput(root, m, "eq1", ev->total_ms, ev->gpus_used);
     cJSON_AddNumberToObject(root, "bytes_per_step", round(ev->bytes_per_step));
     cJSON_AddNumberToObject(root, "peak_memory_bytes", round(ev->peak_memory_bytes));
     char *s = cJSON_Print(root);

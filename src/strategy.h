@@ -28,10 +28,27 @@ typedef struct strategy_eval {
     double bytes_per_step;
     double peak_memory_bytes;
     int gpus_used;           /* GPUs the strategy really uses: the most tasks of any layer (task k on GPU k) */
+    /* what the step achieves at Eq. 1's total (strategy_achieved) */
+    double model_flops_per_step, tflops_per_gpu, mfu;
 } strategy_eval;
 
 void strategy_evaluate(const cost_model *m, const int *config_index, strategy_eval *out);
 void strategy_eval_free(strategy_eval *e);
+
+/* Model FLOPs of one training step of m: forward + backward (3 x the
+ * forward's), 2 per multiply-add, matmul-like work only (convolutions,
+ * linear layers, attention's products, the LM head; element-wise work and
+ * recompute excluded): 3 x batch x net_model_flops_per_sample. The same
+ * for every strategy of a setting. */
+double strategy_model_flops_per_step(const cost_model *m);
+/* What a step of step_ms on gpus_used GPUs achieves: model TFLOPS per GPU
+ * (model FLOPs / step / GPUs) and MFU, that over the dense peak per GPU of
+ * the model's precision (a fraction). Both 0 where step_ms or gpus_used is
+ * not positive. */
+void strategy_achieved(const cost_model *m, double step_ms, int gpus_used, double *tflops_per_gpu, double *mfu);
+/* The MFU of an evaluated strategy at its Eq. 1 step (a fraction; 0 for an
+ * empty evaluation): for front ends, which show it beside the throughput. */
+double strategy_eval_mfu(const strategy_eval *ev);
 
 const char *baseline_name(baseline_kind b);
 int baseline_from_name(const char *s); /* -1 if unknown */
@@ -68,6 +85,12 @@ struct cJSON *config_to_json(const layer *l, const config *c);
  * "cluster", "gpus", "gpus_used" (when gpus_used >= 0), "batch" and
  * "precision", all from the cost model (caller owns the object). */
 struct cJSON *doc_new(const char *format, const cost_model *m, int gpus_used);
+
+/* Adds a throughput figure's companions to o: "estimator" (the model
+ * that made the step: "eq1", the paper's additive Eq. 1, or "simulated"),
+ * "model_flops_per_step", "tflops_per_gpu" and "mfu" for a step of step_ms
+ * on gpus_used GPUs. */
+void doc_add_throughput(struct cJSON *o, const cost_model *m, const char *estimator, double step_ms, int gpus_used);
 
 /* JSON document (caller frees). algorithm: "elimination", "data", ...;
  * nodes_left and method may be -1 / NULL when not from a search. */

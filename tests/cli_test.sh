@@ -389,6 +389,59 @@ for g, f in ((2, sys.argv[2]), (4, sys.argv[3])):
         if r["gpus"] == g: assert r["total_ms"] >= opt * (1 - 1e-12), r
 ' "$TMP/scale.json" "$TMP/search2.json" "$TMP/search.json"
 
+# ------------------------------------- what a step achieves (issue 32 item 6)
+# every throughput figure says which model made it; model FLOPs are the same
+# for every strategy of a setting; TFLOPS per GPU = FLOPs / step / GPUs used;
+# MFU = that over the precision's dense peak (the P100's fp32 10.6 TFLOPS)
+THROUGHPUT_CHECK='
+import json, sys
+def check(r, step_key, est):
+    assert r["estimator"] == est, (r.get("estimator"), est)
+    tf = r["model_flops_per_step"] / (r[step_key] * 1e-3) / r["gpus_used"] / 1e12
+    assert abs(r["tflops_per_gpu"] - tf) <= 1e-9 * tf, (r["tflops_per_gpu"], tf)
+    assert abs(r["mfu"] - tf / 10.6) <= 1e-9 * tf, (r["mfu"], tf / 10.6)
+'
+py "compare and scale rows carry estimator eq1, model FLOPs, TFLOPS per GPU, MFU and their simulated twins" "$THROUGHPUT_CHECK"'
+for f in sys.argv[1:]:
+    for r in json.load(open(f))["rows"]:
+        check(r, "total_ms", "eq1")
+        assert r["sim_estimator"] == "simulated"
+        if r["sim_step_ms"] is not None:
+            k = r["total_ms"] / r["sim_step_ms"]
+            assert abs(r["sim_mfu"] - r["mfu"] * k) <= 1e-9 * r["mfu"] * k, r
+            assert abs(r["sim_tflops_per_gpu"] - r["tflops_per_gpu"] * k) <= 1e-9 * r["tflops_per_gpu"] * k, r
+        else:
+            assert r["sim_mfu"] is None and r["sim_tflops_per_gpu"] is None
+    flops = {(r["gpus"], r["model_flops_per_step"]) for r in json.load(open(f))["rows"]}
+    assert len(flops) == len({g for g, _ in flops}), ("one figure per GPU count", flops)
+' "$TMP/compare.json" "$TMP/scale.json"
+run simulate -n alexnet -c p100-4x4 -g 4 -s owt --json
+cp "$OUT" "$TMP/sim_owt.json"
+run eval -n alexnet -c p100-4x4 -g 4 -s owt --json
+cp "$OUT" "$TMP/eval_owt_t.json"
+run diff -n alexnet -c p100-4x4 -g 4 data owt --json
+cp "$OUT" "$TMP/diff_t.json"
+run fit -n lenet5 -c p100-4x4 -g 2 --memory-limit 1.5GiB --json
+cp "$OUT" "$TMP/fit_t.json"
+py "strategy, sim, diff and fit documents carry estimator and MFU; sim is simulated, the rest eq1" "$THROUGHPUT_CHECK"'
+e, s, d, f = (json.load(open(x)) for x in sys.argv[1:5])
+check(e, "total_ms", "eq1")
+check(s, "step_ms", "simulated")
+assert s["model_flops_per_step"] == e["model_flops_per_step"]
+for side in (d["a"], d["b"]):
+    check(side, "total_ms", "eq1")
+assert f["batch_per_gpu"] is not None and f["estimator"] == "eq1" and 0 < f["mfu"] < 1, f
+' "$TMP/eval_owt_t.json" "$TMP/sim_owt.json" "$TMP/diff_t.json" "$TMP/fit_t.json"
+run compare -n alexnet -c p100-4x4 -g 4
+if grep -q "MFU" "$OUT" && grep -Eq "owt .* [0-9.]+%" "$OUT"; then ok "compare text shows MFU per row"; else
+    notok "compare text shows MFU per row" "$(head -n 8 "$OUT")"; fi
+run eval -n alexnet -c p100-4x4 -g 4 -s data
+if grep -q "images/s, MFU [0-9.]*%" "$OUT"; then ok "eval text shows MFU beside the throughput"; else
+    notok "eval text shows MFU beside the throughput" "$(grep throughput "$OUT")"; fi
+run simulate -n alexnet -c p100-4x4 -g 4
+if grep -q "simulated step .*MFU" "$OUT" && grep -q "Eq. 1 estimate .*MFU" "$OUT"; then ok "simulate text shows both MFUs"; else
+    notok "simulate text shows both MFUs" "$(head -n 6 "$OUT")"; fi
+
 # ----------------------------------------------------------------- costs
 # The search's total must be the exact minimum of the tables, and a
 # strategy's total their sum for its configs.
