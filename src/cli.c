@@ -46,6 +46,7 @@ typedef struct opts {
     } diff;
     int out_stdout, trace_stdout; /* -o - / --trace -: out / trace is /dev/stdout, no "wrote" notice */
     const char *import_path; /* import: the ONNX file */
+    megatron_options mega;   /* -s megatron and compare/scale's megatron row: --tp (0: the default), --sp */
     onnx_options onnx;       /* --input-shape */
 } opts;
 
@@ -205,6 +206,9 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         o->whynot = v;
     } else if (TAKES("--explain")) {
         o->explain = v;
+    } else if (TAKES("--tp")) {
+        if (parse_long(v, 1, COST_MAX_GPUS, &n) != 0) return bad_range("--tp", v, COST_MAX_GPUS);
+        o->mega.tp = (int)n;
     } else if (TAKES("--pin")) {
         if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
         if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
@@ -213,6 +217,17 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         return 1;
     }
 #undef TAKES
+    return 0;
+}
+
+/* Whether the command line asks for Megatron's plan, which --tp and --sp
+ * shape: -s megatron, diff's A or B, or compare and scale (a row). */
+static int megatron_named(const opts *o)
+{
+    if (strcmp(o->cmd, "compare") == 0 || strcmp(o->cmd, "scale") == 0) return 1;
+    if (o->strategy && strcmp(o->strategy, "megatron") == 0) return 1;
+    for (int k = 0; k < o->diff.n; k++)
+        if (strcmp(o->diff.name[k], "megatron") == 0) return 1;
     return 0;
 }
 
@@ -248,6 +263,9 @@ static int check_option_use(const opts *o)
     if (o->explain && (o->whynot || o->refine)) return bad("%s", "--explain goes alone: not with --why-not or --refine");
     if ((o->trace || o->overlap >= 0) && !(o->cmd && strcmp(o->cmd, "simulate") == 0))
         return bad("%s is an option of simulate", o->trace ? "--trace" : "--overlap");
+    if ((o->mega.tp || o->mega.sp) && !tui && !megatron_named(o))
+        return bad("%s shapes Megatron's plan: it goes with -s megatron (eval, simulate, export), diff's megatron, "
+                   "or compare and scale (their megatron row)", o->mega.tp ? "--tp" : "--sp");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -293,6 +311,7 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (TAKES("--no-memory-limit")) o->mset.limit = -1;
             else if (TAKES("--steps")) o->steps = 1;
             else if (TAKES("--no-fold")) o->set.no_fold = 1;
+            else if (TAKES("--sp")) o->mega.sp = 1;
             else if (TAKES("-h") || TAKES("--help")) {
                 cli_usage_write(stdout);
                 exit(stdout_status(0));
@@ -536,7 +555,7 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
         const layer_eval *le = &ev->layers[i];
         char shp[48], cfg[48];
         shape_format(l->out, shp, sizeof shp);
-        config_format(c, cfg, sizeof cfg);
+        config_format_layer(l, c, cfg, sizeof cfg);
         printf("%-*.*s  %-9s %-13s %-12s %4d %9.3f %9.3f %9.3f %9.3f%s\n", w, w, l->name, layer_type_name(l->type), shp,
                cfg, config_tasks(c), le->compute_ms, le->sync_ms, le->transfer_ms,
                le->compute_ms + le->sync_ms + le->transfer_ms, le->profiled ? "  (profiled)" : "");
@@ -917,7 +936,7 @@ static int cmd_search(const opts *o)
 
 static int cmd_eval(const opts *o)
 {
-    if (!o->strategy) return bad("%s", "eval needs -s FILE, or -s data|model|owt");
+    if (!o->strategy) return bad("%s", "eval needs -s FILE, or -s data|model|owt|megatron");
     lw_error err = {0};
     /* only the entries the strategy uses: no tables, no search (the text
      * output searches for its comparison with the optimum, up to
@@ -929,6 +948,12 @@ static int cmd_eval(const opts *o)
     const char *algo = o->strategy;
     if (b >= 0) {
         strategy_baseline(p->cm, (baseline_kind)b, ci);
+    } else if (strcmp(o->strategy, "megatron") == 0) {
+        if (strategy_megatron(p->cm, &o->mega, ci, &err) != 0) {
+            free(ci);
+            plan_free(p);
+            return die(&err);
+        }
     } else {
         size_t len;
         char *text = lw_read_file(o->strategy, &len, &err);
@@ -951,7 +976,11 @@ static int cmd_eval(const opts *o)
     }
     if (!o->json) {
         char title[300];
-        snprintf(title, sizeof title, "strategy %s", o->strategy);
+        if (strcmp(o->strategy, "megatron") == 0)
+            snprintf(title, sizeof title, "strategy megatron (tensor parallel %d%s)",
+                     o->mega.tp ? o->mega.tp : strategy_megatron_default_tp(p->cm), o->mega.sp ? ", sequence parallel" : "");
+        else
+            snprintf(title, sizeof title, "strategy %s", o->strategy);
         print_strategy_text(p, ci, &ev, title);
         if (p->gpus > EVAL_SEARCH_MAX_GPUS) {
             printf("the optimum for this setting: not searched at %d GPUs (over %d; layerwise search finds it, up to "
@@ -974,28 +1003,78 @@ static int cmd_eval(const opts *o)
 
 typedef struct row {
     int gpus;
+    int kind;      /* ROW_DATA .. ROW_LAYERWISE */
     const char *strategy;
     strategy_eval ev;
     double speedup;
     double sim_ms; /* the simulated step (overlap full) */
+    megatron_options mega; /* the megatron row's T (resolved) and sp */
 } row;
 
-static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
+/* The rows of compare and scale in their order: the paper's baselines,
+ * Megatron's plan (transformer networks only), the layer-wise optimum. */
+enum { ROW_DATA, ROW_MODEL, ROW_OWT, ROW_MEGATRON, ROW_LAYERWISE, ROW_KINDS };
+
+static row *push_row(plan *p, row *rows, int *n, int kind, const char *name, const int *ci, const strategy_eval *ev,
+                     const double *base_ips)
+{
+    row *r = &rows[(*n)++];
+    r->gpus = p->gpus;
+    r->kind = kind;
+    r->strategy = name;
+    r->ev = *ev;
+    r->sim_ms = sim_step_ms(p->cm, ci, SIM_SUMMARY_MAX_TASKS); /* NaN: too big */
+    r->speedup = base_ips && base_ips[kind] > 0 ? r->ev.images_per_s / base_ips[kind] : 0;
+    r->mega = (megatron_options){0};
+    return r;
+}
+
+/* Megatron's row on a transformer network: T = --tp (capped by the GPU
+ * count), or the default. 0, or -1 with err set (a T the network refuses). */
+static int add_megatron_row(plan *p, const opts *o, row *rows, int *n, const double *base_ips, lw_error *err)
+{
+    megatron_options mo = o->mega;
+    int G = 1;
+    while (G * 2 <= p->gpus) G *= 2;
+    if (mo.tp > G && !(mo.tp & (mo.tp - 1))) mo.tp = G;
+    if (!mo.tp) mo.tp = strategy_megatron_default_tp(p->cm);
+    int *ci = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+    int rc = strategy_megatron(p->cm, &mo, ci, err);
+    if (rc == 0) {
+        strategy_eval ev;
+        strategy_evaluate(p->cm, ci, &ev);
+        push_row(p, rows, n, ROW_MEGATRON, "megatron", ci, &ev, base_ips)->mega = mo;
+    }
+    free(ci);
+    return rc;
+}
+
+/* --tp and --sp shape compare's and scale's megatron row: on a network
+ * without one they would be ignored, so they are refused (exit 2). */
+static int check_megatron_row(const opts *o, const plan *p, lw_error *err)
+{
+    if ((o->mega.tp || o->mega.sp) && !strategy_megatron_applies(p->net))
+        return lw_fail(err, 2, "%s: network \"%s\" has no transformer layers (attention), so %s has no megatron row",
+                       o->mega.tp ? "--tp" : "--sp", p->net->name, o->cmd);
+    return 0;
+}
+
+static int add_rows(plan *p, const opts *o, row *rows, int *n, const double *base_ips, lw_error *err)
 {
     int L = p->net->n_layers, shown = p->unsearched ? BASE__COUNT : STRATEGY_COMPARED; /* unsearched: the baselines only */
     strategy_eval ev[STRATEGY_COMPARED];
     int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
     strategy_evaluate_compared(p->cm, p->best, ev, ci);
     for (int s = shown; s < STRATEGY_COMPARED; s++) strategy_eval_free(&ev[s]);
+    int rc = 0, mega = strategy_megatron_applies(p->net);
     for (int s = 0; s < shown; s++) {
-        row *r = &rows[(*n)++];
-        r->gpus = p->gpus;
-        r->strategy = strategy_compared_names[s];
-        r->ev = ev[s];
-        r->sim_ms = sim_step_ms(p->cm, ci + (size_t)s * (size_t)L, SIM_SUMMARY_MAX_TASKS); /* NaN: too big */
-        r->speedup = base_ips && base_ips[s] > 0 ? r->ev.images_per_s / base_ips[s] : 0;
+        if (s == BASE__COUNT && mega && rc == 0) rc = add_megatron_row(p, o, rows, n, base_ips, err);
+        int kind = s < BASE__COUNT ? s : ROW_LAYERWISE;
+        push_row(p, rows, n, kind, strategy_compared_names[s], ci + (size_t)s * (size_t)L, &ev[s], base_ips);
     }
+    if (shown == BASE__COUNT && mega && rc == 0) rc = add_megatron_row(p, o, rows, n, base_ips, err);
     free(ci);
+    return rc;
 }
 
 /* A row's throughput figures, each with the model that made it: Eq. 1's
@@ -1039,6 +1118,10 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             cJSON_AddNumberToObject(r, "gpus", rows[i].gpus);
             cJSON_AddNumberToObject(r, "gpus_used", rows[i].ev.gpus_used);
             cJSON_AddStringToObject(r, "strategy", rows[i].strategy);
+            if (rows[i].kind == ROW_MEGATRON) {
+                cJSON_AddNumberToObject(r, "tp", rows[i].mega.tp);
+                cJSON_AddBoolToObject(r, "sp", rows[i].mega.sp);
+            }
             cJSON_AddNumberToObject(r, "total_ms", rows[i].ev.total_ms);
             cJSON_AddNumberToObject(r, "compute_ms", rows[i].ev.compute_ms);
             cJSON_AddNumberToObject(r, "sync_ms", rows[i].ev.sync_ms);
@@ -1081,6 +1164,17 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
                    "evaluated up to %d\n", PLAN_AUTO_SEARCH_MAX_GPUS, COST_MAX_GPUS, COST_EVAL_MAX_GPUS);
             break;
         }
+    int said = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].kind == ROW_MEGATRON) {
+            if (!said)
+                printf("\nmegatron: Megatron-LM's plan, tensor parallel over consecutive GPUs (--tp%s), data parallel "
+                       "over the groups; tensor-parallel degree", rows[i].mega.sp ? ", with --sp sequence parallel" : "");
+            printf("%s %d", said ? "," : "", rows[i].mega.tp);
+            if (with_speedup) printf(" at %d GPU%s", rows[i].gpus, rows[i].gpus == 1 ? "" : "s");
+            said = 1;
+        }
+    if (said) printf("\n");
     int first = 1;
     for (int i = 0; i < n; i++)
         if (rows[i].ev.gpus_used < rows[i].gpus) {
@@ -1102,11 +1196,13 @@ static int cmd_compare(const opts *o)
         plan_free(p);
         p = NULL;
     }
-    if (!p) return die(&err);
-    row rows[4];
+    if (!p || check_megatron_row(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
+    row rows[ROW_KINDS];
     int n = 0;
-    add_rows(p, rows, &n, NULL);
-    int rc = print_rows(o, p, rows, n, 0);
+    int rc = add_rows(p, o, rows, &n, NULL, &err) != 0 ? die(&err) : print_rows(o, p, rows, n, 0);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
     return rc;
@@ -1139,7 +1235,10 @@ static int cmd_scale(const opts *o)
     plan_settings set = o->set;
     set.gpus = 1;
     plan *p = open_plan(o, set, &err);
-    if (!p) return die(&err);
+    if (!p || check_megatron_row(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
     if (!nc) {
         int total = cluster_gpus(p->cl);
         for (int g = 1; g <= total && nc < 64; g *= 2) counts[nc++] = g;
@@ -1160,21 +1259,21 @@ static int cmd_scale(const opts *o)
             return 2;
         }
     }
-    row *rows = lw_calloc((size_t)nc * 4 + 4, sizeof(row));
+    row *rows = lw_calloc((size_t)nc * ROW_KINDS + ROW_KINDS, sizeof(row));
     int n = 0;
-    double base[4];
+    double base[ROW_KINDS] = {0};
+    int rc = 0;
     {
-        row one[4];
+        row one[ROW_KINDS];
         int k = 0;
-        add_rows(p, one, &k, NULL);
-        for (int s = 0; s < 4; s++) {
-            base[s] = one[s].ev.images_per_s;
+        if (add_rows(p, o, one, &k, NULL, &err) != 0) rc = die(&err);
+        for (int s = 0; s < k; s++) {
+            base[one[s].kind] = one[s].ev.images_per_s;
             strategy_eval_free(&one[s].ev);
         }
     }
     /* above the search's limit, the baselines alone, without tables */
     plan *big = NULL;
-    int rc = 0;
     for (int i = 0; i < nc && rc == 0; i++) {
         plan_settings next = p->set;
         next.gpus = counts[i];
@@ -1183,8 +1282,8 @@ static int cmd_scale(const opts *o)
             if (!big) big = open_plan_as(o, next, 1, &err);
             q = big;
         }
-        if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0) rc = die(&err);
-        else add_rows(q, rows, &n, base);
+        if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0 || add_rows(q, o, rows, &n, base, &err) != 0)
+            rc = die(&err);
     }
     if (rc == 0) rc = print_rows(o, p, rows, n, 1);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
@@ -1409,7 +1508,7 @@ static int cmd_export(const opts *o)
         return 2;
     }
     int *ci = given ? lw_calloc((size_t)p->net->n_layers, sizeof(int)) : NULL;
-    int rc = given ? strategy_pick(p, o->strategy, ci, &err) : 0;
+    int rc = given ? strategy_pick_with(p, o->strategy, &o->mega, ci, &err) : 0;
     if (rc == 0) rc = export_diagram(p, (export_view)view, o->step, ci, o->out, &err);
     free(ci);
     plan_free(p);
@@ -1584,7 +1683,7 @@ static int cmd_simulate(const opts *o)
     if (!p) return die(&err);
     int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
     const char *label = o->strategy ? o->strategy : "optimum";
-    if (strategy_pick(p, label, ci, &err) != 0) {
+    if (strategy_pick_with(p, label, &o->mega, ci, &err) != 0) {
         free(ci);
         plan_free(p);
         return die(&err);
@@ -1638,7 +1737,8 @@ static int cmd_simulate(const opts *o)
  * the search; baselines and files are evaluated without tables. */
 static int cmd_diff(const opts *o)
 {
-    if (o->diff.n != 2) return bad("%s", "diff needs two strategies: optimum, data, model, owt or a strategy file");
+    if (o->diff.n != 2)
+        return bad("%s", "diff needs two strategies: optimum, data, model, owt, megatron or a strategy file");
     lw_error err = {0};
     int searched = strcmp(o->diff.name[0], "optimum") == 0 || strcmp(o->diff.name[1], "optimum") == 0;
     plan *p = open_plan_as(o, o->set, !searched, &err);
@@ -1651,7 +1751,7 @@ static int cmd_diff(const opts *o)
     strategy_eval ev[2] = {{0}, {0}};
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
-        if (strategy_pick(p, o->diff.name[k], ci[k], &err) != 0) rc = die(&err);
+        if (strategy_pick_with(p, o->diff.name[k], &o->mega, ci[k], &err) != 0) rc = die(&err);
         else strategy_evaluate(p->cm, ci[k], &ev[k]);
     }
     if (rc == 0) {
@@ -1749,7 +1849,7 @@ static int cmd_list(void)
  * baseline), or NULL. */
 static const char *strategy_file(const char *name)
 {
-    return name && strcmp(name, "optimum") != 0 && baseline_from_name(name) < 0 ? name : NULL;
+    return name && strcmp(name, "optimum") != 0 && !strategy_is_builtin(name) ? name : NULL;
 }
 
 /* One file a command reads or writes, as the messages name it. */
@@ -1787,7 +1887,7 @@ static int check_outputs_apart(const opts *o)
     }
     if (strcmp(o->cmd, "eval") == 0 || strcmp(o->cmd, "export") == 0 || strcmp(o->cmd, "simulate") == 0) {
         /* eval reads any name that is not a baseline; the others take "optimum" too */
-        const char *f = strcmp(o->cmd, "eval") == 0 && o->strategy && baseline_from_name(o->strategy) < 0
+        const char *f = strcmp(o->cmd, "eval") == 0 && o->strategy && !strategy_is_builtin(o->strategy)
                             ? o->strategy
                             : strategy_file(o->strategy);
         if (f) add_file(in, &ni, "the strategy (-s)", f, f);
@@ -1829,8 +1929,10 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     onnx_set_default_options(&o.onnx); /* -n FILE.onnx, wherever a network is loaded */
     if (!o.cmd || strcmp(o.cmd, "tui") == 0) {
         /* every shared option reaches the TUI; those of other commands are refused, not ignored */
-        static const char *const not_tui[] = {"--json", "-o", "--view", "--step", "--steps", "--size", "--seed"};
-        const int given[] = {o.json, o.out != NULL, o.view != NULL, o.step >= 0, o.steps, o.size > 0, o.seed_set};
+        static const char *const not_tui[] = {"--json", "-o",     "--view", "--step", "--steps",
+                                              "--size", "--seed", "--tp",   "--sp"};
+        const int given[] = {o.json,     o.out != NULL, o.view != NULL, o.step >= 0, o.steps,
+                             o.size > 0, o.seed_set,    o.mega.tp > 0,  o.mega.sp};
         for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,

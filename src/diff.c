@@ -10,6 +10,12 @@
 
 int strategy_pick(const plan *p, const char *name, int *ci, lw_error *err)
 {
+    return strategy_pick_with(p, name, NULL, ci, err);
+}
+
+int strategy_pick_with(const plan *p, const char *name, const megatron_options *mo, int *ci, lw_error *err)
+{
+    if (strcmp(name, "megatron") == 0) return strategy_megatron(p->cm, mo, ci, err);
     if (strcmp(name, "optimum") == 0) {
         if (!p->sr) return lw_fail(err, 1, "there is no optimum: the plan was not searched");
         memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);

@@ -59,6 +59,39 @@ int baseline_from_name(const char *s); /* -1 if unknown */
  * parallel from there on. */
 void strategy_baseline(const cost_model *m, baseline_kind b, int *config_index);
 
+/* Megatron-LM's plan (Shoeybi et al. 2019; sequence parallelism:
+ * Korthikanti et al. 2022) on a transformer: tensor parallelism of degree T
+ * on consecutive GPUs (a node's, where T fits one) and data parallelism of
+ * degree N = G / T over the groups (G the GPU count's power of two, N at most
+ * the batch's). Per layer, with n = N on every one: attention c = T (heads),
+ * a linear reading a column-split layer (the output projection, fc2) r = T
+ * (row-parallel: partial sums, reduced), any other linear (fc1) c = T
+ * (column-parallel), gelu/swiglu/relu/dropout after a column-split layer
+ * c = T, embedding r = T (vocab-parallel), lm_head c = T (vocab),
+ * patch_embed c = T; layernorm, rmsnorm, add, and element-wise layers after
+ * a replicated one x = T (replicas), or with sp s = T (sequence parallel;
+ * x = T where the sequence is shorter than T); the input n = N, h = T (each
+ * rank of a group reads a slice of the sequence, or of the image's rows,
+ * and the group gathers it). */
+typedef struct megatron_options {
+    int tp;                  /* T; 0: strategy_megatron_default_tp */
+    int sp;                  /* non-zero: sequence parallelism */
+} megatron_options;
+
+/* Whether net has a transformer layer (attention) for Megatron's plan. */
+int strategy_megatron_applies(const network *net);
+/* The default T: the GPUs per node, capped by the GPU count, as a power of
+ * two, and halved until it divides every attention layer's heads. */
+int strategy_megatron_default_tp(const cost_model *m);
+/* Fills ci (n_layers) with Megatron's plan on m. 0, or -1 with err set
+ * (code 2) where the network has no transformer layers, T is not a power
+ * of two, is more than the GPUs, does not divide some attention's heads,
+ * or some layer cannot take its config in m (named). opt NULL: defaults. */
+int strategy_megatron(const cost_model *m, const megatron_options *opt, int *ci, lw_error *err);
+/* 1 where name is a strategy the program makes (data, model, owt,
+ * megatron), not a file. */
+int strategy_is_builtin(const char *name);
+
 /* The four strategies the paper compares, in its order: data, model, OWT
  * (the baselines) and layer-wise. */
 #define STRATEGY_COMPARED 4

@@ -442,6 +442,55 @@ run simulate -n alexnet -c p100-4x4 -g 4
 if grep -q "simulated step .*MFU" "$OUT" && grep -q "Eq. 1 estimate .*MFU" "$OUT"; then ok "simulate text shows both MFUs"; else
     notok "simulate text shows both MFUs" "$(head -n 6 "$OUT")"; fi
 
+# ------------------------------------------- Megatron's plan (issue 32 item 4)
+GPT=tests/fixtures/nets/tiny_gpt.json
+expect_ok "eval -s megatron --tp 4 --json runs" eval -n $GPT -c p100-4x4 -g 8 -s megatron --tp 4 --json
+cp "$OUT" "$TMP/mega.json"
+expect_ok "eval -s FILE reads Megatron's plan written as a strategy file" eval -n $GPT -c p100-4x4 -g 8 -s "$TMP/mega.json" --json
+cp "$OUT" "$TMP/mega_file.json"
+py "Megatron as a strategy file gives the same document (algorithm aside); its configs are Megatron's" '
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+assert a.pop("algorithm") == "megatron" and b.pop("algorithm") == "file"
+assert a == b, [k for k in a if a[k] != b.get(k)]
+c = {l["name"]: l["config"] for l in a["layers"]}
+assert c["block0.attn"] == {"n": 2, "s": 1, "c": 4}, c["block0.attn"]
+assert c["block0.proj"]["r"] == 4 and c["block0.fc2"]["r"] == 4 and c["embed"]["r"] == 4
+assert c["block0.fc1"]["c"] == 4 and c["lm_head"]["c"] == 4 and c["block0.ln1"]["x"] == 4
+' "$TMP/mega.json" "$TMP/mega_file.json"
+expect_ok "compare on a transformer --json runs" compare -n $GPT -c p100-4x4 -g 8 --sp --json
+py "compare on a transformer has a megatron row (tp, sp) between owt and layer-wise, never faster than the optimum" '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["strategy"] for r in rows] == ["data", "model", "owt", "megatron", "layer-wise"], [r["strategy"] for r in rows]
+m, o = rows[3], rows[4]
+assert m["tp"] == 4 and m["sp"] is True, m
+assert o["total_ms"] <= m["total_ms"] * (1 + 1e-12), (o["total_ms"], m["total_ms"])
+' "$OUT"
+expect_ok "scale on a transformer runs" scale -n $GPT -c p100-4x4 --gpus 1,2,8 --tp 4 --json
+py "scale: a megatron row per count, --tp capped by the count" '
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["strategy"] == "megatron"]
+assert [(r["gpus"], r["tp"]) for r in rows] == [(1, 1), (2, 2), (8, 4)], rows
+assert abs(rows[0]["speedup"] - 1) < 1e-12
+' "$OUT"
+run compare -n $GPT -c p100-4x4 -g 4
+if grep -q "^    4  megatron" "$OUT" && grep -q "tensor-parallel degree 4" "$OUT"; then ok "compare text has the megatron row and its degree"; else
+    notok "compare text has the megatron row and its degree" "$(cat "$OUT")"; fi
+expect_ok "simulate -s megatron --sp" simulate -n $GPT -c p100-4x4 -g 4 -s megatron --sp --json
+expect_ok "diff megatron optimum" diff -n $GPT -c p100-4x4 -g 4 megatron optimum --tp 2
+expect_ok "export -s megatron" export -n $GPT -c p100-4x4 -g 4 -s megatron -o "$TMP/mega.dot"
+expect_fail "--tp 3: not a power of two, exit 2" 2 "power of two" -- eval -n $GPT -c p100-4x4 -g 4 -s megatron --tp 3
+expect_fail "--tp 8 on 4 heads: exit 2 naming the layer" 2 "does not divide the 4 heads" "block0.attn" "--tp 4" -- \
+    eval -n $GPT -c h100-8x8 -g 8 -s megatron --tp 8 --json
+expect_fail "-s megatron on a CNN: exit 2" 2 "no transformer layers" -- eval -n lenet5 -c p100-4x4 -g 4 -s megatron
+expect_fail "search --tp: exit 2 (it shapes Megatron's plan)" 2 "--tp" "-s megatron" -- \
+    search -n $GPT -c p100-4x4 -g 4 --tp 2
+expect_fail "compare --tp on a CNN (no megatron row): exit 2" 2 "--tp" "no transformer layers" -- \
+    compare -n lenet5 -c p100-4x4 -g 4 --tp 2
+expect_fail "--sp with -s data: exit 2" 2 "--sp" -- eval -n $GPT -c p100-4x4 -g 4 -s data --sp
+expect_fail "--tp is not an option of the TUI" 2 "--tp" -- tui -n $GPT --tp 2
+
 # ----------------------------------------------------------------- costs
 # The search's total must be the exact minimum of the tables, and a
 # strategy's total their sum for its configs.
