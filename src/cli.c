@@ -28,8 +28,10 @@ typedef struct opts {
     int overlap; /* simulate: sim_overlap, -1 for the default (full) */
     int refine;            /* search --refine */
     double refine_s;       /* its time limit */
-    unsigned long long seed;
-    int seed_set;
+    struct {                 /* search --refine --seed N */
+        unsigned long long value;
+        int set;
+    } seed;
     plan_settings set;
     plan_memory_settings mset;
     struct {                 /* what-ifs over the cluster's settings; -1 (bandwidths 0): the cluster's own */
@@ -112,6 +114,27 @@ static int stdout_status(int rc)
     return rc;
 }
 
+/* The memory settings' options (parse_value_option's): 0, or 2 with the
+ * message printed. */
+static int parse_memory_option(opts *o, const char *a, const char *v)
+{
+    if (strcmp(a, "--memory-limit") == 0) {
+        double b = cli_parse_size(v);
+        if (b <= 0)
+            return bad("--memory-limit \"%s\" must be a size such as 16GiB, 12GB, 8000MiB or 16 (GiB)", v ? v : "");
+        o->mset.limit = b;
+    } else if (strcmp(a, "--optimizer") == 0) {
+        int k = optimizer_from_name(v);
+        if (k < 0) return bad("--optimizer \"%s\" must be sgd, momentum or adam", v ? v : "");
+        o->mset.optimizer = (optimizer_kind)k;
+    } else {
+        double d;
+        if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("--time-limit \"%s\" must be seconds from 0.001 to 1e6", v ? v : "");
+        o->mset.time_s = d;
+    }
+    return 0;
+}
+
 /* Options that take a value v (NULL when a is the last argument) and
  * check it: 0 taken (*takes_value 0 when v is not its value: --refine's
  * seconds are optional), 1 not one of them, else 2 with the message
@@ -185,23 +208,12 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         }
     } else if (TAKES("--seed")) {
         if (parse_long(v, 0, 2147483647L, &n) != 0) return bad("--seed \"%s\" must be a whole number", v ? v : "");
-        o->seed = (unsigned long long)n;
-        o->seed_set = 1;
+        o->seed.value = (unsigned long long)n;
+        o->seed.set = 1;
     } else if (TAKES("--trace")) {
         o->trace = v;
-    } else if (TAKES("--memory-limit")) {
-        double b = cli_parse_size(v);
-        if (b <= 0)
-            return bad("--memory-limit \"%s\" must be a size such as 16GiB, 12GB, 8000MiB or 16 (GiB)", v ? v : "");
-        o->mset.limit = b;
-    } else if (TAKES("--optimizer")) {
-        int k = optimizer_from_name(v);
-        if (k < 0) return bad("--optimizer \"%s\" must be sgd, momentum or adam", v ? v : "");
-        o->mset.optimizer = (optimizer_kind)k;
-    } else if (TAKES("--time-limit")) {
-        double d;
-        if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("--time-limit \"%s\" must be seconds from 0.001 to 1e6", v ? v : "");
-        o->mset.time_s = d;
+    } else if (TAKES("--memory-limit") || TAKES("--optimizer") || TAKES("--time-limit")) {
+        return parse_memory_option(o, a, v);
     } else if (TAKES("--why-not")) {
         o->whynot = v;
     } else if (TAKES("--explain")) {
@@ -239,7 +251,7 @@ static int check_option_use(const opts *o)
     const int tui = !o->cmd || strcmp(o->cmd, "tui") == 0; /* the TUI names what it does not take */
     if (o->set.global_batch > 0 && o->set.batch_per_gpu > 0)
         return bad("%s", "--batch (the global batch) and --batch-per-gpu (the batch per GPU) both set the batch: give one");
-    if (o->seed_set && !o->refine && !tui)
+    if (o->seed.set && !o->refine && !tui)
         return bad("%s", "--seed is the seed of search --refine: it goes with --refine");
     if (o->strategy && !tui && strcmp(o->cmd, "eval") != 0 && strcmp(o->cmd, "simulate") != 0 &&
         strcmp(o->cmd, "export") != 0)
@@ -799,7 +811,7 @@ static int search_refine(const opts *o, plan *p)
 {
     const cost_model *m = p->cm;
     refine_result rr;
-    unsigned long long seed = o->seed ? o->seed : 1;
+    unsigned long long seed = o->seed.value ? o->seed.value : 1;
     refine_bounds rb = plan_refine_bounds(p); /* the search's pins and memory limit hold */
     sim_refine(m, p->best, &rb, o->refine_s, seed, &rr);
     strategy_eval ev;
@@ -1932,7 +1944,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         static const char *const not_tui[] = {"--json", "-o",     "--view", "--step", "--steps",
                                               "--size", "--seed", "--tp",   "--sp"};
         const int given[] = {o.json,     o.out != NULL, o.view != NULL, o.step >= 0, o.steps,
-                             o.size > 0, o.seed_set,    o.mega.tp > 0,  o.mega.sp};
+                             o.size > 0, o.seed.set,    o.mega.tp > 0,  o.mega.sp};
         for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,
