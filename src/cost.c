@@ -155,6 +155,8 @@ cost_model_priv *model_setup(const network *net, const cluster *cl, const profil
     }
     m->n_layers = net->n_layers;
     m->optimizer = OPT_MOMENTUM;
+    m->recompute = cost_recompute;
+    m->attention = cost_attention;
     m->workspace_bytes = COST_WORKSPACE_BYTES;
     pm->nodes_used = (gpus + cl->gpus_per_node - 1) / cl->gpus_per_node;
     pm->node_of = lw_malloc(sizeof(int) * (size_t)gpus);

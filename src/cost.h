@@ -27,6 +27,18 @@
 typedef enum { OPT_MOMENTUM, OPT_SGD, OPT_ADAM } optimizer_kind;
 const char *optimizer_name(optimizer_kind o);
 int optimizer_from_name(const char *s); /* -1 if unknown */
+/* Activation recompute (--recompute; Korthikanti et al. 2022): none keeps
+ * every layer's activations; selective recomputes attention's scores in
+ * backward (not kept); full keeps only each block's input and runs the
+ * block's forward again in backward (charged in t_c). */
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } recompute_kind;
+const char *recompute_name(recompute_kind r);
+int recompute_from_name(const char *s); /* -1 if unknown */
+/* The attention kernel (--attention): flash keeps no s x s scores in
+ * memory and moves none through it; standard writes and reads them. */
+typedef enum { ATTENTION_FLASH, ATTENTION_STANDARD } attention_kind;
+const char *attention_name(attention_kind a);
+int attention_from_name(const char *s); /* -1 if unknown */
 /* Fixed allowance per GPU that hosts a task, for what the per-layer terms
  * leave out: the CUDA context, cuDNN/cuBLAS workspaces, the transient
  * gradients of backward and allocator slack (see data/doc/cost-model.md, Memory per GPU). */
@@ -78,6 +90,8 @@ typedef struct cost_model {
      * momentum, and COST_WORKSPACE_BYTES; elem_bytes follows the cluster's
      * precision (precision_elem_bytes) */
     optimizer_kind optimizer;
+    recompute_kind recompute; /* transformer layers only; default none */
+    attention_kind attention; /* default flash */
     double elem_bytes;       /* bytes of an activation or gradient element; < 4 means mixed
                                 precision (fp32 master weights plus a working copy) */
     double workspace_bytes;  /* fixed allowance on every GPU that hosts a task */
@@ -205,6 +219,9 @@ double cost_t_s(const cost_model *m, int layer, const config *c, double *bytes);
 double cost_t_c_parts(const cost_model *m, int layer, const config *c, profile_entry *key, double *fwd_ms,
                       double *bwd_ms);
 double cost_t_x(const cost_model *m, int edge, const config *cp, const config *cc, double *bytes);
+/* cost_t_x with its forward and backward parts (ms; either may be NULL). */
+double cost_t_x_parts(const cost_model *m, int edge, const config *cp, const config *cc, double *fwd_ms,
+                      double *bwd_ms);
 /* Elements of the producer's output that consumer task `task` needs from
  * producer task `ptask` (for tests and diagrams). */
 double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, const config *cc, int task);
@@ -226,6 +243,13 @@ extern int cost_tx_reference;
  * tests check. Read once, when a model is set up, as cost_tx_reference. */
 extern int cost_tx_oracle;
 
+/* The recompute and attention settings a model takes when it is set up
+ * (cost_model_build, cost_model_open; the CLI's --recompute and
+ * --attention set them): the model keeps them in m->recompute and
+ * m->attention. Defaults none and flash. */
+extern recompute_kind cost_recompute;
+extern attention_kind cost_attention;
+
 /* The memory one task of a layer keeps on its GPU, by term (bytes). */
 typedef struct memory_parts {
     double weights;      /* the task's shard of the weights (fp32 master, plus a working copy in mixed precision) */
@@ -244,6 +268,12 @@ double cost_memory_task(const cost_model *m, int layer, const config *c, int tas
  * latency (per call plus per step) and bandwidth terms, the inter-node hops
  * sharing each node's NICs. For tests and the bus-bandwidth check. */
 double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes);
+/* A ring reduce-scatter and a ring all-gather of `bytes` (the whole
+ * buffer) over the same ring: each half of cost_allreduce_s (n - 1 of its
+ * steps and half its call's latency), so that one of each is exactly the
+ * all-reduce. Used for the reduction of partial sums and for replicas. */
+double cost_reduce_scatter_s(const cluster *cl, const int *ring, int n, double bytes);
+double cost_allgather_s(const cluster *cl, const int *ring, int n, double bytes);
 /* The order NCCL would run a ring over these devices: node by node, and
  * within a node the cycle whose slowest link is fastest (so dgx1-v100's
  * ring uses NVLink pairs only). Reorders devs[0..n-1] in place. */

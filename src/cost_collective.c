@@ -155,6 +155,27 @@ static double nic_step(const cluster *cl, const double *nic_in, const double *ni
     return t;
 }
 
+/* n_rings concurrent ring all-reduces of `bytes` each, ring k over
+ * rings[k * n .. k * n + n - 1] taken in that order (n >= 2): 2(n - 1)
+ * steps of bytes / n each, as long as the slowest hop of any ring or the
+ * busiest NICs (every ring's inter-node hops sharing them: nic, 2 x
+ * n_nodes zeroed doubles), and the slowest ring's call latency. Seconds. */
+static double allreduce_rings_s(const link_tab *lt, const int *rings, int n_rings, int n, double bytes, double *nic,
+                                int n_nodes)
+{
+    double step = 0, lat = 0;
+    for (int k = 0; k < n_rings; k++) {
+        int nodes;
+        double s = ring_hops(lt, rings + (size_t)k * n, n, bytes / n, nic, nic + n_nodes, &nodes);
+        if (s > step) step = s;
+        double l = ring_call_latency_s(lt->cl, n, nodes);
+        if (l > lat) lat = l;
+    }
+    double t_nic = nic_step(lt->cl, nic, nic + n_nodes, n_nodes);
+    if (t_nic > step) step = t_nic;
+    return 2.0 * (n - 1) * step + lat;
+}
+
 /* One ring all-reduce of `bytes` over ring[0..n-1] (cost.h): 2(n - 1)
  * steps of bytes / n each, as long as the slowest hop or the busiest NICs,
  * and the call's latency. */
@@ -162,22 +183,58 @@ double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes)
 {
     if (n < 2 || bytes <= 0) return 0;
     double *nic = lw_calloc(2 * (size_t)cl->nodes, sizeof(double));
-    int nodes;
-    double step = ring_hops(&(link_tab){cl, NULL, 0}, ring, n, bytes / n, nic, nic + cl->nodes, &nodes);
-    double t_nic = nic_step(cl, nic, nic + cl->nodes, cl->nodes);
+    double t = allreduce_rings_s(&(link_tab){cl, NULL, 0}, ring, 1, n, bytes, nic, cl->nodes);
     free(nic);
-    if (t_nic > step) step = t_nic;
-    return 2.0 * (n - 1) * step + ring_call_latency_s(cl, n, nodes);
+    return t;
 }
 
-/* The tasks of config c whose channel coordinate is j (the replicas of
- * shard j), ascending, into rep; returns how many. Tasks are numbered
- * row-major over (n, c, h, w). */
+/* A reduce-scatter and an all-gather are each half of the ring
+ * all-reduce (cost.h): n - 1 of its 2(n - 1) steps, and half its call's
+ * latency, so that one of each is exactly the all-reduce. */
+double cost_reduce_scatter_s(const cluster *cl, const int *ring, int n, double bytes)
+{
+    return 0.5 * cost_allreduce_s(cl, ring, n, bytes);
+}
+
+double cost_allgather_s(const cluster *cl, const int *ring, int n, double bytes)
+{
+    return 0.5 * cost_allreduce_s(cl, ring, n, bytes);
+}
+
+/* Concurrent ring all-reduces of `bytes` each among the groups of n
+ * consecutive GPUs of model pm from GPU 0 (n_groups of them: GPUs
+ * [k n, k n + n)), each ringed as NCCL would (ring_order), sharing the
+ * NICs. Seconds; 0 for n < 2 or nothing to move. */
+double groups_allreduce_s(const cost_model_priv *pm, int n_groups, int n, double bytes)
+{
+    const cost_model *m = &pm->pub;
+    if (n < 2 || n_groups < 1 || bytes <= 0) return 0;
+    const int nn = pm->nodes_used > 0 ? pm->nodes_used : 1;
+    int *rings = lw_malloc(sizeof(int) * (size_t)n_groups * (size_t)n);
+    double *nic = lw_calloc(2 * (size_t)nn, sizeof(double));
+    const link_tab lt = {m->cl, pm->node_bw, m->cl->gpus_per_node};
+    for (int k = 0; k < n_groups; k++) {
+        for (int i = 0; i < n; i++) rings[(size_t)k * n + i] = k * n + i;
+        ring_order(&lt, rings + (size_t)k * n, n);
+    }
+    double t = allreduce_rings_s(&lt, rings, n_groups, n, bytes, nic, nn);
+    free(nic);
+    free(rings);
+    return t;
+}
+
+/* The tasks of config c that hold weight shard j and sync it, ascending,
+ * into rep; returns how many. A shard is a (c, r, x) coordinate, j =
+ * (c x R + r) x X + x: the weights split over c and r, and each of the x
+ * replicas syncs with the tasks of its own replica index (x concurrent
+ * rings; replicas see the same input, so their gradients agree). Tasks
+ * are numbered row-major over (n, c, h, w, r, x). */
 static int shard_replicas(const config *c, int j, int *rep)
 {
+    const int rx = c->deg[DIM_R] * c->deg[DIM_X], cj = j / rx, rxj = j % rx;
     int nr = 0, hw = c->deg[DIM_H] * c->deg[DIM_W];
     for (int n = 0; n < c->deg[DIM_N]; n++)
-        for (int q = 0, k = (n * c->deg[DIM_C] + j) * hw; q < hw; q++) rep[nr++] = k + q;
+        for (int q = 0, k = (n * c->deg[DIM_C] + cj) * hw; q < hw; q++) rep[nr++] = (k + q) * rx + rxj;
     return nr;
 }
 
@@ -190,8 +247,9 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
     if (bytes_out) *bytes_out = 0;
     int r = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
     if (l->n_params == 0 || r <= 1) return 0;
-    int shards = c->deg[DIM_C];
-    double ws = (double)l->n_params * m->elem_bytes / shards; /* one shard's gradient bytes */
+    int shards = c->deg[DIM_C] * c->deg[DIM_R] * c->deg[DIM_X];
+    /* one shard's gradient bytes: the weights split over c and r */
+    double ws = (double)l->n_params * m->elem_bytes / (c->deg[DIM_C] * c->deg[DIM_R]);
     double piece = ws / r;
     int G = m->gpus;
     int gpn = m->cl->gpus_per_node;

@@ -13,7 +13,10 @@ static int op_class(layer_type t)
 {
     switch (t) {
     case LT_CONV2D: return OPC_CONV;
-    case LT_LINEAR: return OPC_LINEAR;
+    case LT_LINEAR:
+    case LT_ATTENTION:
+    case LT_LM_HEAD:
+    case LT_PATCH_EMBED: return OPC_LINEAR;
     case LT_POOL2D: return OPC_POOL;
     default: return OPC_ELEMENTWISE;
     }
@@ -42,6 +45,131 @@ static long max_piece(long S, int D)
     return (S + D - 1) / D;
 }
 
+/* A layer of a transformer block (what full recompute runs again): rank
+ * 3, not the embeddings, the class token and its selection, or the head. */
+static int block_layer(const layer *l)
+{
+    switch (l->type) {
+    case LT_INPUT: case LT_EMBEDDING: case LT_PATCH_EMBED: case LT_CLS_TOKEN: case LT_SELECT_TOKEN:
+    case LT_LM_HEAD: return 0;
+    default: return l->out.rank == 3;
+    }
+}
+
+/* The work of one attention task (the largest piece: b samples, q query
+ * positions, a of the heads, kv of the key/value heads): the QKV GEMM
+ * (gemm), the scores and the weighted sum (core: 2 b a q S d each, half
+ * under a causal mask) with the softmax (5 per score), and the bytes the
+ * scores move through memory where the kernel is not fused (standard:
+ * written, read by the softmax, its result written and read again).
+ * Context parallelism (h > 1): the task's K and V of the whole sequence
+ * are all-gathered among the h tasks of its samples and heads forward and
+ * their gradients reduce-scattered backward (ring collectives, kv_ms). */
+typedef struct attn_work {
+    double gemm, core, softmax, score_bytes, kv_ms;
+} attn_work;
+
+static attn_work attention_work(const cost_model *m, const layer *l, const config *c)
+{
+    attn_work w = {0, 0, 0, 0, 0};
+    const layer *x = &m->net->layers[l->inputs[0]];
+    const double b = (double)max_piece(m->batch, c->deg[DIM_N]), S = (double)l->out.h;
+    const double q = (double)max_piece(l->out.h, c->deg[DIM_H]);
+    const int heads = l->heads > 0 ? l->heads : 1, kvh = l->kv_heads > 0 ? l->kv_heads : heads;
+    const double a = (double)max_piece(heads, c->deg[DIM_C]), kv = (double)max_piece(kvh, c->deg[DIM_C]);
+    const double d = l->head_dim > 0 ? (double)l->head_dim : (double)l->out.c / heads;
+    const double mask = l->causal ? 0.5 : 1.0;
+    w.gemm = 2.0 * b * q * (double)x->out.c * (a + 2 * kv) * d;
+    w.core = 2.0 * 2.0 * b * a * q * S * d * mask;
+    w.softmax = 5.0 * b * a * q * S * mask;
+    if (m->attention == ATTENTION_STANDARD) w.score_bytes = 4.0 * b * a * q * S * mask * m->elem_bytes;
+    if (c->deg[DIM_H] > 1) {
+        const double kv_bytes = 2.0 * b * S * kv * d * m->elem_bytes;
+        const int groups = c->deg[DIM_N] * c->deg[DIM_C];
+        w.kv_ms = 1e3 * groups_allreduce_s((const cost_model_priv *)m, groups, c->deg[DIM_H], kv_bytes);
+    }
+    return w;
+}
+
+/* The forward flops, bytes and kernels of a transformer layer's task
+ * (out: its output elements, in: its input elements, w: its weights);
+ * recompute_ms: what recompute runs again in backward, extra_ms: the
+ * collectives it runs itself. 0 for a CNN layer (t_c_eval's own cases). */
+static int transformer_work(const cost_model *m, const layer *l, const config *c, double out, double in, double w,
+                            double *flops, double *bytes_f, int *nk_f, int *nk_b, double *extra_ms,
+                            double *rerun_flops)
+{
+    const double r = c->deg[DIM_R], eb = m->elem_bytes;
+    const layer *x = l->n_inputs ? &m->net->layers[l->inputs[0]] : NULL;
+    *rerun_flops = 0;
+    switch (l->type) {
+    case LT_LINEAR: /* features read: the input's, sliced by r */
+        if (l->out.rank != 3) return 0;
+        *flops = 2.0 * out * (double)x->out.c / r;
+        *nk_b = 2;
+        return 1;
+    case LT_LM_HEAD: /* the logits' GEMM and the cross-entropy over them */
+        *flops = 2.0 * out * (double)x->out.c / r + 5.0 * out;
+        *nk_f = 2;
+        *nk_b = 3;
+        return 1;
+    case LT_PATCH_EMBED: /* a convolution of stride P: one GEMM over c P^2 pixels a patch */
+        *flops = 2.0 * out * (double)x->out.c * l->patch * l->patch;
+        *nk_b = 2;
+        return 1;
+    case LT_EMBEDDING: /* a gather of rows (and its scatter-add backward): memory-bound, no GEMM */
+        *flops = out;
+        *bytes_f = (in + 2.0 * out) * eb;
+        return 1;
+    case LT_ATTENTION: {
+        attn_work a = attention_work(m, l, c);
+        *flops = a.gemm + a.core + a.softmax;
+        *bytes_f = (in + out + w) * eb + a.score_bytes;
+        *nk_f = m->attention == ATTENTION_STANDARD ? 4 : 2;
+        *nk_b = 2 * *nk_f;
+        *extra_ms = a.kv_ms;
+        if (m->recompute == RECOMPUTE_SELECTIVE && m->attention == ATTENTION_STANDARD)
+            *rerun_flops = a.core + a.softmax;
+        return 1;
+    }
+    case LT_LAYERNORM: *flops = 8.0 * out; return 1;
+    case LT_RMSNORM: *flops = 5.0 * out; return 1;
+    case LT_GELU: *flops = 8.0 * out; return 1;
+    case LT_SWIGLU: *flops = 6.0 * out; return 1;
+    case LT_CLS_TOKEN: case LT_SELECT_TOKEN: *flops = out; return 1;
+    default: return 0;
+    }
+}
+
+/* Input elements one task of layer li in config c reads: the needed range
+ * of each input, middle piece (a contraction split's slice of the
+ * features); in_block gets input 0's extents. */
+static double input_elems(const cost_model *m, int li, const config *c, long in_block[NDIMS])
+{
+    const layer *l = &m->net->layers[li];
+    double in = 0;
+    const cost_model_priv *pm = (const cost_model_priv *)m;
+    for (int s = 0; s < l->n_inputs; s++) {
+        const edge_desc *d = &pm->desc[pm->first_edge[li] + s];
+        double v = 1;
+        for (int k = 0; k < NDIMS; k++) {
+            long lo, hi;
+            if (d->flat && k > 0) {
+                lo = 0;
+                hi = k == 1 ? max_piece(d->Sc[1], c->deg[1]) : 1;
+            } else {
+                need_range(d, k, c->deg[k], c->deg[k] / 2, &lo, &hi);
+            }
+            if (k == DIM_C && d->rslice && c->deg[DIM_R] > 1) /* its slice of the features */
+                hi = lo + max_piece(hi - lo, c->deg[DIM_R]);
+            if (s == 0) in_block[k] = hi - lo;
+            v *= (double)(hi - lo);
+        }
+        in += v;
+    }
+    return in;
+}
+
 /* t_c with its parts: the profile key of the task's shape (key may be
  * NULL), the analytical forward and backward times (ms), and whether the
  * profile supplied the result. Returns the t_c the model uses. */
@@ -64,27 +192,9 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     long o[NDIMS];
     for (int k = 0; k < NDIMS; k++) o[k] = max_piece(layer_dim_size(l, k, m->batch), c->deg[k]);
     double out = (double)o[0] * o[1] * o[2] * o[3];
-    /* input block one task reads: the needed range of each input, middle piece */
-    double in = 0;
     long in_block[NDIMS] = {0, 0, 0, 0};
-    const cost_model_priv *pm = (const cost_model_priv *)m;
-    for (int s = 0; s < l->n_inputs; s++) {
-        const edge_desc *d = &pm->desc[pm->first_edge[li] + s];
-        double v = 1;
-        for (int k = 0; k < NDIMS; k++) {
-            long lo, hi;
-            if (d->flat && k > 0) {
-                lo = 0;
-                hi = k == 1 ? max_piece(d->Sc[1], c->deg[1]) : 1;
-            } else {
-                need_range(d, k, c->deg[k], c->deg[k] / 2, &lo, &hi);
-            }
-            if (s == 0) in_block[k] = hi - lo;
-            v *= (double)(hi - lo);
-        }
-        in += v;
-    }
-    double shards = c->deg[DIM_C];
+    const double in = input_elems(m, li, c, in_block);
+    double shards = c->deg[DIM_C] * c->deg[DIM_R];
     double w = (double)l->n_params / shards;
     const gpu_consts *g = &m->gk;
 
@@ -104,11 +214,12 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     if (key_out) *key_out = key;
     double measured = m->prof ? profile_lookup(m->prof, &key) : -1;
 
-    double flops = 0;
+    double flops = 0, extra_ms = 0, rerun = 0;
     int nk_f = 1, nk_b = 1;
     double bytes_f = (in + out + w) * m->elem_bytes;
+    const int tf_layer = transformer_work(m, l, c, out, in, w, &flops, &bytes_f, &nk_f, &nk_b, &extra_ms, &rerun);
     double bytes_b = 2 * bytes_f;
-    switch (l->type) {
+    if (!tf_layer) switch (l->type) {
     case LT_CONV2D: {
         const layer *x = &m->net->layers[l->inputs[0]];
         flops = 2.0 * out * (double)x->out.c * l->kh * l->kw;
@@ -131,6 +242,13 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     int opc = op_class(l->type);
     const double mbw = m->cl->gpu.memory_bandwidth_gbs;
     double tf = phase_s(g, mbw, opc, flops, bytes_f, nk_f) * 1e3, tb = phase_s(g, mbw, opc, 2 * flops, bytes_b, nk_b) * 1e3;
+    /* recompute in backward (rank-3 layers only); the layer's own collectives */
+    if (m->recompute == RECOMPUTE_FULL && block_layer(l))
+        tb += tf;
+    else if (rerun > 0)
+        tb += phase_s(g, mbw, opc, rerun, 0, 2) * 1e3;
+    tf += extra_ms / 2;
+    tb += extra_ms / 2;
     if (fwd_ms) *fwd_ms = tf;
     if (bwd_ms) *bwd_ms = tb;
     if (measured >= 0) {

@@ -25,7 +25,10 @@
 
 /* How a consumer's output range along one dimension maps to the range of
  * the producer's output it needs. */
-enum { MAP_SAME, MAP_ALL, MAP_WINDOW, MAP_OFFSET };
+enum { MAP_SAME, MAP_ALL, MAP_WINDOW, MAP_OFFSET, MAP_PROP, MAP_SELECT };
+/* MAP_PROP: consumer piece j of D reads producer piece j of D (a range in
+ * proportion: swiglu's features, 2F -> F); MAP_SELECT: every consumer
+ * piece reads [p, p + 1) (select_token's position). */
 
 /* What one edge moves: the sizes of the producer's and the consumer's
  * outputs (n, c, h, w at the model's batch) and how each dimension of the
@@ -36,8 +39,20 @@ typedef struct edge_desc {
     int kind[NDIMS];
     long k[NDIMS], s[NDIMS], p[NDIMS]; /* window; p doubles as the concat offset */
     int flat;                           /* consumer flattens a (c, h, w) producer */
-    int pad_;                           /* zero: descriptions are compared with memcmp (plan_edge_tables) */
+    int rslice;                         /* the consumer's r tasks read slice r of the producer's features */
+    int prank, crank;                   /* tensor ranks (the scatter dimension of r and x); no padding
+                                         * anywhere: descriptions are compared with memcmp (plan_edge_tables) */
+    /* what, besides the sizes and dims, decides the two layers' configs */
+    long pcontract, ccontract;
+    long pheads, cheads;
 } edge_desc;
+
+/* Whether the entry (cp, cc) of edge d is computed by the generic
+ * evaluator (cost_shard.c): either config has r > 1 or x > 1. */
+static inline int entry_sharded(const config *cp, const config *cc)
+{
+    return cp->deg[DIM_R] > 1 || cp->deg[DIM_X] > 1 || cc->deg[DIM_R] > 1 || cc->deg[DIM_X] > 1;
+}
 
 /* ---- counts kept for what-ifs ---- */
 
@@ -463,7 +478,12 @@ double gather_nodes(const cost_model_priv *pm, struct gn_memo *memo, const dim_l
 void memo_lend(tx_scratch *sc, edge_lists *el);
 void memo_free(struct gn_memo *mm);
 
+/* cost_shard.c */
+double shard_eval(const cost_model_priv *pm, const tx_scratch *sc, const edge_desc *d, const config *cp,
+                  const config *cc, double *bytes_out, double *fwd_ms);
+
 /* cost_collective.c */
+double groups_allreduce_s(const cost_model_priv *pm, int n_groups, int n, double bytes);
 double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out);
 
 /* cost.c */

@@ -35,7 +35,29 @@ void edge_describe(const cost_model *m, int e, edge_desc *d)
         d->k[DIM_W] = L->kw, d->s[DIM_W] = L->sw, d->p[DIM_W] = L->pw;
         break;
     case LT_LINEAR:
+        /* on a (sequence, features) tensor it reads whole features and
+         * keeps the sequence */
+        d->kind[DIM_C] = MAP_ALL;
+        if (L->out.rank != 3) d->kind[DIM_H] = d->kind[DIM_W] = MAP_ALL;
+        break;
+    case LT_ATTENTION: /* every head reads every feature; the K/V of other sequence pieces: t_c's */
+    case LT_LM_HEAD:
+    case LT_EMBEDDING: /* the ids of its sequence piece */
+        d->kind[DIM_C] = MAP_ALL;
+        break;
+    case LT_PATCH_EMBED: /* patches of the whole image: never split by sequence */
         d->kind[DIM_C] = d->kind[DIM_H] = d->kind[DIM_W] = MAP_ALL;
+        break;
+    case LT_SWIGLU: /* output features piece j: gate and up columns piece j (Megatron's layout) */
+        d->kind[DIM_C] = MAP_PROP;
+        break;
+    case LT_SELECT_TOKEN:
+        d->kind[DIM_H] = MAP_SELECT;
+        d->p[DIM_H] = L->index;
+        break;
+    case LT_CLS_TOKEN: /* position i > 0 is input position i - 1 */
+        d->kind[DIM_H] = MAP_OFFSET;
+        d->p[DIM_H] = 1;
         break;
     case LT_FLATTEN:
         /* a (C, H, W) tensor read in row-major order: a box of it is not a
@@ -55,6 +77,15 @@ void edge_describe(const cost_model *m, int e, edge_desc *d)
     default:
         break;
     }
+    if (P->out.rank == 3 || L->out.rank == 3) { /* CNN edges keep their descriptions (and shared tables) */
+        d->prank = P->out.rank;
+        d->crank = L->out.rank;
+        d->rslice = (L->dims & DIMMASK(DIM_R)) && m->e_slot[e] == 0 && (L->type == LT_LINEAR || L->type == LT_LM_HEAD);
+        d->pcontract = P->contract;
+        d->ccontract = L->contract;
+        d->pheads = P->type == LT_ATTENTION ? P->heads : 0;
+        d->cheads = L->type == LT_ATTENTION ? L->heads : 0;
+    }
 }
 
 /* Range of the producer's dimension k needed by consumer piece j of D
@@ -73,6 +104,12 @@ void need_range(const edge_desc *d, int k, int D, int j, long *lo, long *hi)
     case MAP_OFFSET:
         a -= d->p[k];
         b -= d->p[k];
+        break;
+    case MAP_PROP:
+        a = piece_lo(d->Sp[k], D, j), b = piece_hi(d->Sp[k], D, j);
+        break;
+    case MAP_SELECT:
+        a = d->p[k], b = d->p[k] + 1;
         break;
     default:
         break;

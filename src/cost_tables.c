@@ -258,8 +258,8 @@ int edge_mirrors(const cost_model_priv *pm, int e)
     const cost_model *m = &pm->pub;
     const edge_desc *d = &pm->desc[e];
     if (d->flat || !(pm->closed_form_ok || pm->pair_form_ok) || pm->tx_reference || pm->tx_oracle ||
-        d->pdims != d->cdims)
-        return 0;
+        d->pdims != d->cdims || (d->pdims & (DIMMASK(DIM_R) | DIMMASK(DIM_X))))
+        return 0; /* partial sums and replicas are not symmetric (cost_shard.c) */
     for (int k = 0; k < NDIMS; k++)
         if (d->kind[k] != MAP_SAME || d->Sp[k] != d->Sc[k]) return 0;
     int a = m->e_from[e], b = m->e_to[e];

@@ -519,6 +519,7 @@ static double tx_closed_form(const cost_model_priv *pm, const tx_scratch *sc, ed
 double tx_eval(const cost_model_priv *pm, const tx_scratch *sc, edge_lists *el, const edge_desc *d, const config *cp,
                const config *cc, double *bytes_out)
 {
+    if (entry_sharded(cp, cc)) return shard_eval(pm, sc, d, cp, cc, bytes_out, NULL); /* r or x: piece by piece */
     if (pm->nodes_used > 1) {
         size_t nb = sizeof(double) * (size_t)pm->nodes_used;
         memset(sc->nic_in_f, 0, nb);
