@@ -175,3 +175,60 @@ Test(megatron, a_strategy_file_round_trip)
     free(back);
     plan_free(p);
 }
+
+/* Megatron's bytes: with T > 1 and no --sp, each block moves 4
+ * collectives of b·s·h (issue 32's "How we will know"): forward the
+ * all-reduces after the output projection and fc2, backward those of QKV's
+ * and fc1's input gradients. A ring all-reduce of P bytes over T GPUs moves
+ * 2 (T - 1) P between GPUs; each of the N data-parallel groups reduces its
+ * own B / N samples, so a block moves 4 x 2 (T - 1) x B s h e in all; the
+ * forward two take an all-reduce's time each (the groups run at once). Sequence parallelism
+ * moves the same bytes as reduce-scatters and all-gathers. Block 1 of
+ * tiny_gpt (h = 64, s = 32): every edge into its layers comes from block 0
+ * or block 1, so no embedding's collective is counted. */
+static void block_bytes(const char *cl, int gpus, int tp, int sp)
+{
+    plan *p = open_plan(GPT, cl, gpus, 0);
+    const cost_model *m = p->cm;
+    int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
+    lw_error err = {0};
+    megatron_options mo = {.tp = tp, .sp = sp};
+    cr_assert_eq(strategy_megatron(m, &mo, ci, &err), 0, "%s", err.msg);
+    strategy_eval ev;
+    strategy_evaluate(m, ci, &ev);
+    double bytes = 0, ms = 0;
+    for (int i = 0; i < p->net->n_layers; i++) {
+        const char *name = p->net->layers[i].name;
+        if (strncmp(name, "block1.", 7) != 0) continue;
+        bytes += ev.layers[i].transfer_bytes;
+        /* the forward all-reduces are the edges into the dropouts: a
+         * reduce-scatter and an all-gather, exactly an all-reduce's time */
+        if (strstr(name, ".drop")) ms += ev.layers[i].transfer_ms;
+    }
+    const double B = (double)p->batch, s = 32, h = 64, N = gpus / tp;
+    const double piece = B / N * s * h * m->elem_bytes;
+    ASSERT_REL(bytes, 4 * 2.0 * (tp - 1) * B * s * h * m->elem_bytes, 1e-12);
+    if (!sp) {
+        int ring[64];
+        for (int k = 0; k < tp; k++) ring[k] = k;
+        cost_ring_order(p->cl, ring, tp);
+        ASSERT_REL(ms, 2 * 1e3 * cost_allreduce_s(p->cl, ring, tp, piece), 1e-12);
+    }
+    strategy_eval_free(&ev);
+    free(ci);
+    plan_free(p);
+}
+
+Test(megatron, four_collectives_of_bsh_per_block)
+{
+    block_bytes("p100-4x4", 4, 4, 0);
+    block_bytes("p100-4x4", 8, 4, 0);
+    block_bytes("p100-4x4", 4, 2, 0);
+    block_bytes("h100-8x8", 8, 8 / 2, 0);
+}
+
+Test(megatron, sequence_parallel_moves_the_same_bytes)
+{
+    block_bytes("p100-4x4", 4, 4, 1);
+    block_bytes("p100-4x4", 8, 4, 1);
+}
