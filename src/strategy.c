@@ -236,9 +236,12 @@ int strategy_megatron(const cost_model *m, const megatron_options *opt, int *ci,
     if (t & (t - 1))
         return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d must be a power of two", t);
     int G = pow2_floor(m->gpus);
-    if (t > G)
+    if (t > G && G == m->gpus)
         return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d is more than the %d GPU%s", t, G,
                        G == 1 ? "" : "s");
+    if (t > G)
+        return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d is more than the %d GPUs a plan of powers "
+                       "of two uses of %d", t, G, m->gpus);
     int bad = heads_not_divided(net, t);
     if (bad >= 0)
         return lw_fail(err, 2,

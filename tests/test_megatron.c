@@ -90,6 +90,9 @@ Test(megatron, refusals)
     expect_refused(p, (megatron_options){.tp = 8}, "does not divide the 4 heads of attention layer \"block0.attn\"");
     expect_refused(p, (megatron_options){.tp = 32}, "more than the 16 GPUs");
     plan_free(p);
+    p = open_plan(GPT, "p100-4x4", 12, 0);
+    expect_refused(p, (megatron_options){.tp = 16}, "more than the 8 GPUs a plan of powers of two uses of 12");
+    plan_free(p);
     p = open_plan("lenet5", "p100-4x4", 4, 0);
     expect_refused(p, (megatron_options){0}, "no transformer layers");
     cr_assert_not(strategy_megatron_applies(p->net));
