@@ -404,6 +404,32 @@ static int parse_seq_layer(pctx *p, const cJSON *o, int index, int t, raw_layer 
     return 0;
 }
 
+/* An attention layer's heads, output and parameters from its input in0.
+ * 0, or -1 with the error set. */
+static int infer_attention(pctx *p, layer *l, int i, const layer *in0)
+{
+    const char *ln = l->name;
+    shape s = in0->out;
+    char m[256];
+    if (!l->head_dim) {
+        if (s.c % l->heads) {
+            snprintf(m, sizeof m, "%d heads do not divide the %ld features of \"%s\" (give \"head_dim\")", l->heads,
+                     s.c, in0->name);
+            return layer_fail(p, ln, i, "%s", m);
+        }
+        l->head_dim = s.c / l->heads;
+    }
+    if ((double)l->heads * l->head_dim > (double)NET_MAX_DIM) return layer_fail(p, ln, i, "%s", "heads x head_dim is too large");
+    l->out.c = l->heads * l->head_dim;
+    {
+        long qkv = (long)(l->heads + 2 * l->kv_heads) * l->head_dim;
+        if ((double)qkv * s.c > 4e10) return layer_fail(p, ln, i, "%s", "QKV weights have more than 4e10 entries");
+        l->n_params = qkv * (s.c + (l->bias ? 1 : 0));
+    }
+    l->dims = DIMMASK(DIM_N) | DIMMASK(DIM_H) | DIMMASK(DIM_C);
+    return 0;
+}
+
 /* A layer of a sequence (rank-3) tensor: its output, parameters and
  * splits (see data/doc/formats.md). Inputs of rank 3 except patch_embed's
  * image. 0, or -1 with the error set. */
@@ -456,22 +482,7 @@ static int infer_seq(pctx *p, network *net, int i)
         l->dims = DIMMASK(DIM_N) | DIMMASK(DIM_H) | DIMMASK(DIM_X); /* never the normalised features */
         break;
     case LT_ATTENTION:
-        if (!l->head_dim) {
-            if (s.c % l->heads) {
-                snprintf(m, sizeof m, "%d heads do not divide the %ld features of \"%s\" (give \"head_dim\")", l->heads,
-                         s.c, in0->name);
-                return layer_fail(p, ln, i, "%s", m);
-            }
-            l->head_dim = s.c / l->heads;
-        }
-        if ((double)l->heads * l->head_dim > (double)NET_MAX_DIM) return layer_fail(p, ln, i, "%s", "heads x head_dim is too large");
-        l->out.c = l->heads * l->head_dim;
-        {
-            long qkv = (long)(l->heads + 2 * l->kv_heads) * l->head_dim;
-            if ((double)qkv * s.c > 4e10) return layer_fail(p, ln, i, "%s", "QKV weights have more than 4e10 entries");
-            l->n_params = qkv * (s.c + (l->bias ? 1 : 0));
-        }
-        l->dims = nsc;
+        if (infer_attention(p, l, i, in0) < 0) return -1;
         break;
     case LT_LINEAR:
         if ((double)l->out_features * (double)s.c > 4e10)
