@@ -117,8 +117,8 @@ char *diff_text(const plan *p, const diff_side *a, const diff_side *b)
     for (int i = 0; i < L; i++) {
         const layer_eval *la = &a->ev->layers[i], *lb = &b->ev->layers[i];
         char ca[48], cb[48];
-        config_format(&p->cm->configs[i][a->ci[i]], ca, sizeof ca);
-        config_format(&p->cm->configs[i][b->ci[i]], cb, sizeof cb);
+        config_format_layer(&p->net->layers[i], &p->cm->configs[i][a->ci[i]], ca, sizeof ca);
+        config_format_layer(&p->net->layers[i], &p->cm->configs[i][b->ci[i]], cb, sizeof cb);
         int ch = differs(p, a, b, i);
         lw_buf_printf(&out, "%c %-*.*s %-12s %9.3f  %-12s %9.3f %+9.3f  %+8.3f %+8.3f %+8.3f\n", ch ? '*' : ' ', w, w,
                       p->net->layers[i].name, ca, layer_ms(la), cb, layer_ms(lb), layer_ms(lb) - layer_ms(la),

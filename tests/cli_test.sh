@@ -479,6 +479,12 @@ if grep -q "^    4  megatron" "$OUT" && grep -q "tensor-parallel degree 4" "$OUT
     notok "compare text has the megatron row and its degree" "$(cat "$OUT")"; fi
 expect_ok "simulate -s megatron --sp" simulate -n $GPT -c p100-4x4 -g 4 -s megatron --sp --json
 expect_ok "diff megatron optimum" diff -n $GPT -c p100-4x4 -g 4 megatron optimum --tp 2
+run diff -n $GPT -c p100-4x4 -g 4 megatron data --sp
+if grep -Eq "^\* block0.ln1 +s4 " "$OUT"; then ok "diff names a sequence layer's sequence degree s"; else
+    notok "diff names a sequence layer's sequence degree s" "$(head -n 8 "$OUT")"; fi
+run eval -n $GPT -c p100-4x4 -g 4 -s megatron
+if grep -Eq "^tokens +input .* s4 " "$OUT"; then ok "eval's table names a sequence layer's sequence degree s"; else
+    notok "eval's table names a sequence layer's sequence degree s" "$(head -n 6 "$OUT")"; fi
 expect_ok "export -s megatron" export -n $GPT -c p100-4x4 -g 4 -s megatron -o "$TMP/mega.dot"
 expect_fail "--tp 3: not a power of two, exit 2" 2 "power of two" -- eval -n $GPT -c p100-4x4 -g 4 -s megatron --tp 3
 expect_fail "--tp 8 on 4 heads: exit 2 naming the layer" 2 "does not divide the 4 heads" "block0.attn" "--tp 4" -- \
