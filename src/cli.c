@@ -135,6 +135,23 @@ static int parse_memory_option(opts *o, const char *a, const char *v)
     return 0;
 }
 
+/* --recompute and --attention: settings every cost model set up after
+ * takes (cost.h's cost_recompute, cost_attention). 0, or 2 with the
+ * message printed. */
+static int parse_kernel_option(const char *a, const char *v)
+{
+    if (strcmp(a, "--recompute") == 0) {
+        int k = recompute_from_name(v);
+        if (k < 0) return bad("--recompute \"%s\" must be none, selective or full", v ? v : "");
+        cost_recompute = (recompute_kind)k;
+        return 0;
+    }
+    int k = attention_from_name(v);
+    if (k < 0) return bad("--attention \"%s\" must be flash or standard", v ? v : "");
+    cost_attention = (attention_kind)k;
+    return 0;
+}
+
 /* Options that take a value v (NULL when a is the last argument) and
  * check it: 0 taken (*takes_value 0 when v is not its value: --refine's
  * seconds are optional), 1 not one of them, else 2 with the message
@@ -315,7 +332,9 @@ static int parse_args(int argc, char **argv, opts *o)
         else if (TAKES("-s") || TAKES("--strategy")) o->strategy = v;
         else if (TAKES("-o") || TAKES("--output")) o->out = v;
         else if (TAKES("--view")) o->view = v;
-        else if ((rc = parse_value_option(o, a, v, &takes_value)) != 1) {
+        else if (TAKES("--recompute") || TAKES("--attention")) {
+            if ((rc = parse_kernel_option(a, v)) != 0) return rc;
+        } else if ((rc = parse_value_option(o, a, v, &takes_value)) != 1) {
             if (rc != 0) return rc;
         } else {
             takes_value = 0;

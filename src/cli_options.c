@@ -66,6 +66,11 @@ const cli_option cli_options[] = {
      "memory per GPU the strategy must fit (e.g. 12GiB, 16000MB; a plain\nnumber is GiB; default: the cluster's GPU memory)"},
     {NULL, "--no-memory-limit", NULL, "all", "the paper's search: memory ignored"},
     {NULL, "--optimizer", "sgd|momentum|adam", "all", "optimizer state in the memory model (default momentum)"},
+    {NULL, "--recompute", "none|selective|full", "all",
+     "activation recompute of transformer layers (default none): selective\n"
+     "recomputes attention's scores, full each block's forward (t_c and memory)"},
+    {NULL, "--attention", "flash|standard", "all",
+     "attention kernel (default flash): standard keeps and moves the s x s\nscores"},
     {NULL, "--time-limit", "S", "all",
      "time budget of the search under a memory limit (default 30 s); when it\n"
      "runs out, the best fitting strategy found and a proven lower bound"},

@@ -228,7 +228,9 @@ double cost_overlap(const cost_model *m, int edge, const config *cp, int ptask, 
 /* Every producer task that holds part of what consumer task `task` needs:
  * their indices (ascending) in ptask[] and cost_overlap's value for each
  * (the same double) in vol[], both with room for config_tasks(cp); returns
- * how many. In the time of the overlapping tasks, not of all of them. */
+ * how many. In the time of the overlapping tasks, not of all of them.
+ * Where the producer has partial sums or replicas (r, x), each piece's
+ * group of tasks is named by the one nearest the consumer's GPU. */
 int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const config *cc, int task, int *ptask,
                      double *vol);
 

@@ -258,7 +258,8 @@ static int overlapping(long Sp, int Dp, long lo, long hi, int *piece, long *ov)
 }
 
 /* Every producer task holding part of what consumer task `task` needs,
- * with cost_overlap's value for each (cost.h). */
+ * with cost_overlap's value for each (cost.h); where the producer has
+ * partial sums or replicas, one task of each piece's group. */
 int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const config *cc, int task, int *ptask,
                      double *vol)
 {
@@ -297,6 +298,14 @@ int cost_overlaps_of(const cost_model *m, int edge, const config *cp, const conf
     }
     for (int k = 0; k < NDIMS; k++)
         if (pc[k] != pcs[k]) free(pc[k]), free(ov[k]);
+    /* partial sums or replicas (cost_shard.c): piece i is held by tasks
+     * [i g, i g + g); name the one nearest the consumer's GPU (itself, else
+     * the first on its node, else the first) */
+    const int g = cp->deg[DIM_R] * cp->deg[DIM_X], gpn = m->cl->gpus_per_node;
+    for (int i = 0; g > 1 && i < n; i++) {
+        const int base = ptask[i] * g, lo = task / gpn * gpn, first = base > lo ? base : lo;
+        ptask[i] = task >= base && task < base + g ? task : first < base + g && first < lo + gpn ? first : base;
+    }
     return n;
 }
 

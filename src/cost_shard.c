@@ -13,7 +13,11 @@
  *    all-gather among the r;
  *  - a producer with x > 1 serves each consumer task from the replica
  *    nearest to it (its own GPU, else its node, else the lowest-numbered);
- *    its replicas need the gradient of the whole piece, as the r above;
+ *    its replicas need the gradient of the whole piece, as the r above,
+ *    except where the readers of each piece are exactly its replicas' GPUs,
+ *    one each, reading all of it (partial input gradients: a
+ *    column-parallel linear reading a replicated LayerNorm): one ring
+ *    all-reduce among them (allreduce_groups);
  *  - a consumer with x > 1: its replicas need the same input: free where
  *    each finds it on its own GPU, else received once in the scattered
  *    layout (x folded into the scatter dimension) and ring all-gathered
@@ -89,22 +93,22 @@ typedef struct shard_ctx {
      * of overlapping pieces: index and overlap */
     int *idx[NDIMS];
     long *ov[NDIMS];
+    long *clo[NDIMS], *chi[NDIMS]; /* backward: each consumer piece's need range, per dimension */
 } shard_ctx;
 
 /* The GPU among [base, base + n) nearest GPU g: g itself, else the first
  * on g's node, else base. */
-static int nearest(const shard_ctx *x, int base, int n, int g)
+static inline int nearest(const shard_ctx *x, int base, int n, int g)
 {
-    if (g >= base && g < base + n) return g;
-    const int *node = x->pm->node_of;
-    for (int i = 0; i < n; i++)
-        if (node[base + i] == node[g]) return base + i;
-    return base;
+    if (n == 1 || (g >= base && g < base + n)) return n == 1 ? base : g;
+    /* GPU k is on node k / gpn (cluster_node_of): the node's GPUs are consecutive */
+    const int lo = g / x->gpn * x->gpn, first = base > lo ? base : lo;
+    return first < base + n && first < lo + x->gpn ? first : base;
 }
 
 /* One move of v elements from GPU src to GPU dst (dst receives it after
  * its others): its time, and the NIC bytes across nodes. */
-static void move(const shard_ctx *x, double *recv, double *nic_in, double *nic_out, int dst, int src, double v)
+static inline void move(const shard_ctx *x, double *recv, double *nic_in, double *nic_out, int dst, int src, double v)
 {
     const cost_model *m = &x->pm->pub;
     const double b = v * x->eb;
@@ -156,7 +160,7 @@ static int prod_span(const edge_desc *d, int k, int Dp, long lo, long hi, int *i
 /* Forward into the consumer layout c from the producer layout p (its
  * replicas serving the nearest receiver): every consumer GPU receives what
  * it needs; seconds (phase_time), elements moved added to *elems. */
-static double forward_phase(const shard_ctx *x, const layout *p, const layout *c, double *elems, double *need_max)
+static double forward_phase(const shard_ctx *x, const layout *p, const layout *c, double *elems, int probe)
 {
     const cost_model_priv *pm = x->pm;
     const tx_scratch *sc = x->sc;
@@ -171,14 +175,11 @@ static double forward_phase(const shard_ctx *x, const layout *p, const layout *c
         /* unit u: piece coordinates (row-major), then its r task */
         int t = u / c->r, rc = u % c->r;
         for (int k = NDIMS - 1; k >= 0; k--) j[k] = t % c->deg[k], t /= c->deg[k];
-        double need = 1;
         for (int k = 0; k < NDIMS; k++) {
             long lo, hi;
             cons_range(x->d, k, c->deg[k], rs, k == DIM_C && rs > 1 ? j[k] * rs + rc : j[k], &lo, &hi);
-            need *= (double)(hi - lo);
             cnt[k] = prod_span(x->d, k, p->deg[k], lo, hi, x->idx[k], x->ov[k]);
         }
-        if (need > *need_max) *need_max = need;
         for (int q = 0; q < c->rep; q++) {
             const int g = u * c->rep + q;
             for (int a = 0; a < cnt[0]; a++)
@@ -190,6 +191,7 @@ static double forward_phase(const shard_ctx *x, const layout *p, const layout *c
                                         x->idx[3][f];
                             int src = nearest(x, piece * p->rep, p->rep, g);
                             if (src == g) continue;
+                            if (probe) return -1;
                             double v = (double)x->ov[0][a] * (double)x->ov[1][b] * (double)x->ov[2][e] *
                                        (double)x->ov[3][f];
                             move(x, sc->recv_f, sc->nic_in_f, sc->nic_out_f, g, src, v);
@@ -203,7 +205,7 @@ static double forward_phase(const shard_ctx *x, const layout *p, const layout *c
 /* Backward: every GPU of the producer layout p receives the gradient of
  * its piece from the consumer tasks (layout c) that read part of it, each
  * from the replica nearest to it; seconds, elements added to *elems. */
-static double backward_phase(const shard_ctx *x, const layout *p, const layout *c, double *elems)
+static double backward_phase(const shard_ctx *x, const layout *p, const layout *c, double *elems, int probe)
 {
     const cost_model_priv *pm = x->pm;
     const tx_scratch *sc = x->sc;
@@ -214,6 +216,9 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
     const int rs = x->d->rslice ? c->r : 1;
     int cnt[NDIMS], i[NDIMS];
     const int pieces = layout_pieces(p);
+    for (int k = 0; k < NDIMS; k++)
+        for (int jj = 0, n = c->deg[k] * (k == DIM_C ? rs : 1); jj < n; jj++)
+            cons_range(x->d, k, c->deg[k], k == DIM_C ? rs : 1, jj, &x->clo[k][jj], &x->chi[k][jj]);
     for (int pc = 0; pc < pieces; pc++) {
         int t = pc;
         for (int k = NDIMS - 1; k >= 0; k--) i[k] = t % p->deg[k], t /= p->deg[k];
@@ -225,9 +230,7 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
             const int n = c->deg[k] * (k == DIM_C ? rs : 1);
             cnt[k] = 0;
             for (int jj = 0; jj < n; jj++) {
-                long a, b;
-                cons_range(x->d, k, c->deg[k], k == DIM_C ? rs : 1, jj, &a, &b);
-                long o = ov1(a, b, lo, hi);
+                long o = ov1(x->clo[k][jj], x->chi[k][jj], lo, hi);
                 if (o) x->idx[k][cnt[k]] = jj, x->ov[k][cnt[k]++] = o;
             }
         }
@@ -247,6 +250,7 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
                                 const int unit = piece * c->r + rc;
                                 int src = nearest(x, unit * c->rep, c->rep, g);
                                 if (src == g) continue;
+                                if (probe) return -1;
                                 move(x, sc->recv_b, sc->nic_in_b, sc->nic_out_b, g, src, v);
                                 *elems += v;
                             }
@@ -254,6 +258,69 @@ static double backward_phase(const shard_ctx *x, const layout *p, const layout *
         }
     }
     return phase_time(pm, sc->recv_b, sc->nic_in_b, sc->nic_out_b);
+}
+
+/* Whether each producer piece's replicas (layout p: GPUs [i rep, i rep +
+ * rep)) are read, every one whole, by exactly the consumer tasks on those
+ * GPUs, one on each, and by no other (c not replicated): then each holds
+ * a partial gradient of the whole piece (a column-parallel linear reading
+ * a replicated LayerNorm), and their sum is one ring all-reduce among
+ * them, as Megatron runs it. */
+static int allreduce_groups(const shard_ctx *x, const layout *p, const layout *c)
+{
+    if (c->rep != 1 || p->rep < 2) return 0;
+    const int rs = x->d->rslice ? c->r : 1;
+    for (int k = 0; k < NDIMS; k++)
+        for (int jj = 0, n = c->deg[k] * (k == DIM_C ? rs : 1); jj < n; jj++)
+            cons_range(x->d, k, c->deg[k], k == DIM_C ? rs : 1, jj, &x->clo[k][jj], &x->chi[k][jj]);
+    int i[NDIMS], cnt[NDIMS];
+    for (int pc = 0, pieces = layout_pieces(p); pc < pieces; pc++) {
+        int t = pc, total = 1;
+        for (int k = NDIMS - 1; k >= 0; k--) i[k] = t % p->deg[k], t /= p->deg[k];
+        for (int k = 0; k < NDIMS; k++) {
+            long lo = piece_lo(x->d->Sp[k], p->deg[k], i[k]), hi = piece_hi(x->d->Sp[k], p->deg[k], i[k]);
+            cnt[k] = 0;
+            for (int jj = 0, n = c->deg[k] * (k == DIM_C ? rs : 1); jj < n; jj++) {
+                long o = ov1(x->clo[k][jj], x->chi[k][jj], lo, hi);
+                if (o && o != hi - lo) return 0; /* a reader of part of it */
+                if (o) x->idx[k][cnt[k]++] = jj;
+            }
+            total *= cnt[k];
+        }
+        if (total * (rs > 1 ? 1 : c->r) != p->rep) return 0;
+        /* the readers' GPUs: the group's own */
+        for (int a = 0; a < cnt[0]; a++)
+            for (int b = 0; b < cnt[1]; b++)
+                for (int e = 0; e < cnt[2]; e++)
+                    for (int f = 0; f < cnt[3]; f++) {
+                        int jc = x->idx[1][b], rc0 = 0, nr = c->r;
+                        if (rs > 1) rc0 = jc % rs, jc /= rs, nr = 1;
+                        int piece = ((x->idx[0][a] * c->deg[1] + jc) * c->deg[2] + x->idx[2][e]) * c->deg[3] +
+                                    x->idx[3][f];
+                        for (int rc = rc0; rc < rc0 + nr; rc++) {
+                            int g = piece * c->r + rc;
+                            if (g < pc * p->rep || g >= (pc + 1) * p->rep) return 0;
+                        }
+                    }
+    }
+    return 1;
+}
+
+/* The most elements any consumer piece of layout c needs (no r slices:
+ * a replicated consumer has none). */
+static double max_need(const edge_desc *d, const layout *c)
+{
+    double v = 1;
+    for (int k = 0; k < NDIMS; k++) {
+        long most = 0;
+        for (int j = 0; j < c->deg[k]; j++) {
+            long lo, hi;
+            need_range(d, k, c->deg[k], j, &lo, &hi);
+            if (hi - lo > most) most = hi - lo;
+        }
+        v *= (double)most;
+    }
+    return v;
 }
 
 /* Elements of the largest piece of a layout's tensor (sizes S). */
@@ -286,8 +353,13 @@ double shard_eval(const cost_model_priv *pm, const tx_scratch *sc, const edge_de
         if (n > most) most = n;
     }
     int *ib = lw_malloc(sizeof(int) * NDIMS * (size_t)most);
-    long *ob = lw_malloc(sizeof(long) * NDIMS * (size_t)most);
-    for (int k = 0; k < NDIMS; k++) x.idx[k] = ib + (size_t)k * most, x.ov[k] = ob + (size_t)k * most;
+    long *ob = lw_malloc(sizeof(long) * 3 * NDIMS * (size_t)most);
+    for (int k = 0; k < NDIMS; k++) {
+        x.idx[k] = ib + (size_t)k * most;
+        x.ov[k] = ob + (size_t)k * most;
+        x.clo[k] = ob + (size_t)(NDIMS + k) * most;
+        x.chi[k] = ob + (size_t)(2 * NDIMS + k) * most;
+    }
 
     const int pr = cp->deg[DIM_R], px = cp->deg[DIM_X], cx = cc->deg[DIM_X];
     const int pgroups = config_pieces(cp) / pr, pg = pr * px; /* producer pieces, GPUs per piece */
@@ -303,29 +375,36 @@ double shard_eval(const cost_model_priv *pm, const tx_scratch *sc, const edge_de
         rs = 0.5 * groups_allreduce_s(pm, pgroups, pr, pbytes);
         coll += coll_bytes(pgroups, pr, pbytes);
     }
+    /* a replicated consumer: free where every replica finds its input on
+     * its own GPU (probed), else received scattered and all-gathered */
     double e_a = 0;
-    t_f = forward_phase(&x, src, &cons, &e_a, &need);
-    if (cx > 1 && e_a > 0) { /* the replicas receive it scattered and all-gather it */
+    t_f = forward_phase(&x, src, &cons, &e_a, cx > 1);
+    if (t_f < 0) {
         layout cs = cons;
         cs.deg[scatter_dim(d->crank, d->Sc, cons.deg, cx)] *= cx;
         cs.rep = 1;
-        double e_b = 0, need_s = 0;
         const int cgroups = config_tasks(cc) / cx;
-        t_f = forward_phase(&x, src, &cs, &e_b, &need_s) + 0.5 * groups_allreduce_s(pm, cgroups, cx, need * m->elem_bytes);
-        e_a = e_b;
+        need = max_need(d, &cons);
+        e_a = 0;
+        t_f = forward_phase(&x, src, &cs, &e_a, 0) +
+              0.5 * groups_allreduce_s(pm, cgroups, cx, need * m->elem_bytes);
         coll += coll_bytes(cgroups, cx, need * m->elem_bytes);
     }
     elems += e_a;
     t_f += rs;
 
     /* backward: the gradients to each producer GPU; a piece's r or x GPUs
-     * that do not all find theirs locally take it scattered and
+     * that do not all find theirs locally (probed) take it scattered and
      * all-gather it */
     double e_b = 0;
-    t_b = backward_phase(&x, &own, &cons, &e_b);
-    if (pg > 1 && e_b > 0) {
+    t_b = backward_phase(&x, &own, &cons, &e_b, pg > 1);
+    if (t_b < 0 && px > 1 && allreduce_groups(&x, &own, &cons)) {
         e_b = 0;
-        t_b = backward_phase(&x, &scat, &cons, &e_b) + 0.5 * groups_allreduce_s(pm, pgroups, pg, pbytes);
+        t_b = groups_allreduce_s(pm, pgroups, px, pbytes);
+        coll += 2 * coll_bytes(pgroups, px, pbytes);
+    } else if (t_b < 0) {
+        e_b = 0;
+        t_b = backward_phase(&x, &scat, &cons, &e_b, 0) + 0.5 * groups_allreduce_s(pm, pgroups, pg, pbytes);
         coll += coll_bytes(pgroups, pg, pbytes);
     }
     elems += e_b;

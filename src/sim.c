@@ -207,12 +207,52 @@ static int add_piece(builder *b, int e, int backward, int src, int dst, double e
  * same overlaps (of: first backward task; the input layer has none, -1, so
  * its pieces end nowhere). A piece between tasks on the same GPU is only a
  * dependency. */
+/* An edge whose configs have partial sums or replicas (cost_shard.c) is
+ * one task of kind SIM_REDUCE per direction, as long as its part of t_x
+ * (the collectives and the transfers around them), after every task it
+ * reads and before every task that reads it, holding the links of a ring
+ * over the GPUs both configs use and the NICs of the nodes it crosses. */
+static void build_reduce(builder *b, int e, int backward, const int *of)
+{
+    const cost_model *m = b->m;
+    int P = m->e_from[e], C = m->e_to[e];
+    const config *cp = cfg(b, P), *cc = cfg(b, C);
+    int Tp = config_tasks(cp), Tc = config_tasks(cc), T = Tp > Tc ? Tp : Tc;
+    double f, bw, bytes;
+    cost_t_x_parts(m, e, cp, cc, &f, &bw);
+    cost_t_x(m, e, cp, cc, &bytes);
+    int t = add_task(b, SIM_REDUCE, C, -1, backward ? bw : f);
+    b->t[t].edge = e;
+    b->t[t].backward = backward;
+    b->t[t].bytes = bytes / 2;
+    unsigned char *node_mark = lw_calloc((size_t)b->nodes, 1);
+    for (int g = 0; T > 1 && g < T; g++) {
+        int dst = (g + 1) % T;
+        add_need(b, t, link_resource(b, g, dst));
+        if (g / b->gpn != dst / b->gpn) node_mark[g / b->gpn] = node_mark[dst / b->gpn] = 1;
+    }
+    for (int nd = 0; nd < b->nodes; nd++)
+        if (node_mark[nd]) {
+            add_need(b, t, NEED_POOL(nd, 0, 1));
+            add_need(b, t, NEED_POOL(nd, 1, 1));
+        }
+    free(node_mark);
+    int from = backward ? of[C] : of[P], n_from = backward ? Tc : Tp, to = backward ? of[P] : of[C];
+    for (int k = 0; k < n_from; k++) add_dep(b, from + k, t);
+    for (int k = 0; to >= 0 && k < (backward ? Tp : Tc); k++) add_dep(b, t, to + k);
+    add_phase(b, PH_TRANSFER, t, 1);
+}
+
 static void build_edge(builder *b, int e, int backward, const int *of)
 {
     const cost_model *m = b->m;
     int P = m->e_from[e], C = m->e_to[e];
     const config *cp = cfg(b, P), *cc = cfg(b, C);
     int Tp = config_tasks(cp), Tc = config_tasks(cc);
+    if (cp->deg[DIM_R] > 1 || cp->deg[DIM_X] > 1 || cc->deg[DIM_R] > 1 || cc->deg[DIM_X] > 1) {
+        build_reduce(b, e, backward, of);
+        return;
+    }
     int first = b->n;
     int *ps = lw_malloc(sizeof(int) * (size_t)Tp);
     double *vs = lw_malloc(sizeof(double) * (size_t)Tp);
@@ -930,7 +970,7 @@ void sim_free(sim_result *s)
 }
 
 static const char *const kind_names[SIM__KINDS] = {"forward", "backward-data", "backward-weight", "transfer",
-                                                     "sync"};
+                                                     "sync", "reduce"};
 
 double sim_step_ms(const cost_model *m, const int *config_index, long max_tasks)
 {
@@ -972,7 +1012,7 @@ void sim_resource_name(const sim_resource *r, char *buf, size_t n)
 int sim_task_resource(const sim_result *s, int t)
 {
     const sim_task *tk = &s->tasks[t];
-    if (tk->kind != SIM_TRANSFER && tk->kind != SIM_SYNC) return tk->gpu;
+    if (tk->kind != SIM_TRANSFER && tk->kind != SIM_SYNC && tk->kind != SIM_REDUCE) return tk->gpu;
     return tk->n_res ? s->res_of[tk->res0] : -1;
 }
 

@@ -36,7 +36,9 @@
 
 #include "cost.h"
 
-typedef enum { SIM_FORWARD, SIM_BACKWARD_DATA, SIM_BACKWARD_WEIGHT, SIM_TRANSFER, SIM_SYNC, SIM__KINDS } sim_kind;
+/* SIM_REDUCE: an edge whose configs have partial sums or replicas (r, x),
+ * one task per direction: the reduction and the transfers around it. */
+typedef enum { SIM_FORWARD, SIM_BACKWARD_DATA, SIM_BACKWARD_WEIGHT, SIM_TRANSFER, SIM_SYNC, SIM_REDUCE, SIM__KINDS } sim_kind;
 typedef enum { SIM_OVERLAP_NONE, SIM_OVERLAP_FULL } sim_overlap;
 
 typedef struct sim_options {

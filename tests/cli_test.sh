@@ -1290,6 +1290,26 @@ fa = [n for n in a["nodes"] if n["name"] == "fc6"][0]; fm = [n for n in m["nodes
 d = fa["memory_bytes"][0][0] - fm["memory_bytes"][0][0]
 assert abs(d - 4 * 102764544) <= 1, d' "$OUT" "$TMP/costs_mem.json"
 
+# --recompute and --attention: refused when unknown; full recompute charges a block's forward again
+expect_fail "--recompute bogus is refused" 2 "--recompute" "none, selective or full" -- \
+    search -n tests/fixtures/nets/tiny_gpt.json -c dgx-a100 -g 2 --recompute bogus
+expect_fail "--attention bogus is refused" 2 "--attention" "flash or standard" -- \
+    eval -n tests/fixtures/nets/tiny_gpt.json -c dgx-a100 -g 2 -s data --attention bogus
+run eval -n tests/fixtures/nets/tiny_gpt.json -c dgx-a100 -g 2 -s data --json
+cp "$OUT" "$TMP/gpt_none.json"
+run eval -n tests/fixtures/nets/tiny_gpt.json -c dgx-a100 -g 2 -s data --json --recompute full
+cp "$OUT" "$TMP/gpt_full.json"
+run eval -n tests/fixtures/nets/tiny_gpt.json -c dgx-a100 -g 2 -s data --json --attention standard
+py "eval --recompute full: block layers cost more, the embedding and head the same; standard attention more" '
+import json, sys
+a, b, s = (json.load(open(f)) for f in sys.argv[1:4])
+ta = {l["name"]: l["compute_ms"] for l in a["layers"]}; tb = {l["name"]: l["compute_ms"] for l in b["layers"]}
+ts = {l["name"]: l["compute_ms"] for l in s["layers"]}
+assert tb["block0.fc1"] > ta["block0.fc1"] and tb["block1.attn"] > ta["block1.attn"], (ta, tb)
+assert tb["embed"] == ta["embed"] and tb["lm_head"] == ta["lm_head"]
+assert ts["block0.attn"] > ta["block0.attn"] and ts["block0.fc1"] == ta["block0.fc1"]' \
+    "$TMP/gpt_none.json" "$TMP/gpt_full.json" "$OUT"
+
 # the paper settings fit: the default limit changes no optimum
 for net in alexnet vgg16 inception_v3; do
     run search -n $net -c p100-4x4 --json

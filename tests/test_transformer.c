@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "net_json.h"
 #include "search.h"
+#include "sim.h"
 #include "strategy.h"
 
 #include <math.h>
@@ -201,15 +202,17 @@ Test(partial_sums, into_sequence_split_is_reduce_scatter)
 
 /* Megatron's column-parallel fc1 (split by output features, c = 4)
  * reading a LayerNorm replicated on its GPUs (x = 4): nothing forward
- * (each reads its own replica), and in backward the partial input
- * gradients reduced into the scattered layout (each GPU a quarter of the
- * sequence from the 3 others) and all-gathered: an all-reduce's traffic. */
+ * (each reads its own replica); in backward each fc1 task holds a partial
+ * gradient of the whole LayerNorm output, and the replicas need the sum:
+ * one ring all-reduce among the 4, exactly. Where the readers are not the
+ * replicas' own GPUs, the gradients go to the scattered layout and are
+ * all-gathered. */
 Test(replicas, column_parallel_reading_replicas_pays_allreduce_backward)
 {
     const long F = 256, S = 64, B = 8;
     network *n = mlp_block(F, S);
     cluster *c = two_nodes();
-    cost_model *m = open_model(n, c, 4, B);
+    cost_model *m = open_model(n, c, 8, B);
     const int e = edge_of(m, 2, 0);
     config cp = CFG(1, 1, 1, 1, 4), cc = CFG(1, 4, 1, 1, 1);
     const double eb = m->elem_bytes, piece = (double)B * S * F * eb;
@@ -217,13 +220,26 @@ Test(replicas, column_parallel_reading_replicas_pays_allreduce_backward)
     cost_t_x_parts(m, e, &cp, &cc, &f, &b);
     cost_t_x(m, e, &cp, &cc, &bytes);
     cr_assert_eq(f, 0);
-    /* by hand: 3 pieces of piece / 4 at 3 us + bytes / 10 GB/s, then half
-     * the ring all-reduce */
-    const double p2p = 3 * (3e-6 + piece / 4 / 10e9);
+    int ptask[8];
+    double vol[8];
+    cr_assert_eq(cost_overlaps_of(m, e, &cp, &cc, 2, ptask, vol), 1);
+    cr_assert_eq(ptask[0], 2, "the reader on GPU 2 reads the replica there");
+    ASSERT_REL(vol[0], (double)B * S * F, 1e-15);
     const double ar = ring_allreduce_ms(c, 0, 4, piece);
-    ASSERT_REL(b, 1e3 * p2p + ar / 2, 1e-12);
-    cr_assert(REL_EQ(b, ar, 0.05), "backward %.17g against an all-reduce %.17g", b, ar);
-    ASSERT_REL(bytes, 3 * piece / 4 * 4 + 3 * piece, 1e-15);
+    cr_assert_eq(b, ar, "backward %.17g, all-reduce %.17g", b, ar);
+    ASSERT_REL(bytes, 2 * 3 * piece, 1e-15);
+    /* the same with a sample split outside: two groups at once */
+    config cp2 = CFG(2, 1, 1, 1, 4), cc2 = CFG(2, 4, 1, 1, 1);
+    cost_t_x_parts(m, e, &cp2, &cc2, &f, &b);
+    cr_assert_eq(f, 0);
+    cr_assert(b >= ring_allreduce_ms(c, 0, 4, piece / 2));
+    /* readers on other GPUs than the replicas (x = 2 on GPUs 0-1, c = 4 on
+     * 0-3): by hand, GPU 0 gets half the piece from GPUs 1, 2, 3 (3 us +
+     * bytes / 10 GB/s each), then the all-gather among GPUs 0-1 */
+    config cp3 = CFG(1, 1, 1, 1, 2);
+    cost_t_x_parts(m, e, &cp3, &cc, &f, &b);
+    const double p2p = 3 * (3e-6 + piece / 2 / 10e9);
+    ASSERT_REL(b, 1e3 * p2p + ring_allreduce_ms(c, 0, 2, piece) / 2, 1e-12);
     /* a consumer replicated on the same GPUs reading replicas: free */
     config cx = CFG(1, 1, 1, 1, 4);
     cr_assert_eq(cost_t_x(m, edge_of(m, 5, 0), &cp, &cx, NULL), 0);
@@ -648,6 +664,57 @@ Test(memory, korthikanti_per_block)
         memcpy(tp, plan, sizeof tp);
         ASSERT_REL(block_activations(m, tp), sbh * (10 + 24.0 / t + 5.0 * a * S / (h * t)), 1e-15);
     }
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* simulate on a transformer: a strategy with r and x (every layer that
+ * allows one on 8 tasks with degree 2, the rest data parallel); each edge
+ * whose configs have either is one "reduce" task a direction, and without
+ * overlap the simulated step is Eq. 1's total. */
+Test(simulate, reductions_are_their_own_kind)
+{
+    lw_error err = {0};
+    network *n = net_load_file("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cluster *c = two_nodes();
+    cost_model *m = build_gpt(n, c, 8, 0);
+    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    for (int i = 0; i < m->n_layers; i++) {
+        int data = 0, rx = -1;
+        for (int k = 0; k < m->n_configs[i]; k++) {
+            const config *q = &m->configs[i][k];
+            if (config_tasks(q) != 8) continue;
+            if (q->deg[DIM_N] == 8) data = k;
+            if (rx < 0 && q->deg[DIM_N] == 4 && (q->deg[DIM_R] == 2 || q->deg[DIM_X] == 2)) rx = k;
+        }
+        ci[i] = rx >= 0 ? rx : data;
+    }
+    int rx_edges = 0;
+    for (int e = 0; e < m->n_edges; e++) {
+        const config *cp = &m->configs[m->e_from[e]][ci[m->e_from[e]]];
+        const config *cc = &m->configs[m->e_to[e]][ci[m->e_to[e]]];
+        rx_edges += cp->deg[DIM_R] > 1 || cp->deg[DIM_X] > 1 || cc->deg[DIM_R] > 1 || cc->deg[DIM_X] > 1;
+    }
+    cr_assert(rx_edges > 10, "%d edges with r or x", rx_edges);
+    strategy_eval ev;
+    strategy_evaluate(m, ci, &ev);
+    sim_options none = {.overlap = SIM_OVERLAP_NONE};
+    sim_result *z = sim_run(m, ci, &none), *s = sim_run(m, ci, NULL);
+    cr_assert_not_null(z);
+    cr_assert_not_null(s);
+    ASSERT_REL(z->step_ms, z->eq1_ms, 1e-9);
+    ASSERT_REL(z->eq1_ms, ev.total_ms, 1e-12);
+    int reduces = 0;
+    for (int t = 0; t < s->n_tasks; t++) reduces += s->tasks[t].kind == SIM_REDUCE;
+    cr_assert_eq(reduces, 2 * rx_edges, "%d reduce tasks for %d edges", reduces, rx_edges);
+    cr_assert_str_eq(sim_kind_name(SIM_REDUCE), "reduce");
+    cr_assert(s->step_ms <= s->eq1_ms * (1 + 1e-9));
+    sim_free(z);
+    sim_free(s);
+    strategy_eval_free(&ev);
+    free(ci);
     cost_model_free(m);
     cluster_free(c);
     net_free(n);
