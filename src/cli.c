@@ -30,8 +30,10 @@ typedef struct opts {
     int overlap; /* simulate: sim_overlap, -1 for the default (full) */
     int refine;            /* search --refine */
     double refine_s;       /* its time limit */
-    unsigned long long seed;
-    int seed_set;
+    struct {                 /* search --refine --seed N */
+        unsigned long long value;
+        int set;
+    } seed;
     plan_settings set;
     plan_memory_settings mset;
     struct {                 /* what-ifs over the cluster's settings; -1 (bandwidths 0): the cluster's own */
@@ -51,6 +53,7 @@ typedef struct opts {
         const char *operand;
         netgen_params sizes; /* 0: not given */
     } arg;
+    megatron_options mega;   /* -s megatron and compare/scale's megatron row: --tp (0: the default), --sp */
     onnx_options onnx;       /* --input-shape */
 } opts;
 
@@ -114,6 +117,27 @@ static int stdout_status(int rc)
         if (rc == 0) rc = 1;
     }
     return rc;
+}
+
+/* The memory settings' options (parse_value_option's): 0, or 2 with the
+ * message printed. */
+static int parse_memory_option(opts *o, const char *a, const char *v)
+{
+    if (strcmp(a, "--memory-limit") == 0) {
+        double b = cli_parse_size(v);
+        if (b <= 0)
+            return bad("--memory-limit \"%s\" must be a size such as 16GiB, 12GB, 8000MiB or 16 (GiB)", v ? v : "");
+        o->mset.limit = b;
+    } else if (strcmp(a, "--optimizer") == 0) {
+        int k = optimizer_from_name(v);
+        if (k < 0) return bad("--optimizer \"%s\" must be sgd, momentum or adam", v ? v : "");
+        o->mset.optimizer = (optimizer_kind)k;
+    } else {
+        double d;
+        if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("--time-limit \"%s\" must be seconds from 0.001 to 1e6", v ? v : "");
+        o->mset.time_s = d;
+    }
+    return 0;
 }
 
 /* --recompute and --attention: settings every cost model set up after
@@ -220,27 +244,19 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         }
     } else if (TAKES("--seed")) {
         if (parse_long(v, 0, 2147483647L, &n) != 0) return bad("--seed \"%s\" must be a whole number", v ? v : "");
-        o->seed = (unsigned long long)n;
-        o->seed_set = 1;
+        o->seed.value = (unsigned long long)n;
+        o->seed.set = 1;
     } else if (TAKES("--trace")) {
         o->trace = v;
-    } else if (TAKES("--memory-limit")) {
-        double b = cli_parse_size(v);
-        if (b <= 0)
-            return bad("--memory-limit \"%s\" must be a size such as 16GiB, 12GB, 8000MiB or 16 (GiB)", v ? v : "");
-        o->mset.limit = b;
-    } else if (TAKES("--optimizer")) {
-        int k = optimizer_from_name(v);
-        if (k < 0) return bad("--optimizer \"%s\" must be sgd, momentum or adam", v ? v : "");
-        o->mset.optimizer = (optimizer_kind)k;
-    } else if (TAKES("--time-limit")) {
-        double d;
-        if (parse_double(v, 1e-3, 1e6, &d) != 0) return bad("--time-limit \"%s\" must be seconds from 0.001 to 1e6", v ? v : "");
-        o->mset.time_s = d;
+    } else if (TAKES("--memory-limit") || TAKES("--optimizer") || TAKES("--time-limit")) {
+        return parse_memory_option(o, a, v);
     } else if (TAKES("--why-not")) {
         o->whynot = v;
     } else if (TAKES("--explain")) {
         o->explain = v;
+    } else if (TAKES("--tp")) {
+        if (parse_long(v, 1, COST_MAX_GPUS, &n) != 0) return bad_range("--tp", v, COST_MAX_GPUS);
+        o->mega.tp = (int)n;
     } else if (TAKES("--pin")) {
         if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
         if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
@@ -252,6 +268,17 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
     return 0;
 }
 
+/* Whether the command line asks for Megatron's plan, which --tp and --sp
+ * shape: -s megatron, diff's A or B, or compare and scale (a row). */
+static int megatron_named(const opts *o)
+{
+    if (strcmp(o->cmd, "compare") == 0 || strcmp(o->cmd, "scale") == 0) return 1;
+    if (o->strategy && strcmp(o->strategy, "megatron") == 0) return 1;
+    for (int k = 0; k < o->diff.n; k++)
+        if (strcmp(o->diff.name[k], "megatron") == 0) return 1;
+    return 0;
+}
+
 /* Options that would be ignored where they are given, or that contradict
  * each other, are refused, never dropped without a word: 0, or 2 with the
  * message printed. */
@@ -260,7 +287,7 @@ static int check_option_use(const opts *o)
     const int tui = !o->cmd || strcmp(o->cmd, "tui") == 0; /* the TUI names what it does not take */
     if (o->set.global_batch > 0 && o->set.batch_per_gpu > 0)
         return bad("%s", "--batch (the global batch) and --batch-per-gpu (the batch per GPU) both set the batch: give one");
-    if (o->seed_set && !o->refine && !tui)
+    if (o->seed.set && !o->refine && !tui)
         return bad("%s", "--seed is the seed of search --refine: it goes with --refine");
     if (o->strategy && !tui && strcmp(o->cmd, "eval") != 0 && strcmp(o->cmd, "simulate") != 0 &&
         strcmp(o->cmd, "export") != 0 && strcmp(o->cmd, "fit") != 0)
@@ -291,6 +318,9 @@ static int check_option_use(const opts *o)
     if (is_net && (o->net || o->cluster || o->json))
         return bad("%s is not an option of net: it reads no network or cluster and always writes JSON",
                    o->net ? "-n" : o->cluster ? "-c" : "--json");
+    if ((o->mega.tp || o->mega.sp) && !tui && !megatron_named(o))
+        return bad("%s shapes Megatron's plan: it goes with -s megatron (eval, simulate, export), diff's megatron, "
+                   "or compare and scale (their megatron row)", o->mega.tp ? "--tp" : "--sp");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -344,6 +374,7 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (TAKES("--no-memory-limit")) o->mset.limit = -1;
             else if (TAKES("--steps")) o->steps = 1;
             else if (TAKES("--no-fold")) o->set.no_fold = 1;
+            else if (TAKES("--sp")) o->mega.sp = 1;
             else if (TAKES("-h") || TAKES("--help")) {
                 cli_usage_write(stdout);
                 exit(stdout_status(0));
@@ -602,13 +633,17 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
            ev->total_ms);
     printf("\nper step %.2f ms = compute %.2f + sync %.2f + transfer %.2f\n", ev->total_ms, ev->compute_ms, ev->sync_ms,
            ev->transfer_ms);
-    printf("throughput %.1f images/s; %s moved between GPUs per step; peak memory %s per GPU (of %.0f GiB)\n",
-           ev->images_per_s, bb, mb, p->cl->gpu.memory_gib);
+    printf("throughput %.1f images/s, MFU %.1f%% (%.1f TFLOPS per GPU); %s moved between GPUs per step; peak memory %s "
+           "per GPU (of %.0f GiB)\n",
+           ev->images_per_s, ev->mfu * 100, ev->tflops_per_gpu, bb, mb, p->cl->gpu.memory_gib);
     double sim = sim_step_ms(m, ci, SIM_SUMMARY_MAX_TASKS);
-    if (!isnan(sim))
+    if (!isnan(sim)) {
+        double tf, mfu;
+        strategy_achieved(m, sim, ev->gpus_used, &tf, &mfu);
         printf("(Eq. 1, the paper's additive model.) Simulated with communication overlapped: %.2f ms per step, "
-               "%.1f images/s (layerwise simulate)\n",
-               sim, (double)m->batch / (sim * 1e-3));
+               "%.1f images/s, MFU %.1f%% (layerwise simulate)\n",
+               sim, (double)m->batch / (sim * 1e-3), mfu * 100);
+    }
     if (ev->peak_memory_bytes > p->cl->gpu.memory_gib * 1073741824.0)
         printf("warning: this strategy needs more memory than a GPU has\n");
 }
@@ -834,7 +869,7 @@ static int search_refine(const opts *o, plan *p)
 {
     const cost_model *m = p->cm;
     refine_result rr;
-    unsigned long long seed = o->seed ? o->seed : 1;
+    unsigned long long seed = o->seed.value ? o->seed.value : 1;
     refine_bounds rb = plan_refine_bounds(p); /* the search's pins and memory limit hold */
     sim_refine(m, p->best, &rb, o->refine_s, seed, &rr);
     strategy_eval ev;
@@ -971,7 +1006,7 @@ static int cmd_search(const opts *o)
 
 static int cmd_eval(const opts *o)
 {
-    if (!o->strategy) return bad("%s", "eval needs -s FILE, or -s data|model|owt");
+    if (!o->strategy) return bad("%s", "eval needs -s FILE, or -s data|model|owt|megatron");
     lw_error err = {0};
     /* only the entries the strategy uses: no tables, no search (the text
      * output searches for its comparison with the optimum, up to
@@ -983,6 +1018,12 @@ static int cmd_eval(const opts *o)
     const char *algo = o->strategy;
     if (b >= 0) {
         strategy_baseline(p->cm, (baseline_kind)b, ci);
+    } else if (strcmp(o->strategy, "megatron") == 0) {
+        if (strategy_megatron(p->cm, &o->mega, ci, &err) != 0) {
+            free(ci);
+            plan_free(p);
+            return die(&err);
+        }
     } else {
         size_t len;
         char *text = lw_read_file(o->strategy, &len, &err);
@@ -1015,7 +1056,11 @@ static int cmd_eval(const opts *o)
     }
     if (!o->json) {
         char title[300];
-        snprintf(title, sizeof title, "strategy %s", o->strategy);
+        if (strcmp(o->strategy, "megatron") == 0)
+            snprintf(title, sizeof title, "strategy megatron (tensor parallel %d%s)",
+                     o->mega.tp ? o->mega.tp : strategy_megatron_default_tp(p->cm), o->mega.sp ? ", sequence parallel" : "");
+        else
+            snprintf(title, sizeof title, "strategy %s", o->strategy);
         print_strategy_text(p, ci, &ev, title);
         if (p->gpus > EVAL_SEARCH_MAX_GPUS) {
             printf("the optimum for this setting: not searched at %d GPUs (over %d; layerwise search finds it, up to "
@@ -1038,28 +1083,104 @@ static int cmd_eval(const opts *o)
 
 typedef struct row {
     int gpus;
+    int kind;      /* ROW_DATA .. ROW_LAYERWISE */
     const char *strategy;
     strategy_eval ev;
     double speedup;
     double sim_ms; /* the simulated step (overlap full) */
+    megatron_options mega; /* the megatron row's T (resolved) and sp */
 } row;
 
-static void add_rows(plan *p, row *rows, int *n, double base_ips[4])
+/* The rows of compare and scale in their order: the paper's baselines,
+ * Megatron's plan (transformer networks only), the layer-wise optimum. */
+enum { ROW_DATA, ROW_MODEL, ROW_OWT, ROW_MEGATRON, ROW_LAYERWISE, ROW_KINDS };
+
+static row *push_row(plan *p, row *rows, int *n, int kind, const char *name, const int *ci, const strategy_eval *ev,
+                     const double *base_ips)
+{
+    row *r = &rows[(*n)++];
+    r->gpus = p->gpus;
+    r->kind = kind;
+    r->strategy = name;
+    r->ev = *ev;
+    r->sim_ms = sim_step_ms(p->cm, ci, SIM_SUMMARY_MAX_TASKS); /* NaN: too big */
+    r->speedup = base_ips && base_ips[kind] > 0 ? r->ev.images_per_s / base_ips[kind] : 0;
+    r->mega = (megatron_options){0};
+    return r;
+}
+
+/* Megatron's row on a transformer network: T = --tp (capped by the GPU
+ * count), or the default. 0, or -1 with err set (a T the network refuses). */
+static int add_megatron_row(plan *p, const opts *o, row *rows, int *n, const double *base_ips, lw_error *err)
+{
+    megatron_options mo = o->mega;
+    int G = 1;
+    while (G * 2 <= p->gpus) G *= 2;
+    if (mo.tp > G && !(mo.tp & (mo.tp - 1))) mo.tp = G;
+    if (!mo.tp) mo.tp = strategy_megatron_default_tp(p->cm);
+    int *ci = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+    int rc = strategy_megatron(p->cm, &mo, ci, err);
+    if (rc == 0) {
+        strategy_eval ev;
+        strategy_evaluate(p->cm, ci, &ev);
+        push_row(p, rows, n, ROW_MEGATRON, "megatron", ci, &ev, base_ips)->mega = mo;
+    }
+    free(ci);
+    return rc;
+}
+
+/* --tp and --sp shape compare's and scale's megatron row: on a network
+ * without one they would be ignored, so they are refused (exit 2). */
+static int check_megatron_row(const opts *o, const plan *p, lw_error *err)
+{
+    if ((o->mega.tp || o->mega.sp) && !strategy_megatron_applies(p->net))
+        return lw_fail(err, 2, "%s: network \"%s\" has no transformer layers (attention), so %s has no megatron row",
+                       o->mega.tp ? "--tp" : "--sp", p->net->name, o->cmd);
+    return 0;
+}
+
+static int add_rows(plan *p, const opts *o, row *rows, int *n, const double *base_ips, lw_error *err)
 {
     int L = p->net->n_layers, shown = p->unsearched ? BASE__COUNT : STRATEGY_COMPARED; /* unsearched: the baselines only */
     strategy_eval ev[STRATEGY_COMPARED];
     int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
     strategy_evaluate_compared(p->cm, p->best, ev, ci);
     for (int s = shown; s < STRATEGY_COMPARED; s++) strategy_eval_free(&ev[s]);
+    int rc = 0, mega = strategy_megatron_applies(p->net);
     for (int s = 0; s < shown; s++) {
-        row *r = &rows[(*n)++];
-        r->gpus = p->gpus;
-        r->strategy = strategy_compared_names[s];
-        r->ev = ev[s];
-        r->sim_ms = sim_step_ms(p->cm, ci + (size_t)s * (size_t)L, SIM_SUMMARY_MAX_TASKS); /* NaN: too big */
-        r->speedup = base_ips && base_ips[s] > 0 ? r->ev.images_per_s / base_ips[s] : 0;
+        if (s == BASE__COUNT && mega && rc == 0) rc = add_megatron_row(p, o, rows, n, base_ips, err);
+        int kind = s < BASE__COUNT ? s : ROW_LAYERWISE;
+        push_row(p, rows, n, kind, strategy_compared_names[s], ci + (size_t)s * (size_t)L, &ev[s], base_ips);
     }
+    if (shown == BASE__COUNT && mega && rc == 0) rc = add_megatron_row(p, o, rows, n, base_ips, err);
     free(ci);
+    return rc;
+}
+
+/* A row's throughput figures, each with the model that made it: Eq. 1's
+ * ("estimator": "eq1", beside images_per_s) and the simulated step's (the
+ * sim_ fields, "sim_estimator": "simulated"; null where it was too large to
+ * simulate). */
+static void add_row_throughput(cJSON *r, const row *w)
+{
+    const strategy_eval *ev = &w->ev;
+    cJSON_AddStringToObject(r, "estimator", "eq1");
+    cJSON_AddNumberToObject(r, "model_flops_per_step", ev->model_flops_per_step);
+    cJSON_AddNumberToObject(r, "tflops_per_gpu", ev->tflops_per_gpu);
+    cJSON_AddNumberToObject(r, "mfu", ev->mfu);
+    cJSON_AddStringToObject(r, "sim_estimator", "simulated");
+    if (w->sim_ms > 0) {
+        double k = ev->total_ms / w->sim_ms; /* the same work in the simulated step */
+        cJSON_AddNumberToObject(r, "sim_step_ms", w->sim_ms);
+        cJSON_AddNumberToObject(r, "sim_images_per_s", ev->images_per_s * k);
+        cJSON_AddNumberToObject(r, "sim_tflops_per_gpu", ev->tflops_per_gpu * k);
+        cJSON_AddNumberToObject(r, "sim_mfu", ev->mfu * k);
+    } else {
+        cJSON_AddNullToObject(r, "sim_step_ms");
+        cJSON_AddNullToObject(r, "sim_images_per_s");
+        cJSON_AddNullToObject(r, "sim_tflops_per_gpu");
+        cJSON_AddNullToObject(r, "sim_mfu");
+    }
 }
 
 /* --json: the rows as JSON on stdout, or in -o FILE; -o FILE without --json:
@@ -1135,19 +1256,17 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             cJSON_AddNumberToObject(r, "gpus", rows[i].gpus);
             cJSON_AddNumberToObject(r, "gpus_used", rows[i].ev.gpus_used);
             cJSON_AddStringToObject(r, "strategy", rows[i].strategy);
+            if (rows[i].kind == ROW_MEGATRON) {
+                cJSON_AddNumberToObject(r, "tp", rows[i].mega.tp);
+                cJSON_AddBoolToObject(r, "sp", rows[i].mega.sp);
+            }
             cJSON_AddNumberToObject(r, "total_ms", rows[i].ev.total_ms);
             cJSON_AddNumberToObject(r, "compute_ms", rows[i].ev.compute_ms);
             cJSON_AddNumberToObject(r, "sync_ms", rows[i].ev.sync_ms);
             cJSON_AddNumberToObject(r, "transfer_ms", rows[i].ev.transfer_ms);
             cJSON_AddNumberToObject(r, "images_per_s", rows[i].ev.images_per_s);
+            add_row_throughput(r, &rows[i]);
             cJSON_AddNumberToObject(r, "bytes_per_step", rows[i].ev.bytes_per_step);
-            if (rows[i].sim_ms > 0) {
-                cJSON_AddNumberToObject(r, "sim_step_ms", rows[i].sim_ms);
-                cJSON_AddNumberToObject(r, "sim_images_per_s", rows[i].ev.images_per_s * rows[i].ev.total_ms / rows[i].sim_ms);
-            } else {
-                cJSON_AddNullToObject(r, "sim_step_ms");
-                cJSON_AddNullToObject(r, "sim_images_per_s");
-            }
             if (with_speedup) cJSON_AddNumberToObject(r, "speedup", rows[i].speedup);
             cJSON_AddItemToArray(arr, r);
         }
@@ -1161,18 +1280,20 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
     printf("%s on %s (%s, %s), batch %s\n\n", p->net->name, p->cl->name, precision_name(p->cl->precision),
            sync_scheme_name(p->cl->sync),
            p->set.global_batch ? "fixed" : "32 per GPU");
-    printf("step ms and images/s: Eq. 1 (the paper's additive model); sim ms: simulated step with overlap\n\n");
-    printf("%5s  %-10s %10s %10s %10s %10s %11s %8s %12s %10s\n", "GPUs", "strategy", "step ms", "compute", "sync",
-           "transfer", "images/s", with_speedup ? "speed-up" : "", "bytes/step", "sim ms");
+    printf("step ms, images/s and MFU: Eq. 1 (the paper's additive model); sim ms: simulated step with overlap\n\n");
+    printf("%5s  %-10s %10s %10s %10s %10s %11s %6s %8s %12s %10s\n", "GPUs", "strategy", "step ms", "compute", "sync",
+           "transfer", "images/s", "MFU", with_speedup ? "speed-up" : "", "bytes/step", "sim ms");
     for (int i = 0; i < n; i++) {
         char bb[32], sp[16] = "";
         lw_format_bytes(rows[i].ev.bytes_per_step, bb, sizeof bb);
         if (with_speedup) snprintf(sp, sizeof sp, "%.2fx", rows[i].speedup);
         char sm[24] = "-";
         if (rows[i].sim_ms > 0) snprintf(sm, sizeof sm, "%.2f", rows[i].sim_ms);
-        printf("%5d  %-10s %10.2f %10.2f %10.2f %10.2f %11.1f %8s %12s %10s\n", rows[i].gpus, rows[i].strategy,
+        char mfu[16];
+        snprintf(mfu, sizeof mfu, "%.1f%%", rows[i].ev.mfu * 100);
+        printf("%5d  %-10s %10.2f %10.2f %10.2f %10.2f %11.1f %6s %8s %12s %10s\n", rows[i].gpus, rows[i].strategy,
                rows[i].ev.total_ms, rows[i].ev.compute_ms, rows[i].ev.sync_ms, rows[i].ev.transfer_ms,
-               rows[i].ev.images_per_s, sp, bb, sm);
+               rows[i].ev.images_per_s, mfu, sp, bb, sm);
         if (i + 1 < n && rows[i + 1].gpus != rows[i].gpus) printf("\n");
     }
     for (int i = 0; i < n; i++)
@@ -1182,6 +1303,17 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
                    "evaluated up to %d\n", PLAN_AUTO_SEARCH_MAX_GPUS, COST_MAX_GPUS, COST_EVAL_MAX_GPUS);
             break;
         }
+    int said = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].kind == ROW_MEGATRON) {
+            if (!said)
+                printf("\nmegatron: Megatron-LM's plan, tensor parallel over consecutive GPUs (--tp%s), data parallel "
+                       "over the groups; tensor-parallel degree", rows[i].mega.sp ? ", with --sp sequence parallel" : "");
+            printf("%s %d", said ? "," : "", rows[i].mega.tp);
+            if (with_speedup) printf(" at %d GPU%s", rows[i].gpus, rows[i].gpus == 1 ? "" : "s");
+            said = 1;
+        }
+    if (said) printf("\n");
     int first = 1;
     for (int i = 0; i < n; i++)
         if (rows[i].ev.gpus_used < rows[i].gpus) {
@@ -1203,18 +1335,17 @@ static int cmd_compare(const opts *o)
         plan_free(p);
         p = NULL;
     }
-    if (!p) return die(&err);
-    row rows[4];
-    int n = 0;
-    add_rows(p, rows, &n, NULL);
-    scheme_row sr[SYNC__COUNT];
-    int schemes = !p->unsearched; /* searched: each scheme's optimum beside the baselines */
-    if (schemes && scheme_rows(p, sr, &err) != 0) {
-        for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
+    if (!p || check_megatron_row(o, p, &err) != 0) {
         plan_free(p);
         return die(&err);
     }
-    int rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL);
+    row rows[ROW_KINDS];
+    int n = 0;
+    int rc = add_rows(p, o, rows, &n, NULL, &err) != 0 ? die(&err) : 0;
+    scheme_row sr[SYNC__COUNT];
+    int schemes = rc == 0 && !p->unsearched; /* searched: each scheme's optimum beside the baselines */
+    if (schemes && scheme_rows(p, sr, &err) != 0) rc = die(&err), schemes = 0;
+    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL);
     if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
@@ -1248,7 +1379,10 @@ static int cmd_scale(const opts *o)
     plan_settings set = o->set;
     set.gpus = 1;
     plan *p = open_plan(o, set, &err);
-    if (!p) return die(&err);
+    if (!p || check_megatron_row(o, p, &err) != 0) {
+        plan_free(p);
+        return die(&err);
+    }
     if (!nc) {
         int total = cluster_gpus(p->cl);
         for (int g = 1; g <= total && nc < 64; g *= 2) counts[nc++] = g;
@@ -1269,21 +1403,21 @@ static int cmd_scale(const opts *o)
             return 2;
         }
     }
-    row *rows = lw_calloc((size_t)nc * 4 + 4, sizeof(row));
+    row *rows = lw_calloc((size_t)nc * ROW_KINDS + ROW_KINDS, sizeof(row));
     int n = 0;
-    double base[4];
+    double base[ROW_KINDS] = {0};
+    int rc = 0;
     {
-        row one[4];
+        row one[ROW_KINDS];
         int k = 0;
-        add_rows(p, one, &k, NULL);
-        for (int s = 0; s < 4; s++) {
-            base[s] = one[s].ev.images_per_s;
+        if (add_rows(p, o, one, &k, NULL, &err) != 0) rc = die(&err);
+        for (int s = 0; s < k; s++) {
+            base[one[s].kind] = one[s].ev.images_per_s;
             strategy_eval_free(&one[s].ev);
         }
     }
     /* above the search's limit, the baselines alone, without tables */
     plan *big = NULL;
-    int rc = 0;
     for (int i = 0; i < nc && rc == 0; i++) {
         plan_settings next = p->set;
         next.gpus = counts[i];
@@ -1292,8 +1426,8 @@ static int cmd_scale(const opts *o)
             if (!big) big = open_plan_as(o, next, 1, &err);
             q = big;
         }
-        if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0) rc = die(&err);
-        else add_rows(q, rows, &n, base);
+        if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0 || add_rows(q, o, rows, &n, base, &err) != 0)
+            rc = die(&err);
     }
     if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
@@ -1406,6 +1540,7 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
         cJSON_AddStringToObject(root, "model", "Eq. 1");
         cJSON_AddNumberToObject(root, "total_ms", p->best_eval.total_ms);
         cJSON_AddNumberToObject(root, "images_per_s", round(p->best_eval.images_per_s * 10) / 10);
+        doc_add_throughput(root, p->cm, "eq1", p->best_eval.total_ms, p->best_eval.gpus_used);
         cJSON_AddNumberToObject(root, "peak_memory_bytes", round(p->best_eval.peak_memory_bytes));
         cJSON_AddBoolToObject(root, "proven_optimal", p->mem.proven_optimal);
         cJSON_AddNumberToObject(root, "lower_bound_ms", p->mem.lower_bound_ms);
@@ -1500,10 +1635,12 @@ static int cmd_fit(const opts *o)
                p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
     } else {
         printf("%s on %s, %d GPUs, %s state: the largest batch at which a strategy fits %.2f GiB per GPU is %ld per GPU%s\n"
-               "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, peak %.2f GiB\n",
+               "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, MFU %.1f%%, "
+               "peak %.2f GiB\n",
                p->net->name, p->cl->name, p->gpus, optimizer_name(p->mset.optimizer), limit / 1073741824.0, lo,
                !found_hi ? more : unsettled ? " or a little more (some larger batches unsettled)" : "",
-               p->batch, p->best_eval.total_ms, p->best_eval.images_per_s, p->best_eval.peak_memory_bytes / 1073741824.0);
+               p->batch, p->best_eval.total_ms, p->best_eval.images_per_s, p->best_eval.mfu * 100,
+               p->best_eval.peak_memory_bytes / 1073741824.0);
         if (!p->mem.proven_optimal)
             printf("(the best found in the time limit; none that fits is faster than %.2f ms/step)\n", p->mem.lower_bound_ms);
     }
@@ -1541,7 +1678,7 @@ static int cmd_export(const opts *o)
         return 2;
     }
     int *ci = given ? lw_calloc((size_t)p->net->n_layers, sizeof(int)) : NULL;
-    int rc = given ? strategy_pick(p, o->strategy, ci, &err) : 0;
+    int rc = given ? strategy_pick_with(p, o->strategy, &o->mega, ci, &err) : 0;
     if (rc == 0) rc = export_diagram(p, (export_view)view, o->step, ci, o->out, &err);
     free(ci);
     plan_free(p);
@@ -1624,12 +1761,17 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
     printf("simulated training step: %s on %s, %d GPU%s, batch %ld (%s), strategy %s, overlap %s\n\n",
            p->net->name, p->cl->name, p->gpus, p->gpus == 1 ? "" : "s", p->batch, sync_scheme_name(p->cl->sync),
            label, sim_overlap_name(s->overlap));
-    printf("  simulated step  %10.2f ms  %10.1f images/s   (event simulation of the task graph)\n", s->step_ms,
-           s->images_per_s);
-    printf("  Eq. 1 estimate  %10.2f ms  %10.1f images/s   (the paper's additive cost model)\n", s->eq1_ms,
-           s->eq1_ms > 0 ? (double)p->batch / (s->eq1_ms * 1e-3) : 0);
-    printf("  saved by overlap %9.2f ms  (%.1f%% of Eq. 1)\n\n", s->eq1_ms - s->step_ms,
+    double tf[2], mfu[2];
+    strategy_achieved(p->cm, s->step_ms, s->gpus_used, &tf[0], &mfu[0]);
+    strategy_achieved(p->cm, s->eq1_ms, s->gpus_used, &tf[1], &mfu[1]);
+    printf("  simulated step  %10.2f ms  %10.1f images/s  MFU %5.1f%%   (event simulation of the task graph)\n",
+           s->step_ms, s->images_per_s, mfu[0] * 100);
+    printf("  Eq. 1 estimate  %10.2f ms  %10.1f images/s  MFU %5.1f%%   (the paper's additive cost model)\n", s->eq1_ms,
+           s->eq1_ms > 0 ? (double)p->batch / (s->eq1_ms * 1e-3) : 0, mfu[1] * 100);
+    printf("  saved by overlap %9.2f ms  (%.1f%% of Eq. 1)\n", s->eq1_ms - s->step_ms,
            s->eq1_ms > 0 ? 100.0 * (s->eq1_ms - s->step_ms) / s->eq1_ms : 0);
+    printf("  model FLOPs     %10.4g per step: %.1f TFLOPS per GPU simulated (MFU: of the %.1f TFLOPS %s dense peak)\n\n",
+           strategy_model_flops_per_step(p->cm), tf[0], p->cm->gk.peak_tflops, precision_name(p->cm->prec));
     printf("busy per GPU (compute, ms and %% of the simulated step):\n");
     for (int g = 0; g < s->gpus; g++)
         printf("  gpu %-3d %9.2f %4.0f%%%s", g, s->res[g].busy_ms,
@@ -1711,7 +1853,7 @@ static int cmd_simulate(const opts *o)
     if (!p) return die(&err);
     int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
     const char *label = o->strategy ? o->strategy : "optimum";
-    if (strategy_pick(p, label, ci, &err) != 0) {
+    if (strategy_pick_with(p, label, &o->mega, ci, &err) != 0) {
         free(ci);
         plan_free(p);
         return die(&err);
@@ -1765,7 +1907,8 @@ static int cmd_simulate(const opts *o)
  * the search; baselines and files are evaluated without tables. */
 static int cmd_diff(const opts *o)
 {
-    if (o->diff.n != 2) return bad("%s", "diff needs two strategies: optimum, data, model, owt or a strategy file");
+    if (o->diff.n != 2)
+        return bad("%s", "diff needs two strategies: optimum, data, model, owt, megatron or a strategy file");
     lw_error err = {0};
     int searched = strcmp(o->diff.name[0], "optimum") == 0 || strcmp(o->diff.name[1], "optimum") == 0;
     plan *p = open_plan_as(o, o->set, !searched, &err);
@@ -1778,7 +1921,7 @@ static int cmd_diff(const opts *o)
     strategy_eval ev[2] = {{0}, {0}};
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
-        if (strategy_pick(p, o->diff.name[k], ci[k], &err) != 0) rc = die(&err);
+        if (strategy_pick_with(p, o->diff.name[k], &o->mega, ci[k], &err) != 0) rc = die(&err);
         else strategy_evaluate(p->cm, ci[k], &ev[k]);
     }
     if (rc == 0) {
@@ -1892,7 +2035,7 @@ static int cmd_list(void)
  * baseline), or NULL. */
 static const char *strategy_file(const char *name)
 {
-    return name && strcmp(name, "optimum") != 0 && baseline_from_name(name) < 0 ? name : NULL;
+    return name && strcmp(name, "optimum") != 0 && !strategy_is_builtin(name) ? name : NULL;
 }
 
 /* One file a command reads or writes, as the messages name it. */
@@ -1932,7 +2075,7 @@ static int check_outputs_apart(const opts *o)
     }
     if (strcmp(o->cmd, "eval") == 0 || strcmp(o->cmd, "export") == 0 || strcmp(o->cmd, "simulate") == 0) {
         /* eval reads any name that is not a baseline; the others take "optimum" too */
-        const char *f = strcmp(o->cmd, "eval") == 0 && o->strategy && baseline_from_name(o->strategy) < 0
+        const char *f = strcmp(o->cmd, "eval") == 0 && o->strategy && !strategy_is_builtin(o->strategy)
                             ? o->strategy
                             : strategy_file(o->strategy);
         if (f) add_file(in, &ni, "the strategy (-s)", f, f);
@@ -1974,8 +2117,10 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
     onnx_set_default_options(&o.onnx); /* -n FILE.onnx, wherever a network is loaded */
     if (!o.cmd || strcmp(o.cmd, "tui") == 0) {
         /* every shared option reaches the TUI; those of other commands are refused, not ignored */
-        static const char *const not_tui[] = {"--json", "-o", "--view", "--step", "--steps", "--size", "--seed"};
-        const int given[] = {o.json, o.out != NULL, o.view != NULL, o.step >= 0, o.steps, o.size > 0, o.seed_set};
+        static const char *const not_tui[] = {"--json", "-o",     "--view", "--step", "--steps",
+                                              "--size", "--seed", "--tp",   "--sp"};
+        const int given[] = {o.json,     o.out != NULL, o.view != NULL, o.step >= 0, o.steps,
+                             o.size > 0, o.seed.set,    o.mega.tp > 0,  o.mega.sp};
         for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,

@@ -10,6 +10,12 @@
 
 int strategy_pick(const plan *p, const char *name, int *ci, lw_error *err)
 {
+    return strategy_pick_with(p, name, NULL, ci, err);
+}
+
+int strategy_pick_with(const plan *p, const char *name, const megatron_options *mo, int *ci, lw_error *err)
+{
+    if (strcmp(name, "megatron") == 0) return strategy_megatron(p->cm, mo, ci, err);
     if (strcmp(name, "optimum") == 0) {
         if (!p->sr) return lw_fail(err, 1, "there is no optimum: the plan was not searched");
         memcpy(ci, p->best, sizeof(int) * (size_t)p->net->n_layers);
@@ -44,7 +50,7 @@ int diff_changed(const plan *p, const diff_side *a, const diff_side *b)
     return n;
 }
 
-static cJSON *side_json(const diff_side *s)
+static cJSON *side_json(const plan *p, const diff_side *s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "strategy", s->label);
@@ -53,6 +59,7 @@ static cJSON *side_json(const diff_side *s)
     cJSON_AddNumberToObject(o, "sync_ms", s->ev->sync_ms);
     cJSON_AddNumberToObject(o, "transfer_ms", s->ev->transfer_ms);
     cJSON_AddNumberToObject(o, "images_per_s", s->ev->images_per_s);
+    doc_add_throughput(o, p->cm, "eq1", s->ev->total_ms, s->ev->gpus_used);
     cJSON_AddNumberToObject(o, "bytes_per_step", s->ev->bytes_per_step);
     cJSON_AddNumberToObject(o, "gpus_used", s->ev->gpus_used);
     return o;
@@ -74,8 +81,8 @@ char *diff_json(const plan *p, const diff_side *a, const diff_side *b)
 {
     cJSON *root = doc_new("layerwise-diff/1", p->cm, -1);
     cJSON_AddStringToObject(root, "model", "Eq. 1");
-    cJSON_AddItemToObject(root, "a", side_json(a));
-    cJSON_AddItemToObject(root, "b", side_json(b));
+    cJSON_AddItemToObject(root, "a", side_json(p, a));
+    cJSON_AddItemToObject(root, "b", side_json(p, b));
     cJSON_AddNumberToObject(root, "delta_ms", b->ev->total_ms - a->ev->total_ms);
     cJSON_AddNumberToObject(root, "layers_changed", diff_changed(p, a, b));
     cJSON *arr = cJSON_AddArrayToObject(root, "layers");
@@ -122,8 +129,10 @@ char *diff_text(const plan *p, const diff_side *a, const diff_side *b)
                   "", tb, tb - ta, b->ev->compute_ms - a->ev->compute_ms, b->ev->sync_ms - a->ev->sync_ms,
                   b->ev->transfer_ms - a->ev->transfer_ms);
     int n = diff_changed(p, a, b);
-    lw_buf_printf(&out, "\nB - A: %+.2f ms per step (%+.1f%%; Eq. 1), %.1f -> %.1f images/s; %d of %d layers differ%s\n",
-                  tb - ta, ta > 0 ? (tb - ta) / ta * 100 : 0.0, a->ev->images_per_s, b->ev->images_per_s, n, L,
-                  n ? " (marked *)" : "");
+    lw_buf_printf(&out,
+                  "\nB - A: %+.2f ms per step (%+.1f%%; Eq. 1), %.1f -> %.1f images/s, MFU %.1f%% -> %.1f%%; %d of %d "
+                  "layers differ%s\n",
+                  tb - ta, ta > 0 ? (tb - ta) / ta * 100 : 0.0, a->ev->images_per_s, b->ev->images_per_s,
+                  a->ev->mfu * 100, b->ev->mfu * 100, n, L, n ? " (marked *)" : "");
     return out.s;
 }

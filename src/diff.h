@@ -12,10 +12,13 @@
 #include "plan.h"
 
 /* The strategy a name gives on p's model: "optimum" (the plan's own, its
- * pins included), "data", "model", "owt", or a strategy file (read and
+ * pins included), "data", "model", "owt", "megatron", or a strategy file (read and
  * checked against the model). Fills ci (n_layers). 0, or -1 with err set
  * (code 2: a bad file). */
 int strategy_pick(const plan *p, const char *name, int *ci, lw_error *err);
+/* The same, where "megatron" (Megatron-LM's plan, strategy_megatron) takes
+ * mo (NULL: its defaults). */
+int strategy_pick_with(const plan *p, const char *name, const megatron_options *mo, int *ci, lw_error *err);
 
 /* One side of a diff: a label ("optimum", "data", a file name), the
  * configs and their evaluation on the plan's model. */

@@ -1130,6 +1130,7 @@ char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy
     cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));
     cJSON_AddNumberToObject(root, "step_ms", s->step_ms);
     cJSON_AddNumberToObject(root, "images_per_s", s->images_per_s);
+    doc_add_throughput(root, m, "simulated", s->step_ms, s->gpus_used);
     cJSON_AddNumberToObject(root, "eq1_ms", s->eq1_ms);
     cJSON *busy = cJSON_AddArrayToObject(root, "gpu_busy_ms");
     for (int g = 0; g < s->gpus; g++) cJSON_AddItemToArray(busy, cJSON_CreateNumber(s->res[g].busy_ms));

@@ -47,6 +47,26 @@ void strategy_evaluate(const cost_model *m, const int *ci, strategy_eval *out)
         int t = config_tasks(&m->configs[i][ci[i]]);
         if (t > out->gpus_used) out->gpus_used = t;
     }
+    out->model_flops_per_step = strategy_model_flops_per_step(m);
+    strategy_achieved(m, out->total_ms, out->gpus_used, &out->tflops_per_gpu, &out->mfu);
+}
+
+double strategy_model_flops_per_step(const cost_model *m)
+{
+    return 3.0 * (double)m->batch * net_model_flops_per_sample(m->net);
+}
+
+void strategy_achieved(const cost_model *m, double step_ms, int gpus_used, double *tflops_per_gpu, double *mfu)
+{
+    double t = 0;
+    if (step_ms > 0 && gpus_used > 0) t = strategy_model_flops_per_step(m) / (step_ms * 1e-3) / gpus_used / 1e12;
+    *tflops_per_gpu = t;
+    *mfu = m->gk.peak_tflops > 0 ? t / m->gk.peak_tflops : 0;
+}
+
+double strategy_eval_mfu(const strategy_eval *ev)
+{
+    return ev->mfu;
 }
 
 void strategy_eval_free(strategy_eval *e)
@@ -140,6 +160,118 @@ void strategy_baseline(const cost_model *m, baseline_kind b, int *ci)
     }
 }
 
+int strategy_is_builtin(const char *name)
+{
+    return baseline_from_name(name) >= 0 || strcmp(name, "megatron") == 0;
+}
+
+int strategy_megatron_applies(const network *net)
+{
+    for (int i = 0; i < net->n_layers; i++)
+        if (net->layers[i].type == LT_ATTENTION) return 1;
+    return 0;
+}
+
+/* The first attention layer whose heads t does not divide, or -1. */
+static int heads_not_divided(const network *net, int t)
+{
+    for (int i = 0; i < net->n_layers; i++)
+        if (net->layers[i].type == LT_ATTENTION && net->layers[i].heads % t != 0) return i;
+    return -1;
+}
+
+int strategy_megatron_default_tp(const cost_model *m)
+{
+    int t = pow2_floor(m->cl->gpus_per_node < m->gpus ? m->cl->gpus_per_node : m->gpus);
+    while (t > 1 && heads_not_divided(m->net, t) >= 0) t /= 2;
+    return t;
+}
+
+/* How Megatron splits a layer: by the sample only (n), its output features
+ * (column-parallel: c), its input features (row-parallel: r, partial
+ * sums), replicated in the tensor-parallel group (x, or s with sequence
+ * parallelism), or as the input (the sequence, or the image's rows). */
+typedef enum { MG_N, MG_COL, MG_ROW, MG_REPL, MG_INPUT } megatron_role;
+
+static megatron_role megatron_role_of(const layer *l, int input_col)
+{
+    int seq = l->out.rank == 3;
+    switch (l->type) {
+    case LT_INPUT: return MG_INPUT;
+    case LT_ATTENTION: case LT_LM_HEAD: case LT_PATCH_EMBED: return MG_COL;
+    case LT_EMBEDDING: return MG_ROW;
+    case LT_LINEAR: return !seq ? MG_N : input_col ? MG_ROW : MG_COL;
+    case LT_GELU: case LT_RELU: case LT_SWIGLU: case LT_DROPOUT: case LT_CLS_TOKEN: case LT_SELECT_TOKEN:
+        if (input_col && (l->dims & DIMMASK(DIM_C))) return MG_COL;
+        break;
+    default: break;
+    }
+    return seq && (l->dims & DIMMASK(DIM_X)) ? MG_REPL : MG_N;
+}
+
+static config megatron_config(const layer *l, megatron_role role, int n, int t, int sp)
+{
+    config c = CONFIG_ONE;
+    c.deg[DIM_N] = n;
+    int seq_fits = (l->dims & DIMMASK(DIM_H)) && l->out.h >= t;
+    switch (role) {
+    case MG_COL: c.deg[DIM_C] = t; break;
+    case MG_ROW: c.deg[DIM_R] = t; break;
+    case MG_REPL: c.deg[sp && seq_fits ? DIM_H : DIM_X] = t; break;
+    case MG_INPUT: if (seq_fits) c.deg[DIM_H] = t; break;
+    case MG_N: break;
+    }
+    return c;
+}
+
+int strategy_megatron(const cost_model *m, const megatron_options *opt, int *ci, lw_error *err)
+{
+    const network *net = m->net;
+    int t = opt && opt->tp > 0 ? opt->tp : strategy_megatron_default_tp(m), sp = opt && opt->sp;
+    if (!strategy_megatron_applies(net))
+        return lw_fail(err, 2,
+                       "megatron: network \"%s\" has no transformer layers (attention): Megatron's plan splits the "
+                       "heads and features of transformer blocks; use data, model or owt",
+                       net->name);
+    if (t & (t - 1))
+        return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d must be a power of two", t);
+    int G = pow2_floor(m->gpus);
+    if (t > G && G == m->gpus)
+        return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d is more than the %d GPU%s", t, G,
+                       G == 1 ? "" : "s");
+    if (t > G)
+        return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d is more than the %d GPUs a plan of powers "
+                       "of two uses of %d", t, G, m->gpus);
+    int bad = heads_not_divided(net, t);
+    if (bad >= 0)
+        return lw_fail(err, 2,
+                       "megatron: --tp %d does not divide the %d heads of attention layer \"%s\" (each rank takes "
+                       "whole heads); the largest power of two that divides them: --tp %d",
+                       t, net->layers[bad].heads, net->layers[bad].name,
+                       net->layers[bad].heads & -net->layers[bad].heads);
+    int n = G / t;
+    if (n > pow2_floor(m->batch)) n = pow2_floor(m->batch);
+    unsigned char *col = lw_calloc((size_t)net->n_layers, 1);
+    int rc = 0;
+    for (int i = 0; i < net->n_layers && rc == 0; i++) {
+        const layer *l = &net->layers[i];
+        megatron_role role = megatron_role_of(l, l->n_inputs > 0 && col[l->inputs[0]]);
+        col[i] = role == MG_COL;
+        config c = megatron_config(l, role, n, t, sp);
+        ci[i] = config_find(m->configs[i], m->n_configs[i], &c);
+        if (ci[i] < 0) {
+            char buf[64];
+            config_format_layer(l, &c, buf, sizeof buf);
+            rc = lw_fail(err, 2,
+                         "megatron: layer \"%s\" (%s) cannot take its config %s on %d GPUs at batch %ld (a degree "
+                         "over its dimension's size, or a partial-sum split longer than its sequence)",
+                         l->name, layer_type_name(l->type), buf, m->gpus, m->batch);
+        }
+    }
+    free(col);
+    return rc;
+}
+
 cJSON *config_to_json(const layer *l, const config *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -163,6 +295,16 @@ cJSON *doc_new(const char *format, const cost_model *m, int gpus_used)
     cJSON_AddNumberToObject(root, "batch", (double)m->batch);
     cJSON_AddStringToObject(root, "precision", precision_name(m->prec));
     return root;
+}
+
+void doc_add_throughput(cJSON *o, const cost_model *m, const char *estimator, double step_ms, int gpus_used)
+{
+    double tflops, mfu;
+    strategy_achieved(m, step_ms, gpus_used, &tflops, &mfu);
+    cJSON_AddStringToObject(o, "estimator", estimator);
+    cJSON_AddNumberToObject(o, "model_flops_per_step", strategy_model_flops_per_step(m));
+    cJSON_AddNumberToObject(o, "tflops_per_gpu", tflops);
+    cJSON_AddNumberToObject(o, "mfu", mfu);
 }
 
 char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *ev, const char *algorithm,
@@ -192,6 +334,7 @@ char *strategy_to_json(const cost_model *m, const int *ci, const strategy_eval *
     cJSON_AddNumberToObject(root, "sync_ms", (ev->sync_ms));
     cJSON_AddNumberToObject(root, "transfer_ms", (ev->transfer_ms));
     cJSON_AddNumberToObject(root, "images_per_s", round(ev->images_per_s * 10) / 10);
+    doc_add_throughput(root, m, "eq1", ev->total_ms, ev->gpus_used);
     cJSON_AddNumberToObject(root, "bytes_per_step", round(ev->bytes_per_step));
     cJSON_AddNumberToObject(root, "peak_memory_bytes", round(ev->peak_memory_bytes));
     char *s = cJSON_Print(root);

@@ -389,6 +389,114 @@ for g, f in ((2, sys.argv[2]), (4, sys.argv[3])):
         if r["gpus"] == g: assert r["total_ms"] >= opt * (1 - 1e-12), r
 ' "$TMP/scale.json" "$TMP/search2.json" "$TMP/search.json"
 
+# ------------------------------------- what a step achieves (issue 32 item 6)
+# every throughput figure says which model made it; model FLOPs are the same
+# for every strategy of a setting; TFLOPS per GPU = FLOPs / step / GPUs used;
+# MFU = that over the precision's dense peak (the P100's fp32 10.6 TFLOPS)
+THROUGHPUT_CHECK='
+import json, sys
+def check(r, step_key, est):
+    assert r["estimator"] == est, (r.get("estimator"), est)
+    tf = r["model_flops_per_step"] / (r[step_key] * 1e-3) / r["gpus_used"] / 1e12
+    assert abs(r["tflops_per_gpu"] - tf) <= 1e-9 * tf, (r["tflops_per_gpu"], tf)
+    assert abs(r["mfu"] - tf / 10.6) <= 1e-9 * tf, (r["mfu"], tf / 10.6)
+'
+py "compare and scale rows carry estimator eq1, model FLOPs, TFLOPS per GPU, MFU and their simulated twins" "$THROUGHPUT_CHECK"'
+for f in sys.argv[1:]:
+    for r in json.load(open(f))["rows"]:
+        check(r, "total_ms", "eq1")
+        assert r["sim_estimator"] == "simulated"
+        if r["sim_step_ms"] is not None:
+            k = r["total_ms"] / r["sim_step_ms"]
+            assert abs(r["sim_mfu"] - r["mfu"] * k) <= 1e-9 * r["mfu"] * k, r
+            assert abs(r["sim_tflops_per_gpu"] - r["tflops_per_gpu"] * k) <= 1e-9 * r["tflops_per_gpu"] * k, r
+        else:
+            assert r["sim_mfu"] is None and r["sim_tflops_per_gpu"] is None
+    flops = {(r["gpus"], r["model_flops_per_step"]) for r in json.load(open(f))["rows"]}
+    assert len(flops) == len({g for g, _ in flops}), ("one figure per GPU count", flops)
+' "$TMP/compare.json" "$TMP/scale.json"
+run simulate -n alexnet -c p100-4x4 -g 4 -s owt --json
+cp "$OUT" "$TMP/sim_owt.json"
+run eval -n alexnet -c p100-4x4 -g 4 -s owt --json
+cp "$OUT" "$TMP/eval_owt_t.json"
+run diff -n alexnet -c p100-4x4 -g 4 data owt --json
+cp "$OUT" "$TMP/diff_t.json"
+run fit -n lenet5 -c p100-4x4 -g 2 --memory-limit 1.5GiB --json
+cp "$OUT" "$TMP/fit_t.json"
+py "strategy, sim, diff and fit documents carry estimator and MFU; sim is simulated, the rest eq1" "$THROUGHPUT_CHECK"'
+e, s, d, f = (json.load(open(x)) for x in sys.argv[1:5])
+check(e, "total_ms", "eq1")
+check(s, "step_ms", "simulated")
+assert s["model_flops_per_step"] == e["model_flops_per_step"]
+for side in (d["a"], d["b"]):
+    check(side, "total_ms", "eq1")
+assert f["batch_per_gpu"] is not None and f["estimator"] == "eq1" and 0 < f["mfu"] < 1, f
+' "$TMP/eval_owt_t.json" "$TMP/sim_owt.json" "$TMP/diff_t.json" "$TMP/fit_t.json"
+run compare -n alexnet -c p100-4x4 -g 4
+if grep -q "MFU" "$OUT" && grep -Eq "owt .* [0-9.]+%" "$OUT"; then ok "compare text shows MFU per row"; else
+    notok "compare text shows MFU per row" "$(head -n 8 "$OUT")"; fi
+run eval -n alexnet -c p100-4x4 -g 4 -s data
+if grep -q "images/s, MFU [0-9.]*%" "$OUT"; then ok "eval text shows MFU beside the throughput"; else
+    notok "eval text shows MFU beside the throughput" "$(grep throughput "$OUT")"; fi
+run simulate -n alexnet -c p100-4x4 -g 4
+if grep -q "simulated step .*MFU" "$OUT" && grep -q "Eq. 1 estimate .*MFU" "$OUT"; then ok "simulate text shows both MFUs"; else
+    notok "simulate text shows both MFUs" "$(head -n 6 "$OUT")"; fi
+
+# ------------------------------------------- Megatron's plan (issue 32 item 4)
+GPT=tests/fixtures/nets/tiny_gpt.json
+expect_ok "eval -s megatron --tp 4 --json runs" eval -n $GPT -c p100-4x4 -g 8 -s megatron --tp 4 --json
+cp "$OUT" "$TMP/mega.json"
+expect_ok "eval -s FILE reads Megatron's plan written as a strategy file" eval -n $GPT -c p100-4x4 -g 8 -s "$TMP/mega.json" --json
+cp "$OUT" "$TMP/mega_file.json"
+py "Megatron as a strategy file gives the same document (algorithm aside); its configs are Megatron's" '
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+assert a.pop("algorithm") == "megatron" and b.pop("algorithm") == "file"
+assert a == b, [k for k in a if a[k] != b.get(k)]
+c = {l["name"]: l["config"] for l in a["layers"]}
+assert c["block0.attn"] == {"n": 2, "s": 1, "c": 4}, c["block0.attn"]
+assert c["block0.proj"]["r"] == 4 and c["block0.fc2"]["r"] == 4 and c["embed"]["r"] == 4
+assert c["block0.fc1"]["c"] == 4 and c["lm_head"]["c"] == 4 and c["block0.ln1"]["x"] == 4
+' "$TMP/mega.json" "$TMP/mega_file.json"
+expect_ok "compare on a transformer --json runs" compare -n $GPT -c p100-4x4 -g 8 --sp --json
+py "compare on a transformer has a megatron row (tp, sp) between owt and layer-wise, never faster than the optimum" '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["strategy"] for r in rows] == ["data", "model", "owt", "megatron", "layer-wise"], [r["strategy"] for r in rows]
+m, o = rows[3], rows[4]
+assert m["tp"] == 4 and m["sp"] is True, m
+assert o["total_ms"] <= m["total_ms"] * (1 + 1e-12), (o["total_ms"], m["total_ms"])
+' "$OUT"
+expect_ok "scale on a transformer runs" scale -n $GPT -c p100-4x4 --gpus 1,2,8 --tp 4 --json
+py "scale: a megatron row per count, --tp capped by the count" '
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["strategy"] == "megatron"]
+assert [(r["gpus"], r["tp"]) for r in rows] == [(1, 1), (2, 2), (8, 4)], rows
+assert abs(rows[0]["speedup"] - 1) < 1e-12
+' "$OUT"
+run compare -n $GPT -c p100-4x4 -g 4
+if grep -q "^    4  megatron" "$OUT" && grep -q "tensor-parallel degree 4" "$OUT"; then ok "compare text has the megatron row and its degree"; else
+    notok "compare text has the megatron row and its degree" "$(cat "$OUT")"; fi
+expect_ok "simulate -s megatron --sp" simulate -n $GPT -c p100-4x4 -g 4 -s megatron --sp --json
+expect_ok "diff megatron optimum" diff -n $GPT -c p100-4x4 -g 4 megatron optimum --tp 2
+run diff -n $GPT -c p100-4x4 -g 4 megatron data --sp
+if grep -Eq "^\* block0.ln1 +s4 " "$OUT"; then ok "diff names a sequence layer's sequence degree s"; else
+    notok "diff names a sequence layer's sequence degree s" "$(head -n 8 "$OUT")"; fi
+run eval -n $GPT -c p100-4x4 -g 4 -s megatron
+if grep -Eq "^tokens +input .* s4 " "$OUT"; then ok "eval's table names a sequence layer's sequence degree s"; else
+    notok "eval's table names a sequence layer's sequence degree s" "$(head -n 6 "$OUT")"; fi
+expect_ok "export -s megatron" export -n $GPT -c p100-4x4 -g 4 -s megatron -o "$TMP/mega.dot"
+expect_fail "--tp 3: not a power of two, exit 2" 2 "power of two" -- eval -n $GPT -c p100-4x4 -g 4 -s megatron --tp 3
+expect_fail "--tp 8 on 4 heads: exit 2 naming the layer" 2 "does not divide the 4 heads" "block0.attn" "--tp 4" -- \
+    eval -n $GPT -c h100-8x8 -g 8 -s megatron --tp 8 --json
+expect_fail "-s megatron on a CNN: exit 2" 2 "no transformer layers" -- eval -n lenet5 -c p100-4x4 -g 4 -s megatron
+expect_fail "search --tp: exit 2 (it shapes Megatron's plan)" 2 "--tp" "-s megatron" -- \
+    search -n $GPT -c p100-4x4 -g 4 --tp 2
+expect_fail "compare --tp on a CNN (no megatron row): exit 2" 2 "--tp" "no transformer layers" -- \
+    compare -n lenet5 -c p100-4x4 -g 4 --tp 2
+expect_fail "--sp with -s data: exit 2" 2 "--sp" -- eval -n $GPT -c p100-4x4 -g 4 -s data --sp
+expect_fail "--tp is not an option of the TUI" 2 "--tp" -- tui -n $GPT --tp 2
+
 # ----------------------------------------------------------------- costs
 # The search's total must be the exact minimum of the tables, and a
 # strategy's total their sum for its configs.

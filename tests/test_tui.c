@@ -2840,3 +2840,19 @@ Test(tui_whatif, s_cycles_the_sync_schemes)
     app_free(a);
     term_close();
 }
+
+/* The context line shows the MFU of the strategy shown (issue 32 item 6),
+ * from the engine's figure; at 80 columns it gives way first. */
+Test(tui_context, mfu_on_the_context_line)
+{
+    term_open(24, 200, 1);
+    app *a = open_app("alexnet", "p100-4x4", 2);
+    finish_idle(a);
+    draw(a);
+    char want[32];
+    snprintf(want, sizeof want, "MFU %.1f%%", strategy_eval_mfu(&a->p->best_eval) * 100);
+    cr_assert(strategy_eval_mfu(&a->p->best_eval) > 0);
+    cr_assert(strstr(row(1), want), "%s:\n%s", want, dump());
+    app_free(a);
+    term_close();
+}

@@ -41,7 +41,7 @@ static void context_line(const app *a, WINDOW *w, int W)
 {
     const plan *p = a->p;
     char net[256], gpus[96], pins[64], mem[96], ms[48], ms_b[48], sim_txt[48], sim_b[48], ips[32], batch[64],
-        batch_b[32], sync[32];
+        batch_b[32], sync[32], mfu[32];
     snprintf(net, sizeof net, "%s on %s", p->net->name, p->cl->name);
     int used = p->sr ? app_shown_eval(a)->gpus_used : p->gpus;
     if (used > 0 && used < p->gpus)
@@ -74,6 +74,7 @@ static void context_line(const app *a, WINDOW *w, int W)
             snprintf(sim_b, sizeof sim_b, "simulated %.1f ms", sim);
         }
         snprintf(ips, sizeof ips, "%.0f img/s", ev->images_per_s);
+        snprintf(mfu, sizeof mfu, "MFU %.1f%%", strategy_eval_mfu(ev) * 100);
         snprintf(batch, sizeof batch, "batch %ld/GPU (%ld)", p->batch / (p->gpus ? p->gpus : 1), p->batch);
         snprintf(batch_b, sizeof batch_b, "batch %ld", p->batch);
         const char *sy = p->cl->sync == SYNC_PARAMETER_SERVER ? "PS"
@@ -88,6 +89,7 @@ static void context_line(const app *a, WINDOW *w, int W)
             {ms, ms_b, 4},
             {sim_txt, sim_b, 4},
             {ips, NULL, 6},
+            {mfu, NULL, 9},
             {batch, batch_b, 5},
             {precision_name(p->cl->precision), NULL, 8},
             {sync, sy, 7},
