@@ -1277,9 +1277,9 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
         cJSON_Delete(root);
         if (rc != 0 || o->json) return rc;
     }
-    printf("%s on %s (%s, %s), batch %s\n\n", p->net->name, p->cl->name, precision_name(p->cl->precision),
-           sync_scheme_name(p->cl->sync),
-           p->set.global_batch ? "fixed" : "32 per GPU");
+    printf("%s on %s (%s, %s), batch %ld %s\n\n", p->net->name, p->cl->name, precision_name(p->cl->precision),
+           sync_scheme_name(p->cl->sync), p->set.global_batch ? p->set.global_batch : p->set.batch_per_gpu,
+           p->set.global_batch ? "in all (fixed)" : "per GPU");
     printf("step ms, images/s and MFU: Eq. 1 (the paper's additive model); sim ms: simulated step with overlap\n\n");
     printf("%5s  %-10s %10s %10s %10s %10s %11s %6s %8s %12s %10s\n", "GPUs", "strategy", "step ms", "compute", "sync",
            "transfer", "images/s", "MFU", with_speedup ? "speed-up" : "", "bytes/step", "sim ms");
