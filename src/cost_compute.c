@@ -105,14 +105,15 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     double measured = m->prof ? profile_lookup(m->prof, &key) : -1;
 
     double flops = 0;
-    int nk_f = 1, nk_b = 1;
+    int nk_f = 1, nk_b = 1, winograd = 0;
     double bytes_f = (in + out + w) * m->elem_bytes;
     double bytes_b = 2 * bytes_f;
     switch (l->type) {
     case LT_CONV2D: {
         const layer *x = &m->net->layers[l->inputs[0]];
         flops = 2.0 * out * (double)x->out.c * l->kh * l->kw;
-        if (l->kh == 3 && l->kw == 3 && l->sh == 1 && l->sw == 1) flops /= g->winograd_speedup;
+        winograd = l->kh == 3 && l->kw == 3 && l->sh == 1 && l->sw == 1;
+        if (winograd) flops /= g->winograd_speedup;
         nk_b = 2; /* data gradient and weight gradient */
         break;
     }
@@ -131,6 +132,16 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     int opc = op_class(l->type);
     const double mbw = m->cl->gpu.memory_bandwidth_gbs;
     double tf = phase_s(g, mbw, opc, flops, bytes_f, nk_f) * 1e3, tb = phase_s(g, mbw, opc, 2 * flops, bytes_b, nk_b) * 1e3;
+    /* With TF32 allowed, cuDNN's heuristics still choose among the FP32
+     * algorithms (Winograd among them) and take the fastest: a convolution
+     * in tf32 never costs more than in fp32 (same 4-byte tensors). */
+    gpu_consts g32;
+    if (opc == OPC_CONV && m->cl->precision == PREC_TF32 && cluster_gpu_consts(m->cl, PREC_FP32, &g32) == 0) {
+        double f32 = winograd ? flops * g->winograd_speedup / g32.winograd_speedup : flops;
+        double tf2 = phase_s(&g32, mbw, opc, f32, bytes_f, nk_f) * 1e3;
+        double tb2 = phase_s(&g32, mbw, opc, 2 * f32, bytes_b, nk_b) * 1e3;
+        if (tf2 + tb2 < tf + tb) tf = tf2, tb = tb2;
+    }
     if (fwd_ms) *fwd_ms = tf;
     if (bwd_ms) *bwd_ms = tb;
     if (measured >= 0) {
