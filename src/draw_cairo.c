@@ -185,12 +185,13 @@ static void compact(double v, int bytes, char *buf, size_t n)
 #define TL_ROWS_H_MAX 9600.0 /* rows shrink below TL_ROW_H past this height */
 #define TL_ROW_H 16.0
 
-/* fill colours by kind: forward, input gradient, weight gradient, transfer, sync */
+/* fill colours by kind: forward, input gradient, weight gradient, transfer, sync, optimizer */
 static const rgb kind_rgb[SIM__KINDS] = {
     {0.30, 0.47, 0.66}, {0.96, 0.52, 0.09}, {0.89, 0.34, 0.34}, {0.33, 0.64, 0.29}, {0.70, 0.47, 0.64},
+    {0.55, 0.55, 0.55},
 };
 static const char *const kind_label[SIM__KINDS] = {"forward", "input gradient", "weight gradient", "transfer",
-                                                   "gradient sync"};
+                                                   "gradient sync", "optimizer step"};
 
 typedef struct tl_item {
     double start;

@@ -130,7 +130,7 @@ static int tl_ensure(app *a)
     return 0;
 }
 
-static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S'};
+static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'O'};
 
 static int kind_style(sim_kind k)
 {
@@ -267,7 +267,7 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
         ui_putf(w, info_y, r.x, r.w, ST_DIM, " %s: idle at %.3f ms", rn, x0);
     }
     int x = r.x + 1;
-    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync"};
+    const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "optimizer"};
     for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
         char ch[2] = {kind_letter[q], 0};
         x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
