@@ -191,7 +191,7 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
     int r = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
     if (l->n_params == 0 || r <= 1) return 0;
     int shards = c->deg[DIM_C];
-    double ws = (double)l->n_params * m->elem_bytes / shards; /* one shard's gradient bytes */
+    double ws = (double)l->n_params * COST_GRAD_SYNC_BYTES / shards; /* one shard's gradient bytes (fp32 at every precision) */
     double piece = ws / r;
     int G = m->gpus;
     int gpn = m->cl->gpus_per_node;

@@ -310,7 +310,7 @@ static void add_optimizer(builder *b, const int *syncs, int ns, const int *wgt_o
 
 static double grad_bytes(const builder *b, int li)
 {
-    return (double)b->m->net->layers[li].n_params * b->m->elem_bytes / cfg(b, li)->deg[DIM_C];
+    return (double)b->m->net->layers[li].n_params * COST_GRAD_SYNC_BYTES / cfg(b, li)->deg[DIM_C];
 }
 
 /* The task graph of one step, phases in Eq. 1's order: forward in
