@@ -36,6 +36,23 @@ static double phase_s(const gpu_consts *g, double mem_bw_gbs, int opc, double fl
     return (t_flop > t_mem ? t_flop : t_mem) + nk * g->kernel_overhead_us * 1e-6;
 }
 
+/* With TF32 allowed, cuDNN's heuristics still choose among the FP32
+ * algorithms (Winograd among them) and take the fastest: a convolution in
+ * tf32 never costs more than in fp32 (same 4-byte tensors). flops: the
+ * convolution's before any Winograd saving; *tf, *tb (ms) the tf32 times,
+ * replaced by fp32's where those are less. */
+static void tf32_conv_or_fp32(const cost_model *m, int winograd, double flops, double bytes_f, double bytes_b, int nk_b,
+                              double *tf, double *tb)
+{
+    gpu_consts g32;
+    if (cluster_gpu_consts(m->cl, PREC_FP32, &g32) != 0) return;
+    const double mbw = m->cl->gpu.memory_bandwidth_gbs;
+    double f32 = winograd ? flops / g32.winograd_speedup : flops;
+    double tf2 = phase_s(&g32, mbw, OPC_CONV, f32, bytes_f, 1) * 1e3;
+    double tb2 = phase_s(&g32, mbw, OPC_CONV, 2 * f32, bytes_b, nk_b) * 1e3;
+    if (tf2 + tb2 < *tf + *tb) *tf = tf2, *tb = tb2;
+}
+
 /* Largest piece of S over D. */
 static long max_piece(long S, int D)
 {
@@ -132,15 +149,9 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     int opc = op_class(l->type);
     const double mbw = m->cl->gpu.memory_bandwidth_gbs;
     double tf = phase_s(g, mbw, opc, flops, bytes_f, nk_f) * 1e3, tb = phase_s(g, mbw, opc, 2 * flops, bytes_b, nk_b) * 1e3;
-    /* With TF32 allowed, cuDNN's heuristics still choose among the FP32
-     * algorithms (Winograd among them) and take the fastest: a convolution
-     * in tf32 never costs more than in fp32 (same 4-byte tensors). */
-    gpu_consts g32;
-    if (opc == OPC_CONV && m->cl->precision == PREC_TF32 && cluster_gpu_consts(m->cl, PREC_FP32, &g32) == 0) {
-        double f32 = winograd ? flops * g->winograd_speedup / g32.winograd_speedup : flops;
-        double tf2 = phase_s(&g32, mbw, opc, f32, bytes_f, nk_f) * 1e3;
-        double tb2 = phase_s(&g32, mbw, opc, 2 * f32, bytes_b, nk_b) * 1e3;
-        if (tf2 + tb2 < tf + tb) tf = tf2, tb = tb2;
+    if (opc == OPC_CONV && m->cl->precision == PREC_TF32) {
+        double f32 = winograd ? flops * g->winograd_speedup : flops; /* before any Winograd saving */
+        tf32_conv_or_fp32(m, winograd, f32, bytes_f, bytes_b, nk_b, &tf, &tb);
     }
     if (fwd_ms) *fwd_ms = tf;
     if (bwd_ms) *bwd_ms = tb;

@@ -300,6 +300,7 @@ static void add_optimizer(builder *b, const int *syncs, int ns, const int *wgt_o
         if (weights[g] <= 0) continue;
         double ms = weights[g] * SIM_DDP_OPTIMIZER_BYTES / rate * 1e3 + m->gk.kernel_overhead_us * 1e-3;
         int t = add_task(b, SIM_OPTIMIZER, 0, g, ms);
+        add_need(b, t, g); /* the GPU's compute stream */
         add_phase(b, PH_COMPUTE, t, 1);
         for (int i = 0; i < ns; i++) add_dep(b, syncs[i], t);
         for (int li = 0; li < m->n_layers; li++)

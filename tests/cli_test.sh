@@ -931,12 +931,13 @@ assert a["bytes_per_step"] == b["bytes_per_step"]' "$TMP/b0.json" "$OUT"
 run eval -n resnet50 -c dgx-a100 -g 8 -s data --json
 cp "$OUT" "$TMP/tf32.json"
 run eval -n resnet50 -c dgx-a100 -g 8 -s data --json --precision fp16
-py "dgx-a100 trains in tf32 by default; --precision fp16 halves the bytes moved and is faster" '
+py "dgx-a100 trains in tf32 by default; --precision fp16 computes faster and syncs the same fp32 gradients" '
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert a["precision"] == "tf32" and b["precision"] == "fp16", (a["precision"], b["precision"])
-assert abs(b["bytes_per_step"] * 2 - a["bytes_per_step"]) < 1e-6 * a["bytes_per_step"], (a["bytes_per_step"], b["bytes_per_step"])
-assert b["compute_ms"] < a["compute_ms"] and b["sync_ms"] < a["sync_ms"]' "$TMP/tf32.json" "$OUT"
+# data parallel moves only the gradient sync, in fp32 at every precision (issue 34)
+assert abs(b["bytes_per_step"] - a["bytes_per_step"]) < 1e-6 * a["bytes_per_step"], (a["bytes_per_step"], b["bytes_per_step"])
+assert b["compute_ms"] < a["compute_ms"] and abs(b["sync_ms"] - a["sync_ms"]) < 1e-9 * a["sync_ms"]' "$TMP/tf32.json" "$OUT"
 expect_fail "--precision tf32 on the V100 (no TF32 on Volta): exit 2" 2 "dgx1-v100" "tf32" "it has fp32, fp16" -- \
     eval -n lenet5 -c dgx1-v100 -g 2 -s data --precision tf32
 run allreduce -c dgx-a100 --json
@@ -1289,7 +1290,7 @@ changed = {l["name"] for l in d["layers"] if l["config"] != conf[l["name"]]}
 assert changed == {c["layer"] for c in r["changed"]}, (changed, r["changed"])
 assert abs(r["eq1_optimum_ms"] - opt["total_ms"]) < 1e-9 * opt["total_ms"]
 s = json.loads(subprocess.run([sys.argv[2], "simulate", "-n", "lenet5", "-c", "p100-4x4", "-g", "4", "-s", sys.argv[1],
-                               "--json"], capture_output=True, check=True).stdout)
+                               "--overlap", "full", "--json"], capture_output=True, check=True).stdout)  # refine simulates full
 assert abs(s["step_ms"] - r["sim_ms"]) < 1e-9 * r["sim_ms"], (s["step_ms"], r["sim_ms"])
 assert abs(s["eq1_ms"] - d["total_ms"]) < 1e-9 * d["total_ms"]
 ' "$TMP/refined.json" "$LW"

@@ -756,6 +756,8 @@ Test(sim, ddp_exposes_the_last_bucket_and_the_optimizer_step)
         /* 3 x 1049600 weights x 20 bytes at 500 GB/s x the memory efficiency, one kernel */
         cr_assert_gt(o->dur_ms, 0);
         ASSERT_NEAR(s->step_ms, o->end_ms, 1e-9);
+        cr_assert_eq(o->n_res, 1); /* it holds its GPU's compute stream */
+        cr_assert_eq(s->res_of[o->res0], g);
     }
     /* the critical path runs through the last bucket's all-reduce into the optimizer step */
     int through = 0;
