@@ -1290,15 +1290,16 @@ static int draw_step(const char *path, const void *user, lw_error *err)
     return draw_sim_step(d->s, d->m, "optimum", path, err);
 }
 
-/* fill colours of forward, input gradient, weight gradient, transfer, sync */
+/* fill colours of forward, input gradient, weight gradient, transfer, sync, optimizer */
 static const char *const kind_fill[SIM__KINDS] = {"fill:rgb(30%,47%,66%)", "fill:rgb(96%,52%,9%)",
                                                   "fill:rgb(89%,34%,34%)", "fill:rgb(33%,64%,29%)",
-                                                  "fill:rgb(70%,47%,64%)"};
+                                                  "fill:rgb(70%,47%,64%)", "fill:rgb(55%,55%,55%)"};
 
 Test(draw_cairo, simulated_step_in_every_format)
 {
     plan *p = load("vgg16", 4);
-    sim_result *s = sim_run(p->cm, p->best, NULL);
+    sim_options ddp = {.overlap = SIM_OVERLAP_DDP}; /* every kind, the optimizer step too */
+    sim_result *s = sim_run(p->cm, p->best, &ddp);
     int kinds[SIM__KINDS] = {0};
     for (int k = 0; k < s->n_tasks; k++) kinds[s->tasks[k].kind] += s->tasks[k].dur_ms > 0;
     for (int k = 0; k < SIM__KINDS; k++) cr_assert(kinds[k] > 0, "VGG-16 on 4 GPUs has no %s task", sim_kind_name((sim_kind)k));

@@ -268,7 +268,10 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
     }
     int x = r.x + 1;
     const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "optimizer"};
+    int has_opt = 0; /* the optimizer's letter only where the step has one (simulate --overlap ddp) */
+    for (int i = 0; i < t->sim->n_tasks && !has_opt; i++) has_opt = t->sim->tasks[i].kind == SIM_OPTIMIZER;
     for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
+        if (q == SIM_OPTIMIZER && !has_opt) continue;
         char ch[2] = {kind_letter[q], 0};
         x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
         x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
