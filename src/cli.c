@@ -27,7 +27,7 @@
 typedef struct opts {
     const char *cmd;
     const char *net, *cluster, *profile, *strategy, *out, *view, *gpus_list, *whynot, *explain, *trace;
-    int overlap; /* simulate: sim_overlap, -1 for the default (full) */
+    int overlap; /* simulate: sim_overlap, -1 for the default (ddp) */
     int refine;            /* search --refine */
     double refine_s;       /* its time limit */
     struct {                 /* search --refine --seed N */
@@ -226,7 +226,7 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         o->step = (int)n;
     } else if (TAKES("--overlap")) {
         o->overlap = sim_overlap_from_name(v);
-        if (o->overlap < 0) return bad("--overlap \"%s\" must be none or full", v ? v : "");
+        if (o->overlap < 0) return bad("--overlap \"%s\" must be none, ddp or full", v ? v : "");
     } else if (TAKES("--refine")) {
         /* an optional number of seconds: a number out of range is an
          * error, not the next argument */
@@ -1870,7 +1870,7 @@ static int cmd_simulate(const opts *o)
         return die(&err);
     }
     sim_watch w = {.tty = isatty(STDERR_FILENO), .tasks = z.tasks, .limit_s = limit, .extra_s = z.tasks * extra_s};
-    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_FULL,
+    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_DDP,
                       .progress = sim_watch_progress,
                       .progress_user = &w};
     sim_result *s = sim_run(p->cm, ci, &so);

@@ -43,6 +43,12 @@ int attention_from_name(const char *s); /* -1 if unknown */
  * leave out: the CUDA context, cuDNN/cuBLAS workspaces, the transient
  * gradients of backward and allocator slack (see data/doc/cost-model.md, Memory per GPU). */
 #define COST_WORKSPACE_BYTES (1024.0 * 1048576.0)
+/* Bytes per gradient element a data-parallel sync moves (t_s, the
+ * simulator's buckets) at every precision: in mixed precision (fp16, bf16)
+ * PyTorch DDP, Horovod and Megatron-LM keep fp32 parameters and sum the
+ * fp32 gradients (torch.cuda.amp casts activations, not parameters;
+ * Megatron's accumulate_allreduce_grads_in_fp32), issue 34. */
+#define COST_GRAD_SYNC_BYTES 4.0
 
 /* Limits that keep a cost model within minutes and a few GB, refused with
  * a message rather than tried. A layer has up to C(log2(G) + 4, 4)

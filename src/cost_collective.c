@@ -270,7 +270,7 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
     if (sync_sharded(m->cl->sync)) return shard_t_s_eval(pm, sc, li, c, bytes_out);
     int shards = c->deg[DIM_C] * c->deg[DIM_R] * c->deg[DIM_X];
     /* one shard's gradient bytes: the weights split over c and r */
-    double ws = (double)l->n_params * m->elem_bytes / (c->deg[DIM_C] * c->deg[DIM_R]);
+    double ws = (double)l->n_params * COST_GRAD_SYNC_BYTES / (c->deg[DIM_C] * c->deg[DIM_R]); /* fp32 at every precision */
     double piece = ws / r;
     int G = m->gpus;
     int gpn = m->cl->gpus_per_node;

@@ -39,6 +39,23 @@ static double phase_s(const gpu_consts *g, double mem_bw_gbs, int opc, double fl
     return (t_flop > t_mem ? t_flop : t_mem) + nk * g->kernel_overhead_us * 1e-6;
 }
 
+/* With TF32 allowed, cuDNN's heuristics still choose among the FP32
+ * algorithms (Winograd among them) and take the fastest: a convolution in
+ * tf32 never costs more than in fp32 (same 4-byte tensors). flops: the
+ * convolution's before any Winograd saving; *tf, *tb (ms) the tf32 times,
+ * replaced by fp32's where those are less. */
+static void tf32_conv_or_fp32(const cost_model *m, int winograd, double flops, double bytes_f, double bytes_b, int nk_b,
+                              double *tf, double *tb)
+{
+    gpu_consts g32;
+    if (cluster_gpu_consts(m->cl, PREC_FP32, &g32) != 0) return;
+    const double mbw = m->cl->gpu.memory_bandwidth_gbs;
+    double f32 = winograd ? flops / g32.winograd_speedup : flops;
+    double tf2 = phase_s(&g32, mbw, OPC_CONV, f32, bytes_f, 1) * 1e3;
+    double tb2 = phase_s(&g32, mbw, OPC_CONV, 2 * f32, bytes_b, nk_b) * 1e3;
+    if (tf2 + tb2 < *tf + *tb) *tf = tf2, *tb = tb2;
+}
+
 /* Largest piece of S over D. */
 static long max_piece(long S, int D)
 {
@@ -215,7 +232,7 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     double measured = m->prof ? profile_lookup(m->prof, &key) : -1;
 
     double flops = 0, extra_ms = 0, rerun = 0;
-    int nk_f = 1, nk_b = 1;
+    int nk_f = 1, nk_b = 1, winograd = 0;
     double bytes_f = (in + out + w) * m->elem_bytes;
     const int tf_layer = transformer_work(m, l, c, out, in, w, &flops, &bytes_f, &nk_f, &nk_b, &extra_ms, &rerun);
     double bytes_b = 2 * bytes_f;
@@ -223,7 +240,8 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     case LT_CONV2D: {
         const layer *x = &m->net->layers[l->inputs[0]];
         flops = 2.0 * out * (double)x->out.c * l->kh * l->kw;
-        if (l->kh == 3 && l->kw == 3 && l->sh == 1 && l->sw == 1) flops /= g->winograd_speedup;
+        winograd = l->kh == 3 && l->kw == 3 && l->sh == 1 && l->sw == 1;
+        if (winograd) flops /= g->winograd_speedup;
         nk_b = 2; /* data gradient and weight gradient */
         break;
     }
@@ -242,6 +260,10 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     int opc = op_class(l->type);
     const double mbw = m->cl->gpu.memory_bandwidth_gbs;
     double tf = phase_s(g, mbw, opc, flops, bytes_f, nk_f) * 1e3, tb = phase_s(g, mbw, opc, 2 * flops, bytes_b, nk_b) * 1e3;
+    if (opc == OPC_CONV && m->cl->precision == PREC_TF32) {
+        double f32 = winograd ? flops * g->winograd_speedup : flops; /* before any Winograd saving */
+        tf32_conv_or_fp32(m, winograd, f32, bytes_f, bytes_b, nk_b, &tf, &tb);
+    }
     /* recompute in backward (rank-3 layers only); the layer's own collectives */
     if (m->recompute == RECOMPUTE_FULL && block_layer(l))
         tb += tf;

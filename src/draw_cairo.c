@@ -186,14 +186,14 @@ static void compact(double v, int bytes, char *buf, size_t n)
 #define TL_ROW_H 16.0
 
 /* fill colours by kind: forward, input gradient, weight gradient, transfer, sync, all-gather, reduce-scatter,
- * reduce (of partial sums) */
+ * reduce (of partial sums), optimizer */
 static const rgb kind_rgb[SIM__KINDS] = {
-    {0.30, 0.47, 0.66}, {0.96, 0.52, 0.09}, {0.89, 0.34, 0.34}, {0.33, 0.64, 0.29},
-    {0.70, 0.47, 0.64}, {0.46, 0.72, 0.70}, {0.93, 0.79, 0.28}, {0.55, 0.55, 0.20},
+    {0.30, 0.47, 0.66}, {0.96, 0.52, 0.09}, {0.89, 0.34, 0.34}, {0.33, 0.64, 0.29}, {0.70, 0.47, 0.64},
+    {0.46, 0.72, 0.70}, {0.93, 0.79, 0.28}, {0.55, 0.55, 0.20}, {0.55, 0.55, 0.55},
 };
 static const char *const kind_label[SIM__KINDS] = {"forward",       "input gradient", "weight gradient", "transfer",
                                                    "gradient sync", "all-gather",     "reduce-scatter",
-                                                   "partial-sum reduce"};
+                                                   "partial-sum reduce", "optimizer step"};
 
 typedef struct tl_item {
     double start;

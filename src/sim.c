@@ -310,8 +310,8 @@ static void collective_needs(builder *b, int t, const config *c)
 }
 
 /* A bucket of layers (backward order) becomes one collective
- * (collective_needs) after their weight gradients. */
-static void add_sync(builder *b, const int *layers, int n, const int *wgt_of)
+ * (collective_needs) after their weight gradients; returns its task. */
+static int add_sync(builder *b, const int *layers, int n, const int *wgt_of)
 {
     const cost_model *m = b->m;
     double dur = 0, bytes = 0;
@@ -329,6 +329,32 @@ static void add_sync(builder *b, const int *layers, int n, const int *wgt_of)
         for (int k = 0; k < T2; k++) add_dep(b, wgt_of[layers[i]] + k, t);
     }
     add_phase(b, PH_SYNC, t, 1);
+    return t;
+}
+
+/* DDP's optimizer step (sim.h, SIM_OVERLAP_DDP): on every GPU that holds
+ * weights, after every sync and that GPU's weight gradients. */
+static void add_optimizer(builder *b, const int *syncs, int ns, const int *wgt_of)
+{
+    const cost_model *m = b->m;
+    double *weights = lw_calloc((size_t)b->G, sizeof(double));
+    for (int li = 0; li < m->n_layers; li++) {
+        if (wgt_of[li] < 0) continue;
+        const config *c = cfg(b, li);
+        for (int k = 0, T = config_tasks(c); k < T; k++) weights[k] += (double)m->net->layers[li].n_params / (c->deg[DIM_C] * c->deg[DIM_R]);
+    }
+    double rate = m->cl->gpu.memory_bandwidth_gbs * 1e9 * m->gk.memory_efficiency;
+    for (int g = 0; g < b->G; g++) {
+        if (weights[g] <= 0) continue;
+        double ms = weights[g] * SIM_DDP_OPTIMIZER_BYTES / rate * 1e3 + m->gk.kernel_overhead_us * 1e-3;
+        int t = add_task(b, SIM_OPTIMIZER, 0, g, ms);
+        add_need(b, t, g); /* the GPU's compute stream */
+        add_phase(b, PH_COMPUTE, t, 1);
+        for (int i = 0; i < ns; i++) add_dep(b, syncs[i], t);
+        for (int li = 0; li < m->n_layers; li++)
+            if (wgt_of[li] >= 0 && g < config_tasks(cfg(b, li))) add_dep(b, wgt_of[li] + g, t);
+    }
+    free(weights);
 }
 
 /* ---- the sharded schemes' collectives (sim.h, cost_sharding.h) ---- */
@@ -395,7 +421,7 @@ static void shard_reduce(builder *b, int li, int wgt)
 
 static double grad_bytes(const builder *b, int li)
 {
-    return (double)b->m->net->layers[li].n_params * b->m->elem_bytes / cfg(b, li)->deg[DIM_C];
+    return (double)b->m->net->layers[li].n_params * COST_GRAD_SYNC_BYTES / cfg(b, li)->deg[DIM_C];
 }
 
 /* The task graph of one step, phases in Eq. 1's order: forward in
@@ -423,8 +449,12 @@ static void build(builder *b, const sim_options *opt)
         add_phase(b, PH_COMPUTE, fwd_of[li], config_tasks(cfg(b, li)));
     }
     int *bucket = lw_malloc(sizeof(int) * (size_t)L);
-    int nb = 0;
-    double bucket_bytes = 0;
+    int *syncs = lw_malloc(sizeof(int) * (size_t)L);
+    int nb = 0, ns = 0, ddp = opt->overlap == SIM_OVERLAP_DDP;
+    double bucket_bytes = 0, cap = opt->bucket_bytes;
+    if (ddp && cap <= 0) cap = m->cl->coll.bucket_mb * 1048576.0;
+    /* DDP's first bucket is small, so the first all-reduce starts early */
+    double first_cap = ddp && cap > SIM_DDP_FIRST_BUCKET_MIB * 1048576.0 ? SIM_DDP_FIRST_BUCKET_MIB * 1048576.0 : cap;
     for (int li = L - 1; li >= 0; li--) {
         const layer *l = &m->net->layers[li];
         int T = config_tasks(cfg(b, li));
@@ -450,19 +480,21 @@ static void build(builder *b, const sim_options *opt)
         }
         if (cost_t_s(m, li, cfg(b, li), NULL) <= 0) continue; /* one replica: nothing to sync */
         if (nb && !config_equal(cfg(b, bucket[0]), cfg(b, li))) { /* other replicas: a bucket of its own */
-            add_sync(b, bucket, nb, wgt_of);
+            syncs[ns++] = add_sync(b, bucket, nb, wgt_of);
             nb = 0;
             bucket_bytes = 0;
         }
         bucket[nb++] = li;
         bucket_bytes += grad_bytes(b, li);
-        if (bucket_bytes >= opt->bucket_bytes) {
-            add_sync(b, bucket, nb, wgt_of);
+        if (bucket_bytes >= (ns ? cap : first_cap)) {
+            syncs[ns++] = add_sync(b, bucket, nb, wgt_of);
             nb = 0;
             bucket_bytes = 0;
         }
     }
-    if (nb) add_sync(b, bucket, nb, wgt_of);
+    if (nb) syncs[ns++] = add_sync(b, bucket, nb, wgt_of);
+    if (ddp) add_optimizer(b, syncs, ns, wgt_of);
+    free(syncs);
     free(bucket);
     free(fwd_of);
     free(bwd_of);
@@ -486,6 +518,11 @@ typedef struct sched {
     /* data flow: each resource's busy intervals, sorted, disjoint */
     struct busy { double a, b; int task; } **iv;
     int *n_iv, *cap_iv;
+    /* SIM_OVERLAP_DDP: each GPU's all-reduce intervals so far, which slow
+     * the compute they overlap (sim.h) */
+    double contention;
+    struct busy **cv;
+    int *n_cv, *cap_cv;
 } sched;
 
 #define BACKFILL 16
@@ -740,6 +777,35 @@ static int heap_pop(heap *h)
     return top;
 }
 
+/* A sync's interval on every GPU that takes part in it (the tasks of its
+ * first layer's config: task k on GPU k). */
+static void note_sync(sched *s, int t)
+{
+    const sim_task *tk = &s->b->t[t];
+    for (int g = 0, T = config_tasks(cfg(s->b, tk->layer)); g < T && g < s->b->G; g++) {
+        GROW(s->cv[g], s->n_cv[g], s->cap_cv[g], 1);
+        s->cv[g][s->n_cv[g]++] = (struct busy){tk->start_ms, tk->end_ms, t};
+    }
+}
+
+/* Compute task t placed at its start: lengthened by the contention factor
+ * times the time it overlaps all-reduces on its GPU. 1 if it grew (placed
+ * again by the caller). Syncs scheduled after t do not slow it (an
+ * approximation of the list schedule). */
+static int contend(sched *s, int t)
+{
+    sim_task *tk = &s->b->t[t];
+    double a = tk->start_ms, z = a + tk->dur_ms, ov = 0;
+    for (int i = 0; i < s->n_cv[tk->gpu]; i++) {
+        const struct busy *x = &s->cv[tk->gpu][i];
+        double lo = x->a > a ? x->a : a, hi = x->b < z ? x->b : z;
+        if (hi > lo) ov += hi - lo;
+    }
+    if (ov <= 0) return 0;
+    tk->dur_ms += s->contention * ov;
+    return 1;
+}
+
 /* Data flow: tasks in order of the time their inputs are ready; each starts
  * when its resources are free too (first ready, first served). */
 static double schedule_dataflow(sched *s)
@@ -775,9 +841,11 @@ static double schedule_dataflow(sched *s)
         sim_task *tk = &b->t[t];
         int rcrit;
         tk->start_ms = fit(s, t, ready[t], &rcrit);
+        if (s->contention > 0 && tk->gpu >= 0 && tk->kind != SIM_TRANSFER && contend(s, t)) tk->start_ms = fit(s, t, ready[t], &rcrit);
         if (tk->start_ms > ready[t]) tk->crit = rcrit;
         tk->end_ms = tk->start_ms + tk->dur_ms;
         occupy(s, t);
+        if (s->contention > 0 && tk->kind == SIM_SYNC) note_sync(s, t);
         if (tk->end_ms > step) step = tk->end_ms;
         done++;
         for (int i = succ0[t]; i < succ0[t + 1]; i++) {
@@ -850,6 +918,12 @@ static void sched_init(sched *s, builder *b, const sim_options *opt)
     s->free_at = lw_calloc((size_t)b->nres, sizeof(double));
     s->last = lw_malloc(sizeof(int) * (size_t)b->nres);
     memset(s->last, 0xff, sizeof(int) * (size_t)b->nres);
+    if (opt->overlap == SIM_OVERLAP_DDP) {
+        s->contention = SIM_DDP_CONTENTION;
+        s->cv = lw_calloc((size_t)b->G, sizeof *s->cv);
+        s->n_cv = lw_calloc((size_t)b->G, sizeof(int));
+        s->cap_cv = lw_calloc((size_t)b->G, sizeof(int));
+    }
     if (opt->overlap != SIM_OVERLAP_NONE) {
         s->iv = lw_calloc((size_t)b->nres, sizeof *s->iv);
         s->n_iv = lw_calloc((size_t)b->nres, sizeof(int));
@@ -869,6 +943,11 @@ static void sched_free(sched *s)
     free(s->iv);
     free(s->n_iv);
     free(s->cap_iv);
+    if (s->cv)
+        for (int g = 0; g < s->b->G; g++) free(s->cv[g]);
+    free(s->cv);
+    free(s->n_cv);
+    free(s->cap_cv);
 }
 
 sim_result *sim_run(const cost_model *m, const int *ci, const sim_options *opt)
@@ -973,7 +1052,7 @@ void sim_size_estimate(const cost_model *m, const int *ci, sim_size *out)
     }
     free(ps);
     free(vs);
-    out->tasks = out->compute_tasks + out->pieces + L; /* a sync per layer at most */
+    out->tasks = out->compute_tasks + out->pieces + L + m->gpus; /* a sync per layer at most, an optimizer step per GPU */
     out->bytes = out->tasks * SIM_BYTES_PER_TASK + 4.0 * m->gpus * m->gpus;
 }
 
@@ -1048,7 +1127,7 @@ void sim_free(sim_result *s)
 }
 
 static const char *const kind_names[SIM__KINDS] = {"forward", "backward-data", "backward-weight", "transfer",
-                                                     "sync",    "all-gather",    "reduce-scatter", "reduce"};
+                                                     "sync",    "all-gather",    "reduce-scatter", "reduce", "optimizer"};
 
 double sim_step_ms(const cost_model *m, const int *config_index, long max_tasks)
 {
@@ -1066,7 +1145,7 @@ const char *sim_kind_name(sim_kind k)
 
 const char *sim_overlap_name(sim_overlap o)
 {
-    return o == SIM_OVERLAP_NONE ? "none" : "full";
+    return o == SIM_OVERLAP_NONE ? "none" : o == SIM_OVERLAP_DDP ? "ddp" : "full";
 }
 
 int sim_overlap_from_name(const char *s)
@@ -1074,6 +1153,7 @@ int sim_overlap_from_name(const char *s)
     if (!s) return -1;
     if (strcmp(s, "none") == 0) return SIM_OVERLAP_NONE;
     if (strcmp(s, "full") == 0) return SIM_OVERLAP_FULL;
+    if (strcmp(s, "ddp") == 0) return SIM_OVERLAP_DDP;
     return -1;
 }
 

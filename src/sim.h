@@ -56,9 +56,30 @@ typedef enum {
     SIM_ALLGATHER,
     SIM_REDUCE_SCATTER,
     SIM_REDUCE,
+    SIM_OPTIMIZER,
     SIM__KINDS
 } sim_kind;
-typedef enum { SIM_OVERLAP_NONE, SIM_OVERLAP_FULL } sim_overlap;
+/* SIM_OVERLAP_DDP: data flow as SIM_OVERLAP_FULL, scheduled as PyTorch
+ * DistributedDataParallel and Horovod run a step (the CLI's default):
+ * - gradients go in buckets in reverse layer order (the order backward
+ *   produces them) of the cluster's collectives.bucket_mb (opt->bucket_bytes
+ *   when set), the first bucket capped at SIM_DDP_FIRST_BUCKET_MIB (DDP's
+ *   _DEFAULT_FIRST_BUCKET_BYTES, so the first all-reduce starts early);
+ * - the optimizer step (kind SIM_OPTIMIZER, one task per GPU holding
+ *   weights) runs after every bucket's all-reduce is done (backward() returns
+ *   when the last bucket is reduced; optimizer.step() follows), so the last
+ *   bucket and the optimizer are exposed: SGD with momentum reads the fp32
+ *   weight, its gradient and momentum and writes weight and momentum,
+ *   SIM_DDP_OPTIMIZER_BYTES per weight at the GPU's memory rate, one kernel;
+ * - a compute task on a GPU while an all-reduce that GPU takes part in runs
+ *   is slowed by SIM_DDP_CONTENTION of the time they overlap: NCCL's kernels
+ *   occupy SMs (one CTA per channel, up to 16-32 channels on NVLink systems
+ *   beside 80-132 SMs) and memory bandwidth. An assumption, not a fit: no
+ *   multi-GPU figure sets it. */
+typedef enum { SIM_OVERLAP_NONE, SIM_OVERLAP_FULL, SIM_OVERLAP_DDP } sim_overlap;
+#define SIM_DDP_FIRST_BUCKET_MIB 1.0
+#define SIM_DDP_OPTIMIZER_BYTES 20.0
+#define SIM_DDP_CONTENTION 0.15
 
 typedef struct sim_options {
     sim_overlap overlap;

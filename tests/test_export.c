@@ -1291,16 +1291,18 @@ static int draw_step(const char *path, const void *user, lw_error *err)
 }
 
 /* fill colours of forward, input gradient, weight gradient, transfer, sync, all-gather, reduce-scatter,
- * reduce (of partial sums) */
+ * reduce (of partial sums), optimizer */
 static const char *const kind_fill[SIM__KINDS] = {"fill:rgb(30%,47%,66%)", "fill:rgb(96%,52%,9%)",
                                                   "fill:rgb(89%,34%,34%)", "fill:rgb(33%,64%,29%)",
                                                   "fill:rgb(70%,47%,64%)", "fill:rgb(46%,72%,70%)",
-                                                  "fill:rgb(93%,79%,28%)", "fill:rgb(55%,55%,20%)"};
+                                                  "fill:rgb(93%,79%,28%)", "fill:rgb(55%,55%,20%)",
+                                                  "fill:rgb(55%,55%,55%)"};
 
 Test(draw_cairo, simulated_step_in_every_format)
 {
     plan *p = load("vgg16", 4);
-    sim_result *s = sim_run(p->cm, p->best, NULL);
+    sim_options ddp = {.overlap = SIM_OVERLAP_DDP}; /* every kind, the optimizer step too */
+    sim_result *s = sim_run(p->cm, p->best, &ddp);
     int kinds[SIM__KINDS] = {0};
     for (int k = 0; k < s->n_tasks; k++) kinds[s->tasks[k].kind] += s->tasks[k].dur_ms > 0;
     /* the kinds of a replicated scheme (the sharded schemes' collectives: test_sharding) */

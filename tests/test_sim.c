@@ -718,3 +718,63 @@ Test(sim, step_only_equals_the_full_run)
     sim_free(s);
     plan_free(p);
 }
+
+/* Issue 34 (1): --overlap ddp schedules a step as PyTorch DDP runs it. The
+ * first bucket is capped at 1 MiB (f3 alone), the last holds f2 and f1 and
+ * can start only when f1's weight gradient, the last of the backward pass,
+ * is done: its all-reduce and the optimizer step after it lie on the
+ * critical path and add to the step, where full overlap hides everything
+ * but the last bucket. A compute task that shares its GPU with an all-reduce
+ * is slowed by SIM_DDP_CONTENTION of the time they overlap. */
+Test(sim, ddp_exposes_the_last_bucket_and_the_optimizer_step)
+{
+    network *n = net_ok(dp_net);
+    cluster *c = make_cluster(1, 2, 1, 1, "ring-allreduce");
+    cost_model *m = build(n, c, 2, 256);
+    int ci[4];
+    for (int li = 0; li < 4; li++) ci[li] = cfg_index(m, n->layers[li].name, "n2");
+    sim_options od = {.overlap = SIM_OVERLAP_DDP, .bucket_bytes = 5e6}, of = {.overlap = SIM_OVERLAP_FULL, .bucket_bytes = 5e6};
+    sim_result *s = sim_run(m, ci, &od);
+    sim_result *f = sim_run(m, ci, &of);
+    const sim_task *last = NULL;
+    int syncs = 0;
+    for (int k = 0; k < s->n_tasks; k++) {
+        const sim_task *t = &s->tasks[k];
+        if (t->kind == SIM_SYNC) {
+            syncs++;
+            cr_assert_eq(t->n_layers, t->layer == 3 ? 1 : 2, "layer %d: %d layers", t->layer, t->n_layers);
+            if (!last || t->end_ms > last->end_ms) last = t;
+        }
+    }
+    cr_assert_eq(syncs, 2);
+    cr_assert_eq(last->layer, 2); /* f2 and f1 */
+    for (int g = 0; g < 2; g++) {
+        const sim_task *w = find_task(s, m, "f1", SIM_BACKWARD_WEIGHT, g);
+        cr_assert_geq(last->start_ms, w->end_ms - 1e-12);
+        const sim_task *o = find_task(s, m, "data", SIM_OPTIMIZER, g);
+        cr_assert_geq(o->start_ms, last->end_ms - 1e-12);
+        /* 3 x 1049600 weights x 20 bytes at 500 GB/s x the memory efficiency, one kernel */
+        cr_assert_gt(o->dur_ms, 0);
+        ASSERT_NEAR(s->step_ms, o->end_ms, 1e-9);
+        cr_assert_eq(o->n_res, 1); /* it holds its GPU's compute stream */
+        cr_assert_eq(s->res_of[o->res0], g);
+    }
+    /* the critical path runs through the last bucket's all-reduce into the optimizer step */
+    int through = 0;
+    for (int i = 0; i < s->n_crit; i++) through |= &s->tasks[s->crit[i]] == last;
+    cr_assert(through, "the last bucket's all-reduce is not on the critical path");
+    cr_assert_eq(s->tasks[s->crit[s->n_crit - 1]].kind, SIM_OPTIMIZER);
+    const sim_task *o0 = find_task(s, m, "data", SIM_OPTIMIZER, 0);
+    cr_assert_geq(s->step_ms, last->start_ms + last->dur_ms + o0->dur_ms - 1e-12);
+    cr_assert_gt(s->step_ms, f->step_ms);
+    /* f3's all-reduce (4.2 MB at 1 GB/s, about 4 ms) runs while f1's
+     * weight gradient is computed: slower than under full overlap */
+    const sim_task *bd = find_task(s, m, "f1", SIM_BACKWARD_WEIGHT, 0), *bf = find_task(f, m, "f1", SIM_BACKWARD_WEIGHT, 0);
+    cr_assert_gt(bd->dur_ms, bf->dur_ms * 1.01);
+    cr_assert_leq(bd->dur_ms, bf->dur_ms * (1 + SIM_DDP_CONTENTION) + 1e-12);
+    sim_free(s);
+    sim_free(f);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}

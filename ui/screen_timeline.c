@@ -131,7 +131,7 @@ static int tl_ensure(app *a)
     return 0;
 }
 
-static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'G', 'R', 'P'};
+static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'G', 'R', 'P', 'O'};
 
 static int kind_style(sim_kind k)
 {
@@ -269,12 +269,16 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
     }
     int x = r.x + 1;
     const char *names[SIM__KINDS] = {"forward", "input grad", "weight grad", "transfer", "sync", "gather", "scatter",
-                                     "reduce"};
-    int partial = 0; /* reduce (of partial sums) named only where the step has such tasks */
-    for (int q = 0; q < s->n_tasks && !partial; q++) partial = s->tasks[q].kind == SIM_REDUCE;
+                                     "reduce", "optimizer"};
+    int partial = 0, has_opt = 0; /* reduce (of partial sums) and the optimizer named only where the step has them */
+    for (int q = 0; q < s->n_tasks; q++) {
+        partial |= s->tasks[q].kind == SIM_REDUCE;
+        has_opt |= s->tasks[q].kind == SIM_OPTIMIZER;
+    }
     for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
         if ((q == SIM_ALLGATHER || q == SIM_REDUCE_SCATTER) && !sync_sharded(a->p->cl->sync)) continue; /* only the sharded schemes' */
         if (q == SIM_REDUCE && !partial) continue;
+        if (q == SIM_OPTIMIZER && !has_opt) continue;
         char ch[2] = {kind_letter[q], 0};
         x += ui_put(w, legend_y, x, r.x + r.w - x, kind_style((sim_kind)q), ch);
         x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
