@@ -158,10 +158,12 @@ ParameterizedTestParameters(cost_hash, tables_and_optimum)
          0xc591c3a4a9817f48ULL, 0xca274199441dd932ULL, 0x6fdbb0feedaf57efULL, 0x631d055dedd8c106ULL},
         {"vgg16", DGX1, 64, -1, -1, PATH_DEFAULT,
          0x861b1f7d82fed643ULL, 0x8d8c3161a4ccbb26ULL, 0x8c2e452fa13d0a27ULL, 0xf010ccb225e01dd9ULL},
+        /* re-recorded for issue 34: a tf32 convolution costs no more than in fp32 (cuDNN picks the
+         * faster; h100-8x8 runs tf32), and gradients sync in fp32 at every precision */
         {"resnet50", "h100-8x8", 64, -1, -1, PATH_DEFAULT,
-         0x3642fc666d09ded1ULL, 0xf53db7e1656e4cc6ULL, 0x8315183434d280dfULL, 0x6866818eb4b6108cULL},
+         0x4eea87c2fc5e7f2cULL, 0xf53db7e1656e4cc6ULL, 0x8315183434d280dfULL, 0x4618dc527d7f7fefULL},
         {"inception_v3", "h100-8x8", 16, PREC_FP16, -1, PATH_DEFAULT,
-         0xa41de00ad2366400ULL, 0x878b03bd53efab6eULL, 0xd43e76fac8242760ULL, 0x09ab9d07beade142ULL},
+         0xa41de00ad2366400ULL, 0xb5978e1dd4b97125ULL, 0xd43e76fac8242760ULL, 0x5931e9cfe8562771ULL},
         {"vgg16", "p100-4x4", 16, -1, 3.0, PATH_DEFAULT,
          0x96899f06ee30b137ULL, 0x357929105961ef2cULL, 0xd346ef25d371f6a5ULL, 0x3a9efc3b544462a3ULL},
         {"alexnet", "cross-link", 8, -1, -1, PATH_DEFAULT,
@@ -171,7 +173,7 @@ ParameterizedTestParameters(cost_hash, tables_and_optimum)
         {"vgg16", "p100-4x4", 16, -1, -1, PATH_REFERENCE,
          0x96899f06ee30b137ULL, 0x357929105961ef2cULL, 0x54d58d8385b52c93ULL, 0xbe903247f9e20709ULL},
         {"inception_v3", "h100-8x8", 16, -1, -1, PATH_ORACLE,
-         0xe2dc63730a0d2094ULL, 0xb5978e1dd4b97125ULL, 0xa09056797f285c35ULL, 0x56937f7f3215dbdcULL},
+         0x0d871994ddae65d8ULL, 0xb5978e1dd4b97125ULL, 0xa09056797f285c35ULL, 0xf341c359659d096bULL},
         {"resnet50", DGX1, 16, -1, -1, PATH_ORACLE,
          0x1c62d92997ab6bf0ULL, 0xaa48e38ff1865768ULL, 0xc1be611f81226fd1ULL, 0x0bc0eaba0b10340cULL},
     };
@@ -312,7 +314,7 @@ Test(cost_hash, single_evaluations_without_tables, .timeout = 600)
 {
     uint64_t got[4] = {hash_single("vgg16", "p100-4x4", 16), hash_single("inception_v3", "h100-8x8", 64),
                        hash_single("vgg16", DGX1, 64), hash_single("alexnet", "cross-link", 8)};
-    static const uint64_t want[4] = {0x2c9e676693a1135eULL, 0x49ed519b90337b9eULL, 0xb2bd95e579692b56ULL,
+    static const uint64_t want[4] = {0x2c9e676693a1135eULL, 0x002ade6d8a2fe0c2ULL, 0xb2bd95e579692b56ULL,
                                      0xbf8540105c843803ULL};
     cr_assert(memcmp(got, want, sizeof got) == 0, "hashes 0x%016llxULL, 0x%016llxULL, 0x%016llxULL, 0x%016llxULL",
               (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
