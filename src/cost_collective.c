@@ -263,14 +263,14 @@ double coll_nic_step(const cluster *cl, const double *nic_in, const double *nic_
 double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out)
 {
     const cost_model *m = &pm->pub;
-    const layer *l = &m->net->layers[li];
     if (bytes_out) *bytes_out = 0;
     int r = c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W];
-    if (l->n_params == 0 || r <= 1) return 0;
+    const long weights = layer_weights(m->net, li); /* a tied table syncs with its lm_head */
+    if (weights == 0 || r <= 1) return 0;
     if (sync_sharded(m->cl->sync)) return shard_t_s_eval(pm, sc, li, c, bytes_out);
     int shards = c->deg[DIM_C] * c->deg[DIM_R] * c->deg[DIM_X];
     /* one shard's gradient bytes: the weights split over c and r */
-    double ws = (double)l->n_params * COST_GRAD_SYNC_BYTES / (c->deg[DIM_C] * c->deg[DIM_R]); /* fp32 at every precision */
+    double ws = (double)weights * COST_GRAD_SYNC_BYTES / (c->deg[DIM_C] * c->deg[DIM_R]); /* fp32 at every precision */
     double piece = ws / r;
     int G = m->gpus;
     int gpn = m->cl->gpus_per_node;
@@ -337,8 +337,7 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
 double cost_t_s(const cost_model *m, int li, const config *c, double *bytes)
 {
     const cost_model_priv *pm = (const cost_model_priv *)m;
-    const layer *l = &m->net->layers[li];
-    if (l->n_params == 0 || c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W] <= 1) { /* nothing to sync: no scratch */
+    if (layer_weights(m->net, li) == 0 || c->deg[DIM_N] * c->deg[DIM_H] * c->deg[DIM_W] <= 1) { /* nothing to sync: no scratch */
         if (bytes) *bytes = 0;
         return 0;
     }

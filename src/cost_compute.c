@@ -212,7 +212,7 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     long in_block[NDIMS] = {0, 0, 0, 0};
     const double in = input_elems(m, li, c, in_block);
     double shards = c->deg[DIM_C] * c->deg[DIM_R];
-    double w = (double)l->n_params / shards;
+    double w = (double)layer_weights(m->net, li) / shards; /* a tied lm_head reads the table */
     const gpu_consts *g = &m->gk;
 
     profile_entry key;

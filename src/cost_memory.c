@@ -139,7 +139,8 @@ double cost_memory_task(const cost_model *m, int li, const config *c, int task, 
     config_task_coords(c, task, co);
     /* a task holds the weights of its channel block, replicated over the
      * other dimensions */
-    double shard = (double)l->n_params / (c->deg[DIM_C] * c->deg[DIM_R]); /* r splits them as c does */
+    /* r splits them as c does; a tied table is the lm_head's (layer_weights) */
+    double shard = (double)layer_weights(m->net, li) / (c->deg[DIM_C] * c->deg[DIM_R]);
     double eb = m->elem_bytes > 0 ? m->elem_bytes : BYTES_PER_ELEM;
     int mixed = eb < BYTES_PER_ELEM;
     memory_parts p;

@@ -135,17 +135,17 @@ static double phase_step(const cost_model_priv *pm, const tx_scratch *sc, const 
 static int comm_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, shard_comm *o)
 {
     const cost_model *m = &pm->pub;
-    const layer *l = &m->net->layers[li];
     memset(o, 0, sizeof *o);
     o->level = sync_shard_level(m->cl->sync);
     o->n_ag = o->level == 3 ? 2 : 1;
     o->group = 1;
     int r = replicas_of(c), shards = weight_shards(c);
-    if (o->level == 0 || l->n_params == 0 || r <= 1) return 0;
+    const long weights = layer_weights(m->net, li);
+    if (o->level == 0 || weights == 0 || r <= 1) return 0;
     int g = cost_shard_group(m, c, 0);
     o->group = g;
     /* one shard's gradient (and working weight) bytes: the weights split over c and r */
-    double ws = (double)l->n_params * m->elem_bytes / (c->deg[DIM_C] * c->deg[DIM_R]);
+    double ws = (double)weights * m->elem_bytes / (c->deg[DIM_C] * c->deg[DIM_R]);
     if (g > 1) { /* all-gather and reduce-scatter of the shard among its group: g - 1 steps of ws / g */
         double lat, step = phase_step(pm, sc, c, g, 0, ws / g, 1, &lat);
         double t = ((g - 1) * step + calls_of(m->cl, ws) * lat) * 1e3;
@@ -222,7 +222,7 @@ double cost_shard_gather_bytes(const cost_model *m)
     if (sync_shard_level(m->cl->sync) < 3) return 0;
     double a = 0, b = 0; /* the two largest layers' parameters */
     for (int i = 0; i < m->n_layers; i++) {
-        double n = (double)m->net->layers[i].n_params;
+        double n = (double)layer_weights(m->net, i);
         if (n > a) {
             b = a;
             a = n;

@@ -127,6 +127,15 @@ double layer_flops_per_sample(const network *net, int li)
     }
 }
 
+long layer_weights(const network *net, int li)
+{
+    const layer *l = &net->layers[li];
+    if (l->tied < 0) return l->n_params;
+    if (l->type == LT_LM_HEAD) return l->n_params + l->vocab * net->layers[l->tied].out_features;
+    if (l->type == LT_EMBEDDING) return l->n_params - l->vocab * l->out_features;
+    return l->n_params;
+}
+
 double net_model_flops_per_sample(const network *net)
 {
     double f = 0;

@@ -70,7 +70,8 @@ typedef struct layer {
     long vocab;            /* embedding, lm_head: vocabulary size */
     long positions;        /* embedding: learned position table rows (0: none) */
     long segments;         /* embedding: token-type rows (BERT: 2; 0: none) */
-    int tied;              /* lm_head: index of the embedding whose table it shares, or -1 */
+    int tied;              /* lm_head: index of the embedding whose table it shares, or -1;
+                            * embedding: index of the lm_head that shares its table, or -1 */
     int patch;             /* patch_embed: patch side (pixels) */
     long index;            /* select_token: the position kept */
     long contract;         /* derived: size of the dimension a contraction split (DIM_R) divides: input
@@ -107,6 +108,12 @@ double layer_flops_per_sample(const network *net, int li);
  * QKV projection, scores and weighted sum, the LM head, the patch
  * embedding): the "model FLOPs" of MFU, as fvcore and Megatron count them. */
 double layer_matmul_flops_per_sample(const network *net, int li);
+/* The weights layer li syncs, updates and keeps state for: its n_params,
+ * except that a tied table (an lm_head sharing an embedding's) belongs to
+ * the lm_head, whose matrix product makes most of its gradient (the
+ * embedding's lookup adds a few rows); n_params keeps the table at the
+ * embedding, as parameter counts do. */
+long layer_weights(const network *net, int li);
 /* Sum of layer_matmul_flops_per_sample: a forward pass of one sample. */
 double net_model_flops_per_sample(const network *net);
 

@@ -953,6 +953,15 @@ static network *build_network(pctx *p, const net_header *hd, const raw_layer *ra
             return NULL;
         }
         net->layers[k].tied = e;
+        if (net->layers[e].tied >= 0) {
+            char m[300];
+            snprintf(m, sizeof m, "\"tied\": \"%.200s\" is tied to \"%.60s\" already", tied,
+                     net->layers[net->layers[e].tied].name);
+            layer_fail(p, net->layers[k].name, k, "%s", m);
+            net_free(net);
+            return NULL;
+        }
+        net->layers[e].tied = k; /* and the embedding names its lm_head */
     }
     for (int k = 1; k < n; k++) {
         if (infer(p, net, k) < 0) {
@@ -990,6 +999,7 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
     raw = lw_calloc((size_t)n_raw + 1, sizeof *raw);
     raw[0].l.name = (char *)hd.in_name; /* raw[0] is the input */
     raw[0].l.type = LT_INPUT;
+    raw[0].l.tied = -1;
     raw[0].l.out = (shape){hd.c, hd.h, hd.w, hd.seq ? 3 : 4};
     raw[0].l.dims = hd.seq ? DIMMASK(DIM_N) | DIMMASK(DIM_H) : DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W);
     int k = 1;

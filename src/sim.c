@@ -341,7 +341,7 @@ static void add_optimizer(builder *b, const int *syncs, int ns, const int *wgt_o
     for (int li = 0; li < m->n_layers; li++) {
         if (wgt_of[li] < 0) continue;
         const config *c = cfg(b, li);
-        for (int k = 0, T = config_tasks(c); k < T; k++) weights[k] += (double)m->net->layers[li].n_params / (c->deg[DIM_C] * c->deg[DIM_R]);
+        for (int k = 0, T = config_tasks(c); k < T; k++) weights[k] += (double)layer_weights(m->net, li) / (c->deg[DIM_C] * c->deg[DIM_R]);
     }
     double rate = m->cl->gpu.memory_bandwidth_gbs * 1e9 * m->gk.memory_efficiency;
     for (int g = 0; g < b->G; g++) {
@@ -421,7 +421,8 @@ static void shard_reduce(builder *b, int li, int wgt)
 
 static double grad_bytes(const builder *b, int li)
 {
-    return (double)b->m->net->layers[li].n_params * COST_GRAD_SYNC_BYTES / cfg(b, li)->deg[DIM_C];
+    const config *c = cfg(b, li);
+    return (double)layer_weights(b->m->net, li) * COST_GRAD_SYNC_BYTES / (c->deg[DIM_C] * c->deg[DIM_R]);
 }
 
 /* The task graph of one step, phases in Eq. 1's order: forward in
@@ -461,10 +462,11 @@ static void build(builder *b, const sim_options *opt)
         /* the weight gradient is as much work as the input gradient (a
          * second GEMM of the same size); layers without weights have one;
          * the input layer has none (its pieces' gradients end nowhere) */
-        double w = l->n_params > 0 ? bwd_ms[li] / 2 : 0;
+        const int has_w = layer_weights(m->net, li) > 0;
+        double w = has_w ? bwd_ms[li] / 2 : 0;
         bwd_of[li] = wgt_of[li] = -1;
         if (l->type != LT_INPUT) bwd_of[li] = add_layer_tasks(b, SIM_BACKWARD_DATA, li, bwd_ms[li] - w);
-        if (l->type != LT_INPUT && l->n_params > 0) wgt_of[li] = add_layer_tasks(b, SIM_BACKWARD_WEIGHT, li, w);
+        if (l->type != LT_INPUT && has_w) wgt_of[li] = add_layer_tasks(b, SIM_BACKWARD_WEIGHT, li, w);
         for (int e = 0; e < m->n_edges; e++)
             if (m->e_from[e] == li) build_edge(b, e, 1, bwd_of);
         if (bwd_of[li] < 0) continue;

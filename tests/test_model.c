@@ -1669,6 +1669,13 @@ Test(transformer, tiny_gpt_shapes_params_and_splits)
     cr_assert_eq(head->out.c, 512);
     cr_assert_eq(head->n_params, 0, "tied to the embedding: its table is counted there");
     cr_assert_eq(head->tied, net_find(n, "embed"));
+    cr_assert_eq(e->tied, net_find(n, "lm_head"), "the embedding names its lm_head");
+    /* the tied table is synced and updated with the lm_head: the weights move, their sum does not */
+    cr_assert_eq(layer_weights(n, net_find(n, "embed")), 32 * 64, "the positions alone");
+    cr_assert_eq(layer_weights(n, net_find(n, "lm_head")), 512 * 64);
+    long sum = 0;
+    for (int i = 0; i < n->n_layers; i++) sum += layer_weights(n, i);
+    cr_assert_eq(sum, net_params(n));
     /* the GPT-2 count: (V + S) H + L (12 H^2 + 13 H) + 2 H */
     cr_assert_eq(net_params(n), (512 + 32) * 64 + 2 * (12 * 64 * 64 + 13 * 64) + 2 * 64);
     /* splits: layernorm never its features, and replicas; attention no replicas; linear a contraction */
