@@ -53,30 +53,8 @@ typedef struct opts {
  * characters in them are shown as \xNN, never sent to the terminal. */
 static int die(const lw_error *e)
 {
-    lw_buf b = {0};
-    lw_text_printable(&b, e->msg);
-    fprintf(stderr, "layerwise: %s\n", b.s);
-    lw_buf_free(&b);
+    lw_say("layerwise: %s\n", e->msg);
     return e->code ? e->code : 1;
-}
-
-/* fprintf to stderr by die's rule: names and paths in the text escaped. */
-static void say(const char *fmt, ...) LW_PRINTF(1, 2);
-static void say(const char *fmt, ...)
-{
-    va_list ap, ap2;
-    va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *raw = lw_malloc(n > 0 ? (size_t)n + 1 : 1);
-    vsnprintf(raw, n > 0 ? (size_t)n + 1 : 1, fmt, ap2);
-    va_end(ap2);
-    lw_buf b = {0};
-    lw_text_printable(&b, raw);
-    fputs(b.s, stderr);
-    lw_buf_free(&b);
-    free(raw);
 }
 
 static int bad(const char *fmt, const char *a)
@@ -91,7 +69,7 @@ static int bad(const char *fmt, const char *a)
 /* "OPTION "V" must be a whole number from 1 to MAX", exit status 2. */
 static int bad_range(const char *option, const char *v, long max)
 {
-    say("layerwise: %s \"%s\" must be a whole number from 1 to %ld\n(see layerwise --help)\n", option,
+    lw_say("layerwise: %s \"%s\" must be a whole number from 1 to %ld\n(see layerwise --help)\n", option,
             v ? v : "", max);
     return 2;
 }
@@ -673,7 +651,7 @@ static int emit(const opts *o, const char *doc)
         int rc = lw_write_output(o->out, text, n + 1, &err);
         free(text);
         if (rc != 0) return die(&err);
-        if (!o->json && !o->out_stdout) say("wrote %s\n", o->out);
+        if (!o->json && !o->out_stdout) lw_say("wrote %s\n", o->out);
         return 0;
     }
     puts(doc);
@@ -855,7 +833,7 @@ static int cmd_search(const opts *o)
     }
     int rc = 0, wl = o->whynot ? net_find(p->net, o->whynot) : -1;
     if (o->whynot && wl < 0) {
-        say("layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, p->net->name);
+        lw_say("layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, p->net->name);
         plan_free(p);
         return 2;
     }
@@ -863,7 +841,7 @@ static int cmd_search(const opts *o)
     if (o->explain && xl < 0) {
         lw_buf b = {0};
         lw_text_printable(&b, o->explain);
-        say("layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
+        lw_say("layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
         lw_buf_free(&b);
         plan_free(p);
         return 2;
@@ -1122,7 +1100,7 @@ static int cmd_scale(const opts *o)
     /* every count is checked before any is computed */
     for (int i = 0; i < nc; i++) {
         if (counts[i] > cluster_gpus(p->cl)) {
-            say("layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
+            lw_say("layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
                     cluster_gpus(p->cl));
             plan_free(p);
             return 2;
@@ -1385,7 +1363,7 @@ static int cmd_export(const opts *o)
     free(ci);
     plan_free(p);
     if (rc != 0) return die(&err);
-    say("wrote %s\n", o->out);
+    lw_say("wrote %s\n", o->out);
     return 0;
 }
 
@@ -1584,7 +1562,7 @@ static int cmd_simulate(const opts *o)
     int rc = 0;
     if (o->trace) {
         if (sim_save_trace(o->trace, s, p->cm, &err) != 0) rc = die(&err);
-        else if (!o->json && !o->trace_stdout) say("wrote %s\n", o->trace);
+        else if (!o->json && !o->trace_stdout) lw_say("wrote %s\n", o->trace);
     }
     if (rc == 0) {
         if (o->json || o->out) {
@@ -1652,7 +1630,7 @@ static int cmd_allreduce(const opts *o)
     apply_whatif(o, cl);
     int total = cluster_gpus(cl), g = o->set.gpus ? o->set.gpus : cl->gpus_per_node;
     if (g < 2 || g > total) {
-        say("layerwise: allreduce needs 2 to %d GPUs of cluster \"%s\"; %d requested\n", total, cl->name, g);
+        lw_say("layerwise: allreduce needs 2 to %d GPUs of cluster \"%s\"; %d requested\n", total, cl->name, g);
         cluster_free(cl);
         return 2;
     }

@@ -15,27 +15,15 @@ case $LW in /*) ;; *) LW=$ROOT/$LW ;; esac
 cd "$ROOT" || exit 1
 export LAYERWISE_DATA="${LAYERWISE_DATA:-$ROOT/data}"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lw-cli.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() {
-    echo "FAIL - $1"
-    fail=$((fail + 1))
-    if [ -n "${2:-}" ]; then printf '%s\n' "$2" | head -n 15 | sed 's/^/    /'; fi
-}
+NAME=cli . "$ROOT/tests/sh_lib.sh"
 
 if [ ! -x "$LW" ]; then
     notok "the program $LW exists (build it with make)"
-    echo "$pass passed, $fail failed"
-    exit 1
+    finish
 fi
 if ! command -v python3 >/dev/null; then
     notok "python3 is installed (make deps)"
-    echo "$pass passed, $fail failed"
-    exit 1
+    finish
 fi
 
 # run ARGS...: runs the program; sets RC, OUT (stdout file), ERR (stderr file)
@@ -1820,5 +1808,4 @@ d=json.load(open(sys.argv[1]))
 assert len(d["layers"])==176 and d["total_ms"]>0, (len(d["layers"]), d["total_ms"])
 ' "$OUT"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -233,13 +233,7 @@ static const char *terminal_problem(char *buf, size_t n)
 }
 
 /* Messages quote names and paths: escaped as the CLI does (util.h). */
-static void say_text(const char *msg)
-{
-    lw_buf b = {0};
-    lw_text_printable(&b, msg);
-    fprintf(stderr, "layerwise: %s\n", b.s);
-    lw_buf_free(&b);
-}
+static void say_text(const char *msg) { lw_say("layerwise: %s\n", msg); }
 
 static void say_error(const lw_error *e) { say_text(e->msg); }
 
