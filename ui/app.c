@@ -72,7 +72,7 @@ static void layer_arrays_new(app *a)
     a->wished = lw_calloc((size_t)n, 1);
     for (int i = 0; i < n; i++)
         if (a->p->pinned[i] >= 0) {
-            a->pin_wish[i] = a->p->cm->configs[i][a->p->pinned[i]];
+            a->pin_wish[i] = *plan_config(a->p, i, a->p->pinned[i]);
             a->wished[i] = 1;
         }
 }
@@ -171,10 +171,10 @@ void app_adopt_plan(app *a, plan *p)
 int app_memory_over(const app *a, double *need)
 {
     const plan *p = a->p;
-    if (!p->sr || !p->cm) return 0;
+    if (!p->sr || !plan_has_model(p)) return 0;
     double cap = plan_memory_limit(&p->mset, p->cl);
     if (!isfinite(cap)) cap = p->cl->gpu.memory_gib * 1073741824.0;
-    double peak = cost_memory(p->cm, p->best, NULL);
+    double peak = plan_peak_memory(p, p->best, NULL);
     if (need) *need = peak;
     return peak > cap;
 }
@@ -206,7 +206,7 @@ void app_status_opened(app *a)
         snprintf(capped, sizeof capped, "%d of the cluster's %d GPUs (opened at %d: more take tens of seconds, + or g); ",
                  p->gpus, a->gpus_capped_from, PLAN_AUTO_SEARCH_MAX_GPUS);
     app_set_status(a, warn[0] != 0, "%soptimum found in %.0f ms: %.2f ms/step, %.1f img/s (Eq. 1)%s%s", capped,
-                   p->search_ms + (p->cm ? p->cm->build_ms : 0.0), p->best_eval.total_ms, p->best_eval.images_per_s,
+                   p->search_ms + plan_build_ms(p), p->best_eval.total_ms, p->best_eval.images_per_s,
                    warn, warn[0] ? "" : ". ? for help");
 }
 
@@ -236,12 +236,12 @@ static void pins_follow(app *a, action act, char *note, size_t n)
     plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));
     for (int i = 0; i < L; i++) {
         if (p->pinned[i] >= 0) {
-            a->pin_wish[i] = p->cm->configs[i][p->pinned[i]];
+            a->pin_wish[i] = *plan_config(p, i, p->pinned[i]);
             a->wished[i] = 1;
             continue;
         }
         if (!a->wished[i]) continue;
-        int k = config_find(p->cm->configs[i], p->cm->n_configs[i], &a->pin_wish[i]);
+        int k = plan_config_index(p, i, &a->pin_wish[i]);
         if (k < 0) {
             held++;
             if (first_held < 0) first_held = i;
@@ -328,10 +328,10 @@ void app_sort_rows(app *a)
 
 void app_baseline_ensure(app *a)
 {
-    if (a->baseline < 0 || a->base_valid || !a->p->cm) return;
+    if (a->baseline < 0 || a->base_valid || !plan_has_model(a->p)) return;
     strategy_eval_free(&a->base_eval);
-    strategy_baseline(a->p->cm, (baseline_kind)a->baseline, a->base_ci);
-    strategy_evaluate(a->p->cm, a->base_ci, &a->base_eval);
+    plan_baseline(a->p, (baseline_kind)a->baseline, a->base_ci);
+    plan_evaluate(a->p, a->base_ci, &a->base_eval);
     a->base_valid = 1;
 }
 
@@ -379,7 +379,7 @@ void app_whatif_begin(app *a, const char *what)
     a->saved_ips = p->sr ? p->best_eval.images_per_s : 0;
     a->saved_batch = p->batch;
     for (int i = 0; i < p->net->n_layers; i++)
-        a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0, 0, 0}};
+        a->saved_configs[i] = plan_has_model(p) && p->sr ? *plan_config(p, i, p->best[i]) : (config){{0, 0, 0, 0, 0, 0}};
     /* its times too, for the compare view's "previous" */
     strategy_eval_free(&a->saved_eval);
     if (p->sr && p->best_eval.layers) {
@@ -414,7 +414,7 @@ static void report_change(app *a)
     const plan *p = a->p;
     int n = 0;
     for (int i = 0; i < p->net->n_layers; i++) {
-        a->changed[i] = !config_equal(&a->saved_configs[i], &p->cm->configs[i][p->best[i]]);
+        a->changed[i] = !config_equal(&a->saved_configs[i], plan_config(p, i, p->best[i]));
         n += a->changed[i];
     }
     double t0 = a->saved_total_ms, t1 = p->best_eval.total_ms;
@@ -547,8 +547,7 @@ void app_prefetch_next(app *a)
         next[n] = (plan_prefetch_item){p->set, NULL};
         next[n++].set.gpus = other;
     }
-    const cost_model *m = p->cm;
-    if (m && m->tx_pairs_computed + m->tx_pairs_reused > PREFETCH_ALL_ENTRIES && n > 1) n = 1;
+    if (plan_tx_entries(p) > PREFETCH_ALL_ENTRIES && n > 1) n = 1;
     if (n > PLAN_PREFETCH_MAX) n = PLAN_PREFETCH_MAX;
     if (n) plan_prefetch_list(p, next, n);
     cluster_free(edited[0]);
@@ -698,7 +697,7 @@ action app_cycle_precision(app *a)
 action app_pin(app *a, int li, int k)
 {
     plan *p = a->p;
-    if (li < 0 || li >= p->net->n_layers || !p->cm) return ACT_NONE;
+    if (li < 0 || li >= p->net->n_layers || !plan_has_model(p)) return ACT_NONE;
     char what[200], cb[64];
     if (k < 0) {
         if (p->pinned[li] < 0 && a->wished[li]) {
@@ -713,7 +712,7 @@ action app_pin(app *a, int li, int k)
         a->wished[li] = 0;
         snprintf(what, sizeof what, "unpin %s", p->net->layers[li].name);
     } else {
-        config_format(&p->cm->configs[li][k], cb, sizeof cb);
+        config_format(plan_config(p, li, k), cb, sizeof cb);
         snprintf(what, sizeof what, "pin %s = %s", p->net->layers[li].name, cb);
     }
     app_whatif_begin(a, what);
@@ -898,8 +897,7 @@ int app_export(app *a, const char *path)
         const char *algo = app_shown_refined(a) ? "elimination, refined under the simulator"
                            : pins                 ? "elimination (pinned)"
                                                   : "elimination";
-        char *doc = strategy_to_json(p->cm, app_shown_configs(a), app_shown_eval(a), algo,
-                                     p->sr->n_left, plan_final_method_name(p));
+        char *doc = plan_strategy_json(p, app_shown_configs(a), app_shown_eval(a), algo);
         rc = lw_write_file_atomic(path, write_text, doc, &err);
         free(doc);
         what = "strategy JSON";

@@ -144,11 +144,7 @@ typedef struct graph_view {
     int valid;
 } graph_view;
 
-typedef struct scale_row {
-    int gpus;
-    double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise; Eq. 1 */
-    double sim_ips[4];                    /* images/s of the simulated step; NaN over SIM_SUMMARY_MAX_TASKS tasks */
-} scale_row;
+typedef plan_scale_row scale_row;
 
 typedef struct whynot_entry {
     int config;                /* index into the layer's configs */

@@ -6,6 +6,7 @@
  * choose the sides, `f` reads a strategy file into B.
  */
 #include "draw.h"
+#include "diff.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,8 +29,8 @@ static void side_from_indices(app *a, compare_side *s, const int *ci)
     const plan *p = a->p;
     int L = p->net->n_layers;
     strategy_eval ev;
-    strategy_evaluate(p->cm, ci, &ev);
-    for (int i = 0; i < L; i++) s->cfg[i] = p->cm->configs[i][ci[i]];
+    plan_evaluate(p, ci, &ev);
+    for (int i = 0; i < L; i++) s->cfg[i] = *plan_config(p, i, ci[i]);
     memcpy(s->le, ev.layers, sizeof(layer_eval) * (size_t)L);
     s->total_ms = ev.total_ms;
     s->images_per_s = ev.images_per_s;
@@ -64,8 +65,7 @@ static void side_resolve(app *a, int k)
     case CMP_MODEL:
     case CMP_OWT:
         snprintf(s->label, sizeof s->label, "%s", baseline_name((baseline_kind)(src - CMP_DATA)));
-        strategy_baseline(p->cm, (baseline_kind)(src - CMP_DATA), ci);
-        side_from_indices(a, s, ci);
+        if (strategy_pick(p, baseline_name((baseline_kind)(src - CMP_DATA)), ci, NULL) == 0) side_from_indices(a, s, ci);
         break;
     case CMP_PREVIOUS:
         if (!a->saved_eval.layers) {
@@ -91,11 +91,8 @@ static void side_resolve(app *a, int k)
             break;
         }
         lw_error err = {0};
-        size_t len;
-        char *text = lw_read_file(cs->file, &len, &err);
-        if (text && strategy_from_json(p->cm, text, len, cs->file, ci, &err) == 0) side_from_indices(a, s, ci);
+        if (plan_strategy_file(p, cs->file, ci, &err) == 0) side_from_indices(a, s, ci);
         else snprintf(s->why, sizeof s->why, "%.250s", err.msg);
-        free(text);
         break;
     }
     }

@@ -159,17 +159,13 @@ static action open_strategy(app *a, const char *path)
 {
     const plan *p = a->p;
     lw_error err = {0};
-    size_t len;
     int L = p->net->n_layers;
     int *ci = lw_calloc((size_t)L, sizeof(int));
-    char *text = lw_read_file(path, &len, &err);
-    if (!text || strategy_from_json(p->cm, text, len, path, ci, &err) != 0) {
+    if (plan_strategy_file(p, path, ci, &err) != 0) {
         app_set_status(a, 1, "open strategy: %s (kept the strategy shown)", err.msg);
-        free(text);
         free(ci);
         return ACT_REDRAW;
     }
-    free(text);
     char what[300];
     snprintf(what, sizeof what, "strategy %s (every layer pinned)", path);
     app_whatif_begin(a, what);

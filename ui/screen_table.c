@@ -111,10 +111,10 @@ static void fit_columns(const app *a, int W, colset *cs)
         int n = (int)strlen(p->net->layers[i].name);
         if (n > maxname) maxname = n;
         char b[64];
-        config_format(&p->cm->configs[i][app_shown_configs(a)[i]], b, sizeof b);
+        config_format(plan_config(p, i, app_shown_configs(a)[i]), b, sizeof b);
         if ((int)strlen(b) > maxcfg) maxcfg = (int)strlen(b);
         if (a->baseline >= 0 && a->base_valid) {
-            config_format(&p->cm->configs[i][a->base_ci[i]], b, sizeof b);
+            config_format(plan_config(p, i, a->base_ci[i]), b, sizeof b);
             if ((int)strlen(b) + 0 > maxcfg) maxcfg = (int)strlen(b);
         }
     }
@@ -231,7 +231,7 @@ static void draw_memory(const app *a, WINDOW *w, int y, rect r)
     const double gib = 1073741824.0;
     int ng = p->gpus;
     double *per = lw_calloc((size_t)ng, sizeof(double));
-    double peak = cost_memory(p->cm, app_shown_configs(a), per);
+    double peak = plan_peak_memory(p, app_shown_configs(a), per);
     double cap = isfinite(mm->limit_bytes) ? mm->limit_bytes : p->cl->gpu.memory_gib * gib;
     int fits = peak <= cap;
     int x = r.x, end = r.x + r.w;
@@ -277,7 +277,7 @@ static void draw_legend(const app *a, WINDOW *w, int y, rect r)
     x += ui_put(w, y, x, end - x, ST_DIM, " changed by the last what-if  ");
     int present[SPLIT__COUNT] = {0};
     for (int i = 0; i < a->p->net->n_layers; i++)
-        present[config_class(&a->p->cm->configs[i][app_shown_configs(a)[i]])] = 1;
+        present[config_class(plan_config(a->p, i, app_shown_configs(a)[i]))] = 1;
     x += ui_class_legend(w, y, x, end - x, present);
     if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
 }
@@ -319,7 +319,7 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     plan *p = a->p;
     const layer *l = &p->net->layers[li];
     const layer_eval *le = &app_shown_eval(a)->layers[li];
-    const config *cf = &p->cm->configs[li][app_shown_configs(a)[li]];
+    const config *cf = plan_config(p, li, app_shown_configs(a)[li]);
     int sel = li == a->sel;
     int base = sel ? ST_SELECTED : ST_NORMAL;
     if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
@@ -339,7 +339,7 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     num(b, sizeof b, total_of(le));
     cell(w, y, csp, C_TOTAL, r, sel ? base : ST_BOLD, b);
     if (csp->on[C_MEM]) {
-        short_bytes(b, sizeof b, cost_memory_task(p->cm, li, cf, 0, NULL));
+        short_bytes(b, sizeof b, plan_task_memory(p, li, cf, 0));
         cell(w, y, csp, C_MEM, r, sel ? base : ST_DIM, b);
     }
     if (csp->on[C_PARAMS]) {
@@ -347,11 +347,11 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
         cell(w, y, csp, C_PARAMS, r, base, l->n_params ? b : "-");
         short_bytes(b, sizeof b, (double)l->n_params * BYTES_PER_ELEM);
         cell(w, y, csp, C_WBYTES, r, base, l->n_params ? b : "-");
-        short_bytes(b, sizeof b, (double)shape_elems(l->out) * (double)p->batch * p->cm->elem_bytes);
+        short_bytes(b, sizeof b, plan_activation_bytes(p, li));
         cell(w, y, csp, C_ABYTES, r, base, b);
     }
     if (a->baseline >= 0 && a->base_valid) {
-        const config *bc = &p->cm->configs[li][a->base_ci[li]];
+        const config *bc = plan_config(p, li, a->base_ci[li]);
         config_format(bc, b, sizeof b);
         cell(w, y, csp, C_BCFG, r, sel ? base : config_equal(bc, cf) ? ST_DIM : ST_NORMAL, b);
         const layer_eval *be = &a->base_eval.layers[li];
@@ -405,13 +405,12 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
         cell(w, fy, csp, C_BTX, r, ST_BOLD, b);
     }
     if (csp->on[C_PARAMS]) {
-        double params = (double)net_params(p->net), acts = 0;
-        for (int i = 0; i < n; i++) acts += (double)shape_elems(p->net->layers[i].out);
+        double params = (double)net_params(p->net);
         short_bytes(b, sizeof b, params);
         cell(w, fy, csp, C_PARAMS, r, ST_BOLD, b);
         short_bytes(b, sizeof b, params * BYTES_PER_ELEM);
         cell(w, fy, csp, C_WBYTES, r, ST_BOLD, b);
-        short_bytes(b, sizeof b, acts * (double)p->batch * p->cm->elem_bytes);
+        short_bytes(b, sizeof b, plan_activation_bytes(p, -1));
         cell(w, fy, csp, C_ABYTES, r, ST_BOLD, b);
     }
     if (csp->on[C_MEM] && table_of(a)->colset == SET_SIZES) {

@@ -295,10 +295,10 @@ static int timeline_export_file(app *a, const char *path, const char **what, lw_
     if (tl_ensure(a) != 0) return lw_fail(err, 1, "no strategy to simulate");
     if (trace) {
         *what = "simulated step (Chrome trace JSON)";
-        return sim_save_trace(path, TL(a)->sim, a->p->cm, err);
+        return sim_save_trace(path, TL(a)->sim, plan_model(a->p), err);
     }
     *what = "simulated step drawing";
-    return draw_sim_step(TL(a)->sim, a->p->cm, app_shown_label(a), path, err);
+    return draw_sim_step(TL(a)->sim, plan_model(a->p), app_shown_label(a), path, err);
 }
 
 /* ---- keys ------------------------------------------------------------- */
