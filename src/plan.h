@@ -85,7 +85,7 @@ typedef struct plan {
     atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
-    struct plan_prefetcher *prefetch; /* see plan_prefetch_list */
+    struct prefetcher *prefetch; /* the background worker (prefetch.h; plan_prefetch_list) */
     int unsearched;          /* plan_new_unsearched: cm has no tables, cg and sr are NULL */
 } plan;
 
@@ -249,7 +249,7 @@ typedef struct plan_prefetch_item {
  * batch and cluster equal) takes its result instead of recomputing, waiting
  * for it if it is being built. A new list keeps what it names that is built
  * or being built, and cancels the rest. */
-#define PLAN_PREFETCH_MAX 4
+#define PLAN_PREFETCH_MAX 4 /* prefetch.h's PREFETCH_MAX */
 void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n);
 /* Settings still queued or being built in the background. */
 int plan_prefetch_pending(plan *p);
