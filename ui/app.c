@@ -7,6 +7,7 @@
 
 #include "draw.h"
 #include "export_dot.h"
+#include "settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -99,9 +100,9 @@ app *app_open(const tui_args *args, lw_error *err)
         net_free(net);
         return NULL;
     }
-    cli_apply_sync(cl, args ? args->sync : -1);
-    if (args) cli_apply_links(cl, args->intra_bw, args->inter_bw);
-    if (args && cli_apply_precision(cl, args->precision_set ? args->precision : -1,
+    settings_apply_sync(cl, args ? args->sync : -1);
+    if (args) settings_apply_links(cl, args->intra_bw, args->inter_bw);
+    if (args && settings_apply_precision(cl, args->precision_set ? args->precision : -1,
                                     args->bucket_set ? args->bucket_mb : -1, err) != 0) {
         net_free(net);
         cluster_free(cl);
@@ -130,7 +131,7 @@ app *app_open(const tui_args *args, lw_error *err)
         cluster_free(orig);
         return NULL;
     }
-    if (args && cli_apply_pins(p, args->pins, args->n_pins, err) != 0) {
+    if (args && settings_apply_pins(p, args->pins, args->n_pins, err) != 0) {
         plan_free(p);
         cluster_free(orig);
         return NULL;

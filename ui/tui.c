@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "draw.h"
+#include "settings.h"
 
 #include <locale.h>
 #include <pthread.h>
@@ -250,7 +251,7 @@ static int check_input(const tui_args *args)
     int bad_input = !n || !c || (args && args->profile && !pr) ||
                     (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0) ||
                     (pr && profile_check_cluster(pr, c, &lerr) < 0) ||
-                    (args && cli_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
+                    (args && settings_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
     if (!bad_input && pr && pr->precision < 0) { /* seen once the TUI ends */
         lw_buf b = {0};
         lw_text_printable(&b, pr->path);
