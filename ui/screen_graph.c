@@ -113,7 +113,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
 
 static action pan(app *a, int key)
 {
-    int page = a->frame_h > 8 ? a->frame_h - 8 : 8;
+    int page = a->frame.h > 8 ? a->frame.h - 8 : 8;
     graph_of(a)->follow = 0;
     switch (key) {
     case KEY_UP:
@@ -150,8 +150,8 @@ static action centre(app *a, int key)
     int y, x, wd;
     ensure_layout(a);
     if (graph_view_find(&graph_of(a)->gv, a->sel, &y, &x, &wd) == 0) {
-        graph_of(a)->pan_y = y - (a->frame_h - 6) / 2;
-        graph_of(a)->pan_x = x + wd / 2 - a->frame_w / 2;
+        graph_of(a)->pan_y = y - (a->frame.h - 6) / 2;
+        graph_of(a)->pan_x = x + wd / 2 - a->frame.w / 2;
         if (graph_of(a)->pan_y < 0) graph_of(a)->pan_y = 0;
         if (graph_of(a)->pan_x < 0) graph_of(a)->pan_x = 0;
     }

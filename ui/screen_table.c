@@ -70,7 +70,7 @@ static const col cols_def[C__COUNT] = {
 /* Whether column c is in the table's current set. */
 static int in_set(const app *a, int c)
 {
-    int set = table_of(a)->colset, base = a->baseline >= 0;
+    int set = table_of(a)->colset, base = a->base.kind >= 0;
     switch (c) {
     case C_TC:
     case C_TS:
@@ -113,8 +113,8 @@ static void fit_columns(const app *a, int W, colset *cs)
         char b[64];
         config_format(plan_config(p, i, app_shown_configs(a)[i]), b, sizeof b);
         if ((int)strlen(b) > maxcfg) maxcfg = (int)strlen(b);
-        if (a->baseline >= 0 && a->base_valid) {
-            config_format(plan_config(p, i, a->base_ci[i]), b, sizeof b);
+        if (a->base.kind >= 0 && a->base.valid) {
+            config_format(plan_config(p, i, a->base.ci[i]), b, sizeof b);
             if ((int)strlen(b) + 0 > maxcfg) maxcfg = (int)strlen(b);
         }
     }
@@ -126,7 +126,7 @@ static void fit_columns(const app *a, int W, colset *cs)
     cs->w[C_CFG] = maxcfg;
     if (table_of(a)->colset == SET_SIZES) cs->w[C_MEM] = 7; /* "mem/GPU" */
     /* wide enough for "model cfg" */
-    int bh = a->baseline >= 0 ? (int)strlen(baseline_name((baseline_kind)a->baseline)) + 4 : 8;
+    int bh = a->base.kind >= 0 ? (int)strlen(baseline_name((baseline_kind)a->base.kind)) + 4 : 8;
     cs->w[C_BCFG] = maxcfg > bh ? maxcfg : bh;
     cs->w[C_BTOTAL] = bh - 1 > 8 ? bh - 1 : 8;
     for (;;) {
@@ -293,11 +293,11 @@ static void draw_header(app *a, WINDOW *w, rect r, const colset *csp)
         const char *head = cols_def[c].head;
         char bh[32];
         if (c == C_BCFG || c == C_BTOTAL) {
-            snprintf(bh, sizeof bh, "%s %s", baseline_name((baseline_kind)a->baseline), c == C_BCFG ? "cfg" : "ms");
+            snprintf(bh, sizeof bh, "%s %s", baseline_name((baseline_kind)a->base.kind), c == C_BCFG ? "cfg" : "ms");
             head = bh;
         } else if (c == C_BTC || c == C_BTS || c == C_BTX) {
             /* "d t_c": the baseline's initial and the term */
-            snprintf(bh, sizeof bh, "%c %s", baseline_name((baseline_kind)a->baseline)[0],
+            snprintf(bh, sizeof bh, "%c %s", baseline_name((baseline_kind)a->base.kind)[0],
                      c == C_BTC ? "t_c" : c == C_BTS ? "t_s" : "t_x");
             head = bh;
         } else if (c == C_MEM && table_of(a)->colset == SET_SIZES) {
@@ -325,13 +325,13 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
     char b[128];
     if (p->pinned[li] >= 0) cell(w, y, csp, C_MARK, r, sel ? base : ST_PINNED, "P");
-    else if (a->changed[li]) cell(w, y, csp, C_MARK, r, sel ? base : ST_CHANGED, "*");
+    else if (a->prev.changed[li]) cell(w, y, csp, C_MARK, r, sel ? base : ST_CHANGED, "*");
     cell(w, y, csp, C_NAME, r, base, l->name);
     cell(w, y, csp, C_TYPE, r, sel ? base : ST_DIM, layer_type_name(l->type));
     shape_format(l->out, b, sizeof b);
     cell(w, y, csp, C_OUT, r, base, b);
     config_format(cf, b, sizeof b);
-    int cst = p->pinned[li] >= 0 ? ST_PINNED : a->changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
+    int cst = p->pinned[li] >= 0 ? ST_PINNED : a->prev.changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
     cell(w, y, csp, C_CFG, r, sel ? base : cst, b);
     snprintf(b, sizeof b, "%d", config_tasks(cf));
     cell(w, y, csp, C_GPUS, r, base, b);
@@ -350,11 +350,11 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
         short_bytes(b, sizeof b, plan_activation_bytes(p, li));
         cell(w, y, csp, C_ABYTES, r, base, b);
     }
-    if (a->baseline >= 0 && a->base_valid) {
-        const config *bc = plan_config(p, li, a->base_ci[li]);
+    if (a->base.kind >= 0 && a->base.valid) {
+        const config *bc = plan_config(p, li, a->base.ci[li]);
         config_format(bc, b, sizeof b);
         cell(w, y, csp, C_BCFG, r, sel ? base : config_equal(bc, cf) ? ST_DIM : ST_NORMAL, b);
-        const layer_eval *be = &a->base_eval.layers[li];
+        const layer_eval *be = &a->base.eval.layers[li];
         double bt = total_of(be);
         num(b, sizeof b, bt);
         cell(w, y, csp, C_BTOTAL, r, sel ? base : bt > total_of(le) + 1e-9 ? ST_BAD : ST_NORMAL, b);
@@ -394,14 +394,14 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
     cell(w, fy, csp, C_TX, r, ST_BOLD, b);
     num(b, sizeof b, ev->total_ms);
     cell(w, fy, csp, C_TOTAL, r, ST_GOOD, b);
-    if (a->baseline >= 0 && a->base_valid) {
-        num(b, sizeof b, a->base_eval.total_ms);
+    if (a->base.kind >= 0 && a->base.valid) {
+        num(b, sizeof b, a->base.eval.total_ms);
         cell(w, fy, csp, C_BTOTAL, r, ST_BAD, b);
-        num(b, sizeof b, a->base_eval.compute_ms);
+        num(b, sizeof b, a->base.eval.compute_ms);
         cell(w, fy, csp, C_BTC, r, ST_BOLD, b);
-        num(b, sizeof b, a->base_eval.sync_ms);
+        num(b, sizeof b, a->base.eval.sync_ms);
         cell(w, fy, csp, C_BTS, r, ST_BOLD, b);
-        num(b, sizeof b, a->base_eval.transfer_ms);
+        num(b, sizeof b, a->base.eval.transfer_ms);
         cell(w, fy, csp, C_BTX, r, ST_BOLD, b);
     }
     if (csp->on[C_PARAMS]) {
@@ -424,10 +424,10 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
         snprintf(ips, sizeof ips, "%.1f img/s", ev->images_per_s);
         snprintf(moved, sizeof moved, "%s moved", lw_format_bytes(ev->bytes_per_step, b2, sizeof b2));
         snprintf(peak, sizeof peak, "peak %s/GPU", lw_format_bytes(ev->peak_memory_bytes, b3, sizeof b3));
-        if (a->baseline >= 0 && a->base_valid) {
-            double d = ev->total_ms > 0 ? (a->base_eval.total_ms / ev->total_ms) : 0;
-            const char *bn = baseline_name((baseline_kind)a->baseline);
-            snprintf(base, sizeof base, "%s %.2f ms (%.2fx slower)", bn, a->base_eval.total_ms, d);
+        if (a->base.kind >= 0 && a->base.valid) {
+            double d = ev->total_ms > 0 ? (a->base.eval.total_ms / ev->total_ms) : 0;
+            const char *bn = baseline_name((baseline_kind)a->base.kind);
+            snprintf(base, sizeof base, "%s %.2f ms (%.2fx slower)", bn, a->base.eval.total_ms, d);
             snprintf(base_b, sizeof base_b, "%s %.2fx slower", bn, d);
         }
         const ui_part parts[] = {{ms, NULL, 0}, {ips, NULL, 0}, {moved, NULL, 3}, {peak, NULL, 2}, {base, base_b, 1}};
@@ -493,13 +493,13 @@ static action sort_cycle(app *a, int key)
 static action baseline_cycle(app *a, int key)
 {
     (void)key;
-    a->baseline = a->baseline + 1 >= BASE__COUNT ? -1 : a->baseline + 1;
-    a->base_valid = 0;
-    if (a->baseline >= 0) {
+    a->base.kind = a->base.kind + 1 >= BASE__COUNT ? -1 : a->base.kind + 1;
+    a->base.valid = 0;
+    if (a->base.kind >= 0) {
         app_baseline_ensure(a);
-        double t = app_shown_eval(a)->total_ms, bt = a->base_eval.total_ms;
+        double t = app_shown_eval(a)->total_ms, bt = a->base.eval.total_ms;
         app_set_status(a, 0, "baseline %s: %.2f ms/step, %.1f img/s (layer-wise is %.2fx faster)",
-                       baseline_name((baseline_kind)a->baseline), bt, a->base_eval.images_per_s, t > 0 ? bt / t : 0);
+                       baseline_name((baseline_kind)a->base.kind), bt, a->base.eval.images_per_s, t > 0 ? bt / t : 0);
     } else {
         app_set_status(a, 0, "no baseline");
     }
@@ -511,9 +511,9 @@ static action colset_cycle(app *a, int key)
     (void)key;
     table_state *ts = table_of(a);
     ts->colset = (ts->colset + 1) % SET__COUNT;
-    if (ts->colset == SET_BASELINE && a->baseline < 0) ts->colset = SET_TIMES; /* nothing to split */
+    if (ts->colset == SET_BASELINE && a->base.kind < 0) ts->colset = SET_TIMES; /* nothing to split */
     app_set_status(a, 0, "columns: %s%s", set_names[ts->colset],
-                   ts->colset == SET_TIMES && a->baseline < 0 ? " (b adds a baseline, whose times v then splits)" : "");
+                   ts->colset == SET_TIMES && a->base.kind < 0 ? " (b adds a baseline, whose times v then splits)" : "");
     return ACT_REDRAW;
 }
 

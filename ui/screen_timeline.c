@@ -416,7 +416,7 @@ static int find(app *a, int dir, int *nth)
     if (tl_ensure(a) != 0) return 0;
     struct timeline_state *t = TL(a);
     const sim_result *s = t->sim;
-    tl_view(t, t->cols > 0 ? t->cols + LABEL_W + 1 : a->frame_w > 0 ? a->frame_w : TUI_MIN_W); /* not drawn yet */
+    tl_view(t, t->cols > 0 ? t->cols + LABEL_W + 1 : a->frame.w > 0 ? a->frame.w : TUI_MIN_W); /* not drawn yet */
     int *order = lw_malloc(sizeof(int) * (size_t)(s->n_tasks + 1)), n = 0;
     for (int k = 0; k < s->n_tasks; k++)
         if (s->tasks[k].dur_ms > 0) order[n++] = k;

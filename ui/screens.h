@@ -158,7 +158,6 @@ static inline open_state *open_of(const app *a) { return (open_state *)a->st[SCR
 /* cluster screen's editable fields (screen_cluster.c) */
 /* Applies a typed value to field f: returns the action, or ACT_NONE with
  * the status set on bad input. */
-action cluster_field_set(app *a, int f, const char *text);
 
 /* scaling computation (screen_scale.c) */
 void scale_start(app *a);
@@ -175,13 +174,14 @@ void scale_stop(app *a);
  * name or path. A bad file leaves the plan as it was and says why on the
  * status line (file and place). Returns the action. */
 action app_open_file(app *a, open_kind kind, const char *name);
-/* app_perform's part for a network opened (a->open_net): builds its plan
+/* Opens the prompt for a file of that kind (label NULL: "File: "); Enter opens it. */
+void open_prompt(app *a, open_kind kind, const char *label);
+/* app_perform's part for a network opened (a->pending.open_net): builds its plan
  * (cancellable through the plan's cancel flag) and adopts it, or keeps
  * the plan and says why. */
 void open_network_perform(app *a);
 
 /* compare (screen_compare.c): B from a strategy file the prompt typed */
-action compare_file_set(app *a, const char *path);
 
 /* why-not computation (screen_whynot.c) */
 int whynot_step(app *a, double budget_s);

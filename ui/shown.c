@@ -119,7 +119,7 @@ static void set_show(app *a, int show)
     drop_sim(s);
     s->status_pending = 0;
     int n = a->p->net->n_layers;
-    for (int i = 0; i < n; i++) a->changed[i] = show && s->rr.configs[i] != a->p->best[i];
+    for (int i = 0; i < n; i++) a->prev.changed[i] = show && s->rr.configs[i] != a->p->best[i];
     app_invalidate_view(a);
 }
 

@@ -333,13 +333,13 @@ static void run_loop(app *a)
         if (act == ACT_REBUILD) {
             /* a rebuild can take seconds on big settings: say so, and let
              * Esc cancel it (the previous setting stays) */
-            app_set_status(a, 0, "%s: rebuilding the cost tables and searching%s (Esc cancels)", a->pending_what,
+            app_set_status(a, 0, "%s: rebuilding the cost tables and searching%s (Esc cancels)", a->pending.what,
                            G->ellipsis);
             show(a);
             perform_cancellable(a, act);
             if (got_signal) break;
         } else if (act == ACT_RESEARCH || act == ACT_RESYNC) {
-            app_set_status(a, 0, "%s: searching%s", a->pending_what, G->ellipsis);
+            app_set_status(a, 0, "%s: searching%s", a->pending.what, G->ellipsis);
             show(a);
             app_perform(a, act);
         }
