@@ -6,6 +6,11 @@
  * are independent under --jobs and under ASan.
  */
 #include "app.h"
+#include "graph_draw.h"
+#include "keys.h"
+#include "list.h"
+#include "screens.h"
+#include "shown.h"
 #include "draw.h"
 #include "layout.h"
 #include "sim.h"

@@ -5,6 +5,8 @@
  * (tui_screen.h), and each fails on the behaviour it replaced.
  */
 #include "app.h"
+#include "keys.h"
+#include "screens.h"
 #include "cli.h"
 #include "draw.h"
 

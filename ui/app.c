@@ -4,6 +4,8 @@
  * background work the scaling and "why not" screens need. No drawing here.
  */
 #include "app.h"
+#include "history.h"
+#include "shown.h"
 
 #include "draw.h"
 #include "export_dot.h"
@@ -442,8 +444,8 @@ static void report_change(app *a)
 void app_perform(app *a, action act)
 {
     if (act != ACT_REBUILD && act != ACT_RESEARCH && act != ACT_RESYNC) return;
-    if (a->pending.open_net) { /* another network: a new plan, not a change of this one */
-        open_network_perform(a);
+    if (a->pending.open_net && a->pending.perform) { /* another network: a new plan, not a change of this one */
+        a->pending.perform(a);
         return;
     }
     lw_error err = {0};
@@ -553,13 +555,6 @@ void app_prefetch_next(app *a)
     if (n) plan_prefetch_list(p, next, n);
     cluster_free(edited[0]);
     cluster_free(edited[1]);
-}
-
-action app_feed(app *a, int key)
-{
-    action act = app_key(a, key);
-    app_perform(a, act);
-    return act;
 }
 
 action app_set_gpus(app *a, int gpus)

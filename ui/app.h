@@ -14,9 +14,13 @@
  * into a->pending.change (app_whatif_begin, app_change_settings, app_change_cluster)
  * and app_perform applies it with plan_apply, the one engine call, so the
  * loop in tui.c can show "working..." first. Nothing under ui/ writes to the
- * plan or its cost model. Nothing here writes to
- * the terminal except through the WINDOW handed to a draw function, so the
- * tests render every screen into ncurses' in-memory screen.
+ * plan or reads its cost model (plan.h's read API instead). Nothing here
+ * writes to the terminal except through the WINDOW handed to a draw
+ * function, so the tests render every screen into ncurses' in-memory screen.
+ *
+ * This header declares app.c's functions and the types its parts share;
+ * each other ui file declares its own (keys.h, prompt.h, shown.h,
+ * history.h, find.h, list.h, graph_draw.h, screens.h for the screens).
  */
 #ifndef LW_APP_H
 #define LW_APP_H
@@ -24,13 +28,11 @@
 #include <curses.h>
 
 #include "cli.h"
+#include "draw.h"
 #include "layout.h"
 #include "palette.h"
 #include "plan.h"
 #include "sim.h"
-
-#define TUI_MIN_W 80
-#define TUI_MIN_H 24
 
 typedef enum {
     SCR_TABLE,
@@ -72,10 +74,6 @@ typedef struct keybind {
     key_fn fn;
 } keybind;
 
-/* A rectangle of a window (screens draw only inside it). */
-typedef struct rect {
-    int y, x, h, w;
-} rect;
 
 typedef struct screen_ops {
     const char *tab;          /* tab label; NULL: not a tab (an overlay) */
@@ -124,25 +122,10 @@ typedef struct screen_ops {
 } screen_ops;
 
 extern const screen_ops *const app_screens[SCR__COUNT];
-extern const keybind app_global_keys[];
 
 /* ---- per-screen state ---------------------------------------------------- */
 
 typedef enum { SORT_LAYER, SORT_TOTAL, SORT_TC, SORT_TS, SORT_TX, SORT__COUNT } sort_key;
-
-/* A drawing of the network or of a reduced graph (see layout.h) with the
- * rows its boxes and gaps take. Layout node ids index ids[], which holds
- * layer indices. */
-typedef struct graph_view {
-    graph_layout *lay;
-    int n_ids;
-    int *ids;                  /* [n_ids] layer of each layout id */
-    int *row_of_rank;          /* [n_ranks] first row of each rank's boxes */
-    int *gap_of_rank;          /* [n_ranks] rows of the gap below the rank */
-    int *seg_track;            /* [n_segs] track row in its gap, -1: straight */
-    int height, width;
-    int valid;
-} graph_view;
 
 typedef plan_scale_row scale_row;
 
@@ -200,6 +183,7 @@ typedef struct app_pending {
     char *opened_cluster;      /* the change is a cluster file opened (O): its name, taken on success */
     network *open_net;         /* the change is a network opened (O): it, and the name it was opened by */
     char *open_net_name;
+    void (*perform)(app *a);   /* set with open_net: app_perform calls it instead of plan_apply (a new plan) */
 } app_pending;
 
 /* The optimum before the last what-if, for "what changed". */
@@ -295,8 +279,6 @@ void app_adopt_plan(app *a, plan *p);
  * next; app_perform then does it (applies the pending what-if). */
 action app_key(app *a, int key);
 void app_perform(app *a, action act);
-/* app_key and app_perform together; returns the action. */
-action app_feed(app *a, int key);
 
 /* Background work (scaling rows, why-not entries): does one slice of at
  * most about budget_s seconds. Returns 1 while work remains. */
@@ -340,12 +322,6 @@ void app_baseline_ensure(app *a);
 void app_export_default(const app *a, int json, char *buf, size_t n);
 /* Writes the current view (or JSON when path ends in .json). 0 on success. */
 int app_export(app *a, const char *path);
-/* Starts the "why not" list for a layer and opens its screen. */
-void app_whynot_open(app *a, int li);
-/* Explains layer li's config (screen_explain.c) and opens its screen. */
-void app_explain_open(app *a, int li);
-/* Opens the compare view (screen_compare.c). */
-void app_compare_open(app *a);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
 
@@ -381,95 +357,10 @@ long app_batch_per_gpu(const app *a);
  * for colours and the legend: the exports use the same. */
 int config_class(const config *c);
 
-/* ---- shown.c: the strategy the screens show, its simulated step, F ----------- */
-
-#define APP_REFINE_SECONDS 10.0   /* F's time budget */
-
-/* The strategy the table, the timeline and the exports show: the plan's
- * optimum, or the refined one after F (until F again or a what-if). */
-const int *app_shown_configs(const app *a);
-const strategy_eval *app_shown_eval(const app *a);
-int app_shown_refined(const app *a);
-const char *app_shown_label(const app *a);  /* "optimum (Eq. 1)" or "refined (simulated)" */
-/* The shown strategy's simulated step: ms, or NaN until the idle time
- * after the change has simulated it (or when its step has over
- * SIM_SUMMARY_MAX_TASKS tasks: the Timeline still simulates it). */
-double app_sim_step_ms(const app *a);
-/* The whole simulation of the shown strategy, run now if need be; NULL
- * when there is no strategy. Valid until the next change. */
-const sim_result *app_sim(app *a);
-/* F: starts refining the optimum under the simulator (APP_REFINE_SECONDS,
- * in idle slices), or toggles between the refined strategy and the optimum
- * once there is one. */
-action app_refine_key(app *a);
-int app_refining(const app *a);
-void app_refine_cancel(app *a);   /* Esc: stops it, keeping the optimum */
-/* For app.c: a what-if was reported (its status extends with the new
- * simulated step once known); the plan changed (the refinement and the
- * simulation are dropped); background work. */
-void app_shown_whatif(app *a, double sim_before_ms);
-void app_shown_plan_changed(app *a);
-int app_shown_busy(const app *a);
-int app_shown_idle(app *a, double budget_s);
-void app_shown_free(app *a);
-/* The shown strategy changed (not the plan): the screens drop what they derived from it. */
-void app_invalidate_view(app *a);
-
-/* ---- history.c: undo and redo of what-ifs -------------------------------- */
-
-/* Forgets the history; the plan's state now is its first. */
-void history_reset(app *a);
-void history_free(app *a);
-/* After a what-if went through: the new state (or, for an undo or redo,
- * the new position). */
-void history_record(app *a);
-/* During an undo or redo: the pins wished for (held ones included) in the
- * state it goes to, into a->wish.pin and a->wish.set. */
-void history_wishes(app *a);
-/* Undo (dir -1) or redo (1): the what-if back to the neighbouring state,
- * named "undo 3/5: batch 32→64 per GPU", for app_perform. */
-action app_undo(app *a, int dir);
-
-/* ---- find.c: search on every screen ------------------------------------ */
-
-/* text contains the last search, ignoring case (an empty search matches
- * nothing). */
-int app_search_match(const app *a, const char *text);
-/* Layer li's name or type matches the last search. */
-int app_layer_matches(const app *a, int li);
-/* The next (dir 1) or previous (dir -1) match of the last search on the
- * screen shown (its find hook), reported on the status line. */
-action app_find(app *a, int dir);
-
-/* ---- keys.c ------------------------------------------------------------- */
-
-/* Looks key up in the screen's table, then the global one. */
-action keys_dispatch(app *a, int key);
-/* "Up", "PgDn", "a", "^L" ... for help and tests. */
-const char *lw_key_name(int key, char *buf, size_t n);
-
 /* ---- screens ---------------------------------------------------------- */
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
     screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_compare_ops, screen_help_ops,
     screen_timeline_ops, screen_open_ops;
-
-/* graph drawing shared by the graph screen and the stepper (graph_draw.c) */
-void graph_view_free(graph_view *g);
-/* Builds g for the given nodes (layer ids) and edges between them. */
-void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n_edges, const int *from,
-                      const int *to);
-/* Draws the part of the graph starting at (pan_y, pan_x) into r.
- * label(): second line of node id's box; style(): its style;
- * hi_from/hi_to: the layers whose edge is highlighted (-1: none). */
-typedef struct graph_paint {
-    const char *(*label)(const app *a, int id, char *buf, size_t n);
-    int (*style)(const app *a, int id);
-    int hi_from, hi_to;
-} graph_paint;
-void graph_view_draw(const app *a, const graph_view *g, const graph_paint *gp, WINDOW *w, rect r, int pan_y,
-                     int pan_x);
-/* Top-left of a layer's box, or -1. */
-int graph_view_find(const graph_view *g, int id, int *y, int *x, int *wd);
 
 #endif

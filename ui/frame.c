@@ -5,6 +5,7 @@
  * nothing flickers.
  */
 #include "app.h"
+#include "shown.h"
 
 #include "draw.h"
 

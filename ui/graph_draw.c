@@ -10,6 +10,8 @@
  * share a producer or a consumer share a track; others get their own track
  * where their runs overlap, so lines of different edges never merge.
  */
+#include "graph_draw.h"
+
 #include "draw.h"
 
 #include <stdlib.h>

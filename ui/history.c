@@ -10,6 +10,8 @@
  * to it holds them again. A new what-if after an undo drops what could be
  * redone.
  */
+#include "history.h"
+
 #include "app.h"
 
 #include <stdlib.h>

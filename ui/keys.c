@@ -2,7 +2,13 @@
  * keys: the global key table, dispatch (prompt, then the screen's table,
  * then the global one), what the prompts opened here do, and mouse clicks.
  */
+#include "keys.h"
+
 #include "app.h"
+#include "find.h"
+#include "history.h"
+#include "screens.h"
+#include "shown.h"
 
 #include "draw.h"
 #include "prompt.h"
@@ -374,4 +380,11 @@ action app_key(app *a, int key)
     if (a->prompt.kind != PROMPT_NONE) return prompt_key(a, key);
     if (key == KEY_MOUSE) return mouse(a);
     return keys_dispatch(a, key);
+}
+
+action app_feed(app *a, int key)
+{
+    action act = app_key(a, key);
+    app_perform(a, act);
+    return act;
 }

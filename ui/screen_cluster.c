@@ -6,6 +6,9 @@
  * puts the cluster back as loaded.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "screens.h"
 #include "prompt.h"
 
 #include <errno.h>

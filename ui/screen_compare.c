@@ -6,6 +6,8 @@
  * choose the sides, `f` reads a strategy file into B.
  */
 #include "draw.h"
+#include "list.h"
+#include "screens.h"
 #include "diff.h"
 #include "prompt.h"
 

@@ -8,6 +8,8 @@
  * the text above them is read; leaving the screen cancels the one out.
  */
 #include "draw.h"
+#include "list.h"
+#include "screens.h"
 #include "explain.h"
 
 #include <stdlib.h>

@@ -6,6 +6,11 @@
  * layer (shared with the table) is shown reversed and kept in view.
  */
 #include "draw.h"
+#include "find.h"
+#include "graph_draw.h"
+#include "list.h"
+#include "screens.h"
+#include "shown.h"
 #include "export_dot.h"
 
 #include <stdlib.h>

@@ -6,6 +6,10 @@
  * the width, key descriptions under their own column.
  */
 #include "draw.h"
+#include "find.h"
+#include "keys.h"
+#include "list.h"
+#include "screens.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,6 +10,9 @@
  * and where, as the command line does.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "screens.h"
 #include "prompt.h"
 
 #include <stdlib.h>
@@ -85,6 +88,11 @@ static void draw_open(app *a, WINDOW *w, rect r)
 /* A network that loads becomes the pending open (a->pending.open_net): app_perform
  * builds its plan (open_network_perform), so the TUI says so and Esc
  * cancels it as it does a rebuild. */
+/* app_perform's part for a network opened (a->pending.open_net): builds its plan
+ * (cancellable through the plan's cancel flag) and adopts it, or keeps
+ * the plan and says why (a->pending.perform). */
+static void open_network_perform(app *a);
+
 static action open_network(app *a, const char *name)
 {
     lw_error err = {0};
@@ -98,11 +106,12 @@ static action open_network(app *a, const char *name)
     app_whatif_begin(a, what);
     a->pending.open_net = net;
     a->pending.open_net_name = lw_strdup(name);
+    a->pending.perform = open_network_perform;
     app_close_overlay(a);
     return ACT_REBUILD;
 }
 
-void open_network_perform(app *a)
+static void open_network_perform(app *a)
 {
     network *net = a->pending.open_net;
     char *name = a->pending.open_net_name;

@@ -14,6 +14,7 @@
  * once every row is in.
  */
 #include "draw.h"
+#include "screens.h"
 #include "draw_cairo.h"
 
 #include <errno.h>

@@ -9,6 +9,10 @@
  * graph that remains.
  */
 #include "draw.h"
+#include "find.h"
+#include "graph_draw.h"
+#include "list.h"
+#include "screens.h"
 #include "export_dot.h"
 
 #include <math.h>

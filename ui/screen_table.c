@@ -12,6 +12,10 @@
  * the table reads at 80 columns and uses more when there is more.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "screens.h"
+#include "shown.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -16,6 +16,9 @@
  * first use.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "shown.h"
 
 #include <math.h>
 #include <stdlib.h>

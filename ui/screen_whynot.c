@@ -15,6 +15,9 @@
  * whose final step is variable elimination) the totals come that way too.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "screens.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,6 +13,8 @@
  * All of it lives behind a->shown, made on first use and freed by app_free
  * (app_shown_free).
  */
+#include "shown.h"
+
 #include "app.h"
 
 #include "draw.h"
