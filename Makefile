@@ -102,7 +102,7 @@ $(BUILD)/layerwise: $(ENGINE_OBJ) $(UI_OBJ) $(BUILD)/ui/main.o
 # The man page layerwise(1), written from the option table in
 # src/cli_options.c (the one --help is written from) by a generator built
 # from that file alone: `man -l build/layerwise.1`.
-$(BUILD)/layerwise-doc: src/cli_options.c src/cli_options.h src/cli.h | $(BUILD)/src
+$(BUILD)/layerwise-doc: src/cli_options.c src/cli_options.h src/settings.h | $(BUILD)/src
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DLW_CLI_OPTIONS_MAIN -o $@ src/cli_options.c
 
 $(BUILD)/layerwise.1: $(BUILD)/layerwise-doc
@@ -146,7 +146,8 @@ $(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ) $(UI_OBJ) $(wildcard tests/*.h)
 tests-bin: $(TEST_BINS) $(BUILD)/layerwise
 
 # Unit and screen tests (and tests/sizes.py: no function over 100 lines or
-# struct over 30 fields grows unseen), then the same under ASan+UBSan, then the CLI and
+# struct over 30 fields grows unseen; tests/deps.py: no circle among the
+# modules of src/ and ui/, no read of the cost model from ui/), then the same under ASan+UBSan, then the CLI and
 # end-to-end tests against the real binary.
 test: deps
 	@$(MAKE) --no-print-directory tests-bin
@@ -161,6 +162,7 @@ test: deps
 check: tests-bin
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; $$t --jobs 2 || exit 1; done
 	@python3 tests/sizes.py
+	@python3 tests/deps.py
 
 # Under ASan the tests run one at a time: with two at once, Criterion's own
 # runner (main -> criterion_run_all_tests, nothing of ours on the stack)

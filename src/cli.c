@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "cost_sharding.h"
+#include "settings.h"
 
 #include "diff.h"
 #include "explain.h"
@@ -61,30 +62,8 @@ typedef struct opts {
  * characters in them are shown as \xNN, never sent to the terminal. */
 static int die(const lw_error *e)
 {
-    lw_buf b = {0};
-    lw_text_printable(&b, e->msg);
-    fprintf(stderr, "layerwise: %s\n", b.s);
-    lw_buf_free(&b);
+    lw_say("layerwise: %s\n", e->msg);
     return e->code ? e->code : 1;
-}
-
-/* fprintf to stderr by die's rule: names and paths in the text escaped. */
-static void say(const char *fmt, ...) LW_PRINTF(1, 2);
-static void say(const char *fmt, ...)
-{
-    va_list ap, ap2;
-    va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *raw = lw_malloc(n > 0 ? (size_t)n + 1 : 1);
-    vsnprintf(raw, n > 0 ? (size_t)n + 1 : 1, fmt, ap2);
-    va_end(ap2);
-    lw_buf b = {0};
-    lw_text_printable(&b, raw);
-    fputs(b.s, stderr);
-    lw_buf_free(&b);
-    free(raw);
 }
 
 static int bad(const char *fmt, const char *a)
@@ -99,7 +78,7 @@ static int bad(const char *fmt, const char *a)
 /* "OPTION "V" must be a whole number from 1 to MAX", exit status 2. */
 static int bad_range(const char *option, const char *v, long max)
 {
-    say("layerwise: %s \"%s\" must be a whole number from 1 to %ld\n(see layerwise --help)\n", option,
+    lw_say("layerwise: %s \"%s\" must be a whole number from 1 to %ld\n(see layerwise --help)\n", option,
             v ? v : "", max);
     return 2;
 }
@@ -124,7 +103,7 @@ static int stdout_status(int rc)
 static int parse_memory_option(opts *o, const char *a, const char *v)
 {
     if (strcmp(a, "--memory-limit") == 0) {
-        double b = cli_parse_size(v);
+        double b = settings_parse_size(v);
         if (b <= 0)
             return bad("--memory-limit \"%s\" must be a size such as 16GiB, 12GB, 8000MiB or 16 (GiB)", v ? v : "");
         o->mset.limit = b;
@@ -412,50 +391,10 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
-double cli_parse_size(const char *s)
-{
-    if (!s || !*s) return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || v <= 0) return -1;
-    if (*end == ' ') end++;
-    static const struct {
-        const char *suffix;
-        double scale;
-    } units[] = {{"", 1073741824.0}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
-                 {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (strcmp(end, units[i].suffix) == 0) {
-            if (!*end && end > s && end[-1] == ' ') return -1; /* "16 " */
-            double b = v * units[i].scale;
-            return b >= 1 && b < 1e18 ? b : -1;
-        }
-    return -1;
-}
-
-void cli_apply_sync(cluster *c, int sync)
-{
-    if (sync >= 0) c->sync = (sync_scheme)sync;
-}
-
-int cli_apply_precision(cluster *c, int prec, double bucket_mb, lw_error *err)
-{
-    if (prec >= 0 && cluster_set_precision(c, (precision)prec, err) != 0) return -1;
-    if (bucket_mb >= 0) c->coll.bucket_mb = bucket_mb;
-    return 0;
-}
-
-void cli_apply_links(cluster *c, double intra_bw, double inter_bw)
-{
-    if (intra_bw > 0) cluster_set_intra_bw(c, intra_bw);
-    if (inter_bw > 0) c->inter.bandwidth_gbs = inter_bw;
-}
-
 static void apply_whatif(const opts *o, cluster *c)
 {
-    cli_apply_sync(c, o->over.sync);
-    cli_apply_links(c, o->over.intra_bw, o->over.inter_bw);
+    settings_apply_sync(c, o->over.sync);
+    settings_apply_links(c, o->over.intra_bw, o->over.inter_bw);
 }
 
 /* A long final step of the search (a large graph left after the
@@ -483,7 +422,7 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
         return NULL;
     }
     apply_whatif(o, cl);
-    if (cli_apply_precision(cl, o->over.precision, o->over.bucket_mb, err) != 0) {
+    if (settings_apply_precision(cl, o->over.precision, o->over.bucket_mb, err) != 0) {
         net_free(net);
         cluster_free(cl);
         return NULL;
@@ -525,77 +464,9 @@ static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
     return open_plan_as(o, set, 0, err);
 }
 
-/* The layer of a "LAYER=CONFIG" pin and its config text: split at the last
- * '=' (a config has none; a layer name may: "c=1=n2" pins "c=1"). */
-static int pin_split(const network *net, const char *pin, const char **cfg, lw_error *err)
-{
-    char name[256];
-    const char *eq = strrchr(pin, '=');
-    if (!eq) return lw_fail(err, 2, "--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", pin);
-    size_t n = (size_t)(eq - pin);
-    if (n >= sizeof name) n = sizeof name - 1;
-    memcpy(name, pin, n);
-    name[n] = 0;
-    *cfg = eq + 1;
-    int li = net_find(net, name);
-    config c;
-    if (li < 0) return lw_fail(err, 2, "--pin: \"%s\" is not a layer of %s", name, net->name);
-    if (config_parse(eq + 1, &c) != 0) return lw_fail(err, 2, "--pin %s: config \"%s\" is not like \"n4 c2\"", name, eq + 1);
-    return li;
-}
-
-/* pin_split of each pin, its layer in li[i] (cfg[i] its config text); a
- * layer pinned twice is refused, whichever configs: one would be dropped. */
-static int pins_split(const network *net, const char *const *pins, int n, int *li, const char **cfg, lw_error *err)
-{
-    for (int i = 0; i < n; i++) {
-        li[i] = pin_split(net, pins[i], &cfg[i], err);
-        if (li[i] < 0) return -1;
-        for (int j = 0; j < i; j++)
-            if (li[j] == li[i])
-                return lw_fail(err, 2, "--pin %s and --pin %s: layer %s is pinned twice; give one --pin per layer",
-                               pins[j], pins[i], net->layers[li[i]].name);
-    }
-    return 0;
-}
-
-int cli_check_pins(const network *net, const char *const *pins, int n, lw_error *err)
-{
-    if (n <= 0) return 0;
-    int *li = lw_malloc(sizeof(int) * (size_t)n);
-    const char **cfg = lw_malloc(sizeof(char *) * (size_t)n);
-    int rc = pins_split(net, pins, n, li, cfg, err);
-    free(li);
-    free(cfg);
-    return rc;
-}
-
-int cli_apply_pins(plan *p, const char *const *pins, int n, lw_error *err)
-{
-    if (n <= 0) return 0;
-    plan_pin *pp = lw_malloc(sizeof(plan_pin) * (size_t)n);
-    int *lis = lw_malloc(sizeof(int) * (size_t)n);
-    const char **texts = lw_malloc(sizeof(char *) * (size_t)n);
-    int rc = pins_split(p->net, pins, n, lis, texts, err);
-    for (int i = 0; i < n && rc == 0; i++) {
-        const char *text = texts[i];
-        int li = lis[i], k = -1;
-        config c;
-        if (config_parse(text, &c) != 0 || (k = config_find(p->cm->configs[li], p->cm->n_configs[li], &c)) < 0)
-            rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", p->net->layers[li].name,
-                         text, p->gpus);
-        pp[i] = (plan_pin){li, k};
-    }
-    if (rc == 0) rc = plan_apply(p, &(plan_change){.n_pins = n, .pins = pp}, err);
-    free(texts);
-    free(lis);
-    free(pp);
-    return rc;
-}
-
 static int apply_pins(const opts *o, plan *p, lw_error *err)
 {
-    return cli_apply_pins(p, o->pins, o->n_pins, err);
+    return settings_apply_pins(p, o->pins, o->n_pins, err);
 }
 
 /* ---- text output ---- */
@@ -766,7 +637,7 @@ static int emit(const opts *o, const char *doc)
         int rc = lw_write_output(o->out, text, n + 1, &err);
         free(text);
         if (rc != 0) return die(&err);
-        if (!o->json && !o->out_stdout) say("wrote %s\n", o->out);
+        if (!o->json && !o->out_stdout) lw_say("wrote %s\n", o->out);
         return 0;
     }
     puts(doc);
@@ -948,7 +819,7 @@ static int cmd_search(const opts *o)
     }
     int rc = 0, wl = o->whynot ? net_find(p->net, o->whynot) : -1;
     if (o->whynot && wl < 0) {
-        say("layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, p->net->name);
+        lw_say("layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, p->net->name);
         plan_free(p);
         return 2;
     }
@@ -956,7 +827,7 @@ static int cmd_search(const opts *o)
     if (o->explain && xl < 0) {
         lw_buf b = {0};
         lw_text_printable(&b, o->explain);
-        say("layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
+        lw_say("layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
         lw_buf_free(&b);
         plan_free(p);
         return 2;
@@ -1391,7 +1262,7 @@ static int cmd_scale(const opts *o)
     /* every count is checked before any is computed */
     for (int i = 0; i < nc; i++) {
         if (counts[i] > cluster_gpus(p->cl)) {
-            say("layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
+            lw_say("layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
                     cluster_gpus(p->cl));
             plan_free(p);
             return 2;
@@ -1683,7 +1554,7 @@ static int cmd_export(const opts *o)
     free(ci);
     plan_free(p);
     if (rc != 0) return die(&err);
-    say("wrote %s\n", o->out);
+    lw_say("wrote %s\n", o->out);
     return 0;
 }
 
@@ -1887,7 +1758,7 @@ static int cmd_simulate(const opts *o)
     int rc = 0;
     if (o->trace) {
         if (sim_save_trace(o->trace, s, p->cm, &err) != 0) rc = die(&err);
-        else if (!o->json && !o->trace_stdout) say("wrote %s\n", o->trace);
+        else if (!o->json && !o->trace_stdout) lw_say("wrote %s\n", o->trace);
     }
     if (rc == 0) {
         if (o->json || o->out) {
@@ -1956,7 +1827,7 @@ static int cmd_allreduce(const opts *o)
     apply_whatif(o, cl);
     int total = cluster_gpus(cl), g = o->set.gpus ? o->set.gpus : cl->gpus_per_node;
     if (g < 2 || g > total) {
-        say("layerwise: allreduce needs 2 to %d GPUs of cluster \"%s\"; %d requested\n", total, cl->name, g);
+        lw_say("layerwise: allreduce needs 2 to %d GPUs of cluster \"%s\"; %d requested\n", total, cl->name, g);
         cluster_free(cl);
         return 2;
     }

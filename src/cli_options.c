@@ -1,6 +1,6 @@
 #include "cli_options.h"
 
-#include "cli.h"
+#include "settings.h"
 
 #include <string.h>
 

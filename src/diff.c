@@ -23,14 +23,10 @@ int strategy_pick_with(const plan *p, const char *name, const megatron_options *
     }
     int b = baseline_from_name(name);
     if (b >= 0) {
-        strategy_baseline(p->cm, (baseline_kind)b, ci);
+        plan_baseline(p, (baseline_kind)b, ci);
         return 0;
     }
-    size_t len;
-    char *text = lw_read_file(name, &len, err);
-    int rc = text ? strategy_from_json(p->cm, text, len, name, ci, err) : -1;
-    free(text);
-    return rc;
+    return plan_strategy_file(p, name, ci, err);
 }
 
 static double layer_ms(const layer_eval *le)
@@ -40,7 +36,7 @@ static double layer_ms(const layer_eval *le)
 
 static int differs(const plan *p, const diff_side *a, const diff_side *b, int i)
 {
-    return !config_equal(&p->cm->configs[i][a->ci[i]], &p->cm->configs[i][b->ci[i]]);
+    return !config_equal(plan_config(p, i, a->ci[i]), plan_config(p, i, b->ci[i]));
 }
 
 int diff_changed(const plan *p, const diff_side *a, const diff_side *b)

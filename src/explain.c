@@ -52,9 +52,7 @@ static void alt_fill(const plan *p, int li, const int *cfg, explain_alt *a)
     a->term_ms[TERM_REST] = ev.total_ms - le->compute_ms - le->sync_ms - le->transfer_ms - out;
     a->gpus = config_tasks(&m->configs[li][k]);
     a->nodes = nodes_of(p->cl, a->gpus);
-    a->changed = 0;
-    for (int i = 0; i < m->n_layers; i++)
-        if (i != li && !config_equal(&m->configs[i][cfg[i]], &m->configs[i][p->best[i]])) a->changed++;
+    a->changed = plan_layers_changed(p, li, cfg);
     a->peak_bytes = cost_memory(m, cfg, NULL);
     a->fits = a->peak_bytes <= plan_memory_limit(&p->mset, p->cl);
     strategy_eval_free(&ev);

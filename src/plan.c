@@ -8,6 +8,16 @@
 #include "cost_sharding.h"
 #include "prefetch.h"
 
+/* A probe's question (plan_probe_pair, plan_probe_post) by value. */
+typedef struct plan_probe_q {
+    int gpus;
+    long batch;
+    const cluster *cl;       /* borrowed: the caller's or the plan's */
+    plan_memory_settings ms; /* the plan's, with explain's time budget */
+    int limited;             /* plan_limit_applies: asked within ms's limit */
+    config *pins;            /* [n_layers] */
+} plan_probe_q;
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +26,13 @@ long plan_batch_for(const plan_settings *s, int gpus)
 {
     if (s->global_batch > 0) return s->global_batch;
     return (s->batch_per_gpu > 0 ? s->batch_per_gpu : DEFAULT_BATCH_PER_GPU) * (long)gpus;
+}
+
+/* The plan's background worker (prefetch.h), made on first use. */
+static prefetcher *prefetcher_of(plan *p)
+{
+    if (!p->prefetch) p->prefetch = prefetcher_new(p->net, p->prof);
+    return p->prefetch;
 }
 
 static void drop_results(plan *p)
@@ -307,10 +324,10 @@ static int rebuild_unsearched(plan *p, const plan_settings *set, cluster *cl, in
 static void counts_settle(plan *p)
 {
     if (!p->cm || cost_model_kept_bytes(p->cm) > 0) {
-        prefetch_counts_drop(p);
+        prefetch_counts_drop(p->prefetch);
         return;
     }
-    cost_model *donor = prefetch_counts_take(p);
+    cost_model *donor = prefetch_counts_take(p->prefetch, p->cm, p->cancel);
     if (donor) (void)cost_model_adopt_counts(p->cm, donor);
     cost_model_free(donor);
 }
@@ -335,10 +352,10 @@ static int counts_settle_or_give_up(plan *p, cost_model **base, cluster **base_c
     long done;
     double ran_s;
     if (p->counts_wait <= 0 && p->cm && cost_model_kept_bytes(p->cm) == 0 &&
-        prefetch_counts_progress(p, &done, &ran_s) &&
+        prefetch_counts_progress(p->prefetch, p->cm, &done, &ran_s) &&
         (p->counts_wait < 0 ||
          !plan_counts_worth_waiting(p->cm->tx_pairs_evaluated, done, ran_s, p->cm->build_ms / 1e3)) &&
-        prefetch_counts_give_up(p, base, base_cl))
+        prefetch_counts_give_up(p->prefetch, p->cm, base, base_cl))
         return 1;
     counts_settle(p);
     return 0;
@@ -348,7 +365,7 @@ static int counts_settle_or_give_up(plan *p, cost_model **base, cluster **base_c
  * did not get as far as a new model: they are posted again, as before. */
 static void counts_restore(plan *p, int gave_up, cost_model *base, cluster *base_cl)
 {
-    if (gave_up) prefetch_counts_post(p, base);
+    if (gave_up) prefetch_counts_post(prefetcher_of(p), p->cm, base);
     cluster_free(base_cl);
 }
 
@@ -361,7 +378,7 @@ int plan_counts_wait(plan *p)
 int plan_background_join(plan *p)
 {
     counts_settle(p);
-    return prefetch_join_idle(p);
+    return prefetch_join_idle(p->prefetch);
 }
 
 /* The pins in the new model cm, by index: pins are configs, not indices,
@@ -415,11 +432,11 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
     cost_model *cm = NULL;
     cost_graph *cg = NULL;
     search_result *sr = NULL;
-    int adopted = prefetch_take(p, gpus, batch, cl, &cm, &cg, &sr), repriced = 0, post_counts = 0, gave_up = 0;
+    int adopted = prefetch_take(p->prefetch, gpus, batch, cl, p->cancel, &cm, &cg, &sr), repriced = 0, post_counts = 0, gave_up = 0;
     cost_model *given_base = NULL; /* the model the given-up counts were reusing */
     cluster *given_cl = NULL;
     if (adopted) {
-        prefetch_counts_drop(p); /* the prefetched model keeps counts of its own */
+        prefetch_counts_drop(p->prefetch); /* the prefetched model keeps counts of its own */
     } else {
         /* a change of prices (the cluster editor, precision), of batch, or
          * GPU count: the transfers' counts the current model's build kept,
@@ -476,7 +493,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         else p->cm = NULL;
     }
     commit(p, cm, cg, sr, pins, search_ms, adopted, best, &mo, mset);
-    if (post_counts) prefetch_counts_post(p, base);
+    if (post_counts) prefetch_counts_post(prefetcher_of(p), p->cm, base);
     cost_model_free(given_base); /* then the cluster it pointed to */
     cluster_free(given_cl);
     p->repriced = repriced;
@@ -706,7 +723,8 @@ plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settin
 void plan_free(plan *p)
 {
     if (!p) return;
-    prefetch_discard(p);
+    prefetcher_free(p->prefetch);
+    p->prefetch = NULL;
     drop_results(p);
     memory_free(&p->mem);
     cost_model_free(p->cm);
@@ -886,8 +904,11 @@ static void probe_on(cost_model *m, const cluster *cl, const plan_memory_setting
     free(pin);
 }
 
-int plan_probe_answer(const network *net, const profile *prof, const plan_probe_q *q, int li, const config two[2],
-                      const atomic_int *cancel, double totals[2], lw_error *err)
+/* plan_probe_pair's question answered: a model built for it (given up
+ * once *cancel is raised), layer li's two configs searched on it. 0, or -1
+ * with err set. */
+static int probe_answer(const network *net, const profile *prof, const plan_probe_q *q, int li, const config two[2],
+                        const atomic_int *cancel, double totals[2], lw_error *err)
 {
     cost_model *m = cost_model_build_cancellable(net, q->cl, prof, q->gpus, q->batch, cancel, err);
     if (m) probe_on(m, q->cl, &q->ms, q->limited, q->pins, li, two, totals);
@@ -895,7 +916,11 @@ int plan_probe_answer(const network *net, const profile *prof, const plan_probe_
     return m ? 0 : -1;
 }
 
-int plan_probe_resolve(const plan *p, const plan_settings *set, const cluster *cl, plan_probe_q *q, lw_error *err)
+/* A probe's question resolved against the plan: the setting, and what of
+ * the plan it needs, by value (pins as configs, deg all 0: not pinned;
+ * caller frees pins), so that it can be answered on the worker while the
+ * plan changes. */
+static int probe_resolve(const plan *p, const plan_settings *set, const cluster *cl, plan_probe_q *q, lw_error *err)
 {
     if (!set) set = &p->set;
     if (!cl) cl = p->cl;
@@ -917,10 +942,83 @@ int plan_probe_pair(const plan *p, const plan_settings *set, const cluster *cl, 
                     double totals[2], lw_error *err)
 {
     plan_probe_q q;
-    if (plan_probe_resolve(p, set, cl, &q, err) != 0) return -1;
-    int rc = plan_probe_answer(p->net, p->prof, &q, li, two, p->cancel, totals, err);
+    if (probe_resolve(p, set, cl, &q, err) != 0) return -1;
+    int rc = probe_answer(p->net, p->prof, &q, li, two, p->cancel, totals, err);
     free(q.pins);
     return rc;
+}
+
+/* A probe posted to the worker: the question by value, its cluster a clone. */
+typedef struct probe_post {
+    const network *net;
+    const profile *prof;
+    plan_probe_q q;
+    cluster *cl;
+    int li;
+    config two[2];
+} probe_post;
+
+static int probe_post_answer(void *arg, const atomic_int *cancel, double totals[2], lw_error *err)
+{
+    const probe_post *j = arg;
+    return probe_answer(j->net, j->prof, &j->q, j->li, j->two, cancel, totals, err);
+}
+
+static void probe_post_free(void *arg)
+{
+    probe_post *j = arg;
+    cluster_free(j->cl);
+    free(j->q.pins);
+    free(j);
+}
+
+int plan_probe_post(plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2], lw_error *err)
+{
+    plan_probe_q q;
+    if (probe_resolve(p, set, cl, &q, err) != 0) return -1;
+    probe_post *j = lw_calloc(1, sizeof *j);
+    j->net = p->net;
+    j->prof = p->prof;
+    j->q = q;
+    j->q.cl = j->cl = cluster_clone(q.cl);
+    j->li = li;
+    j->two[0] = two[0];
+    j->two[1] = two[1];
+    prefetch_probe_post(prefetcher_of(p), probe_post_answer, j, probe_post_free);
+    return 0;
+}
+
+int plan_probe_poll(plan *p, double totals[2], lw_error *err)
+{
+    if (!p->prefetch) return lw_fail(err, 1, "no probe posted");
+    return prefetch_probe_poll(p->prefetch, totals, err);
+}
+
+void plan_probe_cancel(plan *p) { prefetch_probe_cancel(p->prefetch); }
+
+int plan_prefetch_pending(plan *p) { return prefetch_pending(p->prefetch); }
+
+void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n)
+{
+    prefetch_setting *s = lw_malloc(sizeof *s * (size_t)(n > 0 ? n : 1));
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const cluster *cl = items[i].cl ? items[i].cl : p->cl;
+        int total = cluster_gpus(cl);
+        int gpus = items[i].set.gpus > 0 ? items[i].set.gpus : total;
+        if (gpus > total || gpus > PLAN_AUTO_SEARCH_MAX_GPUS) continue; /* not tens of seconds ahead */
+        long batch = plan_batch_for(&items[i].set, gpus);
+        if (gpus == p->gpus && batch == p->batch && cluster_equal(cl, p->cl)) continue; /* the current one */
+        s[k++] = (prefetch_setting){gpus, batch, cl};
+    }
+    prefetch_list(prefetcher_of(p), s, k);
+    free(s);
+}
+
+void plan_prefetch(plan *p, plan_settings next)
+{
+    plan_prefetch_item it = {next, NULL};
+    plan_prefetch_list(p, &it, 1);
 }
 
 const char *plan_final_method_name(const plan *p)

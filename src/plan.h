@@ -85,7 +85,7 @@ typedef struct plan {
     atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
-    struct plan_prefetcher *prefetch; /* see plan_prefetch_list */
+    struct prefetcher *prefetch; /* the background worker (prefetch.h; plan_prefetch_list) */
     int unsearched;          /* plan_new_unsearched: cm has no tables, cg and sr are NULL */
 } plan;
 
@@ -249,7 +249,7 @@ typedef struct plan_prefetch_item {
  * batch and cluster equal) takes its result instead of recomputing, waiting
  * for it if it is being built. A new list keeps what it names that is built
  * or being built, and cancels the rest. */
-#define PLAN_PREFETCH_MAX 4
+#define PLAN_PREFETCH_MAX 4 /* prefetch.h's PREFETCH_MAX */
 void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n);
 /* Settings still queued or being built in the background. */
 int plan_prefetch_pending(plan *p);
@@ -340,5 +340,74 @@ mem_table *plan_mem_table(const cost_model *m);
  * plan's current model, ignoring time (exact unless time_s > 0 runs out;
  * *lower then a proven bound). Fills config (n_layers) if non-NULL. */
 double plan_min_peak(const plan *p, double time_s, int *cfg, double *lower);
+
+/* ---- reading a plan: what the front ends show ---------------------------
+ * (plan_read.c) Everything a screen shows of the plan's model comes through
+ * these, so that no front end reads the cost model's fields. Layers are
+ * indices into p->net, configs indices into the layer's configs in the
+ * plan's current model (valid until the next plan_apply); a strategy is an
+ * array of n_layers config indices. */
+
+/* The plan has a cost model (a plan made by plan_new always has). */
+int plan_has_model(const plan *p);
+int plan_n_configs(const plan *p, int li);
+/* Config k of layer li (points into the model: valid until the next plan_apply). */
+const config *plan_config(const plan *p, int li, int k);
+/* The index of a config equal to c among layer li's, or -1. */
+int plan_config_index(const plan *p, int li, const config *c);
+/* Layer li's t_c and t_s in config k, ms (from the tables where built). */
+double plan_t_c(const plan *p, int li, int k);
+double plan_t_s(const plan *p, int li, int k);
+/* How long the model's build took, ms (0 without a model). */
+double plan_build_ms(const plan *p);
+/* The t_x entries the model's tables hold (computed and reused). */
+long plan_tx_entries(const plan *p);
+/* Bytes of layer li's output over the whole batch at the model's precision
+ * (li < 0: every layer's). */
+double plan_activation_bytes(const plan *p, int li);
+/* Bytes task `task` of layer li in config c keeps on its GPU (cost_memory_task). */
+double plan_task_memory(const plan *p, int li, const config *c, int task);
+/* The fullest GPU's bytes under strategy cfg, workspace included (per_gpu,
+ * p->gpus entries, may be NULL): cost_memory. */
+double plan_peak_memory(const plan *p, const int *cfg, double *per_gpu);
+/* Strategy cfg evaluated on the plan's model (strategy_eval_free releases ev). */
+void plan_evaluate(const plan *p, const int *cfg, strategy_eval *ev);
+/* A baseline strategy on the plan's model, into cfg. */
+void plan_baseline(const plan *p, baseline_kind kind, int *cfg);
+/* A strategy file read and checked against the plan's model into cfg: 0,
+ * or -1 with err set (code 2: a bad file). */
+int plan_strategy_file(const plan *p, const char *path, int *cfg, lw_error *err);
+/* Strategy cfg with its evaluation as a "layerwise-strategy" document
+ * (algorithm: how it was found). Caller frees. */
+char *plan_strategy_json(const plan *p, const int *cfg, const strategy_eval *ev, const char *algorithm);
+/* Strategy cfg simulated on the plan's model (sim_run; sim_result_free). */
+sim_result *plan_simulate(const plan *p, const int *cfg, const sim_options *o);
+/* refine_begin on the plan's model (which must outlive the search: a
+ * plan_apply ends it first). */
+refine_search *plan_refine_begin(const plan *p, const int *start, const refine_bounds *rb, unsigned long long seed);
+/* The model, for engine calls that take one (sim_save_trace, draw_sim_step);
+ * front ends read none of its fields. */
+const cost_model *plan_model(const plan *p);
+/* Layers other than li whose config in strategy cfg differs from the
+ * plan's optimum (the why-not and explain screens' "others"). */
+int plan_layers_changed(const plan *p, int li, const int *cfg);
+/* Layer li's t_x in (ms) in its config k: its incoming edges from its
+ * producers' configs in strategy cfg. */
+double plan_tx_in(const plan *p, int li, int k, const int *cfg);
+
+/* One row of the scaling view: the four strategies compared (data, model,
+ * OWT, layer-wise: STRATEGY_COMPARED) at `gpus` GPUs of the plan's cluster,
+ * with the plan's batch rule. */
+typedef struct plan_scale_row {
+    int gpus;
+    double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise; Eq. 1 */
+    double sim_ips[4];                    /* images/s of the simulated step; NaN over SIM_SUMMARY_MAX_TASKS tasks */
+} plan_scale_row;
+/* Fills row (its gpus set by the caller): the plan's own model at its own
+ * count, else one built for row->gpus (one without tables above
+ * PLAN_AUTO_SEARCH_MAX_GPUS: the baselines alone, layer-wise NaN, as the
+ * CLI's scale). Figures that fail stay NaN (err set where a model could
+ * not be built). Reads p only: safe in a forked worker. */
+void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err);
 
 #endif

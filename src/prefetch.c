@@ -1,8 +1,7 @@
 /*
- * prefetch: the background builds of other what-if settings' cost models
- * and optima (plan_prefetch_list in plan.h), and how plan.c takes one
- * (prefetch.h); and on the same worker, first, explain's probes
- * (plan_probe_post).
+ * prefetch: the background builds of other settings' cost models and
+ * optima, the counts of a model kept after it answered, and, first, posted
+ * probes, on one worker thread (prefetch.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "prefetch.h"
@@ -39,12 +38,11 @@ typedef struct prefetch_slot {
     search_result *sr;
 } prefetch_slot;
 
-/* One posted probe (plan_probe_post): the question by value, its answer. */
+/* One posted probe: the question (the poster's), its answer. */
 typedef struct probe_job {
-    plan_probe_q q;       /* its cluster the clone below, its pins its own */
-    cluster *cl;          /* a clone */
-    int li;
-    config two[2];
+    prefetch_probe_fn fn;
+    void *arg;
+    void (*arg_free)(void *);
     int state;            /* PF_*, under the prefetcher's lock */
     int dropped;          /* cancelled while running: the worker frees it */
     atomic_int cancel;
@@ -83,12 +81,11 @@ static void counts_free(counts_job *j)
 static void job_free(probe_job *j)
 {
     if (!j) return;
-    cluster_free(j->cl);
-    free(j->q.pins);
+    if (j->arg_free) j->arg_free(j->arg);
     free(j);
 }
 
-struct plan_prefetcher {
+struct prefetcher {
     const network *net;
     const profile *prof;
     pthread_mutex_t lock;
@@ -97,7 +94,7 @@ struct plan_prefetcher {
     int thread_live;      /* started and not yet joined */
     int working;          /* the worker is still looking for queued slots */
     int n;
-    prefetch_slot *slot[PLAN_PREFETCH_MAX];
+    prefetch_slot *slot[PREFETCH_MAX];
     probe_job *probe;     /* the posted probe, or NULL */
     counts_job *counts;   /* the posted counts, or NULL */
 };
@@ -115,7 +112,7 @@ static void slot_free(prefetch_slot *s)
 /* Builds queued slots, first listed first, until none is left. */
 static void *prefetch_main(void *arg)
 {
-    struct plan_prefetcher *f = arg;
+    prefetcher *f = arg;
 #ifdef __linux__
     /* Lowest priority for this thread and the table workers it starts (they
      * inherit it): work done ahead must not slow the screen drawn now. */
@@ -128,7 +125,7 @@ static void *prefetch_main(void *arg)
             j->state = PF_RUNNING;
             pthread_mutex_unlock(&f->lock);
             lw_error err = {0};
-            int rc = plan_probe_answer(f->net, f->prof, &j->q, j->li, j->two, &j->cancel, j->totals, &err);
+            int rc = j->fn(j->arg, &j->cancel, j->totals, &err);
             pthread_mutex_lock(&f->lock);
             j->err = err;
             j->state = rc == 0 ? PF_DONE : PF_FAILED;
@@ -195,7 +192,7 @@ static void *prefetch_main(void *arg)
 }
 
 /* Cancels the posted probe (under the lock): the worker frees a running one. */
-static void drop_probe(struct plan_prefetcher *f)
+static void drop_probe(prefetcher *f)
 {
     probe_job *j = f->probe;
     f->probe = NULL;
@@ -206,7 +203,7 @@ static void drop_probe(struct plan_prefetcher *f)
 }
 
 /* Cancels the posted counts (under the lock): the worker frees running ones. */
-static void drop_counts(struct plan_prefetcher *f)
+static void drop_counts(prefetcher *f)
 {
     counts_job *c = f->counts;
     f->counts = NULL;
@@ -216,23 +213,19 @@ static void drop_counts(struct plan_prefetcher *f)
     else counts_free(c);
 }
 
-/* The plan's prefetcher, made on first use. */
-static struct plan_prefetcher *prefetcher_of(plan *p)
+prefetcher *prefetcher_new(const network *net, const profile *prof)
 {
-    struct plan_prefetcher *f = p->prefetch;
-    if (!f) {
-        f = p->prefetch = lw_calloc(1, sizeof *f);
-        f->net = p->net;
-        f->prof = p->prof;
-        pthread_mutex_init(&f->lock, NULL);
-        pthread_cond_init(&f->changed, NULL);
-    }
+    prefetcher *f = lw_calloc(1, sizeof *f);
+    f->net = net;
+    f->prof = prof;
+    pthread_mutex_init(&f->lock, NULL);
+    pthread_cond_init(&f->changed, NULL);
     return f;
 }
 
 /* Starts the worker for work just queued, unless it is still looking for
  * more (call without the lock; start: work was queued while it was not). */
-static void worker_start(struct plan_prefetcher *f, int start)
+static void worker_start(prefetcher *f, int start)
 {
     if (!start) return;
     if (f->thread_live) pthread_join(f->thread, NULL); /* finished: it cleared working */
@@ -242,9 +235,8 @@ static void worker_start(struct plan_prefetcher *f, int start)
     else f->working = 0;
 }
 
-void prefetch_discard(plan *p)
+void prefetcher_free(prefetcher *f)
 {
-    struct plan_prefetcher *f = p->prefetch;
     if (!f) return;
     pthread_mutex_lock(&f->lock);
     for (int i = 0; i < f->n; i++) {
@@ -260,7 +252,6 @@ void prefetch_discard(plan *p)
     pthread_mutex_destroy(&f->lock);
     pthread_cond_destroy(&f->changed);
     free(f);
-    p->prefetch = NULL;
 }
 
 static int slot_matches(const prefetch_slot *s, int gpus, long batch, const cluster *cl)
@@ -268,20 +259,17 @@ static int slot_matches(const prefetch_slot *s, int gpus, long batch, const clus
     return s->state != PF_FAILED && s->gpus == gpus && s->batch == batch && cluster_equal(s->cl, cl);
 }
 
-void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n)
+void prefetch_list(prefetcher *f, const prefetch_setting *items, int n)
 {
-    struct plan_prefetcher *f = prefetcher_of(p);
+    if (!f) return;
     pthread_mutex_lock(&f->lock);
-    prefetch_slot *old[PLAN_PREFETCH_MAX], *keep[PLAN_PREFETCH_MAX];
+    prefetch_slot *old[PREFETCH_MAX], *keep[PREFETCH_MAX];
     int n_old = f->n, n_keep = 0, queued = 0;
     memcpy(old, f->slot, sizeof(prefetch_slot *) * (size_t)n_old);
-    for (int i = 0; i < n && n_keep < PLAN_PREFETCH_MAX; i++) {
-        const cluster *cl = items[i].cl ? items[i].cl : p->cl;
-        int total = cluster_gpus(cl);
-        int gpus = items[i].set.gpus > 0 ? items[i].set.gpus : total;
-        if (gpus > total || gpus > PLAN_AUTO_SEARCH_MAX_GPUS) continue; /* not tens of seconds ahead */
-        long batch = plan_batch_for(&items[i].set, gpus);
-        if (gpus == p->gpus && batch == p->batch && cluster_equal(cl, p->cl)) continue; /* the current one */
+    for (int i = 0; i < n && n_keep < PREFETCH_MAX; i++) {
+        const cluster *cl = items[i].cl;
+        int gpus = items[i].gpus;
+        long batch = items[i].batch;
         prefetch_slot *s = NULL;
         for (int k = 0; k < n_keep && !s; k++)
             if (slot_matches(keep[k], gpus, batch, cl)) s = keep[k];
@@ -314,30 +302,23 @@ void plan_prefetch_list(plan *p, const plan_prefetch_item *items, int n)
     worker_start(f, start);
 }
 
-int plan_probe_post(plan *p, const plan_settings *set, const cluster *cl, int li, const config two[2], lw_error *err)
+void prefetch_probe_post(prefetcher *f, prefetch_probe_fn fn, void *arg, void (*arg_free)(void *))
 {
-    plan_probe_q q;
-    if (plan_probe_resolve(p, set, cl, &q, err) != 0) return -1;
     probe_job *j = lw_calloc(1, sizeof *j);
-    j->q = q;
-    j->q.cl = j->cl = cluster_clone(q.cl);
-    j->li = li;
-    j->two[0] = two[0];
-    j->two[1] = two[1];
+    j->fn = fn;
+    j->arg = arg;
+    j->arg_free = arg_free;
     j->state = PF_QUEUED;
-    struct plan_prefetcher *f = prefetcher_of(p);
     pthread_mutex_lock(&f->lock);
     drop_probe(f);
     f->probe = j;
     int start = !f->working;
     pthread_mutex_unlock(&f->lock);
     worker_start(f, start);
-    return 0;
 }
 
-int plan_probe_poll(plan *p, double totals[2], lw_error *err)
+int prefetch_probe_poll(prefetcher *f, double totals[2], lw_error *err)
 {
-    struct plan_prefetcher *f = p->prefetch;
     if (!f || !f->probe) return lw_fail(err, 1, "no probe posted");
     pthread_mutex_lock(&f->lock);
     probe_job *j = f->probe;
@@ -358,18 +339,16 @@ int plan_probe_poll(plan *p, double totals[2], lw_error *err)
     return rc;
 }
 
-void plan_probe_cancel(plan *p)
+void prefetch_probe_cancel(prefetcher *f)
 {
-    struct plan_prefetcher *f = p->prefetch;
     if (!f) return;
     pthread_mutex_lock(&f->lock);
     drop_probe(f);
     pthread_mutex_unlock(&f->lock);
 }
 
-int plan_prefetch_pending(plan *p)
+int prefetch_pending(prefetcher *f)
 {
-    struct plan_prefetcher *f = p->prefetch;
     if (!f) return 0;
     int n = 0;
     pthread_mutex_lock(&f->lock);
@@ -378,15 +357,9 @@ int plan_prefetch_pending(plan *p)
     return n;
 }
 
-void plan_prefetch(plan *p, plan_settings next)
-{
-    plan_prefetch_item it = {next, NULL};
-    plan_prefetch_list(p, &it, 1);
-}
-
 /* Waits (under the lock) until the worker reports a change, or 20 ms
  * pass: the caller then looks at its cancel flag again. */
-static void wait_a_while(struct plan_prefetcher *f)
+static void wait_a_while(prefetcher *f)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -398,19 +371,15 @@ static void wait_a_while(struct plan_prefetcher *f)
     pthread_cond_timedwait(&f->changed, &f->lock, &until);
 }
 
-/* Takes the prefetched model, graph and result if one was built, or is
- * being built, for exactly gpus / batch / cluster cl (waiting for
- * it to finish, unless p->cancel is raised meanwhile). The rest carry on. */
-int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_model **cm, cost_graph **cg,
-                  search_result **sr)
+int prefetch_take(prefetcher *f, int gpus, long batch, const cluster *cl, const atomic_int *cancel, cost_model **cm,
+                  cost_graph **cg, search_result **sr)
 {
-    struct plan_prefetcher *f = p->prefetch;
     if (!f) return 0;
     pthread_mutex_lock(&f->lock);
     int i = 0;
     while (i < f->n && !slot_matches(f->slot[i], gpus, batch, cl)) i++;
     prefetch_slot *s = i < f->n ? f->slot[i] : NULL;
-    while (s && s->state == PF_RUNNING && !(p->cancel && atomic_load(p->cancel))) {
+    while (s && s->state == PF_RUNNING && !(cancel && atomic_load(cancel))) {
         wait_a_while(f);
     }
     if (s && s->state == PF_QUEUED) { /* not started: built here instead, so drop it */
@@ -437,17 +406,16 @@ int prefetch_take(plan *p, int gpus, long batch, const cluster *cl, cost_model *
     return 1;
 }
 
-void prefetch_counts_post(plan *p, cost_model *base)
+void prefetch_counts_post(prefetcher *f, const cost_model *model, cost_model *base)
 {
     counts_job *c = lw_calloc(1, sizeof *c);
-    c->for_model = p->cm;
-    c->cl = cluster_clone(p->cm->cl);
-    c->gpus = p->cm->gpus;
-    c->batch = p->cm->batch;
+    c->for_model = model;
+    c->cl = cluster_clone(model->cl);
+    c->gpus = model->gpus;
+    c->batch = model->batch;
     c->base = base;
     if (base) base->cl = c->cl; /* its own cluster may go with the plan's change: reuse reads only its counts */
     c->state = PF_QUEUED;
-    struct plan_prefetcher *f = prefetcher_of(p);
     pthread_mutex_lock(&f->lock);
     drop_counts(f);
     f->counts = c;
@@ -456,17 +424,16 @@ void prefetch_counts_post(plan *p, cost_model *base)
     worker_start(f, start);
 }
 
-cost_model *prefetch_counts_take(plan *p)
+cost_model *prefetch_counts_take(prefetcher *f, const cost_model *model, const atomic_int *cancel)
 {
-    struct plan_prefetcher *f = p->prefetch;
     if (!f) return NULL;
     pthread_mutex_lock(&f->lock);
     counts_job *c = f->counts;
-    if (c && (c->for_model != p->cm || c->gpus != p->cm->gpus || c->batch != p->cm->batch)) {
+    if (c && (c->for_model != model || c->gpus != model->gpus || c->batch != model->batch)) {
         drop_counts(f); /* for a model the plan no longer has */
         c = NULL;
     }
-    while (c && !ended(c->state) && !(p->cancel && atomic_load(p->cancel))) wait_a_while(f);
+    while (c && !ended(c->state) && !(cancel && atomic_load(cancel))) wait_a_while(f);
     cost_model *cm = NULL;
     if (c && ended(c->state)) {
         cm = c->cm;
@@ -478,15 +445,14 @@ cost_model *prefetch_counts_take(plan *p)
     return cm;
 }
 
-int prefetch_counts_progress(plan *p, long *evaluated, double *running_s)
+int prefetch_counts_progress(prefetcher *f, const cost_model *model, long *evaluated, double *running_s)
 {
-    struct plan_prefetcher *f = p->prefetch;
     *evaluated = 0;
     *running_s = 0;
     if (!f) return 0;
     pthread_mutex_lock(&f->lock);
     const counts_job *c = f->counts;
-    int pending = c && c->for_model == p->cm && !ended(c->state);
+    int pending = c && c->for_model == model && !ended(c->state);
     if (pending && c->state == PF_RUNNING) {
         *evaluated = atomic_load(&c->evaluated);
         *running_s = lw_now() - c->started;
@@ -495,15 +461,14 @@ int prefetch_counts_progress(plan *p, long *evaluated, double *running_s)
     return pending;
 }
 
-int prefetch_counts_give_up(plan *p, cost_model **base, cluster **base_cl)
+int prefetch_counts_give_up(prefetcher *f, const cost_model *model, cost_model **base, cluster **base_cl)
 {
-    struct plan_prefetcher *f = p->prefetch;
     *base = NULL;
     *base_cl = NULL;
     if (!f) return 0;
     pthread_mutex_lock(&f->lock);
     counts_job *c = f->counts;
-    if (!c || c->for_model != p->cm) {
+    if (!c || c->for_model != model) {
         pthread_mutex_unlock(&f->lock);
         return 0;
     }
@@ -523,18 +488,16 @@ int prefetch_counts_give_up(plan *p, cost_model **base, cluster **base_cl)
     return 1;
 }
 
-void prefetch_counts_drop(plan *p)
+void prefetch_counts_drop(prefetcher *f)
 {
-    struct plan_prefetcher *f = p->prefetch;
     if (!f) return;
     pthread_mutex_lock(&f->lock);
     drop_counts(f);
     pthread_mutex_unlock(&f->lock);
 }
 
-int prefetch_join_idle(plan *p)
+int prefetch_join_idle(prefetcher *f)
 {
-    struct plan_prefetcher *f = p->prefetch;
     if (!f) return 1;
     pthread_mutex_lock(&f->lock);
     int idle = !f->working;

@@ -919,6 +919,23 @@ void lw_text_shown(lw_buf *b, const char *s)
     lw_buf_printf(b, "%s", run);
 }
 
+void lw_say(const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *raw = lw_malloc(n > 0 ? (size_t)n + 1 : 1);
+    vsnprintf(raw, n > 0 ? (size_t)n + 1 : 1, fmt, ap2);
+    va_end(ap2);
+    lw_buf b = {0};
+    lw_text_printable(&b, raw);
+    fputs(b.s ? b.s : "", stderr);
+    lw_buf_free(&b);
+    free(raw);
+}
+
 void lw_text_printable(lw_buf *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;

@@ -33,16 +33,6 @@ typedef struct lw_error {
 #define LW_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define LW_PRINTF(a, b)
-/* Text that is safe to show: valid UTF-8, no control characters (C0, DEL,
- * C1), at most max_chars characters. 0, or -1 with why ("contains a control
- * character (U+001B at character 3)") filled. Loaders check every name
- * with it. */
-int lw_check_text(const char *s, size_t max_chars, char *why, size_t why_n);
-#define LW_NAME_MAX 200 /* characters of a network, input, layer, cluster or GPU name */
-/* Appends s to b with every control character and invalid UTF-8 byte
- * written as \xNN (newlines kept): for messages on a terminal. */
-void lw_text_printable(lw_buf *b, const char *s);
-
 #endif
 
 /* Sets err (if non-NULL) and returns -1, so `return lw_fail(...)` reads well. */
@@ -186,6 +176,9 @@ int lw_check_text(const char *s, size_t max_chars, char *why, size_t why_n);
  * written as \xNN (newlines kept) and every format character as below:
  * for messages on a terminal. */
 void lw_text_printable(lw_buf *b, const char *s);
+/* fprintf to stderr with the whole text through lw_text_printable: how
+ * the CLI and the TUI print messages that quote names and paths. */
+void lw_say(const char *fmt, ...) LW_PRINTF(1, 2);
 
 /* Format characters: Unicode's category Cf (U+202E RIGHT-TO-LEFT OVERRIDE,
  * U+200D ZERO WIDTH JOINER, U+FEFF, ...) and U+2028, U+2029. A name may

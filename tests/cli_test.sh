@@ -15,27 +15,15 @@ case $LW in /*) ;; *) LW=$ROOT/$LW ;; esac
 cd "$ROOT" || exit 1
 export LAYERWISE_DATA="${LAYERWISE_DATA:-$ROOT/data}"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lw-cli.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() {
-    echo "FAIL - $1"
-    fail=$((fail + 1))
-    if [ -n "${2:-}" ]; then printf '%s\n' "$2" | head -n 15 | sed 's/^/    /'; fi
-}
+NAME=cli . "$ROOT/tests/sh_lib.sh"
 
 if [ ! -x "$LW" ]; then
     notok "the program $LW exists (build it with make)"
-    echo "$pass passed, $fail failed"
-    exit 1
+    finish
 fi
 if ! command -v python3 >/dev/null; then
     notok "python3 is installed (make deps)"
-    echo "$pass passed, $fail failed"
-    exit 1
+    finish
 fi
 
 # run ARGS...: runs the program; sets RC, OUT (stdout file), ERR (stderr file)
@@ -2113,5 +2101,4 @@ for g in (8, 64):
 expect_fail "fit -s FILE is refused: a baseline only" 2 "fit takes a baseline" -- fit -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
 expect_fail "fit -s data with --pin is refused" 2 "leave out --pin" -- fit -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=n4
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

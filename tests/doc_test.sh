@@ -19,22 +19,7 @@ DOC=${DOC:-build/layerwise-doc}
 MAN=${MAN:-build/layerwise.1}
 cd "$ROOT" || exit 1
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lw-doc.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() {
-    echo "FAIL - $1"
-    fail=$((fail + 1))
-    if [ -n "${2:-}" ]; then printf '%s\n' "$2" | head -n 15 | sed 's/^/    /'; fi
-}
-finish() {
-    echo "$pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit
-}
+NAME=doc . "$ROOT/tests/sh_lib.sh"
 # check DESCRIPTION MISSING: ok when MISSING (a list) is empty
 check() { if [ -z "$2" ]; then ok "$1"; else notok "$1: missing$2"; fi; }
 

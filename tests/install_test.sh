@@ -14,24 +14,9 @@ MAKE=${MAKE:-make}
 BUILD=${BUILD:-build}
 cd "$ROOT" || exit 1
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lw-install.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
+NAME=install . "$ROOT/tests/sh_lib.sh"
 PREFIX=$TMP/prefix
 LW=$PREFIX/bin/layerwise
-
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() {
-    echo "FAIL - $1"
-    fail=$((fail + 1))
-    if [ -n "${2:-}" ]; then printf '%s\n' "$2" | head -n 15 | sed 's/^/    /'; fi
-}
-finish() {
-    echo "$pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit
-}
 
 if out=$($MAKE --no-print-directory BUILD="$BUILD" install PREFIX="$PREFIX" 2>&1); then
     ok "make install PREFIX=$PREFIX"

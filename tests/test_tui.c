@@ -6,6 +6,11 @@
  * are independent under --jobs and under ASan.
  */
 #include "app.h"
+#include "graph_draw.h"
+#include "keys.h"
+#include "list.h"
+#include "screens.h"
+#include "shown.h"
 #include "draw.h"
 #include "layout.h"
 #include "sim.h"
@@ -130,10 +135,10 @@ Test(tui_table, baseline_column_cycles_none_data_model_owt)
         cr_assert(find_row(head) >= 0, "baseline %s header:\n%s", names[b], dump());
         /* the baseline's total in the footer and its config in conv1_1's row */
         char tot[32], cfg[64];
-        snprintf(tot, sizeof tot, a->base_eval.total_ms >= 10000 ? "%.0f" : "%.2f", a->base_eval.total_ms);
+        snprintf(tot, sizeof tot, a->base.eval.total_ms >= 10000 ? "%.0f" : "%.2f", a->base.eval.total_ms);
         cr_assert(strstr(row(totals_row()), tot), "baseline total %s:\n%s", tot, dump());
         int li = net_find(a->p->net, "fc6");
-        config_format(&a->p->cm->configs[li][a->base_ci[li]], cfg, sizeof cfg);
+        config_format(&a->p->cm->configs[li][a->base.ci[li]], cfg, sizeof cfg);
         select_layer(a, "fc6");
         draw(a);
         cr_assert(strstr(row(find_row(" fc6 ")), cfg), "fc6 %s config %s: %s", names[b], cfg, row(find_row(" fc6 ")));
@@ -141,7 +146,7 @@ Test(tui_table, baseline_column_cycles_none_data_model_owt)
     }
     app_feed(a, 'b');
     draw(a);
-    cr_assert_eq(a->baseline, -1);
+    cr_assert_eq(a->base.kind, -1);
     cr_assert(find_row("owt cfg") < 0);
     app_free(a);
     term_close();
@@ -171,7 +176,7 @@ Test(tui_whatif, gpu_count_key_changes_totals_and_reports)
     cr_assert(strstr(a->status, "16→8 GPUs"), "status: %s", a->status);
     /* the status counts the rows marked changed */
     int marked = 0;
-    for (int i = 0; i < a->p->net->n_layers; i++) marked += a->changed[i];
+    for (int i = 0; i < a->p->net->n_layers; i++) marked += a->prev.changed[i];
     char cnt[48];
     snprintf(cnt, sizeof cnt, "%d layer%s changed", marked, marked == 1 ? "" : "s");
     cr_assert(strstr(a->status, cnt), "status %s, want %s", a->status, cnt);
@@ -205,7 +210,7 @@ Test(tui_whatif, changed_rows_are_marked)
         if (sscanf(r + 1, "%63s", name) != 1) continue;
         int li = net_find(a->p->net, name);
         if (li < 0) continue;
-        cr_assert_eq(r[0] == '*', a->changed[li] != 0, "row %s mark '%c', changed %d", name, r[0], a->changed[li]);
+        cr_assert_eq(r[0] == '*', a->prev.changed[li] != 0, "row %s mark '%c', changed %d", name, r[0], a->prev.changed[li]);
     }
     app_free(a);
     term_close();
@@ -228,13 +233,13 @@ Test(tui_whatif, batch_sync_and_gpu_prompt)
     cr_assert(strstr(a->status, "sync ") && strstr(a->status, "ms/step"), "%s", a->status);
     /* g opens a prompt; a number sets the count */
     app_feed(a, 'g');
-    cr_assert_eq(a->prompt, PROMPT_GPUS);
+    cr_assert_eq(a->prompt.kind, PROMPT_GPUS);
     draw(a);
     cr_assert(find_row("GPUs (1-16)") == LINES - 2, "prompt:\n%s", dump());
     app_feed(a, 0x15); /* ^U */
     type(a, "2");
     app_feed(a, '\r');
-    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
     cr_assert_eq(a->p->gpus, 2);
     /* bad input is refused with a message */
     app_feed(a, 'g');
@@ -252,7 +257,7 @@ Test(tui_whatif, batch_sync_and_gpu_prompt)
     /* Esc cancels a prompt without acting */
     app_feed(a, 'g');
     app_feed(a, 27);
-    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
     app_free(a);
     term_close();
 }
@@ -714,7 +719,7 @@ Test(tui_scale, chart_exports_as_svg_png_pdf)
     app *a = open_app("lenet5", "p100-4x4", 4);
     app_feed(a, '4');
     app_feed(a, 'e');
-    cr_assert_str_eq(a->prompt_buf, "layerwise-lenet5-scaling.svg");
+    cr_assert_str_eq(a->prompt.buf, "layerwise-lenet5-scaling.svg");
     app_feed(a, '\r');
     cr_assert(a->status_error && strstr(a->status, "still being computed"), "%s", a->status);
     cr_assert_eq(access("layerwise-lenet5-scaling.svg", F_OK), -1, "written before the rows were in");
@@ -801,7 +806,7 @@ Test(tui_cluster, edit_bandwidth_through_the_prompt)
     double before = a->p->best_eval.total_ms;
     while (cluster_of(a)->cur.sel != 3) app_feed(a, KEY_DOWN);
     app_feed(a, '\r');
-    cr_assert_eq(a->prompt, PROMPT_FIELD);
+    cr_assert_eq(a->prompt.kind, PROMPT_FIELD);
     app_feed(a, 0x15);
     type(a, "1.5");
     app_feed(a, '\r');
@@ -856,7 +861,7 @@ Test(tui_cluster, out_of_range_counts_are_refused_not_cast)
         draw(a);
         cr_assert(find_row(cases[i].label) >= 0, "%s", dump());
         app_feed(a, '\r');
-        cr_assert_eq(a->prompt, PROMPT_FIELD, "%s", cases[i].label);
+        cr_assert_eq(a->prompt.kind, PROMPT_FIELD, "%s", cases[i].label);
         app_feed(a, 0x15);
         type(a, cases[i].text);
         app_feed(a, '\r');
@@ -939,8 +944,8 @@ Test(tui_export, json_and_diagram_from_keys)
     term_open(24, 100, 1);
     app *a = open_app("vgg16", "p100-4x4", 16);
     app_feed(a, 'J');
-    cr_assert_eq(a->prompt, PROMPT_JSON);
-    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-strategy.json");
+    cr_assert_eq(a->prompt.kind, PROMPT_JSON);
+    cr_assert_str_eq(a->prompt.buf, "layerwise-vgg16-16gpu-strategy.json");
     app_feed(a, '\r');
     struct stat st;
     cr_assert_eq(stat("layerwise-vgg16-16gpu-strategy.json", &st), 0, "status: %s", a->status);
@@ -954,8 +959,8 @@ Test(tui_export, json_and_diagram_from_keys)
      * libraries' caches). The result is a file or a message, never silence. */
     app_feed(a, '2');
     app_feed(a, 'e');
-    cr_assert_eq(a->prompt, PROMPT_EXPORT);
-    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-graph.svg");
+    cr_assert_eq(a->prompt.kind, PROMPT_EXPORT);
+    cr_assert_str_eq(a->prompt.buf, "layerwise-vgg16-16gpu-graph.svg");
     app_feed(a, 0x15);
     type(a, "graph.dot");
     app_feed(a, '\r');
@@ -971,12 +976,12 @@ Test(tui_export, json_and_diagram_from_keys)
     app_feed(a, ' ');
     app_feed(a, KEY_RIGHT);
     app_feed(a, 'e');
-    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-reduced-step2.svg");
+    cr_assert_str_eq(a->prompt.buf, "layerwise-vgg16-16gpu-reduced-step2.svg");
     app_feed(a, 27);
     /* a name typed over the default: .json from the same prompt */
     app_feed(a, '1');
     app_feed(a, 'e');
-    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-strategy.svg");
+    cr_assert_str_eq(a->prompt.buf, "layerwise-vgg16-16gpu-strategy.svg");
     app_feed(a, 0x15);
     type(a, "mine.json");
     app_feed(a, '\r');
@@ -1214,7 +1219,7 @@ Test(tui_keys, mouse_selects_rows_and_tabs)
     cr_assert_eq(a->sel, a->order[table_of(a)->cur.top + 3], "a click selects the row (sel %d)", a->sel);
     /* a click on a tab opens it */
     ev.y = 0;
-    ev.x = a->tab_x[SCR_STEPS] + 1;
+    ev.x = a->frame.tab_x[SCR_STEPS] + 1;
     cr_assert_eq(ungetmouse(&ev), OK);
     app_feed(a, KEY_MOUSE);
     cr_assert_eq(a->screen, SCR_STEPS);
@@ -1370,9 +1375,9 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
             app_feed(a, KEY_RESIZE);
         } else if (r < 10) {
             app_idle(a, 0.002);
-        } else if (a->prompt != PROMPT_NONE) {
+        } else if (a->prompt.kind != PROMPT_NONE) {
             /* in a prompt: never confirm a file name (to write or to open) */
-            int export = a->prompt == PROMPT_EXPORT || a->prompt == PROMPT_JSON || a->prompt == PROMPT_OPEN;
+            int export = a->prompt.kind == PROMPT_EXPORT || a->prompt.kind == PROMPT_JSON || a->prompt.kind == PROMPT_OPEN;
             int k = monkey_int(8);
             if (k == 0 || (export && k < 6)) app_feed(a, 27);
             else if (k == 1 && !export) app_feed(a, '\r');
@@ -1390,7 +1395,7 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
             action act = app_feed(a, key);
             if (act == ACT_QUIT) continue;
         }
-        for (int k = 0; k < 8 && a->p->gpus > 32 && a->prompt == PROMPT_NONE; k++)
+        for (int k = 0; k < 8 && a->p->gpus > 32 && a->prompt.kind == PROMPT_NONE; k++)
             app_feed(a, '-'); /* typed, or all of a grown cluster */
         const plan *p = a->p;
         cr_assert_not_null(p->cm, "step %d: no cost model", i);
@@ -1407,7 +1412,7 @@ static void monkey(const char *net, int gpus, uint64_t seed, int steps, int chec
         seen_gpus |= 1u << (p->gpus & 31);
         seen_screens |= 1u << a->screen;
         for (int l = 0; l < p->net->n_layers; l++) pins += p->pinned[l] >= 0;
-        prompts += a->prompt != PROMPT_NONE;
+        prompts += a->prompt.kind != PROMPT_NONE;
     }
     app_free(a);
     term_close();
@@ -1479,8 +1484,8 @@ Test(tui_timeline, gantt_of_the_simulated_step_follows_what_ifs)
      * a plain .json is the strategy; .dot is refused, nothing written */
     cr_assert_eq(chdir(dir), 0);
     app_feed(a, 'e');
-    cr_assert_str_eq(a->prompt_buf, "layerwise-vgg16-16gpu-timeline.svg");
-    cr_assert(strstr(a->prompt_label, ".trace.json"), "the prompt offers the trace: %s", a->prompt_label);
+    cr_assert_str_eq(a->prompt.buf, "layerwise-vgg16-16gpu-timeline.svg");
+    cr_assert(strstr(a->prompt.label, ".trace.json"), "the prompt offers the trace: %s", a->prompt.label);
     app_feed(a, '\r');
     cr_assert(strstr(a->status, "wrote simulated step drawing"), "status: %s", a->status);
     size_t len;
@@ -1617,7 +1622,7 @@ Test(tui, a_cluster_larger_than_the_search_opens_at_its_limit)
     term_open(30, 160, 1);
     app *a = open_mlp_on_1024(0);
     cr_assert_eq(a->p->gpus, PLAN_AUTO_SEARCH_MAX_GPUS);
-    cr_assert_eq(a->gpus_capped_from, 1024);
+    cr_assert_eq(a->src.gpus_capped_from, 1024);
     cr_assert(strstr(a->status, "256 of the cluster's 1024 GPUs (opened at 256: more take tens of seconds, + or g); "
                                 "optimum found"),
               "status: %s", a->status);
@@ -1634,7 +1639,7 @@ Test(tui, a_cluster_larger_than_the_search_opens_at_its_limit)
     /* a count given is taken as given: within the limit, built */
     a = open_mlp_on_1024(8);
     cr_assert_eq(a->p->gpus, 8);
-    cr_assert_eq(a->gpus_capped_from, 0);
+    cr_assert_eq(a->src.gpus_capped_from, 0);
     cr_assert_null(strstr(a->status, "of the cluster's"), "status: %s", a->status);
     app_free(a);
     term_close();
@@ -1863,7 +1868,7 @@ static const char *sel_name(const app *a) { return a->p->net->layers[a->sel].nam
 static void search_for(app *a, const char *q)
 {
     app_feed(a, '/');
-    cr_assert_eq(a->prompt, PROMPT_SEARCH);
+    cr_assert_eq(a->prompt.kind, PROMPT_SEARCH);
     type(a, q);
     app_feed(a, '\r');
 }
@@ -1932,7 +1937,7 @@ Test(tui_search, graph_selects_and_centres_the_match)
     int y, x, wd;
     cr_assert_eq(graph_view_find(&graph_of(a)->gv, a->sel, &y, &x, &wd), 0);
     int py = graph_of(a)->pan_y;
-    cr_assert(y >= py && y + 3 <= py + a->frame_h - 6, "box at row %d, view from %d:\n%s", y, py, dump());
+    cr_assert(y >= py && y + 3 <= py + a->frame.h - 6, "box at row %d, view from %d:\n%s", y, py, dump());
     app_feed(a, 'n');
     cr_assert(a->sel != first && strncmp(sel_name(a), "mixed_6e", 8) == 0, "%s", sel_name(a));
     app_feed(a, 'N');
@@ -2277,7 +2282,7 @@ Test(tui_open, bad_files_keep_the_plan)
         search_for(a, kinds[k]);
         while (open_of(a)->rows[open_of(a)->cur.sel].name) app_feed(a, 'n'); /* the "type its path" row */
         app_feed(a, '\r');
-        cr_assert_eq(a->prompt, PROMPT_OPEN);
+        cr_assert_eq(a->prompt.kind, PROMPT_OPEN);
         type(a, bad);
         app_feed(a, '\r');
         cr_assert(a->status_error, "%s", a->status);
@@ -2697,12 +2702,12 @@ Test(tui_columns, sizes_and_the_baseline_split_at_80x24)
     h = row(hy);
     cr_assert(strstr(h, "d t_c") && strstr(h, "d t_s") && strstr(h, "d t_x") && strstr(h, "data ms"), "%s", h);
     y = find_row(" fc6 ");
-    const layer_eval *be = &a->base_eval.layers[a->sel];
+    const layer_eval *be = &a->base.eval.layers[a->sel];
     char want[64];
     snprintf(want, sizeof want, " %.2f ", be->sync_ms);
     cr_assert(strstr(row(y), want), "data's t_s of fc6 (%s) in: %s", want, row(y));
     int ty = totals_row();
-    snprintf(want, sizeof want, "%.2f", a->base_eval.sync_ms);
+    snprintf(want, sizeof want, "%.2f", a->base.eval.sync_ms);
     cr_assert(ty >= 0 && strstr(row(ty), want), "%s\n%s", want, dump());
     app_free(a);
     term_close();
@@ -2795,7 +2800,7 @@ Test(tui_compare, current_against_baselines_previous_and_a_file)
     cr_assert_eq(app_export(a, path), 0, "%s", a->status);
     app_feed(a, 'C');
     app_feed(a, 'f');
-    cr_assert_eq(a->prompt, PROMPT_STRATEGY);
+    cr_assert_eq(a->prompt.kind, PROMPT_STRATEGY);
     app_feed(a, 0x15); /* ^U */
     type(a, path);
     app_feed(a, '\r');

@@ -5,6 +5,8 @@
  * (tui_screen.h), and each fails on the behaviour it replaced.
  */
 #include "app.h"
+#include "keys.h"
+#include "screens.h"
 #include "cli.h"
 #include "draw.h"
 
@@ -150,7 +152,7 @@ static long file_size(const char *path)
 static void export_prompt(app *a, const char *path)
 {
     type(a, "J");
-    cr_assert_eq(a->prompt, PROMPT_JSON);
+    cr_assert_eq(a->prompt.kind, PROMPT_JSON);
     app_feed(a, CTRL_U_KEY);
     type(a, path);
     app_feed(a, '\r');
@@ -168,14 +170,14 @@ Test(tui_edges, export_asks_before_it_overwrites)
     fclose(f);
     app *a = open_app("lenet5", "p100-4x4", 4);
     export_prompt(a, path);
-    cr_assert_eq(a->prompt, PROMPT_OVERWRITE, "no question before writing over %s: %s", path, a->status);
+    cr_assert_eq(a->prompt.kind, PROMPT_OVERWRITE, "no question before writing over %s: %s", path, a->status);
     draw(a);
     cr_assert(find_row("overwrite it? (y/n)") == LINES - 2, "%s", dump());
     cr_assert(strstr(row(LINES - 1), "y overwrite"), "%s", row(LINES - 1));
     app_feed(a, 'x'); /* not an answer */
-    cr_assert_eq(a->prompt, PROMPT_OVERWRITE);
+    cr_assert_eq(a->prompt.kind, PROMPT_OVERWRITE);
     app_feed(a, 'n');
-    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
     cr_assert_eq(file_size(path), 8, "n wrote the file");
     cr_assert(strstr(a->status, "not written"), "%s", a->status);
     /* q answers no too, and does not quit */
@@ -185,14 +187,14 @@ Test(tui_edges, export_asks_before_it_overwrites)
     cr_assert_eq(file_size(path), 8);
     export_prompt(a, path);
     app_feed(a, 'y');
-    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
     cr_assert(file_size(path) > 100, "y did not write: %s", a->status);
     cr_assert(strstr(a->status, "wrote strategy JSON"), "%s", a->status);
     /* a new name is written without a question */
     char fresh[PATH_MAX + 32];
     snprintf(fresh, sizeof fresh, "%s/new.json", dir);
     export_prompt(a, fresh);
-    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
     cr_assert(file_size(fresh) > 100, "%s", a->status);
     app_free(a);
     unlink(path);
@@ -236,7 +238,7 @@ Test(tui_edges, open_and_compare_prompts_expand_the_home_directory)
     app_feed(a, 'C');
     cr_assert_eq(a->screen, SCR_COMPARE);
     app_feed(a, 'f');
-    cr_assert_eq(a->prompt, PROMPT_STRATEGY);
+    cr_assert_eq(a->prompt.kind, PROMPT_STRATEGY);
     app_feed(a, CTRL_U_KEY);
     type(a, "~/lenet.json");
     app_feed(a, '\r');
@@ -244,14 +246,12 @@ Test(tui_edges, open_and_compare_prompts_expand_the_home_directory)
               "compare did not read ~/lenet.json: %s", a->status);
     app_feed(a, 27);
     /* open: a strategy file from ~/lenet.json pins every layer */
-    prompt_open(a, PROMPT_OPEN, "Strategy file: ", "");
-    a->prompt_field = OPEN_STRATEGY;
+    open_prompt(a, OPEN_STRATEGY, "Strategy file: ");
     type(a, "~/lenet.json");
     cr_assert_eq(app_feed(a, '\r'), ACT_RESEARCH, "%s", a->status);
     cr_assert(!a->status_error && strstr(a->status, "every layer pinned") && strstr(a->status, want), "%s",
               a->status);
-    prompt_open(a, PROMPT_OPEN, "Strategy file: ", "");
-    a->prompt_field = OPEN_STRATEGY;
+    open_prompt(a, OPEN_STRATEGY, "Strategy file: ");
     type(a, "~no-such-user-here/x.json");
     app_feed(a, '\r');
     cr_assert(a->status_error && strstr(a->status, "open: cannot expand") && strstr(a->status, "~no-such-user-here"),
@@ -323,7 +323,7 @@ Test(tui_edges, keys_do_nothing_while_the_terminal_is_too_small)
     cr_assert_eq(app_feed(a, 'g'), ACT_NONE);
     cr_assert_eq(a->p->gpus, gpus);
     cr_assert_eq(a->screen, SCR_TABLE);
-    cr_assert_eq(a->prompt, PROMPT_NONE);
+    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
     /* it grows: keys work again */
     term_resize(24, 80);
     app_feed(a, KEY_RESIZE);
@@ -601,7 +601,7 @@ Test(tui_edges, export_error_for_a_240_character_path_keeps_its_reason)
     char path[256] = "/nonexistent-directory-";
     while (strlen(path) < 225) strcat(path, "abcdefghij");
     strcat(path, "/strategy.json");
-    cr_assert(strlen(path) >= 235 && strlen(path) < sizeof a->prompt_buf, "%zu", strlen(path));
+    cr_assert(strlen(path) >= 235 && strlen(path) < sizeof a->prompt.buf, "%zu", strlen(path));
     type(a, "J");
     app_feed(a, CTRL_U_KEY);
     type(a, path);
@@ -914,8 +914,7 @@ Test(tui_edges, fifos_and_devices_neither_block_nor_load, .timeout = 30)
     const char *says[] = {"is a FIFO or pipe", "is a character device", "is a directory"};
     for (int k = 0; k < 3; k++) {
         for (int kind = OPEN_NETWORK; kind <= OPEN_STRATEGY; kind++) {
-            prompt_open(a, PROMPT_OPEN, "File: ", "");
-            a->prompt_field = kind;
+            open_prompt(a, (open_kind)kind, "File: ");
             type(a, paths[k]);
             app_feed(a, '\r');
             cr_assert(a->status_error && strstr(a->status, says[k]) && strstr(a->status, "regular files only"),

@@ -11,6 +11,7 @@
 
 #include "app.h"
 #include "draw.h"
+#include "keys.h"
 
 #include <criterion/criterion.h>
 #include <locale.h>

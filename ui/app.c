@@ -4,9 +4,12 @@
  * background work the scaling and "why not" screens need. No drawing here.
  */
 #include "app.h"
+#include "history.h"
+#include "shown.h"
 
 #include "draw.h"
 #include "export_dot.h"
+#include "settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -64,28 +67,28 @@ static void states_free(app *a)
 static void layer_arrays_new(app *a)
 {
     int n = a->p->net->n_layers;
-    a->changed = lw_calloc((size_t)n, 1);
+    a->prev.changed = lw_calloc((size_t)n, 1);
     a->order = lw_malloc(sizeof(int) * (size_t)n);
-    a->base_ci = lw_calloc((size_t)n, sizeof(int));
-    a->saved_configs = lw_calloc((size_t)n, sizeof(config));
-    a->pin_wish = lw_calloc((size_t)n, sizeof(config));
-    a->wished = lw_calloc((size_t)n, 1);
+    a->base.ci = lw_calloc((size_t)n, sizeof(int));
+    a->prev.configs = lw_calloc((size_t)n, sizeof(config));
+    a->wish.pin = lw_calloc((size_t)n, sizeof(config));
+    a->wish.set = lw_calloc((size_t)n, 1);
     for (int i = 0; i < n; i++)
         if (a->p->pinned[i] >= 0) {
-            a->pin_wish[i] = a->p->cm->configs[i][a->p->pinned[i]];
-            a->wished[i] = 1;
+            a->wish.pin[i] = *plan_config(a->p, i, a->p->pinned[i]);
+            a->wish.set[i] = 1;
         }
 }
 
 static void layer_arrays_free(app *a)
 {
-    free(a->changed);
+    free(a->prev.changed);
     free(a->order);
-    free(a->base_ci);
-    free(a->saved_configs);
-    strategy_eval_free(&a->saved_eval); /* the previous strategy: of these layers */
-    free(a->pin_wish);
-    free(a->wished);
+    free(a->base.ci);
+    free(a->prev.configs);
+    strategy_eval_free(&a->prev.eval); /* the previous strategy: of these layers */
+    free(a->wish.pin);
+    free(a->wish.set);
 }
 
 app *app_open(const tui_args *args, lw_error *err)
@@ -99,9 +102,9 @@ app *app_open(const tui_args *args, lw_error *err)
         net_free(net);
         return NULL;
     }
-    cli_apply_sync(cl, args ? args->sync : -1);
-    if (args) cli_apply_links(cl, args->intra_bw, args->inter_bw);
-    if (args && cli_apply_precision(cl, args->precision_set ? args->precision : -1,
+    settings_apply_sync(cl, args ? args->sync : -1);
+    if (args) settings_apply_links(cl, args->intra_bw, args->inter_bw);
+    if (args && settings_apply_precision(cl, args->precision_set ? args->precision : -1,
                                     args->bucket_set ? args->bucket_mb : -1, err) != 0) {
         net_free(net);
         cluster_free(cl);
@@ -130,20 +133,20 @@ app *app_open(const tui_args *args, lw_error *err)
         cluster_free(orig);
         return NULL;
     }
-    if (args && cli_apply_pins(p, args->pins, args->n_pins, err) != 0) {
+    if (args && settings_apply_pins(p, args->pins, args->n_pins, err) != 0) {
         plan_free(p);
         cluster_free(orig);
         return NULL;
     }
     app *a = lw_calloc(1, sizeof *a);
     a->p = p;
-    a->cluster_loaded = orig;
-    a->gpus_capped_from = capped_from;
-    a->net_name = lw_strdup(nn);
-    a->cluster_name = lw_strdup(cn);
-    a->profile_name = args && args->profile ? lw_strdup(args->profile) : NULL;
+    a->src.cluster_loaded = orig;
+    a->src.gpus_capped_from = capped_from;
+    a->src.net_name = lw_strdup(nn);
+    a->src.cluster_name = lw_strdup(cn);
+    a->src.profile_name = args && args->profile ? lw_strdup(args->profile) : NULL;
     layer_arrays_new(a);
-    a->baseline = -1;
+    a->base.kind = -1;
     a->screen = a->prev_screen = SCR_TABLE;
     states_new(a);
     app_sort_rows(a);
@@ -157,8 +160,8 @@ void app_adopt_plan(app *a, plan *p)
     app_shown_free(a); /* F's search and the simulation belong to the old plan */
     states_free(a);
     layer_arrays_free(a);
-    strategy_eval_free(&a->base_eval);
-    a->base_valid = 0;
+    strategy_eval_free(&a->base.eval);
+    a->base.valid = 0;
     plan_free(a->p);
     a->p = p;
     layer_arrays_new(a);
@@ -171,10 +174,10 @@ void app_adopt_plan(app *a, plan *p)
 int app_memory_over(const app *a, double *need)
 {
     const plan *p = a->p;
-    if (!p->sr || !p->cm) return 0;
+    if (!p->sr || !plan_has_model(p)) return 0;
     double cap = plan_memory_limit(&p->mset, p->cl);
     if (!isfinite(cap)) cap = p->cl->gpu.memory_gib * 1073741824.0;
-    double peak = cost_memory(p->cm, p->best, NULL);
+    double peak = plan_peak_memory(p, p->best, NULL);
     if (need) *need = peak;
     return peak > cap;
 }
@@ -202,11 +205,11 @@ void app_status_opened(app *a)
     if (!p->sr) return;
     memory_warning(a, warn, sizeof warn);
     char capped[160] = "";
-    if (a->gpus_capped_from)
+    if (a->src.gpus_capped_from)
         snprintf(capped, sizeof capped, "%d of the cluster's %d GPUs (opened at %d: more take tens of seconds, + or g); ",
-                 p->gpus, a->gpus_capped_from, PLAN_AUTO_SEARCH_MAX_GPUS);
+                 p->gpus, a->src.gpus_capped_from, PLAN_AUTO_SEARCH_MAX_GPUS);
     app_set_status(a, warn[0] != 0, "%soptimum found in %.0f ms: %.2f ms/step, %.1f img/s (Eq. 1)%s%s", capped,
-                   p->search_ms + (p->cm ? p->cm->build_ms : 0.0), p->best_eval.total_ms, p->best_eval.images_per_s,
+                   p->search_ms + plan_build_ms(p), p->best_eval.total_ms, p->best_eval.images_per_s,
                    warn, warn[0] ? "" : ". ? for help");
 }
 
@@ -214,7 +217,7 @@ int app_pins_held(const app *a)
 {
     const plan *p = a->p;
     int n = 0;
-    for (int i = 0; i < p->net->n_layers; i++) n += a->wished[i] && p->pinned[i] < 0;
+    for (int i = 0; i < p->net->n_layers; i++) n += a->wish.set[i] && p->pinned[i] < 0;
     return n;
 }
 
@@ -227,7 +230,7 @@ static void pins_follow(app *a, action act, char *note, size_t n)
     plan *p = a->p;
     int L = p->net->n_layers, back = 0, held = 0, first_held = -1;
     note[0] = 0;
-    if (a->hist_move) {
+    if (a->hist.move) {
         /* undo and redo put back a state exactly: its pins, and the
          * wishes it had, held pins included */
         history_wishes(a);
@@ -236,19 +239,19 @@ static void pins_follow(app *a, action act, char *note, size_t n)
     plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));
     for (int i = 0; i < L; i++) {
         if (p->pinned[i] >= 0) {
-            a->pin_wish[i] = p->cm->configs[i][p->pinned[i]];
-            a->wished[i] = 1;
+            a->wish.pin[i] = *plan_config(p, i, p->pinned[i]);
+            a->wish.set[i] = 1;
             continue;
         }
-        if (!a->wished[i]) continue;
-        int k = config_find(p->cm->configs[i], p->cm->n_configs[i], &a->pin_wish[i]);
+        if (!a->wish.set[i]) continue;
+        int k = plan_config_index(p, i, &a->wish.pin[i]);
         if (k < 0) {
             held++;
             if (first_held < 0) first_held = i;
         } else if (act == ACT_REBUILD) {
             pins[back++] = (plan_pin){i, k};
         } else {
-            a->wished[i] = 0; /* unpinned by hand */
+            a->wish.set[i] = 0; /* unpinned by hand */
         }
     }
     if (back) {
@@ -261,7 +264,7 @@ static void pins_follow(app *a, action act, char *note, size_t n)
     if (held) {
         char cb[48];
         size_t k = strlen(note);
-        config_format(&a->pin_wish[first_held], cb, sizeof cb);
+        config_format(&a->wish.pin[first_held], cb, sizeof cb);
         snprintf(note + k, n - k, "; pin %s = %s on hold (not a config on %d GPUs)%s", p->net->layers[first_held].name,
                  cb, p->gpus, held > 1 ? " and others" : "");
     }
@@ -275,17 +278,17 @@ void app_free(app *a)
     states_free(a);
     history_free(a);
     plan_free(a->p);
-    cluster_free(a->cluster_loaded);
-    cluster_free(a->change_cl);
-    free(a->net_name);
-    free(a->cluster_name);
-    free(a->profile_name);
+    cluster_free(a->src.cluster_loaded);
+    cluster_free(a->pending.cl);
+    free(a->src.net_name);
+    free(a->src.cluster_name);
+    free(a->src.profile_name);
     layer_arrays_free(a);
-    strategy_eval_free(&a->base_eval);
-    free(a->opened_cluster);
-    net_free(a->open_net);
-    free(a->open_net_name);
-    free(a->change_pins);
+    strategy_eval_free(&a->base.eval);
+    free(a->pending.opened_cluster);
+    net_free(a->pending.open_net);
+    free(a->pending.open_net_name);
+    free(a->pending.pins);
     free(a);
 }
 
@@ -328,11 +331,11 @@ void app_sort_rows(app *a)
 
 void app_baseline_ensure(app *a)
 {
-    if (a->baseline < 0 || a->base_valid || !a->p->cm) return;
-    strategy_eval_free(&a->base_eval);
-    strategy_baseline(a->p->cm, (baseline_kind)a->baseline, a->base_ci);
-    strategy_evaluate(a->p->cm, a->base_ci, &a->base_eval);
-    a->base_valid = 1;
+    if (a->base.kind < 0 || a->base.valid || !plan_has_model(a->p)) return;
+    strategy_eval_free(&a->base.eval);
+    plan_baseline(a->p, (baseline_kind)a->base.kind, a->base.ci);
+    plan_evaluate(a->p, a->base.ci, &a->base.eval);
+    a->base.valid = 1;
 }
 
 static void invalidate_all(app *a, int settings)
@@ -348,7 +351,7 @@ void app_invalidate_settings(app *a)
 
 void app_invalidate_view(app *a)
 {
-    a->base_valid = 0;
+    a->base.valid = 0;
     app_sort_rows(a);
     invalidate_all(a, 0);
 }
@@ -363,50 +366,50 @@ void app_invalidate(app *a)
 
 static void change_reset(app *a)
 {
-    cluster_free(a->change_cl);
-    a->change_cl = NULL;
-    free(a->change_pins);
-    a->change_pins = NULL;
-    a->change = (plan_change){0};
+    cluster_free(a->pending.cl);
+    a->pending.cl = NULL;
+    free(a->pending.pins);
+    a->pending.pins = NULL;
+    a->pending.change = (plan_change){0};
 }
 
 void app_whatif_begin(app *a, const char *what)
 {
     const plan *p = a->p;
-    snprintf(a->pending_what, sizeof a->pending_what, "%s", what);
+    snprintf(a->pending.what, sizeof a->pending.what, "%s", what);
     change_reset(a);
-    a->saved_total_ms = p->sr ? p->best_eval.total_ms : 0;
-    a->saved_ips = p->sr ? p->best_eval.images_per_s : 0;
-    a->saved_batch = p->batch;
+    a->prev.total_ms = p->sr ? p->best_eval.total_ms : 0;
+    a->prev.ips = p->sr ? p->best_eval.images_per_s : 0;
+    a->prev.batch = p->batch;
     for (int i = 0; i < p->net->n_layers; i++)
-        a->saved_configs[i] = p->cm && p->sr ? p->cm->configs[i][p->best[i]] : (config){{0, 0, 0, 0, 0, 0}};
+        a->prev.configs[i] = plan_has_model(p) && p->sr ? *plan_config(p, i, p->best[i]) : (config){{0, 0, 0, 0, 0, 0}};
     /* its times too, for the compare view's "previous" */
-    strategy_eval_free(&a->saved_eval);
+    strategy_eval_free(&a->prev.eval);
     if (p->sr && p->best_eval.layers) {
-        a->saved_eval = p->best_eval;
+        a->prev.eval = p->best_eval;
         size_t bytes = sizeof(layer_eval) * (size_t)p->best_eval.n_layers;
-        a->saved_eval.layers = lw_malloc(bytes);
-        memcpy(a->saved_eval.layers, p->best_eval.layers, bytes);
-        a->saved_gpus = p->gpus;
+        a->prev.eval.layers = lw_malloc(bytes);
+        memcpy(a->prev.eval.layers, p->best_eval.layers, bytes);
+        a->prev.gpus = p->gpus;
     }
 }
 
 plan_settings *app_change_settings(app *a)
 {
-    if (!a->change.set) {
-        a->change_set = a->p->set;
-        a->change.set = &a->change_set;
+    if (!a->pending.change.set) {
+        a->pending.set = a->p->set;
+        a->pending.change.set = &a->pending.set;
     }
-    return &a->change_set;
+    return &a->pending.set;
 }
 
 cluster *app_change_cluster(app *a)
 {
-    if (!a->change_cl) {
-        a->change_cl = cluster_clone(a->p->cl);
-        a->change.cl = a->change_cl;
+    if (!a->pending.cl) {
+        a->pending.cl = cluster_clone(a->p->cl);
+        a->pending.change.cl = a->pending.cl;
     }
-    return a->change_cl;
+    return a->pending.cl;
 }
 
 static void report_change(app *a)
@@ -414,26 +417,26 @@ static void report_change(app *a)
     const plan *p = a->p;
     int n = 0;
     for (int i = 0; i < p->net->n_layers; i++) {
-        a->changed[i] = !config_equal(&a->saved_configs[i], &p->cm->configs[i][p->best[i]]);
-        n += a->changed[i];
+        a->prev.changed[i] = !config_equal(&a->prev.configs[i], plan_config(p, i, p->best[i]));
+        n += a->prev.changed[i];
     }
-    double t0 = a->saved_total_ms, t1 = p->best_eval.total_ms;
-    double i0 = a->saved_ips, i1 = p->best_eval.images_per_s;
+    double t0 = a->prev.total_ms, t1 = p->best_eval.total_ms;
+    double i0 = a->prev.ips, i1 = p->best_eval.images_per_s;
     char layers[128];
     int used = p->best_eval.gpus_used;
     if (used > 0 && used < p->gpus)
         snprintf(layers, sizeof layers, "%d layer%s changed config, %d of the %d GPUs used (%.2f s)", n,
-                 n == 1 ? "" : "s", used, p->gpus, a->last_rebuild_s);
+                 n == 1 ? "" : "s", used, p->gpus, a->prev.rebuild_s);
     else
-        snprintf(layers, sizeof layers, "%d layer%s changed config (%.2f s)", n, n == 1 ? "" : "s", a->last_rebuild_s);
-    if (a->saved_batch != p->batch) {
+        snprintf(layers, sizeof layers, "%d layer%s changed config (%.2f s)", n, n == 1 ? "" : "s", a->prev.rebuild_s);
+    if (a->prev.batch != p->batch) {
         /* a step of another batch is not comparable: lead with throughput */
         double pct = i0 > 0 ? (i1 - i0) / i0 * 100 : 0;
-        app_set_status(a, 0, "%s: %.0f %s %.0f img/s (%+.1f%%), %.1f %s %.1f ms/step, %s", a->pending_what, i0,
+        app_set_status(a, 0, "%s: %.0f %s %.0f img/s (%+.1f%%), %.1f %s %.1f ms/step, %s", a->pending.what, i0,
                        G->arrow_right, i1, pct, t0, G->arrow_right, t1, layers);
     } else {
         double pct = t0 > 0 ? (t1 - t0) / t0 * 100 : 0;
-        app_set_status(a, 0, "%s: %.1f %s %.1f ms/step (%+.1f%%), %.0f %s %.0f img/s, %s", a->pending_what, t0,
+        app_set_status(a, 0, "%s: %.1f %s %.1f ms/step (%+.1f%%), %.0f %s %.0f img/s, %s", a->pending.what, t0,
                        G->arrow_right, t1, pct, i0, G->arrow_right, i1, layers);
     }
 }
@@ -441,33 +444,33 @@ static void report_change(app *a)
 void app_perform(app *a, action act)
 {
     if (act != ACT_REBUILD && act != ACT_RESEARCH && act != ACT_RESYNC) return;
-    if (a->open_net) { /* another network: a new plan, not a change of this one */
-        open_network_perform(a);
+    if (a->pending.open_net && a->pending.perform) { /* another network: a new plan, not a change of this one */
+        a->pending.perform(a);
         return;
     }
     lw_error err = {0};
     double sim_before = app_shown_refined(a) ? NAN : app_sim_step_ms(a);
     double t0 = lw_now();
-    int rc = plan_apply(a->p, &a->change, &err);
-    a->last_rebuild_s = lw_now() - t0;
+    int rc = plan_apply(a->p, &a->pending.change, &err);
+    a->prev.rebuild_s = lw_now() - t0;
     change_reset(a);
-    char *opened = a->opened_cluster;
-    a->opened_cluster = NULL;
+    char *opened = a->pending.opened_cluster;
+    a->pending.opened_cluster = NULL;
     if (rc == 0 && opened) { /* a cluster file opened (O): R resets to it from now on */
-        cluster_free(a->cluster_loaded);
-        a->cluster_loaded = cluster_clone(a->p->cl);
-        free(a->cluster_name);
-        a->cluster_name = opened;
+        cluster_free(a->src.cluster_loaded);
+        a->src.cluster_loaded = cluster_clone(a->p->cl);
+        free(a->src.cluster_name);
+        a->src.cluster_name = opened;
     } else {
         free(opened);
     }
     if (rc != 0) {
-        a->hist_move = 0;
+        a->hist.move = 0;
         /* the plan is as it was: the previous setting and its optimum */
         if (strcmp(err.msg, "cancelled") == 0)
-            app_set_status(a, 0, "%s: cancelled (kept the previous setting)", a->pending_what);
+            app_set_status(a, 0, "%s: cancelled (kept the previous setting)", a->pending.what);
         else
-            app_set_status(a, 1, "%s: %s (kept the previous setting)", a->pending_what, err.msg);
+            app_set_status(a, 1, "%s: %s (kept the previous setting)", a->pending.what, err.msg);
         app_invalidate(a);
         return;
     }
@@ -547,19 +550,11 @@ void app_prefetch_next(app *a)
         next[n] = (plan_prefetch_item){p->set, NULL};
         next[n++].set.gpus = other;
     }
-    const cost_model *m = p->cm;
-    if (m && m->tx_pairs_computed + m->tx_pairs_reused > PREFETCH_ALL_ENTRIES && n > 1) n = 1;
+    if (plan_tx_entries(p) > PREFETCH_ALL_ENTRIES && n > 1) n = 1;
     if (n > PLAN_PREFETCH_MAX) n = PLAN_PREFETCH_MAX;
     if (n) plan_prefetch_list(p, next, n);
     cluster_free(edited[0]);
     cluster_free(edited[1]);
-}
-
-action app_feed(app *a, int key)
-{
-    action act = app_key(a, key);
-    app_perform(a, act);
-    return act;
 }
 
 action app_set_gpus(app *a, int gpus)
@@ -636,8 +631,8 @@ action app_set_sync(app *a, sync_scheme to)
     char what[96];
     snprintf(what, sizeof what, "sync %s%s%s", sync_scheme_name(from), G->arrow_right, sync_scheme_name(to));
     app_whatif_begin(a, what);
-    a->change.sync_set = 1;
-    a->change.sync = to;
+    a->pending.change.sync_set = 1;
+    a->pending.change.sync = to;
     app_invalidate_settings(a);
     return ACT_RESYNC;
 }
@@ -667,8 +662,8 @@ action app_cycle_memory_limit(app *a)
     snprintf(to, sizeof to, isfinite(next) ? "%.1f GiB" : "none", next / 1073741824.0);
     snprintf(what, sizeof what, "memory limit %s%s%s", from, G->arrow_right, to);
     app_whatif_begin(a, what);
-    a->change_mem = m;
-    a->change.mem = &a->change_mem;
+    a->pending.mem = m;
+    a->pending.change.mem = &a->pending.mem;
     return ACT_RESEARCH;
 }
 
@@ -702,11 +697,11 @@ action app_cycle_precision(app *a)
 action app_pin(app *a, int li, int k)
 {
     plan *p = a->p;
-    if (li < 0 || li >= p->net->n_layers || !p->cm) return ACT_NONE;
+    if (li < 0 || li >= p->net->n_layers || !plan_has_model(p)) return ACT_NONE;
     char what[200], cb[64];
     if (k < 0) {
-        if (p->pinned[li] < 0 && a->wished[li]) {
-            a->wished[li] = 0;
+        if (p->pinned[li] < 0 && a->wish.set[li]) {
+            a->wish.set[li] = 0;
             app_set_status(a, 0, "unpin %s: its pin was on hold; dropped", p->net->layers[li].name);
             return ACT_REDRAW;
         }
@@ -714,23 +709,23 @@ action app_pin(app *a, int li, int k)
             app_set_status(a, 0, "%s is not pinned", p->net->layers[li].name);
             return ACT_REDRAW;
         }
-        a->wished[li] = 0;
+        a->wish.set[li] = 0;
         snprintf(what, sizeof what, "unpin %s", p->net->layers[li].name);
     } else {
-        config_format(&p->cm->configs[li][k], cb, sizeof cb);
+        config_format(plan_config(p, li, k), cb, sizeof cb);
         snprintf(what, sizeof what, "pin %s = %s", p->net->layers[li].name, cb);
     }
     app_whatif_begin(a, what);
-    a->change_pin = (plan_pin){li, k};
-    a->change.n_pins = 1;
-    a->change.pins = &a->change_pin;
+    a->pending.pin = (plan_pin){li, k};
+    a->pending.change.n_pins = 1;
+    a->pending.change.pins = &a->pending.pin;
     return ACT_RESEARCH;
 }
 
 action app_clear_pins(app *a)
 {
     int n = plan_pin_count(a->p), held = app_pins_held(a);
-    for (int i = 0; i < a->p->net->n_layers; i++) a->wished[i] = 0;
+    for (int i = 0; i < a->p->net->n_layers; i++) a->wish.set[i] = 0;
     if (!n) {
         if (held) app_set_status(a, 0, "dropped %d pin%s on hold", held, held == 1 ? "" : "s");
         else app_set_status(a, 0, "no layer is pinned");
@@ -739,7 +734,7 @@ action app_clear_pins(app *a)
     char what[64];
     snprintf(what, sizeof what, "clear %d pin%s", n, n == 1 ? "" : "s");
     app_whatif_begin(a, what);
-    a->change.clear_pins = 1;
+    a->pending.change.clear_pins = 1;
     return ACT_RESEARCH;
 }
 
@@ -902,8 +897,7 @@ int app_export(app *a, const char *path)
         const char *algo = app_shown_refined(a) ? "elimination, refined under the simulator"
                            : pins                 ? "elimination (pinned)"
                                                   : "elimination";
-        char *doc = strategy_to_json(p->cm, app_shown_configs(a), app_shown_eval(a), algo,
-                                     p->sr->n_left, plan_final_method_name(p));
+        char *doc = plan_strategy_json(p, app_shown_configs(a), app_shown_eval(a), algo);
         rc = lw_write_file_atomic(path, write_text, doc, &err);
         free(doc);
         what = "strategy JSON";

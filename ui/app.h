@@ -11,12 +11,16 @@
  * Screens are a draw() over a rectangle of a WINDOW plus a table of key
  * bindings, behind a screen_ops entry (see app_screens). Key handlers change
  * state and return what must happen next (an action); a what-if is written
- * into a->change (app_whatif_begin, app_change_settings, app_change_cluster)
+ * into a->pending.change (app_whatif_begin, app_change_settings, app_change_cluster)
  * and app_perform applies it with plan_apply, the one engine call, so the
  * loop in tui.c can show "working..." first. Nothing under ui/ writes to the
- * plan or its cost model. Nothing here writes to
- * the terminal except through the WINDOW handed to a draw function, so the
- * tests render every screen into ncurses' in-memory screen.
+ * plan or reads its cost model (plan.h's read API instead). Nothing here
+ * writes to the terminal except through the WINDOW handed to a draw
+ * function, so the tests render every screen into ncurses' in-memory screen.
+ *
+ * This header declares app.c's functions and the types its parts share;
+ * each other ui file declares its own (keys.h, prompt.h, shown.h,
+ * history.h, find.h, list.h, graph_draw.h, screens.h for the screens).
  */
 #ifndef LW_APP_H
 #define LW_APP_H
@@ -24,13 +28,11 @@
 #include <curses.h>
 
 #include "cli.h"
+#include "draw.h"
 #include "layout.h"
 #include "palette.h"
 #include "plan.h"
 #include "sim.h"
-
-#define TUI_MIN_W 80
-#define TUI_MIN_H 24
 
 typedef enum {
     SCR_TABLE,
@@ -51,7 +53,7 @@ typedef enum {
 typedef enum {
     ACT_NONE,     /* nothing changed */
     ACT_REDRAW,   /* state changed: draw a new frame */
-    /* a what-if is pending (a->change): app_perform applies it with
+    /* a what-if is pending (a->pending.change): app_perform applies it with
      * plan_apply, then redraw. The three say how long it takes: */
     ACT_REBUILD,  /* settings or cluster: a new cost model (seconds; tui.c lets Esc cancel it) */
     ACT_RESEARCH, /* pins: only the search */
@@ -72,10 +74,6 @@ typedef struct keybind {
     key_fn fn;
 } keybind;
 
-/* A rectangle of a window (screens draw only inside it). */
-typedef struct rect {
-    int y, x, h, w;
-} rect;
 
 typedef struct screen_ops {
     const char *tab;          /* tab label; NULL: not a tab (an overlay) */
@@ -124,31 +122,12 @@ typedef struct screen_ops {
 } screen_ops;
 
 extern const screen_ops *const app_screens[SCR__COUNT];
-extern const keybind app_global_keys[];
 
 /* ---- per-screen state ---------------------------------------------------- */
 
 typedef enum { SORT_LAYER, SORT_TOTAL, SORT_TC, SORT_TS, SORT_TX, SORT__COUNT } sort_key;
 
-/* A drawing of the network or of a reduced graph (see layout.h) with the
- * rows its boxes and gaps take. Layout node ids index ids[], which holds
- * layer indices. */
-typedef struct graph_view {
-    graph_layout *lay;
-    int n_ids;
-    int *ids;                  /* [n_ids] layer of each layout id */
-    int *row_of_rank;          /* [n_ranks] first row of each rank's boxes */
-    int *gap_of_rank;          /* [n_ranks] rows of the gap below the rank */
-    int *seg_track;            /* [n_segs] track row in its gap, -1: straight */
-    int height, width;
-    int valid;
-} graph_view;
-
-typedef struct scale_row {
-    int gpus;
-    double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise; Eq. 1 */
-    double sim_ips[4];                    /* images/s of the simulated step; NaN over SIM_SUMMARY_MAX_TASKS tasks */
-} scale_row;
+typedef plan_scale_row scale_row;
 
 typedef struct whynot_entry {
     int config;                /* index into the layer's configs */
@@ -159,7 +138,7 @@ typedef struct whynot_entry {
     int counted;               /* changed known */
 } whynot_entry;
 
-/* PROMPT_OVERWRITE: the export's file exists; y writes over it (a->prompt_buf
+/* PROMPT_OVERWRITE: the export's file exists; y writes over it (a->prompt.buf
  * holds the path), n, Esc or q keep it. */
 typedef enum {
     PROMPT_NONE,
@@ -174,13 +153,90 @@ typedef enum {
     PROMPT_STRATEGY
 } prompt_kind;
 
-struct app {
-    int prefetch;          /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
-    int workers;           /* long screen work (scaling rows) in a forked worker (the TUI sets it) */
-    plan *p;
-    char *net_name, *cluster_name, *profile_name; /* as given, to reload */
+/* What a prompt does with its text on Enter (a yes/no question's y: the
+ * text it was opened with); arg is the one prompt_open was given (which
+ * cluster field, which kind of file). */
+typedef action (*prompt_submit_fn)(app *a, const char *text, int arg);
+
+/* The prompt on the status line (prompt.h): the one who opens it hands it
+ * what to do on submit. */
+typedef struct app_prompt {
+    prompt_kind kind;          /* PROMPT_NONE: no prompt open */
+    char label[80];
+    char buf[256];
+    int len;
+    int arg;
+    prompt_submit_fn submit;   /* Enter, or a yes/no question's y */
+    prompt_submit_fn decline;  /* a yes/no question's n, q or Esc (NULL: "cancelled") */
+} app_prompt;
+
+/* The what-if being applied (app_whatif_begin, app_change_*): the change
+ * app_perform hands to plan_apply and what its pointers point to. */
+typedef struct app_pending {
+    char what[160];            /* description of the change being applied */
+    plan_change change;        /* the what-if app_perform hands to plan_apply (app_change_*) */
+    plan_settings set;         /* what change.set points to */
+    cluster *cl;               /* what change.cl points to: an edited clone of the plan's cluster */
+    plan_pin pin;              /* what change.pins points to */
+    plan_memory_settings mem;  /* what change.mem points to */
+    plan_pin *pins;            /* what change.pins points to when it is more than one pin (a strategy file) */
+    char *opened_cluster;      /* the change is a cluster file opened (O): its name, taken on success */
+    network *open_net;         /* the change is a network opened (O): it, and the name it was opened by */
+    char *open_net_name;
+    void (*perform)(app *a);   /* set with open_net: app_perform calls it instead of plan_apply (a new plan) */
+} app_pending;
+
+/* The optimum before the last what-if, for "what changed". */
+typedef struct app_previous {
+    unsigned char *changed;    /* [n_layers] config differs from before the last change */
+    config *configs;           /* [n_layers] previous optimum's configs */
+    double total_ms, ips;
+    long batch;                /* the previous optimum's global batch */
+    strategy_eval eval;        /* the previous optimum's evaluation (no layers before the first what-if) */
+    int gpus;                  /* and its GPU count */
+    double rebuild_s;          /* seconds the last rebuild or research took */
+} app_previous;
+
+/* The baseline shown beside the optimum (app_baseline_ensure). */
+typedef struct app_baseline {
+    int kind;                  /* -1 none, else baseline_kind */
+    int *ci;                   /* [n_layers] baseline configs for the current plan */
+    strategy_eval eval;
+    int valid;
+} app_baseline;
+
+/* What-if history (history.c): n states, the plan in entries[pos]. */
+typedef struct app_history {
+    struct history_entry *entries;
+    int n, pos, cap;
+    int move;                  /* the pending what-if is an undo (-1) or a redo (1); 0: a new one */
+} app_history;
+
+/* What the session was opened with, to reload and to reset. */
+typedef struct app_source {
+    char *net_name, *cluster_name, *profile_name; /* as given */
     cluster *cluster_loaded;   /* the cluster as loaded, for reset */
     int gpus_capped_from;      /* opened at PLAN_AUTO_SEARCH_MAX_GPUS of a cluster with this many GPUs (no count given), or 0 */
+} app_source;
+
+/* Pins as the person set them, by config (not index): a setting that
+ * lacks the config holds the pin, one that has it again gets it back. */
+typedef struct app_wishes {
+    config *pin;               /* [n_layers] */
+    unsigned char *set;        /* [n_layers] 1: pin[i] holds a pin */
+} app_wishes;
+
+/* The last frame's geometry, for mouse clicks. */
+typedef struct app_frame {
+    int h, w;
+    int tab_x[SCR__COUNT], tab_w[SCR__COUNT];
+} app_frame;
+
+struct app {
+    int prefetch;              /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
+    int workers;               /* long screen work (scaling rows) in a forked worker (the TUI sets it) */
+    plan *p;
+    app_source src;            /* the names it was opened with */
     screen_id screen, prev_screen;
     int quit;
 
@@ -191,62 +247,22 @@ struct app {
 
     /* the strategy shown (the optimum, or its refinement under the simulator) and its simulated step (shown.c) */
     struct app_shown *shown;
-
-    /* the previous optimum, for "what changed" after a what-if */
-    unsigned char *changed;    /* [n_layers] config differs from before the last change */
-    char pending_what[160];    /* description of the change being applied */
-    plan_change change;        /* the what-if app_perform hands to plan_apply (app_change_*) */
-    plan_settings change_set;  /* what change.set points to */
-    cluster *change_cl;        /* what change.cl points to: an edited clone of the plan's cluster */
-    plan_pin change_pin;       /* what change.pins points to */
-    plan_memory_settings change_mem; /* what change.mem points to */
-    plan_pin *change_pins;     /* what change.pins points to when it is more than one pin (a strategy file) */
-    char *opened_cluster;      /* the pending change is a cluster file opened (O): its name, taken on success */
-    network *open_net;         /* the pending change is a network opened (O): it, and the name it was opened by */
-    char *open_net_name;
-    config *saved_configs;     /* [n_layers] previous optimum's configs */
-    double saved_total_ms, saved_ips;
-    long saved_batch;          /* the previous optimum's global batch */
-    strategy_eval saved_eval;  /* the previous optimum's evaluation (no layers before the first what-if) */
-    int saved_gpus;            /* and its GPU count */
-    double last_rebuild_s;     /* seconds the last rebuild or research took */
+    app_pending pending;       /* the what-if being applied */
+    app_previous prev;         /* the optimum before it */
 
     /* shared by the screens: the selected layer (table, graph, why-not),
      * the table's sort and the baseline shown beside the optimum */
     int sel;
     sort_key sort;
-    int baseline;              /* -1 none, else baseline_kind */
-    int *base_ci;              /* [n_layers] baseline configs for the current plan */
-    strategy_eval base_eval;
-    int base_valid;
+    app_baseline base;
     int *order;                /* [n_layers] row order for the current sort */
+    app_wishes wish;           /* pins as set, held where the setting lacks their config */
 
-    /* pins as the person set them, by config (not index): a setting that
-     * lacks the config holds the pin, one that has it again gets it back */
-    config *pin_wish;          /* [n_layers] */
-    unsigned char *wished;     /* [n_layers] 1: pin_wish holds a pin */
-
-    /* each screen's own state (screens.h), made and freed by its ops */
-    void *st[SCR__COUNT];
-
-    /* prompt on the status line */
-    prompt_kind prompt;
-    char prompt_label[80];
-    char prompt_buf[256];
-    int prompt_len;
-    int prompt_field;          /* PROMPT_FIELD: which cluster field; PROMPT_OPEN: which kind of file */
-
-    /* what-if history (history.c): hist_n states, the plan in hist[hist_pos] */
-    struct history_entry *hist;
-    int hist_n, hist_pos, hist_cap;
-    int hist_move;             /* the pending what-if is an undo (-1) or a redo (1); 0: a new one */
-
-    /* the last search (/), which n and N repeat on any screen */
-    char search[256];
-
-    /* last frame's geometry, for mouse clicks */
-    int frame_h, frame_w;
-    int tab_x[SCR__COUNT], tab_w[SCR__COUNT];
+    void *st[SCR__COUNT];      /* each screen's own state (screens.h), made and freed by its ops */
+    app_prompt prompt;         /* on the status line (prompt.h) */
+    app_history hist;          /* undo and redo */
+    char search[256];          /* the last search (/), which n and N repeat on any screen */
+    app_frame frame;           /* the last frame's geometry */
 };
 
 /* ---- app.c: the session and its what-if engine ---------------------------- */
@@ -263,8 +279,6 @@ void app_adopt_plan(app *a, plan *p);
  * next; app_perform then does it (applies the pending what-if). */
 action app_key(app *a, int key);
 void app_perform(app *a, action act);
-/* app_key and app_perform together; returns the action. */
-action app_feed(app *a, int key);
 
 /* Background work (scaling rows, why-not entries): does one slice of at
  * most about budget_s seconds. Returns 1 while work remains. */
@@ -283,7 +297,7 @@ void app_draw(app *a, WINDOW *w);
 
 void app_set_status(app *a, int error, const char *fmt, ...) LW_PRINTF(3, 4);
 /* Starts a what-if: records the optimum before it, so the change can be
- * reported, and empties a->change. what: "16→8 GPUs". */
+ * reported, and empties a->pending.change. what: "16→8 GPUs". */
 void app_whatif_begin(app *a, const char *what);
 /* The pending change's run settings, to edit (a copy of the plan's at the
  * first call after app_whatif_begin). */
@@ -302,18 +316,12 @@ void app_invalidate(app *a);   /* drop everything derived from the optimum */
 void app_invalidate_settings(app *a);
 /* Row order for the current sort (fills a->order). */
 void app_sort_rows(app *a);
-/* Baseline configs and evaluation for a->baseline (cached). */
+/* Baseline configs and evaluation for a->base.kind (cached). */
 void app_baseline_ensure(app *a);
 /* Default export file name for the current screen. */
 void app_export_default(const app *a, int json, char *buf, size_t n);
 /* Writes the current view (or JSON when path ends in .json). 0 on success. */
 int app_export(app *a, const char *path);
-/* Starts the "why not" list for a layer and opens its screen. */
-void app_whynot_open(app *a, int li);
-/* Explains layer li's config (screen_explain.c) and opens its screen. */
-void app_explain_open(app *a, int li);
-/* Opens the compare view (screen_compare.c). */
-void app_compare_open(app *a);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
 
@@ -352,97 +360,10 @@ long app_batch_per_gpu(const app *a);
  * for colours and the legend: the exports use the same. */
 int config_class(const config *c);
 
-/* ---- shown.c: the strategy the screens show, its simulated step, F ----------- */
-
-#define APP_REFINE_SECONDS 10.0   /* F's time budget */
-
-/* The strategy the table, the timeline and the exports show: the plan's
- * optimum, or the refined one after F (until F again or a what-if). */
-const int *app_shown_configs(const app *a);
-const strategy_eval *app_shown_eval(const app *a);
-int app_shown_refined(const app *a);
-const char *app_shown_label(const app *a);  /* "optimum (Eq. 1)" or "refined (simulated)" */
-/* The shown strategy's simulated step: ms, or NaN until the idle time
- * after the change has simulated it (or when its step has over
- * SIM_SUMMARY_MAX_TASKS tasks: the Timeline still simulates it). */
-double app_sim_step_ms(const app *a);
-/* The whole simulation of the shown strategy, run now if need be; NULL
- * when there is no strategy. Valid until the next change. */
-const sim_result *app_sim(app *a);
-/* F: starts refining the optimum under the simulator (APP_REFINE_SECONDS,
- * in idle slices), or toggles between the refined strategy and the optimum
- * once there is one. */
-action app_refine_key(app *a);
-int app_refining(const app *a);
-void app_refine_cancel(app *a);   /* Esc: stops it, keeping the optimum */
-/* For app.c: a what-if was reported (its status extends with the new
- * simulated step once known); the plan changed (the refinement and the
- * simulation are dropped); background work. */
-void app_shown_whatif(app *a, double sim_before_ms);
-void app_shown_plan_changed(app *a);
-int app_shown_busy(const app *a);
-int app_shown_idle(app *a, double budget_s);
-void app_shown_free(app *a);
-/* The shown strategy changed (not the plan): the screens drop what they derived from it. */
-void app_invalidate_view(app *a);
-
-/* ---- history.c: undo and redo of what-ifs -------------------------------- */
-
-/* Forgets the history; the plan's state now is its first. */
-void history_reset(app *a);
-void history_free(app *a);
-/* After a what-if went through: the new state (or, for an undo or redo,
- * the new position). */
-void history_record(app *a);
-/* During an undo or redo: the pins wished for (held ones included) in the
- * state it goes to, into a->pin_wish and a->wished. */
-void history_wishes(app *a);
-/* Undo (dir -1) or redo (1): the what-if back to the neighbouring state,
- * named "undo 3/5: batch 32→64 per GPU", for app_perform. */
-action app_undo(app *a, int dir);
-
-/* ---- find.c: search on every screen ------------------------------------ */
-
-/* text contains the last search, ignoring case (an empty search matches
- * nothing). */
-int app_search_match(const app *a, const char *text);
-/* Layer li's name or type matches the last search. */
-int app_layer_matches(const app *a, int li);
-/* The next (dir 1) or previous (dir -1) match of the last search on the
- * screen shown (its find hook), reported on the status line. */
-action app_find(app *a, int dir);
-
-/* ---- keys.c ------------------------------------------------------------- */
-
-/* Looks key up in the screen's table, then the global one. */
-action keys_dispatch(app *a, int key);
-/* "Up", "PgDn", "a", "^L" ... for help and tests. */
-const char *lw_key_name(int key, char *buf, size_t n);
-action prompt_key(app *a, int key);
-void prompt_open(app *a, prompt_kind kind, const char *label, const char *initial);
-
 /* ---- screens ---------------------------------------------------------- */
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
     screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_compare_ops, screen_help_ops,
     screen_timeline_ops, screen_open_ops;
-
-/* graph drawing shared by the graph screen and the stepper (graph_draw.c) */
-void graph_view_free(graph_view *g);
-/* Builds g for the given nodes (layer ids) and edges between them. */
-void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n_edges, const int *from,
-                      const int *to);
-/* Draws the part of the graph starting at (pan_y, pan_x) into r.
- * label(): second line of node id's box; style(): its style;
- * hi_from/hi_to: the layers whose edge is highlighted (-1: none). */
-typedef struct graph_paint {
-    const char *(*label)(const app *a, int id, char *buf, size_t n);
-    int (*style)(const app *a, int id);
-    int hi_from, hi_to;
-} graph_paint;
-void graph_view_draw(const app *a, const graph_view *g, const graph_paint *gp, WINDOW *w, rect r, int pan_y,
-                     int pan_x);
-/* Top-left of a layer's box, or -1. */
-int graph_view_find(const graph_view *g, int id, int *y, int *x, int *wd);
 
 #endif

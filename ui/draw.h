@@ -13,8 +13,17 @@
 
 #include <curses.h>
 
-#include "app.h"
-#include "screens.h"
+#include "palette.h"
+#include "util.h"
+
+/* The smallest terminal the TUI draws in (smaller: ui_too_small's notice). */
+#define TUI_MIN_W 80
+#define TUI_MIN_H 24
+
+/* A rectangle of a window (screens draw only inside it). */
+typedef struct rect {
+    int y, x, h, w;
+} rect;
 
 typedef enum {
     ST_NORMAL,

@@ -4,7 +4,10 @@
  * screen's business (its find hook, over the one list cursor's
  * list_find), the query, the matching and the status line are here.
  */
+#include "find.h"
+
 #include "app.h"
+#include "list.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -5,6 +5,7 @@
  * nothing flickers.
  */
 #include "app.h"
+#include "shown.h"
 
 #include "draw.h"
 
@@ -17,16 +18,16 @@ static void tab_bar(app *a, WINDOW *w, int W)
     int x = 0;
     x += ui_put(w, 0, x, W - x, ST_TITLE, " layerwise ");
     for (int s = 0; s < SCR__COUNT; s++) {
-        a->tab_w[s] = 0;
+        a->frame.tab_w[s] = 0;
         const char *t = app_screens[s]->tab;
         if (!t) continue;
         char lab[48];
         snprintf(lab, sizeof lab, " %d %s ", s + 1, t);
         /* an overlay (help, why-not) lies over a tab: keep that tab lit */
         int active = app_base_screen(a) == (screen_id)s;
-        a->tab_x[s] = x;
+        a->frame.tab_x[s] = x;
         int n = ui_put(w, 0, x, W - x, active ? ST_TAB_ACTIVE : ST_TITLE, lab);
-        a->tab_w[s] = n;
+        a->frame.tab_w[s] = n;
         x += n;
     }
     const char *overlay = app_screens[a->screen]->overlay;
@@ -110,21 +111,21 @@ static void context_line(const app *a, WINDOW *w, int W)
 static void status_line(const app *a, WINDOW *w, int y, int rows, int W)
 {
     for (int i = 0; i < rows; i++) ui_fill(w, y + i, 0, W, ST_NORMAL);
-    if (a->prompt == PROMPT_OVERWRITE) {
+    if (a->prompt.kind == PROMPT_OVERWRITE) {
         /* the question at the end, where the eye is: a long path loses its start */
-        char q[sizeof a->prompt_buf + sizeof a->prompt_label + 8], fit[sizeof q];
-        int lw = ui_width(a->prompt_label) + 1;
-        snprintf(q, sizeof q, "%s", a->prompt_buf);
+        char q[sizeof a->prompt.buf + sizeof a->prompt.label + 8], fit[sizeof q];
+        int lw = ui_width(a->prompt.label) + 1;
+        snprintf(q, sizeof q, "%s", a->prompt.buf);
         int x = ui_put(w, y, 0, W - lw, ST_BOLD, ui_width(q) > W - lw ? ui_fit_mid(q, W - lw, fit, sizeof fit) : q);
         x += ui_put(w, y, x, W - x, ST_NORMAL, " ");
-        x += ui_put(w, y, x, W - x, ST_BOLD, a->prompt_label);
+        x += ui_put(w, y, x, W - x, ST_BOLD, a->prompt.label);
         ui_put(w, y, x, 1, ST_SELECTED, " ");
         return;
     }
-    if (a->prompt != PROMPT_NONE) {
-        int x = ui_put(w, y, 0, W, ST_BOLD, a->prompt_label);
+    if (a->prompt.kind != PROMPT_NONE) {
+        int x = ui_put(w, y, 0, W, ST_BOLD, a->prompt.label);
         /* keep the end of a long entry in view */
-        const char *s = a->prompt_buf;
+        const char *s = a->prompt.buf;
         int room = W - x - 1;
         while (ui_width(s) > room && *s) s++;
         x += ui_put(w, y, x, W - x, ST_NORMAL, s);
@@ -138,7 +139,7 @@ static void status_line(const app *a, WINDOW *w, int y, int rows, int W)
  * path) takes up to three, word-wrapped, rather than lose its end. */
 static int status_rows(const app *a, int W)
 {
-    if (a->prompt != PROMPT_NONE) return 1;
+    if (a->prompt.kind != PROMPT_NONE) return 1;
     int n = ui_wrap(NULL, (rect){0, 0, STATUS_MAX_ROWS, W}, ST_STATUS, a->status);
     return n < 1 ? 1 : n;
 }
@@ -175,15 +176,15 @@ static int hint_words(WINDOW *w, int y, int x, int limit, const char *s)
 static void hint_bar(const app *a, WINDOW *w, int y, int W)
 {
     ui_fill(w, y, 0, W, ST_HINT);
-    const char *tail = a->prompt == PROMPT_OVERWRITE ? "y:overwrite n/Esc:keep it"
-                       : a->prompt != PROMPT_NONE    ? "Enter:ok Esc:cancel ^U:clear"
+    const char *tail = a->prompt.kind == PROMPT_OVERWRITE ? "y:overwrite n/Esc:keep it"
+                       : a->prompt.kind != PROMPT_NONE    ? "Enter:ok Esc:cancel ^U:clear"
                        : app_screens[a->screen]->overlay ? "?:help q:close"
                                                      : "?:help q:quit";
-    const char *h = a->prompt != PROMPT_NONE ? "" : app_screens[a->screen]->hints;
+    const char *h = a->prompt.kind != PROMPT_NONE ? "" : app_screens[a->screen]->hints;
     const char *global = "/:find z/Z:undo/redo";
     int tail_w = ui_width(tail) + 1;
     int x = hint_words(w, y, 0, W - tail_w, h);
-    if (a->prompt == PROMPT_NONE && !app_screens[a->screen]->overlay && !strstr(h, "/:find") &&
+    if (a->prompt.kind == PROMPT_NONE && !app_screens[a->screen]->overlay && !strstr(h, "/:find") &&
         x + ui_width(global) + 2 <= W - tail_w)
         x = hint_words(w, y, x, W - tail_w, global);
     hint_words(w, y, W - tail_w > x ? W - tail_w : x, W, tail);
@@ -193,8 +194,8 @@ void app_draw(app *a, WINDOW *w)
 {
     int H, W;
     getmaxyx(w, H, W);
-    a->frame_h = H;
-    a->frame_w = W;
+    a->frame.h = H;
+    a->frame.w = W;
     werase(w);
     if (H < TUI_MIN_H || W < TUI_MIN_W) {
         ui_too_small(w, H, W);

@@ -10,6 +10,8 @@
  * share a producer or a consumer share a track; others get their own track
  * where their runs overlap, so lines of different edges never merge.
  */
+#include "graph_draw.h"
+
 #include "draw.h"
 
 #include <stdlib.h>
@@ -46,10 +48,10 @@ static int *box_widths(const plan *p, int n, const int *ids)
         int nw = ui_width(l->name);
         if (nw > NAME_MAXW) nw = NAME_MAXW;
         int cw = 6; /* room for the stepper's "15 cfg" too */
-        if (p->cm)
-            for (int k = 0; k < p->cm->n_configs[ids[i]]; k++) {
+        if (plan_has_model(p))
+            for (int k = 0; k < plan_n_configs(p, ids[i]); k++) {
                 char b[64];
-                config_format(&p->cm->configs[ids[i]][k], b, sizeof b);
+                config_format(plan_config(p, ids[i], k), b, sizeof b);
                 if ((int)strlen(b) > cw) cw = (int)strlen(b);
             }
         int inner = nw + 1 > cw + 1 ? nw + 1 : cw + 1; /* "┌─name─┐" */

@@ -10,6 +10,8 @@
  * to it holds them again. A new what-if after an undo drops what could be
  * redone.
  */
+#include "history.h"
+
 #include "app.h"
 
 #include <stdlib.h>
@@ -40,52 +42,52 @@ static void entry_free(struct history_entry *e)
 
 void history_free(app *a)
 {
-    for (int i = 0; i < a->hist_n; i++) entry_free(&a->hist[i]);
-    free(a->hist);
-    a->hist = NULL;
-    a->hist_n = a->hist_pos = a->hist_cap = a->hist_move = 0;
+    for (int i = 0; i < a->hist.n; i++) entry_free(&a->hist.entries[i]);
+    free(a->hist.entries);
+    a->hist.entries = NULL;
+    a->hist.n = a->hist.pos = a->hist.cap = a->hist.move = 0;
 }
 
 static void push(app *a, const char *what)
 {
-    if (a->hist_n == HISTORY_MAX) {
-        entry_free(&a->hist[0]);
-        memmove(a->hist, a->hist + 1, sizeof a->hist[0] * (size_t)(a->hist_n - 1));
-        a->hist_n--;
+    if (a->hist.n == HISTORY_MAX) {
+        entry_free(&a->hist.entries[0]);
+        memmove(a->hist.entries, a->hist.entries + 1, sizeof a->hist.entries[0] * (size_t)(a->hist.n - 1));
+        a->hist.n--;
     }
-    if (a->hist_n == a->hist_cap) {
-        a->hist_cap = a->hist_cap ? 2 * a->hist_cap : 16;
-        a->hist = lw_realloc(a->hist, sizeof a->hist[0] * (size_t)a->hist_cap);
+    if (a->hist.n == a->hist.cap) {
+        a->hist.cap = a->hist.cap ? 2 * a->hist.cap : 16;
+        a->hist.entries = lw_realloc(a->hist.entries, sizeof a->hist.entries[0] * (size_t)a->hist.cap);
     }
-    struct history_entry *e = &a->hist[a->hist_n++];
+    struct history_entry *e = &a->hist.entries[a->hist.n++];
     snprintf(e->what, sizeof e->what, "%s", what);
     e->st = plan_state_get(a->p);
-    e->reset_to = a->cluster_loaded ? cluster_clone(a->cluster_loaded) : NULL;
-    e->reset_name = a->cluster_name ? lw_strdup(a->cluster_name) : NULL;
+    e->reset_to = a->src.cluster_loaded ? cluster_clone(a->src.cluster_loaded) : NULL;
+    e->reset_name = a->src.cluster_name ? lw_strdup(a->src.cluster_name) : NULL;
     size_t L = (size_t)a->p->net->n_layers;
     e->pin_wish = lw_malloc(sizeof(config) * (L ? L : 1));
     e->wished = lw_malloc(L ? L : 1);
-    memcpy(e->pin_wish, a->pin_wish, sizeof(config) * L);
-    memcpy(e->wished, a->wished, L);
-    a->hist_pos = a->hist_n - 1;
+    memcpy(e->pin_wish, a->wish.pin, sizeof(config) * L);
+    memcpy(e->wished, a->wish.set, L);
+    a->hist.pos = a->hist.n - 1;
 }
 
 void history_wishes(app *a)
 {
-    int to = a->hist_pos + a->hist_move;
-    if (!a->hist_move || to < 0 || to >= a->hist_n) return;
+    int to = a->hist.pos + a->hist.move;
+    if (!a->hist.move || to < 0 || to >= a->hist.n) return;
     size_t L = (size_t)a->p->net->n_layers;
-    memcpy(a->pin_wish, a->hist[to].pin_wish, sizeof(config) * L);
-    memcpy(a->wished, a->hist[to].wished, L);
+    memcpy(a->wish.pin, a->hist.entries[to].pin_wish, sizeof(config) * L);
+    memcpy(a->wish.set, a->hist.entries[to].wished, L);
 }
 
 /* The reset target of the state undo or redo moved to. */
 static void reset_target_of(app *a, const struct history_entry *e)
 {
-    cluster_free(a->cluster_loaded);
-    a->cluster_loaded = e->reset_to ? cluster_clone(e->reset_to) : NULL;
-    free(a->cluster_name);
-    a->cluster_name = e->reset_name ? lw_strdup(e->reset_name) : NULL;
+    cluster_free(a->src.cluster_loaded);
+    a->src.cluster_loaded = e->reset_to ? cluster_clone(e->reset_to) : NULL;
+    free(a->src.cluster_name);
+    a->src.cluster_name = e->reset_name ? lw_strdup(e->reset_name) : NULL;
 }
 
 void history_reset(app *a)
@@ -96,39 +98,39 @@ void history_reset(app *a)
 
 void history_record(app *a)
 {
-    if (!a->hist_n) push(a, "");
-    int move = a->hist_move;
-    a->hist_move = 0;
+    if (!a->hist.n) push(a, "");
+    int move = a->hist.move;
+    a->hist.move = 0;
     if (move) {
-        a->hist_pos += move;
-        reset_target_of(a, &a->hist[a->hist_pos]);
+        a->hist.pos += move;
+        reset_target_of(a, &a->hist.entries[a->hist.pos]);
         return;
     }
-    if (plan_state_is(a->p, &a->hist[a->hist_pos].st)) return; /* nothing changed */
-    while (a->hist_n > a->hist_pos + 1) entry_free(&a->hist[--a->hist_n]); /* no redo past a new what-if */
-    push(a, a->pending_what);
+    if (plan_state_is(a->p, &a->hist.entries[a->hist.pos].st)) return; /* nothing changed */
+    while (a->hist.n > a->hist.pos + 1) entry_free(&a->hist.entries[--a->hist.n]); /* no redo past a new what-if */
+    push(a, a->pending.what);
 }
 
 action app_undo(app *a, int dir)
 {
-    int to = a->hist_pos + dir;
-    if (to < 0 || to >= a->hist_n) {
+    int to = a->hist.pos + dir;
+    if (to < 0 || to >= a->hist.n) {
         app_set_status(a, 0, "nothing to %s (%d what-if%s in the history)", dir < 0 ? "undo" : "redo",
-                       a->hist_n > 0 ? a->hist_n - 1 : 0, a->hist_n == 2 ? "" : "s");
+                       a->hist.n > 0 ? a->hist.n - 1 : 0, a->hist.n == 2 ? "" : "s");
         return ACT_REDRAW;
     }
     /* undo takes back the what-if that led to this state; redo does the next one again */
-    int k = dir < 0 ? a->hist_pos : to;
+    int k = dir < 0 ? a->hist.pos : to;
     char what[200];
-    snprintf(what, sizeof what, "%s %d/%d: %s", dir < 0 ? "undo" : "redo", k, a->hist_n - 1, a->hist[k].what);
+    snprintf(what, sizeof what, "%s %d/%d: %s", dir < 0 ? "undo" : "redo", k, a->hist.n - 1, a->hist.entries[k].what);
     app_whatif_begin(a, what);
-    a->change = plan_state_change(a->p, &a->hist[to].st);
-    a->hist_move = dir;
-    if (a->change.set || a->change.cl) {
+    a->pending.change = plan_state_change(a->p, &a->hist.entries[to].st);
+    a->hist.move = dir;
+    if (a->pending.change.set || a->pending.change.cl) {
         app_invalidate_settings(a);
         return ACT_REBUILD;
     }
-    if (a->change.sync_set) {
+    if (a->pending.change.sync_set) {
         app_invalidate_settings(a);
         return ACT_RESYNC;
     }

@@ -1,19 +1,90 @@
 /*
  * keys: the global key table, dispatch (prompt, then the screen's table,
- * then the global one), the status-line prompt, and mouse clicks.
+ * then the global one), what the prompts opened here do, and mouse clicks.
  */
+#include "keys.h"
+
 #include "app.h"
+#include "find.h"
+#include "history.h"
+#include "screens.h"
+#include "shown.h"
 
 #include "draw.h"
+#include "prompt.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CTRL(c) ((c) & 0x1f)
+
+/* ---- what the prompts opened here do on submit ------------------------- */
+
+/* The export prompt's answer: asks before it writes over a file that is
+ * there (a FIFO or a device is written in place, not replaced: no question). */
+static action export_yes(app *a, const char *path, int arg)
+{
+    (void)arg;
+    app_export(a, path);
+    return ACT_REDRAW;
+}
+
+static action export_no(app *a, const char *path, int arg)
+{
+    (void)arg;
+    app_set_status(a, 0, "not written: %s is as it was", path);
+    return ACT_REDRAW;
+}
+
+static action export_to(app *a, const char *text, int arg)
+{
+    (void)arg;
+    char path[sizeof a->prompt.buf];
+    if (prompt_expand_home(text, path, sizeof path) != 0) {
+        app_set_status(a, 1, "export: cannot expand \"%s\" (no such user, or too long)", text);
+        return ACT_REDRAW;
+    }
+    struct stat st;
+    if (path[0] && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        prompt_open(a, PROMPT_OVERWRITE, "exists; overwrite it? (y/n) ", path, export_yes, 0);
+        a->prompt.decline = export_no;
+        return ACT_REDRAW;
+    }
+    app_export(a, path);
+    return ACT_REDRAW;
+}
+
+/* A GPU count (arg PROMPT_GPUS) or a batch per GPU typed. */
+static action count_typed(app *a, const char *text, int k)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    long max = k == PROMPT_GPUS ? cluster_gpus(a->p->cl) : PLAN_MAX_BATCH_PER_GPU;
+    const char *what = k == PROMPT_GPUS ? "GPU count" : "batch per GPU";
+    if (errno || end == text || *end) {
+        app_set_status(a, 1, "%s: \"%s\" is not a whole number (1 to %ld)", what, text, max);
+        return ACT_REDRAW;
+    }
+    if (v < 1 || v > max) {
+        if (k == PROMPT_GPUS && v > max)
+            app_set_status(a, 1, "%ld GPUs requested, but the cluster has %ld (1 to %ld)", v, max, max);
+        else
+            app_set_status(a, 1, "%s: %ld is out of range (1 to %ld)", what, v, max);
+        return ACT_REDRAW;
+    }
+    if (k == PROMPT_GPUS) return app_set_gpus(a, (int)v);
+    return app_set_batch(a, v);
+}
+
+static action search_typed(app *a, const char *text, int arg)
+{
+    (void)arg;
+    if (text[0]) snprintf(a->search, sizeof a->search, "%s", text); /* empty: the last search again */
+    return app_find(a, 1);
+}
 
 /* q closes a sub-view (help, why-not) before it quits, as in less or tig. */
 static action k_quit(app *a, int key)
@@ -73,7 +144,7 @@ static action k_gpus_prompt(app *a, int key)
     snprintf(b, sizeof b, "%d", a->p->gpus);
     char label[64];
     snprintf(label, sizeof label, "GPUs (1-%d): ", cluster_gpus(a->p->cl));
-    prompt_open(a, PROMPT_GPUS, label, b);
+    prompt_open(a, PROMPT_GPUS, label, b, count_typed, PROMPT_GPUS);
     return ACT_REDRAW;
 }
 
@@ -145,9 +216,10 @@ static action k_export(app *a, int key)
     char def[256];
     app_export_default(a, key == 'J', def, sizeof def);
     const char *formats = app_screens[a->screen]->export_formats;
-    char label[sizeof a->prompt_label];
+    char label[sizeof a->prompt.label];
     snprintf(label, sizeof label, "Export (%s) to: ", formats ? formats : ".svg .png .pdf .dot .json");
-    prompt_open(a, key == 'J' ? PROMPT_JSON : PROMPT_EXPORT, key == 'J' ? "Strategy JSON to: " : label, def);
+    prompt_open(a, key == 'J' ? PROMPT_JSON : PROMPT_EXPORT, key == 'J' ? "Strategy JSON to: " : label, def,
+                export_to, 0);
     return ACT_REDRAW;
 }
 
@@ -160,7 +232,7 @@ static action k_refine(app *a, int key)
 static action k_search(app *a, int key)
 {
     (void)key;
-    prompt_open(a, PROMPT_SEARCH, "Search: ", "");
+    prompt_open(a, PROMPT_SEARCH, "Search: ", "", search_typed, 0);
     return ACT_REDRAW;
 }
 
@@ -267,168 +339,6 @@ const char *lw_key_name(int key, char *buf, size_t n)
     return buf;
 }
 
-/* ---- the prompt ---------------------------------------------------------- */
-
-void prompt_open(app *a, prompt_kind kind, const char *label, const char *initial)
-{
-    a->prompt = kind;
-    snprintf(a->prompt_label, sizeof a->prompt_label, "%s", label);
-    snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", initial ? initial : "");
-    a->prompt_len = (int)strlen(a->prompt_buf);
-}
-
-/* "~" and "~/x" are the home directory, "~user/x" that user's, as a shell
- * reads them; anything else is kept. 0, or -1 when the home is unknown or
- * the result does not fit. */
-static int expand_home(const char *text, char *out, size_t n)
-{
-    if (text[0] != '~') return snprintf(out, n, "%s", text) < (int)n ? 0 : -1;
-    const char *rest = strchr(text, '/');
-    if (!rest) rest = text + strlen(text);
-    const char *home = NULL;
-    if (rest == text + 1) {
-        home = getenv("HOME");
-        if (!home || !*home) {
-            struct passwd *pw = getpwuid(getuid());
-            home = pw ? pw->pw_dir : NULL;
-        }
-    } else {
-        char user[256];
-        snprintf(user, sizeof user, "%.*s", (int)(rest - text - 1), text + 1);
-        struct passwd *pw = getpwnam(user);
-        home = pw ? pw->pw_dir : NULL;
-    }
-    if (!home) return -1;
-    return snprintf(out, n, "%s%s", home, rest) < (int)n ? 0 : -1;
-}
-
-/* The export prompt's answer: asks before it writes over a file that is
- * there (a FIFO or a device is written in place, not replaced: no question). */
-static action export_to(app *a, const char *text)
-{
-    char path[sizeof a->prompt_buf];
-    if (expand_home(text, path, sizeof path) != 0) {
-        app_set_status(a, 1, "export: cannot expand \"%s\" (no such user, or too long)", text);
-        return ACT_REDRAW;
-    }
-    struct stat st;
-    if (path[0] && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-        prompt_open(a, PROMPT_OVERWRITE, "exists; overwrite it? (y/n) ", path);
-        return ACT_REDRAW;
-    }
-    app_export(a, path);
-    return ACT_REDRAW;
-}
-
-static action overwrite_key(app *a, int key)
-{
-    switch (key) {
-    case 'y':
-    case 'Y': {
-        char path[sizeof a->prompt_buf];
-        snprintf(path, sizeof path, "%s", a->prompt_buf);
-        a->prompt = PROMPT_NONE;
-        app_export(a, path);
-        return ACT_REDRAW;
-    }
-    case 'n':
-    case 'N':
-    case 'q':
-    case 'Q':
-    case 27:
-        a->prompt = PROMPT_NONE;
-        app_set_status(a, 0, "not written: %s is as it was", a->prompt_buf);
-        return ACT_REDRAW;
-    case KEY_RESIZE: return ACT_REDRAW;
-    default: return ACT_NONE;
-    }
-}
-
-static action prompt_submit(app *a)
-{
-    prompt_kind k = a->prompt;
-    char text[sizeof a->prompt_buf];
-    snprintf(text, sizeof text, "%s", a->prompt_buf);
-    a->prompt = PROMPT_NONE;
-    switch (k) {
-    case PROMPT_EXPORT:
-    case PROMPT_JSON: return export_to(a, text);
-    case PROMPT_GPUS:
-    case PROMPT_BATCH: {
-        char *end;
-        errno = 0;
-        long v = strtol(text, &end, 10);
-        long max = k == PROMPT_GPUS ? cluster_gpus(a->p->cl) : PLAN_MAX_BATCH_PER_GPU;
-        const char *what = k == PROMPT_GPUS ? "GPU count" : "batch per GPU";
-        if (errno || end == text || *end) {
-            app_set_status(a, 1, "%s: \"%s\" is not a whole number (1 to %ld)", what, text, max);
-            return ACT_REDRAW;
-        }
-        if (v < 1 || v > max) {
-            if (k == PROMPT_GPUS && v > max)
-                app_set_status(a, 1, "%ld GPUs requested, but the cluster has %ld (1 to %ld)", v, max, max);
-            else
-                app_set_status(a, 1, "%s: %ld is out of range (1 to %ld)", what, v, max);
-            return ACT_REDRAW;
-        }
-        if (k == PROMPT_GPUS) return app_set_gpus(a, (int)v);
-        return app_set_batch(a, v);
-    }
-    case PROMPT_FIELD: return cluster_field_set(a, a->prompt_field, text);
-    case PROMPT_STRATEGY:
-    case PROMPT_OPEN: { /* paths read as a shell reads them: ~ is the home */
-        char path[sizeof a->prompt_buf];
-        if (expand_home(text, path, sizeof path) != 0) {
-            app_set_status(a, 1, "%s: cannot expand \"%s\" (no such user, or too long)",
-                           k == PROMPT_OPEN ? "open" : "compare", text);
-            return ACT_REDRAW;
-        }
-        if (k == PROMPT_OPEN) return app_open_file(a, (open_kind)a->prompt_field, path);
-        return compare_file_set(a, path);
-    }
-    case PROMPT_SEARCH:
-        if (text[0]) snprintf(a->search, sizeof a->search, "%s", text); /* empty: the last search again */
-        return app_find(a, 1);
-    default: return ACT_REDRAW;
-    }
-}
-
-action prompt_key(app *a, int key)
-{
-    if (a->prompt == PROMPT_OVERWRITE) return overwrite_key(a, key);
-    switch (key) {
-    case 27:
-        a->prompt = PROMPT_NONE;
-        app_set_status(a, 0, "cancelled");
-        return ACT_REDRAW;
-    case '\n':
-    case '\r':
-    case KEY_ENTER: return prompt_submit(a);
-    case KEY_BACKSPACE:
-    case 127:
-    case CTRL('h'):
-        if (a->prompt_len > 0) {
-            /* drop a whole UTF-8 sequence */
-            do a->prompt_len--;
-            while (a->prompt_len > 0 && ((unsigned char)a->prompt_buf[a->prompt_len] & 0xC0) == 0x80);
-            a->prompt_buf[a->prompt_len] = 0;
-        }
-        return ACT_REDRAW;
-    case CTRL('u'):
-        a->prompt_len = 0;
-        a->prompt_buf[0] = 0;
-        return ACT_REDRAW;
-    case KEY_RESIZE: return ACT_REDRAW;
-    default:
-        if (key >= 32 && key < 256 && key != 127 && a->prompt_len + 1 < (int)sizeof a->prompt_buf) {
-            a->prompt_buf[a->prompt_len++] = (char)key;
-            a->prompt_buf[a->prompt_len] = 0;
-            return ACT_REDRAW;
-        }
-        return ACT_NONE;
-    }
-}
-
 /* ---- mouse -------------------------------------------------------------- */
 
 static action mouse(app *a)
@@ -442,7 +352,7 @@ static action mouse(app *a)
     if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON1_DOUBLE_CLICKED))) return ACT_NONE;
     if (ev.y == 0) {
         for (int s = 0; s < SCR__COUNT; s++)
-            if (a->tab_w[s] > 0 && ev.x >= a->tab_x[s] && ev.x < a->tab_x[s] + a->tab_w[s]) {
+            if (a->frame.tab_w[s] > 0 && ev.x >= a->frame.tab_x[s] && ev.x < a->frame.tab_x[s] + a->frame.tab_w[s]) {
                 app_open_screen(a, (screen_id)s);
                 return ACT_REDRAW;
             }
@@ -456,7 +366,7 @@ static action mouse(app *a)
  * act on, so only q (and Ctrl-C) work until the terminal grows. */
 static int too_small(const app *a)
 {
-    return a->frame_h > 0 && (a->frame_h < TUI_MIN_H || a->frame_w < TUI_MIN_W);
+    return a->frame.h > 0 && (a->frame.h < TUI_MIN_H || a->frame.w < TUI_MIN_W);
 }
 
 action app_key(app *a, int key)
@@ -467,7 +377,14 @@ action app_key(app *a, int key)
         a->quit = 1;
         return ACT_QUIT;
     }
-    if (a->prompt != PROMPT_NONE) return prompt_key(a, key);
+    if (a->prompt.kind != PROMPT_NONE) return prompt_key(a, key);
     if (key == KEY_MOUSE) return mouse(a);
     return keys_dispatch(a, key);
+}
+
+action app_feed(app *a, int key)
+{
+    action act = app_key(a, key);
+    app_perform(a, act);
+    return act;
 }

@@ -3,7 +3,9 @@
  * strategy table, the why-not configs, the cluster fields, help, the
  * stepper's table rows; and the search hook every screen's find uses.
  */
-#include "screens.h"
+#include "list.h"
+
+#include <curses.h>
 
 #include <limits.h>
 

@@ -6,6 +6,10 @@
  * puts the cluster back as loaded.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "screens.h"
+#include "prompt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -165,7 +169,7 @@ static int cluster_field_neighbours(const app *a, cluster *out[2])
     return n;
 }
 
-action cluster_field_set(app *a, int f, const char *text)
+static action cluster_field_set(app *a, const char *text, int f)
 {
     if (f < 0 || f >= F__COUNT) return ACT_NONE;
     if (f == F_SYNC) {
@@ -222,7 +226,7 @@ action cluster_field_set(app *a, int f, const char *text)
 static void draw_cluster(app *a, WINDOW *w, rect r)
 {
     const plan *p = a->p;
-    const cluster *c = p->cl, *orig = a->cluster_loaded;
+    const cluster *c = p->cl, *orig = a->src.cluster_loaded;
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     ui_putf(w, r.y, r.x, r.w, ST_HEADER, "cluster %s %s %d nodes %s %d GPUs %s %s", c->name, G->dot, c->nodes, G->dot,
             cluster_gpus(c), G->dot, c->path ? c->path : "built in");
@@ -322,8 +326,7 @@ static action edit(app *a, int key)
     char label[96], b[64];
     snprintf(label, sizeof label, "%s: ", field_label[cluster_of(a)->cur.sel]);
     field_text(a, a->p->cl, cluster_of(a)->cur.sel, b, sizeof b);
-    prompt_open(a, PROMPT_FIELD, label, b);
-    a->prompt_field = cluster_of(a)->cur.sel;
+    prompt_open(a, PROMPT_FIELD, label, b, cluster_field_set, cluster_of(a)->cur.sel);
     return ACT_REDRAW;
 }
 
@@ -341,10 +344,10 @@ static action halve_double(app *a, int key)
 static action reset(app *a, int key)
 {
     (void)key;
-    if (!a->cluster_loaded) return ACT_NONE;
+    if (!a->src.cluster_loaded) return ACT_NONE;
     app_whatif_begin(a, "cluster reset to the file");
-    a->change.cl = a->cluster_loaded;
-    keep_gpus_within(a, a->cluster_loaded);
+    a->pending.change.cl = a->src.cluster_loaded;
+    keep_gpus_within(a, a->src.cluster_loaded);
     app_invalidate_settings(a);
     return ACT_REBUILD;
 }

@@ -6,6 +6,10 @@
  * choose the sides, `f` reads a strategy file into B.
  */
 #include "draw.h"
+#include "list.h"
+#include "screens.h"
+#include "diff.h"
+#include "prompt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,8 +32,8 @@ static void side_from_indices(app *a, compare_side *s, const int *ci)
     const plan *p = a->p;
     int L = p->net->n_layers;
     strategy_eval ev;
-    strategy_evaluate(p->cm, ci, &ev);
-    for (int i = 0; i < L; i++) s->cfg[i] = p->cm->configs[i][ci[i]];
+    plan_evaluate(p, ci, &ev);
+    for (int i = 0; i < L; i++) s->cfg[i] = *plan_config(p, i, ci[i]);
     memcpy(s->le, ev.layers, sizeof(layer_eval) * (size_t)L);
     s->total_ms = ev.total_ms;
     s->images_per_s = ev.images_per_s;
@@ -64,24 +68,23 @@ static void side_resolve(app *a, int k)
     case CMP_MODEL:
     case CMP_OWT:
         snprintf(s->label, sizeof s->label, "%s", baseline_name((baseline_kind)(src - CMP_DATA)));
-        strategy_baseline(p->cm, (baseline_kind)(src - CMP_DATA), ci);
-        side_from_indices(a, s, ci);
+        if (strategy_pick(p, baseline_name((baseline_kind)(src - CMP_DATA)), ci, NULL) == 0) side_from_indices(a, s, ci);
         break;
     case CMP_PREVIOUS:
-        if (!a->saved_eval.layers) {
+        if (!a->prev.eval.layers) {
             snprintf(s->label, sizeof s->label, "previous");
             snprintf(s->why, sizeof s->why, "no what-if yet: change something (+ - > < s ...) first");
             break;
         }
         /* as it was: its own setting and times */
-        if (a->saved_gpus != p->gpus || a->saved_batch != p->batch)
-            snprintf(s->label, sizeof s->label, "previous (%d GPUs, batch %ld)", a->saved_gpus, a->saved_batch);
+        if (a->prev.gpus != p->gpus || a->prev.batch != p->batch)
+            snprintf(s->label, sizeof s->label, "previous (%d GPUs, batch %ld)", a->prev.gpus, a->prev.batch);
         else
             snprintf(s->label, sizeof s->label, "previous");
-        memcpy(s->cfg, a->saved_configs, sizeof(config) * (size_t)L);
-        memcpy(s->le, a->saved_eval.layers, sizeof(layer_eval) * (size_t)L);
-        s->total_ms = a->saved_eval.total_ms;
-        s->images_per_s = a->saved_eval.images_per_s;
+        memcpy(s->cfg, a->prev.configs, sizeof(config) * (size_t)L);
+        memcpy(s->le, a->prev.eval.layers, sizeof(layer_eval) * (size_t)L);
+        s->total_ms = a->prev.eval.total_ms;
+        s->images_per_s = a->prev.eval.images_per_s;
         s->ok = 1;
         break;
     default: {
@@ -91,11 +94,8 @@ static void side_resolve(app *a, int k)
             break;
         }
         lw_error err = {0};
-        size_t len;
-        char *text = lw_read_file(cs->file, &len, &err);
-        if (text && strategy_from_json(p->cm, text, len, cs->file, ci, &err) == 0) side_from_indices(a, s, ci);
+        if (plan_strategy_file(p, cs->file, ci, &err) == 0) side_from_indices(a, s, ci);
         else snprintf(s->why, sizeof s->why, "%.250s", err.msg);
-        free(text);
         break;
     }
     }
@@ -117,14 +117,14 @@ void app_compare_open(app *a)
     compare_state *cs = CS(a);
     if (!cs->opened) { /* the first time: the current strategy against what it replaced, or a baseline */
         cs->src[0] = CMP_CURRENT;
-        cs->src[1] = a->saved_eval.layers ? CMP_PREVIOUS : a->baseline >= 0 ? CMP_DATA + a->baseline : CMP_DATA;
+        cs->src[1] = a->prev.eval.layers ? CMP_PREVIOUS : a->base.kind >= 0 ? CMP_DATA + a->base.kind : CMP_DATA;
         cs->opened = 1;
     }
     cs->valid = 0;
     app_open_screen(a, SCR_COMPARE);
 }
 
-action compare_file_set(app *a, const char *path)
+static action compare_file_set(app *a, const char *path)
 {
     compare_state *cs = CS(a);
     snprintf(cs->file, sizeof cs->file, "%s", path);
@@ -248,10 +248,22 @@ static action k_source(app *a, int key)
     return ACT_REDRAW;
 }
 
+/* The strategy file typed for B (paths read as a shell reads them: ~ is the home). */
+static action strategy_typed(app *a, const char *text, int arg)
+{
+    (void)arg;
+    char path[sizeof a->prompt.buf];
+    if (prompt_expand_home(text, path, sizeof path) != 0) {
+        app_set_status(a, 1, "compare: cannot expand \"%s\" (no such user, or too long)", text);
+        return ACT_REDRAW;
+    }
+    return compare_file_set(a, path);
+}
+
 static action k_file(app *a, int key)
 {
     (void)key;
-    prompt_open(a, PROMPT_STRATEGY, "Strategy file for B: ", CS(a)->file);
+    prompt_open(a, PROMPT_STRATEGY, "Strategy file for B: ", CS(a)->file, strategy_typed, 0);
     return ACT_REDRAW;
 }
 

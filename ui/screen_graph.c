@@ -6,6 +6,11 @@
  * layer (shared with the table) is shown reversed and kept in view.
  */
 #include "draw.h"
+#include "find.h"
+#include "graph_draw.h"
+#include "list.h"
+#include "screens.h"
+#include "shown.h"
 #include "export_dot.h"
 
 #include <stdlib.h>
@@ -36,7 +41,7 @@ static void ensure_layout(app *a)
 
 static const char *label_config(const app *a, int id, char *buf, size_t n)
 {
-    config_format(&a->p->cm->configs[id][app_shown_configs(a)[id]], buf, n);
+    config_format(plan_config(a->p, id, app_shown_configs(a)[id]), buf, n);
     return buf;
 }
 
@@ -44,7 +49,7 @@ static int style_config(const app *a, int id)
 {
     if (id == a->sel) return ST_SELECTED;
     if (a->p->pinned[id] >= 0) return ST_PINNED;
-    return ST_CLASS0 + config_class(&a->p->cm->configs[id][app_shown_configs(a)[id]]);
+    return ST_CLASS0 + config_class(plan_config(a->p, id, app_shown_configs(a)[id]));
 }
 
 /* Keeps the selected layer's box inside the view. */
@@ -79,7 +84,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
 
     char cb[64];
     const layer_eval *le = &app_shown_eval(a)->layers[a->sel];
-    config_format(&p->cm->configs[a->sel][app_shown_configs(a)[a->sel]], cb, sizeof cb);
+    config_format(plan_config(p, a->sel, app_shown_configs(a)[a->sel]), cb, sizeof cb);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%d layers, %d edges, %d ranks ", p->net->n_layers, ne,
                     graph_of(a)->gv.lay ? graph_of(a)->gv.lay->n_ranks : 0);
@@ -96,7 +101,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     /* legend: the classes present, each in its style */
     int ly = r.y + r.h - 1;
     int present[SPLIT__COUNT] = {0};
-    for (int i = 0; i < p->net->n_layers; i++) present[config_class(&p->cm->configs[i][app_shown_configs(a)[i]])] = 1;
+    for (int i = 0; i < p->net->n_layers; i++) present[config_class(plan_config(p, i, app_shown_configs(a)[i]))] = 1;
     x = r.x + ui_class_legend(w, ly, r.x, r.w, present);
     if (plan_pin_count(p) && x + 10 < r.x + r.w) {
         x += ui_put(w, ly, x, r.x + r.w - x, ST_NORMAL, "  ");
@@ -113,7 +118,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
 
 static action pan(app *a, int key)
 {
-    int page = a->frame_h > 8 ? a->frame_h - 8 : 8;
+    int page = a->frame.h > 8 ? a->frame.h - 8 : 8;
     graph_of(a)->follow = 0;
     switch (key) {
     case KEY_UP:
@@ -150,8 +155,8 @@ static action centre(app *a, int key)
     int y, x, wd;
     ensure_layout(a);
     if (graph_view_find(&graph_of(a)->gv, a->sel, &y, &x, &wd) == 0) {
-        graph_of(a)->pan_y = y - (a->frame_h - 6) / 2;
-        graph_of(a)->pan_x = x + wd / 2 - a->frame_w / 2;
+        graph_of(a)->pan_y = y - (a->frame.h - 6) / 2;
+        graph_of(a)->pan_x = x + wd / 2 - a->frame.w / 2;
         if (graph_of(a)->pan_y < 0) graph_of(a)->pan_y = 0;
         if (graph_of(a)->pan_x < 0) graph_of(a)->pan_x = 0;
     }

@@ -6,6 +6,10 @@
  * the width, key descriptions under their own column.
  */
 #include "draw.h"
+#include "find.h"
+#include "keys.h"
+#include "list.h"
+#include "screens.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -177,7 +181,7 @@ static int find(app *a, int dir, int *nth)
     line lines[MAX_LINES];
     char title[96];
     hrow *rows;
-    int n = help_rows(a, a->frame_w > 0 ? a->frame_w : TUI_MIN_W, lines, title, sizeof title, &rows);
+    int n = help_rows(a, a->frame.w > 0 ? a->frame.w : TUI_MIN_W, lines, title, sizeof title, &rows);
     find_ctx f = {a, rows};
     list_cursor *c = &help_of(a)->cur;
     /* from the last match while it is in view, else from the top line */

@@ -10,6 +10,10 @@
  * and where, as the command line does.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "screens.h"
+#include "prompt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +85,14 @@ static void draw_open(app *a, WINDOW *w, rect r)
 
 /* ---- opening ------------------------------------------------------------ */
 
-/* A network that loads becomes the pending open (a->open_net): app_perform
+/* A network that loads becomes the pending open (a->pending.open_net): app_perform
  * builds its plan (open_network_perform), so the TUI says so and Esc
  * cancels it as it does a rebuild. */
+/* app_perform's part for a network opened (a->pending.open_net): builds its plan
+ * (cancellable through the plan's cancel flag) and adopts it, or keeps
+ * the plan and says why (a->pending.perform). */
+static void open_network_perform(app *a);
+
 static action open_network(app *a, const char *name)
 {
     lw_error err = {0};
@@ -95,18 +104,19 @@ static action open_network(app *a, const char *name)
     char what[200];
     snprintf(what, sizeof what, "open network %s", name);
     app_whatif_begin(a, what);
-    a->open_net = net;
-    a->open_net_name = lw_strdup(name);
+    a->pending.open_net = net;
+    a->pending.open_net_name = lw_strdup(name);
+    a->pending.perform = open_network_perform;
     app_close_overlay(a);
     return ACT_REBUILD;
 }
 
-void open_network_perform(app *a)
+static void open_network_perform(app *a)
 {
-    network *net = a->open_net;
-    char *name = a->open_net_name;
-    a->open_net = NULL;
-    a->open_net_name = NULL;
+    network *net = a->pending.open_net;
+    char *name = a->pending.open_net_name;
+    a->pending.open_net = NULL;
+    a->pending.open_net_name = NULL;
     lw_error err = {0};
     /* a profile times one network's layers: it stays with that network */
     plan *p = plan_new_cancellable(net, cluster_clone(a->p->cl), NULL, a->p->set, &a->p->mset, a->p->cancel, &err);
@@ -118,11 +128,11 @@ void open_network_perform(app *a)
         free(name);
         return;
     }
-    int dropped = a->profile_name != NULL;
-    free(a->profile_name);
-    a->profile_name = NULL;
-    free(a->net_name);
-    a->net_name = name;
+    int dropped = a->src.profile_name != NULL;
+    free(a->src.profile_name);
+    a->src.profile_name = NULL;
+    free(a->src.net_name);
+    a->src.net_name = name;
     app_adopt_plan(a, p);
     app_set_status(a, 0, "opened network %s: %d layers, %.2f ms/step, %.0f img/s (Eq. 1)%s", p->net->name,
                    p->net->n_layers, p->best_eval.total_ms, p->best_eval.images_per_s,
@@ -135,7 +145,7 @@ static action open_cluster(app *a, const char *name)
     lw_error err = {0};
     cluster *cl = plan_load_cluster(name, &err);
     if (!cl) {
-        app_set_status(a, 1, "open cluster %s: %s (kept %s)", name, err.msg, a->cluster_name);
+        app_set_status(a, 1, "open cluster %s: %s (kept %s)", name, err.msg, a->src.cluster_name);
         return ACT_REDRAW;
     }
     if (cluster_equal(cl, a->p->cl) && strcmp(cl->name, a->p->cl->name) == 0) {
@@ -146,10 +156,10 @@ static action open_cluster(app *a, const char *name)
     char what[200];
     snprintf(what, sizeof what, "open cluster %s", name);
     app_whatif_begin(a, what);
-    a->change_cl = cl;
-    a->change.cl = cl;
+    a->pending.cl = cl;
+    a->pending.change.cl = cl;
     if (a->p->set.gpus > cluster_gpus(cl)) app_change_settings(a)->gpus = cluster_gpus(cl); /* as many as it has */
-    a->opened_cluster = lw_strdup(name);
+    a->pending.opened_cluster = lw_strdup(name);
     app_close_overlay(a);
     app_invalidate_settings(a);
     return ACT_REBUILD;
@@ -159,25 +169,21 @@ static action open_strategy(app *a, const char *path)
 {
     const plan *p = a->p;
     lw_error err = {0};
-    size_t len;
     int L = p->net->n_layers;
     int *ci = lw_calloc((size_t)L, sizeof(int));
-    char *text = lw_read_file(path, &len, &err);
-    if (!text || strategy_from_json(p->cm, text, len, path, ci, &err) != 0) {
+    if (plan_strategy_file(p, path, ci, &err) != 0) {
         app_set_status(a, 1, "open strategy: %s (kept the strategy shown)", err.msg);
-        free(text);
         free(ci);
         return ACT_REDRAW;
     }
-    free(text);
     char what[300];
     snprintf(what, sizeof what, "strategy %s (every layer pinned)", path);
     app_whatif_begin(a, what);
-    a->change_pins = lw_malloc(sizeof(plan_pin) * (size_t)L);
-    for (int i = 0; i < L; i++) a->change_pins[i] = (plan_pin){i, ci[i]};
+    a->pending.pins = lw_malloc(sizeof(plan_pin) * (size_t)L);
+    for (int i = 0; i < L; i++) a->pending.pins[i] = (plan_pin){i, ci[i]};
     free(ci);
-    a->change.n_pins = L;
-    a->change.pins = a->change_pins;
+    a->pending.change.n_pins = L;
+    a->pending.change.pins = a->pending.pins;
     app_close_overlay(a);
     return ACT_RESEARCH;
 }
@@ -203,6 +209,22 @@ static action k_move(app *a, int key)
     return ACT_REDRAW;
 }
 
+/* The file typed (paths read as a shell reads them: ~ is the home). */
+static action file_typed(app *a, const char *text, int kind)
+{
+    char path[sizeof a->prompt.buf];
+    if (prompt_expand_home(text, path, sizeof path) != 0) {
+        app_set_status(a, 1, "open: cannot expand \"%s\" (no such user, or too long)", text);
+        return ACT_REDRAW;
+    }
+    return app_open_file(a, (open_kind)kind, path);
+}
+
+void open_prompt(app *a, open_kind kind, const char *label)
+{
+    prompt_open(a, PROMPT_OPEN, label ? label : "File: ", "", file_typed, kind);
+}
+
 static action k_choose(app *a, int key)
 {
     (void)key;
@@ -212,8 +234,7 @@ static action k_choose(app *a, int key)
     if (r->name) return app_open_file(a, r->kind, r->name);
     char label[64];
     snprintf(label, sizeof label, "%c%s file: ", kind_name[r->kind][0] - 32, kind_name[r->kind] + 1);
-    prompt_open(a, PROMPT_OPEN, label, "");
-    a->prompt_field = r->kind;
+    open_prompt(a, r->kind, label);
     return ACT_REDRAW;
 }
 

@@ -14,6 +14,7 @@
  * once every row is in.
  */
 #include "draw.h"
+#include "screens.h"
 #include "draw_cairo.h"
 
 #include <errno.h>
@@ -28,53 +29,6 @@
 static const char series_letter[4] = {'D', 'M', 'O', 'L'};
 static const char *const series_name[4] = {"data", "model", "OWT", "layer-wise"};
 
-/* The four strategies' evaluations at one GPU count (the plan's own cost
- * model is reused at its own count). Rows that fail hold NaN. Above
- * PLAN_AUTO_SEARCH_MAX_GPUS (but at the plan's own count) the baselines
- * alone, from a model without tables, as the CLI's scale: layer-wise stays
- * NaN there (a search of tens of seconds or more a row). */
-static void compute_row(const plan *p, scale_row *row, lw_error *err)
-{
-    cost_model *own = NULL;
-    const cost_model *m = p->cm;
-    const int own_count = row->gpus == p->gpus && m;
-    const int untabled = !own_count && row->gpus > PLAN_AUTO_SEARCH_MAX_GPUS;
-    if (!own_count) {
-        const long batch = plan_batch_for(&p->set, row->gpus);
-        own = untabled ? cost_model_open(p->net, p->cl, p->prof, row->gpus, batch, err)
-                       : cost_model_build(p->net, p->cl, p->prof, row->gpus, batch, err);
-        m = own;
-    }
-    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = row->sim_ips[s] = NAN;
-    if (!m) return;
-    strategy_eval ev[STRATEGY_COMPARED];
-    int L = m->n_layers;
-    int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
-    int searched = 0;
-    if (untabled) {
-        for (int s = 0; s < STRATEGY_COMPARED; s++) {
-            ev[s] = (strategy_eval){0};
-            if (s >= BASE__COUNT) continue;
-            strategy_baseline(m, (baseline_kind)s, ci + (size_t)s * (size_t)L);
-            strategy_evaluate(m, ci + (size_t)s * (size_t)L, &ev[s]);
-        }
-    } else {
-        searched = strategy_evaluate_compared(m, NULL, ev, ci) == 0;
-    }
-    for (int s = 0; s < STRATEGY_COMPARED; s++) {
-        if (s < STRATEGY_COMPARED - 1 || searched) {
-            row->ips[s] = ev[s].images_per_s;
-            row->bytes[s] = ev[s].bytes_per_step;
-            row->total_ms[s] = ev[s].total_ms;
-            double sim = sim_step_ms(m, ci + (size_t)s * (size_t)L, SIM_SUMMARY_MAX_TASKS);
-            row->sim_ips[s] = (double)m->batch / (sim * 1e-3); /* NaN stays NaN */
-        }
-        strategy_eval_free(&ev[s]);
-    }
-    free(ci);
-    cost_model_free(own);
-}
-
 /* The worker: computes every row and writes each whole to the pipe (a row
  * is far below PIPE_BUF, so each write is atomic), then leaves with _exit:
  * no atexit handler may touch the terminal from here. */
@@ -82,7 +36,7 @@ static void worker(app *a, int fd)
 {
     for (int i = 0; i < scale_of(a)->n; i++) {
         lw_error err = {0};
-        compute_row(a->p, &scale_of(a)->rows[i], &err);
+        plan_scale_row_compute(a->p, &scale_of(a)->rows[i], &err);
         const unsigned char *b = (const unsigned char *)&scale_of(a)->rows[i];
         size_t left = sizeof(scale_row);
         while (left) {
@@ -112,7 +66,7 @@ void scale_start(app *a)
     scale_of(a)->done = 0;
     scale_of(a)->valid = 0;
     scale_of(a)->buf_len = 0;
-    if (!a->workers || !a->p->cm) return;
+    if (!a->workers || !plan_has_model(a->p)) return;
     /* The child has no thread but the one forking: a lock another thread
      * holds at the fork stays held there for good. glibc's malloc takes
      * care of its own, AddressSanitizer's allocator does not (the test
@@ -220,7 +174,7 @@ int scale_step(app *a)
     } else {
         lw_error err = {0};
         scale_row *row = &scale_of(a)->rows[scale_of(a)->done];
-        compute_row(a->p, row, &err);
+        plan_scale_row_compute(a->p, row, &err);
         if (err.msg[0]) app_set_status(a, 1, "scaling at %d GPUs: %s", row->gpus, err.msg);
         scale_of(a)->done++;
     }
@@ -397,7 +351,7 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     if (scale_of(a)->done < scale_of(a)->n)
         x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
                      scale_of(a)->done, scale_of(a)->n);
-    char unsearched[96] = ""; /* the counts of compute_row's baselines alone */
+    char unsearched[96] = ""; /* the counts of plan_scale_row_compute's baselines alone */
     for (int i = 0, k = 0; i < scale_of(a)->n; i++)
         if (scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS && scale_of(a)->rows[i].gpus != p->gpus && k < 80)
             k += snprintf(unsearched + k, sizeof unsearched - (size_t)k, "%s%d", k ? ", " : "",

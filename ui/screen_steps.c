@@ -9,6 +9,10 @@
  * graph that remains.
  */
 #include "draw.h"
+#include "find.h"
+#include "graph_draw.h"
+#include "list.h"
+#include "screens.h"
 #include "export_dot.h"
 
 #include <math.h>
@@ -62,7 +66,7 @@ static void ensure_graph(app *a, int gs)
 
 static const char *cfg_name(const app *a, int li, int k, char *buf, size_t n)
 {
-    config_format(&a->p->cm->configs[li][k], buf, n);
+    config_format(plan_config(a->p, li, k), buf, n);
     return buf;
 }
 
@@ -89,7 +93,7 @@ static const char *label_step(const app *a, int id, char *buf, size_t n)
         snprintf(buf, n, "?");
         return buf;
     }
-    snprintf(buf, n, "%d cfg", a->p->cm->n_configs[id]);
+    snprintf(buf, n, "%d cfg", plan_n_configs(a->p, id));
     return buf;
 }
 
@@ -101,7 +105,7 @@ static int style_step(const app *a, int id)
         int j = k - (r->n_steps + 1);
         if (j >= 1 && j <= r->n_undo && r->undo_node[j - 1] == id) return ST_NODE_HI;
         if (!undo_assigned(a, id)) return ST_DIM;
-        return ST_CLASS0 + config_class(&a->p->cm->configs[id][r->config[id]]);
+        return ST_CLASS0 + config_class(plan_config(a->p, id, r->config[id]));
     }
     if (k < r->n_steps) {
         const elim_step *nx = &r->steps[k];
@@ -157,7 +161,7 @@ static void next_line(app *a, panel *pn)
  * -1 for an edge elimination (nothing removed). */
 static int via_config(const app *a, const elim_step *s, int i, int k)
 {
-    if (s->kind == ELIM_NODE) return s->argmin[i * a->p->cm->n_configs[s->to] + k];
+    if (s->kind == ELIM_NODE) return s->argmin[i * plan_n_configs(a->p, s->to) + k];
     if (s->kind == ELIM_FOLD) return s->argmin[s->into == s->from ? i : k];
     return -1;
 }
@@ -165,8 +169,7 @@ static int via_config(const app *a, const elim_step *s, int i, int k)
 /* Summary of the new edge's table: size, best entry, min/argmin per row. */
 static void table_summary(app *a, panel *pn, const elim_step *s)
 {
-    const cost_model *m = a->p->cm;
-    int nf = m->n_configs[s->from], nt = m->n_configs[s->to];
+    int nf = plan_n_configs(a->p, s->from), nt = plan_n_configs(a->p, s->to);
     double best = INFINITY;
     int bi = 0, bk = 0;
     for (int i = 0; i < nf; i++)
@@ -277,7 +280,7 @@ static void text_elimination(app *a, panel *pn)
     const search_result *r = a->p->sr;
     const elim_step *s = &r->steps[steps_of(a)->step - 1];
     if (s->kind == ELIM_FOLD) {
-        int cu = a->p->cm->n_configs[s->into], cj = a->p->cm->n_configs[s->node];
+        int cu = plan_n_configs(a->p, s->into), cj = plan_n_configs(a->p, s->node);
         int other = s->from == s->into ? s->to : s->from;
         para(pn, ST_BOLD, "Step %d/%d %s fold (not in the paper)", steps_of(a)->step, r->n_steps, G->dot);
         para(pn, ST_NORMAL,
@@ -293,7 +296,7 @@ static void text_elimination(app *a, panel *pn)
              "edges, minimised over its %d configs.",
              lname(a, s->node), s->e1, lname(a, s->from), s->e2, lname(a, s->to), s->new_edge, lname(a, s->from),
              G->arrow_right, lname(a, s->to), lname(a, s->node), lname(a, s->node),
-             a->p->cm->n_configs[s->node]);
+             plan_n_configs(a->p, s->node));
     } else {
         para(pn, ST_BOLD, "Step %d/%d %s edge elimination (Eq. 3)", steps_of(a)->step, r->n_steps, G->dot);
         para(pn, ST_NORMAL,
@@ -308,7 +311,6 @@ static void text_elimination(app *a, panel *pn)
 static void text_final(app *a, panel *pn)
 {
     const search_result *r = a->p->sr;
-    const cost_model *m = a->p->cm;
     char names[512] = "", c1[64];
     size_t k = 0;
     for (int i = 0; i < r->n_left && k + 1 < sizeof names; i++) {
@@ -327,7 +329,7 @@ static void text_final(app *a, panel *pn)
          r->final_space, r->final_space == 1 ? "" : "s", r->n_edges_left, r->n_edges_left == 1 ? "" : "s");
     for (int i = 0; i < r->n_left; i++)
         para(pn, ST_GOOD, "  %s = %s (%d configs)", lname(a, r->left[i]), cfg_name(a, r->left[i], r->config[r->left[i]], c1, sizeof c1),
-             m->n_configs[r->left[i]]);
+             plan_n_configs(a->p, r->left[i]));
     char tb[32];
     if (r->fold)
         para(pn, ST_NORMAL,
@@ -361,7 +363,7 @@ static void text_undo(app *a, panel *pn)
              cfg_name(a, v, s->argmin[r->config[u]], c1, sizeof c1));
     } else if (si >= 0) {
         const elim_step *s = &r->steps[si];
-        int nt = a->p->cm->n_configs[s->to];
+        int nt = plan_n_configs(a->p, s->to);
         int arg = s->argmin[r->config[s->from] * nt + r->config[s->to]];
         para(pn, ST_NORMAL,
              "%s was removed in step %d between %s and %s. Both now have configs (%s = %s, %s = %s), so %s takes "

@@ -12,6 +12,10 @@
  * the table reads at 80 columns and uses more when there is more.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "screens.h"
+#include "shown.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -70,7 +74,7 @@ static const col cols_def[C__COUNT] = {
 /* Whether column c is in the table's current set. */
 static int in_set(const app *a, int c)
 {
-    int set = table_of(a)->colset, base = a->baseline >= 0;
+    int set = table_of(a)->colset, base = a->base.kind >= 0;
     switch (c) {
     case C_TC:
     case C_TS:
@@ -111,10 +115,10 @@ static void fit_columns(const app *a, int W, colset *cs)
         int n = (int)strlen(p->net->layers[i].name);
         if (n > maxname) maxname = n;
         char b[64];
-        config_format(&p->cm->configs[i][app_shown_configs(a)[i]], b, sizeof b);
+        config_format(plan_config(p, i, app_shown_configs(a)[i]), b, sizeof b);
         if ((int)strlen(b) > maxcfg) maxcfg = (int)strlen(b);
-        if (a->baseline >= 0 && a->base_valid) {
-            config_format(&p->cm->configs[i][a->base_ci[i]], b, sizeof b);
+        if (a->base.kind >= 0 && a->base.valid) {
+            config_format(plan_config(p, i, a->base.ci[i]), b, sizeof b);
             if ((int)strlen(b) + 0 > maxcfg) maxcfg = (int)strlen(b);
         }
     }
@@ -126,7 +130,7 @@ static void fit_columns(const app *a, int W, colset *cs)
     cs->w[C_CFG] = maxcfg;
     if (table_of(a)->colset == SET_SIZES) cs->w[C_MEM] = 7; /* "mem/GPU" */
     /* wide enough for "model cfg" */
-    int bh = a->baseline >= 0 ? (int)strlen(baseline_name((baseline_kind)a->baseline)) + 4 : 8;
+    int bh = a->base.kind >= 0 ? (int)strlen(baseline_name((baseline_kind)a->base.kind)) + 4 : 8;
     cs->w[C_BCFG] = maxcfg > bh ? maxcfg : bh;
     cs->w[C_BTOTAL] = bh - 1 > 8 ? bh - 1 : 8;
     for (;;) {
@@ -231,7 +235,7 @@ static void draw_memory(const app *a, WINDOW *w, int y, rect r)
     const double gib = 1073741824.0;
     int ng = p->gpus;
     double *per = lw_calloc((size_t)ng, sizeof(double));
-    double peak = cost_memory(p->cm, app_shown_configs(a), per);
+    double peak = plan_peak_memory(p, app_shown_configs(a), per);
     double cap = isfinite(mm->limit_bytes) ? mm->limit_bytes : p->cl->gpu.memory_gib * gib;
     int fits = peak <= cap;
     int x = r.x, end = r.x + r.w;
@@ -277,7 +281,7 @@ static void draw_legend(const app *a, WINDOW *w, int y, rect r)
     x += ui_put(w, y, x, end - x, ST_DIM, " changed by the last what-if  ");
     int present[SPLIT__COUNT] = {0};
     for (int i = 0; i < a->p->net->n_layers; i++)
-        present[config_class(&a->p->cm->configs[i][app_shown_configs(a)[i]])] = 1;
+        present[config_class(plan_config(a->p, i, app_shown_configs(a)[i]))] = 1;
     x += ui_class_legend(w, y, x, end - x, present);
     if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
 }
@@ -293,11 +297,11 @@ static void draw_header(app *a, WINDOW *w, rect r, const colset *csp)
         const char *head = cols_def[c].head;
         char bh[32];
         if (c == C_BCFG || c == C_BTOTAL) {
-            snprintf(bh, sizeof bh, "%s %s", baseline_name((baseline_kind)a->baseline), c == C_BCFG ? "cfg" : "ms");
+            snprintf(bh, sizeof bh, "%s %s", baseline_name((baseline_kind)a->base.kind), c == C_BCFG ? "cfg" : "ms");
             head = bh;
         } else if (c == C_BTC || c == C_BTS || c == C_BTX) {
             /* "d t_c": the baseline's initial and the term */
-            snprintf(bh, sizeof bh, "%c %s", baseline_name((baseline_kind)a->baseline)[0],
+            snprintf(bh, sizeof bh, "%c %s", baseline_name((baseline_kind)a->base.kind)[0],
                      c == C_BTC ? "t_c" : c == C_BTS ? "t_s" : "t_x");
             head = bh;
         } else if (c == C_MEM && table_of(a)->colset == SET_SIZES) {
@@ -319,19 +323,19 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     plan *p = a->p;
     const layer *l = &p->net->layers[li];
     const layer_eval *le = &app_shown_eval(a)->layers[li];
-    const config *cf = &p->cm->configs[li][app_shown_configs(a)[li]];
+    const config *cf = plan_config(p, li, app_shown_configs(a)[li]);
     int sel = li == a->sel;
     int base = sel ? ST_SELECTED : ST_NORMAL;
     if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
     char b[128];
     if (p->pinned[li] >= 0) cell(w, y, csp, C_MARK, r, sel ? base : ST_PINNED, "P");
-    else if (a->changed[li]) cell(w, y, csp, C_MARK, r, sel ? base : ST_CHANGED, "*");
+    else if (a->prev.changed[li]) cell(w, y, csp, C_MARK, r, sel ? base : ST_CHANGED, "*");
     cell(w, y, csp, C_NAME, r, base, l->name);
     cell(w, y, csp, C_TYPE, r, sel ? base : ST_DIM, layer_type_name(l->type));
     shape_format(l->out, b, sizeof b);
     cell(w, y, csp, C_OUT, r, base, b);
     config_format(cf, b, sizeof b);
-    int cst = p->pinned[li] >= 0 ? ST_PINNED : a->changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
+    int cst = p->pinned[li] >= 0 ? ST_PINNED : a->prev.changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
     cell(w, y, csp, C_CFG, r, sel ? base : cst, b);
     snprintf(b, sizeof b, "%d", config_tasks(cf));
     cell(w, y, csp, C_GPUS, r, base, b);
@@ -339,7 +343,7 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     num(b, sizeof b, total_of(le));
     cell(w, y, csp, C_TOTAL, r, sel ? base : ST_BOLD, b);
     if (csp->on[C_MEM]) {
-        short_bytes(b, sizeof b, cost_memory_task(p->cm, li, cf, 0, NULL));
+        short_bytes(b, sizeof b, plan_task_memory(p, li, cf, 0));
         cell(w, y, csp, C_MEM, r, sel ? base : ST_DIM, b);
     }
     if (csp->on[C_PARAMS]) {
@@ -347,14 +351,14 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
         cell(w, y, csp, C_PARAMS, r, base, l->n_params ? b : "-");
         short_bytes(b, sizeof b, (double)l->n_params * BYTES_PER_ELEM);
         cell(w, y, csp, C_WBYTES, r, base, l->n_params ? b : "-");
-        short_bytes(b, sizeof b, (double)shape_elems(l->out) * (double)p->batch * p->cm->elem_bytes);
+        short_bytes(b, sizeof b, plan_activation_bytes(p, li));
         cell(w, y, csp, C_ABYTES, r, base, b);
     }
-    if (a->baseline >= 0 && a->base_valid) {
-        const config *bc = &p->cm->configs[li][a->base_ci[li]];
+    if (a->base.kind >= 0 && a->base.valid) {
+        const config *bc = plan_config(p, li, a->base.ci[li]);
         config_format(bc, b, sizeof b);
         cell(w, y, csp, C_BCFG, r, sel ? base : config_equal(bc, cf) ? ST_DIM : ST_NORMAL, b);
-        const layer_eval *be = &a->base_eval.layers[li];
+        const layer_eval *be = &a->base.eval.layers[li];
         double bt = total_of(be);
         num(b, sizeof b, bt);
         cell(w, y, csp, C_BTOTAL, r, sel ? base : bt > total_of(le) + 1e-9 ? ST_BAD : ST_NORMAL, b);
@@ -394,24 +398,23 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
     cell(w, fy, csp, C_TX, r, ST_BOLD, b);
     num(b, sizeof b, ev->total_ms);
     cell(w, fy, csp, C_TOTAL, r, ST_GOOD, b);
-    if (a->baseline >= 0 && a->base_valid) {
-        num(b, sizeof b, a->base_eval.total_ms);
+    if (a->base.kind >= 0 && a->base.valid) {
+        num(b, sizeof b, a->base.eval.total_ms);
         cell(w, fy, csp, C_BTOTAL, r, ST_BAD, b);
-        num(b, sizeof b, a->base_eval.compute_ms);
+        num(b, sizeof b, a->base.eval.compute_ms);
         cell(w, fy, csp, C_BTC, r, ST_BOLD, b);
-        num(b, sizeof b, a->base_eval.sync_ms);
+        num(b, sizeof b, a->base.eval.sync_ms);
         cell(w, fy, csp, C_BTS, r, ST_BOLD, b);
-        num(b, sizeof b, a->base_eval.transfer_ms);
+        num(b, sizeof b, a->base.eval.transfer_ms);
         cell(w, fy, csp, C_BTX, r, ST_BOLD, b);
     }
     if (csp->on[C_PARAMS]) {
-        double params = (double)net_params(p->net), acts = 0;
-        for (int i = 0; i < n; i++) acts += (double)shape_elems(p->net->layers[i].out);
+        double params = (double)net_params(p->net);
         short_bytes(b, sizeof b, params);
         cell(w, fy, csp, C_PARAMS, r, ST_BOLD, b);
         short_bytes(b, sizeof b, params * BYTES_PER_ELEM);
         cell(w, fy, csp, C_WBYTES, r, ST_BOLD, b);
-        short_bytes(b, sizeof b, acts * (double)p->batch * p->cm->elem_bytes);
+        short_bytes(b, sizeof b, plan_activation_bytes(p, -1));
         cell(w, fy, csp, C_ABYTES, r, ST_BOLD, b);
     }
     if (csp->on[C_MEM] && table_of(a)->colset == SET_SIZES) {
@@ -425,10 +428,10 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
         snprintf(ips, sizeof ips, "%.1f img/s", ev->images_per_s);
         snprintf(moved, sizeof moved, "%s moved", lw_format_bytes(ev->bytes_per_step, b2, sizeof b2));
         snprintf(peak, sizeof peak, "peak %s/GPU", lw_format_bytes(ev->peak_memory_bytes, b3, sizeof b3));
-        if (a->baseline >= 0 && a->base_valid) {
-            double d = ev->total_ms > 0 ? (a->base_eval.total_ms / ev->total_ms) : 0;
-            const char *bn = baseline_name((baseline_kind)a->baseline);
-            snprintf(base, sizeof base, "%s %.2f ms (%.2fx slower)", bn, a->base_eval.total_ms, d);
+        if (a->base.kind >= 0 && a->base.valid) {
+            double d = ev->total_ms > 0 ? (a->base.eval.total_ms / ev->total_ms) : 0;
+            const char *bn = baseline_name((baseline_kind)a->base.kind);
+            snprintf(base, sizeof base, "%s %.2f ms (%.2fx slower)", bn, a->base.eval.total_ms, d);
             snprintf(base_b, sizeof base_b, "%s %.2fx slower", bn, d);
         }
         const ui_part parts[] = {{ms, NULL, 0}, {ips, NULL, 0}, {moved, NULL, 3}, {peak, NULL, 2}, {base, base_b, 1}};
@@ -494,13 +497,13 @@ static action sort_cycle(app *a, int key)
 static action baseline_cycle(app *a, int key)
 {
     (void)key;
-    a->baseline = a->baseline + 1 >= BASE__COUNT ? -1 : a->baseline + 1;
-    a->base_valid = 0;
-    if (a->baseline >= 0) {
+    a->base.kind = a->base.kind + 1 >= BASE__COUNT ? -1 : a->base.kind + 1;
+    a->base.valid = 0;
+    if (a->base.kind >= 0) {
         app_baseline_ensure(a);
-        double t = app_shown_eval(a)->total_ms, bt = a->base_eval.total_ms;
+        double t = app_shown_eval(a)->total_ms, bt = a->base.eval.total_ms;
         app_set_status(a, 0, "baseline %s: %.2f ms/step, %.1f img/s (layer-wise is %.2fx faster)",
-                       baseline_name((baseline_kind)a->baseline), bt, a->base_eval.images_per_s, t > 0 ? bt / t : 0);
+                       baseline_name((baseline_kind)a->base.kind), bt, a->base.eval.images_per_s, t > 0 ? bt / t : 0);
     } else {
         app_set_status(a, 0, "no baseline");
     }
@@ -512,9 +515,9 @@ static action colset_cycle(app *a, int key)
     (void)key;
     table_state *ts = table_of(a);
     ts->colset = (ts->colset + 1) % SET__COUNT;
-    if (ts->colset == SET_BASELINE && a->baseline < 0) ts->colset = SET_TIMES; /* nothing to split */
+    if (ts->colset == SET_BASELINE && a->base.kind < 0) ts->colset = SET_TIMES; /* nothing to split */
     app_set_status(a, 0, "columns: %s%s", set_names[ts->colset],
-                   ts->colset == SET_TIMES && a->baseline < 0 ? " (b adds a baseline, whose times v then splits)" : "");
+                   ts->colset == SET_TIMES && a->base.kind < 0 ? " (b adds a baseline, whose times v then splits)" : "");
     return ACT_REDRAW;
 }
 

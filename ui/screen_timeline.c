@@ -16,6 +16,9 @@
  * first use.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "shown.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -305,10 +308,10 @@ static int timeline_export_file(app *a, const char *path, const char **what, lw_
     if (tl_ensure(a) != 0) return lw_fail(err, 1, "no strategy to simulate");
     if (trace) {
         *what = "simulated step (Chrome trace JSON)";
-        return sim_save_trace(path, TL(a)->sim, a->p->cm, err);
+        return sim_save_trace(path, TL(a)->sim, plan_model(a->p), err);
     }
     *what = "simulated step drawing";
-    return draw_sim_step(TL(a)->sim, a->p->cm, app_shown_label(a), path, err);
+    return draw_sim_step(TL(a)->sim, plan_model(a->p), app_shown_label(a), path, err);
 }
 
 /* ---- keys ------------------------------------------------------------- */
@@ -426,7 +429,7 @@ static int find(app *a, int dir, int *nth)
     if (tl_ensure(a) != 0) return 0;
     struct timeline_state *t = TL(a);
     const sim_result *s = t->sim;
-    tl_view(t, t->cols > 0 ? t->cols + LABEL_W + 1 : a->frame_w > 0 ? a->frame_w : TUI_MIN_W); /* not drawn yet */
+    tl_view(t, t->cols > 0 ? t->cols + LABEL_W + 1 : a->frame.w > 0 ? a->frame.w : TUI_MIN_W); /* not drawn yet */
     int *order = lw_malloc(sizeof(int) * (size_t)(s->n_tasks + 1)), n = 0;
     for (int k = 0; k < s->n_tasks; k++)
         if (s->tasks[k].dur_ms > 0) order[n++] = k;

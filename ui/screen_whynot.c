@@ -15,6 +15,9 @@
  * whose final step is variable elimination) the totals come that way too.
  */
 #include "draw.h"
+#include "find.h"
+#include "list.h"
+#include "screens.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,7 +37,7 @@ int whynot_step(app *a, double budget_s)
      * plan_whynot_totals and plan_cost_with_pin ignore its own pin) */
     int pin = p->pinned[li];
     if (W(a)->marginals == 0) {
-        double *tot = lw_malloc(sizeof(double) * (size_t)p->cm->n_configs[li]);
+        double *tot = lw_malloc(sizeof(double) * (size_t)plan_n_configs(p, li));
         W(a)->marginals = plan_whynot_totals(p, li, tot) == 0 ? 1 : -1;
         if (W(a)->marginals > 0) {
             for (int i = 0; i < W(a)->n; i++) {
@@ -70,12 +73,8 @@ int whynot_step(app *a, double budget_s)
         e->changed = 0;
         e->tx_ms = 0;
         if (isfinite(c)) {
-            for (int i = 0; i < p->net->n_layers; i++)
-                if (i != li && !config_equal(&p->cm->configs[i][W(a)->tmp[i]], &p->cm->configs[i][p->best[i]]))
-                    e->changed++;
-            const cost_model *m = p->cm;
-            for (int ed = 0; ed < m->n_edges; ed++)
-                if (m->e_to[ed] == li) e->tx_ms += cost_edge_ms(m, ed, W(a)->tmp[m->e_from[ed]], e->config, NULL);
+            e->changed = plan_layers_changed(p, li, W(a)->tmp);
+            e->tx_ms = plan_tx_in(p, li, e->config, W(a)->tmp);
         }
         e->counted = 1;
         W(a)->counted++;
@@ -124,12 +123,11 @@ static void draw_whynot_row(app *a, WINDOW *w, rect r, const int *cx, const whyn
                             double best)
 {
     const plan *p = a->p;
-    const cost_model *m = p->cm;
     int li = W(a)->layer;
     int cur = e->config == p->best[li];
     int base = sel ? ST_SELECTED : ST_NORMAL;
     if (sel) ui_fill(w, yy, r.x, r.w, ST_SELECTED);
-    const config *c = &m->configs[li][e->config];
+    const config *c = plan_config(p, li, e->config);
     char b[64];
     const char *mark = p->pinned[li] == e->config ? "P" : cur ? G->star : " ";
     ui_put(w, yy, r.x, 1, sel ? base : p->pinned[li] == e->config ? ST_PINNED : ST_GOOD, mark);
@@ -137,9 +135,9 @@ static void draw_whynot_row(app *a, WINDOW *w, rect r, const int *cx, const whyn
     ui_put(w, yy, cx[0], widths[0], sel ? base : ST_CLASS0 + config_class(c), b);
     snprintf(b, sizeof b, "%d", config_tasks(c));
     ui_put_right(w, yy, cx[K_GPUS], widths[K_GPUS], base, b);
-    snprintf(b, sizeof b, "%.2f", m->t_c[li][e->config]);
+    snprintf(b, sizeof b, "%.2f", plan_t_c(p, li, e->config));
     ui_put_right(w, yy, cx[K_TC], widths[K_TC], base, b);
-    snprintf(b, sizeof b, "%.2f", m->t_s[li][e->config]);
+    snprintf(b, sizeof b, "%.2f", plan_t_s(p, li, e->config));
     ui_put_right(w, yy, cx[K_TS], widths[K_TS], base, b);
     snprintf(b, sizeof b, "%.2f", e->tx_ms);
     ui_put_right(w, yy, cx[K_TX], widths[K_TX], e->counted || sel ? base : ST_DIM,
@@ -179,9 +177,8 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
         return;
     }
     const layer *l = &p->net->layers[li];
-    const cost_model *m = p->cm;
     char cb[64], sh[64];
-    config_format(&m->configs[li][p->best[li]], cb, sizeof cb);
+    config_format(plan_config(p, li, p->best[li]), cb, sizeof cb);
     shape_format(l->out, sh, sizeof sh);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "why not? %s (%s, %s): %d configs %s now %s%s", l->name,
@@ -274,7 +271,7 @@ static int config_matches(int di, void *user)
     const find_ctx *f = user;
     const app *a = f->a;
     char b[64];
-    config_format(&a->p->cm->configs[W(a)->layer][W(a)->e[f->ord[di]].config], b, sizeof b);
+    config_format(plan_config(a->p, W(a)->layer, W(a)->e[f->ord[di]].config), b, sizeof b);
     return app_search_match(a, b);
 }
 
@@ -305,8 +302,8 @@ static void whynot_reset(app *a)
     ws->e = NULL;
     ws->n = ws->done = ws->counted = 0;
     ws->marginals = 0;
-    if (ws->layer < 0 || !a->p->cm) return;
-    ws->n = a->p->cm->n_configs[ws->layer];
+    if (ws->layer < 0 || !plan_has_model(a->p)) return;
+    ws->n = plan_n_configs(a->p, ws->layer);
     ws->e = lw_calloc((size_t)ws->n, sizeof(whynot_entry));
     for (int k = 0; k < ws->n; k++) ws->e[k].config = k;
     ws->opt_ms = a->p->best_eval.total_ms;
@@ -315,7 +312,7 @@ static void whynot_reset(app *a)
 
 void app_whynot_open(app *a, int li)
 {
-    if (!a->p->cm || !a->p->sr || li < 0 || li >= a->p->net->n_layers) return;
+    if (!plan_has_model(a->p) || !a->p->sr || li < 0 || li >= a->p->net->n_layers) return;
     W(a)->layer = li;
     W(a)->cur.sel = W(a)->cur.top = 0;
     whynot_reset(a);

@@ -11,33 +11,12 @@
 #define LW_SCREENS_H
 
 #include "app.h"
+#include "graph_draw.h"
+#include "list.h"
 #include "explain.h"
 
 /* ---- the list cursor ---------------------------------------------------- */
 
-/* The selected row of a list of n rows and the first row shown. A list
- * that only scrolls (help) moves top alone. */
-typedef struct list_cursor {
-    int sel;   /* selected row */
-    int top;   /* first row shown */
-    int rows;  /* rows the last frame showed (a page is one less); 0: not drawn yet */
-} list_cursor;
-
-/* Up/Down/k/j one row, PgUp/PgDn a page,
- * Home/End the first and last, over n rows. select: move the selection
- * (kept in view when drawn); else scroll (n is not needed: list_fit keeps
- * top in range when the list is drawn). wrap: Up on the first row goes
- * to the last and Down on the last to the first. Returns 1 if key was one
- * of these, else 0 (nothing moved). */
-int list_key(list_cursor *c, int key, int n, int select, int wrap);
-/* Before drawing rows rows of n: keeps sel in [0, n) and, for a selecting
- * list, in view; keeps top in range. Records rows for the page size. */
-void list_fit(list_cursor *c, int n, int rows, int select);
-/* The search hook: selects the first row after sel (dir > 0) or before it
- * (dir < 0), wrapping round, that match() accepts. Returns how many rows
- * match (0: none, nothing moved) and, when nth is not NULL, the selected
- * one's place among them counted from the top (1-based). */
-int list_find(list_cursor *c, int n, int dir, int (*match)(int row, void *user), void *user, int *nth);
 
 /* ---- each screen's state ------------------------------------------------ */
 
@@ -158,7 +137,6 @@ static inline open_state *open_of(const app *a) { return (open_state *)a->st[SCR
 /* cluster screen's editable fields (screen_cluster.c) */
 /* Applies a typed value to field f: returns the action, or ACT_NONE with
  * the status set on bad input. */
-action cluster_field_set(app *a, int f, const char *text);
 
 /* scaling computation (screen_scale.c) */
 void scale_start(app *a);
@@ -175,15 +153,19 @@ void scale_stop(app *a);
  * name or path. A bad file leaves the plan as it was and says why on the
  * status line (file and place). Returns the action. */
 action app_open_file(app *a, open_kind kind, const char *name);
-/* app_perform's part for a network opened (a->open_net): builds its plan
- * (cancellable through the plan's cancel flag) and adopts it, or keeps
- * the plan and says why. */
-void open_network_perform(app *a);
+/* Opens the prompt for a file of that kind (label NULL: "File: "); Enter opens it. */
+void open_prompt(app *a, open_kind kind, const char *label);
 
 /* compare (screen_compare.c): B from a strategy file the prompt typed */
-action compare_file_set(app *a, const char *path);
 
 /* why-not computation (screen_whynot.c) */
 int whynot_step(app *a, double budget_s);
+
+/* Starts the "why not" list for a layer and opens its screen. */
+void app_whynot_open(app *a, int li);
+/* Explains layer li's config (screen_explain.c) and opens its screen. */
+void app_explain_open(app *a, int li);
+/* Opens the compare view (screen_compare.c). */
+void app_compare_open(app *a);
 
 #endif

@@ -13,6 +13,8 @@
  * All of it lives behind a->shown, made on first use and freed by app_free
  * (app_shown_free).
  */
+#include "shown.h"
+
 #include "app.h"
 
 #include "draw.h"
@@ -75,9 +77,9 @@ double app_sim_step_ms(const app *a) { return a->shown && a->shown->sim ? a->sho
 static void simulate(app *a, long max_tasks)
 {
     struct app_shown *s = get(a);
-    if (s->sim || !a->p->sr || !a->p->cm) return;
+    if (s->sim || !a->p->sr || !plan_has_model(a->p)) return;
     sim_options o = {.overlap = SIM_OVERLAP_FULL, .max_tasks = max_tasks};
-    s->sim = sim_run(a->p->cm, app_shown_configs(a), &o);
+    s->sim = plan_simulate(a->p, app_shown_configs(a), &o);
     s->sim_too_big = !s->sim;
 }
 
@@ -119,14 +121,14 @@ static void set_show(app *a, int show)
     drop_sim(s);
     s->status_pending = 0;
     int n = a->p->net->n_layers;
-    for (int i = 0; i < n; i++) a->changed[i] = show && s->rr.configs[i] != a->p->best[i];
+    for (int i = 0; i < n; i++) a->prev.changed[i] = show && s->rr.configs[i] != a->p->best[i];
     app_invalidate_view(a);
 }
 
 action app_refine_key(app *a)
 {
     struct app_shown *s = get(a);
-    if (!a->p->sr || !a->p->cm) {
+    if (!a->p->sr || !plan_has_model(a->p)) {
         app_set_status(a, 1, "refine: there is no optimum to start from");
         return ACT_REDRAW;
     }
@@ -146,7 +148,7 @@ action app_refine_key(app *a)
         return ACT_REDRAW;
     }
     refine_bounds rb = plan_refine_bounds(a->p); /* the search's pins and memory limit hold */
-    s->rs = refine_begin(a->p->cm, a->p->best, &rb, 1);
+    s->rs = plan_refine_begin(a->p, a->p->best, &rb, 1);
     s->t0 = lw_now();
     app_set_status(a, 0, "refining the optimum under the simulator (up to %.0f s)%s Esc stops it", APP_REFINE_SECONDS,
                    G->ellipsis);
@@ -168,7 +170,7 @@ static void refine_done(app *a)
         refine_result_free(&s->rr);
         return;
     }
-    strategy_evaluate(a->p->cm, r->configs, &s->refined_eval);
+    plan_evaluate(a->p, r->configs, &s->refined_eval);
     set_show(a, 1);
     /* the status names the layers changed, as many as fit */
     char names[200] = "";
@@ -212,14 +214,14 @@ void app_shown_plan_changed(app *a)
 int app_shown_busy(const app *a)
 {
     const struct app_shown *s = a->shown;
-    if (!a->p->sr || !a->p->cm) return 0;
+    if (!a->p->sr || !plan_has_model(a->p)) return 0;
     return !s || s->rs || (!s->sim && !s->sim_too_big);
 }
 
 int app_shown_idle(app *a, double budget_s)
 {
     struct app_shown *s = get(a);
-    if (!a->p->sr || !a->p->cm) return 0;
+    if (!a->p->sr || !plan_has_model(a->p)) return 0;
     if (!s->sim && !s->sim_too_big) {
         simulate(a, SIM_SUMMARY_MAX_TASKS);
         /* the what-if's status, still shown, gains the simulated step */

@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "draw.h"
+#include "settings.h"
 
 #include <locale.h>
 #include <pthread.h>
@@ -233,13 +234,7 @@ static const char *terminal_problem(char *buf, size_t n)
 }
 
 /* Messages quote names and paths: escaped as the CLI does (util.h). */
-static void say_text(const char *msg)
-{
-    lw_buf b = {0};
-    lw_text_printable(&b, msg);
-    fprintf(stderr, "layerwise: %s\n", b.s);
-    lw_buf_free(&b);
-}
+static void say_text(const char *msg) { lw_say("layerwise: %s\n", msg); }
 
 static void say_error(const lw_error *e) { say_text(e->msg); }
 
@@ -256,7 +251,7 @@ static int check_input(const tui_args *args)
     int bad_input = !n || !c || (args && args->profile && !pr) ||
                     (args && args->precision_set && cluster_set_precision(c, (precision)args->precision, &lerr) != 0) ||
                     (pr && profile_check_cluster(pr, c, &lerr) < 0) ||
-                    (args && cli_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
+                    (args && settings_check_pins(n, args->pins, args->n_pins, &lerr) != 0);
     if (!bad_input && pr && pr->precision < 0) { /* seen once the TUI ends */
         lw_buf b = {0};
         lw_text_printable(&b, pr->path);
@@ -338,13 +333,13 @@ static void run_loop(app *a)
         if (act == ACT_REBUILD) {
             /* a rebuild can take seconds on big settings: say so, and let
              * Esc cancel it (the previous setting stays) */
-            app_set_status(a, 0, "%s: rebuilding the cost tables and searching%s (Esc cancels)", a->pending_what,
+            app_set_status(a, 0, "%s: rebuilding the cost tables and searching%s (Esc cancels)", a->pending.what,
                            G->ellipsis);
             show(a);
             perform_cancellable(a, act);
             if (got_signal) break;
         } else if (act == ACT_RESEARCH || act == ACT_RESYNC) {
-            app_set_status(a, 0, "%s: searching%s", a->pending_what, G->ellipsis);
+            app_set_status(a, 0, "%s: searching%s", a->pending.what, G->ellipsis);
             show(a);
             app_perform(a, act);
         }

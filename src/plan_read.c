@@ -1,0 +1,141 @@
+/*
+ * plan_read: what the front ends read of a plan beside its fields — a
+ * layer's configs and terms, sizes, strategies evaluated, simulated and
+ * read on the plan's model, the why-not and scaling rows — so that no front
+ * end reads the cost model itself (plan.h's read API).
+ */
+#include "plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int plan_has_model(const plan *p) { return p->cm != NULL; }
+
+int plan_n_configs(const plan *p, int li) { return p->cm->n_configs[li]; }
+
+const config *plan_config(const plan *p, int li, int k) { return &p->cm->configs[li][k]; }
+
+int plan_config_index(const plan *p, int li, const config *c)
+{
+    return config_find(p->cm->configs[li], p->cm->n_configs[li], c);
+}
+
+double plan_t_c(const plan *p, int li, int k)
+{
+    const cost_model *m = p->cm;
+    return m->t_c ? m->t_c[li][k] : cost_t_c(m, li, &m->configs[li][k], NULL);
+}
+
+double plan_t_s(const plan *p, int li, int k)
+{
+    const cost_model *m = p->cm;
+    return m->t_s ? m->t_s[li][k] : cost_t_s(m, li, &m->configs[li][k], NULL);
+}
+
+double plan_build_ms(const plan *p) { return p->cm ? p->cm->build_ms : 0.0; }
+
+long plan_tx_entries(const plan *p) { return p->cm ? p->cm->tx_pairs_computed + p->cm->tx_pairs_reused : 0; }
+
+double plan_activation_bytes(const plan *p, int li)
+{
+    double elems = 0;
+    if (li >= 0) elems = (double)shape_elems(p->net->layers[li].out);
+    else
+        for (int i = 0; i < p->net->n_layers; i++) elems += (double)shape_elems(p->net->layers[i].out);
+    return elems * (double)p->batch * p->cm->elem_bytes;
+}
+
+double plan_task_memory(const plan *p, int li, const config *c, int task)
+{
+    return cost_memory_task(p->cm, li, c, task, NULL);
+}
+
+double plan_peak_memory(const plan *p, const int *cfg, double *per_gpu) { return cost_memory(p->cm, cfg, per_gpu); }
+
+void plan_evaluate(const plan *p, const int *cfg, strategy_eval *ev) { strategy_evaluate(p->cm, cfg, ev); }
+
+void plan_baseline(const plan *p, baseline_kind kind, int *cfg) { strategy_baseline(p->cm, kind, cfg); }
+
+int plan_strategy_file(const plan *p, const char *path, int *cfg, lw_error *err)
+{
+    size_t len;
+    char *text = lw_read_file(path, &len, err);
+    int rc = text ? strategy_from_json(p->cm, text, len, path, cfg, err) : -1;
+    free(text);
+    return rc;
+}
+
+char *plan_strategy_json(const plan *p, const int *cfg, const strategy_eval *ev, const char *algorithm)
+{
+    return strategy_to_json(p->cm, cfg, ev, algorithm, p->sr ? p->sr->n_left : 0, plan_final_method_name(p));
+}
+
+sim_result *plan_simulate(const plan *p, const int *cfg, const sim_options *o) { return sim_run(p->cm, cfg, o); }
+
+refine_search *plan_refine_begin(const plan *p, const int *start, const refine_bounds *rb, unsigned long long seed)
+{
+    return refine_begin(p->cm, start, rb, seed);
+}
+
+const cost_model *plan_model(const plan *p) { return p->cm; }
+
+int plan_layers_changed(const plan *p, int li, const int *cfg)
+{
+    const cost_model *m = p->cm;
+    int n = 0;
+    for (int i = 0; i < m->n_layers; i++)
+        if (i != li && !config_equal(&m->configs[i][cfg[i]], &m->configs[i][p->best[i]])) n++;
+    return n;
+}
+
+double plan_tx_in(const plan *p, int li, int k, const int *cfg)
+{
+    const cost_model *m = p->cm;
+    double ms = 0;
+    for (int ed = 0; ed < m->n_edges; ed++)
+        if (m->e_to[ed] == li) ms += cost_edge_ms(m, ed, cfg[m->e_from[ed]], k, NULL);
+    return ms;
+}
+
+void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err)
+{
+    cost_model *own = NULL;
+    const cost_model *m = p->cm;
+    const int own_count = row->gpus == p->gpus && m;
+    const int untabled = !own_count && row->gpus > PLAN_AUTO_SEARCH_MAX_GPUS;
+    if (!own_count) {
+        const long batch = plan_batch_for(&p->set, row->gpus);
+        own = untabled ? cost_model_open(p->net, p->cl, p->prof, row->gpus, batch, err)
+                       : cost_model_build(p->net, p->cl, p->prof, row->gpus, batch, err);
+        m = own;
+    }
+    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = row->sim_ips[s] = NAN;
+    if (!m) return;
+    strategy_eval ev[STRATEGY_COMPARED];
+    int L = m->n_layers;
+    int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
+    int searched = 0;
+    if (untabled) {
+        for (int s = 0; s < STRATEGY_COMPARED; s++) {
+            ev[s] = (strategy_eval){0};
+            if (s >= BASE__COUNT) continue;
+            strategy_baseline(m, (baseline_kind)s, ci + (size_t)s * (size_t)L);
+            strategy_evaluate(m, ci + (size_t)s * (size_t)L, &ev[s]);
+        }
+    } else {
+        searched = strategy_evaluate_compared(m, NULL, ev, ci) == 0;
+    }
+    for (int s = 0; s < STRATEGY_COMPARED; s++) {
+        if (s < STRATEGY_COMPARED - 1 || searched) {
+            row->ips[s] = ev[s].images_per_s;
+            row->bytes[s] = ev[s].bytes_per_step;
+            row->total_ms[s] = ev[s].total_ms;
+            double sim = sim_step_ms(m, ci + (size_t)s * (size_t)L, SIM_SUMMARY_MAX_TASKS);
+            row->sim_ips[s] = (double)m->batch / (sim * 1e-3); /* NaN stays NaN */
+        }
+        strategy_eval_free(&ev[s]);
+    }
+    free(ci);
+    cost_model_free(own);
+}
