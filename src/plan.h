@@ -353,6 +353,9 @@ int plan_has_model(const plan *p);
 int plan_n_configs(const plan *p, int li);
 /* Config k of layer li (points into the model: valid until the next plan_apply). */
 const config *plan_config(const plan *p, int li, int k);
+/* Config c of layer li as text, with the layer's letters (s for a
+ * sequence layer's sequence; config_format_layer). */
+void plan_format_config(const plan *p, int li, const config *c, char *buf, size_t n);
 /* The index of a config equal to c among layer li's, or -1. */
 int plan_config_index(const plan *p, int li, const config *c);
 /* Layer li's t_c and t_s in config k, ms (from the tables where built). */

@@ -16,6 +16,11 @@ int plan_n_configs(const plan *p, int li) { return p->cm->n_configs[li]; }
 
 const config *plan_config(const plan *p, int li, int k) { return &p->cm->configs[li][k]; }
 
+void plan_format_config(const plan *p, int li, const config *c, char *buf, size_t n)
+{
+    config_format_layer(&p->net->layers[li], c, buf, n);
+}
+
 int plan_config_index(const plan *p, int li, const config *c)
 {
     return config_find(p->cm->configs[li], p->cm->n_configs[li], c);

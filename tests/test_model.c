@@ -1683,6 +1683,13 @@ Test(transformer, tiny_gpt_shapes_params_and_splits)
     cr_assert_eq(at->dims, DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H));
     cr_assert_eq(fc1->dims, DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_R));
     cr_assert(find_layer(n, "block0.add1")->dims & DIMMASK(DIM_X));
+    /* a sequence layer's configs read s for the sequence */
+    config c = {{2, 1, 4, 1, 2, 1}};
+    char buf[64];
+    config_format_layer(fc1, &c, buf, sizeof buf);
+    cr_assert_str_eq(buf, "n2 s4 r2");
+    config_format_layer(&n->layers[0], &c, buf, sizeof buf);
+    cr_assert_str_eq(buf, "n2 s4 r2");
     net_free(n);
 }
 

@@ -264,7 +264,7 @@ static void pins_follow(app *a, action act, char *note, size_t n)
     if (held) {
         char cb[48];
         size_t k = strlen(note);
-        config_format(&a->wish.pin[first_held], cb, sizeof cb);
+        plan_format_config(p, first_held, &a->wish.pin[first_held], cb, sizeof cb);
         snprintf(note + k, n - k, "; pin %s = %s on hold (not a config on %d GPUs)%s", p->net->layers[first_held].name,
                  cb, p->gpus, held > 1 ? " and others" : "");
     }
@@ -712,7 +712,7 @@ action app_pin(app *a, int li, int k)
         a->wish.set[li] = 0;
         snprintf(what, sizeof what, "unpin %s", p->net->layers[li].name);
     } else {
-        config_format(plan_config(p, li, k), cb, sizeof cb);
+        plan_format_config(p, li, plan_config(p, li, k), cb, sizeof cb);
         snprintf(what, sizeof what, "pin %s = %s", p->net->layers[li].name, cb);
     }
     app_whatif_begin(a, what);

@@ -51,7 +51,7 @@ static int *box_widths(const plan *p, int n, const int *ids)
         if (plan_has_model(p))
             for (int k = 0; k < plan_n_configs(p, ids[i]); k++) {
                 char b[64];
-                config_format(plan_config(p, ids[i], k), b, sizeof b);
+                plan_format_config(p, ids[i], plan_config(p, ids[i], k), b, sizeof b);
                 if ((int)strlen(b) > cw) cw = (int)strlen(b);
             }
         int inner = nw + 1 > cw + 1 ? nw + 1 : cw + 1; /* "┌─name─┐" */

@@ -194,8 +194,8 @@ static void draw_compare(app *a, WINDOW *w, rect r)
         int st = sel ? ST_SELECTED : ST_NORMAL;
         if (sel) ui_fill(w, yy, r.x, r.w, ST_SELECTED);
         char ca[48], cb[48], name[64];
-        config_format(&A->cfg[i], ca, sizeof ca);
-        config_format(&B->cfg[i], cb, sizeof cb);
+        plan_format_config(p, i, &A->cfg[i], ca, sizeof ca);
+        plan_format_config(p, i, &B->cfg[i], cb, sizeof cb);
         ui_fit_mid(p->net->layers[i].name, nw, name, sizeof name);
         double ta = layer_ms(&A->le[i]), tb = layer_ms(&B->le[i]);
         ui_put(w, yy, r.x, 1, sel ? st : ST_CHANGED, ch ? "*" : " ");

@@ -67,7 +67,7 @@ static void draw_explain(app *a, WINDOW *w, rect r)
     const plan *p = a->p;
     const layer *l = &p->net->layers[xs->layer];
     char cb[64];
-    config_format(plan_config(p, xs->layer, xs->e.alt[0].config), cb, sizeof cb);
+    plan_format_config(p, xs->layer, plan_config(p, xs->layer, xs->e.alt[0].config), cb, sizeof cb);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "explain %s: %s (Eq. 1)", l->name, cb);
     int done, total;

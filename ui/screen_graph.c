@@ -41,7 +41,7 @@ static void ensure_layout(app *a)
 
 static const char *label_config(const app *a, int id, char *buf, size_t n)
 {
-    config_format(plan_config(a->p, id, app_shown_configs(a)[id]), buf, n);
+    plan_format_config(a->p, id, plan_config(a->p, id, app_shown_configs(a)[id]), buf, n);
     return buf;
 }
 
@@ -84,7 +84,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
 
     char cb[64];
     const layer_eval *le = &app_shown_eval(a)->layers[a->sel];
-    config_format(plan_config(p, a->sel, app_shown_configs(a)[a->sel]), cb, sizeof cb);
+    plan_format_config(p, a->sel, plan_config(p, a->sel, app_shown_configs(a)[a->sel]), cb, sizeof cb);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%d layers, %d edges, %d ranks ", p->net->n_layers, ne,
                     graph_of(a)->gv.lay ? graph_of(a)->gv.lay->n_ranks : 0);

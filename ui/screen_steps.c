@@ -66,7 +66,7 @@ static void ensure_graph(app *a, int gs)
 
 static const char *cfg_name(const app *a, int li, int k, char *buf, size_t n)
 {
-    config_format(plan_config(a->p, li, k), buf, n);
+    plan_format_config(a->p, li, plan_config(a->p, li, k), buf, n);
     return buf;
 }
 

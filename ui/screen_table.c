@@ -115,10 +115,10 @@ static void fit_columns(const app *a, int W, colset *cs)
         int n = (int)strlen(p->net->layers[i].name);
         if (n > maxname) maxname = n;
         char b[64];
-        config_format(plan_config(p, i, app_shown_configs(a)[i]), b, sizeof b);
+        plan_format_config(p, i, plan_config(p, i, app_shown_configs(a)[i]), b, sizeof b);
         if ((int)strlen(b) > maxcfg) maxcfg = (int)strlen(b);
         if (a->base.kind >= 0 && a->base.valid) {
-            config_format(plan_config(p, i, a->base.ci[i]), b, sizeof b);
+            plan_format_config(p, i, plan_config(p, i, a->base.ci[i]), b, sizeof b);
             if ((int)strlen(b) + 0 > maxcfg) maxcfg = (int)strlen(b);
         }
     }
@@ -334,7 +334,7 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     cell(w, y, csp, C_TYPE, r, sel ? base : ST_DIM, layer_type_name(l->type));
     shape_format(l->out, b, sizeof b);
     cell(w, y, csp, C_OUT, r, base, b);
-    config_format(cf, b, sizeof b);
+    plan_format_config(p, li, cf, b, sizeof b);
     int cst = p->pinned[li] >= 0 ? ST_PINNED : a->prev.changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
     cell(w, y, csp, C_CFG, r, sel ? base : cst, b);
     snprintf(b, sizeof b, "%d", config_tasks(cf));
@@ -356,7 +356,7 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     }
     if (a->base.kind >= 0 && a->base.valid) {
         const config *bc = plan_config(p, li, a->base.ci[li]);
-        config_format(bc, b, sizeof b);
+        plan_format_config(p, li, bc, b, sizeof b);
         cell(w, y, csp, C_BCFG, r, sel ? base : config_equal(bc, cf) ? ST_DIM : ST_NORMAL, b);
         const layer_eval *be = &a->base.eval.layers[li];
         double bt = total_of(be);

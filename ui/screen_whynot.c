@@ -131,7 +131,7 @@ static void draw_whynot_row(app *a, WINDOW *w, rect r, const int *cx, const whyn
     char b[64];
     const char *mark = p->pinned[li] == e->config ? "P" : cur ? G->star : " ";
     ui_put(w, yy, r.x, 1, sel ? base : p->pinned[li] == e->config ? ST_PINNED : ST_GOOD, mark);
-    config_format(c, b, sizeof b);
+    plan_format_config(p, li, c, b, sizeof b);
     ui_put(w, yy, cx[0], widths[0], sel ? base : ST_CLASS0 + config_class(c), b);
     snprintf(b, sizeof b, "%d", config_tasks(c));
     ui_put_right(w, yy, cx[K_GPUS], widths[K_GPUS], base, b);
@@ -178,7 +178,7 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
     }
     const layer *l = &p->net->layers[li];
     char cb[64], sh[64];
-    config_format(plan_config(p, li, p->best[li]), cb, sizeof cb);
+    plan_format_config(p, li, plan_config(p, li, p->best[li]), cb, sizeof cb);
     shape_format(l->out, sh, sizeof sh);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "why not? %s (%s, %s): %d configs %s now %s%s", l->name,
@@ -271,7 +271,7 @@ static int config_matches(int di, void *user)
     const find_ctx *f = user;
     const app *a = f->a;
     char b[64];
-    config_format(plan_config(a->p, W(a)->layer, W(a)->e[f->ord[di]].config), b, sizeof b);
+    plan_format_config(a->p, W(a)->layer, plan_config(a->p, W(a)->layer, W(a)->e[f->ord[di]].config), b, sizeof b);
     return app_search_match(a, b);
 }
 
