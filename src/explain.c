@@ -451,7 +451,7 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
     e->layer = li;
     e->pinned = p->pinned[li] >= 0;
     e->n_configs = n;
-    e->params = (double)l->n_params;
+    e->params = (double)layer_weights(p->net, li); /* a tied table is its lm_head's */
     e->weight_bytes = e->params * BYTES_PER_ELEM;
     e->act_bytes = (double)shape_elems(l->out) * (double)p->batch * m->elem_bytes;
     const config *cc = &m->configs[li][p->best[li]];
@@ -618,10 +618,13 @@ static void decide_text(lw_buf *out, int width, const plan *p, const explain *e)
     const config *fa = &m->configs[li][a->config], *fb = &m->configs[li][b->config];
     switch (t) {
     case TERM_TS: {
-        int ra = config_tasks(fa) / fa->deg[DIM_C], rb = config_tasks(fb) / fb->deg[DIM_C];
-        para(out, width, 2, "t_s decides (+%.2f ms for %s): weights are split only by the channel degree and every "
-                            "other degree replicates them, so %s keeps %d replica%s of each weight shard and syncs %s "
-                            "per step, %s keeps %d and syncs %s.",
+        /* the weights shard over c (and r, the input features); the sample
+         * and sequence/spatial degrees hold replicas that sync; replicas (x)
+         * compute the same gradient and do not */
+        int ra = fa->deg[DIM_N] * fa->deg[DIM_H] * fa->deg[DIM_W], rb = fb->deg[DIM_N] * fb->deg[DIM_H] * fb->deg[DIM_W];
+        para(out, width, 2, "t_s decides (+%.2f ms for %s): weights are split by the channel (and contraction) "
+                            "degrees and replicated by the sample and spatial or sequence ones, so %s keeps %d "
+                            "replica%s of each weight shard and syncs %s per step, %s keeps %d and syncs %s.",
              d, cb, cb, rb, rb == 1 ? "" : "s", bytes_str(b->sync_bytes, x, sizeof x), ca, ra,
              bytes_str(a->sync_bytes, y, sizeof y));
         break;
