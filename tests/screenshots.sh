@@ -99,3 +99,8 @@ wait_for "inception_v3 on p100-4x4"
 keys 2
 keys / m i x e d _ 5 b Enter # the first module, past the stem's convolutions with their BatchNorm and ReLU
 shot graph "mixed_5b" "computation graph: Inception-v3"
+
+start -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8
+wait_for "gpt2 on dgx-a100"
+keys End # the last layer: the tied language-model head, split by vocabulary and features
+shot transformer "lm_head" "strategy table, GPT-2 on one DGX A100: data parallel blocks, the head split"
