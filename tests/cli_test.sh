@@ -2098,6 +2098,16 @@ for g in (8, 64):
     assert r["min_peak_bytes_at_batch_1"] > 16*7.5e9, r["min_peak_bytes_at_batch_1"]
     assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
 ' "$TMP"
+# issue 37's check on the shipped Llama-2-7B: replicated it does not fit 80 GB, ZeRO-3 does (README)
+expect_ok "fit llama2_7b -s data --sync ring on 8 H100s" fit -n llama2_7b -c h100-8x8 -g 8 --precision bf16 --optimizer adam -s data --sync ring --json
+cp "$OUT" "$TMP/llama_ring.json"
+expect_ok "fit llama2_7b -s data --sync zero3 on 8 H100s" fit -n llama2_7b -c h100-8x8 -g 8 --precision bf16 --optimizer adam -s data --sync zero3 --json
+py "Llama-2-7B: ring does not fit at batch 1, zero3 fits a few sequences a GPU" '
+import json,sys
+r=json.load(open(sys.argv[1])); z=json.load(open(sys.argv[2]))
+assert r["batch_per_gpu"] is None and r["min_peak_bytes_at_batch_1"] > 80*2**30, r
+assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
+' "$TMP/llama_ring.json" "$OUT"
 expect_fail "fit -s FILE is refused: a baseline only" 2 "fit takes a baseline" -- fit -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
 expect_fail "fit -s data with --pin is refused" 2 "leave out --pin" -- fit -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=n4
 
