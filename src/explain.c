@@ -426,13 +426,16 @@ static int pick_alternatives(rank_ctx *rc, const plan *p, int li, const config *
         }
     }
     static const char *const class_roles[] = {"best by sample (n)", "best by channel (c)", "best by height/width"};
+    /* a sequence layer's c is its features (or heads), its h the sequence */
+    static const char *const seq_roles[] = {"best by sample (n)", "best by features (c)", "best by sequence (s)"};
+    const int seq = p->net->layers[li].out.rank == 3;
     for (int cls = 0; cls < 3 && 1 + nw < EXPLAIN_MAX_ALTS; cls++) {
         int k;
         if (rank_best(rc, in_class, cls, -1, &k, 1) != 1) continue;
         int have = k == p->best[li];
         for (int i = 0; i < nw && !have; i++) have = want[i] == k;
         if (!have) {
-            why[nw] = class_roles[cls];
+            why[nw] = seq ? seq_roles[cls] : class_roles[cls];
             want[nw++] = k;
         }
     }

@@ -2098,6 +2098,9 @@ for g in (8, 64):
     assert r["min_peak_bytes_at_batch_1"] > 16*7.5e9, r["min_peak_bytes_at_batch_1"]
     assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
 ' "$TMP"
+expect_ok "explain on a transformer's input" search -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --explain tokens
+if grep -q "best by sequence (s)" "$OUT"; then ok "explain names a sequence layer's families (sequence, not height/width)"; else
+    notok "explain names a sequence layer's families" "$(grep "best by" "$OUT")"; fi
 # issue 37's check on the shipped Llama-2-7B: replicated it does not fit 80 GB, ZeRO-3 does (README)
 expect_ok "fit llama2_7b -s data --sync ring on 8 H100s" fit -n llama2_7b -c h100-8x8 -g 8 --precision bf16 --optimizer adam -s data --sync ring --json
 cp "$OUT" "$TMP/llama_ring.json"
