@@ -254,10 +254,24 @@ Test(tui_whatif, batch_sync_and_gpu_prompt)
     app_feed(a, '\r');
     cr_assert_eq(a->p->gpus, 2);
     cr_assert(a->status_error, "%s", a->status);
+    /* the pre-filled count is replaced by what is typed (issue 36: 16 then 48 gave 1648) */
+    app_feed(a, 'g');
+    cr_assert_str_eq(a->prompt.buf, "2");
+    type(a, "4");
+    cr_assert_str_eq(a->prompt.buf, "4");
+    app_feed(a, '\r');
+    cr_assert_eq(a->p->gpus, 4);
+    /* after any edit key the text is kept: Backspace then typing appends */
+    app_feed(a, 'g');
+    app_feed(a, KEY_BACKSPACE);
+    type(a, "16");
+    cr_assert_str_eq(a->prompt.buf, "16");
+    app_feed(a, 27);
     /* Esc cancels a prompt without acting */
     app_feed(a, 'g');
     app_feed(a, 27);
     cr_assert_eq(a->prompt.kind, PROMPT_NONE);
+    cr_assert_eq(a->p->gpus, 4);
     app_free(a);
     term_close();
 }

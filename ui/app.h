@@ -165,6 +165,7 @@ typedef struct app_prompt {
     char label[80];
     char buf[256];
     int len;
+    int fresh;                 /* 1: the text is a pre-filled number, which the first character typed replaces */
     int arg;
     prompt_submit_fn submit;   /* Enter, or a yes/no question's y */
     prompt_submit_fn decline;  /* a yes/no question's n, q or Esc (NULL: "cancelled") */

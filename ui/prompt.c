@@ -16,6 +16,11 @@ void prompt_open(app *a, prompt_kind kind, const char *label, const char *initia
     snprintf(a->prompt.label, sizeof a->prompt.label, "%s", label);
     snprintf(a->prompt.buf, sizeof a->prompt.buf, "%s", initial ? initial : "");
     a->prompt.len = (int)strlen(a->prompt.buf);
+    /* a pre-filled number (a GPU count, a bandwidth) is there to be read
+     * and replaced, as a selected field is: the first character typed
+     * replaces it (16 then 48 gives 48, not 1648); a pre-filled path is
+     * there to be completed, and is kept */
+    a->prompt.fresh = a->prompt.len > 0 && strspn(a->prompt.buf, "0123456789.eE+-") == (size_t)a->prompt.len;
     a->prompt.arg = arg;
     a->prompt.submit = submit;
     a->prompt.decline = NULL;
@@ -75,6 +80,8 @@ static action yes_no_key(app *a, int key)
 action prompt_key(app *a, int key)
 {
     if (a->prompt.kind == PROMPT_OVERWRITE) return yes_no_key(a, key);
+    int fresh = a->prompt.fresh;
+    if (key != KEY_RESIZE) a->prompt.fresh = 0; /* any edit keeps the text from then on */
     switch (key) {
     case 27:
         a->prompt.kind = PROMPT_NONE;
@@ -100,6 +107,7 @@ action prompt_key(app *a, int key)
     case KEY_RESIZE: return ACT_REDRAW;
     default:
         if (key >= 32 && key < 256 && key != 127 && a->prompt.len + 1 < (int)sizeof a->prompt.buf) {
+            if (fresh) a->prompt.len = 0;
             a->prompt.buf[a->prompt.len++] = (char)key;
             a->prompt.buf[a->prompt.len] = 0;
             return ACT_REDRAW;
