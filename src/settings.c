@@ -63,7 +63,11 @@ static int pin_split(const network *net, const char *pin, const char **cfg, lw_e
     int li = net_find(net, name);
     config c;
     if (li < 0) return lw_fail(err, 2, "--pin: \"%s\" is not a layer of %s", name, net->name);
-    if (config_parse(eq + 1, &c) != 0) return lw_fail(err, 2, "--pin %s: config \"%s\" is not like \"n4 c2\"", name, eq + 1);
+    if (config_parse(eq + 1, &c) != 0)
+        return lw_fail(err, 2,
+                       "--pin %s: config \"%s\" is not a config: a degree per dimension, each a power of two (1, 2, "
+                       "4, ...), as \"n4 c2\" (letters n, c, h, w; s, r, x on sequence layers)",
+                       name, eq + 1);
     return li;
 }
 

@@ -396,7 +396,10 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
         config c = {{1, 1, 1, 1, 1, 1}};
         if (cJSON_IsString(cfg)) {
             if (config_parse(cfg->valuestring, &c) != 0) {
-                lw_fail(err, 2, "%s: config \"%.100s\" is not like \"n4 c2\"", WHERE, cfg->valuestring);
+                lw_fail(err, 2,
+                        "%s: config \"%.100s\" is not a config: a degree per dimension, each a power of two, as "
+                        "\"n4 c2\" (letters n, c, h, w; s, r, x on sequence layers)",
+                        WHERE, cfg->valuestring);
                 goto out;
             }
         } else if (cJSON_IsObject(cfg)) {

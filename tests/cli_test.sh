@@ -2098,6 +2098,8 @@ for g in (8, 64):
     assert r["min_peak_bytes_at_batch_1"] > 16*7.5e9, r["min_peak_bytes_at_batch_1"]
     assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
 ' "$TMP"
+expect_fail "--pin with a degree that is not a power of two says what is allowed (issue 36)" 2 "config \"c3\" is not a config" \
+    "each a power of two" -- search -n lenet5 -c p100-4x4 -g 4 --pin conv1=c3
 expect_ok "explain on a transformer's input" search -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --explain tokens
 if grep -q "best by sequence (s)" "$OUT"; then ok "explain names a sequence layer's families (sequence, not height/width)"; else
     notok "explain names a sequence layer's families" "$(grep "best by" "$OUT")"; fi
