@@ -2821,15 +2821,23 @@ Test(tui_compare, current_against_baselines_previous_and_a_file)
     draw(a);
     snprintf(want, sizeof want, "0 of %d layers differ", L);
     cr_assert(strstr(dump(), want) && strstr(dump(), "B-A +0.00 ms"), "%s\n%s", want, dump());
-    /* a bad file: its error, named */
+    /* a bad file: its error, named, and the view kept as it was (issue 36: it was lost) */
     unlink(path);
     app_feed(a, 'f');
     app_feed(a, 0x15);
     type(a, path);
     app_feed(a, '\r');
-    cr_assert(a->status_error && strstr(a->status, path), "%s", a->status);
+    cr_assert(a->status_error && strstr(a->status, path) && strstr(a->status, "B stays"), "%s", a->status);
     draw(a);
-    cr_assert(find_row("B: ") >= 0 && !strstr(dump(), "layers differ"), "%s", dump());
+    cr_assert(strstr(dump(), want) && strstr(dump(), "B-A +0.00 ms"), "the comparison stays:\n%s", dump());
+    /* a file never there either, B still as it was */
+    app_feed(a, 'f');
+    app_feed(a, 0x15);
+    type(a, "/nonexistent/strategy.json");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, "/nonexistent/strategy.json"), "%s", a->status);
+    draw(a);
+    cr_assert(strstr(dump(), want), "%s", dump());
     free(ci);
     app_free(a);
     term_close();
@@ -2872,6 +2880,41 @@ Test(tui_context, mfu_on_the_context_line)
     snprintf(want, sizeof want, "MFU %.1f%%", strategy_eval_mfu(&a->p->best_eval) * 100);
     cr_assert(strategy_eval_mfu(&a->p->best_eval) > 0);
     cr_assert(strstr(row(1), want), "%s:\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
+/* ? over why-not, explain or compare shows that screen's keys (issue 36:
+ * help showed the table's); closing help goes back to the tab beneath both,
+ * as tui_keys/overlays_keep_their_tab has it. */
+Test(tui_help, over_an_overlay_shows_its_keys_and_returns_to_it)
+{
+    term_open(40, 120, 1);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    finish_idle(a);
+    static const struct {
+        int key;
+        screen_id s;
+        const char *title;
+    } over[] = {{'w', SCR_WHYNOT, "This screen: Why not?"},
+                {'i', SCR_EXPLAIN, "This screen: Explain"},
+                {'C', SCR_COMPARE, "This screen: Compare"}};
+    for (int k = 0; k < 3; k++) {
+        app_feed(a, over[k].key);
+        cr_assert_eq(a->screen, over[k].s, "key %c", over[k].key);
+        app_feed(a, '?');
+        cr_assert_eq(a->screen, SCR_HELP);
+        draw(a);
+        cr_assert(find_row(over[k].title) >= 0, "%s:\n%s", over[k].title, dump());
+        app_feed(a, 27);
+        cr_assert_eq(a->screen, SCR_TABLE, "Esc on help over the %s", over[k].title);
+    }
+    /* from a plain screen as before */
+    app_feed(a, '?');
+    draw(a);
+    cr_assert(find_row("This screen: ") >= 0 && a->screen == SCR_HELP, "%s", dump());
+    app_feed(a, 27);
+    cr_assert_eq(a->screen, SCR_TABLE);
     app_free(a);
     term_close();
 }

@@ -127,12 +127,27 @@ void app_compare_open(app *a)
 static action compare_file_set(app *a, const char *path)
 {
     compare_state *cs = CS(a);
+    compare_ensure(a);
+    /* a file that does not give a strategy leaves the view as it was: B
+     * keeps its source, and the status line says why */
+    compare_side keep = cs->side[1];
+    int keep_src = cs->src[1];
+    char keep_file[sizeof cs->file];
+    snprintf(keep_file, sizeof keep_file, "%s", cs->file);
+    memset(&cs->side[1], 0, sizeof cs->side[1]); /* keep owns the old side's arrays */
     snprintf(cs->file, sizeof cs->file, "%s", path);
     cs->src[1] = CMP_FILE;
-    cs->valid = 0;
-    compare_ensure(a);
-    if (!cs->side[1].ok) app_set_status(a, 1, "compare: %s", cs->side[1].why);
-    else app_set_status(a, 0, "compare: B is %s", cs->file);
+    side_resolve(a, 1);
+    if (!cs->side[1].ok) {
+        app_set_status(a, 1, "compare: %s (B stays %s)", cs->side[1].why, keep.label);
+        side_clear(&cs->side[1]);
+        cs->side[1] = keep;
+        cs->src[1] = keep_src;
+        snprintf(cs->file, sizeof cs->file, "%s", keep_file);
+        return ACT_REDRAW;
+    }
+    side_clear(&keep);
+    app_set_status(a, 0, "compare: B is %s", cs->file);
     return ACT_REDRAW;
 }
 
