@@ -147,7 +147,7 @@ app *app_open(const tui_args *args, lw_error *err)
     a->src.profile_name = args && args->profile ? lw_strdup(args->profile) : NULL;
     layer_arrays_new(a);
     a->base.kind = -1;
-    a->screen = a->prev_screen = SCR_TABLE;
+    a->screen = a->prev_screen = a->help_from = SCR_TABLE;
     states_new(a);
     app_sort_rows(a);
     history_reset(a);
@@ -743,6 +743,18 @@ action app_clear_pins(app *a)
 void app_open_screen(app *a, screen_id s)
 {
     if (s == a->screen) return;
+    if (s == SCR_HELP) {
+        /* over whatever is shown: help's keys are those of the screen it
+         * was opened over, an overlay (why not?, explain, compare) too */
+        a->help_from = a->screen;
+        if (!app_screens[a->screen]->overlay) a->prev_screen = a->screen;
+        a->screen = SCR_HELP;
+        if (app_screens[s]->enter) app_screens[s]->enter(a);
+        return;
+    }
+    if (a->screen == SCR_HELP && a->help_from != SCR_HELP && app_screens[a->help_from]->overlay &&
+        app_screens[a->help_from]->leave)
+        app_screens[a->help_from]->leave(a); /* help was over it: it closes too */
     int prefetched = base_prefetches(a);
     if (!app_screens[a->screen]->overlay) a->prev_screen = a->screen;
     if (app_screens[a->screen]->leave) app_screens[a->screen]->leave(a);
@@ -756,6 +768,10 @@ void app_close_overlay(app *a)
 {
     if (!app_screens[a->screen]->overlay) return;
     if (app_screens[a->screen]->leave) app_screens[a->screen]->leave(a);
+    /* help over an overlay closes both, back to the tab beneath (overlays
+     * are one level deep) */
+    if (a->screen == SCR_HELP && app_screens[a->help_from]->overlay && app_screens[a->help_from]->leave)
+        app_screens[a->help_from]->leave(a);
     a->screen = a->prev_screen;
 }
 

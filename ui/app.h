@@ -239,6 +239,7 @@ struct app {
     plan *p;
     app_source src;            /* the names it was opened with */
     screen_id screen, prev_screen;
+    screen_id help_from;         /* the screen help was opened over (an overlay stays open under it) */
     int quit;
 
     /* status line: the last what-if result, export path or error */

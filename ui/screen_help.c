@@ -37,7 +37,7 @@ static int add_section(line *out, int n, const char *title, const keybind *t)
 static int collect(const app *a, line *out, char *title, size_t title_n)
 {
     int n = 0;
-    screen_id here = app_base_screen(a);
+    screen_id here = a->screen == SCR_HELP ? a->help_from : app_base_screen(a);
     snprintf(title, title_n, "This screen: %s", app_screens[here]->title ? app_screens[here]->title : "");
     n = add_section(out, n, title, app_screens[here]->keys);
     n = add_section(out, n, "Everywhere", app_global_keys);
