@@ -424,6 +424,8 @@ Test(tui_steps, names_the_node_at_each_step_and_the_final_enumeration)
         snprintf(want, sizeof want, "Table e%d: %d", s->new_edge, a->p->cm->n_configs[s->from]);
         cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
         cr_assert(find_row("Best entry") >= 0 && find_row("min ms") >= 0, "%s", dump());
+        /* what an entry holds, said (issue 36: "fc6 = n16" left out fc6's own t_s unsaid) */
+        cr_assert(find_row("t_x of the edges it replaces") >= 0, "%s", dump());
         snprintf(want, sizeof want, "graph left: %d nodes", a->p->net->n_layers - ks[t]);
         cr_assert(find_row(want) >= 0, "%s:\n%s", want, dump());
     }

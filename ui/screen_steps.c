@@ -191,6 +191,15 @@ static void table_summary(app *a, panel *pn, const elim_step *s)
     else
         para(pn, ST_GOOD, "Best entry %s: %s = %s, %s = %s.", fmt_ms(best, tb, sizeof tb), lname(a, s->from),
              cfg_name(a, s->from, bi, c1, sizeof c1), lname(a, s->to), cfg_name(a, s->to, bk, c2, sizeof c2));
+    /* what an entry holds: the two ends' own costs stay in their nodes */
+    if (via)
+        para(pn, ST_DIM, "An entry holds the t_x of the edges it replaces and %s's t_c + t_s; %s's and %s's own t_c "
+                         "+ t_s are not in it (they stay in their nodes).",
+             lname(a, s->node), lname(a, s->from), lname(a, s->to));
+    else
+        para(pn, ST_DIM, "An entry holds the t_x of the two edges it replaces; %s's and %s's own t_c + t_s are not "
+                         "in it (they stay in their nodes).",
+             lname(a, s->from), lname(a, s->to));
     if (pn->y >= pn->r.y + pn->r.h - 1) return;
     /* one row per config of the producer: its cheapest consumer config */
     int cw = (pn->r.w - 12) / (via ? 3 : 2);
