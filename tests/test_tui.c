@@ -2920,3 +2920,28 @@ Test(tui_help, over_an_overlay_shows_its_keys_and_returns_to_it)
     app_free(a);
     term_close();
 }
+
+/* The table's per-GPU memory levels show every GPU that holds anything,
+ * in UTF-8 and in ASCII (issue 36: under 1/16 of the limit they were blank,
+ * "2.95/80.00 GiB GPUs" then nothing). */
+Test(tui_table, memory_levels_show_low_gpus)
+{
+    for (int utf8 = 1; utf8 >= 0; utf8--) {
+        term_open(30, 160, utf8);
+        app *a = open_app("alexnet", "h100-8x8", 4); /* 1.4 GB a GPU against 80 GiB: under 1/16 */
+        finish_idle(a);
+        draw(a);
+        int y = find_row("memory ");
+        cr_assert(y >= 0 && strstr(row(y), " GPUs "), "%s", dump());
+        const char *t = strstr(row(y), " GPUs ") + 6;
+        char want[8];
+        snprintf(want, sizeof want, "%s", utf8 ? "\xe2\x96\x81" : "."); /* U+2581, the lowest eighth */
+        for (int g = 0; g < 4; g++) {
+            cr_assert(strncmp(t, want, strlen(want)) == 0, "GPU %d's level is blank (%s):\n%s", g,
+                      utf8 ? "utf-8" : "ascii", row(y));
+            t += strlen(want);
+        }
+        app_free(a);
+        term_close();
+    }
+}

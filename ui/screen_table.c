@@ -264,7 +264,7 @@ static void draw_memory(const app *a, WINDOW *w, int y, rect r)
         for (int g = 0; g < ng; g++) {
             int lv = (int)lround(per[g] / cap * 8);
             if (lv > 8) lv = 8;
-            if (lv < 0) lv = 0;
+            if (lv < 1) lv = per[g] > 0; /* a GPU that holds anything shows, however little */
             ui_put(w, y, x + g, 1, per[g] > cap ? ST_BAD : ST_GOOD, G->eighths[lv]);
         }
     }
