@@ -2945,3 +2945,42 @@ Test(tui_table, memory_levels_show_low_gpus)
         term_close();
     }
 }
+
+/* ] and [ move along the cursor's row, whatever other resources a task
+ * holds (issue 36: on "link 4->1", [ went to "link 0->1", the task's first
+ * resource). */
+Test(tui_timeline, brackets_stay_on_the_row)
+{
+    term_open(40, 120, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, '6');
+    draw(a);
+    int moved = 0;
+    for (int r = 0; r < 60; r++) {
+        app_feed(a, 'j');
+        draw(a);
+        int y = find_row(": ");
+        char name[64] = "";
+        for (int yy = LINES - 1; yy >= 0; yy--) { /* the info line: " RESOURCE: layer kind ..." */
+            const char *t = row(yy);
+            if ((strncmp(t, " link ", 6) == 0 || strncmp(t, " nic ", 5) == 0 || strncmp(t, " gpu ", 5) == 0) &&
+                strchr(t, ':')) {
+                snprintf(name, sizeof name, "%.*s", (int)(strchr(t, ':') - t), t);
+                break;
+            }
+        }
+        (void)y;
+        if (!name[0] || strncmp(name, " gpu ", 5) == 0) continue;
+        for (int k = 0; k < 3; k++) {
+            app_feed(a, k == 2 ? '[' : ']');
+            draw(a);
+            char want[80];
+            snprintf(want, sizeof want, "%s: ", name);
+            cr_assert(find_row(want) >= 0, "after %c the cursor left %s:\n%s", k == 2 ? '[' : ']', name, dump());
+        }
+        moved++;
+    }
+    cr_assert_gt(moved, 3, "the step has link and NIC rows to try");
+    app_free(a);
+    term_close();
+}

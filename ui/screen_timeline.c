@@ -407,7 +407,11 @@ static action next_task(app *a, int key)
                 pick = t->on[r][i];
     }
     if (pick < 0) return ACT_NONE;
+    /* along the row: a task on several resources (a transfer holds its
+     * link and the NICs it crosses) lists this row among them; stay on it */
+    int row = t->row;
     goto_task(t, pick);
+    t->row = row;
     return ACT_REDRAW;
 }
 
