@@ -182,7 +182,8 @@ expect_re "scaling rows computed" "L layer-wise +[0-9]"
 keys 5
 expect "cluster screen" "intra-node GB/s"
 keys 6
-sim=$("$LW" simulate -n vgg16 -c p100-4x4 -g 8 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
+# the TUI simulates with full overlap (the CLI's default is ddp since issue 34)
+sim=$("$LW" simulate -n vgg16 -c p100-4x4 -g 8 --overlap full --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline: the simulated step equals the CLI's ($sim ms)" "simulated step $sim ms"
 expect_re "timeline: a Gantt row per GPU" "gpu 7 +[FBWXS.]+"
 keys ']'
@@ -190,7 +191,7 @@ expect_re "timeline: the cursor names a task" "gpu 0: [a-z0-9_]+ forward"
 keys / p r o b Enter
 expect_re "timeline: / finds the layer's tasks" ": prob [a-z ]+ · "
 keys -- +
-sim16=$("$LW" simulate -n vgg16 -c p100-4x4 -g 16 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
+sim16=$("$LW" simulate -n vgg16 -c p100-4x4 -g 16 --overlap full --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["step_ms"])')
 expect "timeline follows a what-if ($sim16 ms at 16 GPUs)" "simulated step $sim16 ms"
 # e on the timeline draws the step with cairo (SVG by default, PNG typed)
 keys e
