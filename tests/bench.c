@@ -181,6 +181,39 @@ static double minplus_loop(int n, int k, int reps, int scalar)
     return best;
 }
 
+/* Runs argv (output to /dev/null) reps times: the best wall seconds, and
+ * the largest peak RSS (KiB) in *rss; exits on a failed run. */
+static double run_timed(char *const argv[], int reps, long *rss)
+{
+    double best = 1e30;
+    *rss = 0;
+    for (int k = 0; k < reps; k++) {
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1 /* O_WRONLY */, 0);
+        pid_t pid;
+        double t0 = lw_now();
+        if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+            fprintf(stderr, "bench: cannot run %s\n", argv[0]);
+            exit(1);
+        }
+        int st;
+        struct rusage ru;
+        wait4(pid, &st, 0, &ru);
+        double t = lw_now() - t0;
+        posix_spawn_file_actions_destroy(&fa);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "bench:");
+            for (int i = 0; argv[i]; i++) fprintf(stderr, " %s", argv[i]);
+            fprintf(stderr, " failed\n");
+            exit(1);
+        }
+        if (t < best) best = t;
+        if (ru.ru_maxrss > *rss) *rss = ru.ru_maxrss;
+    }
+    return best;
+}
+
 /* Runs the real program; returns wall seconds and peak RSS in MiB. */
 static double bench_cmd(const char *exe, const char *cmd, const char *net, const char *cl, const char *gpus,
                         const char *extra, int reps, int ref_k, int plain_ref, const char *target)
@@ -190,32 +223,10 @@ static double bench_cmd(const char *exe, const char *cmd, const char *net, const
     const int n_elim = ref_k == 70 ? 120 : 121, ref_reps = ref_k == 70 ? 5 : 2;
     double ref = ref_k ? minplus_loop(n_elim, ref_k, ref_reps, 0) : 0;
     double ref_scalar = ref_k && plain_ref ? minplus_loop(n_elim, ref_k, ref_reps, 1) : 0;
-    double best = 1e30;
-    long rss = 0;
-    for (int k = 0; k < reps; k++) {
-        char *argv[] = {(char *)exe, (char *)cmd, "-n", (char *)net, "-c", (char *)cl, "-g", (char *)gpus, "--json",
-                        (char *)extra, extra ? "data" : NULL, NULL};
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1 /* O_WRONLY */, 0);
-        pid_t pid;
-        double t0 = lw_now();
-        if (posix_spawn(&pid, exe, &fa, NULL, argv, environ) != 0) {
-            fprintf(stderr, "bench: cannot run %s\n", exe);
-            exit(1);
-        }
-        int st;
-        struct rusage ru;
-        wait4(pid, &st, 0, &ru);
-        double t = lw_now() - t0;
-        posix_spawn_file_actions_destroy(&fa);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            fprintf(stderr, "bench: %s %s -n %s -c %s -g %s failed\n", exe, cmd, net, cl, gpus);
-            exit(1);
-        }
-        if (t < best) best = t;
-        if (ru.ru_maxrss > rss) rss = ru.ru_maxrss;
-    }
+    char *argv[] = {(char *)exe, (char *)cmd, "-n", (char *)net, "-c", (char *)cl, "-g", (char *)gpus, "--json",
+                    (char *)extra, extra ? "data" : NULL, NULL};
+    long rss;
+    double best = run_timed(argv, reps, &rss);
     const char *base = strrchr(cl, '/') ? strrchr(cl, '/') + 1 : cl;
     char what[160];
     snprintf(what, sizeof what, "%s%s -n %s -c %.*s -g %s", cmd, extra ? " -s data" : "", net,
@@ -239,32 +250,10 @@ static double bench_cmd(const char *exe, const char *cmd, const char *net, const
 static void bench_transformer(const char *exe, const char *net, const char *cl, const char *gpus,
                               const char *prec, const char *bpg, int reps, const char *target)
 {
-    double best = 1e30;
-    long rss = 0;
-    for (int k = 0; k < reps; k++) {
-        char *argv[] = {(char *)exe, "search", "-n", (char *)net, "-c", (char *)cl, "-g", (char *)gpus, "--precision",
-                        (char *)prec, "--batch-per-gpu", (char *)bpg, "--json", NULL};
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1 /* O_WRONLY */, 0);
-        pid_t pid;
-        double t0 = lw_now();
-        if (posix_spawn(&pid, exe, &fa, NULL, argv, environ) != 0) {
-            fprintf(stderr, "bench: cannot run %s\n", exe);
-            exit(1);
-        }
-        int st;
-        struct rusage ru;
-        wait4(pid, &st, 0, &ru);
-        double t = lw_now() - t0;
-        posix_spawn_file_actions_destroy(&fa);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            fprintf(stderr, "bench: search -n %s -c %s -g %s failed\n", net, cl, gpus);
-            exit(1);
-        }
-        if (t < best) best = t;
-        if (ru.ru_maxrss > rss) rss = ru.ru_maxrss;
-    }
+    char *argv[] = {(char *)exe, "search", "-n", (char *)net, "-c", (char *)cl, "-g", (char *)gpus, "--precision",
+                    (char *)prec, "--batch-per-gpu", (char *)bpg, "--json", NULL};
+    long rss;
+    double best = run_timed(argv, reps, &rss);
     char what[160];
     snprintf(what, sizeof what, "search -n %s -c %s -g %s --precision %s --batch-per-gpu %s", net, cl, gpus, prec, bpg);
     printf("  %-76s %7.3f s %6.1f MiB   target %s\n", what, best, rss / 1024.0, target);
