@@ -207,6 +207,7 @@ static search_result *search_pinned(const plan *p, const plan_settings *set, con
                                     cost_graph **cg, double *ms, lw_error *err)
 {
     *cg = graph_with_pins(m, pins, -1);
+    ((plan *)p)->searches++; /* a count for tests (plan_search_count), not part of the result */
     search_options opt;
     search_options_init(&opt);
     opt.cancel = p->cancel;
@@ -226,8 +227,8 @@ static search_result *search_pinned(const plan *p, const plan_settings *set, con
 
 /* Makes a searched result the plan's: its graph, result and pins, and the
  * model when cm is not NULL (else the plan's own stays). */
-static void commit(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, const int *pins, double search_ms,
-                   int adopted, const int *best, plan_memory *mo, const plan_memory_settings *ms)
+static void commit(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, const int *pins, const config *want,
+                   double search_ms, int adopted, const int *best, plan_memory *mo, const plan_memory_settings *ms)
 {
     drop_results(p);
     if (cm) {
@@ -240,6 +241,7 @@ static void commit(plan *p, cost_model *cm, cost_graph *cg, search_result *sr, c
     p->cg = cg;
     p->sr = sr;
     memcpy(p->pinned, pins, sizeof(int) * (size_t)p->net->n_layers);
+    if (want != p->pin_want) memcpy(p->pin_want, want, sizeof(config) * (size_t)p->net->n_layers);
     p->search_ms = search_ms;
     memcpy(p->best, best, sizeof(int) * (size_t)p->net->n_layers);
     memory_free(&p->mem);
@@ -269,9 +271,9 @@ static int fit_memory(const plan *p, const cluster *cl, cost_model *m, const cos
     return rc;
 }
 
-/* Only the search again, under new pins (indices into the plan's model)
- * and memory settings. */
-static int research(plan *p, const int *pins, const plan_memory_settings *mset, lw_error *err)
+/* Only the search again, under new pins (indices into the plan's model;
+ * want: the same pins as asked for, held ones included) and memory settings. */
+static int research(plan *p, const int *pins, const config *want, const plan_memory_settings *mset, lw_error *err)
 {
     cost_graph *cg;
     double ms;
@@ -286,7 +288,7 @@ static int research(plan *p, const int *pins, const plan_memory_settings *mset, 
         cg_free(cg);
         return -1;
     }
-    commit(p, NULL, cg, sr, pins, ms, 0, best, &mo, mset);
+    commit(p, NULL, cg, sr, pins, want, ms, 0, best, &mo, mset);
     free(best);
     return 0;
 }
@@ -382,19 +384,17 @@ int plan_background_join(plan *p)
 }
 
 /* The pins in the new model cm, by index: pins are configs, not indices,
- * so they are carried over by value (pin_cfg: the configs asked for, deg[0]
- * 0 for none; else the current pins, pins_now, of p's model). A config the
- * new setting lacks drops its pin (-1). *any_pin: some pin was asked for. */
-static int *carry_pins(const plan *p, const cost_model *cm, const int *pins_now, const config *pin_cfg, int *any_pin)
+ * so they are carried over by value (want: the configs asked for, deg[0]
+ * 0 for none, held ones included). A config the new setting lacks holds
+ * its pin (-1 here, kept in want). *any_pin: some pin was asked for. */
+static int *carry_pins(const plan *p, const cost_model *cm, const config *want, int *any_pin)
 {
     int L = p->net->n_layers;
-    int *pins = lw_malloc(sizeof(int) * (size_t)L);
+    int *pins = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
     for (int i = 0; i < L; i++) {
         pins[i] = -1;
-        const config *want = pin_cfg ? (pin_cfg[i].deg[0] ? &pin_cfg[i] : NULL)
-                                     : pins_now[i] >= 0 && p->cm ? &p->cm->configs[i][pins_now[i]] : NULL;
-        if (!want) continue;
-        pins[i] = config_find(cm->configs[i], cm->n_configs[i], want);
+        if (!want[i].deg[0]) continue;
+        pins[i] = config_find(cm->configs[i], cm->n_configs[i], &want[i]);
         *any_pin = 1;
     }
     return pins;
@@ -414,10 +414,11 @@ static int rebuild_undo(plan *p, cost_model *cm, cost_graph *cg, search_result *
 }
 
 /* A new cost model and optimum for settings set on cluster cl (the plan's
- * own, or a new one the plan takes on success), pins given as indices into
- * the plan's current model. On failure nothing changed (cl is the caller's
- * to free). */
-static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pins_now, const config *pin_cfg,
+ * own, or a new one the plan takes on success), pins given as configs
+ * (want, held ones included: they come back where the new model has
+ * their config, in the same search). On failure nothing changed (cl is
+ * the caller's to free). */
+static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config *want,
                    const plan_memory_settings *mset, lw_error *err)
 {
     int L = p->net->n_layers;
@@ -468,7 +469,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         post_counts = p->whatifs && cost_model_kept_bytes(cm) == 0 && cost_model_could_keep_counts(cm);
     }
     int any_pin = 0;
-    int *pins = carry_pins(p, cm, pins_now, pin_cfg, &any_pin);
+    int *pins = carry_pins(p, cm, want, &any_pin);
     double search_ms = 0;
     if (!adopted || any_pin || set->no_fold) { /* a prefetch searched without pins, with folds */
         search_result_free(sr);
@@ -492,7 +493,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const int *pi
         if (given_base) given_base = NULL;
         else p->cm = NULL;
     }
-    commit(p, cm, cg, sr, pins, search_ms, adopted, best, &mo, mset);
+    commit(p, cm, cg, sr, pins, want, search_ms, adopted, best, &mo, mset);
     if (post_counts) prefetch_counts_post(prefetcher_of(p), p->cm, base);
     cost_model_free(given_base); /* then the cluster it pointed to */
     cluster_free(given_cl);
@@ -513,7 +514,7 @@ int plan_search(plan *p, lw_error *err)
     if (!p->unsearched) return 0;
     p->unsearched = 0;
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &p->set, p->cl, p->pinned, NULL, &mset, err) == 0) return 0;
+    if (rebuild(p, &p->set, p->cl, p->pin_want, &mset, err) == 0) return 0;
     p->unsearched = 1;
     return -1;
 }
@@ -551,34 +552,43 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
         return lw_fail(err, 2, "bad memory settings (limit, time budget or optimizer)");
     const plan_memory_settings *mset = c->mem ? c->mem : &p->mset;
     int mset_changed = memcmp(mset, &p->mset, sizeof *mset) != 0;
-    int *pins = lw_malloc(sizeof(int) * (size_t)L);
-    for (int i = 0; i < L; i++) pins[i] = c->clear_pins ? -1 : p->pinned[i];
-    for (int i = 0; i < c->n_pins; i++) pins[c->pins[i].layer] = c->pins[i].config;
-    if (c->pin_configs && !c->set && !c->cl) /* the same model: its indices */
-        for (int i = 0; i < L; i++)
-            pins[i] = c->pin_configs[i].deg[0] ? config_find(p->cm->configs[i], p->cm->n_configs[i], &c->pin_configs[i]) : -1;
+    /* the pins as asked for (held ones included), then as indices into the current model */
+    config *want = lw_calloc((size_t)(L ? L : 1), sizeof(config));
+    if (c->pin_configs) memcpy(want, c->pin_configs, sizeof(config) * (size_t)L);
+    else if (!c->clear_pins) memcpy(want, p->pin_want, sizeof(config) * (size_t)L);
+    if (!c->pin_configs)
+        for (int i = 0; i < c->n_pins; i++)
+            want[c->pins[i].layer] = c->pins[i].config >= 0 ? p->cm->configs[c->pins[i].layer][c->pins[i].config]
+                                                            : (config){{0, 0, 0, 0, 0, 0}};
+    int *pins = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
+    for (int i = 0; i < L; i++)
+        pins[i] = want[i].deg[0] && p->cm ? config_find(p->cm->configs[i], p->cm->n_configs[i], &want[i]) : -1;
     int rc = 0;
     if (c->set || c->cl) {
         /* a new model: the plan's cluster stays untouched until it commits */
         cluster *cl = p->cl;
         if (c->cl || (c->sync_set && c->sync != p->cl->sync)) cl = cluster_clone(c->cl ? c->cl : p->cl);
         if (c->sync_set) cl->sync = c->sync;
-        rc = rebuild(p, c->set ? c->set : &p->set, cl, pins, c->pin_configs, mset, err);
+        rc = rebuild(p, c->set ? c->set : &p->set, cl, want, mset, err);
         if (rc != 0 && cl != p->cl) cluster_free(cl);
     } else if (c->sync_set && c->sync != p->cl->sync) {
         /* only t_s depends on the sync scheme; put it back on failure */
         sync_scheme was = p->cl->sync;
         p->cl->sync = c->sync;
         cost_model_refresh_sync(p->cm);
-        rc = research(p, pins, mset, err);
+        rc = research(p, pins, want, mset, err);
         if (rc != 0) {
             p->cl->sync = was;
             cost_model_refresh_sync(p->cm);
         }
     } else if (memcmp(pins, p->pinned, sizeof(int) * (size_t)L) != 0 || mset_changed) {
-        rc = research(p, pins, mset, err);
+        rc = research(p, pins, want, mset, err);
+    } else {
+        /* only pins on hold set or dropped: the optimum stands */
+        memcpy(p->pin_want, want, sizeof(config) * (size_t)L);
     }
     free(pins);
+    free(want);
     return rc;
 }
 
@@ -586,8 +596,7 @@ plan_state plan_state_get(const plan *p)
 {
     int L = p->net->n_layers;
     plan_state s = {p->set, cluster_clone(p->cl), p->mset, L, lw_calloc((size_t)L, sizeof(config))};
-    for (int i = 0; i < L; i++)
-        if (p->pinned[i] >= 0 && p->cm) s.pins[i] = p->cm->configs[i][p->pinned[i]];
+    memcpy(s.pins, p->pin_want, sizeof(config) * (size_t)L);
     return s;
 }
 
@@ -618,11 +627,12 @@ static int memory_settings_equal(const plan_memory_settings *a, const plan_memor
     return a->limit == b->limit && a->optimizer == b->optimizer && a->time_s == b->time_s;
 }
 
+/* The plan's pins as asked for (held ones included) are pins. */
 static int pins_are(const plan *p, const config *pins)
 {
     for (int i = 0; i < p->net->n_layers; i++) {
-        int want = pins[i].deg[0] != 0, has = p->pinned[i] >= 0;
-        if (want != has || (has && !config_equal(&pins[i], &p->cm->configs[i][p->pinned[i]]))) return 0;
+        int want = pins[i].deg[0] != 0, has = p->pin_want[i].deg[0] != 0;
+        if (want != has || (has && !config_equal(&pins[i], &p->pin_want[i]))) return 0;
     }
     return 1;
 }
@@ -659,6 +669,28 @@ int plan_pin_count(const plan *p)
     return n;
 }
 
+int plan_pin_held(const plan *p, int li)
+{
+    return p->pin_want[li].deg[0] != 0 && p->pinned[li] < 0;
+}
+
+int plan_pins_held(const plan *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->net->n_layers; i++) n += plan_pin_held(p, i);
+    return n;
+}
+
+const config *plan_pin_config(const plan *p, int li)
+{
+    return p->pin_want[li].deg[0] ? &p->pin_want[li] : NULL;
+}
+
+long plan_search_count(const plan *p)
+{
+    return p->searches;
+}
+
 refine_bounds plan_refine_bounds(const plan *p)
 {
     return (refine_bounds){.pinned = p->pinned, .memory_limit = p->mem.limit_bytes};
@@ -687,8 +719,9 @@ static plan *plan_create(network *net, cluster *cl, profile *prof, plan_settings
     p->best = lw_calloc((size_t)net->n_layers, sizeof(int));
     p->pinned = lw_malloc(sizeof(int) * (size_t)net->n_layers);
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
+    p->pin_want = lw_calloc((size_t)(net->n_layers ? net->n_layers : 1), sizeof(config));
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &set, cl, p->pinned, NULL, &mset, err) != 0) {
+    if (rebuild(p, &set, cl, p->pin_want, &mset, err) != 0) {
         plan_free(p);
         return NULL;
     }
@@ -733,6 +766,7 @@ void plan_free(plan *p)
     profile_free(p->prof);
     free(p->best);
     free(p->pinned);
+    free(p->pin_want);
     free(p);
 }
 
@@ -933,8 +967,7 @@ static int probe_resolve(const plan *p, const plan_settings *set, const cluster 
     q->ms = explain_mset(p);
     q->limited = plan_limit_applies(p);
     q->pins = lw_calloc((size_t)(L ? L : 1), sizeof(config));
-    for (int i = 0; i < L; i++)
-        if (p->pinned[i] >= 0 && p->cm) q->pins[i] = p->cm->configs[i][p->pinned[i]];
+    memcpy(q->pins, p->pin_want, sizeof(config) * (size_t)L); /* held ones included, as plan_apply carries them */
     return 0;
 }
 

@@ -71,6 +71,10 @@ typedef struct plan {
     strategy_eval best_eval;
     plan_memory mem;         /* how best relates to the memory limit */
     int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
+    config *pin_want;        /* [n_layers] the pins as asked for, by config (deg[0] 0: none): a pin whose
+                                config the current model lacks is held (pinned -1) and comes back, in the
+                                same search, with a setting that has it (plan_pin_held) */
+    long searches;           /* searches run so far (plan_search_count: for tests) */
     double search_ms;
     int from_prefetch;       /* the last model change took a prefetched model */
     int repriced;            /* the last model change re-priced the transfers the previous model's
@@ -183,7 +187,7 @@ typedef struct plan_change {
     sync_scheme sync;
     int clear_pins;           /* 1: unpin every layer, before the pins below */
     int n_pins;               /* pins to set or clear (alone: only the search runs again) */
-    const plan_pin *pins;
+    const plan_pin *pins;     /* config -1 unpins the layer (and drops a pin on hold) */
     const plan_memory_settings *mem; /* new memory settings (alone: only the search runs again) */
     /* [n_layers] every layer's pin as a config, found in the new setting's
      * model (deg all 0: not pinned); replaces the pins above. For putting
@@ -194,7 +198,8 @@ typedef struct plan_change {
 /* Applies c: recomputes what it touches (the cost model for new settings
  * or a new cluster, the t_s tables for a sync switch, only the search for
  * pins; pins are carried over to a new model by config, and a config the
- * new setting lacks drops its pin) and commits the new model and optimum,
+ * new setting lacks holds its pin until a setting has it again:
+ * plan_pin_held) and commits the new model and optimum,
  * returning 0. On failure (a bad change: code 2; a search over the limits
  * or cancelled through p->cancel: code 1) it returns non-zero with err set
  * and the plan is exactly as it was: the previous settings, cluster, pins,
@@ -206,7 +211,7 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err);
 /* Everything plan_apply changes, as one value: the run settings, the
  * cluster (with its sync scheme, precision and edits), the memory settings
  * and the pins, as configs so that they outlive the model they were made
- * in. Not the model or the optimum: plan_apply computes those again. */
+ * in (those on hold included). Not the model or the optimum: plan_apply computes those again. */
 typedef struct plan_state {
     plan_settings set;
     cluster *cl;             /* a copy, owned */
@@ -229,6 +234,18 @@ plan_change plan_state_change(const plan *p, const plan_state *s);
 void plan_set_cancel(plan *p, atomic_int *cancel);
 /* How many layers are pinned. */
 int plan_pin_count(const plan *p);
+/* Layer li's pin is on hold: asked for, but its config is not one of the
+ * current setting's (a GPU count that lacks it). plan_apply keeps it and
+ * pins it again, within the what-if's own search, on a setting that has
+ * the config; unpinning the layer (config -1) or clear_pins drops it. */
+int plan_pin_held(const plan *p, int li);
+/* How many pins are on hold. */
+int plan_pins_held(const plan *p);
+/* Layer li's pin as asked for (held or not), or NULL where it has none. */
+const config *plan_pin_config(const plan *p, int li);
+/* How many searches the plan has run (a what-if runs one, pins on hold
+ * included): for tests. */
+long plan_search_count(const plan *p);
 
 /* The constraints the plan's search had, for refining its optimum under
  * the simulator (refine.h): its pins and its memory limit (+inf: none).

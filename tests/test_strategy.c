@@ -786,6 +786,42 @@ Test(plan, states_put_back_give_the_same_plans)
     plan_free(p);
 }
 
+/* A pin whose config a setting lacks is held by the plan (its state
+ * keeps it), and the what-if back to a setting that has the config pins
+ * it again in its one search; unpinning the layer drops the hold without
+ * a search. */
+Test(plan, a_held_pin_comes_back_in_one_search)
+{
+    plan *p = open_plan("alexnet", "p100-4x4", 16, 0);
+    lw_error err = {0};
+    int fc6 = net_find(p->net, "fc6"), k16 = -1;
+    for (int k = 0; k < plan_n_configs(p, fc6) && k16 < 0; k++)
+        if (config_tasks(plan_config(p, fc6, k)) == 16 && k != p->best[fc6]) k16 = k;
+    cr_assert(k16 >= 0);
+    config c16 = *plan_config(p, fc6, k16);
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &(plan_pin){fc6, k16}}, &err), 0, "%s", err.msg);
+    cr_assert_eq(apply_set(p, 8, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_pin_count(p), 0);
+    cr_assert(plan_pin_held(p, fc6) && plan_pins_held(p) == 1, "the pin 8 GPUs lack is held");
+    cr_assert(plan_pin_config(p, fc6) && config_equal(plan_pin_config(p, fc6), &c16));
+    long before = plan_search_count(p);
+    cr_assert_eq(apply_set(p, 16, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_search_count(p) - before, 1, "one search for the what-if, pin included");
+    cr_assert(p->pinned[fc6] >= 0 && config_equal(plan_config(p, fc6, p->pinned[fc6]), &c16));
+    cr_assert(config_equal(plan_config(p, fc6, p->best[fc6]), &c16), "the optimum obeys the pin");
+    cr_assert_eq(plan_pins_held(p), 0);
+    /* held again, then unpinned: dropped without a search */
+    cr_assert_eq(apply_set(p, 8, 0, &err), 0, "%s", err.msg);
+    before = plan_search_count(p);
+    cr_assert_eq(plan_apply(p, &(plan_change){.n_pins = 1, .pins = &(plan_pin){fc6, -1}}, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_search_count(p), before);
+    cr_assert_eq(plan_pins_held(p), 0);
+    cr_assert_eq(plan_pin_config(p, fc6), NULL);
+    cr_assert_eq(apply_set(p, 16, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_pin_count(p), 0, "a dropped pin does not come back");
+    plan_free(p);
+}
+
 Test(prefetch, a_queued_setting_is_taken_and_equals_a_fresh_build)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 16, 0);

@@ -474,9 +474,13 @@ Test(tui_edges, pins_are_held_while_the_gpu_count_lacks_their_config)
     cr_assert(strstr(a->status, "pin fc6 = c16 on hold"), "%s", a->status);
     draw(a);
     cr_assert(strstr(row(1), "1 pin on hold"), "context: %s", row(1));
-    /* back on 16 GPUs the pin is back */
+    /* back on 16 GPUs the pin is back, within the what-if's one search
+     * (the plan holds it: no second plan_apply to put it back) */
+    long searches = plan_search_count(a->p);
     app_feed(a, '+');
     cr_assert_eq(a->p->gpus, 16);
+    cr_assert_eq(plan_search_count(a->p) - searches, 1, "%ld searches for one what-if with a pin on hold",
+                 plan_search_count(a->p) - searches);
     k = config_index(a, "fc6", "c16");
     cr_assert(k >= 0 && a->p->pinned[fc6] == k, "fc6's pin did not come back: %s", a->status);
     cr_assert(strstr(a->status, "1 pin back"), "%s", a->status);

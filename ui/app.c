@@ -71,13 +71,6 @@ static void layer_arrays_new(app *a)
     a->order = lw_malloc(sizeof(int) * (size_t)n);
     a->base.ci = lw_calloc((size_t)n, sizeof(int));
     a->prev.configs = lw_calloc((size_t)n, sizeof(config));
-    a->wish.pin = lw_calloc((size_t)n, sizeof(config));
-    a->wish.set = lw_calloc((size_t)n, 1);
-    for (int i = 0; i < n; i++)
-        if (a->p->pinned[i] >= 0) {
-            a->wish.pin[i] = *plan_config(a->p, i, a->p->pinned[i]);
-            a->wish.set[i] = 1;
-        }
 }
 
 static void layer_arrays_free(app *a)
@@ -87,8 +80,6 @@ static void layer_arrays_free(app *a)
     free(a->base.ci);
     free(a->prev.configs);
     strategy_eval_free(&a->prev.eval); /* the previous strategy: of these layers */
-    free(a->wish.pin);
-    free(a->wish.set);
 }
 
 app *app_open(const tui_args *args, lw_error *err)
@@ -215,60 +206,43 @@ void app_status_opened(app *a)
 
 int app_pins_held(const app *a)
 {
-    const plan *p = a->p;
-    int n = 0;
-    for (int i = 0; i < p->net->n_layers; i++) n += a->wish.set[i] && p->pinned[i] < 0;
-    return n;
+    return plan_pins_held(a->p);
 }
 
-/* After a what-if: pins follow the person's wishes. A pin the plan holds
- * is the wish; a wished config the new setting has again is pinned back
- * (one more search); one it lacks stays on hold. note: what happened, for
- * the status. */
-static void pins_follow(app *a, action act, char *note, size_t n)
+/* Which layers' pins are on hold now ([n_layers], caller frees). */
+static unsigned char *held_now(const plan *p)
 {
-    plan *p = a->p;
+    int L = p->net->n_layers;
+    unsigned char *h = lw_malloc((size_t)(L ? L : 1));
+    for (int i = 0; i < L; i++) h[i] = (unsigned char)plan_pin_held(p, i);
+    return h;
+}
+
+/* After a what-if: what became of the pins on hold (the plan keeps them
+ * and pins them again, in the what-if's own search, on a setting that has
+ * their config). was_held: held_now before it. note: what happened, for
+ * the status. */
+static void pins_note(const app *a, const unsigned char *was_held, char *note, size_t n)
+{
+    const plan *p = a->p;
     int L = p->net->n_layers, back = 0, held = 0, first_held = -1;
     note[0] = 0;
-    if (a->hist.move) {
-        /* undo and redo put back a state exactly: its pins, and the
-         * wishes it had, held pins included */
-        history_wishes(a);
-        return;
-    }
-    plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));
+    if (a->hist.move) return; /* undo and redo put back a state exactly, held pins included */
     for (int i = 0; i < L; i++) {
-        if (p->pinned[i] >= 0) {
-            a->wish.pin[i] = *plan_config(p, i, p->pinned[i]);
-            a->wish.set[i] = 1;
-            continue;
-        }
-        if (!a->wish.set[i]) continue;
-        int k = plan_config_index(p, i, &a->wish.pin[i]);
-        if (k < 0) {
+        back += was_held[i] && p->pinned[i] >= 0;
+        if (plan_pin_held(p, i)) {
             held++;
             if (first_held < 0) first_held = i;
-        } else if (act == ACT_REBUILD) {
-            pins[back++] = (plan_pin){i, k};
-        } else {
-            a->wish.set[i] = 0; /* unpinned by hand */
         }
     }
-    if (back) {
-        lw_error err = {0};
-        if (plan_apply(p, &(plan_change){.n_pins = back, .pins = pins}, &err) == 0)
-            snprintf(note, n, "; %d pin%s back", back, back == 1 ? "" : "s");
-        else
-            snprintf(note, n, "; pins not restored: %.150s", err.msg);
-    }
+    if (back) snprintf(note, n, "; %d pin%s back", back, back == 1 ? "" : "s");
     if (held) {
         char cb[48];
         size_t k = strlen(note);
-        plan_format_config(p, first_held, &a->wish.pin[first_held], cb, sizeof cb);
+        plan_format_config(p, first_held, plan_pin_config(p, first_held), cb, sizeof cb);
         snprintf(note + k, n - k, "; pin %s = %s on hold (not a config on %d GPUs)%s", p->net->layers[first_held].name,
                  cb, p->gpus, held > 1 ? " and others" : "");
     }
-    free(pins);
 }
 
 void app_free(app *a)
@@ -450,6 +424,7 @@ void app_perform(app *a, action act)
     }
     lw_error err = {0};
     double sim_before = app_shown_refined(a) ? NAN : app_sim_step_ms(a);
+    unsigned char *was_held = held_now(a->p);
     double t0 = lw_now();
     int rc = plan_apply(a->p, &a->pending.change, &err);
     a->prev.rebuild_s = lw_now() - t0;
@@ -465,6 +440,7 @@ void app_perform(app *a, action act)
         free(opened);
     }
     if (rc != 0) {
+        free(was_held);
         a->hist.move = 0;
         /* the plan is as it was: the previous setting and its optimum */
         if (strcmp(err.msg, "cancelled") == 0)
@@ -475,7 +451,8 @@ void app_perform(app *a, action act)
         return;
     }
     char note[256], warn[160];
-    pins_follow(a, act, note, sizeof note); /* before the history takes the state */
+    pins_note(a, was_held, note, sizeof note); /* before the history moves */
+    free(was_held);
     history_record(a);
     report_change(a);
     memory_warning(a, warn, sizeof warn);
@@ -700,8 +677,9 @@ action app_pin(app *a, int li, int k)
     if (li < 0 || li >= p->net->n_layers || !plan_has_model(p)) return ACT_NONE;
     char what[200], cb[64];
     if (k < 0) {
-        if (p->pinned[li] < 0 && a->wish.set[li]) {
-            a->wish.set[li] = 0;
+        if (plan_pin_held(p, li)) { /* the plan drops it without a search */
+            lw_error err = {0};
+            plan_apply(p, &(plan_change){.n_pins = 1, .pins = &(plan_pin){li, -1}}, &err);
             app_set_status(a, 0, "unpin %s: its pin was on hold; dropped", p->net->layers[li].name);
             return ACT_REDRAW;
         }
@@ -709,7 +687,6 @@ action app_pin(app *a, int li, int k)
             app_set_status(a, 0, "%s is not pinned", p->net->layers[li].name);
             return ACT_REDRAW;
         }
-        a->wish.set[li] = 0;
         snprintf(what, sizeof what, "unpin %s", p->net->layers[li].name);
     } else {
         plan_format_config(p, li, plan_config(p, li, k), cb, sizeof cb);
@@ -725,8 +702,9 @@ action app_pin(app *a, int li, int k)
 action app_clear_pins(app *a)
 {
     int n = plan_pin_count(a->p), held = app_pins_held(a);
-    for (int i = 0; i < a->p->net->n_layers; i++) a->wish.set[i] = 0;
     if (!n) {
+        lw_error err = {0};
+        if (held) plan_apply(a->p, &(plan_change){.clear_pins = 1}, &err); /* no search: none is pinned */
         if (held) app_set_status(a, 0, "dropped %d pin%s on hold", held, held == 1 ? "" : "s");
         else app_set_status(a, 0, "no layer is pinned");
         return ACT_REDRAW;

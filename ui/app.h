@@ -220,13 +220,6 @@ typedef struct app_source {
     int gpus_capped_from;      /* opened at PLAN_AUTO_SEARCH_MAX_GPUS of a cluster with this many GPUs (no count given), or 0 */
 } app_source;
 
-/* Pins as the person set them, by config (not index): a setting that
- * lacks the config holds the pin, one that has it again gets it back. */
-typedef struct app_wishes {
-    config *pin;               /* [n_layers] */
-    unsigned char *set;        /* [n_layers] 1: pin[i] holds a pin */
-} app_wishes;
-
 /* The last frame's geometry, for mouse clicks. */
 typedef struct app_frame {
     int h, w;
@@ -258,7 +251,6 @@ struct app {
     sort_key sort;
     app_baseline base;
     int *order;                /* [n_layers] row order for the current sort */
-    app_wishes wish;           /* pins as set, held where the setting lacks their config */
 
     void *st[SCR__COUNT];      /* each screen's own state (screens.h), made and freed by its ops */
     app_prompt prompt;         /* on the status line (prompt.h) */

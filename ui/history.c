@@ -5,9 +5,9 @@
  * was ("batch 32→64 per GPU"). Undo and redo are what-ifs themselves: the
  * change that puts the plan into the neighbouring state, applied through
  * plan_apply like any other, so the numbers that come back are the ones
- * the state had. A state also keeps the pins the person wished for, held
- * ones included (a pin whose config the GPU count lacks), so that an undo
- * to it holds them again. A new what-if after an undo drops what could be
+ * the state had. A state's pins include those on hold (a pin whose config
+ * the GPU count lacks: the plan keeps it), so that an undo to it holds
+ * them again. A new what-if after an undo drops what could be
  * redone.
  */
 #include "history.h"
@@ -27,8 +27,6 @@ struct history_entry {
      * file opened with O changes it; an undo past the open gives it back) */
     cluster *reset_to;
     char *reset_name;
-    config *pin_wish;        /* [n_layers] the app's wished pins in this state */
-    unsigned char *wished;
 };
 
 static void entry_free(struct history_entry *e)
@@ -36,8 +34,6 @@ static void entry_free(struct history_entry *e)
     plan_state_free(&e->st);
     cluster_free(e->reset_to);
     free(e->reset_name);
-    free(e->pin_wish);
-    free(e->wished);
 }
 
 void history_free(app *a)
@@ -64,21 +60,7 @@ static void push(app *a, const char *what)
     e->st = plan_state_get(a->p);
     e->reset_to = a->src.cluster_loaded ? cluster_clone(a->src.cluster_loaded) : NULL;
     e->reset_name = a->src.cluster_name ? lw_strdup(a->src.cluster_name) : NULL;
-    size_t L = (size_t)a->p->net->n_layers;
-    e->pin_wish = lw_malloc(sizeof(config) * (L ? L : 1));
-    e->wished = lw_malloc(L ? L : 1);
-    memcpy(e->pin_wish, a->wish.pin, sizeof(config) * L);
-    memcpy(e->wished, a->wish.set, L);
     a->hist.pos = a->hist.n - 1;
-}
-
-void history_wishes(app *a)
-{
-    int to = a->hist.pos + a->hist.move;
-    if (!a->hist.move || to < 0 || to >= a->hist.n) return;
-    size_t L = (size_t)a->p->net->n_layers;
-    memcpy(a->wish.pin, a->hist.entries[to].pin_wish, sizeof(config) * L);
-    memcpy(a->wish.set, a->hist.entries[to].wished, L);
 }
 
 /* The reset target of the state undo or redo moved to. */

@@ -12,9 +12,6 @@ void history_free(app *a);
 /* After a what-if went through: the new state (or, for an undo or redo,
  * the new position). */
 void history_record(app *a);
-/* During an undo or redo: the pins wished for (held ones included) in the
- * state it goes to, into a->wish.pin and a->wish.set. */
-void history_wishes(app *a);
 /* Undo (dir -1) or redo (1): the what-if back to the neighbouring state,
  * named "undo 3/5: batch 32→64 per GPU", for app_perform. */
 action app_undo(app *a, int dir);
