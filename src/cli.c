@@ -411,7 +411,7 @@ static void progress_line(double fraction, void *user)
 }
 
 /* Loads everything and builds the plan for o->set (without tables or a
- * search if unsearched: see plan_new_unsearched). */
+ * search if unsearched: see plan_options.unsearched). */
 static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_error *err)
 {
     network *net = plan_load_network(o->net, err);
@@ -453,8 +453,9 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
         }
     }
     search_progress_fn progress = isatty(STDERR_FILENO) ? progress_line : NULL;
-    if (!unsearched) return plan_new_memory(net, cl, prof, set, &o->mset, progress, NULL, err);
-    plan *p = plan_new_unsearched(net, cl, prof, set, &o->mset, err);
+    if (!unsearched) return plan_open(net, cl, prof,
+        &(plan_options){.set = set, .mem = o->mset, .progress = progress}, err);
+    plan *p = plan_open(net, cl, prof, &(plan_options){.set = set, .mem = o->mset, .unsearched = 1}, err);
     if (p) p->progress = progress; /* for a plan_search later (eval, compare) */
     return p;
 }

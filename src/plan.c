@@ -696,61 +696,30 @@ refine_bounds plan_refine_bounds(const plan *p)
     return (refine_bounds){.pinned = p->pinned, .memory_limit = p->mem.limit_bytes};
 }
 
-plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err)
-{
-    return plan_new_progress(net, cl, prof, set, NULL, NULL, err);
-}
-
-static plan *plan_create(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
-                         search_progress_fn progress, void *progress_user, int unsearched, atomic_int *cancel,
-                         int whatifs, lw_error *err)
+plan *plan_open(network *net, cluster *cl, profile *prof, const plan_options *o, lw_error *err)
 {
     plan *p = lw_calloc(1, sizeof *p);
-    p->whatifs = whatifs;
-    p->cancel = cancel;
-    if (ms) p->mset = *ms;
+    p->whatifs = o->whatifs;
+    p->cancel = o->cancel;
+    p->mset = o->mem;
     p->net = net;
     p->cl = cl;
     p->prof = prof;
-    p->set = set;
-    p->progress = progress;
-    p->progress_user = progress_user;
-    p->unsearched = unsearched;
+    p->set = o->set;
+    p->progress = o->progress;
+    p->progress_user = o->progress_user;
+    p->unsearched = o->unsearched;
     p->best = lw_calloc((size_t)net->n_layers, sizeof(int));
     p->pinned = lw_malloc(sizeof(int) * (size_t)net->n_layers);
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
     p->pin_want = lw_calloc((size_t)(net->n_layers ? net->n_layers : 1), sizeof(config));
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &set, cl, p->pin_want, &mset, err) != 0) {
+    if (rebuild(p, &p->set, cl, p->pin_want, &mset, err) != 0) {
         plan_free(p);
         return NULL;
     }
     p->cancel = NULL;
     return p;
-}
-
-plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
-                      search_progress_fn progress, void *progress_user, lw_error *err)
-{
-    return plan_create(net, cl, prof, set, ms, progress, progress_user, 0, NULL, 0, err);
-}
-
-plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
-                        void *progress_user, lw_error *err)
-{
-    return plan_new_memory(net, cl, prof, set, NULL, progress, progress_user, err);
-}
-
-plan *plan_new_unsearched(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
-                          lw_error *err)
-{
-    return plan_create(net, cl, prof, set, ms, NULL, NULL, 1, NULL, 0, err);
-}
-
-plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settings set,
-                           const plan_memory_settings *ms, atomic_int *cancel, lw_error *err)
-{
-    return plan_create(net, cl, prof, set, ms, NULL, NULL, 0, cancel, 1, err);
 }
 
 void plan_free(plan *p)

@@ -4,7 +4,7 @@
  * result and the optimal strategy's evaluation. The CLI and the TUI both
  * drive the engine through it.
  *
- * plan_new loads and owns the network, cluster and profile; plan_apply
+ * plan_open takes and owns the network, cluster and profile; plan_apply
  * applies a what-if (a plan_change: GPU count, batch, cluster, sync, pins)
  * and either commits the new model and optimum or leaves the plan exactly
  * as it was. A plan owns everything it points to; plan_free releases it all.
@@ -81,7 +81,7 @@ typedef struct plan {
                                 build kept instead of building (cost_model_reuse): 1 all of them (prices,
                                 batch, fewer GPUs), 2 some (more GPUs, a batch some sample degree does not
                                 divide: those entries computed); 0 built */
-    int whatifs;             /* what-ifs follow (plan_new_cancellable): every model gets counts (plan_counts_wait) */
+    int whatifs;             /* what-ifs follow (plan_options.whatifs): every model gets counts (plan_counts_wait) */
     int counts_wait;         /* a what-if while the model's counts are still being kept: 0 waits for them or gives
                                 them up, whichever is expected to answer sooner (plan_counts_worth_waiting); 1
                                 always waits; -1 always gives them up (tests, the benchmark) */
@@ -90,26 +90,40 @@ typedef struct plan {
     search_progress_fn progress; /* optional: called during a long final step */
     void *progress_user;
     struct prefetcher *prefetch; /* the background worker (prefetch.h; plan_prefetch_list) */
-    int unsearched;          /* plan_new_unsearched: cm has no tables, cg and sr are NULL */
+    int unsearched;          /* plan_options.unsearched: cm has no tables, cg and sr are NULL */
 } plan;
 
-/* Takes ownership of net, cl and prof (even on failure). */
-plan *plan_new(network *net, cluster *cl, profile *prof, plan_settings set, lw_error *err);
-/* plan_new with p->progress and p->progress_user set before its first
- * search, so a long final step can be shown (the CLI on a terminal). */
-plan *plan_new_progress(network *net, cluster *cl, profile *prof, plan_settings set, search_progress_fn progress,
-                        void *progress_user, lw_error *err);
-/* plan_new_progress with memory settings (NULL: the defaults). */
-plan *plan_new_memory(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
-                      search_progress_fn progress, void *progress_user, lw_error *err);
-/* plan_new_memory for an interactive front end (the TUI), where what-ifs
- * follow: what they reuse, the counts of its models' transfers, is kept
- * from the first model on, on the prefetch worker after each answer
- * (plan_counts_wait: about 60% more build time, and memory, which one-shot
- * CLI commands do not pay), and it gives up ("cancelled", NULL) once
- * *cancel is raised (NULL: not cancellable). */
-plan *plan_new_cancellable(network *net, cluster *cl, profile *prof, plan_settings set,
-                           const plan_memory_settings *ms, atomic_int *cancel, lw_error *err);
+/* How a plan is opened (all zero but set: a one-shot plan, searched at
+ * once, memory settings the defaults). */
+typedef struct plan_options {
+    plan_settings set;
+    plan_memory_settings mem;    /* all zero: the defaults */
+    /* called during a long final step, so that it can be shown (the CLI on
+     * a terminal); NULL: none */
+    search_progress_fn progress;
+    void *progress_user;
+    /* an interactive front end (the TUI), where what-ifs follow: what they
+     * reuse, the counts of its models' transfers, is kept from the first
+     * model on, on the prefetch worker after each answer (plan_counts_wait:
+     * about 60% more build time, and memory, which one-shot CLI commands
+     * do not pay) */
+    int whatifs;
+    /* opening gives up ("cancelled", NULL) once *cancel is raised (NULL:
+     * not cancellable; plan_set_cancel for the what-ifs after) */
+    atomic_int *cancel;
+    /* a plan for evaluating given strategies only: its model has no tables
+     * (cost_model_open: any shipped network at COST_EVAL_MAX_GPUS in well
+     * under a second) and it runs no search (cg, sr NULL; best all zero,
+     * best_eval empty; mem gives the optimizer the memory figures count).
+     * plan_apply keeps it so for new settings, a cluster or a sync scheme;
+     * pins, memory settings and plan_search turn it into a full plan. */
+    int unsearched;
+} plan_options;
+
+/* A plan for net on cl (prof may be NULL) as o says: its model built and
+ * searched (unless o->unsearched). Takes ownership of net, cl and prof
+ * (even on failure: NULL with err set). */
+plan *plan_open(network *net, cluster *cl, profile *prof, const plan_options *o, lw_error *err);
 void plan_free(plan *p);
 
 /* The most GPUs at which what searches on the side searches by itself:
@@ -122,14 +136,6 @@ void plan_free(plan *p);
  * machine's time or memory. */
 #define PLAN_AUTO_SEARCH_MAX_GPUS 256
 
-/* A plan for evaluating given strategies only: its model has no tables
- * (cost_model_open: any shipped network at COST_EVAL_MAX_GPUS in well under
- * a second) and it runs no search (cg, sr NULL; best all zero, best_eval
- * empty; ms, may be NULL, gives the optimizer the memory figures count).
- * plan_apply keeps it so for new settings, a cluster or a sync scheme;
- * pins, memory settings and plan_search turn it into a full plan. */
-plan *plan_new_unsearched(network *net, cluster *cl, profile *prof, plan_settings set, const plan_memory_settings *ms,
-                          lw_error *err);
 /* Builds the tables and searches (nothing to do for a plan that has an
  * optimum). 0 on success; on failure the plan stays unsearched. */
 int plan_search(plan *p, lw_error *err);
@@ -141,7 +147,7 @@ int plan_search(plan *p, lw_error *err);
  * out (the plan's result stays as it was). */
 int plan_step_tables(plan *p, lw_error *err);
 
-/* An interactive plan (plan_new_cancellable) answers a what-if that
+/* An interactive plan (plan_options.whatifs) answers a what-if that
  * computes transfer entries (its first model, more GPUs, a batch some
  * sample degree does not divide) without keeping their counts, and has
  * the prefetch worker build the same model again keeping them; the next
@@ -365,7 +371,7 @@ double plan_min_peak(const plan *p, double time_s, int *cfg, double *lower);
  * plan's current model (valid until the next plan_apply); a strategy is an
  * array of n_layers config indices. */
 
-/* The plan has a cost model (a plan made by plan_new always has). */
+/* The plan has a cost model (a plan made by plan_open always has). */
 int plan_has_model(const plan *p);
 int plan_n_configs(const plan *p, int li);
 /* Config k of layer li (points into the model: valid until the next plan_apply). */

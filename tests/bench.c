@@ -331,8 +331,8 @@ static int other_precision(const cluster *c)
 static plan *tui_plan_at_half(const plan *p, lw_error *err)
 {
     plan_settings half = {bench_g / 2, 32, 0, 0};
-    plan *q = plan_new_cancellable(plan_load_network(bench_net, err), cluster_clone(p->cl), NULL, half, NULL, NULL,
-                                   err);
+    plan *q = plan_open(plan_load_network(bench_net, err), cluster_clone(p->cl), NULL,
+        &(plan_options){.set = half, .whatifs = 1}, err);
     if (q) plan_counts_wait(q);
     return q;
 }
@@ -478,8 +478,8 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
                   * from scratch on the worker) are kept: the plan's choice (p->counts_wait 0) */
         {
             plan_settings at = {bench_g, 32, 0, 0};
-            plan *q = plan_new_cancellable(plan_load_network(bench_net, err), cluster_clone(p->cl), NULL, at, NULL,
-                                           NULL, err);
+            plan *q = plan_open(plan_load_network(bench_net, err), cluster_clone(p->cl), NULL,
+                &(plan_options){.set = at, .whatifs = 1}, err);
             if (!q) {
                 rc = 1;
                 break;
@@ -513,7 +513,8 @@ static void bench_sim(const char *net_name, const char *cl_name, int gpus, int r
 {
     lw_error err = {0};
     plan_settings set = {gpus, 32, 0, 0};
-    plan *p = plan_new(plan_load_network(net_name, &err), plan_load_cluster(cl_name, &err), NULL, set, &err);
+    plan *p = plan_open(plan_load_network(net_name, &err), plan_load_cluster(cl_name, &err), NULL,
+        &(plan_options){.set = set}, &err);
     if (!p) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
@@ -560,8 +561,8 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     plan_settings set = {gpus, 32, 0, 0};
     /* the TUI's plan: its first model answers, then gets the counts what-ifs re-price */
     double t_open = lw_now();
-    plan *p = plan_new_cancellable(plan_load_network(net, &err), plan_load_cluster(cl, &err), NULL, set, NULL, NULL,
-                                   &err);
+    plan *p = plan_open(plan_load_network(net, &err), plan_load_cluster(cl, &err), NULL,
+        &(plan_options){.set = set, .whatifs = 1}, &err);
     if (!p) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
@@ -738,7 +739,8 @@ int main(int argc, char **argv)
         printf("\nrefine under the simulator, from the Eq. 1 optimum to a local optimum (target: VGG-16 16 GPUs < 5 s)\n");
         lw_error e2 = {0};
         plan_settings s16 = {16, 32, 0, 0};
-        plan *q = plan_new(plan_load_network("vgg16", &e2), plan_load_cluster("p100-4x4", &e2), NULL, s16, &e2);
+        plan *q = plan_open(plan_load_network("vgg16", &e2), plan_load_cluster("p100-4x4", &e2), NULL,
+            &(plan_options){.set = s16}, &e2);
         if (!q) {
             fprintf(stderr, "bench: %s\n", e2.msg);
             return 1;

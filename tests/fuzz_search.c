@@ -105,10 +105,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cl->sync = (h >> 5) & 1 ? SYNC_RING_ALLREDUCE : SYNC_PARAMETER_SERVER;
 
     plan_settings set = {gpus, 0, batch, 0};
-    plan *p = plan_new(net, cl, NULL, set, &err); /* owns net and cl from here */
+    plan *p = plan_open(net, cl, NULL, &(plan_options){.set = set}, &err); /* owns net and cl from here */
     if (!p) {
         /* the only refusal allowed for a loaded network on a small cluster */
-        FUZZ_CHECK(strstr(err.msg, "too large") != NULL, "plan_new failed: %s", err.msg);
+        FUZZ_CHECK(strstr(err.msg, "too large") != NULL, "plan_open failed: %s", err.msg);
         return 0;
     }
     const cost_model *m = p->cm;

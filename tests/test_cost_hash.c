@@ -193,7 +193,7 @@ ParameterizedTest(hash_case *c, cost_hash, tables_and_optimum, .timeout = 600)
     plan_memory_settings ms = {.limit = c->limit_gib < 0 ? -1 : c->limit_gib * 1073741824.0, .time_s = 600};
     cost_tx_reference = c->path == PATH_REFERENCE;
     cost_tx_oracle = c->path == PATH_ORACLE;
-    plan *p = plan_new_memory(net, cl, NULL, s, &ms, NULL, NULL, &err);
+    plan *p = plan_open(net, cl, NULL, &(plan_options){.set = s, .mem = ms}, &err);
     cost_tx_reference = cost_tx_oracle = 0;
     cr_assert_not_null(p, "%s on %s: %s", c->net, c->cluster, err.msg);
     if (c->limit_gib >= 0) /* the case is there for the limit: it must move the optimum */

@@ -45,7 +45,7 @@ static plan *load_with(const char *net_name, int gpus, int no_fold)
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "loading p100-4x4: %s", err.msg);
     plan_settings set = {gpus, DEFAULT_BATCH_PER_GPU, 0, no_fold};
-    plan *p = plan_new(net, cl, NULL, set, &err);
+    plan *p = plan_open(net, cl, NULL, &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "plan for %s: %s", net_name, err.msg);
     return p;
 }
@@ -1156,7 +1156,7 @@ Test(output, graph_too_big_to_lay_out_is_refused_with_the_limit)
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "%s", err.msg);
     plan_settings set = {1, DEFAULT_BATCH_PER_GPU, 0, 0};
-    plan *p = plan_new(net, cl, NULL, set, &err);
+    plan *p = plan_open(net, cl, NULL, &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     char *dir = make_dir();
     char *svg = join(dir, "big.svg"), *dot = join(dir, "big.dot");
@@ -1200,7 +1200,7 @@ Test(export_names, hostile_names_give_well_formed_files)
     cluster *cl = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(cl, "%s", err.msg);
     plan_settings set = {4, DEFAULT_BATCH_PER_GPU, 0, 0};
-    plan *p = plan_new(net, cl, NULL, set, &err);
+    plan *p = plan_open(net, cl, NULL, &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     char *dir = make_dir();
     for (int v = VIEW_GRAPH; v <= VIEW_STRATEGY; v++) {

@@ -55,7 +55,7 @@ static inline plan *open_plan(const char *net, const char *cl, int gpus, long gl
     cluster *c = plan_load_cluster(cl, &err);
     cr_assert_not_null(c, "%s", err.msg);
     plan_settings s = {.gpus = gpus, .batch_per_gpu = 0, .global_batch = global_batch};
-    plan *p = plan_new(n, c, NULL, s, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s}, &err);
     cr_assert_not_null(p, "%s on %s, %d GPUs: %s", net, cl, gpus, err.msg);
     return p;
 }

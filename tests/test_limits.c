@@ -443,7 +443,7 @@ Test(limits_cluster, all_4096_gpus_are_refused_by_the_cost_model_quickly)
     cr_assert_not_null(n, "%s", err.msg);
     double t0 = now_s();
     plan_settings s = {0, 0, 0, 0}; /* all GPUs */
-    plan *p = plan_new(n, c, NULL, s, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s}, &err);
     ASSERT_REFUSED(p, err, "4096 GPUs", "at most 1024");
     cr_assert_eq(err.code, 2);
     cr_assert_lt(now_s() - t0, QUICK_S);
@@ -460,7 +460,7 @@ Test(limits_cluster, a_network_too_big_for_the_transfer_tables_is_refused, .time
     cr_assert(c && n, "%s", err.msg);
     double t0 = now_s();
     plan_settings s = {64, 0, 0, 0};
-    plan *p = plan_new(n, c, NULL, s, &err); /* 20000 edges x 210 x 210 configs */
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s}, &err); /* 20000 edges x 210 x 210 configs */
     ASSERT_REFUSED(p, err, "transfer tables", "67108864");
     cr_assert_lt(now_s() - t0, QUICK_S);
     free(cj);
@@ -517,7 +517,7 @@ Test(limits_batch, a_batch_of_a_trillion_is_refused_with_the_limit)
     cost_model *m = cost_model_build(n, c, NULL, 4, 1000000000000L, &err);
     ASSERT_REFUSED(m, err, "1000000000000", "100000000");
     plan_settings s = {4, 0, 1000000000000L, 0};
-    plan *p = plan_new(n, c, NULL, s, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s}, &err);
     ASSERT_REFUSED(p, err, "100000000");
     cr_assert_eq(err.code, 2);
 }
@@ -535,7 +535,7 @@ Test(limits_search, a_dense_block_at_16_gpus_is_too_large_and_says_how_large)
     cr_assert(n && c, "%s", err.msg);
     double t0 = now_s();
     plan_settings s = {16, 0, 0, 0};
-    plan *p = plan_new(n, c, NULL, s, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s}, &err);
     ASSERT_REFUSED(p, err, "too large", "layers left after the eliminations", "combinations", "16777216");
     cr_assert_eq(err.code, 1);
     cr_assert_lt(now_s() - t0, QUICK_S);
@@ -581,7 +581,7 @@ Test(limits_search, fifteen_hundred_dangling_branches_are_refused_quickly_withou
     cr_assert(n && c, "%s", err.msg);
     double t0 = now_s();
     plan_settings s = {4, 0, 0, 1};
-    plan *p = plan_new(n, c, NULL, s, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s}, &err);
     ASSERT_REFUSED(p, err, "too large", "1501 layers", "at most 1000");
     cr_assert_lt(now_s() - t0, QUICK_S);
 
@@ -590,7 +590,7 @@ Test(limits_search, fifteen_hundred_dangling_branches_are_refused_quickly_withou
     cr_assert(n && c, "%s", err.msg);
     t0 = now_s();
     s.no_fold = 0;
-    p = plan_new(n, c, NULL, s, &err);
+    p = plan_open(n, c, NULL, &(plan_options){.set = s}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     cr_assert_lt(now_s() - t0, QUICK_S);
     cr_assert_eq(p->sr->n_left, 2);

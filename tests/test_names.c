@@ -214,7 +214,7 @@ Test(names, export_escapes_format_characters)
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(c, "%s", err.msg);
     plan_settings set = {.gpus = 4};
-    plan *p = plan_new(n, c, NULL, set, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     const char *files[] = {"/tmp/lw_bidi_export.svg", "/tmp/lw_bidi_export.dot"};
     for (int i = 0; i < 2; i++) {

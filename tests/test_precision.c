@@ -29,7 +29,7 @@ static double one_gpu(const char *net, const char *cl, precision p, long batch)
     network *n = plan_load_network(net, &err);
     cr_assert_not_null(n, "%s", err.msg);
     plan_settings s = {.gpus = 1, .batch_per_gpu = batch};
-    plan *pl = plan_new(n, c, NULL, s, &err);
+    plan *pl = plan_open(n, c, NULL, &(plan_options){.set = s}, &err);
     cr_assert_not_null(pl, "%s on %s: %s", net, cl, err.msg);
     double v = pl->best_eval.images_per_s;
     plan_free(pl);

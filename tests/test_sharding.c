@@ -482,7 +482,7 @@ Test(sharding, explain_says_why_sharded_or_replicated)
         lw_error err = {0};
         plan_memory_settings ms = {0};
         ms.optimizer = OPT_ADAM;
-        plan *p = plan_new_memory(n, c, NULL, (plan_settings){4, 32, 0, 0}, &ms, NULL, NULL, &err);
+        plan *p = plan_open(n, c, NULL, &(plan_options){.set = (plan_settings){4, 32, 0, 0}, .mem = ms}, &err);
         cr_assert_not_null(p, "%s", err.msg);
         config n4 = C(4, 1, 1, 1); /* conv data parallel: 4 replicas */
         plan_pin pin = {1, config_find(p->cm->configs[1], p->cm->n_configs[1], &n4)};

@@ -350,7 +350,7 @@ static void check_serial_equals_eq1(const char *net_name)
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(c, "%s", err.msg);
     plan_settings set = {1, 0, 0, 0};
-    plan *p = plan_new(n, c, NULL, set, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     int gpus[3] = {1, 4, 16};
     int *ci = malloc(sizeof(int) * (size_t)p->net->n_layers);
@@ -393,7 +393,7 @@ Test(sim, vgg16_16_gpus_is_consistent_and_deterministic)
     network *n = plan_load_network("vgg16", &err);
     cluster *c = plan_load_cluster("p100-4x4", &err);
     plan_settings set = {16, 0, 0, 0};
-    plan *p = plan_new(n, c, NULL, set, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     sim_result *a = sim_run(p->cm, p->best, NULL);
     sim_result *b = sim_run(p->cm, p->best, NULL);
@@ -437,7 +437,7 @@ Test(refine, never_worse_deterministic_and_its_step_is_the_simulators)
     network *n = plan_load_network("lenet5", &err);
     cluster *c = plan_load_cluster("p100-4x4", &err);
     plan_settings set = {4, 0, 0, 0};
-    plan *p = plan_new(n, c, NULL, set, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     int L = p->net->n_layers;
     int *start = malloc(sizeof(int) * (size_t)L);
@@ -487,7 +487,8 @@ Test(refine, sliced_search_equals_one_call)
 {
     lw_error err = {0};
     plan_settings set = {4, 0, 0, 0};
-    plan *p = plan_new(plan_load_network("alexnet", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
+    plan *p = plan_open(plan_load_network("alexnet", &err), plan_load_cluster("p100-4x4", &err), NULL,
+        &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     int L = p->net->n_layers;
     int *start = malloc(sizeof(int) * (size_t)L);
@@ -620,7 +621,7 @@ Test(sim_bound, size_estimate_matches_the_task_graph)
     network *n = plan_load_network("inception_v3", &err);
     cluster *c = plan_load_cluster("tests/fixtures/clusters/h100-128x8.json", &err);
     cr_assert(n && c, "%s", err.msg);
-    plan *p = plan_new_unsearched(n, c, NULL, (plan_settings){.gpus = 1024}, NULL, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = (plan_settings){.gpus = 1024}, .unsearched = 1}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     int *ci = malloc(sizeof(int) * (size_t)p->net->n_layers);
     strategy_baseline(p->cm, BASE_MODEL, ci);
@@ -703,7 +704,8 @@ Test(sim, step_only_equals_the_full_run)
 {
     lw_error err = {0};
     plan_settings set = {16, 0, 0, 0};
-    plan *p = plan_new(plan_load_network("vgg16", &err), plan_load_cluster("p100-4x4", &err), NULL, set, &err);
+    plan *p = plan_open(plan_load_network("vgg16", &err), plan_load_cluster("p100-4x4", &err), NULL,
+        &(plan_options){.set = set}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     sim_result *s = sim_run(p->cm, p->best, NULL);
     cr_assert(s->eq1_ms > 0);

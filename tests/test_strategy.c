@@ -873,12 +873,13 @@ Test(prefetch, other_settings_and_cluster_edits_are_built_afresh)
     plan_free(p);
 }
 
-/* The optimum of plan p equals (==) that of a fresh plan_new of its
+/* The optimum of plan p equals (==) that of a fresh plan_open of its
  * network, cluster and settings. */
 static void expect_equal_to_fresh_plan(const plan *p, const char *net, const char *what)
 {
     lw_error err = {0};
-    plan *fresh = plan_new(plan_load_network(net, &err), cluster_clone(p->cl), NULL, p->set, &err);
+    plan *fresh = plan_open(plan_load_network(net, &err), cluster_clone(p->cl), NULL,
+        &(plan_options){.set = p->set}, &err);
     cr_assert_not_null(fresh, "%s", err.msg);
     cr_assert_eq(fresh->batch, p->batch);
     cr_assert(p->best_eval.total_ms == fresh->best_eval.total_ms, "%s: %.17g vs a fresh %.17g", what,
@@ -892,7 +893,7 @@ static void expect_equal_to_fresh_plan(const plan *p, const char *net, const cha
 /* A change of prices only (link figures, precision) re-prices the model's
  * transfers instead of building them again, from the second such what-if
  * on (the first builds and keeps what it needs: the first model of a plan
- * for one-shot commands, plan_new, does not), and the optimum is a fresh
+ * for one-shot commands, plan_open without whatifs, does not), and the optimum is a fresh
  * plan's every time; more GPUs than the kept build had re-price part of the
  * entries (those of configs on at most the kept build's GPUs) and compute the rest. */
 Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
@@ -915,7 +916,7 @@ Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
     plan_free(p);
 }
 
-/* The TUI's plan (plan_new_cancellable) has counts from its first model
+/* The TUI's plan (plan_options.whatifs) has counts from its first model
  * on, so its first what-if re-prices already: the first model answers
  * without them and the prefetch worker builds it again keeping them
  * (plan_counts_wait: adopted); a batch what-if and fewer GPUs re-price too
@@ -923,15 +924,15 @@ Test(plan, price_what_ifs_are_repriced_and_equal_a_fresh_plan)
  * degree does not divide computes the entries of those configs without
  * counts and re-prices the rest, and the next re-prices from the counts
  * the worker kept for that model. Each optimum is a fresh plan's. */
-/* The TUI's plan (plan_new_cancellable) of Inception-v3 on p100-4x4 at
+/* The TUI's plan (plan_options.whatifs) of Inception-v3 on p100-4x4 at
  * `gpus` GPUs, 32 a GPU, with what-ifs before a model's counts are kept
  * waiting for them (counts_wait 1) or giving them up (-1). */
 static plan *open_tui_plan(int gpus, int counts_wait)
 {
     lw_error err = {0};
     plan_settings s0 = {.gpus = gpus, .batch_per_gpu = 32};
-    plan *p = plan_new_cancellable(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL,
-                                   s0, NULL, NULL, &err);
+    plan *p = plan_open(plan_load_network("inception_v3", &err), plan_load_cluster("p100-4x4", &err), NULL,
+        &(plan_options){.set = s0, .whatifs = 1}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     p->counts_wait = counts_wait;
     return p;
@@ -1105,7 +1106,7 @@ Test(plan, a_failed_or_cancelled_rebuild_keeps_the_previous_plan)
 
 /* ------------------------------------------------ evaluation without tables */
 
-/* A plan without tables (plan_new_unsearched, cost_model_open) evaluates
+/* A plan without tables (plan_options.unsearched, cost_model_open) evaluates
  * every strategy exactly as the built tables do: each layer's t_c, t_s, t_x
  * and bytes, bit for bit, for the baselines and the optimum; and single
  * entries (cost_node_ms, cost_edge_ms) equal the tables. */
@@ -1117,7 +1118,7 @@ static void untabled_equals_tables(const char *net, const char *cl, int gpus)
     cluster *c = plan_load_cluster(cl, &err);
     cr_assert(n && c, "%s", err.msg);
     plan_settings s = {.gpus = gpus, .batch_per_gpu = DEFAULT_BATCH_PER_GPU};
-    plan *bare = plan_new_unsearched(n, c, NULL, s, NULL, &err);
+    plan *bare = plan_open(n, c, NULL, &(plan_options){.set = s, .unsearched = 1}, &err);
     cr_assert_not_null(bare, "%s", err.msg);
     cr_assert(bare->unsearched && !bare->sr && !bare->cg && !bare->cm->t_x && !bare->cm->t_c);
     cr_assert_eq(bare->gpus, full->gpus);
@@ -1223,7 +1224,7 @@ Test(untabled, a_1024_gpu_evaluation_and_the_search_limit)
         cluster_free(c2);
     }
     plan_settings s = {.gpus = 1024, .batch_per_gpu = DEFAULT_BATCH_PER_GPU};
-    plan *p = plan_new_unsearched(n, c, NULL, s, NULL, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s, .unsearched = 1}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     cr_assert_eq(p->gpus, 1024);
     int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));

@@ -73,7 +73,7 @@ Test(throughput, mfu_against_the_precisions_dense_peak)
     cluster *c = plan_load_cluster("h100-8x8", &err);
     cr_assert_not_null(c, "%s", err.msg);
     cr_assert_eq(cluster_set_precision(c, PREC_BF16, &err), 0, "%s", err.msg);
-    plan *p = plan_new_unsearched(n, c, NULL, (plan_settings){.gpus = 8}, NULL, &err);
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = (plan_settings){.gpus = 8}, .unsearched = 1}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     int *ci = calloc((size_t)p->net->n_layers, sizeof(int));
     strategy_baseline(p->cm, BASE_DATA, ci);

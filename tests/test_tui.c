@@ -704,8 +704,8 @@ Test(tui_scale, rows_above_256_gpus_have_the_baselines_alone)
             cr_assert(isnan(rw->total_ms[3]), "%d GPUs: layer-wise not searched", rw->gpus);
             plan_settings set = a->p->set;
             set.gpus = rw->gpus;
-            plan *u = plan_new_unsearched(plan_load_network(args.net, &err), plan_load_cluster(args.cluster, &err),
-                                          NULL, set, NULL, &err);
+            plan *u = plan_open(plan_load_network(args.net, &err), plan_load_cluster(args.cluster, &err), NULL,
+                &(plan_options){.set = set, .unsearched = 1}, &err);
             cr_assert_not_null(u, "%s", err.msg);
             for (int s = 0; s < 3; s++) {
                 int *ci = calloc((size_t)u->net->n_layers, sizeof(int));
@@ -1294,7 +1294,8 @@ Test(tui_cluster, left_and_right_on_a_field_are_built_ahead)
     cluster *c = plan_load_cluster("p100-4x4", &err);
     cr_assert_not_null(c, "%s", err.msg);
     c->inter.bandwidth_gbs = 23;
-    plan *fresh = plan_new(plan_load_network("alexnet", &err), c, NULL, (plan_settings){.gpus = 16}, &err);
+    plan *fresh = plan_open(plan_load_network("alexnet", &err), c, NULL,
+        &(plan_options){.set = (plan_settings){.gpus = 16}}, &err);
     cr_assert_not_null(fresh, "%s", err.msg);
     cr_expect(fabs(a->p->best_eval.total_ms - fresh->best_eval.total_ms) < 1e-9, "%.17g vs %.17g",
               a->p->best_eval.total_ms, fresh->best_eval.total_ms);

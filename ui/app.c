@@ -119,7 +119,9 @@ app *app_open(const tui_args *args, lw_error *err)
      * g ask for more, up to what the search takes) */
     const int capped_from = set.gpus == 0 && cluster_gpus(cl) > PLAN_AUTO_SEARCH_MAX_GPUS ? cluster_gpus(cl) : 0;
     if (capped_from) set.gpus = PLAN_AUTO_SEARCH_MAX_GPUS;
-    plan *p = plan_new_cancellable(net, cl, prof, set, args ? &args->mset : NULL, NULL, err);
+    plan_options po = {.set = set, .whatifs = 1};
+    if (args) po.mem = args->mset;
+    plan *p = plan_open(net, cl, prof, &po, err);
     if (!p) {
         cluster_free(orig);
         return NULL;

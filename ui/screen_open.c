@@ -119,7 +119,8 @@ static void open_network_perform(app *a)
     a->pending.open_net_name = NULL;
     lw_error err = {0};
     /* a profile times one network's layers: it stays with that network */
-    plan *p = plan_new_cancellable(net, cluster_clone(a->p->cl), NULL, a->p->set, &a->p->mset, a->p->cancel, &err);
+    plan *p = plan_open(net, cluster_clone(a->p->cl), NULL,
+        &(plan_options){.set = a->p->set, .mem = a->p->mset, .cancel = a->p->cancel, .whatifs = 1}, &err);
     if (!p) {
         if (strcmp(err.msg, "cancelled") == 0)
             app_set_status(a, 0, "open network %s: cancelled (kept %s)", name, a->p->net->name);
