@@ -143,7 +143,7 @@ app *app_open(const tui_args *args, lw_error *err)
     a->screen = a->prev_screen = a->help_from = SCR_TABLE;
     states_new(a);
     app_sort_rows(a);
-    history_reset(a);
+    history_reset(&a->hist, a->p, a->src.cluster_loaded, a->src.cluster_name);
     app_status_opened(a);
     return a;
 }
@@ -161,7 +161,7 @@ void app_adopt_plan(app *a, plan *p)
     a->sel = 0;
     states_new(a);
     app_sort_rows(a);
-    history_reset(a);
+    history_reset(&a->hist, a->p, a->src.cluster_loaded, a->src.cluster_name);
 }
 
 int app_memory_over(const app *a, double *need)
@@ -252,7 +252,7 @@ void app_free(app *a)
     if (!a) return;
     app_shown_free(a);
     states_free(a);
-    history_free(a);
+    history_free(&a->hist);
     plan_free(a->p);
     cluster_free(a->src.cluster_loaded);
     cluster_free(a->pending.cl);
@@ -336,6 +336,65 @@ void app_invalidate(app *a)
 {
     app_shown_plan_changed(a);
     app_invalidate_view(a);
+}
+
+/* ---- the strategy shown: shown.c, handed the session ---------------------- */
+
+static shown_host host_of(app *a)
+{
+    return (shown_host){&a->shown, a->p, a->status, sizeof a->status, &a->status_error, &a->status_gen,
+                        a->prev.changed, 0};
+}
+
+/* After a shown.c call through h: the screens drop what they derived from
+ * the strategy shown, if it changed. */
+static void host_done(app *a, const shown_host *h)
+{
+    if (h->view_changed) app_invalidate_view(a);
+}
+
+const int *app_shown_configs(const app *a) { return shown_configs(a->shown, a->p); }
+const strategy_eval *app_shown_eval(const app *a) { return shown_eval(a->shown, a->p); }
+int app_shown_refined(const app *a) { return shown_refined(a->shown); }
+const char *app_shown_label(const app *a) { return shown_label(a->shown); }
+double app_sim_step_ms(const app *a) { return shown_sim_step_ms(a->shown); }
+int app_refining(const app *a) { return shown_refining(a->shown); }
+int app_shown_busy(const app *a) { return shown_busy(a->shown, a->p); }
+void app_shown_plan_changed(app *a) { shown_plan_changed(a->shown); }
+void app_shown_free(app *a) { shown_free(&a->shown); }
+
+const sim_result *app_sim(app *a)
+{
+    shown_host h = host_of(a);
+    return shown_sim(&h);
+}
+
+action app_refine_key(app *a)
+{
+    shown_host h = host_of(a);
+    shown_refine_key(&h);
+    host_done(a, &h);
+    return ACT_REDRAW;
+}
+
+void app_refine_cancel(app *a)
+{
+    shown_host h = host_of(a);
+    shown_refine_cancel(&h);
+}
+
+void app_shown_whatif(app *a, double sim_before_ms)
+{
+    shown_host h = host_of(a);
+    shown_whatif(&h, sim_before_ms);
+}
+
+int app_shown_idle(app *a, double budget_s)
+{
+    shown_host h = host_of(a);
+    int more = shown_idle(&h, budget_s);
+    host_done(a, &h);
+    return more;
 }
 
 /* ---- what-if ------------------------------------------------------------- */
@@ -455,7 +514,18 @@ void app_perform(app *a, action act)
     char note[256], warn[160];
     pins_note(a, was_held, note, sizeof note); /* before the history moves */
     free(was_held);
-    history_record(a);
+    if (history_record(&a->hist, a->p, a->pending.what, a->src.cluster_loaded, a->src.cluster_name)) {
+        /* an undo or redo: the state's reset target (a cluster file opened with O) is the session's again */
+        const cluster *to;
+        const char *name;
+        history_reset_target(&a->hist, &to, &name);
+        cluster *copy = to ? cluster_clone(to) : NULL;
+        cluster_free(a->src.cluster_loaded);
+        a->src.cluster_loaded = copy;
+        char *nm = name ? lw_strdup(name) : NULL;
+        free(a->src.cluster_name);
+        a->src.cluster_name = nm;
+    }
     report_change(a);
     memory_warning(a, warn, sizeof warn);
     if (note[0] || warn[0]) {
@@ -698,6 +768,29 @@ action app_pin(app *a, int li, int k)
     a->pending.pin = (plan_pin){li, k};
     a->pending.change.n_pins = 1;
     a->pending.change.pins = &a->pending.pin;
+    return ACT_RESEARCH;
+}
+
+action app_undo(app *a, int dir)
+{
+    char what[200];
+    plan_change c;
+    if (history_step(&a->hist, a->p, dir, &c, what, sizeof what) != 0) {
+        app_set_status(a, 0, "%s", what);
+        return ACT_REDRAW;
+    }
+    int move = a->hist.move;
+    app_whatif_begin(a, what);
+    a->pending.change = c;
+    a->hist.move = move;
+    if (c.set || c.cl) {
+        app_invalidate_settings(a);
+        return ACT_REBUILD;
+    }
+    if (c.sync_set) {
+        app_invalidate_settings(a);
+        return ACT_RESYNC;
+    }
     return ACT_RESEARCH;
 }
 

@@ -18,7 +18,9 @@
  * writes to the terminal except through the WINDOW handed to a draw
  * function, so the tests render every screen into ncurses' in-memory screen.
  *
- * This header declares app.c's functions and the types its parts share;
+ * This header declares app.c's functions (app_shown_* and app_undo are its
+ * fronts for shown.c and history.c, which know nothing of the session) and
+ * the types its parts share;
  * each other ui file declares its own (keys.h, prompt.h, shown.h,
  * history.h, find.h, list.h, graph_draw.h, screens.h for the screens).
  */
@@ -29,6 +31,7 @@
 
 #include "cli.h"
 #include "draw.h"
+#include "history.h"
 #include "layout.h"
 #include "palette.h"
 #include "plan.h"
@@ -206,12 +209,6 @@ typedef struct app_baseline {
     int valid;
 } app_baseline;
 
-/* What-if history (history.c): n states, the plan in entries[pos]. */
-typedef struct app_history {
-    struct history_entry *entries;
-    int n, pos, cap;
-    int move;                  /* the pending what-if is an undo (-1) or a redo (1); 0: a new one */
-} app_history;
 
 /* What the session was opened with, to reload and to reset. */
 typedef struct app_source {
@@ -344,6 +341,37 @@ action app_cycle_memory_limit(app *a);
 /* What-if: the next precision the cluster's GPU has figures for (fp32,
  * tf32, fp16, bf16, round); the cost model is rebuilt. */
 action app_cycle_precision(app *a);
+/* ---- the strategy shown (shown.h; app.c hands shown.c the session) ------ */
+
+/* The strategy the table, the timeline and the exports show: the plan's
+ * optimum, or the refined one after F (until F again or a what-if). */
+const int *app_shown_configs(const app *a);
+const strategy_eval *app_shown_eval(const app *a);
+int app_shown_refined(const app *a);
+const char *app_shown_label(const app *a);  /* "optimum (Eq. 1)" or "refined (simulated)" */
+/* The shown strategy's simulated step: ms, or NaN until the idle time
+ * after the change has simulated it (shown_sim_step_ms). */
+double app_sim_step_ms(const app *a);
+/* The whole simulation of the shown strategy, run now if need be; NULL
+ * when there is no strategy. Valid until the next change. */
+const sim_result *app_sim(app *a);
+/* F: starts refining the optimum under the simulator, or toggles between
+ * the refined strategy and the optimum once there is one. */
+action app_refine_key(app *a);
+int app_refining(const app *a);
+void app_refine_cancel(app *a);   /* Esc: stops it, keeping the optimum */
+/* A what-if was reported; the plan changed; background work. */
+void app_shown_whatif(app *a, double sim_before_ms);
+void app_shown_plan_changed(app *a);
+int app_shown_busy(const app *a);
+int app_shown_idle(app *a, double budget_s);
+void app_shown_free(app *a);
+/* The shown strategy changed (not the plan): the screens drop what they derived from it. */
+void app_invalidate_view(app *a);
+
+/* Undo (dir -1) or redo (1): the what-if back to the neighbouring state
+ * (history.h), named "undo 3/5: batch 32→64 per GPU", for app_perform. */
+action app_undo(app *a, int dir);
 action app_clear_pins(app *a);
 /* Next GPU count up (dir 1) or down (-1): powers of two, capped at the
  * cluster's GPUs. */

@@ -12,8 +12,7 @@
  */
 #include "history.h"
 
-#include "app.h"
-
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,85 +35,72 @@ static void entry_free(struct history_entry *e)
     free(e->reset_name);
 }
 
-void history_free(app *a)
+void history_free(app_history *h)
 {
-    for (int i = 0; i < a->hist.n; i++) entry_free(&a->hist.entries[i]);
-    free(a->hist.entries);
-    a->hist.entries = NULL;
-    a->hist.n = a->hist.pos = a->hist.cap = a->hist.move = 0;
+    for (int i = 0; i < h->n; i++) entry_free(&h->entries[i]);
+    free(h->entries);
+    *h = (app_history){0};
 }
 
-static void push(app *a, const char *what)
+static void push(app_history *h, const plan *p, const char *what, const cluster *reset_to, const char *reset_name)
 {
-    if (a->hist.n == HISTORY_MAX) {
-        entry_free(&a->hist.entries[0]);
-        memmove(a->hist.entries, a->hist.entries + 1, sizeof a->hist.entries[0] * (size_t)(a->hist.n - 1));
-        a->hist.n--;
+    if (h->n == HISTORY_MAX) {
+        entry_free(&h->entries[0]);
+        memmove(h->entries, h->entries + 1, sizeof h->entries[0] * (size_t)(h->n - 1));
+        h->n--;
     }
-    if (a->hist.n == a->hist.cap) {
-        a->hist.cap = a->hist.cap ? 2 * a->hist.cap : 16;
-        a->hist.entries = lw_realloc(a->hist.entries, sizeof a->hist.entries[0] * (size_t)a->hist.cap);
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 16;
+        h->entries = lw_realloc(h->entries, sizeof h->entries[0] * (size_t)h->cap);
     }
-    struct history_entry *e = &a->hist.entries[a->hist.n++];
+    struct history_entry *e = &h->entries[h->n++];
     snprintf(e->what, sizeof e->what, "%s", what);
-    e->st = plan_state_get(a->p);
-    e->reset_to = a->src.cluster_loaded ? cluster_clone(a->src.cluster_loaded) : NULL;
-    e->reset_name = a->src.cluster_name ? lw_strdup(a->src.cluster_name) : NULL;
-    a->hist.pos = a->hist.n - 1;
+    e->st = plan_state_get(p);
+    e->reset_to = reset_to ? cluster_clone(reset_to) : NULL;
+    e->reset_name = reset_name ? lw_strdup(reset_name) : NULL;
+    h->pos = h->n - 1;
 }
 
-/* The reset target of the state undo or redo moved to. */
-static void reset_target_of(app *a, const struct history_entry *e)
+void history_reset(app_history *h, const plan *p, const cluster *reset_to, const char *reset_name)
 {
-    cluster_free(a->src.cluster_loaded);
-    a->src.cluster_loaded = e->reset_to ? cluster_clone(e->reset_to) : NULL;
-    free(a->src.cluster_name);
-    a->src.cluster_name = e->reset_name ? lw_strdup(e->reset_name) : NULL;
+    history_free(h);
+    push(h, p, "", reset_to, reset_name);
 }
 
-void history_reset(app *a)
+int history_record(app_history *h, const plan *p, const char *what, const cluster *reset_to, const char *reset_name)
 {
-    history_free(a);
-    push(a, "");
-}
-
-void history_record(app *a)
-{
-    if (!a->hist.n) push(a, "");
-    int move = a->hist.move;
-    a->hist.move = 0;
+    if (!h->n) push(h, p, "", reset_to, reset_name);
+    int move = h->move;
+    h->move = 0;
     if (move) {
-        a->hist.pos += move;
-        reset_target_of(a, &a->hist.entries[a->hist.pos]);
-        return;
+        h->pos += move;
+        return 1;
     }
-    if (plan_state_is(a->p, &a->hist.entries[a->hist.pos].st)) return; /* nothing changed */
-    while (a->hist.n > a->hist.pos + 1) entry_free(&a->hist.entries[--a->hist.n]); /* no redo past a new what-if */
-    push(a, a->pending.what);
+    if (plan_state_is(p, &h->entries[h->pos].st)) return 0; /* nothing changed */
+    while (h->n > h->pos + 1) entry_free(&h->entries[--h->n]); /* no redo past a new what-if */
+    push(h, p, what, reset_to, reset_name);
+    return 0;
 }
 
-action app_undo(app *a, int dir)
+void history_reset_target(const app_history *h, const cluster **reset_to, const char **reset_name)
 {
-    int to = a->hist.pos + dir;
-    if (to < 0 || to >= a->hist.n) {
-        app_set_status(a, 0, "nothing to %s (%d what-if%s in the history)", dir < 0 ? "undo" : "redo",
-                       a->hist.n > 0 ? a->hist.n - 1 : 0, a->hist.n == 2 ? "" : "s");
-        return ACT_REDRAW;
+    const struct history_entry *e = h->n ? &h->entries[h->pos] : NULL;
+    *reset_to = e ? e->reset_to : NULL;
+    *reset_name = e ? e->reset_name : NULL;
+}
+
+int history_step(app_history *h, const plan *p, int dir, plan_change *c, char *what, size_t n)
+{
+    int to = h->pos + dir;
+    if (to < 0 || to >= h->n) {
+        snprintf(what, n, "nothing to %s (%d what-if%s in the history)", dir < 0 ? "undo" : "redo",
+                 h->n > 0 ? h->n - 1 : 0, h->n == 2 ? "" : "s");
+        return -1;
     }
     /* undo takes back the what-if that led to this state; redo does the next one again */
-    int k = dir < 0 ? a->hist.pos : to;
-    char what[200];
-    snprintf(what, sizeof what, "%s %d/%d: %s", dir < 0 ? "undo" : "redo", k, a->hist.n - 1, a->hist.entries[k].what);
-    app_whatif_begin(a, what);
-    a->pending.change = plan_state_change(a->p, &a->hist.entries[to].st);
-    a->hist.move = dir;
-    if (a->pending.change.set || a->pending.change.cl) {
-        app_invalidate_settings(a);
-        return ACT_REBUILD;
-    }
-    if (a->pending.change.sync_set) {
-        app_invalidate_settings(a);
-        return ACT_RESYNC;
-    }
-    return ACT_RESEARCH;
+    int k = dir < 0 ? h->pos : to;
+    snprintf(what, n, "%s %d/%d: %s", dir < 0 ? "undo" : "redo", k, h->n - 1, h->entries[k].what);
+    *c = plan_state_change(p, &h->entries[to].st);
+    h->move = dir;
+    return 0;
 }
