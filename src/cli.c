@@ -474,7 +474,7 @@ static int apply_pins(const opts *o, plan *p, lw_error *err)
 
 static void print_strategy_text(const plan *p, const int *ci, const strategy_eval *ev, const char *title)
 {
-    const cost_model *m = p->cm;
+    const cost_model *m = plan_model(p);
     char used[64] = "";
     if (ev->gpus_used < p->gpus) snprintf(used, sizeof used, " (this strategy uses %d)", ev->gpus_used);
     printf("%s: %s on %s, %d GPU%s%s, batch %ld, %s (%s)\n\n", title, p->net->name, p->cl->name, p->gpus,
@@ -489,7 +489,7 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
            "t_s ms", "t_x ms", "total ms");
     for (int i = 0; i < p->net->n_layers; i++) {
         const layer *l = &p->net->layers[i];
-        const config *c = &m->configs[i][ci[i]];
+        const config *c = plan_config(p, i, ci[i]);
         const layer_eval *le = &ev->layers[i];
         char shp[48], cfg[48];
         shape_format(l->out, shp, sizeof shp);
@@ -514,7 +514,7 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
         strategy_achieved(m, sim, ev->gpus_used, &tf, &mfu);
         printf("(Eq. 1, the paper's additive model.) Simulated with communication overlapped: %.2f ms per step, "
                "%.1f images/s, MFU %.1f%% (layerwise simulate)\n",
-               sim, (double)m->batch / (sim * 1e-3), mfu * 100);
+               sim, (double)p->batch / (sim * 1e-3), mfu * 100);
     }
     if (ev->peak_memory_bytes > p->cl->gpu.memory_gib * 1073741824.0)
         printf("warning: this strategy needs more memory than a GPU has\n");
@@ -539,7 +539,7 @@ static void print_search_summary(const plan *p)
     for (int i = 0; i < r->n_left && i < 8; i++) printf("%s%s", i ? ", " : "", p->net->layers[r->left[i]].name);
     if (r->n_left > 8) printf(", ...");
     printf(");\nfinal step: %s over %.0f combinations; cost tables %.1f ms, search %.1f ms\n",
-           plan_final_method_name(p), r->final_space, p->cm->build_ms, p->search_ms);
+           plan_final_method_name(p), r->final_space, plan_build_ms(p), p->search_ms);
 }
 
 static void print_memory_summary(const plan *p)
@@ -552,12 +552,12 @@ static void print_memory_summary(const plan *p)
         return;
     }
     if (!mm->constrained) {
-        double gathered = cost_shard_gather_bytes(p->cm);
+        double gathered = cost_shard_gather_bytes(plan_model(p));
         char also[80] = "";
         if (gathered > 0) snprintf(also, sizeof also, ", %.2f GiB of %s's two gathered layers", gathered / gib,
                                    sync_scheme_name(p->cl->sync));
         printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace%s counted)\n",
-               mm->limit_bytes / gib, opt, p->cm->workspace_bytes / gib, also);
+               mm->limit_bytes / gib, opt, plan_workspace_bytes(p) / gib, also);
         return;
     }
     printf("memory: the paper's optimum (%.2f ms/step, Eq. 1) needs %.2f GiB per GPU, over the limit of %.2f GiB;\n",
@@ -585,7 +585,8 @@ static void print_memory_summary(const plan *p)
 /* search --json: the strategy document and what the memory limit did. */
 static char *search_json(const plan *p, const char *algorithm)
 {
-    char *doc = strategy_to_json(p->cm, p->best, &p->best_eval, algorithm, p->sr->n_left, plan_final_method_name(p));
+    char *doc = strategy_to_json(plan_model(p), p->best, &p->best_eval, algorithm, p->sr->n_left,
+                                 plan_final_method_name(p));
     cJSON *root = cJSON_Parse(doc);
     if (!root) return doc;
     free(doc);
@@ -652,8 +653,7 @@ static int emit(const opts *o, const char *doc)
 
 static int search_whynot(const opts *o, const plan *p, int li)
 {
-    const cost_model *m = p->cm;
-    int n = m->n_configs[li];
+    int n = plan_n_configs(p, li);
     double *tot = lw_malloc(sizeof(double) * (size_t)n);
     plan_whynot_all(p, li, tot);
     plan_ranked *rows = plan_rank_configs(tot, n);
@@ -661,17 +661,17 @@ static int search_whynot(const opts *o, const plan *p, int li)
     const layer *l = &p->net->layers[li];
     int rc = 0;
     if (o->json || o->out) {
-        cJSON *root = doc_new("layerwise-whynot/1", p->cm, -1);
+        cJSON *root = doc_new("layerwise-whynot/1", plan_model(p), -1);
         cJSON_AddStringToObject(root, "layer", l->name);
-        cJSON_AddItemToObject(root, "current", config_to_json(l, &m->configs[li][p->best[li]]));
+        cJSON_AddItemToObject(root, "current", config_to_json(l, plan_config(p, li, p->best[li])));
         cJSON_AddNumberToObject(root, "best_ms", opt);
         cJSON *arr = cJSON_AddArrayToObject(root, "configs");
         for (int i = 0; i < n; i++) {
-            const config *c = &m->configs[li][rows[i].k];
+            const config *c = plan_config(p, li, rows[i].k);
             cJSON *r = cJSON_CreateObject();
             cJSON_AddItemToObject(r, "config", config_to_json(l, c));
             cJSON_AddNumberToObject(r, "tasks", config_tasks(c));
-            cJSON_AddNumberToObject(r, "node_ms", m->t_c[li][rows[i].k] + m->t_s[li][rows[i].k]);
+            cJSON_AddNumberToObject(r, "node_ms", plan_t_c(p, li, rows[i].k) + plan_t_s(p, li, rows[i].k));
             if (isfinite(rows[i].total)) {
                 cJSON_AddNumberToObject(r, "total_ms", rows[i].total);
                 cJSON_AddNumberToObject(r, "delta_ms", rows[i].total - opt);
@@ -689,23 +689,24 @@ static int search_whynot(const opts *o, const plan *p, int li)
     if (!o->json) {
         char sh[64], cb[64];
         shape_format(l->out, sh, sizeof sh);
-        config_format_layer(l, &m->configs[li][p->best[li]], cb, sizeof cb);
+        config_format_layer(l, plan_config(p, li, p->best[li]), cb, sizeof cb);
         printf("\nwhy not? %s (%s, %s): %d configs; now %s%s. Each row: the best step time with %s forced to\n"
                "that config and every other layer re-optimised (min-marginals of one search).\n\n",
                l->name, layer_type_name(l->type), sh, n, cb, p->pinned[li] >= 0 ? " (pinned)" : "", l->name);
         printf("   %-14s %5s %10s %12s %10s %8s\n", "config", "tasks", "t_c+t_s", "best total", "delta ms", "delta");
         for (int i = 0; i < n; i++) {
-            const config *c = &m->configs[li][rows[i].k];
+            const config *c = plan_config(p, li, rows[i].k);
             config_format_layer(l, c, cb, sizeof cb);
             const char *mark = rows[i].k == p->best[li] ? "*" : " ";
             if (!isfinite(rows[i].total)) {
                 printf(" %s %-14s %5d %10.3f %12s\n", mark, cb, config_tasks(c),
-                       m->t_c[li][rows[i].k] + m->t_s[li][rows[i].k], "none");
+                       plan_t_c(p, li, rows[i].k) + plan_t_s(p, li, rows[i].k), "none");
                 continue;
             }
             double d = rows[i].total - opt;
             printf(" %s %-14s %5d %10.3f %12.3f %+10.3f %+7.1f%%\n", mark, cb, config_tasks(c),
-                   m->t_c[li][rows[i].k] + m->t_s[li][rows[i].k], rows[i].total, d, opt > 0 ? d / opt * 100 : 0);
+                   plan_t_c(p, li, rows[i].k) + plan_t_s(p, li, rows[i].k), rows[i].total, d,
+                   opt > 0 ? d / opt * 100 : 0);
         }
     }
     free(rows);
@@ -739,7 +740,7 @@ static int search_explain(const opts *o, const plan *p, int li)
 /* search --refine: the optimum improved under the step simulator. */
 static int search_refine(const opts *o, plan *p)
 {
-    const cost_model *m = p->cm;
+    const cost_model *m = plan_model(p);
     refine_result rr;
     unsigned long long seed = o->seed.value ? o->seed.value : 1;
     refine_bounds rb = plan_refine_bounds(p); /* the search's pins and memory limit hold */
@@ -768,13 +769,13 @@ static int search_refine(const opts *o, plan *p)
         cJSON_AddNumberToObject(r, "evaluations", (double)rr.evaluations);
         cJSON_AddBoolToObject(r, "local_optimum", rr.local_optimum);
         cJSON *ch = cJSON_AddArrayToObject(r, "changed");
-        for (int i = 0; i < m->n_layers; i++) {
+        for (int i = 0; i < p->net->n_layers; i++) {
             if (rr.configs[i] == p->best[i]) continue;
             const layer *l = &p->net->layers[i];
             cJSON *c = cJSON_CreateObject();
             cJSON_AddStringToObject(c, "layer", l->name);
-            cJSON_AddItemToObject(c, "from", config_to_json(l, &m->configs[i][p->best[i]]));
-            cJSON_AddItemToObject(c, "to", config_to_json(l, &m->configs[i][rr.configs[i]]));
+            cJSON_AddItemToObject(c, "from", config_to_json(l, plan_config(p, i, p->best[i])));
+            cJSON_AddItemToObject(c, "to", config_to_json(l, plan_config(p, i, rr.configs[i])));
             cJSON_AddItemToArray(ch, c);
         }
         char *out = cJSON_Print(root);
@@ -797,11 +798,11 @@ static int search_refine(const opts *o, plan *p)
             printf("  kept within the memory limit of %.2f GiB per GPU (peak %.2f GiB)\n", limit / 1073741824.0,
                    ev.peak_memory_bytes / 1073741824.0);
         printf("  %d layer%s changed%s\n", rr.n_changed, rr.n_changed == 1 ? "" : "s", rr.n_changed ? ":" : "");
-        for (int i = 0; i < m->n_layers; i++) {
+        for (int i = 0; i < p->net->n_layers; i++) {
             if (rr.configs[i] == p->best[i]) continue;
             char a[48], b[48];
-            config_format_layer(&p->net->layers[i], &m->configs[i][p->best[i]], a, sizeof a);
-            config_format_layer(&p->net->layers[i], &m->configs[i][rr.configs[i]], b, sizeof b);
+            config_format_layer(&p->net->layers[i], plan_config(p, i, p->best[i]), a, sizeof a);
+            config_format_layer(&p->net->layers[i], plan_config(p, i, rr.configs[i]), b, sizeof b);
             printf("    %-28s %-12s -> %s\n", p->net->layers[i].name, a, b);
         }
     }
@@ -889,9 +890,9 @@ static int cmd_eval(const opts *o)
     int b = baseline_from_name(o->strategy);
     const char *algo = o->strategy;
     if (b >= 0) {
-        strategy_baseline(p->cm, (baseline_kind)b, ci);
+        strategy_baseline(plan_model(p), (baseline_kind)b, ci);
     } else if (strcmp(o->strategy, "megatron") == 0) {
-        if (strategy_megatron(p->cm, &o->mega, ci, &err) != 0) {
+        if (strategy_megatron(plan_model(p), &o->mega, ci, &err) != 0) {
             free(ci);
             plan_free(p);
             return die(&err);
@@ -899,7 +900,7 @@ static int cmd_eval(const opts *o)
     } else {
         size_t len;
         char *text = lw_read_file(o->strategy, &len, &err);
-        if (!text || strategy_from_json(p->cm, text, len, o->strategy, ci, &err) != 0) {
+        if (!text || strategy_from_json(plan_model(p), text, len, o->strategy, ci, &err) != 0) {
             free(text);
             free(ci);
             plan_free(p);
@@ -909,10 +910,10 @@ static int cmd_eval(const opts *o)
         algo = "file";
     }
     strategy_eval ev;
-    strategy_evaluate(p->cm, ci, &ev);
+    strategy_evaluate(plan_model(p), ci, &ev);
     int rc = 0;
     if (o->json || o->out) {
-        char *doc = strategy_to_json(p->cm, ci, &ev, algo, -1, NULL);
+        char *doc = strategy_to_json(plan_model(p), ci, &ev, algo, -1, NULL);
         cJSON *root = cJSON_Parse(doc);
         if (root) { /* whether it fits the memory limit, as search's document says */
             double limit = plan_memory_limit(&p->mset, p->cl);
@@ -930,7 +931,8 @@ static int cmd_eval(const opts *o)
         char title[300];
         if (strcmp(o->strategy, "megatron") == 0)
             snprintf(title, sizeof title, "strategy megatron (tensor parallel %d%s)",
-                     o->mega.tp ? o->mega.tp : strategy_megatron_default_tp(p->cm), o->mega.sp ? ", sequence parallel" : "");
+                     o->mega.tp ? o->mega.tp : strategy_megatron_default_tp(plan_model(p)),
+                     o->mega.sp ? ", sequence parallel" : "");
         else
             snprintf(title, sizeof title, "strategy %s", o->strategy);
         print_strategy_text(p, ci, &ev, title);
@@ -975,7 +977,7 @@ static row *push_row(plan *p, row *rows, int *n, int kind, const char *name, con
     r->kind = kind;
     r->strategy = name;
     r->ev = *ev;
-    r->sim_ms = sim_step_ms(p->cm, ci, SIM_SUMMARY_MAX_TASKS); /* NaN: too big */
+    r->sim_ms = sim_step_ms(plan_model(p), ci, SIM_SUMMARY_MAX_TASKS); /* NaN: too big */
     r->speedup = base_ips && base_ips[kind] > 0 ? r->ev.images_per_s / base_ips[kind] : 0;
     r->mega = (megatron_options){0};
     return r;
@@ -989,12 +991,12 @@ static int add_megatron_row(plan *p, const opts *o, row *rows, int *n, const dou
     int G = 1;
     while (G * 2 <= p->gpus) G *= 2;
     if (mo.tp > G && !(mo.tp & (mo.tp - 1))) mo.tp = G;
-    if (!mo.tp) mo.tp = strategy_megatron_default_tp(p->cm);
+    if (!mo.tp) mo.tp = strategy_megatron_default_tp(plan_model(p));
     int *ci = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
-    int rc = strategy_megatron(p->cm, &mo, ci, err);
+    int rc = strategy_megatron(plan_model(p), &mo, ci, err);
     if (rc == 0) {
         strategy_eval ev;
-        strategy_evaluate(p->cm, ci, &ev);
+        strategy_evaluate(plan_model(p), ci, &ev);
         push_row(p, rows, n, ROW_MEGATRON, "megatron", ci, &ev, base_ips)->mega = mo;
     }
     free(ci);
@@ -1016,7 +1018,7 @@ static int add_rows(plan *p, const opts *o, row *rows, int *n, const double *bas
     int L = p->net->n_layers, shown = p->unsearched ? BASE__COUNT : STRATEGY_COMPARED; /* unsearched: the baselines only */
     strategy_eval ev[STRATEGY_COMPARED];
     int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
-    strategy_evaluate_compared(p->cm, p->best, ev, ci);
+    strategy_evaluate_compared(plan_model(p), p->best, ev, ci);
     for (int s = shown; s < STRATEGY_COMPARED; s++) strategy_eval_free(&ev[s]);
     int rc = 0, mega = strategy_megatron_applies(p->net);
     for (int s = 0; s < shown; s++) {
@@ -1315,40 +1317,41 @@ static int cmd_costs(const opts *o)
     lw_error err = {0};
     plan *p = open_plan(o, o->set, &err);
     if (!p) return die(&err);
-    const cost_model *m = p->cm;
-    cJSON *root = doc_new("layerwise-costs/1", p->cm, -1);
+    const cost_model *m = plan_model(p);
+    cJSON *root = doc_new("layerwise-costs/1", plan_model(p), -1);
     cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
-    cJSON_AddNumberToObject(root, "workspace_bytes", round(m->workspace_bytes));
-    cJSON_AddStringToObject(root, "sync", sync_scheme_name(m->cl->sync));
+    cJSON_AddNumberToObject(root, "workspace_bytes", round(plan_workspace_bytes(p)));
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(p->cl->sync));
     /* zero3/hsdp: the two gathered layers every GPU holds besides its layers' terms (0 otherwise) */
     cJSON_AddNumberToObject(root, "gathered_weights_bytes", round(cost_shard_gather_bytes(m)));
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
-    for (int i = 0; i < m->n_layers; i++) {
+    for (int i = 0; i < p->net->n_layers; i++) {
         const layer *l = &p->net->layers[i];
         cJSON *nd = cJSON_CreateObject();
         cJSON_AddStringToObject(nd, "name", l->name);
         cJSON *cf = cJSON_AddArrayToObject(nd, "configs");
         cJSON *cs = cJSON_AddArrayToObject(nd, "cost_ms");
         cJSON *mb = cJSON_AddArrayToObject(nd, "memory_bytes");
-        for (int k = 0; k < m->n_configs[i]; k++) {
-            cJSON_AddItemToArray(cf, config_to_json(l, &m->configs[i][k]));
-            cJSON_AddItemToArray(cs, cJSON_CreateNumber(m->t_c[i][k] + m->t_s[i][k]));
+        for (int k = 0; k < plan_n_configs(p, i); k++) {
+            cJSON_AddItemToArray(cf, config_to_json(l, plan_config(p, i, k)));
+            cJSON_AddItemToArray(cs, cJSON_CreateNumber(plan_t_c(p, i, k) + plan_t_s(p, i, k)));
             cJSON *per = cJSON_CreateArray(); /* GPU g holds task g; a config of T tasks lists T GPUs */
-            for (int g = 0; g < config_tasks(&m->configs[i][k]); g++)
-                cJSON_AddItemToArray(per, cJSON_CreateNumber(round(cost_memory_task(m, i, &m->configs[i][k], g, NULL))));
+            for (int g = 0; g < config_tasks(plan_config(p, i, k)); g++)
+                cJSON_AddItemToArray(per, cJSON_CreateNumber(round(plan_task_memory(p, i, plan_config(p, i, k), g))));
             cJSON_AddItemToArray(mb, per);
         }
         cJSON_AddItemToArray(nodes, nd);
     }
     cJSON *edges = cJSON_AddArrayToObject(root, "edges");
-    for (int e = 0; e < m->n_edges; e++) {
-        int a = m->e_from[e], b = m->e_to[e];
+    for (int e = 0; e < plan_n_edges(p); e++) {
+        int a, b;
+        plan_edge(p, e, &a, &b);
         cJSON *ed = cJSON_CreateObject();
         cJSON_AddStringToObject(ed, "from", p->net->layers[a].name);
         cJSON_AddStringToObject(ed, "to", p->net->layers[b].name);
         cJSON *rowsj = cJSON_AddArrayToObject(ed, "cost_ms");
-        for (int i = 0; i < m->n_configs[a]; i++) {
-            cJSON *r = cJSON_CreateDoubleArray(&m->t_x[e][i * m->n_configs[b]], m->n_configs[b]);
+        for (int i = 0; i < plan_n_configs(p, a); i++) {
+            cJSON *r = cJSON_CreateDoubleArray(plan_tx_row(p, e, i), plan_n_configs(p, b));
             cJSON_AddItemToArray(rowsj, r);
         }
         cJSON_AddItemToArray(edges, ed);
@@ -1401,7 +1404,7 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
             if (p->pinned[i] < 0) continue;
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "layer", p->net->layers[i].name);
-            const config *c = &p->cm->configs[i][p->pinned[i]];
+            const config *c = plan_config(p, i, p->pinned[i]);
             cJSON_AddItemToObject(e, "config", config_to_json(&p->net->layers[i], c));
             cJSON_AddItemToArray(pins, e);
         }
@@ -1412,7 +1415,7 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
         cJSON_AddStringToObject(root, "model", "Eq. 1");
         cJSON_AddNumberToObject(root, "total_ms", p->best_eval.total_ms);
         cJSON_AddNumberToObject(root, "images_per_s", round(p->best_eval.images_per_s * 10) / 10);
-        doc_add_throughput(root, p->cm, "eq1", p->best_eval.total_ms, p->best_eval.gpus_used);
+        doc_add_throughput(root, plan_model(p), "eq1", p->best_eval.total_ms, p->best_eval.gpus_used);
         cJSON_AddNumberToObject(root, "peak_memory_bytes", round(p->best_eval.peak_memory_bytes));
         cJSON_AddBoolToObject(root, "proven_optimal", p->mem.proven_optimal);
         cJSON_AddNumberToObject(root, "lower_bound_ms", p->mem.lower_bound_ms);
@@ -1438,7 +1441,7 @@ static int pin_baseline(const opts *o, plan *p, lw_error *err)
     int L = p->net->n_layers;
     int *ci = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
     plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));
-    strategy_baseline(p->cm, (baseline_kind)b, ci);
+    strategy_baseline(plan_model(p), (baseline_kind)b, ci);
     for (int i = 0; i < L; i++) pins[i] = (plan_pin){i, ci[i]};
     int rc = plan_apply(p, &(plan_change){.n_pins = L, .pins = pins}, err);
     free(ci);
@@ -1569,7 +1572,7 @@ static int cmd_profile(const opts *o)
      * search (any GPU count evaluation takes, up to 1024) */
     plan *p = open_plan_as(o, o->set, 1, &err);
     if (!p) return die(&err);
-    const cost_model *m = p->cm;
+    const cost_model *m = plan_model(p);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "layerwise-profile/1");
     cJSON_AddStringToObject(root, "gpu", p->cl->gpu.name);
@@ -1584,13 +1587,13 @@ static int cmd_profile(const opts *o)
     cJSON_AddStringToObject(root, "comment", note);
     cJSON *arr = cJSON_AddArrayToObject(root, "entries");
     profile *seen = lw_calloc(1, sizeof *seen); /* the shapes written so far (every config of every layer is looked up) */
-    for (int i = 0; i < m->n_layers; i++) {
+    for (int i = 0; i < p->net->n_layers; i++) {
         const layer *l = &p->net->layers[i];
         if (l->type == LT_INPUT || l->type == LT_FLATTEN) continue;
-        for (int k = 0; k < m->n_configs[i]; k++) {
+        for (int k = 0; k < plan_n_configs(p, i); k++) {
             profile_entry key;
             double f, b;
-            cost_t_c_parts(m, i, &m->configs[i][k], &key, &f, &b);
+            cost_t_c_parts(m, i, plan_config(p, i, k), &key, &f, &b);
             if (!profile_add_shape(seen, &key)) continue;
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "type", layer_type_name(l->type));
@@ -1634,8 +1637,8 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
            p->net->name, p->cl->name, p->gpus, p->gpus == 1 ? "" : "s", p->batch, sync_scheme_name(p->cl->sync),
            label, sim_overlap_name(s->overlap));
     double tf[2], mfu[2];
-    strategy_achieved(p->cm, s->step_ms, s->gpus_used, &tf[0], &mfu[0]);
-    strategy_achieved(p->cm, s->eq1_ms, s->gpus_used, &tf[1], &mfu[1]);
+    strategy_achieved(plan_model(p), s->step_ms, s->gpus_used, &tf[0], &mfu[0]);
+    strategy_achieved(plan_model(p), s->eq1_ms, s->gpus_used, &tf[1], &mfu[1]);
     printf("  simulated step  %10.2f ms  %10.1f images/s  MFU %5.1f%%   (event simulation of the task graph)\n",
            s->step_ms, s->images_per_s, mfu[0] * 100);
     printf("  Eq. 1 estimate  %10.2f ms  %10.1f images/s  MFU %5.1f%%   (the paper's additive cost model)\n", s->eq1_ms,
@@ -1643,7 +1646,7 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
     printf("  saved by overlap %9.2f ms  (%.1f%% of Eq. 1)\n", s->eq1_ms - s->step_ms,
            s->eq1_ms > 0 ? 100.0 * (s->eq1_ms - s->step_ms) / s->eq1_ms : 0);
     printf("  model FLOPs     %10.4g per step: %.1f TFLOPS per GPU simulated (MFU: of the %.1f TFLOPS %s dense peak)\n\n",
-           strategy_model_flops_per_step(p->cm), tf[0], p->cm->gk.peak_tflops, precision_name(p->cm->prec));
+           strategy_model_flops_per_step(plan_model(p)), tf[0], plan_peak_tflops(p), precision_name(plan_precision(p)));
     printf("busy per GPU (compute, ms and %% of the simulated step):\n");
     for (int g = 0; g < s->gpus; g++)
         printf("  gpu %-3d %9.2f %4.0f%%%s", g, s->res[g].busy_ms,
@@ -1736,7 +1739,7 @@ static int cmd_simulate(const opts *o)
     double extra_b = as_doc ? SIM_JSON_BYTES_PER_TASK : 0, extra_s = as_doc ? SIM_JSON_MIN_S_PER_TASK : 0;
     sim_size z;
     double limit = sim_time_limit_s();
-    if (sim_refuse_too_large(p->cm, ci, extra_b, extra_s, limit, &z, &err)) {
+    if (sim_refuse_too_large(plan_model(p), ci, extra_b, extra_s, limit, &z, &err)) {
         free(ci);
         plan_free(p);
         return die(&err);
@@ -1745,7 +1748,7 @@ static int cmd_simulate(const opts *o)
     sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_DDP,
                       .progress = sim_watch_progress,
                       .progress_user = &w};
-    sim_result *s = sim_run(p->cm, ci, &so);
+    sim_result *s = sim_run(plan_model(p), ci, &so);
     if (!s) {
         lw_fail(&err, 1,
                 "simulating this step of %s on %d GPUs is too large for this machine: about %.3g tasks, %.0f%% done "
@@ -1758,12 +1761,12 @@ static int cmd_simulate(const opts *o)
     }
     int rc = 0;
     if (o->trace) {
-        if (sim_save_trace(o->trace, s, p->cm, &err) != 0) rc = die(&err);
+        if (sim_save_trace(o->trace, s, plan_model(p), &err) != 0) rc = die(&err);
         else if (!o->json && !o->trace_stdout) lw_say("wrote %s\n", o->trace);
     }
     if (rc == 0) {
         if (o->json || o->out) {
-            char *doc = sim_to_json(s, p->cm, label);
+            char *doc = sim_to_json(s, plan_model(p), label);
             rc = emit(o, doc);
             free(doc);
         }
@@ -1794,7 +1797,7 @@ static int cmd_diff(const opts *o)
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
         if (strategy_pick_with(p, o->diff.name[k], &o->mega, ci[k], &err) != 0) rc = die(&err);
-        else strategy_evaluate(p->cm, ci[k], &ev[k]);
+        else strategy_evaluate(plan_model(p), ci[k], &ev[k]);
     }
     if (rc == 0) {
         diff_side a = {o->diff.name[0], ci[0], &ev[0]}, b = {o->diff.name[1], ci[1], &ev[1]};

@@ -386,6 +386,19 @@ double plan_t_c(const plan *p, int li, int k);
 double plan_t_s(const plan *p, int li, int k);
 /* How long the model's build took, ms (0 without a model). */
 double plan_build_ms(const plan *p);
+/* The model's fixed allowance on every GPU that hosts a task, bytes. */
+double plan_workspace_bytes(const plan *p);
+/* The precision the model was built at, and the GPU's peak TFLOPS at it. */
+precision plan_precision(const plan *p);
+double plan_peak_tflops(const plan *p);
+/* The model's edges (one per consumer and input slot): edge e runs from
+ * layer *from to layer *to. */
+int plan_n_edges(const plan *p);
+void plan_edge(const plan *p, int e, int *from, int *to);
+/* Edge e's t_x (ms) from config i of its producer to each config of its
+ * consumer (plan_n_configs of it): a row of the model's tables; NULL
+ * without tables (an unsearched plan). */
+const double *plan_tx_row(const plan *p, int e, int i);
 /* The t_x entries the model's tables hold (computed and reused). */
 long plan_tx_entries(const plan *p);
 /* Bytes of layer li's output over the whole batch at the model's precision

@@ -40,6 +40,26 @@ double plan_t_s(const plan *p, int li, int k)
 
 double plan_build_ms(const plan *p) { return p->cm ? p->cm->build_ms : 0.0; }
 
+double plan_workspace_bytes(const plan *p) { return p->cm->workspace_bytes; }
+
+precision plan_precision(const plan *p) { return p->cm->prec; }
+
+double plan_peak_tflops(const plan *p) { return p->cm->gk.peak_tflops; }
+
+int plan_n_edges(const plan *p) { return p->cm->n_edges; }
+
+void plan_edge(const plan *p, int e, int *from, int *to)
+{
+    *from = p->cm->e_from[e];
+    *to = p->cm->e_to[e];
+}
+
+const double *plan_tx_row(const plan *p, int e, int i)
+{
+    const cost_model *m = p->cm;
+    return m->t_x ? &m->t_x[e][i * m->n_configs[m->e_to[e]]] : NULL;
+}
+
 long plan_tx_entries(const plan *p) { return p->cm ? p->cm->tx_pairs_computed + p->cm->tx_pairs_reused : 0; }
 
 double plan_activation_bytes(const plan *p, int li)
