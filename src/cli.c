@@ -453,11 +453,9 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
         }
     }
     search_progress_fn progress = isatty(STDERR_FILENO) ? progress_line : NULL;
-    if (!unsearched) return plan_open(net, cl, prof,
-        &(plan_options){.set = set, .mem = o->mset, .progress = progress}, err);
-    plan *p = plan_open(net, cl, prof, &(plan_options){.set = set, .mem = o->mset, .unsearched = 1}, err);
-    if (p) p->progress = progress; /* for a plan_search later (eval, compare) */
-    return p;
+    /* unsearched: progress for a plan_search later (eval, compare) */
+    return plan_open(net, cl, prof, &(plan_options){.set = set, .mem = o->mset, .progress = progress,
+                                                     .unsearched = unsearched}, err);
 }
 
 static plan *open_plan(const opts *o, plan_settings set, lw_error *err)
@@ -476,19 +474,19 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
 {
     const cost_model *m = plan_model(p);
     char used[64] = "";
-    if (ev->gpus_used < p->gpus) snprintf(used, sizeof used, " (this strategy uses %d)", ev->gpus_used);
-    printf("%s: %s on %s, %d GPU%s%s, batch %ld, %s (%s)\n\n", title, p->net->name, p->cl->name, p->gpus,
-           p->gpus == 1 ? "" : "s", used, p->batch, precision_name(p->cl->precision), sync_scheme_name(p->cl->sync));
+    if (ev->gpus_used < plan_gpus(p)) snprintf(used, sizeof used, " (this strategy uses %d)", ev->gpus_used);
+    printf("%s: %s on %s, %d GPU%s%s, batch %ld, %s (%s)\n\n", title, plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p),
+           plan_gpus(p) == 1 ? "" : "s", used, plan_batch(p), precision_name(plan_cluster(p)->precision), sync_scheme_name(plan_cluster(p)->sync));
     int w = 5;
-    for (int i = 0; i < p->net->n_layers; i++) {
-        int l = (int)strlen(p->net->layers[i].name);
+    for (int i = 0; i < plan_net(p)->n_layers; i++) {
+        int l = (int)strlen(plan_net(p)->layers[i].name);
         if (l > w) w = l;
     }
     if (w > 40) w = 40;
     printf("%-*s  %-9s %-13s %-12s %4s %9s %9s %9s %9s\n", w, "layer", "type", "output", "config", "GPUs", "t_c ms",
            "t_s ms", "t_x ms", "total ms");
-    for (int i = 0; i < p->net->n_layers; i++) {
-        const layer *l = &p->net->layers[i];
+    for (int i = 0; i < plan_net(p)->n_layers; i++) {
+        const layer *l = &plan_net(p)->layers[i];
         const config *c = plan_config(p, i, ci[i]);
         const layer_eval *le = &ev->layers[i];
         char shp[48], cfg[48];
@@ -507,22 +505,22 @@ static void print_strategy_text(const plan *p, const int *ci, const strategy_eva
            ev->transfer_ms);
     printf("throughput %.1f images/s, MFU %.1f%% (%.1f TFLOPS per GPU); %s moved between GPUs per step; peak memory %s "
            "per GPU (of %.0f GiB)\n",
-           ev->images_per_s, ev->mfu * 100, ev->tflops_per_gpu, bb, mb, p->cl->gpu.memory_gib);
+           ev->images_per_s, ev->mfu * 100, ev->tflops_per_gpu, bb, mb, plan_cluster(p)->gpu.memory_gib);
     double sim = sim_step_ms(m, ci, SIM_SUMMARY_MAX_TASKS);
     if (!isnan(sim)) {
         double tf, mfu;
         strategy_achieved(m, sim, ev->gpus_used, &tf, &mfu);
         printf("(Eq. 1, the paper's additive model.) Simulated with communication overlapped: %.2f ms per step, "
                "%.1f images/s, MFU %.1f%% (layerwise simulate)\n",
-               sim, (double)p->batch / (sim * 1e-3), mfu * 100);
+               sim, (double)plan_batch(p) / (sim * 1e-3), mfu * 100);
     }
-    if (ev->peak_memory_bytes > p->cl->gpu.memory_gib * 1073741824.0)
+    if (ev->peak_memory_bytes > plan_cluster(p)->gpu.memory_gib * 1073741824.0)
         printf("warning: this strategy needs more memory than a GPU has\n");
 }
 
 static void print_search_summary(const plan *p)
 {
-    const search_result *r = p->sr;
+    const search_result *r = plan_search_result(p);
     int nn = 0, ne = 0, nf = 0;
     for (int s = 0; s < r->n_steps; s++) {
         if (r->steps[s].kind == ELIM_NODE) nn++;
@@ -536,16 +534,16 @@ static void print_search_summary(const plan *p)
     else
         printf("\nAlgorithm 1: %d layers, %d edges; %d node and %d edge eliminations leave %d node%s (", r->n_nodes,
                r->n_edges_original, nn, ne, r->n_left, r->n_left == 1 ? "" : "s");
-    for (int i = 0; i < r->n_left && i < 8; i++) printf("%s%s", i ? ", " : "", p->net->layers[r->left[i]].name);
+    for (int i = 0; i < r->n_left && i < 8; i++) printf("%s%s", i ? ", " : "", plan_net(p)->layers[r->left[i]].name);
     if (r->n_left > 8) printf(", ...");
     printf(");\nfinal step: %s over %.0f combinations; cost tables %.1f ms, search %.1f ms\n",
-           plan_final_method_name(p), r->final_space, plan_build_ms(p), p->search_ms);
+           plan_final_method_name(p), r->final_space, plan_build_ms(p), plan_search_ms(p));
 }
 
 static void print_memory_summary(const plan *p)
 {
-    const plan_memory *mm = &p->mem;
-    const char *opt = optimizer_name(p->mset.optimizer);
+    const plan_memory *mm = plan_memory_of(p);
+    const char *opt = optimizer_name(plan_memory_settings_of(p)->optimizer);
     const double gib = 1073741824.0;
     if (!isfinite(mm->limit_bytes)) {
         printf("memory: no limit (--no-memory-limit, the paper's search); the peak counts %s state\n", opt);
@@ -555,7 +553,7 @@ static void print_memory_summary(const plan *p)
         double gathered = cost_shard_gather_bytes(plan_model(p));
         char also[80] = "";
         if (gathered > 0) snprintf(also, sizeof also, ", %.2f GiB of %s's two gathered layers", gathered / gib,
-                                   sync_scheme_name(p->cl->sync));
+                                   sync_scheme_name(plan_cluster(p)->sync));
         printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace%s counted)\n",
                mm->limit_bytes / gib, opt, plan_workspace_bytes(p) / gib, also);
         return;
@@ -568,7 +566,7 @@ static void print_memory_summary(const plan *p)
     else if (mm->fits)
         printf("  the strategy above is the fastest that fits found in the time limit; none that fits is faster\n"
                "  than %.2f ms/step (gap %.1f%%, %ld subproblems)\n",
-               mm->lower_bound_ms, (p->best_eval.total_ms - mm->lower_bound_ms) / p->best_eval.total_ms * 100,
+               mm->lower_bound_ms, (plan_best_eval(p)->total_ms - mm->lower_bound_ms) / plan_best_eval(p)->total_ms * 100,
                mm->subproblems);
     else if (!isfinite(mm->lower_bound_ms)) {
         printf("warning: no strategy fits %.2f GiB per GPU; the smallest peak of any strategy is %.2f GiB",
@@ -585,15 +583,15 @@ static void print_memory_summary(const plan *p)
 /* search --json: the strategy document and what the memory limit did. */
 static char *search_json(const plan *p, const char *algorithm)
 {
-    char *doc = strategy_to_json(plan_model(p), p->best, &p->best_eval, algorithm, p->sr->n_left,
+    char *doc = strategy_to_json(plan_model(p), plan_best(p), plan_best_eval(p), algorithm, plan_search_result(p)->n_left,
                                  plan_final_method_name(p));
     cJSON *root = cJSON_Parse(doc);
     if (!root) return doc;
     free(doc);
-    const plan_memory *mm = &p->mem;
+    const plan_memory *mm = plan_memory_of(p);
     if (isfinite(mm->limit_bytes)) cJSON_AddNumberToObject(root, "memory_limit_bytes", round(mm->limit_bytes));
     else cJSON_AddNullToObject(root, "memory_limit_bytes");
-    cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+    cJSON_AddStringToObject(root, "optimizer", optimizer_name(plan_memory_settings_of(p)->optimizer));
     cJSON_AddBoolToObject(root, "fits", mm->fits);
     if (isfinite(mm->lower_bound_ms)) cJSON_AddNumberToObject(root, "lower_bound_ms", mm->lower_bound_ms);
     else cJSON_AddNullToObject(root, "lower_bound_ms");
@@ -606,8 +604,8 @@ static char *search_json(const plan *p, const char *algorithm)
 
 static void print_steps(const plan *p)
 {
-    const search_result *r = p->sr;
-    const network *net = p->net;
+    const search_result *r = plan_search_result(p);
+    const network *net = plan_net(p);
     printf("\nelimination log:\n");
     for (int s = 0; s < r->n_steps; s++) {
         const elim_step *st = &r->steps[s];
@@ -658,12 +656,12 @@ static int search_whynot(const opts *o, const plan *p, int li)
     plan_whynot_all(p, li, tot);
     plan_ranked *rows = plan_rank_configs(tot, n);
     double opt = rows[0].total;
-    const layer *l = &p->net->layers[li];
+    const layer *l = &plan_net(p)->layers[li];
     int rc = 0;
     if (o->json || o->out) {
         cJSON *root = doc_new("layerwise-whynot/1", plan_model(p), -1);
         cJSON_AddStringToObject(root, "layer", l->name);
-        cJSON_AddItemToObject(root, "current", config_to_json(l, plan_config(p, li, p->best[li])));
+        cJSON_AddItemToObject(root, "current", config_to_json(l, plan_config(p, li, plan_best(p)[li])));
         cJSON_AddNumberToObject(root, "best_ms", opt);
         cJSON *arr = cJSON_AddArrayToObject(root, "configs");
         for (int i = 0; i < n; i++) {
@@ -689,15 +687,15 @@ static int search_whynot(const opts *o, const plan *p, int li)
     if (!o->json) {
         char sh[64], cb[64];
         shape_format(l->out, sh, sizeof sh);
-        config_format_layer(l, plan_config(p, li, p->best[li]), cb, sizeof cb);
+        config_format_layer(l, plan_config(p, li, plan_best(p)[li]), cb, sizeof cb);
         printf("\nwhy not? %s (%s, %s): %d configs; now %s%s. Each row: the best step time with %s forced to\n"
                "that config and every other layer re-optimised (min-marginals of one search).\n\n",
-               l->name, layer_type_name(l->type), sh, n, cb, p->pinned[li] >= 0 ? " (pinned)" : "", l->name);
+               l->name, layer_type_name(l->type), sh, n, cb, plan_pinned(p)[li] >= 0 ? " (pinned)" : "", l->name);
         printf("   %-14s %5s %10s %12s %10s %8s\n", "config", "tasks", "t_c+t_s", "best total", "delta ms", "delta");
         for (int i = 0; i < n; i++) {
             const config *c = plan_config(p, li, rows[i].k);
             config_format_layer(l, c, cb, sizeof cb);
-            const char *mark = rows[i].k == p->best[li] ? "*" : " ";
+            const char *mark = rows[i].k == plan_best(p)[li] ? "*" : " ";
             if (!isfinite(rows[i].total)) {
                 printf(" %s %-14s %5d %10.3f %12s\n", mark, cb, config_tasks(c),
                        plan_t_c(p, li, rows[i].k) + plan_t_s(p, li, rows[i].k), "none");
@@ -730,8 +728,8 @@ static int search_explain(const opts *o, const plan *p, int li)
     }
     if (!o->json) {
         char *text = explain_text(p, &e, 80);
-        printf("\nexplain %s (%s on %s, %d GPUs; Eq. 1):\n\n%s", p->net->layers[li].name, p->net->name, p->cl->name,
-               p->gpus, text);
+        printf("\nexplain %s (%s on %s, %d GPUs; Eq. 1):\n\n%s", plan_net(p)->layers[li].name, plan_net(p)->name, plan_cluster(p)->name,
+               plan_gpus(p), text);
         free(text);
     }
     return rc;
@@ -744,10 +742,10 @@ static int search_refine(const opts *o, plan *p)
     refine_result rr;
     unsigned long long seed = o->seed.value ? o->seed.value : 1;
     refine_bounds rb = plan_refine_bounds(p); /* the search's pins and memory limit hold */
-    sim_refine(m, p->best, &rb, o->refine_s, seed, &rr);
+    sim_refine(m, plan_best(p), &rb, o->refine_s, seed, &rr);
     strategy_eval ev;
     strategy_evaluate(m, rr.configs, &ev);
-    double limit = p->mem.limit_bytes;
+    double limit = plan_memory_of(p)->limit_bytes;
     int rc = 0;
     if (o->json || o->out) {
         char *doc = strategy_to_json(m, rr.configs, &ev, "elimination, refined under the simulator", -1, NULL);
@@ -755,7 +753,7 @@ static int search_refine(const opts *o, plan *p)
         free(doc);
         if (isfinite(limit)) cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
         else cJSON_AddNullToObject(root, "memory_limit_bytes");
-        cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+        cJSON_AddStringToObject(root, "optimizer", optimizer_name(plan_memory_settings_of(p)->optimizer));
         cJSON_AddBoolToObject(root, "fits", ev.peak_memory_bytes <= limit);
         cJSON *r = cJSON_AddObjectToObject(root, "refine");
         cJSON_AddStringToObject(r, "method", "first-improvement local search over single-layer config changes");
@@ -764,17 +762,17 @@ static int search_refine(const opts *o, plan *p)
         cJSON_AddNumberToObject(r, "start_sim_ms", rr.start_ms);
         cJSON_AddNumberToObject(r, "sim_ms", rr.best_ms);
         cJSON_AddNumberToObject(r, "sim_gain_ms", rr.start_ms - rr.best_ms);
-        cJSON_AddNumberToObject(r, "eq1_optimum_ms", p->best_eval.total_ms);
+        cJSON_AddNumberToObject(r, "eq1_optimum_ms", plan_best_eval(p)->total_ms);
         cJSON_AddNumberToObject(r, "passes", rr.passes);
         cJSON_AddNumberToObject(r, "evaluations", (double)rr.evaluations);
         cJSON_AddBoolToObject(r, "local_optimum", rr.local_optimum);
         cJSON *ch = cJSON_AddArrayToObject(r, "changed");
-        for (int i = 0; i < p->net->n_layers; i++) {
-            if (rr.configs[i] == p->best[i]) continue;
-            const layer *l = &p->net->layers[i];
+        for (int i = 0; i < plan_net(p)->n_layers; i++) {
+            if (rr.configs[i] == plan_best(p)[i]) continue;
+            const layer *l = &plan_net(p)->layers[i];
             cJSON *c = cJSON_CreateObject();
             cJSON_AddStringToObject(c, "layer", l->name);
-            cJSON_AddItemToObject(c, "from", config_to_json(l, plan_config(p, i, p->best[i])));
+            cJSON_AddItemToObject(c, "from", config_to_json(l, plan_config(p, i, plan_best(p)[i])));
             cJSON_AddItemToObject(c, "to", config_to_json(l, plan_config(p, i, rr.configs[i])));
             cJSON_AddItemToArray(ch, c);
         }
@@ -790,7 +788,7 @@ static int search_refine(const opts *o, plan *p)
                seed, rr.passes, rr.passes == 1 ? "" : "es", rr.evaluations,
                rr.local_optimum ? "a local optimum" : "stopped at the time limit");
         printf("  simulated step %.2f -> %.2f ms (%+.2f%%); Eq. 1 %.2f -> %.2f ms\n", rr.start_ms, rr.best_ms,
-               rr.start_ms > 0 ? 100.0 * (rr.best_ms - rr.start_ms) / rr.start_ms : 0, p->best_eval.total_ms,
+               rr.start_ms > 0 ? 100.0 * (rr.best_ms - rr.start_ms) / rr.start_ms : 0, plan_best_eval(p)->total_ms,
                ev.total_ms);
         int npin = plan_pin_count(p);
         if (npin) printf("  kept the pin%s (%d layer%s)\n", npin == 1 ? "" : "s", npin, npin == 1 ? "" : "s");
@@ -798,12 +796,12 @@ static int search_refine(const opts *o, plan *p)
             printf("  kept within the memory limit of %.2f GiB per GPU (peak %.2f GiB)\n", limit / 1073741824.0,
                    ev.peak_memory_bytes / 1073741824.0);
         printf("  %d layer%s changed%s\n", rr.n_changed, rr.n_changed == 1 ? "" : "s", rr.n_changed ? ":" : "");
-        for (int i = 0; i < p->net->n_layers; i++) {
-            if (rr.configs[i] == p->best[i]) continue;
+        for (int i = 0; i < plan_net(p)->n_layers; i++) {
+            if (rr.configs[i] == plan_best(p)[i]) continue;
             char a[48], b[48];
-            config_format_layer(&p->net->layers[i], plan_config(p, i, p->best[i]), a, sizeof a);
-            config_format_layer(&p->net->layers[i], plan_config(p, i, rr.configs[i]), b, sizeof b);
-            printf("    %-28s %-12s -> %s\n", p->net->layers[i].name, a, b);
+            config_format_layer(&plan_net(p)->layers[i], plan_config(p, i, plan_best(p)[i]), a, sizeof a);
+            config_format_layer(&plan_net(p)->layers[i], plan_config(p, i, rr.configs[i]), b, sizeof b);
+            printf("    %-28s %-12s -> %s\n", plan_net(p)->layers[i].name, a, b);
         }
     }
     strategy_eval_free(&ev);
@@ -819,37 +817,37 @@ static int cmd_search(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    int rc = 0, wl = o->whynot ? net_find(p->net, o->whynot) : -1;
+    int rc = 0, wl = o->whynot ? net_find(plan_net(p), o->whynot) : -1;
     if (o->whynot && wl < 0) {
-        lw_say("layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, p->net->name);
+        lw_say("layerwise: --why-not: \"%s\" is not a layer of %s\n", o->whynot, plan_net(p)->name);
         plan_free(p);
         return 2;
     }
-    int xl = o->explain ? net_find(p->net, o->explain) : -1;
+    int xl = o->explain ? net_find(plan_net(p), o->explain) : -1;
     if (o->explain && xl < 0) {
         lw_buf b = {0};
         lw_text_printable(&b, o->explain);
-        lw_say("layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, p->net->name);
+        lw_say("layerwise: --explain: \"%s\" is not a layer of %s\n", b.s, plan_net(p)->name);
         lw_buf_free(&b);
         plan_free(p);
         return 2;
     }
     if (o->refine) {
         if (!o->json) {
-            print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+            print_strategy_text(p, plan_best(p), plan_best_eval(p), o->n_pins ? "best strategy with pins" : "optimal strategy");
             print_search_summary(p);
             printf("\n");
         }
         rc = search_refine(o, p);
     } else if (o->explain) {
         if (!o->json) {
-            print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+            print_strategy_text(p, plan_best(p), plan_best_eval(p), o->n_pins ? "best strategy with pins" : "optimal strategy");
             print_memory_summary(p);
         }
         rc = search_explain(o, p, xl);
     } else if (o->whynot) {
         if (!o->json) {
-            print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+            print_strategy_text(p, plan_best(p), plan_best_eval(p), o->n_pins ? "best strategy with pins" : "optimal strategy");
             print_memory_summary(p);
             print_search_summary(p);
         }
@@ -859,12 +857,12 @@ static int cmd_search(const opts *o)
         rc = emit(o, doc);
         free(doc);
         if (rc == 0 && o->out && !o->json) {
-            print_strategy_text(p, p->best, &p->best_eval, "optimal strategy");
+            print_strategy_text(p, plan_best(p), plan_best_eval(p), "optimal strategy");
             print_memory_summary(p);
             print_search_summary(p);
         }
     } else {
-        print_strategy_text(p, p->best, &p->best_eval, o->n_pins ? "best strategy with pins" : "optimal strategy");
+        print_strategy_text(p, plan_best(p), plan_best_eval(p), o->n_pins ? "best strategy with pins" : "optimal strategy");
         print_memory_summary(p);
         print_search_summary(p);
         if (o->steps) print_steps(p);
@@ -886,7 +884,7 @@ static int cmd_eval(const opts *o)
      * EVAL_SEARCH_MAX_GPUS) */
     plan *p = open_plan_as(o, o->set, 1, &err);
     if (!p) return die(&err);
-    int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
+    int *ci = lw_calloc((size_t)plan_net(p)->n_layers, sizeof(int));
     int b = baseline_from_name(o->strategy);
     const char *algo = o->strategy;
     if (b >= 0) {
@@ -916,7 +914,7 @@ static int cmd_eval(const opts *o)
         char *doc = strategy_to_json(plan_model(p), ci, &ev, algo, -1, NULL);
         cJSON *root = cJSON_Parse(doc);
         if (root) { /* whether it fits the memory limit, as search's document says */
-            double limit = plan_memory_limit(&p->mset, p->cl);
+            double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
             free(doc);
             if (isfinite(limit)) cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
             else cJSON_AddNullToObject(root, "memory_limit_bytes");
@@ -936,17 +934,17 @@ static int cmd_eval(const opts *o)
         else
             snprintf(title, sizeof title, "strategy %s", o->strategy);
         print_strategy_text(p, ci, &ev, title);
-        if (p->gpus > EVAL_SEARCH_MAX_GPUS) {
+        if (plan_gpus(p) > EVAL_SEARCH_MAX_GPUS) {
             printf("the optimum for this setting: not searched at %d GPUs (over %d; layerwise search finds it, up to "
-                   "%d GPUs where its tables fit this machine)\n", p->gpus, EVAL_SEARCH_MAX_GPUS, COST_MAX_GPUS);
+                   "%d GPUs where its tables fit this machine)\n", plan_gpus(p), EVAL_SEARCH_MAX_GPUS, COST_MAX_GPUS);
         } else if (plan_search(p, &err) != 0) {
             strategy_eval_free(&ev);
             free(ci);
             plan_free(p);
             return die(&err);
         } else {
-            printf("the optimum for this setting: %.2f ms per step (%.2fx)\n", p->best_eval.total_ms,
-                   ev.total_ms / p->best_eval.total_ms);
+            printf("the optimum for this setting: %.2f ms per step (%.2fx)\n", plan_best_eval(p)->total_ms,
+                   ev.total_ms / plan_best_eval(p)->total_ms);
         }
     }
     strategy_eval_free(&ev);
@@ -973,7 +971,7 @@ static row *push_row(plan *p, row *rows, int *n, int kind, const char *name, con
                      const double *base_ips)
 {
     row *r = &rows[(*n)++];
-    r->gpus = p->gpus;
+    r->gpus = plan_gpus(p);
     r->kind = kind;
     r->strategy = name;
     r->ev = *ev;
@@ -989,10 +987,10 @@ static int add_megatron_row(plan *p, const opts *o, row *rows, int *n, const dou
 {
     megatron_options mo = o->mega;
     int G = 1;
-    while (G * 2 <= p->gpus) G *= 2;
+    while (G * 2 <= plan_gpus(p)) G *= 2;
     if (mo.tp > G && !(mo.tp & (mo.tp - 1))) mo.tp = G;
     if (!mo.tp) mo.tp = strategy_megatron_default_tp(plan_model(p));
-    int *ci = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+    int *ci = lw_malloc(sizeof(int) * (size_t)plan_net(p)->n_layers);
     int rc = strategy_megatron(plan_model(p), &mo, ci, err);
     if (rc == 0) {
         strategy_eval ev;
@@ -1007,20 +1005,20 @@ static int add_megatron_row(plan *p, const opts *o, row *rows, int *n, const dou
  * without one they would be ignored, so they are refused (exit 2). */
 static int check_megatron_row(const opts *o, const plan *p, lw_error *err)
 {
-    if ((o->mega.tp || o->mega.sp) && !strategy_megatron_applies(p->net))
+    if ((o->mega.tp || o->mega.sp) && !strategy_megatron_applies(plan_net(p)))
         return lw_fail(err, 2, "%s: network \"%s\" has no transformer layers (attention), so %s has no megatron row",
-                       o->mega.tp ? "--tp" : "--sp", p->net->name, o->cmd);
+                       o->mega.tp ? "--tp" : "--sp", plan_net(p)->name, o->cmd);
     return 0;
 }
 
 static int add_rows(plan *p, const opts *o, row *rows, int *n, const double *base_ips, lw_error *err)
 {
-    int L = p->net->n_layers, shown = p->unsearched ? BASE__COUNT : STRATEGY_COMPARED; /* unsearched: the baselines only */
+    int L = plan_net(p)->n_layers, shown = plan_unsearched(p) ? BASE__COUNT : STRATEGY_COMPARED; /* unsearched: the baselines only */
     strategy_eval ev[STRATEGY_COMPARED];
     int *ci = lw_malloc(sizeof(int) * STRATEGY_COMPARED * (size_t)(L ? L : 1));
-    strategy_evaluate_compared(plan_model(p), p->best, ev, ci);
+    strategy_evaluate_compared(plan_model(p), plan_best(p), ev, ci);
     for (int s = shown; s < STRATEGY_COMPARED; s++) strategy_eval_free(&ev[s]);
-    int rc = 0, mega = strategy_megatron_applies(p->net);
+    int rc = 0, mega = strategy_megatron_applies(plan_net(p));
     for (int s = 0; s < shown; s++) {
         if (s == BASE__COUNT && mega && rc == 0) rc = add_megatron_row(p, o, rows, n, base_ips, err);
         int kind = s < BASE__COUNT ? s : ROW_LAYERWISE;
@@ -1071,12 +1069,12 @@ typedef struct scheme_row {
  * puts p's scheme back. 0, or -1 with err set. */
 static int scheme_rows(plan *p, scheme_row *sr, lw_error *err)
 {
-    sync_scheme was = p->cl->sync;
+    sync_scheme was = plan_cluster(p)->sync;
     for (int s = 0; s < SYNC__COUNT; s++) {
         if (plan_apply(p, &(plan_change){.sync_set = 1, .sync = (sync_scheme)s}, err) != 0) return -1;
-        const strategy_eval *e = &p->best_eval;
+        const strategy_eval *e = plan_best_eval(p);
         sr[s] = (scheme_row){(sync_scheme)s, e->total_ms, e->sync_ms, e->images_per_s, e->bytes_per_step,
-                             e->peak_memory_bytes, p->mem.fits};
+                             e->peak_memory_bytes, plan_memory_of(p)->fits};
     }
     return plan_apply(p, &(plan_change){.sync_set = 1, .sync = was}, err) != 0 ? -1 : 0;
 }
@@ -1101,11 +1099,11 @@ static cJSON *scheme_rows_json(const scheme_row *sr)
 
 static void scheme_rows_text(const plan *p, const scheme_row *sr)
 {
-    double limit = plan_memory_limit(&p->mset, p->cl);
+    double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
     char lim[48] = "no memory limit";
     if (isfinite(limit)) snprintf(lim, sizeof lim, "limit %.2f GiB per GPU", limit / 1073741824.0);
     printf("\nlayer-wise optimum under each sync scheme (searched once per scheme; %s, %s state):\n", lim,
-           optimizer_name(p->mset.optimizer));
+           optimizer_name(plan_memory_settings_of(p)->optimizer));
     printf("  %-16s %10s %10s %11s %12s %10s  %s\n", "sync", "step ms", "sync", "images/s", "bytes/step", "peak GiB",
            "fits");
     for (int s = 0; s < SYNC__COUNT; s++) {
@@ -1113,7 +1111,7 @@ static void scheme_rows_text(const plan *p, const scheme_row *sr)
         lw_format_bytes(sr[s].bytes_per_step, bb, sizeof bb);
         printf("  %-16s %10.2f %10.2f %11.1f %12s %10.2f  %s%s\n", sync_scheme_name(sr[s].sync), sr[s].total_ms,
                sr[s].sync_ms, sr[s].images_per_s, bb, sr[s].peak_bytes / 1073741824.0, sr[s].fits ? "yes" : "no",
-               sr[s].sync == p->cl->sync ? "  (in use)" : "");
+               sr[s].sync == plan_cluster(p)->sync ? "  (in use)" : "");
     }
 }
 
@@ -1121,9 +1119,9 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
 {
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "network", p->net->name);
-        cJSON_AddStringToObject(root, "cluster", p->cl->name);
-        cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
+        cJSON_AddStringToObject(root, "network", plan_net(p)->name);
+        cJSON_AddStringToObject(root, "cluster", plan_cluster(p)->name);
+        cJSON_AddStringToObject(root, "precision", precision_name(plan_cluster(p)->precision));
         cJSON *arr = cJSON_AddArrayToObject(root, "rows");
         for (int i = 0; i < n; i++) {
             cJSON *r = cJSON_CreateObject();
@@ -1151,9 +1149,9 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
         cJSON_Delete(root);
         if (rc != 0 || o->json) return rc;
     }
-    printf("%s on %s (%s, %s), batch %ld %s\n\n", p->net->name, p->cl->name, precision_name(p->cl->precision),
-           sync_scheme_name(p->cl->sync), p->set.global_batch ? p->set.global_batch : p->set.batch_per_gpu,
-           p->set.global_batch ? "in all (fixed)" : "per GPU");
+    printf("%s on %s (%s, %s), batch %ld %s\n\n", plan_net(p)->name, plan_cluster(p)->name, precision_name(plan_cluster(p)->precision),
+           sync_scheme_name(plan_cluster(p)->sync), plan_run_settings(p)->global_batch ? plan_run_settings(p)->global_batch : plan_run_settings(p)->batch_per_gpu,
+           plan_run_settings(p)->global_batch ? "in all (fixed)" : "per GPU");
     printf("step ms, images/s and MFU: Eq. 1 (the paper's additive model); sim ms: simulated step with overlap\n\n");
     printf("%5s  %-10s %10s %10s %10s %10s %11s %6s %8s %12s %10s\n", "GPUs", "strategy", "step ms", "compute", "sync",
            "transfer", "images/s", "MFU", with_speedup ? "speed-up" : "", "bytes/step", "sim ms");
@@ -1205,7 +1203,7 @@ static int cmd_compare(const opts *o)
     /* above the search's limit the baselines alone, without tables (as
      * scale); else the plan searched as well */
     plan *p = open_plan_as(o, o->set, 1, &err);
-    if (p && p->gpus <= PLAN_AUTO_SEARCH_MAX_GPUS && plan_search(p, &err) != 0) {
+    if (p && plan_gpus(p) <= PLAN_AUTO_SEARCH_MAX_GPUS && plan_search(p, &err) != 0) {
         plan_free(p);
         p = NULL;
     }
@@ -1217,7 +1215,7 @@ static int cmd_compare(const opts *o)
     int n = 0;
     int rc = add_rows(p, o, rows, &n, NULL, &err) != 0 ? die(&err) : 0;
     scheme_row sr[SYNC__COUNT];
-    int schemes = rc == 0 && !p->unsearched; /* searched: each scheme's optimum beside the baselines */
+    int schemes = rc == 0 && !plan_unsearched(p); /* searched: each scheme's optimum beside the baselines */
     if (schemes && scheme_rows(p, sr, &err) != 0) rc = die(&err), schemes = 0;
     if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL);
     if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
@@ -1258,15 +1256,15 @@ static int cmd_scale(const opts *o)
         return die(&err);
     }
     if (!nc) {
-        int total = cluster_gpus(p->cl);
+        int total = cluster_gpus(plan_cluster(p));
         for (int g = 1; g <= total && nc < 64; g *= 2) counts[nc++] = g;
         if (counts[nc - 1] != total && nc < 64) counts[nc++] = total;
     }
     /* every count is checked before any is computed */
     for (int i = 0; i < nc; i++) {
-        if (counts[i] > cluster_gpus(p->cl)) {
-            lw_say("layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], p->cl->name,
-                    cluster_gpus(p->cl));
+        if (counts[i] > cluster_gpus(plan_cluster(p))) {
+            lw_say("layerwise: %d GPUs requested, but cluster \"%s\" has %d\n", counts[i], plan_cluster(p)->name,
+                    cluster_gpus(plan_cluster(p)));
             plan_free(p);
             return 2;
         }
@@ -1293,7 +1291,7 @@ static int cmd_scale(const opts *o)
     /* above the search's limit, the baselines alone, without tables */
     plan *big = NULL;
     for (int i = 0; i < nc && rc == 0; i++) {
-        plan_settings next = p->set;
+        plan_settings next = *plan_run_settings(p);
         next.gpus = counts[i];
         plan *q = p;
         if (counts[i] > PLAN_AUTO_SEARCH_MAX_GPUS) {
@@ -1319,14 +1317,14 @@ static int cmd_costs(const opts *o)
     if (!p) return die(&err);
     const cost_model *m = plan_model(p);
     cJSON *root = doc_new("layerwise-costs/1", plan_model(p), -1);
-    cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
+    cJSON_AddStringToObject(root, "optimizer", optimizer_name(plan_memory_settings_of(p)->optimizer));
     cJSON_AddNumberToObject(root, "workspace_bytes", round(plan_workspace_bytes(p)));
-    cJSON_AddStringToObject(root, "sync", sync_scheme_name(p->cl->sync));
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(plan_cluster(p)->sync));
     /* zero3/hsdp: the two gathered layers every GPU holds besides its layers' terms (0 otherwise) */
     cJSON_AddNumberToObject(root, "gathered_weights_bytes", round(cost_shard_gather_bytes(m)));
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
-    for (int i = 0; i < p->net->n_layers; i++) {
-        const layer *l = &p->net->layers[i];
+    for (int i = 0; i < plan_net(p)->n_layers; i++) {
+        const layer *l = &plan_net(p)->layers[i];
         cJSON *nd = cJSON_CreateObject();
         cJSON_AddStringToObject(nd, "name", l->name);
         cJSON *cf = cJSON_AddArrayToObject(nd, "configs");
@@ -1347,8 +1345,8 @@ static int cmd_costs(const opts *o)
         int a, b;
         plan_edge(p, e, &a, &b);
         cJSON *ed = cJSON_CreateObject();
-        cJSON_AddStringToObject(ed, "from", p->net->layers[a].name);
-        cJSON_AddStringToObject(ed, "to", p->net->layers[b].name);
+        cJSON_AddStringToObject(ed, "from", plan_net(p)->layers[a].name);
+        cJSON_AddStringToObject(ed, "to", plan_net(p)->layers[b].name);
         cJSON *rowsj = cJSON_AddArrayToObject(ed, "cost_ms");
         for (int i = 0; i < plan_n_configs(p, a); i++) {
             cJSON *r = cJSON_CreateDoubleArray(plan_tx_row(p, e, i), plan_n_configs(p, b));
@@ -1369,14 +1367,14 @@ static int cmd_costs(const opts *o)
  * fastest strategy that fits there. */
 static int fits_at(plan *p, long per_gpu, int *fits, int *unsettled, lw_error *err)
 {
-    plan_settings s = p->set;
+    plan_settings s = *plan_run_settings(p);
     s.global_batch = 0;
     s.batch_per_gpu = per_gpu;
-    plan_memory_settings ms = p->mset;
+    plan_memory_settings ms = *plan_memory_settings_of(p);
     ms.time_s = 1e-3; /* only whether something fits: the smallest peak decides */
     if (plan_apply(p, &(plan_change){.set = &s, .mem = &ms}, err) != 0) return -1;
     double lower, peak = plan_min_peak(p, 1.0, NULL, &lower);
-    double limit = plan_memory_limit(&p->mset, p->cl);
+    double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
     /* not settled in a second (a peak just over the limit, a bound below
      * it): counted as not fitting, so the answer is a batch known to fit */
     *fits = peak <= limit;
@@ -1391,34 +1389,34 @@ static char *fit_document(const opts *o, plan *p, long lo, int largest_proven, d
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "layerwise-fit/1");
-    cJSON_AddStringToObject(root, "network", p->net->name);
-    cJSON_AddStringToObject(root, "cluster", p->cl->name);
-    cJSON_AddNumberToObject(root, "gpus", p->gpus);
-    cJSON_AddStringToObject(root, "optimizer", optimizer_name(p->mset.optimizer));
-    cJSON_AddStringToObject(root, "sync", sync_scheme_name(p->cl->sync));
+    cJSON_AddStringToObject(root, "network", plan_net(p)->name);
+    cJSON_AddStringToObject(root, "cluster", plan_cluster(p)->name);
+    cJSON_AddNumberToObject(root, "gpus", plan_gpus(p));
+    cJSON_AddStringToObject(root, "optimizer", optimizer_name(plan_memory_settings_of(p)->optimizer));
+    cJSON_AddStringToObject(root, "sync", sync_scheme_name(plan_cluster(p)->sync));
     cJSON_AddStringToObject(root, "strategy", o->strategy ? o->strategy : "layer-wise");
     cJSON_AddNumberToObject(root, "memory_limit_bytes", round(limit));
     if (o->n_pins) {
         cJSON *pins = cJSON_AddArrayToObject(root, "pins");
-        for (int i = 0; i < p->net->n_layers; i++) {
-            if (p->pinned[i] < 0) continue;
+        for (int i = 0; i < plan_net(p)->n_layers; i++) {
+            if (plan_pinned(p)[i] < 0) continue;
             cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "layer", p->net->layers[i].name);
-            const config *c = plan_config(p, i, p->pinned[i]);
-            cJSON_AddItemToObject(e, "config", config_to_json(&p->net->layers[i], c));
+            cJSON_AddStringToObject(e, "layer", plan_net(p)->layers[i].name);
+            const config *c = plan_config(p, i, plan_pinned(p)[i]);
+            cJSON_AddItemToObject(e, "config", config_to_json(&plan_net(p)->layers[i], c));
             cJSON_AddItemToArray(pins, e);
         }
     }
     if (lo > 0) {
         cJSON_AddNumberToObject(root, "batch_per_gpu", (double)lo);
-        cJSON_AddNumberToObject(root, "batch", (double)p->batch);
+        cJSON_AddNumberToObject(root, "batch", (double)plan_batch(p));
         cJSON_AddStringToObject(root, "model", "Eq. 1");
-        cJSON_AddNumberToObject(root, "total_ms", p->best_eval.total_ms);
-        cJSON_AddNumberToObject(root, "images_per_s", round(p->best_eval.images_per_s * 10) / 10);
-        doc_add_throughput(root, plan_model(p), "eq1", p->best_eval.total_ms, p->best_eval.gpus_used);
-        cJSON_AddNumberToObject(root, "peak_memory_bytes", round(p->best_eval.peak_memory_bytes));
-        cJSON_AddBoolToObject(root, "proven_optimal", p->mem.proven_optimal);
-        cJSON_AddNumberToObject(root, "lower_bound_ms", p->mem.lower_bound_ms);
+        cJSON_AddNumberToObject(root, "total_ms", plan_best_eval(p)->total_ms);
+        cJSON_AddNumberToObject(root, "images_per_s", round(plan_best_eval(p)->images_per_s * 10) / 10);
+        doc_add_throughput(root, plan_model(p), "eq1", plan_best_eval(p)->total_ms, plan_best_eval(p)->gpus_used);
+        cJSON_AddNumberToObject(root, "peak_memory_bytes", round(plan_best_eval(p)->peak_memory_bytes));
+        cJSON_AddBoolToObject(root, "proven_optimal", plan_memory_of(p)->proven_optimal);
+        cJSON_AddNumberToObject(root, "lower_bound_ms", plan_memory_of(p)->lower_bound_ms);
         cJSON_AddBoolToObject(root, "largest_proven", largest_proven);
     } else {
         cJSON_AddNullToObject(root, "batch_per_gpu");
@@ -1438,7 +1436,7 @@ static int pin_baseline(const opts *o, plan *p, lw_error *err)
     int b = baseline_from_name(o->strategy);
     if (b < 0) return lw_fail(err, 2, "fit -s %s: fit takes a baseline (data, model or owt), not a file", o->strategy);
     if (o->n_pins) return lw_fail(err, 2, "fit -s %s pins every layer: leave out --pin", o->strategy);
-    int L = p->net->n_layers;
+    int L = plan_net(p)->n_layers;
     int *ci = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
     plan_pin *pins = lw_malloc(sizeof(plan_pin) * (size_t)(L ? L : 1));
     strategy_baseline(plan_model(p), (baseline_kind)b, ci);
@@ -1467,7 +1465,7 @@ static int cmd_fit(const opts *o)
     double time_s = o->mset.time_s;
     /* per GPU up to 10^6, and as far as the global batch the cost model
      * takes (from 128 GPUs on, 10^6 per GPU passes it) */
-    const long most = COST_MAX_BATCH / p->gpus < 1000000L ? COST_MAX_BATCH / p->gpus : 1000000L;
+    const long most = COST_MAX_BATCH / plan_gpus(p) < 1000000L ? COST_MAX_BATCH / plan_gpus(p) : 1000000L;
     long lo = 0, hi = 1; /* lo fits (0: none yet), hi does not (once found) */
     int f = 0, found_hi = 0, unsettled = 0;
     for (; hi <= most; hi *= 2) {
@@ -1488,11 +1486,11 @@ static int cmd_fit(const opts *o)
     ms.time_s = time_s;
     set.batch_per_gpu = lo ? lo : 1;
     if (plan_apply(p, &(plan_change){.set = &set, .mem = &ms}, &err) != 0) goto fail;
-    if (plan_pin_count(p) != (o->strategy ? p->net->n_layers : o->n_pins)) {
+    if (plan_pin_count(p) != (o->strategy ? plan_net(p)->n_layers : o->n_pins)) {
         lw_fail(&err, 1, "fit: a pin was lost at batch %ld per GPU", set.batch_per_gpu);
         goto fail;
     }
-    double limit = plan_memory_limit(&p->mset, p->cl);
+    double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
     if (o->json || o->out) {
         char *doc = fit_document(o, p, lo, !unsettled && found_hi, limit);
         int rc = emit(o, doc);
@@ -1504,20 +1502,20 @@ static int cmd_fit(const opts *o)
     snprintf(more, sizeof more, " or more (searched up to %ld%s)", most,
              most < 1000000L ? ", the largest global batch the cost model takes" : "");
     if (o->n_pins) printf("with %d layer%s pinned (--pin):\n", o->n_pins, o->n_pins == 1 ? "" : "s");
-    if (o->strategy) printf("strategy %s (every layer pinned to it), sync %s:\n", o->strategy, sync_scheme_name(p->cl->sync));
+    if (o->strategy) printf("strategy %s (every layer pinned to it), sync %s:\n", o->strategy, sync_scheme_name(plan_cluster(p)->sync));
     if (lo == 0) {
         printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
-               p->net->name, p->cl->name, p->gpus, limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
+               plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
     } else {
         printf("%s on %s, %d GPUs, %s state: the largest batch at which a strategy fits %.2f GiB per GPU is %ld per GPU%s\n"
                "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, MFU %.1f%%, "
                "peak %.2f GiB\n",
-               p->net->name, p->cl->name, p->gpus, optimizer_name(p->mset.optimizer), limit / 1073741824.0, lo,
+               plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), optimizer_name(plan_memory_settings_of(p)->optimizer), limit / 1073741824.0, lo,
                !found_hi ? more : unsettled ? " or a little more (some larger batches unsettled)" : "",
-               p->batch, p->best_eval.total_ms, p->best_eval.images_per_s, p->best_eval.mfu * 100,
-               p->best_eval.peak_memory_bytes / 1073741824.0);
-        if (!p->mem.proven_optimal)
-            printf("(the best found in the time limit; none that fits is faster than %.2f ms/step)\n", p->mem.lower_bound_ms);
+               plan_batch(p), plan_best_eval(p)->total_ms, plan_best_eval(p)->images_per_s, plan_best_eval(p)->mfu * 100,
+               plan_best_eval(p)->peak_memory_bytes / 1073741824.0);
+        if (!plan_memory_of(p)->proven_optimal)
+            printf("(the best found in the time limit; none that fits is faster than %.2f ms/step)\n", plan_memory_of(p)->lower_bound_ms);
     }
     plan_free(p);
     return 0;
@@ -1547,12 +1545,12 @@ static int cmd_export(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    if (!given && o->step > p->sr->n_steps) {
-        fprintf(stderr, "layerwise: --step %d: the search takes %d steps on this graph\n", o->step, p->sr->n_steps);
+    if (!given && o->step > plan_search_result(p)->n_steps) {
+        fprintf(stderr, "layerwise: --step %d: the search takes %d steps on this graph\n", o->step, plan_search_result(p)->n_steps);
         plan_free(p);
         return 2;
     }
-    int *ci = given ? lw_calloc((size_t)p->net->n_layers, sizeof(int)) : NULL;
+    int *ci = given ? lw_calloc((size_t)plan_net(p)->n_layers, sizeof(int)) : NULL;
     int rc = given ? strategy_pick_with(p, o->strategy, &o->mega, ci, &err) : 0;
     if (rc == 0) rc = export_diagram(p, (export_view)view, o->step, ci, o->out, &err);
     free(ci);
@@ -1575,20 +1573,20 @@ static int cmd_profile(const opts *o)
     const cost_model *m = plan_model(p);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "layerwise-profile/1");
-    cJSON_AddStringToObject(root, "gpu", p->cl->gpu.name);
-    cJSON_AddStringToObject(root, "precision", precision_name(p->cl->precision));
+    cJSON_AddStringToObject(root, "gpu", plan_cluster(p)->gpu.name);
+    cJSON_AddStringToObject(root, "precision", precision_name(plan_cluster(p)->precision));
     char note[512];
     snprintf(note, sizeof note,
              "Template written by layerwise for %s on %d GPUs of %s (batch %ld, %s): every task shape the search "
              "considers, with the analytical model's estimates. Replace forward_ms and backward_ms with times "
              "measured on a %s at %s; entries left as they are change nothing.",
-             p->net->name, p->gpus, p->cl->name, p->batch, precision_name(p->cl->precision), p->cl->gpu.name,
-             precision_name(p->cl->precision));
+             plan_net(p)->name, plan_gpus(p), plan_cluster(p)->name, plan_batch(p), precision_name(plan_cluster(p)->precision), plan_cluster(p)->gpu.name,
+             precision_name(plan_cluster(p)->precision));
     cJSON_AddStringToObject(root, "comment", note);
     cJSON *arr = cJSON_AddArrayToObject(root, "entries");
     profile *seen = lw_calloc(1, sizeof *seen); /* the shapes written so far (every config of every layer is looked up) */
-    for (int i = 0; i < p->net->n_layers; i++) {
-        const layer *l = &p->net->layers[i];
+    for (int i = 0; i < plan_net(p)->n_layers; i++) {
+        const layer *l = &plan_net(p)->layers[i];
         if (l->type == LT_INPUT || l->type == LT_FLATTEN) continue;
         for (int k = 0; k < plan_n_configs(p, i); k++) {
             profile_entry key;
@@ -1634,7 +1632,7 @@ static int cmd_profile(const opts *o)
 static void print_sim_text(const plan *p, const sim_result *s, const char *label)
 {
     printf("simulated training step: %s on %s, %d GPU%s, batch %ld (%s), strategy %s, overlap %s\n\n",
-           p->net->name, p->cl->name, p->gpus, p->gpus == 1 ? "" : "s", p->batch, sync_scheme_name(p->cl->sync),
+           plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), plan_gpus(p) == 1 ? "" : "s", plan_batch(p), sync_scheme_name(plan_cluster(p)->sync),
            label, sim_overlap_name(s->overlap));
     double tf[2], mfu[2];
     strategy_achieved(plan_model(p), s->step_ms, s->gpus_used, &tf[0], &mfu[0]);
@@ -1642,7 +1640,7 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
     printf("  simulated step  %10.2f ms  %10.1f images/s  MFU %5.1f%%   (event simulation of the task graph)\n",
            s->step_ms, s->images_per_s, mfu[0] * 100);
     printf("  Eq. 1 estimate  %10.2f ms  %10.1f images/s  MFU %5.1f%%   (the paper's additive cost model)\n", s->eq1_ms,
-           s->eq1_ms > 0 ? (double)p->batch / (s->eq1_ms * 1e-3) : 0, mfu[1] * 100);
+           s->eq1_ms > 0 ? (double)plan_batch(p) / (s->eq1_ms * 1e-3) : 0, mfu[1] * 100);
     printf("  saved by overlap %9.2f ms  (%.1f%% of Eq. 1)\n", s->eq1_ms - s->step_ms,
            s->eq1_ms > 0 ? 100.0 * (s->eq1_ms - s->step_ms) / s->eq1_ms : 0);
     printf("  model FLOPs     %10.4g per step: %.1f TFLOPS per GPU simulated (MFU: of the %.1f TFLOPS %s dense peak)\n\n",
@@ -1655,7 +1653,7 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
     sim_segment *seg = lw_malloc(sizeof *seg * (size_t)(ns ? ns : 1));
     sim_critical_segments(s, seg, ns);
     /* by layer: the path's time per layer, in the order the path meets them */
-    int L = p->net->n_layers;
+    int L = plan_net(p)->n_layers;
     double *ms = lw_calloc((size_t)L, sizeof(double));
     int *order = lw_malloc(sizeof(int) * (size_t)L), no = 0;
     unsigned *kinds = lw_calloc((size_t)L, sizeof(unsigned));
@@ -1681,7 +1679,7 @@ static void print_sim_text(const plan *p, const sim_result *s, const char *label
                 if (*kb) strncat(kb, ", ", sizeof kb - strlen(kb) - 1);
                 strncat(kb, sim_kind_name((sim_kind)k), sizeof kb - strlen(kb) - 1);
             }
-        printf("  %-32.32s %9.3f ms  %s\n", p->net->layers[li].name, ms[li], kb);
+        printf("  %-32.32s %9.3f ms  %s\n", plan_net(p)->layers[li].name, ms[li], kb);
         shown++;
     }
     if (shown < no) printf("  (%d more layers under 1%% each: %.3f ms)\n", no - shown, other);
@@ -1726,7 +1724,7 @@ static int cmd_simulate(const opts *o)
     int given = o->strategy && strcmp(o->strategy, "optimum") != 0;
     plan *p = open_plan_as(o, o->set, given, &err);
     if (!p) return die(&err);
-    int *ci = lw_calloc((size_t)p->net->n_layers, sizeof(int));
+    int *ci = lw_calloc((size_t)plan_net(p)->n_layers, sizeof(int));
     const char *label = o->strategy ? o->strategy : "optimum";
     if (strategy_pick_with(p, label, &o->mega, ci, &err) != 0) {
         free(ci);
@@ -1754,7 +1752,7 @@ static int cmd_simulate(const opts *o)
                 "simulating this step of %s on %d GPUs is too large for this machine: about %.3g tasks, %.0f%% done "
                 "after %.1f s, would take about %.0f s at the rate so far (the limit is %.0f s, LAYERWISE_MAX_SIM_S); "
                 "choose fewer GPUs or a strategy with fewer pieces",
-                p->net->name, p->gpus, z.tasks, w.fraction * 100, w.spent_s, w.projected_s + w.extra_s, limit);
+                plan_net(p)->name, plan_gpus(p), z.tasks, w.fraction * 100, w.spent_s, w.projected_s + w.extra_s, limit);
         free(ci);
         plan_free(p);
         return die(&err);
@@ -1791,7 +1789,7 @@ static int cmd_diff(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    int L = p->net->n_layers;
+    int L = plan_net(p)->n_layers;
     int *ci[2] = {lw_calloc((size_t)L, sizeof(int)), lw_calloc((size_t)L, sizeof(int))};
     strategy_eval ev[2] = {{0}, {0}};
     int rc = 0;

@@ -2,6 +2,7 @@
  * diff: two strategies of one setting side by side.
  */
 #include "diff.h"
+#include "plan_internal.h" /* an engine module: it reads the plan's model */
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -3,6 +3,7 @@
  * placement, and the parameter values at which the runner-up would win.
  */
 #include "explain.h"
+#include "plan_internal.h" /* an engine module: it reads the plan's model */
 
 #include "cost_sharding.h"
 

@@ -8,6 +8,7 @@
  * so two diagrams can sit side by side in a paper.
  */
 #include "export_dot.h"
+#include "plan_internal.h" /* an engine module: it reads the plan's model */
 
 #include "palette.h"
 

@@ -3,7 +3,7 @@
  * changes it. Data files: data.c; background builds: prefetch.c.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "plan.h"
+#include "plan_internal.h"
 
 #include "cost_sharding.h"
 #include "prefetch.h"

@@ -9,8 +9,8 @@
  * and either commits the new model and optimum or leaves the plan exactly
  * as it was. A plan owns everything it points to; plan_free releases it all.
  *
- * Every field of a plan is read-only outside plan.c: front ends read them
- * (or the accessors below) and change the plan only through plan_apply,
+ * A plan is opaque to the front ends: they read it through the accessors
+ * below (plan_read.c) and change it only through plan_apply,
  * plan_set_cancel and the prefetch calls.
  */
 #ifndef LW_PLAN_H
@@ -56,42 +56,11 @@ typedef struct plan_memory {
     double unconstrained_ms, unconstrained_peak;
 } plan_memory;
 
-typedef struct plan {
-    network *net;
-    cluster *cl;
-    profile *prof;           /* may be NULL */
-    plan_settings set;
-    plan_memory_settings mset; /* memory limit, optimizer, time budget (plan_change.mem) */
-    int gpus;
-    long batch;
-    cost_model *cm;
-    cost_graph *cg;
-    search_result *sr;
-    int *best;               /* [n_layers] optimal config index */
-    strategy_eval best_eval;
-    plan_memory mem;         /* how best relates to the memory limit */
-    int *pinned;             /* [n_layers] -1 or a config index the layer is forced to */
-    config *pin_want;        /* [n_layers] the pins as asked for, by config (deg[0] 0: none): a pin whose
-                                config the current model lacks is held (pinned -1) and comes back, in the
-                                same search, with a setting that has it (plan_pin_held) */
-    long searches;           /* searches run so far (plan_search_count: for tests) */
-    double search_ms;
-    int from_prefetch;       /* the last model change took a prefetched model */
-    int repriced;            /* the last model change re-priced the transfers the previous model's
-                                build kept instead of building (cost_model_reuse): 1 all of them (prices,
-                                batch, fewer GPUs), 2 some (more GPUs, a batch some sample degree does not
-                                divide: those entries computed); 0 built */
-    int whatifs;             /* what-ifs follow (plan_options.whatifs): every model gets counts (plan_counts_wait) */
-    int counts_wait;         /* a what-if while the model's counts are still being kept: 0 waits for them or gives
-                                them up, whichever is expected to answer sooner (plan_counts_worth_waiting); 1
-                                always waits; -1 always gives them up (tests, the benchmark) */
-    int counts_given_up;     /* the last model change gave up the counts being kept for the model before */
-    atomic_int *cancel;      /* optional (plan_set_cancel): raised, a plan_apply in progress gives up ("cancelled") */
-    search_progress_fn progress; /* optional: called during a long final step */
-    void *progress_user;
-    struct prefetcher *prefetch; /* the background worker (prefetch.h; plan_prefetch_list) */
-    int unsearched;          /* plan_options.unsearched: cm has no tables, cg and sr are NULL */
-} plan;
+/* A plan is opaque outside the engine (its definition: plan_internal.h,
+ * for src/plan*.c and the tests): front ends read it through the
+ * accessors below and change it only through plan_apply, plan_set_cancel
+ * and the prefetch calls. */
+typedef struct plan plan;
 
 /* How a plan is opened (all zero but set: a one-shot plan, searched at
  * once, memory settings the defaults). */
@@ -363,6 +332,30 @@ mem_table *plan_mem_table(const cost_model *m);
  * plan's current model, ignoring time (exact unless time_s > 0 runs out;
  * *lower then a proven bound). Fills config (n_layers) if non-NULL. */
 double plan_min_peak(const plan *p, double time_s, int *cfg, double *lower);
+
+/* ---- a plan's parts ------------------------------------------------------
+ * (plan_read.c) What a plan holds, read-only; pointers into the plan are
+ * valid until the next plan_apply (net and prof: until plan_free). */
+const network *plan_net(const plan *p);
+const cluster *plan_cluster(const plan *p);       /* with the what-if edits, sync scheme and precision */
+const profile *plan_profile(const plan *p);       /* NULL: none */
+const plan_settings *plan_run_settings(const plan *p);
+const plan_memory_settings *plan_memory_settings_of(const plan *p);
+int plan_gpus(const plan *p);                     /* the GPU count of the model */
+long plan_batch(const plan *p);                   /* its global batch */
+/* The search's result; NULL for an unsearched plan (no optimum). */
+const search_result *plan_search_result(const plan *p);
+const cost_graph *plan_graph(const plan *p);      /* the graph it searched; NULL unsearched */
+const int *plan_best(const plan *p);              /* [n_layers] the optimum's config indices */
+const strategy_eval *plan_best_eval(const plan *p);
+const plan_memory *plan_memory_of(const plan *p); /* how the optimum relates to the memory limit */
+const int *plan_pinned(const plan *p);            /* [n_layers] -1 or the config a layer is pinned to */
+double plan_search_ms(const plan *p);             /* the last search's time */
+int plan_from_prefetch(const plan *p);            /* the last model change took a prefetched model */
+int plan_repriced(const plan *p);                 /* and re-priced the transfers (1 all, 2 some; 0 built) */
+int plan_counts_given_up(const plan *p);
+atomic_int *plan_cancel_flag(const plan *p);      /* plan_set_cancel's, NULL: none */
+int plan_unsearched(const plan *p);               /* plan_options.unsearched, not searched since */
 
 /* ---- reading a plan: what the front ends show ---------------------------
  * (plan_read.c) Everything a screen shows of the plan's model comes through

@@ -4,13 +4,33 @@
  * read on the plan's model, the why-not and scaling rows — so that no front
  * end reads the cost model itself (plan.h's read API).
  */
-#include "plan.h"
+#include "plan_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 int plan_has_model(const plan *p) { return p->cm != NULL; }
+
+const network *plan_net(const plan *p) { return p->net; }
+const cluster *plan_cluster(const plan *p) { return p->cl; }
+const profile *plan_profile(const plan *p) { return p->prof; }
+const plan_settings *plan_run_settings(const plan *p) { return &p->set; }
+const plan_memory_settings *plan_memory_settings_of(const plan *p) { return &p->mset; }
+int plan_gpus(const plan *p) { return p->gpus; }
+long plan_batch(const plan *p) { return p->batch; }
+const search_result *plan_search_result(const plan *p) { return p->sr; }
+const cost_graph *plan_graph(const plan *p) { return p->cg; }
+const int *plan_best(const plan *p) { return p->best; }
+const strategy_eval *plan_best_eval(const plan *p) { return &p->best_eval; }
+const plan_memory *plan_memory_of(const plan *p) { return &p->mem; }
+const int *plan_pinned(const plan *p) { return p->pinned; }
+double plan_search_ms(const plan *p) { return p->search_ms; }
+int plan_from_prefetch(const plan *p) { return p->from_prefetch; }
+int plan_repriced(const plan *p) { return p->repriced; }
+int plan_counts_given_up(const plan *p) { return p->counts_given_up; }
+atomic_int *plan_cancel_flag(const plan *p) { return p->cancel; }
+int plan_unsearched(const plan *p) { return p->unsearched; }
 
 int plan_n_configs(const plan *p, int li) { return p->cm->n_configs[li]; }
 

@@ -103,14 +103,14 @@ int settings_apply_pins(plan *p, const char *const *pins, int n, lw_error *err)
     plan_pin *pp = lw_malloc(sizeof(plan_pin) * (size_t)n);
     int *lis = lw_malloc(sizeof(int) * (size_t)n);
     const char **texts = lw_malloc(sizeof(char *) * (size_t)n);
-    int rc = pins_split(p->net, pins, n, lis, texts, err);
+    int rc = pins_split(plan_net(p), pins, n, lis, texts, err);
     for (int i = 0; i < n && rc == 0; i++) {
         const char *text = texts[i];
         int li = lis[i], k = -1;
         config c;
         if (config_parse(text, &c) != 0 || (k = plan_config_index(p, li, &c)) < 0)
-            rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", p->net->layers[li].name,
-                         text, p->gpus);
+            rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", plan_net(p)->layers[li].name,
+                         text, plan_gpus(p));
         pp[i] = (plan_pin){li, k};
     }
     if (rc == 0) rc = plan_apply(p, &(plan_change){.n_pins = n, .pins = pp}, err);

@@ -14,6 +14,7 @@
 #include "many_layers.h"
 #include "net_json.h"
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "refine.h"
 #include "sim.h"
 #include "strategy.h"

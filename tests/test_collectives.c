@@ -10,6 +10,7 @@
 #include "cost.h"
 #include "net_json.h"
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 
 #include <math.h>
 #include <stdio.h>

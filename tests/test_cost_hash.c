@@ -22,6 +22,7 @@
 
 #include "cost.h"
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 
 #include <math.h>
 #include <stdint.h>

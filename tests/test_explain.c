@@ -4,6 +4,7 @@
  * re-planning at the value found with plan_apply.
  */
 #include "diff.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "explain.h"
 #include "plan.h"
 

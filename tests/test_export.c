@@ -15,6 +15,7 @@
  */
 #include "draw_cairo.h"
 #include "export_dot.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "net_json.h"
 #include "test_helpers.h"
 

@@ -24,6 +24,7 @@
 #include "cost.h"
 #include "net_json.h"
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "profile.h"
 #include "search.h"
 #include "strategy.h"

@@ -11,6 +11,7 @@
 #include "configs.h"
 #include "net_json.h"
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "profile.h"
 #include "test_helpers.h"
 

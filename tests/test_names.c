@@ -7,6 +7,7 @@
  */
 #include "cluster.h"
 #include "export_dot.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "json_util.h"
 #include "net_json.h"
 #include "plan.h"

@@ -6,6 +6,7 @@
  * checked to be a near-tie (see data/doc/reproduce.md, "Reproducing the paper").
  */
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "test_helpers.h"
 
 #include <criterion/criterion.h>

@@ -9,6 +9,7 @@
  * is checked across its own precisions only.)
  */
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "test_helpers.h"
 
 static const char *const NETS[] = {"alexnet", "vgg16", "inception_v3", "resnet50", "lenet5"};

@@ -11,6 +11,7 @@
 #include "cost.h"
 #include "cost_sharding.h"
 #include "explain.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "memsearch.h"
 #include "net_json.h"
 #include "plan.h"

@@ -14,6 +14,7 @@
 #include "cost.h"
 #include "net_json.h"
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "sim.h"
 #include "strategy.h"
 #include "test_helpers.h"

@@ -10,6 +10,7 @@
 
 #include "net_json.h"
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "test_helpers.h"
 
 #include <cjson/cJSON.h>

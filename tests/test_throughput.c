@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "sim.h"
 #include "test_helpers.h"
 

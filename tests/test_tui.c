@@ -6,6 +6,7 @@
  * are independent under --jobs and under ASan.
  */
 #include "app.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "graph_draw.h"
 #include "keys.h"
 #include "list.h"

@@ -5,6 +5,7 @@
  * (tui_screen.h), and each fails on the behaviour it replaced.
  */
 #include "app.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "keys.h"
 #include "screens.h"
 #include "cli.h"

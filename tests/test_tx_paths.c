@@ -5,6 +5,7 @@
  * per-dimension running sums. Every table entry must agree.
  */
 #include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -10,6 +10,7 @@
 #define LW_TUI_SCREEN_H
 
 #include "app.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "draw.h"
 #include "keys.h"
 

@@ -66,7 +66,7 @@ static void states_free(app *a)
 /* What is sized by the network's layers. */
 static void layer_arrays_new(app *a)
 {
-    int n = a->p->net->n_layers;
+    int n = plan_net(a->p)->n_layers;
     a->prev.changed = lw_calloc((size_t)n, 1);
     a->order = lw_malloc(sizeof(int) * (size_t)n);
     a->base.ci = lw_calloc((size_t)n, sizeof(int));
@@ -167,10 +167,10 @@ void app_adopt_plan(app *a, plan *p)
 int app_memory_over(const app *a, double *need)
 {
     const plan *p = a->p;
-    if (!p->sr || !plan_has_model(p)) return 0;
-    double cap = plan_memory_limit(&p->mset, p->cl);
-    if (!isfinite(cap)) cap = p->cl->gpu.memory_gib * 1073741824.0;
-    double peak = plan_peak_memory(p, p->best, NULL);
+    if (!plan_search_result(p) || !plan_has_model(p)) return 0;
+    double cap = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
+    if (!isfinite(cap)) cap = plan_cluster(p)->gpu.memory_gib * 1073741824.0;
+    double peak = plan_peak_memory(p, plan_best(p), NULL);
     if (need) *need = peak;
     return peak > cap;
 }
@@ -183,11 +183,11 @@ static const char *memory_warning(const app *a, char *buf, size_t n)
     buf[0] = 0;
     if (!app_memory_over(a, &need)) return buf;
     const plan *p = a->p;
-    double cap = plan_memory_limit(&p->mset, p->cl);
+    double cap = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
     int limited = isfinite(cap);
-    if (!limited) cap = p->cl->gpu.memory_gib * 1073741824.0;
+    if (!limited) cap = plan_cluster(p)->gpu.memory_gib * 1073741824.0;
     snprintf(buf, n, "; DOES NOT FIT: needs %.2f GiB per GPU of %.2f%s", need / 1073741824.0, cap / 1073741824.0,
-             !limited ? " (no limit set: M sets one)" : p->mem.min_peak_bytes > 0 ? " (no strategy fits)" : "");
+             !limited ? " (no limit set: M sets one)" : plan_memory_of(p)->min_peak_bytes > 0 ? " (no strategy fits)" : "");
     return buf;
 }
 
@@ -195,14 +195,14 @@ void app_status_opened(app *a)
 {
     const plan *p = a->p;
     char warn[160];
-    if (!p->sr) return;
+    if (!plan_search_result(p)) return;
     memory_warning(a, warn, sizeof warn);
     char capped[160] = "";
     if (a->src.gpus_capped_from)
         snprintf(capped, sizeof capped, "%d of the cluster's %d GPUs (opened at %d: more take tens of seconds, + or g); ",
-                 p->gpus, a->src.gpus_capped_from, PLAN_AUTO_SEARCH_MAX_GPUS);
+                 plan_gpus(p), a->src.gpus_capped_from, PLAN_AUTO_SEARCH_MAX_GPUS);
     app_set_status(a, warn[0] != 0, "%soptimum found in %.0f ms: %.2f ms/step, %.1f img/s (Eq. 1)%s%s", capped,
-                   p->search_ms + plan_build_ms(p), p->best_eval.total_ms, p->best_eval.images_per_s,
+                   plan_search_ms(p) + plan_build_ms(p), plan_best_eval(p)->total_ms, plan_best_eval(p)->images_per_s,
                    warn, warn[0] ? "" : ". ? for help");
 }
 
@@ -214,7 +214,7 @@ int app_pins_held(const app *a)
 /* Which layers' pins are on hold now ([n_layers], caller frees). */
 static unsigned char *held_now(const plan *p)
 {
-    int L = p->net->n_layers;
+    int L = plan_net(p)->n_layers;
     unsigned char *h = lw_malloc((size_t)(L ? L : 1));
     for (int i = 0; i < L; i++) h[i] = (unsigned char)plan_pin_held(p, i);
     return h;
@@ -227,11 +227,11 @@ static unsigned char *held_now(const plan *p)
 static void pins_note(const app *a, const unsigned char *was_held, char *note, size_t n)
 {
     const plan *p = a->p;
-    int L = p->net->n_layers, back = 0, held = 0, first_held = -1;
+    int L = plan_net(p)->n_layers, back = 0, held = 0, first_held = -1;
     note[0] = 0;
     if (a->hist.move) return; /* undo and redo put back a state exactly, held pins included */
     for (int i = 0; i < L; i++) {
-        back += was_held[i] && p->pinned[i] >= 0;
+        back += was_held[i] && plan_pinned(p)[i] >= 0;
         if (plan_pin_held(p, i)) {
             held++;
             if (first_held < 0) first_held = i;
@@ -242,8 +242,8 @@ static void pins_note(const app *a, const unsigned char *was_held, char *note, s
         char cb[48];
         size_t k = strlen(note);
         plan_format_config(p, first_held, plan_pin_config(p, first_held), cb, sizeof cb);
-        snprintf(note + k, n - k, "; pin %s = %s on hold (not a config on %d GPUs)%s", p->net->layers[first_held].name,
-                 cb, p->gpus, held > 1 ? " and others" : "");
+        snprintf(note + k, n - k, "; pin %s = %s on hold (not a config on %d GPUs)%s", plan_net(p)->layers[first_held].name,
+                 cb, plan_gpus(p), held > 1 ? " and others" : "");
     }
 }
 
@@ -279,7 +279,7 @@ static int cmp_val_desc(const double *v, int i, int j)
 
 void app_sort_rows(app *a)
 {
-    int n = a->p->net->n_layers;
+    int n = plan_net(a->p)->n_layers;
     for (int i = 0; i < n; i++) a->order[i] = i;
     const strategy_eval *ev = app_shown_eval(a);
     if (a->sort == SORT_LAYER || !ev->layers) return;
@@ -413,26 +413,26 @@ void app_whatif_begin(app *a, const char *what)
     const plan *p = a->p;
     snprintf(a->pending.what, sizeof a->pending.what, "%s", what);
     change_reset(a);
-    a->prev.total_ms = p->sr ? p->best_eval.total_ms : 0;
-    a->prev.ips = p->sr ? p->best_eval.images_per_s : 0;
-    a->prev.batch = p->batch;
-    for (int i = 0; i < p->net->n_layers; i++)
-        a->prev.configs[i] = plan_has_model(p) && p->sr ? *plan_config(p, i, p->best[i]) : (config){{0, 0, 0, 0, 0, 0}};
+    a->prev.total_ms = plan_search_result(p) ? plan_best_eval(p)->total_ms : 0;
+    a->prev.ips = plan_search_result(p) ? plan_best_eval(p)->images_per_s : 0;
+    a->prev.batch = plan_batch(p);
+    for (int i = 0; i < plan_net(p)->n_layers; i++)
+        a->prev.configs[i] = plan_has_model(p) && plan_search_result(p) ? *plan_config(p, i, plan_best(p)[i]) : (config){{0, 0, 0, 0, 0, 0}};
     /* its times too, for the compare view's "previous" */
     strategy_eval_free(&a->prev.eval);
-    if (p->sr && p->best_eval.layers) {
-        a->prev.eval = p->best_eval;
-        size_t bytes = sizeof(layer_eval) * (size_t)p->best_eval.n_layers;
+    if (plan_search_result(p) && plan_best_eval(p)->layers) {
+        a->prev.eval = *plan_best_eval(p);
+        size_t bytes = sizeof(layer_eval) * (size_t)plan_best_eval(p)->n_layers;
         a->prev.eval.layers = lw_malloc(bytes);
-        memcpy(a->prev.eval.layers, p->best_eval.layers, bytes);
-        a->prev.gpus = p->gpus;
+        memcpy(a->prev.eval.layers, plan_best_eval(p)->layers, bytes);
+        a->prev.gpus = plan_gpus(p);
     }
 }
 
 plan_settings *app_change_settings(app *a)
 {
     if (!a->pending.change.set) {
-        a->pending.set = a->p->set;
+        a->pending.set = *plan_run_settings(a->p);
         a->pending.change.set = &a->pending.set;
     }
     return &a->pending.set;
@@ -441,7 +441,7 @@ plan_settings *app_change_settings(app *a)
 cluster *app_change_cluster(app *a)
 {
     if (!a->pending.cl) {
-        a->pending.cl = cluster_clone(a->p->cl);
+        a->pending.cl = cluster_clone(plan_cluster(a->p));
         a->pending.change.cl = a->pending.cl;
     }
     return a->pending.cl;
@@ -451,20 +451,20 @@ static void report_change(app *a)
 {
     const plan *p = a->p;
     int n = 0;
-    for (int i = 0; i < p->net->n_layers; i++) {
-        a->prev.changed[i] = !config_equal(&a->prev.configs[i], plan_config(p, i, p->best[i]));
+    for (int i = 0; i < plan_net(p)->n_layers; i++) {
+        a->prev.changed[i] = !config_equal(&a->prev.configs[i], plan_config(p, i, plan_best(p)[i]));
         n += a->prev.changed[i];
     }
-    double t0 = a->prev.total_ms, t1 = p->best_eval.total_ms;
-    double i0 = a->prev.ips, i1 = p->best_eval.images_per_s;
+    double t0 = a->prev.total_ms, t1 = plan_best_eval(p)->total_ms;
+    double i0 = a->prev.ips, i1 = plan_best_eval(p)->images_per_s;
     char layers[128];
-    int used = p->best_eval.gpus_used;
-    if (used > 0 && used < p->gpus)
+    int used = plan_best_eval(p)->gpus_used;
+    if (used > 0 && used < plan_gpus(p))
         snprintf(layers, sizeof layers, "%d layer%s changed config, %d of the %d GPUs used (%.2f s)", n,
-                 n == 1 ? "" : "s", used, p->gpus, a->prev.rebuild_s);
+                 n == 1 ? "" : "s", used, plan_gpus(p), a->prev.rebuild_s);
     else
         snprintf(layers, sizeof layers, "%d layer%s changed config (%.2f s)", n, n == 1 ? "" : "s", a->prev.rebuild_s);
-    if (a->prev.batch != p->batch) {
+    if (a->prev.batch != plan_batch(p)) {
         /* a step of another batch is not comparable: lead with throughput */
         double pct = i0 > 0 ? (i1 - i0) / i0 * 100 : 0;
         app_set_status(a, 0, "%s: %.0f %s %.0f img/s (%+.1f%%), %.1f %s %.1f ms/step, %s", a->pending.what, i0,
@@ -494,7 +494,7 @@ void app_perform(app *a, action act)
     a->pending.opened_cluster = NULL;
     if (rc == 0 && opened) { /* a cluster file opened (O): R resets to it from now on */
         cluster_free(a->src.cluster_loaded);
-        a->src.cluster_loaded = cluster_clone(a->p->cl);
+        a->src.cluster_loaded = cluster_clone(plan_cluster(a->p));
         free(a->src.cluster_name);
         a->src.cluster_name = opened;
     } else {
@@ -542,11 +542,11 @@ void app_perform(app *a, action act)
  * keys (> and <) and the batch prompt ask for. */
 static plan_settings batch_setting(const app *a, long per_gpu)
 {
-    plan_settings s = a->p->set;
+    plan_settings s = *plan_run_settings(a->p);
     if (per_gpu < 1) per_gpu = 1;
     if (per_gpu > PLAN_MAX_BATCH_PER_GPU) per_gpu = PLAN_MAX_BATCH_PER_GPU;
     if (s.global_batch > 0)
-        s.global_batch = per_gpu * a->p->gpus;
+        s.global_batch = per_gpu * plan_gpus(a->p);
     else
         s.batch_per_gpu = per_gpu;
     return s;
@@ -581,22 +581,22 @@ void app_prefetch_next(app *a)
     const screen_ops *base = app_screens[app_base_screen(a)];
     int n = 0, ne = base->prefetch ? base->prefetch(a, edited) : 0;
     for (int i = 0; i < ne; i++) {
-        next[n] = (plan_prefetch_item){p->set, edited[i]};
+        next[n] = (plan_prefetch_item){*plan_run_settings(p), edited[i]};
         /* as an edit does: a smaller cluster keeps as many GPUs as it has */
         if (next[n].set.gpus > cluster_gpus(edited[i])) next[n].set.gpus = cluster_gpus(edited[i]);
         n++;
     }
     int up = app_gpu_step(a, +1), down = app_gpu_step(a, -1);
-    int first = up != p->gpus ? up : down, other = first == up ? down : up;
+    int first = up != plan_gpus(p) ? up : down, other = first == up ? down : up;
     long b = app_batch_per_gpu(a);
-    if (first != p->gpus) {
-        next[n] = (plan_prefetch_item){p->set, NULL};
+    if (first != plan_gpus(p)) {
+        next[n] = (plan_prefetch_item){*plan_run_settings(p), NULL};
         next[n++].set.gpus = first;
     }
     if (b < PLAN_MAX_BATCH_PER_GPU) next[n++] = (plan_prefetch_item){batch_setting(a, b * 2), NULL};
     if (b > 1) next[n++] = (plan_prefetch_item){batch_setting(a, b / 2), NULL};
-    if (other != p->gpus && other != first) {
-        next[n] = (plan_prefetch_item){p->set, NULL};
+    if (other != plan_gpus(p) && other != first) {
+        next[n] = (plan_prefetch_item){*plan_run_settings(p), NULL};
         next[n++].set.gpus = other;
     }
     if (plan_tx_entries(p) > PREFETCH_ALL_ENTRIES && n > 1) n = 1;
@@ -608,15 +608,15 @@ void app_prefetch_next(app *a)
 
 action app_set_gpus(app *a, int gpus)
 {
-    int total = cluster_gpus(a->p->cl);
+    int total = cluster_gpus(plan_cluster(a->p));
     if (gpus < 1) gpus = 1;
     if (gpus > total) gpus = total;
-    if (gpus == a->p->gpus) {
+    if (gpus == plan_gpus(a->p)) {
         app_set_status(a, 0, "already at %d GPU%s (the cluster has %d)", gpus, gpus == 1 ? "" : "s", total);
         return ACT_REDRAW;
     }
     char what[64];
-    snprintf(what, sizeof what, "%d%s%d GPUs", a->p->gpus, G->arrow_right, gpus);
+    snprintf(what, sizeof what, "%d%s%d GPUs", plan_gpus(a->p), G->arrow_right, gpus);
     app_whatif_begin(a, what);
     app_change_settings(a)->gpus = gpus;
     return ACT_REBUILD;
@@ -625,7 +625,7 @@ action app_set_gpus(app *a, int gpus)
 /* Next GPU count up or down: powers of two, and the cluster's total. */
 int app_gpu_step(const app *a, int dir)
 {
-    int cur = a->p->gpus, total = cluster_gpus(a->p->cl);
+    int cur = plan_gpus(a->p), total = cluster_gpus(plan_cluster(a->p));
     int g;
     if (dir > 0) {
         g = 1;
@@ -641,7 +641,7 @@ int app_gpu_step(const app *a, int dir)
 
 action app_set_batch(app *a, long per_gpu)
 {
-    const plan_settings *s = &a->p->set;
+    const plan_settings *s = plan_run_settings(a->p);
     plan_settings n = batch_setting(a, per_gpu);
     char what[96];
     if (s->global_batch > 0) {
@@ -664,19 +664,19 @@ action app_set_batch(app *a, long per_gpu)
 
 long app_batch_per_gpu(const app *a)
 {
-    const plan_settings *s = &a->p->set;
-    if (s->global_batch > 0) return s->global_batch / (a->p->gpus > 0 ? a->p->gpus : 1);
+    const plan_settings *s = plan_run_settings(a->p);
+    if (s->global_batch > 0) return s->global_batch / (plan_gpus(a->p) > 0 ? plan_gpus(a->p) : 1);
     return s->batch_per_gpu > 0 ? s->batch_per_gpu : DEFAULT_BATCH_PER_GPU;
 }
 
 action app_toggle_sync(app *a)
 {
-    return app_set_sync(a, (sync_scheme)((a->p->cl->sync + 1) % SYNC__COUNT));
+    return app_set_sync(a, (sync_scheme)((plan_cluster(a->p)->sync + 1) % SYNC__COUNT));
 }
 
 action app_set_sync(app *a, sync_scheme to)
 {
-    sync_scheme from = a->p->cl->sync;
+    sync_scheme from = plan_cluster(a->p)->sync;
     char what[96];
     snprintf(what, sizeof what, "sync %s%s%s", sync_scheme_name(from), G->arrow_right, sync_scheme_name(to));
     app_whatif_begin(a, what);
@@ -688,7 +688,7 @@ action app_set_sync(app *a, sync_scheme to)
 
 action app_toggle_folds(app *a)
 {
-    int to = !a->p->set.no_fold;
+    int to = !plan_run_settings(a->p)->no_fold;
     app_whatif_begin(a, to ? "search: Algorithm 1 only, no folds (the paper's)" : "search: with folds");
     app_change_settings(a)->no_fold = to;
     app_invalidate_settings(a);
@@ -698,15 +698,15 @@ action app_toggle_folds(app *a)
 action app_cycle_memory_limit(app *a)
 {
     const plan *p = a->p;
-    double gpu = p->cl->gpu.memory_gib * 1073741824.0, cur = plan_memory_limit(&p->mset, p->cl);
+    double gpu = plan_cluster(p)->gpu.memory_gib * 1073741824.0, cur = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
     /* the GPU's memory -> none -> 3/4 -> 1/2 -> the GPU's memory */
-    plan_memory_settings m = p->mset;
+    plan_memory_settings m = *plan_memory_settings_of(p);
     if (!isfinite(cur)) m.limit = 0.75 * gpu;
     else if (cur > 0.74 * gpu && cur < 0.76 * gpu) m.limit = 0.5 * gpu;
     else if (cur == gpu) m.limit = -1;
     else m.limit = 0;
     char what[96], from[32], to[32];
-    double next = plan_memory_limit(&m, p->cl);
+    double next = plan_memory_limit(&m, plan_cluster(p));
     snprintf(from, sizeof from, isfinite(cur) ? "%.1f GiB" : "none", cur / 1073741824.0);
     snprintf(to, sizeof to, isfinite(next) ? "%.1f GiB" : "none", next / 1073741824.0);
     snprintf(what, sizeof what, "memory limit %s%s%s", from, G->arrow_right, to);
@@ -718,7 +718,7 @@ action app_cycle_memory_limit(app *a)
 
 action app_cycle_precision(app *a)
 {
-    const cluster *c = a->p->cl;
+    const cluster *c = plan_cluster(a->p);
     precision from = c->precision, to = from;
     gpu_consts k;
     do
@@ -730,7 +730,7 @@ action app_cycle_precision(app *a)
     }
     char what[160];
     snprintf(what, sizeof what, "precision %s%s%s", precision_name(from), G->arrow_right, precision_name(to));
-    const profile *pr = a->p->prof; /* measured at one precision: the model leaves it out at another */
+    const profile *pr = plan_profile(a->p); /* measured at one precision: the model leaves it out at another */
     if (pr && pr->precision >= 0 && (pr->precision == (int)from) != (pr->precision == (int)to)) {
         size_t n = strlen(what);
         snprintf(what + n, sizeof what - n, pr->precision == (int)to ? " (the %s profile applies again)"
@@ -746,23 +746,23 @@ action app_cycle_precision(app *a)
 action app_pin(app *a, int li, int k)
 {
     plan *p = a->p;
-    if (li < 0 || li >= p->net->n_layers || !plan_has_model(p)) return ACT_NONE;
+    if (li < 0 || li >= plan_net(p)->n_layers || !plan_has_model(p)) return ACT_NONE;
     char what[200], cb[64];
     if (k < 0) {
         if (plan_pin_held(p, li)) { /* the plan drops it without a search */
             lw_error err = {0};
             plan_apply(p, &(plan_change){.n_pins = 1, .pins = &(plan_pin){li, -1}}, &err);
-            app_set_status(a, 0, "unpin %s: its pin was on hold; dropped", p->net->layers[li].name);
+            app_set_status(a, 0, "unpin %s: its pin was on hold; dropped", plan_net(p)->layers[li].name);
             return ACT_REDRAW;
         }
-        if (p->pinned[li] < 0) {
-            app_set_status(a, 0, "%s is not pinned", p->net->layers[li].name);
+        if (plan_pinned(p)[li] < 0) {
+            app_set_status(a, 0, "%s is not pinned", plan_net(p)->layers[li].name);
             return ACT_REDRAW;
         }
-        snprintf(what, sizeof what, "unpin %s", p->net->layers[li].name);
+        snprintf(what, sizeof what, "unpin %s", plan_net(p)->layers[li].name);
     } else {
         plan_format_config(p, li, plan_config(p, li, k), cb, sizeof cb);
-        snprintf(what, sizeof what, "pin %s = %s", p->net->layers[li].name, cb);
+        snprintf(what, sizeof what, "pin %s = %s", plan_net(p)->layers[li].name, cb);
     }
     app_whatif_begin(a, what);
     a->pending.pin = (plan_pin){li, k};
@@ -887,13 +887,13 @@ void app_export_default(const app *a, int json, char *buf, size_t n)
     export_view v = current_view(a, &step);
     const screen_ops *o = app_screens[a->screen];
     if (json) {
-        snprintf(buf, n, "layerwise-%s-%dgpu-strategy.json", a->p->net->name, a->p->gpus);
+        snprintf(buf, n, "layerwise-%s-%dgpu-strategy.json", plan_net(a->p)->name, plan_gpus(a->p));
     } else if (o->export_name) {
         o->export_name(a, buf, n);
     } else if (v == VIEW_REDUCED) {
-        snprintf(buf, n, "layerwise-%s-%dgpu-reduced-step%d.svg", a->p->net->name, a->p->gpus, step);
+        snprintf(buf, n, "layerwise-%s-%dgpu-reduced-step%d.svg", plan_net(a->p)->name, plan_gpus(a->p), step);
     } else {
-        snprintf(buf, n, "layerwise-%s-%dgpu-%s.svg", a->p->net->name, a->p->gpus, export_view_name(v));
+        snprintf(buf, n, "layerwise-%s-%dgpu-%s.svg", plan_net(a->p)->name, plan_gpus(a->p), export_view_name(v));
     }
 }
 
@@ -968,7 +968,7 @@ int app_export(app *a, const char *path)
         app_set_status(a, 1, "export: no file name given");
         return -1;
     }
-    if (!p->sr) {
+    if (!plan_search_result(p)) {
         app_set_status(a, 1, "export: there is no strategy to export");
         return -1;
     }

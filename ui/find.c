@@ -27,7 +27,7 @@ int app_search_match(const app *a, const char *text)
 
 int app_layer_matches(const app *a, int li)
 {
-    const layer *l = &a->p->net->layers[li];
+    const layer *l = &plan_net(a->p)->layers[li];
     return app_search_match(a, l->name) || app_search_match(a, layer_type_name(l->type));
 }
 
@@ -38,7 +38,7 @@ action app_find(app *a, int dir)
         app_set_status(a, 0, "no search yet: / types one");
         return ACT_REDRAW;
     }
-    if (!o->find || (!a->p->sr && !o->without_strategy)) {
+    if (!o->find || (!plan_search_result(a->p) && !o->without_strategy)) {
         app_set_status(a, 1, "nothing to search on this screen");
         return ACT_REDRAW;
     }

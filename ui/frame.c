@@ -43,19 +43,19 @@ static void context_line(const app *a, WINDOW *w, int W)
     const plan *p = a->p;
     char net[256], gpus[96], pins[64], mem[96], ms[48], ms_b[48], sim_txt[48], sim_b[48], ips[32], batch[64],
         batch_b[32], sync[32], mfu[32];
-    snprintf(net, sizeof net, "%s on %s", p->net->name, p->cl->name);
-    int used = p->sr ? app_shown_eval(a)->gpus_used : p->gpus;
-    if (used > 0 && used < p->gpus)
-        snprintf(gpus, sizeof gpus, "%d/%d GPUs (%d used)", p->gpus, cluster_gpus(p->cl), used);
+    snprintf(net, sizeof net, "%s on %s", plan_net(p)->name, plan_cluster(p)->name);
+    int used = plan_search_result(p) ? app_shown_eval(a)->gpus_used : plan_gpus(p);
+    if (used > 0 && used < plan_gpus(p))
+        snprintf(gpus, sizeof gpus, "%d/%d GPUs (%d used)", plan_gpus(p), cluster_gpus(plan_cluster(p)), used);
     else
-        snprintf(gpus, sizeof gpus, "%d/%d GPUs", p->gpus, cluster_gpus(p->cl));
+        snprintf(gpus, sizeof gpus, "%d/%d GPUs", plan_gpus(p), cluster_gpus(plan_cluster(p)));
     int pinned = plan_pin_count(p), held = app_pins_held(a);
     pins[0] = 0;
     if (pinned && held) snprintf(pins, sizeof pins, "%d pinned, %d on hold", pinned, held);
     else if (pinned) snprintf(pins, sizeof pins, "%d pinned", pinned);
     else if (held) snprintf(pins, sizeof pins, "%d pin%s on hold", held, held == 1 ? "" : "s");
     char line[512];
-    if (!p->sr) {
+    if (!plan_search_result(p)) {
         snprintf(line, sizeof line, " %s %s %s %s no strategy (see the status line)", net, G->dot, gpus, G->dot);
     } else {
         mem[0] = 0;
@@ -76,11 +76,11 @@ static void context_line(const app *a, WINDOW *w, int W)
         }
         snprintf(ips, sizeof ips, "%.0f img/s", ev->images_per_s);
         snprintf(mfu, sizeof mfu, "MFU %.1f%%", strategy_eval_mfu(ev) * 100);
-        snprintf(batch, sizeof batch, "batch %ld/GPU (%ld)", p->batch / (p->gpus ? p->gpus : 1), p->batch);
-        snprintf(batch_b, sizeof batch_b, "batch %ld", p->batch);
-        const char *sy = p->cl->sync == SYNC_PARAMETER_SERVER ? "PS"
-                         : p->cl->sync == SYNC_RING_ALLREDUCE ? "ring"
-                                                              : sync_scheme_name(p->cl->sync);
+        snprintf(batch, sizeof batch, "batch %ld/GPU (%ld)", plan_batch(p) / (plan_gpus(p) ? plan_gpus(p) : 1), plan_batch(p));
+        snprintf(batch_b, sizeof batch_b, "batch %ld", plan_batch(p));
+        const char *sy = plan_cluster(p)->sync == SYNC_PARAMETER_SERVER ? "PS"
+                         : plan_cluster(p)->sync == SYNC_RING_ALLREDUCE ? "ring"
+                                                              : sync_scheme_name(plan_cluster(p)->sync);
         snprintf(sync, sizeof sync, "sync %s", sy);
         const ui_part parts[] = {
             {net, NULL, 0},
@@ -92,9 +92,9 @@ static void context_line(const app *a, WINDOW *w, int W)
             {ips, NULL, 6},
             {mfu, NULL, 9},
             {batch, batch_b, 5},
-            {precision_name(p->cl->precision), NULL, 8},
+            {precision_name(plan_cluster(p)->precision), NULL, 8},
             {sync, sy, 7},
-            {p->set.no_fold ? "Alg. 1, no folds" : "", p->set.no_fold ? "no folds" : NULL, 1},
+            {plan_run_settings(p)->no_fold ? "Alg. 1, no folds" : "", plan_run_settings(p)->no_fold ? "no folds" : NULL, 1},
         };
         char sep[16];
         snprintf(sep, sizeof sep, " %s ", G->dot);
@@ -205,7 +205,7 @@ void app_draw(app *a, WINDOW *w)
     context_line(a, w, W);
     int sr = status_rows(a, W);
     rect body = {2, 0, H - 3 - sr, W};
-    if (a->p->sr || app_screens[a->screen]->without_strategy) app_screens[a->screen]->draw(a, w, body);
+    if (plan_search_result(a->p) || app_screens[a->screen]->without_strategy) app_screens[a->screen]->draw(a, w, body);
     status_line(a, w, H - 1 - sr, sr, W);
     hint_bar(a, w, H - 1, W);
 }

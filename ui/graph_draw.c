@@ -44,7 +44,7 @@ static int *box_widths(const plan *p, int n, const int *ids)
 {
     int *widths = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
-        const layer *l = &p->net->layers[ids[i]];
+        const layer *l = &plan_net(p)->layers[ids[i]];
         int nw = ui_width(l->name);
         if (nw > NAME_MAXW) nw = NAME_MAXW;
         int cw = 6; /* room for the stepper's "15 cfg" too */
@@ -379,7 +379,7 @@ static void render(const app *a, const graph_view *g, const graph_paint *gp, can
         char lb[64];
         const char *label = gp->label ? gp->label(a, layer_id, lb, sizeof lb) : "";
         int st = gp->style ? gp->style(a, layer_id) : ST_NORMAL;
-        draw_box(cv, g->row_of_rank[n->rank], n->x, n->w, a->p->net->layers[layer_id].name, label, st);
+        draw_box(cv, g->row_of_rank[n->rank], n->x, n->w, plan_net(a->p)->layers[layer_id].name, label, st);
     }
 }
 

@@ -62,7 +62,7 @@ static action count_typed(app *a, const char *text, int k)
     char *end;
     errno = 0;
     long v = strtol(text, &end, 10);
-    long max = k == PROMPT_GPUS ? cluster_gpus(a->p->cl) : PLAN_MAX_BATCH_PER_GPU;
+    long max = k == PROMPT_GPUS ? cluster_gpus(plan_cluster(a->p)) : PLAN_MAX_BATCH_PER_GPU;
     const char *what = k == PROMPT_GPUS ? "GPU count" : "batch per GPU";
     if (errno || end == text || *end) {
         app_set_status(a, 1, "%s: \"%s\" is not a whole number (1 to %ld)", what, text, max);
@@ -141,9 +141,9 @@ static action k_gpus_prompt(app *a, int key)
 {
     (void)key;
     char b[32];
-    snprintf(b, sizeof b, "%d", a->p->gpus);
+    snprintf(b, sizeof b, "%d", plan_gpus(a->p));
     char label[64];
-    snprintf(label, sizeof label, "GPUs (1-%d): ", cluster_gpus(a->p->cl));
+    snprintf(label, sizeof label, "GPUs (1-%d): ", cluster_gpus(plan_cluster(a->p)));
     prompt_open(a, PROMPT_GPUS, label, b, count_typed, PROMPT_GPUS);
     return ACT_REDRAW;
 }
@@ -306,7 +306,7 @@ action keys_dispatch(app *a, int key)
 {
     /* without a strategy (a rebuild failed twice) only screens that do not
      * need one take their keys */
-    int usable = a->p->sr || app_screens[a->screen]->without_strategy;
+    int usable = plan_search_result(a->p) || app_screens[a->screen]->without_strategy;
     const keybind *b = usable ? find(app_screens[a->screen]->keys, key) : NULL;
     if (!b) b = find(app_global_keys, key);
     return b ? b->fn(a, key) : ACT_NONE;

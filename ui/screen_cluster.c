@@ -53,7 +53,7 @@ static double field_value(const app *a, const cluster *c, int f)
     case F_PRECISION: return c->precision;
     case F_BUCKET: return c->coll.bucket_mb;
     case F_SYNC: return c->sync;
-    case F_GPUS: return a->p->gpus;
+    case F_GPUS: return plan_gpus(a->p);
     case F_BATCH: return (double)app_batch_per_gpu(a);
     default: return 0;
     }
@@ -111,12 +111,12 @@ static void field_store(cluster *c, int f, double v)
 /* A smaller cluster keeps as many GPUs as it still has. */
 static void keep_gpus_within(app *a, const cluster *c)
 {
-    if (a->p->set.gpus > cluster_gpus(c)) app_change_settings(a)->gpus = cluster_gpus(c);
+    if (plan_run_settings(a->p)->gpus > cluster_gpus(c)) app_change_settings(a)->gpus = cluster_gpus(c);
 }
 
 static action apply(app *a, int f, double v)
 {
-    const cluster *c = a->p->cl;
+    const cluster *c = plan_cluster(a->p);
     if (f == F_SYNC) return app_toggle_sync(a);
     if (f == F_PRECISION) return app_cycle_precision(a);
     if (f == F_GPUS) return app_set_gpus(a, (int)v);
@@ -141,7 +141,7 @@ static action apply(app *a, int f, double v)
 /* The value Left (halve) or Right (double) gives field f. */
 static double field_step(const app *a, int f, int up)
 {
-    double v = field_value(a, a->p->cl, f);
+    double v = field_value(a, plan_cluster(a->p), f);
     if (f == F_INTRA_LAT || f == F_INTER_LAT || f == F_BUCKET) {
         if (v == 0 && up) return 1;
         return up ? v * 2 : v / 2;
@@ -161,8 +161,8 @@ static int cluster_field_neighbours(const app *a, cluster *out[2])
     for (int up = 1; up >= 0; up--) {
         double v = field_step(a, f, up);
         char why[96];
-        if (field_check(a->p->cl, f, &v, why, sizeof why) || v == field_value(a, a->p->cl, f)) continue;
-        out[n] = cluster_clone(a->p->cl);
+        if (field_check(plan_cluster(a->p), f, &v, why, sizeof why) || v == field_value(a, plan_cluster(a->p), f)) continue;
+        out[n] = cluster_clone(plan_cluster(a->p));
         field_store(out[n], f, v);
         n++;
     }
@@ -178,10 +178,10 @@ static action cluster_field_set(app *a, const char *text, int f)
             app_set_status(a, 1, "sync \"%s\": say ps, ring, zero1, zero2, zero3, fsdp or hsdp", text);
             return ACT_REDRAW;
         }
-        return (sync_scheme)s == a->p->cl->sync ? ACT_NONE : app_set_sync(a, (sync_scheme)s);
+        return (sync_scheme)s == plan_cluster(a->p)->sync ? ACT_NONE : app_set_sync(a, (sync_scheme)s);
     }
     if (f == F_PRECISION) {
-        const cluster *c = a->p->cl;
+        const cluster *c = plan_cluster(a->p);
         int q = precision_from_name(text);
         gpu_consts k;
         if (q < 0 || cluster_gpu_consts(c, (precision)q, &k) != 0) {
@@ -226,7 +226,7 @@ static action cluster_field_set(app *a, const char *text, int f)
 static void draw_cluster(app *a, WINDOW *w, rect r)
 {
     const plan *p = a->p;
-    const cluster *c = p->cl, *orig = a->src.cluster_loaded;
+    const cluster *c = plan_cluster(p), *orig = a->src.cluster_loaded;
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     ui_putf(w, r.y, r.x, r.w, ST_HEADER, "cluster %s %s %d nodes %s %d GPUs %s %s", c->name, G->dot, c->nodes, G->dot,
             cluster_gpus(c), G->dot, c->path ? c->path : "built in");
@@ -272,17 +272,17 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
     y = r.y + 1;
     /* the strategy computes on the first `used` GPUs (task k on GPU k); the
      * rest of those it was given stay idle (degrees are powers of two) */
-    int used = p->sr ? p->best_eval.gpus_used : p->gpus;
-    if (used > p->gpus) used = p->gpus;
-    if (used < p->gpus)
-        ui_putf(w, y++, px, pw, ST_BOLD, "GPUs: %d given, %d used", p->gpus, used);
+    int used = plan_search_result(p) ? plan_best_eval(p)->gpus_used : plan_gpus(p);
+    if (used > plan_gpus(p)) used = plan_gpus(p);
+    if (used < plan_gpus(p))
+        ui_putf(w, y++, px, pw, ST_BOLD, "GPUs: %d given, %d used", plan_gpus(p), used);
     else
-        ui_putf(w, y++, px, pw, ST_BOLD, "GPUs in use: %d of %d", p->gpus, cluster_gpus(c));
+        ui_putf(w, y++, px, pw, ST_BOLD, "GPUs in use: %d of %d", plan_gpus(p), cluster_gpus(c));
     if (y < r.y + r.h) {
         int x = px;
         x += ui_put(w, y, x, px + pw - x, ST_GOOD, G->gpu_on);
         x += ui_put(w, y, x, px + pw - x, ST_DIM, " used ");
-        if (used < p->gpus) {
+        if (used < plan_gpus(p)) {
             x += ui_put(w, y, x, px + pw - x, ST_BAD, G->gpu_idle);
             x += ui_put(w, y, x, px + pw - x, ST_DIM, " idle ");
         }
@@ -294,8 +294,8 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
         int x = px + ui_putf(w, y, px, pw, ST_DIM, "node %-2d ", n);
         for (int g = 0; g < c->gpus_per_node && x < px + pw; g++) {
             int dev = n * c->gpus_per_node + g;
-            int st = dev < used ? ST_GOOD : dev < p->gpus ? ST_BAD : ST_DIM;
-            x += ui_put(w, y, x, 1, st, dev < used ? G->gpu_on : dev < p->gpus ? G->gpu_idle : G->gpu_off);
+            int st = dev < used ? ST_GOOD : dev < plan_gpus(p) ? ST_BAD : ST_DIM;
+            x += ui_put(w, y, x, 1, st, dev < used ? G->gpu_on : dev < plan_gpus(p) ? G->gpu_idle : G->gpu_off);
             if (c->gpus_per_node <= 16 && x < px + pw) x += ui_put(w, y, x, 1, ST_NORMAL, " ");
         }
         shown++;
@@ -325,7 +325,7 @@ static action edit(app *a, int key)
     (void)key;
     char label[96], b[64];
     snprintf(label, sizeof label, "%s: ", field_label[cluster_of(a)->cur.sel]);
-    field_text(a, a->p->cl, cluster_of(a)->cur.sel, b, sizeof b);
+    field_text(a, plan_cluster(a->p), cluster_of(a)->cur.sel, b, sizeof b);
     prompt_open(a, PROMPT_FIELD, label, b, cluster_field_set, cluster_of(a)->cur.sel);
     return ACT_REDRAW;
 }
@@ -335,7 +335,7 @@ static action halve_double(app *a, int key)
     int up = key == KEY_RIGHT || key == 'l';
     int f = cluster_of(a)->cur.sel;
     if (f == F_SYNC)
-        return up ? app_toggle_sync(a) : app_set_sync(a, (sync_scheme)((a->p->cl->sync + SYNC__COUNT - 1) % SYNC__COUNT));
+        return up ? app_toggle_sync(a) : app_set_sync(a, (sync_scheme)((plan_cluster(a->p)->sync + SYNC__COUNT - 1) % SYNC__COUNT));
     if (f == F_PRECISION) return app_cycle_precision(a);
     if (f == F_GPUS) return app_set_gpus(a, app_gpu_step(a, up ? 1 : -1));
     return apply(a, f, field_step(a, f, up));

@@ -30,7 +30,7 @@ static void side_clear(compare_side *s)
 static void side_from_indices(app *a, compare_side *s, const int *ci)
 {
     const plan *p = a->p;
-    int L = p->net->n_layers;
+    int L = plan_net(p)->n_layers;
     strategy_eval ev;
     plan_evaluate(p, ci, &ev);
     for (int i = 0; i < L; i++) s->cfg[i] = *plan_config(p, i, ci[i]);
@@ -47,7 +47,7 @@ static void side_resolve(app *a, int k)
     compare_state *cs = CS(a);
     compare_side *s = &cs->side[k];
     const plan *p = a->p;
-    int L = p->net->n_layers, src = cs->src[k];
+    int L = plan_net(p)->n_layers, src = cs->src[k];
     side_clear(s);
     s->cfg = lw_calloc((size_t)L, sizeof(config));
     s->le = lw_calloc((size_t)L, sizeof(layer_eval));
@@ -56,11 +56,11 @@ static void side_resolve(app *a, int k)
     switch (src) {
     case CMP_CURRENT:
         snprintf(s->label, sizeof s->label, "%s", pins ? "pinned" : "current");
-        side_from_indices(a, s, p->best);
+        side_from_indices(a, s, plan_best(p));
         break;
     case CMP_OPTIMUM:
         snprintf(s->label, sizeof s->label, "optimum%s", pins ? " (no pins)" : "");
-        if (!pins) side_from_indices(a, s, p->best);
+        if (!pins) side_from_indices(a, s, plan_best(p));
         else if (plan_unpinned_best(p, ci) == 0) side_from_indices(a, s, ci);
         else snprintf(s->why, sizeof s->why, "no strategy without pins found");
         break;
@@ -77,7 +77,7 @@ static void side_resolve(app *a, int k)
             break;
         }
         /* as it was: its own setting and times */
-        if (a->prev.gpus != p->gpus || a->prev.batch != p->batch)
+        if (a->prev.gpus != plan_gpus(p) || a->prev.batch != plan_batch(p))
             snprintf(s->label, sizeof s->label, "previous (%d GPUs, batch %ld)", a->prev.gpus, a->prev.batch);
         else
             snprintf(s->label, sizeof s->label, "previous");
@@ -105,7 +105,7 @@ static void side_resolve(app *a, int k)
 static void compare_ensure(app *a)
 {
     compare_state *cs = CS(a);
-    if (cs->valid || !a->p->sr) return;
+    if (cs->valid || !plan_search_result(a->p)) return;
     side_resolve(a, 0);
     side_resolve(a, 1);
     cs->valid = 1;
@@ -113,7 +113,7 @@ static void compare_ensure(app *a)
 
 void app_compare_open(app *a)
 {
-    if (!a->p->sr) return;
+    if (!plan_search_result(a->p)) return;
     compare_state *cs = CS(a);
     if (!cs->opened) { /* the first time: the current strategy against what it replaced, or a baseline */
         cs->src[0] = CMP_CURRENT;
@@ -159,7 +159,7 @@ static void draw_compare(app *a, WINDOW *w, rect r)
     compare_ensure(a);
     const plan *p = a->p;
     const compare_side *A = &cs->side[0], *B = &cs->side[1];
-    int L = p->net->n_layers;
+    int L = plan_net(p)->n_layers;
     /* the header: both totals, labelled, and what differs */
     char head[2048]; /* two labels and reasons, or two labels and totals of any size (-Wformat-truncation) */
     int n = 0;
@@ -185,7 +185,7 @@ static void draw_compare(app *a, WINDOW *w, rect r)
     /* columns */
     int nw = 5;
     for (int i = 0; i < L; i++) {
-        int k = ui_width(p->net->layers[i].name);
+        int k = ui_width(plan_net(p)->layers[i].name);
         if (k > nw) nw = k;
     }
     if (nw > 16) nw = 16;
@@ -211,7 +211,7 @@ static void draw_compare(app *a, WINDOW *w, rect r)
         char ca[48], cb[48], name[64];
         plan_format_config(p, i, &A->cfg[i], ca, sizeof ca);
         plan_format_config(p, i, &B->cfg[i], cb, sizeof cb);
-        ui_fit_mid(p->net->layers[i].name, nw, name, sizeof name);
+        ui_fit_mid(plan_net(p)->layers[i].name, nw, name, sizeof name);
         double ta = layer_ms(&A->le[i]), tb = layer_ms(&B->le[i]);
         ui_put(w, yy, r.x, 1, sel ? st : ST_CHANGED, ch ? "*" : " ");
         int x = r.x + 2;
@@ -246,7 +246,7 @@ static void draw_compare(app *a, WINDOW *w, rect r)
 static action k_move(app *a, int key)
 {
     compare_state *cs = CS(a);
-    list_key(&cs->cur, key, a->p->net->n_layers, 1, 0);
+    list_key(&cs->cur, key, plan_net(a->p)->n_layers, 1, 0);
     a->sel = cs->cur.sel; /* i explains the row's layer */
     return ACT_REDRAW;
 }

@@ -26,8 +26,8 @@ static void explain_ensure(app *a)
     explain_state *xs = X(a);
     if (xs->layer < 0 || xs->valid) return;
     lw_error err = {0};
-    if (!a->p->sr || explain_layer(a->p, xs->layer, &xs->e, &err) != 0) {
-        app_set_status(a, 1, "explain: %s", a->p->sr ? err.msg : "there is no strategy to explain");
+    if (!plan_search_result(a->p) || explain_layer(a->p, xs->layer, &xs->e, &err) != 0) {
+        app_set_status(a, 1, "explain: %s", plan_search_result(a->p) ? err.msg : "there is no strategy to explain");
         xs->layer = -1;
         return;
     }
@@ -36,7 +36,7 @@ static void explain_ensure(app *a)
 
 void app_explain_open(app *a, int li)
 {
-    if (!a->p->sr || li < 0 || li >= a->p->net->n_layers) return;
+    if (!plan_search_result(a->p) || li < 0 || li >= plan_net(a->p)->n_layers) return;
     explain_state *xs = X(a);
     if (xs->layer != li) {
         xs->cur.sel = xs->cur.top = 0;
@@ -65,7 +65,7 @@ static void draw_explain(app *a, WINDOW *w, rect r)
         return;
     }
     const plan *p = a->p;
-    const layer *l = &p->net->layers[xs->layer];
+    const layer *l = &plan_net(p)->layers[xs->layer];
     char cb[64];
     plan_format_config(p, xs->layer, plan_config(p, xs->layer, xs->e.alt[0].config), cb, sizeof cb);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);

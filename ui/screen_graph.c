@@ -19,7 +19,7 @@
 static void ensure_layout(app *a)
 {
     if (graph_of(a)->gv.valid) return;
-    const network *net = a->p->net;
+    const network *net = plan_net(a->p);
     int n = net->n_layers, ne = 0;
     for (int i = 0; i < n; i++) ne += net->layers[i].n_inputs;
     int *ids = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -48,7 +48,7 @@ static const char *label_config(const app *a, int id, char *buf, size_t n)
 static int style_config(const app *a, int id)
 {
     if (id == a->sel) return ST_SELECTED;
-    if (a->p->pinned[id] >= 0) return ST_PINNED;
+    if (plan_pinned(a->p)[id] >= 0) return ST_PINNED;
     return ST_CLASS0 + config_class(plan_config(a->p, id, app_shown_configs(a)[id]));
 }
 
@@ -77,7 +77,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     ensure_layout(a);
     const plan *p = a->p;
     int ne = 0;
-    for (int i = 0; i < p->net->n_layers; i++) ne += p->net->layers[i].n_inputs;
+    for (int i = 0; i < plan_net(p)->n_layers; i++) ne += plan_net(p)->layers[i].n_inputs;
     rect view = {r.y + 1, r.x, r.h - 2, r.w};
     if (graph_of(a)->follow) follow(a, view.h, view.w);
     clamp_pan(a, view.h, view.w);
@@ -86,11 +86,11 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     const layer_eval *le = &app_shown_eval(a)->layers[a->sel];
     plan_format_config(p, a->sel, plan_config(p, a->sel, app_shown_configs(a)[a->sel]), cb, sizeof cb);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%d layers, %d edges, %d ranks ", p->net->n_layers, ne,
+    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%d layers, %d edges, %d ranks ", plan_net(p)->n_layers, ne,
                     graph_of(a)->gv.lay ? graph_of(a)->gv.lay->n_ranks : 0);
     ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "%s selected %s: %s, %.2f ms (t_c %.2f t_s %.2f t_x %.2f)%s", G->dot,
-            p->net->layers[a->sel].name, cb, le->compute_ms + le->sync_ms + le->transfer_ms, le->compute_ms,
-            le->sync_ms, le->transfer_ms, p->pinned[a->sel] >= 0 ? " pinned" : "");
+            plan_net(p)->layers[a->sel].name, cb, le->compute_ms + le->sync_ms + le->transfer_ms, le->compute_ms,
+            le->sync_ms, le->transfer_ms, plan_pinned(p)[a->sel] >= 0 ? " pinned" : "");
 
     /* centre a graph narrower than the view */
     int pan_x = graph_of(a)->pan_x;
@@ -101,7 +101,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     /* legend: the classes present, each in its style */
     int ly = r.y + r.h - 1;
     int present[SPLIT__COUNT] = {0};
-    for (int i = 0; i < p->net->n_layers; i++) present[config_class(plan_config(p, i, app_shown_configs(a)[i]))] = 1;
+    for (int i = 0; i < plan_net(p)->n_layers; i++) present[config_class(plan_config(p, i, app_shown_configs(a)[i]))] = 1;
     x = r.x + ui_class_legend(w, ly, r.x, r.w, present);
     if (plan_pin_count(p) && x + 10 < r.x + r.w) {
         x += ui_put(w, ly, x, r.x + r.w - x, ST_NORMAL, "  ");
@@ -142,7 +142,7 @@ static action pan(app *a, int key)
 
 static action select_layer(app *a, int key)
 {
-    int n = a->p->net->n_layers;
+    int n = plan_net(a->p)->n_layers;
     if (key == ']') a->sel = a->sel + 1 < n ? a->sel + 1 : n - 1;
     else a->sel = a->sel > 0 ? a->sel - 1 : 0;
     graph_of(a)->follow = 1;
@@ -180,7 +180,7 @@ static int layer_matches(int li, void *user)
 static int find(app *a, int dir, int *nth)
 {
     list_cursor c = {a->sel, 0, 0};
-    int n = list_find(&c, a->p->net->n_layers, dir, layer_matches, a, nth);
+    int n = list_find(&c, plan_net(a->p)->n_layers, dir, layer_matches, a, nth);
     if (n) {
         a->sel = c.sel;
         centre(a, 0);

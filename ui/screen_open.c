@@ -49,7 +49,7 @@ static void open_free(app *a, void *st)
 static int is_open(const app *a, const open_row *r)
 {
     if (!r->name) return 0;
-    return strcmp(r->name, r->kind == OPEN_NETWORK ? a->p->net->name : a->p->cl->name) == 0;
+    return strcmp(r->name, r->kind == OPEN_NETWORK ? plan_net(a->p)->name : plan_cluster(a->p)->name) == 0;
 }
 
 static void row_text(const open_row *r, char *b, size_t n)
@@ -62,7 +62,7 @@ static void draw_open(app *a, WINDOW *w, rect r)
 {
     open_state *os = open_of(a);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    ui_putf(w, r.y, r.x, r.w, ST_HEADER, " Open: now %s on %s", a->p->net->name, a->p->cl->name);
+    ui_putf(w, r.y, r.x, r.w, ST_HEADER, " Open: now %s on %s", plan_net(a->p)->name, plan_cluster(a->p)->name);
     int rows = r.h - 5;
     if (rows < 1) rows = 1;
     list_fit(&os->cur, os->n, rows, 1);
@@ -98,7 +98,7 @@ static action open_network(app *a, const char *name)
     lw_error err = {0};
     network *net = plan_load_network(name, &err);
     if (!net) {
-        app_set_status(a, 1, "open network %s: %s (kept %s)", name, err.msg, a->p->net->name);
+        app_set_status(a, 1, "open network %s: %s (kept %s)", name, err.msg, plan_net(a->p)->name);
         return ACT_REDRAW;
     }
     char what[200];
@@ -119,13 +119,13 @@ static void open_network_perform(app *a)
     a->pending.open_net_name = NULL;
     lw_error err = {0};
     /* a profile times one network's layers: it stays with that network */
-    plan *p = plan_open(net, cluster_clone(a->p->cl), NULL,
-        &(plan_options){.set = a->p->set, .mem = a->p->mset, .cancel = a->p->cancel, .whatifs = 1}, &err);
+    plan *p = plan_open(net, cluster_clone(plan_cluster(a->p)), NULL,
+        &(plan_options){.set = *plan_run_settings(a->p), .mem = *plan_memory_settings_of(a->p), .cancel = plan_cancel_flag(a->p), .whatifs = 1}, &err);
     if (!p) {
         if (strcmp(err.msg, "cancelled") == 0)
-            app_set_status(a, 0, "open network %s: cancelled (kept %s)", name, a->p->net->name);
+            app_set_status(a, 0, "open network %s: cancelled (kept %s)", name, plan_net(a->p)->name);
         else
-            app_set_status(a, 1, "open network %s: %s (kept %s)", name, err.msg, a->p->net->name);
+            app_set_status(a, 1, "open network %s: %s (kept %s)", name, err.msg, plan_net(a->p)->name);
         free(name);
         return;
     }
@@ -135,8 +135,8 @@ static void open_network_perform(app *a)
     free(a->src.net_name);
     a->src.net_name = name;
     app_adopt_plan(a, p);
-    app_set_status(a, 0, "opened network %s: %d layers, %.2f ms/step, %.0f img/s (Eq. 1)%s", p->net->name,
-                   p->net->n_layers, p->best_eval.total_ms, p->best_eval.images_per_s,
+    app_set_status(a, 0, "opened network %s: %d layers, %.2f ms/step, %.0f img/s (Eq. 1)%s", plan_net(p)->name,
+                   plan_net(p)->n_layers, plan_best_eval(p)->total_ms, plan_best_eval(p)->images_per_s,
                    dropped ? "; the profile was the other network's: not used" : "");
     if (a->prefetch) app_prefetch_next(a);
 }
@@ -149,7 +149,7 @@ static action open_cluster(app *a, const char *name)
         app_set_status(a, 1, "open cluster %s: %s (kept %s)", name, err.msg, a->src.cluster_name);
         return ACT_REDRAW;
     }
-    if (cluster_equal(cl, a->p->cl) && strcmp(cl->name, a->p->cl->name) == 0) {
+    if (cluster_equal(cl, plan_cluster(a->p)) && strcmp(cl->name, plan_cluster(a->p)->name) == 0) {
         cluster_free(cl);
         app_set_status(a, 0, "cluster %s is the one open", name);
         return ACT_REDRAW;
@@ -159,7 +159,7 @@ static action open_cluster(app *a, const char *name)
     app_whatif_begin(a, what);
     a->pending.cl = cl;
     a->pending.change.cl = cl;
-    if (a->p->set.gpus > cluster_gpus(cl)) app_change_settings(a)->gpus = cluster_gpus(cl); /* as many as it has */
+    if (plan_run_settings(a->p)->gpus > cluster_gpus(cl)) app_change_settings(a)->gpus = cluster_gpus(cl); /* as many as it has */
     a->pending.opened_cluster = lw_strdup(name);
     app_close_overlay(a);
     app_invalidate_settings(a);
@@ -170,7 +170,7 @@ static action open_strategy(app *a, const char *path)
 {
     const plan *p = a->p;
     lw_error err = {0};
-    int L = p->net->n_layers;
+    int L = plan_net(p)->n_layers;
     int *ci = lw_calloc((size_t)L, sizeof(int));
     if (plan_strategy_file(p, path, ci, &err) != 0) {
         app_set_status(a, 1, "open strategy: %s (kept the strategy shown)", err.msg);

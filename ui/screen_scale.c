@@ -53,7 +53,7 @@ static void worker(app *a, int fd)
 void scale_start(app *a)
 {
     if (scale_of(a)->rows) return;
-    int total = cluster_gpus(a->p->cl);
+    int total = cluster_gpus(plan_cluster(a->p));
     int n = 0;
     for (int g = 1; g <= total; g *= 2) n++;
     int pow2 = (total & (total - 1)) == 0;
@@ -274,7 +274,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     for (int i = 0; i < groups; i++) {
         int gx = r.x + axis_w + i * gw + (gw - content) / 2;
         const scale_row *row = &scale_of(a)->rows[i];
-        int cur = row->gpus == p->gpus;
+        int cur = row->gpus == plan_gpus(p);
         char lab[32];
         snprintf(lab, sizeof lab, "%d GPU%s", row->gpus, row->gpus == 1 ? "" : "s");
         int lw = ui_width(lab);
@@ -346,14 +346,14 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     if (!scale_of(a)->rows) scale_start(a);
     const plan *p = a->p;
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", p->net->name, p->cl->name, G->dot,
-                    app_batch_per_gpu(a), G->dot, sync_scheme_name(p->cl->sync));
+    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", plan_net(p)->name, plan_cluster(p)->name, G->dot,
+                    app_batch_per_gpu(a), G->dot, sync_scheme_name(plan_cluster(p)->sync));
     if (scale_of(a)->done < scale_of(a)->n)
         x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
                      scale_of(a)->done, scale_of(a)->n);
     char unsearched[96] = ""; /* the counts of plan_scale_row_compute's baselines alone */
     for (int i = 0, k = 0; i < scale_of(a)->n; i++)
-        if (scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS && scale_of(a)->rows[i].gpus != p->gpus && k < 80)
+        if (scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS && scale_of(a)->rows[i].gpus != plan_gpus(p) && k < 80)
             k += snprintf(unsearched + k, sizeof unsearched - (size_t)k, "%s%d", k ? ", " : "",
                           scale_of(a)->rows[i].gpus);
     if (unsearched[0])
@@ -458,7 +458,7 @@ static int scale_idle(app *a, double budget_s)
  * row is in; a plain .json is the strategy (app_export's). */
 static void scale_export_name(const app *a, char *buf, size_t n)
 {
-    snprintf(buf, n, "layerwise-%s-scaling.svg", a->p->net->name);
+    snprintf(buf, n, "layerwise-%s-scaling.svg", plan_net(a->p)->name);
 }
 
 static int scale_export_file(app *a, const char *path, const char **what, lw_error *err)
@@ -492,8 +492,8 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
     char title[256];
     const plan *p = a->p;
     snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
-             p->net->name, p->cl->name, app_batch_per_gpu(a), precision_name(p->cl->precision),
-             sync_scheme_name(p->cl->sync));
+             plan_net(p)->name, plan_cluster(p)->name, app_batch_per_gpu(a), precision_name(plan_cluster(p)->precision),
+             sync_scheme_name(plan_cluster(p)->sync));
     *what = "scaling chart";
     int rc = draw_bar_charts(title, panels, 3, path, err);
     free(names);

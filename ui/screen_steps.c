@@ -22,7 +22,7 @@
 
 static int n_positions(const app *a)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     return r->n_steps + 2 + r->n_undo;
 }
 
@@ -30,7 +30,7 @@ static int n_positions(const app *a)
 static void ensure_graph(app *a, int gs)
 {
     if (steps_of(a)->sv_step == gs && steps_of(a)->sv.valid) return;
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     int nn = r->n_nodes, ne = r->n_edges_original + r->n_steps;
     unsigned char *an = lw_calloc((size_t)nn + 1, 1), *ae = lw_calloc((size_t)ne + 1, 1);
     search_state_at(r, gs, an, ae);
@@ -48,7 +48,7 @@ static void ensure_graph(app *a, int gs)
     for (int e = 0; e < ne; e++) {
         if (!ae[e]) continue;
         int f, t;
-        search_edge_ends(a->p->cg, r, e, &f, &t, NULL);
+        search_edge_ends(plan_graph(a->p), r, e, &f, &t, NULL);
         if (pos[f] < 0 || pos[t] < 0) continue;
         from[m] = pos[f];
         to[m] = pos[t];
@@ -70,13 +70,13 @@ static const char *cfg_name(const app *a, int li, int k, char *buf, size_t n)
     return buf;
 }
 
-static const char *lname(const app *a, int li) { return a->p->net->layers[li].name; }
+static const char *lname(const app *a, int li) { return plan_net(a->p)->layers[li].name; }
 
 /* ---- graph labels and styles per page ------------------------------------ */
 
 static int undo_assigned(const app *a, int li)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     int j = steps_of(a)->step - (r->n_steps + 1);
     for (int i = 0; i < r->n_left; i++)
         if (r->left[i] == li) return 1;
@@ -87,7 +87,7 @@ static int undo_assigned(const app *a, int li)
 
 static const char *label_step(const app *a, int id, char *buf, size_t n)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     if (steps_of(a)->step > r->n_steps) {
         if (undo_assigned(a, id)) return cfg_name(a, id, r->config[id], buf, n);
         snprintf(buf, n, "?");
@@ -99,7 +99,7 @@ static const char *label_step(const app *a, int id, char *buf, size_t n)
 
 static int style_step(const app *a, int id)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     int k = steps_of(a)->step;
     if (k > r->n_steps) {
         int j = k - (r->n_steps + 1);
@@ -141,7 +141,7 @@ static void para(panel *pn, int st, const char *fmt, ...)
 
 static void next_line(app *a, panel *pn)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     int k = steps_of(a)->step;
     if (k < r->n_steps) {
         const elim_step *nx = &r->steps[k];
@@ -257,7 +257,7 @@ static void table_summary(app *a, panel *pn, const elim_step *s)
 
 static void text_start(app *a, panel *pn)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     int ne = r->n_edges_original, nn = 0, nf = 0;
     for (int s = 0; s < r->n_steps; s++) {
         nn += r->steps[s].kind == ELIM_NODE;
@@ -286,7 +286,7 @@ static void text_start(app *a, panel *pn)
 
 static void text_elimination(app *a, panel *pn)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     const elim_step *s = &r->steps[steps_of(a)->step - 1];
     if (s->kind == ELIM_FOLD) {
         int cu = plan_n_configs(a->p, s->into), cj = plan_n_configs(a->p, s->node);
@@ -319,7 +319,7 @@ static void text_elimination(app *a, panel *pn)
 
 static void text_final(app *a, panel *pn)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     char names[512] = "", c1[64];
     size_t k = 0;
     for (int i = 0; i < r->n_left && k + 1 < sizeof names; i++) {
@@ -354,7 +354,7 @@ static void text_final(app *a, panel *pn)
 
 static void text_undo(app *a, panel *pn)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     int j = steps_of(a)->step - (r->n_steps + 1);
     int v = r->undo_node[j - 1];
     int si = -1;
@@ -403,7 +403,7 @@ static void draw_steps(app *a, WINDOW *w, rect r)
         mvwprintw(w, r.y, r.x, "the steps need the search's tables: %s", err.msg);
         return;
     }
-    const search_result *sr = a->p->sr;
+    const search_result *sr = plan_search_result(a->p);
     int last = n_positions(a) - 1;
     if (steps_of(a)->step > last) steps_of(a)->step = last;
     if (steps_of(a)->step < 0) steps_of(a)->step = 0;
@@ -480,7 +480,7 @@ static action go(app *a, int key)
 
 static action jump_phase(app *a, int key)
 {
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     /* f: the final step; u: the end of the undo */
     steps_of(a)->step = key == 'f' ? r->n_steps + 1 : n_positions(a) - 1;
     steps_of(a)->rows.top = 0;
@@ -515,7 +515,7 @@ static action rows(app *a, int key)
 static int step_matches(int pos, void *user)
 {
     const app *a = user;
-    const search_result *r = a->p->sr;
+    const search_result *r = plan_search_result(a->p);
     if (pos >= 1 && pos <= r->n_steps) {
         const elim_step *st = &r->steps[pos - 1];
         return (st->node >= 0 && app_layer_matches(a, st->node)) || app_layer_matches(a, st->from) ||
@@ -579,14 +579,14 @@ static void steps_invalidate(app *a, int settings)
     (void)settings;
     steps_state *ss = steps_of(a);
     ss->sv_step = -1;
-    int max_step = a->p->sr ? a->p->sr->n_steps + 1 + a->p->sr->n_undo : 0;
+    int max_step = plan_search_result(a->p) ? plan_search_result(a->p)->n_steps + 1 + plan_search_result(a->p)->n_undo : 0;
     if (ss->step > max_step) ss->step = max_step;
 }
 
 /* The export: the reduced graph at the step shown. */
 static int steps_export_view(const app *a, int *step)
 {
-    int n = a->p->sr ? a->p->sr->n_steps : 0;
+    int n = plan_search_result(a->p) ? plan_search_result(a->p)->n_steps : 0;
     *step = steps_of(a)->step < n ? steps_of(a)->step : n;
     return VIEW_REDUCED;
 }

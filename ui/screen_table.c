@@ -44,7 +44,7 @@ typedef struct col {
 /* The selected layer's row in the current sort. */
 static int row_of_sel(const app *a)
 {
-    for (int i = 0; i < a->p->net->n_layers; i++)
+    for (int i = 0; i < plan_net(a->p)->n_layers; i++)
         if (a->order[i] == a->sel) return i;
     return 0;
 }
@@ -111,8 +111,8 @@ static void fit_columns(const app *a, int W, colset *cs)
 {
     const plan *p = a->p;
     int maxname = 5, maxcfg = 6;
-    for (int i = 0; i < p->net->n_layers; i++) {
-        int n = (int)strlen(p->net->layers[i].name);
+    for (int i = 0; i < plan_net(p)->n_layers; i++) {
+        int n = (int)strlen(plan_net(p)->layers[i].name);
         if (n > maxname) maxname = n;
         char b[64];
         plan_format_config(p, i, plan_config(p, i, app_shown_configs(a)[i]), b, sizeof b);
@@ -231,12 +231,12 @@ static void short_bytes(char *b, size_t n, double v)
 static void draw_memory(const app *a, WINDOW *w, int y, rect r)
 {
     const plan *p = a->p;
-    const plan_memory *mm = &p->mem;
+    const plan_memory *mm = plan_memory_of(p);
     const double gib = 1073741824.0;
-    int ng = p->gpus;
+    int ng = plan_gpus(p);
     double *per = lw_calloc((size_t)ng, sizeof(double));
     double peak = plan_peak_memory(p, app_shown_configs(a), per);
-    double cap = isfinite(mm->limit_bytes) ? mm->limit_bytes : p->cl->gpu.memory_gib * gib;
+    double cap = isfinite(mm->limit_bytes) ? mm->limit_bytes : plan_cluster(p)->gpu.memory_gib * gib;
     int fits = peak <= cap;
     int x = r.x, end = r.x + r.w;
     x += ui_put(w, y, x, end - x, ST_DIM, "memory ");
@@ -280,7 +280,7 @@ static void draw_legend(const app *a, WINDOW *w, int y, rect r)
     x += ui_put(w, y, x, end - x, ST_CHANGED, "*");
     x += ui_put(w, y, x, end - x, ST_DIM, " changed by the last what-if  ");
     int present[SPLIT__COUNT] = {0};
-    for (int i = 0; i < a->p->net->n_layers; i++)
+    for (int i = 0; i < plan_net(a->p)->n_layers; i++)
         present[config_class(plan_config(a->p, i, app_shown_configs(a)[i]))] = 1;
     x += ui_class_legend(w, y, x, end - x, present);
     if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
@@ -321,21 +321,21 @@ static void draw_header(app *a, WINDOW *w, rect r, const colset *csp)
 static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y)
 {
     plan *p = a->p;
-    const layer *l = &p->net->layers[li];
+    const layer *l = &plan_net(p)->layers[li];
     const layer_eval *le = &app_shown_eval(a)->layers[li];
     const config *cf = plan_config(p, li, app_shown_configs(a)[li]);
     int sel = li == a->sel;
     int base = sel ? ST_SELECTED : ST_NORMAL;
     if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
     char b[128];
-    if (p->pinned[li] >= 0) cell(w, y, csp, C_MARK, r, sel ? base : ST_PINNED, "P");
+    if (plan_pinned(p)[li] >= 0) cell(w, y, csp, C_MARK, r, sel ? base : ST_PINNED, "P");
     else if (a->prev.changed[li]) cell(w, y, csp, C_MARK, r, sel ? base : ST_CHANGED, "*");
     cell(w, y, csp, C_NAME, r, base, l->name);
     cell(w, y, csp, C_TYPE, r, sel ? base : ST_DIM, layer_type_name(l->type));
     shape_format(l->out, b, sizeof b);
     cell(w, y, csp, C_OUT, r, base, b);
     plan_format_config(p, li, cf, b, sizeof b);
-    int cst = p->pinned[li] >= 0 ? ST_PINNED : a->prev.changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
+    int cst = plan_pinned(p)[li] >= 0 ? ST_PINNED : a->prev.changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
     cell(w, y, csp, C_CFG, r, sel ? base : cst, b);
     snprintf(b, sizeof b, "%d", config_tasks(cf));
     cell(w, y, csp, C_GPUS, r, base, b);
@@ -372,12 +372,12 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
 static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
 {
     plan *p = a->p;
-    int n = p->net->n_layers;
+    int n = plan_net(p)->n_layers;
     const strategy_eval *ev = app_shown_eval(a);
     char b[256], b2[64], b3[64];
     ui_hline(w, fy, r.x, r.w, ST_DIM);
     int pins = 0;
-    for (int i = 0; i < n; i++) pins += p->pinned[i] >= 0;
+    for (int i = 0; i < n; i++) pins += plan_pinned(p)[i] >= 0;
     /* the totals row names its model, and the simulated step beside it where the columns before t_c leave room */
     double sim = app_sim_step_ms(a);
     const char *what = app_shown_refined(a) ? "total, refined" : pins ? "total, pinned" : "total";
@@ -409,7 +409,7 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
         cell(w, fy, csp, C_BTX, r, ST_BOLD, b);
     }
     if (csp->on[C_PARAMS]) {
-        double params = (double)net_params(p->net);
+        double params = (double)net_params(plan_net(p));
         short_bytes(b, sizeof b, params);
         cell(w, fy, csp, C_PARAMS, r, ST_BOLD, b);
         short_bytes(b, sizeof b, params * BYTES_PER_ELEM);
@@ -446,7 +446,7 @@ static void draw_table(app *a, WINDOW *w, rect r)
     app_baseline_ensure(a);
     colset cs;
     fit_columns(a, r.w, &cs);
-    int n = p->net->n_layers;
+    int n = plan_net(p)->n_layers;
 
     draw_header(a, w, r, &cs);
 
@@ -479,7 +479,7 @@ static action k_move(app *a, int key)
 {
     list_cursor *c = &table_of(a)->cur;
     c->sel = row_of_sel(a);
-    list_key(c, key, a->p->net->n_layers, 1, 0);
+    list_key(c, key, plan_net(a->p)->n_layers, 1, 0);
     a->sel = a->order[c->sel];
     return ACT_REDRAW;
 }
@@ -549,7 +549,7 @@ static int find(app *a, int dir, int *nth)
 {
     list_cursor *c = &table_of(a)->cur;
     c->sel = row_of_sel(a);
-    int n = list_find(c, a->p->net->n_layers, dir, row_matches, a, nth);
+    int n = list_find(c, plan_net(a->p)->n_layers, dir, row_matches, a, nth);
     a->sel = a->order[c->sel];
     return n;
 }
@@ -561,7 +561,7 @@ static action click(app *a, int y, int x, int double_click)
     table_state *ts = table_of(a);
     if (y < ts->y0 || y >= ts->y0 + ts->cur.rows) return ACT_NONE;
     int row = ts->cur.top + y - ts->y0;
-    if (row >= a->p->net->n_layers) return ACT_NONE;
+    if (row >= plan_net(a->p)->n_layers) return ACT_NONE;
     a->sel = a->order[row];
     if (double_click) app_whynot_open(a, a->sel);
     return ACT_REDRAW;

@@ -104,7 +104,7 @@ static int tl_ensure(app *a)
 {
     struct timeline_state *t = tl_get(a);
     if (t->sim) return 0;
-    if (!a->p->sr || !a->p->best) return -1;
+    if (!plan_search_result(a->p) || !plan_best(a->p)) return -1;
     t->sim = app_sim(a);
     if (!t->sim) return -1;
     const sim_result *s = t->sim;
@@ -265,7 +265,7 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
         char extra[64] = "";
         if (tk->kind == SIM_TRANSFER) snprintf(extra, sizeof extra, " gpu %d->%d", tk->gpu, tk->dst);
         ui_putf(w, info_y, r.x, r.w, ST_STATUS, " %s: %s %s%s %s %.3f-%.3f ms (%.3f)%s", rn,
-                a->p->net->layers[tk->layer].name, sim_kind_name(tk->kind), extra, G->dot, tk->start_ms, tk->end_ms,
+                plan_net(a->p)->layers[tk->layer].name, sim_kind_name(tk->kind), extra, G->dot, tk->start_ms, tk->end_ms,
                 tk->dur_ms, bytes);
     } else {
         ui_putf(w, info_y, r.x, r.w, ST_DIM, " %s: idle at %.3f ms", rn, x0);
@@ -279,7 +279,7 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
         has_opt |= s->tasks[q].kind == SIM_OPTIMIZER;
     }
     for (int q = 0; q < SIM__KINDS && x < r.x + r.w; q++) {
-        if ((q == SIM_ALLGATHER || q == SIM_REDUCE_SCATTER) && !sync_sharded(a->p->cl->sync)) continue; /* only the sharded schemes' */
+        if ((q == SIM_ALLGATHER || q == SIM_REDUCE_SCATTER) && !sync_sharded(plan_cluster(a->p)->sync)) continue; /* only the sharded schemes' */
         if (q == SIM_REDUCE && !partial) continue;
         if (q == SIM_OPTIMIZER && !has_opt) continue;
         char ch[2] = {kind_letter[q], 0};
@@ -295,7 +295,7 @@ static void draw_timeline(app *a, WINDOW *w, rect r)
  * a plain .json is the strategy (app_export's). */
 static void timeline_export_name(const app *a, char *buf, size_t n)
 {
-    snprintf(buf, n, "layerwise-%s-%dgpu-timeline.svg", a->p->net->name, a->p->gpus);
+    snprintf(buf, n, "layerwise-%s-%dgpu-timeline.svg", plan_net(a->p)->name, plan_gpus(a->p));
 }
 
 static int timeline_export_file(app *a, const char *path, const char **what, lw_error *err)

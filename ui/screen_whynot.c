@@ -31,11 +31,11 @@ int whynot_step(app *a, double budget_s)
 {
     const plan *p = a->p;
     int li = W(a)->layer;
-    if (li < 0 || !W(a)->e || !p->sr) return 0;
+    if (li < 0 || !W(a)->e || !plan_search_result(p)) return 0;
     double t0 = lw_now();
     /* a pinned layer is asked about as if it were free (the engine's
      * plan_whynot_totals and plan_cost_with_pin ignore its own pin) */
-    int pin = p->pinned[li];
+    int pin = plan_pinned(p)[li];
     if (W(a)->marginals == 0) {
         double *tot = lw_malloc(sizeof(double) * (size_t)plan_n_configs(p, li));
         W(a)->marginals = plan_whynot_totals(p, li, tot) == 0 ? 1 : -1;
@@ -52,10 +52,10 @@ int whynot_step(app *a, double budget_s)
     /* the current optimum needs no search */
     for (int i = 0; i < W(a)->n; i++) {
         whynot_entry *e = &W(a)->e[i];
-        if (e->config != p->best[li] || pin >= 0 || e->counted) continue;
+        if (e->config != plan_best(p)[li] || pin >= 0 || e->counted) continue;
         if (!e->done) W(a)->done++;
-        e->total_ms = p->best_eval.total_ms;
-        e->tx_ms = p->best_eval.layers[li].transfer_ms;
+        e->total_ms = plan_best_eval(p)->total_ms;
+        e->tx_ms = plan_best_eval(p)->layers[li].transfer_ms;
         e->changed = 0;
         e->done = e->counted = 1;
         W(a)->counted++;
@@ -90,7 +90,7 @@ static int *display_order(const app *a)
     int n = W(a)->n;
     int *ord = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) ord[i] = i;
-    int cur = a->p->best[W(a)->layer];
+    int cur = plan_best(a->p)[W(a)->layer];
     for (int i = 1; i < n; i++) {
         int x = ord[i], j = i - 1;
         for (; j >= 0; j--) {
@@ -124,13 +124,13 @@ static void draw_whynot_row(app *a, WINDOW *w, rect r, const int *cx, const whyn
 {
     const plan *p = a->p;
     int li = W(a)->layer;
-    int cur = e->config == p->best[li];
+    int cur = e->config == plan_best(p)[li];
     int base = sel ? ST_SELECTED : ST_NORMAL;
     if (sel) ui_fill(w, yy, r.x, r.w, ST_SELECTED);
     const config *c = plan_config(p, li, e->config);
     char b[64];
-    const char *mark = p->pinned[li] == e->config ? "P" : cur ? G->star : " ";
-    ui_put(w, yy, r.x, 1, sel ? base : p->pinned[li] == e->config ? ST_PINNED : ST_GOOD, mark);
+    const char *mark = plan_pinned(p)[li] == e->config ? "P" : cur ? G->star : " ";
+    ui_put(w, yy, r.x, 1, sel ? base : plan_pinned(p)[li] == e->config ? ST_PINNED : ST_GOOD, mark);
     plan_format_config(p, li, c, b, sizeof b);
     ui_put(w, yy, cx[0], widths[0], sel ? base : ST_CLASS0 + config_class(c), b);
     snprintf(b, sizeof b, "%d", config_tasks(c));
@@ -165,7 +165,7 @@ static void draw_whynot_row(app *a, WINDOW *w, rect r, const int *cx, const whyn
         ui_put_right(w, yy, ox, ow, e->counted || sel ? base : ST_DIM, e->counted ? b : G->ellipsis);
     if (cur && ox + ow + 10 <= r.x + r.w)
         ui_put(w, yy, ox + ow + 1, r.x + r.w - ox - ow - 1, sel ? base : ST_GOOD,
-               p->pinned[li] >= 0 ? "current" : "optimum");
+               plan_pinned(p)[li] >= 0 ? "current" : "optimum");
 }
 
 static void draw_whynot(app *a, WINDOW *w, rect r)
@@ -176,13 +176,13 @@ static void draw_whynot(app *a, WINDOW *w, rect r)
         ui_put(w, r.y, r.x, r.w, ST_DIM, "Select a layer in the table and press w or Enter.");
         return;
     }
-    const layer *l = &p->net->layers[li];
+    const layer *l = &plan_net(p)->layers[li];
     char cb[64], sh[64];
-    plan_format_config(p, li, plan_config(p, li, p->best[li]), cb, sizeof cb);
+    plan_format_config(p, li, plan_config(p, li, plan_best(p)[li]), cb, sizeof cb);
     shape_format(l->out, sh, sizeof sh);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "why not? %s (%s, %s): %d configs %s now %s%s", l->name,
-                    layer_type_name(l->type), sh, W(a)->n, G->dot, cb, p->pinned[li] >= 0 ? " (pinned)" : "");
+                    layer_type_name(l->type), sh, W(a)->n, G->dot, cb, plan_pinned(p)[li] >= 0 ? " (pinned)" : "");
     if (W(a)->done < W(a)->n) {
         x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, " %s computing %d/%d ", G->dot, W(a)->done, W(a)->n);
         ui_progress(w, r.y, r.x + x, r.w - x - 1, W(a)->n ? (double)W(a)->done / W(a)->n : 1);
@@ -247,8 +247,8 @@ static action pin(app *a, int key)
     int k = selected_config(a);
     int li = W(a)->layer;
     app_close_overlay(a);
-    if (a->p->pinned[li] == k) {
-        app_set_status(a, 0, "%s is already pinned to that config", a->p->net->layers[li].name);
+    if (plan_pinned(a->p)[li] == k) {
+        app_set_status(a, 0, "%s is already pinned to that config", plan_net(a->p)->layers[li].name);
         return ACT_REDRAW;
     }
     return app_pin(a, li, k);
@@ -306,13 +306,13 @@ static void whynot_reset(app *a)
     ws->n = plan_n_configs(a->p, ws->layer);
     ws->e = lw_calloc((size_t)ws->n, sizeof(whynot_entry));
     for (int k = 0; k < ws->n; k++) ws->e[k].config = k;
-    ws->opt_ms = a->p->best_eval.total_ms;
+    ws->opt_ms = plan_best_eval(a->p)->total_ms;
     if (ws->cur.sel >= ws->n) ws->cur.sel = 0;
 }
 
 void app_whynot_open(app *a, int li)
 {
-    if (!plan_has_model(a->p) || !a->p->sr || li < 0 || li >= a->p->net->n_layers) return;
+    if (!plan_has_model(a->p) || !plan_search_result(a->p) || li < 0 || li >= plan_net(a->p)->n_layers) return;
     W(a)->layer = li;
     W(a)->cur.sel = W(a)->cur.top = 0;
     whynot_reset(a);
@@ -323,7 +323,7 @@ static void *whynot_new(app *a)
 {
     whynot_state *ws = lw_calloc(1, sizeof *ws);
     ws->layer = -1;
-    ws->tmp = lw_calloc((size_t)a->p->net->n_layers, sizeof(int));
+    ws->tmp = lw_calloc((size_t)plan_net(a->p)->n_layers, sizeof(int));
     return ws;
 }
 

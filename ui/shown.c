@@ -64,11 +64,11 @@ static void say(shown_host *h, int error, const char *fmt, ...)
 
 static int showing_refined(const struct app_shown *s) { return s && s->show && s->rr.configs; }
 
-const int *shown_configs(const struct app_shown *s, const plan *p) { return showing_refined(s) ? s->rr.configs : p->best; }
+const int *shown_configs(const struct app_shown *s, const plan *p) { return showing_refined(s) ? s->rr.configs : plan_best(p); }
 
 const strategy_eval *shown_eval(const struct app_shown *s, const plan *p)
 {
-    return showing_refined(s) ? &s->refined_eval : &p->best_eval;
+    return showing_refined(s) ? &s->refined_eval : plan_best_eval(p);
 }
 
 int shown_refined(const struct app_shown *s) { return showing_refined(s); }
@@ -89,7 +89,7 @@ double shown_sim_step_ms(const struct app_shown *s) { return s && s->sim ? s->si
 static void simulate(shown_host *h, long max_tasks)
 {
     struct app_shown *s = get(h);
-    if (s->sim || !h->p->sr || !plan_has_model(h->p)) return;
+    if (s->sim || !plan_search_result(h->p) || !plan_has_model(h->p)) return;
     sim_options o = {.overlap = SIM_OVERLAP_FULL, .max_tasks = max_tasks};
     s->sim = plan_simulate(h->p, shown_configs(s, h->p), &o);
     s->sim_too_big = !s->sim;
@@ -131,15 +131,15 @@ static void set_show(shown_host *h, int show)
     s->show = show;
     drop_sim(s);
     s->status_pending = 0;
-    int n = h->p->net->n_layers;
-    for (int i = 0; i < n; i++) h->changed[i] = show && s->rr.configs[i] != h->p->best[i];
+    int n = plan_net(h->p)->n_layers;
+    for (int i = 0; i < n; i++) h->changed[i] = show && s->rr.configs[i] != plan_best(h->p)[i];
     h->view_changed = 1;
 }
 
 void shown_refine_key(shown_host *h)
 {
     struct app_shown *s = get(h);
-    if (!h->p->sr || !plan_has_model(h->p)) {
+    if (!plan_search_result(h->p) || !plan_has_model(h->p)) {
         say(h, 1, "refine: there is no optimum to start from");
         return;
     }
@@ -155,11 +155,11 @@ void shown_refine_key(shown_host *h)
                            s->rr.best_ms, s->refined_eval.total_ms);
         else
             say(h, 0, "showing the Eq. 1 optimum: %.2f ms Eq. 1, %.2f ms simulated (F: the refined strategy)",
-                h->p->best_eval.total_ms, s->rr.start_ms);
+                plan_best_eval(h->p)->total_ms, s->rr.start_ms);
         return;
     }
     refine_bounds rb = plan_refine_bounds(h->p); /* the search's pins and memory limit hold */
-    s->rs = plan_refine_begin(h->p, h->p->best, &rb, 1);
+    s->rs = plan_refine_begin(h->p, plan_best(h->p), &rb, 1);
     s->t0 = lw_now();
     say(h, 0, "refining the optimum under the simulator (up to %.0f s)%s Esc stops it", APP_REFINE_SECONDS, G->ellipsis);
 }
@@ -185,9 +185,9 @@ static void refine_done(shown_host *h)
     char names[200] = "";
     size_t k = 0;
     int listed = 0;
-    for (int i = 0; i < h->p->net->n_layers; i++) {
-        if (r->configs[i] == h->p->best[i]) continue;
-        const char *nm = h->p->net->layers[i].name;
+    for (int i = 0; i < plan_net(h->p)->n_layers; i++) {
+        if (r->configs[i] == plan_best(h->p)[i]) continue;
+        const char *nm = plan_net(h->p)->layers[i].name;
         if (k + strlen(nm) + 8 >= sizeof names) break;
         k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", listed ? " " : "", nm);
         listed++;
@@ -195,7 +195,7 @@ static void refine_done(shown_host *h)
     say(h, 0, "refined (simulated): %.2f %s %.2f ms (%+.2f%%), Eq. 1 %.2f %s %.2f ms; %d layer%s changed "
                          "(*): %s%s; %s, %ld strategies; F: the Eq. 1 optimum",
                    r->start_ms, G->arrow_right, r->best_ms, r->start_ms > 0 ? 100 * (r->best_ms - r->start_ms) / r->start_ms : 0,
-                   h->p->best_eval.total_ms, G->arrow_right, s->refined_eval.total_ms, r->n_changed,
+                   plan_best_eval(h->p)->total_ms, G->arrow_right, s->refined_eval.total_ms, r->n_changed,
                    r->n_changed == 1 ? "" : "s", names, listed < r->n_changed ? G->ellipsis : "", why, r->evaluations);
 }
 
@@ -222,14 +222,14 @@ void shown_plan_changed(struct app_shown *s)
 
 int shown_busy(const struct app_shown *s, const plan *p)
 {
-    if (!p->sr || !plan_has_model(p)) return 0;
+    if (!plan_search_result(p) || !plan_has_model(p)) return 0;
     return !s || s->rs || (!s->sim && !s->sim_too_big);
 }
 
 int shown_idle(shown_host *h, double budget_s)
 {
     struct app_shown *s = get(h);
-    if (!h->p->sr || !plan_has_model(h->p)) return 0;
+    if (!plan_search_result(h->p) || !plan_has_model(h->p)) return 0;
     if (!s->sim && !s->sim_too_big) {
         simulate(h, SIM_SUMMARY_MAX_TASKS);
         /* the what-if's status, still shown, gains the simulated step */
