@@ -73,6 +73,39 @@ static void gpu_consts_of(const gpu_spec *g, gpu_consts *out)
     *out = k;
 }
 
+static const char *const trust_names[] = {"unknown", "fitted", "datasheet", "derived", "copied", "assumed"};
+static const char *const const_keys[GC__COUNT] = {"peak_tflops", "efficiency", "memory_efficiency", "winograd_speedup",
+                                                  "kernel_overhead_us", "saturation_gflop", "step_overhead_ms"};
+static const char *const const_words[GC__COUNT] = {"peak", "GEMM efficiency", "memory efficiency", "Winograd saving",
+                                                   "per-kernel overhead", "half-saturation work", "per-step overhead"};
+
+const char *trust_name(const_trust t)
+{
+    return (unsigned)t <= TRUST_ASSUMED ? trust_names[t] : "unknown";
+}
+
+const char *gpu_const_key(int k)
+{
+    return k >= 0 && k < GC__COUNT ? const_keys[k] : "?";
+}
+
+const char *gpu_const_words(int k)
+{
+    return k >= 0 && k < GC__COUNT ? const_words[k] : "?";
+}
+
+int trust_unfitted(const_trust t)
+{
+    return t == TRUST_DERIVED || t == TRUST_COPIED || t == TRUST_ASSUMED;
+}
+
+const_trust cluster_const_trust(const cluster *c, precision p, int k)
+{
+    if ((unsigned)p >= PREC__COUNT || k < 0 || k >= GC__COUNT) return TRUST_UNKNOWN;
+    if (p != PREC_FP32 && !c->gpu.has_prec[p]) return TRUST_UNKNOWN;
+    return (const_trust)c->gpu.trust[p][k];
+}
+
 /* A stack's overheads and GEMM scale on the GPU's constants (none when no
  * stack is given: the constants as the file has them, bit for bit). */
 static void stack_apply(const stack_spec *s, precision p, gpu_consts *k)
@@ -286,12 +319,54 @@ static int read_link(cctx *p, const cJSON *o, const char *where, link_spec *l)
     return 0;
 }
 
+/* A "provenance" object ({"efficiency": "fitted", ...}) into trust[]:
+ * given: the constants the block gives itself (1) or inherits (0); an
+ * inherited constant keeps the trust it came with, one given without a
+ * provenance entry is unknown. */
+static int read_provenance(cctx *p, const cJSON *block, const char *where, const unsigned char *given,
+                           unsigned char *trust)
+{
+    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(block, "provenance");
+    char path[128];
+    snprintf(path, sizeof path, "%s.provenance", where);
+    for (int k = 0; k < GC__COUNT; k++)
+        if (given[k]) trust[k] = TRUST_UNKNOWN;
+    if (!pv) return 0;
+    if (!cJSON_IsObject(pv))
+        return cfail(p, path, "%s must be an object such as {\"efficiency\": \"fitted\"}", path, 0, 0);
+    for (const cJSON *it = pv->child; it; it = it->next) {
+        int k = 0, t = 1;
+        while (k < GC__COUNT && strcmp(const_keys[k], it->string) != 0) k++;
+        if (k == GC__COUNT) {
+            char m[320];
+            snprintf(m, sizeof m, "%s: unknown constant \"%.60s\"", path, it->string);
+            return cfail(p, path, "%s", m, 0, 0);
+        }
+        while (t <= TRUST_ASSUMED && !(cJSON_IsString(it) && strcmp(trust_names[t], it->valuestring) == 0)) t++;
+        if (t > TRUST_ASSUMED) {
+            char m[320];
+            snprintf(m, sizeof m, "%s.%s must be \"fitted\", \"datasheet\", \"derived\", \"copied\" or \"assumed\"",
+                     path, const_keys[k]);
+            return cfail(p, path, "%s", m, 0, 0);
+        }
+        trust[k] = (unsigned char)t;
+    }
+    return 0;
+}
+
+/* Which constants a block gives itself (its own keys). */
+static void given_of(const cJSON *block, unsigned char *given)
+{
+    for (int k = 0; k < GC__COUNT; k++) given[k] = cJSON_GetObjectItemCaseSensitive(block, const_keys[k]) != NULL;
+}
+
 /* One precision's block under gpu.precisions: peak_tflops required, the
  * other constants default to the fp32 ones (the gpu's own fields). */
 static int read_consts(cctx *p, const cJSON *o, const char *where, const gpu_consts *base, gpu_consts *k)
 {
-    static const char *const keys[] = {"peak_tflops", "efficiency", "memory_efficiency", "winograd_speedup",
-                                       "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", NULL};
+    static const char *const keys[] = {"peak_tflops",        "efficiency",       "memory_efficiency",
+                                       "winograd_speedup",   "kernel_overhead_us", "saturation_gflop",
+                                       "step_overhead_ms",   "provenance",       NULL};
     static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
     char path[96];
     if (check_keys(p, o, where, keys)) return -1;
@@ -339,6 +414,10 @@ static int read_precisions(cctx *p, const cJSON *gpu, gpu_spec *g)
                          where, 0, 0);
         if (!cJSON_IsObject(it)) return cfail(p, where, "%s must be an object {peak_tflops, ...}", where, 0, 0);
         if (read_consts(p, it, where, &base, &g->prec[q])) return -1;
+        unsigned char given[GC__COUNT];
+        given_of(it, given);
+        memcpy(g->trust[q], g->trust[PREC_FP32], sizeof g->trust[q]);
+        if (read_provenance(p, it, where, given, g->trust[q])) return -1;
         g->has_prec[q] = 1;
     }
     return 0;
@@ -393,7 +472,7 @@ static int read_gpu(cctx *p, const cJSON *root, cluster *c)
     static const char *const gpu_keys[] = {"name", "peak_tflops", "memory_gib", "memory_bandwidth_gbs",
                                            "efficiency", "memory_efficiency", "winograd_speedup",
                                            "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", "precisions",
-                                           NULL};
+                                           "provenance", NULL};
     static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
     char why[128] = "";
     const cJSON *v;
@@ -440,6 +519,9 @@ static int read_gpu(cctx *p, const cJSON *root, cluster *c)
             if (num(p, eff, eff_keys[k], path, 0.001, 1, 0, dflt[k], &c->gpu.efficiency[k])) return -1;
         }
     }
+    unsigned char given[GC__COUNT];
+    given_of(gpu, given);
+    if (read_provenance(p, gpu, "gpu", given, c->gpu.trust[PREC_FP32])) return -1;
     if (read_precisions(p, gpu, &c->gpu)) return -1;
     return 0;
 }

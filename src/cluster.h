@@ -48,6 +48,15 @@ typedef struct gpu_consts {
     double memory_efficiency, winograd_speedup, kernel_overhead_us, saturation_gflop, step_overhead_ms;
 } gpu_consts;
 
+/* Where a GPU constant comes from (the file's "provenance", per precision):
+ * fitted to published measurements, a datasheet figure, derived from other
+ * constants at a datasheet ratio, copied from another GPU, or an assumed
+ * value; unknown where the file does not say. */
+typedef enum { TRUST_UNKNOWN, TRUST_FITTED, TRUST_DATASHEET, TRUST_DERIVED, TRUST_COPIED, TRUST_ASSUMED } const_trust;
+/* The constants of gpu_consts a provenance names (GC_GEMM: the conv and
+ * linear efficiency). */
+enum { GC_PEAK, GC_GEMM, GC_MEMORY, GC_WINOGRAD, GC_KERNEL, GC_SATURATION, GC_STEP, GC__COUNT };
+
 /* The fields below name are the fp32 constants; prec[p] (where has_prec[p])
  * holds another precision's, each field not given in the file taken from
  * fp32 when it was read. cluster_gpu_consts gives either. */
@@ -64,6 +73,7 @@ typedef struct gpu_spec {
     double step_overhead_ms;     /* per training step outside the kernels: runtime, input pipeline */
     gpu_consts prec[PREC__COUNT]; /* [PREC_FP32] unused: the fields above */
     unsigned char has_prec[PREC__COUNT];
+    unsigned char trust[PREC__COUNT][GC__COUNT]; /* const_trust of each constant */
 } gpu_spec;
 
 /* How collectives (ring all-reduce) are charged: NCCL's alpha-beta form,
@@ -135,6 +145,17 @@ int cluster_gpu_consts(const cluster *c, precision p, gpu_consts *out);
 /* Sets c->precision, or fails (exit 2) naming the cluster when its GPU has
  * no figures for p. */
 int cluster_set_precision(cluster *c, precision p, lw_error *err);
+
+/* Where constant k (GC_*) of the GPU at precision p comes from (the file's
+ * "provenance"; TRUST_UNKNOWN where it does not say). */
+const_trust cluster_const_trust(const cluster *c, precision p, int k);
+/* "fitted", "datasheet", "derived", "copied", "assumed" or "unknown". */
+const char *trust_name(const_trust t);
+/* The constant's field name ("efficiency" for GC_GEMM) and its words ("GEMM efficiency"). */
+const char *gpu_const_key(int k);
+const char *gpu_const_words(int k);
+/* Not fitted and not a datasheet figure: derived, copied or assumed. */
+int trust_unfitted(const_trust t);
 
 /* Bytes one gradient element is summed in by the sync: the stack's, else
  * fp32 (4) at every precision (COST_GRAD_SYNC_BYTES). */

@@ -2137,4 +2137,11 @@ printf '{"format": "layerwise-stack/1", "name": "x",\n "grad_sync": "fp8"}\n' > 
 expect_fail "a bad stack file names its line, writes nothing" 2 "badstack.json:2" "\"grad_sync\" must be" -- eval -n lenet5 -c p100-4x4 -s data --stack "$TMP/badstack.json" -o "$TMP/never.json"
 if [ ! -e "$TMP/never.json" ]; then ok "no output file after a bad stack"; else notok "no output file after a bad stack" ""; fi
 
+# trust marks (issue 36, item 4): explain says when an unfitted constant decides
+expect_ok "explain where t_c decides at bf16 (GEMM efficiency derived)" search -n alexnet -c dgx-a100 -g 8 --precision bf16 --explain fc7
+if grep -q "t_c decides" "$OUT" && tr '\n' ' ' < "$OUT" | tr -s ' ' | grep -q "GEMM efficiency at bf16 is derived, not fitted"; then
+    ok "explain names the derived GEMM efficiency behind t_c"; else notok "explain names the derived GEMM efficiency" "$(cat "$OUT")"; fi
+expect_ok "explain where t_c decides at fp16 (fitted)" search -n alexnet -c dgx-a100 -g 8 --precision fp16 --explain fc7
+if ! grep -q "not fitted" "$OUT"; then ok "a fitted constant is not flagged"; else notok "a fitted constant is not flagged" "$(cat "$OUT")"; fi
+
 finish

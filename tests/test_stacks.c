@@ -176,3 +176,45 @@ Test(stacks, a_cluster_block_is_read_and_a_file_block_names_its_line)
     cr_assert_null(c);
     cr_assert(strstr(err.msg, "c.json:5: \"stack.bucket_mb\" must be"), "%s", err.msg);
 }
+
+/* Trust marks (issue 36, item 4): each GPU constant says whether it was
+ * fitted, a datasheet figure, derived, copied from another GPU or assumed;
+ * a precision block inherits the trust of the constants it inherits, and a
+ * constant it gives without saying is unknown. */
+Test(trust, provenance_per_precision_and_inherited)
+{
+    cluster *c = load("dgx-a100");
+    cr_assert_eq(cluster_const_trust(c, PREC_TF32, GC_GEMM), TRUST_FITTED);
+    cr_assert_eq(cluster_const_trust(c, PREC_BF16, GC_GEMM), TRUST_DERIVED);
+    cr_assert_eq(cluster_const_trust(c, PREC_FP32, GC_GEMM), TRUST_COPIED, "the V100's");
+    cr_assert_eq(cluster_const_trust(c, PREC_FP16, GC_PEAK), TRUST_DATASHEET);
+    cr_assert_eq(cluster_const_trust(c, PREC_FP16, GC_KERNEL), TRUST_COPIED, "inherited from fp32");
+    cr_assert(trust_unfitted(TRUST_DERIVED) && trust_unfitted(TRUST_COPIED) && !trust_unfitted(TRUST_FITTED) &&
+              !trust_unfitted(TRUST_DATASHEET) && !trust_unfitted(TRUST_UNKNOWN));
+    cr_assert_str_eq(trust_name(TRUST_COPIED), "copied");
+    cluster_free(c);
+    c = load("p100-4x4");
+    cr_assert_eq(cluster_const_trust(c, PREC_FP32, GC_STEP), TRUST_FITTED);
+    cr_assert_eq(cluster_const_trust(c, PREC_FP16, GC_GEMM), TRUST_UNKNOWN, "no fp16 figures");
+    cluster_free(c);
+    static const char *const base =
+        "{\"format\": \"layerwise-cluster/1\", \"name\": \"t\", \"nodes\": 1, \"gpus_per_node\": 2,\n"
+        " \"gpu\": {\"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 700,\n"
+        "  \"provenance\": {\"efficiency\": \"fitted\", \"kernel_overhead_us\": \"assumed\"},\n"
+        "  \"precisions\": {\"fp16\": {\"peak_tflops\": 40, \"efficiency\": {\"conv\": 0.5}}}},\n"
+        " \"intra_node\": {\"bandwidth_gbs\": 20}}";
+    lw_error err = {0};
+    c = cluster_from_json(base, strlen(base), "c.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(cluster_const_trust(c, PREC_FP16, GC_GEMM), TRUST_UNKNOWN, "given without a provenance");
+    cr_assert_eq(cluster_const_trust(c, PREC_FP16, GC_KERNEL), TRUST_ASSUMED, "inherited");
+    cluster_free(c);
+    static const char *const bad =
+        "{\"format\": \"layerwise-cluster/1\", \"name\": \"t\", \"nodes\": 1, \"gpus_per_node\": 2,\n"
+        " \"gpu\": {\"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 700,\n"
+        "  \"provenance\": {\"efficiency\": \"guessed\"}},\n"
+        " \"intra_node\": {\"bandwidth_gbs\": 20}}";
+    c = cluster_from_json(bad, strlen(bad), "c.json", &err);
+    cr_assert_null(c);
+    cr_assert(strstr(err.msg, "c.json:3: gpu.provenance.efficiency must be \"fitted\""), "%s", err.msg);
+}
