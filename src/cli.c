@@ -1747,7 +1747,7 @@ static int cmd_simulate(const opts *o)
     }
     sim_watch w = {.tty = isatty(STDERR_FILENO), .tasks = z.tasks, .limit_s = limit, .extra_s = z.tasks * extra_s};
     sim_options so = {.overlap = o->overlap >= 0            ? (sim_overlap)o->overlap
-                                 : p->cl->stack.overlap >= 0 ? (sim_overlap)p->cl->stack.overlap /* the stack's */
+                                 : p->cl->stack.given && p->cl->stack.overlap >= 0 ? (sim_overlap)p->cl->stack.overlap /* the stack's */
                                                              : SIM_OVERLAP_DDP,
                       .progress = sim_watch_progress,
                       .progress_user = &w};
@@ -1868,8 +1868,8 @@ static int cmd_allreduce(const opts *o)
     if (rc == 0 && !o->json) {
         char bb[32];
         lw_format_bytes(bytes, bb, sizeof bb);
-        printf("all-reduce of %s over %d GPUs of %s (%s, %s): %.1f us, bus bandwidth %.1f GB/s\nring:", bb, g,
-               cl->name, pk.tree ? "tree" : "ring", coll_proto_name(pk.proto), t * 1e6, busbw);
+        printf("%s all-reduce of %s over %d GPUs of %s (%s protocol): %.1f us, bus bandwidth %.1f GB/s\nring:",
+               pk.tree ? "tree" : "ring", bb, g, cl->name, coll_proto_name(pk.proto), t * 1e6, busbw);
         for (int i = 0; i < g; i++) printf(" %d", ring[i]);
         printf("\n");
     }
