@@ -14,7 +14,7 @@ LDLIBS   += $(PKG_LIBS) -lm -lpthread
 
 ENGINE_SRC := $(wildcard src/*.c)
 UI_SRC     := $(filter-out ui/main.c,$(wildcard ui/*.c))
-DATA       := $(wildcard data/networks/*.json data/clusters/*.json data/profiles/*.json)
+DATA       := $(wildcard data/networks/*.json data/clusters/*.json data/stacks/*.json data/profiles/*.json)
 TEST_SRC   := $(wildcard tests/test_*.c)
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded.o $(BUILD)/gen/onnx.pb-c.o

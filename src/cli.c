@@ -40,6 +40,7 @@ typedef struct opts {
     struct {                 /* what-ifs over the cluster's settings; -1 (bandwidths 0): the cluster's own */
         int sync, precision;
         double bucket_mb, intra_bw, inter_bw;
+        const char *stack; /* --stack NAME or FILE; NULL: the cluster's */
     } over;
     double size;             /* allreduce --size */
     int json, steps, step;
@@ -187,6 +188,9 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         int pr = v ? precision_from_name(v) : -1;
         if (pr < 0) return bad("--precision \"%s\" must be fp32, tf32, fp16 or bf16", v ? v : "");
         o->over.precision = pr;
+    } else if (TAKES("--stack")) {
+        if (!v || !v[0]) return bad("--stack needs a stack name or file (shipped: see data/stacks/)%s", "");
+        o->over.stack = v;
     } else if (TAKES("--size")) {
         double d;
         if (parse_double(v, 1, 1e13, &d) != 0) return bad("--size \"%s\" must be a number of bytes from 1 to 1e13", v ? v : "");
@@ -422,7 +426,8 @@ static plan *open_plan_as(const opts *o, plan_settings set, int unsearched, lw_e
         return NULL;
     }
     apply_whatif(o, cl);
-    if (settings_apply_precision(cl, o->over.precision, o->over.bucket_mb, err) != 0) {
+    if (settings_apply_stack(cl, o->over.stack, err) != 0 ||
+        settings_apply_precision(cl, o->over.precision, o->over.bucket_mb, err) != 0) {
         net_free(net);
         cluster_free(cl);
         return NULL;
@@ -1743,7 +1748,9 @@ static int cmd_simulate(const opts *o)
         return die(&err);
     }
     sim_watch w = {.tty = isatty(STDERR_FILENO), .tasks = z.tasks, .limit_s = limit, .extra_s = z.tasks * extra_s};
-    sim_options so = {.overlap = o->overlap >= 0 ? (sim_overlap)o->overlap : SIM_OVERLAP_DDP,
+    sim_options so = {.overlap = o->overlap >= 0            ? (sim_overlap)o->overlap
+                                 : p->cl->stack.given && p->cl->stack.overlap >= 0 ? (sim_overlap)p->cl->stack.overlap /* the stack's */
+                                                             : SIM_OVERLAP_DDP,
                       .progress = sim_watch_progress,
                       .progress_user = &w};
     sim_result *s = sim_run(plan_model(p), ci, &so);
@@ -1827,6 +1834,10 @@ static int cmd_allreduce(const opts *o)
     cluster *cl = plan_load_cluster(o->cluster, &err);
     if (!cl) return die(&err);
     apply_whatif(o, cl);
+    if (settings_apply_stack(cl, o->over.stack, &err) != 0) {
+        cluster_free(cl);
+        return die(&err);
+    }
     int total = cluster_gpus(cl), g = o->set.gpus ? o->set.gpus : cl->gpus_per_node;
     if (g < 2 || g > total) {
         lw_say("layerwise: allreduce needs 2 to %d GPUs of cluster \"%s\"; %d requested\n", total, cl->name, g);
@@ -1838,6 +1849,7 @@ static int cmd_allreduce(const opts *o)
     for (int i = 0; i < g; i++) ring[i] = i;
     cost_ring_order(cl, ring, g);
     double t = cost_allreduce_s(cl, ring, g, bytes);
+    coll_pick pk = cost_allreduce_call(cl, ring, g, bytes); /* which algorithm and protocol */
     double busbw = 2.0 * (g - 1) / g * bytes / t / 1e9;
     int rc = 0;
     if (o->json || o->out) { /* -o without --json: the JSON in the file, the line on stdout */
@@ -1847,6 +1859,8 @@ static int cmd_allreduce(const opts *o)
         cJSON_AddNumberToObject(root, "bytes", bytes);
         cJSON_AddNumberToObject(root, "time_us", t * 1e6);
         cJSON_AddNumberToObject(root, "busbw_gbs", busbw);
+        cJSON_AddStringToObject(root, "algorithm", pk.tree ? "tree" : "ring");
+        cJSON_AddStringToObject(root, "protocol", coll_proto_name(pk.proto));
         cJSON_AddItemToObject(root, "ring", cJSON_CreateIntArray(ring, g));
         char *s = cJSON_PrintUnformatted(root);
         rc = emit(o, s);
@@ -1856,8 +1870,8 @@ static int cmd_allreduce(const opts *o)
     if (rc == 0 && !o->json) {
         char bb[32];
         lw_format_bytes(bytes, bb, sizeof bb);
-        printf("ring all-reduce of %s over %d GPUs of %s: %.1f us, bus bandwidth %.1f GB/s\nring:", bb, g, cl->name,
-               t * 1e6, busbw);
+        printf("%s all-reduce of %s over %d GPUs of %s (%s protocol): %.1f us, bus bandwidth %.1f GB/s\nring:",
+               pk.tree ? "tree" : "ring", bb, g, cl->name, coll_proto_name(pk.proto), t * 1e6, busbw);
         for (int i = 0; i < g; i++) printf(" %d", ring[i]);
         printf("\n");
     }

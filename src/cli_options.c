@@ -61,6 +61,8 @@ const cli_option cli_options[] = {
     {NULL, "--precision", "P", "all",
      "fp32, tf32, fp16 or bf16 (default: the cluster's); fp16/bf16 are\n"
      "mixed precision: 2-byte activations and gradients, fp32 weights"},
+    {NULL, "--stack", "NAME", "cli",
+     "software stack (data/stacks/: framework, per-step and per-kernel\noverheads, gradient-sync precision, default overlap) in place\nof the cluster's; without one the GPU's constants as fitted"},
     {NULL, "--bucket-mb", "MB", "all",
      "gradient bucket of a ring all-reduce, MiB (default: the cluster's,\n25 like PyTorch DDP); 0: one all-reduce call per layer"},
     {NULL, "--intra-bw", "GB/s", "all", "what-if: bandwidth between GPUs of a node"},
@@ -365,6 +367,9 @@ static void man_files(FILE *f)
         {"clusters/NAME.json", "a cluster (\\fBlayerwise\\-cluster/1\\fR): nodes, GPUs per node, the GPU's "
                                "constants per precision, intra- and inter-node links, per-pair link overrides, "
                                "the sync scheme; every shipped constant names its source."},
+        {"stacks/NAME.json", "a software stack (\\fBlayerwise\\-stack/1\\fR, \\fB\\-\\-stack\\fR): framework, "
+                             "version, per-kernel and per-step overheads, GEMM efficiency scale per precision, "
+                             "gradient-sync precision, default overlap; a cluster may hold one as its \\fB\"stack\"\\fR block."},
         {"strategy files", "a strategy (\\fBlayerwise\\-strategy/1\\fR): what \\fBsearch \\-\\-json\\fR and "
                            "\\fBsearch \\-o\\fR write and \\fBeval \\-s\\fR reads; a config per layer, with its times."},
         {"profiles", "measured forward and backward times per task shape (\\fBlayerwise\\-profile/1\\fR), read by "

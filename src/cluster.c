@@ -73,16 +73,78 @@ static void gpu_consts_of(const gpu_spec *g, gpu_consts *out)
     *out = k;
 }
 
+static const char *const trust_names[] = {"unknown", "fitted", "datasheet", "derived", "copied", "assumed"};
+static const char *const const_keys[GC__COUNT] = {"peak_tflops", "efficiency", "memory_efficiency", "winograd_speedup",
+                                                  "kernel_overhead_us", "saturation_gflop", "step_overhead_ms"};
+static const char *const const_words[GC__COUNT] = {"peak", "GEMM efficiency", "memory efficiency", "Winograd saving",
+                                                   "per-kernel overhead", "half-saturation work", "per-step overhead"};
+
+const char *trust_name(const_trust t)
+{
+    return (unsigned)t <= TRUST_ASSUMED ? trust_names[t] : "unknown";
+}
+
+const char *gpu_const_key(int k)
+{
+    return k >= 0 && k < GC__COUNT ? const_keys[k] : "?";
+}
+
+const char *gpu_const_words(int k)
+{
+    return k >= 0 && k < GC__COUNT ? const_words[k] : "?";
+}
+
+int trust_unfitted(const_trust t)
+{
+    return t == TRUST_DERIVED || t == TRUST_COPIED || t == TRUST_ASSUMED;
+}
+
+const_trust cluster_const_trust(const cluster *c, precision p, int k)
+{
+    if ((unsigned)p >= PREC__COUNT || k < 0 || k >= GC__COUNT) return TRUST_UNKNOWN;
+    if (p != PREC_FP32 && !c->gpu.has_prec[p]) return TRUST_UNKNOWN;
+    return (const_trust)c->gpu.trust[p][k];
+}
+
+/* A stack's overheads and GEMM scale on the GPU's constants (none when no
+ * stack is given: the constants as the file has them, bit for bit). */
+static void stack_apply(const stack_spec *s, precision p, gpu_consts *k)
+{
+    if (!s->given) return;
+    if (s->kernel_overhead_us >= 0) k->kernel_overhead_us = s->kernel_overhead_us;
+    if (s->step_overhead_ms >= 0) k->step_overhead_ms = s->step_overhead_ms;
+    if (s->winograd_speedup >= 0 && k->winograd_speedup > 1) k->winograd_speedup = s->winograd_speedup;
+    if (s->gemm_scale[p] != 1.0) {
+        k->efficiency[OPC_CONV] = fmin(1.0, k->efficiency[OPC_CONV] * s->gemm_scale[p]);
+        k->efficiency[OPC_LINEAR] = fmin(1.0, k->efficiency[OPC_LINEAR] * s->gemm_scale[p]);
+    }
+}
+
 int cluster_gpu_consts(const cluster *c, precision p, gpu_consts *out)
 {
     if ((unsigned)p >= PREC__COUNT) return -1;
     if (p == PREC_FP32) {
         gpu_consts_of(&c->gpu, out);
-        return 0;
+    } else {
+        if (!c->gpu.has_prec[p]) return -1;
+        *out = c->gpu.prec[p];
     }
-    if (!c->gpu.has_prec[p]) return -1;
-    *out = c->gpu.prec[p];
+    stack_apply(&c->stack, p, out);
     return 0;
+}
+
+double cluster_grad_sync_bytes(const cluster *c)
+{
+    if (c->stack.given && c->stack.grad_sync_bytes == 0) return precision_elem_bytes(c->precision);
+    if (c->stack.given) return c->stack.grad_sync_bytes;
+    return 4.0; /* COST_GRAD_SYNC_BYTES: fp32 at every precision */
+}
+
+void cluster_set_stack(cluster *c, const stack_spec *s)
+{
+    c->stack = *s;
+    c->stack.given = 1;
+    if (s->bucket_mb >= 0) c->coll.bucket_mb = s->bucket_mb;
 }
 
 int cluster_set_precision(cluster *c, precision p, lw_error *err)
@@ -195,7 +257,7 @@ static int check_keys(cctx *p, const cJSON *obj, const char *where, const char *
             char m[300];
             snprintf(m, sizeof m, "%s: unknown field \"%.100s\"", where, it->string);
             char path[256];
-            if (strcmp(where, "cluster") == 0)
+            if (strcmp(where, "cluster") == 0 || strcmp(where, "stack file") == 0)
                 snprintf(path, sizeof path, "%.100s", it->string);
             else
                 snprintf(path, sizeof path, "%.100s.%.100s", where, it->string);
@@ -257,12 +319,54 @@ static int read_link(cctx *p, const cJSON *o, const char *where, link_spec *l)
     return 0;
 }
 
+/* A "provenance" object ({"efficiency": "fitted", ...}) into trust[]:
+ * given: the constants the block gives itself (1) or inherits (0); an
+ * inherited constant keeps the trust it came with, one given without a
+ * provenance entry is unknown. */
+static int read_provenance(cctx *p, const cJSON *block, const char *where, const unsigned char *given,
+                           unsigned char *trust)
+{
+    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(block, "provenance");
+    char path[128];
+    snprintf(path, sizeof path, "%s.provenance", where);
+    for (int k = 0; k < GC__COUNT; k++)
+        if (given[k]) trust[k] = TRUST_UNKNOWN;
+    if (!pv) return 0;
+    if (!cJSON_IsObject(pv))
+        return cfail(p, path, "%s must be an object such as {\"efficiency\": \"fitted\"}", path, 0, 0);
+    for (const cJSON *it = pv->child; it; it = it->next) {
+        int k = 0, t = 1;
+        while (k < GC__COUNT && strcmp(const_keys[k], it->string) != 0) k++;
+        if (k == GC__COUNT) {
+            char m[320];
+            snprintf(m, sizeof m, "%s: unknown constant \"%.60s\"", path, it->string);
+            return cfail(p, path, "%s", m, 0, 0);
+        }
+        while (t <= TRUST_ASSUMED && !(cJSON_IsString(it) && strcmp(trust_names[t], it->valuestring) == 0)) t++;
+        if (t > TRUST_ASSUMED) {
+            char m[320];
+            snprintf(m, sizeof m, "%s.%s must be \"fitted\", \"datasheet\", \"derived\", \"copied\" or \"assumed\"",
+                     path, const_keys[k]);
+            return cfail(p, path, "%s", m, 0, 0);
+        }
+        trust[k] = (unsigned char)t;
+    }
+    return 0;
+}
+
+/* Which constants a block gives itself (its own keys). */
+static void given_of(const cJSON *block, unsigned char *given)
+{
+    for (int k = 0; k < GC__COUNT; k++) given[k] = cJSON_GetObjectItemCaseSensitive(block, const_keys[k]) != NULL;
+}
+
 /* One precision's block under gpu.precisions: peak_tflops required, the
  * other constants default to the fp32 ones (the gpu's own fields). */
 static int read_consts(cctx *p, const cJSON *o, const char *where, const gpu_consts *base, gpu_consts *k)
 {
-    static const char *const keys[] = {"peak_tflops", "efficiency", "memory_efficiency", "winograd_speedup",
-                                       "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", NULL};
+    static const char *const keys[] = {"peak_tflops",        "efficiency",       "memory_efficiency",
+                                       "winograd_speedup",   "kernel_overhead_us", "saturation_gflop",
+                                       "step_overhead_ms",   "provenance",       NULL};
     static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
     char path[96];
     if (check_keys(p, o, where, keys)) return -1;
@@ -310,16 +414,40 @@ static int read_precisions(cctx *p, const cJSON *gpu, gpu_spec *g)
                          where, 0, 0);
         if (!cJSON_IsObject(it)) return cfail(p, where, "%s must be an object {peak_tflops, ...}", where, 0, 0);
         if (read_consts(p, it, where, &base, &g->prec[q])) return -1;
+        unsigned char given[GC__COUNT];
+        given_of(it, given);
+        memcpy(g->trust[q], g->trust[PREC_FP32], sizeof g->trust[q]);
+        if (read_provenance(p, it, where, given, g->trust[q])) return -1;
         g->has_prec[q] = 1;
     }
     return 0;
+}
+
+/* One of names[] (a NULL-terminated list) into *out as its index; absent: dflt. */
+static int stack_choice(cctx *p, const cJSON *o, const char *key, const char *path, const char *const *names,
+                        const char *list, int dflt, int *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    *out = dflt;
+    if (!v) return 0;
+    for (int i = 0; names[i]; i++)
+        if (cJSON_IsString(v) && strcmp(v->valuestring, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char m[200];
+    snprintf(m, sizeof m, "\"%s\" must be %s", path, list);
+    return cfail(p, path, "%s", m, 0, 0);
 }
 
 /* NCCL's ring/Simple figures (src/graph/tuning.cc: baseLat 8.4 us; hwLat
  * per step 3.4 us over NVLink, 9.6 us over the network): see data/doc/cost-model.md, Collectives. */
 static int read_collectives(cctx *p, const cJSON *o, collective_spec *k)
 {
-    static const char *const keys[] = {"call_latency_us", "intra_step_us", "inter_step_us", "bucket_mb", NULL};
+    static const char *const keys[] = {"call_latency_us", "intra_step_us", "inter_step_us", "bucket_mb",
+                                       "algorithms",      "intra_fabric",  NULL};
+    static const char *const algos[] = {"ring-simple", "nccl", NULL};
+    static const char *const fabrics[] = {"nvlink", "pcie", NULL};
     if (o && !cJSON_IsObject(o))
         return cfail(p, "collectives", "%s must be an object {call_latency_us, intra_step_us, inter_step_us, bucket_mb}",
                      "\"collectives\"", 0, 0);
@@ -328,6 +456,11 @@ static int read_collectives(cctx *p, const cJSON *o, collective_spec *k)
     if (num(p, o, "intra_step_us", "collectives.intra_step_us", 0, 1e6, 0, 3.4, &k->intra_step_us)) return -1;
     if (num(p, o, "inter_step_us", "collectives.inter_step_us", 0, 1e6, 0, 9.6, &k->inter_step_us)) return -1;
     if (num(p, o, "bucket_mb", "collectives.bucket_mb", 0, 1e6, 0, 25, &k->bucket_mb)) return -1;
+    if (stack_choice(p, o, "algorithms", "collectives.algorithms", algos, "\"ring-simple\" or \"nccl\"", 0,
+                     &k->nccl_algorithms))
+        return -1;
+    if (stack_choice(p, o, "intra_fabric", "collectives.intra_fabric", fabrics, "\"nvlink\" or \"pcie\"", 0, &k->pcie))
+        return -1;
     return 0;
 }
 
@@ -339,7 +472,7 @@ static int read_gpu(cctx *p, const cJSON *root, cluster *c)
     static const char *const gpu_keys[] = {"name", "peak_tflops", "memory_gib", "memory_bandwidth_gbs",
                                            "efficiency", "memory_efficiency", "winograd_speedup",
                                            "kernel_overhead_us", "saturation_gflop", "step_overhead_ms", "precisions",
-                                           NULL};
+                                           "provenance", NULL};
     static const char *const eff_keys[] = {"conv", "linear", "pool", "elementwise", NULL};
     char why[128] = "";
     const cJSON *v;
@@ -386,6 +519,9 @@ static int read_gpu(cctx *p, const cJSON *root, cluster *c)
             if (num(p, eff, eff_keys[k], path, 0.001, 1, 0, dflt[k], &c->gpu.efficiency[k])) return -1;
         }
     }
+    unsigned char given[GC__COUNT];
+    given_of(gpu, given);
+    if (read_provenance(p, gpu, "gpu", given, c->gpu.trust[PREC_FP32])) return -1;
     if (read_precisions(p, gpu, &c->gpu)) return -1;
     return 0;
 }
@@ -437,6 +573,87 @@ static int read_links(cctx *p, const cJSON *links, cluster *c)
     return 0;
 }
 
+/* A text field of a stack into out (size n): absent leaves "" (name: required). */
+static int stack_text(cctx *p, const cJSON *o, const char *key, const char *path, char *out, size_t n, int required)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    char why[128] = "";
+    if (!v && !required) return 0;
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return cfail(p, v ? path : NULL, "\"%s\" must be a non-empty string", path, 0, 0);
+    if (lw_check_text(v->valuestring, LW_NAME_MAX, why, sizeof why) != 0 || strlen(v->valuestring) >= n) {
+        if (!why[0]) snprintf(why, sizeof why, "is longer than %d bytes", (int)n - 1);
+        char m[200];
+        snprintf(m, sizeof m, "\"%s\" %s", path, why);
+        return cfail(p, path, "%s", m, 0, 0);
+    }
+    snprintf(out, n, "%s", v->valuestring);
+    return 0;
+}
+
+/* A stack: a cluster's "stack" block (where "stack") or a stack file's top
+ * level (where "stack file", format checked by the caller). Fields absent
+ * leave the GPU's or cluster's figure (see stack_spec). */
+static int read_stack(cctx *p, const cJSON *o, const char *where, stack_spec *s)
+{
+    static const char *const keys[] = {"format", "name", "framework", "version", "kernel_overhead_us",
+                                       "step_overhead_ms", "gemm_scale", "winograd_speedup", "grad_sync", "overlap",
+                                       "bucket_mb", NULL};
+    static const char *const prec_keys[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+    static const char *const sync_names[] = {"fp32", "training", NULL};
+    static const char *const overlap_names[] = {"none", "full", "ddp", NULL}; /* sim_overlap's order */
+    const int top = strcmp(where, "stack file") == 0;
+    char path[96];
+    int k;
+    memset(s, 0, sizeof *s);
+    if (!cJSON_IsObject(o)) return cfail(p, where, "%s must be an object {name, framework, version, ...}", where, 0, 0);
+    if (check_keys(p, o, where, keys)) return -1;
+    if (!top && cJSON_GetObjectItemCaseSensitive(o, "format"))
+        return cfail(p, "stack.format", "%s: \"format\" belongs to a stack file, not a cluster's block", where, 0, 0);
+#define P(key) (snprintf(path, sizeof path, "%s%s" key, top ? "" : where, top ? "" : "."), path)
+    if (stack_text(p, o, "name", P("name"), s->name, sizeof s->name, 1)) return -1;
+    if (stack_text(p, o, "framework", P("framework"), s->framework, sizeof s->framework, 0)) return -1;
+    if (stack_text(p, o, "version", P("version"), s->version, sizeof s->version, 0)) return -1;
+    if (num(p, o, "kernel_overhead_us", P("kernel_overhead_us"), 0, 1e5, 0, -1, &s->kernel_overhead_us)) return -1;
+    if (num(p, o, "step_overhead_ms", P("step_overhead_ms"), 0, 1e6, 0, -1, &s->step_overhead_ms)) return -1;
+    if (num(p, o, "bucket_mb", P("bucket_mb"), 0, 1e6, 0, -1, &s->bucket_mb)) return -1;
+    if (num(p, o, "winograd_speedup", P("winograd_speedup"), 1, 4, 0, -1, &s->winograd_speedup)) return -1;
+    if (stack_choice(p, o, "grad_sync", P("grad_sync"), sync_names, "\"fp32\" or \"training\"", 0, &k)) return -1;
+    s->grad_sync_bytes = k == 0 ? 4.0 : 0.0;
+    if (stack_choice(p, o, "overlap", P("overlap"), overlap_names, "\"none\", \"ddp\" or \"full\"", -1, &s->overlap))
+        return -1;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gemm_scale");
+    P("gemm_scale");
+    if (g && !cJSON_IsObject(g)) return cfail(p, path, "%s must be an object such as {\"fp16\": 0.7}", path, 0, 0);
+    if (g && check_keys(p, g, path, prec_keys)) return -1;
+    char base[96];
+    snprintf(base, sizeof base, "%s", path);
+    for (int q = 0; q < PREC__COUNT; q++) {
+        snprintf(path, sizeof path, "%.80s.%s", base, prec_keys[q]);
+        if (num(p, g, prec_keys[q], path, 0.01, 10, 0, 1, &s->gemm_scale[q])) return -1;
+    }
+#undef P
+    s->given = 1;
+    return 0;
+}
+
+int stack_from_json(const char *text, size_t len, const char *label, stack_spec *s, lw_error *err)
+{
+    cctx p = {text, label, err};
+    cJSON *root = json_parse_doc(text, len, label, err);
+    if (!root) return -1;
+    int rc = -1;
+    const cJSON *v = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
+    if (!cJSON_IsObject(root))
+        lw_fail(err, 2, "%s: the top level must be a JSON object", label);
+    else if (!cJSON_IsString(v) || strcmp(v->valuestring, "layerwise-stack/1") != 0)
+        cfail(&p, "format", "\"format\" must be \"layerwise-stack/1\"%s", v ? "" : " (missing)", 0, 0);
+    else
+        rc = read_stack(&p, root, "stack file", s);
+    cJSON_Delete(root);
+    return rc;
+}
+
 /* The cluster's default sync scheme and precision ("sync", "precision";
  * parameter server and fp32 when absent): a precision must be one the GPU
  * gives figures for. 0, or -1 with the error set. */
@@ -479,7 +696,7 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
     double x;
     const cJSON *v;
     static const char *const top_keys[] = {"format", "name", "nodes", "gpus_per_node", "gpu", "intra_node",
-                                           "inter_node", "links", "sync", "precision", "collectives", NULL};
+                                           "inter_node", "links", "sync", "precision", "collectives", "stack", NULL};
     static const char *const link_keys[] = {"bandwidth_gbs", "latency_us", NULL};
     static const char *const inter_keys[] = {"bandwidth_gbs", "latency_us", "nics_per_node", NULL};
 
@@ -551,6 +768,12 @@ cluster *cluster_from_json(const char *text, size_t len, const char *label, lw_e
     if (read_collectives(&p, cJSON_GetObjectItemCaseSensitive(root, "collectives"), &c->coll)) goto fail;
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
     if (links && read_links(&p, links, c)) goto fail;
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "stack");
+    if (st) {
+        stack_spec s;
+        if (read_stack(&p, st, "stack", &s)) goto fail;
+        cluster_set_stack(c, &s);
+    }
     cJSON_Delete(root);
     return c;
 fail:
@@ -586,6 +809,7 @@ int cluster_equal(const cluster *a, const cluster *b)
         a->sync != b->sync || a->n_overrides != b->n_overrides || a->precision != b->precision ||
         memcmp(&a->coll, &b->coll, sizeof a->coll) != 0)
         return 0;
+    if (memcmp(&a->stack, &b->stack, sizeof a->stack) != 0) return 0;
     if (memcmp(&a->gpu, &b->gpu, sizeof a->gpu) != 0 || memcmp(&a->intra, &b->intra, sizeof a->intra) != 0 ||
         memcmp(&a->inter, &b->inter, sizeof a->inter) != 0)
         return 0;

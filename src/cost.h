@@ -276,6 +276,26 @@ double cost_memory_task(const cost_model *m, int layer, const config *c, int tas
  * latency (per call plus per step) and bandwidth terms, the inter-node hops
  * sharing each node's NICs. For tests and the bus-bandwidth check. */
 double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes);
+/* NCCL's protocols (tuning.cc): low-latency LL, LL128, and Simple. */
+enum { COLL_LL, COLL_LL128, COLL_SIMPLE };
+const char *coll_proto_name(int proto);
+/* The algorithm (tree 0: ring, 1: tree) and protocol of one all-reduce call
+ * and its time in seconds. */
+typedef struct coll_pick {
+    int tree, proto;
+    double seconds;
+} coll_pick;
+/* NCCL's choice for one all-reduce over n ranks on `nodes` nodes whose
+ * ring would move its bytes in ring_bw_s seconds with the Simple protocol
+ * (2(n - 1) steps at the slowest hop or NICs): the least time among ring
+ * and tree (across nodes only) with LL, LL128 (not over PCIe) and Simple,
+ * each its latency plus the ring's bandwidth time over the protocol's share
+ * of the bus bandwidth (data/doc/cost-model.md, Collectives). A cluster
+ * whose collectives say "algorithms": "ring-simple" (the default) gets
+ * ring/Simple alone, as before. */
+coll_pick cost_allreduce_pick(const cluster *cl, int n, int nodes, double ring_bw_s);
+/* cost_allreduce_s's call with the algorithm and protocol it takes. */
+coll_pick cost_allreduce_call(const cluster *cl, const int *ring, int n, double bytes);
 /* A ring reduce-scatter and a ring all-gather of `bytes` (the whole
  * buffer) over the same ring: each half of cost_allreduce_s (n - 1 of its
  * steps and half its call's latency), so that one of each is exactly the

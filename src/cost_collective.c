@@ -6,6 +6,8 @@
  */
 #include "cost_internal.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +119,66 @@ static double ring_call_latency_s(const cluster *cl, int n, int nodes)
            1e-6;
 }
 
+/* NCCL's tuning model for the other algorithm and protocols (NVIDIA/nccl
+ * src/graph/tuning.cc, ncclTopoTuneModel; figures of NCCL 2.1x): latency
+ * per call and per step in microseconds, by fabric (NVLink, PCIe,
+ * network), algorithm (ring, tree) and protocol (LL, LL128, Simple). The
+ * ring/Simple figures are the cluster's own "collectives" constants, which
+ * default to these. */
+static const double coll_base_us[2][3] = {{6.6, 14.0, 8.4}, {6.8, 14.0, 0.0}};
+static const double coll_step_us[3][2][3] = {
+    {{0.47, 1.9, 3.4}, {0.52, 1.2, 28.0}}, /* NVLink */
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 28.0}},   /* PCIe */
+    {{2.7, 4.0, 9.6}, {5.0, 8.5, 50.0}},   /* network */
+};
+
+const char *coll_proto_name(int proto)
+{
+    return proto == COLL_LL ? "LL" : proto == COLL_LL128 ? "LL128" : "Simple";
+}
+
+/* Latency of one call of algorithm `tree` and protocol p over n ranks on
+ * `nodes` nodes, seconds: the ring's 2(n - 1) steps, 2(nodes - 1) of them
+ * over the network; the tree's up and down its height (the ranks of a node
+ * in a chain, log2 of the nodes across them). LL's intra-node steps cost
+ * 1.8x when the call spans nodes, as NCCL charges them. */
+static double coll_latency_s(const cluster *cl, int tree, int p, int n, int nodes)
+{
+    if (!tree && p == COLL_SIMPLE) return ring_call_latency_s(cl, n, nodes);
+    int fab = cl->coll.pcie ? 1 : 0;
+    double intra = coll_step_us[fab][tree][p], inter = coll_step_us[2][tree][p];
+    if (nodes > 1 && p == COLL_LL) intra *= 1.8;
+    double us = coll_base_us[tree][p];
+    if (!tree) {
+        double steps = 2.0 * (n - 1), x = 2.0 * (nodes - 1);
+        us += (steps - x) * intra + x * inter;
+    } else {
+        us += 2.0 * ((double)n / nodes - 1.0) * intra + 2.0 * log2((double)nodes) * inter;
+    }
+    return us * 1e-6;
+}
+
+coll_pick cost_allreduce_pick(const cluster *cl, int n, int nodes, double ring_bw_s)
+{
+    coll_pick best = {0, COLL_SIMPLE, ring_call_latency_s(cl, n, nodes) + ring_bw_s};
+    if (!cl->coll.nccl_algorithms || n < 2) return best;
+    /* Bandwidth against the ring's Simple bus bandwidth: LL carries 8-byte
+     * lines with a 4-byte flag and NCCL rates it at 1/4, LL128 at 0.92 (on
+     * NVLink only: NCCL leaves it off over PCIe); the tree moves each byte
+     * up and down once (algorithm bandwidth half its bus bandwidth, against
+     * the ring's n / 2(n - 1)) at 0.9 of it, LL at 1/3.8 of that and LL128
+     * at 0.915. The tree only across nodes. */
+    static const double ring_f[3] = {0.25, 0.92, 1.0}, tree_f[3] = {0.9 / 3.8, 0.9 * 0.915, 0.9};
+    for (int tree = 0; tree <= (nodes > 1); tree++)
+        for (int p = 0; p < 3; p++) {
+            if (p == COLL_LL128 && cl->coll.pcie) continue;
+            double bw = tree ? ring_bw_s * n / (n - 1.0) / tree_f[p] : ring_bw_s / ring_f[p];
+            double t = coll_latency_s(cl, tree, p, n, nodes) + bw;
+            if (t < best.seconds) best = (coll_pick){tree, p, t};
+        }
+    return best;
+}
+
 /* Per ring step moving `piece` bytes from each device to the next along
  * ring[0..n-1]: the slowest intra-node hop, and the bytes each node sends
  * and receives over its NICs (added to nic_out / nic_in, indexed by node).
@@ -164,15 +226,18 @@ static double allreduce_rings_s(const link_tab *lt, const int *rings, int n_ring
                                 int n_nodes)
 {
     double step = 0, lat = 0;
+    int most = 1;
     for (int k = 0; k < n_rings; k++) {
         int nodes;
         double s = ring_hops(lt, rings + (size_t)k * n, n, bytes / n, nic, nic + n_nodes, &nodes);
         if (s > step) step = s;
         double l = ring_call_latency_s(lt->cl, n, nodes);
         if (l > lat) lat = l;
+        if (nodes > most) most = nodes;
     }
     double t_nic = nic_step(lt->cl, nic, nic + n_nodes, n_nodes);
     if (t_nic > step) step = t_nic;
+    if (lt->cl->coll.nccl_algorithms) return cost_allreduce_pick(lt->cl, n, most, 2.0 * (n - 1) * step).seconds;
     return 2.0 * (n - 1) * step + lat;
 }
 
@@ -186,6 +251,18 @@ double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes)
     double t = allreduce_rings_s(&(link_tab){cl, NULL, 0}, ring, 1, n, bytes, nic, cl->nodes);
     free(nic);
     return t;
+}
+
+coll_pick cost_allreduce_call(const cluster *cl, const int *ring, int n, double bytes)
+{
+    coll_pick pk = {0, COLL_SIMPLE, 0};
+    if (n < 2 || bytes <= 0) return pk;
+    double *nic = lw_calloc(2 * (size_t)cl->nodes, sizeof(double));
+    int nodes;
+    double step = ring_hops(&(link_tab){cl, NULL, 0}, ring, n, bytes / n, nic, nic + cl->nodes, &nodes);
+    double t_nic = nic_step(cl, nic, nic + cl->nodes, cl->nodes);
+    free(nic);
+    return cost_allreduce_pick(cl, n, nodes, 2.0 * (n - 1) * (t_nic > step ? t_nic : step));
 }
 
 /* A reduce-scatter and an all-gather are each half of the ring
@@ -270,7 +347,7 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
     if (sync_sharded(m->cl->sync)) return shard_t_s_eval(pm, sc, li, c, bytes_out);
     int shards = c->deg[DIM_C] * c->deg[DIM_R] * c->deg[DIM_X];
     /* one shard's gradient bytes: the weights split over c and r */
-    double ws = (double)weights * COST_GRAD_SYNC_BYTES / (c->deg[DIM_C] * c->deg[DIM_R]); /* fp32 at every precision */
+    double ws = (double)weights * cluster_grad_sync_bytes(m->cl) / (c->deg[DIM_C] * c->deg[DIM_R]); /* fp32 unless the stack says */
     double piece = ws / r;
     int G = m->gpus;
     int gpn = m->cl->gpus_per_node;
@@ -313,6 +390,7 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
          * bucket gets one of its own (as in PyTorch DDP, which never
          * splits a tensor): one call. bucket_mb 0: one call per layer. */
         double step = 0, lat = 0;
+        int nodes_most = 1;
         for (int j = 0; j < shards; j++) {
             int nodes, nr = shard_replicas(c, j, rep);
             const link_tab lt = {m->cl, pm->node_bw, m->cl->gpus_per_node};
@@ -321,6 +399,7 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
             if (s > step) step = s;
             double lj = ring_call_latency_s(m->cl, nr, nodes);
             if (lj > lat) lat = lj;
+            if (nodes > nodes_most) nodes_most = nodes;
         }
         if (pm->nodes_used > 1) {
             double tn = nic_step(m->cl, sc->nic_in_f, sc->nic_out_f, pm->nodes_used);
@@ -328,7 +407,14 @@ double t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const c
         }
         double bucket = m->cl->coll.bucket_mb * 1048576.0;
         double calls = bucket > 0 && ws < bucket ? ws / bucket : 1.0;
-        t = 2.0 * (r - 1) * step + calls * lat;
+        if (m->cl->coll.nccl_algorithms) {
+            /* NCCL picks the algorithm and protocol for the call's size (the
+             * bucket, or the layer where it has one of its own); the layer
+             * pays its share of that call */
+            t = calls * cost_allreduce_pick(m->cl, r, nodes_most, 2.0 * (r - 1) * step / calls).seconds;
+        } else {
+            t = 2.0 * (r - 1) * step + calls * lat;
+        }
     }
     return t * 1e3;
 }

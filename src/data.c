@@ -110,7 +110,10 @@ char *data_resolve(const char *kind, const char *name, char **label, size_t *len
     const char *const *names = data_builtin_names(kind);
     for (int i = 0; names[i]; i++) lw_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
     lw_fail(err, 2, "%s: no such file, and no %s of that name (shipped: %s)", name,
-            strcmp(kind, "networks") == 0 ? "network" : strcmp(kind, "clusters") == 0 ? "cluster" : "profile",
+            strcmp(kind, "networks") == 0   ? "network"
+            : strcmp(kind, "clusters") == 0 ? "cluster"
+            : strcmp(kind, "stacks") == 0   ? "stack"
+                                            : "profile",
             b.s ? b.s : "none");
     lw_buf_free(&b);
     return NULL;
@@ -119,9 +122,9 @@ char *data_resolve(const char *kind, const char *name, char **label, size_t *len
 const char *const *data_builtin_names(const char *kind)
 {
     enum { MAXN = 64 };
-    static const char *lists[3][MAXN + 1];
-    static char store[3][MAXN][64];
-    int which = strcmp(kind, "networks") == 0 ? 0 : strcmp(kind, "clusters") == 0 ? 1 : 2;
+    static const char *lists[4][MAXN + 1];
+    static char store[4][MAXN][64];
+    int which = strcmp(kind, "networks") == 0 ? 0 : strcmp(kind, "clusters") == 0 ? 1 : strcmp(kind, "stacks") == 0 ? 3 : 2;
     if (!lists[which][0]) {
         size_t kl = strlen(kind);
         int n = 0;
@@ -167,6 +170,18 @@ network *plan_load_network(const char *name, lw_error *err)
 cluster *plan_load_cluster(const char *name, lw_error *err)
 {
     return load_kind("clusters", name, err);
+}
+
+int plan_load_stack(const char *name, stack_spec *s, lw_error *err)
+{
+    char *label;
+    size_t len;
+    char *text = data_resolve("stacks", name, &label, &len, err);
+    if (!text) return -1;
+    int rc = stack_from_json(text, len, label, s, err);
+    free(text);
+    free(label);
+    return rc;
 }
 
 profile *plan_load_profile(const char *name, lw_error *err)

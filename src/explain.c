@@ -642,11 +642,17 @@ static void decide_text(lw_buf *out, int width, const plan *p, const explain *e)
              in ? "into" : "out of", ca, bytes_str(in ? a->in_bytes : a->out_bytes, y, sizeof y));
         break;
     }
-    case TERM_TC:
+    case TERM_TC: { /* says so when the GEMM efficiency behind t_c was not fitted (issue 36, item 4) */
+        char note[96] = "";
+        const_trust tr = cluster_const_trust(p->cl, p->cl->precision, GC_GEMM);
+        if (trust_unfitted(tr))
+            snprintf(note, sizeof note, " (The GPU's GEMM efficiency at %s is %s, not fitted.)",
+                     precision_name(p->cl->precision), tr == TRUST_COPIED ? "copied from another GPU" : trust_name(tr));
         para(out, width, 2, "t_c decides (+%.2f ms for %s): one of its %d tasks computes %.2f ms (forward and "
-                            "backward), one of the %d tasks of %s %.2f ms.",
-             d, cb, b->gpus, b->term_ms[TERM_TC], a->gpus, ca, a->term_ms[TERM_TC]);
+                            "backward), one of the %d tasks of %s %.2f ms.%s",
+             d, cb, b->gpus, b->term_ms[TERM_TC], a->gpus, ca, a->term_ms[TERM_TC], note);
         break;
+    }
     default:
         para(out, width, 2, "The rest of the step decides (+%.2f ms for %s): the other layers, re-optimised around "
                             "it (%d change config), cost that much more.",

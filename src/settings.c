@@ -42,6 +42,15 @@ int settings_apply_precision(cluster *c, int prec, double bucket_mb, lw_error *e
     return 0;
 }
 
+int settings_apply_stack(cluster *c, const char *name, lw_error *err)
+{
+    if (!name) return 0;
+    stack_spec s;
+    if (plan_load_stack(name, &s, err) != 0) return -1;
+    cluster_set_stack(c, &s);
+    return 0;
+}
+
 void settings_apply_links(cluster *c, double intra_bw, double inter_bw)
 {
     if (intra_bw > 0) cluster_set_intra_bw(c, intra_bw);

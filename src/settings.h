@@ -28,6 +28,10 @@ void settings_apply_links(cluster *c, double intra_bw, double inter_bw);
 /* --precision (-1: none) and --bucket-mb (< 0: none); fails (exit 2) when
  * the cluster's GPU has no figures for that precision. */
 int settings_apply_precision(cluster *c, int prec, double bucket_mb, lw_error *err);
+/* --stack NAME (a file, or a stack under data/stacks/ or built in; NULL:
+ * none) in place of the cluster's stack; fails (exit 2) naming the file
+ * and place when it cannot be read. */
+int settings_apply_stack(cluster *c, const char *name, lw_error *err);
 /* Checks that each "LAYER=CONFIG" names a layer of net (once) and a config
  * that parses (whether the config exists on the GPUs used needs the plan:
  * settings_apply_pins). 0, or -1 with err set (exit 2). */

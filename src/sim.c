@@ -422,7 +422,7 @@ static void shard_reduce(builder *b, int li, int wgt)
 static double grad_bytes(const builder *b, int li)
 {
     const config *c = cfg(b, li);
-    return (double)layer_weights(b->m->net, li) * COST_GRAD_SYNC_BYTES / (c->deg[DIM_C] * c->deg[DIM_R]);
+    return (double)layer_weights(b->m->net, li) * cluster_grad_sync_bytes(b->m->cl) / (c->deg[DIM_C] * c->deg[DIM_R]);
 }
 
 /* The task graph of one step, phases in Eq. 1's order: forward in

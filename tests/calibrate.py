@@ -73,10 +73,8 @@ PAPER_CONSTANTS = ("conv", "winograd_speedup", "saturation_gflop", "step_overhea
 # peaks (each file's sources say so): target -> (numerator groups,
 # denominator groups), efficiency = product(numerators) / product(denominators).
 # - bf16 runs at the fp16 Tensor Core rate: fp16's efficiency.
-# - H100 fp16: its only figure is held (Lambda's AMP stack), so the H100
-#   loses against its fp16 datasheet rate what its TF32 loses against the
-#   A100's (the A100's fitted fp16 efficiency x the ratio of the fitted TF32
-#   efficiencies, H100 over A100), as for plain fp32 below.
+# - H100 fp16 is fitted (GROUPS) on Lambda's AMP row under Lambda's stack,
+#   whose fp16 scale Lambda's V100 and A100 rows fit (STACK_GROUPS).
 # - plain fp32 on Ampere and Hopper, which nobody publishes (frameworks run
 #   TF32): the A100's FP32 units are Volta's at the datasheet's 19.5 vs 15.7
 #   TFLOPS (the V100's efficiency); the H100 loses against its datasheet what
@@ -88,8 +86,7 @@ DERIVED = {
     ("dgx-a100", "fp32"): ([("dgx1-v100", "fp32")], []),
     ("dgx-a100", "bf16"): ([("dgx-a100", "fp16")], []),
     ("h100-8x8", "fp32"): ([("dgx1-v100", "fp32"), ("h100-8x8", "tf32")], [("dgx-a100", "tf32")]),
-    ("h100-8x8", "fp16"): ([("dgx-a100", "fp16"), ("h100-8x8", "tf32")], [("dgx-a100", "tf32")]),
-    ("h100-8x8", "bf16"): ([("dgx-a100", "fp16"), ("h100-8x8", "tf32")], [("dgx-a100", "tf32")]),
+    ("h100-8x8", "bf16"): ([("h100-8x8", "fp16")], []),
     ("workstation-4x-pcie", "fp32"): ([("workstation-4x-pcie", "tf32")], []),
     ("workstation-4x-pcie", "bf16"): ([("workstation-4x-pcie", "fp16")], []),
 }
@@ -130,25 +127,54 @@ def put(doc, prec, name, value):
         b[name] = value
 
 
-def predict(cluster_doc, rows):
-    """images/s of each row with these constants (the rows share a cluster)."""
+def stack_args(r, stacks):
+    """--stack for a row: its stack's trial document (stacks, written to a
+    temporary file by predict) or the shipped file; none for a row without."""
+    if "stack" not in r:
+        return []
+    if stacks and r["stack"] in stacks:
+        return ["--stack", stacks[r["stack"]]]
+    return ["--stack", os.path.join(DATA, "stacks", r["stack"] + ".json")]
+
+
+def predict(cluster_doc, rows, stacks=None):
+    """images/s of each row with these constants (the rows share a cluster),
+    each under its stack (stacks: name -> trial document, else the file)."""
+    paths = {}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(cluster_doc, f)
         path = f.name
+    for name, doc in (stacks or {}).items():
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(doc, f)
+            paths[name] = f.name
     try:
         def one(r):
             out = subprocess.run([LW, "eval", "-n", r["net"], "-c", path, "-g", "1", "--batch-per-gpu",
-                                  str(r["batch_per_gpu"]), "--precision", r["precision"], "-s", "data", "--json"],
+                                  str(r["batch_per_gpu"]), "--precision", r["precision"], "-s", "data", "--json",
+                                  *stack_args(r, paths)],
                                  check=True, capture_output=True, text=True).stdout
             return json.loads(out)["images_per_s"]
         with concurrent.futures.ThreadPoolExecutor(4) as ex:
             return list(ex.map(one, rows))
     finally:
         os.unlink(path)
+        for p in paths.values():
+            os.unlink(p)
 
 
-def score(doc, rows):
-    pred = predict(doc, rows)
+def predict_across(clusters, rows, stacks=None):
+    """predict over rows of several clusters (clusters: name -> document)."""
+    out = [None] * len(rows)
+    for cn in {r["cluster"] for r in rows}:
+        idx = [i for i, r in enumerate(rows) if r["cluster"] == cn]
+        for i, p in zip(idx, predict(clusters[cn], [rows[i] for i in idx], stacks)):
+            out[i] = p
+    return out
+
+
+def score(doc, rows, stacks=None):
+    pred = predict(doc, rows, stacks)
     return max(abs(math.log(p / r["published"])) / tolerance(r) for p, r in zip(pred, rows)), pred
 
 
@@ -156,18 +182,8 @@ def rounded(x):
     return float(f"{x:.{DIGITS}g}")
 
 
-def fit_one(doc, prec, name, lo, hi, rows, tied=()):
-    """One constant that throughput grows with (an efficiency): bisection
-    for the value where the largest over- and under-prediction balance,
-    which minimises the largest |log error|."""
-    doc = copy.deepcopy(doc)
-
-    def balance(v):
-        put(doc, prec, name, v)
-        for p in tied:  # a same-GPU precision that copies this one moves with it (a tf32 conv may run fp32's kernels)
-            put(doc, p, name, v)
-        logs = [math.log(p / r["published"]) for p, r in zip(predict(doc, rows), rows)]
-        return max(logs) + min(logs)
+def bisect(lo, hi, balance):
+    """The value in [lo, hi] where balance (growing with it) crosses 0."""
     a, b = lo, hi
     for _ in range(14):
         m = math.sqrt(a * b)
@@ -175,9 +191,121 @@ def fit_one(doc, prec, name, lo, hi, rows, tied=()):
             b = m
         else:
             a = m
-    for p in (prec, *tied):
-        put(doc, p, name, rounded(math.sqrt(a * b)))
-    return doc, score(doc, rows)[0]
+    return rounded(math.sqrt(a * b))
+
+
+def spread(pred, rows):
+    logs = [math.log(p / r["published"]) for p, r in zip(pred, rows)]
+    return max(logs) + min(logs)
+
+
+def fit_one(doc, prec, name, lo, hi, rows, tied=(), stacks=None):
+    """One constant that throughput grows with (an efficiency): bisection
+    for the value where the largest over- and under-prediction balance,
+    which minimises the largest |log error|. Each row runs under its stack."""
+    doc = copy.deepcopy(doc)
+
+    def set_all(v):
+        put(doc, prec, name, v)
+        for p in tied:  # a same-GPU precision that copies this one moves with it (a tf32 conv may run fp32's kernels)
+            put(doc, p, name, v)
+    v = bisect(lo, hi, lambda v: (set_all(v), spread(predict(doc, rows, stacks), rows))[1])
+    set_all(v)
+    return doc, score(doc, rows, stacks)[0]
+
+
+# Software stacks (data/stacks/): a GPU's constants are its reference
+# stack's (NVIDIA's containers; the paper's framework for the P100), and a
+# stack's own constants are fitted on its own single-GPU rows only:
+# - STACK_GROUPS: (stack, precision) -> its GEMM scale at that precision,
+#   fitted by bisection on the stack's rows on GPUs whose constants at that
+#   precision other stacks' rows fit (so the two are not fitted to the same
+#   rows); tied precisions copy it. A GPU group whose only rows are such a
+#   stack's (H100 and RTX A6000 fp16: Lambda's alone) is fitted after it,
+#   on those rows under the fitted stack.
+# - STACK_GRID: a stack fitted like the paper's P100, on a grid: its
+#   per-kernel overhead and fp32 GEMM scale, the per-step overhead solved
+#   for each point (TensorFlow 1.x on its P100 rows; the P100's constants
+#   stay the paper's).
+STACK_GROUPS = {
+    ("lambda-pytorch", "fp16"): (0.2, 2.0, ("bf16",)),
+}
+STACK_GRID = {
+    ("tensorflow-1.x", "fp32"): {"kernel_overhead_us": [4, 8, 16, 24, 32, 48, 64],
+                                 "winograd_speedup": [1.0, 1.5, 2.0, 2.25, 3.0],
+                                 "gemm_scale": [0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]},
+}
+
+
+def stack_doc(name):
+    return json.load(open(os.path.join(DATA, "stacks", name + ".json")))
+
+
+def stack_fitted(r):
+    return (r.get("stack"), r["precision"]) in STACK_GROUPS or (r.get("stack"), r["precision"]) in STACK_GRID
+
+
+def fit_stack_scale(stacks, clusters, key, rows):
+    """The GEMM scale of STACK_GROUPS[key] on rows (several GPUs): stacks
+    (name -> document) gets the fitted value. Prints the line."""
+    name, prec = key
+    lo, hi, tied = STACK_GROUPS[key]
+    doc = stacks.setdefault(name, stack_doc(name))
+    old = doc.get("gemm_scale", {}).get(prec, 1)
+
+    def set_all(v):
+        for p in (prec, *tied):
+            doc.setdefault("gemm_scale", {})[p] = v
+    v = bisect(lo, hi, lambda v: (set_all(v), spread(predict_across(clusters, rows, stacks), rows))[1])
+    set_all(v)
+    print(f"{'stack ' + name + ' ' + prec:28} {'gemm_scale':18} {old:9.4g} {v:9.4g}{'' if old == v else '   <- differs'}")
+    return old == v
+
+
+def fit_stack_grid(stacks, doc, key, rows):
+    """STACK_GRID[key]: every point of its grid (gemm_scale is the
+    precision's), the per-step overhead solved on a 0.1 ms grid, least
+    largest |log error| / tolerance. stacks gets the fitted document; True
+    if it equals the shipped one."""
+    name, prec = key
+    sdoc = stacks.setdefault(name, stack_doc(name))
+    axes = list(STACK_GRID[key])
+
+    def val(d, n):
+        return d.get("gemm_scale", {}).get(prec, 1) if n == "gemm_scale" else d.get(n)
+
+    def put_val(d, n, v):
+        if n == "gemm_scale":
+            d.setdefault("gemm_scale", {})[prec] = v
+        else:
+            d[n] = v
+    old = [val(sdoc, n) for n in axes + ["step_overhead_ms"]]
+    points = [()]
+    for n in axes:
+        points = [p + (v,) for p in points for v in STACK_GRID[key][n]]
+
+    def step_ms(point):
+        trial = copy.deepcopy(sdoc)
+        for n, v in zip(axes + ["step_overhead_ms"], point + (0,)):
+            put_val(trial, n, v)
+        return [r["batch_per_gpu"] * 1e3 / p for r, p in zip(rows, predict(doc, rows, {name: trial}))]
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        steps = list(ex.map(step_ms, points))
+    best = None
+    for point, t in zip(points, steps):
+        for k in range(601):
+            s = k / 10
+            err = max(abs(math.log(r["batch_per_gpu"] * 1e3 / (ti + s) / r["published"])) / tolerance(r)
+                      for r, ti in zip(rows, t))
+            if best is None or err < best[0] - 1e-12:
+                best = (err, point + (s,))
+    for n, v in zip(axes + ["step_overhead_ms"], best[1]):
+        put_val(sdoc, n, v)
+    new = [val(sdoc, n) for n in axes + ["step_overhead_ms"]]
+    for n, a, b in zip(axes + ["step_overhead_ms"], old, new):
+        print(f"{'stack ' + name + ' ' + prec:28} {n:18} {a if a is not None else -1:9.4g} {b:9.4g}"
+              f"{'' if a == b else '   <- differs'}")
+    return old == new
 
 
 def fit_paper_grid(doc, prec, rows):
@@ -186,6 +314,9 @@ def fit_paper_grid(doc, prec, rows):
     overhead that minimises the largest |log error| / tolerance added (at one
     GPU it adds the same time to every step). Returns the fitted document."""
     points = [(c, w, h) for c in PAPER_GRID[0] for w in PAPER_GRID[1] for h in PAPER_GRID[2]]
+    # the paper's stack is the P100's reference: its overheads are the
+    # GPU's (main copies the fitted per-step overhead into data/stacks/paper.json)
+    rows = [{k: v for k, v in r.items() if k != "stack"} for r in rows]
 
     def step_ms(point):
         d = copy.deepcopy(doc)
@@ -258,35 +389,49 @@ def main():
     print(f"{'group':28} {'constant':18} {'shipped':>9} {'fitted':>9}")
     fitted_rows = []
     fitted = {}
-    for (cname, prec), params in GROUPS.items():
-        if only and cname not in only:
-            continue
-        path = os.path.join(DATA, "clusters", cname + ".json")
-        if cname not in clusters:
-            clusters[cname] = json.load(open(path))
+    stacks = {}
+    for cname in {cn for cn, _ in GROUPS} | {PAPER_GROUP[0]}:
+        clusters[cname] = json.load(open(os.path.join(DATA, "clusters", cname + ".json")))
+
+    def fit_group(cname, prec, grows):
+        nonlocal ok
+        params = GROUPS[(cname, prec)]
         doc = clusters[cname]
-        grows = [r for r in rows if r["cluster"] == cname and r["precision"] == prec]
-        if not grows:
-            continue
         tied = [pr for (cn, pr), (num, den) in DERIVED.items() if cn == cname and num == [(cname, prec)] and not den]
-        new, best = fit_one(doc, prec, *params[0], grows, tied)
+        new, best = fit_one(doc, prec, *params[0], grows, tied, stacks)
         for n, _, _ in params:
             a, b = get(doc, prec, n), get(new, prec, n)
-            flag = "" if a == b else "   <- differs"
             if a != b:
                 ok = False
-            print(f"{cname + ' ' + prec:28} {n:18} {a:9.4g} {b:9.4g}{flag}")
-        _, pred = score(new, grows)
-        fitted_rows += [(r, p) for r, p in zip(grows, pred)]
-        if write:
-            clusters[cname] = new
+            print(f"{cname + ' ' + prec:28} {n:18} {a:9.4g} {b:9.4g}{'' if a == b else '   <- differs'}")
+        clusters[cname] = new  # later groups (stacks) price with it; written only with --write
         fitted[(cname, prec)] = get(new, prec, "gemm")
+    # 1. GPU groups on the rows of stacks not fitted at that precision;
+    # 2. the stacks' scales on their rows on those GPUs; 3. GPU groups with
+    # no other rows, on a fitted stack's rows under it.
+    later = []
+    for (cname, prec) in GROUPS:
+        if only and cname not in only:
+            continue
+        grows = [r for r in rows if r["cluster"] == cname and r["precision"] == prec]
+        own = [r for r in grows if not stack_fitted(r)]
+        if own:
+            fit_group(cname, prec, own)
+        elif grows:
+            later.append((cname, prec, grows))
+    for key in STACK_GROUPS:
+        srows = [r for r in rows if (r.get("stack"), r["precision"]) == key and (r["cluster"], r["precision"]) in fitted]
+        if srows:
+            ok = fit_stack_scale(stacks, clusters, key, srows) and ok
+    for cname, prec, grows in later:
+        fit_group(cname, prec, grows)
     ok = derive(clusters, fitted, write) and ok
+    for (cname, prec) in fitted:  # every row of a fitted group, under the constants as fitted
+        grows = [r for r in rows if r["cluster"] == cname and r["precision"] == prec]
+        fitted_rows += [(r, p) for r, p in zip(grows, predict(clusters[cname], grows, stacks))]
     cname, prec = PAPER_GROUP
     if not only or cname in only:
         grows = [r for r in rows if r["cluster"] == cname and r["precision"] == prec]
-        if cname not in clusters:
-            clusters[cname] = json.load(open(os.path.join(DATA, "clusters", cname + ".json")))
         doc = clusters[cname]
         new = fit_paper_grid(doc, prec, [r for r in grows if r["label"].startswith("paper ")])
         for n in PAPER_CONSTANTS:
@@ -294,9 +439,15 @@ def main():
             if a != b:
                 ok = False
             print(f"{cname + ' ' + prec:28} {n:18} {a:9.4g} {b:9.4g}{'' if a == b else '   <- differs'}")
-        fitted_rows += [(r, p) for r, p in zip(grows, predict(new, grows))]
-        if write:
-            clusters[cname] = new
+        clusters[cname] = new
+        paper = stacks.setdefault("paper", stack_doc("paper"))
+        a, b = paper.get("step_overhead_ms"), get(new, prec, "step_overhead_ms")
+        print(f"{'stack paper ' + prec:28} {'step_overhead_ms':18} {a:9.4g} {b:9.4g}{'' if a == b else '   <- differs'}")
+        ok = ok and a == b
+        paper["step_overhead_ms"] = b
+        for key in STACK_GRID:  # TensorFlow 1.x's constants on its own P100 rows, the P100 the paper's
+            ok = fit_stack_grid(stacks, new, key, [r for r in grows if r.get("stack") == key[0]]) and ok
+        fitted_rows += [(r, p) for r, p in zip(grows, predict(new, grows, stacks))]
     print()
     print(f"{'row':52} {'published':>9} {'model':>9} {'error':>7}")
     worst = 0
@@ -309,7 +460,10 @@ def main():
         for cname, doc in clusters.items():
             with open(os.path.join(DATA, "clusters", cname + ".json"), "w") as f:
                 f.write(dump_cluster(doc))
-        print("wrote the fitted constants into data/clusters/")
+        for name, doc in stacks.items():
+            with open(os.path.join(DATA, "stacks", name + ".json"), "w") as f:
+                f.write(dump_cluster(doc))
+        print("wrote the fitted constants into data/clusters/ and data/stacks/")
         return 0
     if not ok:
         print("the shipped constants differ from the fit: run python3 tests/calibrate.py --write", file=sys.stderr)

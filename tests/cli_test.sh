@@ -2116,4 +2116,32 @@ assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"]
 expect_fail "fit -s FILE is refused: a baseline only" 2 "fit takes a baseline" -- fit -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
 expect_fail "fit -s data with --pin is refused" 2 "leave out --pin" -- fit -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=n4
 
+# software stacks (issue 34, item 2): --stack on every command that prices a step
+expect_ok "eval --stack lambda-pytorch" eval -n resnet50 -c dgx-a100 -g 1 --batch-per-gpu 256 --precision fp16 -s data --stack lambda-pytorch --json
+cp "$OUT" "$TMP/st_lambda.json"
+expect_ok "eval without a stack" eval -n resnet50 -c dgx-a100 -g 1 --batch-per-gpu 256 --precision fp16 -s data --json
+py "Lambda's stack (GEMM scale fitted below 1) is slower than the cluster's own constants" '
+import json,sys
+a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+assert a["images_per_s"] < 0.9 * b["images_per_s"], (a["images_per_s"], b["images_per_s"])
+' "$TMP/st_lambda.json" "$OUT"
+expect_ok "simulate --stack paper takes the stack's overlap (none: Eq. 1)" simulate -n lenet5 -c p100-4x4 -g 4 --stack paper --json
+py "the paper's stack simulates without overlap, equal to Eq. 1" '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d["overlap"] == "none" and abs(d["step_ms"] - d["eq1_ms"]) < 1e-6 * d["eq1_ms"], (d["overlap"], d["step_ms"], d["eq1_ms"])
+' "$OUT"
+expect_ok "allreduce takes --stack" allreduce -c dgx-a100 --stack tensorflow-ngc --json
+expect_fail "an unknown stack is refused, naming the shipped ones" 2 "no stack of that name" "pytorch-ngc" -- eval -n lenet5 -c p100-4x4 -s data --stack nosuch
+printf '{"format": "layerwise-stack/1", "name": "x",\n "grad_sync": "fp8"}\n' > "$TMP/badstack.json"
+expect_fail "a bad stack file names its line, writes nothing" 2 "badstack.json:2" "\"grad_sync\" must be" -- eval -n lenet5 -c p100-4x4 -s data --stack "$TMP/badstack.json" -o "$TMP/never.json"
+if [ ! -e "$TMP/never.json" ]; then ok "no output file after a bad stack"; else notok "no output file after a bad stack" ""; fi
+
+# trust marks (issue 36, item 4): explain says when an unfitted constant decides
+expect_ok "explain where t_c decides at bf16 (GEMM efficiency derived)" search -n alexnet -c dgx-a100 -g 8 --precision bf16 --explain fc7
+if grep -q "t_c decides" "$OUT" && tr '\n' ' ' < "$OUT" | tr -s ' ' | grep -q "GEMM efficiency at bf16 is derived, not fitted"; then
+    ok "explain names the derived GEMM efficiency behind t_c"; else notok "explain names the derived GEMM efficiency" "$(cat "$OUT")"; fi
+expect_ok "explain where t_c decides at fp16 (fitted)" search -n alexnet -c dgx-a100 -g 8 --precision fp16 --explain fc7
+if ! grep -q "not fitted" "$OUT"; then ok "a fitted constant is not flagged"; else notok "a fitted constant is not flagged" "$(cat "$OUT")"; fi
+
 finish

@@ -399,3 +399,62 @@ Test(allreduce, ring_order_is_node_major_and_stable)
     cr_assert_arr_eq(r, want, sizeof r);
     cluster_free(h);
 }
+
+/* NCCL's choice by size (issue 34, item 4), on a cluster with
+ * "algorithms": "nccl": small messages take LL (and the tree across
+ * nodes), large ones the ring with Simple; worked by hand on the cluster of
+ * cost_of_one_call_by_hand with NCCL's latencies. */
+Test(allreduce, protocol_chosen_by_size_as_nccl_does)
+{
+    static const char *const json =
+        "{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 2, \"gpus_per_node\": 4,"
+        " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+        " \"intra_node\": {\"bandwidth_gbs\": 100}, \"inter_node\": {\"bandwidth_gbs\": 25, \"nics_per_node\": 4},"
+        " \"collectives\": {\"algorithms\": \"nccl\"}, \"sync\": \"ring-allreduce\"}";
+    cluster *c = cluster_str(json);
+    int ring[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    /* one node, 4 GPUs, 8 bytes: the ring with LL: 6.6 + 6 x 0.47 = 9.42 us
+     * beside Simple's 8.4 + 6 x 3.4 = 28.8 us (bandwidth negligible) */
+    coll_pick p = cost_allreduce_call(c, ring, 4, 8);
+    cr_assert_eq(p.tree, 0);
+    cr_assert_eq(p.proto, COLL_LL, "8 B in a node: %s", coll_proto_name(p.proto));
+    ASSERT_REL(p.seconds, 9.42e-6, 1e-3); /* + 6 steps of 2 bytes at 100 GB/s / 4 (LL): negligible */
+    /* 1 MB over both nodes: the tree with LL (NCCL issue 1244: about 47 us
+     * on 16 GPUs), beating every ring */
+    p = cost_allreduce_call(c, ring, 8, 1e6);
+    cr_assert_eq(p.tree, 1, "1 MB across nodes: the tree");
+    cr_assert(p.proto == COLL_LL || p.proto == COLL_LL128, "%s", coll_proto_name(p.proto));
+    /* 1 GB: the ring with Simple (the most bandwidth) */
+    p = cost_allreduce_call(c, ring, 8, 1e9);
+    cr_assert_eq(p.tree, 0);
+    cr_assert_eq(p.proto, COLL_SIMPLE, "1 GB: %s", coll_proto_name(p.proto));
+    /* and the time never exceeds ring/Simple's, which a ring-simple cluster charges */
+    cluster *s = cluster_str(
+        "{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 2, \"gpus_per_node\": 4,"
+        " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+        " \"intra_node\": {\"bandwidth_gbs\": 100}, \"inter_node\": {\"bandwidth_gbs\": 25, \"nics_per_node\": 4},"
+        " \"sync\": \"ring-allreduce\"}");
+    for (double b = 8; b < 4e9; b *= 4) {
+        double tn = cost_allreduce_s(c, ring, 8, b), ts = cost_allreduce_s(s, ring, 8, b);
+        cr_assert(tn <= ts * (1 + 1e-12), "%g bytes: %g s with NCCL's choice, %g with ring/Simple", b, tn, ts);
+        cr_assert_eq(cost_allreduce_call(s, ring, 8, b).proto, COLL_SIMPLE);
+    }
+    cluster_free(s);
+    cluster_free(c);
+}
+
+/* Over PCIe NCCL leaves LL128 off and charges its PCI latencies. */
+Test(allreduce, pcie_has_no_ll128)
+{
+    cluster *c = cluster_str(
+        "{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 4,"
+        " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+        " \"intra_node\": {\"bandwidth_gbs\": 24},"
+        " \"collectives\": {\"algorithms\": \"nccl\", \"intra_fabric\": \"pcie\", \"intra_step_us\": 5.7},"
+        " \"sync\": \"ring-allreduce\"}");
+    int ring[4] = {0, 1, 2, 3};
+    for (double b = 8; b < 4e9; b *= 2) cr_assert_neq(cost_allreduce_call(c, ring, 4, b).proto, COLL_LL128);
+    /* 8 bytes: LL at 6.6 + 6 x 1.0 us */
+    ASSERT_REL(cost_allreduce_call(c, ring, 4, 8).seconds, 12.6e-6, 1e-3);
+    cluster_free(c);
+}

@@ -950,3 +950,25 @@ Test(tui_edges, fifos_and_devices_neither_block_nor_load, .timeout = 30)
     rmdir(dir);
     term_close();
 }
+
+/* Trust marks (issue 36, item 4): the cluster screen marks the constants of
+ * the precision in use that were not fitted (derived, copied from another
+ * GPU or assumed), from the cluster file's provenance. */
+Test(tui_cluster, unfitted_constants_are_marked)
+{
+    term_open(40, 120, 1);
+    app *a = open_app("lenet5", "dgx-a100", 2);
+    app_open_screen(a, SCR_CLUSTER);
+    draw(a);
+    /* tf32: the GEMM efficiency is fitted, the per-kernel overhead copied */
+    cr_assert(find_row("Not fitted at tf32") >= 0, "%s", dump());
+    cr_assert(find_row("~per-kernel") >= 0 && find_row("(copied from another GPU)") >= 0, "%s", dump());
+    cr_assert(find_row("~GEMM efficiency") < 0, "tf32's GEMM efficiency is fitted: %s", dump());
+    app_feed(a, 'P'); /* fp16: fitted */
+    app_feed(a, 'P'); /* bf16: derived from fp16's */
+    cr_assert_eq(a->p->cl->precision, PREC_BF16);
+    draw(a);
+    cr_assert(find_row("Not fitted at bf16") >= 0 && find_row("~GEMM efficiency") >= 0 && find_row("(derived)") >= 0, "%s",
+              dump());
+    app_free(a);
+}

@@ -13,7 +13,9 @@ their ratios to the published figure, and per group (fitted, not fitted,
 all) the count within 15% and 25% and the geometric-mean error;
 3. the bus bandwidth the model implies for one all-reduce of 100 MB over
    one node of each shipped ring cluster, beside nccl-tests figures
-   (data/published/nccl.json), and the time of a 1 MB all-reduce.
+   (data/published/nccl.json), and the time of a 1 MB all-reduce; then
+   each small all-reduce held there, with the algorithm and protocol the
+   model picks for it.
 
 Runs the real program (LW, default build/layerwise). Exit status 0 unless a
 run fails.
@@ -34,23 +36,28 @@ def run(*args):
 
 
 sys.path.insert(0, HERE)
-from calibrate import GROUPS, PAPER_GROUP  # noqa: E402  (which rows make calibrate fits)
+from calibrate import GROUPS, PAPER_GROUP, stack_fitted  # noqa: E402  (which rows make calibrate fits)
 
 
 def fitted(r):
     """Whether make calibrate fits constants to this row: single-GPU rows of
-    a fitted (cluster, precision) group, not held; on the P100 only the
-    paper's rows."""
+    a fitted (cluster, precision) group or of a fitted stack, not held; on
+    the P100 the paper's rows and TensorFlow 1.x's (its stack's)."""
     if r["gpus"] != 1 or not r.get("fit", True):
         return False
+    if stack_fitted(r):
+        return True
     if (r["cluster"], r["precision"]) == PAPER_GROUP:
         return r["label"].startswith("paper ")
     return (r["cluster"], r["precision"]) in GROUPS
 
 
 def throughput(r, cmd):
+    """images/s by Eq. 1 (eval) or the simulator, under the row's stack
+    (its overheads, GEMM scale, gradient-sync precision and overlap)."""
+    stack = ["--stack", r["stack"]] if "stack" in r else []
     doc = json.loads(run(cmd, "-n", r["net"], "-c", r["cluster"], "-g", str(r["gpus"]), "--batch-per-gpu",
-                         str(r["batch_per_gpu"]), "--precision", r["precision"], "-s", "data", "--json"))
+                         str(r["batch_per_gpu"]), "--precision", r["precision"], "-s", "data", "--json", *stack))
     return doc["images_per_s"]
 
 
@@ -69,14 +76,14 @@ def table(rows, title):
     (fitted, not fitted, all) each estimator's count within 15% and 25% and
     its geometric-mean error, exp(mean |ln(model / published)|) - 1."""
     print(f"### {title}\n")
-    print("| figure | cluster | GPUs | batch/GPU | precision | fitted | published | Eq. 1 | Eq. 1 / pub. "
+    print("| figure | cluster | stack | GPUs | batch/GPU | precision | fitted | published | Eq. 1 | Eq. 1 / pub. "
           "| simulated | sim. / pub. |")
-    print("|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
     res = []
     for r in rows:
         e, s = throughput(r, "eval"), throughput(r, "simulate")
         res.append((r, e / r["published"], s / r["published"]))
-        print(f"| {r['label']} | {r['cluster']} | {r['gpus']} | {r['batch_per_gpu']} | {r['precision']} | "
+        print(f"| {r['label']} | {r['cluster']} | {r.get('stack', '—')} | {r['gpus']} | {r['batch_per_gpu']} | {r['precision']} | "
               f"{'yes' if fitted(r) else 'no'} | {r['published']:.0f} | {e:.0f} | {e / r['published']:.2f} | "
               f"{s:.0f} | {s / r['published']:.2f} |")
     print("\n| rows, estimator | rows | within 15% | within 25% | geometric-mean error |")
@@ -94,8 +101,9 @@ def table(rows, title):
 def collectives():
     nccl = json.load(open(os.path.join(PUB, "nccl.json")))
     print("### All-reduce on one node: implied bus bandwidth (100 MB) and the time of 1 MB\n")
-    print("| cluster | GPUs | model busbw 100 MB (GB/s) | nccl-tests busbw (GB/s) | model / nccl-tests | model 1 MB (us) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| cluster | GPUs | model busbw 100 MB (GB/s) | nccl-tests busbw (GB/s) | model / nccl-tests | model 1 MB (us) "
+          "| 1 MB: algorithm, protocol |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for name in ("dgx-a100", "h100-8x8", "dgx1-v100", "workstation-4x-pcie"):
         cl = json.loads(run("allreduce", "-c", name, "--json"))
         gpus = cl["gpus"]
@@ -104,10 +112,22 @@ def collectives():
         ref = next((x for x in nccl["rows"] if x["cluster"] == name and x["gpus"] == gpus), None)
         refs = f"{ref['busbw_gbs']:.0f}" if ref else "—"
         ratio = f"{big['busbw_gbs'] / ref['busbw_gbs']:.2f}" if ref else "—"
-        print(f"| {name} | {gpus} | {big['busbw_gbs']:.0f} | {refs} | {ratio} | {small['time_us']:.0f} |")
+        print(f"| {name} | {gpus} | {big['busbw_gbs']:.0f} | {refs} | {ratio} | {small['time_us']:.0f} "
+              f"| {small['algorithm']}, {small['protocol']} |")
     print()
     for x in nccl["rows"]:
         print(f"- {x['cluster']}, {x['gpus']} GPUs: {x['source']}")
+    print()
+    print("### Small all-reduces: the model's time (with the algorithm and protocol it picks) beside nccl-tests\n")
+    print("| cluster | GPUs | bytes | model (us) | algorithm, protocol | nccl-tests (us) | model / nccl-tests |")
+    print("|---|---:|---:|---:|---|---:|---:|")
+    for x in nccl.get("small", []):
+        d = json.loads(run("allreduce", "-c", x["cluster"], "-g", str(x["gpus"]), "--size", str(x["bytes"]), "--json"))
+        print(f"| {x['cluster']} | {x['gpus']} | {x['bytes']} | {d['time_us']:.1f} | {d['algorithm']}, {d['protocol']} | "
+              f"{x['time_us']:.1f} | {d['time_us'] / x['time_us']:.2f} |")
+    print()
+    for x in nccl.get("small", []):
+        print(f"- {x['cluster']}, {x['gpus']} GPUs, {x['bytes']} bytes: {x['source']}")
     print()
 
 
@@ -115,8 +135,9 @@ def main():
     single = json.load(open(os.path.join(PUB, "single-gpu.json")))["rows"]
     multi = json.load(open(os.path.join(PUB, "multi-gpu.json")))["rows"]
     print("Eq. 1: `layerwise eval` (the paper's additive model, no overlap); simulated: `layerwise simulate`\n"
-          "(--overlap ddp, the default). Data parallel at the row's GPUs, batch and precision. \"fitted\": make\n"
-          "calibrate fits constants to the row; every other row judges the model.\n")
+          "(the stack's overlap, ddp where it names none). Data parallel at the row's GPUs, batch, precision\n"
+          "and software stack (`--stack`). \"fitted\": make calibrate fits constants (the GPU's or its stack's)\n"
+          "to the row; every other row judges the model.\n")
     table(single, "Single GPU, every published row")
     held = [r for r in single if not r.get("fit", True)]
     for r in held:

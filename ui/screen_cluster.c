@@ -223,6 +223,27 @@ static action cluster_field_set(app *a, const char *text, int f)
     return apply(a, f, v);
 }
 
+/* The GPU's constants at the precision in use that were not fitted to a
+ * measurement (the file's provenance: derived, copied from another GPU or
+ * assumed), each marked "~": " Not fitted at fp16: ~GEMM efficiency
+ * (derived), ...". Empty when all are fitted or datasheet figures, or the
+ * file does not say. */
+static void unfitted_text(const cluster *c, char *buf, size_t n)
+{
+    size_t l = 0;
+    buf[0] = 0;
+    for (int k = 0; k < GC__COUNT && l + 1 < n; k++) {
+        const_trust t = cluster_const_trust(c, c->precision, k);
+        if (!trust_unfitted(t)) continue;
+        int w = l ? snprintf(buf + l, n - l, ", ") : snprintf(buf, n, " Not fitted at %s: ", precision_name(c->precision));
+        if (w > 0) l += (size_t)w;
+        if (l + 1 >= n) break;
+        w = snprintf(buf + l, n - l, "~%s (%s)", gpu_const_words(k), t == TRUST_COPIED ? "copied from another GPU" : trust_name(t));
+        if (w > 0) l += (size_t)w;
+    }
+    if (buf[0] && l + 1 < n) snprintf(buf + l, n - l, ".");
+}
+
 static void draw_cluster(app *a, WINDOW *w, rect r)
 {
     const plan *p = a->p;
@@ -252,18 +273,20 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
     y++;
     if (y < r.y + r.h) {
         rect t = {y, r.x + 1, r.y + r.h - y, lw - 2};
-        char txt[768], peaks[160] = "";
+        char txt[1280], peaks[160] = "";
         for (int q = 0; q < PREC__COUNT; q++) {
             gpu_consts k;
             if (cluster_gpu_consts(c, (precision)q, &k) != 0) continue;
             size_t l = strlen(peaks);
             snprintf(peaks + l, sizeof peaks - l, "%s%s %g", l ? ", " : "", precision_name((precision)q), k.peak_tflops);
         }
+        char trust[320];
+        unfitted_text(c, trust, sizeof trust);
         snprintf(txt, sizeof txt,
-                 "Peak TFLOPS per precision: %s. Up/Down choose, Enter types a value, Left/Right halve/double it "
+                 "Peak TFLOPS per precision: %s.%s Up/Down choose, Enter types a value, Left/Right halve/double it "
                  "(precision, sync: the next one), R resets the cluster. Every change rebuilds the cost model and "
                  "finds the new optimum.%s",
-                 peaks, c->n_overrides ? " The file also sets per-pair link overrides." : "");
+                 peaks, trust, c->n_overrides ? " The file also sets per-pair link overrides." : "");
         ui_wrap(w, t, ST_DIM, txt);
     }
     /* the machines: one row of GPU marks per node, the ones in use filled */
