@@ -1754,6 +1754,11 @@ Test(tui_explain, vgg16_fc6_and_a_convolution_at_80x24_ascii)
     cr_assert(strstr(text, "stays inside one node"), "%s", text);
     cr_assert(strstr(text, "best by sample (n)"), "%s", text);
     cr_assert(strstr(text, "* c4 "), "%s", text);
+    /* issue 36, item 1: by sample or by channel, in the bytes that decide */
+    cr_assert(strstr(text, "Why c4 and not data parallelism's n16: n16 keeps 16 replicas of its 411.1 MB of"), "%s",
+              text);
+    cr_assert(strstr(text, "Each way to split fc6, its best config"), "%s", text);
+    cr_assert(strstr(text, "  - by channel (c): c4: t_c 10.33 ms"), "%s", text);
     free(want);
     free(text);
     /* Esc goes back; i on a convolution explains the split by sample */
@@ -1766,6 +1771,8 @@ Test(tui_explain, vgg16_fc6_and_a_convolution_at_80x24_ascii)
     text = explain_screen_text(a);
     cr_assert(strstr(text, "spans 4 nodes"), "%s", text);
     cr_assert(strstr(text, "best on 1 node"), "%s", text);
+    cr_assert(strstr(text, "Why n16 and not c4, the best by channel (c): c4 moves 4.93 GB of activations"), "%s", text);
+    cr_assert(strstr(text, "- by sample (n) (data parallelism's config too): n16:"), "%s", text);
     free(text);
     app_free(a);
     term_close();
