@@ -1241,3 +1241,32 @@ char *explain_json(const plan *p, const explain *e)
     cJSON_Delete(root);
     return s;
 }
+
+/* ---- the lecture view ------------------------------------------------------ */
+
+int explain_lecture(const plan *p, explain_lecture_row *rows, lw_error *err)
+{
+    if (!p->cm || !p->cm->t_c || !p->best) return lw_fail(err, 1, "there is no searched strategy to show");
+    int L = p->net->n_layers;
+    int *data = lw_malloc(sizeof(int) * (size_t)L), *model = lw_malloc(sizeof(int) * (size_t)L);
+    plan_baseline(p, BASE_DATA, data);
+    plan_baseline(p, BASE_MODEL, model);
+    strategy_eval ed, em;
+    plan_evaluate(p, data, &ed);
+    plan_evaluate(p, model, &em);
+    for (int li = 0; li < L; li++) {
+        explain_lecture_row *r = &rows[li];
+        r->sample_config = data[li];
+        r->channel_config = model[li];
+        r->sync_bytes = ed.layers[li].sync_bytes;
+        r->sync_ms = ed.layers[li].sync_ms;
+        r->move_bytes = em.layers[li].transfer_bytes;
+        r->move_ms = em.layers[li].transfer_ms;
+        r->chosen = p->best[li];
+    }
+    strategy_eval_free(&ed);
+    strategy_eval_free(&em);
+    free(data);
+    free(model);
+    return 0;
+}

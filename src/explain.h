@@ -129,4 +129,20 @@ char *explain_text(const plan *p, const explain *e, int width);
 /* The "layerwise-explain/1" document. Caller frees. */
 char *explain_json(const plan *p, const explain *e);
 
+/* ---- the lecture view: for every layer, the weights it would sync split
+ * by sample against the activations it would move split by channel ---- */
+
+typedef struct explain_lecture_row {
+    int sample_config, channel_config; /* data parallelism's config (by sample over every GPU the batch allows),
+                                          the model-parallel baseline's (by channel over every GPU it can) */
+    double sync_bytes, sync_ms;        /* in sample_config: the weights synced a step (t_s's bytes), t_s */
+    double move_bytes, move_ms;        /* in channel_config, with every layer by channel: the activations moved
+                                          into it, forward and backward (t_x in's bytes), t_x in */
+    int chosen;                        /* the plan's config (p->best) */
+} explain_lecture_row;
+
+/* Fills rows[n_layers] from the data and model baselines evaluated on the
+ * plan's model (no search). 0, or -1 with err set (no model). */
+int explain_lecture(const plan *p, explain_lecture_row *rows, lw_error *err);
+
 #endif

@@ -412,5 +412,10 @@ typedef struct plan_scale_row {
  * CLI's scale). Figures that fail stay NaN (err set where a model could
  * not be built). Reads p only: safe in a forked worker. */
 void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err);
+/* "GPUs needed for X images/s": the index of the row with the fewest GPUs
+ * among rows[0..n) at which strategy s (0 data, 1 model, 2 OWT, 3
+ * layer-wise) reaches ips images/s (simulated: sim_ips, else Eq. 1's);
+ * -1 when none does. */
+int plan_scale_gpus_for(const plan_scale_row *rows, int n, int s, double ips, int simulated);
 
 #endif

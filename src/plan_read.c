@@ -144,3 +144,14 @@ void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err)
     free(ci);
     cost_model_free(own);
 }
+
+int plan_scale_gpus_for(const plan_scale_row *rows, int n, int s, double ips, int simulated)
+{
+    int best = -1;
+    if (s < 0 || s > 3) return -1;
+    for (int i = 0; i < n; i++) {
+        double v = simulated ? rows[i].sim_ips[s] : rows[i].ips[s];
+        if (isfinite(v) && v >= ips && (best < 0 || rows[i].gpus < rows[best].gpus)) best = i;
+    }
+    return best;
+}

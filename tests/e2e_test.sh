@@ -301,6 +301,32 @@ expect "q closes the compare view" " moved "
 keys q
 expect "explain run exits" "EXITED"
 
+# ---- lecture (L): per layer, weights synced by sample against activations
+# moved by channel, at 80x24 in ASCII; e draws it for slides
+E2E_ENV="NO_COLOR=1 LAYERWISE_ASCII=1" start -n vgg16 -g 16
+"${T[@]}" resize-window -t "$S" -x 80 -y 24
+expect "lecture run opens" "vgg16 on p100-4x4"
+keys Home
+for _ in $(seq 1 33); do keys Down; done # fc6
+keys L
+expect "L opens the lecture view" "lecture: by sample or by channel?"
+expect_re "the lecture's fc6 row: its chosen c4 and both bars" "#+ +[0-9.]+ GB fc6 +c4 +[0-9.]+ GB #+"
+expect "the foot says fc6's bytes in words" "fc6: as n16 it syncs"
+capture | grep -q '[^ -~]' && bad "lecture at 80x24 in ASCII: only ASCII on screen" || ok "lecture at 80x24 in ASCII: only ASCII on screen"
+keys e
+expect "lecture export prompt names the chart" "layerwise-vgg16-lecture.svg"
+keys Enter
+expect "status says where the lecture chart went" "wrote lecture chart"
+if head -c 200 "$WORK/layerwise-vgg16-lecture.svg" 2>/dev/null | grep -q "<svg"; then
+    ok "lecture SVG written"
+else
+    bad "lecture SVG written"
+fi
+keys Escape
+expect "Esc goes back to the table" " moved "
+keys q
+expect "lecture run exits" "EXITED"
+
 # ---- bad input never reaches the terminal UI
 out=$("$LW" tui -n no-such-net 2>&1 </dev/null)
 rc=$?

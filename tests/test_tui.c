@@ -1373,7 +1373,7 @@ static int monkey_int(int n)
  * and draw without error. Under ASan/UBSan in `make test`. */
 static void monkey(const char *net, int gpus, uint64_t seed, int steps, int check_coverage)
 {
-    static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', 'i', 'C', 'a', 'v', '\r', 'x',
+    static const int keys[] = {'1', 'L', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', 'i', 'C', 'a', 'v', '\r', 'x',
                                'X', 'o', 'b', 'm', 'n', 'p', '[', ']', 'h', 'j', 'k', 'l', 'R', '?', 27, 'g',
                                KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END,
                                KEY_F(1), 12 /* ^L */, 'e', 'J', 'O'};

@@ -27,7 +27,7 @@ const screen_ops *const app_screens[SCR__COUNT] = {
     [SCR_SCALE] = &screen_scale_ops,     [SCR_CLUSTER] = &screen_cluster_ops, [SCR_WHYNOT] = &screen_whynot_ops,
     [SCR_EXPLAIN] = &screen_explain_ops, [SCR_COMPARE] = &screen_compare_ops,
     [SCR_HELP] = &screen_help_ops,       [SCR_TIMELINE] = &screen_timeline_ops,
-    [SCR_OPEN] = &screen_open_ops,
+    [SCR_OPEN] = &screen_open_ops,       [SCR_LECTURE] = &screen_lecture_ops,
 };
 
 int config_class(const config *c)

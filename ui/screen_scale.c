@@ -16,6 +16,7 @@
 #include "draw.h"
 #include "screens.h"
 #include "draw_cairo.h"
+#include "prompt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -399,12 +400,60 @@ static action recompute(app *a, int key)
     (void)key;
     scale_drop(a);
     scale_start(a);
+    app_set_status(a, 0, "recomputing the rows: %d GPU counts, a cost model and search each", scale_of(a)->n);
+    return ACT_REDRAW;
+}
+
+/* "GPUs needed for X images/s", answered from the rows: for each strategy
+ * the fewest GPUs among the counts shown that reach it, by the chart's
+ * model (Eq. 1, or simulated when m shows that). */
+static action gpus_for_typed(app *a, const char *text, int arg)
+{
+    (void)arg;
+    scale_state *ss = scale_of(a);
+    char *end;
+    double want = strtod(text, &end);
+    if (end == text || *end || !(want > 0) || !isfinite(want)) {
+        app_set_status(a, 1, "images/s wanted: \"%s\" is not a positive number", text);
+        return ACT_REDRAW;
+    }
+    if (!ss->rows || ss->done < ss->n) {
+        app_set_status(a, 1, "the scaling rows are still being computed (%d of %d GPU counts); ask again when they are in",
+                       ss->rows ? ss->done : 0, ss->rows ? ss->n : 0);
+        return ACT_REDRAW;
+    }
+    int sim = ss->metric == M_SIM_IPS;
+    static const int order[4] = {3, 0, 1, 2}; /* layer-wise first */
+    char msg[256];
+    int k = snprintf(msg, sizeof msg, "%.0f img/s (%s) needs:", want, sim ? "simulated" : "Eq. 1");
+    for (int j = 0; j < 4; j++) {
+        int s = order[j], i = plan_scale_gpus_for(ss->rows, ss->n, s, want, sim);
+        if (i >= 0)
+            k += snprintf(msg + k, sizeof msg - (size_t)k, " %s %d GPU%s%s", series_name[s], ss->rows[i].gpus,
+                          ss->rows[i].gpus == 1 ? "" : "s", j < 3 ? "," : "");
+        else
+            k += snprintf(msg + k, sizeof msg - (size_t)k, " %s none%s", series_name[s], j < 3 ? "," : "");
+        if (k >= (int)sizeof msg) k = (int)sizeof msg - 1;
+    }
+    snprintf(msg + k, sizeof msg - (size_t)k, " (of up to %d)", ss->rows[ss->n - 1].gpus);
+    app_set_status(a, 0, "%s", msg);
+    return ACT_REDRAW;
+}
+
+static action k_gpus_for(app *a, int key)
+{
+    (void)key;
+    char def[32];
+    double now = a->p->best_eval.images_per_s;
+    snprintf(def, sizeof def, "%.0f", isfinite(now) && now > 0 ? 2 * now : 1000.0);
+    prompt_open(a, PROMPT_FIELD, "Images/s wanted: ", def, gpus_for_typed, 0);
     return ACT_REDRAW;
 }
 
 static const keybind scale_keys[] = {
     {{'m', ' '}, "m Space", "next chart: images/s by Eq. 1, bytes moved, images/s simulated", toggle_metric},
     {{'r'}, "r", "recompute the rows", recompute},
+    {{'G'}, "G", "GPUs needed for X images/s: the fewest GPU counts shown that reach it", k_gpus_for},
     {{0}, NULL, NULL, NULL},
 };
 
@@ -505,7 +554,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
 const screen_ops screen_scale_ops = {
     .tab = "Scale",
     .title = "Scaling (4)",
-    .hints = "m:metric r:recompute +/-:GPUs </>:batch s:sync e:export",
+    .hints = "m:metric r:recompute G:GPUs for X img/s +/-:GPUs e:export",
     .draw = draw_scale,
     .keys = scale_keys,
     .enter = enter_scale,

@@ -1,0 +1,218 @@
+/*
+ * Headless tests of the views that teach and plan (issue 36): the lecture
+ * view (L: per layer, the weights it would sync split by sample against
+ * the activations it would move split by channel) and the scaling screen's
+ * "GPUs needed for X images/s" (G), rendered into ncurses' in-memory screen.
+ */
+#include "app.h"
+#include "keys.h"
+#include "screens.h"
+#include "draw.h"
+#include "explain.h"
+#include "util.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tui_screen.h"
+
+static void temp_dir(char *dir, char *cwd, size_t n)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, n));
+}
+
+/* The bar cells of row y: those left of the sync column's value and
+ * those right of the move column's value (ASCII mode: '#'). */
+static void bars_of(int y, int *left, int *right)
+{
+    const char *s = row(y);
+    int n = (int)strlen(s), mid = n / 2;
+    *left = *right = 0;
+    for (int i = 0; i < mid; i++) *left += s[i] == '#';
+    for (int i = mid; i < n; i++) *right += s[i] == '#';
+}
+
+/* The row of layer `name` in the lecture view (its name after the value). */
+static int layer_row(const char *name)
+{
+    char needle[80];
+    snprintf(needle, sizeof needle, " %s ", name);
+    return find_row(needle);
+}
+
+/* The issue's lecture at 80x24 without colour or UTF-8: fc6 would sync far
+ * more split by sample than it would move split by channel (it is split by
+ * channel); a late convolution the other way round (split by sample); the
+ * numbers are the engine's, the foot says them in words. */
+Test(tui_lecture, vgg16_sync_by_sample_against_move_by_channel_at_80x24_ascii)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    select_layer(a, "fc6");
+    app_feed(a, 'L');
+    cr_assert_eq(a->screen, SCR_LECTURE);
+    cr_assert_eq(app_base_screen(a), SCR_TABLE, "an overlay over the table");
+    ui_cuts_reset();
+    draw(a);
+    const char *cuts = NULL;
+    cr_assert_eq(ui_cuts(&cuts), 0, "text cut mid-word: %s\n%s", cuts, dump());
+    cr_assert(find_row("lecture: by sample or by channel?") >= 0, "%s", dump());
+    cr_assert(find_row2("synced by sample", "moved by channel") >= 0, "%s", dump());
+    int li = net_find(a->p->net, "fc6");
+    explain_lecture_row *rows = calloc((size_t)a->p->net->n_layers, sizeof *rows);
+    lw_error err = {0};
+    cr_assert_eq(explain_lecture(a->p, rows, &err), 0, "%s", err.msg);
+    cr_assert_gt(rows[li].sync_bytes, 5 * rows[li].move_bytes, "fc6: the weights outweigh the activations");
+    int y = layer_row("fc6"), l, r;
+    cr_assert(y >= 0, "%s", dump());
+    cr_assert(strstr(row(y), " c4 "), "fc6's chosen config: %s", row(y));
+    bars_of(y, &l, &r);
+    cr_assert_gt(l, r, "fc6's sync bar is the longer: %s", row(y));
+    char b[32], want[128];
+    lw_format_bytes(rows[li].sync_bytes, b, sizeof b);
+    cr_assert(strstr(row(y), b), "fc6's sync bytes %s: %s", b, row(y));
+    snprintf(want, sizeof want, "fc6: as n16 it syncs %s (t_s %.2f ms)", b, rows[li].sync_ms);
+    cr_assert(find_row(want) >= 0, "%s\n%s", want, dump());
+    /* a convolution: the activations outweigh the weights */
+    app_feed(a, KEY_HOME);
+    draw(a);
+    int ci = net_find(a->p->net, "conv2_2");
+    cr_assert_gt(rows[ci].move_bytes, 5 * rows[ci].sync_bytes);
+    y = layer_row("conv2_2");
+    cr_assert(y >= 0, "%s", dump());
+    cr_assert(strstr(row(y), " n16"), "conv2_2 split by sample: %s", row(y));
+    bars_of(y, &l, &r);
+    cr_assert_gt(r, l, "conv2_2's move bar is the longer: %s", row(y));
+    /* i explains the selected row's layer; Esc comes back to the table */
+    cr_assert_eq(a->sel, 0);
+    app_feed(a, 27);
+    cr_assert_eq(a->screen, SCR_TABLE);
+    free(rows);
+    app_free(a);
+    term_close();
+}
+
+/* e draws the chart for slides as SVG, PNG and PDF; another extension
+ * is refused and nothing is written. */
+Test(tui_lecture, exports_svg_png_pdf)
+{
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
+    cr_assert_eq(chdir(dir), 0);
+    term_open(24, 80, 1);
+    app *a = open_app("gpt2", "dgx-a100", 8);
+    app_feed(a, 'L');
+    app_feed(a, 'e');
+    cr_assert_str_eq(a->prompt.buf, "layerwise-gpt2-lecture.svg");
+    static const char *const names[] = {"layerwise-gpt2-lecture.svg", "l.png", "l.pdf"};
+    static const char *const starts[] = {"<?xml", "\x89PNG", "%PDF-"};
+    for (int i = 0; i < 3; i++) {
+        if (i) {
+            app_feed(a, 'e');
+            app_feed(a, 21 /* ^U */);
+            type(a, names[i]);
+        }
+        app_feed(a, '\r');
+        cr_assert(!a->status_error && strstr(a->status, "wrote lecture chart"), "%s", a->status);
+        size_t len;
+        char *text = lw_read_file(names[i], &len, NULL);
+        cr_assert(text && len > 100 && !strncmp(text, starts[i], strlen(starts[i])), "%s", names[i]);
+        free(text);
+        unlink(names[i]);
+    }
+    app_feed(a, 'e');
+    app_feed(a, 21 /* ^U */);
+    type(a, "l.dot");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, ".svg, .png or .pdf"), "%s", a->status);
+    cr_assert_eq(access("l.dot", F_OK), -1);
+    app_free(a);
+    term_close();
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(rmdir(dir), 0, "files left in %s", dir);
+}
+
+/* The key is in the generated help. */
+Test(tui_lecture, help_lists_L)
+{
+    term_open(60, 120, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    app_feed(a, '?');
+    draw(a);
+    int found = 0;
+    for (int i = 0; i < 40 && !found; i++) {
+        found = find_row("lecture: per layer, weights synced by sample") >= 0;
+        app_feed(a, KEY_NPAGE);
+        draw(a);
+    }
+    cr_assert(found, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* ---------- scaling: GPUs needed for X images/s (G), r's feedback */
+
+/* The fewest GPUs among the rows whose layer-wise Eq. 1 throughput reaches
+ * want, found here independently of the screen; 0: none. */
+static int fewest_gpus(const scale_state *ss, double want)
+{
+    int g = 0;
+    for (int i = 0; i < ss->n; i++)
+        if (ss->rows[i].ips[3] >= want && (!g || ss->rows[i].gpus < g)) g = ss->rows[i].gpus;
+    return g;
+}
+
+Test(tui_scale_plan, gpus_needed_for_x_images_per_s)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("alexnet", "p100-4x4", 4);
+    app_feed(a, '4');
+    cr_assert_eq(a->screen, SCR_SCALE);
+    /* before the rows are in: the prompt opens, the answer says to wait */
+    app_feed(a, 'G');
+    cr_assert_neq(a->prompt.kind, PROMPT_NONE, "G asks for the images/s wanted");
+    app_feed(a, '\r');
+    if (scale_of(a)->done < scale_of(a)->n)
+        cr_assert(a->status_error && strstr(a->status, "still being computed"), "%s", a->status);
+    finish_idle(a);
+    scale_state *ss = scale_of(a);
+    cr_assert_eq(ss->done, ss->n);
+    /* exactly what 2 GPUs reach (layer-wise): 2 GPUs, or fewer if one reaches it */
+    int two = -1;
+    for (int i = 0; i < ss->n; i++)
+        if (ss->rows[i].gpus == 2) two = i;
+    cr_assert_geq(two, 0);
+    double want = floor(ss->rows[two].ips[3]);
+    char text[64], need[64];
+    snprintf(text, sizeof text, "%.0f", want);
+    app_feed(a, 'G');
+    app_feed(a, 21 /* ^U */);
+    type(a, text);
+    app_feed(a, '\r');
+    int g = fewest_gpus(ss, want);
+    cr_assert(g >= 1 && g <= 2);
+    snprintf(need, sizeof need, "%.0f img/s (Eq. 1) needs: layer-wise %d GPU", want, g);
+    cr_assert(!a->status_error && strstr(a->status, need), "want \"%s\" in \"%s\"", need, a->status);
+    /* more than any count reaches: none */
+    app_feed(a, 'G');
+    app_feed(a, 21);
+    type(a, "1e12");
+    app_feed(a, '\r');
+    cr_assert(strstr(a->status, "layer-wise none") && strstr(a->status, "(of up to 16)"), "%s", a->status);
+    /* not a number */
+    app_feed(a, 'G');
+    app_feed(a, 21);
+    type(a, "x");
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, "not a positive number"), "%s", a->status);
+    /* r says what it does (issue 36, bug 11: no feedback) */
+    app_feed(a, 'r');
+    cr_assert(strstr(a->status, "recomputing the rows"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
