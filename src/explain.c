@@ -659,6 +659,15 @@ static const char *bytes_str(double v, char *b, size_t n)
     return b;
 }
 
+/* A GPU's memory, as the table, the cluster file and the CLI's memory
+ * line give it: "16.00 GiB" (binary units: GPUs are sold by GiB; bytes
+ * moved and synced stay decimal, bytes_str). */
+static const char *gib_str(double v, char *b, size_t n)
+{
+    snprintf(b, n, "%.2f" NBSP "GiB", v / 1073741824.0);
+    return b;
+}
+
 /* "GPUs 0-3 on node 0" */
 static void devices_str(const plan *p, const explain_alt *a, char *b, size_t n)
 {
@@ -984,7 +993,7 @@ static void verdict_text(lw_buf *out, int width, const plan *p, const explain *e
         para(out, width, 2, "The memory limit binds: the paper's optimum (memory not limited) takes %.2f ms per step "
                              "(" EQ1 ") with %s as %s, but needs %s on its fullest GPU, over the limit of %s.",
              p->mem.unconstrained_ms, l->name, cfg_str(p, li, k, b1, sizeof b1),
-             bytes_str(p->mem.unconstrained_peak, b2, sizeof b2), bytes_str(limit, b3, sizeof b3));
+             gib_str(p->mem.unconstrained_peak, b2, sizeof b2), gib_str(limit, b3, sizeof b3));
     }
 }
 
@@ -1104,7 +1113,7 @@ char *explain_text(const plan *p, const explain *e, int width)
         para(&out, width, 2, "Each row: the best step with %s forced to that config, every other layer re-optimised "
                              "within the memory limit of %s per GPU, as the search picks it (" EQ1 ", ms). t_x in/out: "
                              "its incoming and outgoing edges; rest: all other terms.",
-             l->name, bytes_str(limit, b1, sizeof b1));
+             l->name, gib_str(limit, b1, sizeof b1));
     else
         para(&out, width, 2, "Each row: the best step with %s forced to that config, every other layer re-optimised "
                              "(" EQ1 ", ms; memory not limited%s). t_x in/out: its incoming and outgoing edges; rest: "

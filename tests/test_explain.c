@@ -268,6 +268,10 @@ Test(explain, memory_limit_ranks_within_the_limit)
     char *text = explain_text(p, &e, 80);
     cr_assert(strstr(text, "within the memory limit"), "%s", text);
     cr_assert(strstr(text, "The memory limit binds: the paper's optimum"), "%s", text);
+    /* GPU memory in GiB, as the table and the cluster give it (issue 36,
+     * bug 10: "limit of 1.40 GB" for a 1.30 GiB limit) */
+    cr_assert(strstr(text, "memory limit of 1.30 GiB per GPU") && strstr(text, "the limit of 1.30 GiB."), "%s",
+              text);
     cr_assert_null(strstr(text, "memory not limited, ! marks"), "%s", text);
     free(text);
     char *json = explain_json(p, &e);
