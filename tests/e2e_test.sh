@@ -301,6 +301,24 @@ expect "q closes the compare view" " moved "
 keys q
 expect "explain run exits" "EXITED"
 
+# ---- sweeps (S on the scaling screen): images/s against the inter-node
+# bandwidth at the plan's GPU count; G: GPUs needed for X images/s
+start -n alexnet -g 8
+expect "sweep run opens" "alexnet on p100-4x4"
+keys 4
+expect_re "scaling rows in" "speed-up" 60
+keys G C-u 1 e 1 2 Enter
+expect "G: no GPU count reaches 1e12 images/s" "layer-wise none"
+keys S
+expect "S sweeps the inter-node bandwidth" "against the inter-node bandwidth (S)"
+expect "the current bandwidth is a value" "11.5 GB/s"
+expect_re "the sweep's rows in" "ratio" 60
+keys e
+expect "the sweep's export prompt" "layerwise-alexnet-scaling.svg"
+keys Escape
+keys q
+expect "sweep run exits" "EXITED"
+
 # ---- lecture (L): per layer, weights synced by sample against activations
 # moved by channel, at 80x24 in ASCII; e draws it for slides
 E2E_ENV="NO_COLOR=1 LAYERWISE_ASCII=1" start -n vgg16 -g 16

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tui_screen.h"
+#include "test_helpers.h"
 
 static void temp_dir(char *dir, char *cwd, size_t n)
 {
@@ -213,6 +214,61 @@ Test(tui_scale_plan, gpus_needed_for_x_images_per_s)
     /* r says what it does (issue 36, bug 11: no feedback) */
     app_feed(a, 'r');
     cr_assert(strstr(a->status, "recomputing the rows"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* S sweeps one parameter at the plan's GPU count (issue 36, item 3):
+ * each row is the plan's setting with that parameter changed, searched
+ * anew, and equals what plan_sweep_row_compute gives (checked against a
+ * plan built for that setting at the current value); the chart labels
+ * the values, the current one marked. */
+Test(tui_scale_plan, sweeps_inter_node_bandwidth_batch_and_gpus_per_node)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("alexnet", "p100-4x4", 8);
+    app_feed(a, '4');
+    finish_idle(a);
+    app_feed(a, 'S');
+    scale_state *ss = scale_of(a);
+    cr_assert_eq(ss->axis, PLAN_SWEEP_INTER_BW);
+    cr_assert(strstr(a->status, "against the inter-node bandwidth: 7 values"), "%s", a->status);
+    finish_idle(a);
+    cr_assert_eq(ss->done, ss->n);
+    draw(a);
+    cr_assert(find_row("against the inter-node bandwidth (S)") >= 0, "%s", dump());
+    cr_assert(find_row("11.5 GB/s") >= 0, "the current bandwidth labelled: %s", dump());
+    /* the row at the current bandwidth is the plan's own optimum; more
+     * bandwidth never slows layer-wise down */
+    int now = -1;
+    for (int i = 0; i < ss->n; i++) {
+        cr_assert_eq(ss->rows[i].gpus, 8);
+        if (fabs(ss->rows[i].x - 11.5) < 1e-9) now = i;
+        if (i) cr_assert_geq(ss->rows[i].ips[3], ss->rows[i - 1].ips[3] * (1 - 1e-9), "row %d", i);
+    }
+    cr_assert_geq(now, 0);
+    ASSERT_REL(ss->rows[now].total_ms[3], a->p->best_eval.total_ms, 1e-9);
+    cr_assert_gt(ss->rows[ss->n - 1].ips[0], ss->rows[0].ips[0], "data parallelism gains most from bandwidth");
+    /* the batch per GPU: 32 now, 4 to 256 */
+    app_feed(a, 'S');
+    finish_idle(a);
+    cr_assert_eq(ss->axis, PLAN_SWEEP_BATCH);
+    cr_assert_eq(ss->rows[0].x, 4);
+    cr_assert_eq(ss->rows[ss->n - 1].x, 256);
+    for (int i = 0; i < ss->n; i++)
+        if (ss->rows[i].x == 32) ASSERT_REL(ss->rows[i].total_ms[3], a->p->best_eval.total_ms, 1e-9);
+    /* GPUs per node: 1, 2, 4, 8 GPUs a node for the 8 GPUs in use */
+    app_feed(a, 'S');
+    finish_idle(a);
+    cr_assert_eq(ss->axis, PLAN_SWEEP_GPUS_PER_NODE);
+    cr_assert_eq(ss->n, 4);
+    for (int i = 0; i < ss->n; i++)
+        if (ss->rows[i].x == 4) ASSERT_REL(ss->rows[i].total_ms[3], a->p->best_eval.total_ms, 1e-9);
+    /* G answers on the GPU axis only */
+    app_feed(a, 'G');
+    cr_assert(a->status_error && strstr(a->status, "on the GPU-count axis"), "%s", a->status);
+    app_feed(a, 'S');
+    cr_assert_eq(ss->axis, PLAN_SWEEP_GPUS);
     app_free(a);
     term_close();
 }

@@ -37,7 +37,7 @@ static void worker(app *a, int fd)
 {
     for (int i = 0; i < scale_of(a)->n; i++) {
         lw_error err = {0};
-        plan_scale_row_compute(a->p, &scale_of(a)->rows[i], &err);
+        plan_sweep_row_compute(a->p, (plan_sweep_axis)scale_of(a)->axis, &scale_of(a)->rows[i], &err);
         const unsigned char *b = (const unsigned char *)&scale_of(a)->rows[i];
         size_t left = sizeof(scale_row);
         while (left) {
@@ -51,18 +51,54 @@ static void worker(app *a, int fd)
     _exit(0);
 }
 
+/* The axis's current value in the plan's setting. */
+static double axis_now(const app *a, int axis)
+{
+    const plan *p = a->p;
+    switch (axis) {
+    case PLAN_SWEEP_INTER_BW: return p->cl->inter.bandwidth_gbs;
+    case PLAN_SWEEP_BATCH: return (double)app_batch_per_gpu(a);
+    case PLAN_SWEEP_GPUS_PER_NODE: return p->cl->gpus_per_node;
+    default: return p->gpus;
+    }
+}
+
+/* The values the rows sweep, into x (at most 16); how many. GPUs: 1, 2,
+ * 4, ... and the cluster's count; the inter-node bandwidth: now / 8 to
+ * now x 8 by doublings; the batch per GPU the same, whole and at least 1;
+ * the GPUs per node: 1, 2, 4, ... up to the GPUs in use, and now. */
+static int axis_values(const app *a, int axis, double *x)
+{
+    int n = 0;
+    double now = axis_now(a, axis);
+    if (axis == PLAN_SWEEP_GPUS || axis == PLAN_SWEEP_GPUS_PER_NODE) {
+        int total = axis == PLAN_SWEEP_GPUS ? cluster_gpus(a->p->cl) : a->p->gpus;
+        for (int g = 1; g <= total && n < 15; g *= 2) x[n++] = g;
+        if ((total & (total - 1)) != 0) x[n++] = total;
+        if (axis == PLAN_SWEEP_GPUS_PER_NODE && now > x[n - 1]) x[n++] = now;
+        return n;
+    }
+    for (int k = -3; k <= 3; k++) {
+        double v = now * pow(2, k);
+        if (axis == PLAN_SWEEP_BATCH) {
+            v = floor(v);
+            if (v < 1 || v > PLAN_MAX_BATCH_PER_GPU || (n && v == x[n - 1])) continue;
+        }
+        x[n++] = v;
+    }
+    return n;
+}
+
 void scale_start(app *a)
 {
     if (scale_of(a)->rows) return;
-    int total = cluster_gpus(a->p->cl);
-    int n = 0;
-    for (int g = 1; g <= total; g *= 2) n++;
-    int pow2 = (total & (total - 1)) == 0;
-    if (!pow2) n++;
+    double x[16];
+    int n = axis_values(a, scale_of(a)->axis, x);
     scale_of(a)->rows = lw_calloc((size_t)n, sizeof(scale_row));
-    int k = 0;
-    for (int g = 1; g <= total; g *= 2) scale_of(a)->rows[k++].gpus = g;
-    if (!pow2) scale_of(a)->rows[k++].gpus = total;
+    for (int k = 0; k < n; k++) {
+        scale_of(a)->rows[k].x = x[k];
+        scale_of(a)->rows[k].gpus = scale_of(a)->axis == PLAN_SWEEP_GPUS ? (int)x[k] : a->p->gpus;
+    }
     scale_of(a)->n = n;
     scale_of(a)->done = 0;
     scale_of(a)->valid = 0;
@@ -175,8 +211,8 @@ int scale_step(app *a)
     } else {
         lw_error err = {0};
         scale_row *row = &scale_of(a)->rows[scale_of(a)->done];
-        plan_scale_row_compute(a->p, row, &err);
-        if (err.msg[0]) app_set_status(a, 1, "scaling at %d GPUs: %s", row->gpus, err.msg);
+        plan_sweep_row_compute(a->p, (plan_sweep_axis)scale_of(a)->axis, row, &err);
+        if (err.msg[0]) app_set_status(a, 1, "scaling at %g: %s", row->x, err.msg);
         scale_of(a)->done++;
     }
     if (scale_of(a)->done == scale_of(a)->n) scale_of(a)->valid = 1;
@@ -232,9 +268,24 @@ static double nice_ceiling(double v)
     return 10 * e;
 }
 
+static const char *const axis_name[PLAN_SWEEP__COUNT] = {"GPU count", "inter-node bandwidth", "batch per GPU",
+                                                          "GPUs per node"};
+
+/* A row's value of the axis: "16 GPUs", "11.5 GB/s", "b 32", "4/node"
+ * (brief: the number alone, for the numbers' header). */
+static const char *row_label(const app *a, const scale_row *row, int brief, char *b, size_t n)
+{
+    switch (scale_of(a)->axis) {
+    case PLAN_SWEEP_INTER_BW: snprintf(b, n, brief ? "%.3g" : "%.3g GB/s", row->x); break;
+    case PLAN_SWEEP_BATCH: snprintf(b, n, brief ? "%.0f" : "b %.0f", row->x); break;
+    case PLAN_SWEEP_GPUS_PER_NODE: snprintf(b, n, brief ? "%.0f" : "%.0f/node", row->x); break;
+    default: snprintf(b, n, brief ? "%d" : "%d GPU%s", row->gpus, row->gpus == 1 ? "" : "s");
+    }
+    return b;
+}
+
 static void chart(app *a, WINDOW *w, rect r, int m)
 {
-    const plan *p = a->p;
     ui_putf(w, r.y, r.x, r.w, ST_BOLD, "%s",
             m == M_IPS     ? "training throughput, images/s, Eq. 1 (like Figure 7)"
             : m == M_BYTES ? "data moved between GPUs per step, log scale (like Figure 8)"
@@ -275,9 +326,9 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     for (int i = 0; i < groups; i++) {
         int gx = r.x + axis_w + i * gw + (gw - content) / 2;
         const scale_row *row = &scale_of(a)->rows[i];
-        int cur = row->gpus == p->gpus;
+        int cur = fabs(row->x - axis_now(a, scale_of(a)->axis)) <= 1e-9 * fabs(row->x);
         char lab[32];
-        snprintf(lab, sizeof lab, "%d GPU%s", row->gpus, row->gpus == 1 ? "" : "s");
+        row_label(a, row, 0, lab, sizeof lab);
         int lw = ui_width(lab);
         ui_put(w, base_y + 1, r.x + axis_w + i * gw + (gw - lw) / 2, lw, cur ? ST_SELECTED : ST_NORMAL, lab);
         for (int s = 0; s < 4; s++) {
@@ -316,11 +367,11 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
     ui_put(w, r.y, r.x, lw, ST_HEADER, m == M_IPS ? "images/s Eq. 1" : m == M_BYTES ? "bytes/step" : "img/s simulated");
     for (int i = first; i < scale_of(a)->n; i++) {
         char b[32];
-        snprintf(b, sizeof b, "%d", scale_of(a)->rows[i].gpus);
-        ui_put_right(w, r.y, r.x + lw + (i - first) * cw, cw, ST_HEADER, b);
+        ui_put_right(w, r.y, r.x + lw + (i - first) * cw, cw, ST_HEADER, row_label(a, &scale_of(a)->rows[i], 1, b, sizeof b));
     }
     int sx = r.x + lw + (scale_of(a)->n - first) * cw;
-    if (m != M_BYTES) ui_put_right(w, r.y, sx, 10, ST_HEADER, "speed-up");
+    int gpus_axis = scale_of(a)->axis == PLAN_SWEEP_GPUS;
+    if (m != M_BYTES) ui_put_right(w, r.y, sx, 10, ST_HEADER, gpus_axis ? "speed-up" : "ratio");
     for (int s = 0; s < 4 && s + 1 < r.h; s++) {
         int y = r.y + 1 + s;
         ui_putf(w, y, r.x, lw, ST_SERIES0 + s, "%c %s", series_letter[s], series_name[s]);
@@ -347,14 +398,20 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     if (!scale_of(a)->rows) scale_start(a);
     const plan *p = a->p;
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", p->net->name, p->cl->name, G->dot,
+    int x;
+    if (scale_of(a)->axis == PLAN_SWEEP_GPUS)
+        x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", p->net->name, p->cl->name, G->dot,
                     app_batch_per_gpu(a), G->dot, sync_scheme_name(p->cl->sync));
+    else
+        x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s, %d GPUs: against the %s (S)", p->net->name, p->gpus,
+                    axis_name[scale_of(a)->axis]);
     if (scale_of(a)->done < scale_of(a)->n)
-        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
+        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d", G->dot, G->ellipsis,
                      scale_of(a)->done, scale_of(a)->n);
     char unsearched[96] = ""; /* the counts of plan_scale_row_compute's baselines alone */
     for (int i = 0, k = 0; i < scale_of(a)->n; i++)
-        if (scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS && scale_of(a)->rows[i].gpus != p->gpus && k < 80)
+        if (scale_of(a)->axis == PLAN_SWEEP_GPUS && scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS &&
+            scale_of(a)->rows[i].gpus != p->gpus && k < 80)
             k += snprintf(unsearched + k, sizeof unsearched - (size_t)k, "%s%d", k ? ", " : "",
                           scale_of(a)->rows[i].gpus);
     if (unsearched[0])
@@ -440,9 +497,25 @@ static action gpus_for_typed(app *a, const char *text, int arg)
     return ACT_REDRAW;
 }
 
+/* S: the next axis the rows sweep; each value a cost model and search. */
+static action next_axis(app *a, int key)
+{
+    (void)key;
+    scale_drop(a);
+    scale_of(a)->axis = (scale_of(a)->axis + 1) % PLAN_SWEEP__COUNT;
+    scale_start(a);
+    app_set_status(a, 0, "images/s against the %s: %d values, a cost model and search each", axis_name[scale_of(a)->axis],
+                   scale_of(a)->n);
+    return ACT_REDRAW;
+}
+
 static action k_gpus_for(app *a, int key)
 {
     (void)key;
+    if (scale_of(a)->axis != PLAN_SWEEP_GPUS) {
+        app_set_status(a, 1, "GPUs needed for X images/s: on the GPU-count axis (S until it shows GPU counts)");
+        return ACT_REDRAW;
+    }
     char def[32];
     double now = a->p->best_eval.images_per_s;
     snprintf(def, sizeof def, "%.0f", isfinite(now) && now > 0 ? 2 * now : 1000.0);
@@ -453,6 +526,7 @@ static action k_gpus_for(app *a, int key)
 static const keybind scale_keys[] = {
     {{'m', ' '}, "m Space", "next chart: images/s by Eq. 1, bytes moved, images/s simulated", toggle_metric},
     {{'r'}, "r", "recompute the rows", recompute},
+    {{'S'}, "S", "sweep: against GPU count, inter-node bandwidth, batch per GPU, GPUs per node", next_axis},
     {{'G'}, "G", "GPUs needed for X images/s: the fewest GPU counts shown that reach it", k_gpus_for},
     {{0}, NULL, NULL, NULL},
 };
@@ -524,7 +598,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
     const char **group = lw_malloc(sizeof *group * (size_t)n);
     double *v = lw_malloc(sizeof *v * (size_t)n * 12);
     for (int i = 0; i < n; i++) {
-        snprintf(names[i], sizeof names[i], "%d GPU%s", ss->rows[i].gpus, ss->rows[i].gpus == 1 ? "" : "s");
+        row_label(a, &ss->rows[i], 0, names[i], sizeof names[i]);
         group[i] = names[i];
         for (int k = 0; k < 4; k++) {
             v[i * 4 + k] = ss->rows[i].ips[k];
@@ -540,9 +614,14 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
     };
     char title[256];
     const plan *p = a->p;
-    snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
-             p->net->name, p->cl->name, app_batch_per_gpu(a), precision_name(p->cl->precision),
-             sync_scheme_name(p->cl->sync));
+    if (ss->axis == PLAN_SWEEP_GPUS)
+        snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
+                 p->net->name, p->cl->name, app_batch_per_gpu(a), precision_name(p->cl->precision),
+                 sync_scheme_name(p->cl->sync));
+    else
+        snprintf(title, sizeof title, "%s on %s, %d GPUs: data, model, OWT and layer-wise against the %s, %s, %s",
+                 p->net->name, p->cl->name, p->gpus, axis_name[ss->axis], precision_name(p->cl->precision),
+                 sync_scheme_name(p->cl->sync));
     *what = "scaling chart";
     int rc = draw_bar_charts(title, panels, 3, path, err);
     free(names);
@@ -554,7 +633,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
 const screen_ops screen_scale_ops = {
     .tab = "Scale",
     .title = "Scaling (4)",
-    .hints = "m:metric r:recompute G:GPUs for X img/s +/-:GPUs e:export",
+    .hints = "m:metric S:sweep G:GPUs for X img/s r:recompute e:export",
     .draw = draw_scale,
     .keys = scale_keys,
     .enter = enter_scale,

@@ -54,6 +54,8 @@ typedef struct scale_state {
     unsigned char buf[sizeof(scale_row)];
     int buf_len;
     int metric;                /* m: images/s by Eq. 1, bytes moved, images/s simulated (screen_scale.c's M_*) */
+    int axis;                  /* S: what the rows sweep (plan_sweep_axis): the GPU count, the inter-node
+                                  bandwidth, the batch per GPU, the GPUs per node */
 } scale_state;
 
 typedef struct cluster_state {
