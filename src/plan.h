@@ -406,6 +406,7 @@ typedef struct plan_scale_row {
     double x;                             /* a sweep's value of its axis (plan_sweep_row_compute) */
     double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise; Eq. 1 */
     double sim_ips[4];                    /* images/s of the simulated step; NaN over SIM_SUMMARY_MAX_TASKS tasks */
+    double mfu[4];                        /* model FLOPs utilisation of the Eq. 1 step (strategy_eval_mfu), 0..1 */
 } plan_scale_row;
 /* Fills row (its gpus set by the caller): the plan's own model at its own
  * count, else one built for row->gpus (one without tables above

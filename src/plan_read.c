@@ -106,7 +106,7 @@ double plan_tx_in(const plan *p, int li, int k, const int *cfg)
 /* The four strategies on m into row (untabled: the baselines alone). */
 static void scale_fill(const cost_model *m, int untabled, plan_scale_row *row)
 {
-    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = row->sim_ips[s] = NAN;
+    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = row->sim_ips[s] = row->mfu[s] = NAN;
     if (!m) return;
     strategy_eval ev[STRATEGY_COMPARED];
     int L = m->n_layers;
@@ -127,6 +127,7 @@ static void scale_fill(const cost_model *m, int untabled, plan_scale_row *row)
             row->ips[s] = ev[s].images_per_s;
             row->bytes[s] = ev[s].bytes_per_step;
             row->total_ms[s] = ev[s].total_ms;
+            row->mfu[s] = strategy_eval_mfu(&ev[s]);
             double sim = sim_step_ms(m, ci + (size_t)s * (size_t)L, SIM_SUMMARY_MAX_TASKS);
             row->sim_ips[s] = (double)m->batch / (sim * 1e-3); /* NaN stays NaN */
         }

@@ -2658,6 +2658,9 @@ Test(tui_scale, simulated_throughput_beside_eq1)
     cr_assert(fabs(scale_of(a)->rows[2].sim_ips[3] - (double)a->p->batch / (sim * 1e-3)) < 1e-6);
     int y = find_last_row("L layer-wise");
     cr_assert(y >= 0 && strstr(row(y), want), "%s in %s", want, dump());
+    app_feed(a, 'm'); /* the fourth chart: MFU (issue 36, item 3) */
+    draw(a);
+    cr_assert(find_row("model FLOPs utilisation (MFU)") >= 0, "the fourth chart:\n%s", dump());
     app_feed(a, 'm');
     draw(a);
     cr_assert(find_row("images/s, Eq. 1") >= 0, "m comes round:\n%s", dump());

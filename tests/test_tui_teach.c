@@ -272,3 +272,33 @@ Test(tui_scale_plan, sweeps_inter_node_bandwidth_batch_and_gpus_per_node)
     app_free(a);
     term_close();
 }
+
+/* m's fourth chart is the MFU of each strategy's Eq. 1 step (issue 36,
+ * item 3: MFU for transformers); at the plan's own GPU count layer-wise's
+ * is the context line's. */
+Test(tui_scale_plan, mfu_chart_for_a_transformer)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("gpt2", "dgx-a100", 8);
+    app_feed(a, '4');
+    finish_idle(a);
+    for (int i = 0; i < 3; i++) app_feed(a, 'm');
+    draw(a);
+    cr_assert(find_row("model FLOPs utilisation (MFU), %, Eq. 1") >= 0, "%s", dump());
+    cr_assert(find_row("MFU % Eq. 1") >= 0, "%s", dump());
+    scale_state *ss = scale_of(a);
+    int own = -1;
+    for (int i = 0; i < ss->n; i++)
+        if (ss->rows[i].gpus == 8) own = i;
+    cr_assert_geq(own, 0);
+    ASSERT_REL(ss->rows[own].mfu[3], strategy_eval_mfu(&a->p->best_eval), 1e-9);
+    char want[32];
+    snprintf(want, sizeof want, "%.1f", ss->rows[own].mfu[3] * 100);
+    int y = find_last_row("L layer-wise"); /* the numbers, not the legend */
+    cr_assert(y >= 0 && strstr(row(y), want), "layer-wise's MFU %s: %s", want, dump());
+    app_feed(a, 'm');
+    draw(a);
+    cr_assert(find_row("training throughput, images/s, Eq. 1") >= 0, "m comes back to images/s: %s", dump());
+    app_free(a);
+    term_close();
+}

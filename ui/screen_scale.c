@@ -220,8 +220,12 @@ int scale_step(app *a)
 }
 
 /* The metrics m cycles through: images/s by Eq. 1, bytes moved, images/s simulated. */
-enum { M_IPS, M_BYTES, M_SIM_IPS };
-static double metric(const scale_row *r, int m, int s) { return m == M_IPS ? r->ips[s] : m == M_BYTES ? r->bytes[s] : r->sim_ips[s]; }
+/* (and the model FLOPs utilisation of the Eq. 1 step, in %: a transformer's yardstick) */
+enum { M_IPS, M_BYTES, M_SIM_IPS, M_MFU };
+static double metric(const scale_row *r, int m, int s)
+{
+    return m == M_IPS ? r->ips[s] : m == M_BYTES ? r->bytes[s] : m == M_MFU ? r->mfu[s] * 100 : r->sim_ips[s];
+}
 
 /* At most 7 columns: "2.5k", "750MB", "1.5TB". */
 static const char *compact(double v, int bytes, char *buf, size_t n)
@@ -289,6 +293,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     ui_putf(w, r.y, r.x, r.w, ST_BOLD, "%s",
             m == M_IPS     ? "training throughput, images/s, Eq. 1 (like Figure 7)"
             : m == M_BYTES ? "data moved between GPUs per step, log scale (like Figure 8)"
+            : m == M_MFU   ? "model FLOPs utilisation (MFU), %, Eq. 1"
                            : "training throughput, images/s, simulated (overlap)");
     int axis_w = 8;
     int ph = r.h - 4; /* title, letters, GPU counts, legend */
@@ -364,14 +369,14 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
     int fit = (r.w - lw - 10) / cw;
     int first = scale_of(a)->n > fit ? scale_of(a)->n - fit : 0; /* the largest counts matter most */
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    ui_put(w, r.y, r.x, lw, ST_HEADER, m == M_IPS ? "images/s Eq. 1" : m == M_BYTES ? "bytes/step" : "img/s simulated");
+    ui_put(w, r.y, r.x, lw, ST_HEADER, m == M_IPS ? "images/s Eq. 1" : m == M_BYTES ? "bytes/step" : m == M_MFU ? "MFU % Eq. 1" : "img/s simulated");
     for (int i = first; i < scale_of(a)->n; i++) {
         char b[32];
         ui_put_right(w, r.y, r.x + lw + (i - first) * cw, cw, ST_HEADER, row_label(a, &scale_of(a)->rows[i], 1, b, sizeof b));
     }
     int sx = r.x + lw + (scale_of(a)->n - first) * cw;
     int gpus_axis = scale_of(a)->axis == PLAN_SWEEP_GPUS;
-    if (m != M_BYTES) ui_put_right(w, r.y, sx, 10, ST_HEADER, gpus_axis ? "speed-up" : "ratio");
+    if (m != M_BYTES && m != M_MFU) ui_put_right(w, r.y, sx, 10, ST_HEADER, gpus_axis ? "speed-up" : "ratio");
     for (int s = 0; s < 4 && s + 1 < r.h; s++) {
         int y = r.y + 1 + s;
         ui_putf(w, y, r.x, lw, ST_SERIES0 + s, "%c %s", series_letter[s], series_name[s]);
@@ -384,7 +389,7 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
             ui_put_right(w, y, r.x + lw + (i - first) * cw, cw, s == 3 ? ST_BOLD : ST_NORMAL, b);
         }
         const scale_row *first_row = &scale_of(a)->rows[0], *last_row = &scale_of(a)->rows[scale_of(a)->n - 1];
-        if (m != M_BYTES && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && metric(first_row, m, s) > 0 &&
+        if (m != M_BYTES && m != M_MFU && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && metric(first_row, m, s) > 0 &&
             isfinite(metric(last_row, m, s))) {
             char b[32];
             snprintf(b, sizeof b, "%.1fx", metric(last_row, m, s) / metric(first_row, m, s));
@@ -422,7 +427,7 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     int both_tall = body.h >= 2 * (table_h + 12);
     int both_wide = body.w >= 150;
     /* with both charts, m picks the throughput chart's model */
-    int tput = scale_of(a)->metric == M_SIM_IPS ? M_SIM_IPS : M_IPS;
+    int tput = scale_of(a)->metric == M_BYTES ? M_IPS : scale_of(a)->metric;
     if (both_tall) {
         int ch = (body.h - 2 * table_h - 2) / 2;
         chart(a, w, (rect){body.y, body.x, ch, body.w}, tput);
@@ -447,7 +452,7 @@ static void draw_scale(app *a, WINDOW *w, rect r)
 static action toggle_metric(app *a, int key)
 {
     (void)key;
-    static const int next[3] = {[M_IPS] = M_BYTES, [M_BYTES] = M_SIM_IPS, [M_SIM_IPS] = M_IPS};
+    static const int next[4] = {[M_IPS] = M_BYTES, [M_BYTES] = M_SIM_IPS, [M_SIM_IPS] = M_MFU, [M_MFU] = M_IPS};
     scale_of(a)->metric = next[scale_of(a)->metric];
     return ACT_REDRAW;
 }
@@ -524,7 +529,7 @@ static action k_gpus_for(app *a, int key)
 }
 
 static const keybind scale_keys[] = {
-    {{'m', ' '}, "m Space", "next chart: images/s by Eq. 1, bytes moved, images/s simulated", toggle_metric},
+    {{'m', ' '}, "m Space", "next chart: images/s by Eq. 1, bytes moved, images/s simulated, MFU", toggle_metric},
     {{'r'}, "r", "recompute the rows", recompute},
     {{'S'}, "S", "sweep: against GPU count, inter-node bandwidth, batch per GPU, GPUs per node", next_axis},
     {{'G'}, "G", "GPUs needed for X images/s: the fewest GPU counts shown that reach it", k_gpus_for},
@@ -596,7 +601,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
     int n = ss->n;
     char (*names)[32] = lw_malloc(sizeof *names * (size_t)n);
     const char **group = lw_malloc(sizeof *group * (size_t)n);
-    double *v = lw_malloc(sizeof *v * (size_t)n * 12);
+    double *v = lw_malloc(sizeof *v * (size_t)n * 16);
     for (int i = 0; i < n; i++) {
         row_label(a, &ss->rows[i], 0, names[i], sizeof names[i]);
         group[i] = names[i];
@@ -604,13 +609,15 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
             v[i * 4 + k] = ss->rows[i].ips[k];
             v[4 * n + i * 4 + k] = ss->rows[i].sim_ips[k];
             v[8 * n + i * 4 + k] = ss->rows[i].bytes[k];
+            v[12 * n + i * 4 + k] = ss->rows[i].mfu[k] * 100;
         }
     }
-    draw_bars panels[3] = {
+    draw_bars panels[4] = {
         {"training throughput, images/s, Eq. 1 (the paper's additive model; like its Figure 7)", 0, 0, n, group, 4,
          series_name, v},
         {"training throughput, images/s, simulated (communication overlapped)", 0, 0, n, group, 4, series_name, v + 4 * n},
         {"data moved between GPUs per step, log scale (like Figure 8)", 1, 1, n, group, 4, series_name, v + 8 * n},
+        {"model FLOPs utilisation (MFU), %, Eq. 1", 0, 0, n, group, 4, series_name, v + 12 * n},
     };
     char title[256];
     const plan *p = a->p;
@@ -623,7 +630,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
                  p->net->name, p->cl->name, p->gpus, axis_name[ss->axis], precision_name(p->cl->precision),
                  sync_scheme_name(p->cl->sync));
     *what = "scaling chart";
-    int rc = draw_bar_charts(title, panels, 3, path, err);
+    int rc = draw_bar_charts(title, panels, 4, path, err);
     free(names);
     free(group);
     free(v);
