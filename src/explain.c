@@ -1104,6 +1104,12 @@ char *explain_text(const plan *p, const explain *e, int width)
     else
         para(&out, width, 2, "Weights: none (nothing to synchronise: t_s is 0 in every config).");
     sharding_text(&out, width, p, e);
+    if (l->type == LT_INPUT)
+        para(&out, width, 2, "t_c: %.2f" NBSP "ms in every config: an input layer's t_c is the step's cost outside "
+                             "the kernels (the cluster's step_overhead_ms, as the model scales it: loading the batch, "
+                             "launches, the framework's bookkeeping), the same whatever the split, so it never changes "
+                             "the choice; the config only decides how the batch is split for its consumers (t_x out).",
+             e->alt[0].term_ms[TERM_TC]);
     para(&out, width, 2, "Activations: its output is %s for the batch, %s per task as %s; task 0 keeps %s on its GPU.",
          bytes_str(e->act_bytes, b1, sizeof b1), bytes_str(e->act_task_bytes, b2, sizeof b2), ca,
          bytes_str(e->mem_task_bytes, b3, sizeof b3));

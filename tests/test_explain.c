@@ -532,3 +532,21 @@ Test(explain, gpt2_lm_head_every_family)
     free(text);
     plan_free(p);
 }
+
+/* The input layer's t_c is a constant of the step, the same in every
+ * config; explain says what it is (issue 36, bug 11: never explained). */
+Test(explain, input_layer_constant_t_c_is_explained)
+{
+    plan *p = open_plan("vgg16", "p100-4x4", 16, 0);
+    explain e;
+    explain_ok(p, "data", &e);
+    cr_assert_gt(e.n_alts, 1);
+    for (int i = 1; i < e.n_alts; i++) ASSERT_REL(e.alt[i].term_ms[TERM_TC], e.alt[0].term_ms[TERM_TC], 1e-12);
+    char *text = explain_text(p, &e, 80);
+    char want[64];
+    snprintf(want, sizeof want, "t_c: %.2f ms in every config: an input layer's t_c", e.alt[0].term_ms[TERM_TC]);
+    cr_assert(strstr(text, want), "%s", text);
+    cr_assert(strstr(text, "never changes"), "%s", text);
+    free(text);
+    plan_free(p);
+}
