@@ -186,12 +186,11 @@ static void compact(double v, int bytes, char *buf, size_t n)
 #define TL_ROWS_H_MAX 9600.0 /* rows shrink below TL_ROW_H past this height */
 #define TL_ROW_H 16.0
 
-/* fill colours by kind: forward, input gradient, weight gradient, transfer, sync, all-gather, reduce-scatter,
- * reduce (of partial sums), optimizer */
-static const rgb kind_rgb[SIM__KINDS] = {
-    {0.30, 0.47, 0.66}, {0.96, 0.52, 0.09}, {0.89, 0.34, 0.34}, {0.33, 0.64, 0.29}, {0.70, 0.47, 0.64},
-    {0.46, 0.72, 0.70}, {0.93, 0.79, 0.28}, {0.55, 0.55, 0.20}, {0.55, 0.55, 0.55},
-};
+static rgb hex_rgb(const char *hex);
+
+/* fill colours by kind: palette.h's, the Timeline screen's too */
+_Static_assert(PALETTE_SIM_KINDS == SIM__KINDS, "a colour per simulated task kind");
+static rgb kind_fill(int k) { return hex_rgb(sim_kind_colours[k].fill); }
 static const char *const kind_label[SIM__KINDS] = {"forward",       "input gradient", "weight gradient", "transfer",
                                                    "gradient sync", "all-gather",     "reduce-scatter",
                                                    "partial-sum reduce", "optimizer step"};
@@ -283,9 +282,9 @@ static void tl_row(cairo_t *cr, const tl_draw *d, int r, double y, double x0, do
         if (!(t->dur_ms > 0)) continue;
         double a = x0 + t->start_ms * scale, b = x0 + t->end_ms * scale;
         if (b - a >= 2) {
-            if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_rgb[run_kind]);
+            if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_fill(run_kind));
             run_kind = -1;
-            box(cr, a, y, b - a > 3 ? b - a - 0.6 : b - a, h, kind_rgb[t->kind]);
+            box(cr, a, y, b - a > 3 ? b - a - 0.6 : b - a, h, kind_fill(t->kind));
             const char *name = t->layer >= 0 && t->layer < d->m->n_layers ? d->m->net->layers[t->layer].name : "";
             if (d->row_h >= 10 && text_width(cr, name) + 4 < b - a) {
                 cairo_set_source_rgb(cr, 1, 1, 1);
@@ -297,12 +296,12 @@ static void tl_row(cairo_t *cr, const tl_draw *d, int r, double y, double x0, do
             if (b > run_x1) run_x1 = b;
             continue;
         }
-        if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_rgb[run_kind]);
+        if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_fill(run_kind));
         run_kind = (int)t->kind;
         run_x0 = a;
         run_x1 = b > a + 0.5 ? b : a + 0.5;
     }
-    if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_rgb[run_kind]);
+    if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_fill(run_kind));
 }
 
 static void tl_paint(cairo_t *cr, const void *user)
@@ -364,7 +363,7 @@ static void tl_paint(cairo_t *cr, const void *user)
     font(cr, 11, 0);
     double lx = TL_MARGIN, ly = bottom + 26;
     for (int k = 0; k < SIM__KINDS; k++) {
-        box(cr, lx, ly - 10, 14, 12, kind_rgb[k]);
+        box(cr, lx, ly - 10, 14, 12, kind_fill(k));
         set_rgb(cr, INK);
         lx += 20 + text(cr, lx + 20, ly, 0, kind_label[k]) + 24;
     }
