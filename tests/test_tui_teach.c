@@ -302,3 +302,38 @@ Test(tui_scale_plan, mfu_chart_for_a_transformer)
     app_free(a);
     term_close();
 }
+
+/* A long export error names the path once and keeps its reason at 80x24
+ * (issue 36, bug 1: the path three times, the reason lost). */
+Test(tui_edges36, long_export_error_names_the_path_once)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("lenet5", "p100-4x4", 4);
+    static const char *const paths[] = {
+        "/nonexistent/a-rather-long-directory-name-for-the-slides/and-another-level-below/lenet5-graph-export.svg",
+        "/proc/version-a-rather-long-directory-name-for-the-slides-and-another-level-below-lenet5-export.svg"};
+    static const char *const reasons[] = {"does not exist", "No such file or directory"};
+    for (int i = 0; i < 2; i++) {
+        app_feed(a, 'e');
+        app_feed(a, 21 /* ^U */);
+        type(a, paths[i]);
+        app_feed(a, '\r');
+        cr_assert(a->status_error, "%s", a->status);
+        const char *end = paths[i] + strlen(paths[i]) - 12; /* the name's end, which the status keeps */
+        int n = 0;
+        for (const char *q = a->status; (q = strstr(q, end)); q++) n++;
+        cr_assert_eq(n, 1, "the path once: %s", a->status);
+        draw(a);
+        cr_assert(find_row(reasons[i]) >= 0 || strstr(a->status, reasons[i]), "%s", a->status);
+        int y = find_row("failed:");
+        cr_assert(y >= 0, "%s", dump());
+        char screen[1024] = "";
+        for (int k = y; k < LINES - 1 && k < y + 3; k++) {
+            strncat(screen, row(k), sizeof screen - strlen(screen) - 2);
+            strncat(screen, " ", sizeof screen - strlen(screen) - 1);
+        }
+        cr_assert(strstr(screen, reasons[i]) || strstr(screen, "No such file"), "the reason on screen:\n%s", dump());
+    }
+    app_free(a);
+    term_close();
+}

@@ -925,7 +925,12 @@ int app_export(app *a, const char *path)
     }
     if (rc != 0) {
         char msg[sizeof err.msg], shown[STATUS_PATH_CELLS * 4 + 8];
-        status_paths(err.msg[0] ? err.msg : "unknown error", path, msg, sizeof msg);
+        /* the engine's message starts with the path the status names
+         * already: said once, the reason keeps its room (issue 36, bug 1) */
+        const char *why = err.msg[0] ? err.msg : "unknown error";
+        size_t pl = strlen(path);
+        if (strncmp(why, path, pl) == 0 && why[pl] == ':' && why[pl + 1] == ' ') why += pl + 2;
+        status_paths(why, path, msg, sizeof msg);
         ui_fit_mid(path, STATUS_PATH_CELLS, shown, sizeof shown);
         app_set_status(a, 1, "export to %s failed: %s", shown, msg);
         return -1;
