@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -333,6 +334,35 @@ Test(tui_edges36, long_export_error_names_the_path_once)
             strncat(screen, " ", sizeof screen - strlen(screen) - 1);
         }
         cr_assert(strstr(screen, reasons[i]) || strstr(screen, "No such file"), "the reason on screen:\n%s", dump());
+    }
+    app_free(a);
+    term_close();
+}
+
+/* Help longer than the screen: the "77-96 of 123" counter has a row of its
+ * own and covers no help text (issue 36, bug 1: "0 the whole 77-96 of
+ * 123"); paging shows every row once. */
+Test(tui_edges36, help_counter_covers_no_text)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, '?');
+    for (int page = 0; page < 12; page++) {
+        draw(a);
+        int y = -1;
+        for (int k = 0; k < LINES; k++) {
+            const char *r = row(k);
+            const char *of = strstr(r, " of ");
+            if (of && strchr(r, '-') && strlen(of) < 12 && isdigit((unsigned char)of[4])) y = k;
+        }
+        cr_assert(y >= 0, "no counter:\n%s", dump());
+        const char *r = row(y);
+        while (*r == ' ') r++;
+        int a0, a1, n;
+        cr_assert_eq(sscanf(r, "%d-%d of %d", &a0, &a1, &n), 3, "the counter's row holds text: \"%s\"\n%s", row(y),
+                     dump());
+        if (a1 == n) break;
+        app_feed(a, KEY_NPAGE);
     }
     app_free(a);
     term_close();
