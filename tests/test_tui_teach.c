@@ -367,3 +367,33 @@ Test(tui_edges36, help_counter_covers_no_text)
     app_free(a);
     term_close();
 }
+
+/* The context line's images/s names its model, Eq. 1, as its step time
+ * does (issue 36, bug 11: after F it read as the simulated figure). */
+Test(tui_edges36, context_images_per_s_names_eq1)
+{
+    term_open(30, 160, 1);
+    app *a = open_app("alexnet", "p100-4x4", 8);
+    draw(a);
+    char want[64];
+    snprintf(want, sizeof want, "%.0f img/s (Eq. 1)", a->p->best_eval.images_per_s);
+    cr_assert(strstr(row(1), want), "\"%s\" in the context line:\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
+/* The final step of VGG-16 (a chain: two nodes joined by one edge are
+ * left) says why the folds stop there, not that no node has a single edge
+ * (issue 36, bug 11). */
+Test(tui_edges36, final_step_of_two_nodes_and_one_edge)
+{
+    term_open(40, 120, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    app_feed(a, '3');
+    app_feed(a, 'f');
+    draw(a);
+    cr_assert(find_row("Two nodes joined by one edge, where the eliminations") >= 0, "%s", dump());
+    cr_assert(find_row("single edge to fold") < 0, "%s", dump());
+    app_free(a);
+    term_close();
+}

@@ -328,11 +328,19 @@ static void text_final(app *a, panel *pn)
         k += (size_t)w;
     }
     para(pn, ST_BOLD, "Final step %s %s", G->dot, r->method == FINAL_ENUMERATION ? "enumeration" : "variable elimination");
+    /* two nodes joined by one edge: each has a single edge, but the folds
+     * stop there as the eliminations do (issue 36, bug 11: "no node has a
+     * single edge to fold" read false) */
+    int pair = r->n_left == 2 && r->n_edges_left == 1;
     para(pn, ST_NORMAL,
-         "No node has exactly one in- and one out-edge%s and no two edges join the same ends: %d node%s left (%s). "
+         "%s: %d node%s left (%s). "
          "%s %.0f combination%s of their configs, each costed with their node tables and the tables of the %d "
          "edge%s left.",
-         r->fold ? " or a single edge to fold" : "", r->n_left, r->n_left == 1 ? " is" : "s are", names,
+         pair ? "Two nodes joined by one edge, where the eliminations and folds stop"
+         : r->fold ? "No node has exactly one in- and one out-edge or a single edge to fold, and no two edges join the "
+                     "same ends"
+                   : "No node has exactly one in- and one out-edge and no two edges join the same ends",
+         r->n_left, r->n_left == 1 ? " is" : "s are", names,
          r->method == FINAL_ENUMERATION ? "Algorithm 1 enumerates all" : "Too many to enumerate, so exact variable "
                                                                        "elimination searches the",
          r->final_space, r->final_space == 1 ? "" : "s", r->n_edges_left, r->n_edges_left == 1 ? "" : "s");
