@@ -727,6 +727,46 @@ Test(tui_edges, stepper_next_node_is_reversed_in_colour_too)
     term_close();
 }
 
+/* box_of for a name the box may cut ("mixed_5b/branch5x5_1_re…"). */
+static int box_of_cut(const char *name, int *y, int *x)
+{
+    if (box_of(name, y, x) == 0) return 0;
+    char cut[128];
+    for (int n = (int)strlen(name) - 1; n >= 6; n--) {
+        snprintf(cut, sizeof cut, "%.*s…", n, name);
+        if (box_of(cut, y, x) == 0) return 0;
+    }
+    return -1;
+}
+
+/* Issue 36, bug 6: stepping through Inception-v3 on 8 GPUs, the next
+ * node's reversed box stays in view (at step 34 it was off screen), and a
+ * next edge elimination reverses its two ends. */
+Test(tui_edges, stepper_keeps_the_next_node_in_view)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("inception_v3", "p100-4x4", 8);
+    type(a, "3");
+    const search_result *r = a->p->sr;
+    int checked = 0, edges = 0;
+    for (int k = 0; k < r->n_steps && k < 80; k++) {
+        const elim_step *nx = &r->steps[steps_of(a)->step];
+        draw(a);
+        int id = nx->kind != ELIM_EDGE ? nx->node : nx->to, y, x;
+        cr_assert_eq(box_of_cut(a->p->net->layers[id].name, &y, &x), 0, "step %d: %s's box is off screen\n%s", k,
+                     a->p->net->layers[id].name, dump());
+        cr_assert(attr_at(y + 1, x + 1) & A_REVERSE, "step %d: %s's box is not reversed\n%s", k,
+                  a->p->net->layers[id].name, dump());
+        checked++;
+        edges += nx->kind == ELIM_EDGE;
+        app_feed(a, KEY_RIGHT);
+    }
+    cr_assert_gt(checked, 34);
+    cr_log_info("%d steps checked, %d edge eliminations", checked, edges);
+    app_free(a);
+    term_close();
+}
+
 /* ---------- bug 7: without colour, the split classes carry attributes */
 
 Test(tui_edges, no_colour_classes_have_attributes_in_boxes_and_legend)
