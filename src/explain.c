@@ -855,8 +855,7 @@ static void dims_text(lw_buf *out, int width, const plan *p, const explain *e)
     const layer *l = &p->net->layers[li];
     const explain_alt *ref = dims_reference(e);
     if (ref) dims_headline(out, width, p, e, ref);
-    para(out, width, 2, "Each way to split %s, its best config (the rest re-optimised; ! over the memory limit):",
-         l->name);
+    para(out, width, 2, "Each way to split %s, its best config (the rest re-optimised):", l->name);
     unsigned seen = 0;
     int data = -1; /* data parallelism's config, when it is also a family's best: said there */
     for (int i = 0; i < e->n_dims; i++)
@@ -873,10 +872,9 @@ static void dims_text(lw_buf *out, int width, const plan *p, const explain *e)
         seen |= 1u << d->family;
         if (d->config == e->alt[0].config) snprintf(tail, sizeof tail, "the chosen config");
         else snprintf(tail, sizeof tail, "%+.2f" NBSP "ms per step", d->total_ms - e->alt[0].total_ms);
-        para(out, width, 4, "  %c %s%s%s: %s: t_c %.2f" NBSP "ms, %s, %s; %s.", d->fits ? '-' : '!',
-             d->family == FAM_DATA ? "" : "by ", d->role,
-             d->family == FAM_DATA ? "'s config" : also ? " (data parallelism's config too)" : "", c,
-             d->term_ms[TERM_TC], ws, as, tail);
+        para(out, width, 4, "  - %s%s%s: %s%s: t_c %.2f" NBSP "ms, %s, %s; %s.", d->family == FAM_DATA ? "" : "by ",
+             d->role, d->family == FAM_DATA ? "'s config" : also ? " (data parallelism's config too)" : "", c,
+             d->fits ? "" : " (over the memory limit: no strategy with it fits)", d->term_ms[TERM_TC], ws, as, tail);
     }
     char none[160] = "";
     size_t at = 0;
