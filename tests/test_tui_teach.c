@@ -397,3 +397,28 @@ Test(tui_edges36, final_step_of_two_nodes_and_one_edge)
     app_free(a);
     term_close();
 }
+
+/* Compare's "previous" across a batch change: a step is not the same work,
+ * so the header sets the images/s side by side (issue 36, bug 11: ms only). */
+Test(tui_edges36, compare_previous_across_a_batch_change_gives_images_per_s)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    double before = a->p->best_eval.images_per_s;
+    app_feed(a, '>');
+    double now = a->p->best_eval.images_per_s;
+    app_feed(a, 'C');
+    for (int k = 0; k < CMP__COUNT && compare_of(a)->src[1] != CMP_PREVIOUS; k++) app_feed(a, 'b');
+    cr_assert_eq(compare_of(a)->src[1], CMP_PREVIOUS);
+    draw(a);
+    char want[96];
+    snprintf(want, sizeof want, "images/s A %.0f, B %.0f", now, before);
+    char head[512], r2[256]; /* row() returns one buffer: copied a row at a time */
+    snprintf(r2, sizeof r2, "%.200s", row(2));
+    snprintf(head, sizeof head, "%s %.200s", r2, row(3));
+    for (char *s = head; *s; s++) /* the wrap's break reads as a space */
+        if (s[0] == ' ' && s[1] == ' ') memmove(s, s + 1, strlen(s));
+    cr_assert(strstr(head, "not the same work") && strstr(head, want), "\"%s\" in the header:\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
