@@ -306,13 +306,13 @@ expect "explain run exits" "EXITED"
 start -n alexnet -g 8
 expect "sweep run opens" "alexnet on p100-4x4"
 keys 4
-expect_re "scaling rows in" "speed-up" 60
+expect_re "scaling rows in (the speed-ups)" "L layer-wise .* [0-9.]+x" 90
 keys G C-u 1 e 1 2 Enter
 expect "G: no GPU count reaches 1e12 images/s" "layer-wise none"
 keys S
 expect "S sweeps the inter-node bandwidth" "against the inter-node bandwidth (S)"
 expect "the current bandwidth is a value" "11.5 GB/s"
-expect_re "the sweep's rows in" "ratio" 60
+expect_re "the sweep's rows in (the ratios)" "L layer-wise .* [0-9.]+x" 90
 keys e
 expect "the sweep's export prompt" "layerwise-alexnet-scaling.svg"
 keys Escape
