@@ -1749,7 +1749,7 @@ static int cmd_simulate(const opts *o)
     }
     sim_watch w = {.tty = isatty(STDERR_FILENO), .tasks = z.tasks, .limit_s = limit, .extra_s = z.tasks * extra_s};
     sim_options so = {.overlap = o->overlap >= 0            ? (sim_overlap)o->overlap
-                                 : p->cl->stack.given && p->cl->stack.overlap >= 0 ? (sim_overlap)p->cl->stack.overlap /* the stack's */
+                                 : plan_cluster(p)->stack.given && plan_cluster(p)->stack.overlap >= 0 ? (sim_overlap)plan_cluster(p)->stack.overlap /* the stack's */
                                                              : SIM_OVERLAP_DDP,
                       .progress = sim_watch_progress,
                       .progress_user = &w};

@@ -1,4 +1,5 @@
 #include "draw_cairo.h"
+#include "palette.h"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -185,12 +186,11 @@ static void compact(double v, int bytes, char *buf, size_t n)
 #define TL_ROWS_H_MAX 9600.0 /* rows shrink below TL_ROW_H past this height */
 #define TL_ROW_H 16.0
 
-/* fill colours by kind: forward, input gradient, weight gradient, transfer, sync, all-gather, reduce-scatter,
- * reduce (of partial sums), optimizer */
-static const rgb kind_rgb[SIM__KINDS] = {
-    {0.30, 0.47, 0.66}, {0.96, 0.52, 0.09}, {0.89, 0.34, 0.34}, {0.33, 0.64, 0.29}, {0.70, 0.47, 0.64},
-    {0.46, 0.72, 0.70}, {0.93, 0.79, 0.28}, {0.55, 0.55, 0.20}, {0.55, 0.55, 0.55},
-};
+static rgb hex_rgb(const char *hex);
+
+/* fill colours by kind: palette.h's, the Timeline screen's too */
+_Static_assert(PALETTE_SIM_KINDS == SIM__KINDS, "a colour per simulated task kind");
+static rgb kind_fill(int k) { return hex_rgb(sim_kind_colours[k].fill); }
 static const char *const kind_label[SIM__KINDS] = {"forward",       "input gradient", "weight gradient", "transfer",
                                                    "gradient sync", "all-gather",     "reduce-scatter",
                                                    "partial-sum reduce", "optimizer step"};
@@ -282,9 +282,9 @@ static void tl_row(cairo_t *cr, const tl_draw *d, int r, double y, double x0, do
         if (!(t->dur_ms > 0)) continue;
         double a = x0 + t->start_ms * scale, b = x0 + t->end_ms * scale;
         if (b - a >= 2) {
-            if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_rgb[run_kind]);
+            if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_fill(run_kind));
             run_kind = -1;
-            box(cr, a, y, b - a > 3 ? b - a - 0.6 : b - a, h, kind_rgb[t->kind]);
+            box(cr, a, y, b - a > 3 ? b - a - 0.6 : b - a, h, kind_fill(t->kind));
             const char *name = t->layer >= 0 && t->layer < d->m->n_layers ? d->m->net->layers[t->layer].name : "";
             if (d->row_h >= 10 && text_width(cr, name) + 4 < b - a) {
                 cairo_set_source_rgb(cr, 1, 1, 1);
@@ -296,12 +296,12 @@ static void tl_row(cairo_t *cr, const tl_draw *d, int r, double y, double x0, do
             if (b > run_x1) run_x1 = b;
             continue;
         }
-        if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_rgb[run_kind]);
+        if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_fill(run_kind));
         run_kind = (int)t->kind;
         run_x0 = a;
         run_x1 = b > a + 0.5 ? b : a + 0.5;
     }
-    if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_rgb[run_kind]);
+    if (run_kind >= 0) box(cr, run_x0, y, run_x1 - run_x0, h, kind_fill(run_kind));
 }
 
 static void tl_paint(cairo_t *cr, const void *user)
@@ -363,7 +363,7 @@ static void tl_paint(cairo_t *cr, const void *user)
     font(cr, 11, 0);
     double lx = TL_MARGIN, ly = bottom + 26;
     for (int k = 0; k < SIM__KINDS; k++) {
-        box(cr, lx, ly - 10, 14, 12, kind_rgb[k]);
+        box(cr, lx, ly - 10, 14, 12, kind_fill(k));
         set_rgb(cr, INK);
         lx += 20 + text(cr, lx + 20, ly, 0, kind_label[k]) + 24;
     }
@@ -501,4 +501,139 @@ int draw_bar_charts(const char *title, const draw_bars *panels, int n_panels, co
     double w, h;
     draw_bar_charts_size(n_panels, &w, &h);
     return render(path, w, h, bc_paint, &d, err);
+}
+
+/* ---------- the lecture chart ---------- */
+
+#define LC_W 1100.0
+#define LC_MARGIN 14.0
+#define LC_NAME_W 230.0
+#define LC_TOP 86.0
+#define LC_BOTTOM 56.0
+#define LC_ROWS_H_MAX 9000.0 /* rows shrink below LC_ROW_H past this height */
+#define LC_ROW_H 15.0
+
+typedef struct lc_draw {
+    const char *title;
+    const draw_lecture_row *rows;
+    int n;
+} lc_draw;
+
+static double lc_row_h(int n)
+{
+    return n > 0 && n * LC_ROW_H > LC_ROWS_H_MAX ? LC_ROWS_H_MAX / n : LC_ROW_H;
+}
+
+void draw_lecture_size(int n, double *w, double *h)
+{
+    *w = LC_W;
+    *h = LC_TOP + (n > 0 ? n : 1) * lc_row_h(n) + LC_BOTTOM;
+}
+
+static rgb hex_rgb(const char *hex)
+{
+    unsigned v = 0;
+    if (hex && hex[0] == '#') v = (unsigned)strtoul(hex + 1, NULL, 16);
+    return (rgb){((v >> 16) & 255) / 255.0, ((v >> 8) & 255) / 255.0, (v & 255) / 255.0};
+}
+
+/* The decades [*lo, *hi] that hold every positive value (at most 8). */
+static void lc_range(const lc_draw *d, double *lo, double *hi)
+{
+    double mx = 0, mn = INFINITY;
+    for (int i = 0; i < d->n; i++) {
+        double v[2] = {d->rows[i].sync_bytes, d->rows[i].move_bytes};
+        for (int k = 0; k < 2; k++) {
+            if (!(v[k] > 0) || !isfinite(v[k])) continue;
+            if (v[k] > mx) mx = v[k];
+            if (v[k] < mn) mn = v[k];
+        }
+    }
+    *hi = pow(10, ceil(log10(mx > 0 ? mx : 1e6)));
+    *lo = pow(10, floor(log10(isfinite(mn) ? mn : *hi / 1e3)));
+    if (*lo >= *hi) *lo = *hi / 10;
+    if (*hi / *lo > 1e8) *lo = *hi / 1e8;
+}
+
+/* How far from the axis (0..1) a bar of v reaches on [lo, hi]. */
+static double lc_frac(double v, double lo, double hi)
+{
+    if (!(v > 0) || !isfinite(v)) return 0;
+    double f = (log10(v) - log10(lo)) / (log10(hi) - log10(lo));
+    return f < 0 ? 0.02 : f > 1 ? 1 : f;
+}
+
+/* The two scales, each from the name column outwards, with decade rules. */
+static void lc_axes(cairo_t *cr, double lo, double hi, double y0, double y1)
+{
+    double cx = LC_W / 2, half = LC_NAME_W / 2, span = cx - half - LC_MARGIN;
+    char buf[32];
+    font(cr, 10, 0);
+    for (double v = lo; v <= hi * 1.0001; v *= 10) {
+        double f = lc_frac(v, lo, hi);
+        compact(v, 1, buf, sizeof buf);
+        for (int side = -1; side <= 1; side += 2) {
+            double x = cx + side * (half + f * span);
+            line(cr, x, y0, x, y1, RULE, 0.5);
+            set_rgb(cr, GREY);
+            text(cr, x, y0 - 4, 1, buf);
+        }
+    }
+    font(cr, 12, 1);
+    set_rgb(cr, INK);
+    text(cr, cx - half, y0 - 20, 2, "weights synced if split by sample (t_s)");
+    text(cr, cx + half, y0 - 20, 0, "activations moved if split by channel (t_x)");
+}
+
+static void lc_paint(cairo_t *cr, const void *user)
+{
+    const lc_draw *d = user;
+    double lo, hi, rh = lc_row_h(d->n), cx = LC_W / 2, half = LC_NAME_W / 2, span = cx - half - LC_MARGIN;
+    lc_range(d, &lo, &hi);
+    set_rgb(cr, INK);
+    font(cr, 15, 1);
+    text(cr, LC_MARGIN, 24, 0, d->title ? d->title : "");
+    double y0 = LC_TOP, y1 = LC_TOP + d->n * rh;
+    lc_axes(cr, lo, hi, y0, y1);
+    double fs = rh * 0.7 < 11 ? rh * 0.7 : 11;
+    int present[SPLIT__COUNT] = {0};
+    for (int i = 0; i < d->n; i++) {
+        const draw_lecture_row *r = &d->rows[i];
+        int cls = r->cls >= 0 && r->cls < SPLIT__COUNT ? r->cls : SPLIT_ONE;
+        present[cls] = 1;
+        rgb ink = hex_rgb(split_colours[cls].line);
+        double y = y0 + i * rh, bh = rh * 0.8;
+        double fl = lc_frac(r->sync_bytes, lo, hi) * span, fr = lc_frac(r->move_bytes, lo, hi) * span;
+        /* bars in the class's strong colour, to read from the back of a room */
+        if (fl > 0) box(cr, cx - half - fl, y + rh * 0.1, fl, bh, ink);
+        if (fr > 0) box(cr, cx + half, y + rh * 0.1, fr, bh, ink);
+        if (fs >= 5) {
+            char lab[128];
+            snprintf(lab, sizeof lab, "%.60s  %.40s", r->layer ? r->layer : "", r->config ? r->config : "");
+            font(cr, fs, 0);
+            set_rgb(cr, ink);
+            text(cr, cx, y + rh * 0.5 + fs * 0.35, 1, lab);
+        }
+    }
+    /* the key: the classes present */
+    font(cr, 11, 0);
+    double lx = LC_MARGIN, ly = y1 + 32;
+    set_rgb(cr, INK);
+    lx += text(cr, lx, ly, 0, "chosen split:") + 10;
+    for (int c = 0; c < SPLIT__COUNT; c++) {
+        if (!present[c]) continue;
+        box(cr, lx, ly - 10, 14, 12, hex_rgb(split_colours[c].fill));
+        set_rgb(cr, hex_rgb(split_colours[c].line));
+        lx += 20 + text(cr, lx + 20, ly, 0, split_colours[c].name) + 18;
+    }
+}
+
+int draw_lecture(const char *title, const draw_lecture_row *rows, int n, const char *path, lw_error *err)
+{
+    if (draw_check_path(path, err) != 0) return -1;
+    if (n < 1 || !rows) return lw_fail(err, 1, "%s: no layer to draw", path);
+    lc_draw d = {title, rows, n};
+    double w, h;
+    draw_lecture_size(n, &w, &h);
+    return render(path, w, h, lc_paint, &d, err);
 }

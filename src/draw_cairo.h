@@ -50,4 +50,19 @@ typedef struct draw_bars {
 int draw_bar_charts(const char *title, const draw_bars *panels, int n_panels, const char *path, lw_error *err);
 void draw_bar_charts_size(int n_panels, double *w, double *h);
 
+/* The lecture chart, a slide: a row per layer in the network's order, the
+ * bytes it would sync split by sample as a bar leftwards of its name, the
+ * bytes it would move split by channel rightwards, both on one log-10
+ * scale; each bar filled in the colour of the layer's chosen split (its
+ * palette.h class), a key of the classes below. */
+typedef struct draw_lecture_row {
+    const char *layer, *config;  /* its name; its chosen config as text */
+    int cls;                     /* split_class of the chosen config */
+    double sync_bytes, move_bytes; /* <= 0 or NaN: no bar */
+} draw_lecture_row;
+
+/* 0, or -1 with err set. */
+int draw_lecture(const char *title, const draw_lecture_row *rows, int n, const char *path, lw_error *err);
+void draw_lecture_size(int n, double *w, double *h);
+
 #endif

@@ -20,6 +20,26 @@ const char *explain_term_name(explain_term t)
     return t >= 0 && t < TERM__COUNT ? term_names[t] : "?";
 }
 
+int explain_family_of(const config *c)
+{
+    int n = c->deg[DIM_N] > 1, ch = c->deg[DIM_C] > 1, hw = c->deg[DIM_H] * c->deg[DIM_W] > 1, r = c->deg[DIM_R] > 1;
+    if (n + ch + hw + r != 1 || c->deg[DIM_X] > 1) return -1;
+    return n ? FAM_SAMPLE : ch ? FAM_CHANNEL : hw ? FAM_SPATIAL : FAM_CONTRACTION;
+}
+
+const char *explain_family_name(const layer *l, explain_family f)
+{
+    int seq = l->out.rank == 3;
+    switch (f) {
+    case FAM_SAMPLE: return "sample (n)";
+    case FAM_CHANNEL: return l->type == LT_ATTENTION ? "heads (c)" : seq ? "features (c)" : "channel (c)";
+    case FAM_SPATIAL: return seq ? "sequence (s)" : "height/width";
+    case FAM_CONTRACTION: return "contraction (r)";
+    case FAM_DATA: return "data parallelism";
+    default: return "?";
+    }
+}
+
 static int nodes_of(const cluster *cl, int tasks)
 {
     int gpn = cl->gpus_per_node > 0 ? cl->gpus_per_node : 1;
@@ -56,6 +76,7 @@ static void alt_fill(const plan *p, int li, const int *cfg, explain_alt *a)
     a->changed = plan_layers_changed(p, li, cfg);
     a->peak_bytes = cost_memory(m, cfg, NULL);
     a->fits = a->peak_bytes <= plan_memory_limit(&p->mset, p->cl);
+    a->family = explain_family_of(&m->configs[li][k]);
     strategy_eval_free(&ev);
 }
 
@@ -388,6 +409,72 @@ static int in_class(const rank_ctx *c, int k, int cls)
     return cls == 0 ? n && !ch && !hw : cls == 1 ? ch && !n && !hw : hw && !n && !ch;
 }
 
+/* ---- the dimension families ---------------------------------------------- */
+
+static int in_family(const rank_ctx *c, int k, int fam)
+{
+    return explain_family_of(&c->p->cm->configs[c->li][k]) == fam;
+}
+
+/* The best config of family fam in the ranking (within the memory limit
+ * where it applies), else by Eq. 1 alone (none of the family fits); -1
+ * when the layer has none. */
+static int family_best(rank_ctx *rc, int fam)
+{
+    int k;
+    if (rank_best(rc, in_family, fam, -1, &k, 1) == 1) return k;
+    int best = -1;
+    for (k = 0; k < rc->p->cm->n_configs[rc->li]; k++)
+        if (in_family(rc, k, fam) && isfinite(rc->eq1[k]) && (best < 0 || rc->eq1[k] < rc->eq1[best])) best = k;
+    return best;
+}
+
+/* The strategy of config k's total in the ranking, or, with none within
+ * the memory limit, its best by Eq. 1 alone; NULL when neither is finite.
+ * Caller frees. */
+static int *family_strategy(rank_ctx *rc, int k)
+{
+    int *cfg = rank_strategy(rc, k);
+    if (cfg || !rc->limited) return cfg;
+    cfg = lw_malloc(sizeof(int) * (size_t)rc->p->net->n_layers);
+    if (isfinite(plan_cost_with_pin_eq1(rc->p, rc->li, k, cfg))) return cfg;
+    free(cfg);
+    return NULL;
+}
+
+/* e->dim: the best config of each family layer li can split by, then data
+ * parallelism's config, each with the rest re-optimised (alt 0 where it is
+ * the chosen config). */
+static void pick_dimensions(rank_ctx *rc, explain *e)
+{
+    const plan *p = rc->p;
+    int li = rc->li;
+    for (int f = 0; f < FAM__COUNT; f++) {
+        int k;
+        if (f == FAM_DATA) {
+            int *d = lw_malloc(sizeof(int) * (size_t)p->net->n_layers);
+            plan_baseline(p, BASE_DATA, d);
+            k = d[li];
+            free(d);
+        } else {
+            k = family_best(rc, f);
+        }
+        if (k < 0) continue;
+        explain_alt *a = &e->dim[e->n_dims];
+        if (k == p->best[li]) {
+            *a = e->alt[0];
+        } else {
+            int *cfg = family_strategy(rc, k);
+            if (!cfg) continue;
+            alt_fill(p, li, cfg, a);
+            free(cfg);
+        }
+        a->role = explain_family_name(&p->net->layers[li], (explain_family)f);
+        a->family = f;
+        e->n_dims++;
+    }
+}
+
 /* ---- the layer ------------------------------------------------------------- */
 
 static int listed(const explain *e, int k)
@@ -488,6 +575,7 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
         e->alt[e->n_alts++].role = why[i];
         free(cfg);
     }
+    pick_dimensions(&rc, e);
     e->unasked = rc.unasked;
     free(rc.cfg);
     free(rc.r);
@@ -569,6 +657,15 @@ static const char *bytes_str(double v, char *b, size_t n)
     lw_format_bytes(v, b, n);
     for (char *s = b; *s; s++)
         if (*s == ' ') *s = NBSP[0];
+    return b;
+}
+
+/* A GPU's memory, as the table, the cluster file and the CLI's memory
+ * line give it: "16.00 GiB" (binary units: GPUs are sold by GiB; bytes
+ * moved and synced stay decimal, bytes_str). */
+static const char *gib_str(double v, char *b, size_t n)
+{
+    snprintf(b, n, "%.2f" NBSP "GiB", v / 1073741824.0);
     return b;
 }
 
@@ -670,6 +767,129 @@ static void decide_text(lw_buf *out, int width, const plan *p, const explain *e)
     if (best >= 0)
         para(out, width, 2, "%s would save %.2f ms of %s, not enough: in all it is %+.2f ms per step (" EQ1 ").", cb, gain,
              explain_term_name((explain_term)best), b->total_ms - a->total_ms);
+}
+
+/* ---- the dimension: weights synced against activations moved ---------------- */
+
+static double tx_ms(const explain_alt *a) { return a->term_ms[TERM_TX_IN] + a->term_ms[TERM_TX_OUT]; }
+
+/* What config a keeps of the layer's weights and what it syncs: "keeps 16
+ * replicas of its 411.1 MB of weights and syncs them (t_s 214.00 ms)".
+ * Weights are split by c and r; n, h and w hold replicas that sync. */
+static void weights_words(const plan *p, const explain *e, const explain_alt *a, char *b, size_t n)
+{
+    const config *f = &p->cm->configs[e->layer][a->config];
+    int reps = f->deg[DIM_N] * f->deg[DIM_H] * f->deg[DIM_W], shards = f->deg[DIM_C] * f->deg[DIM_R];
+    char w[32], part[80];
+    double ts = a->term_ms[TERM_TS];
+    if (e->params <= 0) {
+        snprintf(b, n, "has no weights to sync");
+        return;
+    }
+    if (shards > 1) snprintf(part, sizeof part, "each %s shard (1/%d) of its weights", bytes_str(e->weight_bytes / shards, w, sizeof w), shards);
+    else snprintf(part, sizeof part, "its %s of weights", bytes_str(e->weight_bytes, w, sizeof w));
+    if (reps > 1) snprintf(b, n, "keeps %d replicas of %s and syncs them (t_s %.2f" NBSP "ms)", reps, part, ts);
+    else snprintf(b, n, "keeps one copy of %s and syncs none (t_s %.2f" NBSP "ms)", part, ts);
+}
+
+/* "moves 308.3 MB of activations (t_x 4.31 ms)": its edges in and out,
+ * forward and backward. */
+static void acts_words(const explain_alt *a, char *b, size_t n)
+{
+    char x[32];
+    double bytes = a->in_bytes + a->out_bytes;
+    if (bytes <= 0) snprintf(b, n, "moves no activations (t_x %.2f" NBSP "ms)", tx_ms(a));
+    else snprintf(b, n, "moves %s of activations (t_x %.2f" NBSP "ms)", bytes_str(bytes, x, sizeof x), tx_ms(a));
+}
+
+/* The other config the headline sets the chosen one against: data
+ * parallelism's, unless that is the chosen one; then the best by channel
+ * (the other half of "by sample or by channel?"); else the fastest other
+ * family's best. NULL: none. */
+static const explain_alt *dims_reference(const explain *e)
+{
+    const explain_alt *ref = NULL, *channel = NULL;
+    for (int i = 0; i < e->n_dims; i++) {
+        const explain_alt *d = &e->dim[i];
+        if (d->config == e->alt[0].config) continue;
+        if (d->family == FAM_DATA) return d;
+        if (d->family == FAM_CHANNEL) channel = d;
+        if (!ref || d->total_ms < ref->total_ms) ref = d;
+    }
+    return channel ? channel : ref;
+}
+
+/* One sentence with the bytes that decide between chosen a and b: the
+ * term b loses most by (t_s: b's weights synced against a's activations
+ * moved; t_x the other way round; else t_c), and the totals. */
+static void dims_headline(lw_buf *out, int width, const plan *p, const explain *e, const explain_alt *b)
+{
+    const explain_alt *a = &e->alt[0];
+    int li = e->layer;
+    char ca[64], cb[64], wa[160], wb[160];
+    cfg_str(p, li, a->config, ca, sizeof ca);
+    cfg_str(p, li, b->config, cb, sizeof cb);
+    double dts = b->term_ms[TERM_TS] - a->term_ms[TERM_TS], dtx = tx_ms(b) - tx_ms(a);
+    double dtc = b->term_ms[TERM_TC] - a->term_ms[TERM_TC];
+    if (dtc > dts && dtc > dtx) {
+        snprintf(wb, sizeof wb, "computes %.2f" NBSP "ms per task (t_c) on %d GPU%s", b->term_ms[TERM_TC], b->gpus,
+                 b->gpus == 1 ? "" : "s");
+        snprintf(wa, sizeof wa, "%.2f" NBSP "ms on %d", a->term_ms[TERM_TC], a->gpus);
+    } else if (dts >= dtx) {
+        weights_words(p, e, b, wb, sizeof wb);
+        acts_words(a, wa, sizeof wa);
+    } else {
+        acts_words(b, wb, sizeof wb);
+        weights_words(p, e, a, wa, sizeof wa);
+    }
+    if (b->family == FAM_DATA)
+        para(out, width, 2, "Why %s and not data parallelism's %s: %s %s; %s %s. In all %s is %+.2f" NBSP "ms per step "
+                            "(" EQ1 ").",
+             ca, cb, cb, wb, ca, wa, cb, b->total_ms - a->total_ms);
+    else
+        para(out, width, 2, "Why %s and not %s, the best by %s: %s %s; %s %s. In all %s is %+.2f" NBSP "ms per step "
+                            "(" EQ1 ").",
+             ca, cb, b->role, cb, wb, ca, wa, cb, b->total_ms - a->total_ms);
+}
+
+/* The chosen config against the best config of each family the layer can
+ * split by and data parallelism's: the weights each keeps and syncs, the
+ * activations it moves, its total. */
+static void dims_text(lw_buf *out, int width, const plan *p, const explain *e)
+{
+    if (e->n_dims == 0) return;
+    int li = e->layer;
+    const layer *l = &p->net->layers[li];
+    const explain_alt *ref = dims_reference(e);
+    if (ref) dims_headline(out, width, p, e, ref);
+    para(out, width, 2, "Each way to split %s, its best config (the rest re-optimised):", l->name);
+    unsigned seen = 0;
+    int data = -1; /* data parallelism's config, when it is also a family's best: said there */
+    for (int i = 0; i < e->n_dims; i++)
+        if (e->dim[i].family == FAM_DATA) data = e->dim[i].config;
+    for (int i = 0; i < e->n_dims; i++) {
+        const explain_alt *d = &e->dim[i];
+        int also = d->family != FAM_DATA && d->config == data;
+        if (d->family == FAM_DATA && (seen & (1u << FAM_DATA))) continue;
+        if (also) seen |= 1u << FAM_DATA;
+        char c[64], ws[160], as[160], tail[64];
+        cfg_str(p, li, d->config, c, sizeof c);
+        weights_words(p, e, d, ws, sizeof ws);
+        acts_words(d, as, sizeof as);
+        seen |= 1u << d->family;
+        if (d->config == e->alt[0].config) snprintf(tail, sizeof tail, "the chosen config");
+        else snprintf(tail, sizeof tail, "%+.2f" NBSP "ms per step", d->total_ms - e->alt[0].total_ms);
+        para(out, width, 4, "  - %s%s%s: %s%s: t_c %.2f" NBSP "ms, %s, %s; %s.", d->family == FAM_DATA ? "" : "by ",
+             d->role, d->family == FAM_DATA ? "'s config" : also ? " (data parallelism's config too)" : "", c,
+             d->fits ? "" : " (over the memory limit: no strategy with it fits)", d->term_ms[TERM_TC], ws, as, tail);
+    }
+    char none[160] = "";
+    size_t at = 0;
+    for (int f = 0; f < FAM_DATA; f++)
+        if (!(seen & (1u << f)))
+            at += (size_t)snprintf(none + at, sizeof none - at, "%s%s", at ? " or " : "",
+                                   explain_family_name(l, (explain_family)f));
+    if (at) para(out, width, 4, "  No config splits %s by %s alone.", l->name, none);
 }
 
 static void placement_text(lw_buf *out, int width, const plan *p, const explain *e)
@@ -778,7 +998,7 @@ static void verdict_text(lw_buf *out, int width, const plan *p, const explain *e
         para(out, width, 2, "The memory limit binds: the paper's optimum (memory not limited) takes %.2f ms per step "
                              "(" EQ1 ") with %s as %s, but needs %s on its fullest GPU, over the limit of %s.",
              p->mem.unconstrained_ms, l->name, cfg_str(p, li, k, b1, sizeof b1),
-             bytes_str(p->mem.unconstrained_peak, b2, sizeof b2), bytes_str(limit, b3, sizeof b3));
+             gib_str(p->mem.unconstrained_peak, b2, sizeof b2), gib_str(limit, b3, sizeof b3));
     }
 }
 
@@ -889,6 +1109,12 @@ char *explain_text(const plan *p, const explain *e, int width)
     else
         para(&out, width, 2, "Weights: none (nothing to synchronise: t_s is 0 in every config).");
     sharding_text(&out, width, p, e);
+    if (l->type == LT_INPUT)
+        para(&out, width, 2, "t_c: %.2f" NBSP "ms in every config: an input layer's t_c is the step's cost outside "
+                             "the kernels (the cluster's step_overhead_ms, as the model scales it: loading the batch, "
+                             "launches, the framework's bookkeeping), the same whatever the split, so it never changes "
+                             "the choice; the config only decides how the batch is split for its consumers (t_x out).",
+             e->alt[0].term_ms[TERM_TC]);
     para(&out, width, 2, "Activations: its output is %s for the batch, %s per task as %s; task 0 keeps %s on its GPU.",
          bytes_str(e->act_bytes, b1, sizeof b1), bytes_str(e->act_task_bytes, b2, sizeof b2), ca,
          bytes_str(e->mem_task_bytes, b3, sizeof b3));
@@ -898,7 +1124,7 @@ char *explain_text(const plan *p, const explain *e, int width)
         para(&out, width, 2, "Each row: the best step with %s forced to that config, every other layer re-optimised "
                              "within the memory limit of %s per GPU, as the search picks it (" EQ1 ", ms). t_x in/out: "
                              "its incoming and outgoing edges; rest: all other terms.",
-             l->name, bytes_str(limit, b1, sizeof b1));
+             l->name, gib_str(limit, b1, sizeof b1));
     else
         para(&out, width, 2, "Each row: the best step with %s forced to that config, every other layer re-optimised "
                              "(" EQ1 ", ms; memory not limited%s). t_x in/out: its incoming and outgoing edges; rest: "
@@ -908,6 +1134,10 @@ char *explain_text(const plan *p, const explain *e, int width)
     lw_buf_printf(&out, "\n");
     verdict_text(&out, width, p, e, ca, limit);
     lw_buf_printf(&out, "\n");
+    if (e->n_dims) {
+        dims_text(&out, width, p, e);
+        lw_buf_printf(&out, "\n");
+    }
     placement_text(&out, width, p, e);
     if (e->n_cross) {
         lw_buf_printf(&out, "\n");
@@ -922,6 +1152,8 @@ char *explain_text(const plan *p, const explain *e, int width)
 }
 
 /* ---- JSON ------------------------------------------------------------------- */
+
+static const char *const family_keys[FAM__COUNT] = {"sample", "channel", "spatial", "contraction", "data"};
 
 static cJSON *alt_json(const plan *p, const explain *e, const explain_alt *a)
 {
@@ -988,6 +1220,13 @@ char *explain_json(const plan *p, const explain *e)
         cJSON_AddNullToObject(root, "decides");
         cJSON_AddNullToObject(root, "decides_ms");
     }
+    cJSON *dims = cJSON_AddArrayToObject(root, "dimensions");
+    for (int i = 0; i < e->n_dims; i++) {
+        cJSON *o = alt_json(p, e, &e->dim[i]);
+        cJSON_AddStringToObject(o, "family", e->dim[i].family == FAM_DATA ? "data" : family_keys[e->dim[i].family]);
+        cJSON_AddBoolToObject(o, "chosen", e->dim[i].config == e->alt[0].config);
+        cJSON_AddItemToArray(dims, o);
+    }
     cJSON *pl = cJSON_AddObjectToObject(root, "placement");
     cJSON_AddNumberToObject(pl, "gpus_per_node", p->cl->gpus_per_node);
     cJSON_AddNumberToObject(pl, "nodes_in_use", nodes_of(p->cl, p->gpus));
@@ -1021,4 +1260,33 @@ char *explain_json(const plan *p, const explain *e)
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     return s;
+}
+
+/* ---- the lecture view ------------------------------------------------------ */
+
+int explain_lecture(const plan *p, explain_lecture_row *rows, lw_error *err)
+{
+    if (!p->cm || !p->cm->t_c || !p->best) return lw_fail(err, 1, "there is no searched strategy to show");
+    int L = p->net->n_layers;
+    int *data = lw_malloc(sizeof(int) * (size_t)L), *model = lw_malloc(sizeof(int) * (size_t)L);
+    plan_baseline(p, BASE_DATA, data);
+    plan_baseline(p, BASE_MODEL, model);
+    strategy_eval ed, em;
+    plan_evaluate(p, data, &ed);
+    plan_evaluate(p, model, &em);
+    for (int li = 0; li < L; li++) {
+        explain_lecture_row *r = &rows[li];
+        r->sample_config = data[li];
+        r->channel_config = model[li];
+        r->sync_bytes = ed.layers[li].sync_bytes;
+        r->sync_ms = ed.layers[li].sync_ms;
+        r->move_bytes = em.layers[li].transfer_bytes;
+        r->move_ms = em.layers[li].transfer_ms;
+        r->chosen = p->best[li];
+    }
+    strategy_eval_free(&ed);
+    strategy_eval_free(&em);
+    free(data);
+    free(model);
+    return 0;
 }

@@ -28,6 +28,20 @@ typedef enum { TERM_TC, TERM_TS, TERM_TX_IN, TERM_TX_OUT, TERM_REST, TERM__COUNT
 /* "t_c", "t_s", "t_x in", "t_x out", "rest" */
 const char *explain_term_name(explain_term t);
 
+/* The ways to split a layer explain sets the chosen config against: by
+ * sample only (n), channel (features, heads) only (c), height/width or
+ * sequence only (h, w), contraction only (r); and data parallelism's own
+ * config for the layer (n over every GPU the batch allows). */
+typedef enum { FAM_SAMPLE, FAM_CHANNEL, FAM_SPATIAL, FAM_CONTRACTION, FAM_DATA, FAM__COUNT } explain_family;
+
+/* The family of config c of layer l: the one whose degrees alone are over
+ * 1 (replicas x at 1), or -1 (one task, or a mix). FAM_DATA is never returned. */
+int explain_family_of(const config *c);
+/* "sample (n)", "channel (c)" (a sequence layer's "features (c)", an
+ * attention's "heads (c)"), "height/width" or "sequence (s)",
+ * "contraction (r)", "data parallelism". */
+const char *explain_family_name(const layer *l, explain_family f);
+
 typedef struct explain_alt {
     int config;                  /* index into the layer's configs */
     const char *role;            /* "chosen", "runner-up", "next best", "best on 1 node", ... */
@@ -38,6 +52,7 @@ typedef struct explain_alt {
     int changed;                 /* other layers whose config differs from the plan's */
     double peak_bytes;           /* the strategy's memory on its fullest GPU (cost_memory) */
     int fits;                    /* peak_bytes within the plan's memory limit */
+    int family;                  /* explain_family_of the config (-1: a mix or one task) */
 } explain_alt;
 
 /* "At what value would the runner-up win?" over one parameter. */
@@ -73,6 +88,12 @@ typedef struct explain {
     int unasked;                 /* configs left out of the ranking under the limit for lack of time */
     int decides;                 /* explain_term that favours alt 0 most over alt 1; -1 with no runner-up,
                                     or one faster than alt 0 (a pin, or the memory limit, holds alt 0) */
+    int n_dims;
+    explain_alt dim[FAM__COUNT]; /* the best config of each family the layer can split by (dim[i].family; role
+                                    "best by ..."), the rest re-optimised as in alt[]; the last, role "data
+                                    parallelism", data parallelism's config (family FAM_DATA; it may be the
+                                    chosen one). A family with no strategy within the memory limit: its best by
+                                    Eq. 1 alone, fits 0 */
     int n_cross;
     explain_cross cross[2];
     int posted;                  /* explain_step_async: a probe is out on the worker */
@@ -107,5 +128,21 @@ void explain_progress(const explain *e, int *done, int *total);
 char *explain_text(const plan *p, const explain *e, int width);
 /* The "layerwise-explain/1" document. Caller frees. */
 char *explain_json(const plan *p, const explain *e);
+
+/* ---- the lecture view: for every layer, the weights it would sync split
+ * by sample against the activations it would move split by channel ---- */
+
+typedef struct explain_lecture_row {
+    int sample_config, channel_config; /* data parallelism's config (by sample over every GPU the batch allows),
+                                          the model-parallel baseline's (by channel over every GPU it can) */
+    double sync_bytes, sync_ms;        /* in sample_config: the weights synced a step (t_s's bytes), t_s */
+    double move_bytes, move_ms;        /* in channel_config, with every layer by channel: the activations moved
+                                          into it, forward and backward (t_x in's bytes), t_x in */
+    int chosen;                        /* the plan's config (p->best) */
+} explain_lecture_row;
+
+/* Fills rows[n_layers] from the data and model baselines evaluated on the
+ * plan's model (no search). 0, or -1 with err set (no model). */
+int explain_lecture(const plan *p, explain_lecture_row *rows, lw_error *err);
 
 #endif

@@ -11,6 +11,18 @@ const split_colour split_colours[SPLIT__COUNT] = {
     [SPLIT_X] = {"x only (replicated)", "x", "#DCEFFA", "#3A8FC4", 68, 6},         /* sky blue; ANSI cyan */
 };
 
+const kind_colour sim_kind_colours[PALETTE_SIM_KINDS] = {
+    {"#55A84F", 71, 2},  /* forward: green, as compute everywhere */
+    {"#4FB3B0", 73, 6},  /* input gradient: teal; ANSI cyan */
+    {"#4C78A8", 67, 4},  /* weight gradient: blue */
+    {"#D9534F", 167, 1}, /* transfer: red, as t_x everywhere */
+    {"#E3B23C", 179, 3}, /* gradient sync: amber; ANSI yellow, as t_s everywhere */
+    {"#A872B0", 133, 5}, /* all-gather: purple; ANSI magenta */
+    {"#C9A0DC", 182, 5}, /* reduce-scatter: lilac; ANSI magenta */
+    {"#E8893A", 173, 3}, /* partial-sum reduce: orange; ANSI yellow */
+    {"#8C8C8C", 245, 7}, /* optimizer step: grey */
+};
+
 split_class split_class_of(const config *c)
 {
     int n = c->deg[DIM_N] > 1, ch = c->deg[DIM_C] > 1, hw = c->deg[DIM_H] > 1 || c->deg[DIM_W] > 1;

@@ -31,4 +31,17 @@ extern const split_colour split_colours[SPLIT__COUNT];
 
 split_class split_class_of(const config *c);
 
+/* The simulated step's task kinds, in sim.h's order (forward, input
+ * gradient, weight gradient, transfer, sync, all-gather, reduce-scatter,
+ * partial-sum reduce, optimizer step), one colour each for the Timeline
+ * screen and its export, in the TUI's convention elsewhere (compute green,
+ * transfer red, sync yellow): a diagram's fill, and for a terminal the
+ * nearest xterm-256 and ANSI colour. */
+#define PALETTE_SIM_KINDS 9
+typedef struct kind_colour {
+    const char *fill;
+    int xterm256, ansi;
+} kind_colour;
+extern const kind_colour sim_kind_colours[PALETTE_SIM_KINDS];
+
 #endif

@@ -432,8 +432,10 @@ double plan_tx_in(const plan *p, int li, int k, const int *cfg);
  * with the plan's batch rule. */
 typedef struct plan_scale_row {
     int gpus;
+    double x;                             /* a sweep's value of its axis (plan_sweep_row_compute) */
     double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise; Eq. 1 */
     double sim_ips[4];                    /* images/s of the simulated step; NaN over SIM_SUMMARY_MAX_TASKS tasks */
+    double mfu[4];                        /* model FLOPs utilisation of the Eq. 1 step (strategy_eval_mfu), 0..1 */
 } plan_scale_row;
 /* Fills row (its gpus set by the caller): the plan's own model at its own
  * count, else one built for row->gpus (one without tables above
@@ -441,5 +443,21 @@ typedef struct plan_scale_row {
  * CLI's scale). Figures that fail stay NaN (err set where a model could
  * not be built). Reads p only: safe in a forked worker. */
 void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err);
+/* The planner's sweeps: one parameter of the setting varied, the rest as
+ * the plan has it: the GPU count (the scaling view), the inter-node
+ * bandwidth (GB/s), the batch per GPU, the GPUs per node (the cluster's
+ * nodes as many as keep its GPU count). */
+typedef enum { PLAN_SWEEP_GPUS, PLAN_SWEEP_INTER_BW, PLAN_SWEEP_BATCH, PLAN_SWEEP_GPUS_PER_NODE, PLAN_SWEEP__COUNT } plan_sweep_axis;
+/* Fills row for the value row->x of axis: at the plan's GPU count (the
+ * GPU axis: x GPUs, as plan_scale_row_compute), a cost model built for
+ * the setting so changed, the four strategies searched and evaluated.
+ * Reads p only: safe in a forked worker. */
+void plan_sweep_row_compute(const plan *p, plan_sweep_axis axis, plan_scale_row *row, lw_error *err);
+
+/* "GPUs needed for X images/s": the index of the row with the fewest GPUs
+ * among rows[0..n) at which strategy s (0 data, 1 model, 2 OWT, 3
+ * layer-wise) reaches ips images/s (simulated: sim_ips, else Eq. 1's);
+ * -1 when none does. */
+int plan_scale_gpus_for(const plan_scale_row *rows, int n, int s, double ips, int simulated);
 
 #endif

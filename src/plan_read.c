@@ -143,19 +143,10 @@ double plan_tx_in(const plan *p, int li, int k, const int *cfg)
     return ms;
 }
 
-void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err)
+/* The four strategies on m into row (untabled: the baselines alone). */
+static void scale_fill(const cost_model *m, int untabled, plan_scale_row *row)
 {
-    cost_model *own = NULL;
-    const cost_model *m = p->cm;
-    const int own_count = row->gpus == p->gpus && m;
-    const int untabled = !own_count && row->gpus > PLAN_AUTO_SEARCH_MAX_GPUS;
-    if (!own_count) {
-        const long batch = plan_batch_for(&p->set, row->gpus);
-        own = untabled ? cost_model_open(p->net, p->cl, p->prof, row->gpus, batch, err)
-                       : cost_model_build(p->net, p->cl, p->prof, row->gpus, batch, err);
-        m = own;
-    }
-    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = row->sim_ips[s] = NAN;
+    for (int s = 0; s < 4; s++) row->ips[s] = row->bytes[s] = row->total_ms[s] = row->sim_ips[s] = row->mfu[s] = NAN;
     if (!m) return;
     strategy_eval ev[STRATEGY_COMPARED];
     int L = m->n_layers;
@@ -176,11 +167,65 @@ void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err)
             row->ips[s] = ev[s].images_per_s;
             row->bytes[s] = ev[s].bytes_per_step;
             row->total_ms[s] = ev[s].total_ms;
+            row->mfu[s] = strategy_eval_mfu(&ev[s]);
             double sim = sim_step_ms(m, ci + (size_t)s * (size_t)L, SIM_SUMMARY_MAX_TASKS);
             row->sim_ips[s] = (double)m->batch / (sim * 1e-3); /* NaN stays NaN */
         }
         strategy_eval_free(&ev[s]);
     }
     free(ci);
+}
+
+void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err)
+{
+    cost_model *own = NULL;
+    const cost_model *m = p->cm;
+    const int own_count = row->gpus == p->gpus && m;
+    const int untabled = !own_count && row->gpus > PLAN_AUTO_SEARCH_MAX_GPUS;
+    if (!own_count) {
+        const long batch = plan_batch_for(&p->set, row->gpus);
+        own = untabled ? cost_model_open(p->net, p->cl, p->prof, row->gpus, batch, err)
+                       : cost_model_build(p->net, p->cl, p->prof, row->gpus, batch, err);
+        m = own;
+    }
+    row->x = row->gpus;
+    scale_fill(m, untabled, row);
     cost_model_free(own);
+}
+
+void plan_sweep_row_compute(const plan *p, plan_sweep_axis axis, plan_scale_row *row, lw_error *err)
+{
+    if (axis == PLAN_SWEEP_GPUS) {
+        row->gpus = (int)row->x;
+        plan_scale_row_compute(p, row, err);
+        return;
+    }
+    row->gpus = p->gpus;
+    cluster *cl = cluster_clone(p->cl);
+    long batch = p->batch;
+    if (axis == PLAN_SWEEP_INTER_BW) {
+        cl->inter.bandwidth_gbs = row->x;
+    } else if (axis == PLAN_SWEEP_BATCH) {
+        batch = (long)row->x * p->gpus;
+    } else {
+        int total = cluster_gpus(p->cl) > p->gpus ? cluster_gpus(p->cl) : p->gpus, gpn = (int)row->x;
+        cl->gpus_per_node = gpn;
+        cl->nodes = (total + gpn - 1) / gpn;
+        if (cl->nics_per_node > gpn) cl->nics_per_node = gpn;
+    }
+    cost_model *m = cost_model_build(p->net, cl, p->prof, p->gpus, batch, err);
+    scale_fill(m, 0, row);
+    cost_model_free(m);
+    cluster_free(cl);
+}
+
+int plan_scale_gpus_for(const plan_scale_row *rows, int n, int s, double ips, int simulated)
+{
+    int best = -1;
+    if (s < 0 || s > 3) return -1;
+    for (int i = 0; i < n; i++) {
+        double v = simulated ? rows[i].sim_ips[s] : rows[i].ips[s];
+        if (isfinite(v) && v >= ips && (best < 0 || rows[i].gpus < rows[best].gpus)) best = i;
+    }
+    return best;
 }

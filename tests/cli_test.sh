@@ -775,6 +775,24 @@ a = e["alternatives"][int(sys.argv[3])]
 assert abs(a["total_ms"] - p["total_ms"]) <= 1e-9 * p["total_ms"], (a["total_ms"], p["total_ms"])
 ' "$TMP/explain.json" "$TMP/pin.json" "$i"
 done
+# issue 36, item 1: each way to split fc6 (its best config) and data
+# parallelism's: the data entry is n16, each total is what --pin finds
+py "--explain fc6: the dimensions, data parallelism's n16 last" '
+import json, sys
+d = json.load(open(sys.argv[1]))["dimensions"]
+fam = [x["family"] for x in d]
+assert fam == ["sample", "channel", "data"], fam
+assert d[-1]["config"].get("n") == 16 and d[1]["chosen"], d
+' "$TMP/explain.json"
+for i in 0 2; do
+    cfg=$(cfg_of "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["dimensions"][int(sys.argv[2])]["config"]))' "$TMP/explain.json" "$i")")
+    "$LW" search -n vgg16 -c p100-4x4 -g 16 --pin "fc6=$cfg" --json >"$TMP/pin.json" 2>/dev/null
+    py "--explain fc6: dimension $i ($cfg) totals what --pin fc6=$cfg finds" '
+import json, sys
+a = json.load(open(sys.argv[1]))["dimensions"][int(sys.argv[3])]; p = json.load(open(sys.argv[2]))
+assert abs(a["total_ms"] - p["total_ms"]) <= 1e-9 * p["total_ms"], (a["total_ms"], p["total_ms"])
+' "$TMP/explain.json" "$TMP/pin.json" "$i"
+done
 chosen=$(cfg_of "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["alternatives"][0]["config"]))' "$TMP/explain.json")")
 runner=$(cfg_of "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["alternatives"][1]["config"]))' "$TMP/explain.json")")
 # replan PARAM VALUE: the totals with fc6 pinned to the chosen config and to
@@ -818,7 +836,8 @@ assert json.load(open(sys.argv[1]))["crossovers"][0]["found"]
 py "--explain text: Eq. 1, one node, the crossovers, no line over 80 columns" '
 import sys
 t = open(sys.argv[1]).read(); part = t[t.index("explain fc6"):]
-for need in ("Eq. 1", "stays inside one node", "102764544 parameters", "For the runner-up", "batch per GPU"):
+for need in ("Eq. 1", "stays inside one node", "102764544 parameters", "For the runner-up", "batch per GPU",
+             "Why c4 and not data parallelism\x27s n16: n16 keeps 16 replicas", "Each way to split fc6"):
     assert need in part, need
 long = [l for l in part.splitlines() if len(l) > 80]
 assert not long, long

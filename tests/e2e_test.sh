@@ -276,6 +276,9 @@ expect "i explains fc6" "explain fc6: c4 (Eq. 1)"
 expect "its weights" "102764544 parameters"
 expect "the chosen row" "* c4 "
 keys NPage
+expect "explain: by sample or by channel, the bytes that decide" "Why c4 and not data parallelism's n16: n16 keeps 16"
+keys NPage
+expect "explain: each way to split fc6" "- by channel (c): c4: t_c 10.33 ms"
 expect "the placement: inside one node" "It stays inside one node"
 keys End
 expect_re "the runner-up's crossover, searched in the background" "inter-node bandwidth (at or|: no value)" 60
@@ -297,6 +300,50 @@ keys q
 expect "q closes the compare view" " moved "
 keys q
 expect "explain run exits" "EXITED"
+
+# ---- sweeps (S on the scaling screen): images/s against the inter-node
+# bandwidth at the plan's GPU count; G: GPUs needed for X images/s
+start -n alexnet -g 8
+expect "sweep run opens" "alexnet on p100-4x4"
+keys 4
+expect_re "scaling rows in (the speed-ups)" "L layer-wise .* [0-9.]+x" 90
+keys G C-u 1 e 1 2 Enter
+expect "G: no GPU count reaches 1e12 images/s" "layer-wise none"
+keys S
+expect "S sweeps the inter-node bandwidth" "against the inter-node bandwidth (S)"
+expect "the current bandwidth is a value" "11.5 GB/s"
+expect_re "the sweep's rows in (the ratios)" "L layer-wise .* [0-9.]+x" 90
+keys e
+expect "the sweep's export prompt" "layerwise-alexnet-scaling.svg"
+keys Escape
+keys q
+expect "sweep run exits" "EXITED"
+
+# ---- lecture (L): per layer, weights synced by sample against activations
+# moved by channel, at 80x24 in ASCII; e draws it for slides
+E2E_ENV="NO_COLOR=1 LAYERWISE_ASCII=1" start -n vgg16 -g 16
+"${T[@]}" resize-window -t "$S" -x 80 -y 24
+expect "lecture run opens" "vgg16 on p100-4x4"
+keys Home
+for _ in $(seq 1 33); do keys Down; done # fc6
+keys L
+expect "L opens the lecture view" "lecture: by sample or by channel?"
+expect_re "the lecture's fc6 row: its chosen c4 and both bars" "#+ +[0-9.]+ GB fc6 +c4 +[0-9.]+ GB #+"
+expect "the foot says fc6's bytes in words" "fc6: as n16 it syncs"
+capture | grep -q '[^ -~]' && bad "lecture at 80x24 in ASCII: only ASCII on screen" || ok "lecture at 80x24 in ASCII: only ASCII on screen"
+keys e
+expect "lecture export prompt names the chart" "layerwise-vgg16-lecture.svg"
+keys Enter
+expect "status says where the lecture chart went" "wrote lecture chart"
+if head -c 200 "$WORK/layerwise-vgg16-lecture.svg" 2>/dev/null | grep -q "<svg"; then
+    ok "lecture SVG written"
+else
+    bad "lecture SVG written"
+fi
+keys Escape
+expect "Esc goes back to the table" " moved "
+keys q
+expect "lecture run exits" "EXITED"
 
 # ---- bad input never reaches the terminal UI
 out=$("$LW" tui -n no-such-net 2>&1 </dev/null)

@@ -269,6 +269,10 @@ Test(explain, memory_limit_ranks_within_the_limit)
     char *text = explain_text(p, &e, 80);
     cr_assert(strstr(text, "within the memory limit"), "%s", text);
     cr_assert(strstr(text, "The memory limit binds: the paper's optimum"), "%s", text);
+    /* GPU memory in GiB, as the table and the cluster give it (issue 36,
+     * bug 10: "limit of 1.40 GB" for a 1.30 GiB limit) */
+    cr_assert(strstr(text, "memory limit of 1.30 GiB per GPU") && strstr(text, "the limit of 1.30 GiB."), "%s",
+              text);
     cr_assert_null(strstr(text, "memory not limited, ! marks"), "%s", text);
     free(text);
     char *json = explain_json(p, &e);
@@ -421,5 +425,129 @@ Test(diff, unpinned_best_is_the_optimum_before_the_pins)
     strategy_eval_free(&ev);
     free(before);
     free(got);
+    plan_free(p);
+}
+
+/* Each family of explain->dim is the best config that splits the layer only
+ * that way (within the memory limit where it applies, else by Eq. 1 alone),
+ * its terms those of the strategy it stands for; data parallelism's entry
+ * is the data baseline's config. Returns the entry of family f, or NULL. */
+static const explain_alt *check_dims(const plan *p, const explain *e, int f)
+{
+    int li = e->layer;
+    const explain_alt *got = NULL;
+    int *d = malloc(sizeof(int) * (size_t)p->net->n_layers);
+    plan_baseline(p, BASE_DATA, d);
+    for (int i = 0; i < e->n_dims; i++) {
+        const explain_alt *a = &e->dim[i];
+        double sum = 0;
+        for (int t = 0; t < TERM__COUNT; t++) sum += a->term_ms[t];
+        ASSERT_REL(sum, a->total_ms, 1e-9);
+        if (a->family == FAM_DATA) {
+            cr_assert_eq(a->config, d[li], "data parallelism's config");
+        } else {
+            cr_assert_eq(explain_family_of(&p->cm->configs[li][a->config]), a->family);
+            double best = INFINITY;
+            for (int k = 0; k < e->n_configs; k++) {
+                if (explain_family_of(&p->cm->configs[li][k]) != a->family) continue;
+                double t = e->limited ? plan_cost_with_pin_within(p, li, k, NULL) : plan_cost_with_pin_eq1(p, li, k, NULL);
+                if (t < best) best = t;
+            }
+            if (a->config != e->alt[0].config && isfinite(best)) ASSERT_REL(a->total_ms, best, 1e-9);
+        }
+        if (a->family == f) got = a;
+    }
+    free(d);
+    return got;
+}
+
+/* Issue 36, item 1: "why by channel and not by sample" in one sentence with
+ * the bytes that decide: data parallelism's n16 keeps 16 replicas of fc6's
+ * 411 MB of weights and syncs them; c4 moves 308 MB of activations. */
+Test(explain, vgg16_fc6_by_dimension_weights_synced_against_activations_moved)
+{
+    plan *p = open_plan("vgg16", "p100-4x4", 16, 0);
+    explain e;
+    explain_ok(p, "fc6", &e);
+    const explain_alt *n = check_dims(p, &e, FAM_SAMPLE), *c = check_dims(p, &e, FAM_CHANNEL),
+                      *data = check_dims(p, &e, FAM_DATA);
+    cr_assert(n && c && data, "sample, channel and data parallelism's entries");
+    cr_assert_null(check_dims(p, &e, FAM_SPATIAL), "fc6 has no height or width");
+    cr_assert_null(check_dims(p, &e, FAM_CONTRACTION), "a CNN layer has no contraction split");
+    cr_assert_eq(c->config, e.alt[0].config, "c4 is the best by channel");
+    cr_assert_eq(p->cm->configs[e.layer][data->config].deg[DIM_N], 16);
+    cr_assert_gt(data->term_ms[TERM_TS], 100, "16 replicas of 411 MB sync");
+    char *text = explain_text(p, &e, 80);
+    char *flat = strdup(text); /* the wrap's line breaks and indents read as one space */
+    char *o = flat;
+    for (const char *s = text; *s; s++) {
+        if (*s == '\n') {
+            while (s[1] == ' ') s++;
+            *o++ = ' ';
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = 0;
+    cr_assert(strstr(flat, "Why c4 and not data parallelism's n16: n16 keeps 16 replicas of its 411.1 MB of weights "
+                           "and syncs them (t_s 214."),
+              "%s", text);
+    cr_assert(strstr(flat, "; c4 moves 308.3 MB of activations (t_x 4.31 ms)."), "%s", text);
+    cr_assert(strstr(flat, "- by sample (n): n2:"), "%s", text);
+    cr_assert(strstr(flat, "- by channel (c): c4: t_c 10.33 ms, keeps one copy of each 102.8 MB shard (1/4) of its "
+                           "weights and syncs none"),
+              "%s", text);
+    cr_assert(strstr(flat, "No config splits fc6 by height/width or contraction (r) alone."), "%s", text);
+    free(flat);
+    free(text);
+    char *json = explain_json(p, &e);
+    cJSON *root = cJSON_Parse(json);
+    free(json);
+    cr_assert_not_null(root);
+    cJSON *dims = cJSON_GetObjectItem(root, "dimensions");
+    cr_assert_eq(cJSON_GetArraySize(dims), e.n_dims);
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(dims, e.n_dims - 1), "family")->valuestring, "data");
+    cJSON_Delete(root);
+    plan_free(p);
+}
+
+/* A transformer's lm_head can split every way: sample, features, sequence
+ * and contraction each have an entry, named in the sequence layer's words. */
+Test(explain, gpt2_lm_head_every_family)
+{
+    plan *p = open_plan("gpt2", "dgx-a100", 8, 64);
+    explain e;
+    explain_ok(p, "lm_head", &e);
+    for (int f = 0; f < FAM__COUNT; f++) cr_assert_not_null(check_dims(p, &e, f), "family %d", f);
+    char *text = explain_text(p, &e, 80);
+    cr_assert(strstr(text, "- by features (c):"), "%s", text);
+    cr_assert(strstr(text, "- by sequence (s):"), "%s", text);
+    cr_assert(strstr(text, "- by contraction (r):"), "%s", text);
+    cr_assert(strstr(text, "Why "), "%s", text);
+    for (char *s = text; *s;) {
+        char *nl = strchr(s, '\n');
+        int len = nl ? (int)(nl - s) : (int)strlen(s);
+        cr_assert_leq(len, 80, "line longer than 80: %.*s", len, s);
+        s += len + (nl != NULL);
+    }
+    free(text);
+    plan_free(p);
+}
+
+/* The input layer's t_c is a constant of the step, the same in every
+ * config; explain says what it is (issue 36, bug 11: never explained). */
+Test(explain, input_layer_constant_t_c_is_explained)
+{
+    plan *p = open_plan("vgg16", "p100-4x4", 16, 0);
+    explain e;
+    explain_ok(p, "data", &e);
+    cr_assert_gt(e.n_alts, 1);
+    for (int i = 1; i < e.n_alts; i++) ASSERT_REL(e.alt[i].term_ms[TERM_TC], e.alt[0].term_ms[TERM_TC], 1e-12);
+    char *text = explain_text(p, &e, 80);
+    char want[64];
+    snprintf(want, sizeof want, "t_c: %.2f ms in every config: an input layer's t_c", e.alt[0].term_ms[TERM_TC]);
+    cr_assert(strstr(text, want), "%s", text);
+    cr_assert(strstr(text, "never changes"), "%s", text);
+    free(text);
     plan_free(p);
 }

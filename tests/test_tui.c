@@ -1375,7 +1375,7 @@ static int monkey_int(int n)
  * and draw without error. Under ASan/UBSan in `make test`. */
 static void monkey(const char *net, int gpus, uint64_t seed, int steps, int check_coverage)
 {
-    static const int keys[] = {'1', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', 'i', 'C', 'a', 'v', '\r', 'x',
+    static const int keys[] = {'1', 'L', '2', '3', '4', '5', '6', 'z', 'Z', '0', '\t', KEY_BTAB, '+', '-', '>', '<', 's', 'w', 'i', 'C', 'a', 'v', '\r', 'x',
                                'X', 'o', 'b', 'm', 'n', 'p', '[', ']', 'h', 'j', 'k', 'l', 'R', '?', 27, 'g',
                                KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END,
                                KEY_F(1), 12 /* ^L */, 'e', 'J', 'O'};
@@ -1756,6 +1756,11 @@ Test(tui_explain, vgg16_fc6_and_a_convolution_at_80x24_ascii)
     cr_assert(strstr(text, "stays inside one node"), "%s", text);
     cr_assert(strstr(text, "best by sample (n)"), "%s", text);
     cr_assert(strstr(text, "* c4 "), "%s", text);
+    /* issue 36, item 1: by sample or by channel, in the bytes that decide */
+    cr_assert(strstr(text, "Why c4 and not data parallelism's n16: n16 keeps 16 replicas of its 411.1 MB of"), "%s",
+              text);
+    cr_assert(strstr(text, "Each way to split fc6, its best config"), "%s", text);
+    cr_assert(strstr(text, "  - by channel (c): c4: t_c 10.33 ms"), "%s", text);
     free(want);
     free(text);
     /* Esc goes back; i on a convolution explains the split by sample */
@@ -1768,6 +1773,8 @@ Test(tui_explain, vgg16_fc6_and_a_convolution_at_80x24_ascii)
     text = explain_screen_text(a);
     cr_assert(strstr(text, "spans 4 nodes"), "%s", text);
     cr_assert(strstr(text, "best on 1 node"), "%s", text);
+    cr_assert(strstr(text, "Why n16 and not c4, the best by channel (c): c4 moves 4.93 GB of activations"), "%s", text);
+    cr_assert(strstr(text, "- by sample (n) (data parallelism's config too): n16:"), "%s", text);
     free(text);
     app_free(a);
     term_close();
@@ -2653,6 +2660,9 @@ Test(tui_scale, simulated_throughput_beside_eq1)
     cr_assert(fabs(scale_of(a)->rows[2].sim_ips[3] - (double)a->p->batch / (sim * 1e-3)) < 1e-6);
     int y = find_last_row("L layer-wise");
     cr_assert(y >= 0 && strstr(row(y), want), "%s in %s", want, dump());
+    app_feed(a, 'm'); /* the fourth chart: MFU (issue 36, item 3) */
+    draw(a);
+    cr_assert(find_row("model FLOPs utilisation (MFU)") >= 0, "the fourth chart:\n%s", dump());
     app_feed(a, 'm');
     draw(a);
     cr_assert(find_row("images/s, Eq. 1") >= 0, "m comes round:\n%s", dump());

@@ -10,6 +10,7 @@
 #include "screens.h"
 #include "cli.h"
 #include "draw.h"
+#include "draw_cairo.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -731,6 +732,46 @@ Test(tui_edges, stepper_next_node_is_reversed_in_colour_too)
     term_close();
 }
 
+/* box_of for a name the box may cut ("mixed_5b/branch5x5_1_re…"). */
+static int box_of_cut(const char *name, int *y, int *x)
+{
+    if (box_of(name, y, x) == 0) return 0;
+    char cut[128];
+    for (int n = (int)strlen(name) - 1; n >= 6; n--) {
+        snprintf(cut, sizeof cut, "%.*s…", n, name);
+        if (box_of(cut, y, x) == 0) return 0;
+    }
+    return -1;
+}
+
+/* Issue 36, bug 6: stepping through Inception-v3 on 8 GPUs, the next
+ * node's reversed box stays in view (at step 34 it was off screen), and a
+ * next edge elimination reverses its two ends. */
+Test(tui_edges, stepper_keeps_the_next_node_in_view)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("inception_v3", "p100-4x4", 8);
+    type(a, "3");
+    const search_result *r = a->p->sr;
+    int checked = 0, edges = 0;
+    for (int k = 0; k < r->n_steps && k < 80; k++) {
+        const elim_step *nx = &r->steps[steps_of(a)->step];
+        draw(a);
+        int id = nx->kind != ELIM_EDGE ? nx->node : nx->to, y, x;
+        cr_assert_eq(box_of_cut(a->p->net->layers[id].name, &y, &x), 0, "step %d: %s's box is off screen\n%s", k,
+                     a->p->net->layers[id].name, dump());
+        cr_assert(attr_at(y + 1, x + 1) & A_REVERSE, "step %d: %s's box is not reversed\n%s", k,
+                  a->p->net->layers[id].name, dump());
+        checked++;
+        edges += nx->kind == ELIM_EDGE;
+        app_feed(a, KEY_RIGHT);
+    }
+    cr_assert_gt(checked, 34);
+    cr_log_info("%d steps checked, %d edge eliminations", checked, edges);
+    app_free(a);
+    term_close();
+}
+
 /* ---------- bug 7: without colour, the split classes carry attributes */
 
 Test(tui_edges, no_colour_classes_have_attributes_in_boxes_and_legend)
@@ -796,6 +837,77 @@ static int nearest_xterm(const char *hex)
         }
     }
     return best;
+}
+
+/* "#RRGGBB" as cairo's SVG writes a fill: "rgb(85.098039%,32.54902%,30.980392%)". */
+static void svg_fill(const char *hex, char *out, size_t n)
+{
+    unsigned v = (unsigned)strtoul(hex + 1, NULL, 16);
+    int c[3] = {(int)(v >> 16) & 255, (int)(v >> 8) & 255, (int)v & 255};
+    size_t at = (size_t)snprintf(out, n, "fill:rgb(");
+    for (int q = 0; q < 3; q++) {
+        char b[32];
+        snprintf(b, sizeof b, "%f", c[q] / 255.0 * 100);
+        char *e = b + strlen(b) - 1;
+        while (*e == '0') *e-- = 0;
+        if (*e == '.') *e = 0;
+        at += (size_t)snprintf(out + at, n - at, "%s%%%s", b, q < 2 ? "," : ")");
+    }
+}
+
+/* The Timeline screen and its export draw each task kind in one colour,
+ * palette.h's (issue 36, bug 9: transfers were red on screen and green in
+ * the export, forward green and blue): on screen the X cells have the
+ * transfer's pair, whose colour is the palette's nearest xterm colour; the
+ * exported step fills its transfers with the palette's colour. */
+Test(tui_edges, timeline_screen_and_export_share_the_kind_colours)
+{
+    term_open(30, 100, 1);
+    ui_styles_init(1);
+    cr_assert(ui_has_color() && COLORS >= 256);
+    for (int k = 0; k < SIM__KINDS; k++) {
+        short fg, bg, pair = (short)PAIR_NUMBER(ui_attr(ST_KIND0 + k));
+        cr_assert(pair > 0, "kind %d has no colour pair", k);
+        pair_content(pair, &fg, &bg);
+        cr_assert_eq(fg, sim_kind_colours[k].xterm256, "kind %d", k);
+        cr_assert_eq(sim_kind_colours[k].xterm256, nearest_xterm(sim_kind_colours[k].fill), "kind %d: %s", k,
+                     sim_kind_colours[k].fill);
+    }
+    app *a = open_app("alexnet", "p100-4x4", 8);
+    app_feed(a, '6');
+    draw(a);
+    int xs = 0;
+    short want = (short)PAIR_NUMBER(ui_attr(ST_KIND0 + SIM_TRANSFER));
+    for (int y = 3; y < LINES - 3; y++) {
+        const char *r = row(y);
+        int w = (int)strlen(r);
+        for (int x = 12; x < w && x < COLS; x++) {
+            if (r[x] != 'X') continue;
+            xs++;
+            cr_assert_eq((short)PAIR_NUMBER(attr_at(y, x)), want, "an X cell at %d,%d in another colour:\n%s", y, x,
+                         dump());
+        }
+    }
+    cr_assert_gt(xs, 0, "no transfer on screen:\n%s", dump());
+    char dir[] = "/tmp/lw-kinds-XXXXXX", path[64], fill[96];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.svg", dir);
+    sim_result *s = plan_simulate(a->p, a->p->best, NULL);
+    lw_error err = {0};
+    cr_assert_eq(draw_sim_step(s, plan_model(a->p), "optimum", path, &err), 0, "%s", err.msg);
+    size_t len;
+    char *svg = lw_read_file(path, &len, &err);
+    cr_assert_not_null(svg, "%s", err.msg);
+    svg_fill(sim_kind_colours[SIM_TRANSFER].fill, fill, sizeof fill);
+    int n = 0;
+    for (const char *q = svg; (q = strstr(q, fill)); q++) n++;
+    cr_assert_gt(n, 1, "the export's transfers are not filled %s", fill);
+    free(svg);
+    sim_free(s);
+    unlink(path);
+    rmdir(dir);
+    app_free(a);
+    term_close();
 }
 
 Test(tui_edges, tui_and_exports_share_the_class_colours)

@@ -27,7 +27,7 @@ const screen_ops *const app_screens[SCR__COUNT] = {
     [SCR_SCALE] = &screen_scale_ops,     [SCR_CLUSTER] = &screen_cluster_ops, [SCR_WHYNOT] = &screen_whynot_ops,
     [SCR_EXPLAIN] = &screen_explain_ops, [SCR_COMPARE] = &screen_compare_ops,
     [SCR_HELP] = &screen_help_ops,       [SCR_TIMELINE] = &screen_timeline_ops,
-    [SCR_OPEN] = &screen_open_ops,
+    [SCR_OPEN] = &screen_open_ops,       [SCR_LECTURE] = &screen_lecture_ops,
 };
 
 int config_class(const config *c)
@@ -998,7 +998,12 @@ int app_export(app *a, const char *path)
     }
     if (rc != 0) {
         char msg[sizeof err.msg], shown[STATUS_PATH_CELLS * 4 + 8];
-        status_paths(err.msg[0] ? err.msg : "unknown error", path, msg, sizeof msg);
+        /* the engine's message starts with the path the status names
+         * already: said once, the reason keeps its room (issue 36, bug 1) */
+        const char *why = err.msg[0] ? err.msg : "unknown error";
+        size_t pl = strlen(path);
+        if (strncmp(why, path, pl) == 0 && why[pl] == ':' && why[pl + 1] == ' ') why += pl + 2;
+        status_paths(why, path, msg, sizeof msg);
         ui_fit_mid(path, STATUS_PATH_CELLS, shown, sizeof shown);
         app_set_status(a, 1, "export to %s failed: %s", shown, msg);
         return -1;

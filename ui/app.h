@@ -47,6 +47,7 @@ typedef enum {
     SCR_WHYNOT,
     SCR_EXPLAIN,
     SCR_COMPARE,
+    SCR_LECTURE,
     SCR_HELP,
     SCR_OPEN,
     SCR__COUNT
@@ -386,6 +387,6 @@ int config_class(const config *c);
 
 extern const screen_ops screen_table_ops, screen_graph_ops, screen_steps_ops, screen_scale_ops,
     screen_cluster_ops, screen_whynot_ops, screen_explain_ops, screen_compare_ops, screen_help_ops,
-    screen_timeline_ops, screen_open_ops;
+    screen_timeline_ops, screen_open_ops, screen_lecture_ops;
 
 #endif

@@ -54,6 +54,13 @@ static const style_def style_defs[ST__COUNT] = {
     [ST_SERIES0 + 1] = {COLOR_MAGENTA, -1, A_NORMAL, A_NORMAL},
     [ST_SERIES0 + 2] = {COLOR_YELLOW, -1, A_NORMAL, A_NORMAL},
     [ST_SERIES0 + 3] = {COLOR_GREEN, -1, A_BOLD, A_BOLD},
+    /* simulated task kinds: the colour is palette.h's (ui_styles_init), as
+     * the exported timeline's; without colour their letters tell them apart */
+    [ST_KIND0 + 0] = {0, -1, A_NORMAL, A_NORMAL}, [ST_KIND0 + 1] = {0, -1, A_NORMAL, A_NORMAL},
+    [ST_KIND0 + 2] = {0, -1, A_NORMAL, A_NORMAL}, [ST_KIND0 + 3] = {0, -1, A_NORMAL, A_NORMAL},
+    [ST_KIND0 + 4] = {0, -1, A_NORMAL, A_NORMAL}, [ST_KIND0 + 5] = {0, -1, A_NORMAL, A_NORMAL},
+    [ST_KIND0 + 6] = {0, -1, A_NORMAL, A_NORMAL}, [ST_KIND0 + 7] = {0, -1, A_NORMAL, A_NORMAL},
+    [ST_KIND0 + 8] = {0, -1, A_NORMAL, A_NORMAL},
 };
 
 static attr_t style_attr[ST__COUNT];
@@ -75,6 +82,10 @@ void ui_styles_init(int use_color)
             if (s >= ST_CLASS0 && s < ST_CLASS0 + SPLIT__COUNT) {
                 const split_colour *pc = &split_colours[s - ST_CLASS0];
                 fg = (short)(COLORS >= 256 ? pc->xterm256 : pc->ansi);
+            }
+            if (s >= ST_KIND0 && s < ST_KIND0 + PALETTE_SIM_KINDS) {
+                const kind_colour *kc = &sim_kind_colours[s - ST_KIND0];
+                fg = (short)(COLORS >= 256 ? kc->xterm256 : kc->ansi);
             }
             if (!defaults) {
                 if (fg < 0) fg = COLOR_WHITE;

@@ -51,7 +51,8 @@ typedef enum {
     ST_NEXT,        /* the stepper's next node: reversed, in colour or not */
     ST_CLASS0,      /* config classes (split_class, palette.h): the exports' colours */
     ST_SERIES0 = ST_CLASS0 + SPLIT__COUNT, /* data, model, owt, layer-wise */
-    ST__COUNT = ST_SERIES0 + 4
+    ST_KIND0 = ST_SERIES0 + 4, /* simulated task kinds (palette.h's sim_kind_colours): the Timeline's */
+    ST__COUNT = ST_KIND0 + PALETTE_SIM_KINDS
 } style;
 
 /* use_color: has_colors() and no NO_COLOR; call after initscr/newterm. */

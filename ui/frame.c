@@ -74,7 +74,10 @@ static void context_line(const app *a, WINDOW *w, int W)
             snprintf(sim_txt, sizeof sim_txt, "simulated %.2f ms", sim);
             snprintf(sim_b, sizeof sim_b, "simulated %.1f ms", sim);
         }
-        snprintf(ips, sizeof ips, "%.0f img/s", ev->images_per_s);
+        /* Eq. 1's images/s, said so: after F the strategy is the
+         * simulator's pick and its Eq. 1 figure could read as simulated
+         * (issue 36, bug 11); no brief form, it shows labelled or not at all */
+        snprintf(ips, sizeof ips, "%.0f img/s (Eq. 1)", ev->images_per_s);
         snprintf(mfu, sizeof mfu, "MFU %.1f%%", strategy_eval_mfu(ev) * 100);
         snprintf(batch, sizeof batch, "batch %ld/GPU (%ld)", plan_batch(p) / (plan_gpus(p) ? plan_gpus(p) : 1), plan_batch(p));
         snprintf(batch_b, sizeof batch_b, "batch %ld", plan_batch(p));

@@ -199,6 +199,13 @@ static action k_compare(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action k_lecture(app *a, int key)
+{
+    (void)key;
+    app_lecture_open(a);
+    return ACT_REDRAW;
+}
+
 static action k_unpin(app *a, int key)
 {
     (void)key;
@@ -280,6 +287,7 @@ const keybind app_global_keys[] = {
     {{'w'}, "w", "why not? every config of the selected layer, pin one", k_whynot},
     {{'i'}, "i", "explain the selected layer's config (Eq. 1 terms, nodes)", k_explain},
     {{'C'}, "C", "compare two strategies side by side, layer by layer", k_compare},
+    {{'L'}, "L", "lecture: per layer, weights synced by sample vs activations moved by channel", k_lecture},
     {{'x'}, "x", "clear the selected layer's pin", k_unpin},
     {{'X'}, "X", "clear every pin", k_unpin_all},
     {{'O'}, "O", "open a network, cluster or strategy file", k_open},
@@ -289,8 +297,8 @@ const keybind app_global_keys[] = {
     {{'/'}, "/", "search layers (name or type), or the list shown", k_search},
     {{'n', 'N'}, "n N", "the next / previous match of the search", k_search_next},
     {{CTRL('l')}, "^L", "redraw the screen", k_redraw},
-    {{27}, "Esc", "back (from help, why-not, explain, compare); stops a refine", k_back},
-    {{'q', 'Q'}, "q", "close a view (help, why-not, explain, compare); else quit", k_quit},
+    {{27}, "Esc", "back (from help, why-not, explain, compare, lecture); stops a refine", k_back},
+    {{'q', 'Q'}, "q", "close a view (help, why-not, explain, compare, lecture); else quit", k_quit},
     {{0}, NULL, NULL, NULL},
 };
 

@@ -165,11 +165,20 @@ static void draw_compare(app *a, WINDOW *w, rect r)
     int n = 0;
     if (A->ok && B->ok)
         for (int i = 0; i < L; i++) n += !config_equal(&A->cfg[i], &B->cfg[i]);
-    if (A->ok && B->ok)
+    /* the previous strategy of another batch or GPU count: a step is not
+     * the same work, so images/s compare (issue 36, bug 11: ms only) */
+    int other = a->prev.eval.layers && (a->prev.batch != plan_batch(p) || a->prev.gpus != plan_gpus(p)) &&
+                (cs->src[0] == CMP_PREVIOUS || cs->src[1] == CMP_PREVIOUS);
+    if (A->ok && B->ok && !other)
         snprintf(head, sizeof head, "A: %s %.2f ms vs B: %s %.2f ms per step (Eq. 1): B-A %+.2f ms (%+.1f%%), %d of "
                                     "%d layers differ (*)",
                  A->label, A->total_ms, B->label, B->total_ms, B->total_ms - A->total_ms,
                  A->total_ms > 0 ? (B->total_ms - A->total_ms) / A->total_ms * 100 : 0.0, n, L);
+    else if (A->ok && B->ok)
+        snprintf(head, sizeof head, "A: %s %.2f ms vs B: %s %.2f ms per step (Eq. 1), not the same work: images/s A "
+                                    "%.0f, B %.0f (%+.1f%%), %d of %d layers differ (*)",
+                 A->label, A->total_ms, B->label, B->total_ms, A->images_per_s, B->images_per_s,
+                 A->images_per_s > 0 ? (B->images_per_s - A->images_per_s) / A->images_per_s * 100 : 0.0, n, L);
     else
         snprintf(head, sizeof head, "A: %s%s%s  B: %s%s%s", A->label, A->ok ? "" : ": ", A->ok ? "" : A->why, B->label,
                  B->ok ? "" : ": ", B->ok ? "" : B->why);

@@ -2,8 +2,9 @@
  * screen_explain: why the selected layer has its config (the engine's
  * explain.h) as scrollable text: its weights and activations, its t_c,
  * t_s, t_x in and out against the best alternatives, which term decides,
- * its GPUs and nodes, and the bandwidth and batch at which the runner-up
- * would win. The crossover searches build a cost model per probe, so each
+ * the best config of each way to split it (weights synced against
+ * activations moved), its GPUs and nodes, and the bandwidth and batch at
+ * which the runner-up would win. The crossover searches build a cost model per probe, so each
  * probe runs on the plan's background worker (explain_step_async) while
  * the text above them is read; leaving the screen cancels the one out.
  */
@@ -51,7 +52,8 @@ static int line_style(const char *s)
 {
     if (s[0] == '*') return ST_GOOD;
     if (strncmp(s, "  config ", 9) == 0) return ST_BOLD;
-    if (strncmp(s, "Why ", 4) == 0 || strncmp(s, "Placement:", 10) == 0 || strncmp(s, "For the runner-up", 17) == 0)
+    if (strncmp(s, "Why ", 4) == 0 || strncmp(s, "Placement:", 10) == 0 || strncmp(s, "For the runner-up", 17) == 0 ||
+        strncmp(s, "Each way to split", 17) == 0)
         return ST_BOLD;
     return ST_NORMAL;
 }

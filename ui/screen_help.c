@@ -130,8 +130,12 @@ static void draw_help(app *a, WINDOW *w, rect r)
     hrow *rows;
     int nr = help_rows(a, r.w, lines, title, sizeof title, &rows);
     list_cursor *c = &help_of(a)->cur;
-    list_fit(c, nr, r.h, 0);
-    for (int i = 0; i < r.h && c->top + i < nr; i++) {
+    /* a help longer than the screen keeps its last row for the counter,
+     * so the counter covers no text (issue 36, bug 1) */
+    int more = nr > r.h, rows_h = more ? r.h - 1 : r.h;
+    if (rows_h < 1) rows_h = 1;
+    list_fit(c, nr, rows_h, 0);
+    for (int i = 0; i < rows_h && c->top + i < nr; i++) {
         const hrow *h = &rows[c->top + i];
         int y = r.y + i;
         if (h->l->key) {
@@ -141,10 +145,10 @@ static void draw_help(app *a, WINDOW *w, rect r)
             ui_put(w, y, r.x, r.w, h->l->st, h->text);
         }
     }
-    if (nr > r.h) {
+    if (more && r.h > 1) {
         char b[48];
-        snprintf(b, sizeof b, " %d-%d of %d ", c->top + 1, c->top + r.h < nr ? c->top + r.h : nr, nr);
-        ui_put_right(w, r.y, r.x, r.w, ST_DIM, b);
+        snprintf(b, sizeof b, " %d-%d of %d ", c->top + 1, c->top + rows_h < nr ? c->top + rows_h : nr, nr);
+        ui_put_right(w, r.y + r.h - 1, r.x, r.w, ST_DIM, b);
     }
     free(rows);
 }

@@ -16,6 +16,7 @@
 #include "draw.h"
 #include "screens.h"
 #include "draw_cairo.h"
+#include "prompt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,7 @@ static void worker(app *a, int fd)
 {
     for (int i = 0; i < scale_of(a)->n; i++) {
         lw_error err = {0};
-        plan_scale_row_compute(a->p, &scale_of(a)->rows[i], &err);
+        plan_sweep_row_compute(a->p, (plan_sweep_axis)scale_of(a)->axis, &scale_of(a)->rows[i], &err);
         const unsigned char *b = (const unsigned char *)&scale_of(a)->rows[i];
         size_t left = sizeof(scale_row);
         while (left) {
@@ -50,18 +51,54 @@ static void worker(app *a, int fd)
     _exit(0);
 }
 
+/* The axis's current value in the plan's setting. */
+static double axis_now(const app *a, int axis)
+{
+    const plan *p = a->p;
+    switch (axis) {
+    case PLAN_SWEEP_INTER_BW: return plan_cluster(p)->inter.bandwidth_gbs;
+    case PLAN_SWEEP_BATCH: return (double)app_batch_per_gpu(a);
+    case PLAN_SWEEP_GPUS_PER_NODE: return plan_cluster(p)->gpus_per_node;
+    default: return plan_gpus(p);
+    }
+}
+
+/* The values the rows sweep, into x (at most 16); how many. GPUs: 1, 2,
+ * 4, ... and the cluster's count; the inter-node bandwidth: now / 8 to
+ * now x 8 by doublings; the batch per GPU the same, whole and at least 1;
+ * the GPUs per node: 1, 2, 4, ... up to the GPUs in use, and now. */
+static int axis_values(const app *a, int axis, double *x)
+{
+    int n = 0;
+    double now = axis_now(a, axis);
+    if (axis == PLAN_SWEEP_GPUS || axis == PLAN_SWEEP_GPUS_PER_NODE) {
+        int total = axis == PLAN_SWEEP_GPUS ? cluster_gpus(plan_cluster(a->p)) : plan_gpus(a->p);
+        for (int g = 1; g <= total && n < 15; g *= 2) x[n++] = g;
+        if ((total & (total - 1)) != 0) x[n++] = total;
+        if (axis == PLAN_SWEEP_GPUS_PER_NODE && now > x[n - 1]) x[n++] = now;
+        return n;
+    }
+    for (int k = -3; k <= 3; k++) {
+        double v = now * pow(2, k);
+        if (axis == PLAN_SWEEP_BATCH) {
+            v = floor(v);
+            if (v < 1 || v > PLAN_MAX_BATCH_PER_GPU || (n && v == x[n - 1])) continue;
+        }
+        x[n++] = v;
+    }
+    return n;
+}
+
 void scale_start(app *a)
 {
     if (scale_of(a)->rows) return;
-    int total = cluster_gpus(plan_cluster(a->p));
-    int n = 0;
-    for (int g = 1; g <= total; g *= 2) n++;
-    int pow2 = (total & (total - 1)) == 0;
-    if (!pow2) n++;
+    double x[16];
+    int n = axis_values(a, scale_of(a)->axis, x);
     scale_of(a)->rows = lw_calloc((size_t)n, sizeof(scale_row));
-    int k = 0;
-    for (int g = 1; g <= total; g *= 2) scale_of(a)->rows[k++].gpus = g;
-    if (!pow2) scale_of(a)->rows[k++].gpus = total;
+    for (int k = 0; k < n; k++) {
+        scale_of(a)->rows[k].x = x[k];
+        scale_of(a)->rows[k].gpus = scale_of(a)->axis == PLAN_SWEEP_GPUS ? (int)x[k] : plan_gpus(a->p);
+    }
     scale_of(a)->n = n;
     scale_of(a)->done = 0;
     scale_of(a)->valid = 0;
@@ -174,8 +211,8 @@ int scale_step(app *a)
     } else {
         lw_error err = {0};
         scale_row *row = &scale_of(a)->rows[scale_of(a)->done];
-        plan_scale_row_compute(a->p, row, &err);
-        if (err.msg[0]) app_set_status(a, 1, "scaling at %d GPUs: %s", row->gpus, err.msg);
+        plan_sweep_row_compute(a->p, (plan_sweep_axis)scale_of(a)->axis, row, &err);
+        if (err.msg[0]) app_set_status(a, 1, "scaling at %g: %s", row->x, err.msg);
         scale_of(a)->done++;
     }
     if (scale_of(a)->done == scale_of(a)->n) scale_of(a)->valid = 1;
@@ -183,8 +220,12 @@ int scale_step(app *a)
 }
 
 /* The metrics m cycles through: images/s by Eq. 1, bytes moved, images/s simulated. */
-enum { M_IPS, M_BYTES, M_SIM_IPS };
-static double metric(const scale_row *r, int m, int s) { return m == M_IPS ? r->ips[s] : m == M_BYTES ? r->bytes[s] : r->sim_ips[s]; }
+/* (and the model FLOPs utilisation of the Eq. 1 step, in %: a transformer's yardstick) */
+enum { M_IPS, M_BYTES, M_SIM_IPS, M_MFU };
+static double metric(const scale_row *r, int m, int s)
+{
+    return m == M_IPS ? r->ips[s] : m == M_BYTES ? r->bytes[s] : m == M_MFU ? r->mfu[s] * 100 : r->sim_ips[s];
+}
 
 /* At most 7 columns: "2.5k", "750MB", "1.5TB". */
 static const char *compact(double v, int bytes, char *buf, size_t n)
@@ -231,12 +272,28 @@ static double nice_ceiling(double v)
     return 10 * e;
 }
 
+static const char *const axis_name[PLAN_SWEEP__COUNT] = {"GPU count", "inter-node bandwidth", "batch per GPU",
+                                                          "GPUs per node"};
+
+/* A row's value of the axis: "16 GPUs", "11.5 GB/s", "b 32", "4/node"
+ * (brief: the number alone, for the numbers' header). */
+static const char *row_label(const app *a, const scale_row *row, int brief, char *b, size_t n)
+{
+    switch (scale_of(a)->axis) {
+    case PLAN_SWEEP_INTER_BW: snprintf(b, n, brief ? "%.3g" : "%.3g GB/s", row->x); break;
+    case PLAN_SWEEP_BATCH: snprintf(b, n, brief ? "%.0f" : "b %.0f", row->x); break;
+    case PLAN_SWEEP_GPUS_PER_NODE: snprintf(b, n, brief ? "%.0f" : "%.0f/node", row->x); break;
+    default: snprintf(b, n, brief ? "%d" : "%d GPU%s", row->gpus, row->gpus == 1 ? "" : "s");
+    }
+    return b;
+}
+
 static void chart(app *a, WINDOW *w, rect r, int m)
 {
-    const plan *p = a->p;
     ui_putf(w, r.y, r.x, r.w, ST_BOLD, "%s",
             m == M_IPS     ? "training throughput, images/s, Eq. 1 (like Figure 7)"
             : m == M_BYTES ? "data moved between GPUs per step, log scale (like Figure 8)"
+            : m == M_MFU   ? "model FLOPs utilisation (MFU), %, Eq. 1"
                            : "training throughput, images/s, simulated (overlap)");
     int axis_w = 8;
     int ph = r.h - 4; /* title, letters, GPU counts, legend */
@@ -274,9 +331,9 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     for (int i = 0; i < groups; i++) {
         int gx = r.x + axis_w + i * gw + (gw - content) / 2;
         const scale_row *row = &scale_of(a)->rows[i];
-        int cur = row->gpus == plan_gpus(p);
+        int cur = fabs(row->x - axis_now(a, scale_of(a)->axis)) <= 1e-9 * fabs(row->x);
         char lab[32];
-        snprintf(lab, sizeof lab, "%d GPU%s", row->gpus, row->gpus == 1 ? "" : "s");
+        row_label(a, row, 0, lab, sizeof lab);
         int lw = ui_width(lab);
         ui_put(w, base_y + 1, r.x + axis_w + i * gw + (gw - lw) / 2, lw, cur ? ST_SELECTED : ST_NORMAL, lab);
         for (int s = 0; s < 4; s++) {
@@ -312,14 +369,14 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
     int fit = (r.w - lw - 10) / cw;
     int first = scale_of(a)->n > fit ? scale_of(a)->n - fit : 0; /* the largest counts matter most */
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    ui_put(w, r.y, r.x, lw, ST_HEADER, m == M_IPS ? "images/s Eq. 1" : m == M_BYTES ? "bytes/step" : "img/s simulated");
+    ui_put(w, r.y, r.x, lw, ST_HEADER, m == M_IPS ? "images/s Eq. 1" : m == M_BYTES ? "bytes/step" : m == M_MFU ? "MFU % Eq. 1" : "img/s simulated");
     for (int i = first; i < scale_of(a)->n; i++) {
         char b[32];
-        snprintf(b, sizeof b, "%d", scale_of(a)->rows[i].gpus);
-        ui_put_right(w, r.y, r.x + lw + (i - first) * cw, cw, ST_HEADER, b);
+        ui_put_right(w, r.y, r.x + lw + (i - first) * cw, cw, ST_HEADER, row_label(a, &scale_of(a)->rows[i], 1, b, sizeof b));
     }
     int sx = r.x + lw + (scale_of(a)->n - first) * cw;
-    if (m != M_BYTES) ui_put_right(w, r.y, sx, 10, ST_HEADER, "speed-up");
+    int gpus_axis = scale_of(a)->axis == PLAN_SWEEP_GPUS;
+    if (m != M_BYTES && m != M_MFU) ui_put_right(w, r.y, sx, 10, ST_HEADER, gpus_axis ? "speed-up" : "ratio");
     for (int s = 0; s < 4 && s + 1 < r.h; s++) {
         int y = r.y + 1 + s;
         ui_putf(w, y, r.x, lw, ST_SERIES0 + s, "%c %s", series_letter[s], series_name[s]);
@@ -332,7 +389,7 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
             ui_put_right(w, y, r.x + lw + (i - first) * cw, cw, s == 3 ? ST_BOLD : ST_NORMAL, b);
         }
         const scale_row *first_row = &scale_of(a)->rows[0], *last_row = &scale_of(a)->rows[scale_of(a)->n - 1];
-        if (m != M_BYTES && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && metric(first_row, m, s) > 0 &&
+        if (m != M_BYTES && m != M_MFU && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && metric(first_row, m, s) > 0 &&
             isfinite(metric(last_row, m, s))) {
             char b[32];
             snprintf(b, sizeof b, "%.1fx", metric(last_row, m, s) / metric(first_row, m, s));
@@ -346,14 +403,20 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     if (!scale_of(a)->rows) scale_start(a);
     const plan *p = a->p;
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", plan_net(p)->name, plan_cluster(p)->name, G->dot,
+    int x;
+    if (scale_of(a)->axis == PLAN_SWEEP_GPUS)
+        x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s on %s %s batch %ld/GPU %s %s", plan_net(p)->name, plan_cluster(p)->name, G->dot,
                     app_batch_per_gpu(a), G->dot, sync_scheme_name(plan_cluster(p)->sync));
+    else
+        x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%s, %d GPUs: against the %s (S)", plan_net(p)->name, plan_gpus(p),
+                    axis_name[scale_of(a)->axis]);
     if (scale_of(a)->done < scale_of(a)->n)
-        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d GPU counts", G->dot, G->ellipsis,
+        x += ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s computing%s %d/%d", G->dot, G->ellipsis,
                      scale_of(a)->done, scale_of(a)->n);
     char unsearched[96] = ""; /* the counts of plan_scale_row_compute's baselines alone */
     for (int i = 0, k = 0; i < scale_of(a)->n; i++)
-        if (scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS && scale_of(a)->rows[i].gpus != plan_gpus(p) && k < 80)
+        if (scale_of(a)->axis == PLAN_SWEEP_GPUS && scale_of(a)->rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS &&
+            scale_of(a)->rows[i].gpus != plan_gpus(p) && k < 80)
             k += snprintf(unsearched + k, sizeof unsearched - (size_t)k, "%s%d", k ? ", " : "",
                           scale_of(a)->rows[i].gpus);
     if (unsearched[0])
@@ -364,7 +427,7 @@ static void draw_scale(app *a, WINDOW *w, rect r)
     int both_tall = body.h >= 2 * (table_h + 12);
     int both_wide = body.w >= 150;
     /* with both charts, m picks the throughput chart's model */
-    int tput = scale_of(a)->metric == M_SIM_IPS ? M_SIM_IPS : M_IPS;
+    int tput = scale_of(a)->metric == M_BYTES ? M_IPS : scale_of(a)->metric;
     if (both_tall) {
         int ch = (body.h - 2 * table_h - 2) / 2;
         chart(a, w, (rect){body.y, body.x, ch, body.w}, tput);
@@ -389,7 +452,7 @@ static void draw_scale(app *a, WINDOW *w, rect r)
 static action toggle_metric(app *a, int key)
 {
     (void)key;
-    static const int next[3] = {[M_IPS] = M_BYTES, [M_BYTES] = M_SIM_IPS, [M_SIM_IPS] = M_IPS};
+    static const int next[4] = {[M_IPS] = M_BYTES, [M_BYTES] = M_SIM_IPS, [M_SIM_IPS] = M_MFU, [M_MFU] = M_IPS};
     scale_of(a)->metric = next[scale_of(a)->metric];
     return ACT_REDRAW;
 }
@@ -399,12 +462,77 @@ static action recompute(app *a, int key)
     (void)key;
     scale_drop(a);
     scale_start(a);
+    app_set_status(a, 0, "recomputing the rows: %d GPU counts, a cost model and search each", scale_of(a)->n);
+    return ACT_REDRAW;
+}
+
+/* "GPUs needed for X images/s", answered from the rows: for each strategy
+ * the fewest GPUs among the counts shown that reach it, by the chart's
+ * model (Eq. 1, or simulated when m shows that). */
+static action gpus_for_typed(app *a, const char *text, int arg)
+{
+    (void)arg;
+    scale_state *ss = scale_of(a);
+    char *end;
+    double want = strtod(text, &end);
+    if (end == text || *end || !(want > 0) || !isfinite(want)) {
+        app_set_status(a, 1, "images/s wanted: \"%s\" is not a positive number", text);
+        return ACT_REDRAW;
+    }
+    if (!ss->rows || ss->done < ss->n) {
+        app_set_status(a, 1, "the scaling rows are still being computed (%d of %d GPU counts); ask again when they are in",
+                       ss->rows ? ss->done : 0, ss->rows ? ss->n : 0);
+        return ACT_REDRAW;
+    }
+    int sim = ss->metric == M_SIM_IPS;
+    static const int order[4] = {3, 0, 1, 2}; /* layer-wise first */
+    char msg[256];
+    int k = snprintf(msg, sizeof msg, "%.0f img/s (%s) needs:", want, sim ? "simulated" : "Eq. 1");
+    for (int j = 0; j < 4; j++) {
+        int s = order[j], i = plan_scale_gpus_for(ss->rows, ss->n, s, want, sim);
+        if (i >= 0)
+            k += snprintf(msg + k, sizeof msg - (size_t)k, " %s %d GPU%s%s", series_name[s], ss->rows[i].gpus,
+                          ss->rows[i].gpus == 1 ? "" : "s", j < 3 ? "," : "");
+        else
+            k += snprintf(msg + k, sizeof msg - (size_t)k, " %s none%s", series_name[s], j < 3 ? "," : "");
+        if (k >= (int)sizeof msg) k = (int)sizeof msg - 1;
+    }
+    snprintf(msg + k, sizeof msg - (size_t)k, " (of up to %d)", ss->rows[ss->n - 1].gpus);
+    app_set_status(a, 0, "%s", msg);
+    return ACT_REDRAW;
+}
+
+/* S: the next axis the rows sweep; each value a cost model and search. */
+static action next_axis(app *a, int key)
+{
+    (void)key;
+    scale_drop(a);
+    scale_of(a)->axis = (scale_of(a)->axis + 1) % PLAN_SWEEP__COUNT;
+    scale_start(a);
+    app_set_status(a, 0, "images/s against the %s: %d values, a cost model and search each", axis_name[scale_of(a)->axis],
+                   scale_of(a)->n);
+    return ACT_REDRAW;
+}
+
+static action k_gpus_for(app *a, int key)
+{
+    (void)key;
+    if (scale_of(a)->axis != PLAN_SWEEP_GPUS) {
+        app_set_status(a, 1, "GPUs needed for X images/s: on the GPU-count axis (S until it shows GPU counts)");
+        return ACT_REDRAW;
+    }
+    char def[32];
+    double now = (*plan_best_eval(a->p)).images_per_s;
+    snprintf(def, sizeof def, "%.0f", isfinite(now) && now > 0 ? 2 * now : 1000.0);
+    prompt_open(a, PROMPT_FIELD, "Images/s wanted: ", def, gpus_for_typed, 0);
     return ACT_REDRAW;
 }
 
 static const keybind scale_keys[] = {
-    {{'m', ' '}, "m Space", "next chart: images/s by Eq. 1, bytes moved, images/s simulated", toggle_metric},
+    {{'m', ' '}, "m Space", "next chart: images/s by Eq. 1, bytes moved, images/s simulated, MFU", toggle_metric},
     {{'r'}, "r", "recompute the rows", recompute},
+    {{'S'}, "S", "sweep: against GPU count, inter-node bandwidth, batch per GPU, GPUs per node", next_axis},
+    {{'G'}, "G", "GPUs needed for X images/s: the fewest GPU counts shown that reach it", k_gpus_for},
     {{0}, NULL, NULL, NULL},
 };
 
@@ -473,29 +601,36 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
     int n = ss->n;
     char (*names)[32] = lw_malloc(sizeof *names * (size_t)n);
     const char **group = lw_malloc(sizeof *group * (size_t)n);
-    double *v = lw_malloc(sizeof *v * (size_t)n * 12);
+    double *v = lw_malloc(sizeof *v * (size_t)n * 16);
     for (int i = 0; i < n; i++) {
-        snprintf(names[i], sizeof names[i], "%d GPU%s", ss->rows[i].gpus, ss->rows[i].gpus == 1 ? "" : "s");
+        row_label(a, &ss->rows[i], 0, names[i], sizeof names[i]);
         group[i] = names[i];
         for (int k = 0; k < 4; k++) {
             v[i * 4 + k] = ss->rows[i].ips[k];
             v[4 * n + i * 4 + k] = ss->rows[i].sim_ips[k];
             v[8 * n + i * 4 + k] = ss->rows[i].bytes[k];
+            v[12 * n + i * 4 + k] = ss->rows[i].mfu[k] * 100;
         }
     }
-    draw_bars panels[3] = {
+    draw_bars panels[4] = {
         {"training throughput, images/s, Eq. 1 (the paper's additive model; like its Figure 7)", 0, 0, n, group, 4,
          series_name, v},
         {"training throughput, images/s, simulated (communication overlapped)", 0, 0, n, group, 4, series_name, v + 4 * n},
         {"data moved between GPUs per step, log scale (like Figure 8)", 1, 1, n, group, 4, series_name, v + 8 * n},
+        {"model FLOPs utilisation (MFU), %, Eq. 1", 0, 0, n, group, 4, series_name, v + 12 * n},
     };
     char title[256];
     const plan *p = a->p;
-    snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
-             plan_net(p)->name, plan_cluster(p)->name, app_batch_per_gpu(a), precision_name(plan_cluster(p)->precision),
-             sync_scheme_name(plan_cluster(p)->sync));
+    if (ss->axis == PLAN_SWEEP_GPUS)
+        snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
+                 plan_net(p)->name, plan_cluster(p)->name, app_batch_per_gpu(a), precision_name(plan_cluster(p)->precision),
+                 sync_scheme_name(plan_cluster(p)->sync));
+    else
+        snprintf(title, sizeof title, "%s on %s, %d GPUs: data, model, OWT and layer-wise against the %s, %s, %s",
+                 plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), axis_name[ss->axis], precision_name(plan_cluster(p)->precision),
+                 sync_scheme_name(plan_cluster(p)->sync));
     *what = "scaling chart";
-    int rc = draw_bar_charts(title, panels, 3, path, err);
+    int rc = draw_bar_charts(title, panels, 4, path, err);
     free(names);
     free(group);
     free(v);
@@ -505,7 +640,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
 const screen_ops screen_scale_ops = {
     .tab = "Scale",
     .title = "Scaling (4)",
-    .hints = "m:metric r:recompute +/-:GPUs </>:batch s:sync e:export",
+    .hints = "m:metric S:sweep G:GPUs for X img/s r:recompute e:export",
     .draw = draw_scale,
     .keys = scale_keys,
     .enter = enter_scale,

@@ -110,6 +110,8 @@ static int style_step(const app *a, int id)
     if (k < r->n_steps) {
         const elim_step *nx = &r->steps[k];
         if (nx->kind != ELIM_EDGE && nx->node == id) return ST_NEXT; /* what "Next: ... (reversed)" names */
+        /* the next edge elimination's two ends (issue 36, bug 6: it marked nothing) */
+        if (nx->kind == ELIM_EDGE && (id == nx->from || id == nx->to)) return ST_NEXT;
     }
     if (k >= 1) {
         const elim_step *s = &r->steps[k - 1];
@@ -150,7 +152,7 @@ static void next_line(app *a, panel *pn)
         else if (nx->kind == ELIM_FOLD)
             para(pn, ST_DIM, "Next: fold of %s into %s (reversed).", lname(a, nx->node), lname(a, nx->into));
         else
-            para(pn, ST_DIM, "Next: edge elimination of e%d and e%d (%s %s %s).", nx->e1, nx->e2, lname(a, nx->from),
+            para(pn, ST_DIM, "Next: edge elimination of e%d and e%d (%s %s %s, reversed).", nx->e1, nx->e2, lname(a, nx->from),
                  G->arrow_right, lname(a, nx->to));
     } else if (k == r->n_steps) {
         para(pn, ST_DIM, "Next: the final step over the %d node%s left.", r->n_left, r->n_left == 1 ? "" : "s");
@@ -328,11 +330,19 @@ static void text_final(app *a, panel *pn)
         k += (size_t)w;
     }
     para(pn, ST_BOLD, "Final step %s %s", G->dot, r->method == FINAL_ENUMERATION ? "enumeration" : "variable elimination");
+    /* two nodes joined by one edge: each has a single edge, but the folds
+     * stop there as the eliminations do (issue 36, bug 11: "no node has a
+     * single edge to fold" read false) */
+    int pair = r->n_left == 2 && r->n_edges_left == 1;
     para(pn, ST_NORMAL,
-         "No node has exactly one in- and one out-edge%s and no two edges join the same ends: %d node%s left (%s). "
+         "%s: %d node%s left (%s). "
          "%s %.0f combination%s of their configs, each costed with their node tables and the tables of the %d "
          "edge%s left.",
-         r->fold ? " or a single edge to fold" : "", r->n_left, r->n_left == 1 ? " is" : "s are", names,
+         pair ? "Two nodes joined by one edge, where the eliminations and folds stop"
+         : r->fold ? "No node has exactly one in- and one out-edge or a single edge to fold, and no two edges join the "
+                     "same ends"
+                   : "No node has exactly one in- and one out-edge and no two edges join the same ends",
+         r->n_left, r->n_left == 1 ? " is" : "s are", names,
          r->method == FINAL_ENUMERATION ? "Algorithm 1 enumerates all" : "Too many to enumerate, so exact variable "
                                                                        "elimination searches the",
          r->final_space, r->final_space == 1 ? "" : "s", r->n_edges_left, r->n_edges_left == 1 ? "" : "s");
@@ -440,11 +450,13 @@ static void draw_steps(app *a, WINDOW *w, rect r)
         gp.hi_from = sr->steps[steps_of(a)->step - 1].from;
         gp.hi_to = sr->steps[steps_of(a)->step - 1].to;
     }
-    /* keep the step's action in view: the highlighted or next node */
-    int focus = -1;
-    if (steps_of(a)->step >= 1 && steps_of(a)->step <= sr->n_steps) focus = sr->steps[steps_of(a)->step - 1].to;
-    else if (steps_of(a)->step == 0 && sr->n_steps > 0 && sr->steps[0].kind != ELIM_EDGE) focus = sr->steps[0].node;
-    else if (steps_of(a)->step > sr->n_steps + 1) focus = sr->undo_node[steps_of(a)->step - sr->n_steps - 2];
+    /* keep the step's action in view: the next node (reversed), or the next
+     * edge elimination's end, else the last step's new edge (issue 36, bug
+     * 6: the reversed box of the next node went off screen) */
+    int focus = -1, k = steps_of(a)->step;
+    if (k < sr->n_steps) focus = sr->steps[k].kind != ELIM_EDGE ? sr->steps[k].node : sr->steps[k].to;
+    else if (k >= 1 && k <= sr->n_steps) focus = sr->steps[k - 1].to;
+    else if (k > sr->n_steps + 1) focus = sr->undo_node[k - sr->n_steps - 2];
     int fy, fx, fw;
     if (steps_of(a)->follow && focus >= 0 && graph_view_find(&steps_of(a)->sv, focus, &fy, &fx, &fw) == 0) {
         if (fy < steps_of(a)->pan_y || fy + 3 > steps_of(a)->pan_y + view.h) steps_of(a)->pan_y = fy - view.h / 2;

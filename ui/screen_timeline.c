@@ -136,15 +136,11 @@ static int tl_ensure(app *a)
 
 static const char kind_letter[SIM__KINDS] = {'F', 'B', 'W', 'X', 'S', 'G', 'R', 'P', 'O'};
 
+/* One palette with the export (palette.h's sim_kind_colours; issue 36,
+ * bug 9: transfers were red here and green there). */
 static int kind_style(sim_kind k)
 {
-    switch (k) {
-    case SIM_FORWARD: return ST_COMPUTE;
-    case SIM_BACKWARD_DATA: return ST_CLASS0 + 1;
-    case SIM_BACKWARD_WEIGHT: return ST_CLASS0 + 2;
-    case SIM_TRANSFER: return ST_TRANSFER;
-    default: return ST_SYNC;
-    }
+    return k >= 0 && k < SIM__KINDS ? ST_KIND0 + (int)k : ST_NORMAL;
 }
 
 /* The task on resource r covering time x, or -1. */

@@ -54,6 +54,8 @@ typedef struct scale_state {
     unsigned char buf[sizeof(scale_row)];
     int buf_len;
     int metric;                /* m: images/s by Eq. 1, bytes moved, images/s simulated (screen_scale.c's M_*) */
+    int axis;                  /* S: what the rows sweep (plan_sweep_axis): the GPU count, the inter-node
+                                  bandwidth, the batch per GPU, the GPUs per node */
 } scale_state;
 
 typedef struct cluster_state {
@@ -103,6 +105,14 @@ typedef struct compare_state {
     list_cursor cur;           /* the selected layer row */
 } compare_state;
 
+/* lecture: per layer, bytes synced split by sample against bytes moved
+ * split by channel (explain_lecture), computed when first drawn */
+typedef struct lecture_state {
+    explain_lecture_row *rows; /* [n] */
+    int n, valid;
+    list_cursor cur;           /* the selected layer (mirrors a->sel) */
+} lecture_state;
+
 typedef struct help_state {
     list_cursor cur;           /* scrolled lines */
 } help_state;
@@ -129,6 +139,7 @@ static inline cluster_state *cluster_of(const app *a) { return (cluster_state *)
 static inline whynot_state *whynot_of(const app *a) { return (whynot_state *)a->st[SCR_WHYNOT]; }
 static inline explain_state *explain_of(const app *a) { return (explain_state *)a->st[SCR_EXPLAIN]; }
 static inline compare_state *compare_of(const app *a) { return (compare_state *)a->st[SCR_COMPARE]; }
+static inline lecture_state *lecture_of(const app *a) { return (lecture_state *)a->st[SCR_LECTURE]; }
 static inline help_state *help_of(const app *a) { return (help_state *)a->st[SCR_HELP]; }
 static inline open_state *open_of(const app *a) { return (open_state *)a->st[SCR_OPEN]; }
 
@@ -167,5 +178,7 @@ void app_whynot_open(app *a, int li);
 void app_explain_open(app *a, int li);
 /* Opens the compare view (screen_compare.c). */
 void app_compare_open(app *a);
+/* Opens the lecture view (screen_lecture.c). */
+void app_lecture_open(app *a);
 
 #endif
