@@ -80,9 +80,9 @@ static double data_parallel_sync_ms(const cluster *c)
     network *n = plan_load_network("resnet50", &err);
     cr_assert_not_null(n, "%s", err.msg);
     plan_settings ps = {.gpus = 8, .batch_per_gpu = 64};
-    plan *p = plan_new_unsearched(n, cluster_clone(c), NULL, ps, NULL, &err);
+    plan *p = plan_open(n, cluster_clone(c), NULL, &(plan_options){.set = ps, .unsearched = 1}, &err);
     cr_assert_not_null(p, "%s", err.msg);
-    int *cfg = lw_calloc((size_t)p->net->n_layers, sizeof *cfg);
+    int *cfg = lw_calloc((size_t)plan_net(p)->n_layers, sizeof *cfg);
     strategy_eval ev;
     plan_baseline(p, BASE_DATA, cfg);
     plan_evaluate(p, cfg, &ev);
