@@ -15,6 +15,7 @@
  */
 #include "draw_cairo.h"
 #include "export_dot.h"
+#include "palette.h"
 #include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "net_json.h"
 #include "test_helpers.h"
@@ -1293,11 +1294,30 @@ static int draw_step(const char *path, const void *user, lw_error *err)
 
 /* fill colours of forward, input gradient, weight gradient, transfer, sync, all-gather, reduce-scatter,
  * reduce (of partial sums), optimizer */
-static const char *const kind_fill[SIM__KINDS] = {"fill:rgb(30%,47%,66%)", "fill:rgb(96%,52%,9%)",
-                                                  "fill:rgb(89%,34%,34%)", "fill:rgb(33%,64%,29%)",
-                                                  "fill:rgb(70%,47%,64%)", "fill:rgb(46%,72%,70%)",
-                                                  "fill:rgb(93%,79%,28%)", "fill:rgb(55%,55%,20%)",
-                                                  "fill:rgb(55%,55%,55%)"};
+/* A fraction as cairo's SVG writes it: a percentage, six decimals, trailing zeros dropped. */
+static void cairo_percent(char *out, size_t n, double v)
+{
+    snprintf(out, n, "%f", v * 100);
+    char *e = out + strlen(out);
+    while (e > out && e[-1] == '0') *--e = 0;
+    if (e > out && e[-1] == '.') e[-1] = 0;
+}
+
+/* The SVG fill of each task kind: the palette's colour (palette.h
+ * sim_kind_colours, which the Timeline's screen shares), as cairo writes it. */
+static char kind_fill_text[SIM__KINDS][64];
+static const char *kind_fill[SIM__KINDS];
+static void kind_fills(void)
+{
+    for (int k = 0; k < SIM__KINDS; k++) {
+        unsigned c[3];
+        cr_assert_eq(sscanf(sim_kind_colours[k].fill, "#%2x%2x%2x", &c[0], &c[1], &c[2]), 3);
+        char p[3][16];
+        for (int i = 0; i < 3; i++) cairo_percent(p[i], sizeof p[i], c[i] / 255.0);
+        snprintf(kind_fill_text[k], sizeof kind_fill_text[k], "fill:rgb(%s%%,%s%%,%s%%)", p[0], p[1], p[2]);
+        kind_fill[k] = kind_fill_text[k];
+    }
+}
 
 Test(draw_cairo, simulated_step_in_every_format)
 {
@@ -1317,6 +1337,7 @@ Test(draw_cairo, simulated_step_in_every_format)
     cr_assert_eq(h, 78 + 16 * used + 44, "height %g for %d rows", h, used);
     char *dir = make_dir();
     step_drawing d = {s, p->cm};
+    kind_fills();
     check_drawing(dir, "step", w, h, kind_fill, SIM_SYNC + 1, draw_step, &d);
     remove_dir(dir);
     sim_free(s);
@@ -1341,6 +1362,7 @@ Test(draw_cairo, sharded_step_draws_gathers_and_scatters)
     draw_sim_step_size(s, &w, &h);
     char *dir = make_dir();
     step_drawing d = {s, p->cm};
+    kind_fills();
     const char *fills[] = {kind_fill[SIM_FORWARD], kind_fill[SIM_ALLGATHER], kind_fill[SIM_REDUCE_SCATTER]};
     check_drawing(dir, "zstep", w, h, fills, 3, draw_step, &d);
     remove_dir(dir);
@@ -1370,6 +1392,7 @@ Test(draw_cairo, reduce_tasks_in_their_colour)
     draw_sim_step_size(s, &w, &h);
     char *dir = make_dir();
     step_drawing d = {s, p->cm};
+    kind_fills();
     check_drawing(dir, "step", w, h, kind_fill + SIM_REDUCE, 1, draw_step, &d);
     remove_dir(dir);
     sim_free(s);
