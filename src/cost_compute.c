@@ -31,8 +31,13 @@ static double phase_s(const gpu_consts *g, double mem_bw_gbs, int opc, double fl
     if (nk == 0) return 0;
     double t_flop = 0;
     if (flops > 0) {
-        /* only the GEMM-like operators have enough work per kernel to saturate */
+        /* only the GEMM-like operators have enough work per kernel to
+         * saturate; saturation_gflop is the work of about 20 us at the
+         * conv rate, and a linear GEMM's is the same 20 us at its own rate
+         * (issue 32 fits the two efficiencies apart) */
         double half = (opc == OPC_CONV || opc == OPC_LINEAR) ? nk * g->saturation_gflop * 1e9 : 0;
+        if (opc == OPC_LINEAR && g->efficiency[OPC_CONV] > 0)
+            half *= g->efficiency[OPC_LINEAR] / g->efficiency[OPC_CONV];
         t_flop = (flops + half) / (g->peak_tflops * 1e12 * g->efficiency[opc]);
     }
     double t_mem = bytes / (mem_bw_gbs * 1e9 * g->memory_efficiency);
