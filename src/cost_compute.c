@@ -134,6 +134,15 @@ static int transformer_work(const cost_model *m, const layer *l, const config *c
         *flops = 2.0 * out * (double)x->out.c / r + 5.0 * out;
         *nk_f = 2;
         *nk_b = 3;
+        /* split by hidden features (r), each task holds partial sums of
+         * its logits: the loss needs them summed, and no consumer's edge
+         * charges it (the head is the last layer), so the layer does:
+         * a ring reduce-scatter among each r tasks forward and the
+         * all-gather of the logits' gradient backward, one all-reduce */
+        if (c->deg[DIM_R] > 1)
+            *extra_ms = 1e3 * groups_allreduce_s((const cost_model_priv *)m,
+                                                 c->deg[DIM_N] * c->deg[DIM_C] * c->deg[DIM_H] * c->deg[DIM_W],
+                                                 c->deg[DIM_R], out * eb);
         return 1;
     case LT_PATCH_EMBED: /* a convolution of stride P: one GEMM over c P^2 pixels a patch */
         *flops = 2.0 * out * (double)x->out.c * l->patch * l->patch;
