@@ -31,8 +31,13 @@ static double phase_s(const gpu_consts *g, double mem_bw_gbs, int opc, double fl
     if (nk == 0) return 0;
     double t_flop = 0;
     if (flops > 0) {
-        /* only the GEMM-like operators have enough work per kernel to saturate */
+        /* only the GEMM-like operators have enough work per kernel to
+         * saturate; saturation_gflop is the work of about 20 us at the
+         * conv rate, and a linear GEMM's is the same 20 us at its own rate
+         * (issue 32 fits the two efficiencies apart) */
         double half = (opc == OPC_CONV || opc == OPC_LINEAR) ? nk * g->saturation_gflop * 1e9 : 0;
+        if (opc == OPC_LINEAR && g->efficiency[OPC_CONV] > 0 && g->efficiency[OPC_LINEAR] != g->efficiency[OPC_CONV])
+            half *= g->efficiency[OPC_LINEAR] / g->efficiency[OPC_CONV];
         t_flop = (flops + half) / (g->peak_tflops * 1e12 * g->efficiency[opc]);
     }
     double t_mem = bytes / (mem_bw_gbs * 1e9 * g->memory_efficiency);
@@ -129,6 +134,15 @@ static int transformer_work(const cost_model *m, const layer *l, const config *c
         *flops = 2.0 * out * (double)x->out.c / r + 5.0 * out;
         *nk_f = 2;
         *nk_b = 3;
+        /* split by hidden features (r), each task holds partial sums of
+         * its logits: the loss needs them summed, and no consumer's edge
+         * charges it (the head is the last layer), so the layer does:
+         * a ring reduce-scatter among each r tasks forward and the
+         * all-gather of the logits' gradient backward, one all-reduce */
+        if (c->deg[DIM_R] > 1)
+            *extra_ms = 1e3 * groups_allreduce_s((const cost_model_priv *)m,
+                                                 c->deg[DIM_N] * c->deg[DIM_C] * c->deg[DIM_H] * c->deg[DIM_W],
+                                                 c->deg[DIM_R], out * eb);
         return 1;
     case LT_PATCH_EMBED: /* a convolution of stride P: one GEMM over c P^2 pixels a patch */
         *flops = 2.0 * out * (double)x->out.c * l->patch * l->patch;

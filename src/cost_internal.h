@@ -46,6 +46,9 @@ typedef struct edge_desc {
     /* what, besides the sizes and dims, decides the two layers' configs */
     long pcontract, ccontract;
     long pheads, cheads;
+    long rs_done; /* 1: an earlier out-edge of the producer carries its reduce-scatter of partial sums (r): one
+                   * sum, in the scattered layout, serves every consumer (issue 32: an embedding feeding a
+                   * block's LayerNorm and its residual add paid it twice) */
 } edge_desc;
 
 /* Whether the entry (cp, cc) of edge d is computed by the generic

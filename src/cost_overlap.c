@@ -85,6 +85,7 @@ void edge_describe(const cost_model *m, int e, edge_desc *d)
         d->ccontract = L->contract;
         d->pheads = P->type == LT_ATTENTION ? P->heads : 0;
         d->cheads = L->type == LT_ATTENTION ? L->heads : 0;
+        for (int f = 0; f < e && !d->rs_done; f++) d->rs_done = m->e_from[f] == m->e_from[e];
     }
 }
 

@@ -368,10 +368,11 @@ double shard_eval(const cost_model_priv *pm, const tx_scratch *sc, const edge_de
     const layout own = prod_own(cp), scat = fold(&own, d->prank, d->Sp, pg);
     const layout cons = {{cc->deg[0], cc->deg[1], cc->deg[2], cc->deg[3]}, cc->deg[DIM_R], cx};
 
-    /* forward: the partial sums reduce-scattered, then the transfer */
+    /* forward: the partial sums reduce-scattered (once for all the
+     * producer's consumers: on its first out-edge), then the transfer */
     const layout *src = pr > 1 ? &scat : &own;
     double rs = 0;
-    if (pr > 1) {
+    if (pr > 1 && !d->rs_done) {
         rs = 0.5 * groups_allreduce_s(pm, pgroups, pr, pbytes);
         coll += coll_bytes(pgroups, pr, pbytes);
     }

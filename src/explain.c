@@ -1092,6 +1092,77 @@ static cJSON *sharding_json(const plan *p, const explain *e)
     return o;
 }
 
+/* "a quarter", "half", "1/8": each of d tasks' share. */
+static const char *share_str(int d, char *b, size_t n)
+{
+    if (d == 2) return "half";
+    if (d == 4) return "a quarter";
+    snprintf(b, n, "1/%d", d);
+    return b;
+}
+
+/* What a sequence layer's config does with its heads, sequence, partial
+ * sums and replicas, in words (issue 32 item 9): nothing for a CNN layer or
+ * a config split only by samples. Task groups of r or x are consecutive
+ * GPUs (TRANSFORMER.md), so the first group's GPUs and node are named. */
+static void split_text(lw_buf *out, int width, const plan *p, const explain *e)
+{
+    const layer *l = &p->net->layers[e->layer];
+    if (l->out.rank != 3) return;
+    const config *c = &p->cm->configs[e->layer][e->alt[0].config];
+    const int f = c->deg[DIM_C], s = c->deg[DIM_H], r = c->deg[DIM_R], x = c->deg[DIM_X];
+    const int gpn = p->cl->gpus_per_node > 0 ? p->cl->gpus_per_node : 1;
+    char b1[32], b2[32];
+    if (f > 1) {
+        if (l->type == LT_ATTENTION) {
+            int heads = l->heads > 0 ? l->heads : 1, kv = l->kv_heads > 0 ? l->kv_heads : heads;
+            para(out, width, 2, "%s splits its heads %d ways: each task computes %d of the %d heads%s.", l->name, f,
+                 heads / f, heads, kv != heads ? " (with its share of the grouped K/V heads)" : "");
+        } else if (l->type == LT_LM_HEAD || l->type == LT_EMBEDDING) {
+            para(out, width, 2, "%s splits its %s %d ways: each task holds %s of the %ld %s.", l->name,
+                 l->type == LT_LM_HEAD ? "vocabulary" : "hidden features", f, share_str(f, b1, sizeof b1),
+                 (long)l->out.c, l->type == LT_LM_HEAD ? "logits of a token" : "features of a token");
+        } else {
+            para(out, width, 2, "%s splits its output features %d ways: each task computes %s of the %ld.", l->name,
+                 f, share_str(f, b1, sizeof b1), (long)l->out.c);
+        }
+    }
+    if (s > 1)
+        para(out, width, 2, "%s splits the sequence %d ways: each task holds %ld of the %ld positions%s.", l->name, s,
+             ((long)l->out.h + s - 1) / s, (long)l->out.h,
+             l->type == LT_ATTENTION ? ", and all-gathers the K and V of the whole sequence (context parallelism)" : "");
+    if (r > 1) {
+        const layer *in = l->n_inputs ? &p->net->layers[l->inputs[0]] : l;
+        long bs = (p->batch + c->deg[DIM_N] - 1) / c->deg[DIM_N], sq = ((long)l->out.h + s - 1) / s;
+        long hc = ((long)l->out.c + f - 1) / f;
+        double bytes = (double)bs * (double)sq * (double)hc * p->cm->elem_bytes;
+        if (l->type == LT_EMBEDDING)
+            para(out, width, 2, "%s splits the vocabulary across the %d GPUs %d-%d of node %d: each holds %s of the "
+                                "table's rows and partial sums of every token's embedding, and one reduce-scatter of "
+                                "b x s x h = %ldx%ldx%ld (%s) among them finishes the layer.",
+                 l->name, r, 0, r - 1, 0 / gpn, share_str(r, b1, sizeof b1), bs, sq, hc,
+                 bytes_str(bytes, b2, sizeof b2));
+        else if (l->type == LT_LM_HEAD)
+            para(out, width, 2, "%s splits its input features across the %d GPUs %d-%d of node %d: each holds %s of "
+                                "the %ld-wide activations and partial sums of its logits, and one reduce-scatter of "
+                                "b x s x v = %ldx%ldx%ld (%s) among them finishes them before the loss.",
+                 l->name, r, 0, r - 1, 0 / gpn, share_str(r, b1, sizeof b1), (long)in->out.c, bs, sq, hc,
+                 bytes_str(bytes, b2, sizeof b2));
+        else
+            para(out, width, 2, "%s splits its input features across the %d GPUs %d-%d of node %d: each holds %s of "
+                                "the %ld-wide activations and partial sums of its whole output, and one reduce-scatter "
+                                "of b x s x h = %ldx%ldx%ld (%s) among them finishes the layer (an all-reduce "
+                                "where the next layer is replicated on the same GPUs, as in Megatron-LM).",
+                 l->name, r, 0, r - 1, 0 / gpn, share_str(r, b1, sizeof b1), (long)in->out.c, bs, sq, hc,
+                 bytes_str(bytes, b2, sizeof b2));
+    }
+    if (x > 1)
+        para(out, width, 2, "%s runs replicated on the %d GPUs %d-%d: each computes the whole piece, so the next "
+                            "layer reads it on its own GPU, and the replicas compute the same weight gradients "
+                            "(nothing to sync among them).",
+             l->name, x, 0, x - 1);
+}
+
 char *explain_text(const plan *p, const explain *e, int width)
 {
     if (width < 60) width = 60;
@@ -1108,6 +1179,7 @@ char *explain_text(const plan *p, const explain *e, int width)
              bytes_str(e->weight_bytes, b1, sizeof b1));
     else
         para(&out, width, 2, "Weights: none (nothing to synchronise: t_s is 0 in every config).");
+    split_text(&out, width, p, e);
     sharding_text(&out, width, p, e);
     if (l->type == LT_INPUT)
         para(&out, width, 2, "t_c: %.2f" NBSP "ms in every config: an input layer's t_c is the step's cost outside "

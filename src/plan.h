@@ -16,6 +16,7 @@
 #ifndef LW_PLAN_H
 #define LW_PLAN_H
 
+#include "blocks.h"
 #include "data.h"
 #include "memsearch.h"
 #include "refine.h"
@@ -366,6 +367,9 @@ int plan_unsearched(const plan *p);               /* plan_options.unsearched, no
 
 /* The plan has a cost model (a plan made by plan_open always has). */
 int plan_has_model(const plan *p);
+/* The runs of repeated blocks of the plan's network (blocks.h), for the
+ * screens that fold or group them: how many, at most max written to out. */
+int plan_blocks(const plan *p, net_block_run *out, int max);
 int plan_n_configs(const plan *p, int li);
 /* Config k of layer li (points into the model: valid until the next plan_apply). */
 const config *plan_config(const plan *p, int li, int k);

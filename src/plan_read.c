@@ -34,6 +34,8 @@ int plan_unsearched(const plan *p) { return p->unsearched; }
 
 int plan_n_configs(const plan *p, int li) { return p->cm->n_configs[li]; }
 
+int plan_blocks(const plan *p, net_block_run *out, int max) { return net_find_blocks(p->net, out, max); }
+
 const config *plan_config(const plan *p, int li, int k) { return &p->cm->configs[li][k]; }
 
 void plan_format_config(const plan *p, int li, const config *c, char *buf, size_t n)

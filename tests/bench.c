@@ -5,10 +5,12 @@
  * EXE --search-table` prints only those rows for VGG-16 and Inception-v3
  * at 16 and 64 GPUs); then the whole `layerwise search` process
  * (wall time and peak memory, run as a child), and the what-if operations
- * the TUI performs (sync toggle, GPU count change, pin) on Inception-v3.
+ * the TUI performs (sync toggle, GPU count change, pin) on Inception-v3 and
+ * GPT-2 XL.
  * Times are the best of a few repetitions, so one slow run does not hide
  * what the code can do; nothing here asserts a time (targets are printed).
- * `bench LAYERWISE --whatifs` runs the what-if sections alone.
+ * `bench LAYERWISE --whatifs` runs the what-if sections alone, and
+ * `--whatifs-transformer` those on GPT-2 XL at 8 GPUs (issue 32 item 8).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "many_layers.h"
@@ -317,6 +319,7 @@ static int time_inter_bw_doubled(plan *p, double *secs, lw_error *err)
 /* The GPU count the what-ifs start from (whatifs sets it). */
 static int bench_g = 16;
 static const char *bench_net = "inception_v3"; /* the network of the what-ifs */
+static long bench_b = 32;                      /* the per-GPU batch they start from */
 
 /* A precision the cluster's GPU has, other than the one in use; -1 if none. */
 static int other_precision(const cluster *c)
@@ -331,7 +334,7 @@ static int other_precision(const cluster *c)
  * model's counts kept (the user reads the screen); NULL with err set. */
 static plan *tui_plan_at_half(const plan *p, lw_error *err)
 {
-    plan_settings half = {bench_g / 2, 32, 0, 0};
+    plan_settings half = {bench_g / 2, bench_b, 0, 0};
     plan *q = plan_open(plan_load_network(bench_net, err), cluster_clone(p->cl), NULL,
         &(plan_options){.set = half, .whatifs = 1}, err);
     if (q) plan_counts_wait(q);
@@ -391,7 +394,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         case 9:  /* inter-node bandwidth doubled (the cluster editor), not built ahead */
         case 10: /* the same, built ahead while the cluster screen showed the field */
         {
-            rc = set_to(p, bench_g, 32, NULL, err);
+            rc = set_to(p, bench_g, bench_b, NULL, err);
             if (rc) break;
             cluster *orig = cluster_clone(p->cl), *edited = cluster_clone(p->cl);
             edited->inter.bandwidth_gbs *= 2;
@@ -431,14 +434,14 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         }
         case 15: /* a global batch the largest sample degree does not divide: its configs' entries computed */
         {
-            rc = set_to(p, bench_g, 32, NULL, err);
+            rc = set_to(p, bench_g, bench_b, NULL, err);
             if (rc) break;
             plan_settings odd = p->set;
-            odd.global_batch = 32L * bench_g + bench_g / 2;
+            odd.global_batch = bench_b * bench_g + bench_g / 2;
             t0 = lw_now();
             rc = plan_apply(p, &(plan_change){.set = &odd}, err);
             double t = lw_now() - t0;
-            if (!rc) rc = set_to(p, bench_g, 32, NULL, err); /* built again, untimed */
+            if (!rc) rc = set_to(p, bench_g, bench_b, NULL, err); /* built again, untimed */
             t0 = lw_now() - t;
             break;
         }
@@ -478,7 +481,7 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
         case 19: /* inter-node bandwidth doubled right after the TUI opens, before its first model's counts (built
                   * from scratch on the worker) are kept: the plan's choice (p->counts_wait 0) */
         {
-            plan_settings at = {bench_g, 32, 0, 0};
+            plan_settings at = {bench_g, bench_b, 0, 0};
             plan *q = plan_open(plan_load_network(bench_net, err), cluster_clone(p->cl), NULL,
                 &(plan_options){.set = at, .whatifs = 1}, err);
             if (!q) {
@@ -491,11 +494,11 @@ static double best_of(int reps, plan *p, int what, lw_error *err)
             plan_free(q);
             break;
         }
-        case 3: /* batch change 32 -> 64 per GPU */
-            rc = set_to(p, 0, 32, NULL, err);
+        case 3: /* batch change 32 -> 64 per GPU (bench_b -> twice) */
+            rc = set_to(p, 0, bench_b, NULL, err);
             if (rc) break;
             t0 = lw_now();
-            rc = set_to(p, 0, 64, NULL, err);
+            rc = set_to(p, 0, 2 * bench_b, NULL, err);
             break;
         }
         double t = lw_now() - t0;
@@ -555,15 +558,22 @@ static void whatif_line(const char *what, double ms, double ref)
 
 /* The what-ifs the TUI performs, on net at gpus GPUs of cl (GPU count
  * changes go to half and back); few: the keys only, best of 1 or 2. */
-static void whatifs(const char *net, const char *cl, int gpus, int few, const char *target)
+static void whatifs_at(const char *net, const char *cl, const char *prec, long batch, int gpus, int few,
+                       const char *target)
 {
-    printf("\nwhat-if on %s, %s, %d GPUs: new optimum (engine side; target %s)\n", net, cl, gpus, target);
+    printf("\nwhat-if on %s, %s%s%s, %d GPUs, batch %ld per GPU: new optimum (engine side; target %s)\n", net, cl,
+           prec ? " " : "", prec ? prec : "", gpus, batch, target);
     lw_error err = {0};
-    plan_settings set = {gpus, 32, 0, 0};
+    plan_settings set = {gpus, batch, 0, 0};
+    cluster *c = plan_load_cluster(cl, &err);
+    if (c && prec && cluster_set_precision(c, (precision)precision_from_name(prec), &err) != 0) {
+        cluster_free(c);
+        c = NULL;
+    }
     /* the TUI's plan: its first model answers, then gets the counts what-ifs re-price */
     double t_open = lw_now();
-    plan *p = plan_open(plan_load_network(net, &err), plan_load_cluster(cl, &err), NULL,
-        &(plan_options){.set = set, .whatifs = 1}, &err);
+    plan *p = c ? plan_open(plan_load_network(net, &err), c, NULL, &(plan_options){.set = set, .whatifs = 1}, &err)
+                : NULL;
     if (!p) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
@@ -578,6 +588,7 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     int r = few ? 1 : 3, r5 = few ? 2 : 5;
     bench_g = gpus;
     bench_net = net;
+    bench_b = batch;
     double ref = minplus_loop(120, 70, 3, 0);
     whatif_line("sync scheme toggle", best_of(r5, p, 0, &err), ref);
     whatif_line("pin one layer", best_of(r5, p, 2, &err), ref);
@@ -586,8 +597,9 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
     whatif_line(what, best_of(r, p, 1, &err), ref);
     snprintf(what, sizeof what, "GPU count %d -> %d", gpus / 2, gpus);
     whatif_line(what, best_of(r, p, 4, &err), ref);
-    whatif_line("per-GPU batch 32 -> 64", best_of(r, p, 3, &err), ref);
-    snprintf(what, sizeof what, "global batch %ld (degree %d does not divide it)", 32L * gpus + gpus / 2, gpus);
+    snprintf(what, sizeof what, "per-GPU batch %ld -> %ld", batch, 2 * batch);
+    whatif_line(what, best_of(r, p, 3, &err), ref);
+    snprintf(what, sizeof what, "global batch %ld (degree %d does not divide it)", batch * gpus + gpus / 2, gpus);
     whatif_line(what, best_of(1, p, 15, &err), ref);
     snprintf(what, sizeof what, "GPU count %d -> %d, never at %d before", gpus / 2, gpus, gpus);
     whatif_line(what, best_of(1, p, 16, &err), ref);
@@ -619,6 +631,19 @@ static void whatifs(const char *net, const char *cl, int gpus, int few, const ch
         whatif_line("inter-node GB/s doubled, prefetched (cluster screen)", best_of(2, p, 10, &err), ref);
     }
     plan_free(p);
+}
+
+/* The what-ifs on a CNN at the cluster's own precision, batch 32 per GPU. */
+static void whatifs(const char *net, const char *cl, int gpus, int few, const char *target)
+{
+    whatifs_at(net, cl, NULL, 32, gpus, few, target);
+}
+
+/* Issue 32's target: every what-if at 8 GPUs on GPT-2 XL under 1 s, in the
+ * setting bench_transformer's 8-GPU search trains in. */
+static void whatifs_gpt2_xl(void)
+{
+    whatifs_at("gpt2_xl", "dgx1-v100", "fp16", 4, 8, 1, "< 1 s");
 }
 
 /* Reading a strategy file of 20000 layers (the network limit) back:
@@ -676,6 +701,11 @@ int main(int argc, char **argv)
         whatifs("inception_v3", "p100-4x4", 16, 0, "< 100 ms");
         whatifs("inception_v3", "h100-8x8", 16, 1, "< 100 ms");
         whatifs("inception_v3", "h100-8x8", 64, 1, "< 1 s");
+        whatifs_gpt2_xl();
+        return 0;
+    }
+    if (argc > 2 && strcmp(argv[2], "--whatifs-transformer") == 0) { /* GPT-2 XL's what-ifs alone */
+        whatifs_gpt2_xl();
         return 0;
     }
     int targets = argc > 2 && strcmp(argv[2], "--targets") == 0; /* the search targets alone */
@@ -731,6 +761,7 @@ int main(int argc, char **argv)
     whatifs("inception_v3", "p100-4x4", 16, quick, "< 100 ms");
     whatifs("inception_v3", "h100-8x8", 16, 1, "< 100 ms");
     if (!quick) whatifs("inception_v3", "h100-8x8", 64, 1, "< 1 s");
+    whatifs_gpt2_xl();
     read_big_strategy();
     printf("\nstep simulator, data flow (best of 3; target: Inception-v3 64 GPUs < 1 s)\n");
     bench_sim("vgg16", "p100-4x4", 16, 3);

@@ -90,8 +90,36 @@ DERIVED = {
     ("workstation-4x-pcie", "fp32"): ([("workstation-4x-pcie", "tf32")], []),
     ("workstation-4x-pcie", "bf16"): ([("workstation-4x-pcie", "fp16")], []),
 }
+# Transformer rows ("family": "transformer" in single-gpu.json, issue 32)
+# fit the GPU's linear efficiency alone: a transformer's time is its cuBLAS
+# GEMMs (QKV, projection, MLP, head: efficiency.linear, which attention's
+# matmuls share), which on Tensor Cores run far nearer the datasheet than
+# cuDNN's implicit-GEMM convolutions do (BERT-large trains at about 0.6 of
+# the A100's TF32 rate where ResNet-50 reaches 0.33). The conv efficiency is
+# fitted first ("gemm", on the CNN rows), then linear on the transformer rows.
+LINEAR_FIT = {("dgx-a100", "tf32"), ("dgx-a100", "fp16"), ("dgx1-v100", "fp32"), ("dgx1-v100", "fp16")}
+# Groups with no transformer figure: their linear efficiency is the A100's
+# at the same precision times the ratio of the two GPUs' fitted TF32 conv
+# efficiencies (the GPU's GEMMs lose or gain against the A100's what its
+# ResNet-50 does on NVIDIA-comparable stacks). TF32, not each
+# precision's own conv figure: the RTX A6000's only AMP figure is Lambda's
+# stack, which runs 31-36% below NVIDIA's, and taking it would make the
+# A6000's transformer GEMMs slower in fp16 than in tf32; the H100's fp16 conv
+# efficiency is fitted under Lambda's stack, whose scale moves with every refit
+# of the V100's and A100's AMP rows, so its TF32 ratio is the steadier guide too.
+# target -> (reference group, [numerator groups], [denominator groups]).
+LINEAR_FROM = {
+    ("h100-8x8", "tf32"): (("dgx-a100", "tf32"), [("h100-8x8", "tf32")], [("dgx-a100", "tf32")]),
+    ("workstation-4x-pcie", "tf32"): (("dgx-a100", "tf32"), [("workstation-4x-pcie", "tf32")], [("dgx-a100", "tf32")]),
+    ("workstation-4x-pcie", "fp16"): (("dgx-a100", "fp16"), [("workstation-4x-pcie", "tf32")], [("dgx-a100", "tf32")]),
+    ("h100-8x8", "fp16"): (("dgx-a100", "fp16"), [("h100-8x8", "tf32")], [("dgx-a100", "tf32")]),
+}
 DIGITS = 3  # constants are written with this many significant digits
 SATURATION_US = 20  # a GEMM reaches half its efficiency at the work of this many microseconds
+
+
+def transformer(row):
+    return row.get("family") == "transformer"
 
 
 def tolerance(row):
@@ -341,7 +369,10 @@ def fit_paper_grid(doc, prec, rows):
 
 def derive(clusters, fitted, write):
     """The DERIVED groups' efficiencies from the fitted ones (or the shipped
-    ones of groups not fitted in this run). True if the files agree."""
+    ones of groups not fitted in this run), and the LINEAR_FROM groups'
+    linear efficiency. fitted: group -> {"conv": v, "linear": v}. A derived
+    group's conv is the product of conv ratios; its linear the first
+    numerator's linear times the other conv ratios. True if the files agree."""
     ok = True
 
     def doc_of(cn):
@@ -349,15 +380,25 @@ def derive(clusters, fitted, write):
             clusters[cn] = json.load(open(os.path.join(DATA, "clusters", cn + ".json")))
         return clusters[cn]
 
-    def eff(group):
-        return fitted[group] if group in fitted else get(doc_of(group[0]), group[1], "gemm")
-    for (cn, pr), (num, den) in DERIVED.items():
-        v = rounded(math.prod(eff(g) for g in num) / math.prod(eff(g) for g in den))
-        a = get(doc_of(cn), pr, "gemm")
-        print(f"{cn + ' ' + pr:28} {'gemm (derived)':18} {a:9.4g} {v:9.4g}{'' if a == v else '   <- differs'}")
-        ok = ok and a == v
+    def eff(group, key="conv"):
+        return fitted[group][key] if group in fitted else get(doc_of(group[0]), group[1], key)
+
+    def check(cn, pr, key, v, what):
+        a = get(doc_of(cn), pr, key)
+        print(f"{cn + ' ' + pr:28} {what:18} {a:9.4g} {v:9.4g}{'' if a == v else '   <- differs'}")
         if write:
-            put(clusters[cn], pr, "gemm", v)
+            put(clusters[cn], pr, key, v)
+        return a == v
+    for (cn, pr), (ref, num, den) in LINEAR_FROM.items():
+        v = rounded(eff(ref, "linear") * math.prod(eff(g) for g in num) / math.prod(eff(g) for g in den))
+        ok = check(cn, pr, "linear", v, "linear (derived)") and ok
+        fitted.setdefault((cn, pr), {"conv": eff((cn, pr)), "linear": v})["linear"] = v
+    for (cn, pr), (num, den) in DERIVED.items():
+        ratio = math.prod(eff(g) for g in num[1:]) / math.prod(eff(g) for g in den)
+        conv = rounded(eff(num[0]) * ratio)
+        lin = rounded(eff(num[0], "linear") * ratio)
+        ok = check(cn, pr, "gemm", conv, "gemm (derived)") and ok
+        ok = check(cn, pr, "linear", lin, "linear (derived)") and ok
     return ok
 
 
@@ -397,15 +438,26 @@ def main():
         nonlocal ok
         params = GROUPS[(cname, prec)]
         doc = clusters[cname]
+        trows = [r for r in grows if transformer(r)]
+        grows = [r for r in grows if not transformer(r)]
         tied = [pr for (cn, pr), (num, den) in DERIVED.items() if cn == cname and num == [(cname, prec)] and not den]
-        new, best = fit_one(doc, prec, *params[0], grows, tied, stacks)
-        for n, _, _ in params:
+        new, names = doc, []
+        if grows:  # the conv (GEMM) efficiency on the CNN rows
+            new, best = fit_one(doc, prec, *params[0], grows, tied, stacks)
+            names = [n for n, _, _ in params]
+        if (cname, prec) in LINEAR_FIT and trows:  # the linear efficiency on the transformer rows
+            new, _ = fit_one(new, prec, "linear", 0.1, 1.0, trows, tied, stacks)
+            names.append("linear")
+        elif names:  # the gemm fit set linear too: keep the file's until derive() derives it (LINEAR_FROM)
+            for p in (prec, *tied):
+                put(new, p, "linear", get(doc, p, "linear"))
+        for n in names:
             a, b = get(doc, prec, n), get(new, prec, n)
             if a != b:
                 ok = False
             print(f"{cname + ' ' + prec:28} {n:18} {a:9.4g} {b:9.4g}{'' if a == b else '   <- differs'}")
         clusters[cname] = new  # later groups (stacks) price with it; written only with --write
-        fitted[(cname, prec)] = get(new, prec, "gemm")
+        fitted[(cname, prec)] = {"conv": get(new, prec, "gemm"), "linear": get(new, prec, "linear")}
     # 1. GPU groups on the rows of stacks not fitted at that precision;
     # 2. the stacks' scales on their rows on those GPUs; 3. GPU groups with
     # no other rows, on a fitted stack's rows under it.
@@ -427,7 +479,8 @@ def main():
         fit_group(cname, prec, grows)
     ok = derive(clusters, fitted, write) and ok
     for (cname, prec) in fitted:  # every row of a fitted group, under the constants as fitted
-        grows = [r for r in rows if r["cluster"] == cname and r["precision"] == prec]
+        grows = [r for r in rows if r["cluster"] == cname and r["precision"] == prec
+                 and (not transformer(r) or (cname, prec) in LINEAR_FIT)]
         fitted_rows += [(r, p) for r, p in zip(grows, predict(clusters[cname], grows, stacks))]
     cname, prec = PAPER_GROUP
     if not only or cname in only:

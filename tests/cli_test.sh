@@ -2122,6 +2122,20 @@ expect_fail "--pin with a degree that is not a power of two says what is allowed
 expect_ok "explain on a transformer's input" search -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --explain tokens
 if grep -q "best by sequence (s)" "$OUT"; then ok "explain names a sequence layer's families (sequence, not height/width)"; else
     notok "explain names a sequence layer's families" "$(grep "best by" "$OUT")"; fi
+# issue 32 item 9: explain says what partial sums, heads, sequence and replicas do
+expect_ok "explain a row-parallel fc2" search -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --pin block3.fc2=n2r4 --explain block3.fc2
+if tr '\n' ' ' < "$OUT" | sed 's/  */ /g' | grep -q "block3.fc2 splits its input features across the 4 GPUs 0-3 of node 0: each holds a quarter of the 3072-wide activations and partial sums of its whole output, and one reduce-scatter of b x s x h = 32x1024x768"; then
+    ok "explain: fc2 with r4 splits its input features over 4 GPUs, one reduce of b x s x h"; else
+    notok "explain: fc2 with r4" "$(grep -A3 "splits" "$OUT")"; fi
+expect_ok "explain attention by heads" search -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --pin block3.attn=n2c4 --explain block3.attn
+if grep -q "block3.attn splits its heads 4 ways: each task computes 3 of the 12 heads" "$OUT"; then ok "explain: attention split by heads"; else
+    notok "explain: attention split by heads" "$(grep "splits" "$OUT")"; fi
+expect_ok "explain a replicated layernorm" search -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --pin block3.ln2=n2x4 --explain block3.ln2
+if tr '\n' ' ' < "$OUT" | sed 's/  */ /g' | grep -q "block3.ln2 runs replicated on the 4 GPUs 0-3"; then ok "explain: replicas"; else
+    notok "explain: replicas" "$(grep -A2 "replicated on" "$OUT")"; fi
+expect_ok "explain a sequence split" search -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --pin block3.drop2=n2s4 --explain block3.drop2
+if grep -q "block3.drop2 splits the sequence 4 ways: each task holds 256 of the 1024" "$OUT"; then ok "explain: sequence split"; else
+    notok "explain: sequence split" "$(grep "sequence" "$OUT")"; fi
 # issue 37's check on the shipped Llama-2-7B: replicated it does not fit 80 GB, ZeRO-3 does (README)
 expect_ok "fit llama2_7b -s data --sync ring on 8 H100s" fit -n llama2_7b -c h100-8x8 -g 8 --precision bf16 --optimizer adam -s data --sync ring --json
 cp "$OUT" "$TMP/llama_ring.json"

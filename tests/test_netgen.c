@@ -8,8 +8,11 @@
  */
 #include <criterion/criterion.h>
 
+#include "blocks.h"
 #include "net_json.h"
 #include "netgen.h"
+#include "plan.h"
+#include "test_helpers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -348,4 +351,84 @@ Test(netgen, source_names_the_command_line)
     s = netgen_source(NG_LLAMA, &p);
     cr_assert(starts(s, "written by `layerwise net llama --kv-heads 8`: Llama 2's layout"), "%s", s);
     free(s);
+}
+
+/* ------------------------------------------------------------ blocks */
+
+/* The repeated blocks the screens fold (issue 32 item 9, src/blocks.c):
+ * each family's blocks are one run, its layers before and after in none;
+ * a 600-layer GPT is one run of 55; the CNNs have none. */
+Test(blocks, each_family_is_one_run_of_its_blocks)
+{
+    static const struct {
+        netgen_family f;
+        long layers;
+        int len;
+    } want[] = {{NG_GPT, 12, 11}, {NG_LLAMA, 4, 9}, {NG_BERT, 24, 11}, {NG_VIT, 12, 11}, {NG_GPT, 55, 11}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        network *n = generate(want[i].f, (netgen_params){.layers = want[i].layers});
+        net_block_run r[4];
+        cr_assert_eq(net_find_blocks(n, r, 4), 1, "%s: one run", n->name);
+        cr_assert_eq(r[0].count, want[i].layers, "%s: %d blocks", n->name, r[0].count);
+        cr_assert_eq(r[0].len, want[i].len, "%s: %d layers a block", n->name, r[0].len);
+        cr_assert_str_eq(r[0].stem, "block");
+        cr_assert_eq(r[0].first_index, 0);
+        cr_assert_str_eq(n->layers[r[0].first].name, want[i].f == NG_BERT ? "block0.attn" : n->layers[r[0].first].name);
+        int b = -1, part = -1;
+        const int last = r[0].first + r[0].len * r[0].count - 1;
+        cr_assert_eq(net_block_of(r, 1, last, &b, &part), 0);
+        cr_assert_eq(b, r[0].count - 1);
+        cr_assert_eq(part, r[0].len - 1);
+        cr_assert_eq(net_block_of(r, 1, 0, NULL, NULL), -1, "the input is in no block");
+        cr_assert_eq(net_block_of(r, 1, n->n_layers - 1, NULL, NULL), -1, "the head is in no block");
+        if (want[i].layers == 55) cr_assert_geq(n->n_layers, 600);
+        net_free(n);
+    }
+}
+
+Test(blocks, a_changed_block_ends_the_run)
+{
+    network *n = generate(NG_GPT, (netgen_params){.layers = 6});
+    net_block_run r[4];
+    cr_assert_eq(net_find_blocks(n, r, 4), 1);
+    /* block3's fc2 reads the gelu of block 2: no longer the same block */
+    int i = net_find(n, "block3.fc2");
+    n->layers[i].inputs[0] = net_find(n, "block2.gelu");
+    cr_assert_eq(net_find_blocks(n, r, 4), 2, "blocks 0-2, then 4-5");
+    cr_assert_eq(r[0].count, 3);
+    cr_assert_eq(r[1].count, 2);
+    cr_assert_eq(r[1].first_index, 4);
+    cr_assert_eq(net_find_blocks(n, NULL, 0), 2, "counted without out");
+    net_free(n);
+}
+
+Test(blocks, cnns_have_none)
+{
+    static const char *const nets[] = {"data/networks/resnet50.json", "data/networks/inception_v3.json",
+                                       "data/networks/vgg16.json"};
+    for (int i = 0; i < 3; i++) {
+        size_t len = 0;
+        char *t = slurp(nets[i], &len);
+        cr_assert_not_null(t);
+        lw_error err = {0};
+        network *n = net_from_json(t, len, nets[i], &err);
+        cr_assert_not_null(n, "%s", err.msg);
+        cr_assert_eq(net_find_blocks(n, NULL, 0), 0, "%s", nets[i]);
+        net_free(n);
+        free(t);
+    }
+}
+
+/* The screens read them through the engine's API (plan.h). */
+Test(blocks, through_the_plan)
+{
+    lw_error err = {0};
+    plan_settings s = {.gpus = 1, .batch_per_gpu = 1};
+    plan *p = plan_new(plan_load_network("gpt2", &err), plan_load_cluster("dgx-a100", &err), NULL, s, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    net_block_run r[2];
+    cr_assert_eq(plan_blocks(p, r, 2), 1);
+    cr_assert_eq(r[0].count, 12);
+    cr_assert_str_eq(p->net->layers[r[0].first].name, "block0.ln1");
+    plan_free(p);
 }

@@ -6,11 +6,19 @@
  * H100, a newer GPU is never slower than an older one at the same precision
  * and batch. (The RTX A6000 is a workstation part with GDDR6 at 768 GB/s,
  * less than the V100-SXM2's 900 GB/s of HBM2, so it is not on that line: it
- * is checked across its own precisions only.)
+ * is checked across its own precisions only.) The same orders hold for the
+ * shipped transformers (issue 32 item 7, where linear GEMMs got their own
+ * fitted efficiency), and the fitted single-GPU transformer rows of
+ * data/published/single-gpu.json stay near their published figures.
  */
 #include "plan.h"
 #include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "test_helpers.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const NETS[] = {"alexnet", "vgg16", "inception_v3", "resnet50", "lenet5"};
 static const long BATCHES[] = {32, 64, 128, 256};
@@ -79,4 +87,76 @@ Test(precision, a_newer_gpu_is_never_slower_at_the_same_precision_and_batch)
                 }
             }
     cr_assert_gt(compared, 100, "only %d pairs compared", compared);
+}
+
+static const char *const TNETS[] = {"gpt2", "bert_large", "vit_b16"};
+static const long TBATCHES[] = {8, 32};
+
+Test(precision, transformers_keep_both_orders)
+{
+    static const char *const CL[] = {"p100-4x4", "dgx1-v100", "dgx-a100", "h100-8x8", "workstation-4x-pcie"};
+    static const precision ORDER[] = {PREC_FP32, PREC_TF32, PREC_FP16};
+    for (size_t ni = 0; ni < sizeof TNETS / sizeof *TNETS; ni++)
+        for (size_t bi = 0; bi < sizeof TBATCHES / sizeof *TBATCHES; bi++) {
+            for (size_t ci = 0; ci < sizeof CL / sizeof *CL; ci++) {
+                double prev = -1;
+                const char *prev_name = "";
+                for (size_t k = 0; k < sizeof ORDER / sizeof *ORDER; k++) {
+                    double v = one_gpu(TNETS[ni], CL[ci], ORDER[k], TBATCHES[bi]);
+                    if (v < 0) continue;
+                    cr_expect(v >= prev * (1 - 1e-9), "%s on %s, batch %ld: %s %.2f seq/s below %s %.2f", TNETS[ni],
+                              CL[ci], TBATCHES[bi], precision_name(ORDER[k]), v, prev_name, prev);
+                    prev = v, prev_name = precision_name(ORDER[k]);
+                }
+            }
+            for (size_t pi = 0; pi < sizeof ORDER / sizeof *ORDER; pi++) {
+                double prev = -1;
+                const char *prev_cl = "";
+                for (size_t ci = 0; ci < 4; ci++) { /* the data-centre line, as above */
+                    double v = one_gpu(TNETS[ni], CL[ci], ORDER[pi], TBATCHES[bi]);
+                    if (v < 0) continue;
+                    cr_expect(v >= prev, "%s %s batch %ld: %s %.2f seq/s below the older %s %.2f", TNETS[ni],
+                              precision_name(ORDER[pi]), TBATCHES[bi], CL[ci], v, prev_cl, prev);
+                    prev = v, prev_cl = CL[ci];
+                }
+            }
+        }
+}
+
+/* make calibrate fits each GPU's linear efficiency to these rows (before,
+ * the A100's TF32 GEMMs took ResNet-50's conv efficiency and BERT-large ran
+ * at 0.55 of its published rate); every fitted row within 20% (10 of the 12
+ * within 15%: data/doc/calibration.md). */
+Test(precision, fitted_transformer_rows_near_their_published_figures)
+{
+    size_t len = 0;
+    char *text = slurp("data/published/single-gpu.json", &len);
+    cr_assert_not_null(text);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert_not_null(doc);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(doc, "rows"), *r;
+    int n = 0, within15 = 0;
+    cJSON_ArrayForEach(r, rows)
+    {
+        const cJSON *fam = cJSON_GetObjectItemCaseSensitive(r, "family");
+        const cJSON *fit = cJSON_GetObjectItemCaseSensitive(r, "fit");
+        if (!cJSON_IsString(fam) || strcmp(fam->valuestring, "transformer") != 0 || cJSON_IsFalse(fit)) continue;
+        const char *net = cJSON_GetObjectItemCaseSensitive(r, "net")->valuestring;
+        const char *cl = cJSON_GetObjectItemCaseSensitive(r, "cluster")->valuestring;
+        const char *pr = cJSON_GetObjectItemCaseSensitive(r, "precision")->valuestring;
+        long batch = (long)cJSON_GetObjectItemCaseSensitive(r, "batch_per_gpu")->valuedouble;
+        double pub = cJSON_GetObjectItemCaseSensitive(r, "published")->valuedouble;
+        int p = precision_from_name(pr);
+        cr_assert_geq(p, 0, "%s", pr);
+        double v = one_gpu(net, cl, (precision)p, batch);
+        double err = fabs(log(v / pub));
+        cr_expect_leq(err, log(1.2), "%s: model %.1f, published %.1f",
+                      cJSON_GetObjectItemCaseSensitive(r, "label")->valuestring, v, pub);
+        n++;
+        within15 += err <= log(1.15);
+    }
+    cr_expect_geq(n, 12, "only %d fitted transformer rows", n);
+    cr_expect_geq(within15, 10, "only %d of %d within 15%%", within15, n);
+    cJSON_Delete(doc);
+    free(text);
 }

@@ -170,6 +170,89 @@ Test(partial_sums, into_replicas_is_one_allreduce)
     net_free(n);
 }
 
+/* An lm_head split by its hidden features (r) holds partial sums of its
+ * logits; the loss needs them summed, and the head is the last layer, so
+ * no edge charges it: its t_c does, one ring all-reduce of the task's
+ * logits among the r tasks (a reduce-scatter forward, the gradient's
+ * all-gather backward). Before, the sum was free and the search split
+ * GPT-2's head c2 r4. Checked as the difference between two clusters that
+ * differ only in their links (the GEMM's time is the same on both). */
+Test(partial_sums, lm_head_pays_the_reduction_of_its_logits)
+{
+    const long F = 64, S = 32, V = 1000, B = 4;
+    const lspec sp[] = {
+        {"x", LT_INPUT, -1, -1, F, S, NH, 0, 0, 0},
+        {"lm_head", LT_LM_HEAD, 0, -1, V, S, NHCR, F, 0, F * V},
+    };
+    network *n = mknet(sp, 2);
+    cluster *slow = two_nodes();
+    cluster *fast = cluster_str(
+        "{\"format\": \"layerwise-cluster/1\", \"name\": \"y\", \"nodes\": 2, \"gpus_per_node\": 4,"
+        " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+        " \"intra_node\": {\"bandwidth_gbs\": 1000, \"latency_us\": 0}, \"inter_node\": {\"bandwidth_gbs\": 100,"
+        " \"latency_us\": 0, \"nics_per_node\": 2},"
+        " \"collectives\": {\"call_latency_us\": 0, \"intra_step_us\": 0, \"inter_step_us\": 0},"
+        " \"sync\": \"ring-allreduce\"}");
+    for (int r = 2; r <= 4; r *= 2) {
+        cost_model *a = open_model(n, slow, r, B), *b = open_model(n, fast, r, B);
+        config c = CFG(1, 1, 1, r, 1);
+        const double piece = (double)B * S * V * a->elem_bytes;
+        const double want = ring_allreduce_ms(slow, 0, r, piece) - ring_allreduce_ms(fast, 0, r, piece);
+        const double got = cost_t_c(a, 1, &c, NULL) - cost_t_c(b, 1, &c, NULL);
+        cr_assert_gt(want, 0);
+        ASSERT_REL(got, want, 1e-9);
+        /* split by vocabulary alone, nothing to reduce: the same t_c on both */
+        config v = CFG(1, r, 1, 1, 1);
+        cr_assert_eq(cost_t_c(a, 1, &v, NULL), cost_t_c(b, 1, &v, NULL));
+        cost_model_free(a);
+        cost_model_free(b);
+    }
+    cluster_free(slow);
+    cluster_free(fast);
+    net_free(n);
+}
+
+/* A producer with partial sums (r) feeding two consumers (an embedding
+ * read by a block's LayerNorm and by its residual add) reduce-scatters
+ * them once: the sum, in the scattered layout, serves both, so only its
+ * first out-edge carries the reduce-scatter; each consumer still pays its
+ * own transfer and, backward, its own gradient's all-gather. Before, each
+ * edge charged the reduce-scatter. */
+Test(partial_sums, two_consumers_share_one_reduce_scatter)
+{
+    const long F = 64, S = 32, B = 4;
+    const lspec sp[] = {
+        {"x", LT_INPUT, -1, -1, F, S, NH, 0, 0, 0},
+        {"fc", LT_LINEAR, 0, -1, F, S, NHCR, F, 0, F * F + F},
+        {"a", LT_GELU, 1, -1, F, S, NHCX, 0, 0, 0},
+        {"b", LT_GELU, 1, -1, F, S, NHCX, 0, 0, 0},
+        {"sum", LT_ADD, 2, 3, F, S, NHCX, 0, 0, 0},
+    };
+    network *n = mknet(sp, 5);
+    cluster *c = two_nodes();
+    for (int gpus = 2; gpus <= 8; gpus *= 2) {
+        cost_model *m = open_model(n, c, gpus, B);
+        const int ea = edge_of(m, 2, 0), eb = edge_of(m, 3, 0);
+        config cp = CFG(1, 1, 1, gpus, 1), cc = CFG(1, 1, gpus, 1, 1);
+        const double piece = (double)B * S * F * m->elem_bytes;
+        int ring[8];
+        for (int i = 0; i < gpus; i++) ring[i] = i;
+        cost_ring_order(c, ring, gpus);
+        const double rs = 1e3 * cost_reduce_scatter_s(c, ring, gpus, piece);
+        const double ag = 1e3 * cost_allgather_s(c, ring, gpus, piece);
+        double fa, ba, fb, bb;
+        cost_t_x_parts(m, ea, &cp, &cc, &fa, &ba);
+        cost_t_x_parts(m, eb, &cp, &cc, &fb, &bb);
+        cr_assert_eq(fa, rs, "%d GPUs: the first consumer's edge carries the reduce-scatter", gpus);
+        cr_assert_eq(fb, 0, "%d GPUs: the second reads the same sum: %.17g ms", gpus, fb);
+        ASSERT_REL(ba, ag, 1e-12);
+        ASSERT_REL(bb, ag, 1e-12);
+        cost_model_free(m);
+    }
+    cluster_free(c);
+    net_free(n);
+}
+
 /* Sequence parallelism: fc2's partial sums feeding a consumer split by
  * sequence r ways on the same GPUs: a reduce-scatter forward, the
  * all-gather of the gradient backward, nothing else. */

@@ -36,7 +36,7 @@ def run(*args):
 
 
 sys.path.insert(0, HERE)
-from calibrate import GROUPS, PAPER_GROUP, stack_fitted  # noqa: E402  (which rows make calibrate fits)
+from calibrate import GROUPS, LINEAR_FIT, PAPER_GROUP, stack_fitted  # noqa: E402  (which rows make calibrate fits)
 
 
 def fitted(r):
@@ -49,6 +49,8 @@ def fitted(r):
         return True
     if (r["cluster"], r["precision"]) == PAPER_GROUP:
         return r["label"].startswith("paper ")
+    if r.get("family") == "transformer":  # the linear efficiency, where calibrate fits it
+        return (r["cluster"], r["precision"]) in LINEAR_FIT
     return (r["cluster"], r["precision"]) in GROUPS
 
 
