@@ -9,6 +9,7 @@
 #include "info.h"
 #include "net_json.h"
 #include "netgen.h"
+#include "pipeline.h"
 #include "refine.h"
 #include "sim.h"
 
@@ -56,6 +57,9 @@ typedef struct opts {
     } arg;
     megatron_options mega;   /* -s megatron and compare/scale's megatron row: --tp (0: the default), --sp */
     onnx_options onnx;       /* --input-shape */
+    struct {                 /* pipelines: --pp (0: not given), --microbatches (0: the best), --schedule (-1), --vp (0) */
+        int pp, microbatches, schedule, vp;
+    } pipe;
 } opts;
 
 /* Messages quote names and paths from files and the command line: control
@@ -236,6 +240,12 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
     } else if (TAKES("--tp")) {
         if (parse_long(v, 1, COST_MAX_GPUS, &n) != 0) return bad_range("--tp", v, COST_MAX_GPUS);
         o->mega.tp = (int)n;
+    } else if (TAKES("--pp") || TAKES("--microbatches") || TAKES("--vp")) {
+        if (parse_long(v, 1, 1 << 20, &n) != 0) return bad_range(a, v, 1 << 20);
+        *(a[2] == 'p' ? &o->pipe.pp : a[2] == 'm' ? &o->pipe.microbatches : &o->pipe.vp) = (int)n;
+    } else if (TAKES("--schedule")) {
+        if (!v || (o->pipe.schedule = pipe_schedule_from_name(v)) < 0)
+            return bad("--schedule \"%s\" must be gpipe, 1f1b or interleaved", v ? v : "");
     } else if (TAKES("--pin")) {
         if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
         if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
@@ -300,6 +310,16 @@ static int check_option_use(const opts *o)
     if ((o->mega.tp || o->mega.sp) && !tui && !megatron_named(o))
         return bad("%s shapes Megatron's plan: it goes with -s megatron (eval, simulate, export), diff's megatron, "
                    "or compare and scale (their megatron row)", o->mega.tp ? "--tp" : "--sp");
+    const int pipe_cmd = o->cmd && (strcmp(o->cmd, "search") == 0 ||
+                                    (strcmp(o->cmd, "eval") == 0 && o->strategy && strcmp(o->strategy, "megatron") == 0));
+    if ((o->pipe.pp || o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !tui && !pipe_cmd)
+        return bad("%s is a pipeline option: it goes with search, or eval -s megatron",
+                   o->pipe.pp ? "--pp" : o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
+    if ((o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !o->pipe.pp && !tui)
+        return bad("%s shapes a pipeline: give the stages with --pp P",
+                   o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
+    if (o->pipe.pp && (o->refine || o->whynot || o->explain || o->n_pins || o->steps))
+        return bad("%s", "--pp goes without --refine, --why-not, --explain, --pin and --steps (not yet for pipelines)");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -315,6 +335,7 @@ static int parse_args(int argc, char **argv, opts *o)
     o->over.bucket_mb = -1;
     o->step = -1;
     o->overlap = -1;
+    o->pipe.schedule = -1;
     int i = 1;
     if (i < argc && argv[i][0] != '-') o->cmd = argv[i++];
     for (; i < argc; i++) {
@@ -809,8 +830,50 @@ static int search_refine(const opts *o, plan *p)
     return rc;
 }
 
+/* search --pp P, eval -s megatron --pp P: a pipeline plan (pipeline.h). */
+static int cmd_pipeline(const opts *o, int megatron)
+{
+    lw_error err = {0};
+    plan *p = open_plan_as(o, o->set, 1, &err);
+    if (!p) return die(&err);
+    pipe_options po;
+    pipe_options_init(&po);
+    po.stages = o->pipe.pp;
+    po.microbatches = o->pipe.microbatches;
+    if (o->pipe.schedule >= 0) po.schedule = (pipe_schedule)o->pipe.schedule;
+    po.vp = o->pipe.vp ? o->pipe.vp : 1;
+    po.optimizer = o->mset.optimizer;
+    po.memory_limit = plan_memory_limit(&o->mset, p->cl);
+    pipe_plan *pp = megatron ? pipe_megatron(p->net, p->cl, p->prof, p->gpus, p->batch, &po, &o->mega, &err)
+                             : pipe_search(p->net, p->cl, p->prof, p->gpus, p->batch, &po, &err);
+    int rc = 0;
+    if (!pp) {
+        rc = die(&err);
+    } else if (o->json || o->out) {
+        cJSON *root = doc_new("layerwise-strategy/1", p->cm, p->gpus);
+        cJSON_AddStringToObject(root, "algorithm", megatron ? "megatron" : "pipeline-dp");
+        cJSON_AddNumberToObject(root, "total_ms", pp->step_ms);
+        doc_add_throughput(root, p->cm, "eq1", pp->step_ms, p->gpus);
+        cJSON_AddNumberToObject(root, "peak_memory_bytes", round(pp->peak_memory_bytes));
+        cJSON_AddBoolToObject(root, "fits", pp->fits);
+        pipe_plan_to_json(pp, root);
+        char *doc = cJSON_Print(root);
+        cJSON_Delete(root);
+        rc = emit(o, doc);
+        free(doc);
+    } else {
+        printf("%s on %s, %d GPUs, batch %ld: %s\n", p->net->name, p->cl->name, p->gpus, p->batch,
+               megatron ? "Megatron-LM's plan" : "optimal pipeline");
+        pipe_plan_print(pp, stdout);
+    }
+    pipe_plan_free(pp);
+    plan_free(p);
+    return rc;
+}
+
 static int cmd_search(const opts *o)
 {
+    if (o->pipe.pp) return cmd_pipeline(o, 0);
     lw_error err = {0};
     plan *p = open_plan(o, o->set, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
@@ -878,6 +941,7 @@ static int cmd_search(const opts *o)
 static int cmd_eval(const opts *o)
 {
     if (!o->strategy) return bad("%s", "eval needs -s FILE, or -s data|model|owt|megatron");
+    if (o->pipe.pp) return cmd_pipeline(o, 1);
     lw_error err = {0};
     /* only the entries the strategy uses: no tables, no search (the text
      * output searches for its comparison with the optimum, up to
