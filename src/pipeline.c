@@ -111,6 +111,14 @@ double pipe_step_ms(pipe_schedule s, int m, int v, const double *t, int p)
     return sum + (m - 1) * mx;
 }
 
+double pipe_bubble(pipe_schedule s, int m, int v, const double *t, int p)
+{
+    double T = pipe_step_ms(s, m, v, t, p), busy = 0;
+    for (int i = 0; i < p; i++) busy += m * t[i];
+    double b = T > 0 ? 1 - busy / (p * T) : 0;
+    return b > 0 ? b : 0;
+}
+
 /* ---- the search ---- */
 
 /* One micro-batch count's tables: a model per group size, each segment's
@@ -497,16 +505,14 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
 /* The step, bubble and peak memory of pp from its filled stages. */
 static void plan_totals(pipe_plan *pp, double limit)
 {
-    double *t = lw_malloc(sizeof(double) * (size_t)pp->p), busy = 0;
+    double *t = lw_malloc(sizeof(double) * (size_t)pp->p);
     pp->peak_memory_bytes = 0;
     for (int i = 0; i < pp->p; i++) {
         t[i] = pp->stages[i].t_ms;
-        busy += pp->m * t[i];
         if (pp->stages[i].memory_bytes > pp->peak_memory_bytes) pp->peak_memory_bytes = pp->stages[i].memory_bytes;
     }
     pp->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, t, pp->p);
-    pp->bubble_fraction = pp->step_ms > 0 ? 1 - busy / (pp->p * pp->step_ms) : 0;
-    if (pp->bubble_fraction < 0) pp->bubble_fraction = 0;
+    pp->bubble_fraction = pipe_bubble(pp->schedule, pp->m, pp->v, t, pp->p);
     pp->fits = pp->peak_memory_bytes <= limit;
     free(t);
 }

@@ -117,6 +117,9 @@ double pipe_held(pipe_schedule s, int p, int i, int m, int v);
 
 /* T from the stage times (the formulas above). */
 double pipe_step_ms(pipe_schedule s, int m, int v, const double *t, int p);
+/* The bubble: 1 - sum_i m t_i / (p T), the mean share of its step a GPU
+ * idles; (p-1)/(m+p-1) for p equal stages, (p-1)/(v m + p - 1) interleaved. */
+double pipe_bubble(pipe_schedule s, int m, int v, const double *t, int p);
 
 /* The exact optimum over cuts, groups, micro-batch counts and configs. NULL
  * with err set (code 2: a request it refuses, named; 1 otherwise). */
