@@ -42,7 +42,6 @@ typedef struct opts {
         int sync, precision;
         double bucket_mb, intra_bw, inter_bw;
     } over;
-    double size;             /* allreduce --size */
     int json, steps, step;
     int n_pins;
     const char *pins[64];
@@ -51,9 +50,10 @@ typedef struct opts {
         const char *name[2];
     } diff;
     int out_stdout, trace_stdout; /* -o - / --trace -: out / trace is /dev/stdout, no "wrote" notice */
-    struct {                 /* the operand of import (the ONNX file) or of net (the family), net's sizes */
+    struct {                 /* the operand of import (the ONNX file) or of net (the family), net's sizes, allreduce's --size */
         const char *operand;
         netgen_params sizes; /* 0: not given */
+        double size;
     } arg;
     megatron_options mega;   /* -s megatron and compare/scale's megatron row: --tp (0: the default), --sp */
     onnx_options onnx;       /* --input-shape */
@@ -194,7 +194,7 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
     } else if (TAKES("--size")) {
         double d;
         if (parse_double(v, 1, 1e13, &d) != 0) return bad("--size \"%s\" must be a number of bytes from 1 to 1e13", v ? v : "");
-        o->size = d;
+        o->arg.size = d;
     } else if (TAKES("--bucket-mb")) {
         double d;
         if (parse_double(v, 0, 1e6, &d) != 0) return bad("--bucket-mb \"%s\" must be a number of MiB from 0 to 1e6", v ? v : "");
@@ -310,16 +310,18 @@ static int check_option_use(const opts *o)
     if ((o->mega.tp || o->mega.sp) && !tui && !megatron_named(o))
         return bad("%s shapes Megatron's plan: it goes with -s megatron (eval, simulate, export), diff's megatron, "
                    "or compare and scale (their megatron row)", o->mega.tp ? "--tp" : "--sp");
-    const int pipe_cmd = o->cmd && (strcmp(o->cmd, "search") == 0 ||
-                                    (strcmp(o->cmd, "eval") == 0 && o->strategy && strcmp(o->strategy, "megatron") == 0));
+    const int mega_s = o->strategy && strcmp(o->strategy, "megatron") == 0;
+    const int pipe_cmd = o->cmd && (strcmp(o->cmd, "search") == 0 || (strcmp(o->cmd, "eval") == 0 && mega_s) ||
+                                    (strcmp(o->cmd, "simulate") == 0 &&
+                                     (!o->strategy || mega_s || strcmp(o->strategy, "optimum") == 0)));
     if ((o->pipe.pp || o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !tui && !pipe_cmd)
-        return bad("%s is a pipeline option: it goes with search, or eval -s megatron",
+        return bad("%s is a pipeline option: it goes with search, eval -s megatron, or simulate [-s optimum|megatron]",
                    o->pipe.pp ? "--pp" : o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
     if ((o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !o->pipe.pp && !tui)
         return bad("%s shapes a pipeline: give the stages with --pp P",
                    o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
-    if (o->pipe.pp && (o->refine || o->whynot || o->explain || o->n_pins || o->steps))
-        return bad("%s", "--pp goes without --refine, --why-not, --explain, --pin and --steps (not yet for pipelines)");
+    if (o->pipe.pp && (o->refine || o->whynot || o->explain || o->n_pins || o->steps || o->overlap >= 0))
+        return bad("%s", "--pp goes without --refine, --why-not, --explain, --pin, --steps and --overlap (not yet for pipelines)");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -830,6 +832,41 @@ static int search_refine(const opts *o, plan *p)
     return rc;
 }
 
+/* simulate --pp P: the plan's step micro-batch by micro-batch (pipeline.h). */
+static int pipeline_simulate(const opts *o, const plan *p, const pipe_plan *pp, int megatron)
+{
+    lw_error err = {0};
+    pipe_sim *r = pipe_plan_simulate(pp);
+    if (!r) {
+        lw_fail(&err, 2, "simulate --pp: the %s schedule is not simulated yet (gpipe and 1f1b are)",
+                pipe_schedule_name(pp->schedule));
+        return die(&err);
+    }
+    int rc = 0;
+    if (o->trace) {
+        char *tr = pipe_sim_trace(r, pp);
+        rc = lw_write_output(o->trace, tr, strlen(tr), &err) != 0 ? die(&err) : 0;
+        if (rc == 0 && !o->json && !o->trace_stdout) lw_say("wrote %s\n", o->trace);
+        free(tr);
+    }
+    if (rc == 0 && (o->json || o->out)) {
+        cJSON *root = doc_new("layerwise-sim/1", p->cm, p->gpus);
+        cJSON_AddStringToObject(root, "strategy", megatron ? "megatron" : "optimum");
+        doc_add_throughput(root, p->cm, "simulated", r->step_ms, p->gpus);
+        pipe_plan_to_json(pp, root);
+        char *doc = pipe_sim_to_json(r, pp, root);
+        cJSON_Delete(root);
+        rc = emit(o, doc);
+        free(doc);
+    } else if (rc == 0) {
+        pipe_plan_print(pp, stdout);
+        printf("simulated: %.2f ms per step (%s, micro-batch by micro-batch; eq1 %.2f ms); bubble %.1f%% of each GPU's step\n",
+               r->step_ms, pipe_schedule_name(pp->schedule), pp->step_ms, 100 * r->bubble_fraction);
+    }
+    pipe_sim_free(r);
+    return rc;
+}
+
 /* search --pp P, eval -s megatron --pp P: a pipeline plan (pipeline.h). */
 static int cmd_pipeline(const opts *o, int megatron)
 {
@@ -849,6 +886,8 @@ static int cmd_pipeline(const opts *o, int megatron)
     int rc = 0;
     if (!pp) {
         rc = die(&err);
+    } else if (strcmp(o->cmd, "simulate") == 0) {
+        rc = pipeline_simulate(o, p, pp, megatron);
     } else if (o->json || o->out) {
         cJSON *root = doc_new("layerwise-strategy/1", p->cm, p->gpus);
         cJSON_AddStringToObject(root, "algorithm", megatron ? "megatron" : "pipeline-dp");
@@ -1781,6 +1820,7 @@ static int sim_watch_progress(double fraction, double spent_s, double projected_
 
 static int cmd_simulate(const opts *o)
 {
+    if (o->pipe.pp) return cmd_pipeline(o, o->strategy && strcmp(o->strategy, "megatron") == 0);
     lw_error err = {0};
     /* a given strategy needs no tables and no search (up to 1024 GPUs) */
     int given = o->strategy && strcmp(o->strategy, "optimum") != 0;
@@ -1895,7 +1935,7 @@ static int cmd_allreduce(const opts *o)
         cluster_free(cl);
         return 2;
     }
-    double bytes = o->size > 0 ? o->size : 1e8;
+    double bytes = o->arg.size > 0 ? o->arg.size : 1e8;
     int *ring = lw_malloc(sizeof(int) * (size_t)g);
     for (int i = 0; i < g; i++) ring[i] = i;
     cost_ring_order(cl, ring, g);
@@ -2055,7 +2095,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         static const char *const not_tui[] = {"--json", "-o",     "--view", "--step", "--steps",
                                               "--size", "--seed", "--tp",   "--sp"};
         const int given[] = {o.json,     o.out != NULL, o.view != NULL, o.step >= 0, o.steps,
-                             o.size > 0, o.seed.set,    o.mega.tp > 0,  o.mega.sp};
+                             o.arg.size > 0, o.seed.set,    o.mega.tp > 0,  o.mega.sp};
         for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,

@@ -142,4 +142,36 @@ void pipe_plan_to_json(const pipe_plan *pp, struct cJSON *o);
 /* A readable table of the stages and the step. */
 void pipe_plan_print(const pipe_plan *pp, FILE *f);
 
+/* ---- simulation (pipeline_sim.c) ---- */
+
+typedef enum { PIPE_SIM_FORWARD, PIPE_SIM_BACKWARD, PIPE_SIM_SYNC } pipe_sim_kind;
+typedef struct pipe_sim_task {
+    int stage, micro;          /* micro -1: the sync */
+    pipe_sim_kind kind;
+    double start_ms, end_ms;
+} pipe_sim_task;
+typedef struct pipe_sim {
+    int p, m, n_tasks;
+    pipe_sim_task *tasks;      /* [2 p m + p] */
+    double step_ms;            /* the last sync's end */
+    double *busy_ms;           /* [p] per GPU of each stage: its forwards, backwards and sync */
+    double bubble_fraction;    /* 1 - sum of forwards and backwards / (p step) */
+} pipe_sim;
+/* The step of p stages, m micro-batches under GPipe or 1F1B: stage i's
+ * forward tf[i] and backward tb[i] per micro-batch, c[i] the send from i to
+ * i+1 (each way), y[i] its sync after its last backward. Equal stages, no
+ * sends, no sync: (m + p - 1)(tf + tb). NULL for interleaved (not yet). */
+pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, const double *tf, const double *tb, const double *c,
+                        const double *y);
+/* The same for a plan: its stages' t_c split into forward and backward as
+ * the compute model splits it, t_x half each way, c = p2p / 2, y = t_s. */
+pipe_sim *pipe_plan_simulate(const pipe_plan *pp);
+void pipe_sim_free(pipe_sim *r);
+/* Adds the simulation's fields to root and prints it (the caller frees
+ * the text, and still owns root). */
+char *pipe_sim_to_json(const pipe_sim *r, const pipe_plan *pp, struct cJSON *root);
+/* Chrome trace events: a row (tid) per GPU, a pid per node, each event
+ * named with its kind, micro-batch and stage. */
+char *pipe_sim_trace(const pipe_sim *r, const pipe_plan *pp);
+
 #endif

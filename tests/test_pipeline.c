@@ -312,3 +312,43 @@ Test(pipeline, refusals)
     cluster_free(cl);
     net_free(net);
 }
+
+/* The simulated step of p equal stages: (m + p - 1)(t_f + t_b), of which
+ * (p - 1)/(m + p - 1) is bubble, under GPipe and 1F1B alike. */
+Test(pipeline, simulated_bubble_of_equal_stages)
+{
+    int p = 4, m = 8;
+    double tf[4] = {1, 1, 1, 1}, tb[4] = {2, 2, 2, 2}, c[4] = {0}, y[4] = {0};
+    for (int s = PIPE_GPIPE; s <= PIPE_1F1B; s++) {
+        pipe_sim *r = pipe_simulate((pipe_schedule)s, p, m, tf, tb, c, y);
+        cr_assert_not_null(r);
+        ASSERT_REL(r->step_ms, (m + p - 1) * 3.0, 1e-15);
+        ASSERT_REL(r->bubble_fraction, (p - 1.0) / (m + p - 1), 1e-15);
+        cr_assert_eq(r->n_tasks, 2 * p * m + p);
+        /* the step equals the model's formula for equal stages */
+        double t[4] = {3, 3, 3, 3};
+        ASSERT_REL(r->step_ms, pipe_step_ms((pipe_schedule)s, m, 1, t, p), 1e-15);
+        pipe_sim_free(r);
+    }
+    /* 1F1B: stage i runs p - i - 1 forwards before its first backward */
+    pipe_sim *r = pipe_simulate(PIPE_1F1B, p, m, tf, tb, c, y);
+    int seen = 0;
+    for (int k = 0; k < r->n_tasks; k++)
+        if (r->tasks[k].stage == 0) {
+            if (r->tasks[k].kind == PIPE_SIM_BACKWARD) break;
+            seen++;
+        }
+    cr_assert_eq(seen, p);
+    pipe_sim_free(r);
+    /* sends delay the next stage each way: + 2 (p - 1) c; the last stage's
+     * sync (4) runs while the gradients drain back (3 x (2 + 0.5) = 7.5) */
+    double c1[4] = {0.5, 0.5, 0.5, 0}, y1[4] = {0, 0, 0, 4};
+    r = pipe_simulate(PIPE_GPIPE, p, m, tf, tb, c1, y1);
+    ASSERT_REL(r->step_ms, (m + p - 1) * 3.0 + 2 * (p - 1) * 0.5, 1e-12);
+    pipe_sim_free(r);
+    double y2[4] = {9, 0, 0, 0}; /* the first stage's sync comes last */
+    r = pipe_simulate(PIPE_GPIPE, p, m, tf, tb, c1, y2);
+    ASSERT_REL(r->step_ms, (m + p - 1) * 3.0 + 2 * (p - 1) * 0.5 + 9, 1e-12);
+    pipe_sim_free(r);
+    cr_assert_null(pipe_simulate(PIPE_INTERLEAVED, p, m, tf, tb, c, y));
+}
