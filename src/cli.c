@@ -832,6 +832,18 @@ static int search_refine(const opts *o, plan *p)
     return rc;
 }
 
+/* Whether name is a readable strategy file of PIPE_FORMAT (stages). */
+static int strategy_file_has_stages(const char *name)
+{
+    if (strategy_is_builtin(name) || strcmp(name, "optimum") == 0) return 0;
+    size_t len;
+    lw_error err = {0};
+    char *text = lw_read_file(name, &len, &err);
+    int yes = text && pipe_file_is_pipeline(text, len);
+    free(text);
+    return yes;
+}
+
 /* simulate --pp P: the plan's step micro-batch by micro-batch (pipeline.h). */
 static int pipeline_simulate(const opts *o, const plan *p, const pipe_plan *pp, int megatron)
 {
@@ -851,7 +863,7 @@ static int pipeline_simulate(const opts *o, const plan *p, const pipe_plan *pp, 
     }
     if (rc == 0 && (o->json || o->out)) {
         cJSON *root = doc_new("layerwise-sim/1", p->cm, p->gpus);
-        cJSON_AddStringToObject(root, "strategy", megatron ? "megatron" : "optimum");
+        cJSON_AddStringToObject(root, "strategy", megatron == 2 ? o->strategy : megatron ? "megatron" : "optimum");
         doc_add_throughput(root, p->cm, "simulated", r->step_ms, p->gpus);
         pipe_plan_to_json(pp, root);
         char *doc = pipe_sim_to_json(r, pp, root);
@@ -867,7 +879,8 @@ static int pipeline_simulate(const opts *o, const plan *p, const pipe_plan *pp, 
     return rc;
 }
 
-/* search --pp P, eval -s megatron --pp P: a pipeline plan (pipeline.h). */
+/* search --pp P, eval -s megatron --pp P, eval -s FILE of stages (megatron
+ * 2), and simulate with them: a pipeline plan (pipeline.h). */
 static int cmd_pipeline(const opts *o, int megatron)
 {
     lw_error err = {0};
@@ -881,16 +894,26 @@ static int cmd_pipeline(const opts *o, int megatron)
     po.vp = o->pipe.vp ? o->pipe.vp : 1;
     po.optimizer = o->mset.optimizer;
     po.memory_limit = plan_memory_limit(&o->mset, p->cl);
-    pipe_plan *pp = megatron ? pipe_megatron(p->net, p->cl, p->prof, p->gpus, p->batch, &po, &o->mega, &err)
-                             : pipe_search(p->net, p->cl, p->prof, p->gpus, p->batch, &po, &err);
+    pipe_plan *pp = NULL;
+    if (megatron == 2) { /* a strategy file with stages */
+        size_t len;
+        char *text = lw_read_file(o->strategy, &len, &err);
+        if (text)
+            pp = pipe_plan_from_json(p->net, p->cl, p->prof, p->gpus, p->batch, text, len, o->strategy,
+                                     o->mset.optimizer, po.memory_limit, &err);
+        free(text);
+    } else {
+        pp = megatron ? pipe_megatron(p->net, p->cl, p->prof, p->gpus, p->batch, &po, &o->mega, &err)
+                      : pipe_search(p->net, p->cl, p->prof, p->gpus, p->batch, &po, &err);
+    }
     int rc = 0;
     if (!pp) {
         rc = die(&err);
     } else if (strcmp(o->cmd, "simulate") == 0) {
         rc = pipeline_simulate(o, p, pp, megatron);
     } else if (o->json || o->out) {
-        cJSON *root = doc_new("layerwise-strategy/1", p->cm, p->gpus);
-        cJSON_AddStringToObject(root, "algorithm", megatron ? "megatron" : "pipeline-dp");
+        cJSON *root = doc_new(PIPE_FORMAT, p->cm, p->gpus);
+        cJSON_AddStringToObject(root, "algorithm", megatron == 2 ? "file" : megatron ? "megatron" : "pipeline-dp");
         cJSON_AddNumberToObject(root, "total_ms", pp->step_ms);
         doc_add_throughput(root, p->cm, "eq1", pp->step_ms, p->gpus);
         cJSON_AddNumberToObject(root, "peak_memory_bytes", round(pp->peak_memory_bytes));
@@ -902,7 +925,7 @@ static int cmd_pipeline(const opts *o, int megatron)
         free(doc);
     } else {
         printf("%s on %s, %d GPUs, batch %ld: %s\n", p->net->name, p->cl->name, p->gpus, p->batch,
-               megatron ? "Megatron-LM's plan" : "optimal pipeline");
+               megatron == 2 ? o->strategy : megatron ? "Megatron-LM's plan" : "optimal pipeline");
         pipe_plan_print(pp, stdout);
     }
     pipe_plan_free(pp);
@@ -981,6 +1004,7 @@ static int cmd_eval(const opts *o)
 {
     if (!o->strategy) return bad("%s", "eval needs -s FILE, or -s data|model|owt|megatron");
     if (o->pipe.pp) return cmd_pipeline(o, 1);
+    if (strategy_file_has_stages(o->strategy)) return cmd_pipeline(o, 2);
     lw_error err = {0};
     /* only the entries the strategy uses: no tables, no search (the text
      * output searches for its comparison with the optimum, up to
@@ -1821,6 +1845,7 @@ static int sim_watch_progress(double fraction, double spent_s, double projected_
 static int cmd_simulate(const opts *o)
 {
     if (o->pipe.pp) return cmd_pipeline(o, o->strategy && strcmp(o->strategy, "megatron") == 0);
+    if (o->strategy && strategy_file_has_stages(o->strategy)) return cmd_pipeline(o, 2);
     lw_error err = {0};
     /* a given strategy needs no tables and no search (up to 1024 GPUs) */
     int given = o->strategy && strcmp(o->strategy, "optimum") != 0;

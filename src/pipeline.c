@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cost_sharding.h"
+#include "json_util.h"
 
 static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved"};
 
@@ -757,17 +758,10 @@ done:
 
 void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
 {
-    cJSON *p = cJSON_AddObjectToObject(o, "pipeline");
-    cJSON_AddStringToObject(p, "schedule", pipe_schedule_name(pp->schedule));
-    cJSON_AddNumberToObject(p, "stages_count", pp->p);
-    cJSON_AddNumberToObject(p, "microbatches", pp->m);
-    cJSON_AddNumberToObject(p, "microbatch", (double)pp->microbatch);
-    cJSON_AddNumberToObject(p, "virtual_stages", pp->v);
-    cJSON_AddNumberToObject(p, "step_ms", pp->step_ms);
-    cJSON_AddNumberToObject(p, "bubble_fraction", pp->bubble_fraction);
-    cJSON_AddNumberToObject(p, "peak_memory_bytes", pp->peak_memory_bytes);
-    cJSON_AddBoolToObject(p, "fits", pp->fits);
-    cJSON *arr = cJSON_AddArrayToObject(p, "stages");
+    cJSON_AddStringToObject(o, "schedule", pipe_schedule_name(pp->schedule));
+    cJSON_AddNumberToObject(o, "microbatches", pp->m);
+    cJSON_AddNumberToObject(o, "virtual_stages", pp->v);
+    cJSON *arr = cJSON_AddArrayToObject(o, "stages");
     for (int i = 0; i < pp->p; i++) {
         const pipe_stage *st = &pp->stages[i];
         const network *net = st->cm->net;
@@ -788,6 +782,13 @@ void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
         cJSON_AddNumberToObject(s, "memory_bytes", st->memory_bytes);
         cJSON_AddItemToArray(arr, s);
     }
+    cJSON *p = cJSON_AddObjectToObject(o, "pipeline");
+    cJSON_AddNumberToObject(p, "stages", pp->p);
+    cJSON_AddNumberToObject(p, "microbatch", (double)pp->microbatch);
+    cJSON_AddNumberToObject(p, "step_ms", pp->step_ms);
+    cJSON_AddNumberToObject(p, "bubble_fraction", pp->bubble_fraction);
+    cJSON_AddNumberToObject(p, "peak_memory_bytes", pp->peak_memory_bytes);
+    cJSON_AddBoolToObject(p, "fits", pp->fits);
 }
 
 void pipe_plan_print(const pipe_plan *pp, FILE *f)
@@ -813,4 +814,153 @@ void pipe_plan_print(const pipe_plan *pp, FILE *f)
     if (pp->dp_runs)
         fprintf(f, "search: %d cut points, %ld segment searches, %ld DP passes, %.0f ms\n", pp->cuts - 1,
                 pp->segment_searches, pp->dp_runs, pp->search_ms);
+}
+
+/* ---- strategy files with stages (format layerwise-strategy/2) ---- */
+
+int pipe_file_is_pipeline(const char *text, size_t len)
+{
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    const cJSON *fmt = root ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
+    int yes = cJSON_IsString(fmt) && !strcmp(fmt->valuestring, PIPE_FORMAT);
+    cJSON_Delete(root);
+    return yes;
+}
+
+/* A whole number field of o in lo..hi; def where absent (def < 0: needed). */
+static int int_field(const cJSON *o, const char *key, int lo, int hi, int def, const char *label, int *out,
+                     lw_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v && def >= 0) return *out = def, 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return lw_fail(err, 2, "%s: \"%s\" must be a whole number from %d to %d", label, key, lo, hi);
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+/* Stage i's layers and GPUs from its object s; checks they continue where
+ * stage i-1 ended, at an allowed cut, on an aligned group. */
+static int stage_from_json(const pctx *c, const cJSON *s, int i, pipe_stage *st, const char *label, lw_error *err)
+{
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(s, "layers"), *gs = cJSON_GetObjectItemCaseSensitive(s, "gpus");
+    int n = cJSON_IsArray(ls) ? cJSON_GetArraySize(ls) : 0, g = cJSON_IsArray(gs) ? cJSON_GetArraySize(gs) : 0;
+    if (!n || !g) return lw_fail(err, 2, "%s: stages[%d] needs non-empty \"layers\" and \"gpus\" arrays", label, i);
+    int first = i ? st[-1].last : 0, k = 0;
+    for (const cJSON *it = ls->child; it; it = it->next, k++) {
+        const cJSON *nm = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "name") : it;
+        if (!cJSON_IsString(nm) || first + k >= c->net->n_layers || strcmp(nm->valuestring, c->net->layers[first + k].name))
+            return lw_fail(err, 2, "%s: stages[%d].layers[%d] must be \"%s\" (a stage's layers are the next ones in "
+                                   "the network's order)", label, i, k,
+                           first + k < c->net->n_layers ? c->net->layers[first + k].name : "(none: the network ended)");
+    }
+    st->first = first, st->last = first + n;
+    int cut = 0;
+    for (int j = 0; j <= c->K; j++) cut |= c->bounds[j] == st->last;
+    if (!cut)
+        return lw_fail(err, 2, "%s: stages[%d] ends after \"%s\", where more than one tensor crosses (cut only "
+                               "between blocks or chain layers)", label, i, c->net->layers[st->last - 1].name);
+    for (int j = 1; j < c->K; j++)
+        if (c->bounds[j] == st->last) st->producer = c->prod[j];
+    if (st->last == c->net->n_layers) st->producer = -1;
+    k = 0;
+    for (const cJSON *it = gs->child; it; it = it->next, k++) {
+        int v = cJSON_IsNumber(it) ? (int)it->valuedouble : -1;
+        if (k == 0) st->gpu0 = v;
+        if (v != st->gpu0 + k || v < 0 || v >= c->G)
+            return lw_fail(err, 2, "%s: stages[%d].gpus must be consecutive GPUs below %d", label, i, c->G);
+    }
+    st->gpus = g;
+    if ((g & (g - 1)) || st->gpu0 % g || (i && st->gpu0 < st[-1].gpu0 + st[-1].gpus))
+        return lw_fail(err, 2, "%s: stages[%d].gpus: a group is a power of two of GPUs, starting at a multiple of "
+                               "its size, after the previous stage's", label, i);
+    return 0;
+}
+
+/* The configs of stage st from its layers' entries, read by
+ * strategy_from_json on the stage's model (the other layers given 1s). */
+static int stage_configs(const cJSON *s, const pipe_stage *st, int *ci, const char *label, int i, lw_error *err)
+{
+    const cost_model *cm = st->cm;
+    cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "layers");
+    cJSON_AddStringToObject(doc, "format", "layerwise-strategy/1");
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(s, "layers")->child;
+    for (int l = 0; l < cm->n_layers; l++) {
+        const cJSON *cfg = l >= st->first && l < st->last && cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "config") : NULL;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", cm->net->layers[l].name);
+        cJSON_AddItemToObject(e, "config", cfg ? cJSON_Duplicate(cfg, 1) : cJSON_CreateObject());
+        cJSON_AddItemToArray(arr, e);
+        if (l >= st->first && l < st->last) it = it->next;
+    }
+    char *text = cJSON_PrintUnformatted(doc), where[300];
+    cJSON_Delete(doc);
+    snprintf(where, sizeof where, "%s, stages[%d]", label, i);
+    int rc = strategy_from_json(cm, text, strlen(text), where, ci, err);
+    free(text);
+    return rc;
+}
+
+pipe_plan *pipe_plan_from_json(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                               const char *text, size_t len, const char *label, optimizer_kind opt, double limit,
+                               lw_error *err)
+{
+    cJSON *root = json_parse_doc(text, len, label, err);
+    if (!root) return NULL;
+    pipe_options o;
+    pipe_options_init(&o);
+    o.optimizer = opt, o.memory_limit = limit;
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(root, "stages"),
+                *sch = cJSON_GetObjectItemCaseSensitive(root, "schedule");
+    pctx c;
+    memset(&c, 0, sizeof c);
+    pipe_plan *pp = NULL;
+    int *ci = NULL;
+    if (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) < 1) {
+        lw_fail(err, 2, "%s: a %s document needs a \"stages\" array", label, PIPE_FORMAT);
+        goto out;
+    }
+    if (sch && (!cJSON_IsString(sch) || pipe_schedule_from_name(sch->valuestring) < 0)) {
+        lw_fail(err, 2, "%s: \"schedule\" must be \"gpipe\", \"1f1b\" or \"interleaved\"", label);
+        goto out;
+    }
+    o.stages = cJSON_GetArraySize(stages);
+    o.schedule = sch ? (pipe_schedule)pipe_schedule_from_name(sch->valuestring) : PIPE_1F1B;
+    if (int_field(root, "microbatches", 1, 1 << 20, -1, label, &o.microbatches, err) != 0 ||
+        int_field(root, "virtual_stages", 1, 64, 1, label, &o.vp, err) != 0 ||
+        setup(&c, net, cl, prof, gpus, batch, &o, err) != 0)
+        goto out;
+    c.m = o.microbatches;
+    pp = plan_new(&c);
+    pp->models = lw_calloc(16, sizeof(cost_model *));
+    ci = lw_malloc(sizeof(int) * (size_t)net->n_layers);
+    int i = 0;
+    for (const cJSON *s = stages->child; s; s = s->next, i++) {
+        pipe_stage *st = &pp->stages[i];
+        if (stage_from_json(&c, s, i, st, label, err) != 0) goto fail;
+        for (int k = 0; k < pp->n_models && !st->cm; k++)
+            if (pp->models[k]->gpus == st->gpus) st->cm = pp->models[k];
+        if (!st->cm) {
+            cost_model *cm = cost_model_build(net, cl, prof, st->gpus, batch / c.m, err);
+            if (!cm) goto fail;
+            cm->optimizer = opt;
+            st->cm = pp->models[pp->n_models++] = cm;
+        }
+        if (stage_configs(s, st, ci, label, i, err) != 0 || stage_fill(pp, i, ci, err) != 0) goto fail;
+    }
+    if (pp->stages[pp->p - 1].last != net->n_layers) {
+        lw_fail(err, 2, "%s: the stages end at \"%s\": every layer of %s must be in one", label,
+                net->layers[pp->stages[pp->p - 1].last - 1].name, net->name);
+        goto fail;
+    }
+    plan_totals(pp, limit);
+    goto out;
+fail:
+    pipe_plan_free(pp);
+    pp = NULL;
+out:
+    free(ci);
+    ctx_free(&c);
+    cJSON_Delete(root);
+    return pp;
 }

@@ -135,10 +135,23 @@ pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *p
 
 void pipe_plan_free(pipe_plan *pp);
 
-/* The plan as JSON fields added to o: "pipeline": {schedule, stages,
- * microbatches, ...}. */
+/* A strategy file with stages: "format": PIPE_FORMAT, "schedule",
+ * "microbatches", "virtual_stages", "stages": [{"layers": [{"name",
+ * "config"}...], "gpus": [...], figures...}...], and a "pipeline" summary
+ * (step, bubble, memory). Files of format layerwise-strategy/1 (no stages)
+ * are read as before (strategy_from_json). */
+#define PIPE_FORMAT "layerwise-strategy/2"
 struct cJSON;
+/* Adds those fields to o. */
 void pipe_plan_to_json(const pipe_plan *pp, struct cJSON *o);
+/* 1 where text is a PIPE_FORMAT document. */
+int pipe_file_is_pipeline(const char *text, size_t len);
+/* The plan a PIPE_FORMAT document gives (its stages' configs pinned, each
+ * stage's input in its best layout), evaluated. NULL with err set (code 2
+ * naming the file and the stage or field) on a bad document. */
+pipe_plan *pipe_plan_from_json(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                               const char *text, size_t len, const char *label, optimizer_kind opt, double limit,
+                               lw_error *err);
 /* A readable table of the stages and the step. */
 void pipe_plan_print(const pipe_plan *pp, FILE *f);
 

@@ -113,8 +113,6 @@ static const char *const kind_names[] = {"forward", "backward", "sync"};
 
 char *pipe_sim_to_json(const pipe_sim *r, const pipe_plan *pp, cJSON *root)
 {
-    cJSON_AddStringToObject(root, "schedule", pipe_schedule_name(pp->schedule));
-    cJSON_AddNumberToObject(root, "microbatches", pp->m);
     cJSON_AddNumberToObject(root, "step_ms", r->step_ms);
     cJSON_AddNumberToObject(root, "eq1_ms", pp->step_ms);
     cJSON_AddNumberToObject(root, "bubble_fraction", r->bubble_fraction);
