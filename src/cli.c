@@ -312,10 +312,11 @@ static int check_option_use(const opts *o)
                    "or compare and scale (their megatron row)", o->mega.tp ? "--tp" : "--sp");
     const int mega_s = o->strategy && strcmp(o->strategy, "megatron") == 0;
     const int pipe_cmd = o->cmd && (strcmp(o->cmd, "search") == 0 || (strcmp(o->cmd, "eval") == 0 && mega_s) ||
+                                    strcmp(o->cmd, "compare") == 0 ||
                                     (strcmp(o->cmd, "simulate") == 0 &&
                                      (!o->strategy || mega_s || strcmp(o->strategy, "optimum") == 0)));
     if ((o->pipe.pp || o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !tui && !pipe_cmd)
-        return bad("%s is a pipeline option: it goes with search, eval -s megatron, or simulate [-s optimum|megatron]",
+        return bad("%s is a pipeline option: it goes with search, compare, eval -s megatron, or simulate [-s optimum|megatron]",
                    o->pipe.pp ? "--pp" : o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
     if ((o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !o->pipe.pp && !tui)
         return bad("%s shapes a pipeline: give the stages with --pp P",
@@ -1241,7 +1242,47 @@ static void scheme_rows_text(const plan *p, const scheme_row *sr)
     }
 }
 
-static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr)
+/* compare --pp P: the pipelines beside the rows (JSON "pipelines"; text a
+ * table after them): the optimal one and, on a transformer, Megatron's. */
+static cJSON *pipelines_json(const plan *p, pipe_plan *const *pipes)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < 2; i++) {
+        const pipe_plan *pp = pipes[i];
+        if (!pp) continue;
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "gpus", pp->gpus);
+        cJSON_AddStringToObject(r, "strategy", i ? "megatron" : "pipeline");
+        cJSON_AddNumberToObject(r, "pp", pp->p);
+        cJSON_AddNumberToObject(r, "microbatches", pp->m);
+        cJSON_AddStringToObject(r, "schedule", pipe_schedule_name(pp->schedule));
+        cJSON_AddNumberToObject(r, "virtual_stages", pp->v);
+        cJSON_AddNumberToObject(r, "total_ms", pp->step_ms);
+        doc_add_throughput(r, p->cm, "eq1", pp->step_ms, pp->gpus);
+        cJSON_AddNumberToObject(r, "bubble_fraction", pp->bubble_fraction);
+        cJSON_AddNumberToObject(r, "peak_memory_bytes", round(pp->peak_memory_bytes));
+        cJSON_AddBoolToObject(r, "fits", pp->fits);
+        cJSON_AddItemToArray(arr, r);
+    }
+    return arr;
+}
+
+static void pipelines_text(pipe_plan *const *pipes)
+{
+    printf("\npipelines (Eq. 1 per stage, pipelined step: cost-model.md)\n%-10s %4s %6s %-12s %10s %8s %12s %5s\n",
+           "strategy", "pp", "micro", "schedule", "step ms", "bubble", "memory/GPU", "fits");
+    for (int i = 0; i < 2; i++) {
+        const pipe_plan *pp = pipes[i];
+        if (!pp) continue;
+        char mem[32];
+        lw_format_bytes(pp->peak_memory_bytes, mem, sizeof mem);
+        printf("%-10s %4d %6d %-12s %10.2f %7.1f%% %12s %5s\n", i ? "megatron" : "pipeline", pp->p, pp->m,
+               pipe_schedule_name(pp->schedule), pp->step_ms, 100 * pp->bubble_fraction, mem, pp->fits ? "yes" : "no");
+    }
+}
+
+static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr,
+                      pipe_plan *const *pipes)
 {
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
@@ -1269,6 +1310,7 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             cJSON_AddItemToArray(arr, r);
         }
         if (sr) cJSON_AddItemToObject(root, "schemes", scheme_rows_json(sr));
+        if (pipes) cJSON_AddItemToObject(root, "pipelines", pipelines_json(p, pipes));
         char *s = cJSON_Print(root);
         int rc = emit(o, s);
         free(s);
@@ -1323,6 +1365,24 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
     return 0;
 }
 
+/* compare --pp: the optimal pipeline and, on a transformer, Megatron's. */
+static int compare_pipelines(const opts *o, const plan *p, pipe_plan **pipes, lw_error *err)
+{
+    pipe_options po;
+    pipe_options_init(&po);
+    po.stages = o->pipe.pp;
+    po.microbatches = o->pipe.microbatches;
+    if (o->pipe.schedule >= 0) po.schedule = (pipe_schedule)o->pipe.schedule;
+    po.vp = o->pipe.vp ? o->pipe.vp : 1;
+    po.optimizer = o->mset.optimizer;
+    po.memory_limit = plan_memory_limit(&o->mset, p->cl);
+    pipes[0] = pipe_search(p->net, p->cl, p->prof, p->gpus, p->batch, &po, err);
+    if (!pipes[0]) return -1;
+    if (!strategy_megatron_applies(p->net)) return 0;
+    pipes[1] = pipe_megatron(p->net, p->cl, p->prof, p->gpus, p->batch, &po, &o->mega, err);
+    return pipes[1] ? 0 : -1;
+}
+
 static int cmd_compare(const opts *o)
 {
     lw_error err = {0};
@@ -1343,8 +1403,13 @@ static int cmd_compare(const opts *o)
     scheme_row sr[SYNC__COUNT];
     int schemes = rc == 0 && !p->unsearched; /* searched: each scheme's optimum beside the baselines */
     if (schemes && scheme_rows(p, sr, &err) != 0) rc = die(&err), schemes = 0;
-    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL);
+    pipe_plan *pipes[2] = {NULL, NULL};
+    if (rc == 0 && o->pipe.pp) rc = compare_pipelines(o, p, pipes, &err) != 0 ? die(&err) : 0;
+    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL, o->pipe.pp ? pipes : NULL);
     if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
+    if (rc == 0 && !o->json && o->pipe.pp) pipelines_text(pipes);
+    pipe_plan_free(pipes[0]);
+    pipe_plan_free(pipes[1]);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
     return rc;
@@ -1427,7 +1492,7 @@ static int cmd_scale(const opts *o)
         if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0 || add_rows(q, o, rows, &n, base, &err) != 0)
             rc = die(&err);
     }
-    if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL);
+    if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL, NULL);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
     free(rows);
     plan_free(big);

@@ -2207,7 +2207,17 @@ expect_fail "--microbatches without --pp is refused" 2 "give the stages with --p
 expect_fail "--schedule with a bad name is refused" 2 "gpipe, 1f1b or interleaved" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule zigzag
 expect_fail "--vp without interleaved is refused" 2 "--schedule interleaved" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --vp 2
 expect_fail "interleaved without --vp is refused" 2 "--vp" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved
-expect_fail "--pp on compare is refused (not yet)" 2 "pipeline option" -- compare -n $GPT -c dgx-a100 -g 8 --pp 2
+expect_fail "--pp on scale is refused (not yet)" 2 "pipeline option" -- scale -n $GPT -c dgx-a100 --gpus 4,8 --pp 2
+expect_ok "compare --pp 2 --tp 2 --json runs" compare -n $GPT -c dgx-a100 -g 8 --pp 2 --tp 2 --json
+py "compare --pp: the optimal pipeline and Megatron's beside the rows, the search never slower" '
+import json,sys
+d=json.load(open(sys.argv[1])); ps={r["strategy"]: r for r in d["pipelines"]}
+assert set(ps) == {"pipeline","megatron"} and all(r["pp"] == 2 and r["estimator"] == "eq1" for r in ps.values())
+assert ps["pipeline"]["total_ms"] <= ps["megatron"]["total_ms"] * (1 + 1e-12), ps
+assert [r["strategy"] for r in d["rows"]][-1] == "layer-wise"
+' "$OUT"
+expect_ok "compare --pp 2 (text) runs" compare -n $GPT -c dgx-a100 -g 8 --pp 2 --tp 2
+if grep -q "^megatron .* 2 " "$OUT" && grep -q "^pipeline " "$OUT"; then ok "compare's text lists the pipelines"; else notok "compare's text lists the pipelines" "$(tail -5 "$OUT")"; fi
 expect_fail "--pp with --pin is refused" 2 "--pp goes without" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --pin embed=n8
 expect_fail "eval -s megatron --pp 3 on 2 blocks is refused" 2 "not a multiple of 3" -- eval -n $GPT -c dgx-a100 -g 6 -s megatron --tp 2 --pp 3 --microbatches 4
 
