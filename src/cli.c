@@ -850,11 +850,6 @@ static int pipeline_simulate(const opts *o, const plan *p, const pipe_plan *pp, 
 {
     lw_error err = {0};
     pipe_sim *r = pipe_plan_simulate(pp);
-    if (!r) {
-        lw_fail(&err, 2, "simulate --pp: the %s schedule is not simulated yet (gpipe and 1f1b are)",
-                pipe_schedule_name(pp->schedule));
-        return die(&err);
-    }
     int rc = 0;
     if (o->trace) {
         char *tr = pipe_sim_trace(r, pp);

@@ -162,19 +162,23 @@ typedef struct pipe_sim_task {
     int stage, micro;          /* micro -1: the sync */
     pipe_sim_kind kind;
     double start_ms, end_ms;
+    int chunk;                 /* interleaved: the virtual stage's chunk on the group (0 ..); 0 otherwise */
 } pipe_sim_task;
 typedef struct pipe_sim {
     int p, m, n_tasks;
-    pipe_sim_task *tasks;      /* [2 p m + p] */
+    pipe_sim_task *tasks;      /* [2 p m v + p] */
     double step_ms;            /* the last sync's end */
     double *busy_ms;           /* [p] per GPU of each stage: its forwards, backwards and sync */
     double bubble_fraction;    /* 1 - sum of forwards and backwards / (p step) */
 } pipe_sim;
-/* The step of p stages, m micro-batches under GPipe or 1F1B: stage i's
- * forward tf[i] and backward tb[i] per micro-batch, c[i] the send from i to
- * i+1 (each way), y[i] its sync after its last backward. Equal stages, no
- * sends, no sync: (m + p - 1)(tf + tb). NULL for interleaved (not yet). */
-pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, const double *tf, const double *tb, const double *c,
+/* The step of p stages, m micro-batches under a schedule: stage i's
+ * forward tf[i] and backward tb[i] per micro-batch (interleaved: its v
+ * chunks 1/v each), c[i] a send from group i to i+1, each way (c[p-1]: from
+ * the last group to the first, interleaved), y[i] its sync after its last
+ * backward. Equal stages, no sends, no sync: (m + p - 1)(tf + tb), and
+ * interleaved m (tf + tb) + (p - 1)(tf + tb) / v. NULL for v > 1 without
+ * interleaving, or m not a multiple of p interleaved. */
+pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb, const double *c,
                         const double *y);
 /* The same for a plan: its stages' t_c split into forward and backward as
  * the compute model splits it, t_x half each way, c = p2p / 2, y = t_s. */

@@ -2172,7 +2172,14 @@ names=[e["name"] for e in tr["traceEvents"]]
 assert any(n.startswith("forward mb3 stage 2") for n in names) and any(n.startswith("backward mb0 stage 1") for n in names), names[:5]
 ' "$OUT" "$TMP/pp_trace.json"
 expect_fail "simulate --pp with -s data is refused" 2 "pipeline option" -- simulate -n $GPT -c dgx-a100 -g 8 --pp 2 -s data
-expect_fail "simulate --pp interleaved is refused (not yet)" 2 "not simulated yet" -- simulate -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4
+expect_ok "simulate --pp 2 interleaved --vp 2 runs" simulate -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --json --trace "$TMP/pp_trace2.json"
+py "simulate interleaved: v chunks per group, each named in the trace" '
+import json,sys
+d=json.load(open(sys.argv[1])); tr=json.load(open(sys.argv[2]))
+ks=[t for t in d["tasks"] if t["kind"] in ("forward","backward")]
+assert len(ks) == 2*2*4*2 and sorted(set(t["chunk"] for t in ks)) == [1,2]
+assert any(e["name"].startswith("backward mb3 stage 1 chunk 2") for e in tr["traceEvents"])
+' "$OUT" "$TMP/pp_trace2.json"
 expect_ok "search --pp 2 -o FILE writes a strategy file with stages" search -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 4 -o "$TMP/pp2.json"
 expect_ok "eval -s FILE with stages reads it back" eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp2.json" --json
 py "a layerwise-strategy/2 file: stages, microbatches, schedule; eval gives the same step bit for bit" '

@@ -320,7 +320,7 @@ Test(pipeline, simulated_bubble_of_equal_stages)
     int p = 4, m = 8;
     double tf[4] = {1, 1, 1, 1}, tb[4] = {2, 2, 2, 2}, c[4] = {0}, y[4] = {0};
     for (int s = PIPE_GPIPE; s <= PIPE_1F1B; s++) {
-        pipe_sim *r = pipe_simulate((pipe_schedule)s, p, m, tf, tb, c, y);
+        pipe_sim *r = pipe_simulate((pipe_schedule)s, p, m, 1, tf, tb, c, y);
         cr_assert_not_null(r);
         ASSERT_REL(r->step_ms, (m + p - 1) * 3.0, 1e-15);
         ASSERT_REL(r->bubble_fraction, (p - 1.0) / (m + p - 1), 1e-15);
@@ -331,7 +331,7 @@ Test(pipeline, simulated_bubble_of_equal_stages)
         pipe_sim_free(r);
     }
     /* 1F1B: stage i runs p - i - 1 forwards before its first backward */
-    pipe_sim *r = pipe_simulate(PIPE_1F1B, p, m, tf, tb, c, y);
+    pipe_sim *r = pipe_simulate(PIPE_1F1B, p, m, 1, tf, tb, c, y);
     int seen = 0;
     for (int k = 0; k < r->n_tasks; k++)
         if (r->tasks[k].stage == 0) {
@@ -343,12 +343,25 @@ Test(pipeline, simulated_bubble_of_equal_stages)
     /* sends delay the next stage each way: + 2 (p - 1) c; the last stage's
      * sync (4) runs while the gradients drain back (3 x (2 + 0.5) = 7.5) */
     double c1[4] = {0.5, 0.5, 0.5, 0}, y1[4] = {0, 0, 0, 4};
-    r = pipe_simulate(PIPE_GPIPE, p, m, tf, tb, c1, y1);
+    r = pipe_simulate(PIPE_GPIPE, p, m, 1, tf, tb, c1, y1);
     ASSERT_REL(r->step_ms, (m + p - 1) * 3.0 + 2 * (p - 1) * 0.5, 1e-12);
     pipe_sim_free(r);
     double y2[4] = {9, 0, 0, 0}; /* the first stage's sync comes last */
-    r = pipe_simulate(PIPE_GPIPE, p, m, tf, tb, c1, y2);
+    r = pipe_simulate(PIPE_GPIPE, p, m, 1, tf, tb, c1, y2);
     ASSERT_REL(r->step_ms, (m + p - 1) * 3.0 + 2 * (p - 1) * 0.5 + 9, 1e-12);
     pipe_sim_free(r);
-    cr_assert_null(pipe_simulate(PIPE_INTERLEAVED, p, m, tf, tb, c, y));
+    /* interleaved with v chunks: m (t_f + t_b) + (p - 1)(t_f + t_b) / v, the bubble (p-1)/(v m) of the ideal */
+    for (int v = 2; v <= 4; v *= 2) {
+        r = pipe_simulate(PIPE_INTERLEAVED, p, m, v, tf, tb, c, y);
+        cr_assert_not_null(r);
+        ASSERT_REL(r->step_ms, m * 3.0 + (p - 1) * 3.0 / v, 1e-12);
+        ASSERT_REL(r->step_ms - m * 3.0, m * 3.0 * (p - 1) / (v * m), 1e-12);
+        ASSERT_REL(r->bubble_fraction, (p - 1.0) / (v * m + p - 1), 1e-12);
+        cr_assert_eq(r->n_tasks, 2 * p * m * v + p);
+        double t[4] = {3, 3, 3, 3};
+        ASSERT_REL(r->step_ms, pipe_step_ms(PIPE_INTERLEAVED, m, v, t, p), 1e-12);
+        pipe_sim_free(r);
+    }
+    cr_assert_null(pipe_simulate(PIPE_INTERLEAVED, p, 6, 2, tf, tb, c, y)); /* m not a multiple of p */
+    cr_assert_null(pipe_simulate(PIPE_1F1B, p, m, 2, tf, tb, c, y));
 }
