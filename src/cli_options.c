@@ -95,7 +95,7 @@ const cli_option cli_options[] = {
      "pipeline parallelism with P stages (search: the optimal cuts,\nGPU groups, micro-batch count and configs; eval -s megatron:\n"
      "Megatron's P equal stages; simulate: either, micro-batch by\nmicro-batch; compare: both beside the rows)"},
     {NULL, "--microbatches", "M", "search eval simulate compare",
-     "with --pp: M micro-batches (dividing the batch); default: the\nbest power of two from P to 8P that divides it"},
+     "with --pp: M micro-batches (dividing the batch); default: the\nfastest power of two from P to 8P that divides it and fits\n(none fits: doubled until one does)"},
     {NULL, "--schedule", "S", "search eval simulate compare", "with --pp: gpipe, 1f1b (default) or interleaved"},
     {NULL, "--vp", "V", "search eval simulate compare", "with --schedule interleaved: V virtual stages per GPU group"},
     {NULL, "--steps", NULL, "search", "add the log of the steps (folds, node and edge eliminations)"},

@@ -616,6 +616,21 @@ static pipe_plan *plan_from_choices(pctx *c, const int *ch, lw_error *err)
     return pp;
 }
 
+/* The DP's optimum at m micro-batches, as a plan in *out (NULL where no
+ * plan has a finite step). */
+static int plan_for_count(pctx *c, int m, dp_best *best, pipe_plan **out, lw_error *err)
+{
+    c->m = m;
+    int rc = 0;
+    for (int si = 0; si < c->n_sizes && rc == 0; si++) rc = size_tables(c, si, err);
+    best->T = HUGE_VAL;
+    best->improved = 0;
+    if (rc == 0) dp_search(c, best);
+    if (rc == 0 && best->improved && !(*out = plan_from_choices(c, best->choice, err))) rc = -1;
+    for (int si = 0; si < c->n_sizes; si++) size_tabs_free(&c->tabs[si], c->K, 0);
+    return rc;
+}
+
 static void ctx_free(pctx *c)
 {
     for (int si = 0; si < c->n_sizes; si++) size_tabs_free(&c->tabs[si], c->K, 0);
@@ -640,7 +655,7 @@ pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *pro
         ctx_free(&c);
         return NULL;
     }
-    int ms[8], nm = micro_counts(&c, ms);
+    int ms[PIPE_MAX_COUNTS], nm = micro_counts(&c, ms);
     if (nm == 0) {
         lw_fail(err, 2, "--pp %d: no micro-batch count from %d to %d divides the batch of %ld; give --microbatches",
                 c.p, c.p, 8 * c.p, batch);
@@ -650,30 +665,26 @@ pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *pro
     long W = (long)(c.K + 1) * (c.G + 1);
     dp_best best = {HUGE_VAL, lw_malloc(sizeof(int) * (size_t)(c.p + 1) * (size_t)W), 0};
     pipe_plan *pp = NULL;
-    for (int k = 0; k < nm; k++) {
-        c.m = ms[k];
-        int rc = 0;
-        for (int si = 0; si < c.n_sizes && rc == 0; si++) rc = size_tables(&c, si, err);
-        best.improved = 0;
-        if (rc == 0) dp_search(&c, &best);
-        if (rc == 0 && best.improved) {
-            pipe_plan *np = plan_from_choices(&c, best.choice, err);
-            if (!np) rc = -1;
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < nm; k++) {
+        pipe_plan *np = NULL;
+        rc = plan_for_count(&c, ms[k], &best, &np, err);
+        if (np && (!pp || (np->fits && !pp->fits) || (np->fits == pp->fits && np->step_ms < pp->step_ms))) {
             pipe_plan_free(pp);
             pp = np;
+        } else {
+            pipe_plan_free(np);
         }
-        for (int si = 0; si < c.n_sizes; si++) size_tabs_free(&c.tabs[si], c.K, 0);
-        if (rc != 0) {
-            pipe_plan_free(pp);
-            pp = NULL;
-            break;
-        }
+        /* the default counts tried and no plan fits: smaller micro-batches, until one does */
+        if (k == nm - 1 && !o->microbatches && c.p > 1 && pp && !pp->fits && nm < PIPE_MAX_COUNTS &&
+            (long)ms[k] * 2 <= batch && batch % ((long)ms[k] * 2) == 0)
+            ms[nm++] = ms[k] * 2;
     }
-    if (pp && !isfinite(best.T)) {
+    if (rc != 0) {
         pipe_plan_free(pp);
         pp = NULL;
     }
-    if (!pp && nm && err && !err->msg[0]) lw_fail(err, 1, "pipeline: no plan of %d stages has a finite step", c.p);
+    if (!pp && rc == 0) lw_fail(err, 1, "pipeline: no plan of %d stages has a finite step", c.p);
     if (pp) {
         pp->segment_searches = c.searches;
         pp->dp_runs = c.dp_runs;

@@ -50,10 +50,14 @@ int pipe_schedule_from_name(const char *s); /* -1 if unknown */
  * count, P K^2 G log2(G) times the candidate bounds (data/doc/search.md). */
 #define PIPE_MAX_STAGES 64
 #define PIPE_MAX_DP_WORK 2e11
+/* Micro-batch counts one search tries at most. */
+#define PIPE_MAX_COUNTS 24
 
 typedef struct pipe_options {
     int stages;                /* p >= 1 */
-    int microbatches;          /* m >= 1; 0: each power of two from p to 8p that divides the batch */
+    int microbatches;          /* m >= 1; 0: each power of two from p to 8p that divides the batch, the fastest
+                                  plan that fits the memory limit; where none fits, twice the last while it
+                                  divides the batch, until one does (the fastest where none does) */
     pipe_schedule schedule;
     int vp;                    /* interleaved: v >= 2; others 1 */
     optimizer_kind optimizer;  /* for the memory report */

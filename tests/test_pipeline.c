@@ -365,3 +365,39 @@ Test(pipeline, simulated_bubble_of_equal_stages)
     cr_assert_null(pipe_simulate(PIPE_INTERLEAVED, p, 6, 2, tf, tb, c, y)); /* m not a multiple of p */
     cr_assert_null(pipe_simulate(PIPE_1F1B, p, m, 2, tf, tb, c, y));
 }
+
+/* Without --microbatches the fastest plan that fits wins; where none of
+ * the default counts (p .. 8p) fits, more micro-batches are tried. */
+Test(pipeline, default_count_is_one_that_fits)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 2;
+    double peak[3];
+    for (int k = 0; k < 3; k++) { /* m = 16 (the last default), 32, 64 */
+        o.microbatches = 16 << k;
+        pipe_plan *pp = pipe_search(net, cl, NULL, 8, 1024, &o, &err);
+        cr_assert_not_null(pp, "%s", err.msg);
+        peak[k] = pp->peak_memory_bytes;
+        pipe_plan_free(pp);
+    }
+    cr_assert_gt(peak[0], peak[1]);
+    o.microbatches = 0;
+    o.memory_limit = (peak[0] + peak[1]) / 2; /* 32 fits, 16 and fewer do not */
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 1024, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert(pp->fits);
+    cr_assert_eq(pp->m, 32);
+    pipe_plan_free(pp);
+    o.memory_limit = HUGE_VAL; /* no limit: the fastest of the defaults */
+    pp = pipe_search(net, cl, NULL, 8, 1024, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_leq(pp->m, 16);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
+}
