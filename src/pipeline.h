@@ -46,10 +46,10 @@ typedef enum { PIPE_GPIPE, PIPE_1F1B, PIPE_INTERLEAVED } pipe_schedule;
 const char *pipe_schedule_name(pipe_schedule s);
 int pipe_schedule_from_name(const char *s); /* -1 if unknown */
 
-/* Refused up front (exit 2) past these: the DP's work per micro-batch
- * count, P K^2 G log2(G) times the candidate bounds (data/doc/search.md). */
+/* Refused up front (exit 2) past these: PIPE_MAX_DP_WORK bounds the work
+ * of one DP pass, P K^2 G log2(G) (data/doc/search.md). */
 #define PIPE_MAX_STAGES 64
-#define PIPE_MAX_DP_WORK 2e11
+#define PIPE_MAX_DP_WORK 2e9
 /* Micro-batch counts one search tries at most. */
 #define PIPE_MAX_COUNTS 24
 

@@ -2206,6 +2206,7 @@ PYEOF
 expect_fail "a stage ending where two tensors cross is refused" 2 "pp_bad_cut.json" "more than one tensor crosses" -- eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp_bad_cut.json"
 expect_fail "a stage on an unaligned group is refused" 2 "pp_bad_gpus.json" "stages[1].gpus" -- eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp_bad_gpus.json"
 expect_fail "a bad config in a stage is refused, naming the stage" 2 "stages[0]" "unknown dimension" -- eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp_bad_cfg.json"
+expect_fail "a pipeline search this machine cannot finish is refused up front" 2 "more than this machine finishes" -- search -n gpt2_xl -c $F/clusters/h100-128x8.json --pp 64
 expect_fail "--pp 0 is refused" 2 "--pp" -- search -n $GPT -c dgx-a100 -g 8 --pp 0
 expect_fail "--pp larger than the GPU count is refused" 2 "more stages than GPUs" -- search -n $GPT -c dgx-a100 -g 4 --pp 8
 expect_fail "--pp larger than the segments is refused" 2 "at most" -- search -n lenet5 -c p100-4x4 -g 16 --pp 16
