@@ -9,6 +9,7 @@
 #include "info.h"
 #include "net_json.h"
 #include "netgen.h"
+#include "pipeline.h"
 #include "refine.h"
 #include "sim.h"
 
@@ -42,7 +43,6 @@ typedef struct opts {
         double bucket_mb, intra_bw, inter_bw;
         const char *stack; /* --stack NAME or FILE; NULL: the cluster's */
     } over;
-    double size;             /* allreduce --size */
     int json, steps, step;
     int n_pins;
     const char *pins[64];
@@ -51,12 +51,16 @@ typedef struct opts {
         const char *name[2];
     } diff;
     int out_stdout, trace_stdout; /* -o - / --trace -: out / trace is /dev/stdout, no "wrote" notice */
-    struct {                 /* the operand of import (the ONNX file) or of net (the family), net's sizes */
+    struct {                 /* the operand of import (the ONNX file) or of net (the family), net's sizes, allreduce's --size */
         const char *operand;
         netgen_params sizes; /* 0: not given */
+        double size;
     } arg;
     megatron_options mega;   /* -s megatron and compare/scale's megatron row: --tp (0: the default), --sp */
     onnx_options onnx;       /* --input-shape */
+    struct {                 /* pipelines: --pp (0: not given), --microbatches (0: the best), --schedule (-1), --vp (0) */
+        int pp, microbatches, schedule, vp;
+    } pipe;
 } opts;
 
 /* Messages quote names and paths from files and the command line: control
@@ -155,10 +159,31 @@ static int parse_size_option(opts *o, const char *a, const char *v)
  * check it: 0 taken (*takes_value 0 when v is not its value: --refine's
  * seconds are optional), 1 not one of them, else 2 with the message
  * printed. */
+/* The options of tensor and pipeline parallelism, as parse_value_option. */
+static int parse_parallel_option(opts *o, const char *a, const char *v)
+{
+    long n;
+    if (strcmp(a, "--tp") == 0) {
+        if (parse_long(v, 1, COST_MAX_GPUS, &n) != 0) return bad_range("--tp", v, COST_MAX_GPUS);
+        o->mega.tp = (int)n;
+    } else if (strcmp(a, "--pp") == 0 || strcmp(a, "--microbatches") == 0 || strcmp(a, "--vp") == 0) {
+        if (parse_long(v, 1, 1 << 20, &n) != 0) return bad_range(a, v, 1 << 20);
+        *(a[2] == 'p' ? &o->pipe.pp : a[2] == 'm' ? &o->pipe.microbatches : &o->pipe.vp) = (int)n;
+    } else if (strcmp(a, "--schedule") == 0) {
+        if (!v || (o->pipe.schedule = pipe_schedule_from_name(v)) < 0)
+            return bad("--schedule \"%s\" must be gpipe, 1f1b or interleaved", v ? v : "");
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
 static int parse_value_option(opts *o, const char *a, const char *v, int *takes_value)
 {
 #define TAKES(...) (strcmp(a, __VA_ARGS__) == 0)
     long n;
+    int par = parse_parallel_option(o, a, v);
+    if (par != 1) return par;
     if (TAKES("--input-shape")) {
         lw_error e = {0};
         if (onnx_check_input_shape(v, &e) != 0) return bad("%s", e.msg);
@@ -194,7 +219,7 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
     } else if (TAKES("--size")) {
         double d;
         if (parse_double(v, 1, 1e13, &d) != 0) return bad("--size \"%s\" must be a number of bytes from 1 to 1e13", v ? v : "");
-        o->size = d;
+        o->arg.size = d;
     } else if (TAKES("--bucket-mb")) {
         double d;
         if (parse_double(v, 0, 1e6, &d) != 0) return bad("--bucket-mb \"%s\" must be a number of MiB from 0 to 1e6", v ? v : "");
@@ -237,9 +262,6 @@ static int parse_value_option(opts *o, const char *a, const char *v, int *takes_
         o->whynot = v;
     } else if (TAKES("--explain")) {
         o->explain = v;
-    } else if (TAKES("--tp")) {
-        if (parse_long(v, 1, COST_MAX_GPUS, &n) != 0) return bad_range("--tp", v, COST_MAX_GPUS);
-        o->mega.tp = (int)n;
     } else if (TAKES("--pin")) {
         if (!v || !strchr(v, '=')) return bad("--pin needs LAYER=CONFIG, e.g. --pin fc6=\"c4\"; got \"%s\"", v ? v : "");
         if (o->n_pins == 64) return bad("%s", "too many --pin options (64 at most)");
@@ -304,6 +326,19 @@ static int check_option_use(const opts *o)
     if ((o->mega.tp || o->mega.sp) && !tui && !megatron_named(o))
         return bad("%s shapes Megatron's plan: it goes with -s megatron (eval, simulate, export), diff's megatron, "
                    "or compare and scale (their megatron row)", o->mega.tp ? "--tp" : "--sp");
+    const int mega_s = o->strategy && strcmp(o->strategy, "megatron") == 0;
+    const int pipe_cmd = o->cmd && (strcmp(o->cmd, "search") == 0 || (strcmp(o->cmd, "eval") == 0 && mega_s) ||
+                                    strcmp(o->cmd, "compare") == 0 ||
+                                    (strcmp(o->cmd, "simulate") == 0 &&
+                                     (!o->strategy || mega_s || strcmp(o->strategy, "optimum") == 0)));
+    if ((o->pipe.pp || o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !tui && !pipe_cmd)
+        return bad("%s is a pipeline option: it goes with search, compare, eval -s megatron, or simulate [-s optimum|megatron]",
+                   o->pipe.pp ? "--pp" : o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
+    if ((o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !o->pipe.pp && !tui)
+        return bad("%s shapes a pipeline: give the stages with --pp P",
+                   o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
+    if (o->pipe.pp && (o->refine || o->whynot || o->explain || o->n_pins || o->steps || o->overlap >= 0))
+        return bad("%s", "--pp goes without --refine, --why-not, --explain, --pin, --steps and --overlap (not yet for pipelines)");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -319,6 +354,7 @@ static int parse_args(int argc, char **argv, opts *o)
     o->over.bucket_mb = -1;
     o->step = -1;
     o->overlap = -1;
+    o->pipe.schedule = -1;
     int i = 1;
     if (i < argc && argv[i][0] != '-') o->cmd = argv[i++];
     for (; i < argc; i++) {
@@ -814,8 +850,105 @@ static int search_refine(const opts *o, plan *p)
     return rc;
 }
 
+/* Whether name is a readable strategy file of PIPE_FORMAT (stages). */
+static int strategy_file_has_stages(const char *name)
+{
+    if (strategy_is_builtin(name) || strcmp(name, "optimum") == 0) return 0;
+    size_t len;
+    lw_error err = {0};
+    char *text = lw_read_file(name, &len, &err);
+    int yes = text && pipe_file_is_pipeline(text, len);
+    free(text);
+    return yes;
+}
+
+/* simulate --pp P: the plan's step micro-batch by micro-batch (pipeline.h). */
+static int pipeline_simulate(const opts *o, const plan *p, const pipe_plan *pp, int megatron)
+{
+    lw_error err = {0};
+    pipe_sim *r = pipe_plan_simulate(pp);
+    int rc = 0;
+    if (o->trace) {
+        char *tr = pipe_sim_trace(r, pp);
+        rc = lw_write_output(o->trace, tr, strlen(tr), &err) != 0 ? die(&err) : 0;
+        if (rc == 0 && !o->json && !o->trace_stdout) lw_say("wrote %s\n", o->trace);
+        free(tr);
+    }
+    if (rc == 0 && (o->json || o->out)) {
+        cJSON *root = doc_new("layerwise-sim/1", plan_model(p), plan_gpus(p));
+        cJSON_AddStringToObject(root, "strategy", megatron == 2 ? o->strategy : megatron ? "megatron" : "optimum");
+        doc_add_throughput(root, plan_model(p), "simulated", r->step_ms, plan_gpus(p));
+        pipe_plan_to_json(pp, root);
+        char *doc = pipe_sim_to_json(r, pp, root);
+        cJSON_Delete(root);
+        rc = emit(o, doc);
+        free(doc);
+    } else if (rc == 0) {
+        pipe_plan_print(pp, stdout);
+        printf("simulated: %.2f ms per step (%s, micro-batch by micro-batch; eq1 %.2f ms); bubble %.1f%% of each GPU's step\n",
+               r->step_ms, pipe_schedule_name(pp->schedule), pp->step_ms, 100 * r->bubble_fraction);
+    }
+    pipe_sim_free(r);
+    return rc;
+}
+
+/* search --pp P, eval -s megatron --pp P, eval -s FILE of stages (megatron
+ * 2), and simulate with them: a pipeline plan (pipeline.h). */
+static int cmd_pipeline(const opts *o, int megatron)
+{
+    lw_error err = {0};
+    plan *p = open_plan_as(o, o->set, 1, &err);
+    if (!p) return die(&err);
+    pipe_options po;
+    pipe_options_init(&po);
+    po.stages = o->pipe.pp;
+    po.microbatches = o->pipe.microbatches;
+    if (o->pipe.schedule >= 0) po.schedule = (pipe_schedule)o->pipe.schedule;
+    po.vp = o->pipe.vp ? o->pipe.vp : 1;
+    po.optimizer = o->mset.optimizer;
+    po.memory_limit = plan_memory_limit(&o->mset, plan_cluster(p));
+    pipe_plan *pp = NULL;
+    if (megatron == 2) { /* a strategy file with stages */
+        size_t len;
+        char *text = lw_read_file(o->strategy, &len, &err);
+        if (text)
+            pp = pipe_plan_from_json(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), text, len, o->strategy,
+                                     o->mset.optimizer, po.memory_limit, &err);
+        free(text);
+    } else {
+        pp = megatron ? pipe_megatron(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, &o->mega, &err)
+                      : pipe_search(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, &err);
+    }
+    int rc = 0;
+    if (!pp) {
+        rc = die(&err);
+    } else if (strcmp(o->cmd, "simulate") == 0) {
+        rc = pipeline_simulate(o, p, pp, megatron);
+    } else if (o->json || o->out) {
+        cJSON *root = doc_new(PIPE_FORMAT, plan_model(p), plan_gpus(p));
+        cJSON_AddStringToObject(root, "algorithm", megatron == 2 ? "file" : megatron ? "megatron" : "pipeline-dp");
+        cJSON_AddNumberToObject(root, "total_ms", pp->step_ms);
+        doc_add_throughput(root, plan_model(p), "eq1", pp->step_ms, plan_gpus(p));
+        cJSON_AddNumberToObject(root, "peak_memory_bytes", round(pp->peak_memory_bytes));
+        cJSON_AddBoolToObject(root, "fits", pp->fits);
+        pipe_plan_to_json(pp, root);
+        char *doc = cJSON_Print(root);
+        cJSON_Delete(root);
+        rc = emit(o, doc);
+        free(doc);
+    } else {
+        printf("%s on %s, %d GPUs, batch %ld: %s\n", plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), plan_batch(p),
+               megatron == 2 ? o->strategy : megatron ? "Megatron-LM's plan" : "optimal pipeline");
+        pipe_plan_print(pp, stdout);
+    }
+    pipe_plan_free(pp);
+    plan_free(p);
+    return rc;
+}
+
 static int cmd_search(const opts *o)
 {
+    if (o->pipe.pp) return cmd_pipeline(o, 0);
     lw_error err = {0};
     plan *p = open_plan(o, o->set, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
@@ -883,6 +1016,8 @@ static int cmd_search(const opts *o)
 static int cmd_eval(const opts *o)
 {
     if (!o->strategy) return bad("%s", "eval needs -s FILE, or -s data|model|owt|megatron");
+    if (o->pipe.pp) return cmd_pipeline(o, 1);
+    if (strategy_file_has_stages(o->strategy)) return cmd_pipeline(o, 2);
     lw_error err = {0};
     /* only the entries the strategy uses: no tables, no search (the text
      * output searches for its comparison with the optimum, up to
@@ -1120,7 +1255,47 @@ static void scheme_rows_text(const plan *p, const scheme_row *sr)
     }
 }
 
-static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr)
+/* compare --pp P: the pipelines beside the rows (JSON "pipelines"; text a
+ * table after them): the optimal one and, on a transformer, Megatron's. */
+static cJSON *pipelines_json(const plan *p, pipe_plan *const *pipes)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < 2; i++) {
+        const pipe_plan *pp = pipes[i];
+        if (!pp) continue;
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "gpus", pp->gpus);
+        cJSON_AddStringToObject(r, "strategy", i ? "megatron" : "pipeline");
+        cJSON_AddNumberToObject(r, "pp", pp->p);
+        cJSON_AddNumberToObject(r, "microbatches", pp->m);
+        cJSON_AddStringToObject(r, "schedule", pipe_schedule_name(pp->schedule));
+        cJSON_AddNumberToObject(r, "virtual_stages", pp->v);
+        cJSON_AddNumberToObject(r, "total_ms", pp->step_ms);
+        doc_add_throughput(r, plan_model(p), "eq1", pp->step_ms, pp->gpus);
+        cJSON_AddNumberToObject(r, "bubble_fraction", pp->bubble_fraction);
+        cJSON_AddNumberToObject(r, "peak_memory_bytes", round(pp->peak_memory_bytes));
+        cJSON_AddBoolToObject(r, "fits", pp->fits);
+        cJSON_AddItemToArray(arr, r);
+    }
+    return arr;
+}
+
+static void pipelines_text(pipe_plan *const *pipes)
+{
+    printf("\npipelines (Eq. 1 per stage, pipelined step: cost-model.md)\n%-10s %4s %6s %-12s %10s %8s %12s %5s\n",
+           "strategy", "pp", "micro", "schedule", "step ms", "bubble", "memory/GPU", "fits");
+    for (int i = 0; i < 2; i++) {
+        const pipe_plan *pp = pipes[i];
+        if (!pp) continue;
+        char mem[32];
+        lw_format_bytes(pp->peak_memory_bytes, mem, sizeof mem);
+        printf("%-10s %4d %6d %-12s %10.2f %7.1f%% %12s %5s\n", i ? "megatron" : "pipeline", pp->p, pp->m,
+               pipe_schedule_name(pp->schedule), pp->step_ms, 100 * pp->bubble_fraction, mem, pp->fits ? "yes" : "no");
+    }
+}
+
+static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr,
+                      pipe_plan *const *pipes)
 {
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
@@ -1148,6 +1323,7 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             cJSON_AddItemToArray(arr, r);
         }
         if (sr) cJSON_AddItemToObject(root, "schemes", scheme_rows_json(sr));
+        if (pipes) cJSON_AddItemToObject(root, "pipelines", pipelines_json(p, pipes));
         char *s = cJSON_Print(root);
         int rc = emit(o, s);
         free(s);
@@ -1202,6 +1378,24 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
     return 0;
 }
 
+/* compare --pp: the optimal pipeline and, on a transformer, Megatron's. */
+static int compare_pipelines(const opts *o, const plan *p, pipe_plan **pipes, lw_error *err)
+{
+    pipe_options po;
+    pipe_options_init(&po);
+    po.stages = o->pipe.pp;
+    po.microbatches = o->pipe.microbatches;
+    if (o->pipe.schedule >= 0) po.schedule = (pipe_schedule)o->pipe.schedule;
+    po.vp = o->pipe.vp ? o->pipe.vp : 1;
+    po.optimizer = o->mset.optimizer;
+    po.memory_limit = plan_memory_limit(&o->mset, plan_cluster(p));
+    pipes[0] = pipe_search(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, err);
+    if (!pipes[0]) return -1;
+    if (!strategy_megatron_applies(plan_net(p))) return 0;
+    pipes[1] = pipe_megatron(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, &o->mega, err);
+    return pipes[1] ? 0 : -1;
+}
+
 static int cmd_compare(const opts *o)
 {
     lw_error err = {0};
@@ -1222,8 +1416,13 @@ static int cmd_compare(const opts *o)
     scheme_row sr[SYNC__COUNT];
     int schemes = rc == 0 && !plan_unsearched(p); /* searched: each scheme's optimum beside the baselines */
     if (schemes && scheme_rows(p, sr, &err) != 0) rc = die(&err), schemes = 0;
-    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL);
+    pipe_plan *pipes[2] = {NULL, NULL};
+    if (rc == 0 && o->pipe.pp) rc = compare_pipelines(o, p, pipes, &err) != 0 ? die(&err) : 0;
+    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL, o->pipe.pp ? pipes : NULL);
     if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
+    if (rc == 0 && !o->json && o->pipe.pp) pipelines_text(pipes);
+    pipe_plan_free(pipes[0]);
+    pipe_plan_free(pipes[1]);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
     return rc;
@@ -1306,7 +1505,7 @@ static int cmd_scale(const opts *o)
         if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0 || add_rows(q, o, rows, &n, base, &err) != 0)
             rc = die(&err);
     }
-    if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL);
+    if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL, NULL);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
     free(rows);
     plan_free(big);
@@ -1724,6 +1923,8 @@ static int sim_watch_progress(double fraction, double spent_s, double projected_
 
 static int cmd_simulate(const opts *o)
 {
+    if (o->pipe.pp) return cmd_pipeline(o, o->strategy && strcmp(o->strategy, "megatron") == 0);
+    if (o->strategy && strategy_file_has_stages(o->strategy)) return cmd_pipeline(o, 2);
     lw_error err = {0};
     /* a given strategy needs no tables and no search (up to 1024 GPUs) */
     int given = o->strategy && strcmp(o->strategy, "optimum") != 0;
@@ -1844,7 +2045,7 @@ static int cmd_allreduce(const opts *o)
         cluster_free(cl);
         return 2;
     }
-    double bytes = o->size > 0 ? o->size : 1e8;
+    double bytes = o->arg.size > 0 ? o->arg.size : 1e8;
     int *ring = lw_malloc(sizeof(int) * (size_t)g);
     for (int i = 0; i < g; i++) ring[i] = i;
     cost_ring_order(cl, ring, g);
@@ -2007,7 +2208,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         static const char *const not_tui[] = {"--json", "-o",     "--view", "--step", "--steps",
                                               "--size", "--seed", "--tp",   "--sp"};
         const int given[] = {o.json,     o.out != NULL, o.view != NULL, o.step >= 0, o.steps,
-                             o.size > 0, o.seed.set,    o.mega.tp > 0,  o.mega.sp};
+                             o.arg.size > 0, o.seed.set,    o.mega.tp > 0,  o.mega.sp};
         for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,

@@ -12,9 +12,10 @@ const cli_command cli_commands[] = {
      "the TUI on any network and cluster, from the what-if the\nshared options give"},
     {"search",
      "-n NET -c CLUSTER [-g GPUS] [--json] [-o FILE] [--steps] [--pin LAYER=CONFIG]\n"
-     "[--no-fold] [--why-not LAYER] [--explain LAYER] [--refine [SECONDS]] [--seed N]",
+     "[--no-fold] [--why-not LAYER] [--explain LAYER] [--refine [SECONDS]] [--seed N]\n"
+     "[--pp P [--microbatches M] [--schedule gpipe|1f1b|interleaved] [--vp V]]",
      "the optimal strategy (the paper's Algorithm 1, with folds)\nwithin the memory limit"},
-    {"eval", "-n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt|megatron [--tp T] [--sp]\n[--json]",
+    {"eval", "-n NET -c CLUSTER [-g GPUS] -s FILE|data|model|owt|megatron [--tp T] [--sp]\n[--pp P [--microbatches M] [--schedule S] [--vp V]] [--json]",
      "a given strategy or baseline under the cost model, no search"},
     {"simulate", "-n NET -c CLUSTER [-g GPUS] [-s optimum|data|model|owt|megatron|FILE]\n[--overlap none|ddp|full] [--json] [--trace FILE.json]",
      "one training step simulated event by event"},
@@ -92,6 +93,13 @@ const cli_option cli_options[] = {
      "GPUs per node, capped by the GPU count, halved until it divides\nthem; compare and scale cap it by each count)"},
     {NULL, "--sp", NULL, "eval simulate export diff compare scale",
      "Megatron with sequence parallelism:\nLayerNorm, dropout and residual adds split by sequence, not replicated"},
+    {NULL, "--pp", "P", "search eval simulate compare",
+     "pipeline parallelism with P stages (search: the optimal cuts,\nGPU groups, micro-batch count and configs; eval -s megatron:\n"
+     "Megatron's P equal stages; simulate: either, micro-batch by\nmicro-batch; compare: both beside the rows)"},
+    {NULL, "--microbatches", "M", "search eval simulate compare",
+     "with --pp: M micro-batches (dividing the batch); default: the\nfastest power of two from P to 8P that divides it and fits\n(none fits: doubled until one does)"},
+    {NULL, "--schedule", "S", "search eval simulate compare", "with --pp: gpipe, 1f1b (default) or interleaved"},
+    {NULL, "--vp", "V", "search eval simulate compare", "with --schedule interleaved: V virtual stages per GPU group"},
     {NULL, "--steps", NULL, "search", "add the log of the steps (folds, node and edge eliminations)"},
     {NULL, "--no-fold", NULL, "search export",
      "the paper's Algorithm 1 only (node and edge\neliminations); by default a layer with one edge is also\nfolded into its neighbour"},

@@ -2177,4 +2177,116 @@ if grep -q "t_c decides" "$OUT" && tr '\n' ' ' < "$OUT" | tr -s ' ' | grep -q "G
 expect_ok "explain where t_c decides at fp16 (fitted)" search -n alexnet -c dgx-a100 -g 8 --precision fp16 --explain fc7
 if ! grep -q "not fitted" "$OUT"; then ok "a fitted constant is not flagged"; else notok "a fitted constant is not flagged" "$(cat "$OUT")"; fi
 
+# ------------------------------------------------------------------ pipelines (issue 35)
+expect_ok "search --pp 1 --json runs" search -n vgg16 -c p100-4x4 -g 16 --pp 1 --json
+cp "$OUT" "$TMP/pp1.json"
+expect_ok "search vgg16 --json runs (for --pp 1)" search -n vgg16 -c p100-4x4 -g 16 --json
+py "search --pp 1 is the ordinary search: the same total, bit for bit, and the same configs" '
+import json,sys
+a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+assert a["total_ms"] == b["total_ms"], (a["total_ms"], b["total_ms"])
+pl=a["pipeline"]; assert pl["stages"] == 1 and a["microbatches"] == 1 and pl["bubble_fraction"] == 0, pl
+cfg={l["name"]: l["config"] for l in a["stages"][0]["layers"]}
+for l in b["layers"]: assert cfg[l["name"]] == l["config"], l["name"]
+assert a["estimator"] == "eq1" and a["algorithm"] == "pipeline-dp"
+' "$TMP/pp1.json" "$OUT"
+expect_ok "search --pp 2 --microbatches 8 --json on tiny GPT" search -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 8 --json
+py "a pipeline document: stages tile the layers on disjoint groups; the step is Alpa's sum + (m-1) max" '
+import json,sys
+d=json.load(open(sys.argv[1])); pl=d["pipeline"]
+assert d["schedule"] == "1f1b" and d["microbatches"] == 8 and len(d["stages"]) == 2, d
+gpus=[g for s in d["stages"] for g in s["gpus"]]; assert len(gpus) == len(set(gpus)), gpus
+t=[s["time_ms"] for s in d["stages"]]
+assert abs(pl["step_ms"] - (sum(t) + 7*max(t))) <= 1e-9*pl["step_ms"], (pl["step_ms"], t)
+assert d["total_ms"] == pl["step_ms"]
+assert d["stages"][0]["held_microbatches"] == 2 and d["stages"][1]["held_microbatches"] == 1
+bub=1-sum(8*x for x in t)/(2*pl["step_ms"]); assert abs(bub-pl["bubble_fraction"]) < 1e-12
+' "$OUT"
+expect_ok "search --pp 2 (text) runs" search -n $GPT -c dgx-a100 -g 8 --pp 2
+if grep -q "bubble" "$OUT" && grep -q "^  2 " "$OUT"; then ok "the text lists the stages and the bubble"; else notok "the text lists the stages and the bubble" "$(cat "$OUT")"; fi
+expect_ok "search --pp 2 --schedule interleaved --vp 2 runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --json
+py "interleaved: T = sum t / v + (m - 1/v) max t" '
+import json,sys
+d=json.load(open(sys.argv[1])); pl=d["pipeline"]; t=[s["time_ms"] for s in d["stages"]]
+assert d["schedule"] == "interleaved" and d["virtual_stages"] == 2
+assert abs(pl["step_ms"] - (sum(t)/2 + (4-0.5)*max(t))) <= 1e-9*pl["step_ms"]
+' "$OUT"
+expect_ok "eval -s megatron --tp 2 --pp 2 --json runs" eval -n $GPT -c dgx-a100 -g 8 -s megatron --tp 2 --pp 2 --microbatches 4 --json
+py "Megatron with --pp 2: two equal groups of 4, the blocks split evenly" '
+import json,sys
+d=json.load(open(sys.argv[1])); pl=d["pipeline"]
+assert d["algorithm"] == "megatron"
+assert [s["gpus"] for s in d["stages"]] == [[0,1,2,3],[4,5,6,7]], [s["gpus"] for s in d["stages"]]
+assert d["stages"][1]["layers"][0]["name"] == "block1.ln1", d["stages"][1]["layers"][0]
+' "$OUT"
+expect_ok "simulate --pp 2 --json --trace runs" simulate -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 4 --json --trace "$TMP/pp_trace.json"
+py "simulate --pp: a task per (stage, micro-batch, forward/backward), syncs last; the trace names the micro-batch" '
+import json,sys
+d=json.load(open(sys.argv[1])); tr=json.load(open(sys.argv[2]))
+assert d["format"] == "layerwise-sim/1" and d["estimator"] == "simulated" and d["microbatches"] == 4
+ks=[t for t in d["tasks"] if t["kind"] in ("forward","backward")]
+assert len(ks) == 2*2*4 and sorted(set(t["microbatch"] for t in ks)) == [0,1,2,3]
+assert max(t["end_ms"] for t in d["tasks"]) == d["step_ms"]
+assert 0 < d["bubble_fraction"] < 1 and len(d["gpu_busy_ms"]) == sum(len(s["gpus"]) for s in d["stages"])
+names=[e["name"] for e in tr["traceEvents"]]
+assert any(n.startswith("forward mb3 stage 2") for n in names) and any(n.startswith("backward mb0 stage 1") for n in names), names[:5]
+' "$OUT" "$TMP/pp_trace.json"
+expect_fail "simulate --pp with -s data is refused" 2 "pipeline option" -- simulate -n $GPT -c dgx-a100 -g 8 --pp 2 -s data
+expect_ok "simulate --pp 2 interleaved --vp 2 runs" simulate -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --json --trace "$TMP/pp_trace2.json"
+py "simulate interleaved: v chunks per group, each named in the trace" '
+import json,sys
+d=json.load(open(sys.argv[1])); tr=json.load(open(sys.argv[2]))
+ks=[t for t in d["tasks"] if t["kind"] in ("forward","backward")]
+assert len(ks) == 2*2*4*2 and sorted(set(t["chunk"] for t in ks)) == [1,2]
+assert any(e["name"].startswith("backward mb3 stage 1 chunk 2") for e in tr["traceEvents"])
+' "$OUT" "$TMP/pp_trace2.json"
+expect_ok "search --pp 2 -o FILE writes a strategy file with stages" search -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 4 -o "$TMP/pp2.json"
+expect_ok "eval -s FILE with stages reads it back" eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp2.json" --json
+py "a layerwise-strategy/2 file: stages, microbatches, schedule; eval gives the same step bit for bit" '
+import json,sys
+a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+assert a["format"] == "layerwise-strategy/2" and a["microbatches"] == 4 and a["schedule"] == "1f1b"
+assert all(set(s) >= {"layers","gpus"} for s in a["stages"]) and "layers" not in a
+assert b["total_ms"] == a["total_ms"] and b["algorithm"] == "file", (a["total_ms"], b["total_ms"])
+assert [s["gpus"] for s in a["stages"]] == [s["gpus"] for s in b["stages"]]
+' "$TMP/pp2.json" "$OUT"
+expect_ok "simulate -s FILE with stages runs" simulate -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp2.json" --json
+expect_ok "an old layerwise-strategy/1 file still loads beside them" eval -n lenet5 -c p100-4x4 -g 4 -s $F/strategies/lenet5_mixed.json --json
+python3 - "$TMP/pp2.json" "$TMP/pp_bad_cut.json" "$TMP/pp_bad_gpus.json" "$TMP/pp_bad_cfg.json" <<'PYEOF'
+import json,sys
+a=json.load(open(sys.argv[1]))
+b=json.loads(json.dumps(a)); s0,s1=b["stages"]
+# move block0.add1's successor across the cut so the stage ends inside a residual branch
+s1["layers"].insert(0, s0["layers"].pop())
+while not s0["layers"][-1]["name"].endswith("attn"): s1["layers"].insert(0, s0["layers"].pop())
+json.dump(b, open(sys.argv[2],"w"))
+c=json.loads(json.dumps(a)); c["stages"][1]["gpus"]=[3,4,5]; json.dump(c, open(sys.argv[3],"w"))
+d=json.loads(json.dumps(a)); d["stages"][0]["layers"][1]["config"]={"q": 2}; json.dump(d, open(sys.argv[4],"w"))
+PYEOF
+expect_fail "a stage ending where two tensors cross is refused" 2 "pp_bad_cut.json" "more than one tensor crosses" -- eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp_bad_cut.json"
+expect_fail "a stage on an unaligned group is refused" 2 "pp_bad_gpus.json" "stages[1].gpus" -- eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp_bad_gpus.json"
+expect_fail "a bad config in a stage is refused, naming the stage" 2 "stages[0]" "unknown dimension" -- eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp_bad_cfg.json"
+expect_fail "a pipeline search this machine cannot finish is refused up front" 2 "more than this machine finishes" -- search -n gpt2_xl -c $F/clusters/h100-128x8.json --pp 64
+expect_fail "--pp 0 is refused" 2 "--pp" -- search -n $GPT -c dgx-a100 -g 8 --pp 0
+expect_fail "--pp larger than the GPU count is refused" 2 "more stages than GPUs" -- search -n $GPT -c dgx-a100 -g 4 --pp 8
+expect_fail "--pp larger than the segments is refused" 2 "at most" -- search -n lenet5 -c p100-4x4 -g 16 --pp 16
+expect_fail "--microbatches not dividing the batch is refused" 2 "does not divide the batch" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 3
+expect_fail "--microbatches without --pp is refused" 2 "give the stages with --pp" -- search -n $GPT -c dgx-a100 -g 8 --microbatches 4
+expect_fail "--schedule with a bad name is refused" 2 "gpipe, 1f1b or interleaved" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule zigzag
+expect_fail "--vp without interleaved is refused" 2 "--schedule interleaved" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --vp 2
+expect_fail "interleaved without --vp is refused" 2 "--vp" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved
+expect_fail "--pp on scale is refused (not yet)" 2 "pipeline option" -- scale -n $GPT -c dgx-a100 --gpus 4,8 --pp 2
+expect_ok "compare --pp 2 --tp 2 --json runs" compare -n $GPT -c dgx-a100 -g 8 --pp 2 --tp 2 --json
+py "compare --pp: the optimal pipeline and Megatron's beside the rows, the search never slower" '
+import json,sys
+d=json.load(open(sys.argv[1])); ps={r["strategy"]: r for r in d["pipelines"]}
+assert set(ps) == {"pipeline","megatron"} and all(r["pp"] == 2 and r["estimator"] == "eq1" for r in ps.values())
+assert ps["pipeline"]["total_ms"] <= ps["megatron"]["total_ms"] * (1 + 1e-12), ps
+assert [r["strategy"] for r in d["rows"]][-1] == "layer-wise"
+' "$OUT"
+expect_ok "compare --pp 2 (text) runs" compare -n $GPT -c dgx-a100 -g 8 --pp 2 --tp 2
+if grep -q "^megatron .* 2 " "$OUT" && grep -q "^pipeline " "$OUT"; then ok "compare's text lists the pipelines"; else notok "compare's text lists the pipelines" "$(tail -5 "$OUT")"; fi
+expect_fail "--pp with --pin is refused" 2 "--pp goes without" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --pin embed=n8
+expect_fail "eval -s megatron --pp 3 on 2 blocks is refused" 2 "not a multiple of 3" -- eval -n $GPT -c dgx-a100 -g 6 -s megatron --tp 2 --pp 3 --microbatches 4
+
 finish

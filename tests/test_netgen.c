@@ -424,11 +424,12 @@ Test(blocks, through_the_plan)
 {
     lw_error err = {0};
     plan_settings s = {.gpus = 1, .batch_per_gpu = 1};
-    plan *p = plan_new(plan_load_network("gpt2", &err), plan_load_cluster("dgx-a100", &err), NULL, s, &err);
+    plan *p = plan_open(plan_load_network("gpt2", &err), plan_load_cluster("dgx-a100", &err), NULL,
+                        &(plan_options){.set = s}, &err);
     cr_assert_not_null(p, "%s", err.msg);
     net_block_run r[2];
     cr_assert_eq(plan_blocks(p, r, 2), 1);
     cr_assert_eq(r[0].count, 12);
-    cr_assert_str_eq(p->net->layers[r[0].first].name, "block0.ln1");
+    cr_assert_str_eq(plan_net(p)->layers[r[0].first].name, "block0.ln1");
     plan_free(p);
 }

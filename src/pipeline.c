@@ -1,0 +1,977 @@
+/*
+ * pipeline: stages, micro-batches, schedules, and the search over them
+ * (pipeline.h says what is modelled; data/doc/search.md how it is searched).
+ */
+#include "pipeline.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost_sharding.h"
+#include "json_util.h"
+
+static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved"};
+
+const char *pipe_schedule_name(pipe_schedule s) { return schedule_names[s]; }
+
+int pipe_schedule_from_name(const char *s)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, schedule_names[i])) return i;
+    return -1;
+}
+
+void pipe_options_init(pipe_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->stages = 1;
+    o->schedule = PIPE_1F1B;
+    o->vp = 1;
+    o->memory_limit = HUGE_VAL;
+}
+
+int pipe_cuts(const network *net, int *bounds, int *prod)
+{
+    int L = net->n_layers, K = 0;
+    /* last_use[u]: the last layer reading u */
+    int *last_use = lw_malloc(sizeof(int) * (size_t)L);
+    for (int u = 0; u < L; u++) last_use[u] = u;
+    for (int i = 0; i < L; i++)
+        for (int j = 0; j < net->layers[i].n_inputs; j++) {
+            int u = net->layers[i].inputs[j];
+            if (last_use[u] < i) last_use[u] = i;
+        }
+    bounds[K++] = 0;
+    for (int k = 1; k < L; k++) {
+        int crossing = 0, who = -1;
+        for (int u = 0; u < k && crossing < 2; u++)
+            if (last_use[u] >= k) crossing++, who = u;
+        if (crossing == 1) {
+            prod[K] = who;
+            bounds[K++] = k;
+        }
+    }
+    bounds[K] = L;
+    free(last_use);
+    return K;
+}
+
+cost_graph *pipe_stage_graph(const cost_model *cm, int first, int last, int u, double inv_m, int *node_of)
+{
+    int off = first > 0 ? 1 : 0, n = last - first + off;
+    int *nc = lw_malloc(sizeof(int) * (size_t)n);
+    if (off) nc[0] = cm->n_configs[u];
+    for (int i = first; i < last; i++) nc[i - first + off] = cm->n_configs[i];
+    cost_graph *g = cg_new(n, nc, cm->n_edges);
+    free(nc);
+    if (!g) lw_out_of_memory(sizeof *g);
+    if (node_of)
+        for (int i = 0; i < cm->n_layers; i++) node_of[i] = i >= first && i < last ? i - first + off : -1;
+    for (int i = first; i < last; i++)
+        for (int k = 0; k < cm->n_configs[i]; k++)
+            g->node_cost[i - first + off][k] = cm->t_c[i][k] + cm->t_s[i][k] * inv_m;
+    for (int e = 0; e < cm->n_edges; e++) {
+        int to = cm->e_to[e], from = cm->e_from[e];
+        if (to < first || to >= last) continue;
+        int a = from >= first ? from - first + off : (from == u ? 0 : -1);
+        if (a < 0 || cg_add_edge_borrowed(g, a, to - first + off, cm->t_x[e]) < 0) {
+            cg_free(g); /* a cut that more than one tensor crosses: pipe_cuts never makes one */
+            return NULL;
+        }
+    }
+    return g;
+}
+
+double pipe_p2p_ms(const cost_model *cm, int producer, int a, int b, int v)
+{
+    if (producer < 0) return 0;
+    const layer *l = &cm->net->layers[producer];
+    double bytes = (double)shape_elems(l->out) * (double)cm->batch * cm->elem_bytes;
+    return 2.0 * v * cluster_transfer_s(cm->cl, a, b, bytes) * 1e3;
+}
+
+double pipe_held(pipe_schedule s, int p, int i, int m, int v)
+{
+    double h;
+    if (s == PIPE_GPIPE) h = m;
+    else if (s == PIPE_1F1B) h = p - i;
+    else h = ((double)(p - i - 1) * 2 + (double)(v - 1) * p + 1) / v;
+    return h < m ? h : m;
+}
+
+double pipe_step_ms(pipe_schedule s, int m, int v, const double *t, int p)
+{
+    double sum = 0, mx = 0;
+    for (int i = 0; i < p; i++) {
+        sum += t[i];
+        if (t[i] > mx) mx = t[i];
+    }
+    if (s == PIPE_INTERLEAVED) return sum / v + (m - 1.0 / v) * mx;
+    return sum + (m - 1) * mx;
+}
+
+double pipe_bubble(pipe_schedule s, int m, int v, const double *t, int p)
+{
+    double T = pipe_step_ms(s, m, v, t, p), busy = 0;
+    for (int i = 0; i < p; i++) busy += m * t[i];
+    double b = T > 0 ? 1 - busy / (p * T) : 0;
+    return b > 0 ? b : 0;
+}
+
+/* ---- the search ---- */
+
+/* One micro-batch count's tables: a model per group size, each segment's
+ * min-plus table, and f[a][b], the inner optimum of segments [a, b). */
+typedef struct size_tabs {
+    cost_model *cm;
+    double **seg;      /* [K] table rows x cols (shared between identical segments) */
+    int *seg_rows, *seg_cols, *seg_owner;
+    double *f;         /* [(K + 1) * (K + 1)] */
+} size_tabs;
+
+typedef struct pctx {
+    const network *net;
+    const cluster *cl;
+    const profile *prof;
+    const pipe_options *o;
+    int G, m, v, p, K;
+    long B;
+    int *bounds, *prod;
+    int n_sizes, size[16];
+    size_tabs tabs[16];
+    long searches, dp_runs;
+} pctx;
+
+/* Whether segments j and k of model cm are the same problem: the same
+ * layers relative to their start, the same tables bit for bit. */
+static int seg_same(const pctx *c, const cost_model *cm, int j, int k)
+{
+    int a = c->bounds[j], b = c->bounds[k], n = c->bounds[j + 1] - a;
+    if (n != c->bounds[k + 1] - b || (j == 0) != (k == 0) || (j + 1 == c->K) != (k + 1 == c->K)) return 0;
+    if (j > 0 && (a - c->prod[j] != b - c->prod[k] || cm->n_configs[c->prod[j]] != cm->n_configs[c->prod[k]])) return 0;
+    if (j + 1 < c->K && c->prod[j + 1] - a != c->prod[k + 1] - b) return 0;
+    for (int i = 0; i < n; i++) {
+        int x = a + i, y = b + i, C = cm->n_configs[x];
+        if (C != cm->n_configs[y] || memcmp(cm->t_c[x], cm->t_c[y], sizeof(double) * (size_t)C) ||
+            memcmp(cm->t_s[x], cm->t_s[y], sizeof(double) * (size_t)C))
+            return 0;
+    }
+    int ex = 0, ey = 0;
+    for (;;) {
+        while (ex < cm->n_edges && (cm->e_to[ex] < a || cm->e_to[ex] >= a + n)) ex++;
+        while (ey < cm->n_edges && (cm->e_to[ey] < b || cm->e_to[ey] >= b + n)) ey++;
+        if (ex == cm->n_edges || ey == cm->n_edges) return ex == ey;
+        if (cm->e_to[ex] - a != cm->e_to[ey] - b || cm->e_from[ex] - a != cm->e_from[ey] - b) return 0;
+        size_t cells = (size_t)cm->n_configs[cm->e_from[ex]] * (size_t)cm->n_configs[cm->e_to[ex]];
+        if (memcmp(cm->t_x[ex], cm->t_x[ey], sizeof(double) * cells)) return 0;
+        ex++, ey++;
+    }
+}
+
+static double **marginals_new(const cost_graph *g)
+{
+    double **mg = lw_malloc(sizeof(double *) * (size_t)g->n_nodes);
+    for (int v = 0; v < g->n_nodes; v++) mg[v] = lw_malloc(sizeof(double) * (size_t)g->n_configs[v]);
+    return mg;
+}
+
+static void marginals_free(double **mg, int n)
+{
+    for (int v = 0; v < n; v++) free(mg[v]);
+    free(mg);
+}
+
+static search_result *seg_search(pctx *c, const cost_graph *g, lw_error *err)
+{
+    search_options so;
+    search_options_init(&so);
+    so.fold = 0; /* keep the segment's two ends: a fold would take the input node */
+    so.cancel = c->o->cancel;
+    search_info info;
+    search_result *r = search_run_with(g, &so, NULL, NULL, &info);
+    c->searches++;
+    if (!r) lw_fail(err, 1, "pipeline: a segment's search failed: %s", search_status_message(info.status));
+    return r;
+}
+
+/* The table of segment j on model cm: rows the configs of the tensor coming
+ * in (1 for the first segment), columns those of the tensor going out (1
+ * for the last); entry = the least cost of the segment's layers and the
+ * edges into them given both. */
+static int seg_table(pctx *c, const cost_model *cm, int j, double inv_m, double **out, int *rows, int *cols,
+                     lw_error *err)
+{
+    int a = c->bounds[j], b = c->bounds[j + 1], u = j > 0 ? c->prod[j] : -1, w = j + 1 < c->K ? c->prod[j + 1] : -1;
+    int *node_of = lw_malloc(sizeof(int) * (size_t)cm->n_layers);
+    cost_graph *g = pipe_stage_graph(cm, a, b, u, inv_m, node_of);
+    int wl = w >= 0 ? node_of[w] : -1;
+    free(node_of);
+    *rows = u >= 0 ? g->n_configs[0] : 1;
+    *cols = w >= 0 ? g->n_configs[wl] : 1;
+    double *t = lw_malloc(sizeof(double) * (size_t)*rows * (size_t)*cols);
+    *out = t;
+    search_result *r = seg_search(c, g, err);
+    int rc = r ? 0 : -1;
+    if (r && u >= 0 && w >= 0 && r->n_left == 2 && r->left[0] == 0 && r->left[1] == wl && r->n_edges_left == 1) {
+        int ef, et;
+        const double *tab;
+        search_edge_ends(g, r, r->edges_left[0], &ef, &et, &tab);
+        if (ef == 0 && et == wl && tab) { /* the eliminations left u -- w: that edge is the table */
+            for (int ci = 0; ci < *rows; ci++)
+                for (int co = 0; co < *cols; co++) t[ci * *cols + co] = tab[ci * *cols + co] + g->node_cost[wl][co];
+            goto done;
+        }
+    }
+    if (r && (u < 0 || w < 0)) { /* one end: its min-marginals */
+        double **mg = marginals_new(g);
+        if (search_min_marginals(g, r, mg) != 0) rc = lw_fail(err, 1, "pipeline: min-marginals failed");
+        for (int k = 0; k < *rows * *cols && rc == 0; k++) t[k] = w < 0 ? (u < 0 ? r->cost : mg[0][k]) : mg[wl][k];
+        marginals_free(mg, g->n_nodes);
+        goto done;
+    }
+    for (int ci = 0; r && rc == 0 && ci < *rows; ci++) { /* both ends, another shape: row by row, u pinned */
+        double *keep = lw_malloc(sizeof(double) * (size_t)*rows);
+        memcpy(keep, g->node_cost[0], sizeof(double) * (size_t)*rows);
+        for (int k = 0; k < *rows; k++) g->node_cost[0][k] = k == ci ? 0 : HUGE_VAL;
+        search_result *rr = seg_search(c, g, err);
+        double **mg = marginals_new(g);
+        if (!rr || search_min_marginals(g, rr, mg) != 0) rc = rr ? lw_fail(err, 1, "pipeline: min-marginals failed") : -1;
+        for (int co = 0; co < *cols && rc == 0; co++) t[ci * *cols + co] = mg[wl][co];
+        marginals_free(mg, g->n_nodes);
+        search_result_free(rr);
+        memcpy(g->node_cost[0], keep, sizeof(double) * (size_t)*rows);
+        free(keep);
+    }
+done:
+    search_result_free(r);
+    cg_free(g);
+    return rc;
+}
+
+/* f[a][b] for every range of segments by min-plus products of their tables. */
+static void range_costs(const pctx *c, size_tabs *s)
+{
+    int K = c->K;
+    s->f = lw_malloc(sizeof(double) * (size_t)(K + 1) * (size_t)(K + 1));
+    for (int i = 0; i < (K + 1) * (K + 1); i++) s->f[i] = HUGE_VAL;
+    int cmax = 1;
+    for (int j = 0; j < K; j++) cmax = s->seg_cols[j] > cmax ? s->seg_cols[j] : cmax;
+    double *vec = lw_malloc(sizeof(double) * (size_t)cmax), *nxt = lw_malloc(sizeof(double) * (size_t)cmax);
+    for (int a = 0; a < K; a++) {
+        int n = s->seg_cols[a];
+        for (int co = 0; co < n; co++) {
+            double best = HUGE_VAL;
+            for (int ci = 0; ci < s->seg_rows[a]; ci++) best = fmin(best, s->seg[a][ci * n + co]);
+            vec[co] = best;
+        }
+        for (int b = a + 1; b <= K; b++) {
+            if (b > a + 1) {
+                const double *M = s->seg[b - 1];
+                int rows = s->seg_rows[b - 1], cols = s->seg_cols[b - 1];
+                for (int co = 0; co < cols; co++) nxt[co] = HUGE_VAL;
+                for (int ci = 0; ci < rows; ci++) {
+                    if (!isfinite(vec[ci])) continue;
+                    for (int co = 0; co < cols; co++) nxt[co] = fmin(nxt[co], vec[ci] + M[ci * cols + co]);
+                }
+                memcpy(vec, nxt, sizeof(double) * (size_t)cols);
+                n = cols;
+            }
+            double best = HUGE_VAL;
+            for (int co = 0; co < n; co++) best = fmin(best, vec[co]);
+            s->f[a * (K + 1) + b] = best;
+        }
+    }
+    free(vec);
+    free(nxt);
+}
+
+/* Builds the model on g GPUs at the micro-batch and its tables. */
+static int size_tables(pctx *c, int si, lw_error *err)
+{
+    size_tabs *s = &c->tabs[si];
+    s->cm = cost_model_build(c->net, c->cl, c->prof, c->size[si], c->B / c->m, err);
+    if (!s->cm) return -1;
+    s->cm->optimizer = c->o->optimizer;
+    int K = c->K;
+    s->seg = lw_calloc((size_t)K, sizeof(double *));
+    s->seg_rows = lw_calloc((size_t)K, sizeof(int));
+    s->seg_cols = lw_calloc((size_t)K, sizeof(int));
+    s->seg_owner = lw_calloc((size_t)K, sizeof(int));
+    for (int j = 0; j < K; j++) {
+        int same = -1;
+        for (int k = 0; k < j && same < 0; k++)
+            if (s->seg_owner[k] == k && seg_same(c, s->cm, j, k)) same = k;
+        s->seg_owner[j] = same < 0 ? j : same;
+        if (same >= 0) {
+            s->seg[j] = s->seg[same], s->seg_rows[j] = s->seg_rows[same], s->seg_cols[j] = s->seg_cols[same];
+            continue;
+        }
+        if (seg_table(c, s->cm, j, 1.0 / c->m, &s->seg[j], &s->seg_rows[j], &s->seg_cols[j], err) != 0) return -1;
+    }
+    range_costs(c, s);
+    return 0;
+}
+
+static void size_tabs_free(size_tabs *s, int K, int keep_model)
+{
+    if (!keep_model) cost_model_free(s->cm);
+    for (int j = 0; j < K && s->seg; j++)
+        if (s->seg_owner[j] == j) free(s->seg[j]);
+    free(s->seg);
+    free(s->seg_rows);
+    free(s->seg_cols);
+    free(s->seg_owner);
+    free(s->f);
+    memset(s, 0, sizeof *s);
+}
+
+/* A stage's time in the DP: the range's inner optimum and its send on. */
+static double stage_t(const pctx *c, int si, int a, int b, int o)
+{
+    double f = c->tabs[si].f[a * (c->K + 1) + b];
+    if (b == c->K || !isfinite(f)) return f;
+    int g = c->size[si];
+    if (o + g >= c->G) return HUGE_VAL; /* no GPUs left for the next stage */
+    return f + pipe_p2p_ms(c->tabs[si].cm, c->prod[b], o, o + g, c->v);
+}
+
+/* The DP for bound tmax: F[j][a][o] = the least sum of t over stages j..p-1
+ * covering segments a..K from GPU o. Fills choice (b, size index) for the
+ * argmin; returns F[0][0][0]. */
+static double dp_run(pctx *c, double tmax, double *F, int *choice)
+{
+    int K = c->K, G = c->G, P = c->p;
+    long W = (long)(K + 1) * (G + 1);
+    c->dp_runs++;
+    for (long i = 0; i < (long)(P + 1) * W; i++) F[i] = HUGE_VAL;
+    for (int o = 0; o <= G; o++) F[(long)P * W + (long)K * (G + 1) + o] = 0;
+    for (int j = P - 1; j >= 0; j--)
+        for (int a = K - 1; a >= j; a--)
+            for (int o = 0; o < G; o++) {
+                double best = HUGE_VAL;
+                int bc = -1;
+                for (int si = 0; si < c->n_sizes; si++) {
+                    int g = c->size[si];
+                    if (o % g || o + g > G) continue;
+                    int blo = j == P - 1 ? K : a + 1, bhi = j == P - 1 ? K : K - (P - 1 - j);
+                    for (int b = blo; b <= bhi; b++) {
+                        double rest = F[(long)(j + 1) * W + (long)b * (G + 1) + o + g];
+                        if (!isfinite(rest)) continue;
+                        double t = stage_t(c, si, a, b, o);
+                        if (t > tmax) continue;
+                        if (t + rest < best) best = t + rest, bc = b * 16 + si;
+                    }
+                }
+                F[(long)j * W + (long)a * (G + 1) + o] = best;
+                choice[(long)j * W + (long)a * (G + 1) + o] = bc;
+            }
+    return F[0];
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Every distinct stage time the DP may meet, ascending; returns the count. */
+static long candidates(const pctx *c, double **out)
+{
+    long n = 0, cap = 1024;
+    double *v = lw_malloc(sizeof(double) * (size_t)cap);
+    for (int si = 0; si < c->n_sizes; si++)
+        for (int a = 0; a < c->K; a++)
+            for (int b = a + 1; b <= c->K; b++)
+                for (int o = 0; o < c->G; o += c->size[si]) {
+                    double t = stage_t(c, si, a, b, o);
+                    if (!isfinite(t)) continue;
+                    if (n == cap) v = lw_realloc(v, sizeof(double) * (size_t)(cap *= 2));
+                    v[n++] = t;
+                    if (b == c->K) break; /* no send: the same at every offset */
+                }
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    long u = 0;
+    for (long i = 0; i < n; i++)
+        if (!u || v[i] != v[u - 1]) v[u++] = v[i];
+    *out = v;
+    return u;
+}
+
+typedef struct dp_best {
+    double T;
+    int *choice;       /* the DP's choices at the best bound */
+    int improved;      /* this micro-batch count gave it */
+} dp_best;
+
+/* Alpa's enumeration: the least T = F(tmax) (/ v) + (m - 1 (/ v)) tmax over
+ * the candidate bounds, from the smallest feasible one up, stopping where
+ * the bound's term alone reaches the best. */
+static void dp_search(pctx *c, dp_best *best)
+{
+    int K = c->K, G = c->G, P = c->p;
+    long W = (long)(K + 1) * (G + 1);
+    double *F = lw_malloc(sizeof(double) * (size_t)(P + 1) * (size_t)W);
+    int *ch = lw_malloc(sizeof(int) * (size_t)(P + 1) * (size_t)W);
+    double *cand;
+    long n = candidates(c, &cand);
+    double vf = c->o->schedule == PIPE_INTERLEAVED ? c->v : 1, slope = c->m - 1.0 / vf;
+    double lower = n ? dp_run(c, HUGE_VAL, F, ch) / vf : HUGE_VAL;
+    long lo = 0, hi = n; /* the smallest feasible bound: feasibility grows with it */
+    while (lo < hi) {
+        long mid = (lo + hi) / 2;
+        if (isfinite(dp_run(c, cand[mid], F, ch))) hi = mid;
+        else lo = mid + 1;
+    }
+    for (long i = lo; i < n; i++) {
+        if (slope * cand[i] + lower >= best->T) break;
+        double s = dp_run(c, cand[i], F, ch);
+        if (!isfinite(s)) continue;
+        double T = s / vf + slope * cand[i];
+        if (T < best->T) {
+            best->T = T;
+            best->improved = 1;
+            memcpy(best->choice, ch, sizeof(int) * (size_t)(P + 1) * (size_t)W);
+        }
+    }
+    free(cand);
+    free(F);
+    free(ch);
+}
+
+/* ---- a plan's stages: configs, times, memory ---- */
+
+/* Fills stage i of pp from its range, group and model: its configs are the
+ * optimum of its sub-graph, or, where pins is not NULL, pins' configs of its
+ * layers (the input's layout still the best for them). */
+static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
+{
+    pipe_stage *st = &pp->stages[i];
+    const cost_model *cm = st->cm;
+    int L = cm->n_layers, u = i > 0 ? pp->stages[i - 1].producer : -1;
+    int *node_of = lw_malloc(sizeof(int) * (size_t)L);
+    cost_graph *g = pipe_stage_graph(cm, st->first, st->last, u, 1.0 / pp->m, node_of);
+    for (int l = st->first; l < st->last && pins; l++)
+        for (int k = 0; k < g->n_configs[node_of[l]]; k++)
+            if (k != pins[l]) g->node_cost[node_of[l]][k] = HUGE_VAL;
+    search_result *r = search_optimum(g);
+    if (!r || !isfinite(r->cost)) {
+        search_result_free(r);
+        cg_free(g);
+        free(node_of);
+        return lw_fail(err, 1, "pipeline: stage %d has no finite strategy", i + 1);
+    }
+    st->config = lw_malloc(sizeof(int) * (size_t)L);
+    st->f_ms = r->cost;
+    st->compute_ms = st->sync_ms = st->transfer_ms = 0;
+    for (int l = 0; l < L; l++) {
+        st->config[l] = node_of[l] >= 0 ? r->config[node_of[l]] : -1;
+        if (st->config[l] < 0) continue;
+        st->compute_ms += cm->t_c[l][st->config[l]];
+        st->sync_ms += cm->t_s[l][st->config[l]];
+    }
+    for (int e = 0; e < g->n_edges; e++) {
+        int a = g->edge_from[e], b = g->edge_to[e];
+        st->transfer_ms += g->edge_cost[e][r->config[a] * g->n_configs[b] + r->config[b]];
+    }
+    search_result_free(r);
+    cg_free(g);
+    free(node_of);
+    if (st->first == 0 && st->last == L && pp->m == 1) { /* one stage: today's Eq. 1 total, summed as it sums it */
+        strategy_eval ev;
+        strategy_evaluate(cm, st->config, &ev);
+        st->f_ms = ev.total_ms;
+        strategy_eval_free(&ev);
+    }
+    st->p2p_ms = i + 1 < pp->p ? pipe_p2p_ms(cm, st->producer, st->gpu0, st->gpu0 + st->gpus, pp->v) : 0;
+    st->t_ms = st->f_ms + st->p2p_ms;
+    st->held = pipe_held(pp->schedule, pp->p, i, pp->m, pp->v);
+    st->memory_bytes = 0;
+    for (int k = 0; k < st->gpus; k++) {
+        double bytes = 0;
+        for (int l = st->first; l < st->last; l++) {
+            const config *c = &cm->configs[l][st->config[l]];
+            if (k >= config_tasks(c)) continue;
+            memory_parts mp;
+            cost_memory_task(cm, l, c, k, &mp);
+            bytes += mp.weights + mp.gradients + mp.optimizer + st->held * mp.activations;
+        }
+        if (bytes > 0) bytes += cost_fixed_bytes(cm);
+        if (bytes > st->memory_bytes) st->memory_bytes = bytes;
+    }
+    return 0;
+}
+
+/* The step, bubble and peak memory of pp from its filled stages. */
+static void plan_totals(pipe_plan *pp, double limit)
+{
+    double *t = lw_malloc(sizeof(double) * (size_t)pp->p);
+    pp->peak_memory_bytes = 0;
+    for (int i = 0; i < pp->p; i++) {
+        t[i] = pp->stages[i].t_ms;
+        if (pp->stages[i].memory_bytes > pp->peak_memory_bytes) pp->peak_memory_bytes = pp->stages[i].memory_bytes;
+    }
+    pp->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, t, pp->p);
+    pp->bubble_fraction = pipe_bubble(pp->schedule, pp->m, pp->v, t, pp->p);
+    pp->fits = pp->peak_memory_bytes <= limit;
+    free(t);
+}
+
+static pipe_plan *plan_new(const pctx *c)
+{
+    pipe_plan *pp = lw_calloc(1, sizeof *pp);
+    pp->p = c->p, pp->m = c->m, pp->v = c->v, pp->schedule = c->o->schedule;
+    pp->gpus = c->G, pp->batch = c->B, pp->microbatch = c->B / c->m, pp->cuts = c->K;
+    pp->stages = lw_calloc((size_t)c->p, sizeof(pipe_stage));
+    return pp;
+}
+
+void pipe_plan_free(pipe_plan *pp)
+{
+    if (!pp) return;
+    for (int i = 0; i < pp->p; i++) free(pp->stages[i].config);
+    free(pp->stages);
+    for (int k = 0; k < pp->n_models; k++) cost_model_free(pp->models[k]);
+    free(pp->models);
+    free(pp);
+}
+
+/* Checks what both pipe_search and pipe_megatron take, and sets up c. */
+static int setup(pctx *c, const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                 const pipe_options *o, lw_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->net = net, c->cl = cl, c->prof = prof, c->o = o, c->G = gpus, c->B = batch, c->p = o->stages;
+    c->v = o->schedule == PIPE_INTERLEAVED ? o->vp : 1;
+    if (o->stages < 1 || o->stages > PIPE_MAX_STAGES)
+        return lw_fail(err, 2, "--pp %d: the stages must be from 1 to %d", o->stages, PIPE_MAX_STAGES);
+    if (o->stages > gpus)
+        return lw_fail(err, 2, "--pp %d: more stages than GPUs (%d); each stage needs a GPU of its own", o->stages, gpus);
+    if (o->schedule == PIPE_INTERLEAVED && o->vp < 2)
+        return lw_fail(err, 2, "--schedule interleaved needs --vp V of 2 or more (virtual stages per group)");
+    if (o->schedule != PIPE_INTERLEAVED && o->vp != 1)
+        return lw_fail(err, 2, "--vp %d: virtual stages need --schedule interleaved", o->vp);
+    if (o->microbatches && (o->microbatches > batch || batch % o->microbatches))
+        return lw_fail(err, 2, "--microbatches %d does not divide the batch of %ld", o->microbatches, batch);
+    if (o->microbatches && o->schedule == PIPE_INTERLEAVED && o->microbatches % o->stages)
+        return lw_fail(err, 2, "--microbatches %d: the interleaved schedule needs a multiple of the %d stages (as Megatron-LM)",
+                       o->microbatches, o->stages);
+    c->bounds = lw_malloc(sizeof(int) * (size_t)(net->n_layers + 1));
+    c->prod = lw_malloc(sizeof(int) * (size_t)(net->n_layers + 1));
+    c->K = pipe_cuts(net, c->bounds, c->prod);
+    if (c->p > c->K)
+        return lw_fail(err, 2, "--pp %d: %s can be cut into at most %d stages (it has %d places where a single tensor crosses)",
+                       c->p, net->name, c->K, c->K - 1);
+    for (int g = 1; g <= gpus && c->n_sizes < 16; g *= 2) c->size[c->n_sizes++] = g;
+    return 0;
+}
+
+/* The micro-batch counts to try: the one asked, else the powers of two
+ * from p to 8p that divide the batch (for interleaved: multiples of p). */
+static int micro_counts(const pctx *c, int *ms)
+{
+    int n = 0;
+    if (c->o->microbatches) {
+        ms[n++] = c->o->microbatches;
+        return n;
+    }
+    if (c->p == 1) {
+        ms[n++] = 1;
+        return n;
+    }
+    int lo = 1;
+    while (lo < c->p) lo *= 2;
+    for (int m = lo; m <= 8 * c->p && m <= c->B && n < 8; m *= 2)
+        if (c->B % m == 0 && (c->o->schedule != PIPE_INTERLEAVED || m % c->p == 0)) ms[n++] = m;
+    return n;
+}
+
+/* The plan of DP choices ch at micro-batch count c->m; keeps the models. */
+static pipe_plan *plan_from_choices(pctx *c, const int *ch, lw_error *err)
+{
+    pipe_plan *pp = plan_new(c);
+    long W = (long)(c->K + 1) * (c->G + 1);
+    pp->models = lw_calloc((size_t)c->n_sizes, sizeof(cost_model *));
+    int a = 0, o = 0;
+    for (int j = 0; j < c->p; j++) {
+        int bc = ch[(long)j * W + (long)a * (c->G + 1) + o], b = bc / 16, si = bc % 16;
+        pipe_stage *st = &pp->stages[j];
+        st->first = c->bounds[a], st->last = c->bounds[b], st->gpu0 = o, st->gpus = c->size[si];
+        st->producer = b < c->K ? c->prod[b] : -1;
+        st->cm = c->tabs[si].cm;
+        a = b, o += c->size[si];
+    }
+    for (int si = 0; si < c->n_sizes; si++) { /* the plan keeps the models its stages use */
+        int used = 0;
+        for (int j = 0; j < c->p; j++) used |= pp->stages[j].cm == c->tabs[si].cm;
+        if (used) pp->models[pp->n_models++] = c->tabs[si].cm, c->tabs[si].cm = NULL;
+    }
+    for (int j = 0; j < c->p; j++)
+        if (stage_fill(pp, j, NULL, err) != 0) {
+            pipe_plan_free(pp);
+            return NULL;
+        }
+    plan_totals(pp, c->o->memory_limit);
+    return pp;
+}
+
+/* The DP's optimum at m micro-batches, as a plan in *out (NULL where no
+ * plan has a finite step). */
+static int plan_for_count(pctx *c, int m, dp_best *best, pipe_plan **out, lw_error *err)
+{
+    c->m = m;
+    int rc = 0;
+    for (int si = 0; si < c->n_sizes && rc == 0; si++) rc = size_tables(c, si, err);
+    best->T = HUGE_VAL;
+    best->improved = 0;
+    if (rc == 0) dp_search(c, best);
+    if (rc == 0 && best->improved && !(*out = plan_from_choices(c, best->choice, err))) rc = -1;
+    for (int si = 0; si < c->n_sizes; si++) size_tabs_free(&c->tabs[si], c->K, 0);
+    return rc;
+}
+
+static void ctx_free(pctx *c)
+{
+    for (int si = 0; si < c->n_sizes; si++) size_tabs_free(&c->tabs[si], c->K, 0);
+    free(c->bounds);
+    free(c->prod);
+}
+
+pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                       const pipe_options *o, lw_error *err)
+{
+    pctx c;
+    double t0 = lw_now();
+    if (setup(&c, net, cl, prof, gpus, batch, o, err) != 0) {
+        ctx_free(&c);
+        return NULL;
+    }
+    double work = (double)c.p * c.K * c.K * (double)c.G * c.n_sizes;
+    if (work > PIPE_MAX_DP_WORK) {
+        lw_fail(err, 2, "--pp %d: the stage search over %d cuts on %d GPUs would take about %.3g steps per bound tried, "
+                        "more than this machine finishes (%.0e); use fewer GPUs or stages",
+                c.p, c.K - 1, c.G, work, PIPE_MAX_DP_WORK);
+        ctx_free(&c);
+        return NULL;
+    }
+    int ms[PIPE_MAX_COUNTS], nm = micro_counts(&c, ms);
+    if (nm == 0) {
+        lw_fail(err, 2, "--pp %d: no micro-batch count from %d to %d divides the batch of %ld; give --microbatches",
+                c.p, c.p, 8 * c.p, batch);
+        ctx_free(&c);
+        return NULL;
+    }
+    long W = (long)(c.K + 1) * (c.G + 1);
+    dp_best best = {HUGE_VAL, lw_malloc(sizeof(int) * (size_t)(c.p + 1) * (size_t)W), 0};
+    pipe_plan *pp = NULL;
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < nm; k++) {
+        pipe_plan *np = NULL;
+        rc = plan_for_count(&c, ms[k], &best, &np, err);
+        if (np && (!pp || (np->fits && !pp->fits) || (np->fits == pp->fits && np->step_ms < pp->step_ms))) {
+            pipe_plan_free(pp);
+            pp = np;
+        } else {
+            pipe_plan_free(np);
+        }
+        /* the default counts tried and no plan fits: smaller micro-batches, until one does */
+        if (k == nm - 1 && !o->microbatches && c.p > 1 && pp && !pp->fits && nm < PIPE_MAX_COUNTS &&
+            (long)ms[k] * 2 <= batch && batch % ((long)ms[k] * 2) == 0)
+            ms[nm++] = ms[k] * 2;
+    }
+    if (rc != 0) {
+        pipe_plan_free(pp);
+        pp = NULL;
+    }
+    if (!pp && rc == 0) lw_fail(err, 1, "pipeline: no plan of %d stages has a finite step", c.p);
+    if (pp) {
+        pp->segment_searches = c.searches;
+        pp->dp_runs = c.dp_runs;
+        pp->search_ms = (lw_now() - t0) * 1e3;
+    }
+    free(best.choice);
+    ctx_free(&c);
+    return pp;
+}
+
+/* Megatron's stage starts: segment indices, blocks (segments with an
+ * attention layer) split evenly. */
+static int megatron_starts(const pctx *c, int *start, lw_error *err)
+{
+    int nb = 0, *blk = lw_malloc(sizeof(int) * (size_t)c->K);
+    for (int j = 0; j < c->K; j++) {
+        int att = 0;
+        for (int l = c->bounds[j]; l < c->bounds[j + 1]; l++) att |= c->net->layers[l].type == LT_ATTENTION;
+        if (att) blk[nb++] = j;
+    }
+    int rc = 0;
+    if (nb % c->p)
+        rc = lw_fail(err, 2, "-s megatron --pp %d: %s has %d transformer blocks, not a multiple of %d", c->p,
+                     c->net->name, nb, c->p);
+    for (int i = 0; i < c->p && rc == 0; i++) start[i] = i ? blk[i * (nb / c->p)] : 0;
+    start[c->p] = c->K;
+    free(blk);
+    return rc;
+}
+
+pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                         const pipe_options *o, const megatron_options *mo, lw_error *err)
+{
+    pctx c;
+    pipe_plan *best = NULL;
+    int start[PIPE_MAX_STAGES + 1], ms[8], nm = 0;
+    if (setup(&c, net, cl, prof, gpus, batch, o, err) != 0 || megatron_starts(&c, start, err) != 0) goto done;
+    int g = gpus / c.p;
+    if (gpus % c.p || (g & (g - 1))) {
+        lw_fail(err, 2, "-s megatron --pp %d: the %d GPUs do not split into %d groups of a power of two", c.p, gpus, c.p);
+        goto done;
+    }
+    nm = micro_counts(&c, ms);
+    if (!nm) lw_fail(err, 2, "--pp %d: no micro-batch count from %d to %d divides the batch of %ld; give --microbatches",
+                     c.p, c.p, 8 * c.p, batch);
+    for (int k = 0; k < nm; k++) {
+        c.m = ms[k];
+        pipe_plan *pp = plan_new(&c);
+        cost_model *cm = cost_model_build(net, cl, prof, g, batch / c.m, err);
+        int *ci = lw_malloc(sizeof(int) * (size_t)net->n_layers);
+        int rc = cm ? strategy_megatron(cm, mo, ci, err) : -1;
+        if (cm) {
+            cm->optimizer = o->optimizer;
+            pp->models = lw_malloc(sizeof(cost_model *));
+            pp->models[pp->n_models++] = cm;
+        }
+        for (int i = 0; i < c.p && rc == 0; i++) {
+            pipe_stage *st = &pp->stages[i];
+            st->first = c.bounds[start[i]], st->last = c.bounds[start[i + 1]];
+            st->producer = start[i + 1] < c.K ? c.prod[start[i + 1]] : -1;
+            st->gpu0 = i * g, st->gpus = g, st->cm = cm;
+            rc = stage_fill(pp, i, ci, err);
+        }
+        free(ci);
+        if (rc == 0) plan_totals(pp, o->memory_limit);
+        if (rc != 0 || (best && best->step_ms <= pp->step_ms)) {
+            pipe_plan_free(pp);
+            if (rc != 0) {
+                pipe_plan_free(best);
+                best = NULL;
+                break;
+            }
+        } else {
+            pipe_plan_free(best);
+            best = pp;
+        }
+    }
+done:
+    ctx_free(&c);
+    return best;
+}
+
+void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
+{
+    cJSON_AddStringToObject(o, "schedule", pipe_schedule_name(pp->schedule));
+    cJSON_AddNumberToObject(o, "microbatches", pp->m);
+    cJSON_AddNumberToObject(o, "virtual_stages", pp->v);
+    cJSON *arr = cJSON_AddArrayToObject(o, "stages");
+    for (int i = 0; i < pp->p; i++) {
+        const pipe_stage *st = &pp->stages[i];
+        const network *net = st->cm->net;
+        cJSON *s = cJSON_CreateObject(), *ls = cJSON_AddArrayToObject(s, "layers"), *gs = cJSON_AddArrayToObject(s, "gpus");
+        for (int l = st->first; l < st->last; l++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "name", net->layers[l].name);
+            cJSON_AddItemToObject(e, "config", config_to_json(&net->layers[l], &st->cm->configs[l][st->config[l]]));
+            cJSON_AddItemToArray(ls, e);
+        }
+        for (int k = 0; k < st->gpus; k++) cJSON_AddItemToArray(gs, cJSON_CreateNumber(st->gpu0 + k));
+        cJSON_AddNumberToObject(s, "time_ms", st->t_ms);
+        cJSON_AddNumberToObject(s, "compute_ms", st->compute_ms);
+        cJSON_AddNumberToObject(s, "transfer_ms", st->transfer_ms);
+        cJSON_AddNumberToObject(s, "sync_ms", st->sync_ms);
+        cJSON_AddNumberToObject(s, "p2p_ms", st->p2p_ms);
+        cJSON_AddNumberToObject(s, "held_microbatches", st->held);
+        cJSON_AddNumberToObject(s, "memory_bytes", st->memory_bytes);
+        cJSON_AddItemToArray(arr, s);
+    }
+    cJSON *p = cJSON_AddObjectToObject(o, "pipeline");
+    cJSON_AddNumberToObject(p, "stages", pp->p);
+    cJSON_AddNumberToObject(p, "microbatch", (double)pp->microbatch);
+    cJSON_AddNumberToObject(p, "step_ms", pp->step_ms);
+    cJSON_AddNumberToObject(p, "bubble_fraction", pp->bubble_fraction);
+    cJSON_AddNumberToObject(p, "peak_memory_bytes", pp->peak_memory_bytes);
+    cJSON_AddBoolToObject(p, "fits", pp->fits);
+}
+
+void pipe_plan_print(const pipe_plan *pp, FILE *f)
+{
+    fprintf(f, "pipeline: %d stages, %s%s, %d micro-batches of %ld, on %d GPUs\n", pp->p,
+            pipe_schedule_name(pp->schedule), pp->v > 1 ? " (virtual stages)" : "", pp->m, pp->microbatch, pp->gpus);
+    if (pp->v > 1) fprintf(f, "  %d virtual stages per group\n", pp->v);
+    fprintf(f, "  %-5s %-28s %-9s %9s %9s %9s %9s %9s %6s %10s\n", "stage", "layers", "GPUs", "t/mb ms", "t_c ms",
+            "t_x ms", "t_s ms", "p2p ms", "held", "memory");
+    for (int i = 0; i < pp->p; i++) {
+        const pipe_stage *st = &pp->stages[i];
+        const network *net = st->cm->net;
+        char layers[64], gpus[24];
+        snprintf(layers, sizeof layers, "%.12s .. %.12s", net->layers[st->first].name, net->layers[st->last - 1].name);
+        snprintf(gpus, sizeof gpus, "%d-%d", st->gpu0, st->gpu0 + st->gpus - 1);
+        fprintf(f, "  %-5d %-28s %-9s %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %6.1f GiB\n", i + 1, layers, gpus, st->t_ms,
+                st->compute_ms, st->transfer_ms, st->sync_ms, st->p2p_ms, st->held, st->memory_bytes / 1073741824.0);
+    }
+    fprintf(f, "step %.2f ms (eq1, pipelined: sum t + (m - 1) max t%s); bubble %.1f%% of each GPU's step\n", pp->step_ms,
+            pp->schedule == PIPE_INTERLEAVED ? ", over v" : "", 100 * pp->bubble_fraction);
+    fprintf(f, "peak memory %.2f GiB per GPU: %s\n", pp->peak_memory_bytes / 1073741824.0,
+            pp->fits ? "fits" : "does NOT fit the memory limit");
+    if (pp->dp_runs)
+        fprintf(f, "search: %d cut points, %ld segment searches, %ld DP passes, %.0f ms\n", pp->cuts - 1,
+                pp->segment_searches, pp->dp_runs, pp->search_ms);
+}
+
+/* ---- strategy files with stages (format layerwise-strategy/2) ---- */
+
+int pipe_file_is_pipeline(const char *text, size_t len)
+{
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    const cJSON *fmt = root ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
+    int yes = cJSON_IsString(fmt) && !strcmp(fmt->valuestring, PIPE_FORMAT);
+    cJSON_Delete(root);
+    return yes;
+}
+
+/* A whole number field of o in lo..hi; def where absent (def < 0: needed). */
+static int int_field(const cJSON *o, const char *key, int lo, int hi, int def, const char *label, int *out,
+                     lw_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v && def >= 0) return *out = def, 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return lw_fail(err, 2, "%s: \"%s\" must be a whole number from %d to %d", label, key, lo, hi);
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+/* Stage i's layers and GPUs from its object s; checks they continue where
+ * stage i-1 ended, at an allowed cut, on an aligned group. */
+static int stage_from_json(const pctx *c, const cJSON *s, int i, pipe_stage *st, const char *label, lw_error *err)
+{
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(s, "layers"), *gs = cJSON_GetObjectItemCaseSensitive(s, "gpus");
+    int n = cJSON_IsArray(ls) ? cJSON_GetArraySize(ls) : 0, g = cJSON_IsArray(gs) ? cJSON_GetArraySize(gs) : 0;
+    if (!n || !g) return lw_fail(err, 2, "%s: stages[%d] needs non-empty \"layers\" and \"gpus\" arrays", label, i);
+    int first = i ? st[-1].last : 0, k = 0;
+    for (const cJSON *it = ls->child; it; it = it->next, k++) {
+        const cJSON *nm = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "name") : it;
+        if (!cJSON_IsString(nm) || first + k >= c->net->n_layers || strcmp(nm->valuestring, c->net->layers[first + k].name))
+            return lw_fail(err, 2, "%s: stages[%d].layers[%d] must be \"%s\" (a stage's layers are the next ones in "
+                                   "the network's order)", label, i, k,
+                           first + k < c->net->n_layers ? c->net->layers[first + k].name : "(none: the network ended)");
+    }
+    st->first = first, st->last = first + n;
+    int cut = 0;
+    for (int j = 0; j <= c->K; j++) cut |= c->bounds[j] == st->last;
+    if (!cut)
+        return lw_fail(err, 2, "%s: stages[%d] ends after \"%s\", where more than one tensor crosses (cut only "
+                               "between blocks or chain layers)", label, i, c->net->layers[st->last - 1].name);
+    for (int j = 1; j < c->K; j++)
+        if (c->bounds[j] == st->last) st->producer = c->prod[j];
+    if (st->last == c->net->n_layers) st->producer = -1;
+    k = 0;
+    for (const cJSON *it = gs->child; it; it = it->next, k++) {
+        int v = cJSON_IsNumber(it) ? (int)it->valuedouble : -1;
+        if (k == 0) st->gpu0 = v;
+        if (v != st->gpu0 + k || v < 0 || v >= c->G)
+            return lw_fail(err, 2, "%s: stages[%d].gpus must be consecutive GPUs below %d", label, i, c->G);
+    }
+    st->gpus = g;
+    if ((g & (g - 1)) || st->gpu0 % g || (i && st->gpu0 < st[-1].gpu0 + st[-1].gpus))
+        return lw_fail(err, 2, "%s: stages[%d].gpus: a group is a power of two of GPUs, starting at a multiple of "
+                               "its size, after the previous stage's", label, i);
+    return 0;
+}
+
+/* The configs of stage st from its layers' entries, read by
+ * strategy_from_json on the stage's model (the other layers given 1s). */
+static int stage_configs(const cJSON *s, const pipe_stage *st, int *ci, const char *label, int i, lw_error *err)
+{
+    const cost_model *cm = st->cm;
+    cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "layers");
+    cJSON_AddStringToObject(doc, "format", "layerwise-strategy/1");
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(s, "layers")->child;
+    for (int l = 0; l < cm->n_layers; l++) {
+        const cJSON *cfg = l >= st->first && l < st->last && cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "config") : NULL;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", cm->net->layers[l].name);
+        cJSON_AddItemToObject(e, "config", cfg ? cJSON_Duplicate(cfg, 1) : cJSON_CreateObject());
+        cJSON_AddItemToArray(arr, e);
+        if (l >= st->first && l < st->last) it = it->next;
+    }
+    char *text = cJSON_PrintUnformatted(doc), where[300];
+    cJSON_Delete(doc);
+    snprintf(where, sizeof where, "%s, stages[%d]", label, i);
+    int rc = strategy_from_json(cm, text, strlen(text), where, ci, err);
+    free(text);
+    return rc;
+}
+
+pipe_plan *pipe_plan_from_json(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                               const char *text, size_t len, const char *label, optimizer_kind opt, double limit,
+                               lw_error *err)
+{
+    cJSON *root = json_parse_doc(text, len, label, err);
+    if (!root) return NULL;
+    pipe_options o;
+    pipe_options_init(&o);
+    o.optimizer = opt, o.memory_limit = limit;
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(root, "stages"),
+                *sch = cJSON_GetObjectItemCaseSensitive(root, "schedule");
+    pctx c;
+    memset(&c, 0, sizeof c);
+    pipe_plan *pp = NULL;
+    int *ci = NULL;
+    if (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) < 1) {
+        lw_fail(err, 2, "%s: a %s document needs a \"stages\" array", label, PIPE_FORMAT);
+        goto out;
+    }
+    if (sch && (!cJSON_IsString(sch) || pipe_schedule_from_name(sch->valuestring) < 0)) {
+        lw_fail(err, 2, "%s: \"schedule\" must be \"gpipe\", \"1f1b\" or \"interleaved\"", label);
+        goto out;
+    }
+    o.stages = cJSON_GetArraySize(stages);
+    o.schedule = sch ? (pipe_schedule)pipe_schedule_from_name(sch->valuestring) : PIPE_1F1B;
+    if (int_field(root, "microbatches", 1, 1 << 20, -1, label, &o.microbatches, err) != 0 ||
+        int_field(root, "virtual_stages", 1, 64, 1, label, &o.vp, err) != 0 ||
+        setup(&c, net, cl, prof, gpus, batch, &o, err) != 0)
+        goto out;
+    c.m = o.microbatches;
+    pp = plan_new(&c);
+    pp->models = lw_calloc(16, sizeof(cost_model *));
+    ci = lw_malloc(sizeof(int) * (size_t)net->n_layers);
+    int i = 0;
+    for (const cJSON *s = stages->child; s; s = s->next, i++) {
+        pipe_stage *st = &pp->stages[i];
+        if (stage_from_json(&c, s, i, st, label, err) != 0) goto fail;
+        for (int k = 0; k < pp->n_models && !st->cm; k++)
+            if (pp->models[k]->gpus == st->gpus) st->cm = pp->models[k];
+        if (!st->cm) {
+            cost_model *cm = cost_model_build(net, cl, prof, st->gpus, batch / c.m, err);
+            if (!cm) goto fail;
+            cm->optimizer = opt;
+            st->cm = pp->models[pp->n_models++] = cm;
+        }
+        if (stage_configs(s, st, ci, label, i, err) != 0 || stage_fill(pp, i, ci, err) != 0) goto fail;
+    }
+    if (pp->stages[pp->p - 1].last != net->n_layers) {
+        lw_fail(err, 2, "%s: the stages end at \"%s\": every layer of %s must be in one", label,
+                net->layers[pp->stages[pp->p - 1].last - 1].name, net->name);
+        goto fail;
+    }
+    plan_totals(pp, limit);
+    goto out;
+fail:
+    pipe_plan_free(pp);
+    pp = NULL;
+out:
+    free(ci);
+    ctx_free(&c);
+    cJSON_Delete(root);
+    return pp;
+}

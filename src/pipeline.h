@@ -1,0 +1,198 @@
+/*
+ * pipeline: pipeline parallelism (issue 35). A pipeline plan cuts the
+ * network, in its topological order, into p stages; stage i runs on its own
+ * group of GPUs (contiguous, a power of two, aligned to its size, so a group
+ * is part of one node or whole nodes); the global batch B is split into m
+ * micro-batches of B/m; a schedule (GPipe, 1F1B, interleaved 1F1B with v
+ * virtual stages, Narayanan et al. 2021) runs them.
+ *
+ * Cuts: only where a single tensor crosses (between transformer blocks,
+ * between the layers of a CNN chain): position k (1 <= k < layers) when
+ * exactly one layer before k has a consumer at or after k.
+ *
+ * Model (data/doc/cost-model.md, "Pipelines"): stage i's per-micro-batch
+ * time t_i = f_i + c_i, where f_i is Eq. 1 of the stage's sub-graph (today's
+ * per-layer model: its layers' t_c + t_s / m, the t_x of every edge into
+ * them) on its g_i GPUs at batch B/m, the stage's input (the tensor crossing
+ * its first cut) arriving in whatever layout the stage wants (a node of cost
+ * 0 with the producer's configs); c_i the point-to-point send of the
+ * crossing activation to stage i+1 and of its gradient back (one message
+ * each way, between the two groups' first GPUs). The step:
+ *     GPipe, 1F1B:  T = sum_i t_i + (m - 1) max_i t_i        (Alpa's form)
+ *     interleaved:  T = sum_i t_i / v + (m - 1/v) max_i t_i
+ * which for p equal stages is (m + p - 1) t and m t + (p - 1) t / v: the
+ * bubbles (p-1)/m and (p-1)/(v m) of the ideal m t.
+ *
+ * Search (pipe_search): the exact minimum of T over the cuts, the groups,
+ * the micro-batch counts tried and every layer's config, by Alpa's
+ * inter-operator dynamic programme (enumerate the bound on max_i t_i, a DP
+ * minimising sum_i t_i), each stage's inner optimum from a min-plus
+ * composition of per-segment tables that today's search produces (one
+ * search per distinct segment, identical blocks sharing it).
+ *
+ * Ownership: a pipe_plan owns its stages, their configs and the cost models
+ * they index (one per group size); pipe_plan_free frees them. The network,
+ * cluster and profile stay the caller's and must outlive the plan.
+ */
+#ifndef LW_PIPELINE_H
+#define LW_PIPELINE_H
+
+#include <stdio.h>
+
+#include "cost.h"
+#include "strategy.h"
+
+typedef enum { PIPE_GPIPE, PIPE_1F1B, PIPE_INTERLEAVED } pipe_schedule;
+const char *pipe_schedule_name(pipe_schedule s);
+int pipe_schedule_from_name(const char *s); /* -1 if unknown */
+
+/* Refused up front (exit 2) past these: PIPE_MAX_DP_WORK bounds the work
+ * of one DP pass, P K^2 G log2(G) (data/doc/search.md). */
+#define PIPE_MAX_STAGES 64
+#define PIPE_MAX_DP_WORK 2e9
+/* Micro-batch counts one search tries at most. */
+#define PIPE_MAX_COUNTS 24
+
+typedef struct pipe_options {
+    int stages;                /* p >= 1 */
+    int microbatches;          /* m >= 1; 0: each power of two from p to 8p that divides the batch, the fastest
+                                  plan that fits the memory limit; where none fits, twice the last while it
+                                  divides the batch, until one does (the fastest where none does) */
+    pipe_schedule schedule;
+    int vp;                    /* interleaved: v >= 2; others 1 */
+    optimizer_kind optimizer;  /* for the memory report */
+    double memory_limit;       /* bytes per GPU for "fits" (+inf: none) */
+    const atomic_int *cancel;
+} pipe_options;
+
+void pipe_options_init(pipe_options *o);
+
+typedef struct pipe_stage {
+    int first, last;           /* layers [first, last) */
+    int producer;              /* the layer whose output it sends on (-1: the last stage) */
+    int gpu0, gpus;            /* GPUs gpu0 .. gpu0 + gpus - 1 */
+    const cost_model *cm;      /* the model on `gpus` GPUs at the micro-batch (owned by the plan) */
+    int *config;               /* [n_layers of the network]: config index in cm for layers of the stage, -1 elsewhere */
+    double f_ms;               /* Eq. 1 of the stage at the micro-batch (t_s / m) */
+    double compute_ms, transfer_ms, sync_ms; /* its parts: sum t_c, sum t_x, sum t_s (once per step) */
+    double p2p_ms;             /* c_i */
+    double t_ms;               /* f + c */
+    double held;               /* micro-batches of activations the schedule keeps on its GPUs */
+    double memory_bytes;       /* the most any GPU of the group keeps */
+} pipe_stage;
+
+typedef struct pipe_plan {
+    int p, m, v;
+    pipe_schedule schedule;
+    int gpus;                  /* G */
+    long batch, microbatch;
+    pipe_stage *stages;        /* [p] */
+    double step_ms;            /* T */
+    double bubble_fraction;    /* 1 - sum_i m t_i / (p T): the mean idle share of a GPU's step */
+    double peak_memory_bytes;
+    int fits;
+    /* search statistics */
+    int cuts;                  /* K: segments between the allowed cuts */
+    long segment_searches, dp_runs;
+    double search_ms;
+    int n_models;
+    cost_model **models;       /* owned */
+} pipe_plan;
+
+/* The allowed cuts of net: bounds[0] = 0 < bounds[1] < ... < bounds[K] =
+ * n_layers, and prod[j] (0 < j < K) the layer whose output crosses cut j.
+ * Both arrays need n_layers + 1 entries. Returns K (>= 1). */
+int pipe_cuts(const network *net, int *bounds, int *prod);
+
+/* The search's graph of layers [first, last) of model cm (every node cost
+ * t_c + t_s * inv_m), with, where first > 0, node 0 the crossing tensor's
+ * producer `u` (its configs, cost 0). node_of (n_layers entries, may be
+ * NULL) gets each layer's node or -1. Edge tables are cm's, borrowed. */
+cost_graph *pipe_stage_graph(const cost_model *cm, int first, int last, int u, double inv_m, int *node_of);
+
+/* c_i: activation of `producer` at the micro-batch forward, its gradient
+ * back, between GPUs a and b (ms; v messages each way interleaved). */
+double pipe_p2p_ms(const cost_model *cm, int producer, int a, int b, int v);
+
+/* Micro-batches of activations stage i of p keeps under a schedule with m
+ * micro-batches (1F1B: min(p - i, m); GPipe: m; interleaved, Megatron's
+ * warm-up: min(((p - i - 1) 2 + (v - 1) p + 1) / v, m)). */
+double pipe_held(pipe_schedule s, int p, int i, int m, int v);
+
+/* T from the stage times (the formulas above). */
+double pipe_step_ms(pipe_schedule s, int m, int v, const double *t, int p);
+/* The bubble: 1 - sum_i m t_i / (p T), the mean share of its step a GPU
+ * idles; (p-1)/(m+p-1) for p equal stages, (p-1)/(v m + p - 1) interleaved. */
+double pipe_bubble(pipe_schedule s, int m, int v, const double *t, int p);
+
+/* The exact optimum over cuts, groups, micro-batch counts and configs. NULL
+ * with err set (code 2: a request it refuses, named; 1 otherwise). */
+pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                       const pipe_options *o, lw_error *err);
+
+/* Megatron's plan with p equal stages: the transformer blocks split evenly
+ * (the embedding with the first, the head with the last), groups of G/p
+ * GPUs, each stage's layers in Megatron's configs (strategy_megatron on the
+ * G/p model). NULL with err set (code 2) where it does not apply. */
+pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                         const pipe_options *o, const megatron_options *mo, lw_error *err);
+
+void pipe_plan_free(pipe_plan *pp);
+
+/* A strategy file with stages: "format": PIPE_FORMAT, "schedule",
+ * "microbatches", "virtual_stages", "stages": [{"layers": [{"name",
+ * "config"}...], "gpus": [...], figures...}...], and a "pipeline" summary
+ * (step, bubble, memory). Files of format layerwise-strategy/1 (no stages)
+ * are read as before (strategy_from_json). */
+#define PIPE_FORMAT "layerwise-strategy/2"
+struct cJSON;
+/* Adds those fields to o. */
+void pipe_plan_to_json(const pipe_plan *pp, struct cJSON *o);
+/* 1 where text is a PIPE_FORMAT document. */
+int pipe_file_is_pipeline(const char *text, size_t len);
+/* The plan a PIPE_FORMAT document gives (its stages' configs pinned, each
+ * stage's input in its best layout), evaluated. NULL with err set (code 2
+ * naming the file and the stage or field) on a bad document. */
+pipe_plan *pipe_plan_from_json(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
+                               const char *text, size_t len, const char *label, optimizer_kind opt, double limit,
+                               lw_error *err);
+/* A readable table of the stages and the step. */
+void pipe_plan_print(const pipe_plan *pp, FILE *f);
+
+/* ---- simulation (pipeline_sim.c) ---- */
+
+typedef enum { PIPE_SIM_FORWARD, PIPE_SIM_BACKWARD, PIPE_SIM_SYNC } pipe_sim_kind;
+typedef struct pipe_sim_task {
+    int stage, micro;          /* micro -1: the sync */
+    pipe_sim_kind kind;
+    double start_ms, end_ms;
+    int chunk;                 /* interleaved: the virtual stage's chunk on the group (0 ..); 0 otherwise */
+} pipe_sim_task;
+typedef struct pipe_sim {
+    int p, m, n_tasks;
+    pipe_sim_task *tasks;      /* [2 p m v + p] */
+    double step_ms;            /* the last sync's end */
+    double *busy_ms;           /* [p] per GPU of each stage: its forwards, backwards and sync */
+    double bubble_fraction;    /* 1 - sum of forwards and backwards / (p step) */
+} pipe_sim;
+/* The step of p stages, m micro-batches under a schedule: stage i's
+ * forward tf[i] and backward tb[i] per micro-batch (interleaved: its v
+ * chunks 1/v each), c[i] a send from group i to i+1, each way (c[p-1]: from
+ * the last group to the first, interleaved), y[i] its sync after its last
+ * backward. Equal stages, no sends, no sync: (m + p - 1)(tf + tb), and
+ * interleaved m (tf + tb) + (p - 1)(tf + tb) / v. NULL for v > 1 without
+ * interleaving, or m not a multiple of p interleaved. */
+pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb, const double *c,
+                        const double *y);
+/* The same for a plan: its stages' t_c split into forward and backward as
+ * the compute model splits it, t_x half each way, c = p2p / 2, y = t_s. */
+pipe_sim *pipe_plan_simulate(const pipe_plan *pp);
+void pipe_sim_free(pipe_sim *r);
+/* Adds the simulation's fields to root and prints it (the caller frees
+ * the text, and still owns root). */
+char *pipe_sim_to_json(const pipe_sim *r, const pipe_plan *pp, struct cJSON *root);
+/* Chrome trace events: a row (tid) per GPU, a pid per node, each event
+ * named with its kind, micro-batch and stage. */
+char *pipe_sim_trace(const pipe_sim *r, const pipe_plan *pp);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * pipeline_sim: a pipelined step run micro-batch by micro-batch under its
+ * schedule (pipeline.h): one task per (stage, micro-batch, forward or
+ * backward) on the stage's GPUs, the point-to-point sends between stages
+ * as delays, each stage's gradient sync after its last backward.
+ */
+#include "pipeline.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Device i's order of work over virtual stages s = chunk p + i: entries
+ * (s, micro-batch, 1 forward / 0 backward). GPipe: every forward, then
+ * every backward; 1F1B: p - i - 1 forwards, then one forward one
+ * backward; interleaved (Megatron-LM's schedule): forward k of the device
+ * is micro-batch (k / (p v)) p + k % p of chunk (k % (p v)) / p, backward k
+ * the same micro-batch of chunk v - 1 - (k % (p v)) / p, after (p - i - 1) 2
+ * + (v - 1) p warm-up forwards. */
+typedef struct sim_op {
+    int s, mb, fwd;
+} sim_op;
+
+static sim_op op_of(int p, int v, int i, int k, int fwd)
+{
+    int g = k % (p * v), chunk = g / p;
+    return (sim_op){(fwd ? chunk : v - 1 - chunk) * p + i, (k / (p * v)) * p + k % p, fwd};
+}
+
+static void device_order(pipe_schedule s, int p, int v, int i, int m, sim_op *ops)
+{
+    int n = 0, total = m * v;
+    if (s == PIPE_GPIPE) {
+        for (int k = 0; k < m; k++) ops[n++] = (sim_op){i, k, 1};
+        for (int k = 0; k < m; k++) ops[n++] = (sim_op){i, k, 0};
+        return;
+    }
+    int w = s == PIPE_INTERLEAVED ? (p - i - 1) * 2 + (v - 1) * p : p - i - 1;
+    if (w > total) w = total;
+    for (int k = 0; k < w; k++) ops[n++] = op_of(p, v, i, k, 1);
+    for (int k = 0; k < total - w; k++) ops[n++] = op_of(p, v, i, w + k, 1), ops[n++] = op_of(p, v, i, k, 0);
+    for (int k = total - w; k < total; k++) ops[n++] = op_of(p, v, i, k, 0);
+}
+
+/* When op may start on its device (-1: it waits for a task not yet run):
+ * its input from the virtual stage before (forward) or after (backward),
+ * c[] the send between devices (c[p - 1]: from the last to the first). */
+static double ready_at(const sim_op *op, int p, int m, int S, const double *fend, const double *bend, const double *c)
+{
+    int s = op->s, k = op->mb;
+    if (op->fwd) {
+        if (s == 0) return 0;
+        return fend[(s - 1) * m + k] < 0 ? -1 : fend[(s - 1) * m + k] + c[(s - 1) % p];
+    }
+    if (fend[s * m + k] < 0 || (s + 1 < S && bend[(s + 1) * m + k] < 0)) return -1;
+    double r = fend[s * m + k];
+    if (s + 1 < S && bend[(s + 1) * m + k] + c[s % p] > r) r = bend[(s + 1) * m + k] + c[s % p];
+    return r;
+}
+
+pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb, const double *c,
+                        const double *y)
+{
+    if (p < 1 || m < 1 || v < 1 || (s != PIPE_INTERLEAVED && v != 1) || (s == PIPE_INTERLEAVED && m % p)) return NULL;
+    int S = p * v, per = 2 * m * v;
+    pipe_sim *r = lw_calloc(1, sizeof *r);
+    r->p = p, r->m = m;
+    r->tasks = lw_malloc(sizeof(pipe_sim_task) * (size_t)(p * per + p));
+    r->busy_ms = lw_calloc((size_t)p, sizeof(double));
+    double *fend = lw_malloc(sizeof(double) * (size_t)(S * m)), *bend = lw_malloc(sizeof(double) * (size_t)(S * m));
+    for (int k = 0; k < S * m; k++) fend[k] = bend[k] = -1;
+    sim_op *ops = lw_malloc(sizeof(sim_op) * (size_t)(p * per));
+    int *next = lw_calloc((size_t)p, sizeof(int));
+    double *free_at = lw_calloc((size_t)p, sizeof(double));
+    for (int i = 0; i < p; i++) device_order(s, p, v, i, m, ops + (long)i * per);
+    for (int done = 0, progressed = 1; done < p * per && progressed;) {
+        progressed = 0;
+        for (int i = 0; i < p; i++) {
+            if (next[i] == per) continue;
+            const sim_op *op = &ops[(long)i * per + next[i]];
+            double ready = ready_at(op, p, m, S, fend, bend, c);
+            if (ready < 0) continue;
+            double start = ready > free_at[i] ? ready : free_at[i], len = (op->fwd ? tf[i] : tb[i]) / v;
+            pipe_sim_task *t = &r->tasks[r->n_tasks++];
+            *t = (pipe_sim_task){i, op->mb, op->fwd ? PIPE_SIM_FORWARD : PIPE_SIM_BACKWARD, start, start + len, op->s / p};
+            (op->fwd ? fend : bend)[op->s * m + op->mb] = free_at[i] = start + len;
+            r->busy_ms[i] += len;
+            next[i]++, done++, progressed = 1;
+        }
+    }
+    r->step_ms = 0;
+    double busy = 0;
+    for (int i = 0; i < p; i++) {
+        pipe_sim_task *t = &r->tasks[r->n_tasks++];
+        *t = (pipe_sim_task){i, -1, PIPE_SIM_SYNC, free_at[i], free_at[i] + y[i], 0};
+        if (t->end_ms > r->step_ms) r->step_ms = t->end_ms;
+        busy += r->busy_ms[i];
+        r->busy_ms[i] += y[i];
+    }
+    r->bubble_fraction = r->step_ms > 0 ? 1 - busy / (p * r->step_ms) : 0;
+    free(fend);
+    free(bend);
+    free(ops);
+    free(next);
+    free(free_at);
+    return r;
+}
+
+void pipe_sim_free(pipe_sim *r)
+{
+    if (!r) return;
+    free(r->tasks);
+    free(r->busy_ms);
+    free(r);
+}
+
+pipe_sim *pipe_plan_simulate(const pipe_plan *pp)
+{
+    int p = pp->p;
+    double *tf = lw_malloc(sizeof(double) * (size_t)p * 4), *tb = tf + p, *c = tf + 2 * p, *y = tf + 3 * p;
+    for (int i = 0; i < p; i++) {
+        const pipe_stage *st = &pp->stages[i];
+        double fwd_sum = 0;
+        for (int l = st->first; l < st->last; l++) {
+            double fw, bw, tc = cost_t_c_parts(st->cm, l, &st->cm->configs[l][st->config[l]], NULL, &fw, &bw);
+            fwd_sum += fw + bw > 0 ? tc * fw / (fw + bw) : 0;
+        }
+        tf[i] = fwd_sum + st->transfer_ms / 2;
+        tb[i] = st->compute_ms - fwd_sum + st->transfer_ms / 2;
+        c[i] = st->p2p_ms / (2.0 * pp->v); /* one way, one chunk's send */
+        y[i] = st->sync_ms;
+    }
+    if (pp->v > 1) c[p - 1] = c[0]; /* interleaved: the last group sends to the first's next chunk */
+    pipe_sim *r = pipe_simulate(pp->schedule, p, pp->m, pp->v, tf, tb, c, y);
+    free(tf);
+    return r;
+}
+
+static const char *const kind_names[] = {"forward", "backward", "sync"};
+
+char *pipe_sim_to_json(const pipe_sim *r, const pipe_plan *pp, cJSON *root)
+{
+    cJSON_AddNumberToObject(root, "step_ms", r->step_ms);
+    cJSON_AddNumberToObject(root, "eq1_ms", pp->step_ms);
+    cJSON_AddNumberToObject(root, "bubble_fraction", r->bubble_fraction);
+    cJSON *busy = cJSON_AddArrayToObject(root, "gpu_busy_ms");
+    for (int i = 0; i < pp->p; i++)
+        for (int k = 0; k < pp->stages[i].gpus; k++) cJSON_AddItemToArray(busy, cJSON_CreateNumber(r->busy_ms[i]));
+    cJSON *arr = cJSON_AddArrayToObject(root, "tasks");
+    for (int t = 0; t < r->n_tasks; t++) {
+        const pipe_sim_task *x = &r->tasks[t];
+        const pipe_stage *st = &pp->stages[x->stage];
+        char res[48];
+        snprintf(res, sizeof res, "gpus %d-%d", st->gpu0, st->gpu0 + st->gpus - 1);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "kind", kind_names[x->kind]);
+        cJSON_AddNumberToObject(o, "stage", x->stage + 1);
+        if (x->micro >= 0) cJSON_AddNumberToObject(o, "microbatch", x->micro);
+        if (x->micro >= 0 && pp->v > 1) cJSON_AddNumberToObject(o, "chunk", x->chunk + 1);
+        cJSON_AddStringToObject(o, "resource", res);
+        cJSON_AddNumberToObject(o, "start_ms", x->start_ms);
+        cJSON_AddNumberToObject(o, "end_ms", x->end_ms);
+        cJSON_AddItemToArray(arr, o);
+    }
+    char *s = cJSON_Print(root);
+    return s;
+}
+
+char *pipe_sim_trace(const pipe_sim *r, const pipe_plan *pp)
+{
+    cJSON *root = cJSON_CreateObject(), *ev = cJSON_AddArrayToObject(root, "traceEvents");
+    int gpn = pp->stages[0].cm->cl->gpus_per_node > 0 ? pp->stages[0].cm->cl->gpus_per_node : 1;
+    for (int t = 0; t < r->n_tasks; t++) {
+        const pipe_sim_task *x = &r->tasks[t];
+        const pipe_stage *st = &pp->stages[x->stage];
+        char name[64];
+        if (x->micro >= 0 && pp->v > 1)
+            snprintf(name, sizeof name, "%s mb%d stage %d chunk %d", kind_names[x->kind], x->micro, x->stage + 1,
+                     x->chunk + 1);
+        else if (x->micro >= 0)
+            snprintf(name, sizeof name, "%s mb%d stage %d", kind_names[x->kind], x->micro, x->stage + 1);
+        else snprintf(name, sizeof name, "sync stage %d", x->stage + 1);
+        for (int k = 0; k < st->gpus; k++) { /* a row per GPU of the stage's group */
+            int gpu = st->gpu0 + k;
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "ph", "X");
+            cJSON_AddNumberToObject(e, "pid", gpu / gpn);
+            cJSON_AddNumberToObject(e, "tid", gpu);
+            cJSON_AddStringToObject(e, "name", name);
+            cJSON_AddNumberToObject(e, "ts", x->start_ms * 1e3);
+            cJSON_AddNumberToObject(e, "dur", (x->end_ms - x->start_ms) * 1e3);
+            cJSON_AddItemToArray(ev, e);
+        }
+    }
+    char *s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return s;
+}

@@ -1,0 +1,404 @@
+/*
+ * Pipelines (issue 35): the search against brute force over every cut,
+ * group and config on small chains; one stage against today's optimum;
+ * the schedules' step, bubble and held activations against Narayanan et
+ * al. 2021's formulas; refusals.
+ */
+#include <criterion/criterion.h>
+
+#include "pipeline.h"
+#include "plan.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
+#include "test_helpers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((constructor)) static void use_this_trees_data(void)
+{
+    setenv("LAYERWISE_DATA", "data", 0);
+}
+
+static const char *CHAIN =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"chain\", \"input\": {\"name\": \"data\", \"channels\": 8, "
+    "\"height\": 4, \"width\": 4}, \"layers\": ["
+    "{\"name\": \"flat\", \"type\": \"flatten\", \"inputs\": [\"data\"]},"
+    "{\"name\": \"fc1\", \"type\": \"linear\", \"inputs\": [\"flat\"], \"out_features\": 256},"
+    "{\"name\": \"relu1\", \"type\": \"relu\", \"inputs\": [\"fc1\"]},"
+    "{\"name\": \"fc2\", \"type\": \"linear\", \"inputs\": [\"relu1\"], \"out_features\": 512},"
+    "{\"name\": \"fc3\", \"type\": \"linear\", \"inputs\": [\"fc2\"], \"out_features\": 64},"
+    "{\"name\": \"prob\", \"type\": \"softmax\", \"inputs\": [\"fc3\"]}]}";
+
+static cluster *load_cluster(const char *name)
+{
+    lw_error err = {0};
+    cluster *c = plan_load_cluster(name, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    return c;
+}
+
+/* ---- brute force: every cut, every aligned group, every config ---- */
+
+typedef struct brute {
+    const network *net;
+    const cluster *cl;
+    int G, P, m, v, K;
+    pipe_schedule s;
+    long B;
+    int bounds[64], prod[64];
+    cost_model *cm[8];     /* by log2 of the group */
+    double best;
+    long plans;
+} brute;
+
+static double stage_brute(brute *b, int a, int e, int gi)
+{
+    cost_model *cm = b->cm[gi];
+    int u = a > 0 ? b->prod[a] : -1;
+    cost_graph *g = pipe_stage_graph(cm, b->bounds[a], b->bounds[e], u, 1.0 / b->m, NULL);
+    cr_assert_not_null(g);
+    int *cfg = malloc(sizeof(int) * (size_t)g->n_nodes);
+    double f = search_brute_force(g, cfg, 5e6);
+    cr_assert(f >= 0, "brute force refused");
+    free(cfg);
+    cg_free(g);
+    return f;
+}
+
+static void brute_rec(brute *b, int j, int a, int o, double *t)
+{
+    if (j == b->P) {
+        if (a != b->K) return;
+        double T = pipe_step_ms(b->s, b->m, b->v, t, b->P);
+        b->plans++;
+        if (T < b->best) b->best = T;
+        return;
+    }
+    for (int gi = 0; (1 << gi) <= b->G; gi++) {
+        int g = 1 << gi;
+        if (o % g || o + g > b->G) continue;
+        int elo = j == b->P - 1 ? b->K : a + 1, ehi = j == b->P - 1 ? b->K : b->K - 1;
+        for (int e = elo; e <= ehi; e++) {
+            if (e < b->K && o + g >= b->G) continue;
+            double c = e < b->K ? pipe_p2p_ms(b->cm[gi], b->prod[e], o, o + g, b->v) : 0;
+            t[j] = stage_brute(b, a, e, gi) + c;
+            brute_rec(b, j + 1, e, o + g, t);
+        }
+    }
+}
+
+static void check_against_brute(const char *netjson, const char *cl_name, int G, long B, int P, int m,
+                                 pipe_schedule s, int v)
+{
+    network *net = net_ok(netjson);
+    cluster *cl = load_cluster(cl_name);
+    brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = s, .B = B, .best = HUGE_VAL};
+    b.K = pipe_cuts(net, b.bounds, b.prod);
+    lw_error err = {0};
+    for (int gi = 0; (1 << gi) <= G; gi++) {
+        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
+        cr_assert_not_null(b.cm[gi], "%s", err.msg);
+    }
+    double t[16];
+    brute_rec(&b, 0, 0, 0, t);
+    cr_assert(b.plans > 0);
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = P, o.microbatches = m, o.schedule = s, o.vp = v;
+    pipe_plan *pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    ASSERT_REL(pp->step_ms, b.best, 1e-12);
+    cr_assert_eq(pp->p, P);
+    /* the plan's stages tile the network and their groups are aligned */
+    int next = 0, o_next = 0;
+    for (int i = 0; i < P; i++) {
+        cr_assert_eq(pp->stages[i].first, next);
+        cr_assert_eq(pp->stages[i].gpu0 % pp->stages[i].gpus, 0);
+        cr_assert_geq(pp->stages[i].gpu0, o_next);
+        next = pp->stages[i].last, o_next = pp->stages[i].gpu0 + pp->stages[i].gpus;
+    }
+    cr_assert_eq(next, net->n_layers);
+    cr_assert_leq(o_next, G);
+    pipe_plan_free(pp);
+    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
+}
+
+Test(pipeline, cuts_of_a_chain_and_a_transformer)
+{
+    network *net = net_ok(CHAIN);
+    int bounds[16], prod[16];
+    int K = pipe_cuts(net, bounds, prod);
+    cr_assert_eq(K, 7); /* every position of a chain */
+    for (int k = 1; k < K; k++) cr_assert_eq(prod[k], k - 1);
+    net_free(net);
+    lw_error err = {0};
+    network *gpt = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(gpt, "%s", err.msg);
+    int *b2 = malloc(sizeof(int) * (size_t)(gpt->n_layers + 1)), *p2 = malloc(sizeof(int) * (size_t)(gpt->n_layers + 1));
+    K = pipe_cuts(gpt, b2, p2);
+    /* inside a block only where one tensor crosses: never between add1's
+     * residual and the layers after it that read add1 later */
+    for (int k = 1; k < K; k++) {
+        int u = p2[k];
+        for (int i = b2[k]; i < gpt->n_layers; i++)
+            for (int j = 0; j < gpt->layers[i].n_inputs; j++)
+                cr_assert(gpt->layers[i].inputs[j] >= b2[k] || gpt->layers[i].inputs[j] == u);
+    }
+    int add2 = net_find(gpt, "block0.add2"), found = 0;
+    for (int k = 1; k < K; k++) found |= p2[k] == add2;
+    cr_assert(found, "a cut after block0.add2");
+    free(b2);
+    free(p2);
+    net_free(gpt);
+}
+
+Test(pipeline, brute_force_two_stages_1f1b)
+{
+    check_against_brute(CHAIN, "p100-4x4", 4, 16, 2, 2, PIPE_1F1B, 1);
+}
+
+Test(pipeline, brute_force_three_stages_gpipe)
+{
+    check_against_brute(CHAIN, "p100-4x4", 4, 16, 3, 4, PIPE_GPIPE, 1);
+}
+
+Test(pipeline, brute_force_interleaved)
+{
+    check_against_brute(CHAIN, "dgx1-v100", 8, 32, 2, 4, PIPE_INTERLEAVED, 2);
+}
+
+Test(pipeline, brute_force_transformer_blocks)
+{
+    lw_error err = {0};
+    size_t len;
+    char *text = lw_read_file("tests/fixtures/nets/tiny_gpt.json", &len, &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    network *net = net_ok(text);
+    int b[256], p[256];
+    int K = pipe_cuts(net, b, p);
+    net_free(net);
+    cr_assert_leq(K, 64);
+    /* two GPUs keep every stage's configs few enough to enumerate */
+    check_against_brute(text, "dgx-a100", 2, 4, 2, 2, PIPE_1F1B, 1);
+    free(text);
+}
+
+/* One stage, one micro-batch: today's optimum, bit for bit. */
+static void one_stage(const char *net, const char *cl, int gpus)
+{
+    plan *p = open_plan(net, cl, gpus, 0);
+    pipe_options o;
+    pipe_options_init(&o);
+    lw_error err = {0};
+    pipe_plan *pp = pipe_search(p->net, p->cl, NULL, p->gpus, p->batch, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_eq(pp->p, 1);
+    cr_assert_eq(pp->m, 1);
+    cr_assert(pp->step_ms == p->best_eval.total_ms, "%s: %.17g vs today's %.17g", net, pp->step_ms,
+              p->best_eval.total_ms);
+    for (int l = 0; l < p->net->n_layers; l++) cr_assert_eq(pp->stages[0].config[l], p->best[l], "layer %d", l);
+    pipe_plan_free(pp);
+    plan_free(p);
+}
+
+Test(pipeline, one_stage_is_todays_optimum)
+{
+    one_stage("vgg16", "p100-4x4", 16);
+    one_stage("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8);
+}
+
+Test(pipeline, schedules_against_the_formulas)
+{
+    double t[4] = {3, 3, 3, 3};
+    int p = 4, m = 8, v = 2;
+    /* GPipe and 1F1B: (m + p - 1) t; interleaved: m t + (p - 1) t / v */
+    ASSERT_REL(pipe_step_ms(PIPE_1F1B, m, 1, t, p), (m + p - 1) * 3.0, 1e-15);
+    ASSERT_REL(pipe_step_ms(PIPE_GPIPE, m, 1, t, p), (m + p - 1) * 3.0, 1e-15);
+    ASSERT_REL(pipe_step_ms(PIPE_INTERLEAVED, m, v, t, p), m * 3.0 + (p - 1) * 3.0 / v, 1e-15);
+    /* the bubble: (p-1)/m of the ideal m t, i.e. (p-1)/(m+p-1) of the step; (p-1)/(v m) interleaved */
+    ASSERT_REL(pipe_bubble(PIPE_1F1B, m, 1, t, p), (p - 1.0) / (m + p - 1), 1e-15);
+    ASSERT_REL(pipe_bubble(PIPE_INTERLEAVED, m, v, t, p), (p - 1.0) / (v * m + p - 1), 1e-14);
+    double ideal = m * 3.0;
+    ASSERT_REL(pipe_step_ms(PIPE_1F1B, m, 1, t, p) - ideal, ideal * (p - 1) / m, 1e-15);
+    ASSERT_REL(pipe_step_ms(PIPE_INTERLEAVED, m, v, t, p) - ideal, ideal * (p - 1) / (v * m), 1e-15);
+    /* unequal stages: Alpa's sum + (m - 1) max */
+    double u[3] = {1, 5, 2};
+    ASSERT_REL(pipe_step_ms(PIPE_1F1B, 4, 1, u, 3), 8 + 3 * 5.0, 1e-15);
+    /* held activations: 1F1B p - i (first stage p), GPipe m, interleaved p + (p-1)/v on the first
+     * (Korthikanti et al. 2022, Megatron's warm-up), all at most m */
+    cr_assert_eq(pipe_held(PIPE_1F1B, p, 0, m, 1), p);
+    cr_assert_eq(pipe_held(PIPE_1F1B, p, 3, m, 1), 1);
+    cr_assert_eq(pipe_held(PIPE_1F1B, p, 0, 2, 1), 2);
+    cr_assert_eq(pipe_held(PIPE_GPIPE, p, 2, m, 1), m);
+    ASSERT_REL(pipe_held(PIPE_INTERLEAVED, p, 0, m, v), p + (p - 1.0) / v, 1e-15);
+    ASSERT_REL(pipe_held(PIPE_INTERLEAVED, p, p - 1, m, v), ((v - 1.0) * p + 1) / v, 1e-15);
+}
+
+/* A plan's stage memory is its weights' share plus held x its activations. */
+Test(pipeline, memory_grows_with_held_microbatches)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 2, o.microbatches = 4;
+    pipe_plan *a = pipe_search(net, cl, NULL, 8, 32, &o, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cr_assert_eq(a->stages[0].held, 2);
+    cr_assert_eq(a->stages[1].held, 1);
+    o.schedule = PIPE_GPIPE;
+    pipe_plan *b = pipe_search(net, cl, NULL, 8, 32, &o, &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    cr_assert_eq(b->stages[0].held, 4);
+    ASSERT_REL(b->step_ms, a->step_ms, 1e-15); /* the same step, more memory */
+    cr_assert_gt(b->stages[1].memory_bytes, a->stages[1].memory_bytes);
+    pipe_plan_free(a);
+    pipe_plan_free(b);
+    cluster_free(cl);
+    net_free(net);
+}
+
+Test(pipeline, megatron_equal_stages)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 2, o.microbatches = 4;
+    megatron_options mo = {.tp = 2, .sp = 0};
+    pipe_plan *pp = pipe_megatron(net, cl, NULL, 8, 32, &o, &mo, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_eq(pp->stages[0].gpus, 4);
+    cr_assert_eq(pp->stages[1].gpu0, 4);
+    cr_assert_eq(pp->stages[1].first, net_find(net, "block1.ln1"));
+    pipe_plan *best = pipe_search(net, cl, NULL, 8, 32, &o, &err);
+    cr_assert_not_null(best, "%s", err.msg);
+    cr_assert_leq(best->step_ms, pp->step_ms * (1 + 1e-12), "the search is no worse than Megatron's plan");
+    pipe_plan_free(best);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
+}
+
+Test(pipeline, refusals)
+{
+    network *net = net_ok(CHAIN);
+    cluster *cl = load_cluster("p100-4x4");
+    pipe_options o;
+    pipe_options_init(&o);
+    lw_error err = {0};
+    o.stages = 8; /* more than the chain's 7 segments, and than the GPUs */
+    cr_assert_null(pipe_search(net, cl, NULL, 16, 16, &o, &err));
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "at most 7 stages"), "%s", err.msg);
+    o.stages = 4;
+    cr_assert_null(pipe_search(net, cl, NULL, 2, 16, &o, &err));
+    cr_assert(strstr(err.msg, "more stages than GPUs"), "%s", err.msg);
+    o.stages = 2, o.microbatches = 3;
+    cr_assert_null(pipe_search(net, cl, NULL, 4, 16, &o, &err));
+    cr_assert(strstr(err.msg, "does not divide the batch"), "%s", err.msg);
+    o.microbatches = 4, o.schedule = PIPE_INTERLEAVED, o.vp = 1;
+    cr_assert_null(pipe_search(net, cl, NULL, 4, 16, &o, &err));
+    cr_assert(strstr(err.msg, "--vp"), "%s", err.msg);
+    o.schedule = PIPE_1F1B, o.vp = 2;
+    cr_assert_null(pipe_search(net, cl, NULL, 4, 16, &o, &err));
+    cr_assert_eq(err.code, 2);
+    cluster_free(cl);
+    net_free(net);
+}
+
+/* The simulated step of p equal stages: (m + p - 1)(t_f + t_b), of which
+ * (p - 1)/(m + p - 1) is bubble, under GPipe and 1F1B alike. */
+Test(pipeline, simulated_bubble_of_equal_stages)
+{
+    int p = 4, m = 8;
+    double tf[4] = {1, 1, 1, 1}, tb[4] = {2, 2, 2, 2}, c[4] = {0}, y[4] = {0};
+    for (int s = PIPE_GPIPE; s <= PIPE_1F1B; s++) {
+        pipe_sim *r = pipe_simulate((pipe_schedule)s, p, m, 1, tf, tb, c, y);
+        cr_assert_not_null(r);
+        ASSERT_REL(r->step_ms, (m + p - 1) * 3.0, 1e-15);
+        ASSERT_REL(r->bubble_fraction, (p - 1.0) / (m + p - 1), 1e-15);
+        cr_assert_eq(r->n_tasks, 2 * p * m + p);
+        /* the step equals the model's formula for equal stages */
+        double t[4] = {3, 3, 3, 3};
+        ASSERT_REL(r->step_ms, pipe_step_ms((pipe_schedule)s, m, 1, t, p), 1e-15);
+        pipe_sim_free(r);
+    }
+    /* 1F1B: stage i runs p - i - 1 forwards before its first backward */
+    pipe_sim *r = pipe_simulate(PIPE_1F1B, p, m, 1, tf, tb, c, y);
+    int seen = 0;
+    for (int k = 0; k < r->n_tasks; k++)
+        if (r->tasks[k].stage == 0) {
+            if (r->tasks[k].kind == PIPE_SIM_BACKWARD) break;
+            seen++;
+        }
+    cr_assert_eq(seen, p);
+    pipe_sim_free(r);
+    /* sends delay the next stage each way: + 2 (p - 1) c; the last stage's
+     * sync (4) runs while the gradients drain back (3 x (2 + 0.5) = 7.5) */
+    double c1[4] = {0.5, 0.5, 0.5, 0}, y1[4] = {0, 0, 0, 4};
+    r = pipe_simulate(PIPE_GPIPE, p, m, 1, tf, tb, c1, y1);
+    ASSERT_REL(r->step_ms, (m + p - 1) * 3.0 + 2 * (p - 1) * 0.5, 1e-12);
+    pipe_sim_free(r);
+    double y2[4] = {9, 0, 0, 0}; /* the first stage's sync comes last */
+    r = pipe_simulate(PIPE_GPIPE, p, m, 1, tf, tb, c1, y2);
+    ASSERT_REL(r->step_ms, (m + p - 1) * 3.0 + 2 * (p - 1) * 0.5 + 9, 1e-12);
+    pipe_sim_free(r);
+    /* interleaved with v chunks: m (t_f + t_b) + (p - 1)(t_f + t_b) / v, the bubble (p-1)/(v m) of the ideal */
+    for (int v = 2; v <= 4; v *= 2) {
+        r = pipe_simulate(PIPE_INTERLEAVED, p, m, v, tf, tb, c, y);
+        cr_assert_not_null(r);
+        ASSERT_REL(r->step_ms, m * 3.0 + (p - 1) * 3.0 / v, 1e-12);
+        ASSERT_REL(r->step_ms - m * 3.0, m * 3.0 * (p - 1) / (v * m), 1e-12);
+        ASSERT_REL(r->bubble_fraction, (p - 1.0) / (v * m + p - 1), 1e-12);
+        cr_assert_eq(r->n_tasks, 2 * p * m * v + p);
+        double t[4] = {3, 3, 3, 3};
+        ASSERT_REL(r->step_ms, pipe_step_ms(PIPE_INTERLEAVED, m, v, t, p), 1e-12);
+        pipe_sim_free(r);
+    }
+    cr_assert_null(pipe_simulate(PIPE_INTERLEAVED, p, 6, 2, tf, tb, c, y)); /* m not a multiple of p */
+    cr_assert_null(pipe_simulate(PIPE_1F1B, p, m, 2, tf, tb, c, y));
+}
+
+/* Without --microbatches the fastest plan that fits wins; where none of
+ * the default counts (p .. 8p) fits, more micro-batches are tried. */
+Test(pipeline, default_count_is_one_that_fits)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 2;
+    double peak[3];
+    for (int k = 0; k < 3; k++) { /* m = 16 (the last default), 32, 64 */
+        o.microbatches = 16 << k;
+        pipe_plan *pp = pipe_search(net, cl, NULL, 8, 1024, &o, &err);
+        cr_assert_not_null(pp, "%s", err.msg);
+        peak[k] = pp->peak_memory_bytes;
+        pipe_plan_free(pp);
+    }
+    cr_assert_gt(peak[0], peak[1]);
+    o.microbatches = 0;
+    o.memory_limit = (peak[0] + peak[1]) / 2; /* 32 fits, 16 and fewer do not */
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 1024, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert(pp->fits);
+    cr_assert_eq(pp->m, 32);
+    pipe_plan_free(pp);
+    o.memory_limit = HUGE_VAL; /* no limit: the fastest of the defaults */
+    pp = pipe_search(net, cl, NULL, 8, 1024, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_leq(pp->m, 16);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
+}
