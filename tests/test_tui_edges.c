@@ -1084,3 +1084,37 @@ Test(tui_cluster, unfitted_constants_are_marked)
               dump());
     app_free(a);
 }
+
+/* ---------- issue 36 bug 1: the graph's info line drops fields, never cuts a number */
+
+Test(tui_edges, graph_info_line_at_80_columns_keeps_numbers_whole)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    type(a, "2");
+    char log[4096] = "";
+    int total = 0;
+    for (int i = 0; i < a->p->net->n_layers; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "graph at %s", a->p->net->layers[a->sel].name);
+        total += cuts_of_frame(a, what, log, sizeof log);
+        app_feed(a, ']');
+    }
+    cr_assert_eq(total, 0, "%d cuts:\n%s", total, log);
+    /* the selected layer's name and its time stay */
+    type(a, "1");
+    select_layer(a, "conv3_3");
+    type(a, "2");
+    draw(a);
+    int y = find_row("selected");
+    cr_assert(y >= 0, "%s", dump());
+    const char *info = row(y);
+    size_t len = strlen(info);
+    cr_assert(strstr(info, "conv3_3") && strstr(info, " ms"), "%s", info);
+    /* whole fields only: it ends on a closed field, never "t_s 1" */
+    cr_assert(len >= 2 && (info[len - 1] == ')' || strcmp(info + len - 2, "ms") == 0 ||
+                           strcmp(info + len - 6, "pinned") == 0),
+              "%s", info);
+    app_free(a);
+    term_close();
+}
