@@ -1118,3 +1118,27 @@ Test(tui_edges, graph_info_line_at_80_columns_keeps_numbers_whole)
     app_free(a);
     term_close();
 }
+
+/* ---------- issue 36 bug 10: memory in GiB everywhere on the table */
+
+Test(tui_edges, table_states_memory_in_gib)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    draw(a);
+    double peak = a->p->best_eval.peak_memory_bytes;
+    char want[64];
+    snprintf(want, sizeof want, "peak %.2f GiB/GPU", peak / 1073741824.0);
+    cr_assert(find_row(want) >= 0, "want \"%s\":\n%s", want, dump());
+    cr_assert(find_row("GB/GPU") < 0, "%s", dump());
+    /* the sizes' mem/GPU column too (weights and activations stay decimal) */
+    select_layer(a, "fc6");
+    app_feed(a, 'v');
+    draw(a);
+    int ti = totals_row();
+    cr_assert(ti >= 0, "%s", dump());
+    snprintf(want, sizeof want, "─%.1fGi", peak / 1073741824.0);
+    cr_assert(strstr(row(ti), want), "want \"%s\": %s", want, row(ti));
+    app_free(a);
+    term_close();
+}
