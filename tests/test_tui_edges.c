@@ -1142,3 +1142,32 @@ Test(tui_edges, table_states_memory_in_gib)
     app_free(a);
     term_close();
 }
+
+/* ---------- issue 36 bug 11: undo's label and numbers read the same way */
+
+Test(tui_edges, undo_status_reads_in_the_direction_of_its_label)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    double before = a->p->best_eval.total_ms;
+    type(a, "-");
+    double after = a->p->best_eval.total_ms;
+    cr_assert(a->p->gpus == 8 && after != before, "%s", a->status);
+    char label[32], nums[96];
+    snprintf(label, sizeof label, "16%s8 GPUs", G->arrow_right);
+    snprintf(nums, sizeof nums, "%.1f %s %.1f ms/step", before, G->arrow_right, after);
+    cr_assert(strstr(a->status, label) && strstr(a->status, nums), "%s", a->status);
+    type(a, "z");
+    cr_assert_eq(a->p->gpus, 16);
+    /* the label names the what-if taken back (16->8), so its numbers go 16's -> 8's too */
+    cr_assert(strstr(a->status, "undo 1/1: ") && strstr(a->status, label), "%s", a->status);
+    cr_assert(strstr(a->status, nums), "undo reads back against its label: %s", a->status);
+    char back[64];
+    snprintf(back, sizeof back, "undone: back to %.0f img/s", a->p->best_eval.images_per_s);
+    cr_assert(strstr(a->status, back), "%s", a->status);
+    /* a redo reads forward as the what-if did */
+    type(a, "Z");
+    cr_assert(strstr(a->status, "redo 1/1: ") && strstr(a->status, nums), "%s", a->status);
+    app_free(a);
+    term_close();
+}
