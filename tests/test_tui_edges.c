@@ -1171,3 +1171,25 @@ Test(tui_edges, undo_status_reads_in_the_direction_of_its_label)
     app_free(a);
     term_close();
 }
+
+/* ---------- issue 36 bug 11: the cluster screen says one thing about the GPUs */
+
+Test(tui_edges, cluster_screen_names_given_and_used_gpus_one_way)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("lenet5", "p100-4x4", 16);
+    int used = a->p->best_eval.gpus_used;
+    cr_assert(used > 0 && used < 16, "LeNet-5 uses %d of 16", used);
+    type(a, "5");
+    draw(a);
+    char want[64];
+    snprintf(want, sizeof want, "GPUs: 16 given, %d used", used);
+    cr_assert(find_row(want) >= 0, "%s", dump());
+    /* the field that sets the count is the count given, not "in use" */
+    int y = find_row("GPUs given");
+    cr_assert(y >= 0, "%s", dump());
+    cr_assert(strstr(row(y), " 16"), "%s", row(y));
+    cr_assert(find_row("GPUs in use") < 0, "16 \"in use\" beside %d used:\n%s", used, dump());
+    app_free(a);
+    term_close();
+}
