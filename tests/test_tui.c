@@ -863,12 +863,12 @@ Test(tui_cluster, out_of_range_counts_are_refused_not_cast)
     app *a = open_app("lenet5", "p100-4x4", 4);
     app_feed(a, '5');
     draw(a);
-    /* field indices as listed: 0 nodes, 3 intra-node GB/s, 7 NICs per node, 11 GPUs in use, 12 batch per GPU */
+    /* field indices as listed: 0 nodes, 3 intra-node GB/s, 7 NICs per node, 11 GPUs given, 12 batch per GPU */
     static const struct {
         int field;
         const char *label, *text;
-    } cases[] = {{11, "GPUs in use", "1e10"}, {11, "GPUs in use", "nan"}, {11, "GPUs in use", "-5"},
-                 {11, "GPUs in use", "2.5"}, {12, "batch per GPU", "1e30"}, {12, "batch per GPU", "inf"},
+    } cases[] = {{11, "GPUs given", "1e10"}, {11, "GPUs given", "nan"}, {11, "GPUs given", "-5"},
+                 {11, "GPUs given", "2.5"}, {12, "batch per GPU", "1e30"}, {12, "batch per GPU", "inf"},
                  {0, "nodes", "1e300"}, {7, "NICs per node", "0.5"}, {3, "intra-node GB/s", "nan"},
                  {3, "intra-node GB/s", "1e400"}};
     long batch = a->p->batch;

@@ -1084,3 +1084,112 @@ Test(tui_cluster, unfitted_constants_are_marked)
               dump());
     app_free(a);
 }
+
+/* ---------- issue 36 bug 1: the graph's info line drops fields, never cuts a number */
+
+Test(tui_edges, graph_info_line_at_80_columns_keeps_numbers_whole)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    type(a, "2");
+    char log[4096] = "";
+    int total = 0;
+    for (int i = 0; i < a->p->net->n_layers; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "graph at %s", a->p->net->layers[a->sel].name);
+        total += cuts_of_frame(a, what, log, sizeof log);
+        app_feed(a, ']');
+    }
+    cr_assert_eq(total, 0, "%d cuts:\n%s", total, log);
+    /* the selected layer's name and its time stay */
+    type(a, "1");
+    select_layer(a, "conv3_3");
+    type(a, "2");
+    draw(a);
+    int y = find_row("selected");
+    cr_assert(y >= 0, "%s", dump());
+    const char *info = row(y);
+    size_t len = strlen(info);
+    cr_assert(strstr(info, "conv3_3") && strstr(info, " ms"), "%s", info);
+    /* whole fields only: it ends on a closed field, never "t_s 1" */
+    cr_assert(len >= 2 && (info[len - 1] == ')' || strcmp(info + len - 2, "ms") == 0 ||
+                           strcmp(info + len - 6, "pinned") == 0),
+              "%s", info);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- issue 36 bug 10: memory in GiB everywhere on the table */
+
+Test(tui_edges, table_states_memory_in_gib)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    draw(a);
+    double peak = a->p->best_eval.peak_memory_bytes;
+    char want[64];
+    snprintf(want, sizeof want, "peak %.2f GiB/GPU", peak / 1073741824.0);
+    cr_assert(find_row(want) >= 0, "want \"%s\":\n%s", want, dump());
+    cr_assert(find_row("GB/GPU") < 0, "%s", dump());
+    /* the sizes' mem/GPU column too (weights and activations stay decimal) */
+    select_layer(a, "fc6");
+    app_feed(a, 'v');
+    draw(a);
+    int ti = totals_row();
+    cr_assert(ti >= 0, "%s", dump());
+    snprintf(want, sizeof want, "─%.1fGi", peak / 1073741824.0);
+    cr_assert(strstr(row(ti), want), "want \"%s\": %s", want, row(ti));
+    app_free(a);
+    term_close();
+}
+
+/* ---------- issue 36 bug 11: undo's label and numbers read the same way */
+
+Test(tui_edges, undo_status_reads_in_the_direction_of_its_label)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    double before = a->p->best_eval.total_ms;
+    type(a, "-");
+    double after = a->p->best_eval.total_ms;
+    cr_assert(a->p->gpus == 8 && after != before, "%s", a->status);
+    char label[32], nums[96];
+    snprintf(label, sizeof label, "16%s8 GPUs", G->arrow_right);
+    snprintf(nums, sizeof nums, "%.1f %s %.1f ms/step", before, G->arrow_right, after);
+    cr_assert(strstr(a->status, label) && strstr(a->status, nums), "%s", a->status);
+    type(a, "z");
+    cr_assert_eq(a->p->gpus, 16);
+    /* the label names the what-if taken back (16->8), so its numbers go 16's -> 8's too */
+    cr_assert(strstr(a->status, "undo 1/1: ") && strstr(a->status, label), "%s", a->status);
+    cr_assert(strstr(a->status, nums), "undo reads back against its label: %s", a->status);
+    char back[64];
+    snprintf(back, sizeof back, "undone: back to %.0f img/s", a->p->best_eval.images_per_s);
+    cr_assert(strstr(a->status, back), "%s", a->status);
+    /* a redo reads forward as the what-if did */
+    type(a, "Z");
+    cr_assert(strstr(a->status, "redo 1/1: ") && strstr(a->status, nums), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* ---------- issue 36 bug 11: the cluster screen says one thing about the GPUs */
+
+Test(tui_edges, cluster_screen_names_given_and_used_gpus_one_way)
+{
+    term_open(24, 100, 1);
+    app *a = open_app("lenet5", "p100-4x4", 16);
+    int used = a->p->best_eval.gpus_used;
+    cr_assert(used > 0 && used < 16, "LeNet-5 uses %d of 16", used);
+    type(a, "5");
+    draw(a);
+    char want[64];
+    snprintf(want, sizeof want, "GPUs: 16 given, %d used", used);
+    cr_assert(find_row(want) >= 0, "%s", dump());
+    /* the field that sets the count is the count given, not "in use" */
+    int y = find_row("GPUs given");
+    cr_assert(y >= 0, "%s", dump());
+    cr_assert(strstr(row(y), " 16"), "%s", row(y));
+    cr_assert(find_row("GPUs in use") < 0, "16 \"in use\" beside %d used:\n%s", used, dump());
+    app_free(a);
+    term_close();
+}

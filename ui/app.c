@@ -447,7 +447,12 @@ cluster *app_change_cluster(app *a)
     return a->pending.cl;
 }
 
-static void report_change(app *a)
+/* The status after a what-if: its label, then the numbers from the state
+ * before it to the state after it. An undo's label names the what-if it
+ * takes back ("undo 1/1: 16→8 GPUs"), so its numbers read the same way,
+ * from the state the undo restores to the one it leaves, and then say where
+ * the undo has landed. */
+static void report_change(app *a, int undo)
 {
     const plan *p = a->p;
     int n = 0;
@@ -457,14 +462,21 @@ static void report_change(app *a)
     }
     double t0 = a->prev.total_ms, t1 = plan_best_eval(p)->total_ms;
     double i0 = a->prev.ips, i1 = plan_best_eval(p)->images_per_s;
-    char layers[128];
-    int used = plan_best_eval(p)->gpus_used;
+    char layers[160], back[64] = "";
+    int used = plan_best_eval(p)->gpus_used, batch_changed = a->prev.batch != plan_batch(p);
+    if (undo) {
+        if (batch_changed) snprintf(back, sizeof back, "undone: back to %.0f img/s, ", i1);
+        else snprintf(back, sizeof back, "undone: back to %.1f ms/step, ", t1);
+        double t = t0, i = i0;
+        t0 = t1, t1 = t, i0 = i1, i1 = i;
+    }
     if (used > 0 && used < plan_gpus(p))
-        snprintf(layers, sizeof layers, "%d layer%s changed config, %d of the %d GPUs used (%.2f s)", n,
+        snprintf(layers, sizeof layers, "%s%d layer%s changed config, %d of the %d GPUs used (%.2f s)", back, n,
                  n == 1 ? "" : "s", used, plan_gpus(p), a->prev.rebuild_s);
     else
-        snprintf(layers, sizeof layers, "%d layer%s changed config (%.2f s)", n, n == 1 ? "" : "s", a->prev.rebuild_s);
-    if (a->prev.batch != plan_batch(p)) {
+        snprintf(layers, sizeof layers, "%s%d layer%s changed config (%.2f s)", back, n, n == 1 ? "" : "s",
+                 a->prev.rebuild_s);
+    if (batch_changed) {
         /* a step of another batch is not comparable: lead with throughput */
         double pct = i0 > 0 ? (i1 - i0) / i0 * 100 : 0;
         app_set_status(a, 0, "%s: %.0f %s %.0f img/s (%+.1f%%), %.1f %s %.1f ms/step, %s", a->pending.what, i0,
@@ -514,6 +526,7 @@ void app_perform(app *a, action act)
     char note[256], warn[160];
     pins_note(a, was_held, note, sizeof note); /* before the history moves */
     free(was_held);
+    int undo = a->hist.move < 0; /* history_record clears it */
     if (history_record(&a->hist, a->p, a->pending.what, a->src.cluster_loaded, a->src.cluster_name)) {
         /* an undo or redo: the state's reset target (a cluster file opened with O) is the session's again */
         const cluster *to;
@@ -526,7 +539,7 @@ void app_perform(app *a, action act)
         free(a->src.cluster_name);
         a->src.cluster_name = nm;
     }
-    report_change(a);
+    report_change(a, undo);
     memory_warning(a, warn, sizeof warn);
     if (note[0] || warn[0]) {
         size_t k = strlen(a->status);

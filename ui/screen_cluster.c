@@ -1,6 +1,6 @@
 /*
  * screen_cluster: the device graph — nodes, GPUs, link bandwidths and
- * latencies, the sync scheme — with the settings of the run (GPUs in use,
+ * latencies, the sync scheme — with the settings of the run (GPUs given,
  * batch), every one editable as a what-if: Enter types a value, Left/Right
  * halve or double it. Values that differ from the file are marked, and R
  * puts the cluster back as loaded.
@@ -36,7 +36,7 @@ enum {
 static const char *const field_label[F__COUNT] = {
     "nodes", "GPUs per node", "peak TFLOPS (in use)", "intra-node GB/s", "intra-node latency us",
     "inter-node GB/s", "inter-node latency us", "NICs per node", "precision", "gradient bucket MiB", "sync scheme",
-    "GPUs in use", "batch per GPU",
+    "GPUs given", "batch per GPU",
 };
 
 static double field_value(const app *a, const cluster *c, int f)
@@ -300,7 +300,7 @@ static void draw_cluster(app *a, WINDOW *w, rect r)
     if (used < plan_gpus(p))
         ui_putf(w, y++, px, pw, ST_BOLD, "GPUs: %d given, %d used", plan_gpus(p), used);
     else
-        ui_putf(w, y++, px, pw, ST_BOLD, "GPUs in use: %d of %d", plan_gpus(p), cluster_gpus(c));
+        ui_putf(w, y++, px, pw, ST_BOLD, "GPUs: %d of %d given, all used", plan_gpus(p), cluster_gpus(c));
     if (y < r.y + r.h) {
         int x = px;
         x += ui_put(w, y, x, px + pw - x, ST_GOOD, G->gpu_on);

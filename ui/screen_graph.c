@@ -86,11 +86,21 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     const layer_eval *le = &app_shown_eval(a)->layers[a->sel];
     plan_format_config(p, a->sel, plan_config(p, a->sel, app_shown_configs(a)[a->sel]), cb, sizeof cb);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
-    int x = ui_putf(w, r.y, r.x, r.w, ST_HEADER, "%d layers, %d edges, %d ranks ", plan_net(p)->n_layers, ne,
-                    graph_of(a)->gv.lay ? graph_of(a)->gv.lay->n_ranks : 0);
-    ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "%s selected %s: %s, %.2f ms (t_c %.2f t_s %.2f t_x %.2f)%s", G->dot,
-            plan_net(p)->layers[a->sel].name, cb, le->compute_ms + le->sync_ms + le->transfer_ms, le->compute_ms,
-            le->sync_ms, le->transfer_ms, plan_pinned(p)[a->sel] >= 0 ? " pinned" : "");
+    /* the info line gives way field by field, never cutting a number:
+     * the edge and rank counts, then t_c/t_s/t_x, then the counts */
+    int nl = plan_net(p)->n_layers, nr = graph_of(a)->gv.lay ? graph_of(a)->gv.lay->n_ranks : 0;
+    char counts[64], count_brief[32], sel[160], split[96], line[512];
+    snprintf(counts, sizeof counts, "%d layers, %d edges, %d ranks", nl, ne, nr);
+    snprintf(count_brief, sizeof count_brief, "%d layers", nl);
+    snprintf(sel, sizeof sel, "%s selected %s: %s, %.2f ms", G->dot, plan_net(p)->layers[a->sel].name, cb,
+             le->compute_ms + le->sync_ms + le->transfer_ms);
+    snprintf(split, sizeof split, "(t_c %.2f t_s %.2f t_x %.2f)", le->compute_ms, le->sync_ms, le->transfer_ms);
+    ui_part parts[] = {{counts, count_brief, 2},
+                       {sel, NULL, 0},
+                       {split, NULL, 3},
+                       {plan_pinned(p)[a->sel] >= 0 ? "pinned" : "", NULL, 1}};
+    ui_put(w, r.y, r.x, r.w, ST_HEADER,
+           ui_join_parts(parts, (int)(sizeof parts / sizeof parts[0]), " ", r.w, line, sizeof line));
 
     /* centre a graph narrower than the view */
     int pan_x = graph_of(a)->pan_x;
@@ -102,7 +112,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     int ly = r.y + r.h - 1;
     int present[SPLIT__COUNT] = {0};
     for (int i = 0; i < plan_net(p)->n_layers; i++) present[config_class(plan_config(p, i, app_shown_configs(a)[i]))] = 1;
-    x = r.x + ui_class_legend(w, ly, r.x, r.w, present);
+    int x = r.x + ui_class_legend(w, ly, r.x, r.w, present);
     if (plan_pin_count(p) && x + 10 < r.x + r.w) {
         x += ui_put(w, ly, x, r.x + r.w - x, ST_NORMAL, "  ");
         x += ui_put(w, ly, x, r.x + r.w - x, ST_PINNED, "pinned");

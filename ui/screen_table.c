@@ -226,6 +226,19 @@ static void short_bytes(char *b, size_t n, double v)
     else snprintf(b, n, "%.0f", v);
 }
 
+/* A GPU's memory in binary units, as the memory line and the cluster
+ * files state it (data/doc/tui.md): "15.9Gi", "411Mi", at most 6 columns. */
+static void short_gib(char *b, size_t n, double v)
+{
+    const double ki = 1024.0, mi = ki * ki, gi = mi * ki;
+    if (v >= 100 * gi) snprintf(b, n, "%.0fGi", v / gi);
+    else if (v >= gi) snprintf(b, n, "%.1fGi", v / gi);
+    else if (v >= 100 * mi) snprintf(b, n, "%.0fMi", v / mi);
+    else if (v >= mi) snprintf(b, n, "%.1fMi", v / mi);
+    else if (v >= ki) snprintf(b, n, "%.0fKi", v / ki);
+    else snprintf(b, n, "%.0f", v);
+}
+
 /* The memory line: the fullest GPU's bar against the limit, a level per
  * GPU, and whether the strategy fits. */
 static void draw_memory(const app *a, WINDOW *w, int y, rect r)
@@ -343,7 +356,7 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     num(b, sizeof b, total_of(le));
     cell(w, y, csp, C_TOTAL, r, sel ? base : ST_BOLD, b);
     if (csp->on[C_MEM]) {
-        short_bytes(b, sizeof b, plan_task_memory(p, li, cf, 0));
+        short_gib(b, sizeof b, plan_task_memory(p, li, cf, 0));
         cell(w, y, csp, C_MEM, r, sel ? base : ST_DIM, b);
     }
     if (csp->on[C_PARAMS]) {
@@ -374,7 +387,7 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
     plan *p = a->p;
     int n = plan_net(p)->n_layers;
     const strategy_eval *ev = app_shown_eval(a);
-    char b[256], b2[64], b3[64];
+    char b[256], b2[64];
     ui_hline(w, fy, r.x, r.w, ST_DIM);
     int pins = 0;
     for (int i = 0; i < n; i++) pins += plan_pinned(p)[i] >= 0;
@@ -418,7 +431,7 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
         cell(w, fy, csp, C_ABYTES, r, ST_BOLD, b);
     }
     if (csp->on[C_MEM] && table_of(a)->colset == SET_SIZES) {
-        short_bytes(b, sizeof b, ev->peak_memory_bytes);
+        short_gib(b, sizeof b, ev->peak_memory_bytes);
         cell(w, fy, csp, C_MEM, r, ST_BOLD, b);
     }
     {
@@ -427,7 +440,7 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
         snprintf(ms, sizeof ms, "Eq. 1 %.2f ms/step", ev->total_ms);
         snprintf(ips, sizeof ips, "%.1f img/s", ev->images_per_s);
         snprintf(moved, sizeof moved, "%s moved", lw_format_bytes(ev->bytes_per_step, b2, sizeof b2));
-        snprintf(peak, sizeof peak, "peak %s/GPU", lw_format_bytes(ev->peak_memory_bytes, b3, sizeof b3));
+        snprintf(peak, sizeof peak, "peak %.2f GiB/GPU", ev->peak_memory_bytes / 1073741824.0);
         if (a->base.kind >= 0 && a->base.valid) {
             double d = ev->total_ms > 0 ? (a->base.eval.total_ms / ev->total_ms) : 0;
             const char *bn = baseline_name((baseline_kind)a->base.kind);
