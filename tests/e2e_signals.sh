@@ -169,7 +169,7 @@ if ready ulimit; then
     keys J
     wait_for ".json" 10 >/dev/null
     keys Enter
-    if wait_for "File too large" 10; then ok "ulimit -f: the export's error shows"; else bad "ulimit -f: the export's error shows"; fi
+    if wait_for_words "File too large (the file-size limit, ulimit -f)" 10; then ok "ulimit -f: the export's error shows"; else bad "ulimit -f: the export's error shows"; fi
     keys q
     after_exit "q after an export past ulimit -f" 0
     left=$(cd "$WORK" && ls | grep -E '\.json' | tr '\n' ' ')

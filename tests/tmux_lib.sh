@@ -36,6 +36,17 @@ wait_for() {
     done
     return 1
 }
+# wait_for_words TEXT [SECONDS]: as wait_for, for a message the TUI may
+# wrap over lines (the status line breaks at spaces): the pane's lines are
+# joined with one space, leading and repeated blanks squeezed.
+wait_for_words() {
+    local deadline=$((SECONDS + ${2:-$WAIT}))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        capture | tr '\n' ' ' | tr -s ' ' | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
 keys() { "${T[@]}" send-keys -t "$S" "$@"; }
 
 # The layerwise process under the pane's shell, if any.
