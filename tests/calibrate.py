@@ -290,6 +290,21 @@ def fit_stack_scale(stacks, clusters, key, rows):
     return old == v
 
 
+def best_with_overhead(points, steps, rows):
+    """The grid point and per-step overhead (0 to 60 ms by 0.1) that
+    minimise the largest |log error| / tolerance, given each point's step
+    times without overhead: (error, point + (overhead,))."""
+    best = None
+    for point, t in zip(points, steps):
+        for k in range(601):
+            s = k / 10
+            err = max(abs(math.log(r["batch_per_gpu"] * 1e3 / (ti + s) / r["published"])) / tolerance(r)
+                      for r, ti in zip(rows, t))
+            if best is None or err < best[0] - 1e-12:
+                best = (err, point + (s,))
+    return best
+
+
 def fit_stack_grid(stacks, doc, key, rows):
     """STACK_GRID[key]: every point of its grid (gemm_scale is the
     precision's), the per-step overhead solved on a 0.1 ms grid, least
@@ -319,14 +334,7 @@ def fit_stack_grid(stacks, doc, key, rows):
         return [r["batch_per_gpu"] * 1e3 / p for r, p in zip(rows, predict(doc, rows, {name: trial}))]
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         steps = list(ex.map(step_ms, points))
-    best = None
-    for point, t in zip(points, steps):
-        for k in range(601):
-            s = k / 10
-            err = max(abs(math.log(r["batch_per_gpu"] * 1e3 / (ti + s) / r["published"])) / tolerance(r)
-                      for r, ti in zip(rows, t))
-            if best is None or err < best[0] - 1e-12:
-                best = (err, point + (s,))
+    best = best_with_overhead(points, steps, rows)
     for n, v in zip(axes + ["step_overhead_ms"], best[1]):
         put_val(sdoc, n, v)
     new = [val(sdoc, n) for n in axes + ["step_overhead_ms"]]
@@ -353,14 +361,7 @@ def fit_paper_grid(doc, prec, rows):
         return [r["batch_per_gpu"] * 1e3 / p for r, p in zip(rows, predict(d, rows))]
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         steps = list(ex.map(step_ms, points))
-    best = None
-    for point, t in zip(points, steps):
-        for k in range(601):
-            s = k / 10
-            err = max(abs(math.log(r["batch_per_gpu"] * 1e3 / (ti + s) / r["published"])) / tolerance(r)
-                      for r, ti in zip(rows, t))
-            if best is None or err < best[0] - 1e-12:
-                best = (err, point + (s,))
+    best = best_with_overhead(points, steps, rows)
     new = copy.deepcopy(doc)
     for name, v in zip(PAPER_CONSTANTS, best[1]):
         put(new, prec, name, rounded(v))
