@@ -448,7 +448,7 @@ void cli_man_write(FILE *f)
     man_examples(f);
     fputs(".SH SEE ALSO\n", f);
     para(f, "\\fBdot\\fR(1); the manual's pages in \\fI" LW_DOCDIR "\\fR: tui.md (the TUI), cli.md (the commands "
-            "at length), formats.md, cost\\-model.md, search.md, reproduce.md (the paper's figures), calibration.md, "
+            "at length), formats.md, transformers.md (transformers, FSDP and ZeRO, pipelines), cost\\-model.md, search.md, reproduce.md (the paper's figures), calibration.md, "
             "performance.md, safety.md, development.md; the README in the source tree is the way in.");
 }
 
