@@ -14,6 +14,7 @@
 #include "graph_draw.h"
 #include "list.h"
 #include "explain.h"
+#include "fold.h"
 
 /* ---- the list cursor ---------------------------------------------------- */
 
@@ -30,6 +31,10 @@ typedef struct graph_state {
     graph_view gv;
     int pan_y, pan_x;
     int follow;                /* pan to keep the selected layer in view */
+    fold fd;                   /* the boxes shown: repeated blocks folded (fold.h) */
+    unsigned char *open;       /* [n_open] non-zero at a block's first layer: that block unfolded */
+    int n_open;
+    int auto_open;             /* the block a find unfolded (its first layer), folded again by the next; -1 */
 } graph_state;
 
 /* stepper: pos 0..n_steps eliminations, n_steps+1 the final step,

@@ -1,0 +1,128 @@
+/*
+ * Screen tests of the repeated blocks (issue 32 item 9): the graph screen
+ * folds GPT-2 XL's 48 transformer blocks into one box that f unfolds and
+ * folds again, and a find inside a fold unfolds its block; the table
+ * groups the rows by runs of identical blocks. Drawn headless
+ * (tui_screen.h) at 80x24 and 200x60.
+ */
+#include "app.h"
+#include "plan_internal.h" /* white-box: the tests read the plan's fields */
+#include "keys.h"
+#include "screens.h"
+#include "draw.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui_screen.h"
+
+/* Whether the graph has a box named name (drawn or panned out of view). */
+static int has_box(const app *a, const char *name)
+{
+    const graph_view *g = &graph_of(a)->gv;
+    for (int i = 0; i < g->n_ids; i++) {
+        const char *n = g->names && g->names[i] ? g->names[i] : a->p->net->layers[g->ids[i]].name;
+        if (strcmp(n, name) == 0) return 1;
+    }
+    return 0;
+}
+
+/* What a draw of the current screen takes, in ms (the mean of n). */
+static double draw_ms(app *a, int n)
+{
+    double t0 = lw_now();
+    for (int i = 0; i < n; i++) draw(a);
+    return (lw_now() - t0) * 1000.0 / n;
+}
+
+Test(tui_blocks, graph_folds_gpt2_xl_into_one_box_of_48_blocks, .timeout = 300)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("gpt2_xl", "dgx-a100", 4);
+    type(a, "2");
+    draw(a);
+    /* embed, the 48 blocks in one box, the final norm and the head */
+    cr_assert(find_row("block 0-47 x48") >= 0, "%s", dump());
+    cr_assert(find_row("embed") >= 0, "%s", dump());
+    cr_assert_eq(graph_of(a)->fd.n_units, 5, "the input, embed, the blocks, ln_f, lm_head");
+    cr_assert(find_row("block0.attn") < 0, "a folded block's layers are not drawn:\n%s", dump());
+    /* ] moves box by box, to the head */
+    int b0 = net_find(a->p->net, "block0.ln1");
+    type(a, "]]");
+    draw(a);
+    cr_assert_eq(a->sel, b0, "the fold's first layer is selected");
+    cr_assert(find_row2("selected block 0-47 x48 of 11 layers", " ms") >= 0, "%s", dump());
+    type(a, "]]");
+    cr_assert_str_eq(a->p->net->layers[a->sel].name, "lm_head");
+    draw(a);
+    cr_assert(find_row("lm_head") >= 0, "%s", dump());
+    type(a, "[[");
+    cr_assert_eq(a->sel, b0);
+
+    /* f unfolds the first block of the fold, f again folds it */
+    type(a, "f");
+    draw(a);
+    cr_assert(find_row("block0.ln1") >= 0, "the selected layer is in view:\n%s", dump());
+    cr_assert(has_box(a, "block0.attn") && has_box(a, "block 1-47 x47") && !has_box(a, "block 0-47 x48"), "%s",
+              dump());
+    type(a, "]");
+    cr_assert_str_eq(a->p->net->layers[a->sel].name, "block0.attn", "the cursor walks into the unfolded block");
+    type(a, "f");
+    draw(a);
+    cr_assert(find_row("block 0-47 x48") >= 0, "%s", dump());
+    cr_assert(find_row("block0.attn") < 0, "%s", dump());
+
+    /* at 200x60 as well; and both sizes draw well under 100 ms */
+    double ms80 = draw_ms(a, 10);
+    term_resize(60, 200);
+    draw(a);
+    cr_assert(find_row("block 0-47 x48") >= 0, "%s", dump());
+    cr_assert(find_row("lm_head") >= 0, "the whole folded graph fits 60 rows:\n%s", dump());
+    cr_assert(find_row("532 layers in 5 boxes") >= 0, "%s", dump());
+    double ms200 = draw_ms(a, 10);
+    fprintf(stderr, "gpt2_xl graph: %.2f ms a frame at 80x24, %.2f ms at 200x60\n", ms80, ms200);
+    cr_assert_lt(ms200, 500.0, "the folded graph draws in well under 100 ms (500 allows for sanitizers)");
+    app_free(a);
+    term_close();
+}
+
+Test(tui_blocks, find_inside_a_fold_unfolds_its_block, .timeout = 300)
+{
+    term_open(60, 200, 1);
+    app *a = open_app("gpt2_xl", "dgx-a100", 4);
+    type(a, "2/block7.fc1");
+    app_feed(a, '\r');
+    draw(a);
+    cr_assert_str_eq(a->p->net->layers[a->sel].name, "block7.fc1");
+    cr_assert(has_box(a, "block 0-6 x7") && has_box(a, "block 8-47 x40"), "%s", dump());
+    cr_assert(find_row("block 8-47 x40") >= 0, "%s", dump());
+    int y = find_row("block7.fc1");
+    cr_assert(y >= 0, "the found layer is drawn:\n%s", dump());
+    cr_assert(find_row2("selected block7.fc1", " ms") >= 0, "%s", dump());
+    /* the next find folds the block the last one unfolded */
+    type(a, "/block9.fc2");
+    app_feed(a, '\r');
+    draw(a);
+    cr_assert_str_eq(a->p->net->layers[a->sel].name, "block9.fc2");
+    cr_assert(has_box(a, "block 0-8 x9") && !has_box(a, "block7.fc1"), "block 7 folded again:\n%s", dump());
+    cr_assert(find_row("block9.fc2") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
+Test(tui_blocks, cnn_graph_has_a_box_per_layer)
+{
+    term_open(24, 120, 1);
+    app *a = open_app("resnet50", "p100-4x4", 4);
+    type(a, "2");
+    draw(a);
+    cr_assert_eq(graph_of(a)->fd.n_units, a->p->net->n_layers);
+    cr_assert(find_row("layers in") < 0 && find_row(" edges, ") >= 0, "%s", dump());
+    type(a, "f");
+    draw(a);
+    cr_assert(find_row("in no repeated block") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
