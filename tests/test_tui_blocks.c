@@ -126,3 +126,79 @@ Test(tui_blocks, cnn_graph_has_a_box_per_layer)
     app_free(a);
     term_close();
 }
+
+Test(tui_blocks, table_groups_gpt2_xl_by_runs_of_identical_blocks, .timeout = 300)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("gpt2_xl", "dgx-a100", 4);
+    double total = a->p->best_eval.total_ms;
+    draw(a);
+    /* every block has the optimum's one config: one group of 48 */
+    int y = find_row("block 0-47 x48: 11 layers, t ");
+    cr_assert(y >= 0, "%s", dump());
+    cr_assert(strstr(row(y), " ms each"), "%s", row(y));
+    cr_assert(find_row("block0.ln1") == y + 1, "the block's layers beneath its header:\n%s", dump());
+    cr_assert(find_row("block1.ln1") < 0, "%s", dump());
+    /* the totals are the optimum's */
+    char tot[32];
+    snprintf(tot, sizeof tot, "%.2f", total);
+    cr_assert(strstr(row(totals_row()), tot), "%s\n%s", tot, dump());
+    /* down from the embedding: the header selects the block's first layer */
+    app_feed(a, KEY_HOME);
+    app_feed(a, KEY_DOWN);
+    app_feed(a, KEY_DOWN);
+    draw(a);
+    cr_assert_str_eq(a->p->net->layers[a->sel].name, "block0.ln1");
+    cr_assert(attr_at(y, 3) & A_REVERSE, "the header row is selected:\n%s", dump());
+    /* End reaches the head: 1 input + embed + 1 header + 11 + ln_f + lm_head rows */
+    app_feed(a, KEY_END);
+    cr_assert_str_eq(a->p->net->layers[a->sel].name, "lm_head");
+    cr_assert_eq(table_of(a)->n_rows, 16);
+    /* f hides the group's layer rows, and shows them again */
+    type(a, "f");
+    draw(a);
+    cr_assert(find_row("block0.ln1") < 0, "%s", dump());
+    cr_assert(find_row("+ block 0-47 x48") >= 0, "%s", dump());
+    cr_assert_eq(table_of(a)->n_rows, 5);
+    type(a, "f");
+    draw(a);
+    cr_assert(find_row("block0.ln1") >= 0, "%s", dump());
+    /* a find reaches a layer of block 30: its row shows it, in its part's place */
+    type(a, "/block30.fc1");
+    app_feed(a, '\r');
+    draw(a);
+    cr_assert_str_eq(a->p->net->layers[a->sel].name, "block30.fc1");
+    y = find_row("block30.fc1");
+    cr_assert(y >= 0 && (attr_at(y, 3) & A_REVERSE), "%s", dump());
+    cr_assert(find_row("block0.fc1") < 0, "block 30's fc1 in block 0's place:\n%s", dump());
+    /* sorted by time: the flat table, every layer a row */
+    type(a, "o");
+    draw(a);
+    cr_assert(find_row(" x48: ") < 0, "%s", dump());
+    cr_assert_eq(table_of(a)->n_rows, a->p->net->n_layers);
+    double ms80 = draw_ms(a, 10);
+    type(a, "oooo"); /* back to layer order */
+    cr_assert_eq(a->sort, SORT_LAYER);
+    term_resize(60, 200);
+    draw(a);
+    cr_assert(find_row("lm_head") >= 0, "the grouped table fits 60 rows:\n%s", dump());
+    double ms200 = draw_ms(a, 10);
+    fprintf(stderr, "gpt2_xl table: %.2f ms a frame at 80x24 (sorted), %.2f ms at 200x60 (grouped)\n", ms80, ms200);
+    cr_assert_lt(ms200, 500.0, "the table draws in well under 100 ms (500 allows for sanitizers)");
+    app_free(a);
+    term_close();
+}
+
+Test(tui_blocks, cnn_table_is_one_row_per_layer)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    draw(a);
+    cr_assert_eq(table_of(a)->n_rows, a->p->net->n_layers);
+    cr_assert_null(table_of(a)->rows);
+    type(a, "f");
+    draw(a);
+    cr_assert(find_row("no repeated blocks") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}

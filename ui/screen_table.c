@@ -41,11 +41,69 @@ typedef struct col {
     int sort;     /* sort_key this column sorts by, or -1 */
 } col;
 
-/* The selected layer's row in the current sort. */
+/* The rows: a->order (the current sort), or in layer order where the
+ * network has repeated blocks, a header row per run of blocks with the
+ * same configs and the layers of one of its blocks beneath (unless f
+ * collapsed them). Built again at every draw and key: O(layers). */
+static void build_rows(app *a)
+{
+    table_state *ts = table_of(a);
+    int n = plan_net(a->p)->n_layers;
+    free(ts->rows);
+    ts->rows = NULL;
+    fold_free(&ts->fd);
+    ts->n_rows = n;
+    if (a->sort != SORT_LAYER || !plan_blocks(a->p, NULL, 0)) return;
+    fold_build(&ts->fd, a->p, NULL, app_shown_configs(a));
+    ts->rows = lw_malloc(sizeof(int) * (size_t)(n + ts->fd.n_units));
+    int k = 0;
+    for (int u = 0; u < ts->fd.n_units; u++) {
+        const fold_unit *fu = &ts->fd.units[u];
+        if (!fu->blocks) {
+            ts->rows[k++] = fu->first;
+            continue;
+        }
+        ts->rows[k++] = -1 - u;
+        for (int j = 0; j < fu->len && !ts->collapsed; j++) ts->rows[k++] = fu->first + j;
+    }
+    ts->n_rows = k;
+}
+
+/* The folded unit of a grouped table that layer li is in, or NULL. */
+static const fold_unit *group_of(const app *a, int li)
+{
+    const table_state *ts = table_of(a);
+    if (!ts->rows || li < 0) return NULL;
+    const fold_unit *u = &ts->fd.units[ts->fd.unit_of[li]];
+    return u->blocks ? u : NULL;
+}
+
+/* The layer row k shows (a header: its group's first layer). A group's
+ * rows show its first block's layers, or the selected layer where it is
+ * in another block of the group, in its part's row. */
+static int row_layer(const app *a, int k)
+{
+    const table_state *ts = table_of(a);
+    if (!ts->rows) return a->order[k];
+    int code = ts->rows[k];
+    if (code < 0) return ts->fd.units[-1 - code].first;
+    const fold_unit *u = group_of(a, code);
+    if (u && group_of(a, a->sel) == u && (a->sel - u->first) % u->len == code - u->first) return a->sel;
+    return code;
+}
+
+/* The selected layer's row: the cursor's where it shows the layer, else
+ * the first that does, else its group's header (collapsed). */
 static int row_of_sel(const app *a)
 {
-    for (int i = 0; i < plan_net(a->p)->n_layers; i++)
-        if (a->order[i] == a->sel) return i;
+    const table_state *ts = table_of(a);
+    int cur = ts->cur.sel;
+    if (cur >= 0 && cur < ts->n_rows && row_layer(a, cur) == a->sel) return cur;
+    for (int k = 0; k < ts->n_rows; k++)
+        if ((!ts->rows || ts->rows[k] >= 0) && row_layer(a, k) == a->sel) return k;
+    const fold_unit *u = group_of(a, a->sel);
+    for (int k = 0; u && k < ts->n_rows; k++)
+        if (ts->rows[k] == -1 - (int)(u - ts->fd.units)) return k;
     return 0;
 }
 
@@ -331,13 +389,12 @@ static void draw_header(app *a, WINDOW *w, rect r, const colset *csp)
 /* Layer li's row at line y: its mark (P pinned, * changed), name, type,
  * shape, config, GPUs, terms and total, sizes and the baseline's columns
  * where shown. */
-static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y)
+static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y, int sel)
 {
     plan *p = a->p;
     const layer *l = &plan_net(p)->layers[li];
     const layer_eval *le = &app_shown_eval(a)->layers[li];
     const config *cf = plan_config(p, li, app_shown_configs(a)[li]);
-    int sel = li == a->sel;
     int base = sel ? ST_SELECTED : ST_NORMAL;
     if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
     char b[128];
@@ -377,6 +434,23 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
         cell(w, y, csp, C_BTOTAL, r, sel ? base : bt > total_of(le) + 1e-9 ? ST_BAD : ST_NORMAL, b);
         term_cells(w, y, csp, C_BTC, r, base, be);
     }
+}
+
+/* A group's header row: "block 0-47 x48: 11 layers, t 0.51 ms each". */
+static void draw_group(app *a, WINDOW *w, rect r, const colset *csp, const fold_unit *u, int y, int sel)
+{
+    const strategy_eval *ev = app_shown_eval(a);
+    double t = 0;
+    for (int li = u->first; li <= u->last; li++) t += total_of(&ev->layers[li]);
+    char nm[64], b[192];
+    fold_name(&table_of(a)->fd, u, nm, sizeof nm);
+    if (u->blocks > 1)
+        snprintf(b, sizeof b, "%s %s: %d layers, t %.2f ms each, %.2f in all", table_of(a)->collapsed ? "+" : "-", nm,
+                 u->len, t / u->blocks, t);
+    else /* a block alone: its configs differ from its neighbours' */
+        snprintf(b, sizeof b, "%s %s: %d layers, t %.2f ms", table_of(a)->collapsed ? "+" : "-", nm, u->len, t);
+    if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
+    ui_put(w, y, r.x + csp->x[C_NAME], r.w - csp->x[C_NAME], sel ? ST_SELECTED : ST_BOLD, b);
 }
 
 /* The footer's first two lines, from line fy: the totals row (its model
@@ -455,23 +529,27 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
 
 static void draw_table(app *a, WINDOW *w, rect r)
 {
-    plan *p = a->p;
     app_baseline_ensure(a);
     colset cs;
     fit_columns(a, r.w, &cs);
-    int n = plan_net(p)->n_layers;
+    build_rows(a);
+    table_state *ts = table_of(a);
+    int n = ts->n_rows;
 
     draw_header(a, w, r, &cs);
 
     int rows = r.h - 6; /* the header, then a footer of five lines */
     if (rows < 1) rows = 1;
-    table_state *ts = table_of(a);
     ts->y0 = r.y + 1;
     ts->cur.sel = row_of_sel(a);
     list_fit(&ts->cur, n, rows, 1);
 
-    for (int k = 0; k < rows && ts->cur.top + k < n; k++)
-        draw_row(a, w, r, &cs, a->order[ts->cur.top + k], r.y + 1 + k);
+    for (int k = 0; k < rows && ts->cur.top + k < n; k++) {
+        int row = ts->cur.top + k, li = row_layer(a, row);
+        int sel = ts->rows ? row == ts->cur.sel : li == a->sel;
+        if (ts->rows && ts->rows[row] < 0) draw_group(a, w, r, &cs, &ts->fd.units[-1 - ts->rows[row]], r.y + 1 + k, sel);
+        else draw_row(a, w, r, &cs, li, r.y + 1 + k, sel);
+    }
 
     int fy = r.y + r.h - 5;
     draw_totals(a, w, r, &cs, fy);
@@ -490,10 +568,26 @@ static void draw_table(app *a, WINDOW *w, rect r)
 
 static action k_move(app *a, int key)
 {
+    build_rows(a);
     list_cursor *c = &table_of(a)->cur;
     c->sel = row_of_sel(a);
-    list_key(c, key, plan_net(a->p)->n_layers, 1, 0);
-    a->sel = a->order[c->sel];
+    list_key(c, key, table_of(a)->n_rows, 1, 0);
+    a->sel = row_layer(a, c->sel);
+    return ACT_REDRAW;
+}
+
+/* Hides or shows the grouped blocks' layer rows. */
+static action k_collapse(app *a, int key)
+{
+    (void)key;
+    table_state *ts = table_of(a);
+    build_rows(a);
+    if (!ts->rows) {
+        app_set_status(a, 0, "%s", a->sort != SORT_LAYER ? "blocks are grouped in layer order only (o sorts)"
+                                                         : "no repeated blocks to group");
+        return ACT_REDRAW;
+    }
+    ts->collapsed = !ts->collapsed;
     return ACT_REDRAW;
 }
 
@@ -548,19 +642,31 @@ static const keybind table_keys[] = {
     {{'b'}, "b", "baseline beside the optimum: none, data, model, OWT", baseline_cycle},
     {{'v'}, "v", "columns: times, sizes, the baseline's t_c t_s t_x", colset_cycle},
     {{'\n', '\r', KEY_ENTER}, "Enter", "why not? the selected layer's configs (same as w)", open_whynot},
+    {{'f'}, "f", "repeated blocks: hide / show the layer rows under each group's header", k_collapse},
     {{0}, NULL, NULL, NULL},
 };
 
-/* Search: the rows in display order, by layer name or type. */
+/* Search: the rows in display order, by layer name or type; a grouped
+ * table searches every layer in layer order (those of folded blocks too). */
 static int row_matches(int row, void *user)
 {
     const app *a = user;
     return app_layer_matches(a, a->order[row]);
 }
 
+static int layer_matches(int li, void *user) { return app_layer_matches(user, li); }
+
 static int find(app *a, int dir, int *nth)
 {
-    list_cursor *c = &table_of(a)->cur;
+    build_rows(a);
+    table_state *ts = table_of(a);
+    if (ts->rows) {
+        list_cursor c = {a->sel, 0, 0};
+        int n = list_find(&c, plan_net(a->p)->n_layers, dir, layer_matches, a, nth);
+        if (n) a->sel = c.sel;
+        return n;
+    }
+    list_cursor *c = &ts->cur;
     c->sel = row_of_sel(a);
     int n = list_find(c, plan_net(a->p)->n_layers, dir, row_matches, a, nth);
     a->sel = a->order[c->sel];
@@ -573,20 +679,38 @@ static action click(app *a, int y, int x, int double_click)
     (void)x;
     table_state *ts = table_of(a);
     if (y < ts->y0 || y >= ts->y0 + ts->cur.rows) return ACT_NONE;
+    build_rows(a);
     int row = ts->cur.top + y - ts->y0;
-    if (row >= plan_net(a->p)->n_layers) return ACT_NONE;
-    a->sel = a->order[row];
+    if (row >= ts->n_rows) return ACT_NONE;
+    a->sel = row_layer(a, row);
+    ts->cur.sel = row;
     if (double_click) app_whynot_open(a, a->sel);
     return ACT_REDRAW;
+}
+
+static void *table_new(app *a)
+{
+    (void)a;
+    return lw_calloc(1, sizeof(table_state));
+}
+
+static void table_free(app *a, void *st)
+{
+    (void)a;
+    table_state *ts = st;
+    fold_free(&ts->fd);
+    free(ts->rows);
+    free(ts);
 }
 
 const screen_ops screen_table_ops = {
     .tab = "Table",
     .title = "Strategy table (1)",
-    .hints = "Up/Dn:layer o:sort b:baseline v:columns Enter:why-not i:explain +/-:GPUs e:export",
+    .hints = "Up/Dn:layer o:sort b:baseline v:columns f:blocks Enter:why-not i:explain +/-:GPUs e:export",
     .draw = draw_table,
     .keys = table_keys,
-    .state_size = sizeof(table_state),
+    .state_new = table_new,
+    .state_free = table_free,
     .click = click,
     .find = find,
     .find_what = "layer",

@@ -25,6 +25,10 @@ typedef struct table_state {
     list_cursor cur;           /* rows in display order (a->order); sel mirrors a->sel */
     int y0;                    /* where the first row was drawn, for mouse clicks */
     int colset;                /* the column set v chose (screen_table.c) */
+    fold fd;                   /* in layer order: runs of identical blocks grouped (fold.h) */
+    int n_rows;
+    int *rows;                 /* [n_rows] a layer, or -1 - u: the header of fd's unit u */
+    int collapsed;             /* the groups' layer rows hidden (f) */
 } table_state;
 
 typedef struct graph_state {
