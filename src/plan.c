@@ -6,6 +6,7 @@
 #include "plan_internal.h"
 
 #include "cost_sharding.h"
+#include "pipeline.h"
 #include "prefetch.h"
 
 /* A probe's question (plan_probe_pair, plan_probe_post) by value. */
@@ -418,8 +419,8 @@ static int rebuild_undo(plan *p, cost_model *cm, cost_graph *cg, search_result *
  * (want, held ones included: they come back where the new model has
  * their config, in the same search). On failure nothing changed (cl is
  * the caller's to free). */
-static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config *want,
-                   const plan_memory_settings *mset, lw_error *err)
+static int rebuild_model(plan *p, const plan_settings *set, cluster *cl, const config *want,
+                         const plan_memory_settings *mset, lw_error *err)
 {
     int L = p->net->n_layers;
     if (set->gpus < 0 || set->gpus > CLUSTER_MAX_GPUS) return lw_fail(err, 2, "GPU count %d is out of range", set->gpus);
@@ -509,6 +510,54 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config 
     return 0;
 }
 
+/* The pipeline settings s asks for (stages > 1) for GPU count gpus and
+ * the batch on cluster cl under mset, into *out (NULL when s asks for
+ * none). 0, or -1 with err set. */
+static int pipe_for(const plan *p, const plan_settings *s, const cluster *cl, int gpus, long batch,
+                    const plan_memory_settings *mset, pipe_plan **out, lw_error *err)
+{
+    const plan_pipe_settings *q = &s->pipe;
+    *out = NULL;
+    if (q->stages < 0 || q->stages > PIPE_MAX_STAGES)
+        return lw_fail(err, 2, "pipeline: %d stages is out of range (1 to %d)", q->stages, PIPE_MAX_STAGES);
+    if (q->microbatches < 0 || q->vp < 0 || q->schedule < 0 || q->schedule > PIPE_INTERLEAVED + 1)
+        return lw_fail(err, 2, "pipeline: bad micro-batch count, schedule or virtual stages");
+    if (q->stages <= 1) return 0;
+    pipe_options po;
+    pipe_options_init(&po);
+    po.stages = q->stages;
+    po.microbatches = q->microbatches;
+    if (q->schedule) po.schedule = (pipe_schedule)(q->schedule - 1);
+    po.vp = q->vp ? q->vp : po.schedule == PIPE_INTERLEAVED ? 2 : 1;
+    po.optimizer = mset->optimizer;
+    po.memory_limit = plan_memory_limit(mset, cl);
+    po.cancel = p->cancel;
+    megatron_options mo = {0};
+    *out = q->megatron ? pipe_megatron(p->net, cl, p->prof, gpus, batch, &po, &mo, err)
+                       : pipe_search(p->net, cl, p->prof, gpus, batch, &po, err);
+    return *out ? 0 : -1;
+}
+
+/* rebuild_model, and the pipeline the settings ask for (plan_stage_count):
+ * both or, on failure, neither. */
+static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config *want,
+                   const plan_memory_settings *mset, lw_error *err)
+{
+    pipe_plan *pp = NULL;
+    int total = cluster_gpus(cl);
+    if ((set->pipe.stages > 1 || set->pipe.stages < 0) && set->gpus >= 0 && set->gpus <= total) {
+        int gpus = set->gpus > 0 ? set->gpus : total; /* a bad count: rebuild_model says so */
+        if (pipe_for(p, set, cl, gpus, plan_batch_for(set, gpus), mset, &pp, err) != 0) return -1;
+    }
+    if (rebuild_model(p, set, cl, want, mset, err) != 0) {
+        pipe_plan_free(pp);
+        return -1;
+    }
+    pipe_plan_free(p->pipe); /* its models do not read the cluster rebuild_model may have replaced */
+    p->pipe = pp;
+    return 0;
+}
+
 int plan_search(plan *p, lw_error *err)
 {
     if (!p->unsearched) return 0;
@@ -524,6 +573,31 @@ int plan_step_tables(plan *p, lw_error *err)
     if (!p->sr || !p->cg || p->sr->tables_kept) return 0;
     search_info info;
     if (search_keep_tables(p->cg, p->sr, &info) != 0) return search_failure(&info, err);
+    return 0;
+}
+
+/* Field by field: the structs have padding. */
+static int settings_equal(const plan_settings *a, const plan_settings *b);
+
+/* c changes only the pipeline settings (pins and memory settings as they
+ * are). */
+static int pipe_only_change(const plan *p, const plan_change *c)
+{
+    if (!c->set || c->cl || c->sync_set || c->n_pins || c->clear_pins || c->pin_configs || p->unsearched) return 0;
+    plan_settings same = *c->set;
+    same.pipe = p->set.pipe;
+    return settings_equal(&same, &p->set);
+}
+
+/* The pipeline of settings set on the plan's model as it is: 0, or -1
+ * with err set and the plan as it was. */
+static int apply_pipe(plan *p, const plan_settings *set, lw_error *err)
+{
+    pipe_plan *pp = NULL;
+    if (pipe_for(p, set, p->cl, p->gpus, p->batch, &p->mset, &pp, err) != 0) return -1;
+    pipe_plan_free(p->pipe);
+    p->pipe = pp;
+    p->set.pipe = set->pipe;
     return 0;
 }
 
@@ -552,6 +626,8 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
         return lw_fail(err, 2, "bad memory settings (limit, time budget or optimizer)");
     const plan_memory_settings *mset = c->mem ? c->mem : &p->mset;
     int mset_changed = memcmp(mset, &p->mset, sizeof *mset) != 0;
+    if (!mset_changed && pipe_only_change(p, c))
+        return settings_equal(c->set, &p->set) ? 0 : apply_pipe(p, c->set, err);
     /* the pins as asked for (held ones included), then as indices into the current model */
     config *want = lw_calloc((size_t)(L ? L : 1), sizeof(config));
     if (c->pin_configs) memcpy(want, c->pin_configs, sizeof(config) * (size_t)L);
@@ -564,7 +640,11 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
     for (int i = 0; i < L; i++)
         pins[i] = want[i].deg[0] && p->cm ? config_find(p->cm->configs[i], p->cm->n_configs[i], &want[i]) : -1;
     int rc = 0;
-    if (c->set || c->cl) {
+    /* a pipeline depends on the sync scheme and the memory settings too:
+     * it is computed again with the model */
+    const plan_settings *ns = c->set ? c->set : &p->set;
+    int piped = ns->pipe.stages > 1 && ((c->sync_set && c->sync != p->cl->sync) || mset_changed);
+    if (c->set || c->cl || piped) {
         /* a new model: the plan's cluster stays untouched until it commits */
         cluster *cl = p->cl;
         if (c->cl || (c->sync_set && c->sync != p->cl->sync)) cl = cluster_clone(c->cl ? c->cl : p->cl);
@@ -615,11 +695,12 @@ static int cluster_same_but_sync(const cluster *a, const cluster *b)
     return cluster_equal(a, &c) && strcmp(a->name, b->name) == 0;
 }
 
-/* Field by field: the structs have padding. */
 static int settings_equal(const plan_settings *a, const plan_settings *b)
 {
     return a->gpus == b->gpus && a->batch_per_gpu == b->batch_per_gpu && a->global_batch == b->global_batch &&
-           a->no_fold == b->no_fold;
+           a->no_fold == b->no_fold && a->pipe.stages == b->pipe.stages &&
+           a->pipe.microbatches == b->pipe.microbatches && a->pipe.schedule == b->pipe.schedule &&
+           a->pipe.vp == b->pipe.vp && a->pipe.megatron == b->pipe.megatron;
 }
 
 static int memory_settings_equal(const plan_memory_settings *a, const plan_memory_settings *b)
@@ -727,6 +808,7 @@ void plan_free(plan *p)
     if (!p) return;
     prefetcher_free(p->prefetch);
     p->prefetch = NULL;
+    pipe_plan_free(p->pipe);
     drop_results(p);
     memory_free(&p->mem);
     cost_model_free(p->cm);

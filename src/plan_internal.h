@@ -43,6 +43,7 @@ struct plan {
     void *progress_user;
     struct prefetcher *prefetch; /* the background worker (prefetch.h; plan_prefetch_list) */
     int unsearched;          /* plan_options.unsearched: cm has no tables, cg and sr are NULL */
+    struct pipe_plan *pipe;  /* set.pipe.stages > 1: the pipeline (plan_stage_count); NULL otherwise */
 };
 
 #endif
