@@ -510,13 +510,12 @@ static int rebuild_model(plan *p, const plan_settings *set, cluster *cl, const c
     return 0;
 }
 
-/* The pipeline settings s asks for (stages > 1) for GPU count gpus and
- * the batch on cluster cl under mset, into *out (NULL when s asks for
- * none). 0, or -1 with err set. */
-static int pipe_for(const plan *p, const plan_settings *s, const cluster *cl, int gpus, long batch,
+/* The pipeline q asks for (stages > 1) at GPU count gpus and the batch
+ * on cluster cl under mset, into *out (NULL when q asks for none). 0, or
+ * -1 with err set. */
+static int pipe_for(const plan *p, const plan_pipe_settings *q, const cluster *cl, int gpus, long batch,
                     const plan_memory_settings *mset, pipe_plan **out, lw_error *err)
 {
-    const plan_pipe_settings *q = &s->pipe;
     *out = NULL;
     if (q->stages < 0 || q->stages > PIPE_MAX_STAGES)
         return lw_fail(err, 2, "pipeline: %d stages is out of range (1 to %d)", q->stages, PIPE_MAX_STAGES);
@@ -538,16 +537,16 @@ static int pipe_for(const plan *p, const plan_settings *s, const cluster *cl, in
     return *out ? 0 : -1;
 }
 
-/* rebuild_model, and the pipeline the settings ask for (plan_stage_count):
- * both or, on failure, neither. */
+/* rebuild_model, and the pipeline pipe asks for (plan_stage_count): both
+ * or, on failure, neither. */
 static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config *want,
-                   const plan_memory_settings *mset, lw_error *err)
+                   const plan_memory_settings *mset, const plan_pipe_settings *pipe, lw_error *err)
 {
     pipe_plan *pp = NULL;
     int total = cluster_gpus(cl);
-    if ((set->pipe.stages > 1 || set->pipe.stages < 0) && set->gpus >= 0 && set->gpus <= total) {
-        int gpus = set->gpus > 0 ? set->gpus : total; /* a bad count: rebuild_model says so */
-        if (pipe_for(p, set, cl, gpus, plan_batch_for(set, gpus), mset, &pp, err) != 0) return -1;
+    if (set->gpus >= 0 && set->gpus <= total) { /* a bad count: rebuild_model says so */
+        int gpus = set->gpus > 0 ? set->gpus : total;
+        if (pipe_for(p, pipe, cl, gpus, plan_batch_for(set, gpus), mset, &pp, err) != 0) return -1;
     }
     if (rebuild_model(p, set, cl, want, mset, err) != 0) {
         pipe_plan_free(pp);
@@ -555,6 +554,7 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config 
     }
     pipe_plan_free(p->pipe); /* its models do not read the cluster rebuild_model may have replaced */
     p->pipe = pp;
+    p->pset = *pipe;
     return 0;
 }
 
@@ -563,7 +563,7 @@ int plan_search(plan *p, lw_error *err)
     if (!p->unsearched) return 0;
     p->unsearched = 0;
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &p->set, p->cl, p->pin_want, &mset, err) == 0) return 0;
+    if (rebuild(p, &p->set, p->cl, p->pin_want, &mset, &p->pset, err) == 0) return 0;
     p->unsearched = 1;
     return -1;
 }
@@ -576,35 +576,37 @@ int plan_step_tables(plan *p, lw_error *err)
     return 0;
 }
 
-/* Field by field: the structs have padding. */
-static int settings_equal(const plan_settings *a, const plan_settings *b);
-
-/* c changes only the pipeline settings (pins and memory settings as they
- * are). */
-static int pipe_only_change(const plan *p, const plan_change *c)
+static int pipe_settings_equal(const plan_pipe_settings *a, const plan_pipe_settings *b)
 {
-    if (!c->set || c->cl || c->sync_set || c->n_pins || c->clear_pins || c->pin_configs || p->unsearched) return 0;
-    plan_settings same = *c->set;
-    same.pipe = p->set.pipe;
-    return settings_equal(&same, &p->set);
+    return a->stages == b->stages && a->microbatches == b->microbatches && a->schedule == b->schedule &&
+           a->vp == b->vp && a->megatron == b->megatron;
 }
 
-/* The pipeline of settings set on the plan's model as it is: 0, or -1
- * with err set and the plan as it was. */
-static int apply_pipe(plan *p, const plan_settings *set, lw_error *err)
+/* c changes only the pipeline settings. */
+static int pipe_only_change(const plan *p, const plan_change *c)
 {
+    return c->pipe && !c->set && !c->cl && !c->sync_set && !c->n_pins && !c->clear_pins && !c->mem &&
+           !c->pin_configs && !p->unsearched;
+}
+
+/* The pipeline q asks for on the plan's model as it is: 0, or -1 with err
+ * set and the plan as it was. */
+static int apply_pipe(plan *p, const plan_pipe_settings *q, lw_error *err)
+{
+    if (pipe_settings_equal(q, &p->pset)) return 0;
     pipe_plan *pp = NULL;
-    if (pipe_for(p, set, p->cl, p->gpus, p->batch, &p->mset, &pp, err) != 0) return -1;
+    if (pipe_for(p, q, p->cl, p->gpus, p->batch, &p->mset, &pp, err) != 0) return -1;
     pipe_plan_free(p->pipe);
     p->pipe = pp;
-    p->set.pipe = set->pipe;
+    p->pset = *q;
     return 0;
 }
 
 int plan_apply(plan *p, const plan_change *c, lw_error *err)
 {
     int L = p->net->n_layers;
-    if (p->unsearched && !c->set && !c->cl) {
+    if (pipe_only_change(p, c)) return apply_pipe(p, c->pipe, err);
+    if (p->unsearched && !c->set && !c->cl && !c->pipe) {
         if (c->sync_set && ((int)c->sync < 0 || c->sync >= SYNC__COUNT))
             return lw_fail(err, 2, "unknown sync scheme %d", (int)c->sync);
         if (!c->n_pins && !c->clear_pins && !c->mem && !c->pin_configs) { /* no tables: t_s is computed when asked */
@@ -626,8 +628,6 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
         return lw_fail(err, 2, "bad memory settings (limit, time budget or optimizer)");
     const plan_memory_settings *mset = c->mem ? c->mem : &p->mset;
     int mset_changed = memcmp(mset, &p->mset, sizeof *mset) != 0;
-    if (!mset_changed && pipe_only_change(p, c))
-        return settings_equal(c->set, &p->set) ? 0 : apply_pipe(p, c->set, err);
     /* the pins as asked for (held ones included), then as indices into the current model */
     config *want = lw_calloc((size_t)(L ? L : 1), sizeof(config));
     if (c->pin_configs) memcpy(want, c->pin_configs, sizeof(config) * (size_t)L);
@@ -642,14 +642,15 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
     int rc = 0;
     /* a pipeline depends on the sync scheme and the memory settings too:
      * it is computed again with the model */
-    const plan_settings *ns = c->set ? c->set : &p->set;
-    int piped = ns->pipe.stages > 1 && ((c->sync_set && c->sync != p->cl->sync) || mset_changed);
+    const plan_pipe_settings *pipe = c->pipe ? c->pipe : &p->pset;
+    int piped = (pipe->stages > 1 && ((c->sync_set && c->sync != p->cl->sync) || mset_changed)) ||
+                (c->pipe && !pipe_settings_equal(c->pipe, &p->pset));
     if (c->set || c->cl || piped) {
         /* a new model: the plan's cluster stays untouched until it commits */
         cluster *cl = p->cl;
         if (c->cl || (c->sync_set && c->sync != p->cl->sync)) cl = cluster_clone(c->cl ? c->cl : p->cl);
         if (c->sync_set) cl->sync = c->sync;
-        rc = rebuild(p, c->set ? c->set : &p->set, cl, want, mset, err);
+        rc = rebuild(p, c->set ? c->set : &p->set, cl, want, mset, pipe, err);
         if (rc != 0 && cl != p->cl) cluster_free(cl);
     } else if (c->sync_set && c->sync != p->cl->sync) {
         /* only t_s depends on the sync scheme; put it back on failure */
@@ -675,7 +676,7 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
 plan_state plan_state_get(const plan *p)
 {
     int L = p->net->n_layers;
-    plan_state s = {p->set, cluster_clone(p->cl), p->mset, L, lw_calloc((size_t)L, sizeof(config))};
+    plan_state s = {p->set, cluster_clone(p->cl), p->mset, L, lw_calloc((size_t)L, sizeof(config)), p->pset};
     memcpy(s.pins, p->pin_want, sizeof(config) * (size_t)L);
     return s;
 }
@@ -695,12 +696,11 @@ static int cluster_same_but_sync(const cluster *a, const cluster *b)
     return cluster_equal(a, &c) && strcmp(a->name, b->name) == 0;
 }
 
+/* Field by field: the structs have padding. */
 static int settings_equal(const plan_settings *a, const plan_settings *b)
 {
     return a->gpus == b->gpus && a->batch_per_gpu == b->batch_per_gpu && a->global_batch == b->global_batch &&
-           a->no_fold == b->no_fold && a->pipe.stages == b->pipe.stages &&
-           a->pipe.microbatches == b->pipe.microbatches && a->pipe.schedule == b->pipe.schedule &&
-           a->pipe.vp == b->pipe.vp && a->pipe.megatron == b->pipe.megatron;
+           a->no_fold == b->no_fold;
 }
 
 static int memory_settings_equal(const plan_memory_settings *a, const plan_memory_settings *b)
@@ -721,7 +721,7 @@ static int pins_are(const plan *p, const config *pins)
 int plan_state_is(const plan *p, const plan_state *s)
 {
     return settings_equal(&s->set, &p->set) && cluster_same_but_sync(s->cl, p->cl) && s->cl->sync == p->cl->sync &&
-           memory_settings_equal(&s->mem, &p->mset) && pins_are(p, s->pins);
+           memory_settings_equal(&s->mem, &p->mset) && pins_are(p, s->pins) && pipe_settings_equal(&s->pipe, &p->pset);
 }
 
 plan_change plan_state_change(const plan *p, const plan_state *s)
@@ -734,6 +734,7 @@ plan_change plan_state_change(const plan *p, const plan_state *s)
         c.sync = s->cl->sync;
     }
     if (!memory_settings_equal(&s->mem, &p->mset)) c.mem = &s->mem;
+    if (!pipe_settings_equal(&s->pipe, &p->pset)) c.pipe = &s->pipe;
     if (c.set || c.cl || !pins_are(p, s->pins)) c.pin_configs = s->pins;
     return c;
 }
@@ -795,7 +796,7 @@ plan *plan_open(network *net, cluster *cl, profile *prof, const plan_options *o,
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
     p->pin_want = lw_calloc((size_t)(net->n_layers ? net->n_layers : 1), sizeof(config));
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &p->set, cl, p->pin_want, &mset, err) != 0) {
+    if (rebuild(p, &p->set, cl, p->pin_want, &mset, &o->pipe, err) != 0) {
         plan_free(p);
         return NULL;
     }

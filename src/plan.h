@@ -41,7 +41,6 @@ typedef struct plan_settings {
     long batch_per_gpu;      /* used when global_batch is 0 */
     long global_batch;       /* > 0: fixed global batch */
     int no_fold;             /* non-zero: the paper's Algorithm 1 only, no folds (search_options.fold) */
-    plan_pipe_settings pipe; /* stages > 1: the plan also keeps the pipeline (plan_stage_count) */
 } plan_settings;
 
 /* The memory side of a setting (all zero: the defaults). */
@@ -99,6 +98,8 @@ typedef struct plan_options {
      * plan_apply keeps it so for new settings, a cluster or a sync scheme;
      * pins, memory settings and plan_search turn it into a full plan. */
     int unsearched;
+    /* stages > 1: the plan also keeps the pipeline (plan_stage_count) */
+    plan_pipe_settings pipe;
 } plan_options;
 
 /* A plan for net on cl (prof may be NULL) as o says: its model built and
@@ -180,6 +181,8 @@ typedef struct plan_change {
      * model (deg all 0: not pinned); replaces the pins above. For putting
      * back pins the current model may lack (plan_state_change). */
     const config *pin_configs;
+    /* new pipeline settings (alone: only the pipeline is computed again) */
+    const plan_pipe_settings *pipe;
 } plan_change;
 
 /* Applies c: recomputes what it touches (the cost model for new settings
@@ -205,6 +208,7 @@ typedef struct plan_state {
     plan_memory_settings mem;
     int n_layers;
     config *pins;            /* [n_layers] owned; deg all 0: the layer is not pinned */
+    plan_pipe_settings pipe;
 } plan_state;
 
 /* The plan's state now (plan_state_free releases the copies). */
@@ -442,13 +446,15 @@ int plan_layers_changed(const plan *p, int li, const int *cfg);
  * producers' configs in strategy cfg. */
 double plan_tx_in(const plan *p, int li, int k, const int *cfg);
 
-/* ---- pipelines (settings' pipe.stages > 1) ----------------------------
+/* ---- pipelines (settings' stages > 1) ---------------------------------------
  *
- * A plan whose settings ask for p > 1 stages keeps, beside its one-stage
+ * A plan whose pipeline settings (plan_options.pipe, plan_change.pipe)
+ * ask for p > 1 stages keeps, beside its one-stage
  * optimum (plan_best and the rest above, unchanged), the pipeline that
  * pipe_search (or pipe_megatron) finds for the same network, cluster, GPU
  * count, batch and memory settings; plan_apply computes it again for every
- * change that moves it (settings, cluster, sync scheme, memory settings:
+ * change that moves it (pipeline settings, run settings, cluster, sync
+ * scheme, memory settings:
  * not pins, which hold in the one-stage plan only) and fails, leaving the
  * plan as it was, where the pipeline cannot be had (exit code 2 for a
  * request pipe_search refuses). Not pipelined, these read as one stage:

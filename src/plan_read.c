@@ -276,7 +276,7 @@ int plan_pipeline_info(const plan *p, plan_pipeline_summary *s)
         return 0;
     }
     *s = (plan_pipeline_summary){q->p, q->m, q->v, (int)q->schedule, pipe_schedule_name(q->schedule),
-                                 p->set.pipe.megatron != 0, q->microbatch, q->step_ms, q->bubble_fraction,
+                                 p->pset.megatron != 0, q->microbatch, q->step_ms, q->bubble_fraction,
                                  q->peak_memory_bytes, q->fits};
     return 1;
 }

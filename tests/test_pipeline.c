@@ -412,8 +412,8 @@ static plan *open_piped(const char *net, const char *cl, int gpus, long batch, p
     cr_assert_not_null(n, "%s", err.msg);
     cluster *c = plan_load_cluster(cl, &err);
     cr_assert_not_null(c, "%s", err.msg);
-    plan_settings s = {.gpus = gpus, .global_batch = batch, .pipe = pipe};
-    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s}, &err);
+    plan_settings s = {.gpus = gpus, .global_batch = batch};
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s, .pipe = pipe}, &err);
     cr_assert_not_null(p, "%s on %s: %s", net, cl, err.msg);
     return p;
 }
@@ -500,32 +500,37 @@ Test(pipeline, plan_apply_sets_and_undoes_the_pipeline)
     plan_state before = plan_state_get(p);
     long searches = plan_search_count(p);
     double today = p->best_eval.total_ms;
-    plan_settings s = p->set;
-    s.pipe = (plan_pipe_settings){.stages = 2, .microbatches = 4, .schedule = plan_schedule_from_name("gpipe")};
+    plan_pipe_settings q = {.stages = 2, .microbatches = 4, .schedule = plan_schedule_from_name("gpipe")};
     lw_error err = {0};
-    cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_apply(p, &(plan_change){.pipe = &q}, &err), 0, "%s", err.msg);
     cr_assert_eq(plan_stage_count(p), 2);
     cr_assert_eq(plan_search_count(p), searches);
     cr_assert(p->best_eval.total_ms == today);
     plan_pipeline_summary sum;
     plan_pipeline_info(p, &sum);
     cr_assert_eq(sum.schedule, PIPE_GPIPE);
-    plan_settings bad = s;
-    bad.pipe.microbatches = 3; /* does not divide the batch */
-    cr_assert_neq(plan_apply(p, &(plan_change){.set = &bad}, &err), 0);
+    plan_pipe_settings bad = q;
+    bad.microbatches = 3; /* does not divide the batch */
+    cr_assert_neq(plan_apply(p, &(plan_change){.pipe = &bad}, &err), 0);
     cr_assert_eq(err.code, 2);
     cr_assert_eq(plan_stage_count(p), 2);
-    cr_assert_eq(p->set.pipe.microbatches, 4);
+    cr_assert_eq(p->pset.microbatches, 4);
+    /* a new batch rebuilds the model and the pipeline together */
+    plan_settings s = p->set;
+    s.global_batch = 64;
+    cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
+    plan_pipeline_info(p, &sum);
+    cr_assert_eq(sum.microbatch, 16);
+    /* and one the pipeline refuses leaves both as they were */
+    s.global_batch = 66; /* 4 micro-batches do not divide it */
+    cr_assert_neq(plan_apply(p, &(plan_change){.set = &s}, &err), 0);
+    cr_assert_eq(p->batch, 64);
+    cr_assert_eq(plan_stage_count(p), 2);
     plan_change back = plan_state_change(p, &before);
     cr_assert_eq(plan_apply(p, &back, &err), 0, "%s", err.msg);
     cr_assert(plan_state_is(p, &before));
     cr_assert_eq(plan_stage_count(p), 1);
     cr_assert_null(p->pipe);
-    /* a new batch rebuilds the model and the pipeline together */
-    s.global_batch = 64;
-    cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
-    plan_pipeline_info(p, &sum);
-    cr_assert_eq(sum.microbatch, 16);
     plan_state_free(&before);
     plan_free(p);
 }
