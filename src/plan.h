@@ -463,6 +463,8 @@ double plan_tx_in(const plan *p, int li, int k, const int *cfg);
 /* 1 + the pipe_schedule named s ("gpipe", "1f1b", "interleaved"): a
  * plan_pipe_settings.schedule; -1 if unknown. */
 int plan_schedule_from_name(const char *s);
+/* The name of a plan_pipe_settings.schedule (0: the default's, "1f1b"). */
+const char *plan_schedule_name(int schedule);
 
 /* The stage count: 1 when not pipelined. */
 int plan_stage_count(const plan *p);

@@ -241,6 +241,12 @@ int plan_schedule_from_name(const char *s)
     return k < 0 ? -1 : k + 1;
 }
 
+const char *plan_schedule_name(int schedule)
+{
+    if (schedule < 0 || schedule > PIPE_INTERLEAVED + 1) return "?";
+    return pipe_schedule_name(schedule > 0 ? (pipe_schedule)(schedule - 1) : PIPE_1F1B);
+}
+
 int plan_stage_count(const plan *p)
 {
     return p->pipe ? p->pipe->p : 1;
