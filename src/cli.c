@@ -2212,7 +2212,8 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,
-                      o.over.bucket_mb >= 0, o.over.bucket_mb, o.over.intra_bw, o.over.inter_bw, o.n_pins, o.pins};
+                      o.over.bucket_mb >= 0, o.over.bucket_mb, o.over.intra_bw, o.over.inter_bw, o.n_pins, o.pins,
+                      {o.pipe.pp, o.pipe.microbatches, o.pipe.schedule + 1, o.pipe.vp, 0}};
         return tui(&a);
     }
     lw_stdout_shown(); /* format characters in names never reach a terminal raw (util.h) */

@@ -5,6 +5,7 @@
  * end reads the cost model itself (plan.h's read API).
  */
 #include "plan_internal.h"
+#include "pipeline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -230,4 +231,70 @@ int plan_scale_gpus_for(const plan_scale_row *rows, int n, int s, double ips, in
         if (isfinite(v) && v >= ips && (best < 0 || rows[i].gpus < rows[best].gpus)) best = i;
     }
     return best;
+}
+
+/* ---- pipelines ---- */
+
+int plan_schedule_from_name(const char *s)
+{
+    int k = s ? pipe_schedule_from_name(s) : -1;
+    return k < 0 ? -1 : k + 1;
+}
+
+const char *plan_schedule_name(int schedule)
+{
+    if (schedule < 0 || schedule > PIPE_INTERLEAVED + 1) return "?";
+    return pipe_schedule_name(schedule > 0 ? (pipe_schedule)(schedule - 1) : PIPE_1F1B);
+}
+
+int plan_stage_count(const plan *p)
+{
+    return p->pipe ? p->pipe->p : 1;
+}
+
+int plan_stage_of(const plan *p, int li)
+{
+    if (li < 0 || li >= p->net->n_layers) return -1;
+    for (int i = 0; p->pipe && i < p->pipe->p; i++)
+        if (li < p->pipe->stages[i].last) return i;
+    return 0;
+}
+
+int plan_stage_info(const plan *p, int i, plan_stage_summary *s)
+{
+    if (i < 0 || i >= plan_stage_count(p)) return -1;
+    if (!p->pipe) {
+        double t = p->best_eval.total_ms;
+        *s = (plan_stage_summary){0, p->net->n_layers, 0, p->gpus, t, t, 0, 1, p->best_eval.peak_memory_bytes};
+        return 0;
+    }
+    const pipe_stage *q = &p->pipe->stages[i];
+    *s = (plan_stage_summary){q->first, q->last, q->gpu0, q->gpus, q->t_ms, q->f_ms, q->p2p_ms, q->held, q->memory_bytes};
+    return 0;
+}
+
+int plan_pipeline_info(const plan *p, plan_pipeline_summary *s)
+{
+    const pipe_plan *q = p->pipe;
+    if (!q) {
+        *s = (plan_pipeline_summary){1, 1, 1, -1, "", 0, p->batch, p->best_eval.total_ms, 0,
+                                     p->best_eval.peak_memory_bytes, p->mem.fits};
+        return 0;
+    }
+    *s = (plan_pipeline_summary){q->p, q->m, q->v, (int)q->schedule, pipe_schedule_name(q->schedule),
+                                 p->pset.megatron != 0, q->microbatch, q->step_ms, q->bubble_fraction,
+                                 q->peak_memory_bytes, q->fits};
+    return 1;
+}
+
+int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms)
+{
+    int i = plan_stage_of(p, li);
+    if (i < 0) return -1;
+    const cost_model *m = p->pipe ? p->pipe->stages[i].cm : p->cm;
+    int k = p->pipe ? p->pipe->stages[i].config[li] : p->best[li];
+    if (k < 0 || k >= m->n_configs[li]) return -1;
+    *c = m->configs[li][k];
+    if (t_c_ms) *t_c_ms = m->t_c ? m->t_c[li][k] : NAN;
+    return 0;
 }

@@ -402,3 +402,135 @@ Test(pipeline, default_count_is_one_that_fits)
     cluster_free(cl);
     net_free(net);
 }
+
+/* ---- the plan-level API (plan.h: plan_stage_count and the rest) ---- */
+
+static plan *open_piped(const char *net, const char *cl, int gpus, long batch, plan_pipe_settings pipe)
+{
+    lw_error err = {0};
+    network *n = plan_load_network(net, &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cluster *c = plan_load_cluster(cl, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    plan_settings s = {.gpus = gpus, .global_batch = batch};
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s, .pipe = pipe}, &err);
+    cr_assert_not_null(p, "%s on %s: %s", net, cl, err.msg);
+    return p;
+}
+
+/* p = 1 asked for: today's plan exactly, read as one stage. */
+Test(pipeline, plan_one_stage_is_todays_plan)
+{
+    plan *today = open_plan("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32);
+    plan *one = open_piped("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32, (plan_pipe_settings){.stages = 1});
+    int L = today->net->n_layers;
+    cr_assert(one->best_eval.total_ms == today->best_eval.total_ms);
+    cr_assert_eq(memcmp(one->best, today->best, sizeof(int) * (size_t)L), 0);
+    cr_assert_null(one->pipe);
+    cr_assert_eq(plan_stage_count(one), 1);
+    cr_assert_eq(plan_stage_of(one, L - 1), 0);
+    cr_assert_eq(plan_stage_of(one, L), -1);
+    plan_stage_summary s;
+    cr_assert_eq(plan_stage_info(one, 0, &s), 0);
+    cr_assert_eq(s.first, 0);
+    cr_assert_eq(s.last, L);
+    cr_assert_eq(s.gpus, 8);
+    cr_assert(s.t_ms == today->best_eval.total_ms);
+    cr_assert_eq(plan_stage_info(one, 1, &s), -1);
+    plan_pipeline_summary ps;
+    cr_assert_eq(plan_pipeline_info(one, &ps), 0);
+    cr_assert_eq(ps.stages, 1);
+    cr_assert(ps.step_ms == today->best_eval.total_ms);
+    config c;
+    cr_assert_eq(plan_stage_layer_config(one, 1, &c, NULL), 0);
+    cr_assert(config_equal(&c, &today->cm->configs[1][today->best[1]]));
+    plan_free(one);
+    plan_free(today);
+}
+
+/* p = 2: the plan keeps pipe_search's plan, and the accessors read it. */
+Test(pipeline, plan_two_stages_match_the_pipe_plan)
+{
+    plan_pipe_settings ps2 = {.stages = 2, .microbatches = 4};
+    plan *p = open_piped("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32, ps2);
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 2, o.microbatches = 4;
+    o.memory_limit = plan_memory_limit(&p->mset, p->cl);
+    lw_error err = {0};
+    pipe_plan *pp = pipe_search(p->net, p->cl, NULL, 8, 32, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_eq(plan_stage_count(p), 2);
+    for (int l = 0; l < p->net->n_layers; l++) {
+        int want = l < pp->stages[0].last ? 0 : 1;
+        cr_assert_eq(plan_stage_of(p, l), want, "layer %d", l);
+        config c;
+        double tc;
+        cr_assert_eq(plan_stage_layer_config(p, l, &c, &tc), 0);
+        const pipe_stage *st = &pp->stages[want];
+        cr_assert(config_equal(&c, &st->cm->configs[l][st->config[l]]), "layer %d", l);
+        cr_assert(tc == st->cm->t_c[l][st->config[l]]);
+    }
+    for (int i = 0; i < 2; i++) {
+        plan_stage_summary s;
+        cr_assert_eq(plan_stage_info(p, i, &s), 0);
+        cr_assert_eq(s.first, pp->stages[i].first);
+        cr_assert_eq(s.last, pp->stages[i].last);
+        cr_assert_eq(s.gpu0, pp->stages[i].gpu0);
+        cr_assert_eq(s.gpus, pp->stages[i].gpus);
+        cr_assert(s.t_ms == pp->stages[i].t_ms && s.p2p_ms == pp->stages[i].p2p_ms);
+    }
+    plan_pipeline_summary sum;
+    cr_assert_eq(plan_pipeline_info(p, &sum), 1);
+    cr_assert_eq(sum.stages, 2);
+    cr_assert_eq(sum.microbatches, 4);
+    cr_assert_eq(sum.schedule, PIPE_1F1B);
+    cr_assert_str_eq(sum.schedule_name, "1f1b");
+    cr_assert(sum.step_ms == pp->step_ms && sum.bubble_fraction == pp->bubble_fraction);
+    pipe_plan_free(pp);
+    plan_free(p);
+}
+
+/* Setting the pipeline is a what-if: only the pipeline is computed (no
+ * new search), a refused one leaves the plan as it was, undo puts p = 1
+ * back. */
+Test(pipeline, plan_apply_sets_and_undoes_the_pipeline)
+{
+    plan *p = open_plan("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32);
+    plan_state before = plan_state_get(p);
+    long searches = plan_search_count(p);
+    double today = p->best_eval.total_ms;
+    plan_pipe_settings q = {.stages = 2, .microbatches = 4, .schedule = plan_schedule_from_name("gpipe")};
+    lw_error err = {0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.pipe = &q}, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_stage_count(p), 2);
+    cr_assert_eq(plan_search_count(p), searches);
+    cr_assert(p->best_eval.total_ms == today);
+    plan_pipeline_summary sum;
+    plan_pipeline_info(p, &sum);
+    cr_assert_eq(sum.schedule, PIPE_GPIPE);
+    plan_pipe_settings bad = q;
+    bad.microbatches = 3; /* does not divide the batch */
+    cr_assert_neq(plan_apply(p, &(plan_change){.pipe = &bad}, &err), 0);
+    cr_assert_eq(err.code, 2);
+    cr_assert_eq(plan_stage_count(p), 2);
+    cr_assert_eq(p->pset.microbatches, 4);
+    /* a new batch rebuilds the model and the pipeline together */
+    plan_settings s = p->set;
+    s.global_batch = 64;
+    cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
+    plan_pipeline_info(p, &sum);
+    cr_assert_eq(sum.microbatch, 16);
+    /* and one the pipeline refuses leaves both as they were */
+    s.global_batch = 66; /* 4 micro-batches do not divide it */
+    cr_assert_neq(plan_apply(p, &(plan_change){.set = &s}, &err), 0);
+    cr_assert_eq(p->batch, 64);
+    cr_assert_eq(plan_stage_count(p), 2);
+    plan_change back = plan_state_change(p, &before);
+    cr_assert_eq(plan_apply(p, &back, &err), 0, "%s", err.msg);
+    cr_assert(plan_state_is(p, &before));
+    cr_assert_eq(plan_stage_count(p), 1);
+    cr_assert_null(p->pipe);
+    plan_state_free(&before);
+    plan_free(p);
+}
