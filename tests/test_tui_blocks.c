@@ -202,3 +202,54 @@ Test(tui_blocks, cnn_table_is_one_row_per_layer)
     app_free(a);
     term_close();
 }
+
+/* issue 35 item 5: a pipelined plan's table has a header row per stage
+ * (GPUs, t_i, memory) with the block groups inside; the graph is coloured
+ * by stage, with a legend line. */
+static void set_pipeline(app *a, const char *text)
+{
+    app_feed(a, '|');
+    cr_assert_eq(a->prompt.kind, PROMPT_PIPELINE);
+    app_feed(a, 0x15); /* ^U */
+    type(a, text);
+    app_feed(a, '\r');
+}
+
+Test(tui_blocks, pipelined_table_and_graph_by_stage, .timeout = 300)
+{
+    term_open(60, 200, 1);
+    app *a = open_app("gpt2", "dgx-a100", 8);
+    set_pipeline(a, "2 4");
+    cr_assert_eq(plan_stage_count(a->p), 2, "%s", a->status);
+    plan_stage_summary s0, s1;
+    cr_assert_eq(plan_stage_info(a->p, 0, &s0), 0);
+    cr_assert_eq(plan_stage_info(a->p, 1, &s1), 0);
+    type(a, "1");
+    draw(a);
+    char want[96];
+    snprintf(want, sizeof want, "stage 1: GPUs %d-%d, t_i %.2f ms", s0.gpu0, s0.gpu0 + s0.gpus - 1, s0.t_ms);
+    int y0 = find_row(want);
+    cr_assert(y0 >= 0, "%s\n%s", want, dump());
+    snprintf(want, sizeof want, "stage 2: GPUs %d-%d, t_i %.2f ms", s1.gpu0, s1.gpu0 + s1.gpus - 1, s1.t_ms);
+    int y1 = find_row(want);
+    cr_assert(y1 > y0, "%s\n%s", want, dump());
+    cr_assert(strstr(row(y0), "memory ") && strstr(row(y0), " GiB"), "%s", row(y0));
+    /* no block group straddles the cut: stage 2 starts with its own group */
+    char first[64];
+    snprintf(first, sizeof first, "%s", a->p->net->layers[s1.first].name);
+    int b;
+    cr_assert_eq(sscanf(first, "block%d.", &b), 1, "the cut falls between blocks here: %s", first);
+    snprintf(want, sizeof want, "block %d-", b);
+    int g = find_row(want);
+    cr_assert(g == y1 + 1, "%s under the stage 2 header:\n%s", want, dump());
+    /* the graph: coloured by stage, a legend of the stages */
+    type(a, "2");
+    draw(a);
+    snprintf(want, sizeof want, "stage 1 GPUs %d-%d", s0.gpu0, s0.gpu0 + s0.gpus - 1);
+    int ly = find_row(want);
+    cr_assert(ly >= 0 && strstr(row(ly), "stage 2 GPUs"), "%s", dump());
+    cr_assert(find_row("block 0-") >= 0, "%s", dump());
+    cr_assert(graph_of(a)->fd.unit_of[s1.first] != graph_of(a)->fd.unit_of[s1.first - 1], "a box per stage");
+    app_free(a);
+    term_close();
+}

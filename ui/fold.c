@@ -38,18 +38,21 @@ static fold_unit *add_unit(fold *f, int first, int last)
 }
 
 /* The units of run ri's blocks, appended to f. */
-static void fold_run(fold *f, const plan *p, int ri, const unsigned char *open, const int *configs)
+static void fold_run(fold *f, const plan *p, int ri, const unsigned char *open, const int *configs, int by_stage)
 {
     const net_block_run *r = &f->runs[ri];
     fold_unit *cur = NULL;
+    int cur_stage = 0;
     for (int b = 0; b < r->count; b++) {
         int first = r->first + b * r->len;
-        if (open && open[first]) {
+        int stage = by_stage ? plan_stage_of(p, first) : 0;
+        int straddles = by_stage && plan_stage_of(p, first + r->len - 1) != stage;
+        if ((open && open[first]) || straddles) {
             for (int k = 0; k < r->len; k++) add_unit(f, first + k, first + k);
             cur = NULL;
             continue;
         }
-        if (cur && (!configs || same_as_previous(p, r, b, configs))) {
+        if (cur && stage == cur_stage && (!configs || same_as_previous(p, r, b, configs))) {
             cur->blocks++;
             cur->last = first + r->len - 1;
             for (int k = 0; k < r->len; k++) f->unit_of[first + k] = f->n_units - 1;
@@ -60,10 +63,11 @@ static void fold_run(fold *f, const plan *p, int ri, const unsigned char *open, 
         cur->block0 = r->first_index + b;
         cur->len = r->len;
         cur->run = ri;
+        cur_stage = stage;
     }
 }
 
-void fold_build(fold *f, const plan *p, const unsigned char *open, const int *configs)
+void fold_build(fold *f, const plan *p, const unsigned char *open, const int *configs, int by_stage)
 {
     fold_free(f);
     int n = plan_net(p)->n_layers;
@@ -73,10 +77,11 @@ void fold_build(fold *f, const plan *p, const unsigned char *open, const int *co
     f->n_runs = plan_blocks(p, NULL, 0);
     f->runs = lw_malloc(sizeof(net_block_run) * (size_t)(f->n_runs ? f->n_runs : 1));
     plan_blocks(p, f->runs, f->n_runs);
+    by_stage = by_stage && plan_stage_count(p) > 1;
     int li = 0;
     for (int ri = 0; ri < f->n_runs; ri++) {
         for (; li < f->runs[ri].first && li < n; li++) add_unit(f, li, li);
-        fold_run(f, p, ri, open, configs);
+        fold_run(f, p, ri, open, configs, by_stage);
         li = f->runs[ri].first + f->runs[ri].len * f->runs[ri].count;
     }
     for (; li < n; li++) add_unit(f, li, li);

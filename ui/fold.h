@@ -36,8 +36,11 @@ typedef struct fold {
  * stretch of blocks that are not open (open[first layer of a block]
  * non-zero: the block shown as its layers; open may be NULL), split
  * further, where configs is not NULL, wherever a block's configs (a
- * strategy: config indices per layer) differ from the previous block's. */
-void fold_build(fold *f, const plan *p, const unsigned char *open, const int *configs);
+ * strategy: config indices per layer) differ from the previous block's,
+ * and where by_stage is set, wherever a pipelined plan's stage changes
+ * (plan_stage_of; a block that straddles two stages shows as its layers),
+ * so a unit lies in one stage. */
+void fold_build(fold *f, const plan *p, const unsigned char *open, const int *configs, int by_stage);
 void fold_free(fold *f);
 
 /* "block 0-47 x48" (one block: "block 5 x1"). */

@@ -31,7 +31,7 @@ static void ensure_layout(app *a)
         gs->n_open = n;
         gs->auto_open = -1;
     }
-    fold_build(&gs->fd, a->p, gs->open, NULL);
+    fold_build(&gs->fd, a->p, gs->open, NULL, 1);
     const fold *f = &gs->fd;
     for (int i = 0; i < n; i++) ne += net->layers[i].n_inputs;
     int nu = f->n_units;
@@ -115,6 +115,27 @@ static const char *label_config(const app *a, int id, char *buf, size_t n)
     return buf;
 }
 
+/* A pipelined plan's graph is coloured by stage, in the config classes'
+ * colours taken in turn (the legend says which stage each is). */
+static int stage_style(int stage) { return ST_CLASS0 + (stage < 0 ? 0 : stage % SPLIT__COUNT); }
+
+/* The legend of a pipelined plan: each stage (from 1, as the CLI's
+ * pipeline table) and its GPUs in its colour; returns the columns used. */
+static int stage_legend(const app *a, WINDOW *w, int y, int x, int maxw)
+{
+    int used = 0;
+    for (int st = 0; st < plan_stage_count(a->p); st++) {
+        plan_stage_summary ss;
+        if (plan_stage_info(a->p, st, &ss) != 0) break;
+        char b[64];
+        snprintf(b, sizeof b, "stage %d GPUs %d-%d", st + 1, ss.gpu0, ss.gpu0 + ss.gpus - 1);
+        if (used + ui_width(b) + 2 > maxw) break;
+        if (st) used += ui_put(w, y, x + used, maxw - used, ST_NORMAL, "  ");
+        used += ui_put(w, y, x + used, maxw - used, stage_style(st), b);
+    }
+    return used;
+}
+
 static int style_config(const app *a, int id)
 {
     const fold_unit *u = folded_unit(a, id);
@@ -125,10 +146,12 @@ static int style_config(const app *a, int id)
         for (int li = u->first; li <= u->last; li++) pinned |= plan_pinned(a->p)[li] >= 0;
         if (pinned) return ST_PINNED;
         fold_label(a, u, b, sizeof b, &cls);
+        if (plan_stage_count(a->p) > 1) return stage_style(plan_stage_of(a->p, id));
         return cls < 0 ? ST_CHANGED : ST_CLASS0 + cls;
     }
     if (id == a->sel) return ST_SELECTED;
     if (plan_pinned(a->p)[id] >= 0) return ST_PINNED;
+    if (plan_stage_count(a->p) > 1) return stage_style(plan_stage_of(a->p, id));
     return ST_CLASS0 + config_class(plan_config(a->p, id, app_shown_configs(a)[id]));
 }
 
@@ -221,7 +244,7 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     int ly = r.y + r.h - 1;
     int present[SPLIT__COUNT] = {0};
     for (int i = 0; i < plan_net(p)->n_layers; i++) present[config_class(plan_config(p, i, app_shown_configs(a)[i]))] = 1;
-    int x = r.x + ui_class_legend(w, ly, r.x, r.w, present);
+    int x = r.x + (plan_stage_count(p) > 1 ? stage_legend(a, w, ly, r.x, r.w) : ui_class_legend(w, ly, r.x, r.w, present));
     if (plan_pin_count(p) && x + 10 < r.x + r.w) {
         x += ui_put(w, ly, x, r.x + r.w - x, ST_NORMAL, "  ");
         x += ui_put(w, ly, x, r.x + r.w - x, ST_PINNED, "pinned");

@@ -41,24 +41,33 @@ typedef struct col {
     int sort;     /* sort_key this column sorts by, or -1 */
 } col;
 
+/* A row code below every group header's (-1 - unit): stage st's header. */
+#define ROW_STAGE(n_units, st) (-1 - (n_units) - (st))
+static int row_stage(const table_state *ts, int code) { return code < -ts->fd.n_units ? -1 - ts->fd.n_units - code : -1; }
+
 /* The rows: a->order (the current sort), or in layer order where the
- * network has repeated blocks, a header row per run of blocks with the
- * same configs and the layers of one of its blocks beneath (unless f
- * collapsed them). Built again at every draw and key: O(layers). */
+ * network has repeated blocks or the plan is pipelined: a header row per
+ * stage (pipelined), and inside it a header row per run of blocks that
+ * have the same configs with the layers of one of its blocks beneath
+ * (unless f collapsed them). Built again at every draw and key: O(layers). */
 static void build_rows(app *a)
 {
     table_state *ts = table_of(a);
-    int n = plan_net(a->p)->n_layers;
+    int n = plan_net(a->p)->n_layers, stages = plan_stage_count(a->p);
     free(ts->rows);
     ts->rows = NULL;
     fold_free(&ts->fd);
     ts->n_rows = n;
-    if (a->sort != SORT_LAYER || !plan_blocks(a->p, NULL, 0)) return;
-    fold_build(&ts->fd, a->p, NULL, app_shown_configs(a));
-    ts->rows = lw_malloc(sizeof(int) * (size_t)(n + ts->fd.n_units));
-    int k = 0;
-    for (int u = 0; u < ts->fd.n_units; u++) {
+    if (a->sort != SORT_LAYER || (!plan_blocks(a->p, NULL, 0) && stages < 2)) return;
+    fold_build(&ts->fd, a->p, NULL, app_shown_configs(a), 1);
+    int nu = ts->fd.n_units;
+    ts->rows = lw_malloc(sizeof(int) * (size_t)(n + nu + stages));
+    int k = 0, stage = -1;
+    for (int u = 0; u < nu; u++) {
         const fold_unit *fu = &ts->fd.units[u];
+        int st = plan_stage_of(a->p, fu->first);
+        if (stages > 1 && st != stage) ts->rows[k++] = ROW_STAGE(nu, st);
+        stage = st;
         if (!fu->blocks) {
             ts->rows[k++] = fu->first;
             continue;
@@ -86,6 +95,10 @@ static int row_layer(const app *a, int k)
     const table_state *ts = table_of(a);
     if (!ts->rows) return a->order[k];
     int code = ts->rows[k];
+    if (row_stage(ts, code) >= 0) {
+        plan_stage_summary ss;
+        return plan_stage_info(a->p, row_stage(ts, code), &ss) == 0 ? ss.first : 0;
+    }
     if (code < 0) return ts->fd.units[-1 - code].first;
     const fold_unit *u = group_of(a, code);
     if (u && group_of(a, a->sel) == u && (a->sel - u->first) % u->len == code - u->first) return a->sel;
@@ -453,6 +466,21 @@ static void draw_group(app *a, WINDOW *w, rect r, const colset *csp, const fold_
     ui_put(w, y, r.x + csp->x[C_NAME], r.w - csp->x[C_NAME], sel ? ST_SELECTED : ST_BOLD, b);
 }
 
+/* A stage's header row, numbered from 1 as the CLI's pipeline table:
+ * "stage 1: GPUs 0-3, t_i 84.55 ms (...), memory 14.02 GiB, tokens .. block7.add2". */
+static void draw_stage(app *a, WINDOW *w, rect r, int st, int y, int sel)
+{
+    plan_stage_summary ss;
+    if (plan_stage_info(a->p, st, &ss) != 0) return;
+    const network *net = plan_net(a->p);
+    char b[256];
+    snprintf(b, sizeof b, "stage %d: GPUs %d-%d, t_i %.2f ms (f_i %.2f + p2p %.2f), memory %.2f GiB, %s .. %s", st + 1,
+             ss.gpu0, ss.gpu0 + ss.gpus - 1, ss.t_ms, ss.f_ms, ss.p2p_ms, ss.memory_bytes / 1073741824.0,
+             net->layers[ss.first].name, net->layers[ss.last - 1].name);
+    ui_fill(w, y, r.x, r.w, sel ? ST_SELECTED : ST_HEADER);
+    ui_put(w, y, r.x, r.w, sel ? ST_SELECTED : ST_HEADER, b);
+}
+
 /* The footer's first two lines, from line fy: the totals row (its model
  * named: Eq. 1, and the simulated step where there is room) and the step
  * time, images/s, bytes moved, peak memory and the baseline's ratio. */
@@ -547,7 +575,8 @@ static void draw_table(app *a, WINDOW *w, rect r)
     for (int k = 0; k < rows && ts->cur.top + k < n; k++) {
         int row = ts->cur.top + k, li = row_layer(a, row);
         int sel = ts->rows ? row == ts->cur.sel : li == a->sel;
-        if (ts->rows && ts->rows[row] < 0) draw_group(a, w, r, &cs, &ts->fd.units[-1 - ts->rows[row]], r.y + 1 + k, sel);
+        if (ts->rows && row_stage(ts, ts->rows[row]) >= 0) draw_stage(a, w, r, row_stage(ts, ts->rows[row]), r.y + 1 + k, sel);
+        else if (ts->rows && ts->rows[row] < 0) draw_group(a, w, r, &cs, &ts->fd.units[-1 - ts->rows[row]], r.y + 1 + k, sel);
         else draw_row(a, w, r, &cs, li, r.y + 1 + k, sel);
     }
 
@@ -585,6 +614,10 @@ static action k_collapse(app *a, int key)
     if (!ts->rows) {
         app_set_status(a, 0, "%s", a->sort != SORT_LAYER ? "blocks are grouped in layer order only (o sorts)"
                                                          : "no repeated blocks to group");
+        return ACT_REDRAW;
+    }
+    if (!plan_blocks(a->p, NULL, 0)) {
+        app_set_status(a, 0, "no repeated blocks to group");
         return ACT_REDRAW;
     }
     ts->collapsed = !ts->collapsed;
