@@ -429,6 +429,21 @@ capture | grep -qF "* was 11.5" && bad "the reset was not done" || ok "the reset
 keys q
 expect "type-ahead run exits" "EXITED"
 
+# ---- issue 32 item 9: GPT-2 XL's 48 blocks group in the table and fold in the graph
+start -n gpt2_xl -c dgx-a100 -g 4
+expect "gpt2_xl opens" "gpt2_xl on dgx-a100" 60
+expect "the table groups the 48 blocks under one header" "block 0-47 x48: 11 layers, t "
+keys 2
+expect "the graph folds them into one box" "block 0-47 x48"
+keys ] ] f
+expect "f unfolds the first block into its layers" "block0.attn"
+expect "the graph has 16 boxes: block 0's 11 layers, then blocks 1-47" "532 layers in 16 boxes"
+keys f
+expect "f folds it again" "selected block 0-47 x48 of 11 layers"
+capture | grep -qF "block0.attn" && bad "block 0 still unfolded" || ok "block 0's layers gone"
+keys q
+expect "gpt2_xl run exits" "EXITED"
+
 # ---- a terminal without an alternate screen (vt100, linux): q leaves no frame behind
 for term in vt100 linux; do
     E2E_ENV="TERM=$term" start -n lenet5
