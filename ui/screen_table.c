@@ -739,7 +739,7 @@ static void table_free(app *a, void *st)
 const screen_ops screen_table_ops = {
     .tab = "Table",
     .title = "Strategy table (1)",
-    .hints = "Up/Dn:layer o:sort b:baseline v:columns f:blocks Enter:why-not i:explain +/-:GPUs e:export",
+    .hints = "Up/Dn:layer o:sort b:baseline v:columns Enter:why-not i:explain +/-:GPUs e:export",
     .draw = draw_table,
     .keys = table_keys,
     .state_new = table_new,
