@@ -93,6 +93,25 @@ Test(tui_blocks, graph_folds_gpt2_xl_into_one_box_of_48_blocks, .timeout = 300)
     term_close();
 }
 
+Test(tui_blocks, llama2_7b_folds_its_32_blocks)
+{
+    term_open(24, 80, 1);
+    app *a = open_app("llama2_7b", "dgx-a100", 4);
+    type(a, "2");
+    draw(a);
+    const fold *f = &graph_of(a)->fd;
+    int boxes = 0, blocks = 0;
+    for (int u = 0; u < f->n_units; u++) {
+        boxes += f->units[u].blocks > 0;
+        blocks += f->units[u].blocks;
+    }
+    cr_assert_eq(blocks, 32, "every block folded");
+    cr_assert(boxes >= 1 && f->n_units <= 4 + boxes, "%d units, %d folded boxes", f->n_units, boxes);
+    cr_assert(find_row("block 0-") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
 Test(tui_blocks, find_inside_a_fold_unfolds_its_block, .timeout = 300)
 {
     term_open(60, 200, 1);
