@@ -277,3 +277,30 @@ Test(tui_blocks, pipelined_table_and_graph_by_stage, .timeout = 300)
     app_free(a);
     term_close();
 }
+
+/* Blocks whose configs differ: the table splits the run where they
+ * change; the graph's one box says "differ*" and its legend says why. */
+Test(tui_blocks, blocks_that_differ_split_the_table_and_mark_the_box, .timeout = 120)
+{
+    term_open(40, 160, 1);
+    app *a = open_app("gpt2", "dgx-a100", 8);
+    draw(a);
+    cr_assert(find_row("block 0-11 x12: 11 layers") >= 0, "one group before the pin:\n%s", dump());
+    int li = net_find(a->p->net, "block5.fc1");
+    int k = a->p->best[li] == 0 ? 1 : 0;
+    app_perform(a, app_pin(a, li, k));
+    cr_assert_eq(a->p->best[li], k);
+    draw(a);
+    cr_assert(find_row("block 0-11 x12") < 0, "the run splits:\n%s", dump());
+    const fold *f = &table_of(a)->fd;
+    const fold_unit *u = &f->units[f->unit_of[li]];
+    cr_assert(u->blocks >= 1 && u->block0 <= 5 && u->block0 + u->blocks - 1 >= 5 && u->blocks < 12, "%d x%d",
+              u->block0, u->blocks);
+    type(a, "2");
+    draw(a);
+    cr_assert(find_row("block 0-11 x12") >= 0, "the graph keeps one box:\n%s", dump());
+    cr_assert(find_row("│ differ*") >= 0, "its label:\n%s", dump());
+    cr_assert(find_row("differ* blocks' configs") >= 0, "the legend:\n%s", dump());
+    app_free(a);
+    term_close();
+}
