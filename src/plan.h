@@ -505,6 +505,15 @@ int plan_pipeline_info(const plan *p, plan_pipeline_summary *s);
  * layer. */
 int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms);
 
+/* The pipelined step simulated micro-batch by micro-batch under its
+ * schedule (pipe_plan_simulate; pipeline.h's pipe_sim, which
+ * pipe_sim_free releases): NULL when the plan is not pipelined. */
+struct pipe_sim;
+struct pipe_sim *plan_pipe_simulate(const plan *p);
+/* Its Chrome trace (pipe_sim_trace: an event per GPU of each stage's
+ * group, the micro-batch in each name); the caller frees. */
+char *plan_pipe_trace(const plan *p, const struct pipe_sim *r);
+
 /* One row of the scaling view: the four strategies compared (data, model,
  * OWT, layer-wise: STRATEGY_COMPARED) at `gpus` GPUs of the plan's cluster,
  * with the plan's batch rule. */

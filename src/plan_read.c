@@ -287,6 +287,16 @@ int plan_pipeline_info(const plan *p, plan_pipeline_summary *s)
     return 1;
 }
 
+pipe_sim *plan_pipe_simulate(const plan *p)
+{
+    return p->pipe ? pipe_plan_simulate(p->pipe) : NULL;
+}
+
+char *plan_pipe_trace(const plan *p, const pipe_sim *r)
+{
+    return p->pipe && r ? pipe_sim_trace(r, p->pipe) : NULL;
+}
+
 int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms)
 {
     int i = plan_stage_of(p, li);
