@@ -329,10 +329,11 @@ static int check_option_use(const opts *o)
     const int mega_s = o->strategy && strcmp(o->strategy, "megatron") == 0;
     const int pipe_cmd = o->cmd && (strcmp(o->cmd, "search") == 0 || (strcmp(o->cmd, "eval") == 0 && mega_s) ||
                                     strcmp(o->cmd, "compare") == 0 ||
+                                    (strcmp(o->cmd, "export") == 0 && (!o->strategy || mega_s)) ||
                                     (strcmp(o->cmd, "simulate") == 0 &&
                                      (!o->strategy || mega_s || strcmp(o->strategy, "optimum") == 0)));
     if ((o->pipe.pp || o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !tui && !pipe_cmd)
-        return bad("%s is a pipeline option: it goes with search, compare, eval -s megatron, or simulate [-s optimum|megatron]",
+        return bad("%s is a pipeline option: it goes with search, compare, eval -s megatron, simulate [-s optimum|megatron] or export [-s megatron]",
                    o->pipe.pp ? "--pp" : o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
     if ((o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !o->pipe.pp && !tui)
         return bad("%s shapes a pipeline: give the stages with --pp P",
@@ -1743,11 +1744,23 @@ static int cmd_export(const opts *o)
     if (o->step >= 0 && view != VIEW_REDUCED)
         return bad("--step draws the graph part way through the search: it goes with --view reduced, not %s",
                    export_view_name((export_view)view));
+    if (o->pipe.pp > 1 && view != VIEW_STRATEGY)
+        return bad("--pp draws the pipeline's stages: it goes with --view strategy, not %s", export_view_name((export_view)view));
     lw_error err = {0};
-    plan *p = open_plan_as(o, o->set, given, &err);
+    int mega_pipe = given && o->pipe.pp > 1; /* -s megatron --pp P: Megatron's equal stages */
+    if (mega_pipe && o->mega.sp) return bad("%s", "export -s megatron --pp: --sp is not drawn in a pipeline yet");
+    plan *p = open_plan_as(o, o->set, given && !mega_pipe, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
         plan_free(p);
         return die(&err);
+    }
+    if (o->pipe.pp > 1) { /* the pipeline's stages as clusters (export_dot.c) */
+        plan_pipe_settings q = {o->pipe.pp, o->pipe.microbatches, o->pipe.schedule + 1, o->pipe.vp, mega_pipe, o->mega.tp};
+        if (plan_apply(p, &(plan_change){.pipe = &q}, &err) != 0) {
+            plan_free(p);
+            return die(&err);
+        }
+        given = 0;
     }
     if (!given && o->step > plan_search_result(p)->n_steps) {
         fprintf(stderr, "layerwise: --step %d: the search takes %d steps on this graph\n", o->step, plan_search_result(p)->n_steps);
@@ -2213,7 +2226,7 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,
                       o.over.bucket_mb >= 0, o.over.bucket_mb, o.over.intra_bw, o.over.inter_bw, o.n_pins, o.pins,
-                      {o.pipe.pp, o.pipe.microbatches, o.pipe.schedule + 1, o.pipe.vp, 0}};
+                      {o.pipe.pp, o.pipe.microbatches, o.pipe.schedule + 1, o.pipe.vp, 0, 0}};
         return tui(&a);
     }
     lw_stdout_shown(); /* format characters in names never reach a terminal raw (util.h) */

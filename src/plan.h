@@ -34,6 +34,7 @@ typedef struct plan_pipe_settings {
     int schedule;            /* 0: the default (1F1B); else 1 + a pipe_schedule (plan_schedule_from_name) */
     int vp;                  /* interleaved: virtual stages per group; 0: 2 interleaved, else 1 */
     int megatron;            /* non-zero: Megatron-LM's plan of p equal stages (pipe_megatron), not the search */
+    int tp;                  /* megatron: its tensor-parallel degree T (megatron_options.tp; 0: the default) */
 } plan_pipe_settings;
 
 typedef struct plan_settings {
