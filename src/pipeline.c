@@ -442,6 +442,8 @@ static void dp_search(pctx *c, dp_best *best)
 
 /* ---- a plan's stages: configs, times, memory ---- */
 
+static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err);
+
 /* Fills stage i of pp from its range, group and model: its configs are the
  * optimum of its sub-graph, or, where pins is not NULL, pins' configs of its
  * layers (the input's layout still the best for them). */
@@ -974,4 +976,100 @@ out:
     ctx_free(&c);
     cJSON_Delete(root);
     return pp;
+}
+
+/* ---- explain of boundaries ---- */
+
+/* max, sum and T of pp's stage times with stages k and k + 1 at tk, tk1. */
+static void step_with(const pipe_plan *pp, int k, double tk, double tk1, pipe_move *mv)
+{
+    double *t = lw_malloc(sizeof(double) * (size_t)pp->p);
+    mv->max_t = mv->sum_t = 0;
+    for (int i = 0; i < pp->p; i++) {
+        t[i] = i == k ? tk : i == k + 1 ? tk1 : pp->stages[i].t_ms;
+        mv->sum_t += t[i];
+        if (t[i] > mv->max_t) mv->max_t = t[i];
+    }
+    mv->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, t, pp->p);
+    free(t);
+}
+
+/* The boundary between stages k and k + 1 moved to the allowed cut at
+ * layer `at` (its producer prod): the two stages filled again on a copy. */
+static int move_boundary(const pipe_plan *pp, int k, int at, int prod, pipe_move *mv, lw_error *err)
+{
+    pipe_plan tmp = *pp;
+    tmp.stages = lw_malloc(sizeof(pipe_stage) * (size_t)pp->p);
+    memcpy(tmp.stages, pp->stages, sizeof(pipe_stage) * (size_t)pp->p);
+    tmp.stages[k].last = at, tmp.stages[k].producer = prod, tmp.stages[k + 1].first = at;
+    tmp.stages[k].config = tmp.stages[k + 1].config = NULL;
+    int rc = stage_fill(&tmp, k, NULL, err);
+    if (rc == 0) rc = stage_fill(&tmp, k + 1, NULL, err);
+    if (rc == 0) {
+        mv->valid = 1;
+        mv->to = at;
+        mv->t_left = tmp.stages[k].t_ms, mv->t_right = tmp.stages[k + 1].t_ms;
+        step_with(pp, k, mv->t_left, mv->t_right, mv);
+    }
+    free(tmp.stages[k].config);
+    free(tmp.stages[k + 1].config);
+    free(tmp.stages);
+    return rc;
+}
+
+int pipe_explain_layer(const pipe_plan *pp, int li, pipe_explain *e, lw_error *err)
+{
+    const network *net = pp->stages[0].cm->net;
+    if (li < 0 || li >= net->n_layers) return lw_fail(err, 2, "explain: no layer %d", li);
+    memset(e, 0, sizeof *e);
+    e->layer = li;
+    while (e->stage + 1 < pp->p && li >= pp->stages[e->stage].last) e->stage++;
+    pipe_move now = {0};
+    step_with(pp, 0, pp->stages[0].t_ms, pp->p > 1 ? pp->stages[1].t_ms : 0, &now);
+    e->max_t = now.max_t, e->sum_t = now.sum_t, e->step_ms = pp->step_ms;
+    for (int i = 0; i < pp->p; i++)
+        if (pp->stages[i].t_ms > pp->stages[e->max_stage].t_ms) e->max_stage = i;
+    int *bounds = lw_malloc(sizeof(int) * (size_t)(net->n_layers + 1) * 2), *prod = bounds + net->n_layers + 1;
+    int K = pipe_cuts(net, bounds, prod), rc = 0;
+    for (int k = e->stage - 1; k <= e->stage && rc == 0; k++) {
+        if (k < 0 || k + 1 >= pp->p) continue;
+        int j = 0;
+        while (j < K && bounds[j] != pp->stages[k + 1].first) j++;
+        for (int dir = -1; dir <= 1 && rc == 0; dir += 2) {
+            pipe_move *mv = &e->moves[e->n_moves++];
+            *mv = (pipe_move){.boundary = k, .dir = dir, .from = pp->stages[k + 1].first, .to = -1};
+            int nj = j + dir;
+            if (j >= K || nj <= 0 || nj >= K || bounds[nj] <= pp->stages[k].first || bounds[nj] >= pp->stages[k + 1].last)
+                continue; /* no allowed cut there, or a stage left empty */
+            rc = move_boundary(pp, k, bounds[nj], prod[nj], mv, err);
+        }
+    }
+    free(bounds);
+    return rc;
+}
+
+char *pipe_explain_text(const pipe_plan *pp, const pipe_explain *e)
+{
+    const network *net = pp->stages[0].cm->net;
+    const pipe_stage *st = &pp->stages[e->stage];
+    lw_buf b = {0};
+    lw_buf_printf(&b, "%s sits in stage %d of %d (layers %s .. %s, GPUs %d-%d): t%d = %.3f ms per micro-batch.\n",
+                  net->layers[e->layer].name, e->stage + 1, pp->p, net->layers[st->first].name,
+                  net->layers[st->last - 1].name, st->gpu0, st->gpu0 + st->gpus - 1, e->stage + 1, st->t_ms);
+    lw_buf_printf(&b, "The step T = %.3f ms (%s, m = %d): max t_i = %.3f ms (stage %d), sum t_i = %.3f ms.\n",
+                  e->step_ms, pipe_schedule_name(pp->schedule), pp->m, e->max_t, e->max_stage + 1, e->sum_t);
+    for (int i = 0; i < e->n_moves; i++) {
+        const pipe_move *mv = &e->moves[i];
+        lw_buf_printf(&b, "Moving the boundary between stages %d and %d (before %s) one allowed cut %s: ", mv->boundary + 1,
+                      mv->boundary + 2, net->layers[mv->from].name, mv->dir < 0 ? "earlier" : "later");
+        if (!mv->valid) {
+            lw_buf_printf(&b, "no such cut (a stage would be left empty).\n");
+            continue;
+        }
+        lw_buf_printf(&b, "stage %d starts at %s; t%d = %.3f, t%d = %.3f ms; max t_i = %.3f, sum t_i = %.3f; "
+                          "T = %.3f ms (%+.3f).\n",
+                      mv->boundary + 2, net->layers[mv->to].name, mv->boundary + 1, mv->t_left, mv->boundary + 2,
+                      mv->t_right, mv->max_t, mv->sum_t, mv->step_ms, mv->step_ms - e->step_ms);
+    }
+    return b.s ? b.s : lw_strdup("");
 }

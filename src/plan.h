@@ -506,6 +506,12 @@ int plan_pipeline_info(const plan *p, plan_pipeline_summary *s);
  * layer. */
 int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms);
 
+/* Why layer li sits in its stage, briefly (pipe_explain_layer): its stage,
+ * t_i, the step and what moving each of the stage's boundaries one allowed
+ * cut earlier or later would make of the step, into buf. 0, or -1 (buf
+ * holds the reason) when the plan is not pipelined or a move fails. */
+int plan_stage_explain(const plan *p, int li, char *buf, size_t n);
+
 /* The pipelined step simulated micro-batch by micro-batch under its
  * schedule (pipe_plan_simulate; pipeline.h's pipe_sim, which
  * pipe_sim_free releases): NULL when the plan is not pipelined. */

@@ -534,3 +534,53 @@ Test(pipeline, plan_apply_sets_and_undoes_the_pipeline)
     plan_state_free(&before);
     plan_free(p);
 }
+
+/* Explain of boundaries: the layer's stage, and each move of its stage's
+ * boundaries one allowed cut priced by the step's formula; none beats the
+ * search's optimum (it is exact over cuts and configs). */
+Test(pipeline, explain_moves_of_boundaries)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 3, o.microbatches = 6;
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 48, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    for (int i = 0; i < pp->p; i++) {
+        int li = pp->stages[i].first;
+        pipe_explain e;
+        cr_assert_eq(pipe_explain_layer(pp, li, &e, &err), 0, "%s", err.msg);
+        cr_assert_eq(e.stage, i);
+        cr_assert(e.step_ms == pp->step_ms);
+        cr_assert_eq(e.n_moves, i == 0 || i == pp->p - 1 ? 2 : 4, "stage %d", i);
+        int valid = 0;
+        for (int k = 0; k < e.n_moves; k++) {
+            const pipe_move *mv = &e.moves[k];
+            cr_assert(mv->boundary == i - 1 || mv->boundary == i);
+            if (!mv->valid) continue;
+            valid++;
+            cr_assert(mv->dir < 0 ? mv->to < mv->from : mv->to > mv->from);
+            double t[3];
+            for (int j = 0; j < 3; j++) t[j] = pp->stages[j].t_ms;
+            t[mv->boundary] = mv->t_left, t[mv->boundary + 1] = mv->t_right;
+            double T = pipe_step_ms(pp->schedule, pp->m, pp->v, t, 3);
+            cr_assert(fabs(T - mv->step_ms) <= 1e-9 * T, "%.17g vs %.17g", T, mv->step_ms);
+            cr_assert_geq(mv->step_ms, pp->step_ms * (1 - 1e-12), "a move beat the exact optimum");
+        }
+        cr_assert_gt(valid, 0);
+        char *text = pipe_explain_text(pp, &e);
+        char want[64];
+        snprintf(want, sizeof want, "sits in stage %d of 3", i + 1);
+        cr_assert(strstr(text, want), "%s", text);
+        free(text);
+    }
+    pipe_explain e;
+    cr_assert_eq(pipe_explain_layer(pp, net->n_layers, &e, &err), -1);
+    cr_assert_eq(err.code, 2);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
+}

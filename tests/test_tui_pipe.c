@@ -149,3 +149,25 @@ Test(tui_pipe, the_timeline_of_a_pipelined_step)
     app_free(a);
     term_close();
 }
+
+/* i on a pipelined plan: the status says why the layer sits in its stage
+ * (what moving the stage's boundaries would make of the step). */
+Test(tui_pipe, explain_says_the_stage)
+{
+    term_open(30, 200, 1);
+    tui_args args = {.net = GPT, .cluster = "dgx-a100", .set = {.gpus = 8}, .sync = -1,
+                     .pipe = {.stages = 2, .microbatches = 4}};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    select_layer(a, "block0.ln1");
+    app_feed(a, 'i');
+    cr_assert(strstr(a->status, "block0.ln1: stage 1 of 2") && strstr(a->status, "boundary 1|2 earlier: T ") &&
+                  strstr(a->status, "boundary 1|2 later: T "),
+              "%s", a->status);
+    cr_assert_not(a->status_error);
+    app_feed(a, 27);
+    finish_idle(a);
+    app_free(a);
+    term_close();
+}
