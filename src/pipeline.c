@@ -11,6 +11,7 @@
 
 #include "cost_sharding.h"
 #include "json_util.h"
+#include "memsearch.h"
 
 static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved"};
 
@@ -129,6 +130,8 @@ typedef struct size_tabs {
     double **seg;      /* [K] table rows x cols (shared between identical segments) */
     int *seg_rows, *seg_cols, *seg_owner;
     double *f;         /* [(K + 1) * (K + 1)] */
+    double *fcap;      /* [p][(K + 1) * (K + 1)] the inner optimum within the memory limit as stage j holds
+                          activations (NaN: not computed yet); NULL without a limit */
 } size_tabs;
 
 typedef struct pctx {
@@ -141,7 +144,8 @@ typedef struct pctx {
     int *bounds, *prod;
     int n_sizes, size[16];
     size_tabs tabs[16];
-    long searches, dp_runs;
+    long searches, dp_runs, capped;
+    int uncapped;      /* this count's DP ran without the memory limit (no plan fits it) */
 } pctx;
 
 /* Whether segments j and k of model cm are the same problem: the same
@@ -311,6 +315,11 @@ static int size_tables(pctx *c, int si, lw_error *err)
         if (seg_table(c, s->cm, j, 1.0 / c->m, &s->seg[j], &s->seg_rows[j], &s->seg_cols[j], err) != 0) return -1;
     }
     range_costs(c, s);
+    if (isfinite(c->o->memory_limit) && c->p > 1) {
+        long n = (long)c->p * (K + 1) * (K + 1);
+        s->fcap = lw_malloc(sizeof(double) * (size_t)n);
+        for (long i = 0; i < n; i++) s->fcap[i] = NAN;
+    }
     return 0;
 }
 
@@ -324,13 +333,138 @@ static void size_tabs_free(size_tabs *s, int K, int keep_model)
     free(s->seg_cols);
     free(s->seg_owner);
     free(s->f);
+    free(s->fcap);
     memset(s, 0, sizeof *s);
 }
 
-/* A stage's time in the DP: the range's inner optimum and its send on. */
-static double stage_t(const pctx *c, int si, int a, int b, int o)
+/* ---- the memory limit inside a stage ---- */
+
+/* The memory table of stage graph g (layers [first, last) of cm, node_of
+ * their nodes; node 0 the incoming tensor's producer where first > 0, which
+ * keeps nothing) on a group of `gpus`, holding `held` micro-batches of
+ * activations: per task, weights, gradients, optimizer state and held
+ * times its activations, as stage_fill counts them. */
+static mem_table *stage_mem_table(const cost_model *cm, const cost_graph *g, const int *node_of, int first, int last,
+                                  int gpus, double held)
 {
-    double f = c->tabs[si].f[a * (c->K + 1) + b];
+    int **tasks = lw_malloc(sizeof(int *) * (size_t)g->n_nodes);
+    for (int v = 0; v < g->n_nodes; v++) {
+        tasks[v] = lw_malloc(sizeof(int) * (size_t)g->n_configs[v]);
+        for (int k = 0; k < g->n_configs[v]; k++) tasks[v][k] = 1;
+    }
+    for (int l = first; l < last; l++)
+        for (int k = 0; k < cm->n_configs[l]; k++) {
+            int n = config_tasks(&cm->configs[l][k]);
+            tasks[node_of[l]][k] = n < 1 ? 1 : n > gpus ? gpus : n;
+        }
+    mem_table *t = mt_new(g->n_nodes, g->n_configs, gpus, tasks);
+    for (int v = 0; v < g->n_nodes; v++) free(tasks[v]);
+    free(tasks);
+    for (int l = first; t && l < last; l++)
+        for (int k = 0; k < cm->n_configs[l]; k++) {
+            const config *cf = &cm->configs[l][k];
+            double *bytes = mt_at(t, node_of[l], k);
+            for (int q = 0; q < t->tasks[node_of[l]][k]; q++) {
+                memory_parts mp;
+                cost_memory_task(cm, l, cf, q, &mp);
+                bytes[q] = mp.weights + mp.gradients + mp.optimizer + held * mp.activations;
+            }
+        }
+    return t;
+}
+
+/* The fastest configs of stage graph g whose every GPU keeps at most
+ * `limit` bytes (workspace included) holding `held` micro-batches: the
+ * unconstrained optimum where it fits, else the memory search's exact
+ * optimum (memsearch_run, no time limit). Fills config (g->n_nodes, may be
+ * NULL) and returns the cost; +inf where nothing fits. *searched: the
+ * memory search ran. */
+static double capped_optimum(const cost_model *cm, const cost_graph *g, const int *node_of, int first, int last,
+                             int gpus, double held, double limit, int *out, int *searched)
+{
+    *searched = 0;
+    search_result *r = search_optimum(g);
+    if (!r) return HUGE_VAL;
+    double cost = r->cost, cap = limit - cost_fixed_bytes(cm);
+    mem_table *t = stage_mem_table(cm, g, node_of, first, last, gpus, held);
+    double *lim = lw_malloc(sizeof(double) * (size_t)gpus);
+    for (int q = 0; q < gpus; q++) lim[q] = cap;
+    if (t && !mt_fits(t, r->config, lim)) {
+        *searched = 1;
+        memsearch_options mo;
+        memsearch_options_init(&mo);
+        memsearch_result *mr = memsearch_run(g, t, lim, &mo);
+        cost = mr && mr->config ? mr->cost : HUGE_VAL;
+        if (out && mr && mr->config) memcpy(out, mr->config, sizeof(int) * (size_t)g->n_nodes);
+        memsearch_result_free(mr);
+    } else if (out) {
+        memcpy(out, r->config, sizeof(int) * (size_t)g->n_nodes);
+    }
+    free(lim);
+    mt_free(t);
+    search_result_free(r);
+    return cost;
+}
+
+/* Whether every config of layers [first, last) of cm fits `cap` bytes per
+ * GPU holding `held` micro-batches (the most each layer's configs keep on
+ * each GPU, summed): then the unconstrained optimum fits, with no search. */
+static int range_always_fits(const cost_model *cm, int first, int last, int gpus, double held, double cap)
+{
+    double *most = lw_calloc((size_t)gpus, sizeof(double));
+    for (int l = first; l < last; l++) {
+        double *lay = lw_calloc((size_t)gpus, sizeof(double));
+        for (int k = 0; k < cm->n_configs[l]; k++) {
+            int n = config_tasks(&cm->configs[l][k]);
+            for (int q = 0; q < n && q < gpus; q++) {
+                memory_parts mp;
+                cost_memory_task(cm, l, &cm->configs[l][k], q, &mp);
+                double b = mp.weights + mp.gradients + mp.optimizer + held * mp.activations;
+                if (b > lay[q]) lay[q] = b;
+            }
+        }
+        for (int q = 0; q < gpus; q++) most[q] += lay[q];
+        free(lay);
+    }
+    int ok = 1;
+    for (int q = 0; q < gpus; q++) ok &= most[q] <= cap;
+    free(most);
+    return ok;
+}
+
+/* The inner optimum of segments [a, b) on size si for stage j: f, or where
+ * the memory limit is finite and the unconstrained optimum of the range
+ * does not fit as stage j holds activations, the capped one (cached). */
+static double stage_f(const pctx *c, int j, int si, int a, int b)
+{
+    const size_tabs *s = &c->tabs[si];
+    int K1 = c->K + 1;
+    double f = s->f[a * K1 + b];
+    if (!s->fcap || !isfinite(f)) return f;
+    double *slot = &s->fcap[((long)j * K1 + a) * K1 + b];
+    if (!isnan(*slot)) return *slot;
+    const cost_model *cm = s->cm;
+    int first = c->bounds[a], last = c->bounds[b], u = a > 0 ? c->prod[a] : -1;
+    double held = pipe_held(c->o->schedule, c->p, j, c->m, c->v);
+    if (range_always_fits(cm, first, last, c->size[si], held, c->o->memory_limit - cost_fixed_bytes(cm)))
+        return *slot = f;
+    int *node_of = lw_malloc(sizeof(int) * (size_t)cm->n_layers);
+    cost_graph *g = pipe_stage_graph(cm, first, last, u, 1.0 / c->m, node_of);
+    int searched = 0;
+    double capf = g ? capped_optimum(cm, g, node_of, first, last, c->size[si], held, c->o->memory_limit, NULL, &searched)
+                    : HUGE_VAL;
+    ((pctx *)c)->capped += searched; /* statistics only */
+    *slot = searched ? capf : f;     /* the range's own optimum where it fits */
+    cg_free(g);
+    free(node_of);
+    return *slot;
+}
+
+/* A stage's time in the DP: the range's inner optimum (within the memory
+ * limit, stage_f) and its send on. */
+static double stage_t(const pctx *c, int j, int si, int a, int b, int o)
+{
+    double f = stage_f(c, j, si, a, b);
     if (b == c->K || !isfinite(f)) return f;
     int g = c->size[si];
     if (o + g >= c->G) return HUGE_VAL; /* no GPUs left for the next stage */
@@ -359,7 +493,7 @@ static double dp_run(pctx *c, double tmax, double *F, int *choice)
                     for (int b = blo; b <= bhi; b++) {
                         double rest = F[(long)(j + 1) * W + (long)b * (G + 1) + o + g];
                         if (!isfinite(rest)) continue;
-                        double t = stage_t(c, si, a, b, o);
+                        double t = stage_t(c, j, si, a, b, o);
                         if (t > tmax) continue;
                         if (t + rest < best) best = t + rest, bc = b * 16 + si;
                     }
@@ -381,16 +515,17 @@ static long candidates(const pctx *c, double **out)
 {
     long n = 0, cap = 1024;
     double *v = lw_malloc(sizeof(double) * (size_t)cap);
-    for (int si = 0; si < c->n_sizes; si++)
-        for (int a = 0; a < c->K; a++)
-            for (int b = a + 1; b <= c->K; b++)
-                for (int o = 0; o < c->G; o += c->size[si]) {
-                    double t = stage_t(c, si, a, b, o);
-                    if (!isfinite(t)) continue;
-                    if (n == cap) v = lw_realloc(v, sizeof(double) * (size_t)(cap *= 2));
-                    v[n++] = t;
-                    if (b == c->K) break; /* no send: the same at every offset */
-                }
+    for (int j = 0; j < (c->tabs[0].fcap ? c->p : 1); j++) /* without a limit, t is the same for every j */
+        for (int si = 0; si < c->n_sizes; si++)
+            for (int a = 0; a < c->K; a++)
+                for (int b = a + 1; b <= c->K; b++)
+                    for (int o = 0; o < c->G; o += c->size[si]) {
+                        double t = stage_t(c, j, si, a, b, o);
+                        if (!isfinite(t)) continue;
+                        if (n == cap) v = lw_realloc(v, sizeof(double) * (size_t)(cap *= 2));
+                        v[n++] = t;
+                        if (b == c->K) break; /* no send: the same at every offset */
+                    }
     qsort(v, (size_t)n, sizeof(double), cmp_double);
     long u = 0;
     for (long i = 0; i < n; i++)
@@ -457,27 +592,41 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
     for (int l = st->first; l < st->last && pins; l++)
         for (int k = 0; k < g->n_configs[node_of[l]]; k++)
             if (k != pins[l]) g->node_cost[node_of[l]][k] = HUGE_VAL;
-    search_result *r = search_optimum(g);
-    if (!r || !isfinite(r->cost)) {
+    int *cfg = lw_malloc(sizeof(int) * (size_t)g->n_nodes), searched = 0;
+    double cost = HUGE_VAL;
+    if (!pins && isfinite(pp->limit_bytes) && pp->p > 1) { /* the search's stage: within the limit (stage_f) */
+        double held = pipe_held(pp->schedule, pp->p, i, pp->m, pp->v);
+        cost = capped_optimum(cm, g, node_of, st->first, st->last, st->gpus, held, pp->limit_bytes, cfg, &searched);
+        if (!isfinite(cost)) { /* nothing fits: the fastest, reported as not fitting */
+            searched = 0;
+            cost = HUGE_VAL;
+        }
+    }
+    if (!isfinite(cost)) {
+        search_result *r = search_optimum(g);
+        if (r) memcpy(cfg, r->config, sizeof(int) * (size_t)g->n_nodes), cost = r->cost;
         search_result_free(r);
+    }
+    if (!isfinite(cost)) {
+        free(cfg);
         cg_free(g);
         free(node_of);
         return lw_fail(err, 1, "pipeline: stage %d has no finite strategy", i + 1);
     }
     st->config = lw_malloc(sizeof(int) * (size_t)L);
-    st->f_ms = r->cost;
+    st->f_ms = cost;
     st->compute_ms = st->sync_ms = st->transfer_ms = 0;
     for (int l = 0; l < L; l++) {
-        st->config[l] = node_of[l] >= 0 ? r->config[node_of[l]] : -1;
+        st->config[l] = node_of[l] >= 0 ? cfg[node_of[l]] : -1;
         if (st->config[l] < 0) continue;
         st->compute_ms += cm->t_c[l][st->config[l]];
         st->sync_ms += cm->t_s[l][st->config[l]];
     }
     for (int e = 0; e < g->n_edges; e++) {
         int a = g->edge_from[e], b = g->edge_to[e];
-        st->transfer_ms += g->edge_cost[e][r->config[a] * g->n_configs[b] + r->config[b]];
+        st->transfer_ms += g->edge_cost[e][cfg[a] * g->n_configs[b] + cfg[b]];
     }
-    search_result_free(r);
+    free(cfg);
     cg_free(g);
     free(node_of);
     if (st->first == 0 && st->last == L && pp->m == 1) { /* one stage: today's Eq. 1 total, summed as it sums it */
@@ -526,6 +675,7 @@ static pipe_plan *plan_new(const pctx *c)
     pp->p = c->p, pp->m = c->m, pp->v = c->v, pp->schedule = c->o->schedule;
     pp->gpus = c->G, pp->batch = c->B, pp->microbatch = c->B / c->m, pp->cuts = c->K;
     pp->stages = lw_calloc((size_t)c->p, sizeof(pipe_stage));
+    pp->limit_bytes = HUGE_VAL;
     return pp;
 }
 
@@ -604,6 +754,7 @@ static pipe_plan *plan_from_choices(pctx *c, const int *ch, lw_error *err)
         st->cm = c->tabs[si].cm;
         a = b, o += c->size[si];
     }
+    pp->limit_bytes = c->uncapped ? HUGE_VAL : c->o->memory_limit;
     for (int si = 0; si < c->n_sizes; si++) { /* the plan keeps the models its stages use */
         int used = 0;
         for (int j = 0; j < c->p; j++) used |= pp->stages[j].cm == c->tabs[si].cm;
@@ -628,6 +779,12 @@ static int plan_for_count(pctx *c, int m, dp_best *best, pipe_plan **out, lw_err
     best->T = HUGE_VAL;
     best->improved = 0;
     if (rc == 0) dp_search(c, best);
+    c->uncapped = 0;
+    if (rc == 0 && !best->improved && c->tabs[0].fcap) { /* no plan fits: the fastest, which does not */
+        for (int si = 0; si < c->n_sizes; si++) free(c->tabs[si].fcap), c->tabs[si].fcap = NULL;
+        c->uncapped = 1;
+        dp_search(c, best);
+    }
     if (rc == 0 && best->improved && !(*out = plan_from_choices(c, best->choice, err))) rc = -1;
     for (int si = 0; si < c->n_sizes; si++) size_tabs_free(&c->tabs[si], c->K, 0);
     return rc;
@@ -689,6 +846,7 @@ pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *pro
     if (!pp && rc == 0) lw_fail(err, 1, "pipeline: no plan of %d stages has a finite step", c.p);
     if (pp) {
         pp->segment_searches = c.searches;
+        pp->capped_searches = c.capped;
         pp->dp_runs = c.dp_runs;
         pp->search_ms = (lw_now() - t0) * 1e3;
     }

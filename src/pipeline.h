@@ -91,6 +91,8 @@ typedef struct pipe_plan {
     double bubble_fraction;    /* 1 - sum_i m t_i / (p T): the mean idle share of a GPU's step */
     double peak_memory_bytes;
     int fits;
+    double limit_bytes;        /* the memory limit each stage's configs were searched within (+inf: none) */
+    long capped_searches;      /* stages whose unconstrained optimum did not fit: memory searches run */
     /* search statistics */
     int cuts;                  /* K: segments between the allowed cuts */
     long segment_searches, dp_runs;
