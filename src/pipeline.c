@@ -132,6 +132,8 @@ typedef struct size_tabs {
     double *f;         /* [(K + 1) * (K + 1)] */
     double *fcap;      /* [p][(K + 1) * (K + 1)] the inner optimum within the memory limit as stage j holds
                           activations (NaN: not computed yet); NULL without a limit */
+    double *ps, *pa;   /* [(L + 1) * g] prefix sums over layers of the most any config keeps on each GPU:
+                          weights, gradients and optimizer state (ps), activations (pa); with fcap */
 } size_tabs;
 
 typedef struct pctx {
@@ -291,6 +293,8 @@ static void range_costs(const pctx *c, size_tabs *s)
     free(nxt);
 }
 
+static void most_bytes(size_tabs *s, const cost_model *cm, int g);
+
 /* Builds the model on g GPUs at the micro-batch and its tables. */
 static int size_tables(pctx *c, int si, lw_error *err)
 {
@@ -319,6 +323,7 @@ static int size_tables(pctx *c, int si, lw_error *err)
         long n = (long)c->p * (K + 1) * (K + 1);
         s->fcap = lw_malloc(sizeof(double) * (size_t)n);
         for (long i = 0; i < n; i++) s->fcap[i] = NAN;
+        most_bytes(s, s->cm, c->size[si]);
     }
     return 0;
 }
@@ -334,6 +339,8 @@ static void size_tabs_free(size_tabs *s, int K, int keep_model)
     free(s->seg_owner);
     free(s->f);
     free(s->fcap);
+    free(s->ps);
+    free(s->pa);
     memset(s, 0, sizeof *s);
 }
 
@@ -406,30 +413,43 @@ static double capped_optimum(const cost_model *cm, const cost_graph *g, const in
     return cost;
 }
 
-/* Whether every config of layers [first, last) of cm fits `cap` bytes per
- * GPU holding `held` micro-batches (the most each layer's configs keep on
- * each GPU, summed): then the unconstrained optimum fits, with no search. */
-static int range_always_fits(const cost_model *cm, int first, int last, int gpus, double held, double cap)
+/* The prefix sums of s->ps, s->pa for model cm on g GPUs. */
+static void most_bytes(size_tabs *s, const cost_model *cm, int g)
 {
-    double *most = lw_calloc((size_t)gpus, sizeof(double));
-    for (int l = first; l < last; l++) {
-        double *lay = lw_calloc((size_t)gpus, sizeof(double));
+    int L = cm->n_layers;
+    s->ps = lw_calloc((size_t)(L + 1) * (size_t)g, sizeof(double));
+    s->pa = lw_calloc((size_t)(L + 1) * (size_t)g, sizeof(double));
+    for (int l = 0; l < L; l++) {
+        double *ps = s->ps + (size_t)(l + 1) * g, *pa = s->pa + (size_t)(l + 1) * g;
+        memcpy(ps, ps - g, sizeof(double) * (size_t)g);
+        memcpy(pa, pa - g, sizeof(double) * (size_t)g);
+        double *ms = lw_calloc((size_t)g * 2, sizeof(double)), *ma = ms + g;
         for (int k = 0; k < cm->n_configs[l]; k++) {
             int n = config_tasks(&cm->configs[l][k]);
-            for (int q = 0; q < n && q < gpus; q++) {
+            for (int q = 0; q < n && q < g; q++) {
                 memory_parts mp;
                 cost_memory_task(cm, l, &cm->configs[l][k], q, &mp);
-                double b = mp.weights + mp.gradients + mp.optimizer + held * mp.activations;
-                if (b > lay[q]) lay[q] = b;
+                ms[q] = fmax(ms[q], mp.weights + mp.gradients + mp.optimizer);
+                ma[q] = fmax(ma[q], mp.activations);
             }
         }
-        for (int q = 0; q < gpus; q++) most[q] += lay[q];
-        free(lay);
+        for (int q = 0; q < g; q++) ps[q] += ms[q], pa[q] += ma[q];
+        free(ms);
     }
-    int ok = 1;
-    for (int q = 0; q < gpus; q++) ok &= most[q] <= cap;
-    free(most);
-    return ok;
+}
+
+/* Whether every config of layers [first, last) fits `cap` bytes per GPU
+ * holding `held` micro-batches, by the most each layer's configs keep on
+ * each GPU, summed (an upper bound): then the unconstrained optimum fits,
+ * with no search. O(g) from the prefix sums. */
+static int range_always_fits(const size_tabs *s, int g, int first, int last, double held, double cap)
+{
+    for (int q = 0; q < g; q++) {
+        double b = s->ps[(size_t)last * g + q] - s->ps[(size_t)first * g + q] +
+                   held * (s->pa[(size_t)last * g + q] - s->pa[(size_t)first * g + q]);
+        if (b > cap) return 0;
+    }
+    return 1;
 }
 
 /* The inner optimum of segments [a, b) on size si for stage j: f, or where
@@ -446,7 +466,7 @@ static double stage_f(const pctx *c, int j, int si, int a, int b)
     const cost_model *cm = s->cm;
     int first = c->bounds[a], last = c->bounds[b], u = a > 0 ? c->prod[a] : -1;
     double held = pipe_held(c->o->schedule, c->p, j, c->m, c->v);
-    if (range_always_fits(cm, first, last, c->size[si], held, c->o->memory_limit - cost_fixed_bytes(cm)))
+    if (range_always_fits(s, c->size[si], first, last, held, c->o->memory_limit - cost_fixed_bytes(cm)))
         return *slot = f;
     int *node_of = lw_malloc(sizeof(int) * (size_t)cm->n_layers);
     cost_graph *g = pipe_stage_graph(cm, first, last, u, 1.0 / c->m, node_of);
