@@ -519,7 +519,7 @@ static int pipe_for(const plan *p, const plan_pipe_settings *q, const cluster *c
     *out = NULL;
     if (q->stages < 0 || q->stages > PIPE_MAX_STAGES)
         return lw_fail(err, 2, "pipeline: %d stages is out of range (1 to %d)", q->stages, PIPE_MAX_STAGES);
-    if (q->microbatches < 0 || q->vp < 0 || q->schedule < 0 || q->schedule > PIPE_INTERLEAVED + 1)
+    if (q->microbatches < 0 || q->vp < 0 || q->tp < 0 || q->schedule < 0 || q->schedule > PIPE_INTERLEAVED + 1)
         return lw_fail(err, 2, "pipeline: bad micro-batch count, schedule or virtual stages");
     if (q->stages <= 1) return 0;
     pipe_options po;
@@ -531,7 +531,7 @@ static int pipe_for(const plan *p, const plan_pipe_settings *q, const cluster *c
     po.optimizer = mset->optimizer;
     po.memory_limit = plan_memory_limit(mset, cl);
     po.cancel = p->cancel;
-    megatron_options mo = {0};
+    megatron_options mo = {.tp = q->tp};
     *out = q->megatron ? pipe_megatron(p->net, cl, p->prof, gpus, batch, &po, &mo, err)
                        : pipe_search(p->net, cl, p->prof, gpus, batch, &po, err);
     return *out ? 0 : -1;
@@ -579,7 +579,7 @@ int plan_step_tables(plan *p, lw_error *err)
 static int pipe_settings_equal(const plan_pipe_settings *a, const plan_pipe_settings *b)
 {
     return a->stages == b->stages && a->microbatches == b->microbatches && a->schedule == b->schedule &&
-           a->vp == b->vp && a->megatron == b->megatron;
+           a->vp == b->vp && a->megatron == b->megatron && a->tp == b->tp;
 }
 
 /* c changes only the pipeline settings. */

@@ -34,6 +34,7 @@ typedef struct plan_pipe_settings {
     int schedule;            /* 0: the default (1F1B); else 1 + a pipe_schedule (plan_schedule_from_name) */
     int vp;                  /* interleaved: virtual stages per group; 0: 2 interleaved, else 1 */
     int megatron;            /* non-zero: Megatron-LM's plan of p equal stages (pipe_megatron), not the search */
+    int tp;                  /* megatron: its tensor-parallel degree T (megatron_options.tp; 0: the default) */
 } plan_pipe_settings;
 
 typedef struct plan_settings {
@@ -504,6 +505,21 @@ int plan_pipeline_info(const plan *p, plan_pipeline_summary *s);
  * pipelined), and its t_c there in ms (may be NULL). 0, or -1 for no such
  * layer. */
 int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms);
+
+/* Why layer li sits in its stage, briefly (pipe_explain_layer): its stage,
+ * t_i, the step and what moving each of the stage's boundaries one allowed
+ * cut earlier or later would make of the step, into buf. 0, or -1 (buf
+ * holds the reason) when the plan is not pipelined or a move fails. */
+int plan_stage_explain(const plan *p, int li, char *buf, size_t n);
+
+/* The pipelined step simulated micro-batch by micro-batch under its
+ * schedule (pipe_plan_simulate; pipeline.h's pipe_sim, which
+ * pipe_sim_free releases): NULL when the plan is not pipelined. */
+struct pipe_sim;
+struct pipe_sim *plan_pipe_simulate(const plan *p);
+/* Its Chrome trace (pipe_sim_trace: an event per GPU of each stage's
+ * group, the micro-batch in each name); the caller frees. */
+char *plan_pipe_trace(const plan *p, const struct pipe_sim *r);
 
 /* One row of the scaling view: the four strategies compared (data, model,
  * OWT, layer-wise: STRATEGY_COMPARED) at `gpus` GPUs of the plan's cluster,

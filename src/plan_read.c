@@ -287,6 +287,40 @@ int plan_pipeline_info(const plan *p, plan_pipeline_summary *s)
     return 1;
 }
 
+int plan_stage_explain(const plan *p, int li, char *buf, size_t n)
+{
+    pipe_explain e;
+    lw_error err = {0};
+    if (!p->pipe) return snprintf(buf, n, "not pipelined"), -1;
+    if (pipe_explain_layer(p->pipe, li, &e, &err) != 0) return snprintf(buf, n, "%s", err.msg), -1;
+    const pipe_stage *st = &p->pipe->stages[e.stage];
+    const network *net = p->net;
+    size_t k = (size_t)snprintf(buf, n, "%s: stage %d of %d (GPUs %d-%d), t%d %.3f ms; T %.3f ms, max t %.3f (stage %d)",
+                                net->layers[li].name, e.stage + 1, p->pipe->p, st->gpu0, st->gpu0 + st->gpus - 1,
+                                e.stage + 1, st->t_ms, e.step_ms, e.max_t, e.max_stage + 1);
+    for (int i = 0; i < e.n_moves && k < n; i++) {
+        const pipe_move *mv = &e.moves[i];
+        char what[64];
+        snprintf(what, sizeof what, "; boundary %d|%d %s", mv->boundary + 1, mv->boundary + 2,
+                 mv->dir < 0 ? "earlier" : "later");
+        if (mv->valid)
+            k += (size_t)snprintf(buf + k, n - k, "%s: T %.3f ms (%+.3f)", what, mv->step_ms, mv->step_ms - e.step_ms);
+        else
+            k += (size_t)snprintf(buf + k, n - k, "%s: no cut", what);
+    }
+    return 0;
+}
+
+pipe_sim *plan_pipe_simulate(const plan *p)
+{
+    return p->pipe ? pipe_plan_simulate(p->pipe) : NULL;
+}
+
+char *plan_pipe_trace(const plan *p, const pipe_sim *r)
+{
+    return p->pipe && r ? pipe_sim_trace(r, p->pipe) : NULL;
+}
+
 int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms)
 {
     int i = plan_stage_of(p, li);

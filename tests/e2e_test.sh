@@ -453,5 +453,26 @@ for term in vt100 linux; do
     if capture | grep -qF "ms/step"; then bad "TERM=$term: the last frame stays after q"; else ok "TERM=$term: the screen is blank after q"; fi
 done
 
+# ---- a pipeline (issue 35): | sets it, the status and the context line say
+# so with the CLI's step, the Timeline has a row per stage, z undoes it
+start -n "$PWD/tests/fixtures/nets/tiny_gpt.json" -c dgx-a100 -g 8
+expect "tiny_gpt opens" "tiny_gpt on dgx-a100 · 8/8 GPUs" 30
+keys '|'
+expect "| opens the pipeline prompt" "pipeline: stages"
+keys C-u "2 4 gpipe" Enter
+wantp=$(cli_total -n "$PWD/tests/fixtures/nets/tiny_gpt.json" -c dgx-a100 -g 8 --pp 2 --microbatches 4 --schedule gpipe)
+if wait_for_words "pipelined, 2 stages x 4 (gpipe): $wantp ms/step" 30; then ok "the status has the CLI's pipelined step ($wantp ms)"
+else bad "the status has the CLI's pipelined step ($wantp ms)"; fi
+expect "the context line shows the bubble" "bubble"
+keys 6
+expect "the Timeline shows the pipelined step" "pipelined step: simulated"
+expect_re "a row per stage, labelled" "s2 gpu [0-9]"
+expect_re "bars named by micro-batch" "F0f*F1"
+keys z
+if wait_for_words "one stage (not pipelined)" 30; then ok "z undoes the pipeline"; else bad "z undoes the pipeline"; fi
+expect "the Timeline is the step simulator's again" " simulated step " 30
+keys q
+expect "the pipelined run exits" "EXITED"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "cost_sharding.h"
 #include "pipeline.h"
 #include "plan.h"
 #include "plan_internal.h" /* white-box: the tests read the plan's fields */
@@ -50,6 +51,7 @@ typedef struct brute {
     cost_model *cm[8];     /* by log2 of the group */
     double best;
     long plans;
+    double limit;          /* bytes per GPU; 0: none */
 } brute;
 
 static double stage_brute(brute *b, int a, int e, int gi)
@@ -64,6 +66,65 @@ static double stage_brute(brute *b, int a, int e, int gi)
     free(cfg);
     cg_free(g);
     return f;
+}
+
+/* The capped inner optimum by enumeration: every assignment of the stage
+ * graph's configs, kept where every GPU of the group holds at most
+ * b->limit (weights, gradients, optimizer, held x activations, workspace),
+ * the least cost. */
+typedef struct capped_enum {
+    const cost_model *cm;
+    const cost_graph *g;
+    const int *layer_of;   /* [node] its layer, -1 for the incoming tensor's node */
+    int gpus;
+    double held, limit, best;
+    int cfg[64];
+} capped_enum;
+
+static void capped_rec(capped_enum *q, int v)
+{
+    const cost_graph *g = q->g;
+    if (v == g->n_nodes) {
+        double cost = 0, mem[16] = {0};
+        for (int n = 0; n < g->n_nodes; n++) cost += g->node_cost[n][q->cfg[n]];
+        for (int e = 0; e < g->n_edges; e++)
+            cost += g->edge_cost[e][q->cfg[g->edge_from[e]] * g->n_configs[g->edge_to[e]] + q->cfg[g->edge_to[e]]];
+        if (!(cost < q->best)) return;
+        for (int n = 0; n < g->n_nodes; n++) {
+            int l = q->layer_of[n];
+            if (l < 0) continue;
+            const config *c = &q->cm->configs[l][q->cfg[n]];
+            for (int k = 0; k < config_tasks(c) && k < q->gpus; k++) {
+                memory_parts mp;
+                cost_memory_task(q->cm, l, c, k, &mp);
+                mem[k] += mp.weights + mp.gradients + mp.optimizer + q->held * mp.activations;
+            }
+        }
+        for (int k = 0; k < q->gpus; k++)
+            if (mem[k] > 0 && mem[k] + cost_fixed_bytes(q->cm) > q->limit) return;
+        q->best = cost;
+        return;
+    }
+    for (int c = 0; c < g->n_configs[v]; c++) {
+        q->cfg[v] = c;
+        capped_rec(q, v + 1);
+    }
+}
+
+static double stage_brute_capped(brute *b, int a, int e, int gi, int j)
+{
+    cost_model *cm = b->cm[gi];
+    int u = a > 0 ? b->prod[a] : -1, node_of[64], layer_of[64];
+    cost_graph *g = pipe_stage_graph(cm, b->bounds[a], b->bounds[e], u, 1.0 / b->m, node_of);
+    cr_assert_not_null(g);
+    cr_assert_leq(g->n_nodes, 64);
+    for (int n = 0; n < g->n_nodes; n++) layer_of[n] = -1;
+    for (int l = 0; l < cm->n_layers; l++)
+        if (node_of[l] >= 0) layer_of[node_of[l]] = l;
+    capped_enum q = {cm, g, layer_of, 1 << gi, pipe_held(b->s, b->P, j, b->m, b->v), b->limit, HUGE_VAL, {0}};
+    capped_rec(&q, 0);
+    cg_free(g);
+    return q.best;
 }
 
 static void brute_rec(brute *b, int j, int a, int o, double *t)
@@ -82,7 +143,8 @@ static void brute_rec(brute *b, int j, int a, int o, double *t)
         for (int e = elo; e <= ehi; e++) {
             if (e < b->K && o + g >= b->G) continue;
             double c = e < b->K ? pipe_p2p_ms(b->cm[gi], b->prod[e], o, o + g, b->v) : 0;
-            t[j] = stage_brute(b, a, e, gi) + c;
+            t[j] = (b->limit > 0 ? stage_brute_capped(b, a, e, gi, j) : stage_brute(b, a, e, gi)) + c;
+            if (!isfinite(t[j])) continue;
             brute_rec(b, j + 1, e, o + g, t);
         }
     }
@@ -533,4 +595,108 @@ Test(pipeline, plan_apply_sets_and_undoes_the_pipeline)
     cr_assert_null(p->pipe);
     plan_state_free(&before);
     plan_free(p);
+}
+
+/* Explain of boundaries: the layer's stage, and each move of its stage's
+ * boundaries one allowed cut priced by the step's formula; none beats the
+ * search's optimum (it is exact over cuts and configs). */
+Test(pipeline, explain_moves_of_boundaries)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 3, o.microbatches = 6;
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 48, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    for (int i = 0; i < pp->p; i++) {
+        int li = pp->stages[i].first;
+        pipe_explain e;
+        cr_assert_eq(pipe_explain_layer(pp, li, &e, &err), 0, "%s", err.msg);
+        cr_assert_eq(e.stage, i);
+        cr_assert(e.step_ms == pp->step_ms);
+        cr_assert_eq(e.n_moves, i == 0 || i == pp->p - 1 ? 2 : 4, "stage %d", i);
+        int valid = 0;
+        for (int k = 0; k < e.n_moves; k++) {
+            const pipe_move *mv = &e.moves[k];
+            cr_assert(mv->boundary == i - 1 || mv->boundary == i);
+            if (!mv->valid) continue;
+            valid++;
+            cr_assert(mv->dir < 0 ? mv->to < mv->from : mv->to > mv->from);
+            double t[3];
+            for (int j = 0; j < 3; j++) t[j] = pp->stages[j].t_ms;
+            t[mv->boundary] = mv->t_left, t[mv->boundary + 1] = mv->t_right;
+            double T = pipe_step_ms(pp->schedule, pp->m, pp->v, t, 3);
+            cr_assert(fabs(T - mv->step_ms) <= 1e-9 * T, "%.17g vs %.17g", T, mv->step_ms);
+            cr_assert_geq(mv->step_ms, pp->step_ms * (1 - 1e-12), "a move beat the exact optimum");
+        }
+        cr_assert_gt(valid, 0);
+        char *text = pipe_explain_text(pp, &e);
+        char want[64];
+        snprintf(want, sizeof want, "sits in stage %d of 3", i + 1);
+        cr_assert(strstr(text, want), "%s", text);
+        free(text);
+    }
+    pipe_explain e;
+    cr_assert_eq(pipe_explain_layer(pp, net->n_layers, &e, &err), -1);
+    cr_assert_eq(err.code, 2);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
+}
+
+/* The memory limit inside stages: a limit under which the unconstrained
+ * stages' optimum does not fit, and an enumeration of every cut, group and
+ * config assignment whose stages fit it (as the schedule holds activations)
+ * finds the same step as the search, whose plan fits. */
+Test(pipeline, memory_capped_stages_against_brute_force)
+{
+    network *net = net_ok(CHAIN);
+    cluster *cl = load_cluster("p100-4x4");
+    const int G = 4, P = 2, m = 2;
+    const long B = 64;
+    lw_error err = {0};
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = P, o.microbatches = m, o.schedule = PIPE_GPIPE;
+    pipe_plan *free_pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(free_pp, "%s", err.msg);
+    brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = 1, .s = PIPE_GPIPE, .B = B, .best = HUGE_VAL};
+    b.K = pipe_cuts(net, b.bounds, b.prod);
+    for (int gi = 0; (1 << gi) <= G; gi++) {
+        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
+        cr_assert_not_null(b.cm[gi], "%s", err.msg);
+    }
+    /* the first limit, stepping down from what the unconstrained optimum
+     * needs towards the workspace alone, under which the fastest fitting
+     * plan is slower (the limit binds) yet some plan fits */
+    double fixed = cost_fixed_bytes(b.cm[0]), t[16];
+    for (int k = 1; k < 64; k++) {
+        b.limit = fixed + (free_pp->peak_memory_bytes - fixed) * (1 - k / 64.0);
+        b.best = HUGE_VAL;
+        brute_rec(&b, 0, 0, 0, t);
+        if (!isfinite(b.best) || b.best > free_pp->step_ms * (1 + 1e-9)) break;
+    }
+    cr_assert(isfinite(b.best), "nothing fits %.0f bytes", b.limit);
+    cr_assert_gt(b.best, free_pp->step_ms * (1 + 1e-9), "the limit binds");
+    o.memory_limit = b.limit;
+    pipe_plan *pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "%.0f > %.0f", pp->peak_memory_bytes, b.limit);
+    cr_assert_gt(pp->capped_searches, 0);
+    ASSERT_REL(pp->step_ms, b.best, 1e-12);
+    /* under a limit nothing meets, the fastest plan, said not to fit */
+    o.memory_limit = 1;
+    pipe_plan *none = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(none, "%s", err.msg);
+    cr_assert_not(none->fits);
+    ASSERT_REL(none->step_ms, free_pp->step_ms, 1e-12);
+    pipe_plan_free(none);
+    pipe_plan_free(pp);
+    pipe_plan_free(free_pp);
+    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
 }

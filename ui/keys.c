@@ -238,6 +238,11 @@ static action k_explain(app *a, int key)
 {
     (void)key;
     app_explain_open(a, a->sel);
+    if (plan_stage_count(a->p) > 1) { /* a pipelined plan: why the layer sits in its stage, on the status line */
+        char why[400];
+        int rc = plan_stage_explain(a->p, a->sel, why, sizeof why);
+        app_set_status(a, rc != 0, "%s", why);
+    }
     return ACT_REDRAW;
 }
 
