@@ -506,6 +506,21 @@ int plan_pipeline_info(const plan *p, plan_pipeline_summary *s);
  * layer. */
 int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms);
 
+/* Layer li's figures in its stage (plan_stage_layer_figures). */
+typedef struct plan_stage_layer {
+    int stage;
+    config c;                /* on the stage's group (plan_stage_layer_config) */
+    double t_c_ms, t_s_ms;   /* on the stage's model at the micro-batch; t_s once per step */
+    double t_x_ms;           /* its incoming edges in the stage's graph (the input's chosen layout for the first) */
+    int gpu0, gpus;          /* its tasks run on GPUs gpu0 .. gpu0 + gpus - 1 (the stage's gpu0 on) */
+} plan_stage_layer;
+/* Layer li's config, t_c, t_s, t_x and GPUs in its stage: per stage, the
+ * layers' t_c, t_x and t_s sum to pipeline.h's compute_ms, transfer_ms and
+ * sync_ms, and f_i = sum t_c + t_x + t_s / m. Not pipelined: the plan's
+ * optimum's (its best_eval's layer terms, on GPUs from 0). 0, or -1 for no
+ * such layer. */
+int plan_stage_layer_figures(const plan *p, int li, plan_stage_layer *f);
+
 /* Why layer li sits in its stage, briefly (pipe_explain_layer): its stage,
  * t_i, the step and what moving each of the stage's boundaries one allowed
  * cut earlier or later would make of the step, into buf. 0, or -1 (buf

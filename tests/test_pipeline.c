@@ -700,3 +700,46 @@ Test(pipeline, memory_capped_stages_against_brute_force)
     cluster_free(cl);
     net_free(net);
 }
+
+/* A layer's figures in its stage (plan_stage_layer_figures): per stage,
+ * the layers' t_c, t_x and t_s sum to the stage's compute_ms, transfer_ms
+ * and sync_ms (and so to f_i), their GPUs lie in the stage's group; not
+ * pipelined, they are the optimum's. */
+Test(pipeline, stage_layer_figures_sum_to_the_stages)
+{
+    for (int stages = 2; stages <= 4; stages += 2) {
+        plan *p = open_piped("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32,
+                             (plan_pipe_settings){.stages = stages, .microbatches = 4});
+        cr_assert_not_null(p->pipe);
+        for (int i = 0; i < stages; i++) {
+            const pipe_stage *st = &p->pipe->stages[i];
+            double tc = 0, tx = 0, ts = 0;
+            for (int l = st->first; l < st->last; l++) {
+                plan_stage_layer f;
+                cr_assert_eq(plan_stage_layer_figures(p, l, &f), 0);
+                cr_assert_eq(f.stage, i);
+                cr_assert(config_equal(&f.c, &st->cm->configs[l][st->config[l]]), "layer %d", l);
+                cr_assert(f.gpu0 == st->gpu0 && f.gpus >= 1 && f.gpus <= st->gpus, "layer %d: %d+%d", l, f.gpu0, f.gpus);
+                tc += f.t_c_ms, tx += f.t_x_ms, ts += f.t_s_ms;
+            }
+            cr_assert_float_eq(tc, st->compute_ms, 1e-9 * (1 + st->compute_ms), "stage %d t_c %g %g", i, tc, st->compute_ms);
+            cr_assert_float_eq(ts, st->sync_ms, 1e-9 * (1 + st->sync_ms), "stage %d t_s %g %g", i, ts, st->sync_ms);
+            cr_assert_float_eq(tx, st->transfer_ms, 1e-9 * (1 + st->transfer_ms), "stage %d t_x %g %g", i, tx,
+                               st->transfer_ms);
+            if (i > 0) cr_assert_gt(st->gpu0, 0);
+            cr_assert_float_eq(tc + tx + ts / p->pipe->m, st->f_ms, 1e-9 * (1 + st->f_ms), "stage %d f", i);
+        }
+        plan_stage_layer f;
+        cr_assert_eq(plan_stage_layer_figures(p, p->net->n_layers, &f), -1);
+        plan_free(p);
+    }
+    plan *one = open_plan("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32);
+    for (int l = 0; l < one->net->n_layers; l++) {
+        plan_stage_layer f;
+        cr_assert_eq(plan_stage_layer_figures(one, l, &f), 0);
+        const layer_eval *le = &one->best_eval.layers[l];
+        cr_assert(f.t_c_ms == le->compute_ms && f.t_s_ms == le->sync_ms && f.t_x_ms == le->transfer_ms);
+        cr_assert(f.gpu0 == 0 && f.gpus == config_tasks(&one->cm->configs[l][one->best[l]]));
+    }
+    plan_free(one);
+}
