@@ -278,6 +278,58 @@ Test(tui_blocks, pipelined_table_and_graph_by_stage, .timeout = 300)
     term_close();
 }
 
+/* issue 35 item 5, the rows: a pipelined plan's layer rows show the
+ * layer's config on its stage's group, its GPUs within the group and its
+ * times per micro-batch (plan_stage_layer_figures), not the one-stage
+ * optimum's; the footer totals per micro-batch and gives the pipelined
+ * step. */
+Test(tui_blocks, pipelined_rows_show_the_stage_configs, .timeout = 300)
+{
+    term_open(60, 200, 1);
+    app *a = open_app("gpt2", "dgx-a100", 8);
+    set_pipeline(a, "2 4");
+    cr_assert_eq(plan_stage_count(a->p), 2, "%s", a->status);
+    plan_stage_summary s1;
+    cr_assert_eq(plan_stage_info(a->p, 1, &s1), 0);
+    cr_assert_gt(s1.gpu0, 0);
+    type(a, "1");
+    draw(a);
+    /* stage 2's layers shown under its first group: each row's config and GPUs are the stage's */
+    int checked = 0, differs = 0;
+    for (int li = s1.first; li < s1.last; li++) {
+        const char *name = a->p->net->layers[li].name;
+        int y = find_row2(name, " ");
+        if (y < 0 || strstr(row(y), "stage ") || strstr(row(y), " layers, t ")) continue;
+        plan_stage_layer f;
+        cr_assert_eq(plan_stage_layer_figures(a->p, li, &f), 0);
+        cr_assert_eq(f.stage, 1);
+        char cfg[64], one[64], gpus[32], want[96];
+        plan_format_config(a->p, li, &f.c, cfg, sizeof cfg);
+        plan_format_config(a->p, li, plan_config(a->p, li, a->p->best[li]), one, sizeof one);
+        differs += strcmp(cfg, one) != 0;
+        cr_assert(f.gpu0 == s1.gpu0 && f.gpu0 + f.gpus <= s1.gpu0 + s1.gpus);
+        if (f.gpus > 1) snprintf(gpus, sizeof gpus, "%d-%d", f.gpu0, f.gpu0 + f.gpus - 1);
+        else snprintf(gpus, sizeof gpus, "%d", f.gpu0);
+        snprintf(want, sizeof want, " %s ", cfg);
+        cr_assert(strstr(row(y), want), "%s: config %s (one stage: %s)\n%s", name, cfg, one, row(y));
+        snprintf(want, sizeof want, " %s ", gpus);
+        cr_assert(strstr(row(y), want), "%s: GPUs %s\n%s", name, gpus, row(y));
+        checked++;
+    }
+    cr_assert_gt(checked, 3, "%s", dump());
+    cr_assert_gt(differs, 0, "some layer's stage config differs from its one-stage config");
+    /* the footer: totals per micro-batch, the pipelined step */
+    plan_pipeline_summary ps;
+    cr_assert_eq(plan_pipeline_info(a->p, &ps), 1);
+    cr_assert(find_row("total per micro-batch") >= 0, "%s", dump());
+    char step[96];
+    snprintf(step, sizeof step, "pipelined step %.2f ms (Eq. 1 per stage", ps.step_ms);
+    cr_assert(find_row(step) >= 0, "%s\n%s", step, dump());
+    cr_assert(find_row("per micro-batch in the layer's stage") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
 /* Blocks whose configs differ: the table splits the run where they
  * change; the graph's one box says "differ*" and its legend says why. */
 Test(tui_blocks, blocks_that_differ_split_the_table_and_mark_the_box, .timeout = 120)

@@ -178,6 +178,34 @@ typedef struct colset {
 
 static double total_of(const layer_eval *le) { return le->compute_ms + le->sync_ms + le->transfer_ms; }
 
+/* A pipelined plan's rows show each layer in its stage: its config on the
+ * stage's group and its times on the stage's model per micro-batch (t_s
+ * its step's sync over m: the row's share of f_i), from
+ * plan_stage_layer_figures. Layer li's row terms into *le and its figures
+ * into *f (f may be NULL); 0 where the plan is not pipelined (the shown
+ * strategy's row, as ever). */
+static int stage_row(const app *a, int li, layer_eval *le, plan_stage_layer *f)
+{
+    plan_pipeline_summary ps;
+    plan_stage_layer mine;
+    if (!f) f = &mine;
+    if (!plan_pipeline_info(a->p, &ps) || plan_stage_layer_figures(a->p, li, f) != 0) {
+        *le = app_shown_eval(a)->layers[li];
+        return 0;
+    }
+    *le = (layer_eval){f->t_c_ms, f->t_s_ms / ps.microbatches, f->t_x_ms, 0, 0, 0};
+    return 1;
+}
+
+/* The config shown in layer li's row, as text. */
+static void row_config_text(const app *a, int li, char *b, size_t n)
+{
+    layer_eval le;
+    plan_stage_layer f;
+    if (stage_row(a, li, &le, &f)) plan_format_config(a->p, li, &f.c, b, n);
+    else plan_format_config(a->p, li, plan_config(a->p, li, app_shown_configs(a)[li]), b, n);
+}
+
 static void fit_columns(const app *a, int W, colset *cs)
 {
     const plan *p = a->p;
@@ -186,7 +214,7 @@ static void fit_columns(const app *a, int W, colset *cs)
         int n = (int)strlen(plan_net(p)->layers[i].name);
         if (n > maxname) maxname = n;
         char b[64];
-        plan_format_config(p, i, plan_config(p, i, app_shown_configs(a)[i]), b, sizeof b);
+        row_config_text(a, i, b, sizeof b);
         if ((int)strlen(b) > maxcfg) maxcfg = (int)strlen(b);
         if (a->base.kind >= 0 && a->base.valid) {
             plan_format_config(p, i, plan_config(p, i, a->base.ci[i]), b, sizeof b);
@@ -199,6 +227,11 @@ static void fit_columns(const app *a, int W, colset *cs)
     }
     cs->w[C_NAME] = maxname > 28 ? 28 : maxname;
     cs->w[C_CFG] = maxcfg;
+    if (plan_stage_count(p) > 1) { /* "12-15": the GPUs a layer of a stage uses */
+        char g[32];
+        snprintf(g, sizeof g, "%d-%d", plan_gpus(p) - 1, plan_gpus(p) - 1);
+        if ((int)strlen(g) > cs->w[C_GPUS]) cs->w[C_GPUS] = (int)strlen(g);
+    }
     if (table_of(a)->colset == SET_SIZES) cs->w[C_MEM] = 7; /* "mem/GPU" */
     /* wide enough for "model cfg" */
     int bh = a->base.kind >= 0 ? (int)strlen(baseline_name((baseline_kind)a->base.kind)) + 4 : 8;
@@ -367,7 +400,9 @@ static void draw_legend(const app *a, WINDOW *w, int y, rect r)
     for (int i = 0; i < plan_net(a->p)->n_layers; i++)
         present[config_class(plan_config(a->p, i, app_shown_configs(a)[i]))] = 1;
     x += ui_class_legend(w, y, x, end - x, present);
-    if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
+    if (plan_stage_count(a->p) > 1) /* stage_row */
+        ui_put(w, y, x, end - x, ST_DIM, "  times: ms per micro-batch in the layer's stage (t_s: its step's / m)");
+    else if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
 }
 
 /* The header row: each shown column's title, the baseline's name on its
@@ -406,8 +441,11 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
 {
     plan *p = a->p;
     const layer *l = &plan_net(p)->layers[li];
-    const layer_eval *le = &app_shown_eval(a)->layers[li];
-    const config *cf = plan_config(p, li, app_shown_configs(a)[li]);
+    layer_eval row;
+    plan_stage_layer f;
+    const layer_eval *le = &row;
+    int piped = stage_row(a, li, &row, &f);
+    const config *cf = piped ? &f.c : plan_config(p, li, app_shown_configs(a)[li]);
     int base = sel ? ST_SELECTED : ST_NORMAL;
     if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
     char b[128];
@@ -420,13 +458,16 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     plan_format_config(p, li, cf, b, sizeof b);
     int cst = plan_pinned(p)[li] >= 0 ? ST_PINNED : a->prev.changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
     cell(w, y, csp, C_CFG, r, sel ? base : cst, b);
-    snprintf(b, sizeof b, "%d", config_tasks(cf));
+    if (!piped) snprintf(b, sizeof b, "%d", config_tasks(cf));
+    else if (f.gpus > 1) snprintf(b, sizeof b, "%d-%d", f.gpu0, f.gpu0 + f.gpus - 1);
+    else snprintf(b, sizeof b, "%d", f.gpu0);
     cell(w, y, csp, C_GPUS, r, base, b);
     term_cells(w, y, csp, C_TC, r, base, le);
     num(b, sizeof b, total_of(le));
     cell(w, y, csp, C_TOTAL, r, sel ? base : ST_BOLD, b);
-    if (csp->on[C_MEM]) {
-        short_gib(b, sizeof b, plan_task_memory(p, li, cf, 0));
+    if (csp->on[C_MEM]) { /* on GPU 0 of the plan's model: none of a stage's */
+        if (piped) snprintf(b, sizeof b, "-");
+        else short_gib(b, sizeof b, plan_task_memory(p, li, cf, 0));
         cell(w, y, csp, C_MEM, r, sel ? base : ST_DIM, b);
     }
     if (csp->on[C_PARAMS]) {
@@ -452,9 +493,12 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
 /* A group's header row: "block 0-47 x48: 11 layers, t 0.51 ms each". */
 static void draw_group(app *a, WINDOW *w, rect r, const colset *csp, const fold_unit *u, int y, int sel)
 {
-    const strategy_eval *ev = app_shown_eval(a);
     double t = 0;
-    for (int li = u->first; li <= u->last; li++) t += total_of(&ev->layers[li]);
+    for (int li = u->first; li <= u->last; li++) {
+        layer_eval le;
+        stage_row(a, li, &le, NULL);
+        t += total_of(&le);
+    }
     char nm[64], b[192];
     fold_name(&table_of(a)->fd, u, nm, sizeof nm);
     if (u->blocks > 1)
@@ -481,6 +525,44 @@ static void draw_stage(app *a, WINDOW *w, rect r, int st, int y, int sel)
     ui_put(w, y, r.x, r.w, sel ? ST_SELECTED : ST_HEADER, b);
 }
 
+/* The totals row's terms: the shown strategy's, or a pipelined plan's
+ * rows summed (per micro-batch: sum over the stages of f_i, t_s / m);
+ * 1 when pipelined. */
+static int totals_of(const app *a, layer_eval *t)
+{
+    if (plan_stage_count(a->p) < 2) {
+        const strategy_eval *ev = app_shown_eval(a);
+        *t = (layer_eval){ev->compute_ms, ev->sync_ms, ev->transfer_ms, 0, 0, 0};
+        return 0;
+    }
+    *t = (layer_eval){0};
+    for (int li = 0; li < plan_net(a->p)->n_layers; li++) {
+        layer_eval le;
+        stage_row(a, li, &le, NULL);
+        t->compute_ms += le.compute_ms, t->sync_ms += le.sync_ms, t->transfer_ms += le.transfer_ms;
+    }
+    return 1;
+}
+
+/* A pipelined plan's step line: T as `search --pp` prints it (Eq. 1 per
+ * stage, sum t_i + (m - 1) max t_i), images/s, the bubble and the peak. */
+static void draw_pipe_step(const app *a, WINDOW *w, int y, rect r)
+{
+    plan_pipeline_summary ps;
+    plan_pipeline_info(a->p, &ps);
+    char ms[96], ips[48], bub[48], peak[64], sep[16], b[320];
+    snprintf(ms, sizeof ms, "pipelined step %.2f ms (Eq. 1 per stage: sum t_i + (m - 1) max t_i%s)", ps.step_ms,
+             ps.vp > 1 ? ", over v" : "");
+    snprintf(ips, sizeof ips, "%.1f img/s", ps.step_ms > 0 ? (double)plan_batch(a->p) * 1000.0 / ps.step_ms : 0);
+    snprintf(bub, sizeof bub, "%d x %ld per micro-batch, bubble %.1f%%", ps.microbatches, ps.microbatch,
+             100 * ps.bubble_fraction);
+    snprintf(peak, sizeof peak, "peak %.2f GiB/GPU%s", ps.peak_memory_bytes / 1073741824.0,
+             ps.fits ? "" : " DOES NOT FIT");
+    const ui_part parts[] = {{ms, NULL, 0}, {ips, NULL, 1}, {bub, NULL, 2}, {peak, NULL, 0}};
+    snprintf(sep, sizeof sep, " %s ", G->dot);
+    ui_put(w, y, r.x, r.w, ps.fits ? ST_NORMAL : ST_BAD, ui_join_parts(parts, 4, sep, r.w, b, sizeof b));
+}
+
 /* The footer's first two lines, from line fy: the totals row (its model
  * named: Eq. 1, and the simulated step where there is room) and the step
  * time, images/s, bytes moved, peak memory and the baseline's ratio. */
@@ -495,23 +577,26 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
     for (int i = 0; i < n; i++) pins += plan_pinned(p)[i] >= 0;
     /* the totals row names its model, and the simulated step beside it where the columns before t_c leave room */
     double sim = app_sim_step_ms(a);
-    const char *what = app_shown_refined(a) ? "total, refined" : pins ? "total, pinned" : "total";
+    layer_eval tot;
+    int piped = totals_of(a, &tot);
+    const char *what = piped ? "total per micro-batch" : app_shown_refined(a) ? "total, refined" : pins ? "total, pinned" : "total";
     int room = (csp->on[C_TC] ? csp->x[C_TC] : r.w) - csp->x[C_NAME] - 1;
     char simtxt[64];
     if (isfinite(sim)) snprintf(simtxt, sizeof simtxt, "simulated %.2f ms", sim);
     else snprintf(simtxt, sizeof simtxt, "simulated %s", app_shown_busy(a) ? G->ellipsis : "-");
     snprintf(b, sizeof b, "%s (Eq. 1) %s %s", what, G->dot, simtxt);
-    if (ui_width(b) > room) snprintf(b, sizeof b, "%s %s %s", what, G->dot, simtxt);
+    if (ui_width(b) > room || piped) snprintf(b, sizeof b, "%s %s %s", what, G->dot, simtxt);
+    if (piped) snprintf(b, sizeof b, "%s (sum of f_i)", what);
     if (ui_width(b) > room) snprintf(b, sizeof b, "%s", what);
     if (ui_width(b) > csp->w[C_NAME]) ui_put(w, fy, r.x + csp->x[C_NAME], room, ST_BOLD, b);
     else cell(w, fy, csp, C_NAME, r, ST_BOLD, b);
-    num(b, sizeof b, ev->compute_ms);
+    num(b, sizeof b, tot.compute_ms);
     cell(w, fy, csp, C_TC, r, ST_BOLD, b);
-    num(b, sizeof b, ev->sync_ms);
+    num(b, sizeof b, tot.sync_ms);
     cell(w, fy, csp, C_TS, r, ST_BOLD, b);
-    num(b, sizeof b, ev->transfer_ms);
+    num(b, sizeof b, tot.transfer_ms);
     cell(w, fy, csp, C_TX, r, ST_BOLD, b);
-    num(b, sizeof b, ev->total_ms);
+    num(b, sizeof b, total_of(&tot));
     cell(w, fy, csp, C_TOTAL, r, ST_GOOD, b);
     if (a->base.kind >= 0 && a->base.valid) {
         num(b, sizeof b, a->base.eval.total_ms);
@@ -532,11 +617,12 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
         short_bytes(b, sizeof b, plan_activation_bytes(p, -1));
         cell(w, fy, csp, C_ABYTES, r, ST_BOLD, b);
     }
-    if (csp->on[C_MEM] && table_of(a)->colset == SET_SIZES) {
+    if (csp->on[C_MEM] && table_of(a)->colset == SET_SIZES && !piped) {
         short_gib(b, sizeof b, ev->peak_memory_bytes);
         cell(w, fy, csp, C_MEM, r, ST_BOLD, b);
     }
-    {
+    if (piped) draw_pipe_step(a, w, fy + 1, r);
+    else {
         /* what a narrow terminal has no room for gives way whole */
         char ms[48], ips[48], moved[64], peak[64], base[96] = "", base_b[64] = "", sep[16];
         snprintf(ms, sizeof ms, "Eq. 1 %.2f ms/step", ev->total_ms);
@@ -582,14 +668,17 @@ static void draw_table(app *a, WINDOW *w, rect r)
 
     int fy = r.y + r.h - 5;
     draw_totals(a, w, r, &cs, fy);
-    const strategy_eval *ev = app_shown_eval(a);
-    double tot = ev->total_ms > 0 ? ev->total_ms : 1;
+    layer_eval t3;
+    int piped = totals_of(a, &t3);
+    double tot = total_of(&t3) > 0 ? total_of(&t3) : 1;
     int lx = r.x;
-    lx += ui_putf(w, fy + 2, lx, r.w, ST_COMPUTE, "%s compute %.0f%%", G->hfill[0], ev->compute_ms / tot * 100);
-    lx += ui_putf(w, fy + 2, lx, r.w, ST_SYNC, " %s sync %.0f%%", G->hfill[1], ev->sync_ms / tot * 100);
-    lx += ui_putf(w, fy + 2, lx, r.w, ST_TRANSFER, " %s transfer %.0f%% ", G->hfill[2], ev->transfer_ms / tot * 100);
-    ui_time_bar(w, fy + 2, lx, r.x + r.w - lx, ev->compute_ms, ev->sync_ms, ev->transfer_ms);
-    draw_memory(a, w, fy + 3, r);
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_COMPUTE, "%s compute %.0f%%", G->hfill[0], t3.compute_ms / tot * 100);
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_SYNC, " %s sync %.0f%%", G->hfill[1], t3.sync_ms / tot * 100);
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_TRANSFER, " %s transfer %.0f%% ", G->hfill[2], t3.transfer_ms / tot * 100);
+    ui_time_bar(w, fy + 2, lx, r.x + r.w - lx, t3.compute_ms, t3.sync_ms, t3.transfer_ms);
+    if (piped) /* the stages' memory: their headers and the step line's peak */
+        ui_put(w, fy + 3, r.x, r.w, ST_DIM, "memory per stage: its header row; the fullest GPU's on the step line");
+    else draw_memory(a, w, fy + 3, r);
     draw_legend(a, w, fy + 4, r);
 }
 
