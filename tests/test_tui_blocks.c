@@ -326,6 +326,33 @@ Test(tui_blocks, pipelined_rows_show_the_stage_configs, .timeout = 300)
     snprintf(step, sizeof step, "pipelined step %.2f ms (Eq. 1 per stage", ps.step_ms);
     cr_assert(find_row(step) >= 0, "%s\n%s", step, dump());
     cr_assert(find_row("per micro-batch in the layer's stage") >= 0, "%s", dump());
+    /* the graph: the info line and the folded box's label speak of the stage */
+    select_layer(a, "lm_head");
+    type(a, "2");
+    draw(a);
+    plan_stage_layer f;
+    int head = net_find(a->p->net, "lm_head");
+    cr_assert_eq(plan_stage_layer_figures(a->p, head, &f), 0);
+    char cfg[64], want[160];
+    plan_format_config(a->p, head, &f.c, cfg, sizeof cfg);
+    snprintf(want, sizeof want, "selected lm_head (stage 2, GPUs %d-%d): %s, %.2f ms per micro-batch", f.gpu0,
+             f.gpu0 + f.gpus - 1, cfg, f.t_c_ms + f.t_x_ms + f.t_s_ms / ps.microbatches);
+    cr_assert(find_row(want) >= 0, "%s\n%s", want, dump());
+    /* stage 2's folded blocks: labelled with their configs in the stage */
+    int b0 = s1.first, uniform = 1;
+    plan_stage_layer f0;
+    cr_assert_eq(plan_stage_layer_figures(a->p, b0, &f0), 0);
+    for (int li = b0; li < s1.last && strncmp(a->p->net->layers[li].name, "block", 5) == 0; li++) {
+        cr_assert_eq(plan_stage_layer_figures(a->p, li, &f), 0);
+        uniform &= config_equal(&f.c, &f0.c);
+    }
+    plan_format_config(a->p, b0, &f0.c, cfg, sizeof cfg);
+    type(a, "1");
+    select_layer(a, a->p->net->layers[b0 + 1].name);
+    type(a, "2");
+    draw(a);
+    snprintf(want, sizeof want, " of 11 layers: %s, ", uniform ? cfg : "mixed");
+    cr_assert(find_row2(want, " ms per micro-batch") >= 0, "%s\n%s", want, dump());
     app_free(a);
     term_close();
 }

@@ -80,21 +80,45 @@ static int shown_sel(app *a)
     return u ? u->first : a->sel;
 }
 
+/* Layer li's config as the graph shows it: on a pipelined plan the
+ * layer's in its stage (on the stage's group at the micro-batch:
+ * plan_stage_layer_figures), else the shown strategy's; *f (may be NULL)
+ * gets the stage figures. */
+static const config *shown_config(const app *a, int li, plan_stage_layer *f)
+{
+    plan_stage_layer mine;
+    if (!f) f = &mine;
+    if (plan_stage_count(a->p) > 1 && plan_stage_layer_figures(a->p, li, f) == 0) return &f->c;
+    *f = (plan_stage_layer){0};
+    return plan_config(a->p, li, app_shown_configs(a)[li]);
+}
+
+/* The blocks folded into u have the same configs part by part. */
+static int blocks_agree(const app *a, const fold_unit *u)
+{
+    if (plan_stage_count(a->p) < 2) return fold_blocks_agree(a->p, u, app_shown_configs(a));
+    for (int li = u->first + u->len; u->blocks > 1 && li <= u->last; li++) {
+        plan_stage_layer f0, f1;
+        if (!config_equal(shown_config(a, li, &f1), shown_config(a, li - u->len, &f0))) return 0;
+    }
+    return 1;
+}
+
 /* A folded box: its layers' config where they all have one, "mixed"
  * where the blocks agree part by part, "differ*" where they do not;
  * *cls the class to colour it by (-1: differ). */
 static const char *fold_label(const app *a, const fold_unit *u, char *buf, size_t n, int *cls)
 {
-    const int *ci = app_shown_configs(a);
-    if (!fold_blocks_agree(a->p, u, ci)) {
+    if (!blocks_agree(a, u)) {
         *cls = -1;
         snprintf(buf, n, "differ*");
         return buf;
     }
-    const config *c0 = plan_config(a->p, u->first, ci[u->first]);
+    plan_stage_layer f0, f;
+    const config *c0 = shown_config(a, u->first, &f0);
     int uniform = 1, count[SPLIT__COUNT] = {0};
     for (int li = u->first; li < u->first + u->len; li++) {
-        const config *c = plan_config(a->p, li, ci[li]);
+        const config *c = shown_config(a, li, &f);
         uniform &= config_equal(c, c0);
         count[config_class(c)]++;
     }
@@ -111,7 +135,8 @@ static const char *label_config(const app *a, int id, char *buf, size_t n)
     const fold_unit *u = folded_unit(a, id);
     int cls;
     if (u) return fold_label(a, u, buf, n, &cls);
-    plan_format_config(a->p, id, plan_config(a->p, id, app_shown_configs(a)[id]), buf, n);
+    plan_stage_layer f;
+    plan_format_config(a->p, id, shown_config(a, id, &f), buf, n);
     return buf;
 }
 
@@ -180,7 +205,7 @@ static int any_differ(const app *a)
 {
     const fold *f = &graph_of(a)->fd;
     for (int u = 0; u < f->n_units; u++)
-        if (f->units[u].blocks > 1 && !fold_blocks_agree(a->p, &f->units[u], app_shown_configs(a))) return 1;
+        if (f->units[u].blocks > 1 && !blocks_agree(a, &f->units[u])) return 1;
     return 0;
 }
 
@@ -198,7 +223,14 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     const fold_unit *fu = folded_unit(a, a->sel);
     int s0 = fu ? fu->first : a->sel, s1 = fu ? fu->last : a->sel;
     double tc = 0, ts = 0, tx = 0;
+    plan_pipeline_summary ps;
+    int piped = plan_pipeline_info(p, &ps);
     for (int li = s0; li <= s1; li++) {
+        plan_stage_layer f;
+        if (piped && plan_stage_layer_figures(p, li, &f) == 0) { /* per micro-batch, as the table's rows */
+            tc += f.t_c_ms, ts += f.t_s_ms / ps.microbatches, tx += f.t_x_ms;
+            continue;
+        }
         const layer_eval *le = &app_shown_eval(a)->layers[li];
         tc += le->compute_ms;
         ts += le->sync_ms;
@@ -212,8 +244,11 @@ static void draw_graph(app *a, WINDOW *w, rect r)
         fold_name(&graph_of(a)->fd, fu, nm, sizeof nm);
         snprintf(what, sizeof what, "%s of %d layers", nm, fu->len);
     } else {
-        plan_format_config(p, a->sel, plan_config(p, a->sel, app_shown_configs(a)[a->sel]), cb, sizeof cb);
-        snprintf(what, sizeof what, "%s", plan_net(p)->layers[a->sel].name);
+        plan_stage_layer f;
+        plan_format_config(p, a->sel, shown_config(a, a->sel, &f), cb, sizeof cb);
+        if (piped) snprintf(what, sizeof what, "%s (stage %d, GPUs %d-%d)", plan_net(p)->layers[a->sel].name,
+                            f.stage + 1, f.gpu0, f.gpu0 + f.gpus - 1);
+        else snprintf(what, sizeof what, "%s", plan_net(p)->layers[a->sel].name);
     }
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
     /* the info line gives way field by field, never cutting a number:
@@ -225,7 +260,8 @@ static void draw_graph(app *a, WINDOW *w, rect r)
     else
         snprintf(counts, sizeof counts, "%d layers, %d edges, %d ranks", nl, ne, nr);
     snprintf(count_brief, sizeof count_brief, "%d layers", nl);
-    snprintf(sel, sizeof sel, "%s selected %s: %s, %.2f ms", G->dot, what, cb, tc + ts + tx);
+    snprintf(sel, sizeof sel, "%s selected %s: %s, %.2f ms%s", G->dot, what, cb, tc + ts + tx,
+             piped ? " per micro-batch" : "");
     snprintf(split, sizeof split, "(t_c %.2f t_s %.2f t_x %.2f)", tc, ts, tx);
     ui_part parts[] = {{counts, count_brief, 2},
                        {sel, NULL, 0},
