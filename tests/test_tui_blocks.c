@@ -353,6 +353,15 @@ Test(tui_blocks, pipelined_rows_show_the_stage_configs, .timeout = 300)
     draw(a);
     snprintf(want, sizeof want, " of 11 layers: %s, ", uniform ? cfg : "mixed");
     cr_assert(find_row2(want, " ms per micro-batch") >= 0, "%s\n%s", want, dump());
+    /* why-not and explain speak of the one-stage optimum, and say so */
+    type(a, "1");
+    select_layer(a, "lm_head");
+    type(a, "w");
+    cr_assert(strstr(a->status, "explains the one-stage optimum"), "%s", a->status);
+    cr_assert(strstr(a->status, " in stage 2"), "%s", a->status);
+    type(a, "1i");
+    cr_assert(strstr(a->status, "explains the one-stage optimum") && strstr(a->status, "stage 2 of 2"), "%s",
+              a->status);
     app_free(a);
     term_close();
 }

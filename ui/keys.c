@@ -241,7 +241,8 @@ static action k_explain(app *a, int key)
     if (plan_stage_count(a->p) > 1) { /* a pipelined plan: why the layer sits in its stage, on the status line */
         char why[400];
         int rc = plan_stage_explain(a->p, a->sel, why, sizeof why);
-        app_set_status(a, rc != 0, "%s", why);
+        /* the screen's figures are the one-stage optimum's, not the stage's (the table's rows) */
+        app_set_status(a, rc != 0, "the screen explains the one-stage optimum %s %s", G->dot, why);
     }
     return ACT_REDRAW;
 }
