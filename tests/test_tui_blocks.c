@@ -366,6 +366,34 @@ Test(tui_blocks, pipelined_rows_show_the_stage_configs, .timeout = 300)
     term_close();
 }
 
+/* A pipelined plan's table groups a stage's blocks by their configs in
+ * the stage: a pin (which holds in the one-stage optimum only) does not
+ * split stage 1's group. */
+Test(tui_blocks, pipelined_groups_follow_the_stage_configs, .timeout = 300)
+{
+    term_open(60, 200, 1);
+    app *a = open_app("gpt2", "dgx-a100", 8);
+    set_pipeline(a, "2 4");
+    cr_assert_eq(plan_stage_count(a->p), 2, "%s", a->status);
+    plan_stage_summary s1;
+    cr_assert_eq(plan_stage_info(a->p, 1, &s1), 0);
+    int b;
+    cr_assert_eq(sscanf(a->p->net->layers[s1.first].name, "block%d.", &b), 1);
+    cr_assert_gt(b, 5, "block 5 in stage 1");
+    int li = net_find(a->p->net, "block5.fc1");
+    int k = a->p->best[li] == 0 ? 1 : 0;
+    app_perform(a, app_pin(a, li, k));
+    cr_assert_eq(a->p->best[li], k);
+    cr_assert_eq(plan_stage_count(a->p), 2);
+    type(a, "1");
+    draw(a);
+    char want[64];
+    snprintf(want, sizeof want, "block 0-%d x%d: 11 layers", b - 1, b);
+    cr_assert(find_row(want) >= 0, "%s\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
 /* Blocks whose configs differ: the table splits the run where they
  * change; the graph's one box says "differ*" and its legend says why. */
 Test(tui_blocks, blocks_that_differ_split_the_table_and_mark_the_box, .timeout = 120)

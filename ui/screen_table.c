@@ -45,6 +45,23 @@ typedef struct col {
 #define ROW_STAGE(n_units, st) (-1 - (n_units) - (st))
 static int row_stage(const table_state *ts, int code) { return code < -ts->fd.n_units ? -1 - ts->fd.n_units - code : -1; }
 
+/* The configs the table groups blocks by, [n_layers], caller frees: a
+ * pipelined plan's layers' configs in their stage, found among the plan's
+ * model's configs (the shown one's where the model lacks it), so that
+ * blocks of a stage group where their stage configs agree. */
+static int *group_configs(const app *a)
+{
+    int n = plan_net(a->p)->n_layers;
+    int *ci = lw_malloc(sizeof(int) * (size_t)n);
+    memcpy(ci, app_shown_configs(a), sizeof(int) * (size_t)n);
+    for (int li = 0; li < n && plan_stage_count(a->p) > 1; li++) {
+        plan_stage_layer f;
+        int k = plan_stage_layer_figures(a->p, li, &f) == 0 ? plan_config_index(a->p, li, &f.c) : -1;
+        if (k >= 0) ci[li] = k;
+    }
+    return ci;
+}
+
 /* The rows: a->order (the current sort), or in layer order where the
  * network has repeated blocks or the plan is pipelined: a header row per
  * stage (pipelined), and inside it a header row per run of blocks that
@@ -59,7 +76,9 @@ static void build_rows(app *a)
     fold_free(&ts->fd);
     ts->n_rows = n;
     if (a->sort != SORT_LAYER || (!plan_blocks(a->p, NULL, 0) && stages < 2)) return;
-    fold_build(&ts->fd, a->p, NULL, app_shown_configs(a), 1);
+    int *ci = group_configs(a);
+    fold_build(&ts->fd, a->p, NULL, ci, 1);
+    free(ci);
     int nu = ts->fd.n_units;
     ts->rows = lw_malloc(sizeof(int) * (size_t)(n + nu + stages));
     int k = 0, stage = -1;
