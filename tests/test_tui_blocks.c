@@ -12,6 +12,7 @@
 #include "draw.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +391,32 @@ Test(tui_blocks, pipelined_groups_follow_the_stage_configs, .timeout = 300)
     char want[64];
     snprintf(want, sizeof want, "block 0-%d x%d: 11 layers", b - 1, b);
     cr_assert(find_row(want) >= 0, "%s\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
+/* A pipelined plan's table sorted by a time column sorts by the rows'
+ * figures: per micro-batch in each layer's stage. */
+Test(tui_blocks, pipelined_sort_by_the_stage_times, .timeout = 300)
+{
+    term_open(40, 160, 1);
+    app *a = open_app("vgg16", "dgx-a100", 8);
+    set_pipeline(a, "2 4");
+    cr_assert_eq(plan_stage_count(a->p), 2, "%s", a->status);
+    plan_pipeline_summary ps;
+    plan_pipeline_info(a->p, &ps);
+    type(a, "1o");
+    cr_assert_eq(a->sort, SORT_TOTAL);
+    draw(a);
+    int n = a->p->net->n_layers;
+    double prev = HUGE_VAL;
+    for (int i = 0; i < n; i++) {
+        plan_stage_layer f;
+        cr_assert_eq(plan_stage_layer_figures(a->p, a->order[i], &f), 0);
+        double t = f.t_c_ms + f.t_x_ms + f.t_s_ms / ps.microbatches;
+        cr_assert_leq(t, prev, "row %d (%s): %g after %g", i, a->p->net->layers[a->order[i]].name, t, prev);
+        prev = t;
+    }
     app_free(a);
     term_close();
 }

@@ -284,8 +284,16 @@ void app_sort_rows(app *a)
     const strategy_eval *ev = app_shown_eval(a);
     if (a->sort == SORT_LAYER || !ev->layers) return;
     double *v = lw_malloc(sizeof(double) * (size_t)n);
+    plan_pipeline_summary ps;
+    int piped = plan_pipeline_info(a->p, &ps);
     for (int i = 0; i < n; i++) {
+        layer_eval stage_le;
+        plan_stage_layer f;
         const layer_eval *le = &ev->layers[i];
+        if (piped && plan_stage_layer_figures(a->p, i, &f) == 0) { /* as the table's rows: per micro-batch in its stage */
+            stage_le = (layer_eval){f.t_c_ms, f.t_s_ms / ps.microbatches, f.t_x_ms, 0, 0, 0};
+            le = &stage_le;
+        }
         switch (a->sort) {
         case SORT_TC: v[i] = le->compute_ms; break;
         case SORT_TS: v[i] = le->sync_ms; break;
