@@ -8,6 +8,9 @@
  * optimum was passed over). The mem column is what the layer's task keeps
  * on GPU 0.
  *
+ * A pipelined plan's rows show each layer in its stage (stage_row): its
+ * config on the stage's group, GPUs within it, times per micro-batch.
+ *
  * Columns that do not fit the width are dropped least important first, so
  * the table reads at 80 columns and uses more when there is more.
  */
