@@ -329,16 +329,19 @@ static int check_option_use(const opts *o)
     const int mega_s = o->strategy && strcmp(o->strategy, "megatron") == 0;
     const int pipe_cmd = o->cmd && (strcmp(o->cmd, "search") == 0 || (strcmp(o->cmd, "eval") == 0 && mega_s) ||
                                     strcmp(o->cmd, "compare") == 0 ||
+                                    (strcmp(o->cmd, "export") == 0 && (!o->strategy || mega_s)) ||
                                     (strcmp(o->cmd, "simulate") == 0 &&
                                      (!o->strategy || mega_s || strcmp(o->strategy, "optimum") == 0)));
     if ((o->pipe.pp || o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !tui && !pipe_cmd)
-        return bad("%s is a pipeline option: it goes with search, compare, eval -s megatron, or simulate [-s optimum|megatron]",
+        return bad("%s is a pipeline option: it goes with search, compare, eval -s megatron, simulate [-s optimum|megatron] or export [-s megatron]",
                    o->pipe.pp ? "--pp" : o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
     if ((o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !o->pipe.pp && !tui)
         return bad("%s shapes a pipeline: give the stages with --pp P",
                    o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
-    if (o->pipe.pp && (o->refine || o->whynot || o->explain || o->n_pins || o->steps || o->overlap >= 0))
-        return bad("%s", "--pp goes without --refine, --why-not, --explain, --pin, --steps and --overlap (not yet for pipelines)");
+    if (o->pipe.pp && (o->refine || o->whynot || o->n_pins || o->steps || o->overlap >= 0))
+        return bad("%s", "--pp goes without --refine, --why-not, --pin, --steps and --overlap (not yet for pipelines)");
+    if (o->pipe.pp == 1 && o->explain)
+        return bad("%s", "--explain with --pp 1: one stage has no boundaries; without --pp it explains the layer's config");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -892,6 +895,47 @@ static int pipeline_simulate(const opts *o, const plan *p, const pipe_plan *pp, 
     return rc;
 }
 
+/* search --pp P --explain LAYER: the layer's stage and what moving its
+ * boundaries would do (pipe_explain_layer), added to root (JSON) or
+ * printed. */
+static int pipeline_explain(const opts *o, const pipe_plan *pp, cJSON *root)
+{
+    lw_error err = {0};
+    int li = net_find(pp->stages[0].cm->net, o->explain); /* cmd_pipeline checked it */
+    pipe_explain e;
+    if (pipe_explain_layer(pp, li, &e, &err) != 0) return die(&err);
+    if (root) {
+        cJSON *x = cJSON_AddObjectToObject(root, "explain");
+        cJSON_AddStringToObject(x, "layer", o->explain);
+        cJSON_AddNumberToObject(x, "stage", e.stage + 1);
+        cJSON_AddNumberToObject(x, "max_t_ms", e.max_t);
+        cJSON_AddNumberToObject(x, "sum_t_ms", e.sum_t);
+        cJSON_AddNumberToObject(x, "step_ms", e.step_ms);
+        cJSON *arr = cJSON_AddArrayToObject(x, "moves");
+        for (int i = 0; i < e.n_moves; i++) {
+            const pipe_move *mv = &e.moves[i];
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddNumberToObject(m, "boundary", mv->boundary + 1);
+            cJSON_AddStringToObject(m, "direction", mv->dir < 0 ? "earlier" : "later");
+            cJSON_AddBoolToObject(m, "allowed", mv->valid);
+            if (mv->valid) {
+                cJSON_AddStringToObject(m, "first_layer", pp->stages[0].cm->net->layers[mv->to].name);
+                cJSON_AddNumberToObject(m, "t_left_ms", mv->t_left);
+                cJSON_AddNumberToObject(m, "t_right_ms", mv->t_right);
+                cJSON_AddNumberToObject(m, "max_t_ms", mv->max_t);
+                cJSON_AddNumberToObject(m, "sum_t_ms", mv->sum_t);
+                cJSON_AddNumberToObject(m, "step_ms", mv->step_ms);
+            }
+            cJSON_AddItemToArray(arr, m);
+        }
+        return 0;
+    }
+    char *text = pipe_explain_text(pp, &e);
+    printf("\nexplain %s:\n%s", o->explain, text);
+    free(text);
+    return 0;
+}
+
 /* search --pp P, eval -s megatron --pp P, eval -s FILE of stages (megatron
  * 2), and simulate with them: a pipeline plan (pipeline.h). */
 static int cmd_pipeline(const opts *o, int megatron)
@@ -899,6 +943,14 @@ static int cmd_pipeline(const opts *o, int megatron)
     lw_error err = {0};
     plan *p = open_plan_as(o, o->set, 1, &err);
     if (!p) return die(&err);
+    if (o->explain && net_find(plan_net(p), o->explain) < 0) { /* refused before anything is printed */
+        lw_buf b = {0};
+        lw_text_printable(&b, o->explain);
+        lw_fail(&err, 2, "--explain: \"%s\" is not a layer of %s", b.s, plan_net(p)->name);
+        lw_buf_free(&b);
+        plan_free(p);
+        return die(&err);
+    }
     pipe_options po;
     pipe_options_init(&po);
     po.stages = o->pipe.pp;
@@ -932,14 +984,16 @@ static int cmd_pipeline(const opts *o, int megatron)
         cJSON_AddNumberToObject(root, "peak_memory_bytes", round(pp->peak_memory_bytes));
         cJSON_AddBoolToObject(root, "fits", pp->fits);
         pipe_plan_to_json(pp, root);
-        char *doc = cJSON_Print(root);
+        if (o->explain) rc = pipeline_explain(o, pp, root);
+        char *doc = rc == 0 ? cJSON_Print(root) : NULL;
         cJSON_Delete(root);
-        rc = emit(o, doc);
+        if (rc == 0) rc = emit(o, doc);
         free(doc);
     } else {
         printf("%s on %s, %d GPUs, batch %ld: %s\n", plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), plan_batch(p),
                megatron == 2 ? o->strategy : megatron ? "Megatron-LM's plan" : "optimal pipeline");
         pipe_plan_print(pp, stdout);
+        if (o->explain) rc = pipeline_explain(o, pp, NULL);
     }
     pipe_plan_free(pp);
     plan_free(p);
@@ -1743,11 +1797,23 @@ static int cmd_export(const opts *o)
     if (o->step >= 0 && view != VIEW_REDUCED)
         return bad("--step draws the graph part way through the search: it goes with --view reduced, not %s",
                    export_view_name((export_view)view));
+    if (o->pipe.pp > 1 && view != VIEW_STRATEGY)
+        return bad("--pp draws the pipeline's stages: it goes with --view strategy, not %s", export_view_name((export_view)view));
     lw_error err = {0};
-    plan *p = open_plan_as(o, o->set, given, &err);
+    int mega_pipe = given && o->pipe.pp > 1; /* -s megatron --pp P: Megatron's equal stages */
+    if (mega_pipe && o->mega.sp) return bad("%s", "export -s megatron --pp: --sp is not drawn in a pipeline yet");
+    plan *p = open_plan_as(o, o->set, given && !mega_pipe, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
         plan_free(p);
         return die(&err);
+    }
+    if (o->pipe.pp > 1) { /* the pipeline's stages as clusters (export_dot.c) */
+        plan_pipe_settings q = {o->pipe.pp, o->pipe.microbatches, o->pipe.schedule + 1, o->pipe.vp, mega_pipe, o->mega.tp};
+        if (plan_apply(p, &(plan_change){.pipe = &q}, &err) != 0) {
+            plan_free(p);
+            return die(&err);
+        }
+        given = 0;
     }
     if (!given && o->step > plan_search_result(p)->n_steps) {
         fprintf(stderr, "layerwise: --step %d: the search takes %d steps on this graph\n", o->step, plan_search_result(p)->n_steps);
@@ -2212,7 +2278,8 @@ int cli_main(int argc, char **argv, tui_entry_fn tui)
         for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
             if (given[k]) return bad("%s is not an option of the TUI", not_tui[k]);
         tui_args a = {o.net, o.cluster, o.profile, o.set, o.over.sync, o.mset, o.over.precision >= 0, o.over.precision,
-                      o.over.bucket_mb >= 0, o.over.bucket_mb, o.over.intra_bw, o.over.inter_bw, o.n_pins, o.pins};
+                      o.over.bucket_mb >= 0, o.over.bucket_mb, o.over.intra_bw, o.over.inter_bw, o.n_pins, o.pins,
+                      {o.pipe.pp, o.pipe.microbatches, o.pipe.schedule + 1, o.pipe.vp, 0, 0}};
         return tui(&a);
     }
     lw_stdout_shown(); /* format characters in names never reach a terminal raw (util.h) */

@@ -21,6 +21,7 @@ typedef struct tui_args {
     double intra_bw, inter_bw; /* GB/s; 0: the cluster's */
     int n_pins;
     const char *const *pins; /* "LAYER=CONFIG" each, as --pin takes them */
+    plan_pipe_settings pipe; /* --pp, --microbatches, --schedule, --vp: the pipeline opened with */
 } tui_args;
 
 typedef int (*tui_entry_fn)(const tui_args *a);

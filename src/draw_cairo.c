@@ -1,5 +1,6 @@
 #include "draw_cairo.h"
 #include "palette.h"
+#include "pipeline.h"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -385,6 +386,83 @@ int draw_sim_step(const sim_result *s, const cost_model *m, const char *strategy
     free(d.first);
     free(d.items);
     return rc;
+}
+
+/* ---------- a pipelined step ---------- */
+
+typedef struct pipe_draw {
+    const pipe_sim *r;
+    const char *const *rows;
+    const char *title, *subtitle;
+} pipe_draw;
+
+#define PD_ROW_H 26.0
+
+static int pipe_kind(pipe_sim_kind k)
+{
+    return k == PIPE_SIM_FORWARD ? SIM_FORWARD : k == PIPE_SIM_BACKWARD ? SIM_BACKWARD_DATA : SIM_SYNC;
+}
+
+static void pipe_paint(cairo_t *cr, const void *user)
+{
+    const pipe_draw *d = user;
+    const pipe_sim *r = d->r;
+    set_rgb(cr, INK);
+    font(cr, 15, 1);
+    text(cr, TL_MARGIN, 22, 0, d->title);
+    font(cr, 12, 0);
+    text(cr, TL_MARGIN, 42, 0, d->subtitle);
+    double x0 = TL_MARGIN + TL_LABEL_W, x1 = TL_W - TL_MARGIN, span = r->step_ms > 0 ? r->step_ms : 1;
+    double scale = (x1 - x0) / span, top = TL_TOP, bottom = TL_TOP + r->p * PD_ROW_H;
+    char buf[64];
+    font(cr, 10, 0);
+    double step = nice_step(span, 12);
+    for (double t = 0; t <= span * (1 + 1e-9); t += step) {
+        line(cr, x0 + t * scale, top - 4, x0 + t * scale, bottom, RULE, 0.5);
+        set_rgb(cr, GREY);
+        snprintf(buf, sizeof buf, "%g", t);
+        text(cr, x0 + t * scale, top - 7, 1, buf);
+    }
+    set_rgb(cr, GREY);
+    text(cr, x0 - 6, top - 7, 2, "ms");
+    for (int i = 0; i < r->p; i++) {
+        font(cr, 9.5, 0);
+        set_rgb(cr, INK);
+        text(cr, TL_MARGIN, top + i * PD_ROW_H + PD_ROW_H - 9, 0, d->rows[i]);
+    }
+    font(cr, 9, 0);
+    for (int k = 0; k < r->n_tasks; k++) {
+        const pipe_sim_task *t = &r->tasks[k];
+        double a = x0 + t->start_ms * scale, b = x0 + t->end_ms * scale, y = top + t->stage * PD_ROW_H + 2;
+        box(cr, a, y, b - a > 1.5 ? b - a - 0.6 : b - a, PD_ROW_H - 4, kind_fill(pipe_kind(t->kind)));
+        if (t->micro < 0) snprintf(buf, sizeof buf, "S");
+        else snprintf(buf, sizeof buf, "%s%d", t->kind == PIPE_SIM_FORWARD ? "F" : "B", t->micro);
+        if (text_width(cr, buf) + 3 < b - a) {
+            cairo_set_source_rgb(cr, 1, 1, 1);
+            text(cr, a + 2, y + PD_ROW_H - 10, 0, buf);
+        }
+    }
+    line(cr, x0, top, x0, bottom, GREY, 0.8);
+    line(cr, x0 + r->step_ms * scale, top, x0 + r->step_ms * scale, bottom, GREY, 0.8);
+    font(cr, 11, 0);
+    double lx = TL_MARGIN, ly = bottom + 26;
+    static const char *const names[] = {"forward (F micro-batch)", "backward (B micro-batch)", "sync"};
+    for (int k = 0; k < 3; k++) {
+        box(cr, lx, ly - 10, 14, 12, kind_fill(pipe_kind((pipe_sim_kind)k)));
+        set_rgb(cr, INK);
+        lx += 20 + text(cr, lx + 20, ly, 0, names[k]) + 24;
+    }
+    set_rgb(cr, GREY);
+    text(cr, x1, ly, 2, "white space: idle, the schedule's bubble");
+}
+
+int draw_pipe_step(const pipe_sim *r, const char *const *rows, const char *title, const char *subtitle,
+                   const char *path, lw_error *err)
+{
+    if (draw_check_path(path, err) != 0) return -1;
+    if (!r) return lw_fail(err, 1, "%s: no pipelined step to draw", path);
+    pipe_draw d = {r, rows, title, subtitle};
+    return render(path, TL_W, TL_TOP + r->p * PD_ROW_H + TL_BOTTOM, pipe_paint, &d, err);
 }
 
 /* ---------- grouped bar charts ---------- */

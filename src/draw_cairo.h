@@ -33,6 +33,15 @@ int draw_sim_step(const sim_result *s, const cost_model *m, const char *strategy
 /* The drawing's size in points (pixels in a PNG, rounded up). */
 void draw_sim_step_size(const sim_result *s, double *w, double *h);
 
+/* A pipelined step (pipeline.h's pipe_sim): a row per stage's group of
+ * GPUs, labelled rows[i] ("stage 1, GPUs 0-3"), each forward, backward and
+ * sync a box coloured as the step's (forward, input gradient, sync) with
+ * its micro-batch written in it where it fits; white space is the
+ * bubble. title and subtitle head it. 0, or -1 with err set. */
+struct pipe_sim;
+int draw_pipe_step(const struct pipe_sim *r, const char *const *rows, const char *title, const char *subtitle,
+                   const char *path, lw_error *err);
+
 /* One panel of grouped bars: a group per x position (a GPU count), a bar
  * per series in each. */
 typedef struct draw_bars {

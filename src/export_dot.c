@@ -828,6 +828,84 @@ static void build_strategy_view(diagram *d)
     free(recv);
 }
 
+/* ---------- a pipelined plan's strategy ---------- */
+
+/* Stage i as a cluster ("cluster_stageN": Graphviz draws a subgraph whose
+ * name starts with "cluster" as a box), labelled with its GPUs and t_i,
+ * holding one table node: its layers, each config on the stage's group
+ * (GPU numbers relative to its first) and t_c per micro-batch. */
+static Agnode_t *stage_cluster(diagram *d, int i, const plan_stage_summary *s)
+{
+    char name[48], t1[32], t2[32], t3[32];
+    snprintf(name, sizeof name, "cluster_stage%d", i + 1);
+    Agraph_t *sub = agsubg(d->g, name, 1);
+    lw_buf *b = &d->b;
+    buf_reset(b);
+    lw_buf_printf(b, "stage %d: GPUs %d-%d, t%d = %s ms (f %s + p2p %s) per micro-batch, holds %.3g", i + 1, s->gpu0,
+                  s->gpu0 + s->gpus - 1, i + 1, ms_str(s->t_ms, t1, sizeof t1), ms_str(s->f_ms, t2, sizeof t2),
+                  ms_str(s->p2p_ms, t3, sizeof t3), s->held);
+    set(sub, "label", b->s);
+    buf_reset(b);
+    lw_buf_printf(b, "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\" COLOR=\"#C8C8C8\">"
+                     "<TR><TD ALIGN=\"LEFT\" BGCOLOR=\"#E4E4E4\"><B>layer</B></TD><TD BGCOLOR=\"#E4E4E4\"><B>config</B>"
+                     "</TD><TD BGCOLOR=\"#E4E4E4\"><B>t<SUB>c</SUB> ms</B></TD></TR>");
+    for (int li = s->first; li < s->last; li++) {
+        config c;
+        double tc = 0;
+        if (plan_stage_layer_config(d->p, li, &c, &tc) != 0) continue;
+        note_config(d, &c);
+        char cfg[64];
+        config_format_layer(&d->net->layers[li], &c, cfg, sizeof cfg);
+        lw_buf_printf(b, "<TR><TD ALIGN=\"LEFT\">");
+        buf_esc(b, d->net->layers[li].name);
+        lw_buf_printf(b, "</TD><TD><FONT COLOR=\"%s\"><B>%s</B></FONT></TD><TD ALIGN=\"RIGHT\">%s</TD></TR>",
+                      split_colours[split_class_of(&c)].line, cfg, ms_str(tc, t1, sizeof t1));
+    }
+    lw_buf_printf(b, "</TABLE>");
+    snprintf(name, sizeof name, "stage%d", i + 1);
+    Agnode_t *node = agnode(sub, name, 1);
+    set_html(node, "label", b->s);
+    set(node, "shape", "plaintext");
+    set(node, "style", "");
+    set(node, "margin", "0");
+    return node;
+}
+
+/* The strategy view of a pipelined plan: a cluster per stage, in order,
+ * an edge from each to the next with its send (the activation forward, its
+ * gradient back), the pipeline's step in the title. */
+static void build_pipeline_view(diagram *d)
+{
+    graph_defaults(d);
+    int n = plan_stage_count(d->p);
+    Agnode_t *prev = NULL;
+    double prev_p2p = 0;
+    for (int i = 0; i < n; i++) {
+        plan_stage_summary s;
+        if (plan_stage_info(d->p, i, &s) != 0) break;
+        Agnode_t *node = stage_cluster(d, i, &s);
+        if (prev) {
+            char lab[64], t1[32];
+            snprintf(lab, sizeof lab, "activation / gradient: %s ms", ms_str(prev_p2p, t1, sizeof t1));
+            Agedge_t *e = agedge(d->g, prev, node, NULL, 1);
+            set(e, "label", lab);
+        }
+        prev = node;
+        prev_p2p = s.p2p_ms;
+    }
+    style_clusters(d);
+    plan_pipeline_summary ps;
+    plan_pipeline_info(d->p, &ps);
+    char what[160], note[200], t1[32];
+    snprintf(what, sizeof what, "pipeline of %d stages x %d micro-batches (%s): %s ms per step, bubble %.1f%%",
+             ps.stages, ps.microbatches, ps.schedule_name, ms_str(ps.step_ms, t1, sizeof t1),
+             100 * ps.bubble_fraction);
+    snprintf(note, sizeof note, "a box per stage on its group of GPUs; the line below the title is the one-stage "
+                                "optimum, for comparison");
+    const char *notes[] = {note, NULL};
+    header(d, what, notes);
+}
+
 /* ---------- rendering ---------- */
 
 /* Graphviz reports through agerr, which prints to stderr by default: that
@@ -993,6 +1071,8 @@ int export_diagram(plan *p, export_view view, int step, const int *config_index,
         build_graph_view(&d);
     else if (view == VIEW_REDUCED)
         build_reduced_view(&d, step < 0 ? p->sr->n_steps : step);
+    else if (!config_index && plan_stage_count(p) > 1)
+        build_pipeline_view(&d);
     else
         build_strategy_view(&d);
 

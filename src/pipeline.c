@@ -11,6 +11,7 @@
 
 #include "cost_sharding.h"
 #include "json_util.h"
+#include "memsearch.h"
 
 static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved"};
 
@@ -129,6 +130,10 @@ typedef struct size_tabs {
     double **seg;      /* [K] table rows x cols (shared between identical segments) */
     int *seg_rows, *seg_cols, *seg_owner;
     double *f;         /* [(K + 1) * (K + 1)] */
+    double *fcap;      /* [p][(K + 1) * (K + 1)] the inner optimum within the memory limit as stage j holds
+                          activations (NaN: not computed yet); NULL without a limit */
+    double *ps, *pa;   /* [(L + 1) * g] prefix sums over layers of the most any config keeps on each GPU:
+                          weights, gradients and optimizer state (ps), activations (pa); with fcap */
 } size_tabs;
 
 typedef struct pctx {
@@ -141,7 +146,8 @@ typedef struct pctx {
     int *bounds, *prod;
     int n_sizes, size[16];
     size_tabs tabs[16];
-    long searches, dp_runs;
+    long searches, dp_runs, capped;
+    int uncapped;      /* this count's DP ran without the memory limit (no plan fits it) */
 } pctx;
 
 /* Whether segments j and k of model cm are the same problem: the same
@@ -287,6 +293,8 @@ static void range_costs(const pctx *c, size_tabs *s)
     free(nxt);
 }
 
+static void most_bytes(size_tabs *s, const cost_model *cm, int g);
+
 /* Builds the model on g GPUs at the micro-batch and its tables. */
 static int size_tables(pctx *c, int si, lw_error *err)
 {
@@ -311,6 +319,12 @@ static int size_tables(pctx *c, int si, lw_error *err)
         if (seg_table(c, s->cm, j, 1.0 / c->m, &s->seg[j], &s->seg_rows[j], &s->seg_cols[j], err) != 0) return -1;
     }
     range_costs(c, s);
+    if (isfinite(c->o->memory_limit) && c->p > 1) {
+        long n = (long)c->p * (K + 1) * (K + 1);
+        s->fcap = lw_malloc(sizeof(double) * (size_t)n);
+        for (long i = 0; i < n; i++) s->fcap[i] = NAN;
+        most_bytes(s, s->cm, c->size[si]);
+    }
     return 0;
 }
 
@@ -324,13 +338,153 @@ static void size_tabs_free(size_tabs *s, int K, int keep_model)
     free(s->seg_cols);
     free(s->seg_owner);
     free(s->f);
+    free(s->fcap);
+    free(s->ps);
+    free(s->pa);
     memset(s, 0, sizeof *s);
 }
 
-/* A stage's time in the DP: the range's inner optimum and its send on. */
-static double stage_t(const pctx *c, int si, int a, int b, int o)
+/* ---- the memory limit inside a stage ---- */
+
+/* The memory table of stage graph g (layers [first, last) of cm, node_of
+ * their nodes; node 0 the incoming tensor's producer where first > 0, which
+ * keeps nothing) on a group of `gpus`, holding `held` micro-batches of
+ * activations: per task, weights, gradients, optimizer state and held
+ * times its activations, as stage_fill counts them. */
+static mem_table *stage_mem_table(const cost_model *cm, const cost_graph *g, const int *node_of, int first, int last,
+                                  int gpus, double held)
 {
-    double f = c->tabs[si].f[a * (c->K + 1) + b];
+    int **tasks = lw_malloc(sizeof(int *) * (size_t)g->n_nodes);
+    for (int v = 0; v < g->n_nodes; v++) {
+        tasks[v] = lw_malloc(sizeof(int) * (size_t)g->n_configs[v]);
+        for (int k = 0; k < g->n_configs[v]; k++) tasks[v][k] = 1;
+    }
+    for (int l = first; l < last; l++)
+        for (int k = 0; k < cm->n_configs[l]; k++) {
+            int n = config_tasks(&cm->configs[l][k]);
+            tasks[node_of[l]][k] = n < 1 ? 1 : n > gpus ? gpus : n;
+        }
+    mem_table *t = mt_new(g->n_nodes, g->n_configs, gpus, tasks);
+    for (int v = 0; v < g->n_nodes; v++) free(tasks[v]);
+    free(tasks);
+    for (int l = first; t && l < last; l++)
+        for (int k = 0; k < cm->n_configs[l]; k++) {
+            const config *cf = &cm->configs[l][k];
+            double *bytes = mt_at(t, node_of[l], k);
+            for (int q = 0; q < t->tasks[node_of[l]][k]; q++) {
+                memory_parts mp;
+                cost_memory_task(cm, l, cf, q, &mp);
+                bytes[q] = mp.weights + mp.gradients + mp.optimizer + held * mp.activations;
+            }
+        }
+    return t;
+}
+
+/* The fastest configs of stage graph g whose every GPU keeps at most
+ * `limit` bytes (workspace included) holding `held` micro-batches: the
+ * unconstrained optimum where it fits, else the memory search's exact
+ * optimum (memsearch_run, no time limit). Fills config (g->n_nodes, may be
+ * NULL) and returns the cost; +inf where nothing fits. *searched: the
+ * memory search ran. */
+static double capped_optimum(const cost_model *cm, const cost_graph *g, const int *node_of, int first, int last,
+                             int gpus, double held, double limit, int *out, int *searched)
+{
+    *searched = 0;
+    search_result *r = search_optimum(g);
+    if (!r) return HUGE_VAL;
+    double cost = r->cost, cap = limit - cost_fixed_bytes(cm);
+    mem_table *t = stage_mem_table(cm, g, node_of, first, last, gpus, held);
+    double *lim = lw_malloc(sizeof(double) * (size_t)gpus);
+    for (int q = 0; q < gpus; q++) lim[q] = cap;
+    if (t && !mt_fits(t, r->config, lim)) {
+        *searched = 1;
+        memsearch_options mo;
+        memsearch_options_init(&mo);
+        memsearch_result *mr = memsearch_run(g, t, lim, &mo);
+        cost = mr && mr->config ? mr->cost : HUGE_VAL;
+        if (out && mr && mr->config) memcpy(out, mr->config, sizeof(int) * (size_t)g->n_nodes);
+        memsearch_result_free(mr);
+    } else if (out) {
+        memcpy(out, r->config, sizeof(int) * (size_t)g->n_nodes);
+    }
+    free(lim);
+    mt_free(t);
+    search_result_free(r);
+    return cost;
+}
+
+/* The prefix sums of s->ps, s->pa for model cm on g GPUs. */
+static void most_bytes(size_tabs *s, const cost_model *cm, int g)
+{
+    int L = cm->n_layers;
+    s->ps = lw_calloc((size_t)(L + 1) * (size_t)g, sizeof(double));
+    s->pa = lw_calloc((size_t)(L + 1) * (size_t)g, sizeof(double));
+    for (int l = 0; l < L; l++) {
+        double *ps = s->ps + (size_t)(l + 1) * g, *pa = s->pa + (size_t)(l + 1) * g;
+        memcpy(ps, ps - g, sizeof(double) * (size_t)g);
+        memcpy(pa, pa - g, sizeof(double) * (size_t)g);
+        double *ms = lw_calloc((size_t)g * 2, sizeof(double)), *ma = ms + g;
+        for (int k = 0; k < cm->n_configs[l]; k++) {
+            int n = config_tasks(&cm->configs[l][k]);
+            for (int q = 0; q < n && q < g; q++) {
+                memory_parts mp;
+                cost_memory_task(cm, l, &cm->configs[l][k], q, &mp);
+                ms[q] = fmax(ms[q], mp.weights + mp.gradients + mp.optimizer);
+                ma[q] = fmax(ma[q], mp.activations);
+            }
+        }
+        for (int q = 0; q < g; q++) ps[q] += ms[q], pa[q] += ma[q];
+        free(ms);
+    }
+}
+
+/* Whether every config of layers [first, last) fits `cap` bytes per GPU
+ * holding `held` micro-batches, by the most each layer's configs keep on
+ * each GPU, summed (an upper bound): then the unconstrained optimum fits,
+ * with no search. O(g) from the prefix sums. */
+static int range_always_fits(const size_tabs *s, int g, int first, int last, double held, double cap)
+{
+    for (int q = 0; q < g; q++) {
+        double b = s->ps[(size_t)last * g + q] - s->ps[(size_t)first * g + q] +
+                   held * (s->pa[(size_t)last * g + q] - s->pa[(size_t)first * g + q]);
+        if (b > cap) return 0;
+    }
+    return 1;
+}
+
+/* The inner optimum of segments [a, b) on size si for stage j: f, or where
+ * the memory limit is finite and the unconstrained optimum of the range
+ * does not fit as stage j holds activations, the capped one (cached). */
+static double stage_f(const pctx *c, int j, int si, int a, int b)
+{
+    const size_tabs *s = &c->tabs[si];
+    int K1 = c->K + 1;
+    double f = s->f[a * K1 + b];
+    if (!s->fcap || !isfinite(f)) return f;
+    double *slot = &s->fcap[((long)j * K1 + a) * K1 + b];
+    if (!isnan(*slot)) return *slot;
+    const cost_model *cm = s->cm;
+    int first = c->bounds[a], last = c->bounds[b], u = a > 0 ? c->prod[a] : -1;
+    double held = pipe_held(c->o->schedule, c->p, j, c->m, c->v);
+    if (range_always_fits(s, c->size[si], first, last, held, c->o->memory_limit - cost_fixed_bytes(cm)))
+        return *slot = f;
+    int *node_of = lw_malloc(sizeof(int) * (size_t)cm->n_layers);
+    cost_graph *g = pipe_stage_graph(cm, first, last, u, 1.0 / c->m, node_of);
+    int searched = 0;
+    double capf = g ? capped_optimum(cm, g, node_of, first, last, c->size[si], held, c->o->memory_limit, NULL, &searched)
+                    : HUGE_VAL;
+    ((pctx *)c)->capped += searched; /* statistics only */
+    *slot = searched ? capf : f;     /* the range's own optimum where it fits */
+    cg_free(g);
+    free(node_of);
+    return *slot;
+}
+
+/* A stage's time in the DP: the range's inner optimum (within the memory
+ * limit, stage_f) and its send on. */
+static double stage_t(const pctx *c, int j, int si, int a, int b, int o)
+{
+    double f = stage_f(c, j, si, a, b);
     if (b == c->K || !isfinite(f)) return f;
     int g = c->size[si];
     if (o + g >= c->G) return HUGE_VAL; /* no GPUs left for the next stage */
@@ -359,7 +513,7 @@ static double dp_run(pctx *c, double tmax, double *F, int *choice)
                     for (int b = blo; b <= bhi; b++) {
                         double rest = F[(long)(j + 1) * W + (long)b * (G + 1) + o + g];
                         if (!isfinite(rest)) continue;
-                        double t = stage_t(c, si, a, b, o);
+                        double t = stage_t(c, j, si, a, b, o);
                         if (t > tmax) continue;
                         if (t + rest < best) best = t + rest, bc = b * 16 + si;
                     }
@@ -381,16 +535,17 @@ static long candidates(const pctx *c, double **out)
 {
     long n = 0, cap = 1024;
     double *v = lw_malloc(sizeof(double) * (size_t)cap);
-    for (int si = 0; si < c->n_sizes; si++)
-        for (int a = 0; a < c->K; a++)
-            for (int b = a + 1; b <= c->K; b++)
-                for (int o = 0; o < c->G; o += c->size[si]) {
-                    double t = stage_t(c, si, a, b, o);
-                    if (!isfinite(t)) continue;
-                    if (n == cap) v = lw_realloc(v, sizeof(double) * (size_t)(cap *= 2));
-                    v[n++] = t;
-                    if (b == c->K) break; /* no send: the same at every offset */
-                }
+    for (int j = 0; j < (c->tabs[0].fcap ? c->p : 1); j++) /* without a limit, t is the same for every j */
+        for (int si = 0; si < c->n_sizes; si++)
+            for (int a = 0; a < c->K; a++)
+                for (int b = a + 1; b <= c->K; b++)
+                    for (int o = 0; o < c->G; o += c->size[si]) {
+                        double t = stage_t(c, j, si, a, b, o);
+                        if (!isfinite(t)) continue;
+                        if (n == cap) v = lw_realloc(v, sizeof(double) * (size_t)(cap *= 2));
+                        v[n++] = t;
+                        if (b == c->K) break; /* no send: the same at every offset */
+                    }
     qsort(v, (size_t)n, sizeof(double), cmp_double);
     long u = 0;
     for (long i = 0; i < n; i++)
@@ -442,6 +597,8 @@ static void dp_search(pctx *c, dp_best *best)
 
 /* ---- a plan's stages: configs, times, memory ---- */
 
+static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err);
+
 /* Fills stage i of pp from its range, group and model: its configs are the
  * optimum of its sub-graph, or, where pins is not NULL, pins' configs of its
  * layers (the input's layout still the best for them). */
@@ -455,27 +612,41 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
     for (int l = st->first; l < st->last && pins; l++)
         for (int k = 0; k < g->n_configs[node_of[l]]; k++)
             if (k != pins[l]) g->node_cost[node_of[l]][k] = HUGE_VAL;
-    search_result *r = search_optimum(g);
-    if (!r || !isfinite(r->cost)) {
+    int *cfg = lw_malloc(sizeof(int) * (size_t)g->n_nodes), searched = 0;
+    double cost = HUGE_VAL;
+    if (!pins && isfinite(pp->limit_bytes) && pp->p > 1) { /* the search's stage: within the limit (stage_f) */
+        double held = pipe_held(pp->schedule, pp->p, i, pp->m, pp->v);
+        cost = capped_optimum(cm, g, node_of, st->first, st->last, st->gpus, held, pp->limit_bytes, cfg, &searched);
+        if (!isfinite(cost)) { /* nothing fits: the fastest, reported as not fitting */
+            searched = 0;
+            cost = HUGE_VAL;
+        }
+    }
+    if (!isfinite(cost)) {
+        search_result *r = search_optimum(g);
+        if (r) memcpy(cfg, r->config, sizeof(int) * (size_t)g->n_nodes), cost = r->cost;
         search_result_free(r);
+    }
+    if (!isfinite(cost)) {
+        free(cfg);
         cg_free(g);
         free(node_of);
         return lw_fail(err, 1, "pipeline: stage %d has no finite strategy", i + 1);
     }
     st->config = lw_malloc(sizeof(int) * (size_t)L);
-    st->f_ms = r->cost;
+    st->f_ms = cost;
     st->compute_ms = st->sync_ms = st->transfer_ms = 0;
     for (int l = 0; l < L; l++) {
-        st->config[l] = node_of[l] >= 0 ? r->config[node_of[l]] : -1;
+        st->config[l] = node_of[l] >= 0 ? cfg[node_of[l]] : -1;
         if (st->config[l] < 0) continue;
         st->compute_ms += cm->t_c[l][st->config[l]];
         st->sync_ms += cm->t_s[l][st->config[l]];
     }
     for (int e = 0; e < g->n_edges; e++) {
         int a = g->edge_from[e], b = g->edge_to[e];
-        st->transfer_ms += g->edge_cost[e][r->config[a] * g->n_configs[b] + r->config[b]];
+        st->transfer_ms += g->edge_cost[e][cfg[a] * g->n_configs[b] + cfg[b]];
     }
-    search_result_free(r);
+    free(cfg);
     cg_free(g);
     free(node_of);
     if (st->first == 0 && st->last == L && pp->m == 1) { /* one stage: today's Eq. 1 total, summed as it sums it */
@@ -524,6 +695,7 @@ static pipe_plan *plan_new(const pctx *c)
     pp->p = c->p, pp->m = c->m, pp->v = c->v, pp->schedule = c->o->schedule;
     pp->gpus = c->G, pp->batch = c->B, pp->microbatch = c->B / c->m, pp->cuts = c->K;
     pp->stages = lw_calloc((size_t)c->p, sizeof(pipe_stage));
+    pp->limit_bytes = HUGE_VAL;
     return pp;
 }
 
@@ -602,6 +774,7 @@ static pipe_plan *plan_from_choices(pctx *c, const int *ch, lw_error *err)
         st->cm = c->tabs[si].cm;
         a = b, o += c->size[si];
     }
+    pp->limit_bytes = c->uncapped ? HUGE_VAL : c->o->memory_limit;
     for (int si = 0; si < c->n_sizes; si++) { /* the plan keeps the models its stages use */
         int used = 0;
         for (int j = 0; j < c->p; j++) used |= pp->stages[j].cm == c->tabs[si].cm;
@@ -626,6 +799,12 @@ static int plan_for_count(pctx *c, int m, dp_best *best, pipe_plan **out, lw_err
     best->T = HUGE_VAL;
     best->improved = 0;
     if (rc == 0) dp_search(c, best);
+    c->uncapped = 0;
+    if (rc == 0 && !best->improved && c->tabs[0].fcap) { /* no plan fits: the fastest, which does not */
+        for (int si = 0; si < c->n_sizes; si++) free(c->tabs[si].fcap), c->tabs[si].fcap = NULL;
+        c->uncapped = 1;
+        dp_search(c, best);
+    }
     if (rc == 0 && best->improved && !(*out = plan_from_choices(c, best->choice, err))) rc = -1;
     for (int si = 0; si < c->n_sizes; si++) size_tabs_free(&c->tabs[si], c->K, 0);
     return rc;
@@ -687,6 +866,7 @@ pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *pro
     if (!pp && rc == 0) lw_fail(err, 1, "pipeline: no plan of %d stages has a finite step", c.p);
     if (pp) {
         pp->segment_searches = c.searches;
+        pp->capped_searches = c.capped;
         pp->dp_runs = c.dp_runs;
         pp->search_ms = (lw_now() - t0) * 1e3;
     }
@@ -974,4 +1154,100 @@ out:
     ctx_free(&c);
     cJSON_Delete(root);
     return pp;
+}
+
+/* ---- explain of boundaries ---- */
+
+/* max, sum and T of pp's stage times with stages k and k + 1 at tk, tk1. */
+static void step_with(const pipe_plan *pp, int k, double tk, double tk1, pipe_move *mv)
+{
+    double *t = lw_malloc(sizeof(double) * (size_t)pp->p);
+    mv->max_t = mv->sum_t = 0;
+    for (int i = 0; i < pp->p; i++) {
+        t[i] = i == k ? tk : i == k + 1 ? tk1 : pp->stages[i].t_ms;
+        mv->sum_t += t[i];
+        if (t[i] > mv->max_t) mv->max_t = t[i];
+    }
+    mv->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, t, pp->p);
+    free(t);
+}
+
+/* The boundary between stages k and k + 1 moved to the allowed cut at
+ * layer `at` (its producer prod): the two stages filled again on a copy. */
+static int move_boundary(const pipe_plan *pp, int k, int at, int prod, pipe_move *mv, lw_error *err)
+{
+    pipe_plan tmp = *pp;
+    tmp.stages = lw_malloc(sizeof(pipe_stage) * (size_t)pp->p);
+    memcpy(tmp.stages, pp->stages, sizeof(pipe_stage) * (size_t)pp->p);
+    tmp.stages[k].last = at, tmp.stages[k].producer = prod, tmp.stages[k + 1].first = at;
+    tmp.stages[k].config = tmp.stages[k + 1].config = NULL;
+    int rc = stage_fill(&tmp, k, NULL, err);
+    if (rc == 0) rc = stage_fill(&tmp, k + 1, NULL, err);
+    if (rc == 0) {
+        mv->valid = 1;
+        mv->to = at;
+        mv->t_left = tmp.stages[k].t_ms, mv->t_right = tmp.stages[k + 1].t_ms;
+        step_with(pp, k, mv->t_left, mv->t_right, mv);
+    }
+    free(tmp.stages[k].config);
+    free(tmp.stages[k + 1].config);
+    free(tmp.stages);
+    return rc;
+}
+
+int pipe_explain_layer(const pipe_plan *pp, int li, pipe_explain *e, lw_error *err)
+{
+    const network *net = pp->stages[0].cm->net;
+    if (li < 0 || li >= net->n_layers) return lw_fail(err, 2, "explain: no layer %d", li);
+    memset(e, 0, sizeof *e);
+    e->layer = li;
+    while (e->stage + 1 < pp->p && li >= pp->stages[e->stage].last) e->stage++;
+    pipe_move now = {0};
+    step_with(pp, 0, pp->stages[0].t_ms, pp->p > 1 ? pp->stages[1].t_ms : 0, &now);
+    e->max_t = now.max_t, e->sum_t = now.sum_t, e->step_ms = pp->step_ms;
+    for (int i = 0; i < pp->p; i++)
+        if (pp->stages[i].t_ms > pp->stages[e->max_stage].t_ms) e->max_stage = i;
+    int *bounds = lw_malloc(sizeof(int) * (size_t)(net->n_layers + 1) * 2), *prod = bounds + net->n_layers + 1;
+    int K = pipe_cuts(net, bounds, prod), rc = 0;
+    for (int k = e->stage - 1; k <= e->stage && rc == 0; k++) {
+        if (k < 0 || k + 1 >= pp->p) continue;
+        int j = 0;
+        while (j < K && bounds[j] != pp->stages[k + 1].first) j++;
+        for (int dir = -1; dir <= 1 && rc == 0; dir += 2) {
+            pipe_move *mv = &e->moves[e->n_moves++];
+            *mv = (pipe_move){.boundary = k, .dir = dir, .from = pp->stages[k + 1].first, .to = -1};
+            int nj = j + dir;
+            if (j >= K || nj <= 0 || nj >= K || bounds[nj] <= pp->stages[k].first || bounds[nj] >= pp->stages[k + 1].last)
+                continue; /* no allowed cut there, or a stage left empty */
+            rc = move_boundary(pp, k, bounds[nj], prod[nj], mv, err);
+        }
+    }
+    free(bounds);
+    return rc;
+}
+
+char *pipe_explain_text(const pipe_plan *pp, const pipe_explain *e)
+{
+    const network *net = pp->stages[0].cm->net;
+    const pipe_stage *st = &pp->stages[e->stage];
+    lw_buf b = {0};
+    lw_buf_printf(&b, "%s sits in stage %d of %d (layers %s .. %s, GPUs %d-%d): t%d = %.3f ms per micro-batch.\n",
+                  net->layers[e->layer].name, e->stage + 1, pp->p, net->layers[st->first].name,
+                  net->layers[st->last - 1].name, st->gpu0, st->gpu0 + st->gpus - 1, e->stage + 1, st->t_ms);
+    lw_buf_printf(&b, "The step T = %.3f ms (%s, m = %d): max t_i = %.3f ms (stage %d), sum t_i = %.3f ms.\n",
+                  e->step_ms, pipe_schedule_name(pp->schedule), pp->m, e->max_t, e->max_stage + 1, e->sum_t);
+    for (int i = 0; i < e->n_moves; i++) {
+        const pipe_move *mv = &e->moves[i];
+        lw_buf_printf(&b, "Moving the boundary between stages %d and %d (before %s) one allowed cut %s: ", mv->boundary + 1,
+                      mv->boundary + 2, net->layers[mv->from].name, mv->dir < 0 ? "earlier" : "later");
+        if (!mv->valid) {
+            lw_buf_printf(&b, "no such cut (a stage would be left empty).\n");
+            continue;
+        }
+        lw_buf_printf(&b, "stage %d starts at %s; t%d = %.3f, t%d = %.3f ms; max t_i = %.3f, sum t_i = %.3f; "
+                          "T = %.3f ms (%+.3f).\n",
+                      mv->boundary + 2, net->layers[mv->to].name, mv->boundary + 1, mv->t_left, mv->boundary + 2,
+                      mv->t_right, mv->max_t, mv->sum_t, mv->step_ms, mv->step_ms - e->step_ms);
+    }
+    return b.s ? b.s : lw_strdup("");
 }

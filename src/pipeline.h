@@ -91,6 +91,8 @@ typedef struct pipe_plan {
     double bubble_fraction;    /* 1 - sum_i m t_i / (p T): the mean idle share of a GPU's step */
     double peak_memory_bytes;
     int fits;
+    double limit_bytes;        /* the memory limit each stage's configs were searched within (+inf: none) */
+    long capped_searches;      /* stages whose unconstrained optimum did not fit: memory searches run */
     /* search statistics */
     int cuts;                  /* K: segments between the allowed cuts */
     long segment_searches, dp_runs;
@@ -138,6 +140,31 @@ pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *p
                          const pipe_options *o, const megatron_options *mo, lw_error *err);
 
 void pipe_plan_free(pipe_plan *pp);
+
+/* Why a layer sits in its stage (explain of boundaries): the effect on the
+ * step of moving each boundary of the layer's stage one allowed cut earlier
+ * or later, the groups kept, the two stages' configs optimised again for
+ * their new ranges (the others as they are). */
+typedef struct pipe_move {
+    int boundary;              /* between stages boundary and boundary + 1 (0-based) */
+    int dir;                   /* -1: one allowed cut earlier, +1: later */
+    int from, to;              /* the later stage's first layer before and after */
+    int valid;                 /* 0: no allowed cut there, or a stage would be left empty */
+    double t_left, t_right;    /* the two stages' t_i after (ms) */
+    double max_t, sum_t, step_ms; /* max_i t_i, sum_i t_i and T after (ms) */
+} pipe_move;
+typedef struct pipe_explain {
+    int layer, stage;          /* the layer and its stage (0-based) */
+    double max_t, sum_t, step_ms; /* as the plan has them */
+    int max_stage;             /* the slowest stage, which sets (m - 1) max t_i */
+    int n_moves;
+    pipe_move moves[4];        /* the left boundary's moves, then the right's */
+} pipe_explain;
+/* Fills *e for layer li of pp: 0, or -1 with err set (code 2: no such
+ * layer; 1 where a moved stage has no finite strategy). */
+int pipe_explain_layer(const pipe_plan *pp, int li, pipe_explain *e, lw_error *err);
+/* *e as readable text (the caller frees); names from net. */
+char *pipe_explain_text(const pipe_plan *pp, const pipe_explain *e);
 
 /* A strategy file with stages: "format": PIPE_FORMAT, "schedule",
  * "microbatches", "virtual_stages", "stages": [{"layers": [{"name",

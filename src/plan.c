@@ -6,6 +6,7 @@
 #include "plan_internal.h"
 
 #include "cost_sharding.h"
+#include "pipeline.h"
 #include "prefetch.h"
 
 /* A probe's question (plan_probe_pair, plan_probe_post) by value. */
@@ -418,8 +419,8 @@ static int rebuild_undo(plan *p, cost_model *cm, cost_graph *cg, search_result *
  * (want, held ones included: they come back where the new model has
  * their config, in the same search). On failure nothing changed (cl is
  * the caller's to free). */
-static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config *want,
-                   const plan_memory_settings *mset, lw_error *err)
+static int rebuild_model(plan *p, const plan_settings *set, cluster *cl, const config *want,
+                         const plan_memory_settings *mset, lw_error *err)
 {
     int L = p->net->n_layers;
     if (set->gpus < 0 || set->gpus > CLUSTER_MAX_GPUS) return lw_fail(err, 2, "GPU count %d is out of range", set->gpus);
@@ -509,12 +510,60 @@ static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config 
     return 0;
 }
 
+/* The pipeline q asks for (stages > 1) at GPU count gpus and the batch
+ * on cluster cl under mset, into *out (NULL when q asks for none). 0, or
+ * -1 with err set. */
+static int pipe_for(const plan *p, const plan_pipe_settings *q, const cluster *cl, int gpus, long batch,
+                    const plan_memory_settings *mset, pipe_plan **out, lw_error *err)
+{
+    *out = NULL;
+    if (q->stages < 0 || q->stages > PIPE_MAX_STAGES)
+        return lw_fail(err, 2, "pipeline: %d stages is out of range (1 to %d)", q->stages, PIPE_MAX_STAGES);
+    if (q->microbatches < 0 || q->vp < 0 || q->tp < 0 || q->schedule < 0 || q->schedule > PIPE_INTERLEAVED + 1)
+        return lw_fail(err, 2, "pipeline: bad micro-batch count, schedule or virtual stages");
+    if (q->stages <= 1) return 0;
+    pipe_options po;
+    pipe_options_init(&po);
+    po.stages = q->stages;
+    po.microbatches = q->microbatches;
+    if (q->schedule) po.schedule = (pipe_schedule)(q->schedule - 1);
+    po.vp = q->vp ? q->vp : po.schedule == PIPE_INTERLEAVED ? 2 : 1;
+    po.optimizer = mset->optimizer;
+    po.memory_limit = plan_memory_limit(mset, cl);
+    po.cancel = p->cancel;
+    megatron_options mo = {.tp = q->tp};
+    *out = q->megatron ? pipe_megatron(p->net, cl, p->prof, gpus, batch, &po, &mo, err)
+                       : pipe_search(p->net, cl, p->prof, gpus, batch, &po, err);
+    return *out ? 0 : -1;
+}
+
+/* rebuild_model, and the pipeline pipe asks for (plan_stage_count): both
+ * or, on failure, neither. */
+static int rebuild(plan *p, const plan_settings *set, cluster *cl, const config *want,
+                   const plan_memory_settings *mset, const plan_pipe_settings *pipe, lw_error *err)
+{
+    pipe_plan *pp = NULL;
+    int total = cluster_gpus(cl);
+    if (set->gpus >= 0 && set->gpus <= total) { /* a bad count: rebuild_model says so */
+        int gpus = set->gpus > 0 ? set->gpus : total;
+        if (pipe_for(p, pipe, cl, gpus, plan_batch_for(set, gpus), mset, &pp, err) != 0) return -1;
+    }
+    if (rebuild_model(p, set, cl, want, mset, err) != 0) {
+        pipe_plan_free(pp);
+        return -1;
+    }
+    pipe_plan_free(p->pipe); /* its models do not read the cluster rebuild_model may have replaced */
+    p->pipe = pp;
+    p->pset = *pipe;
+    return 0;
+}
+
 int plan_search(plan *p, lw_error *err)
 {
     if (!p->unsearched) return 0;
     p->unsearched = 0;
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &p->set, p->cl, p->pin_want, &mset, err) == 0) return 0;
+    if (rebuild(p, &p->set, p->cl, p->pin_want, &mset, &p->pset, err) == 0) return 0;
     p->unsearched = 1;
     return -1;
 }
@@ -527,10 +576,37 @@ int plan_step_tables(plan *p, lw_error *err)
     return 0;
 }
 
+static int pipe_settings_equal(const plan_pipe_settings *a, const plan_pipe_settings *b)
+{
+    return a->stages == b->stages && a->microbatches == b->microbatches && a->schedule == b->schedule &&
+           a->vp == b->vp && a->megatron == b->megatron && a->tp == b->tp;
+}
+
+/* c changes only the pipeline settings. */
+static int pipe_only_change(const plan *p, const plan_change *c)
+{
+    return c->pipe && !c->set && !c->cl && !c->sync_set && !c->n_pins && !c->clear_pins && !c->mem &&
+           !c->pin_configs && !p->unsearched;
+}
+
+/* The pipeline q asks for on the plan's model as it is: 0, or -1 with err
+ * set and the plan as it was. */
+static int apply_pipe(plan *p, const plan_pipe_settings *q, lw_error *err)
+{
+    if (pipe_settings_equal(q, &p->pset)) return 0;
+    pipe_plan *pp = NULL;
+    if (pipe_for(p, q, p->cl, p->gpus, p->batch, &p->mset, &pp, err) != 0) return -1;
+    pipe_plan_free(p->pipe);
+    p->pipe = pp;
+    p->pset = *q;
+    return 0;
+}
+
 int plan_apply(plan *p, const plan_change *c, lw_error *err)
 {
     int L = p->net->n_layers;
-    if (p->unsearched && !c->set && !c->cl) {
+    if (pipe_only_change(p, c)) return apply_pipe(p, c->pipe, err);
+    if (p->unsearched && !c->set && !c->cl && !c->pipe) {
         if (c->sync_set && ((int)c->sync < 0 || c->sync >= SYNC__COUNT))
             return lw_fail(err, 2, "unknown sync scheme %d", (int)c->sync);
         if (!c->n_pins && !c->clear_pins && !c->mem && !c->pin_configs) { /* no tables: t_s is computed when asked */
@@ -564,12 +640,17 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
     for (int i = 0; i < L; i++)
         pins[i] = want[i].deg[0] && p->cm ? config_find(p->cm->configs[i], p->cm->n_configs[i], &want[i]) : -1;
     int rc = 0;
-    if (c->set || c->cl) {
+    /* a pipeline depends on the sync scheme and the memory settings too:
+     * it is computed again with the model */
+    const plan_pipe_settings *pipe = c->pipe ? c->pipe : &p->pset;
+    int piped = (pipe->stages > 1 && ((c->sync_set && c->sync != p->cl->sync) || mset_changed)) ||
+                (c->pipe && !pipe_settings_equal(c->pipe, &p->pset));
+    if (c->set || c->cl || piped) {
         /* a new model: the plan's cluster stays untouched until it commits */
         cluster *cl = p->cl;
         if (c->cl || (c->sync_set && c->sync != p->cl->sync)) cl = cluster_clone(c->cl ? c->cl : p->cl);
         if (c->sync_set) cl->sync = c->sync;
-        rc = rebuild(p, c->set ? c->set : &p->set, cl, want, mset, err);
+        rc = rebuild(p, c->set ? c->set : &p->set, cl, want, mset, pipe, err);
         if (rc != 0 && cl != p->cl) cluster_free(cl);
     } else if (c->sync_set && c->sync != p->cl->sync) {
         /* only t_s depends on the sync scheme; put it back on failure */
@@ -595,7 +676,7 @@ int plan_apply(plan *p, const plan_change *c, lw_error *err)
 plan_state plan_state_get(const plan *p)
 {
     int L = p->net->n_layers;
-    plan_state s = {p->set, cluster_clone(p->cl), p->mset, L, lw_calloc((size_t)L, sizeof(config))};
+    plan_state s = {p->set, cluster_clone(p->cl), p->mset, L, lw_calloc((size_t)L, sizeof(config)), p->pset};
     memcpy(s.pins, p->pin_want, sizeof(config) * (size_t)L);
     return s;
 }
@@ -640,7 +721,7 @@ static int pins_are(const plan *p, const config *pins)
 int plan_state_is(const plan *p, const plan_state *s)
 {
     return settings_equal(&s->set, &p->set) && cluster_same_but_sync(s->cl, p->cl) && s->cl->sync == p->cl->sync &&
-           memory_settings_equal(&s->mem, &p->mset) && pins_are(p, s->pins);
+           memory_settings_equal(&s->mem, &p->mset) && pins_are(p, s->pins) && pipe_settings_equal(&s->pipe, &p->pset);
 }
 
 plan_change plan_state_change(const plan *p, const plan_state *s)
@@ -653,6 +734,7 @@ plan_change plan_state_change(const plan *p, const plan_state *s)
         c.sync = s->cl->sync;
     }
     if (!memory_settings_equal(&s->mem, &p->mset)) c.mem = &s->mem;
+    if (!pipe_settings_equal(&s->pipe, &p->pset)) c.pipe = &s->pipe;
     if (c.set || c.cl || !pins_are(p, s->pins)) c.pin_configs = s->pins;
     return c;
 }
@@ -714,7 +796,7 @@ plan *plan_open(network *net, cluster *cl, profile *prof, const plan_options *o,
     for (int i = 0; i < net->n_layers; i++) p->pinned[i] = -1;
     p->pin_want = lw_calloc((size_t)(net->n_layers ? net->n_layers : 1), sizeof(config));
     plan_memory_settings mset = p->mset;
-    if (rebuild(p, &p->set, cl, p->pin_want, &mset, err) != 0) {
+    if (rebuild(p, &p->set, cl, p->pin_want, &mset, &o->pipe, err) != 0) {
         plan_free(p);
         return NULL;
     }
@@ -727,6 +809,7 @@ void plan_free(plan *p)
     if (!p) return;
     prefetcher_free(p->prefetch);
     p->prefetch = NULL;
+    pipe_plan_free(p->pipe);
     drop_results(p);
     memory_free(&p->mem);
     cost_model_free(p->cm);

@@ -26,6 +26,17 @@
 /* The largest batch per GPU a setting takes (the global batch: COST_MAX_BATCH). */
 #define PLAN_MAX_BATCH_PER_GPU 1000000L
 
+/* Pipeline parallelism (pipeline.h, issue 35); all zero: none, the plan
+ * exactly as without it. */
+typedef struct plan_pipe_settings {
+    int stages;              /* p; 0 or 1: not pipelined */
+    int microbatches;        /* m; 0: the count the search picks (pipe_options.microbatches) */
+    int schedule;            /* 0: the default (1F1B); else 1 + a pipe_schedule (plan_schedule_from_name) */
+    int vp;                  /* interleaved: virtual stages per group; 0: 2 interleaved, else 1 */
+    int megatron;            /* non-zero: Megatron-LM's plan of p equal stages (pipe_megatron), not the search */
+    int tp;                  /* megatron: its tensor-parallel degree T (megatron_options.tp; 0: the default) */
+} plan_pipe_settings;
+
 typedef struct plan_settings {
     int gpus;                /* 0: all of the cluster's */
     long batch_per_gpu;      /* used when global_batch is 0 */
@@ -88,6 +99,8 @@ typedef struct plan_options {
      * plan_apply keeps it so for new settings, a cluster or a sync scheme;
      * pins, memory settings and plan_search turn it into a full plan. */
     int unsearched;
+    /* stages > 1: the plan also keeps the pipeline (plan_stage_count) */
+    plan_pipe_settings pipe;
 } plan_options;
 
 /* A plan for net on cl (prof may be NULL) as o says: its model built and
@@ -169,6 +182,8 @@ typedef struct plan_change {
      * model (deg all 0: not pinned); replaces the pins above. For putting
      * back pins the current model may lack (plan_state_change). */
     const config *pin_configs;
+    /* new pipeline settings (alone: only the pipeline is computed again) */
+    const plan_pipe_settings *pipe;
 } plan_change;
 
 /* Applies c: recomputes what it touches (the cost model for new settings
@@ -194,6 +209,7 @@ typedef struct plan_state {
     plan_memory_settings mem;
     int n_layers;
     config *pins;            /* [n_layers] owned; deg all 0: the layer is not pinned */
+    plan_pipe_settings pipe;
 } plan_state;
 
 /* The plan's state now (plan_state_free releases the copies). */
@@ -430,6 +446,95 @@ int plan_layers_changed(const plan *p, int li, const int *cfg);
 /* Layer li's t_x in (ms) in its config k: its incoming edges from its
  * producers' configs in strategy cfg. */
 double plan_tx_in(const plan *p, int li, int k, const int *cfg);
+
+/* ---- pipelines (settings' stages > 1) ---------------------------------------
+ *
+ * A plan whose pipeline settings (plan_options.pipe, plan_change.pipe)
+ * ask for p > 1 stages keeps, beside its one-stage
+ * optimum (plan_best and the rest above, unchanged), the pipeline that
+ * pipe_search (or pipe_megatron) finds for the same network, cluster, GPU
+ * count, batch and memory settings; plan_apply computes it again for every
+ * change that moves it (pipeline settings, run settings, cluster, sync
+ * scheme, memory settings:
+ * not pins, which hold in the one-stage plan only) and fails, leaving the
+ * plan as it was, where the pipeline cannot be had (exit code 2 for a
+ * request pipe_search refuses). Not pipelined, these read as one stage:
+ * the whole network on all the plan's GPUs. */
+
+/* 1 + the pipe_schedule named s ("gpipe", "1f1b", "interleaved"): a
+ * plan_pipe_settings.schedule; -1 if unknown. */
+int plan_schedule_from_name(const char *s);
+/* The name of a plan_pipe_settings.schedule (0: the default's, "1f1b"). */
+const char *plan_schedule_name(int schedule);
+
+/* The stage count: 1 when not pipelined. */
+int plan_stage_count(const plan *p);
+/* The stage layer li sits in (0 when not pipelined); -1 for no such layer. */
+int plan_stage_of(const plan *p, int li);
+
+/* One stage, by value. */
+typedef struct plan_stage_summary {
+    int first, last;         /* layers [first, last) in the network's order */
+    int gpu0, gpus;          /* GPUs gpu0 .. gpu0 + gpus - 1 */
+    double t_ms;             /* t_i = f_i + p2p_ms: per micro-batch (not pipelined: the step, Eq. 1) */
+    double f_ms;             /* Eq. 1 of the stage's layers at the micro-batch */
+    double p2p_ms;           /* the sends to the next stage and back (0 for the last) */
+    double held;             /* micro-batches of activations the schedule keeps on the group */
+    double memory_bytes;     /* the fullest GPU of the group */
+} plan_stage_summary;
+/* Stage i into *s: 0, or -1 (s untouched) where there is no stage i. */
+int plan_stage_info(const plan *p, int i, plan_stage_summary *s);
+
+/* The pipeline as a whole, by value. */
+typedef struct plan_pipeline_summary {
+    int stages, microbatches, vp;
+    int schedule;            /* a pipe_schedule; -1 when not pipelined */
+    const char *schedule_name; /* static text; "" when not pipelined */
+    int megatron;            /* Megatron-LM's plan, not the search's */
+    long microbatch;         /* samples per micro-batch (the batch when not pipelined) */
+    double step_ms;          /* T (not pipelined: the one-stage optimum's Eq. 1 total) */
+    double bubble_fraction;  /* the mean idle share of a GPU's step (0 when not pipelined) */
+    double peak_memory_bytes;
+    int fits;                /* within the memory limit */
+} plan_pipeline_summary;
+/* Fills *s; returns 1 when the plan is pipelined, 0 otherwise. */
+int plan_pipeline_info(const plan *p, plan_pipeline_summary *s);
+
+/* Layer li's config in its stage (on the stage's GPUs at the
+ * micro-batch), into *c (the plan's optimum's config when not
+ * pipelined), and its t_c there in ms (may be NULL). 0, or -1 for no such
+ * layer. */
+int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms);
+
+/* Layer li's figures in its stage (plan_stage_layer_figures). */
+typedef struct plan_stage_layer {
+    int stage;
+    config c;                /* on the stage's group (plan_stage_layer_config) */
+    double t_c_ms, t_s_ms;   /* on the stage's model at the micro-batch; t_s once per step */
+    double t_x_ms;           /* its incoming edges in the stage's graph (the input's chosen layout for the first) */
+    int gpu0, gpus;          /* its tasks run on GPUs gpu0 .. gpu0 + gpus - 1 (the stage's gpu0 on) */
+} plan_stage_layer;
+/* Layer li's config, t_c, t_s, t_x and GPUs in its stage: per stage, the
+ * layers' t_c, t_x and t_s sum to pipeline.h's compute_ms, transfer_ms and
+ * sync_ms, and f_i = sum t_c + t_x + t_s / m. Not pipelined: the plan's
+ * optimum's (its best_eval's layer terms, on GPUs from 0). 0, or -1 for no
+ * such layer. */
+int plan_stage_layer_figures(const plan *p, int li, plan_stage_layer *f);
+
+/* Why layer li sits in its stage, briefly (pipe_explain_layer): its stage,
+ * t_i, the step and what moving each of the stage's boundaries one allowed
+ * cut earlier or later would make of the step, into buf. 0, or -1 (buf
+ * holds the reason) when the plan is not pipelined or a move fails. */
+int plan_stage_explain(const plan *p, int li, char *buf, size_t n);
+
+/* The pipelined step simulated micro-batch by micro-batch under its
+ * schedule (pipe_plan_simulate; pipeline.h's pipe_sim, which
+ * pipe_sim_free releases): NULL when the plan is not pipelined. */
+struct pipe_sim;
+struct pipe_sim *plan_pipe_simulate(const plan *p);
+/* Its Chrome trace (pipe_sim_trace: an event per GPU of each stage's
+ * group, the micro-batch in each name); the caller frees. */
+char *plan_pipe_trace(const plan *p, const struct pipe_sim *r);
 
 /* One row of the scaling view: the four strategies compared (data, model,
  * OWT, layer-wise: STRATEGY_COMPARED) at `gpus` GPUs of the plan's cluster,

@@ -43,6 +43,8 @@ struct plan {
     void *progress_user;
     struct prefetcher *prefetch; /* the background worker (prefetch.h; plan_prefetch_list) */
     int unsearched;          /* plan_options.unsearched: cm has no tables, cg and sr are NULL */
+    plan_pipe_settings pset; /* the pipeline settings (plan_options.pipe, plan_change.pipe) */
+    struct pipe_plan *pipe;  /* pset.stages > 1: the pipeline (plan_stage_count); NULL otherwise */
 };
 
 #endif

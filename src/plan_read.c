@@ -5,6 +5,7 @@
  * end reads the cost model itself (plan.h's read API).
  */
 #include "plan_internal.h"
+#include "pipeline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -230,4 +231,160 @@ int plan_scale_gpus_for(const plan_scale_row *rows, int n, int s, double ips, in
         if (isfinite(v) && v >= ips && (best < 0 || rows[i].gpus < rows[best].gpus)) best = i;
     }
     return best;
+}
+
+/* ---- pipelines ---- */
+
+int plan_schedule_from_name(const char *s)
+{
+    int k = s ? pipe_schedule_from_name(s) : -1;
+    return k < 0 ? -1 : k + 1;
+}
+
+const char *plan_schedule_name(int schedule)
+{
+    if (schedule < 0 || schedule > PIPE_INTERLEAVED + 1) return "?";
+    return pipe_schedule_name(schedule > 0 ? (pipe_schedule)(schedule - 1) : PIPE_1F1B);
+}
+
+int plan_stage_count(const plan *p)
+{
+    return p->pipe ? p->pipe->p : 1;
+}
+
+int plan_stage_of(const plan *p, int li)
+{
+    if (li < 0 || li >= p->net->n_layers) return -1;
+    for (int i = 0; p->pipe && i < p->pipe->p; i++)
+        if (li < p->pipe->stages[i].last) return i;
+    return 0;
+}
+
+int plan_stage_info(const plan *p, int i, plan_stage_summary *s)
+{
+    if (i < 0 || i >= plan_stage_count(p)) return -1;
+    if (!p->pipe) {
+        double t = p->best_eval.total_ms;
+        *s = (plan_stage_summary){0, p->net->n_layers, 0, p->gpus, t, t, 0, 1, p->best_eval.peak_memory_bytes};
+        return 0;
+    }
+    const pipe_stage *q = &p->pipe->stages[i];
+    *s = (plan_stage_summary){q->first, q->last, q->gpu0, q->gpus, q->t_ms, q->f_ms, q->p2p_ms, q->held, q->memory_bytes};
+    return 0;
+}
+
+int plan_pipeline_info(const plan *p, plan_pipeline_summary *s)
+{
+    const pipe_plan *q = p->pipe;
+    if (!q) {
+        *s = (plan_pipeline_summary){1, 1, 1, -1, "", 0, p->batch, p->best_eval.total_ms, 0,
+                                     p->best_eval.peak_memory_bytes, p->mem.fits};
+        return 0;
+    }
+    *s = (plan_pipeline_summary){q->p, q->m, q->v, (int)q->schedule, pipe_schedule_name(q->schedule),
+                                 p->pset.megatron != 0, q->microbatch, q->step_ms, q->bubble_fraction,
+                                 q->peak_memory_bytes, q->fits};
+    return 1;
+}
+
+int plan_stage_explain(const plan *p, int li, char *buf, size_t n)
+{
+    pipe_explain e;
+    lw_error err = {0};
+    if (!p->pipe) return snprintf(buf, n, "not pipelined"), -1;
+    if (pipe_explain_layer(p->pipe, li, &e, &err) != 0) return snprintf(buf, n, "%s", err.msg), -1;
+    const pipe_stage *st = &p->pipe->stages[e.stage];
+    const network *net = p->net;
+    size_t k = (size_t)snprintf(buf, n, "%s: stage %d of %d (GPUs %d-%d), t%d %.3f ms; T %.3f ms, max t %.3f (stage %d)",
+                                net->layers[li].name, e.stage + 1, p->pipe->p, st->gpu0, st->gpu0 + st->gpus - 1,
+                                e.stage + 1, st->t_ms, e.step_ms, e.max_t, e.max_stage + 1);
+    for (int i = 0; i < e.n_moves && k < n; i++) {
+        const pipe_move *mv = &e.moves[i];
+        char what[64];
+        snprintf(what, sizeof what, "; boundary %d|%d %s", mv->boundary + 1, mv->boundary + 2,
+                 mv->dir < 0 ? "earlier" : "later");
+        if (mv->valid)
+            k += (size_t)snprintf(buf + k, n - k, "%s: T %.3f ms (%+.3f)", what, mv->step_ms, mv->step_ms - e.step_ms);
+        else
+            k += (size_t)snprintf(buf + k, n - k, "%s: no cut", what);
+    }
+    return 0;
+}
+
+pipe_sim *plan_pipe_simulate(const plan *p)
+{
+    return p->pipe ? pipe_plan_simulate(p->pipe) : NULL;
+}
+
+char *plan_pipe_trace(const plan *p, const pipe_sim *r)
+{
+    return p->pipe && r ? pipe_sim_trace(r, p->pipe) : NULL;
+}
+
+int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms)
+{
+    int i = plan_stage_of(p, li);
+    if (i < 0) return -1;
+    const cost_model *m = p->pipe ? p->pipe->stages[i].cm : p->cm;
+    int k = p->pipe ? p->pipe->stages[i].config[li] : p->best[li];
+    if (k < 0 || k >= m->n_configs[li]) return -1;
+    *c = m->configs[li][k];
+    if (t_c_ms) *t_c_ms = m->t_c ? m->t_c[li][k] : NAN;
+    return 0;
+}
+
+/* The input layout stage i's search chose for the tensor it receives from
+ * the previous stage's producer u: node 0 of its graph (pipe_stage_graph),
+ * which costs nothing itself, so the optimum holds it at the config that
+ * makes u's edges into the stage cheapest given the stage's configs. The
+ * stage keeps no record of it; this finds it again (the first such
+ * config). -1 for the first stage. */
+static int stage_input_config(const pipe_plan *pp, int i)
+{
+    if (i == 0) return -1;
+    const pipe_stage *st = &pp->stages[i];
+    const cost_model *m = st->cm;
+    int u = pp->stages[i - 1].producer, best = -1;
+    double best_ms = HUGE_VAL;
+    for (int k = 0; u >= 0 && k < m->n_configs[u]; k++) {
+        double ms = 0;
+        for (int e = 0; e < m->n_edges; e++) {
+            int to = m->e_to[e];
+            if (m->e_from[e] == u && to >= st->first && to < st->last)
+                ms += m->t_x[e][k * m->n_configs[to] + st->config[to]];
+        }
+        if (ms < best_ms) best_ms = ms, best = k;
+    }
+    return best;
+}
+
+int plan_stage_layer_figures(const plan *p, int li, plan_stage_layer *f)
+{
+    int i = plan_stage_of(p, li);
+    if (i < 0 || plan_stage_layer_config(p, li, &f->c, NULL) != 0) return -1;
+    f->stage = i;
+    if (!p->pipe) {
+        const layer_eval *le = &p->best_eval.layers[li];
+        f->t_c_ms = le->compute_ms, f->t_s_ms = le->sync_ms, f->t_x_ms = le->transfer_ms;
+        f->gpu0 = 0;
+        f->gpus = config_tasks(&f->c);
+        return 0;
+    }
+    const pipe_stage *st = &p->pipe->stages[i];
+    const cost_model *m = st->cm;
+    int k = st->config[li], in = -1;
+    f->t_c_ms = m->t_c[li][k];
+    f->t_s_ms = m->t_s[li][k];
+    f->t_x_ms = 0;
+    for (int e = 0; e < m->n_edges; e++) {
+        if (m->e_to[e] != li) continue;
+        int from = m->e_from[e], j;
+        if (from >= st->first) j = st->config[from];
+        else if (in >= 0 || (in = stage_input_config(p->pipe, i)) >= 0) j = in;
+        else continue;
+        f->t_x_ms += m->t_x[e][j * m->n_configs[li] + k];
+    }
+    f->gpu0 = st->gpu0;
+    f->gpus = config_tasks(&f->c);
+    return 0;
 }

@@ -2251,6 +2251,40 @@ assert b["total_ms"] == a["total_ms"] and b["algorithm"] == "file", (a["total_ms
 assert [s["gpus"] for s in a["stages"]] == [s["gpus"] for s in b["stages"]]
 ' "$TMP/pp2.json" "$OUT"
 expect_ok "simulate -s FILE with stages runs" simulate -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp2.json" --json
+expect_ok "search --pp 2 --explain LAYER --json runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 4 --explain block0.ln1 --json
+py "search --pp --explain: the layer's stage, each boundary move one cut earlier and later priced, none faster" '
+import json,sys
+d=json.load(open(sys.argv[1])); x=d["explain"]
+assert x["layer"] == "block0.ln1" and x["stage"] == 1 and x["step_ms"] == d["total_ms"]
+ms=[m for m in x["moves"] if m["allowed"]]
+assert [m["direction"] for m in x["moves"]] == ["earlier","later"] and ms
+for m in ms:
+    assert abs(m["sum_t_ms"] + 3*m["max_t_ms"] - m["step_ms"]) < 1e-9 and m["step_ms"] >= d["total_ms"] * (1 - 1e-12), m
+' "$OUT"
+expect_ok "search --pp 2 --explain LAYER (text)" search -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 4 --explain block0.ln1
+py "the text says the stage and the step of each move" '
+import sys
+t=open(sys.argv[1]).read()
+assert "block0.ln1 sits in stage 1 of 2" in t and "one allowed cut earlier" in t and "T = " in t, t
+' "$OUT"
+expect_fail "search --pp --explain of no layer is refused" 2 "is not a layer" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --explain nosuch
+expect_ok "export --pp 2 draws the stages as clusters" export -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 4 -o "$TMP/pp2.dot"
+py "export --pp: a cluster per stage with its GPUs and t_i, an edge between them, the step in the title" '
+import json,re,sys
+dot=open(sys.argv[1]).read(); a=json.load(open(sys.argv[2]))
+for i,s in enumerate(a["stages"]):
+    assert "subgraph cluster_stage%d" % (i+1) in dot, i
+    assert "stage %d: GPUs %d-%d, t%d = " % (i+1, s["gpus"][0], s["gpus"][-1], i+1) in dot, i
+assert "stage1 -> stage2" in dot and "pipeline of 2 stages x 4 micro-batches (1f1b): %.2f ms" % a["total_ms"] in dot
+' "$TMP/pp2.dot" "$TMP/pp2.json"
+expect_ok "export -s megatron --tp 2 --pp 2 draws Megatron's equal stages" export -n $GPT -c dgx-a100 -g 8 -s megatron --tp 2 --pp 2 --microbatches 4 -o "$TMP/pp2m.dot"
+py "export -s megatron --pp 2: two clusters of 4 GPUs" '
+import sys
+dot=open(sys.argv[1]).read()
+assert "stage 1: GPUs 0-3" in dot and "stage 2: GPUs 4-7" in dot
+' "$TMP/pp2m.dot"
+expect_fail "export --pp with --view graph is refused" 2 "view strategy" -- export -n $GPT -c dgx-a100 -g 8 --pp 2 --view graph -o "$TMP/x.dot"
+expect_fail "export --pp with a strategy file is refused" 2 "pipeline option" -- export -n lenet5 -c p100-4x4 -g 4 --pp 2 -s $F/strategies/lenet5_mixed.json -o "$TMP/x.dot"
 expect_ok "an old layerwise-strategy/1 file still loads beside them" eval -n lenet5 -c p100-4x4 -g 4 -s $F/strategies/lenet5_mixed.json --json
 python3 - "$TMP/pp2.json" "$TMP/pp_bad_cut.json" "$TMP/pp_bad_gpus.json" "$TMP/pp_bad_cfg.json" <<'PYEOF'
 import json,sys

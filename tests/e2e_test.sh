@@ -429,6 +429,21 @@ capture | grep -qF "* was 11.5" && bad "the reset was not done" || ok "the reset
 keys q
 expect "type-ahead run exits" "EXITED"
 
+# ---- issue 32 item 9: GPT-2 XL's 48 blocks group in the table and fold in the graph
+start -n gpt2_xl -c dgx-a100 -g 4
+expect "gpt2_xl opens" "gpt2_xl on dgx-a100" 60
+expect "the table groups the 48 blocks under one header" "block 0-47 x48: 11 layers, t "
+keys 2
+expect "the graph folds them into one box" "block 0-47 x48"
+keys ] ] f
+expect "f unfolds the first block into its layers" "block0.attn"
+expect "the graph has 16 boxes: block 0's 11 layers, then blocks 1-47" "532 layers in 16 boxes"
+keys f
+expect "f folds it again" "selected block 0-47 x48 of 11 layers"
+capture | grep -qF "block0.attn" && bad "block 0 still unfolded" || ok "block 0's layers gone"
+keys q
+expect "gpt2_xl run exits" "EXITED"
+
 # ---- a terminal without an alternate screen (vt100, linux): q leaves no frame behind
 for term in vt100 linux; do
     E2E_ENV="TERM=$term" start -n lenet5
@@ -437,6 +452,27 @@ for term in vt100 linux; do
     expect "TERM=$term exits" "EXITED"
     if capture | grep -qF "ms/step"; then bad "TERM=$term: the last frame stays after q"; else ok "TERM=$term: the screen is blank after q"; fi
 done
+
+# ---- a pipeline (issue 35): | sets it, the status and the context line say
+# so with the CLI's step, the Timeline has a row per stage, z undoes it
+start -n "$PWD/tests/fixtures/nets/tiny_gpt.json" -c dgx-a100 -g 8
+expect "tiny_gpt opens" "tiny_gpt on dgx-a100 · 8/8 GPUs" 30
+keys '|'
+expect "| opens the pipeline prompt" "pipeline: stages"
+keys C-u "2 4 gpipe" Enter
+wantp=$(cli_total -n "$PWD/tests/fixtures/nets/tiny_gpt.json" -c dgx-a100 -g 8 --pp 2 --microbatches 4 --schedule gpipe)
+if wait_for_words "pipelined, 2 stages x 4 (gpipe): $wantp ms/step" 30; then ok "the status has the CLI's pipelined step ($wantp ms)"
+else bad "the status has the CLI's pipelined step ($wantp ms)"; fi
+expect "the context line shows the bubble" "bubble"
+keys 6
+expect "the Timeline shows the pipelined step" "pipelined step: simulated"
+expect_re "a row per stage, labelled" "s2 gpu [0-9]"
+expect_re "bars named by micro-batch" "F0f*F1"
+keys z
+if wait_for_words "one stage (not pipelined)" 30; then ok "z undoes the pipeline"; else bad "z undoes the pipeline"; fi
+expect "the Timeline is the step simulator's again" " simulated step " 30
+keys q
+expect "the pipelined run exits" "EXITED"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

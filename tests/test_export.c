@@ -1496,3 +1496,53 @@ Test(draw_cairo, bad_paths_leave_nothing)
     sim_free(s);
     plan_free(p);
 }
+
+/* A pipelined plan's strategy view (issue 35): a cluster per stage
+ * (subgraph cluster_stageN) labelled with its GPUs and t_i, each stage's
+ * layers inside it, an edge from each stage to the next. */
+Test(export_strategy, pipeline_stages_as_clusters)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = plan_load_cluster("dgx-a100", &err);
+    cr_assert_not_null(cl, "%s", err.msg);
+    plan *p = plan_open(net, cl, NULL,
+                        &(plan_options){.set = {.gpus = 8}, .pipe = {.stages = 2, .microbatches = 4}}, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    cr_assert_eq(plan_stage_count(p), 2);
+    char *dir = make_dir(), *path = join(dir, "pipe.dot");
+    cr_assert_eq(export_diagram(p, VIEW_STRATEGY, -1, NULL, path, &err), 0, "%s", err.msg);
+    size_t len;
+    char *text = lw_read_file(path, &len, &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        plan_stage_summary s;
+        plan_stage_info(p, i, &s);
+        char want[160], t[32];
+        snprintf(want, sizeof want, "subgraph cluster_stage%d", i + 1);
+        cr_assert(strstr(text, want), "no %s in:\n%s", want, text);
+        snprintf(t, sizeof t, "%.3g", s.t_ms);
+        snprintf(want, sizeof want, "stage %d: GPUs %d-%d, t%d = ", i + 1, s.gpu0, s.gpu0 + s.gpus - 1, i + 1);
+        const char *at = strstr(text, want);
+        cr_assert(at, "no label \"%s\" in:\n%s", want, text);
+        /* the stage's first and last layers sit inside its cluster */
+        const char *first = p->net->layers[s.first].name, *last = p->net->layers[s.last - 1].name;
+        const char *next = i == 0 ? strstr(text, "subgraph cluster_stage2") : text + len;
+        const char *f = strstr(at, first), *l = strstr(at, last);
+        cr_assert(f && f < next && l && l < next, "stage %d's layers %s..%s not in its cluster", i + 1, first, last);
+    }
+    cr_assert(strstr(text, "stage1 -> stage2"), "no edge between the stages:\n%s", text);
+    cr_assert(strstr(text, "pipeline of 2 stages x 4 micro-batches (1f1b)"), "title:\n%s", text);
+    free(text);
+    /* SVG renders it */
+    char *svg = join(dir, "pipe.svg");
+    cr_assert_eq(export_diagram(p, VIEW_STRATEGY, -1, NULL, svg, &err), 0, "%s", err.msg);
+    unlink(svg);
+    unlink(path);
+    rmdir(dir);
+    free(svg);
+    free(path);
+    free(dir);
+    plan_free(p);
+}

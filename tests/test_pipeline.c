@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "cost_sharding.h"
 #include "pipeline.h"
 #include "plan.h"
 #include "plan_internal.h" /* white-box: the tests read the plan's fields */
@@ -50,6 +51,7 @@ typedef struct brute {
     cost_model *cm[8];     /* by log2 of the group */
     double best;
     long plans;
+    double limit;          /* bytes per GPU; 0: none */
 } brute;
 
 static double stage_brute(brute *b, int a, int e, int gi)
@@ -64,6 +66,65 @@ static double stage_brute(brute *b, int a, int e, int gi)
     free(cfg);
     cg_free(g);
     return f;
+}
+
+/* The capped inner optimum by enumeration: every assignment of the stage
+ * graph's configs, kept where every GPU of the group holds at most
+ * b->limit (weights, gradients, optimizer, held x activations, workspace),
+ * the least cost. */
+typedef struct capped_enum {
+    const cost_model *cm;
+    const cost_graph *g;
+    const int *layer_of;   /* [node] its layer, -1 for the incoming tensor's node */
+    int gpus;
+    double held, limit, best;
+    int cfg[64];
+} capped_enum;
+
+static void capped_rec(capped_enum *q, int v)
+{
+    const cost_graph *g = q->g;
+    if (v == g->n_nodes) {
+        double cost = 0, mem[16] = {0};
+        for (int n = 0; n < g->n_nodes; n++) cost += g->node_cost[n][q->cfg[n]];
+        for (int e = 0; e < g->n_edges; e++)
+            cost += g->edge_cost[e][q->cfg[g->edge_from[e]] * g->n_configs[g->edge_to[e]] + q->cfg[g->edge_to[e]]];
+        if (!(cost < q->best)) return;
+        for (int n = 0; n < g->n_nodes; n++) {
+            int l = q->layer_of[n];
+            if (l < 0) continue;
+            const config *c = &q->cm->configs[l][q->cfg[n]];
+            for (int k = 0; k < config_tasks(c) && k < q->gpus; k++) {
+                memory_parts mp;
+                cost_memory_task(q->cm, l, c, k, &mp);
+                mem[k] += mp.weights + mp.gradients + mp.optimizer + q->held * mp.activations;
+            }
+        }
+        for (int k = 0; k < q->gpus; k++)
+            if (mem[k] > 0 && mem[k] + cost_fixed_bytes(q->cm) > q->limit) return;
+        q->best = cost;
+        return;
+    }
+    for (int c = 0; c < g->n_configs[v]; c++) {
+        q->cfg[v] = c;
+        capped_rec(q, v + 1);
+    }
+}
+
+static double stage_brute_capped(brute *b, int a, int e, int gi, int j)
+{
+    cost_model *cm = b->cm[gi];
+    int u = a > 0 ? b->prod[a] : -1, node_of[64], layer_of[64];
+    cost_graph *g = pipe_stage_graph(cm, b->bounds[a], b->bounds[e], u, 1.0 / b->m, node_of);
+    cr_assert_not_null(g);
+    cr_assert_leq(g->n_nodes, 64);
+    for (int n = 0; n < g->n_nodes; n++) layer_of[n] = -1;
+    for (int l = 0; l < cm->n_layers; l++)
+        if (node_of[l] >= 0) layer_of[node_of[l]] = l;
+    capped_enum q = {cm, g, layer_of, 1 << gi, pipe_held(b->s, b->P, j, b->m, b->v), b->limit, HUGE_VAL, {0}};
+    capped_rec(&q, 0);
+    cg_free(g);
+    return q.best;
 }
 
 static void brute_rec(brute *b, int j, int a, int o, double *t)
@@ -82,7 +143,8 @@ static void brute_rec(brute *b, int j, int a, int o, double *t)
         for (int e = elo; e <= ehi; e++) {
             if (e < b->K && o + g >= b->G) continue;
             double c = e < b->K ? pipe_p2p_ms(b->cm[gi], b->prod[e], o, o + g, b->v) : 0;
-            t[j] = stage_brute(b, a, e, gi) + c;
+            t[j] = (b->limit > 0 ? stage_brute_capped(b, a, e, gi, j) : stage_brute(b, a, e, gi)) + c;
+            if (!isfinite(t[j])) continue;
             brute_rec(b, j + 1, e, o + g, t);
         }
     }
@@ -401,4 +463,283 @@ Test(pipeline, default_count_is_one_that_fits)
     pipe_plan_free(pp);
     cluster_free(cl);
     net_free(net);
+}
+
+/* ---- the plan-level API (plan.h: plan_stage_count and the rest) ---- */
+
+static plan *open_piped(const char *net, const char *cl, int gpus, long batch, plan_pipe_settings pipe)
+{
+    lw_error err = {0};
+    network *n = plan_load_network(net, &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cluster *c = plan_load_cluster(cl, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    plan_settings s = {.gpus = gpus, .global_batch = batch};
+    plan *p = plan_open(n, c, NULL, &(plan_options){.set = s, .pipe = pipe}, &err);
+    cr_assert_not_null(p, "%s on %s: %s", net, cl, err.msg);
+    return p;
+}
+
+/* p = 1 asked for: today's plan exactly, read as one stage. */
+Test(pipeline, plan_one_stage_is_todays_plan)
+{
+    plan *today = open_plan("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32);
+    plan *one = open_piped("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32, (plan_pipe_settings){.stages = 1});
+    int L = today->net->n_layers;
+    cr_assert(one->best_eval.total_ms == today->best_eval.total_ms);
+    cr_assert_eq(memcmp(one->best, today->best, sizeof(int) * (size_t)L), 0);
+    cr_assert_null(one->pipe);
+    cr_assert_eq(plan_stage_count(one), 1);
+    cr_assert_eq(plan_stage_of(one, L - 1), 0);
+    cr_assert_eq(plan_stage_of(one, L), -1);
+    plan_stage_summary s;
+    cr_assert_eq(plan_stage_info(one, 0, &s), 0);
+    cr_assert_eq(s.first, 0);
+    cr_assert_eq(s.last, L);
+    cr_assert_eq(s.gpus, 8);
+    cr_assert(s.t_ms == today->best_eval.total_ms);
+    cr_assert_eq(plan_stage_info(one, 1, &s), -1);
+    plan_pipeline_summary ps;
+    cr_assert_eq(plan_pipeline_info(one, &ps), 0);
+    cr_assert_eq(ps.stages, 1);
+    cr_assert(ps.step_ms == today->best_eval.total_ms);
+    config c;
+    cr_assert_eq(plan_stage_layer_config(one, 1, &c, NULL), 0);
+    cr_assert(config_equal(&c, &today->cm->configs[1][today->best[1]]));
+    plan_free(one);
+    plan_free(today);
+}
+
+/* p = 2: the plan keeps pipe_search's plan, and the accessors read it. */
+Test(pipeline, plan_two_stages_match_the_pipe_plan)
+{
+    plan_pipe_settings ps2 = {.stages = 2, .microbatches = 4};
+    plan *p = open_piped("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32, ps2);
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 2, o.microbatches = 4;
+    o.memory_limit = plan_memory_limit(&p->mset, p->cl);
+    lw_error err = {0};
+    pipe_plan *pp = pipe_search(p->net, p->cl, NULL, 8, 32, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_eq(plan_stage_count(p), 2);
+    for (int l = 0; l < p->net->n_layers; l++) {
+        int want = l < pp->stages[0].last ? 0 : 1;
+        cr_assert_eq(plan_stage_of(p, l), want, "layer %d", l);
+        config c;
+        double tc;
+        cr_assert_eq(plan_stage_layer_config(p, l, &c, &tc), 0);
+        const pipe_stage *st = &pp->stages[want];
+        cr_assert(config_equal(&c, &st->cm->configs[l][st->config[l]]), "layer %d", l);
+        cr_assert(tc == st->cm->t_c[l][st->config[l]]);
+    }
+    for (int i = 0; i < 2; i++) {
+        plan_stage_summary s;
+        cr_assert_eq(plan_stage_info(p, i, &s), 0);
+        cr_assert_eq(s.first, pp->stages[i].first);
+        cr_assert_eq(s.last, pp->stages[i].last);
+        cr_assert_eq(s.gpu0, pp->stages[i].gpu0);
+        cr_assert_eq(s.gpus, pp->stages[i].gpus);
+        cr_assert(s.t_ms == pp->stages[i].t_ms && s.p2p_ms == pp->stages[i].p2p_ms);
+    }
+    plan_pipeline_summary sum;
+    cr_assert_eq(plan_pipeline_info(p, &sum), 1);
+    cr_assert_eq(sum.stages, 2);
+    cr_assert_eq(sum.microbatches, 4);
+    cr_assert_eq(sum.schedule, PIPE_1F1B);
+    cr_assert_str_eq(sum.schedule_name, "1f1b");
+    cr_assert(sum.step_ms == pp->step_ms && sum.bubble_fraction == pp->bubble_fraction);
+    pipe_plan_free(pp);
+    plan_free(p);
+}
+
+/* Setting the pipeline is a what-if: only the pipeline is computed (no
+ * new search), a refused one leaves the plan as it was, undo puts p = 1
+ * back. */
+Test(pipeline, plan_apply_sets_and_undoes_the_pipeline)
+{
+    plan *p = open_plan("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32);
+    plan_state before = plan_state_get(p);
+    long searches = plan_search_count(p);
+    double today = p->best_eval.total_ms;
+    plan_pipe_settings q = {.stages = 2, .microbatches = 4, .schedule = plan_schedule_from_name("gpipe")};
+    lw_error err = {0};
+    cr_assert_eq(plan_apply(p, &(plan_change){.pipe = &q}, &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_stage_count(p), 2);
+    cr_assert_eq(plan_search_count(p), searches);
+    cr_assert(p->best_eval.total_ms == today);
+    plan_pipeline_summary sum;
+    plan_pipeline_info(p, &sum);
+    cr_assert_eq(sum.schedule, PIPE_GPIPE);
+    plan_pipe_settings bad = q;
+    bad.microbatches = 3; /* does not divide the batch */
+    cr_assert_neq(plan_apply(p, &(plan_change){.pipe = &bad}, &err), 0);
+    cr_assert_eq(err.code, 2);
+    cr_assert_eq(plan_stage_count(p), 2);
+    cr_assert_eq(p->pset.microbatches, 4);
+    /* a new batch rebuilds the model and the pipeline together */
+    plan_settings s = p->set;
+    s.global_batch = 64;
+    cr_assert_eq(plan_apply(p, &(plan_change){.set = &s}, &err), 0, "%s", err.msg);
+    plan_pipeline_info(p, &sum);
+    cr_assert_eq(sum.microbatch, 16);
+    /* and one the pipeline refuses leaves both as they were */
+    s.global_batch = 66; /* 4 micro-batches do not divide it */
+    cr_assert_neq(plan_apply(p, &(plan_change){.set = &s}, &err), 0);
+    cr_assert_eq(p->batch, 64);
+    cr_assert_eq(plan_stage_count(p), 2);
+    plan_change back = plan_state_change(p, &before);
+    cr_assert_eq(plan_apply(p, &back, &err), 0, "%s", err.msg);
+    cr_assert(plan_state_is(p, &before));
+    cr_assert_eq(plan_stage_count(p), 1);
+    cr_assert_null(p->pipe);
+    plan_state_free(&before);
+    plan_free(p);
+}
+
+/* Explain of boundaries: the layer's stage, and each move of its stage's
+ * boundaries one allowed cut priced by the step's formula; none beats the
+ * search's optimum (it is exact over cuts and configs). */
+Test(pipeline, explain_moves_of_boundaries)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 3, o.microbatches = 6;
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 48, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    for (int i = 0; i < pp->p; i++) {
+        int li = pp->stages[i].first;
+        pipe_explain e;
+        cr_assert_eq(pipe_explain_layer(pp, li, &e, &err), 0, "%s", err.msg);
+        cr_assert_eq(e.stage, i);
+        cr_assert(e.step_ms == pp->step_ms);
+        cr_assert_eq(e.n_moves, i == 0 || i == pp->p - 1 ? 2 : 4, "stage %d", i);
+        int valid = 0;
+        for (int k = 0; k < e.n_moves; k++) {
+            const pipe_move *mv = &e.moves[k];
+            cr_assert(mv->boundary == i - 1 || mv->boundary == i);
+            if (!mv->valid) continue;
+            valid++;
+            cr_assert(mv->dir < 0 ? mv->to < mv->from : mv->to > mv->from);
+            double t[3];
+            for (int j = 0; j < 3; j++) t[j] = pp->stages[j].t_ms;
+            t[mv->boundary] = mv->t_left, t[mv->boundary + 1] = mv->t_right;
+            double T = pipe_step_ms(pp->schedule, pp->m, pp->v, t, 3);
+            cr_assert(fabs(T - mv->step_ms) <= 1e-9 * T, "%.17g vs %.17g", T, mv->step_ms);
+            cr_assert_geq(mv->step_ms, pp->step_ms * (1 - 1e-12), "a move beat the exact optimum");
+        }
+        cr_assert_gt(valid, 0);
+        char *text = pipe_explain_text(pp, &e);
+        char want[64];
+        snprintf(want, sizeof want, "sits in stage %d of 3", i + 1);
+        cr_assert(strstr(text, want), "%s", text);
+        free(text);
+    }
+    pipe_explain e;
+    cr_assert_eq(pipe_explain_layer(pp, net->n_layers, &e, &err), -1);
+    cr_assert_eq(err.code, 2);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
+}
+
+/* The memory limit inside stages: a limit under which the unconstrained
+ * stages' optimum does not fit, and an enumeration of every cut, group and
+ * config assignment whose stages fit it (as the schedule holds activations)
+ * finds the same step as the search, whose plan fits. */
+Test(pipeline, memory_capped_stages_against_brute_force)
+{
+    network *net = net_ok(CHAIN);
+    cluster *cl = load_cluster("p100-4x4");
+    const int G = 4, P = 2, m = 2;
+    const long B = 64;
+    lw_error err = {0};
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = P, o.microbatches = m, o.schedule = PIPE_GPIPE;
+    pipe_plan *free_pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(free_pp, "%s", err.msg);
+    brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = 1, .s = PIPE_GPIPE, .B = B, .best = HUGE_VAL};
+    b.K = pipe_cuts(net, b.bounds, b.prod);
+    for (int gi = 0; (1 << gi) <= G; gi++) {
+        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
+        cr_assert_not_null(b.cm[gi], "%s", err.msg);
+    }
+    /* the first limit, stepping down from what the unconstrained optimum
+     * needs towards the workspace alone, under which the fastest fitting
+     * plan is slower (the limit binds) yet some plan fits */
+    double fixed = cost_fixed_bytes(b.cm[0]), t[16];
+    for (int k = 1; k < 64; k++) {
+        b.limit = fixed + (free_pp->peak_memory_bytes - fixed) * (1 - k / 64.0);
+        b.best = HUGE_VAL;
+        brute_rec(&b, 0, 0, 0, t);
+        if (!isfinite(b.best) || b.best > free_pp->step_ms * (1 + 1e-9)) break;
+    }
+    cr_assert(isfinite(b.best), "nothing fits %.0f bytes", b.limit);
+    cr_assert_gt(b.best, free_pp->step_ms * (1 + 1e-9), "the limit binds");
+    o.memory_limit = b.limit;
+    pipe_plan *pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "%.0f > %.0f", pp->peak_memory_bytes, b.limit);
+    cr_assert_gt(pp->capped_searches, 0);
+    ASSERT_REL(pp->step_ms, b.best, 1e-12);
+    /* under a limit nothing meets, the fastest plan, said not to fit */
+    o.memory_limit = 1;
+    pipe_plan *none = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(none, "%s", err.msg);
+    cr_assert_not(none->fits);
+    ASSERT_REL(none->step_ms, free_pp->step_ms, 1e-12);
+    pipe_plan_free(none);
+    pipe_plan_free(pp);
+    pipe_plan_free(free_pp);
+    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
+}
+
+/* A layer's figures in its stage (plan_stage_layer_figures): per stage,
+ * the layers' t_c, t_x and t_s sum to the stage's compute_ms, transfer_ms
+ * and sync_ms (and so to f_i), their GPUs lie in the stage's group; not
+ * pipelined, they are the optimum's. */
+Test(pipeline, stage_layer_figures_sum_to_the_stages)
+{
+    for (int stages = 2; stages <= 4; stages += 2) {
+        plan *p = open_piped("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32,
+                             (plan_pipe_settings){.stages = stages, .microbatches = 4});
+        cr_assert_not_null(p->pipe);
+        for (int i = 0; i < stages; i++) {
+            const pipe_stage *st = &p->pipe->stages[i];
+            double tc = 0, tx = 0, ts = 0;
+            for (int l = st->first; l < st->last; l++) {
+                plan_stage_layer f;
+                cr_assert_eq(plan_stage_layer_figures(p, l, &f), 0);
+                cr_assert_eq(f.stage, i);
+                cr_assert(config_equal(&f.c, &st->cm->configs[l][st->config[l]]), "layer %d", l);
+                cr_assert(f.gpu0 == st->gpu0 && f.gpus >= 1 && f.gpus <= st->gpus, "layer %d: %d+%d", l, f.gpu0, f.gpus);
+                tc += f.t_c_ms, tx += f.t_x_ms, ts += f.t_s_ms;
+            }
+            cr_assert_float_eq(tc, st->compute_ms, 1e-9 * (1 + st->compute_ms), "stage %d t_c %g %g", i, tc, st->compute_ms);
+            cr_assert_float_eq(ts, st->sync_ms, 1e-9 * (1 + st->sync_ms), "stage %d t_s %g %g", i, ts, st->sync_ms);
+            cr_assert_float_eq(tx, st->transfer_ms, 1e-9 * (1 + st->transfer_ms), "stage %d t_x %g %g", i, tx,
+                               st->transfer_ms);
+            if (i > 0) cr_assert_gt(st->gpu0, 0);
+            cr_assert_float_eq(tc + tx + ts / p->pipe->m, st->f_ms, 1e-9 * (1 + st->f_ms), "stage %d f", i);
+        }
+        plan_stage_layer f;
+        cr_assert_eq(plan_stage_layer_figures(p, p->net->n_layers, &f), -1);
+        plan_free(p);
+    }
+    plan *one = open_plan("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32);
+    for (int l = 0; l < one->net->n_layers; l++) {
+        plan_stage_layer f;
+        cr_assert_eq(plan_stage_layer_figures(one, l, &f), 0);
+        const layer_eval *le = &one->best_eval.layers[l];
+        cr_assert(f.t_c_ms == le->compute_ms && f.t_s_ms == le->sync_ms && f.t_x_ms == le->transfer_ms);
+        cr_assert(f.gpu0 == 0 && f.gpus == config_tasks(&one->cm->configs[l][one->best[l]]));
+    }
+    plan_free(one);
 }

@@ -120,7 +120,7 @@ app *app_open(const tui_args *args, lw_error *err)
     const int capped_from = set.gpus == 0 && cluster_gpus(cl) > PLAN_AUTO_SEARCH_MAX_GPUS ? cluster_gpus(cl) : 0;
     if (capped_from) set.gpus = PLAN_AUTO_SEARCH_MAX_GPUS;
     plan_options po = {.set = set, .whatifs = 1};
-    if (args) po.mem = args->mset;
+    if (args) po.mem = args->mset, po.pipe = args->pipe;
     plan *p = plan_open(net, cl, prof, &po, err);
     if (!p) {
         cluster_free(orig);
@@ -284,8 +284,16 @@ void app_sort_rows(app *a)
     const strategy_eval *ev = app_shown_eval(a);
     if (a->sort == SORT_LAYER || !ev->layers) return;
     double *v = lw_malloc(sizeof(double) * (size_t)n);
+    plan_pipeline_summary ps;
+    int piped = plan_pipeline_info(a->p, &ps);
     for (int i = 0; i < n; i++) {
+        layer_eval stage_le;
+        plan_stage_layer f;
         const layer_eval *le = &ev->layers[i];
+        if (piped && plan_stage_layer_figures(a->p, i, &f) == 0) { /* as the table's rows: per micro-batch in its stage */
+            stage_le = (layer_eval){f.t_c_ms, f.t_s_ms / ps.microbatches, f.t_x_ms, 0, 0, 0};
+            le = &stage_le;
+        }
         switch (a->sort) {
         case SORT_TC: v[i] = le->compute_ms; break;
         case SORT_TS: v[i] = le->sync_ms; break;
@@ -488,6 +496,50 @@ static void report_change(app *a, int undo)
     }
 }
 
+void app_pipeline_text(const app *a, char *buf, size_t n)
+{
+    plan_pipeline_summary s;
+    if (!plan_pipeline_info(a->p, &s)) {
+        snprintf(buf, n, "%s", "");
+        return;
+    }
+    char v[24] = "";
+    if (s.vp > 1) snprintf(v, sizeof v, ", v %d", s.vp);
+    snprintf(buf, n, "%d stages x %d (%s%s%s)", s.stages, s.microbatches, s.megatron ? "Megatron, " : "",
+             s.schedule_name, v);
+}
+
+/* The status after a what-if on a pipelined plan, or one that changed the
+ * pipeline: the pipelined step and its bubble beside the one-stage
+ * optimum's (report_change's line, which is kept otherwise). */
+static void report_pipeline(app *a, const plan_pipeline_summary *was)
+{
+    plan_pipeline_summary now;
+    int piped = plan_pipeline_info(a->p, &now);
+    int changed = was->stages != now.stages || was->microbatches != now.microbatches ||
+                  was->schedule != now.schedule || was->vp != now.vp || was->megatron != now.megatron;
+    if (!piped && !changed) return;
+    double one = plan_best_eval(a->p)->total_ms;
+    if (!piped) {
+        app_set_status(a, 0, "%s: one stage (not pipelined): %.2f ms/step, the pipeline's was %.2f ms", a->pending.what,
+                       one, was->step_ms);
+        return;
+    }
+    char text[96];
+    app_pipeline_text(a, text, sizeof text);
+    double ips = now.step_ms > 0 ? plan_batch(a->p) * 1000.0 / now.step_ms : 0;
+    char line[400];
+    snprintf(line, sizeof line, "pipelined, %s: %.2f ms/step (one stage %.2f, %+.1f%%), bubble %.1f%%, %.0f img/s%s",
+             text, now.step_ms, one, one > 0 ? (now.step_ms - one) / one * 100 : 0, 100 * now.bubble_fraction, ips,
+             now.fits ? "" : ", over the memory limit");
+    if (changed) {
+        app_set_status(a, !now.fits, "%s: %s", a->pending.what, line);
+    } else {
+        size_t k = strlen(a->status);
+        snprintf(a->status + k, sizeof a->status - k, "; %s", line);
+    }
+}
+
 void app_perform(app *a, action act)
 {
     if (act != ACT_REBUILD && act != ACT_RESEARCH && act != ACT_RESYNC) return;
@@ -498,6 +550,8 @@ void app_perform(app *a, action act)
     lw_error err = {0};
     double sim_before = app_shown_refined(a) ? NAN : app_sim_step_ms(a);
     unsigned char *was_held = held_now(a->p);
+    plan_pipeline_summary pipe_before;
+    plan_pipeline_info(a->p, &pipe_before);
     double t0 = lw_now();
     int rc = plan_apply(a->p, &a->pending.change, &err);
     a->prev.rebuild_s = lw_now() - t0;
@@ -540,6 +594,7 @@ void app_perform(app *a, action act)
         a->src.cluster_name = nm;
     }
     report_change(a, undo);
+    report_pipeline(a, &pipe_before);
     memory_warning(a, warn, sizeof warn);
     if (note[0] || warn[0]) {
         size_t k = strlen(a->status);
@@ -632,6 +687,28 @@ action app_set_gpus(app *a, int gpus)
     snprintf(what, sizeof what, "%d%s%d GPUs", plan_gpus(a->p), G->arrow_right, gpus);
     app_whatif_begin(a, what);
     app_change_settings(a)->gpus = gpus;
+    return ACT_REBUILD;
+}
+
+action app_set_pipeline(app *a, const plan_pipe_settings *q)
+{
+    plan_pipe_settings off = {0};
+    if (q->stages <= 1) q = &off;
+    char was[96], what[160];
+    app_pipeline_text(a, was, sizeof was);
+    if (q->stages <= 1 && !was[0]) {
+        app_set_status(a, 0, "not pipelined already (| 4 8 1f1b: 4 stages, 8 micro-batches)");
+        return ACT_REDRAW;
+    }
+    char sched[48] = "";
+    if (q->schedule) snprintf(sched, sizeof sched, " %s", plan_schedule_name(q->schedule));
+    char m[32] = "";
+    if (q->microbatches) snprintf(m, sizeof m, " x %d", q->microbatches);
+    if (q->stages > 1) snprintf(what, sizeof what, "pipeline %d stages%s%s", q->stages, m, sched);
+    else snprintf(what, sizeof what, "pipeline off");
+    app_whatif_begin(a, what);
+    a->pending.pipe = *q;
+    a->pending.change.pipe = &a->pending.pipe;
     return ACT_REBUILD;
 }
 

@@ -154,7 +154,8 @@ typedef enum {
     PROMPT_SEARCH,
     PROMPT_OPEN,
     PROMPT_OVERWRITE,
-    PROMPT_STRATEGY
+    PROMPT_STRATEGY,
+    PROMPT_PIPELINE
 } prompt_kind;
 
 /* What a prompt does with its text on Enter (a yes/no question's y: the
@@ -184,6 +185,7 @@ typedef struct app_pending {
     cluster *cl;               /* what change.cl points to: an edited clone of the plan's cluster */
     plan_pin pin;              /* what change.pins points to */
     plan_memory_settings mem;  /* what change.mem points to */
+    plan_pipe_settings pipe;   /* what change.pipe points to */
     plan_pin *pins;            /* what change.pins points to when it is more than one pin (a strategy file) */
     char *opened_cluster;      /* the change is a cluster file opened (O): its name, taken on success */
     network *open_net;         /* the change is a network opened (O): it, and the name it was opened by */
@@ -329,6 +331,12 @@ void app_status_opened(app *a);
 /* Settings changes the keys and the cluster screen share. */
 action app_set_gpus(app *a, int gpus);
 action app_set_batch(app *a, long per_gpu);
+/* What-if: the pipeline (stages, micro-batches, schedule; stages 1: none),
+ * the | key's prompt. */
+action app_set_pipeline(app *a, const plan_pipe_settings *q);
+/* The pipeline as the context line and the prompt write it: "2 stages x 4
+ * (1f1b)" (n columns); "" when the plan is not pipelined. */
+void app_pipeline_text(const app *a, char *buf, size_t n);
 /* s: the next sync scheme (ps, ring, zero1, zero2, zero3, hsdp, ps...);
  * app_set_sync: a given one. */
 action app_toggle_sync(app *a);

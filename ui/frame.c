@@ -42,7 +42,7 @@ static void context_line(const app *a, WINDOW *w, int W)
 {
     const plan *p = a->p;
     char net[256], gpus[96], pins[64], mem[96], ms[48], ms_b[48], sim_txt[48], sim_b[48], ips[32], batch[64],
-        batch_b[32], sync[32], mfu[32];
+        batch_b[32], sync[32], mfu[32], pipe[160], pipe_b[64];
     snprintf(net, sizeof net, "%s on %s", plan_net(p)->name, plan_cluster(p)->name);
     int used = plan_search_result(p) ? app_shown_eval(a)->gpus_used : plan_gpus(p);
     if (used > 0 && used < plan_gpus(p))
@@ -85,10 +85,21 @@ static void context_line(const app *a, WINDOW *w, int W)
                          : plan_cluster(p)->sync == SYNC_RING_ALLREDUCE ? "ring"
                                                               : sync_scheme_name(plan_cluster(p)->sync);
         snprintf(sync, sizeof sync, "sync %s", sy);
+        /* a pipelined plan: its step and bubble beside the one-stage optimum's Eq. 1 */
+        plan_pipeline_summary ps;
+        pipe[0] = pipe_b[0] = 0;
+        if (plan_pipeline_info(p, &ps)) {
+            char pt[96];
+            app_pipeline_text(a, pt, sizeof pt);
+            snprintf(pipe, sizeof pipe, "pipelined %s %.2f ms/step, bubble %.1f%%", pt, ps.step_ms,
+                     100 * ps.bubble_fraction);
+            snprintf(pipe_b, sizeof pipe_b, "pp%d %.1f ms, bubble %.0f%%", ps.stages, ps.step_ms, 100 * ps.bubble_fraction);
+        }
         const ui_part parts[] = {
             {net, NULL, 0},
             {gpus, NULL, 0},
             {pins, NULL, 3},
+            {pipe, pipe_b, 1},
             {mem, "over memory", 2},
             {ms, ms_b, 4},
             {sim_txt, sim_b, 4},

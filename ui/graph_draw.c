@@ -25,6 +25,8 @@ void graph_view_free(graph_view *g)
 {
     layout_free(g->lay);
     free(g->ids);
+    for (int i = 0; g->names && i < g->n_ids; i++) free(g->names[i]);
+    free(g->names);
     free(g->row_of_rank);
     free(g->gap_of_rank);
     free(g->seg_track);
@@ -40,14 +42,15 @@ static int find_root(int *uf, int x)
 /* The box width of each node: its name (up to NAME_MAXW) or the widest
  * of the layer's configs, so the layout stays put while what-ifs change the
  * strategy. */
-static int *box_widths(const plan *p, int n, const int *ids)
+static int *box_widths(const plan *p, int n, const int *ids, const char *const *names)
 {
     int *widths = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
-        const layer *l = &plan_net(p)->layers[ids[i]];
-        int nw = ui_width(l->name);
+        const char *name = names && names[i] ? names[i] : plan_net(p)->layers[ids[i]].name;
+        int nw = ui_width(name);
         if (nw > NAME_MAXW) nw = NAME_MAXW;
-        int cw = 6; /* room for the stepper's "15 cfg" too */
+        /* room for the stepper's "15 cfg", and a folded block's "differ*" */
+        int cw = names && names[i] ? 7 : 6;
         if (plan_has_model(p))
             for (int k = 0; k < plan_n_configs(p, ids[i]); k++) {
                 char b[64];
@@ -161,13 +164,23 @@ static int route_rank(graph_view *g, const graph_layout *l, int r, nets *ns)
 void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n_edges, const int *from,
                       const int *to)
 {
+    graph_view_build_named(g, p, n, ids, NULL, n_edges, from, to);
+}
+
+void graph_view_build_named(graph_view *g, const plan *p, int n, const int *ids, const char *const *names,
+                            int n_edges, const int *from, const int *to)
+{
     graph_view_free(g);
-    int *widths = box_widths(p, n, ids);
+    int *widths = box_widths(p, n, ids, names);
     g->lay = layout_build(n, widths, n_edges, from, to);
     free(widths);
     g->n_ids = n;
     g->ids = lw_malloc(sizeof(int) * (size_t)(n ? n : 1));
     memcpy(g->ids, ids, sizeof(int) * (size_t)n);
+    if (names) {
+        g->names = lw_calloc((size_t)(n ? n : 1), sizeof(char *));
+        for (int i = 0; i < n; i++) g->names[i] = names[i] ? lw_strdup(names[i]) : NULL;
+    }
     const graph_layout *l = g->lay;
     g->row_of_rank = lw_calloc((size_t)l->n_ranks + 1, sizeof(int));
     g->gap_of_rank = lw_calloc((size_t)l->n_ranks + 1, sizeof(int));
@@ -379,7 +392,8 @@ static void render(const app *a, const graph_view *g, const graph_paint *gp, can
         char lb[64];
         const char *label = gp->label ? gp->label(a, layer_id, lb, sizeof lb) : "";
         int st = gp->style ? gp->style(a, layer_id) : ST_NORMAL;
-        draw_box(cv, g->row_of_rank[n->rank], n->x, n->w, plan_net(a->p)->layers[layer_id].name, label, st);
+        const char *name = g->names && g->names[n->id] ? g->names[n->id] : plan_net(a->p)->layers[layer_id].name;
+        draw_box(cv, g->row_of_rank[n->rank], n->x, n->w, name, label, st);
     }
 }
 

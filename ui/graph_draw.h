@@ -15,6 +15,7 @@ typedef struct graph_view {
     graph_layout *lay;
     int n_ids;
     int *ids;                  /* [n_ids] layer of each layout id */
+    char **names;              /* [n_ids] a box's own name (a folded block), NULL: the layer's; or NULL */
     int *row_of_rank;          /* [n_ranks] first row of each rank's boxes */
     int *gap_of_rank;          /* [n_ranks] rows of the gap below the rank */
     int *seg_track;            /* [n_segs] track row in its gap, -1: straight */
@@ -28,6 +29,10 @@ void graph_view_free(graph_view *g);
 /* Builds g for the given nodes (layer ids) and edges between them. */
 void graph_view_build(graph_view *g, const plan *p, int n, const int *ids, int n_edges, const int *from,
                       const int *to);
+/* The same with names[i] (copied; NULL, or names NULL: the layer's own)
+ * in box i's top border: the graph screen's folded blocks. */
+void graph_view_build_named(graph_view *g, const plan *p, int n, const int *ids, const char *const *names,
+                            int n_edges, const int *from, const int *to);
 /* Draws the part of the graph starting at (pan_y, pan_x) into r.
  * label(): second line of node id's box; style(): its style;
  * hi_from/hi_to: the layers whose edge is highlighted (-1: none). */

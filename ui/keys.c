@@ -79,6 +79,43 @@ static action count_typed(app *a, const char *text, int k)
     return app_set_batch(a, v);
 }
 
+/* The pipeline typed at |: "STAGES [MICRO-BATCHES] [SCHEDULE [V]]" or
+ * "megatron" among them (Megatron-LM's equal stages); 1 (or "off"): none. */
+static action pipeline_typed(app *a, const char *text, int arg)
+{
+    (void)arg;
+    plan_pipe_settings q = {0};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    int ints = 0, bad = 0;
+    for (char *tok = strtok(buf, " ,"); tok && !bad; tok = strtok(NULL, " ,")) {
+        char *end;
+        errno = 0;
+        long v = strtol(tok, &end, 10);
+        if (end != tok && !*end && !errno) {
+            if (v < 1 || v > 1 << 20) bad = 1;
+            else if (q.schedule) q.vp = (int)v;
+            else if (ints++ == 0) q.stages = (int)v;
+            else if (ints == 2) q.microbatches = (int)v;
+            else bad = 1;
+        } else if (strcmp(tok, "off") == 0) {
+            q.stages = 1;
+        } else if (strcmp(tok, "megatron") == 0) {
+            q.megatron = 1;
+        } else if (plan_schedule_from_name(tok) > 0 && !q.schedule) {
+            q.schedule = plan_schedule_from_name(tok);
+        } else {
+            bad = 1;
+        }
+    }
+    if (bad || !q.stages) {
+        app_set_status(a, 1, "pipeline: \"%s\" is not STAGES [MICRO-BATCHES] [gpipe|1f1b|interleaved [V]] [megatron]",
+                       text);
+        return ACT_REDRAW;
+    }
+    return app_set_pipeline(a, &q);
+}
+
 static action search_typed(app *a, const char *text, int arg)
 {
     (void)arg;
@@ -148,6 +185,18 @@ static action k_gpus_prompt(app *a, int key)
     return ACT_REDRAW;
 }
 
+static action k_pipeline_prompt(app *a, int key)
+{
+    (void)key;
+    plan_pipeline_summary s;
+    char b[64] = "";
+    if (plan_pipeline_info(a->p, &s))
+        snprintf(b, sizeof b, "%d %d %s%s", s.stages, s.microbatches, s.schedule_name, s.megatron ? " megatron" : "");
+    prompt_open(a, PROMPT_PIPELINE, "pipeline: stages [micro-batches] [gpipe|1f1b|interleaved [v]] (1: off): ", b,
+                pipeline_typed, 0);
+    return ACT_REDRAW;
+}
+
 static action k_batch(app *a, int key)
 {
     long b = app_batch_per_gpu(a);
@@ -189,6 +238,12 @@ static action k_explain(app *a, int key)
 {
     (void)key;
     app_explain_open(a, a->sel);
+    if (plan_stage_count(a->p) > 1) { /* a pipelined plan: why the layer sits in its stage, on the status line */
+        char why[400];
+        int rc = plan_stage_explain(a->p, a->sel, why, sizeof why);
+        /* the screen's figures are the one-stage optimum's, not the stage's (the table's rows) */
+        app_set_status(a, rc != 0, "the screen explains the one-stage optimum %s %s", G->dot, why);
+    }
     return ACT_REDRAW;
 }
 
@@ -279,6 +334,7 @@ const keybind app_global_keys[] = {
     {{'+', '=', '-', '_'}, "+ -", "what-if: double / halve the GPU count (powers of two)", k_gpus},
     {{'g'}, "g", "what-if: type a GPU count", k_gpus_prompt},
     {{'>', '<'}, "> <", "what-if: double / halve the batch per GPU", k_batch},
+    {{'|'}, "|", "what-if: pipeline: type stages [micro-batches] [schedule] (1: off)", k_pipeline_prompt},
     {{'s'}, "s", "what-if: next sync scheme (ps, ring, zero1-3, hsdp)", k_sync},
     {{'M'}, "M", "what-if: memory limit per GPU: the GPU's, none, 3/4, 1/2", k_memlimit},
     {{'A'}, "A", "search: Algorithm 1 only (no folds, the paper's) <-> with folds", k_folds},

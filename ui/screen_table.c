@@ -8,6 +8,9 @@
  * optimum was passed over). The mem column is what the layer's task keeps
  * on GPU 0.
  *
+ * A pipelined plan's rows show each layer in its stage (stage_row): its
+ * config on the stage's group, GPUs within it, times per micro-batch.
+ *
  * Columns that do not fit the width are dropped least important first, so
  * the table reads at 80 columns and uses more when there is more.
  */
@@ -41,11 +44,101 @@ typedef struct col {
     int sort;     /* sort_key this column sorts by, or -1 */
 } col;
 
-/* The selected layer's row in the current sort. */
+/* A row code below every group header's (-1 - unit): stage st's header. */
+#define ROW_STAGE(n_units, st) (-1 - (n_units) - (st))
+static int row_stage(const table_state *ts, int code) { return code < -ts->fd.n_units ? -1 - ts->fd.n_units - code : -1; }
+
+/* The configs the table groups blocks by, [n_layers], caller frees: a
+ * pipelined plan's layers' configs in their stage, found among the plan's
+ * model's configs (the shown one's where the model lacks it), so that
+ * blocks of a stage group where their stage configs agree. */
+static int *group_configs(const app *a)
+{
+    int n = plan_net(a->p)->n_layers;
+    int *ci = lw_malloc(sizeof(int) * (size_t)n);
+    memcpy(ci, app_shown_configs(a), sizeof(int) * (size_t)n);
+    for (int li = 0; li < n && plan_stage_count(a->p) > 1; li++) {
+        plan_stage_layer f;
+        int k = plan_stage_layer_figures(a->p, li, &f) == 0 ? plan_config_index(a->p, li, &f.c) : -1;
+        if (k >= 0) ci[li] = k;
+    }
+    return ci;
+}
+
+/* The rows: a->order (the current sort), or in layer order where the
+ * network has repeated blocks or the plan is pipelined: a header row per
+ * stage (pipelined), and inside it a header row per run of blocks that
+ * have the same configs with the layers of one of its blocks beneath
+ * (unless f collapsed them). Built again at every draw and key: O(layers). */
+static void build_rows(app *a)
+{
+    table_state *ts = table_of(a);
+    int n = plan_net(a->p)->n_layers, stages = plan_stage_count(a->p);
+    free(ts->rows);
+    ts->rows = NULL;
+    fold_free(&ts->fd);
+    ts->n_rows = n;
+    if (a->sort != SORT_LAYER || (!plan_blocks(a->p, NULL, 0) && stages < 2)) return;
+    int *ci = group_configs(a);
+    fold_build(&ts->fd, a->p, NULL, ci, 1);
+    free(ci);
+    int nu = ts->fd.n_units;
+    ts->rows = lw_malloc(sizeof(int) * (size_t)(n + nu + stages));
+    int k = 0, stage = -1;
+    for (int u = 0; u < nu; u++) {
+        const fold_unit *fu = &ts->fd.units[u];
+        int st = plan_stage_of(a->p, fu->first);
+        if (stages > 1 && st != stage) ts->rows[k++] = ROW_STAGE(nu, st);
+        stage = st;
+        if (!fu->blocks) {
+            ts->rows[k++] = fu->first;
+            continue;
+        }
+        ts->rows[k++] = -1 - u;
+        for (int j = 0; j < fu->len && !ts->collapsed; j++) ts->rows[k++] = fu->first + j;
+    }
+    ts->n_rows = k;
+}
+
+/* The folded unit of a grouped table that layer li is in, or NULL. */
+static const fold_unit *group_of(const app *a, int li)
+{
+    const table_state *ts = table_of(a);
+    if (!ts->rows || li < 0) return NULL;
+    const fold_unit *u = &ts->fd.units[ts->fd.unit_of[li]];
+    return u->blocks ? u : NULL;
+}
+
+/* The layer row k shows (a header: its group's first layer). A group's
+ * rows show its first block's layers, or the selected layer where it is
+ * in another block of the group, in its part's row. */
+static int row_layer(const app *a, int k)
+{
+    const table_state *ts = table_of(a);
+    if (!ts->rows) return a->order[k];
+    int code = ts->rows[k];
+    if (row_stage(ts, code) >= 0) {
+        plan_stage_summary ss;
+        return plan_stage_info(a->p, row_stage(ts, code), &ss) == 0 ? ss.first : 0;
+    }
+    if (code < 0) return ts->fd.units[-1 - code].first;
+    const fold_unit *u = group_of(a, code);
+    if (u && group_of(a, a->sel) == u && (a->sel - u->first) % u->len == code - u->first) return a->sel;
+    return code;
+}
+
+/* The selected layer's row: the cursor's where it shows the layer, else
+ * the first that does, else its group's header (collapsed). */
 static int row_of_sel(const app *a)
 {
-    for (int i = 0; i < plan_net(a->p)->n_layers; i++)
-        if (a->order[i] == a->sel) return i;
+    const table_state *ts = table_of(a);
+    int cur = ts->cur.sel;
+    if (cur >= 0 && cur < ts->n_rows && row_layer(a, cur) == a->sel) return cur;
+    for (int k = 0; k < ts->n_rows; k++)
+        if ((!ts->rows || ts->rows[k] >= 0) && row_layer(a, k) == a->sel) return k;
+    const fold_unit *u = group_of(a, a->sel);
+    for (int k = 0; u && k < ts->n_rows; k++)
+        if (ts->rows[k] == -1 - (int)(u - ts->fd.units)) return k;
     return 0;
 }
 
@@ -107,6 +200,34 @@ typedef struct colset {
 
 static double total_of(const layer_eval *le) { return le->compute_ms + le->sync_ms + le->transfer_ms; }
 
+/* A pipelined plan's rows show each layer in its stage: its config on the
+ * stage's group and its times on the stage's model per micro-batch (t_s
+ * its step's sync over m: the row's share of f_i), from
+ * plan_stage_layer_figures. Layer li's row terms into *le and its figures
+ * into *f (f may be NULL); 0 where the plan is not pipelined (the shown
+ * strategy's row, as ever). */
+static int stage_row(const app *a, int li, layer_eval *le, plan_stage_layer *f)
+{
+    plan_pipeline_summary ps;
+    plan_stage_layer mine;
+    if (!f) f = &mine;
+    if (!plan_pipeline_info(a->p, &ps) || plan_stage_layer_figures(a->p, li, f) != 0) {
+        *le = app_shown_eval(a)->layers[li];
+        return 0;
+    }
+    *le = (layer_eval){f->t_c_ms, f->t_s_ms / ps.microbatches, f->t_x_ms, 0, 0, 0};
+    return 1;
+}
+
+/* The config shown in layer li's row, as text. */
+static void row_config_text(const app *a, int li, char *b, size_t n)
+{
+    layer_eval le;
+    plan_stage_layer f;
+    if (stage_row(a, li, &le, &f)) plan_format_config(a->p, li, &f.c, b, n);
+    else plan_format_config(a->p, li, plan_config(a->p, li, app_shown_configs(a)[li]), b, n);
+}
+
 static void fit_columns(const app *a, int W, colset *cs)
 {
     const plan *p = a->p;
@@ -115,7 +236,7 @@ static void fit_columns(const app *a, int W, colset *cs)
         int n = (int)strlen(plan_net(p)->layers[i].name);
         if (n > maxname) maxname = n;
         char b[64];
-        plan_format_config(p, i, plan_config(p, i, app_shown_configs(a)[i]), b, sizeof b);
+        row_config_text(a, i, b, sizeof b);
         if ((int)strlen(b) > maxcfg) maxcfg = (int)strlen(b);
         if (a->base.kind >= 0 && a->base.valid) {
             plan_format_config(p, i, plan_config(p, i, a->base.ci[i]), b, sizeof b);
@@ -128,6 +249,11 @@ static void fit_columns(const app *a, int W, colset *cs)
     }
     cs->w[C_NAME] = maxname > 28 ? 28 : maxname;
     cs->w[C_CFG] = maxcfg;
+    if (plan_stage_count(p) > 1) { /* "12-15": the GPUs a layer of a stage uses */
+        char g[32];
+        snprintf(g, sizeof g, "%d-%d", plan_gpus(p) - 1, plan_gpus(p) - 1);
+        if ((int)strlen(g) > cs->w[C_GPUS]) cs->w[C_GPUS] = (int)strlen(g);
+    }
     if (table_of(a)->colset == SET_SIZES) cs->w[C_MEM] = 7; /* "mem/GPU" */
     /* wide enough for "model cfg" */
     int bh = a->base.kind >= 0 ? (int)strlen(baseline_name((baseline_kind)a->base.kind)) + 4 : 8;
@@ -296,7 +422,9 @@ static void draw_legend(const app *a, WINDOW *w, int y, rect r)
     for (int i = 0; i < plan_net(a->p)->n_layers; i++)
         present[config_class(plan_config(a->p, i, app_shown_configs(a)[i]))] = 1;
     x += ui_class_legend(w, y, x, end - x, present);
-    if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
+    if (plan_stage_count(a->p) > 1) /* stage_row */
+        ui_put(w, y, x, end - x, ST_DIM, "  times: ms per micro-batch in the layer's stage (t_s: its step's / m)");
+    else if (x + 22 <= end) ui_put(w, y, x, end - x, ST_DIM, "  times: ms, Eq. 1");
 }
 
 /* The header row: each shown column's title, the baseline's name on its
@@ -331,13 +459,15 @@ static void draw_header(app *a, WINDOW *w, rect r, const colset *csp)
 /* Layer li's row at line y: its mark (P pinned, * changed), name, type,
  * shape, config, GPUs, terms and total, sizes and the baseline's columns
  * where shown. */
-static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y)
+static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y, int sel)
 {
     plan *p = a->p;
     const layer *l = &plan_net(p)->layers[li];
-    const layer_eval *le = &app_shown_eval(a)->layers[li];
-    const config *cf = plan_config(p, li, app_shown_configs(a)[li]);
-    int sel = li == a->sel;
+    layer_eval row;
+    plan_stage_layer f;
+    const layer_eval *le = &row;
+    int piped = stage_row(a, li, &row, &f);
+    const config *cf = piped ? &f.c : plan_config(p, li, app_shown_configs(a)[li]);
     int base = sel ? ST_SELECTED : ST_NORMAL;
     if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
     char b[128];
@@ -350,13 +480,16 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     plan_format_config(p, li, cf, b, sizeof b);
     int cst = plan_pinned(p)[li] >= 0 ? ST_PINNED : a->prev.changed[li] ? ST_CHANGED : ST_CLASS0 + config_class(cf);
     cell(w, y, csp, C_CFG, r, sel ? base : cst, b);
-    snprintf(b, sizeof b, "%d", config_tasks(cf));
+    if (!piped) snprintf(b, sizeof b, "%d", config_tasks(cf));
+    else if (f.gpus > 1) snprintf(b, sizeof b, "%d-%d", f.gpu0, f.gpu0 + f.gpus - 1);
+    else snprintf(b, sizeof b, "%d", f.gpu0);
     cell(w, y, csp, C_GPUS, r, base, b);
     term_cells(w, y, csp, C_TC, r, base, le);
     num(b, sizeof b, total_of(le));
     cell(w, y, csp, C_TOTAL, r, sel ? base : ST_BOLD, b);
-    if (csp->on[C_MEM]) {
-        short_gib(b, sizeof b, plan_task_memory(p, li, cf, 0));
+    if (csp->on[C_MEM]) { /* on GPU 0 of the plan's model: none of a stage's */
+        if (piped) snprintf(b, sizeof b, "-");
+        else short_gib(b, sizeof b, plan_task_memory(p, li, cf, 0));
         cell(w, y, csp, C_MEM, r, sel ? base : ST_DIM, b);
     }
     if (csp->on[C_PARAMS]) {
@@ -379,6 +512,79 @@ static void draw_row(app *a, WINDOW *w, rect r, const colset *csp, int li, int y
     }
 }
 
+/* A group's header row: "block 0-47 x48: 11 layers, t 0.51 ms each". */
+static void draw_group(app *a, WINDOW *w, rect r, const colset *csp, const fold_unit *u, int y, int sel)
+{
+    double t = 0;
+    for (int li = u->first; li <= u->last; li++) {
+        layer_eval le;
+        stage_row(a, li, &le, NULL);
+        t += total_of(&le);
+    }
+    char nm[64], b[192];
+    fold_name(&table_of(a)->fd, u, nm, sizeof nm);
+    if (u->blocks > 1)
+        snprintf(b, sizeof b, "%s %s: %d layers, t %.2f ms each, %.2f in all", table_of(a)->collapsed ? "+" : "-", nm,
+                 u->len, t / u->blocks, t);
+    else /* a block alone: its configs differ from its neighbours' */
+        snprintf(b, sizeof b, "%s %s: %d layers, t %.2f ms", table_of(a)->collapsed ? "+" : "-", nm, u->len, t);
+    if (sel) ui_fill(w, y, r.x, r.w, ST_SELECTED);
+    ui_put(w, y, r.x + csp->x[C_NAME], r.w - csp->x[C_NAME], sel ? ST_SELECTED : ST_BOLD, b);
+}
+
+/* A stage's header row, numbered from 1 as the CLI's pipeline table:
+ * "stage 1: GPUs 0-3, t_i 84.55 ms (...), memory 14.02 GiB, tokens .. block7.add2". */
+static void draw_stage(app *a, WINDOW *w, rect r, int st, int y, int sel)
+{
+    plan_stage_summary ss;
+    if (plan_stage_info(a->p, st, &ss) != 0) return;
+    const network *net = plan_net(a->p);
+    char b[256];
+    snprintf(b, sizeof b, "stage %d: GPUs %d-%d, t_i %.2f ms (f_i %.2f + p2p %.2f), memory %.2f GiB, %s .. %s", st + 1,
+             ss.gpu0, ss.gpu0 + ss.gpus - 1, ss.t_ms, ss.f_ms, ss.p2p_ms, ss.memory_bytes / 1073741824.0,
+             net->layers[ss.first].name, net->layers[ss.last - 1].name);
+    ui_fill(w, y, r.x, r.w, sel ? ST_SELECTED : ST_HEADER);
+    ui_put(w, y, r.x, r.w, sel ? ST_SELECTED : ST_HEADER, b);
+}
+
+/* The totals row's terms: the shown strategy's, or a pipelined plan's
+ * rows summed (per micro-batch: sum over the stages of f_i, t_s / m);
+ * 1 when pipelined. */
+static int totals_of(const app *a, layer_eval *t)
+{
+    if (plan_stage_count(a->p) < 2) {
+        const strategy_eval *ev = app_shown_eval(a);
+        *t = (layer_eval){ev->compute_ms, ev->sync_ms, ev->transfer_ms, 0, 0, 0};
+        return 0;
+    }
+    *t = (layer_eval){0};
+    for (int li = 0; li < plan_net(a->p)->n_layers; li++) {
+        layer_eval le;
+        stage_row(a, li, &le, NULL);
+        t->compute_ms += le.compute_ms, t->sync_ms += le.sync_ms, t->transfer_ms += le.transfer_ms;
+    }
+    return 1;
+}
+
+/* A pipelined plan's step line: T as `search --pp` prints it (Eq. 1 per
+ * stage, sum t_i + (m - 1) max t_i), images/s, the bubble and the peak. */
+static void draw_pipe_step(const app *a, WINDOW *w, int y, rect r)
+{
+    plan_pipeline_summary ps;
+    plan_pipeline_info(a->p, &ps);
+    char ms[96], ips[48], bub[48], peak[64], sep[16], b[320];
+    snprintf(ms, sizeof ms, "pipelined step %.2f ms (Eq. 1 per stage: sum t_i + (m - 1) max t_i%s)", ps.step_ms,
+             ps.vp > 1 ? ", over v" : "");
+    snprintf(ips, sizeof ips, "%.1f img/s", ps.step_ms > 0 ? (double)plan_batch(a->p) * 1000.0 / ps.step_ms : 0);
+    snprintf(bub, sizeof bub, "%d x %ld per micro-batch, bubble %.1f%%", ps.microbatches, ps.microbatch,
+             100 * ps.bubble_fraction);
+    snprintf(peak, sizeof peak, "peak %.2f GiB/GPU%s", ps.peak_memory_bytes / 1073741824.0,
+             ps.fits ? "" : " DOES NOT FIT");
+    const ui_part parts[] = {{ms, NULL, 0}, {ips, NULL, 1}, {bub, NULL, 2}, {peak, NULL, 0}};
+    snprintf(sep, sizeof sep, " %s ", G->dot);
+    ui_put(w, y, r.x, r.w, ps.fits ? ST_NORMAL : ST_BAD, ui_join_parts(parts, 4, sep, r.w, b, sizeof b));
+}
+
 /* The footer's first two lines, from line fy: the totals row (its model
  * named: Eq. 1, and the simulated step where there is room) and the step
  * time, images/s, bytes moved, peak memory and the baseline's ratio. */
@@ -393,23 +599,26 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
     for (int i = 0; i < n; i++) pins += plan_pinned(p)[i] >= 0;
     /* the totals row names its model, and the simulated step beside it where the columns before t_c leave room */
     double sim = app_sim_step_ms(a);
-    const char *what = app_shown_refined(a) ? "total, refined" : pins ? "total, pinned" : "total";
+    layer_eval tot;
+    int piped = totals_of(a, &tot);
+    const char *what = piped ? "total per micro-batch" : app_shown_refined(a) ? "total, refined" : pins ? "total, pinned" : "total";
     int room = (csp->on[C_TC] ? csp->x[C_TC] : r.w) - csp->x[C_NAME] - 1;
     char simtxt[64];
     if (isfinite(sim)) snprintf(simtxt, sizeof simtxt, "simulated %.2f ms", sim);
     else snprintf(simtxt, sizeof simtxt, "simulated %s", app_shown_busy(a) ? G->ellipsis : "-");
     snprintf(b, sizeof b, "%s (Eq. 1) %s %s", what, G->dot, simtxt);
-    if (ui_width(b) > room) snprintf(b, sizeof b, "%s %s %s", what, G->dot, simtxt);
+    if (ui_width(b) > room || piped) snprintf(b, sizeof b, "%s %s %s", what, G->dot, simtxt);
+    if (piped) snprintf(b, sizeof b, "%s (sum of f_i)", what);
     if (ui_width(b) > room) snprintf(b, sizeof b, "%s", what);
     if (ui_width(b) > csp->w[C_NAME]) ui_put(w, fy, r.x + csp->x[C_NAME], room, ST_BOLD, b);
     else cell(w, fy, csp, C_NAME, r, ST_BOLD, b);
-    num(b, sizeof b, ev->compute_ms);
+    num(b, sizeof b, tot.compute_ms);
     cell(w, fy, csp, C_TC, r, ST_BOLD, b);
-    num(b, sizeof b, ev->sync_ms);
+    num(b, sizeof b, tot.sync_ms);
     cell(w, fy, csp, C_TS, r, ST_BOLD, b);
-    num(b, sizeof b, ev->transfer_ms);
+    num(b, sizeof b, tot.transfer_ms);
     cell(w, fy, csp, C_TX, r, ST_BOLD, b);
-    num(b, sizeof b, ev->total_ms);
+    num(b, sizeof b, total_of(&tot));
     cell(w, fy, csp, C_TOTAL, r, ST_GOOD, b);
     if (a->base.kind >= 0 && a->base.valid) {
         num(b, sizeof b, a->base.eval.total_ms);
@@ -430,11 +639,12 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
         short_bytes(b, sizeof b, plan_activation_bytes(p, -1));
         cell(w, fy, csp, C_ABYTES, r, ST_BOLD, b);
     }
-    if (csp->on[C_MEM] && table_of(a)->colset == SET_SIZES) {
+    if (csp->on[C_MEM] && table_of(a)->colset == SET_SIZES && !piped) {
         short_gib(b, sizeof b, ev->peak_memory_bytes);
         cell(w, fy, csp, C_MEM, r, ST_BOLD, b);
     }
-    {
+    if (piped) draw_pipe_step(a, w, fy + 1, r);
+    else {
         /* what a narrow terminal has no room for gives way whole */
         char ms[48], ips[48], moved[64], peak[64], base[96] = "", base_b[64] = "", sep[16];
         snprintf(ms, sizeof ms, "Eq. 1 %.2f ms/step", ev->total_ms);
@@ -455,34 +665,42 @@ static void draw_totals(app *a, WINDOW *w, rect r, const colset *csp, int fy)
 
 static void draw_table(app *a, WINDOW *w, rect r)
 {
-    plan *p = a->p;
     app_baseline_ensure(a);
     colset cs;
     fit_columns(a, r.w, &cs);
-    int n = plan_net(p)->n_layers;
+    build_rows(a);
+    table_state *ts = table_of(a);
+    int n = ts->n_rows;
 
     draw_header(a, w, r, &cs);
 
     int rows = r.h - 6; /* the header, then a footer of five lines */
     if (rows < 1) rows = 1;
-    table_state *ts = table_of(a);
     ts->y0 = r.y + 1;
     ts->cur.sel = row_of_sel(a);
     list_fit(&ts->cur, n, rows, 1);
 
-    for (int k = 0; k < rows && ts->cur.top + k < n; k++)
-        draw_row(a, w, r, &cs, a->order[ts->cur.top + k], r.y + 1 + k);
+    for (int k = 0; k < rows && ts->cur.top + k < n; k++) {
+        int row = ts->cur.top + k, li = row_layer(a, row);
+        int sel = ts->rows ? row == ts->cur.sel : li == a->sel;
+        if (ts->rows && row_stage(ts, ts->rows[row]) >= 0) draw_stage(a, w, r, row_stage(ts, ts->rows[row]), r.y + 1 + k, sel);
+        else if (ts->rows && ts->rows[row] < 0) draw_group(a, w, r, &cs, &ts->fd.units[-1 - ts->rows[row]], r.y + 1 + k, sel);
+        else draw_row(a, w, r, &cs, li, r.y + 1 + k, sel);
+    }
 
     int fy = r.y + r.h - 5;
     draw_totals(a, w, r, &cs, fy);
-    const strategy_eval *ev = app_shown_eval(a);
-    double tot = ev->total_ms > 0 ? ev->total_ms : 1;
+    layer_eval t3;
+    int piped = totals_of(a, &t3);
+    double tot = total_of(&t3) > 0 ? total_of(&t3) : 1;
     int lx = r.x;
-    lx += ui_putf(w, fy + 2, lx, r.w, ST_COMPUTE, "%s compute %.0f%%", G->hfill[0], ev->compute_ms / tot * 100);
-    lx += ui_putf(w, fy + 2, lx, r.w, ST_SYNC, " %s sync %.0f%%", G->hfill[1], ev->sync_ms / tot * 100);
-    lx += ui_putf(w, fy + 2, lx, r.w, ST_TRANSFER, " %s transfer %.0f%% ", G->hfill[2], ev->transfer_ms / tot * 100);
-    ui_time_bar(w, fy + 2, lx, r.x + r.w - lx, ev->compute_ms, ev->sync_ms, ev->transfer_ms);
-    draw_memory(a, w, fy + 3, r);
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_COMPUTE, "%s compute %.0f%%", G->hfill[0], t3.compute_ms / tot * 100);
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_SYNC, " %s sync %.0f%%", G->hfill[1], t3.sync_ms / tot * 100);
+    lx += ui_putf(w, fy + 2, lx, r.w, ST_TRANSFER, " %s transfer %.0f%% ", G->hfill[2], t3.transfer_ms / tot * 100);
+    ui_time_bar(w, fy + 2, lx, r.x + r.w - lx, t3.compute_ms, t3.sync_ms, t3.transfer_ms);
+    if (piped) /* the stages' memory: their headers and the step line's peak */
+        ui_put(w, fy + 3, r.x, r.w, ST_DIM, "memory per stage: its header row; the fullest GPU's on the step line");
+    else draw_memory(a, w, fy + 3, r);
     draw_legend(a, w, fy + 4, r);
 }
 
@@ -490,10 +708,30 @@ static void draw_table(app *a, WINDOW *w, rect r)
 
 static action k_move(app *a, int key)
 {
+    build_rows(a);
     list_cursor *c = &table_of(a)->cur;
     c->sel = row_of_sel(a);
-    list_key(c, key, plan_net(a->p)->n_layers, 1, 0);
-    a->sel = a->order[c->sel];
+    list_key(c, key, table_of(a)->n_rows, 1, 0);
+    a->sel = row_layer(a, c->sel);
+    return ACT_REDRAW;
+}
+
+/* Hides or shows the grouped blocks' layer rows. */
+static action k_collapse(app *a, int key)
+{
+    (void)key;
+    table_state *ts = table_of(a);
+    build_rows(a);
+    if (!ts->rows) {
+        app_set_status(a, 0, "%s", a->sort != SORT_LAYER ? "blocks are grouped in layer order only (o sorts)"
+                                                         : "no repeated blocks to group");
+        return ACT_REDRAW;
+    }
+    if (!plan_blocks(a->p, NULL, 0)) {
+        app_set_status(a, 0, "no repeated blocks to group");
+        return ACT_REDRAW;
+    }
+    ts->collapsed = !ts->collapsed;
     return ACT_REDRAW;
 }
 
@@ -548,19 +786,31 @@ static const keybind table_keys[] = {
     {{'b'}, "b", "baseline beside the optimum: none, data, model, OWT", baseline_cycle},
     {{'v'}, "v", "columns: times, sizes, the baseline's t_c t_s t_x", colset_cycle},
     {{'\n', '\r', KEY_ENTER}, "Enter", "why not? the selected layer's configs (same as w)", open_whynot},
+    {{'f'}, "f", "repeated blocks: hide / show the layer rows under each group's header", k_collapse},
     {{0}, NULL, NULL, NULL},
 };
 
-/* Search: the rows in display order, by layer name or type. */
+/* Search: the rows in display order, by layer name or type; a grouped
+ * table searches every layer in layer order (those of folded blocks too). */
 static int row_matches(int row, void *user)
 {
     const app *a = user;
     return app_layer_matches(a, a->order[row]);
 }
 
+static int layer_matches(int li, void *user) { return app_layer_matches(user, li); }
+
 static int find(app *a, int dir, int *nth)
 {
-    list_cursor *c = &table_of(a)->cur;
+    build_rows(a);
+    table_state *ts = table_of(a);
+    if (ts->rows) {
+        list_cursor c = {a->sel, 0, 0};
+        int n = list_find(&c, plan_net(a->p)->n_layers, dir, layer_matches, a, nth);
+        if (n) a->sel = c.sel;
+        return n;
+    }
+    list_cursor *c = &ts->cur;
     c->sel = row_of_sel(a);
     int n = list_find(c, plan_net(a->p)->n_layers, dir, row_matches, a, nth);
     a->sel = a->order[c->sel];
@@ -573,11 +823,28 @@ static action click(app *a, int y, int x, int double_click)
     (void)x;
     table_state *ts = table_of(a);
     if (y < ts->y0 || y >= ts->y0 + ts->cur.rows) return ACT_NONE;
+    build_rows(a);
     int row = ts->cur.top + y - ts->y0;
-    if (row >= plan_net(a->p)->n_layers) return ACT_NONE;
-    a->sel = a->order[row];
+    if (row >= ts->n_rows) return ACT_NONE;
+    a->sel = row_layer(a, row);
+    ts->cur.sel = row;
     if (double_click) app_whynot_open(a, a->sel);
     return ACT_REDRAW;
+}
+
+static void *table_new(app *a)
+{
+    (void)a;
+    return lw_calloc(1, sizeof(table_state));
+}
+
+static void table_free(app *a, void *st)
+{
+    (void)a;
+    table_state *ts = st;
+    fold_free(&ts->fd);
+    free(ts->rows);
+    free(ts);
 }
 
 const screen_ops screen_table_ops = {
@@ -586,7 +853,8 @@ const screen_ops screen_table_ops = {
     .hints = "Up/Dn:layer o:sort b:baseline v:columns Enter:why-not i:explain +/-:GPUs e:export",
     .draw = draw_table,
     .keys = table_keys,
-    .state_size = sizeof(table_state),
+    .state_new = table_new,
+    .state_free = table_free,
     .click = click,
     .find = find,
     .find_what = "layer",

@@ -12,6 +12,12 @@
  *
  * e draws the step as SVG, PNG or PDF (src/draw_cairo.h), or writes it as
  * Chrome trace-event JSON (.trace.json), like `layerwise simulate --trace`.
+ *
+ * A pipelined plan (plan_stage_count > 1) shows its pipelined step instead,
+ * as pipeline_sim.c simulates it micro-batch by micro-batch: a row per
+ * stage's group of GPUs ("s2 gpu 4-7"), each bar its kind and micro-batch
+ * ("F3fff" forward of micro-batch 3, "B3bbb", "Sss" the sync), idle cells the
+ * bubble; e draws or traces that step.
  * The screen's state lives here, behind a->st[SCR_TIMELINE], created on
  * first use.
  */
@@ -26,6 +32,7 @@
 
 #include "cost_sharding.h"
 #include "draw_cairo.h"
+#include "pipeline.h"
 #include "sim.h"
 
 #define LABEL_W 12
@@ -43,6 +50,7 @@ struct timeline_state {
     int col;           /* cursor column */
     int cols;          /* columns of the chart at the last draw */
     int pick;          /* the task n / p went to, named while under the cursor; -1 none */
+    pipe_sim *pipe;    /* a pipelined plan: its step (plan_pipe_simulate), rows the stages; sim NULL */
 };
 
 static void tl_clear(struct timeline_state *t)
@@ -53,6 +61,8 @@ static void tl_clear(struct timeline_state *t)
     free(t->on);
     free(t->n_on);
     free(t->rows);
+    pipe_sim_free(t->pipe);
+    t->pipe = NULL;
     t->sim = NULL;
     t->pick = -1;
     t->on = NULL;
@@ -103,8 +113,17 @@ static int cmp_start(const void *x, const void *y)
 static int tl_ensure(app *a)
 {
     struct timeline_state *t = tl_get(a);
-    if (t->sim) return 0;
+    if (t->sim || t->pipe) return 0;
     if (!plan_search_result(a->p) || !plan_best(a->p)) return -1;
+    if (plan_stage_count(a->p) > 1) {
+        t->pipe = plan_pipe_simulate(a->p);
+        if (!t->pipe) return -1;
+        t->n_rows = t->pipe->p;
+        if (t->row >= t->n_rows) t->row = t->n_rows - 1;
+        if (t->row < 0) t->row = 0;
+        t->fit = 1;
+        return 0;
+    }
     t->sim = app_sim(a);
     if (!t->sim) return -1;
     const sim_result *s = t->sim;
@@ -204,16 +223,146 @@ static int tl_view(struct timeline_state *t, int w)
     t->cols = cols;
     if (t->fit || t->ms_per_col <= 0) {
         t->t0 = 0;
-        t->ms_per_col = (t->sim->step_ms > 0 ? t->sim->step_ms : 1) / cols;
+        double step = t->pipe ? t->pipe->step_ms : t->sim->step_ms;
+        t->ms_per_col = (step > 0 ? step : 1) / cols;
         t->fit = 0;
     }
     return cols;
+}
+
+/* ---- a pipelined plan's step ---- */
+
+/* The task of stage i's row that fills most of [x0, x1), or -1. */
+static int pipe_task_at(const pipe_sim *r, int i, double x0, double x1)
+{
+    int best = -1;
+    double best_ov = 0;
+    for (int k = 0; k < r->n_tasks; k++) {
+        const pipe_sim_task *q = &r->tasks[k];
+        if (q->stage != i) continue;
+        double ov = fmin(q->end_ms, x1) - fmax(q->start_ms, x0);
+        if (ov > best_ov) best_ov = ov, best = k;
+    }
+    return best;
+}
+
+/* A bar's text: its kind and micro-batch ("F3", "B3"), "S" the sync. */
+static void pipe_bar_label(const pipe_sim_task *q, char *buf, size_t n)
+{
+    if (q->micro < 0) snprintf(buf, n, "S");
+    else snprintf(buf, n, "%c%d", q->kind == PIPE_SIM_FORWARD ? 'F' : 'B', q->micro);
+}
+
+static int pipe_style(pipe_sim_kind k)
+{
+    return kind_style(k == PIPE_SIM_FORWARD ? SIM_FORWARD : k == PIPE_SIM_BACKWARD ? SIM_BACKWARD_DATA : SIM_SYNC);
+}
+
+static void pipe_row_label(const app *a, int i, char *buf, size_t n)
+{
+    plan_stage_summary s;
+    if (plan_stage_info(a->p, i, &s) != 0) s = (plan_stage_summary){0};
+    if (s.gpus > 1) snprintf(buf, n, "s%d gpu %d-%d", i + 1, s.gpu0, s.gpu0 + s.gpus - 1);
+    else snprintf(buf, n, "s%d gpu %d", i + 1, s.gpu0);
+}
+
+/* One stage's row: each bar starts with its label, then its kind's letter
+ * in lower case, so that bars of one kind side by side stay apart. */
+static void pipe_draw_row(const struct timeline_state *t, WINDOW *w, int y, int x, int cols, int i, int cursor_row)
+{
+    const pipe_sim *r = t->pipe;
+    int prev = -1, at = 0;
+    char lab[16];
+    for (int c = 0; c < cols; c++) {
+        double x0 = t->t0 + c * t->ms_per_col;
+        int k = pipe_task_at(r, i, x0, x0 + t->ms_per_col);
+        char ch[2] = {x0 < r->step_ms ? '.' : ' ', 0};
+        int st = ST_DIM;
+        if (k >= 0) {
+            const pipe_sim_task *q = &r->tasks[k];
+            if (k != prev) at = 0, pipe_bar_label(q, lab, sizeof lab);
+            ch[0] = at < (int)strlen(lab) ? lab[at] : (char)(lab[0] - 'A' + 'a'); /* "F3fff" */
+            at++;
+            st = pipe_style(q->kind);
+        }
+        prev = k;
+        if (cursor_row && c == t->col) st = ST_SELECTED;
+        ui_put(w, y, x + c, 1, st, ch);
+    }
+}
+
+/* The status under the chart: the task under the cursor, or idle. */
+static void pipe_cursor_info(app *a, WINDOW *w, int y, rect r)
+{
+    const struct timeline_state *t = TL(a);
+    double x0 = t->t0 + t->col * t->ms_per_col;
+    int k = pipe_task_at(t->pipe, t->row, x0, x0 + t->ms_per_col);
+    char lab[32];
+    pipe_row_label(a, t->row, lab, sizeof lab);
+    if (k < 0) {
+        ui_putf(w, y, r.x, r.w, ST_DIM, " stage %s: idle at %.3f ms (the bubble)", lab, x0);
+        return;
+    }
+    const pipe_sim_task *q = &t->pipe->tasks[k];
+    static const char *const kinds[] = {"forward", "backward", "sync"};
+    char mb[48] = "";
+    if (q->micro >= 0) snprintf(mb, sizeof mb, " of micro-batch %d", q->micro);
+    char chunk[24] = "";
+    plan_pipeline_summary ps;
+    if (plan_pipeline_info(a->p, &ps) && ps.vp > 1 && q->micro >= 0) snprintf(chunk, sizeof chunk, ", chunk %d", q->chunk + 1);
+    ui_putf(w, y, r.x, r.w, ST_STATUS, " stage %s: %s%s%s %s %.3f-%.3f ms (%.3f)", lab, kinds[q->kind], mb, chunk, G->dot,
+            q->start_ms, q->end_ms, q->end_ms - q->start_ms);
+}
+
+static void draw_pipe_timeline(app *a, WINDOW *w, rect r)
+{
+    struct timeline_state *t = TL(a);
+    const pipe_sim *s = t->pipe;
+    int cols = tl_view(t, r.w);
+    if (t->col >= cols) t->col = cols - 1;
+    plan_pipeline_summary ps;
+    plan_pipeline_info(a->p, &ps);
+    char what[96];
+    app_pipeline_text(a, what, sizeof what);
+    int y = r.y;
+    ui_putf(w, y++, r.x, r.w, ST_BOLD, " pipelined step: simulated %.2f ms %s model %.2f ms %s bubble %.1f%% %s %s",
+            s->step_ms, G->dot, ps.step_ms, G->dot, 100 * s->bubble_fraction, G->dot, what);
+    ui_put(w, y, r.x, LABEL_W, ST_HEADER, " ms");
+    for (int c = 0; c + 8 < cols; c += 16)
+        ui_putf(w, y, r.x + LABEL_W + 1 + c, 10, ST_HEADER, "|%.4g", t->t0 + c * t->ms_per_col);
+    y++;
+    int info_y = r.y + r.h - 2, legend_y = r.y + r.h - 1, rows_h = info_y - y > 0 ? info_y - y : 1;
+    if (t->row < t->top) t->top = t->row;
+    if (t->row >= t->top + rows_h) t->top = t->row - rows_h + 1;
+    for (int i = 0; i < rows_h && t->top + i < t->n_rows; i++) {
+        char lab[32];
+        pipe_row_label(a, t->top + i, lab, sizeof lab);
+        int cur = t->top + i == t->row;
+        ui_putf(w, y + i, r.x, LABEL_W, cur ? ST_SELECTED : ST_NORMAL, " %-*s", LABEL_W - 1, lab);
+        pipe_draw_row(t, w, y + i, r.x + LABEL_W + 1, cols, t->top + i, cur);
+    }
+    pipe_cursor_info(a, w, info_y, r);
+    int x = r.x + 1;
+    static const char *const names[] = {"forward", "backward", "sync"};
+    static const char letters[] = "FBS";
+    for (int q = 0; q < 3; q++) {
+        char ch[2] = {letters[q], 0};
+        x += ui_put(w, legend_y, x, r.x + r.w - x, pipe_style((pipe_sim_kind)q), ch);
+        x += ui_putf(w, legend_y, x, r.x + r.w - x, ST_DIM, " %s  ", names[q]);
+    }
+    char scale[64];
+    snprintf(scale, sizeof scale, "F3: micro-batch 3  . idle (bubble)  %.3g ms/col", t->ms_per_col);
+    ui_put(w, legend_y, x, r.x + r.w - x, ST_DIM, ui_width(scale) <= r.x + r.w - x ? scale : ". bubble");
 }
 
 static void draw_timeline(app *a, WINDOW *w, rect r)
 {
     if (tl_ensure(a) != 0) {
         ui_put(w, r.y + 1, r.x + 1, r.w - 2, ST_NORMAL, "no strategy to simulate");
+        return;
+    }
+    if (TL(a)->pipe) {
+        draw_pipe_timeline(a, w, r);
         return;
     }
     struct timeline_state *t = TL(a);
@@ -294,6 +443,36 @@ static void timeline_export_name(const app *a, char *buf, size_t n)
     snprintf(buf, n, "layerwise-%s-%dgpu-timeline.svg", plan_net(a->p)->name, plan_gpus(a->p));
 }
 
+/* The pipelined step drawn or traced. */
+static int pipe_export(app *a, const char *path, int trace, const char **what, lw_error *err)
+{
+    const pipe_sim *r = TL(a)->pipe;
+    if (trace) {
+        char *doc = plan_pipe_trace(a->p, r);
+        if (!doc) return lw_fail(err, 1, "no pipelined step to trace");
+        int rc = lw_write_output(path, doc, strlen(doc), err);
+        free(doc);
+        if (rc == 0) *what = "pipelined step (Chrome trace JSON)";
+        return rc;
+    }
+    char labels[PIPE_MAX_STAGES][32], title[256], sub[256], pt[96];
+    const char *rows[PIPE_MAX_STAGES];
+    for (int i = 0; i < r->p && i < PIPE_MAX_STAGES; i++) {
+        pipe_row_label(a, i, labels[i], sizeof labels[i]);
+        rows[i] = labels[i];
+    }
+    plan_pipeline_summary ps;
+    plan_pipeline_info(a->p, &ps);
+    app_pipeline_text(a, pt, sizeof pt);
+    snprintf(title, sizeof title, "One pipelined training step, simulated: %s on %s, %d GPUs, batch %ld, %s",
+             plan_net(a->p)->name, plan_cluster(a->p)->name, plan_gpus(a->p), plan_batch(a->p), pt);
+    snprintf(sub, sizeof sub, "Simulated step %.2f ms, bubble %.1f%%  |  the model's step %.2f ms  |  one stage (Eq. 1) %.2f ms",
+             r->step_ms, 100 * r->bubble_fraction, ps.step_ms, plan_best_eval(a->p)->total_ms);
+    int rc = draw_pipe_step(r, rows, title, sub, path, err);
+    if (rc == 0) *what = "pipelined step drawing";
+    return rc;
+}
+
 static int timeline_export_file(app *a, const char *path, const char **what, lw_error *err)
 {
     int trace = lw_ends_with_ci(path, ".trace.json");
@@ -302,6 +481,7 @@ static int timeline_export_file(app *a, const char *path, const char **what, lw_
         return lw_fail(err, 2, "%s: the timeline is written as %s, or .trace.json (Chrome trace); .json: the strategy",
                        path, draw_formats_help());
     if (tl_ensure(a) != 0) return lw_fail(err, 1, "no strategy to simulate");
+    if (TL(a)->pipe) return pipe_export(a, path, trace, what, err);
     if (trace) {
         *what = "simulated step (Chrome trace JSON)";
         return sim_save_trace(path, TL(a)->sim, plan_model(a->p), err);
@@ -384,11 +564,30 @@ static void goto_task(struct timeline_state *t, int k)
     if (t->col >= t->cols) t->col = t->cols - 1;
 }
 
+/* ] / [ on a pipelined step: the next / previous bar of the stage's row. */
+static action pipe_next_task(struct timeline_state *t, int key)
+{
+    const pipe_sim *r = t->pipe;
+    double now = t->t0 + (t->col + 0.5) * t->ms_per_col, best = key == ']' ? HUGE_VAL : -HUGE_VAL;
+    for (int k = 0; k < r->n_tasks; k++) {
+        const pipe_sim_task *q = &r->tasks[k];
+        if (q->stage != t->row || !(q->end_ms > q->start_ms)) continue;
+        if (key == ']' && q->start_ms > now + t->ms_per_col / 2 && q->start_ms < best) best = q->start_ms;
+        if (key == '[' && q->end_ms < now - t->ms_per_col / 2 && q->start_ms > best) best = q->start_ms;
+    }
+    if (!isfinite(best) || t->ms_per_col <= 0) return ACT_NONE;
+    if (best < t->t0 || best >= t->t0 + t->cols * t->ms_per_col) t->t0 = fmax(0, best - t->cols / 2 * t->ms_per_col);
+    t->col = (int)((best - t->t0) / t->ms_per_col + 0.5);
+    if (t->col >= t->cols) t->col = t->cols - 1;
+    return ACT_REDRAW;
+}
+
 /* ] / [: the cursor to the next / previous task on its row. */
 static action next_task(app *a, int key)
 {
     struct timeline_state *t = tl_get(a);
     if (tl_ensure(a) != 0) return ACT_NONE;
+    if (t->pipe) return pipe_next_task(t, key);
     const sim_result *s = t->sim;
     int r = t->rows[t->row];
     double now = t->t0 + (t->col + 0.5) * t->ms_per_col;
@@ -426,7 +625,7 @@ static int task_matches(int i, void *user)
 
 static int find(app *a, int dir, int *nth)
 {
-    if (tl_ensure(a) != 0) return 0;
+    if (tl_ensure(a) != 0 || TL(a)->pipe) return 0; /* a pipelined step's bars are stages', not layers' */
     struct timeline_state *t = TL(a);
     const sim_result *s = t->sim;
     tl_view(t, t->cols > 0 ? t->cols + LABEL_W + 1 : a->frame.w > 0 ? a->frame.w : TUI_MIN_W); /* not drawn yet */

@@ -317,6 +317,14 @@ void app_whynot_open(app *a, int li)
     W(a)->cur.sel = W(a)->cur.top = 0;
     whynot_reset(a);
     app_open_screen(a, SCR_WHYNOT);
+    plan_stage_layer f;
+    if (plan_stage_count(a->p) > 1 && plan_stage_layer_figures(a->p, li, &f) == 0) {
+        /* its configs and totals are the one-stage optimum's (plan_best), not the stage's the table shows */
+        char c[64];
+        plan_format_config(a->p, li, &f.c, c, sizeof c);
+        app_set_status(a, 0, "why-not explains the one-stage optimum on %d GPUs; in the pipeline %s is %s in stage %d",
+                       plan_gpus(a->p), plan_net(a->p)->layers[li].name, c, f.stage + 1);
+    }
 }
 
 static void *whynot_new(app *a)

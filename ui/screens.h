@@ -14,6 +14,7 @@
 #include "graph_draw.h"
 #include "list.h"
 #include "explain.h"
+#include "fold.h"
 
 /* ---- the list cursor ---------------------------------------------------- */
 
@@ -24,12 +25,20 @@ typedef struct table_state {
     list_cursor cur;           /* rows in display order (a->order); sel mirrors a->sel */
     int y0;                    /* where the first row was drawn, for mouse clicks */
     int colset;                /* the column set v chose (screen_table.c) */
+    fold fd;                   /* in layer order: runs of identical blocks grouped (fold.h) */
+    int n_rows;
+    int *rows;                 /* [n_rows] a layer, or -1 - u: the header of fd's unit u */
+    int collapsed;             /* the groups' layer rows hidden (f) */
 } table_state;
 
 typedef struct graph_state {
     graph_view gv;
     int pan_y, pan_x;
     int follow;                /* pan to keep the selected layer in view */
+    fold fd;                   /* the boxes shown: repeated blocks folded (fold.h) */
+    unsigned char *open;       /* [n_open] non-zero at a block's first layer: that block unfolded */
+    int n_open;
+    int auto_open;             /* the block a find unfolded (its first layer), folded again by the next; -1 */
 } graph_state;
 
 /* stepper: pos 0..n_steps eliminations, n_steps+1 the final step,

@@ -1,0 +1,173 @@
+/*
+ * The TUI's pipelines (issue 35), headless: the | what-if (its prompt,
+ * refusals, undo and redo), the status and context lines, and the
+ * Timeline of a pipelined plan (a row per stage's group, the micro-batch
+ * in each bar, the bubble idle).
+ */
+#include "tui_screen.h"
+
+__attribute__((constructor)) static void use_this_trees_data(void)
+{
+    setenv("LAYERWISE_DATA", "data", 0);
+}
+
+#define GPT "tests/fixtures/nets/tiny_gpt.json"
+#define LABEL_W 12 /* screen_timeline.c's row labels */
+
+static void set_pipeline(app *a, const char *text)
+{
+    app_feed(a, '|');
+    cr_assert_eq(a->prompt.kind, PROMPT_PIPELINE);
+    app_feed(a, 0x15); /* ^U */
+    type(a, text);
+    app_feed(a, '\r');
+    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
+}
+
+Test(tui_pipe, the_pipeline_whatif_and_its_undo)
+{
+    term_open(24, 220, 1);
+    app *a = open_app(GPT, "dgx-a100", 8);
+    double one = a->p->best_eval.total_ms;
+    cr_assert_eq(plan_stage_count(a->p), 1);
+    draw(a);
+    cr_assert(!strstr(row(1), "bubble"), "%s", row(1));
+    set_pipeline(a, "2 4");
+    cr_assert_eq(plan_stage_count(a->p), 2, "%s", a->status);
+    plan_pipeline_summary s;
+    cr_assert_eq(plan_pipeline_info(a->p, &s), 1);
+    cr_assert_eq(s.microbatches, 4);
+    cr_assert(strstr(a->status, "pipelined, 2 stages x 4 (1f1b)") && strstr(a->status, "bubble"), "%s", a->status);
+    cr_assert(a->p->best_eval.total_ms == one, "the one-stage optimum stays");
+    draw(a);
+    cr_assert(strstr(row(1), "pipelined 2 stages x 4 (1f1b)") && strstr(row(1), "bubble"), "%s", row(1));
+    /* the prompt opens with the pipeline as it is */
+    app_feed(a, '|');
+    cr_assert_str_eq(a->prompt.buf, "2 4 1f1b");
+    app_feed(a, 27);
+    /* refused: words it does not know, a count that does not divide the batch */
+    set_pipeline(a, "2 lots");
+    cr_assert(a->status_error && strstr(a->status, "lots"), "%s", a->status);
+    set_pipeline(a, "2 3 gpipe");
+    cr_assert(a->status_error && strstr(a->status, "kept the previous setting"), "%s", a->status);
+    plan_pipeline_info(a->p, &s);
+    cr_assert_eq(s.microbatches, 4);
+    cr_assert_eq(s.schedule, plan_schedule_from_name("1f1b") - 1);
+    set_pipeline(a, "2 8 gpipe");
+    plan_pipeline_info(a->p, &s);
+    cr_assert_eq(s.microbatches, 8);
+    cr_assert_str_eq(s.schedule_name, "gpipe");
+    /* undo: back to 2 x 4 1f1b, then to one stage; redo: pipelined again */
+    app_feed(a, 'z');
+    plan_pipeline_info(a->p, &s);
+    cr_assert_eq(s.microbatches, 4, "%s", a->status);
+    app_feed(a, 'z');
+    cr_assert_eq(plan_stage_count(a->p), 1, "%s", a->status);
+    cr_assert(strstr(a->status, "one stage"), "%s", a->status);
+    draw(a);
+    cr_assert(!strstr(row(1), "bubble"), "%s", row(1));
+    app_feed(a, 'Z');
+    cr_assert_eq(plan_stage_count(a->p), 2, "%s", a->status);
+    /* another what-if keeps the pipeline, computed for the new setting */
+    app_feed(a, '>');
+    plan_pipeline_info(a->p, &s);
+    cr_assert_eq(s.stages, 2);
+    cr_assert_eq(s.microbatch, a->p->batch / 4, "%s", a->status);
+    cr_assert(strstr(a->status, "; pipelined"), "%s", a->status);
+    set_pipeline(a, "off");
+    cr_assert_eq(plan_stage_count(a->p), 1, "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* The Timeline of a pipelined plan: a row per stage's group, labelled;
+ * bars named by kind and micro-batch; the bubble idle; e draws and traces
+ * it. */
+Test(tui_pipe, the_timeline_of_a_pipelined_step)
+{
+    term_open(30, 140, 1);
+    tui_args args = {.net = GPT, .cluster = "dgx-a100", .set = {.gpus = 8}, .sync = -1,
+                     .pipe = {.stages = 2, .microbatches = 4, .schedule = plan_schedule_from_name("gpipe")}};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cr_assert_eq(plan_stage_count(a->p), 2);
+    app_feed(a, '6');
+    draw(a);
+    plan_stage_summary s0, s1;
+    plan_stage_info(a->p, 0, &s0);
+    plan_stage_info(a->p, 1, &s1);
+    char l0[32], l1[32];
+    snprintf(l0, sizeof l0, s0.gpus > 1 ? "s1 gpu %d-%d" : "s1 gpu %d", s0.gpu0, s0.gpu0 + s0.gpus - 1);
+    snprintf(l1, sizeof l1, s1.gpus > 1 ? "s2 gpu %d-%d" : "s2 gpu %d", s1.gpu0, s1.gpu0 + s1.gpus - 1);
+    int y0 = find_row(l0), y1 = find_row(l1);
+    cr_assert(y0 > 0 && y1 == y0 + 1, "rows %s, %s:\n%s", l0, l1, dump());
+    cr_assert(find_row("pipelined step: simulated") >= 0 && find_row("bubble") >= 0, "%s", dump());
+    /* GPipe: stage 1 starts with micro-batch 0's forward while stage 2
+     * waits for it (the bubble, idle cells), then runs F0 */
+    const char *r0 = row(y0) + LABEL_W + 1;
+    cr_assert(!strncmp(r0, "F0", 2), "stage 1's row: %s", row(y0));
+    char r1[4096];
+    snprintf(r1, sizeof r1, "%s", row(y1) + LABEL_W + 1);
+    cr_assert_eq(r1[0], '.', "stage 2 idles first: %s", r1);
+    cr_assert(strstr(r1, "F0fff") && strstr(r1, "F3") && strstr(r1, "B3bbb"), "stage 2's row: %s", r1);
+    /* the cursor names the bar under it */
+    cr_assert(find_row("stage s1") >= 0 && find_row("micro-batch 0") >= 0, "%s", dump());
+    app_feed(a, KEY_DOWN);
+    draw(a);
+    cr_assert(find_row("the bubble") >= 0, "the cursor on stage 2's idle start:\n%s", dump());
+    app_feed(a, ']');
+    draw(a);
+    cr_assert(find_row("forward of micro-batch 0") >= 0, "] to the next bar:\n%s", dump());
+    /* e: the drawing and the trace of the pipelined step */
+    char dir[] = "/tmp/lw-tui-pipe-XXXXXX", cwd[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(dir), 0);
+    app_feed(a, 'e');
+    app_feed(a, '\r');
+    cr_assert(strstr(a->status, "pipelined step drawing"), "%s", a->status);
+    size_t len;
+    char *text = lw_read_file("layerwise-tiny_gpt-8gpu-timeline.svg", &len, NULL);
+    cr_assert(text && strstr(text, "<svg"), "%s", a->status);
+    free(text);
+    app_feed(a, 'e');
+    app_feed(a, 0x15);
+    type(a, "p.trace.json");
+    app_feed(a, '\r');
+    text = lw_read_file("p.trace.json", &len, NULL);
+    cr_assert(text && strstr(text, "\"traceEvents\"") && strstr(text, "forward mb3 stage 2"), "%s", a->status);
+    free(text);
+    unlink("layerwise-tiny_gpt-8gpu-timeline.svg");
+    unlink("p.trace.json");
+    cr_assert_eq(chdir(cwd), 0);
+    rmdir(dir);
+    /* pipelining off: the step simulator's timeline again */
+    set_pipeline(a, "1");
+    draw(a);
+    cr_assert(find_row("simulated step") >= 0 && find_row("pipelined step") < 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
+/* i on a pipelined plan: the status says why the layer sits in its stage
+ * (what moving the stage's boundaries would make of the step). */
+Test(tui_pipe, explain_says_the_stage)
+{
+    term_open(30, 200, 1);
+    tui_args args = {.net = GPT, .cluster = "dgx-a100", .set = {.gpus = 8}, .sync = -1,
+                     .pipe = {.stages = 2, .microbatches = 4}};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    select_layer(a, "block0.ln1");
+    app_feed(a, 'i');
+    cr_assert(strstr(a->status, "block0.ln1: stage 1 of 2") && strstr(a->status, "boundary 1|2 earlier: T ") &&
+                  strstr(a->status, "boundary 1|2 later: T "),
+              "%s", a->status);
+    cr_assert_not(a->status_error);
+    app_feed(a, 27);
+    finish_idle(a);
+    app_free(a);
+    term_close();
+}
