@@ -82,6 +82,82 @@ static void order_node(const link_tab *lt, int *v, int k)
     }
 }
 
+/* Depth-first search for a directed Hamiltonian cycle over v[0..k-1]
+ * whose every hop a -> b has cap[a][b] >= s left (cap indexed by position
+ * in v, k <= 16); path[0] = 0 fixed, positions in path. */
+static int dcycle_dfs(const double (*cap)[16], int k, double s, int *path, unsigned *used, int depth)
+{
+    if (depth == k) return cap[path[k - 1]][path[0]] >= s;
+    for (int i = 1; i < k; i++) {
+        if ((*used & (1u << i)) || cap[path[depth - 1]][i] < s) continue;
+        *used |= 1u << i;
+        path[depth] = i;
+        if (dcycle_dfs(cap, k, s, path, used, depth + 1)) return 1;
+        *used &= ~(1u << i);
+    }
+    return 0;
+}
+
+/* The most rings NCCL's channel search keeps (NVIDIA/nccl src/graph/
+ * search.cc searches up to MAXCHANNELS / 2 channels before duplicating
+ * them); enough for the six NVLinks of a V100. */
+#define MAX_RINGS 16
+
+/* The bus bandwidth of the rings NCCL would build over the GPUs v[0..k-1]
+ * of one node with per-pair links, GB/s: as NCCL's channel search does
+ * (NVIDIA/nccl src/graph/search.cc, ncclTopoCompute: rings are searched
+ * at a per-channel speed from the fastest down, each found ring taking
+ * that speed from every link it crosses, in its direction), rings are
+ * packed greedily, each direction of a pair carrying its one-way rate, at
+ * each distinct link rate from the highest down, until no Hamiltonian
+ * cycle is left at that rate; the data is split over them, so the bus
+ * bandwidth is the sum of their speeds. Only pairs at least as fast as the
+ * node's default link (cluster intra_node) carry rings: slower overrides
+ * are paths through host memory and a shared PCIe port, which NCCL leaves
+ * out of its rings where NVLink ones exist. On the DGX-1V this finds the
+ * two directions of the NV2 cycle and of the NV1 cycle (the white paper's
+ * "interwoven rings" of single links): 2 x 45 + 2 x 22.5 = 135 GB/s where
+ * one ring gets 45. Returns 0 where no ring exists over such pairs. */
+static double node_rings_bw(const link_tab *lt, const int *v, int k)
+{
+    double cap[16][16], floor = lt->cl->intra.bandwidth_gbs, lv[16 * 15 / 2];
+    int nl = 0;
+    for (int a = 0; a < k; a++)
+        for (int b = 0; b < k; b++) {
+            double x = a == b ? 0 : link_bw(lt, v[a], v[b]);
+            cap[a][b] = x >= floor ? x : 0;
+            int seen = a >= b || cap[a][b] <= 0;
+            for (int i = 0; i < nl && !seen; i++) seen = lv[i] == x;
+            if (!seen) lv[nl++] = x;
+        }
+    for (int i = 1; i < nl; i++) /* descending */
+        for (int j = i; j > 0 && lv[j] > lv[j - 1]; j--) {
+            double t = lv[j];
+            lv[j] = lv[j - 1];
+            lv[j - 1] = t;
+        }
+    double total = 0;
+    int rings = 0, path[16];
+    for (int i = 0; i < nl && rings < MAX_RINGS; i++) {
+        unsigned used = 1;
+        path[0] = 0;
+        while (rings < MAX_RINGS && dcycle_dfs((const double (*)[16])cap, k, lv[i], path, &used, 1)) {
+            for (int a = 0; a < k; a++) cap[path[a]][path[(a + 1) % k]] -= lv[i];
+            total += lv[i];
+            rings++;
+            used = 1;
+        }
+    }
+    return total;
+}
+
+/* Whether a ring within one node is priced as NCCL's several rings
+ * (node_rings_bw): with NCCL's algorithms on a node of per-pair links. */
+static int several_rings(const link_tab *lt, int k)
+{
+    return lt->cl->coll.nccl_algorithms && lt->cl->n_overrides > 0 && k >= 3 && k <= 16;
+}
+
 /* The order NCCL would ring devs[0..n-1] in: node by node, in node order
  * and stable within a node, each node's GPUs in the cycle order_node finds. */
 static void ring_order(const link_tab *lt, int *devs, int n)
@@ -180,7 +256,9 @@ coll_pick cost_allreduce_pick(const cluster *cl, int n, int nodes, double ring_b
 }
 
 /* Per ring step moving `piece` bytes from each device to the next along
- * ring[0..n-1]: the slowest intra-node hop, and the bytes each node sends
+ * ring[0..n-1]: the slowest intra-node hop (a ring within one node of
+ * per-pair links under NCCL's algorithms: the piece over the bus bandwidth
+ * of the rings NCCL would build there), and the bytes each node sends
  * and receives over its NICs (added to nic_out / nic_in, indexed by node).
  * Returns the hop time in seconds and the number of nodes the ring spans. */
 static double ring_hops(const link_tab *lt, const int *ring, int n, double piece, double *nic_in, double *nic_out,
@@ -202,6 +280,13 @@ static double ring_hops(const link_tab *lt, const int *ring, int n, double piece
         }
     }
     *nodes_out = nodes;
+    if (nodes == 1 && step > 0 && several_rings(lt, n)) {
+        /* NCCL splits the data over all the rings it built: each step as
+         * long as the piece at their summed speed (never slower than the
+         * one ring given) */
+        double bw = node_rings_bw(lt, ring, n);
+        if (bw > 0 && piece / (bw * 1e9) < step) step = piece / (bw * 1e9);
+    }
     return step;
 }
 
