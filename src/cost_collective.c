@@ -118,7 +118,7 @@ static int dcycle_dfs(const double (*cap)[16], int k, double s, int *path, unsig
  * two directions of the NV2 cycle and of the NV1 cycle (the white paper's
  * "interwoven rings" of single links): 2 x 45 + 2 x 22.5 = 135 GB/s where
  * one ring gets 45. Returns 0 where no ring exists over such pairs. */
-static double node_rings_bw(const link_tab *lt, const int *v, int k)
+static double node_rings_bw(const link_tab *lt, const int *v, int k, int *count)
 {
     double cap[16][16], floor = lt->cl->intra.bandwidth_gbs, lv[16 * 15 / 2];
     int nl = 0;
@@ -148,6 +148,7 @@ static double node_rings_bw(const link_tab *lt, const int *v, int k)
             used = 1;
         }
     }
+    if (count) *count = rings;
     return total;
 }
 
@@ -176,6 +177,17 @@ static void ring_order(const link_tab *lt, int *devs, int n)
         order_node(lt, devs + i, j - i);
         i = j;
     }
+}
+
+/* How many rings NCCL would run at once over ring[0..n-1] (cost.h). */
+int cost_ring_count(const cluster *cl, const int *ring, int n)
+{
+    const link_tab lt = {cl, NULL, 0};
+    int count = 0;
+    for (int i = 1; i < n; i++)
+        if (cluster_node_of(cl, ring[i]) != cluster_node_of(cl, ring[0])) return 1;
+    if (!several_rings(&lt, n) || node_rings_bw(&lt, ring, n, &count) <= 0) return 1;
+    return count;
 }
 
 /* ring_order over the cluster's links (cost.h). */
@@ -284,7 +296,7 @@ static double ring_hops(const link_tab *lt, const int *ring, int n, double piece
         /* NCCL splits the data over all the rings it built: each step as
          * long as the piece at their summed speed (never slower than the
          * one ring given) */
-        double bw = node_rings_bw(lt, ring, n);
+        double bw = node_rings_bw(lt, ring, n, NULL);
         if (bw > 0 && piece / (bw * 1e9) < step) step = piece / (bw * 1e9);
     }
     return step;
