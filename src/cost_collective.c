@@ -82,17 +82,24 @@ static void order_node(const link_tab *lt, int *v, int k)
     }
 }
 
+/* Steps the ring packing of one node may take (node_rings_bw): NCCL's
+ * channel search stops at a step budget too (src/graph/search.cc,
+ * NCCL_SEARCH_GLOBAL_TIMEOUT); a search that runs out keeps the rings found
+ * so far. No 8-GPU node comes near it (the DGX-1V's 8 GPUs: 28 steps). */
+#define RING_SEARCH_STEPS (1L << 16)
+
 /* Depth-first search for a directed Hamiltonian cycle over v[0..k-1]
  * whose every hop a -> b has cap[a][b] >= s left (cap indexed by position
- * in v, k <= 16); path[0] = 0 fixed, positions in path. */
-static int dcycle_dfs(const double (*cap)[16], int k, double s, int *path, unsigned *used, int depth)
+ * in v, k <= 16); path[0] = 0 fixed, positions in path; *budget steps. */
+static int dcycle_dfs(const double (*cap)[16], int k, double s, int *path, unsigned *used, int depth, long *budget)
 {
     if (depth == k) return cap[path[k - 1]][path[0]] >= s;
     for (int i = 1; i < k; i++) {
         if ((*used & (1u << i)) || cap[path[depth - 1]][i] < s) continue;
+        if (--*budget < 0) return 0;
         *used |= 1u << i;
         path[depth] = i;
-        if (dcycle_dfs(cap, k, s, path, used, depth + 1)) return 1;
+        if (dcycle_dfs(cap, k, s, path, used, depth + 1, budget)) return 1;
         *used &= ~(1u << i);
     }
     return 0;
@@ -138,10 +145,11 @@ static double node_rings_bw(const link_tab *lt, const int *v, int k, int *count)
         }
     double total = 0;
     int rings = 0, path[16];
+    long budget = RING_SEARCH_STEPS;
     for (int i = 0; i < nl && rings < MAX_RINGS; i++) {
         unsigned used = 1;
         path[0] = 0;
-        while (rings < MAX_RINGS && dcycle_dfs((const double (*)[16])cap, k, lv[i], path, &used, 1)) {
+        while (rings < MAX_RINGS && dcycle_dfs((const double (*)[16])cap, k, lv[i], path, &used, 1, &budget)) {
             for (int a = 0; a < k; a++) cap[path[a]][path[(a + 1) % k]] -= lv[i];
             total += lv[i];
             rings++;
