@@ -460,12 +460,13 @@ Test(allreduce, pcie_has_no_ll128)
 }
 
 /* Several rings (issue 34, item 4): with NCCL's algorithms a node of
- * per-pair links is ringed as NCCL's channel search does, every ring
- * taking its speed from each link it crosses, in its direction. Worked by
- * hand on 4 GPUs: 0-1 and 2-3 joined by 20 GB/s, every other pair by the
- * default 10 GB/s. At 20 GB/s no cycle exists (only two pairs); at 10,
- * each direction of a pair carries 10 (0-1 and 2-3: 20), and each GPU has
- * 40 GB/s out (20 + 10 + 10): four rings of 10, 40 GB/s bus bandwidth.
+ * per-pair links is ringed as NCCL's channel search does, all rings at one
+ * speed, each taking it from every link it crosses, in its direction.
+ * Worked by hand on 4 GPUs: 0-1 and 2-3 joined by 20 GB/s, every other
+ * pair by the default 10 GB/s. At 20 GB/s no cycle exists (only two
+ * pairs); at 10, each direction of a pair carries 10 (0-1 and 2-3: 20),
+ * and each GPU has 40 GB/s out (20 + 10 + 10): four rings of 10, 40 GB/s
+ * bus bandwidth (the rings 0-1-2-3 and 0-1-3-2 each way use 0-1 twice).
  * 4 MB over it: 6 steps of 1 MB / 40 GB/s = 150 us, plus NCCL's ring
  * Simple latency 8.4 + 6 x 3.4 = 28.8 us. The same file without NCCL's
  * algorithms keeps one ring, 10 GB/s. */
@@ -496,17 +497,21 @@ Test(allreduce, several_rings_over_per_pair_links)
     cluster_free(c);
 }
 
-/* The shipped DGX-1V: NCCL's rings over the six NVLinks per GPU, both
- * directions of the NV2 cycle 0-3-2-1-5-6-7-4 (45 GB/s) and of the NV1
- * cycle 0-1-3-7-5-4-6-2 (22.5 GB/s): 135 GB/s nominal against the one
- * ring's 45; the SYS pairs (host memory) carry none. The quad 0-3 has four
- * NVLinks per GPU inside it: 90 GB/s. And data-parallel t_s follows. */
+/* The shipped DGX-1V: NCCL's six rings over the six NVLinks per GPU, each
+ * at one link's 22.5 GB/s (a two-link pair carries two each way): 135
+ * GB/s nominal against the one ring's 45, where rings at 45 (the two-link
+ * cycle 0-3-2-1-5-6-7-4 each way) would carry 90; the SYS pairs (host
+ * memory) carry none. The quad 0-3 has four NVLinks per GPU inside it: 90
+ * GB/s. And data-parallel t_s follows. */
 Test(allreduce, dgx1_rings_use_all_six_nvlinks)
 {
     lw_error err = {0};
     cluster *c = plan_load_cluster("dgx1-v100", &err);
     cr_assert_not_null(c, "%s", err.msg);
     double b8 = busbw_gbs(c, 8, 1e9), b4 = busbw_gbs(c, 4, 1e9);
+    int ring[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    cost_ring_order(c, ring, 8);
+    cr_assert_eq(cost_ring_count(c, ring, 8), 6);
     cr_assert(b8 > 135 * 0.97 && b8 <= 135, "8 GPUs: %g GB/s", b8);
     cr_assert(b4 > 90 * 0.97 && b4 <= 90, "GPUs 0-3: %g GB/s", b4);
     network *v = plan_load_network("vgg16", &err);
