@@ -2118,7 +2118,7 @@ static int cmd_allreduce(const opts *o)
     double t = cost_allreduce_s(cl, ring, g, bytes);
     coll_pick pk = cost_allreduce_call(cl, ring, g, bytes); /* which algorithm and protocol */
     double busbw = 2.0 * (g - 1) / g * bytes / t / 1e9;
-    int rc = 0;
+    int rc = 0, rings = cost_ring_count(cl, ring, g);
     if (o->json || o->out) { /* -o without --json: the JSON in the file, the line on stdout */
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "cluster", cl->name);
@@ -2129,6 +2129,7 @@ static int cmd_allreduce(const opts *o)
         cJSON_AddStringToObject(root, "algorithm", pk.tree ? "tree" : "ring");
         cJSON_AddStringToObject(root, "protocol", coll_proto_name(pk.proto));
         cJSON_AddItemToObject(root, "ring", cJSON_CreateIntArray(ring, g));
+        cJSON_AddNumberToObject(root, "rings", rings);
         char *s = cJSON_PrintUnformatted(root);
         rc = emit(o, s);
         free(s);
@@ -2140,6 +2141,7 @@ static int cmd_allreduce(const opts *o)
         printf("%s all-reduce of %s over %d GPUs of %s (%s protocol): %.1f us, bus bandwidth %.1f GB/s\nring:",
                pk.tree ? "tree" : "ring", bb, g, cl->name, coll_proto_name(pk.proto), t * 1e6, busbw);
         for (int i = 0; i < g; i++) printf(" %d", ring[i]);
+        if (rings > 1) printf(" (one of %d rings NCCL runs at once over these GPUs' links)", rings);
         printf("\n");
     }
     free(ring);

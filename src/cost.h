@@ -306,6 +306,11 @@ double cost_allgather_s(const cluster *cl, const int *ring, int n, double bytes)
  * within a node the cycle whose slowest link is fastest (so dgx1-v100's
  * ring uses NVLink pairs only). Reorders devs[0..n-1] in place. */
 void cost_ring_order(const cluster *cl, int *devs, int n);
+/* How many rings the model runs at once for an all-reduce over ring[0..n-1]
+ * (in cost_ring_order's order): NCCL's several rings within one node of
+ * per-pair links under its algorithms (data/doc/cost-model.md, Several
+ * rings), else 1. */
+int cost_ring_count(const cluster *cl, const int *ring, int n);
 
 /* Memory per GPU of a strategy (configs indexed per layer): fills per_gpu
  * (gpus entries, may be NULL) and returns the largest. The sum over layers

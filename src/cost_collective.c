@@ -82,6 +82,137 @@ static void order_node(const link_tab *lt, int *v, int k)
     }
 }
 
+/* Steps the ring packing of one node may take at each rate
+ * (node_rings_bw): NCCL's channel search stops at a step budget too
+ * (src/graph/search.cc: NCCL_SEARCH_TIMEOUT, 1 << 14 a search); a packing
+ * that runs out keeps the most rings it found. The DGX-1V's 8 GPUs reach
+ * their bound, six rings, in 138 steps. */
+#define RING_SEARCH_STEPS (1L << 14)
+
+/* The most rings NCCL's channel search keeps (NVIDIA/nccl src/graph/
+ * search.cc searches up to MAXCHANNELS / 2 channels before duplicating
+ * them); enough for the six NVLinks of a V100. */
+#define MAX_RINGS 16
+
+/* A packing of directed rings at one rate s over k GPUs (positions): the
+ * capacity left on each directed pair, the path being built, the most
+ * rings found, and the bound no packing can pass (the fewest rings any GPU
+ * can send: its outgoing capacity in whole units of s). */
+typedef struct ring_pack {
+    double left[16][16];
+    double s;
+    int k, path[16], best, bound;
+    long budget;
+} ring_pack;
+
+static int pack_more(ring_pack *p, int rings);
+
+/* Depth-first search for the next ring: a directed Hamiltonian cycle from
+ * position 0 whose every hop has s left, trying the hops with the most
+ * left first (as NCCL sorts the next GPUs by bandwidth); each ring found is
+ * taken and the packing goes on from it (pack_more), then given back, so
+ * that every packing is tried until the bound or the budget stops it.
+ * Returns 1 to stop. */
+static int pack_dfs(ring_pack *p, unsigned used, int depth, int rings)
+{
+    const int k = p->k;
+    if (depth == k) {
+        if (p->left[p->path[k - 1]][p->path[0]] < p->s) return 0;
+        for (int a = 0; a < k; a++) p->left[p->path[a]][p->path[(a + 1) % k]] -= p->s;
+        int path[16], stop;
+        memcpy(path, p->path, sizeof path);
+        stop = pack_more(p, rings + 1);
+        for (int a = 0; a < k; a++) p->left[path[a]][path[(a + 1) % k]] += p->s;
+        memcpy(p->path, path, sizeof path);
+        return stop;
+    }
+    const double *row = p->left[p->path[depth - 1]];
+    int next[16], nn = 0;
+    for (int i = 1; i < k; i++)
+        if (!(used & (1u << i)) && row[i] >= p->s) {
+            int j = nn++;
+            for (; j > 0 && row[next[j - 1]] < row[i]; j--) next[j] = next[j - 1];
+            next[j] = i;
+        }
+    for (int x = 0; x < nn; x++) {
+        if (--p->budget < 0) return 1;
+        p->path[depth] = next[x];
+        if (pack_dfs(p, used | 1u << next[x], depth + 1, rings)) return 1;
+    }
+    return 0;
+}
+
+/* Records `rings` and looks for one more; 1 to stop (bound, cap or budget). */
+static int pack_more(ring_pack *p, int rings)
+{
+    if (rings > p->best) p->best = rings;
+    if (p->best >= p->bound || p->best >= MAX_RINGS) return 1;
+    p->path[0] = 0;
+    return pack_dfs(p, 1, 1, rings);
+}
+
+/* The bus bandwidth of the rings NCCL would build over the GPUs v[0..k-1]
+ * of one node with per-pair links, GB/s (*count: how many), as NCCL's
+ * channel search does (NVIDIA/nccl src/graph/search.cc, ncclTopoCompute:
+ * every channel of a search runs at one speed, tried from the fastest
+ * down, each ring taking that speed from every link it crosses, in its
+ * direction): at each distinct link rate in turn, as many directed rings
+ * as fit, each direction of a pair carrying its one-way rate; the rate
+ * whose rings carry the most wins (ties: the faster, fewer rings). The
+ * data is split over them, so the bus bandwidth is their count times the
+ * rate. Only pairs at least as fast as the node's default link (cluster
+ * intra_node) carry rings: slower overrides are paths through host memory
+ * and a shared PCIe port, which NCCL leaves out where NVLink rings exist.
+ * On the DGX-1V: six rings at one link's 22.5 GB/s (two each way over each
+ * two-link pair, one over each one-link pair: all six NVLinks of every
+ * GPU), 135 GB/s where one ring gets 45; NCCL builds six ring channels
+ * there too (NVIDIA/nccl issue 713 shows six on four V100 joined two links
+ * a pair). Returns 0 where no ring exists over such pairs. */
+static double node_rings_bw(const link_tab *lt, const int *v, int k, int *count)
+{
+    double cap[16][16], min_bw = lt->cl->intra.bandwidth_gbs, lv[16 * 15 / 2];
+    int nl = 0;
+    for (int a = 0; a < k; a++)
+        for (int b = 0; b < k; b++) {
+            double x = a == b ? 0 : link_bw(lt, v[a], v[b]);
+            cap[a][b] = x >= min_bw ? x : 0;
+            int seen = a >= b || cap[a][b] <= 0;
+            for (int i = 0; i < nl && !seen; i++) seen = lv[i] == x;
+            if (!seen) lv[nl++] = x;
+        }
+    for (int i = 1; i < nl; i++) /* descending */
+        for (int j = i; j > 0 && lv[j] > lv[j - 1]; j--) {
+            double t = lv[j];
+            lv[j] = lv[j - 1];
+            lv[j - 1] = t;
+        }
+    double best = 0;
+    int best_n = 0;
+    for (int i = 0; i < nl; i++) {
+        ring_pack p = {.s = lv[i], .k = k, .budget = RING_SEARCH_STEPS, .bound = MAX_RINGS};
+        memcpy(p.left, cap, sizeof cap);
+        for (int a = 0; a < k; a++) {
+            int units = 0;
+            for (int b = 0; b < k; b++) units += (int)floor(cap[a][b] / lv[i] + 1e-9);
+            if (units < p.bound) p.bound = units;
+        }
+        pack_more(&p, 0);
+        if (p.best * lv[i] > best) {
+            best = p.best * lv[i];
+            best_n = p.best;
+        }
+    }
+    if (count) *count = best_n;
+    return best;
+}
+
+/* Whether a ring within one node is priced as NCCL's several rings
+ * (node_rings_bw): with NCCL's algorithms on a node of per-pair links. */
+static int several_rings(const link_tab *lt, int k)
+{
+    return lt->cl->coll.nccl_algorithms && lt->cl->n_overrides > 0 && k >= 3 && k <= 16;
+}
+
 /* The order NCCL would ring devs[0..n-1] in: node by node, in node order
  * and stable within a node, each node's GPUs in the cycle order_node finds. */
 static void ring_order(const link_tab *lt, int *devs, int n)
@@ -100,6 +231,17 @@ static void ring_order(const link_tab *lt, int *devs, int n)
         order_node(lt, devs + i, j - i);
         i = j;
     }
+}
+
+/* How many rings NCCL would run at once over ring[0..n-1] (cost.h). */
+int cost_ring_count(const cluster *cl, const int *ring, int n)
+{
+    const link_tab lt = {cl, NULL, 0};
+    int count = 0;
+    for (int i = 1; i < n; i++)
+        if (cluster_node_of(cl, ring[i]) != cluster_node_of(cl, ring[0])) return 1;
+    if (!several_rings(&lt, n) || node_rings_bw(&lt, ring, n, &count) <= 0) return 1;
+    return count;
 }
 
 /* ring_order over the cluster's links (cost.h). */
@@ -180,7 +322,9 @@ coll_pick cost_allreduce_pick(const cluster *cl, int n, int nodes, double ring_b
 }
 
 /* Per ring step moving `piece` bytes from each device to the next along
- * ring[0..n-1]: the slowest intra-node hop, and the bytes each node sends
+ * ring[0..n-1]: the slowest intra-node hop (a ring within one node of
+ * per-pair links under NCCL's algorithms: the piece over the bus bandwidth
+ * of the rings NCCL would build there), and the bytes each node sends
  * and receives over its NICs (added to nic_out / nic_in, indexed by node).
  * Returns the hop time in seconds and the number of nodes the ring spans. */
 static double ring_hops(const link_tab *lt, const int *ring, int n, double piece, double *nic_in, double *nic_out,
@@ -202,6 +346,13 @@ static double ring_hops(const link_tab *lt, const int *ring, int n, double piece
         }
     }
     *nodes_out = nodes;
+    if (nodes == 1 && step > 0 && several_rings(lt, n)) {
+        /* NCCL splits the data over all the rings it built: each step as
+         * long as the piece at their summed speed (never slower than the
+         * one ring given) */
+        double bw = node_rings_bw(lt, ring, n, NULL);
+        if (bw > 0 && piece / (bw * 1e9) < step) step = piece / (bw * 1e9);
+    }
     return step;
 }
 

@@ -1071,6 +1071,18 @@ r = d["ring"]
 assert sorted(r) == list(range(8)), r
 assert all(frozenset((r[i], r[(i + 1) % 8])) in nvlink for i in range(8)), r
 assert 10 < d["time_us"] < 1000, d["time_us"]' "$OUT"
+run allreduce -c dgx1-v100 -g 8 --json
+py "allreduce: dgx1-v100 runs NCCL's six rings over its six NVLinks per GPU (135 GB/s nominal)" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rings"] == 6, d
+assert 120 < d["busbw_gbs"] <= 135, d["busbw_gbs"]' "$OUT"
+run allreduce -c dgx1-v100 -g 8
+if [ "$RC" -eq 0 ] && grep -qF "one of 6 rings" "$OUT"; then ok "allreduce text: dgx1-v100 says its ring is one of six"; else notok "allreduce text: dgx1-v100 says its ring is one of six"; fi
+run allreduce -c dgx-a100 -g 8 --json
+py "allreduce: an NVSwitch node keeps one ring" '
+import json, sys
+assert json.load(open(sys.argv[1]))["rings"] == 1' "$OUT"
 expect_fail "allreduce -g 1: exit 2" 2 "allreduce" -- allreduce -c dgx-a100 -g 1
 expect_fail "allreduce --size 0: exit 2" 2 "--size" -- allreduce -c dgx-a100 --size 0
 

@@ -458,3 +458,72 @@ Test(allreduce, pcie_has_no_ll128)
     ASSERT_REL(cost_allreduce_call(c, ring, 4, 8).seconds, 12.6e-6, 1e-3);
     cluster_free(c);
 }
+
+/* Several rings (issue 34, item 4): with NCCL's algorithms a node of
+ * per-pair links is ringed as NCCL's channel search does, all rings at one
+ * speed, each taking it from every link it crosses, in its direction.
+ * Worked by hand on 4 GPUs: 0-1 and 2-3 joined by 20 GB/s, every other
+ * pair by the default 10 GB/s. At 20 GB/s no cycle exists (only two
+ * pairs); at 10, each direction of a pair carries 10 (0-1 and 2-3: 20),
+ * and each GPU has 40 GB/s out (20 + 10 + 10): four rings of 10, 40 GB/s
+ * bus bandwidth (the rings 0-1-2-3 and 0-1-3-2 each way use 0-1 twice).
+ * 4 MB over it: 6 steps of 1 MB / 40 GB/s = 150 us, plus NCCL's ring
+ * Simple latency 8.4 + 6 x 3.4 = 28.8 us. The same file without NCCL's
+ * algorithms keeps one ring, 10 GB/s. */
+Test(allreduce, several_rings_over_per_pair_links)
+{
+    static const char *const fmt =
+        "{\"format\": \"layerwise-cluster/1\", \"name\": \"x\", \"nodes\": 1, \"gpus_per_node\": 4,"
+        " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+        " \"intra_node\": {\"bandwidth_gbs\": 10}, \"inter_node\": {\"bandwidth_gbs\": 1},"
+        " \"links\": [{\"gpus\": [0, 1], \"bandwidth_gbs\": 20}, {\"gpus\": [2, 3], \"bandwidth_gbs\": 20}],"
+        " \"collectives\": {%s}, \"sync\": \"ring-allreduce\"}";
+    char json[1024];
+    snprintf(json, sizeof json, fmt, "\"algorithms\": \"nccl\"");
+    cluster *c = cluster_str(json);
+    snprintf(json, sizeof json, fmt, "\"call_latency_us\": 8.4, \"intra_step_us\": 3.4");
+    cluster *one = cluster_str(json);
+    int ring[4] = {0, 1, 2, 3};
+    cost_ring_order(c, ring, 4);
+    coll_pick p = cost_allreduce_call(c, ring, 4, 4e6);
+    cr_assert_eq(p.proto, COLL_SIMPLE);
+    ASSERT_REL(p.seconds, 150e-6 + 28.8e-6, 1e-9);
+    ASSERT_REL(cost_allreduce_s(c, ring, 4, 4e6), 150e-6 + 28.8e-6, 1e-9);
+    /* one ring: 6 steps of 1 MB / 10 GB/s */
+    ASSERT_REL(cost_allreduce_s(one, ring, 4, 4e6), 600e-6 + 28.8e-6, 1e-9);
+    /* two GPUs: one ring, the pair's link */
+    ASSERT_REL(cost_allreduce_s(c, ring, 2, 4e6), 2 * 2e6 / 20e9 + (8.4 + 2 * 3.4) * 1e-6, 1e-9);
+    cluster_free(one);
+    cluster_free(c);
+}
+
+/* The shipped DGX-1V: NCCL's six rings over the six NVLinks per GPU, each
+ * at one link's 22.5 GB/s (a two-link pair carries two each way): 135
+ * GB/s nominal against the one ring's 45, where rings at 45 (the two-link
+ * cycle 0-3-2-1-5-6-7-4 each way) would carry 90; the SYS pairs (host
+ * memory) carry none. The quad 0-3 has four NVLinks per GPU inside it: 90
+ * GB/s. And data-parallel t_s follows. */
+Test(allreduce, dgx1_rings_use_all_six_nvlinks)
+{
+    lw_error err = {0};
+    cluster *c = plan_load_cluster("dgx1-v100", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    double b8 = busbw_gbs(c, 8, 1e9), b4 = busbw_gbs(c, 4, 1e9);
+    int ring[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    cost_ring_order(c, ring, 8);
+    cr_assert_eq(cost_ring_count(c, ring, 8), 6);
+    cr_assert(b8 > 135 * 0.97 && b8 <= 135, "8 GPUs: %g GB/s", b8);
+    cr_assert(b4 > 90 * 0.97 && b4 <= 90, "GPUs 0-3: %g GB/s", b4);
+    network *v = plan_load_network("vgg16", &err);
+    cr_assert_not_null(v, "%s", err.msg);
+    cost_model *m = build(v, c, 8, 256);
+    int fc6 = net_find(v, "fc6");
+    config n8 = C(8, 1, 1, 1);
+    double bytes = (double)v->layers[fc6].n_params * 4;
+    double six_links = 2.0 * 7 * (bytes / 8) / 135e9 * 1e3;
+    double t = cost_t_s(m, fc6, &n8, NULL);
+    cr_assert(t > six_links && t < six_links * 1.05, "t_s %g ms vs %g", t, six_links);
+    cost_model_free(m);
+    net_free(v);
+    cluster_free(c);
+}
