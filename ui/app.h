@@ -226,7 +226,8 @@ typedef struct app_frame {
 
 struct app {
     int prefetch;              /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
-    int workers;               /* long screen work (scaling rows) in a forked worker (the TUI sets it) */
+    int workers;               /* long screen work off the key loop: scaling rows in a forked worker, explain on
+                                  a thread (the TUI sets it) */
     plan *p;
     app_source src;            /* the names it was opened with */
     screen_id screen, prev_screen;

@@ -82,6 +82,9 @@ typedef struct explain_state {
     explain e;
     list_cursor cur;           /* scrolled lines */
     int lines;                 /* lines the last frame's text had */
+    explain_job *job;          /* a->workers: e being worked out on a thread (Esc cancels), or a cancelled one
+                                  still winding down; NULL: none */
+    double job_t0;             /* when it started */
 } explain_state;
 
 /* compare: two strategies side by side; each side from a source */
@@ -176,6 +179,9 @@ int whynot_step(app *a, double budget_s);
 void app_whynot_open(app *a, int li);
 /* Explains layer li's config (screen_explain.c) and opens its screen. */
 void app_explain_open(app *a, int li);
+/* Stops an explanation being worked out on its thread (it reads the plan):
+ * app.c calls it before the plan changes. */
+void app_explain_stop(app *a);
 /* Opens the compare view (screen_compare.c). */
 void app_compare_open(app *a);
 /* Opens the lecture view (screen_lecture.c). */
