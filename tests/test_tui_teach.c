@@ -9,6 +9,7 @@
 #include "screens.h"
 #include "draw.h"
 #include "explain.h"
+#include "fit.h"
 #include "util.h"
 
 #include <criterion/criterion.h>
@@ -419,6 +420,49 @@ Test(tui_edges36, compare_previous_across_a_batch_change_gives_images_per_s)
     for (char *s = head; *s; s++) /* the wrap's break reads as a space */
         if (s[0] == ' ' && s[1] == ' ') memmove(s, s + 1, strlen(s));
     cr_assert(strstr(head, "not the same work") && strstr(head, want), "\"%s\" in the header:\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
+/* fit inside the TUI (issue 36, item 3): f on the scaling screen answers
+ * the largest batch per GPU at which a strategy fits the memory limit, as
+ * the engine's fit_largest_batch (the CLI's fit) does for the setting;
+ * shown under the chart and on the status line. In the TUI (a->workers)
+ * it runs on a thread, in a plan of its own, and Esc cancels it. */
+Test(tui_scale_plan, fit_names_the_largest_batch_that_fits, .timeout = 240)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    app_feed(a, '4');
+    cr_assert_eq(a->screen, SCR_SCALE);
+    app_feed(a, 'f');
+    scale_state *ss = scale_of(a);
+    cr_assert_null(ss->fit);
+    plan *p = open_plan("vgg16", "p100-4x4", 4, 0);
+    fit_result fr;
+    lw_error err = {0};
+    cr_assert_eq(fit_largest_batch(p, &fr, &err), 0, "%s", err.msg);
+    cr_assert_gt(fr.per_gpu, 1);
+    char want[160];
+    snprintf(want, sizeof want, "fits 16.00 GiB per GPU on 4 GPUs is %ld per GPU (global %ld): %.2f ms/step", fr.per_gpu,
+             4 * fr.per_gpu, plan_best_eval(p)->total_ms);
+    cr_assert(strstr(ss->fit_line, want), "want \"%s\" in \"%s\"", want, ss->fit_line);
+    cr_assert(strstr(a->status, want) && !a->status_error, "%s", a->status);
+    draw(a);
+    cr_assert(find_row("fit: the largest batch that fits") >= 0, "shown under the chart:\n%s", dump());
+    cr_assert_eq(plan_batch(a->p), 4 * 32, "the session's setting is not touched");
+    plan_free(p);
+    /* on a thread: the status says so, keys work, Esc cancels */
+    a->workers = 1;
+    app_feed(a, 'f');
+    cr_assert_not_null(ss->fit);
+    cr_assert(strstr(a->status, "(Esc cancels)"), "%s", a->status);
+    cr_assert(app_busy(a));
+    app_feed(a, 'm');
+    cr_assert_eq(a->screen, SCR_SCALE);
+    app_feed(a, 27);
+    cr_assert_null(ss->fit);
+    cr_assert(strstr(a->status, "fit: cancelled"), "%s", a->status);
     app_free(a);
     term_close();
 }
