@@ -25,6 +25,17 @@ static void explain_ok(const plan *p, const char *name, explain *e)
     cr_assert_eq(explain_layer(p, li, e, &err), 0, "%s", err.msg);
 }
 
+/* No line of text is longer than width. */
+static void assert_lines_within(const char *text, int width)
+{
+    for (const char *s = text; *s;) {
+        const char *nl = strchr(s, '\n');
+        int len = nl ? (int)(nl - s) : (int)strlen(s);
+        cr_assert_leq(len, width, "line longer than %d: %.*s", width, len, s);
+        s += len + (nl != NULL);
+    }
+}
+
 /* Every alternative's terms add up to its total, which is the why-not
  * list's total for its config and the total of the strategy it stands for. */
 static void check_alternatives(const plan *p, const explain *e)
@@ -95,12 +106,7 @@ Test(explain, vgg16_fc6_channel_on_one_node_sync_against_data)
     cr_assert(strstr(text, "stays inside one node"), "%s", text);
     cr_assert(strstr(text, "Eq. 1"), "%s", text);
     cr_assert(strstr(text, "102764544 parameters"), "%s", text);
-    for (char *s = text; *s;) {
-        char *nl = strchr(s, '\n');
-        int len = nl ? (int)(nl - s) : (int)strlen(s);
-        cr_assert_leq(len, 80, "line longer than 80: %.*s", len, s);
-        s += len + (nl != NULL);
-    }
+    assert_lines_within(text, 80);
     free(text);
     plan_free(p);
 }
@@ -524,12 +530,7 @@ Test(explain, gpt2_lm_head_every_family)
     cr_assert(strstr(text, "- by sequence (s):"), "%s", text);
     cr_assert(strstr(text, "- by contraction (r):"), "%s", text);
     cr_assert(strstr(text, "Why "), "%s", text);
-    for (char *s = text; *s;) {
-        char *nl = strchr(s, '\n');
-        int len = nl ? (int)(nl - s) : (int)strlen(s);
-        cr_assert_leq(len, 80, "line longer than 80: %.*s", len, s);
-        s += len + (nl != NULL);
-    }
+    assert_lines_within(text, 80);
     free(text);
     plan_free(p);
 }

@@ -23,12 +23,6 @@
 #include "tui_screen.h"
 #include "test_helpers.h"
 
-static void temp_dir(char *dir, char *cwd, size_t n)
-{
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_not_null(getcwd(cwd, n));
-}
-
 /* The bar cells of row y: those left of the sync column's value and
  * those right of the move column's value (ASCII mode: '#'). */
 static void bars_of(int y, int *left, int *right)
@@ -110,30 +104,8 @@ Test(tui_lecture, exports_svg_png_pdf)
     term_open(24, 80, 1);
     app *a = open_app("gpt2", "dgx-a100", 8);
     app_feed(a, 'L');
-    app_feed(a, 'e');
-    cr_assert_str_eq(a->prompt.buf, "layerwise-gpt2-lecture.svg");
     static const char *const names[] = {"layerwise-gpt2-lecture.svg", "l.png", "l.pdf"};
-    static const char *const starts[] = {"<?xml", "\x89PNG", "%PDF-"};
-    for (int i = 0; i < 3; i++) {
-        if (i) {
-            app_feed(a, 'e');
-            app_feed(a, 21 /* ^U */);
-            type(a, names[i]);
-        }
-        app_feed(a, '\r');
-        cr_assert(!a->status_error && strstr(a->status, "wrote lecture chart"), "%s", a->status);
-        size_t len;
-        char *text = lw_read_file(names[i], &len, NULL);
-        cr_assert(text && len > 100 && !strncmp(text, starts[i], strlen(starts[i])), "%s", names[i]);
-        free(text);
-        unlink(names[i]);
-    }
-    app_feed(a, 'e');
-    app_feed(a, 21 /* ^U */);
-    type(a, "l.dot");
-    app_feed(a, '\r');
-    cr_assert(a->status_error && strstr(a->status, ".svg, .png or .pdf"), "%s", a->status);
-    cr_assert_eq(access("l.dot", F_OK), -1);
+    export_each_format(a, "lecture chart", names, "l.dot");
     app_free(a);
     term_close();
     cr_assert_eq(chdir(cwd), 0);
