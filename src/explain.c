@@ -934,8 +934,6 @@ static void dims_text(lw_buf *out, int width, const plan *p, const explain *e)
     if (e->n_dims == 0) return;
     int li = e->layer;
     const layer *l = &p->net->layers[li];
-    const explain_alt *ref = dims_reference(e);
-    if (ref) dims_headline(out, width, p, e, ref);
     para(out, width, 2, "Each way to split %s, its best config (the rest re-optimised):", l->name);
     unsigned seen = 0;
     int data = -1; /* data parallelism's config, when it is also a family's best: said there */
@@ -1248,6 +1246,10 @@ char *explain_text(const plan *p, const explain *e, int width)
     cfg_str(p, li, e->alt[0].config, ca, sizeof ca);
     para(&out, width, 2, "%s (%s, output %s): config %s%s, one of %d configs on %d GPUs, batch %ld.", l->name,
          layer_type_name(l->type), sh, ca, e->pinned ? " (pinned)" : "", e->n_configs, p->gpus, p->batch);
+    /* by sample or by channel, first: the question a reader comes with,
+     * answered on the first screen (80x24) before the details */
+    const explain_alt *ref = e->n_dims ? dims_reference(e) : NULL;
+    if (ref) dims_headline(&out, width, p, e, ref);
     if (e->params > 0)
         para(&out, width, 2, "Weights: %.0f parameters (%.2f M), %s in fp32.", e->params, e->params / 1e6,
              bytes_str(e->weight_bytes, b1, sizeof b1));

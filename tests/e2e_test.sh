@@ -274,9 +274,9 @@ for _ in $(seq 1 33); do keys Down; done # fc6
 keys i
 expect "i explains fc6" "explain fc6: c4 (Eq. 1)"
 expect "its weights" "102764544 parameters"
+expect "explain: by sample or by channel, the bytes that decide, on the first screen" "Why c4 and not data parallelism's n16: n16 keeps 16"
 expect "the chosen row" "* c4 "
 keys NPage
-expect "explain: by sample or by channel, the bytes that decide" "Why c4 and not data parallelism's n16: n16 keeps 16"
 keys NPage
 expect "explain: each way to split fc6" "- by channel (c): c4: t_c 10.33 ms"
 expect "the placement: inside one node" "It stays inside one node"

@@ -438,3 +438,21 @@ Test(tui_scale_plan, fit_names_the_largest_batch_that_fits, .timeout = 240)
     app_free(a);
     term_close();
 }
+
+/* Tried as a new user (issue 36, "How we will know"): "why by channel and
+ * not by sample" is answered on explain's first screen at 80x24, before
+ * the table and without scrolling: the sentence with the bytes that decide. */
+Test(tui_explain, by_channel_not_by_sample_on_the_first_screen_at_80x24)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    select_layer(a, "fc6");
+    app_feed(a, 'i');
+    draw(a);
+    int y = find_row("Why c4 and not data parallelism's n16: n16 keeps 16 replicas");
+    cr_assert(y >= 0, "on the first screen:\n%s", dump());
+    cr_assert(find_row("syncs them (t_s 214.47 ms); c4 moves 308.3 MB of") > y, "%s", dump());
+    cr_assert_lt(y, find_row("* c4 "), "before the table:\n%s", dump());
+    app_free(a);
+    term_close();
+}
