@@ -5,7 +5,6 @@
  */
 #include "app.h"
 #include "history.h"
-#include "screens.h"
 #include "shown.h"
 
 #include "draw.h"

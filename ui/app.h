@@ -315,6 +315,9 @@ void app_baseline_ensure(app *a);
 void app_export_default(const app *a, int json, char *buf, size_t n);
 /* Writes the current view (or JSON when path ends in .json). 0 on success. */
 int app_export(app *a, const char *path);
+/* Stops an explanation being worked out on its thread, which reads the
+ * plan (screen_explain.c): called before the plan changes. */
+void app_explain_stop(app *a);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
 

@@ -181,9 +181,6 @@ int whynot_step(app *a, double budget_s);
 void app_whynot_open(app *a, int li);
 /* Explains layer li's config (screen_explain.c) and opens its screen. */
 void app_explain_open(app *a, int li);
-/* Stops an explanation being worked out on its thread (it reads the plan):
- * app.c calls it before the plan changes. */
-void app_explain_stop(app *a);
 /* Opens the compare view (screen_compare.c). */
 void app_compare_open(app *a);
 /* Opens the lecture view (screen_lecture.c). */
