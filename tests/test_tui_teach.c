@@ -415,15 +415,36 @@ Test(tui_scale_plan, fit_names_the_largest_batch_that_fits, .timeout = 240)
     lw_error err = {0};
     cr_assert_eq(fit_largest_batch(p, &fr, &err), 0, "%s", err.msg);
     cr_assert_gt(fr.per_gpu, 1);
-    char want[160];
-    snprintf(want, sizeof want, "fits 16.00 GiB per GPU on 4 GPUs is %ld per GPU (global %ld): %.2f ms/step", fr.per_gpu,
-             4 * fr.per_gpu, plan_best_eval(p)->total_ms);
-    cr_assert(strstr(ss->fit_line, want), "want \"%s\" in \"%s\"", want, ss->fit_line);
-    cr_assert(strstr(a->status, want) && !a->status_error, "%s", a->status);
+    char want[160], ms[64];
+    snprintf(want, sizeof want, "fits 16.00 GiB per GPU on 4 GPUs is %ld per GPU (global %ld): ", fr.per_gpu,
+             4 * fr.per_gpu);
+    /* the same batch where neither search left a larger batch unsettled in its time (a loaded machine) */
+    if (!fr.unsettled && !strstr(ss->fit_line, "a little more")) {
+        cr_assert(strstr(ss->fit_line, want), "want \"%s\" in \"%s\"", want, ss->fit_line);
+        cr_assert(strstr(a->status, want), "%s", a->status);
+    }
+    cr_assert(strstr(a->status, "fit: the largest batch that fits 16.00 GiB per GPU on 4 GPUs is ") && !a->status_error,
+              "%s", a->status);
+    /* the strategy there: the same where both memory searches finished in their time (a loaded machine may
+     * stop one early, which the line then says) */
+    snprintf(ms, sizeof ms, ": %.2f ms/step", plan_best_eval(p)->total_ms);
+    if (plan_memory_of(p)->proven_optimal && !strstr(ss->fit_line, "time limit") && strstr(ss->fit_line, want))
+        cr_assert(strstr(ss->fit_line, ms), "want \"%s\" in \"%s\"", ms, ss->fit_line);
     draw(a);
     cr_assert(find_row("fit: the largest batch that fits") >= 0, "shown under the chart:\n%s", dump());
     cr_assert_eq(plan_batch(a->p), 4 * 32, "the session's setting is not touched");
     plan_free(p);
+    /* exported with the chart (in its title) */
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
+    cr_assert_eq(chdir(dir), 0);
+    finish_idle(a);
+    app_feed(a, 'e');
+    app_feed(a, '\r');
+    cr_assert(!a->status_error && strstr(a->status, "wrote scaling chart"), "%s", a->status);
+    cr_assert_eq(unlink("layerwise-vgg16-scaling.svg"), 0);
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(rmdir(dir), 0);
     /* on a thread: the status says so, keys work, Esc cancels */
     a->workers = 1;
     app_feed(a, 'f');

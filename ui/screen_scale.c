@@ -621,9 +621,10 @@ static void fit_take(app *a)
         const strategy_eval *ev = plan_best_eval(q);
         snprintf(ss->fit_line, sizeof ss->fit_line,
                  "fit: the largest batch that fits %.2f GiB per GPU on %d GPUs is %ld per GPU%s (global %ld): "
-                 "%.2f ms/step, %.0f img/s (Eq. 1), peak %.2f GiB",
+                 "%.2f ms/step, %.0f img/s (Eq. 1), peak %.2f GiB%s",
                  limit, plan_gpus(q), f->r.per_gpu, !f->r.found_hi ? " or more" : f->r.unsettled ? " or a little more" : "",
-                 plan_batch(q), ev->total_ms, ev->images_per_s, ev->peak_memory_bytes / 1073741824.0);
+                 plan_batch(q), ev->total_ms, ev->images_per_s, ev->peak_memory_bytes / 1073741824.0,
+                 plan_memory_of(q)->proven_optimal ? "" : " (the best found in the time limit)");
     }
     if (f->rc == 0) app_set_status(a, 0, "%s (%.1f s; e exports it with the chart)", ss->fit_line, lw_now() - f->t0);
     fit_free(f);
