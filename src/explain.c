@@ -561,7 +561,12 @@ int explain_layer_cancellable(const plan *p, int li, explain *e, const atomic_in
     rc.eq1 = lw_malloc(sizeof(double) * (size_t)n);
     rc.tot = lw_malloc(sizeof(double) * (size_t)n);
     rc.cfg = lw_malloc(sizeof(int) * (size_t)n * (size_t)L);
-    plan_whynot_all_eq1(p, li, rc.eq1);
+    if (plan_whynot_all_eq1_cancellable(p, li, rc.eq1, cancel) != 0) {
+        free(rc.cfg);
+        free(rc.tot);
+        free(rc.eq1);
+        return lw_fail(err, 1, "cancelled");
+    }
     /* the ranking's time starts once the Eq. 1 totals are known (they take
      * seconds of their own on a big setting) */
     rc.deadline = lw_now() + explain_rank_time_s;

@@ -113,8 +113,9 @@ extern double explain_rank_time_s;
  * which explain_step computes: a few searches). 0, or -1 with err set. */
 int explain_layer(const plan *p, int li, explain *e, lw_error *err);
 /* explain_layer that gives up ("cancelled", code 1) soon after *cancel is
- * raised (NULL: never): the ranking stops asking; Eq. 1's totals of every
- * config (the min-marginals, seconds on a big setting) are not cut short. */
+ * raised (NULL: never): the search behind Eq. 1's totals of every config
+ * stops, the ranking stops asking; only the min-marginals, once begun
+ * (about the search's time again), run to their end. */
 int explain_layer_cancellable(const plan *p, int li, explain *e, const atomic_int *cancel, lw_error *err);
 
 /* explain_layer on a thread of its own, for a front end that must stay

@@ -552,3 +552,30 @@ Test(explain, input_layer_constant_t_c_is_explained)
     free(text);
     plan_free(p);
 }
+
+/* The TUI's explain on a thread (issue 36, bug 4): a raised cancel flag
+ * stops it ("cancelled"), the Eq. 1 totals' search included; a flag left
+ * down changes nothing. */
+Test(explain, cancel_flag_stops_it_and_a_lowered_one_changes_nothing)
+{
+    plan *p = open_plan("vgg16", "p100-4x4", 16, 0);
+    int li = net_find(p->net, "fc6"), n = p->cm->n_configs[li];
+    atomic_int up = 1, down = 0;
+    explain e;
+    lw_error err = {0};
+    cr_assert_eq(explain_layer_cancellable(p, li, &e, &up, &err), -1);
+    cr_assert_str_eq(err.msg, "cancelled");
+    double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n);
+    cr_assert_eq(plan_whynot_all_eq1_cancellable(p, li, a, &up), -1);
+    cr_assert_eq(plan_whynot_all_eq1_cancellable(p, li, a, &down), 0);
+    plan_whynot_all_eq1(p, li, b);
+    for (int k = 0; k < n; k++) cr_assert_eq(a[k], b[k], "config %d", k);
+    explain f;
+    cr_assert_eq(explain_layer_cancellable(p, li, &e, &down, &err), 0, "%s", err.msg);
+    cr_assert_eq(explain_layer(p, li, &f, &err), 0, "%s", err.msg);
+    cr_assert_eq(e.n_alts, f.n_alts);
+    for (int i = 0; i < e.n_alts; i++) cr_assert_eq(e.alt[i].config, f.alt[i].config);
+    free(a);
+    free(b);
+    plan_free(p);
+}
