@@ -5,6 +5,7 @@
 
 #include "diff.h"
 #include "explain.h"
+#include "fit.h"
 #include "export_dot.h"
 #include "info.h"
 #include "net_json.h"
@@ -1620,26 +1621,6 @@ static int cmd_costs(const opts *o)
     return rc;
 }
 
-/* fit: the largest per-GPU batch at which some strategy fits the memory
- * limit (memory grows with the batch, so doubling then bisection), and the
- * fastest strategy that fits there. */
-static int fits_at(plan *p, long per_gpu, int *fits, int *unsettled, lw_error *err)
-{
-    plan_settings s = *plan_run_settings(p);
-    s.global_batch = 0;
-    s.batch_per_gpu = per_gpu;
-    plan_memory_settings ms = *plan_memory_settings_of(p);
-    ms.time_s = 1e-3; /* only whether something fits: the smallest peak decides */
-    if (plan_apply(p, &(plan_change){.set = &s, .mem = &ms}, err) != 0) return -1;
-    double lower, peak = plan_min_peak(p, 1.0, NULL, &lower);
-    double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
-    /* not settled in a second (a peak just over the limit, a bound below
-     * it): counted as not fitting, so the answer is a batch known to fit */
-    *fits = peak <= limit;
-    if (!*fits && lower <= limit) *unsettled = 1;
-    return 0;
-}
-
 /* fit's layerwise-fit/1 document: the setting, the pins, and the largest
  * batch per GPU that fits (lo; 0: none, with the smallest peak at batch 1)
  * with the fastest strategy there. */
@@ -1712,7 +1693,6 @@ static int cmd_fit(const opts *o)
     if (o->mset.limit < 0) return bad("%s", "fit needs a memory limit: leave out --no-memory-limit");
     plan_settings set = o->set;
     set.batch_per_gpu = 1;
-    plan_memory_settings ms = o->mset;
     plan *p = open_plan(o, set, &err);
     /* pins hold at every batch tried: a config found at batch 1 per GPU
      * (the global batch is the GPU count) is there at any larger batch */
@@ -1720,30 +1700,11 @@ static int cmd_fit(const opts *o)
         plan_free(p);
         return die(&err);
     }
-    double time_s = o->mset.time_s;
-    /* per GPU up to 10^6, and as far as the global batch the cost model
-     * takes (from 128 GPUs on, 10^6 per GPU passes it) */
-    const long most = COST_MAX_BATCH / plan_gpus(p) < 1000000L ? COST_MAX_BATCH / plan_gpus(p) : 1000000L;
-    long lo = 0, hi = 1; /* lo fits (0: none yet), hi does not (once found) */
-    int f = 0, found_hi = 0, unsettled = 0;
-    for (; hi <= most; hi *= 2) {
-        if (fits_at(p, hi, &f, &unsettled, &err) != 0) goto fail;
-        if (!f) {
-            found_hi = 1;
-            break;
-        }
-        lo = hi;
-    }
-    if (!found_hi) hi = most + 1;
-    while (hi - lo > 1) {
-        long mid = lo + (hi - lo) / 2;
-        if (fits_at(p, mid, &f, &unsettled, &err) != 0) goto fail;
-        if (f) lo = mid;
-        else hi = mid;
-    }
-    ms.time_s = time_s;
+    fit_result fr;
+    if (fit_largest_batch(p, &fr, &err) != 0) goto fail;
+    const long lo = fr.per_gpu, most = fr.most;
+    const int found_hi = fr.found_hi, unsettled = fr.unsettled;
     set.batch_per_gpu = lo ? lo : 1;
-    if (plan_apply(p, &(plan_change){.set = &set, .mem = &ms}, &err) != 0) goto fail;
     if (plan_pin_count(p) != (o->strategy ? plan_net(p)->n_layers : o->n_pins)) {
         lw_fail(&err, 1, "fit: a pin was lost at batch %ld per GPU", set.batch_per_gpu);
         goto fail;

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,12 +333,15 @@ typedef struct rank_ctx {
     plan_ranked *r;   /* configs by eq1, least first */
     double deadline;  /* lw_now() after which no more is asked under the limit */
     int unasked;      /* configs left out for that */
+    const atomic_int *cancel; /* raised: nothing more is asked (explain_layer_cancellable) */
 } rank_ctx;
+
+static int cancelled(const rank_ctx *c) { return c->cancel && atomic_load(c->cancel); }
 
 static double rank_total(rank_ctx *c, int k)
 {
     if (!isnan(c->tot[k])) return c->tot[k];
-    if (lw_now() > c->deadline) { /* not asked: left out of the ranking, and counted (the chosen config's row is
+    if (lw_now() > c->deadline || cancelled(c)) { /* not asked: left out of the ranking, and counted (the chosen config's row is
                                      in the table all the same) */
         c->tot[k] = HUGE_VAL;
         c->unasked += k != c->p->best[c->li];
@@ -530,7 +534,7 @@ static int pick_alternatives(rank_ctx *rc, const plan *p, int li, const config *
     return nw;
 }
 
-int explain_layer(const plan *p, int li, explain *e, lw_error *err)
+int explain_layer_cancellable(const plan *p, int li, explain *e, const atomic_int *cancel, lw_error *err)
 {
     memset(e, 0, sizeof *e);
     e->decides = -1;
@@ -553,11 +557,19 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
      * first (the why-not list's min-marginals), a lower bound on the total
      * under the memory limit; under a limit that some strategy fits, each
      * config's own total is the memory search's (rank_ctx) */
-    rank_ctx rc = {p, li, e->limited = plan_limit_applies(p), NULL, NULL, NULL, NULL, lw_now() + explain_rank_time_s, 0};
+    rank_ctx rc = {p, li, e->limited = plan_limit_applies(p), NULL, NULL, NULL, NULL, 0, 0, cancel};
     rc.eq1 = lw_malloc(sizeof(double) * (size_t)n);
     rc.tot = lw_malloc(sizeof(double) * (size_t)n);
     rc.cfg = lw_malloc(sizeof(int) * (size_t)n * (size_t)L);
-    plan_whynot_all_eq1(p, li, rc.eq1);
+    if (plan_whynot_all_eq1_cancellable(p, li, rc.eq1, cancel) != 0) {
+        free(rc.cfg);
+        free(rc.tot);
+        free(rc.eq1);
+        return lw_fail(err, 1, "cancelled");
+    }
+    /* the ranking's time starts once the Eq. 1 totals are known (they take
+     * seconds of their own on a big setting) */
+    rc.deadline = lw_now() + explain_rank_time_s;
     for (int k = 0; k < n; k++) rc.tot[k] = rc.limited ? NAN : rc.eq1[k];
     rc.r = plan_rank_configs(rc.eq1, n);
 
@@ -581,6 +593,7 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
     free(rc.r);
     free(rc.tot);
     free(rc.eq1);
+    if (cancelled(&rc)) return lw_fail(err, 1, "cancelled");
 
     /* a runner-up that is faster has no "why" in Eq. 1: a pin or the
      * memory limit holds the chosen config */
@@ -600,6 +613,72 @@ int explain_layer(const plan *p, int li, explain *e, lw_error *err)
         cross_init(p, &e->cross[e->n_cross++], CROSS_BATCH);
     }
     return 0;
+}
+
+int explain_layer(const plan *p, int li, explain *e, lw_error *err)
+{
+    return explain_layer_cancellable(p, li, e, NULL, err);
+}
+
+/* ---- explain_layer on a thread of its own --------------------------------- */
+
+struct explain_job {
+    const plan *p;
+    int li, rc;
+    explain e;
+    lw_error err;
+    atomic_int cancel, done;
+    pthread_t th;
+};
+
+static void *job_main(void *arg)
+{
+    explain_job *j = arg;
+    j->rc = explain_layer_cancellable(j->p, j->li, &j->e, &j->cancel, &j->err);
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+explain_job *explain_start(const plan *p, int li)
+{
+    explain_job *j = lw_calloc(1, sizeof *j);
+    j->p = p;
+    j->li = li;
+    atomic_init(&j->cancel, 0);
+    atomic_init(&j->done, 0);
+    if (lw_thread_start(&j->th, job_main, j) != 0) {
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+int explain_job_layer(const explain_job *j) { return j->li; }
+
+int explain_poll(explain_job *j, explain *e, lw_error *err)
+{
+    if (!atomic_load(&j->done)) return 0;
+    if (j->rc != 0) {
+        *err = j->err;
+        return -1;
+    }
+    *e = j->e;
+    return 1;
+}
+
+void explain_job_cancel(explain_job *j)
+{
+    if (j) atomic_store(&j->cancel, 1);
+}
+
+int explain_job_cancelled(const explain_job *j) { return atomic_load(&j->cancel); }
+
+void explain_job_free(explain_job *j)
+{
+    if (!j) return;
+    atomic_store(&j->cancel, 1);
+    pthread_join(j->th, NULL);
+    free(j);
 }
 
 /* ---- text ------------------------------------------------------------------ */
@@ -860,8 +939,6 @@ static void dims_text(lw_buf *out, int width, const plan *p, const explain *e)
     if (e->n_dims == 0) return;
     int li = e->layer;
     const layer *l = &p->net->layers[li];
-    const explain_alt *ref = dims_reference(e);
-    if (ref) dims_headline(out, width, p, e, ref);
     para(out, width, 2, "Each way to split %s, its best config (the rest re-optimised):", l->name);
     unsigned seen = 0;
     int data = -1; /* data parallelism's config, when it is also a family's best: said there */
@@ -1174,6 +1251,10 @@ char *explain_text(const plan *p, const explain *e, int width)
     cfg_str(p, li, e->alt[0].config, ca, sizeof ca);
     para(&out, width, 2, "%s (%s, output %s): config %s%s, one of %d configs on %d GPUs, batch %ld.", l->name,
          layer_type_name(l->type), sh, ca, e->pinned ? " (pinned)" : "", e->n_configs, p->gpus, p->batch);
+    /* by sample or by channel, first: the question a reader comes with,
+     * answered on the first screen (80x24) before the details */
+    const explain_alt *ref = e->n_dims ? dims_reference(e) : NULL;
+    if (ref) dims_headline(&out, width, p, e, ref);
     if (e->params > 0)
         para(&out, width, 2, "Weights: %.0f parameters (%.2f M), %s in fp32.", e->params, e->params / 1e6,
              bytes_str(e->weight_bytes, b1, sizeof b1));

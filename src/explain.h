@@ -20,6 +20,8 @@
 
 #include "plan.h"
 
+#include <stdatomic.h>
+
 #define EXPLAIN_MAX_ALTS 8
 
 /* The terms of Eq. 1 as one layer sees them. */
@@ -110,6 +112,29 @@ extern double explain_rank_time_s;
 /* Fills e for layer li of a searched plan (everything but the crossovers,
  * which explain_step computes: a few searches). 0, or -1 with err set. */
 int explain_layer(const plan *p, int li, explain *e, lw_error *err);
+/* explain_layer that gives up ("cancelled", code 1) soon after *cancel is
+ * raised (NULL: never): the search behind Eq. 1's totals of every config
+ * stops, the ranking stops asking; only the min-marginals, once begun
+ * (about the search's time again), run to their end. */
+int explain_layer_cancellable(const plan *p, int li, explain *e, const atomic_int *cancel, lw_error *err);
+
+/* explain_layer on a thread of its own, for a front end that must stay
+ * live (the TUI's explain on Inception-v3 at 64 GPUs takes seconds). The
+ * plan is only read, and must not change (plan_apply) nor be freed until
+ * explain_job_free has returned. */
+typedef struct explain_job explain_job;
+/* NULL where no thread could be started (then call explain_layer). */
+explain_job *explain_start(const plan *p, int li);
+int explain_job_layer(const explain_job *j);
+/* 0 while it runs; 1 done, e filled; -1 failed or cancelled (err set:
+ * "cancelled"). Never waits. */
+int explain_poll(explain_job *j, explain *e, lw_error *err);
+/* Raises the job's cancel flag and returns at once. */
+void explain_job_cancel(explain_job *j);
+int explain_job_cancelled(const explain_job *j);
+/* Cancels the job, waits for its thread, frees it (NULL: nothing). */
+void explain_job_free(explain_job *j);
+
 /* One probe of the crossover searches (a cost model and a search).
  * Returns 1 while more remain, 0 when all are done. */
 int explain_step(const plan *p, explain *e);

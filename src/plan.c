@@ -858,14 +858,23 @@ static double cost_with_pin_on(const whynot_ctx *q, int li, int k, int *config_o
     return c;
 }
 
-static int whynot_totals_on(const whynot_ctx *q, int li, double *totals)
+/* whynot_totals_on that gives up (-2) once *cancel is raised (NULL: never):
+ * the search stops soon after; the min-marginals are not begun. */
+static int whynot_totals_cancellable(const whynot_ctx *q, int li, double *totals, const atomic_int *cancel)
 {
     /* under a memory limit the best total of a config is its own search
      * (cost_with_pin_on): min-marginals do not know what fits */
     if (limit_may_bind(q->m, plan_memory_limit(q->ms, q->cl))) return -1;
     cost_graph *g = graph_with_pins(q->m, q->pins, li);
-    search_result *r = search_run(g, NULL, NULL);
+    search_options opt;
+    search_options_init(&opt);
+    opt.cancel = cancel;
+    search_result *r = search_run_with(g, &opt, NULL, NULL, NULL);
     int rc = -1;
+    if (!r && cancel && atomic_load(cancel)) {
+        cg_free(g);
+        return -2;
+    }
     if (r) {
         size_t cells = 0;
         for (int i = 0; i < g->n_nodes; i++) cells += (size_t)g->n_configs[i];
@@ -880,6 +889,11 @@ static int whynot_totals_on(const whynot_ctx *q, int li, double *totals)
     search_result_free(r);
     cg_free(g);
     return rc == 0 ? 0 : -1;
+}
+
+static int whynot_totals_on(const whynot_ctx *q, int li, double *totals)
+{
+    return whynot_totals_cancellable(q, li, totals, NULL);
 }
 
 static whynot_ctx plan_ctx(const plan *p)
@@ -960,9 +974,19 @@ plan_ranked *plan_rank_configs(const double *totals, int n)
 
 void plan_whynot_all_eq1(const plan *p, int li, double *totals)
 {
+    plan_whynot_all_eq1_cancellable(p, li, totals, NULL);
+}
+
+int plan_whynot_all_eq1_cancellable(const plan *p, int li, double *totals, const atomic_int *cancel)
+{
     whynot_ctx q = {p->cm, p->cl, &no_limit, p->pinned};
-    if (whynot_totals_on(&q, li, totals) == 0) return;
-    for (int k = 0; k < p->cm->n_configs[li]; k++) totals[k] = cost_with_pin_on(&q, li, k, NULL);
+    int rc = whynot_totals_cancellable(&q, li, totals, cancel);
+    if (rc == 0) return 0;
+    for (int k = 0; k < p->cm->n_configs[li]; k++) {
+        if (rc == -2 || (cancel && atomic_load(cancel))) return -1;
+        totals[k] = cost_with_pin_on(&q, li, k, NULL);
+    }
+    return 0;
 }
 
 int plan_limit_applies(const plan *p)

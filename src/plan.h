@@ -289,6 +289,9 @@ void plan_whynot_all(const plan *p, int li, double *totals);
  * per config; these take about one search each. */
 double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out);
 void plan_whynot_all_eq1(const plan *p, int li, double *totals);
+/* plan_whynot_all_eq1 that gives up (-1, totals unset) soon after *cancel
+ * is raised (NULL: never; explain on a thread); 0 when done. */
+int plan_whynot_all_eq1_cancellable(const plan *p, int li, double *totals, const atomic_int *cancel);
 /* plan_cost_with_pin with the search under the memory limit given at most
  * PLAN_EXPLAIN_MEM_TIME_S (where it runs out: the fastest fitting strategy
  * it found, +inf if none): for explain, which asks it of many configs and,

@@ -274,9 +274,9 @@ for _ in $(seq 1 33); do keys Down; done # fc6
 keys i
 expect "i explains fc6" "explain fc6: c4 (Eq. 1)"
 expect "its weights" "102764544 parameters"
+expect "explain: by sample or by channel, the bytes that decide, on the first screen" "Why c4 and not data parallelism's n16: n16 keeps 16"
 expect "the chosen row" "* c4 "
 keys NPage
-expect "explain: by sample or by channel, the bytes that decide" "Why c4 and not data parallelism's n16: n16 keeps 16"
 keys NPage
 expect "explain: each way to split fc6" "- by channel (c): c4: t_c 10.33 ms"
 expect "the placement: inside one node" "It stays inside one node"
@@ -377,6 +377,14 @@ after=$(capture | grep -oE "[0-9.]+ ms/step" | head -n 1)
     bad "the previous optimum stays ($before, then $after)"
 # (the context line gives the batch per GPU and global, or at this width the global one alone)
 capture | grep -qE "batch (32/GPU \(2048\)|2048)( |$)" && ok "the previous batch stays" || bad "the previous batch stays"
+# explain at 64 GPUs takes seconds (issue 36, bug 4): worked out on a thread,
+# the status says so, Esc cancels it and goes back to the table
+keys / mixed_7c/branch1x1 Enter
+expect "search selects mixed_7c/branch1x1" "/mixed_7c/branch1x1: layer 1 of"
+keys i
+expect "explain at 64 GPUs says Esc cancels" "explaining mixed_7c/branch1x1" 10
+keys Escape
+expect "Esc cancels the explanation" "explain mixed_7c/branch1x1: cancelled" 10
 keys q
 expect "64-GPU inception run exits" "EXITED"
 

@@ -25,6 +25,17 @@ static void explain_ok(const plan *p, const char *name, explain *e)
     cr_assert_eq(explain_layer(p, li, e, &err), 0, "%s", err.msg);
 }
 
+/* No line of text is longer than width. */
+static void assert_lines_within(const char *text, int width)
+{
+    for (const char *s = text; *s;) {
+        const char *nl = strchr(s, '\n');
+        int len = nl ? (int)(nl - s) : (int)strlen(s);
+        cr_assert_leq(len, width, "line longer than %d: %.*s", width, len, s);
+        s += len + (nl != NULL);
+    }
+}
+
 /* Every alternative's terms add up to its total, which is the why-not
  * list's total for its config and the total of the strategy it stands for. */
 static void check_alternatives(const plan *p, const explain *e)
@@ -95,12 +106,7 @@ Test(explain, vgg16_fc6_channel_on_one_node_sync_against_data)
     cr_assert(strstr(text, "stays inside one node"), "%s", text);
     cr_assert(strstr(text, "Eq. 1"), "%s", text);
     cr_assert(strstr(text, "102764544 parameters"), "%s", text);
-    for (char *s = text; *s;) {
-        char *nl = strchr(s, '\n');
-        int len = nl ? (int)(nl - s) : (int)strlen(s);
-        cr_assert_leq(len, 80, "line longer than 80: %.*s", len, s);
-        s += len + (nl != NULL);
-    }
+    assert_lines_within(text, 80);
     free(text);
     plan_free(p);
 }
@@ -524,12 +530,7 @@ Test(explain, gpt2_lm_head_every_family)
     cr_assert(strstr(text, "- by sequence (s):"), "%s", text);
     cr_assert(strstr(text, "- by contraction (r):"), "%s", text);
     cr_assert(strstr(text, "Why "), "%s", text);
-    for (char *s = text; *s;) {
-        char *nl = strchr(s, '\n');
-        int len = nl ? (int)(nl - s) : (int)strlen(s);
-        cr_assert_leq(len, 80, "line longer than 80: %.*s", len, s);
-        s += len + (nl != NULL);
-    }
+    assert_lines_within(text, 80);
     free(text);
     plan_free(p);
 }
@@ -549,5 +550,32 @@ Test(explain, input_layer_constant_t_c_is_explained)
     cr_assert(strstr(text, want), "%s", text);
     cr_assert(strstr(text, "never changes"), "%s", text);
     free(text);
+    plan_free(p);
+}
+
+/* The TUI's explain on a thread (issue 36, bug 4): a raised cancel flag
+ * stops it ("cancelled"), the Eq. 1 totals' search included; a flag left
+ * down changes nothing. */
+Test(explain, cancel_flag_stops_it_and_a_lowered_one_changes_nothing)
+{
+    plan *p = open_plan("vgg16", "p100-4x4", 16, 0);
+    int li = net_find(p->net, "fc6"), n = p->cm->n_configs[li];
+    atomic_int up = 1, down = 0;
+    explain e;
+    lw_error err = {0};
+    cr_assert_eq(explain_layer_cancellable(p, li, &e, &up, &err), -1);
+    cr_assert_str_eq(err.msg, "cancelled");
+    double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n);
+    cr_assert_eq(plan_whynot_all_eq1_cancellable(p, li, a, &up), -1);
+    cr_assert_eq(plan_whynot_all_eq1_cancellable(p, li, a, &down), 0);
+    plan_whynot_all_eq1(p, li, b);
+    for (int k = 0; k < n; k++) cr_assert_eq(a[k], b[k], "config %d", k);
+    explain f;
+    cr_assert_eq(explain_layer_cancellable(p, li, &e, &down, &err), 0, "%s", err.msg);
+    cr_assert_eq(explain_layer(p, li, &f, &err), 0, "%s", err.msg);
+    cr_assert_eq(e.n_alts, f.n_alts);
+    for (int i = 0; i < e.n_alts; i++) cr_assert_eq(e.alt[i].config, f.alt[i].config);
+    free(a);
+    free(b);
     plan_free(p);
 }

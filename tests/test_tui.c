@@ -33,14 +33,6 @@
 
 #include "tui_screen.h"
 
-/* Makes the directory dir names (a mkdtemp template) and keeps the working
- * directory in cwd, for tests that write files and chdir back. */
-static void temp_dir(char *dir, char *cwd, size_t n)
-{
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_not_null(getcwd(cwd, n));
-}
-
 /* ---------- strategy table */
 
 Test(tui_table, vgg16_4gpus_rows_header_and_footer)
@@ -742,27 +734,7 @@ Test(tui_scale, chart_exports_as_svg_png_pdf)
     cr_assert_eq(access("layerwise-lenet5-scaling.svg", F_OK), -1, "written before the rows were in");
     finish_idle(a);
     static const char *const names[] = {"layerwise-lenet5-scaling.svg", "c.png", "c.pdf"};
-    static const char *const starts[] = {"<?xml", "\x89PNG", "%PDF-"};
-    for (int i = 0; i < 3; i++) {
-        app_feed(a, 'e');
-        if (i) {
-            app_feed(a, 21 /* ^U */);
-            type(a, names[i]);
-        }
-        app_feed(a, '\r');
-        cr_assert(!a->status_error && strstr(a->status, "wrote scaling chart"), "%s", a->status);
-        size_t len;
-        char *text = lw_read_file(names[i], &len, NULL);
-        cr_assert(text && len > 100 && !strncmp(text, starts[i], strlen(starts[i])), "%s", names[i]);
-        free(text);
-        unlink(names[i]);
-    }
-    app_feed(a, 'e');
-    app_feed(a, 21 /* ^U */);
-    type(a, "c.dot");
-    app_feed(a, '\r');
-    cr_assert(a->status_error && strstr(a->status, ".svg, .png or .pdf"), "%s", a->status);
-    cr_assert_eq(access("c.dot", F_OK), -1);
+    export_each_format(a, "scaling chart", names, "c.dot");
     app_free(a);
     term_close();
     cr_assert_eq(chdir(cwd), 0);

@@ -1193,3 +1193,43 @@ Test(tui_edges, cluster_screen_names_given_and_used_gpus_one_way)
     app_free(a);
     term_close();
 }
+
+/* Issue 36, bug 4: explain worked out on a thread in the TUI (a->workers),
+ * as Inception-v3 at 64 GPUs takes seconds: the status says so with Esc
+ * to cancel, keys are answered meanwhile, Esc cancels and goes back, a
+ * what-if meanwhile stops it first and the layer is explained for the new
+ * optimum, and the answer appears when it is in. */
+Test(tui_edges, explain_runs_on_a_thread_that_esc_cancels, .timeout = 120)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    a->workers = 1;
+    select_layer(a, "fc6");
+    app_feed(a, 'i');
+    cr_assert_eq(a->screen, SCR_EXPLAIN);
+    cr_assert(strstr(a->status, "explaining fc6") && strstr(a->status, "(Esc cancels)"), "%s", a->status);
+    cr_assert_not_null(explain_of(a)->job, "worked out on a thread");
+    cr_assert(app_busy(a) && app_waiting(a), "the loop polls for it");
+    app_feed(a, KEY_DOWN); /* answered at once, not queued behind it */
+    cr_assert_eq(a->screen, SCR_EXPLAIN);
+    app_feed(a, 27);
+    cr_assert_eq(a->screen, SCR_TABLE, "Esc went back");
+    cr_assert(strstr(a->status, "explain fc6: cancelled"), "%s", a->status);
+    draw(a);
+    cr_assert(find_row("explain fc6: cancelled") >= 0, "%s", dump());
+    /* a what-if while it is worked out: stopped first, then asked again */
+    app_feed(a, 'i');
+    cr_assert_not_null(explain_of(a)->job);
+    app_feed(a, '-');
+    cr_assert_eq(plan_gpus(a->p), 8);
+    cr_assert_eq(a->screen, SCR_EXPLAIN);
+    finish_idle(a);
+    draw(a);
+    cr_assert_null(explain_of(a)->job);
+    cr_assert(explain_of(a)->valid);
+    cr_assert_eq(explain_of(a)->e.layer, net_find(a->p->net, "fc6"));
+    cr_assert(find_row("explain fc6: ") >= 0, "%s", dump());
+    cr_assert(find_row("Why ") >= 0 || find_row("runner-up") >= 0, "the explanation is shown:\n%s", dump());
+    app_free(a);
+    term_close();
+}

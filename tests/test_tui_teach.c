@@ -9,6 +9,7 @@
 #include "screens.h"
 #include "draw.h"
 #include "explain.h"
+#include "fit.h"
 #include "util.h"
 
 #include <criterion/criterion.h>
@@ -21,12 +22,6 @@
 
 #include "tui_screen.h"
 #include "test_helpers.h"
-
-static void temp_dir(char *dir, char *cwd, size_t n)
-{
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_not_null(getcwd(cwd, n));
-}
 
 /* The bar cells of row y: those left of the sync column's value and
  * those right of the move column's value (ASCII mode: '#'). */
@@ -109,30 +104,8 @@ Test(tui_lecture, exports_svg_png_pdf)
     term_open(24, 80, 1);
     app *a = open_app("gpt2", "dgx-a100", 8);
     app_feed(a, 'L');
-    app_feed(a, 'e');
-    cr_assert_str_eq(a->prompt.buf, "layerwise-gpt2-lecture.svg");
     static const char *const names[] = {"layerwise-gpt2-lecture.svg", "l.png", "l.pdf"};
-    static const char *const starts[] = {"<?xml", "\x89PNG", "%PDF-"};
-    for (int i = 0; i < 3; i++) {
-        if (i) {
-            app_feed(a, 'e');
-            app_feed(a, 21 /* ^U */);
-            type(a, names[i]);
-        }
-        app_feed(a, '\r');
-        cr_assert(!a->status_error && strstr(a->status, "wrote lecture chart"), "%s", a->status);
-        size_t len;
-        char *text = lw_read_file(names[i], &len, NULL);
-        cr_assert(text && len > 100 && !strncmp(text, starts[i], strlen(starts[i])), "%s", names[i]);
-        free(text);
-        unlink(names[i]);
-    }
-    app_feed(a, 'e');
-    app_feed(a, 21 /* ^U */);
-    type(a, "l.dot");
-    app_feed(a, '\r');
-    cr_assert(a->status_error && strstr(a->status, ".svg, .png or .pdf"), "%s", a->status);
-    cr_assert_eq(access("l.dot", F_OK), -1);
+    export_each_format(a, "lecture chart", names, "l.dot");
     app_free(a);
     term_close();
     cr_assert_eq(chdir(cwd), 0);
@@ -419,6 +392,88 @@ Test(tui_edges36, compare_previous_across_a_batch_change_gives_images_per_s)
     for (char *s = head; *s; s++) /* the wrap's break reads as a space */
         if (s[0] == ' ' && s[1] == ' ') memmove(s, s + 1, strlen(s));
     cr_assert(strstr(head, "not the same work") && strstr(head, want), "\"%s\" in the header:\n%s", want, dump());
+    app_free(a);
+    term_close();
+}
+
+/* fit inside the TUI (issue 36, item 3): f on the scaling screen answers
+ * the largest batch per GPU at which a strategy fits the memory limit, as
+ * the engine's fit_largest_batch (the CLI's fit) does for the setting;
+ * shown under the chart and on the status line. In the TUI (a->workers)
+ * it runs on a thread, in a plan of its own, and Esc cancels it. */
+Test(tui_scale_plan, fit_names_the_largest_batch_that_fits, .timeout = 240)
+{
+    term_open(30, 100, 1);
+    app *a = open_app("vgg16", "p100-4x4", 4);
+    app_feed(a, '4');
+    cr_assert_eq(a->screen, SCR_SCALE);
+    app_feed(a, 'f');
+    scale_state *ss = scale_of(a);
+    cr_assert_null(ss->fit);
+    plan *p = open_plan("vgg16", "p100-4x4", 4, 0);
+    fit_result fr;
+    lw_error err = {0};
+    cr_assert_eq(fit_largest_batch(p, &fr, &err), 0, "%s", err.msg);
+    cr_assert_gt(fr.per_gpu, 1);
+    char want[160], ms[64];
+    snprintf(want, sizeof want, "fits 16.00 GiB per GPU on 4 GPUs is %ld per GPU (global %ld): ", fr.per_gpu,
+             4 * fr.per_gpu);
+    /* the same batch where neither search left a larger batch unsettled in its time (a loaded machine) */
+    if (!fr.unsettled && !strstr(ss->fit_line, "a little more")) {
+        cr_assert(strstr(ss->fit_line, want), "want \"%s\" in \"%s\"", want, ss->fit_line);
+        cr_assert(strstr(a->status, want), "%s", a->status);
+    }
+    cr_assert(strstr(a->status, "fit: the largest batch that fits 16.00 GiB per GPU on 4 GPUs is ") && !a->status_error,
+              "%s", a->status);
+    /* the strategy there: the same where both memory searches finished in their time (a loaded machine may
+     * stop one early, which the line then says) */
+    snprintf(ms, sizeof ms, ": %.2f ms/step", plan_best_eval(p)->total_ms);
+    if (plan_memory_of(p)->proven_optimal && !strstr(ss->fit_line, "time limit") && strstr(ss->fit_line, want))
+        cr_assert(strstr(ss->fit_line, ms), "want \"%s\" in \"%s\"", ms, ss->fit_line);
+    draw(a);
+    cr_assert(find_row("fit: the largest batch that fits") >= 0, "shown under the chart:\n%s", dump());
+    cr_assert_eq(plan_batch(a->p), 4 * 32, "the session's setting is not touched");
+    plan_free(p);
+    /* exported with the chart (in its title) */
+    char dir[] = "/tmp/lw-tui-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
+    cr_assert_eq(chdir(dir), 0);
+    finish_idle(a);
+    app_feed(a, 'e');
+    app_feed(a, '\r');
+    cr_assert(!a->status_error && strstr(a->status, "wrote scaling chart"), "%s", a->status);
+    cr_assert_eq(unlink("layerwise-vgg16-scaling.svg"), 0);
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(rmdir(dir), 0);
+    /* on a thread: the status says so, keys work, Esc cancels */
+    a->workers = 1;
+    app_feed(a, 'f');
+    cr_assert_not_null(ss->fit);
+    cr_assert(strstr(a->status, "(Esc cancels)"), "%s", a->status);
+    cr_assert(app_busy(a));
+    app_feed(a, 'm');
+    cr_assert_eq(a->screen, SCR_SCALE);
+    app_feed(a, 27);
+    cr_assert_null(ss->fit);
+    cr_assert(strstr(a->status, "fit: cancelled"), "%s", a->status);
+    app_free(a);
+    term_close();
+}
+
+/* Tried as a new user (issue 36, "How we will know"): "why by channel and
+ * not by sample" is answered on explain's first screen at 80x24, before
+ * the table and without scrolling: the sentence with the bytes that decide. */
+Test(tui_explain, by_channel_not_by_sample_on_the_first_screen_at_80x24)
+{
+    term_open(24, 80, 0);
+    app *a = open_app("vgg16", "p100-4x4", 16);
+    select_layer(a, "fc6");
+    app_feed(a, 'i');
+    draw(a);
+    int y = find_row("Why c4 and not data parallelism's n16: n16 keeps 16 replicas");
+    cr_assert(y >= 0, "on the first screen:\n%s", dump());
+    cr_assert(find_row("syncs them (t_s 214.47 ms); c4 moves 308.3 MB of") > y, "%s", dump());
+    cr_assert_lt(y, find_row("* c4 "), "before the table:\n%s", dump());
     app_free(a);
     term_close();
 }

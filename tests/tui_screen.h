@@ -167,6 +167,47 @@ static inline void finish_idle(app *a)
     cr_assert_not(app_busy(a), "background work did not finish");
 }
 
+/* Makes the directory dir names (a mkdtemp template) and keeps the working
+ * directory in cwd, for tests that write files and chdir back. */
+static inline void temp_dir(char *dir, char *cwd, size_t n)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, n));
+}
+
+/* e on the screen shown writes names[0] (the prompt's default), names[1]
+ * and names[2] (typed over it) as SVG, PNG and PDF: the status says "wrote
+ * WHAT", each file starts as its format does (and is removed); then bad,
+ * another extension, is refused naming the formats and is not written. */
+static inline void export_each_format(app *a, const char *what, const char *const names[3], const char *bad)
+{
+    static const char *const starts[] = {"<?xml", "\x89PNG", "%PDF-"};
+    char wrote[80];
+    snprintf(wrote, sizeof wrote, "wrote %s", what);
+    for (int i = 0; i < 3; i++) {
+        app_feed(a, 'e');
+        if (!i) {
+            cr_assert_str_eq(a->prompt.buf, names[0]);
+        } else {
+            app_feed(a, 21 /* ^U */);
+            type(a, names[i]);
+        }
+        app_feed(a, '\r');
+        cr_assert(!a->status_error && strstr(a->status, wrote), "%s", a->status);
+        size_t len;
+        char *text = lw_read_file(names[i], &len, NULL);
+        cr_assert(text && len > 100 && !strncmp(text, starts[i], strlen(starts[i])), "%s", names[i]);
+        free(text);
+        unlink(names[i]);
+    }
+    app_feed(a, 'e');
+    app_feed(a, 21 /* ^U */);
+    type(a, bad);
+    app_feed(a, '\r');
+    cr_assert(a->status_error && strstr(a->status, ".svg, .png or .pdf"), "%s", a->status);
+    cr_assert_eq(access(bad, F_OK), -1);
+}
+
 /* Selects the layer by name through the table's keys (Home, then Down). */
 static inline void select_layer(app *a, const char *name)
 {

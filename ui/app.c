@@ -543,6 +543,7 @@ static void report_pipeline(app *a, const plan_pipeline_summary *was)
 void app_perform(app *a, action act)
 {
     if (act != ACT_REBUILD && act != ACT_RESEARCH && act != ACT_RESYNC) return;
+    app_explain_stop(a); /* its thread reads the plan about to change */
     if (a->pending.open_net && a->pending.perform) { /* another network: a new plan, not a change of this one */
         a->pending.perform(a);
         return;
@@ -841,6 +842,7 @@ action app_pin(app *a, int li, int k)
     if (k < 0) {
         if (plan_pin_held(p, li)) { /* the plan drops it without a search */
             lw_error err = {0};
+            app_explain_stop(a);
             plan_apply(p, &(plan_change){.n_pins = 1, .pins = &(plan_pin){li, -1}}, &err);
             app_set_status(a, 0, "unpin %s: its pin was on hold; dropped", plan_net(p)->layers[li].name);
             return ACT_REDRAW;
@@ -889,7 +891,10 @@ action app_clear_pins(app *a)
     int n = plan_pin_count(a->p), held = app_pins_held(a);
     if (!n) {
         lw_error err = {0};
-        if (held) plan_apply(a->p, &(plan_change){.clear_pins = 1}, &err); /* no search: none is pinned */
+        if (held) {
+            app_explain_stop(a);
+            plan_apply(a->p, &(plan_change){.clear_pins = 1}, &err); /* no search: none is pinned */
+        }
         if (held) app_set_status(a, 0, "dropped %d pin%s on hold", held, held == 1 ? "" : "s");
         else app_set_status(a, 0, "no layer is pinned");
         return ACT_REDRAW;

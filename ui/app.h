@@ -228,7 +228,8 @@ typedef struct app_frame {
 
 struct app {
     int prefetch;              /* prefetch the next what-ifs in the background after each change (the TUI sets it) */
-    int workers;               /* long screen work (scaling rows) in a forked worker (the TUI sets it) */
+    int workers;               /* long screen work off the key loop: scaling rows in a forked worker, explain on
+                                  a thread (the TUI sets it) */
     plan *p;
     app_source src;            /* the names it was opened with */
     screen_id screen, prev_screen;
@@ -316,6 +317,9 @@ void app_baseline_ensure(app *a);
 void app_export_default(const app *a, int json, char *buf, size_t n);
 /* Writes the current view (or JSON when path ends in .json). 0 on success. */
 int app_export(app *a, const char *path);
+/* Stops an explanation being worked out on its thread, which reads the
+ * plan (screen_explain.c): called before the plan changes. */
+void app_explain_stop(app *a);
 /* Pins layer li to config k (k < 0 clears) and asks for a research. */
 action app_pin(app *a, int li, int k);
 

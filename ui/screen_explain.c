@@ -9,6 +9,7 @@
  * the text above them is read; leaving the screen cancels the one out.
  */
 #include "draw.h"
+#include "keys.h"
 #include "list.h"
 #include "screens.h"
 #include "explain.h"
@@ -20,19 +21,65 @@
 
 static int explain_busy(const app *a);
 
+/* The job's answer, if it is in: the explanation, or the status says why
+ * not (a cancelled one is dropped without a word: Esc said so). */
+static void explain_take(app *a)
+{
+    explain_state *xs = X(a);
+    if (!xs->job) return;
+    lw_error err = {0};
+    int cancelled = explain_job_cancelled(xs->job);
+    int rc = explain_poll(xs->job, &xs->e, &err);
+    if (rc == 0) return;
+    int li = explain_job_layer(xs->job);
+    explain_job_free(xs->job);
+    xs->job = NULL;
+    if (cancelled) return;
+    if (rc < 0) {
+        app_set_status(a, 1, "explain: %s", err.msg);
+        xs->layer = -1;
+        return;
+    }
+    xs->valid = li == xs->layer;
+    if (xs->valid) app_set_status(a, 0, "explained %s (%.1f s)", plan_net(a->p)->layers[li].name, lw_now() - xs->job_t0);
+}
+
 /* (Re)computes the explanation of the layer asked about for the current
- * optimum; the status line says why when it cannot. */
+ * optimum: at once in a test, on a thread in the TUI (a->workers), whose
+ * answer explain_take picks up; the status line says why when it cannot. */
 static void explain_ensure(app *a)
 {
     explain_state *xs = X(a);
+    explain_take(a);
     if (xs->layer < 0 || xs->valid) return;
+    if (xs->job && !explain_job_cancelled(xs->job) && explain_job_layer(xs->job) == xs->layer) return;
     lw_error err = {0};
-    if (!plan_search_result(a->p) || explain_layer(a->p, xs->layer, &xs->e, &err) != 0) {
-        app_set_status(a, 1, "explain: %s", plan_search_result(a->p) ? err.msg : "there is no strategy to explain");
+    if (!plan_search_result(a->p)) {
+        app_set_status(a, 1, "explain: there is no strategy to explain");
+        xs->layer = -1;
+        return;
+    }
+    explain_job_free(xs->job); /* a cancelled one, or of another layer: waits for its thread to stop */
+    xs->job = a->workers ? explain_start(a->p, xs->layer) : NULL;
+    if (xs->job) {
+        xs->job_t0 = lw_now();
+        app_set_status(a, 0, "explaining %s%s (Esc cancels)", plan_net(a->p)->layers[xs->layer].name, G->ellipsis);
+        return;
+    }
+    if (explain_layer(a->p, xs->layer, &xs->e, &err) != 0) {
+        app_set_status(a, 1, "explain: %s", err.msg);
         xs->layer = -1;
         return;
     }
     xs->valid = 1;
+}
+
+void app_explain_stop(app *a)
+{
+    explain_state *xs = X(a);
+    if (!xs || !xs->job) return;
+    explain_job_free(xs->job);
+    xs->job = NULL;
 }
 
 void app_explain_open(app *a, int li)
@@ -46,6 +93,28 @@ void app_explain_open(app *a, int li)
     xs->layer = li;
     explain_ensure(a);
     if (xs->layer >= 0) app_open_screen(a, SCR_EXPLAIN);
+}
+
+/* What the global table does with key (Esc: back). */
+static action global_key(app *a, int key)
+{
+    for (const keybind *b = app_global_keys; b->fn; b++)
+        for (int i = 0; i < 4 && b->keys[i]; i++)
+            if (b->keys[i] == key) return b->fn(a, key);
+    return ACT_NONE;
+}
+
+/* Esc while the explanation is being worked out: cancelled (its thread
+ * stops at its next check), back to the screen below; else the global Esc. */
+static action k_escape(app *a, int key)
+{
+    explain_state *xs = X(a);
+    if (!xs->job || explain_job_cancelled(xs->job)) return global_key(a, key);
+    explain_job_cancel(xs->job);
+    app_set_status(a, 0, "explain %s: cancelled", plan_net(a->p)->layers[explain_job_layer(xs->job)].name);
+    xs->layer = -1;
+    app_close_overlay(a);
+    return ACT_REDRAW;
 }
 
 static int line_style(const char *s)
@@ -68,6 +137,14 @@ static void draw_explain(app *a, WINDOW *w, rect r)
     }
     const plan *p = a->p;
     const layer *l = &plan_net(p)->layers[xs->layer];
+    if (!xs->valid) { /* on its thread: say so; keys still work */
+        ui_fill(w, r.y, r.x, r.w, ST_HEADER);
+        ui_putf(w, r.y, r.x, r.w, ST_HEADER, "explain %s: working it out%s", l->name, G->ellipsis);
+        ui_putf(w, r.y + 2, r.x, r.w, ST_NORMAL, "Ranking %s's configs with every other layer re-optimised "
+                "(%.0f s so far).", l->name, xs->job ? lw_now() - xs->job_t0 : 0.0);
+        ui_put(w, r.y + 3, r.x, r.w, ST_DIM, "Esc cancels and goes back.");
+        return;
+    }
     char cb[64];
     plan_format_config(p, xs->layer, plan_config(p, xs->layer, xs->e.alt[0].config), cb, sizeof cb);
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
@@ -126,6 +203,7 @@ static const keybind explain_keys[] = {
     {{KEY_UP, KEY_DOWN, 'k', 'j'}, "Up Down k j", "scroll the explanation", k_scroll},
     {{KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END}, "PgUp PgDn Home End", "page / top / bottom", k_scroll},
     {{'p'}, "p", "pin the layer to the runner-up; the rest re-optimised", k_pin_runner},
+    {{27}, "Esc", "back; while the explanation is worked out, cancels it", k_escape},
     {{0}, NULL, NULL, NULL},
 };
 
@@ -140,6 +218,7 @@ static void *explain_new(app *a)
 static void explain_invalidate(app *a, int settings)
 {
     (void)settings;
+    app_explain_stop(a); /* of the old plan (app_perform stopped it before the change) */
     if (X(a)->valid) explain_cancel(a->p, &X(a)->e); /* its answer is of the old plan */
     X(a)->valid = 0; /* recomputed for the new optimum when next drawn, read from the top */
     X(a)->cur.top = 0;
@@ -164,6 +243,7 @@ static int explain_idle(app *a, double budget_s)
     (void)budget_s;
     explain_state *xs = X(a);
     explain_ensure(a);
+    if (xs->job) return 1;
     if (xs->layer < 0 || !xs->valid) return 0;
     return explain_step_async(a->p, &xs->e);
 }
@@ -172,7 +252,7 @@ static int explain_idle(app *a, double budget_s)
 static int explain_waiting(const app *a)
 {
     const explain_state *xs = X(a);
-    return xs->layer >= 0 && xs->valid && xs->e.posted;
+    return xs->job != NULL || (xs->layer >= 0 && xs->valid && xs->e.posted);
 }
 
 /* Leaving the screen cancels the probe out (it is asked again on return). */
@@ -180,6 +260,18 @@ static void explain_leave(app *a)
 {
     explain_state *xs = X(a);
     if (xs->valid) explain_cancel(a->p, &xs->e);
+    if (xs->job && !explain_job_cancelled(xs->job)) { /* another screen: the explanation is not wanted */
+        explain_job_cancel(xs->job);
+        xs->layer = -1;
+    }
+}
+
+static void explain_free(app *a, void *st)
+{
+    (void)a;
+    explain_state *xs = st;
+    explain_job_free(xs->job);
+    free(xs);
 }
 
 const screen_ops screen_explain_ops = {
@@ -190,6 +282,7 @@ const screen_ops screen_explain_ops = {
     .keys = explain_keys,
     .overlay = " explain ",
     .state_new = explain_new,
+    .state_free = explain_free,
     .invalidate = explain_invalidate,
     .idle = explain_idle,
     .busy = explain_busy,

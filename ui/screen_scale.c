@@ -16,7 +16,11 @@
 #include "draw.h"
 #include "screens.h"
 #include "draw_cairo.h"
+#include "fit.h"
+#include "keys.h"
 #include "prompt.h"
+
+#include <pthread.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +30,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static void fit_take(app *a);
 
 static const char series_letter[4] = {'D', 'M', 'O', 'L'};
 static const char *const series_name[4] = {"data", "model", "OWT", "layer-wise"};
@@ -400,6 +406,7 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
 
 static void draw_scale(app *a, WINDOW *w, rect r)
 {
+    fit_take(a);
     if (!scale_of(a)->rows) scale_start(a);
     const plan *p = a->p;
     ui_fill(w, r.y, r.x, r.w, ST_HEADER);
@@ -423,6 +430,10 @@ static void draw_scale(app *a, WINDOW *w, rect r)
         ui_putf(w, r.y, r.x + x, r.w - x, ST_HEADER, "  %s layer-wise not searched at %s GPUs (layerwise search)", G->dot,
                 unsearched);
     rect body = {r.y + 1, r.x, r.h - 1, r.w};
+    if (scale_of(a)->fit_line[0] && body.h > 12) { /* f's answer, on the last row */
+        body.h--;
+        ui_put(w, body.y + body.h, r.x, r.w, ST_BOLD, scale_of(a)->fit_line);
+    }
     int table_h = 5;
     int both_tall = body.h >= 2 * (table_h + 12);
     int both_wide = body.w >= 150;
@@ -528,11 +539,152 @@ static action k_gpus_for(app *a, int key)
     return ACT_REDRAW;
 }
 
+/* ---- f: the largest batch per GPU that fits (fit.h), on a thread ----------
+ * in a plan of its own (the session's network, cluster, settings, pins and
+ * memory settings at batch 1 per GPU), so the session's plan is not
+ * touched: keys work meanwhile and Esc cancels it. */
+typedef struct scale_fit {
+    plan *p;
+    atomic_int cancel, done;
+    int rc;
+    fit_result r;
+    lw_error err;
+    pthread_t th;
+    double t0;
+} scale_fit;
+
+static void *fit_main(void *arg)
+{
+    scale_fit *f = arg;
+    f->rc = fit_largest_batch(f->p, &f->r, &f->err);
+    atomic_store(&f->done, 1);
+    return NULL;
+}
+
+static void fit_free(scale_fit *f)
+{
+    if (!f) return;
+    atomic_store(&f->cancel, 1);
+    pthread_join(f->th, NULL);
+    plan_free(f->p);
+    free(f);
+}
+
+/* The session's setting at batch 1 per GPU, its pins carried by config. */
+static plan *fit_plan(const app *a, atomic_int *cancel, lw_error *err)
+{
+    const plan *p = a->p;
+    network *net = plan_load_network(a->src.net_name, err);
+    profile *prof = NULL;
+    if (!net || (plan_profile(p) && a->src.profile_name && !(prof = plan_load_profile(a->src.profile_name, err)))) {
+        net_free(net);
+        return NULL;
+    }
+    plan_options po = {.set = *plan_run_settings(p), .mem = *plan_memory_settings_of(p), .cancel = cancel};
+    po.set.global_batch = 0;
+    po.set.batch_per_gpu = 1;
+    plan *q = plan_open(net, cluster_clone(plan_cluster(p)), prof, &po, err);
+    if (!q) return NULL;
+    plan_set_cancel(q, cancel);
+    int L = plan_net(p)->n_layers, n = 0;
+    plan_pin *pins = lw_malloc(sizeof *pins * (size_t)(L ? L : 1));
+    for (int i = 0; i < L; i++) {
+        if (plan_pinned(p)[i] < 0) continue;
+        const config *c = plan_config(p, i, plan_pinned(p)[i]);
+        for (int k = 0; k < plan_n_configs(q, i); k++)
+            if (config_equal(plan_config(q, i, k), c)) pins[n++] = (plan_pin){i, k};
+    }
+    int rc = n ? plan_apply(q, &(plan_change){.n_pins = n, .pins = pins}, err) : 0;
+    free(pins);
+    if (rc != 0) {
+        plan_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+/* The answer, if it is in: the line under the chart and the status. */
+static void fit_take(app *a)
+{
+    scale_state *ss = scale_of(a);
+    scale_fit *f = ss->fit;
+    if (!f || !atomic_load(&f->done)) return;
+    ss->fit = NULL;
+    const plan *q = f->p;
+    double limit = plan_memory_limit(plan_memory_settings_of(q), plan_cluster(q)) / 1073741824.0;
+    if (f->rc != 0) {
+        app_set_status(a, strcmp(f->err.msg, "cancelled") != 0, "fit: %s", f->err.msg);
+    } else if (f->r.per_gpu == 0) {
+        snprintf(ss->fit_line, sizeof ss->fit_line, "fit: nothing fits %.2f GiB per GPU on %d GPUs, even at batch 1 per GPU",
+                 limit, plan_gpus(q));
+    } else {
+        const strategy_eval *ev = plan_best_eval(q);
+        snprintf(ss->fit_line, sizeof ss->fit_line,
+                 "fit: the largest batch that fits %.2f GiB per GPU on %d GPUs is %ld per GPU%s (global %ld): "
+                 "%.2f ms/step, %.0f img/s (Eq. 1), peak %.2f GiB%s",
+                 limit, plan_gpus(q), f->r.per_gpu, !f->r.found_hi ? " or more" : f->r.unsettled ? " or a little more" : "",
+                 plan_batch(q), ev->total_ms, ev->images_per_s, ev->peak_memory_bytes / 1073741824.0,
+                 plan_memory_of(q)->proven_optimal ? "" : " (the best found in the time limit)");
+    }
+    if (f->rc == 0) app_set_status(a, 0, "%s (%.1f s; e exports it with the chart)", ss->fit_line, lw_now() - f->t0);
+    fit_free(f);
+}
+
+static action k_fit(app *a, int key)
+{
+    (void)key;
+    scale_state *ss = scale_of(a);
+    if (ss->fit) {
+        app_set_status(a, 0, "fit: still searching (Esc cancels)");
+        return ACT_REDRAW;
+    }
+    if (!isfinite(plan_memory_limit(plan_memory_settings_of(a->p), plan_cluster(a->p)))) {
+        app_set_status(a, 1, "fit needs a memory limit: M sets one");
+        return ACT_REDRAW;
+    }
+    scale_fit *f = lw_calloc(1, sizeof *f);
+    atomic_init(&f->cancel, 0);
+    atomic_init(&f->done, 0);
+    f->t0 = lw_now();
+    f->p = fit_plan(a, &f->cancel, &f->err);
+    if (!f->p || lw_thread_start(&f->th, fit_main, f) != 0) {
+        app_set_status(a, 1, "fit: %s", f->p ? "no thread to run it on" : f->err.msg);
+        plan_free(f->p);
+        free(f);
+        return ACT_REDRAW;
+    }
+    ss->fit = f;
+    ss->fit_line[0] = 0;
+    app_set_status(a, 0, "fit: searching for the largest batch per GPU that fits on %d GPUs%s (Esc cancels)",
+                   plan_gpus(a->p), G->ellipsis);
+    if (!a->workers) /* a test: the answer at once */
+        while (!atomic_load(&f->done)) usleep(1000);
+    fit_take(a);
+    return ACT_REDRAW;
+}
+
+/* Esc while fit searches: cancelled; else what Esc does everywhere. */
+static action k_scale_escape(app *a, int key)
+{
+    scale_state *ss = scale_of(a);
+    if (!ss->fit) {
+        for (const keybind *b = app_global_keys; b->fn; b++)
+            if (b->keys[0] == key) return b->fn(a, key);
+        return ACT_NONE;
+    }
+    fit_free(ss->fit);
+    ss->fit = NULL;
+    app_set_status(a, 0, "fit: cancelled");
+    return ACT_REDRAW;
+}
+
 static const keybind scale_keys[] = {
     {{'m', ' '}, "m Space", "next chart: images/s by Eq. 1, bytes moved, images/s simulated, MFU", toggle_metric},
     {{'r'}, "r", "recompute the rows", recompute},
     {{'S'}, "S", "sweep: against GPU count, inter-node bandwidth, batch per GPU, GPUs per node", next_axis},
     {{'G'}, "G", "GPUs needed for X images/s: the fewest GPU counts shown that reach it", k_gpus_for},
+    {{'f'}, "f", "fit: the largest batch per GPU at which a strategy fits the memory limit (Esc cancels)", k_fit},
+    {{27}, "Esc", "cancels fit's search", k_scale_escape},
     {{0}, NULL, NULL, NULL},
 };
 
@@ -552,6 +704,7 @@ static void *scale_new(app *a)
 static void scale_free(app *a, void *st)
 {
     scale_stop(a);
+    fit_free(((scale_state *)st)->fit);
     free(((scale_state *)st)->rows);
     free(st);
 }
@@ -560,26 +713,28 @@ static void scale_free(app *a, void *st)
 static void scale_invalidate(app *a, int settings)
 {
     if (settings) scale_drop(a);
+    scale_of(a)->fit_line[0] = 0; /* of another setting (a search under way goes on: it has its own plan) */
 }
 
 static int scale_busy(const app *a)
 {
-    return !scale_of(a)->rows || scale_of(a)->done < scale_of(a)->n;
+    return !scale_of(a)->rows || scale_of(a)->done < scale_of(a)->n || scale_of(a)->fit;
 }
 
 static int scale_waiting(const app *a)
 {
-    return scale_of(a)->pid > 0;
+    return scale_of(a)->pid > 0 || (scale_of(a)->fit && scale_of(a)->done == scale_of(a)->n);
 }
 
 static int scale_idle(app *a, double budget_s)
 {
     double t0 = lw_now();
+    fit_take(a);
     if (!scale_of(a)->rows) scale_start(a);
-    if (scale_of(a)->pid > 0) return scale_step(a); /* take what the worker sent */
+    if (scale_of(a)->pid > 0) return scale_step(a) || scale_of(a)->fit; /* take what the worker sent */
     while (scale_step(a))
         if (lw_now() - t0 >= budget_s) return 1;
-    return 0;
+    return scale_of(a)->fit != NULL;
 }
 
 /* e: the chart drawn (SVG, PNG, PDF through cairo), both metrics, once every
@@ -619,7 +774,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
         {"data moved between GPUs per step, log scale (like Figure 8)", 1, 1, n, group, 4, series_name, v + 8 * n},
         {"model FLOPs utilisation (MFU), %, Eq. 1", 0, 0, n, group, 4, series_name, v + 12 * n},
     };
-    char title[256];
+    char title[600];
     const plan *p = a->p;
     if (ss->axis == PLAN_SWEEP_GPUS)
         snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
@@ -629,6 +784,10 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
         snprintf(title, sizeof title, "%s on %s, %d GPUs: data, model, OWT and layer-wise against the %s, %s, %s",
                  plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), axis_name[ss->axis], precision_name(plan_cluster(p)->precision),
                  sync_scheme_name(plan_cluster(p)->sync));
+    if (ss->fit_line[0]) { /* f's answer goes with it */
+        size_t k = strlen(title);
+        snprintf(title + k, sizeof title - k, "; %s", ss->fit_line);
+    }
     *what = "scaling chart";
     int rc = draw_bar_charts(title, panels, 4, path, err);
     free(names);
@@ -640,7 +799,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
 const screen_ops screen_scale_ops = {
     .tab = "Scale",
     .title = "Scaling (4)",
-    .hints = "m:metric S:sweep G:GPUs for X img/s r:recompute e:export",
+    .hints = "m:metric S:sweep G:GPUs for X img/s f:fit r:recompute e:export",
     .draw = draw_scale,
     .keys = scale_keys,
     .enter = enter_scale,

@@ -65,6 +65,8 @@ typedef struct scale_state {
     int metric;                /* m: images/s by Eq. 1, bytes moved, images/s simulated (screen_scale.c's M_*) */
     int axis;                  /* S: what the rows sweep (plan_sweep_axis): the GPU count, the inter-node
                                   bandwidth, the batch per GPU, the GPUs per node */
+    struct scale_fit *fit;     /* f: the largest batch that fits, worked out on a thread (screen_scale.c) */
+    char fit_line[256];        /* its answer, shown under the chart and in the export's title ("": none) */
 } scale_state;
 
 typedef struct cluster_state {
@@ -91,6 +93,9 @@ typedef struct explain_state {
     explain e;
     list_cursor cur;           /* scrolled lines */
     int lines;                 /* lines the last frame's text had */
+    explain_job *job;          /* a->workers: e being worked out on a thread (Esc cancels), or a cancelled one
+                                  still winding down; NULL: none */
+    double job_t0;             /* when it started */
 } explain_state;
 
 /* compare: two strategies side by side; each side from a source */
