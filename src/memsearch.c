@@ -127,6 +127,7 @@ typedef struct ctx {
     int *inc_start, *inc_edge; /* edges touching node v: inc_edge[inc_start[v] .. inc_start[v + 1]) */
     int *rx;             /* scratch assignment for the repair */
     double *rdt;         /* [cells] the repair's cost change per config against rx */
+    double *rup;         /* [cells] bytes a config frees at most against rx (freed_up) */
     int *rseen;          /* the repair's assignment its cycle check compares with */
 } ctx;
 
@@ -310,6 +311,27 @@ static double freed_bytes(const ctx *c, const double *mem, int v, int kx, int k)
     return freed;
 }
 
+/* An upper bound on freed_bytes(v, kx, k) under any memory state: the
+ * bytes k frees, GPU by GPU, none counted against it. It is summed in
+ * freed_bytes' order from terms no smaller than its, so the rounded sums
+ * keep the order too (rounding is monotonic): freed <= this, exactly. Into
+ * up[k] for every config k of v. */
+static void freed_up(const ctx *c, int v, int kx, double *up)
+{
+    const double *bx = mt_at(c->t, v, kx);
+    int nx = c->t->tasks[v][kx];
+    for (int k = 0; k < c->g->n_configs[v]; k++) {
+        const double *bk = mt_at(c->t, v, k);
+        int nk = c->t->tasks[v][k], n = nx > nk ? nx : nk;
+        double s = 0;
+        for (int g = 0; g < n; g++) {
+            double d = (g < nx ? bx[g] : 0) - (g < nk ? bk[g] : 0);
+            s += d > 0 ? d : 0;
+        }
+        up[k] = s;
+    }
+}
+
 /* A fitting assignment near x, offered as a candidate: while a GPU
  * overflows, the config change (within the mask) that frees the most
  * overflowing bytes per ms it adds; then, while one exists, a change that
@@ -324,7 +346,10 @@ static void repair(ctx *c, const unsigned char *mask, const int *x0)
     memcpy(x, x0, sizeof(int) * (size_t)N);
     double *mem = c->mem;
     mt_peak(c->t, x, mem);
-    for (int v = 0; v < N; v++) local_deltas(c, x, v, c->rdt + c->moff[v]);
+    for (int v = 0; v < N; v++) {
+        local_deltas(c, x, v, c->rdt + c->moff[v]);
+        freed_up(c, v, x[v], c->rup + c->moff[v]);
+    }
     memcpy(c->rseen, x, sizeof(int) * (size_t)N);
     for (int step = 0, power = 1, lam = 0; step < 4 * N + 16; step++) {
         int over = 0;
@@ -342,12 +367,16 @@ static void repair(ctx *c, const unsigned char *mask, const int *x0)
         int bv = -1, bk = -1;
         double best = -1;
         for (int v = 0; v < N; v++) {
-            const double *dtv = c->rdt + c->moff[v];
+            const double *dtv = c->rdt + c->moff[v], *upv = c->rup + c->moff[v];
             for (int k = 0; k < c->g->n_configs[v]; k++) {
                 if (k == x[v] || !mask[c->moff[v] + k] || !isfinite(dtv[k])) continue;
+                double per = dtv[k] > 1e-9 ? dtv[k] : 1e-9;
+                /* freed <= upv[k]: where that cannot free bytes or beat the
+                 * best score, neither can freed (the same skip, sooner) */
+                if (upv[k] <= 0 || upv[k] / per <= best) continue;
                 double freed = freed_bytes(c, mem, v, x[v], k);
                 if (freed <= 0) continue;
-                double score = freed / (dtv[k] > 1e-9 ? dtv[k] : 1e-9);
+                double score = freed / per;
                 if (score > best) {
                     best = score;
                     bv = v;
@@ -359,6 +388,7 @@ static void repair(ctx *c, const unsigned char *mask, const int *x0)
         x[bv] = bk;
         mt_peak(c->t, x, mem);
         moved(c, x, bv);
+        freed_up(c, bv, bk, c->rup + c->moff[bv]);
     }
     if (!mt_fits(c->t, x, c->limit)) return;
     for (int step = 0; step < 4 * N + 16; step++) { /* faster, still fitting */
@@ -658,6 +688,7 @@ static void ctx_init(ctx *c, const cost_graph *g, const mem_table *t, const doub
     c->inc_cost = HUGE_VAL;
     c->rx = lw_malloc(sizeof(int) * (size_t)(N + 1));
     c->rdt = lw_malloc(sizeof(double) * (size_t)(c->cells + 1));
+    c->rup = lw_malloc(sizeof(double) * (size_t)(c->cells + 1));
     c->rseen = lw_malloc(sizeof(int) * (size_t)(N + 1));
     c->inc_start = lw_calloc((size_t)N + 2, sizeof(int));
     c->inc_edge = lw_malloc(sizeof(int) * (size_t)(2 * g->n_edges + 1));
@@ -689,6 +720,7 @@ static void ctx_free(ctx *c)
     free(c->inc);
     free(c->rx);
     free(c->rdt);
+    free(c->rup);
     free(c->rseen);
     free(c->inc_start);
     free(c->inc_edge);
