@@ -126,6 +126,9 @@ typedef struct ctx {
     double **marg;
     int *inc_start, *inc_edge; /* edges touching node v: inc_edge[inc_start[v] .. inc_start[v + 1]) */
     int *rx;             /* scratch assignment for the repair */
+    double *rdt;         /* [cells] the repair's cost change per config against rx */
+    double *rup;         /* [cells] bytes a config frees at most against rx (freed_up) */
+    int *rseen;          /* the repair's assignment its cycle check compares with */
 } ctx;
 
 static double tol_of(double x) { return 1e-9 * (fabs(x) > 1 ? fabs(x) : 1); }
@@ -272,10 +275,70 @@ static double local_cost(const ctx *c, const int *x, int v, int k)
     return s;
 }
 
+/* Cost change of each config of node v against its config in x, into dt
+ * (computed as local_cost(k) - local_cost(x[v]), as the repair compares). */
+static void local_deltas(const ctx *c, const int *x, int v, double *dt)
+{
+    double here = local_cost(c, x, v, x[v]);
+    for (int k = 0; k < c->g->n_configs[v]; k++) dt[k] = local_cost(c, x, v, k) - here;
+}
+
+/* After node bv changed config in x: the cost changes of bv and of every
+ * node that shares an edge with it (no other node's change moved). */
+static void moved(ctx *c, const int *x, int bv)
+{
+    const cost_graph *g = c->g;
+    local_deltas(c, x, bv, c->rdt + c->moff[bv]);
+    for (int i = c->inc_start[bv]; i < c->inc_start[bv + 1]; i++) {
+        int e = c->inc_edge[i], u = g->edge_from[e] == bv ? g->edge_to[e] : g->edge_from[e];
+        if (u != bv) local_deltas(c, x, u, c->rdt + c->moff[u]);
+    }
+}
+
+/* Overflowing bytes freed by node v moving from config kx to k (bytes it
+ * would push over a GPU's limit count against it). GPUs neither config uses
+ * add nothing, so only the first max(tasks) are looked at. */
+static double freed_bytes(const ctx *c, const double *mem, int v, int kx, int k)
+{
+    const double *bx = mt_at(c->t, v, kx), *bk = mt_at(c->t, v, k);
+    int nx = c->t->tasks[v][kx], nk = c->t->tasks[v][k], n = nx > nk ? nx : nk;
+    double freed = 0;
+    for (int g = 0; g < n; g++) {
+        double d = (g < nx ? bx[g] : 0) - (g < nk ? bk[g] : 0);
+        if (mem[g] > c->limit[g]) freed += d;
+        else if (mem[g] - d > c->limit[g]) freed -= mem[g] - d - c->limit[g]; /* would overflow it */
+    }
+    return freed;
+}
+
+/* An upper bound on freed_bytes(v, kx, k) under any memory state: the
+ * bytes k frees, GPU by GPU, none counted against it. It is summed in
+ * freed_bytes' order from terms no smaller than its, so the rounded sums
+ * keep the order too (rounding is monotonic): freed <= this, exactly. Into
+ * up[k] for every config k of v. */
+static void freed_up(const ctx *c, int v, int kx, double *up)
+{
+    const double *bx = mt_at(c->t, v, kx);
+    int nx = c->t->tasks[v][kx];
+    for (int k = 0; k < c->g->n_configs[v]; k++) {
+        const double *bk = mt_at(c->t, v, k);
+        int nk = c->t->tasks[v][k], n = nx > nk ? nx : nk;
+        double s = 0;
+        for (int g = 0; g < n; g++) {
+            double d = (g < nx ? bx[g] : 0) - (g < nk ? bk[g] : 0);
+            s += d > 0 ? d : 0;
+        }
+        up[k] = s;
+    }
+}
+
 /* A fitting assignment near x, offered as a candidate: while a GPU
  * overflows, the config change (within the mask) that frees the most
  * overflowing bytes per ms it adds; then, while one exists, a change that
- * saves time and keeps everything within the limits. */
+ * saves time and keeps everything within the limits. Each config's cost
+ * change is kept in rdt and redone only around the node that moved: on a
+ * transformer's 532 layers the repair was nearly all of the capped
+ * search's time when every step recomputed every one. */
 static void repair(ctx *c, const unsigned char *mask, const int *x0)
 {
     int N = c->N, G = c->G;
@@ -283,26 +346,37 @@ static void repair(ctx *c, const unsigned char *mask, const int *x0)
     memcpy(x, x0, sizeof(int) * (size_t)N);
     double *mem = c->mem;
     mt_peak(c->t, x, mem);
-    for (int step = 0; step < 4 * N + 16; step++) {
+    for (int v = 0; v < N; v++) {
+        local_deltas(c, x, v, c->rdt + c->moff[v]);
+        freed_up(c, v, x[v], c->rup + c->moff[v]);
+    }
+    memcpy(c->rseen, x, sizeof(int) * (size_t)N);
+    for (int step = 0, power = 1, lam = 0; step < 4 * N + 16; step++) {
         int over = 0;
         for (int g = 0; g < G; g++) over |= mem[g] > c->limit[g];
         if (!over) break;
+        /* Each step depends on x alone: an x seen before repeats the same
+         * cycle of overflowing assignments up to the step limit, which then
+         * gives up; it gives up now instead (Brent's cycle finding). */
+        if (step > 0 && memcmp(c->rseen, x, sizeof(int) * (size_t)N) == 0) return;
+        if (++lam == power) {
+            memcpy(c->rseen, x, sizeof(int) * (size_t)N);
+            power *= 2;
+            lam = 0;
+        }
         int bv = -1, bk = -1;
         double best = -1;
         for (int v = 0; v < N; v++) {
-            double here = local_cost(c, x, v, x[v]);
+            const double *dtv = c->rdt + c->moff[v], *upv = c->rup + c->moff[v];
             for (int k = 0; k < c->g->n_configs[v]; k++) {
-                if (k == x[v] || !mask[c->moff[v] + k]) continue;
-                double freed = 0;
-                for (int g = 0; g < G; g++) {
-                    double d = cell_mem(c, v, x[v], g) - cell_mem(c, v, k, g);
-                    if (mem[g] > c->limit[g]) freed += d;
-                    else if (mem[g] - d > c->limit[g]) freed -= mem[g] - d - c->limit[g]; /* would overflow it */
-                }
+                if (k == x[v] || !mask[c->moff[v] + k] || !isfinite(dtv[k])) continue;
+                double per = dtv[k] > 1e-9 ? dtv[k] : 1e-9;
+                /* freed <= upv[k]: where that cannot free bytes or beat the
+                 * best score, neither can freed (the same skip, sooner) */
+                if (upv[k] <= 0 || upv[k] / per <= best) continue;
+                double freed = freed_bytes(c, mem, v, x[v], k);
                 if (freed <= 0) continue;
-                double dt = local_cost(c, x, v, k) - here;
-                if (!isfinite(dt)) continue;
-                double score = freed / (dt > 1e-9 ? dt : 1e-9);
+                double score = freed / per;
                 if (score > best) {
                     best = score;
                     bv = v;
@@ -313,16 +387,18 @@ static void repair(ctx *c, const unsigned char *mask, const int *x0)
         if (bv < 0) return;
         x[bv] = bk;
         mt_peak(c->t, x, mem);
+        moved(c, x, bv);
+        freed_up(c, bv, bk, c->rup + c->moff[bv]);
     }
     if (!mt_fits(c->t, x, c->limit)) return;
     for (int step = 0; step < 4 * N + 16; step++) { /* faster, still fitting */
         int bv = -1, bk = -1;
         double best = 0;
         for (int v = 0; v < N; v++) {
-            double here = local_cost(c, x, v, x[v]);
+            const double *dtv = c->rdt + c->moff[v];
             for (int k = 0; k < c->g->n_configs[v]; k++) {
                 if (k == x[v] || !mask[c->moff[v] + k]) continue;
-                double dt = local_cost(c, x, v, k) - here;
+                double dt = dtv[k];
                 if (!(dt < best)) continue;
                 int ok = 1;
                 for (int g = 0; g < G && ok; g++)
@@ -337,6 +413,7 @@ static void repair(ctx *c, const unsigned char *mask, const int *x0)
         if (bv < 0) break;
         x[bv] = bk;
         mt_peak(c->t, x, mem);
+        moved(c, x, bv);
     }
     offer(c, x);
 }
@@ -610,6 +687,9 @@ static void ctx_init(ctx *c, const cost_graph *g, const mem_table *t, const doub
     c->inc = lw_malloc(sizeof(int) * (size_t)(N + 1));
     c->inc_cost = HUGE_VAL;
     c->rx = lw_malloc(sizeof(int) * (size_t)(N + 1));
+    c->rdt = lw_malloc(sizeof(double) * (size_t)(c->cells + 1));
+    c->rup = lw_malloc(sizeof(double) * (size_t)(c->cells + 1));
+    c->rseen = lw_malloc(sizeof(int) * (size_t)(N + 1));
     c->inc_start = lw_calloc((size_t)N + 2, sizeof(int));
     c->inc_edge = lw_malloc(sizeof(int) * (size_t)(2 * g->n_edges + 1));
     for (int e = 0; e < g->n_edges; e++) {
@@ -639,6 +719,9 @@ static void ctx_free(ctx *c)
     free(c->marg);
     free(c->inc);
     free(c->rx);
+    free(c->rdt);
+    free(c->rup);
+    free(c->rseen);
     free(c->inc_start);
     free(c->inc_edge);
 }
