@@ -148,6 +148,7 @@ typedef struct pctx {
     size_tabs tabs[16];
     long searches, dp_runs, capped;
     int uncapped;      /* this count's DP ran without the memory limit (no plan fits it) */
+    int lazy;          /* stage_f gives f, a lower bound, for a range not yet checked against the limit */
 } pctx;
 
 /* Whether segments j and k of model cm are the same problem: the same
@@ -463,6 +464,7 @@ static double stage_f(const pctx *c, int j, int si, int a, int b)
     if (!s->fcap || !isfinite(f)) return f;
     double *slot = &s->fcap[((long)j * K1 + a) * K1 + b];
     if (!isnan(*slot)) return *slot;
+    if (c->lazy) return f; /* a lower bound until the DP chooses the range (capped_dp) */
     const cost_model *cm = s->cm;
     int first = c->bounds[a], last = c->bounds[b], u = a > 0 ? c->prod[a] : -1;
     double held = pipe_held(c->o->schedule, c->p, j, c->m, c->v);
@@ -475,6 +477,15 @@ static double stage_f(const pctx *c, int j, int si, int a, int b)
                     : HUGE_VAL;
     ((pctx *)c)->capped += searched; /* statistics only */
     *slot = searched ? capf : f;     /* the range's own optimum where it fits */
+    if (!isfinite(*slot)) {
+        /* nothing fits: nor does any range holding this one on the same group, at a stage holding as many
+         * micro-batches or more (its memory is at least this range's on every GPU) */
+        for (int jj = 0; jj < c->p; jj++) {
+            if (pipe_held(c->o->schedule, c->p, jj, c->m, c->v) < held) continue;
+            for (int aa = 0; aa <= a; aa++)
+                for (int bb = b; bb <= c->K; bb++) s->fcap[((long)jj * K1 + aa) * K1 + bb] = HUGE_VAL;
+        }
+    }
     cg_free(g);
     free(node_of);
     return *slot;
@@ -789,6 +800,43 @@ static pipe_plan *plan_from_choices(pctx *c, const int *ch, lw_error *err)
     return pp;
 }
 
+/* The DP under the memory limit, lazily: ranges not yet checked cost
+ * their unconstrained optimum f (a lower bound on the capped one); the
+ * DP's optimum's stages are then checked (stage_f) and the DP run again
+ * until its optimum's every stage was checked already: that plan's step is
+ * exact and no other plan's lower bound is below it, so it is the capped
+ * optimum (where the unconstrained optimum fits, after one round). Each
+ * round checks at least one more (stage, size, range); a range found not
+ * to fit rules out every range holding it. After PIPE_CAP_ROUNDS rounds it
+ * gives up: the count's plan is then the unconstrained DP's. */
+static void capped_dp(pctx *c, dp_best *best)
+{
+    long W = (long)(c->K + 1) * (c->G + 1);
+    for (int round = 0;; round++) {
+        if (round == PIPE_CAP_ROUNDS) { /* given up: as if nothing fitted (plan_for_count) */
+            best->T = HUGE_VAL;
+            best->improved = 0;
+            return;
+        }
+        best->T = HUGE_VAL;
+        best->improved = 0;
+        c->lazy = 1;
+        dp_search(c, best);
+        c->lazy = 0;
+        if (!best->improved) return;
+        int a = 0, o = 0, checked = 1;
+        for (int j = 0; j < c->p; j++) {
+            int bc = best->choice[(long)j * W + (long)a * (c->G + 1) + o], b = bc / 16, si = bc % 16;
+            const size_tabs *s = &c->tabs[si];
+            int K1 = c->K + 1;
+            if (isnan(s->fcap[((long)j * K1 + a) * K1 + b]) && stage_f(c, j, si, a, b) != s->f[a * K1 + b])
+                checked = 0; /* its bound was below its capped optimum: the DP again */
+            a = b, o += c->size[si];
+        }
+        if (checked) return;
+    }
+}
+
 /* The DP's optimum at m micro-batches, as a plan in *out (NULL where no
  * plan has a finite step). */
 static int plan_for_count(pctx *c, int m, dp_best *best, pipe_plan **out, lw_error *err)
@@ -798,8 +846,9 @@ static int plan_for_count(pctx *c, int m, dp_best *best, pipe_plan **out, lw_err
     for (int si = 0; si < c->n_sizes && rc == 0; si++) rc = size_tables(c, si, err);
     best->T = HUGE_VAL;
     best->improved = 0;
-    if (rc == 0) dp_search(c, best);
     c->uncapped = 0;
+    if (rc == 0 && c->tabs[0].fcap) capped_dp(c, best);
+    else if (rc == 0) dp_search(c, best);
     if (rc == 0 && !best->improved && c->tabs[0].fcap) { /* no plan fits: the fastest, which does not */
         for (int si = 0; si < c->n_sizes; si++) free(c->tabs[si].fcap), c->tabs[si].fcap = NULL;
         c->uncapped = 1;

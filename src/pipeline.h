@@ -50,6 +50,10 @@ int pipe_schedule_from_name(const char *s); /* -1 if unknown */
  * of one DP pass, P K^2 G log2(G) (data/doc/search.md). */
 #define PIPE_MAX_STAGES 64
 #define PIPE_MAX_DP_WORK 2e9
+/* Rounds of the DP under the memory limit (lazy: a range is checked against
+ * the limit once the DP chooses it) one micro-batch count takes at most
+ * before its plan is the unconstrained one (search.md). */
+#define PIPE_CAP_ROUNDS 12
 /* Micro-batch counts one search tries at most. */
 #define PIPE_MAX_COUNTS 24
 
