@@ -921,14 +921,25 @@ static void dims_headline(lw_buf *out, int width, const plan *p, const explain *
         acts_words(b, wb, sizeof wb);
         weights_words(p, e, a, wa, sizeof wa);
     }
+    /* where the other layers, re-optimised around b, carry part of the
+     * difference, say how much: the layer's own terms against the rest */
+    char split[200] = "";
+    double drest = b->term_ms[TERM_REST] - a->term_ms[TERM_REST];
+    double dtot = b->total_ms - a->total_ms;
+    if (b->changed > 0 && fabs(drest) >= 0.005 && fabs(drest) >= 0.05 * fabs(dtot))
+        snprintf(split, sizeof split,
+                 ": %+.2f" NBSP "ms in %s's own terms, %+.2f" NBSP "ms in the rest of the step, where %d other layer%s "
+                 "change%s config",
+                 dtot - drest, plan_net(p)->layers[li].name, drest, b->changed, b->changed == 1 ? "" : "s",
+                 b->changed == 1 ? "s its" : " their");
     if (b->family == FAM_DATA)
         para(out, width, 2, "Why %s and not data parallelism's %s: %s %s; %s %s. In all %s is %+.2f" NBSP "ms per step "
-                            "(" EQ1 ").",
-             ca, cb, cb, wb, ca, wa, cb, b->total_ms - a->total_ms);
+                            "(" EQ1 ")%s.",
+             ca, cb, cb, wb, ca, wa, cb, dtot, split);
     else
         para(out, width, 2, "Why %s and not %s, the best by %s: %s %s; %s %s. In all %s is %+.2f" NBSP "ms per step "
-                            "(" EQ1 ").",
-             ca, cb, b->role, cb, wb, ca, wa, cb, b->total_ms - a->total_ms);
+                            "(" EQ1 ")%s.",
+             ca, cb, b->role, cb, wb, ca, wa, cb, dtot, split);
 }
 
 /* The chosen config against the best config of each family the layer can
