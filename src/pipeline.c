@@ -148,6 +148,7 @@ typedef struct pctx {
     size_tabs tabs[16];
     long searches, dp_runs, capped;
     int uncapped;      /* this count's DP ran without the memory limit (no plan fits it) */
+    int unproven;      /* a stage's memory search stopped at PIPE_CAP_SUBPROBLEMS unproven */
     int lazy;          /* stage_f gives f, a lower bound, for a range not yet checked against the limit */
 } pctx;
 
@@ -383,12 +384,14 @@ static mem_table *stage_mem_table(const cost_model *cm, const cost_graph *g, con
 
 /* The fastest configs of stage graph g whose every GPU keeps at most
  * `limit` bytes (workspace included) holding `held` micro-batches: the
- * unconstrained optimum where it fits, else the memory search's exact
- * optimum (memsearch_run, no time limit). Fills config (g->n_nodes, may be
- * NULL) and returns the cost; +inf where nothing fits. *searched: the
- * memory search ran. */
+ * unconstrained optimum where it fits, else the memory search's optimum
+ * (memsearch_run, bounded by PIPE_CAP_SUBPROBLEMS subproblems, a count, so
+ * the same range always gets the same answer; where it stops there
+ * unproven, the best fitting configs it found, and *unproven is set). Fills
+ * config (g->n_nodes, may be NULL) and returns the cost; +inf where nothing
+ * fits (or none was found). *searched: the memory search ran. */
 static double capped_optimum(const cost_model *cm, const cost_graph *g, const int *node_of, int first, int last,
-                             int gpus, double held, double limit, int *out, int *searched)
+                             int gpus, double held, double limit, int *out, int *searched, int *unproven)
 {
     *searched = 0;
     search_result *r = search_optimum(g);
@@ -401,7 +404,10 @@ static double capped_optimum(const cost_model *cm, const cost_graph *g, const in
         *searched = 1;
         memsearch_options mo;
         memsearch_options_init(&mo);
+        mo.time_limit_s = 0; /* bounded by the count alone: the answer must not depend on the machine's speed */
+        mo.max_subproblems = PIPE_CAP_SUBPROBLEMS;
         memsearch_result *mr = memsearch_run(g, t, lim, &mo);
+        if (!mr || (mr->status != MEMSEARCH_OPTIMAL && mr->status != MEMSEARCH_INFEASIBLE)) *unproven = 1;
         cost = mr && mr->config ? mr->cost : HUGE_VAL;
         if (out && mr && mr->config) memcpy(out, mr->config, sizeof(int) * (size_t)g->n_nodes);
         memsearch_result_free(mr);
@@ -473,7 +479,8 @@ static double stage_f(const pctx *c, int j, int si, int a, int b)
     int *node_of = lw_malloc(sizeof(int) * (size_t)cm->n_layers);
     cost_graph *g = pipe_stage_graph(cm, first, last, u, 1.0 / c->m, node_of);
     int searched = 0;
-    double capf = g ? capped_optimum(cm, g, node_of, first, last, c->size[si], held, c->o->memory_limit, NULL, &searched)
+    double capf = g ? capped_optimum(cm, g, node_of, first, last, c->size[si], held, c->o->memory_limit, NULL, &searched,
+                                     &((pctx *)c)->unproven)
                     : HUGE_VAL;
     ((pctx *)c)->capped += searched; /* statistics only */
     *slot = searched ? capf : f;     /* the range's own optimum where it fits */
@@ -627,7 +634,8 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
     double cost = HUGE_VAL;
     if (!pins && isfinite(pp->limit_bytes) && pp->p > 1) { /* the search's stage: within the limit (stage_f) */
         double held = pipe_held(pp->schedule, pp->p, i, pp->m, pp->v);
-        cost = capped_optimum(cm, g, node_of, st->first, st->last, st->gpus, held, pp->limit_bytes, cfg, &searched);
+        cost = capped_optimum(cm, g, node_of, st->first, st->last, st->gpus, held, pp->limit_bytes, cfg, &searched,
+                              &pp->unproven);
         if (!isfinite(cost)) { /* nothing fits: the fastest, reported as not fitting */
             searched = 0;
             cost = HUGE_VAL;
@@ -916,6 +924,7 @@ pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *pro
     if (pp) {
         pp->segment_searches = c.searches;
         pp->capped_searches = c.capped;
+        pp->unproven |= c.unproven;
         pp->dp_runs = c.dp_runs;
         pp->search_ms = (lw_now() - t0) * 1e3;
     }
@@ -1029,6 +1038,7 @@ void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
     cJSON_AddNumberToObject(p, "bubble_fraction", pp->bubble_fraction);
     cJSON_AddNumberToObject(p, "peak_memory_bytes", pp->peak_memory_bytes);
     cJSON_AddBoolToObject(p, "fits", pp->fits);
+    cJSON_AddBoolToObject(p, "proven_optimal", !pp->unproven);
 }
 
 void pipe_plan_print(const pipe_plan *pp, FILE *f)
@@ -1051,6 +1061,10 @@ void pipe_plan_print(const pipe_plan *pp, FILE *f)
             pp->schedule == PIPE_INTERLEAVED ? ", over v" : "", 100 * pp->bubble_fraction);
     fprintf(f, "peak memory %.2f GiB per GPU: %s\n", pp->peak_memory_bytes / 1073741824.0,
             pp->fits ? "fits" : "does NOT fit the memory limit");
+    if (pp->unproven)
+        fprintf(f, "not proven optimal: a stage's memory search stopped after %d subproblems (the best fitting configs "
+                   "it found priced that stage)\n",
+                PIPE_CAP_SUBPROBLEMS);
     if (pp->dp_runs)
         fprintf(f, "search: %d cut points, %ld segment searches, %ld DP passes, %.0f ms\n", pp->cuts - 1,
                 pp->segment_searches, pp->dp_runs, pp->search_ms);

@@ -54,6 +54,9 @@ int pipe_schedule_from_name(const char *s); /* -1 if unknown */
  * the limit once the DP chooses it) one micro-batch count takes at most
  * before its plan is the unconstrained one (search.md). */
 #define PIPE_CAP_ROUNDS 12
+/* Subproblems one stage's memory search runs at most (a count, not a time,
+ * so that the DP and the plan it returns price a range the same). */
+#define PIPE_CAP_SUBPROBLEMS 48
 /* Micro-batch counts one search tries at most. */
 #define PIPE_MAX_COUNTS 24
 
@@ -97,6 +100,8 @@ typedef struct pipe_plan {
     int fits;
     double limit_bytes;        /* the memory limit each stage's configs were searched within (+inf: none) */
     long capped_searches;      /* stages whose unconstrained optimum did not fit: memory searches run */
+    int unproven;              /* a memory search inside a stage stopped at PIPE_CAP_SUBPROBLEMS: the plan fits,
+                                  its step is the best found, not proven the least */
     /* search statistics */
     int cuts;                  /* K: segments between the allowed cuts */
     long segment_searches, dp_runs;

@@ -686,6 +686,7 @@ Test(pipeline, memory_capped_stages_against_brute_force)
     cr_assert_not_null(pp, "%s", err.msg);
     cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "%.0f > %.0f", pp->peak_memory_bytes, b.limit);
     cr_assert_gt(pp->capped_searches, 0);
+    cr_assert_not(pp->unproven, "the stages' memory searches proved their optima within PIPE_CAP_SUBPROBLEMS");
     ASSERT_REL(pp->step_ms, b.best, 1e-12);
     /* under a limit nothing meets, the fastest plan, said not to fit */
     o.memory_limit = 1;
