@@ -104,3 +104,10 @@ start -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8
 wait_for "gpt2 on dgx-a100"
 keys End # the last layer: the tied language-model head, split by vocabulary and features
 shot transformer "lm_head" "strategy table, GPT-2 on one DGX A100: data parallel blocks, the head split"
+
+start -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --pp 2 --microbatches 8
+wait_for "stage 2"
+shot pipeline "stage 2" "strategy table, GPT-2 in two pipeline stages on one DGX A100, 8 micro-batches"
+keys 6
+wait_for "bubble"
+shot pipeline-timeline "bubble" "timeline: GPT-2's 1F1B step, two stages, the bubble"
