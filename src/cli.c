@@ -978,13 +978,8 @@ static int cmd_pipeline(const opts *o, int megatron)
     } else if (strcmp(o->cmd, "simulate") == 0) {
         rc = pipeline_simulate(o, p, pp, megatron);
     } else if (o->json || o->out) {
-        cJSON *root = doc_new(PIPE_FORMAT, plan_model(p), plan_gpus(p));
-        cJSON_AddStringToObject(root, "algorithm", megatron == 2 ? "file" : megatron ? "megatron" : "pipeline-dp");
-        cJSON_AddNumberToObject(root, "total_ms", pp->step_ms);
-        doc_add_throughput(root, plan_model(p), "eq1", pp->step_ms, plan_gpus(p));
-        cJSON_AddNumberToObject(root, "peak_memory_bytes", round(pp->peak_memory_bytes));
-        cJSON_AddBoolToObject(root, "fits", pp->fits);
-        pipe_plan_to_json(pp, root);
+        cJSON *root = pipe_plan_document(pp, plan_model(p), plan_gpus(p),
+                                         megatron == 2 ? "file" : megatron ? "megatron" : "pipeline-dp");
         if (o->explain) rc = pipeline_explain(o, pp, root);
         char *doc = rc == 0 ? cJSON_Print(root) : NULL;
         cJSON_Delete(root);

@@ -1005,6 +1005,18 @@ done:
     return best;
 }
 
+cJSON *pipe_plan_document(const pipe_plan *pp, const cost_model *m, int gpus, const char *algorithm)
+{
+    cJSON *root = doc_new(PIPE_FORMAT, m, gpus);
+    cJSON_AddStringToObject(root, "algorithm", algorithm);
+    cJSON_AddNumberToObject(root, "total_ms", pp->step_ms);
+    doc_add_throughput(root, m, "eq1", pp->step_ms, gpus);
+    cJSON_AddNumberToObject(root, "peak_memory_bytes", round(pp->peak_memory_bytes));
+    cJSON_AddBoolToObject(root, "fits", pp->fits);
+    pipe_plan_to_json(pp, root);
+    return root;
+}
+
 void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
 {
     cJSON_AddStringToObject(o, "schedule", pipe_schedule_name(pp->schedule));

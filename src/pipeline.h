@@ -184,6 +184,12 @@ char *pipe_explain_text(const pipe_plan *pp, const pipe_explain *e);
 struct cJSON;
 /* Adds those fields to o. */
 void pipe_plan_to_json(const pipe_plan *pp, struct cJSON *o);
+/* The whole PIPE_FORMAT document `search --pp --json` writes: doc_new's
+ * header for m (the one-stage model of the same network, cluster and
+ * batch) on gpus, "algorithm", "total_ms", the throughput (eq1),
+ * "peak_memory_bytes", "fits" and pipe_plan_to_json's fields. The caller
+ * cJSON_Deletes it. */
+struct cJSON *pipe_plan_document(const pipe_plan *pp, const cost_model *m, int gpus, const char *algorithm);
 /* 1 where text is a PIPE_FORMAT document. */
 int pipe_file_is_pipeline(const char *text, size_t len);
 /* The plan a PIPE_FORMAT document gives (its stages' configs pinned, each

@@ -435,6 +435,18 @@ int plan_strategy_file(const plan *p, const char *path, int *cfg, lw_error *err)
 /* Strategy cfg with its evaluation as a "layerwise-strategy" document
  * (algorithm: how it was found). Caller frees. */
 char *plan_strategy_json(const plan *p, const int *cfg, const strategy_eval *ev, const char *algorithm);
+/* The plan's pipeline (plan_stage_count > 1) as the layerwise-strategy/2
+ * document `search --pp --json` writes ("algorithm" "pipeline-dp", or
+ * "megatron" for Megatron-LM's stages), which `eval -s` and `simulate -s`
+ * read back; NULL when the plan is not pipelined. Caller frees. */
+char *plan_pipeline_json(const plan *p);
+/* The strategy a front end exports, written to path through a temporary
+ * renamed into place (lw_write_file_atomic): a pipelined plan's pipeline
+ * (plan_pipeline_json; cfg, ev and algorithm unused), else strategy cfg
+ * (plan_strategy_json). *format (may be NULL) gets the document's format.
+ * 0, or -1 with err set. */
+int plan_write_strategy(const plan *p, const int *cfg, const strategy_eval *ev, const char *algorithm,
+                        const char *path, const char **format, lw_error *err);
 /* Strategy cfg simulated on the plan's model (sim_run; sim_result_free). */
 sim_result *plan_simulate(const plan *p, const int *cfg, const sim_options *o);
 /* refine_begin on the plan's model (which must outlive the search: a

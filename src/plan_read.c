@@ -7,6 +7,8 @@
 #include "plan_internal.h"
 #include "pipeline.h"
 
+#include <cjson/cJSON.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +119,33 @@ int plan_strategy_file(const plan *p, const char *path, int *cfg, lw_error *err)
 char *plan_strategy_json(const plan *p, const int *cfg, const strategy_eval *ev, const char *algorithm)
 {
     return strategy_to_json(p->cm, cfg, ev, algorithm, p->sr ? p->sr->n_left : 0, plan_final_method_name(p));
+}
+
+char *plan_pipeline_json(const plan *p)
+{
+    if (!p->pipe) return NULL;
+    cJSON *root = pipe_plan_document(p->pipe, p->cm, p->gpus, p->pset.megatron ? "megatron" : "pipeline-dp");
+    char *doc = cJSON_Print(root);
+    cJSON_Delete(root);
+    return doc;
+}
+
+static int write_doc(FILE *f, void *user, lw_error *err)
+{
+    if (fputs(user, f) < 0 || fputc('\n', f) < 0) return lw_fail(err, 1, "write failed");
+    return 0;
+}
+
+int plan_write_strategy(const plan *p, const int *cfg, const strategy_eval *ev, const char *algorithm,
+                        const char *path, const char **format, lw_error *err)
+{
+    int piped = p->pipe != NULL;
+    char *doc = piped ? plan_pipeline_json(p) : plan_strategy_json(p, cfg, ev, algorithm);
+    if (format) *format = piped ? PIPE_FORMAT : "layerwise-strategy/1";
+    if (!doc) return lw_fail(err, 1, "%s: out of memory", path);
+    int rc = lw_write_file_atomic(path, write_doc, doc, err);
+    free(doc);
+    return rc;
 }
 
 sim_result *plan_simulate(const plan *p, const int *cfg, const sim_options *o) { return sim_run(p->cm, cfg, o); }

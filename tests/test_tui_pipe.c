@@ -2,9 +2,12 @@
  * The TUI's pipelines (issue 35), headless: the | what-if (its prompt,
  * refusals, undo and redo), the status and context lines, and the
  * Timeline of a pipelined plan (a row per stage's group, the micro-batch
- * in each bar, the bubble idle).
+ * in each bar, the bubble idle), and J writing the pipeline.
  */
 #include "tui_screen.h"
+#include "pipeline.h"
+
+#include <dirent.h>
 
 __attribute__((constructor)) static void use_this_trees_data(void)
 {
@@ -168,6 +171,106 @@ Test(tui_pipe, explain_says_the_stage)
     cr_assert_not(a->status_error);
     app_feed(a, 27);
     finish_idle(a);
+    app_free(a);
+    term_close();
+}
+
+/* The pipeline a PIPE_FORMAT file gives back on the plan's network,
+ * cluster, GPUs and batch (as `eval -s FILE` reads it). */
+static pipe_plan *read_back(const app *a, const char *path)
+{
+    size_t len;
+    lw_error err = {0};
+    char *text = lw_read_file(path, &len, &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    const plan *p = a->p;
+    const plan_memory_settings *ms = plan_memory_settings_of(p);
+    pipe_plan *pp = pipe_plan_from_json(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), text,
+                                        len, path, ms->optimizer, plan_memory_limit(ms, plan_cluster(p)), &err);
+    free(text);
+    cr_assert_not_null(pp, "%s: %s", path, err.msg);
+    return pp;
+}
+
+/* J (and e with a .json name) on a pipelined plan writes the pipeline as a
+ * layerwise-strategy/2 document that reads back to the same step, Eq. 1
+ * and simulated; not pipelined, the one-stage strategy as before. */
+Test(tui_pipe, J_writes_the_pipeline)
+{
+    term_open(30, 160, 1);
+    tui_args args = {.net = GPT, .cluster = "dgx-a100", .set = {.gpus = 8}, .sync = -1,
+                     .pipe = {.stages = 2, .microbatches = 4, .schedule = plan_schedule_from_name("gpipe")}};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    plan_pipeline_summary s;
+    cr_assert_eq(plan_pipeline_info(a->p, &s), 1);
+    char dir[] = "/tmp/lw-tui-pipe-XXXXXX", cwd[4096];
+    temp_dir(dir, cwd, sizeof cwd);
+    cr_assert_eq(chdir(dir), 0);
+    const char *def = "layerwise-tiny_gpt-8gpu-strategy.json";
+    app_feed(a, 'J');
+    cr_assert_str_eq(a->prompt.buf, def);
+    app_feed(a, '\r');
+    cr_assert(!a->status_error && strstr(a->status, "wrote pipelined strategy JSON (layerwise-strategy/2)"), "%s",
+              a->status);
+    size_t len;
+    char *text = lw_read_file(def, &len, NULL);
+    cr_assert(text && strstr(text, "\"layerwise-strategy/2\"") && strstr(text, "\"stages\"") &&
+                  strstr(text, "\"pipeline-dp\"") && strstr(text, "\"gpipe\""),
+              "%s", text ? text : a->status);
+    free(text);
+    pipe_plan *pp = read_back(a, def);
+    cr_assert_eq(pp->p, 2);
+    cr_assert_eq(pp->m, 4);
+    cr_assert_float_eq(pp->step_ms, s.step_ms, 1e-9 * s.step_ms, "eval -s: %.6f, the plan: %.6f", pp->step_ms, s.step_ms);
+    pipe_sim *r0 = plan_pipe_simulate(a->p), *r1 = pipe_plan_simulate(pp);
+    cr_assert_float_eq(r1->step_ms, r0->step_ms, 1e-9 * r0->step_ms, "simulate -s: %.6f, the plan: %.6f", r1->step_ms,
+                       r0->step_ms);
+    pipe_sim_free(r0);
+    pipe_sim_free(r1);
+    pipe_plan_free(pp);
+    unlink(def);
+    /* e with a .json name on the table writes the same; no temporary stays */
+    app_feed(a, 'e');
+    app_feed(a, 0x15);
+    type(a, "p.json");
+    app_feed(a, '\r');
+    cr_assert(strstr(a->status, "wrote pipelined strategy JSON"), "%s", a->status);
+    pp = read_back(a, "p.json");
+    cr_assert_float_eq(pp->step_ms, s.step_ms, 1e-9 * s.step_ms);
+    pipe_plan_free(pp);
+    unlink("p.json");
+    /* Megatron-LM's stages are labelled so */
+    set_pipeline(a, "2 4 megatron");
+    cr_assert_eq(plan_stage_count(a->p), 2, "%s", a->status);
+    app_feed(a, 'J');
+    app_feed(a, '\r');
+    text = lw_read_file(def, &len, NULL);
+    cr_assert(text && strstr(text, "\"layerwise-strategy/2\"") && strstr(text, "\"megatron\""), "%s", a->status);
+    free(text);
+    plan_pipeline_info(a->p, &s);
+    pp = read_back(a, def);
+    cr_assert_float_eq(pp->step_ms, s.step_ms, 1e-9 * s.step_ms);
+    pipe_plan_free(pp);
+    unlink(def);
+    /* one stage: the layerwise-strategy/1 document */
+    set_pipeline(a, "off");
+    app_feed(a, 'J');
+    app_feed(a, '\r');
+    cr_assert(strstr(a->status, "wrote strategy JSON"), "%s", a->status);
+    text = lw_read_file(def, &len, NULL);
+    cr_assert(text && strstr(text, "\"layerwise-strategy/1\"") && !strstr(text, "\"stages\""), "%s", a->status);
+    free(text);
+    unlink(def);
+    DIR *d = opendir(".");
+    struct dirent *de;
+    int left = 0;
+    while ((de = readdir(d)) != NULL) left += de->d_name[0] != '.';
+    closedir(d);
+    cr_assert_eq(left, 0, "a temporary was left");
+    cr_assert_eq(chdir(cwd), 0);
+    cr_assert_eq(rmdir(dir), 0);
     app_free(a);
     term_close();
 }

@@ -992,13 +992,6 @@ void app_export_default(const app *a, int json, char *buf, size_t n)
     }
 }
 
-static int write_text(FILE *f, void *user, lw_error *err)
-{
-    const char *s = user;
-    if (fputs(s, f) < 0 || fputc('\n', f) < 0) return lw_fail(err, 1, "write failed");
-    return 0;
-}
-
 /* A path in a status line is shortened in its middle to this many cells,
  * so that an error's reason stays within the line's rows (a message
  * names the path and often its directory: at 80 columns, three rows). */
@@ -1081,10 +1074,10 @@ int app_export(app *a, const char *path)
         const char *algo = app_shown_refined(a) ? "elimination, refined under the simulator"
                            : pins                 ? "elimination (pinned)"
                                                   : "elimination";
-        char *doc = plan_strategy_json(p, app_shown_configs(a), app_shown_eval(a), algo);
-        rc = lw_write_file_atomic(path, write_text, doc, &err);
-        free(doc);
-        what = "strategy JSON";
+        /* a pipelined plan writes its pipeline (layerwise-strategy/2),
+         * which eval -s and simulate -s read back */
+        rc = plan_write_strategy(p, app_shown_configs(a), app_shown_eval(a), algo, path, NULL, &err);
+        what = plan_stage_count(p) > 1 ? "pipelined strategy JSON (layerwise-strategy/2)" : "strategy JSON";
     } else {
         int step;
         export_view v = current_view(a, &step);
