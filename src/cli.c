@@ -329,12 +329,12 @@ static int check_option_use(const opts *o)
                    "or compare and scale (their megatron row)", o->mega.tp ? "--tp" : "--sp");
     const int mega_s = o->strategy && strcmp(o->strategy, "megatron") == 0;
     const int pipe_cmd = o->cmd && (strcmp(o->cmd, "search") == 0 || (strcmp(o->cmd, "eval") == 0 && mega_s) ||
-                                    strcmp(o->cmd, "compare") == 0 ||
+                                    strcmp(o->cmd, "compare") == 0 || strcmp(o->cmd, "scale") == 0 ||
                                     (strcmp(o->cmd, "export") == 0 && (!o->strategy || mega_s)) ||
                                     (strcmp(o->cmd, "simulate") == 0 &&
                                      (!o->strategy || mega_s || strcmp(o->strategy, "optimum") == 0)));
     if ((o->pipe.pp || o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !tui && !pipe_cmd)
-        return bad("%s is a pipeline option: it goes with search, compare, eval -s megatron, simulate [-s optimum|megatron] or export [-s megatron]",
+        return bad("%s is a pipeline option: it goes with search, compare, scale, eval -s megatron, simulate [-s optimum|megatron] or export [-s megatron]",
                    o->pipe.pp ? "--pp" : o->pipe.microbatches ? "--microbatches" : o->pipe.vp ? "--vp" : "--schedule");
     if ((o->pipe.microbatches || o->pipe.vp || o->pipe.schedule >= 0) && !o->pipe.pp && !tui)
         return bad("%s shapes a pipeline: give the stages with --pp P",
@@ -1344,8 +1344,123 @@ static void pipelines_text(pipe_plan *const *pipes)
     }
 }
 
+/* scale --pp P: the pipelined optimum at one GPU count (pipe), or why
+ * there is none (why: P does not divide the count, a stage's group is past
+ * the search's limit, or pipe_search's refusal). */
+typedef struct pipe_row {
+    int gpus;
+    pipe_plan *pipe;
+    double images_per_s, speedup; /* Eq. 1's; over one GPU's layer-wise optimum */
+    double model_flops, tflops, mfu; /* at the count's batch (strategy_achieved) */
+    char why[256];
+} pipe_row;
+
+static void scale_pipeline_row(const opts *o, const plan *q, double base_ips, pipe_row *r)
+{
+    int g = plan_gpus(q), P = o->pipe.pp;
+    *r = (pipe_row){.gpus = g};
+    if (g % P != 0) {
+        snprintf(r->why, sizeof r->why, "%d stages do not divide %d GPU%s", P, g, g == 1 ? "" : "s");
+        return;
+    }
+    if (g / P > PLAN_AUTO_SEARCH_MAX_GPUS) {
+        snprintf(r->why, sizeof r->why, "stages of %d GPUs: not searched above %d (search --pp finds it)", g / P,
+                 PLAN_AUTO_SEARCH_MAX_GPUS);
+        return;
+    }
+    pipe_options po;
+    pipe_options_init(&po);
+    po.stages = P;
+    po.microbatches = o->pipe.microbatches;
+    if (o->pipe.schedule >= 0) po.schedule = (pipe_schedule)o->pipe.schedule;
+    po.vp = o->pipe.vp ? o->pipe.vp : 1;
+    po.optimizer = o->mset.optimizer;
+    po.memory_limit = plan_memory_limit(&o->mset, plan_cluster(q));
+    lw_error err = {0};
+    r->pipe = pipe_search(plan_net(q), plan_cluster(q), plan_profile(q), g, plan_batch(q), &po, &err);
+    if (!r->pipe) {
+        snprintf(r->why, sizeof r->why, "%.240s", err.msg[0] ? err.msg : "no pipeline");
+        return;
+    }
+    r->images_per_s = r->pipe->step_ms > 0 ? plan_batch(q) * 1000.0 / r->pipe->step_ms : 0;
+    r->speedup = base_ips > 0 ? r->images_per_s / base_ips : 0;
+    r->model_flops = strategy_model_flops_per_step(plan_model(q));
+    strategy_achieved(plan_model(q), r->pipe->step_ms, g, &r->tflops, &r->mfu);
+}
+
+/* The pipeline row of count g (NULL: none). */
+static const pipe_row *find_pipe_row(const pipe_row *pr, int npr, int g)
+{
+    for (int i = 0; i < npr; i++)
+        if (pr[i].gpus == g) return &pr[i];
+    return NULL;
+}
+
+static cJSON *pipe_row_json(const pipe_row *r, int pp)
+{
+    cJSON *o = cJSON_CreateObject();
+    const pipe_plan *q = r->pipe;
+    cJSON_AddNumberToObject(o, "gpus", r->gpus);
+    cJSON_AddStringToObject(o, "strategy", "pipeline");
+    cJSON_AddNumberToObject(o, "pp", pp);
+    if (!q) {
+        cJSON_AddNullToObject(o, "total_ms");
+        cJSON_AddNullToObject(o, "images_per_s");
+        cJSON_AddStringToObject(o, "why_not", r->why);
+        return o;
+    }
+    cJSON_AddNumberToObject(o, "gpus_used", q->gpus);
+    cJSON_AddNumberToObject(o, "microbatches", q->m);
+    cJSON_AddStringToObject(o, "schedule", pipe_schedule_name(q->schedule));
+    cJSON_AddNumberToObject(o, "virtual_stages", q->v);
+    cJSON_AddNumberToObject(o, "total_ms", q->step_ms);
+    cJSON_AddNumberToObject(o, "images_per_s", r->images_per_s);
+    cJSON_AddStringToObject(o, "estimator", "eq1");
+    cJSON_AddNumberToObject(o, "model_flops_per_step", r->model_flops);
+    cJSON_AddNumberToObject(o, "tflops_per_gpu", r->tflops);
+    cJSON_AddNumberToObject(o, "mfu", r->mfu);
+    cJSON_AddNumberToObject(o, "bubble_fraction", q->bubble_fraction);
+    cJSON_AddNumberToObject(o, "peak_memory_bytes", round(q->peak_memory_bytes));
+    cJSON_AddBoolToObject(o, "fits", q->fits);
+    cJSON_AddNumberToObject(o, "speedup", r->speedup);
+    return o;
+}
+
+static void pipe_row_text(const pipe_row *r)
+{
+    const pipe_plan *q = r->pipe;
+    if (!q) {
+        printf("%5d  %-10s %10s  (%s)\n", r->gpus, "pipeline", "-", r->why);
+        return;
+    }
+    char sp[16], mf[16];
+    snprintf(sp, sizeof sp, "%.2fx", r->speedup);
+    snprintf(mf, sizeof mf, "%.1f%%", r->mfu * 100);
+    printf("%5d  %-10s %10.2f %10s %10s %10s %11.1f %6s %8s %12s %10s\n", r->gpus, "pipeline", q->step_ms, "-", "-", "-",
+           r->images_per_s, mf, sp, "-", "-");
+}
+
+/* After the table: each pipeline row's stages, micro-batches, bubble and
+ * memory, or why there is none. */
+static void pipe_rows_note(const pipe_row *pr, int npr, int pp)
+{
+    printf("\npipeline: the optimal pipeline of --pp %d stages at each count (Eq. 1 per stage, pipelined step: "
+           "cost-model.md; speed-up over one GPU's layer-wise optimum)\n", pp);
+    for (int i = 0; i < npr; i++) {
+        const pipe_plan *q = pr[i].pipe;
+        if (!q) {
+            printf("  %d GPU%s: none: %s\n", pr[i].gpus, pr[i].gpus == 1 ? "" : "s", pr[i].why);
+            continue;
+        }
+        char mem[32];
+        lw_format_bytes(q->peak_memory_bytes, mem, sizeof mem);
+        printf("  %d GPUs: %d stages x %d micro-batches (%s), bubble %.1f%%, memory %s per GPU, %s\n", pr[i].gpus, q->p,
+               q->m, pipe_schedule_name(q->schedule), 100 * q->bubble_fraction, mem, q->fits ? "fits" : "does not fit");
+    }
+}
+
 static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr,
-                      pipe_plan *const *pipes)
+                      pipe_plan *const *pipes, const pipe_row *pr, int npr)
 {
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
@@ -1371,6 +1486,8 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             cJSON_AddNumberToObject(r, "bytes_per_step", rows[i].ev.bytes_per_step);
             if (with_speedup) cJSON_AddNumberToObject(r, "speedup", rows[i].speedup);
             cJSON_AddItemToArray(arr, r);
+            const pipe_row *w = i + 1 == n || rows[i + 1].gpus != rows[i].gpus ? find_pipe_row(pr, npr, rows[i].gpus) : NULL;
+            if (w) cJSON_AddItemToArray(arr, pipe_row_json(w, o->pipe.pp));
         }
         if (sr) cJSON_AddItemToObject(root, "schemes", scheme_rows_json(sr));
         if (pipes) cJSON_AddItemToObject(root, "pipelines", pipelines_json(p, pipes));
@@ -1397,8 +1514,11 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
         printf("%5d  %-10s %10.2f %10.2f %10.2f %10.2f %11.1f %6s %8s %12s %10s\n", rows[i].gpus, rows[i].strategy,
                rows[i].ev.total_ms, rows[i].ev.compute_ms, rows[i].ev.sync_ms, rows[i].ev.transfer_ms,
                rows[i].ev.images_per_s, mfu, sp, bb, sm);
+        const pipe_row *w = i + 1 == n || rows[i + 1].gpus != rows[i].gpus ? find_pipe_row(pr, npr, rows[i].gpus) : NULL;
+        if (w) pipe_row_text(w);
         if (i + 1 < n && rows[i + 1].gpus != rows[i].gpus) printf("\n");
     }
+    if (npr) pipe_rows_note(pr, npr, o->pipe.pp);
     for (int i = 0; i < n; i++)
         if (rows[i].gpus > PLAN_AUTO_SEARCH_MAX_GPUS) {
             printf("\nlayer-wise: not searched above %d GPUs (a search there takes tens of seconds or more: "
@@ -1468,7 +1588,7 @@ static int cmd_compare(const opts *o)
     if (schemes && scheme_rows(p, sr, &err) != 0) rc = die(&err), schemes = 0;
     pipe_plan *pipes[2] = {NULL, NULL};
     if (rc == 0 && o->pipe.pp) rc = compare_pipelines(o, p, pipes, &err) != 0 ? die(&err) : 0;
-    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL, o->pipe.pp ? pipes : NULL);
+    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL, o->pipe.pp ? pipes : NULL, NULL, 0);
     if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
     if (rc == 0 && !o->json && o->pipe.pp) pipelines_text(pipes);
     pipe_plan_free(pipes[0]);
@@ -1530,6 +1650,7 @@ static int cmd_scale(const opts *o)
         }
     }
     row *rows = lw_calloc((size_t)nc * ROW_KINDS + ROW_KINDS, sizeof(row));
+    pipe_row prow[64] = {{0}};
     int n = 0;
     double base[ROW_KINDS] = {0};
     int rc = 0;
@@ -1554,9 +1675,12 @@ static int cmd_scale(const opts *o)
         }
         if (!q || plan_apply(q, &(plan_change){.set = &next}, &err) != 0 || add_rows(q, o, rows, &n, base, &err) != 0)
             rc = die(&err);
+        else if (o->pipe.pp)
+            scale_pipeline_row(o, q, base[ROW_LAYERWISE], &prow[i]);
     }
-    if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL, NULL);
+    if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL, NULL, prow, o->pipe.pp ? nc : 0);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
+    for (int k = 0; k < nc; k++) pipe_plan_free(prow[k].pipe);
     free(rows);
     plan_free(big);
     plan_free(p);

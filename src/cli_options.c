@@ -23,7 +23,7 @@ const cli_command cli_commands[] = {
      "data, model, OWT, Megatron (transformers) and layer-wise at one\nGPU count"},
     {"diff", "-n NET -c CLUSTER [-g GPUS] A B [--json] [-o FILE]",
      "two strategies side by side, per layer; A and B are\noptimum, data, model, owt, megatron or a strategy file"},
-    {"scale", "-n NET -c CLUSTER [--gpus 1,2,4,8,16] [--tp T] [--sp] [--json]",
+    {"scale", "-n NET -c CLUSTER [--gpus 1,2,4,8,16] [--tp T] [--sp] [--json]\n[--pp P [--microbatches M] [--schedule S] [--vp V]]",
      "the same at several GPU counts, with the speed-up over one GPU"},
     {"costs", "-n NET -c CLUSTER [-g GPUS] --json", "the exact cost tables the search works on"},
     {"export", "-n NET -c CLUSTER [-g GPUS] --view graph|reduced|strategy [--step K] [--no-fold]\n"
@@ -93,13 +93,14 @@ const cli_option cli_options[] = {
      "GPUs per node, capped by the GPU count, halved until it divides\nthem; compare and scale cap it by each count)"},
     {NULL, "--sp", NULL, "eval simulate export diff compare scale",
      "Megatron with sequence parallelism:\nLayerNorm, dropout and residual adds split by sequence, not replicated"},
-    {NULL, "--pp", "P", "search eval simulate compare export tui",
+    {NULL, "--pp", "P", "search eval simulate compare scale export tui",
      "pipeline parallelism with P stages (search: the optimal cuts,\nGPU groups, micro-batch count and configs; eval -s megatron:\n"
-     "Megatron's P equal stages; simulate: either, micro-batch by\nmicro-batch; compare: both beside the rows; export: the\nstages as clusters; tui: opens with the pipeline)"},
-    {NULL, "--microbatches", "M", "search eval simulate compare export tui",
+     "Megatron's P equal stages; simulate: either, micro-batch by\nmicro-batch; compare: both beside the rows; scale: a pipeline\n"
+     "row per GPU count, or why there is none; export: the\nstages as clusters; tui: opens with the pipeline)"},
+    {NULL, "--microbatches", "M", "search eval simulate compare scale export tui",
      "with --pp: M micro-batches (dividing the batch); default: the\nfastest power of two from P to 8P that divides it and fits\n(none fits: doubled until one does)"},
-    {NULL, "--schedule", "S", "search eval simulate compare export tui", "with --pp: gpipe, 1f1b (default) or interleaved"},
-    {NULL, "--vp", "V", "search eval simulate compare export tui", "with --schedule interleaved: V virtual stages per GPU group"},
+    {NULL, "--schedule", "S", "search eval simulate compare scale export tui", "with --pp: gpipe, 1f1b (default) or interleaved"},
+    {NULL, "--vp", "V", "search eval simulate compare scale export tui", "with --schedule interleaved: V virtual stages per GPU group"},
     {NULL, "--steps", NULL, "search", "add the log of the steps (folds, node and edge eliminations)"},
     {NULL, "--no-fold", NULL, "search export",
      "the paper's Algorithm 1 only (node and edge\neliminations); by default a layer with one edge is also\nfolded into its neighbour"},

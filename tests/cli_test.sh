@@ -2321,7 +2321,31 @@ expect_fail "--microbatches without --pp is refused" 2 "give the stages with --p
 expect_fail "--schedule with a bad name is refused" 2 "gpipe, 1f1b or interleaved" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule zigzag
 expect_fail "--vp without interleaved is refused" 2 "--schedule interleaved" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --vp 2
 expect_fail "interleaved without --vp is refused" 2 "--vp" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved
-expect_fail "--pp on scale is refused (not yet)" 2 "pipeline option" -- scale -n $GPT -c dgx-a100 --gpus 4,8 --pp 2
+expect_ok "search --pp 2 at 8 GPUs (for scale --pp)" search -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 4 --json
+cp "$OUT" "$TMP/pp8.json"
+expect_ok "scale --pp 2 --json runs" scale -n $GPT -c dgx-a100 --gpus 1,4,8 --pp 2 --microbatches 4 --json
+py "scale --pp: a pipeline row after each count, search --pp's step at 8, why not at 1" '
+import json,sys
+d=json.load(open(sys.argv[1])); s=json.load(open(sys.argv[2])); rows=d["rows"]
+ps=[i for i,r in enumerate(rows) if r["strategy"] == "pipeline"]
+assert [rows[i]["gpus"] for i in ps] == [1,4,8], ps
+for i in ps: assert rows[i-1]["gpus"] == rows[i]["gpus"] and rows[i-1]["strategy"] == "layer-wise" and rows[i]["pp"] == 2
+one=rows[ps[0]]
+assert one["total_ms"] is None and "2 stages do not divide 1 GPU" in one["why_not"], one
+eight=rows[ps[2]]
+assert eight["microbatches"] == 4 and eight["schedule"] == "1f1b" and eight["fits"] is True, eight
+assert abs(eight["total_ms"] - s["total_ms"]) <= 1e-9 * s["total_ms"], (eight["total_ms"], s["total_ms"])
+base=[r for r in rows if r["gpus"] == 1 and r["strategy"] == "layer-wise"][0]["images_per_s"]
+assert abs(eight["speedup"] - eight["images_per_s"] / base) < 1e-9 and eight["estimator"] == "eq1" and 0 < eight["mfu"] < 1
+' "$OUT" "$TMP/pp8.json"
+expect_ok "scale --pp 2 (text) runs" scale -n $GPT -c dgx-a100 --gpus 1,8 --pp 2 --microbatches 3 --schedule gpipe
+if grep -q "^    1  pipeline  .*(2 stages do not divide 1 GPU)" "$OUT" && grep -q "^  8 GPUs: none: --microbatches 3 does not divide the batch" "$OUT"; then
+    ok "scale's text says why a count has no pipeline"
+else notok "scale's text says why a count has no pipeline" "$(grep -i pipeline "$OUT")"; fi
+expect_ok "scale --pp 2 --microbatches 4 (text) runs" scale -n $GPT -c dgx-a100 --gpus 8 --pp 2 --microbatches 4
+if grep -q "^    8  pipeline " "$OUT" && grep -q "^  8 GPUs: 2 stages x 4 micro-batches (1f1b), bubble" "$OUT"; then
+    ok "scale's text has the pipeline row"; else notok "scale's text has the pipeline row" "$(grep -i pipeline "$OUT")"; fi
+expect_fail "scale --microbatches without --pp is refused" 2 "give the stages with --pp" -- scale -n $GPT -c dgx-a100 --gpus 8 --microbatches 4
 expect_ok "compare --pp 2 --tp 2 --json runs" compare -n $GPT -c dgx-a100 -g 8 --pp 2 --tp 2 --json
 py "compare --pp: the optimal pipeline and Megatron's beside the rows, the search never slower" '
 import json,sys
