@@ -430,7 +430,8 @@ void plan_evaluate(const plan *p, const int *cfg, strategy_eval *ev);
 /* A baseline strategy on the plan's model, into cfg. */
 void plan_baseline(const plan *p, baseline_kind kind, int *cfg);
 /* A strategy file read and checked against the plan's model into cfg: 0,
- * or -1 with err set (code 2: a bad file). */
+ * or -1 with err set (code 2: a bad file, or a pipelined one, which has no
+ * one-stage cfg). */
 int plan_strategy_file(const plan *p, const char *path, int *cfg, lw_error *err);
 /* Strategy cfg with its evaluation as a "layerwise-strategy" document
  * (algorithm: how it was found). Caller frees. */

@@ -111,7 +111,12 @@ int plan_strategy_file(const plan *p, const char *path, int *cfg, lw_error *err)
 {
     size_t len;
     char *text = lw_read_file(path, &len, err);
-    int rc = text ? strategy_from_json(p->cm, text, len, path, cfg, err) : -1;
+    int rc = -1;
+    if (text && pipe_file_is_pipeline(text, len))
+        lw_fail(err, 2, "%s: a pipelined strategy (%s, with stages), which eval -s and simulate -s read; "
+                        "a one-stage layerwise-strategy/1 file is needed here", path, PIPE_FORMAT);
+    else if (text)
+        rc = strategy_from_json(p->cm, text, len, path, cfg, err);
     free(text);
     return rc;
 }

@@ -6,6 +6,7 @@
  */
 #include "tui_screen.h"
 #include "pipeline.h"
+#include "screens.h"
 
 #include <dirent.h>
 
@@ -230,6 +231,12 @@ Test(tui_pipe, J_writes_the_pipeline)
     pipe_sim_free(r0);
     pipe_sim_free(r1);
     pipe_plan_free(pp);
+    /* opened in the TUI it is refused, saying what it is (no pins set) */
+    cr_assert_eq(app_open_file(a, OPEN_STRATEGY, def), ACT_REDRAW);
+    cr_assert(a->status_error && strstr(a->status, "a pipelined strategy (layerwise-strategy/2") &&
+                  strstr(a->status, "eval -s"),
+              "%s", a->status);
+    cr_assert_eq(plan_pin_count(a->p), 0);
     unlink(def);
     /* e with a .json name on the table writes the same; no temporary stays */
     app_feed(a, 'e');
