@@ -1364,7 +1364,7 @@ static void scale_pipeline_row(const opts *o, const plan *q, double base_ips, pi
         return;
     }
     if (g / P > PLAN_AUTO_SEARCH_MAX_GPUS) {
-        snprintf(r->why, sizeof r->why, "stages of %d GPUs: not searched above %d (search --pp finds it)", g / P,
+        snprintf(r->why, sizeof r->why, "stages of %d GPUs, past the %d that scale searches", g / P,
                  PLAN_AUTO_SEARCH_MAX_GPUS);
         return;
     }

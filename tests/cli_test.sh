@@ -2345,6 +2345,12 @@ else notok "scale's text says why a count has no pipeline" "$(grep -i pipeline "
 expect_ok "scale --pp 2 --microbatches 4 (text) runs" scale -n $GPT -c dgx-a100 --gpus 8 --pp 2 --microbatches 4
 if grep -q "^    8  pipeline " "$OUT" && grep -q "^  8 GPUs: 2 stages x 4 micro-batches (1f1b), bubble" "$OUT"; then
     ok "scale's text has the pipeline row"; else notok "scale's text has the pipeline row" "$(grep -i pipeline "$OUT")"; fi
+expect_ok "scale --pp 2 at 1024 GPUs runs" scale -n $GPT -c $F/clusters/h100-128x8.json --gpus 1024 --pp 2 --microbatches 4 --json
+py "scale --pp: stages past 256 GPUs are not searched, and it says so" '
+import json,sys
+r=[r for r in json.load(open(sys.argv[1]))["rows"] if r["strategy"] == "pipeline"]
+assert len(r) == 1 and r[0]["total_ms"] is None and "stages of 512 GPUs, past the 256 that scale searches" in r[0]["why_not"], r
+' "$OUT"
 expect_fail "scale --microbatches without --pp is refused" 2 "give the stages with --pp" -- scale -n $GPT -c dgx-a100 --gpus 8 --microbatches 4
 expect_ok "compare --pp 2 --tp 2 --json runs" compare -n $GPT -c dgx-a100 -g 8 --pp 2 --tp 2 --json
 py "compare --pp: the optimal pipeline and Megatron's beside the rows, the search never slower" '
