@@ -653,6 +653,7 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
         return lw_fail(err, 1, "pipeline: stage %d has no finite strategy", i + 1);
     }
     st->config = lw_malloc(sizeof(int) * (size_t)L);
+    st->input_config = st->first > 0 ? cfg[0] : -1; /* node 0: the incoming tensor (pipe_stage_graph) */
     st->f_ms = cost;
     st->compute_ms = st->sync_ms = st->transfer_ms = 0;
     for (int l = 0; l < L; l++) {

@@ -80,6 +80,8 @@ typedef struct pipe_stage {
     int gpu0, gpus;            /* GPUs gpu0 .. gpu0 + gpus - 1 */
     const cost_model *cm;      /* the model on `gpus` GPUs at the micro-batch (owned by the plan) */
     int *config;               /* [n_layers of the network]: config index in cm for layers of the stage, -1 elsewhere */
+    int input_config;          /* the layout its search chose for the tensor it receives (a config of the previous
+                                  stage's producer in cm; node 0 of its graph); -1 for the first stage */
     double f_ms;               /* Eq. 1 of the stage at the micro-batch (t_s / m) */
     double compute_ms, transfer_ms, sync_ms; /* its parts: sum t_c, sum t_x, sum t_s (once per step) */
     double p2p_ms;             /* c_i */

@@ -367,31 +367,6 @@ int plan_stage_layer_config(const plan *p, int li, config *c, double *t_c_ms)
     return 0;
 }
 
-/* The input layout stage i's search chose for the tensor it receives from
- * the previous stage's producer u: node 0 of its graph (pipe_stage_graph),
- * which costs nothing itself, so the optimum holds it at the config that
- * makes u's edges into the stage cheapest given the stage's configs. The
- * stage keeps no record of it; this finds it again (the first such
- * config). -1 for the first stage. */
-static int stage_input_config(const pipe_plan *pp, int i)
-{
-    if (i == 0) return -1;
-    const pipe_stage *st = &pp->stages[i];
-    const cost_model *m = st->cm;
-    int u = pp->stages[i - 1].producer, best = -1;
-    double best_ms = HUGE_VAL;
-    for (int k = 0; u >= 0 && k < m->n_configs[u]; k++) {
-        double ms = 0;
-        for (int e = 0; e < m->n_edges; e++) {
-            int to = m->e_to[e];
-            if (m->e_from[e] == u && to >= st->first && to < st->last)
-                ms += m->t_x[e][k * m->n_configs[to] + st->config[to]];
-        }
-        if (ms < best_ms) best_ms = ms, best = k;
-    }
-    return best;
-}
-
 int plan_stage_layer_figures(const plan *p, int li, plan_stage_layer *f)
 {
     int i = plan_stage_of(p, li);
@@ -406,17 +381,14 @@ int plan_stage_layer_figures(const plan *p, int li, plan_stage_layer *f)
     }
     const pipe_stage *st = &p->pipe->stages[i];
     const cost_model *m = st->cm;
-    int k = st->config[li], in = -1;
+    int k = st->config[li];
     f->t_c_ms = m->t_c[li][k];
     f->t_s_ms = m->t_s[li][k];
     f->t_x_ms = 0;
     for (int e = 0; e < m->n_edges; e++) {
         if (m->e_to[e] != li) continue;
-        int from = m->e_from[e], j;
-        if (from >= st->first) j = st->config[from];
-        else if (in >= 0 || (in = stage_input_config(p->pipe, i)) >= 0) j = in;
-        else continue;
-        f->t_x_ms += m->t_x[e][j * m->n_configs[li] + k];
+        int j = m->e_from[e] >= st->first ? st->config[m->e_from[e]] : st->input_config;
+        if (j >= 0) f->t_x_ms += m->t_x[e][j * m->n_configs[li] + k];
     }
     f->gpu0 = st->gpu0;
     f->gpus = config_tasks(&f->c);
