@@ -167,6 +167,7 @@ cost_model_priv *model_setup(const network *net, const cluster *cl, const profil
     pm->tx_reference = cost_tx_reference;
     pm->tx_oracle = cost_tx_oracle;
     edges_setup(pm);
+    ties_setup(pm);
     return pm;
 }
 
@@ -201,7 +202,7 @@ cost_graph *cost_model_graph(const cost_model *m)
 {
     /* cg_new and cg_add_edge return NULL / -1 when memory runs out: that is
      * the documented out-of-memory abort, not a crash further on */
-    cost_graph *g = cg_new(m->n_layers, m->n_configs, m->n_edges);
+    cost_graph *g = cg_new(m->n_layers, m->n_configs, m->n_edges + m->n_ties);
     if (!g) lw_out_of_memory(sizeof *g); /* the counts are valid: only memory can fail (util.h) */
     for (int i = 0; i < m->n_layers; i++)
         for (int k = 0; k < m->n_configs[i]; k++) g->node_cost[i][k] = m->t_c[i][k] + m->t_s[i][k];
@@ -209,6 +210,11 @@ cost_graph *cost_model_graph(const cost_model *m)
      * model (plan and prefetcher free it first) and the search only reads */
     for (int e = 0; e < m->n_edges; e++)
         if (cg_add_edge_borrowed(g, m->e_from[e], m->e_to[e], m->t_x[e]) < 0) lw_out_of_memory(sizeof(double *));
+    /* then the tie terms, edges between layers that are not neighbours:
+     * edge ids n_edges + k (the search takes any edge set) */
+    for (int k = 0; k < m->n_ties; k++)
+        if (cg_add_edge_borrowed(g, m->ties[k].embed, m->ties[k].lm_head, m->ties[k].t_tie) < 0)
+            lw_out_of_memory(sizeof(double *));
     return g;
 }
 
@@ -234,6 +240,7 @@ void cost_model_free(cost_model *m)
     free(m->e_from);
     free(m->e_to);
     free(m->e_slot);
+    ties_free(m);
     free(m->t_x);
     free(m->lat_s);
     free(m->inv_bw);

@@ -74,6 +74,18 @@ int attention_from_name(const char *s); /* -1 if unknown */
  * environment's LAYERWISE_MAX_BUILD_S, seconds, replaces the time limit). */
 #define COST_MAX_BUILD_S 600
 
+/* A tie (issue 32): the LM head that shares the token embedding's table
+ * and the embedding, two layers that are not neighbours in the graph. Its
+ * term t_tie(ce, ch) moves the table between the embedding's layout (config
+ * ce) and the LM head's (ch), which keeps it: the tiles the embedding reads
+ * in forward, and its gradient into the LM head's layout before the LM
+ * head's sync (cost_tie.c, data/doc/cost-model.md). The search sees it as
+ * an edge embed -> lm_head; Eq. 1 charges it to the LM head. */
+typedef struct cost_tie {
+    int embed, lm_head;      /* layer indices */
+    double *t_tie;           /* [ce * n_configs[lm_head] + ch], ms; NULL in a model without tables */
+} cost_tie;
+
 typedef struct cost_model {
     const network *net;
     const cluster *cl;
@@ -108,6 +120,8 @@ typedef struct cost_model {
                                 but for a whole factor on every element count (a build) */
     long tx_pairs_evaluated; /* of the computed: evaluated by the transfer model (not re-priced, scaled, or
                                 the mirror of another entry): what the build's time goes to */
+    int n_ties;              /* tied tables (an lm_head sharing an embedding's table): the tie terms */
+    struct cost_tie *ties;   /* [n_ties] */
     int tx_reused;           /* 0: built; cost_model_reuse: 1 every config and the batch are the kept build's
                                 (its counts re-priced), 2 some are not (more GPUs, a batch some sample degree
                                 does not divide): their entries computed, the rest re-priced */
@@ -147,6 +161,17 @@ cost_model *cost_model_open(const network *net, const cluster *cl, const profile
  * gets the cross-GPU bytes it moves, forward + backward). */
 double cost_node_ms(const cost_model *m, int li, int k);
 double cost_edge_ms(const cost_model *m, int edge, int ci, int cj, double *bytes);
+
+/* The tie term of tie k (m->ties[k]) for the embedding's config ce and the
+ * LM head's ch: ms, and the bytes it moves (forward reads plus backward
+ * gradients) in *bytes if non-NULL; the forward and backward parts apart
+ * (either may be NULL). 0 where both configs lay the table out alike on
+ * the same GPUs. cost_tie_ms takes config indices and reads the table
+ * where the model has one, as cost_edge_ms. */
+double cost_t_tie(const cost_model *m, int tie, const config *ce, const config *ch, double *bytes);
+double cost_t_tie_parts(const cost_model *m, int tie, const config *ce, const config *ch, double *fwd_ms,
+                        double *bwd_ms, double *bytes);
+double cost_tie_ms(const cost_model *m, int tie, int ce, int ch, double *bytes);
 
 /* The same model at new prices: a cluster that differs from old's only in
  * what the tables price, not what they count (link bandwidths and

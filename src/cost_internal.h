@@ -505,6 +505,13 @@ double coll_nic_step(const cluster *cl, const double *nic_in, const double *nic_
 /* cost_sharding.c: t_s under the sharded schemes (sync_sharded) */
 double shard_t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, const config *c, double *bytes_out);
 
+/* cost_tie.c: the tie terms (cost.h's cost_tie) */
+double tie_eval(const cost_model_priv *pm, const tx_scratch *sc, int tie, const config *ce, const config *ch,
+                double *fwd_ms, double *bwd_ms, double *bytes_out);
+void ties_setup(cost_model_priv *pm);
+void tie_tables_build(cost_model_priv *pm, const tx_scratch *sc);
+void ties_free(cost_model *m);
+
 /* cost.c */
 cost_model_priv *model_setup(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
                              int max_gpus, lw_error *err);

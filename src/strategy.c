@@ -33,6 +33,14 @@ void strategy_evaluate(const cost_model *m, const int *ci, strategy_eval *out)
         le->transfer_ms += cost_edge_ms(m, e, ci[a], ci[b], &bytes);
         le->transfer_bytes += bytes;
     }
+    for (int k = 0; k < m->n_ties; k++) { /* Eq. 1's tie terms, charged to the layer that keeps the table */
+        const cost_tie *t = &m->ties[k];
+        layer_eval *le = &out->layers[t->lm_head];
+        double bytes = 0;
+        double ms = cost_tie_ms(m, k, ci[t->embed], ci[t->lm_head], &bytes);
+        le->transfer_ms += ms;
+        le->transfer_bytes += bytes;
+    }
     for (int i = 0; i < m->n_layers; i++) {
         const layer_eval *le = &out->layers[i];
         out->compute_ms += le->compute_ms;

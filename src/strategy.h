@@ -15,7 +15,7 @@
 typedef enum { BASE_DATA, BASE_MODEL, BASE_OWT, BASE__COUNT } baseline_kind;
 
 typedef struct layer_eval {
-    double compute_ms, sync_ms, transfer_ms; /* transfer: t_x of incoming edges */
+    double compute_ms, sync_ms, transfer_ms; /* transfer: t_x of incoming edges; an lm_head's adds its tie term (cost_tie) */
     double transfer_bytes, sync_bytes;
     int profiled;
 } layer_eval;

@@ -1,0 +1,189 @@
+/*
+ * The tie term (issue 32): a tied LM head keeps the token embedding's
+ * table in its own layout, so the embedding reads its tiles from it in
+ * forward and adds its gradient into it in backward (cost_tie.c). Checked
+ * against the overlap of the two layouts' pieces at the link's rate, 0
+ * where the layouts agree, and the search's optimum with the term as an
+ * edge between two layers that are not neighbours against brute force and
+ * against Eq. 1.
+ */
+#include <criterion/criterion.h>
+
+#include "cost.h"
+#include "net_json.h"
+#include "search.h"
+#include "strategy.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MINI "tests/fixtures/nets/tied_mini.json"
+#define REL_EQ(a, b) (fabs((a) - (b)) <= 1e-12 * fmax(fabs(a), fabs(b)) + 1e-300)
+
+/* 4 GPUs on one node: 10 GB/s, 3 us each pair; fp32 */
+static cluster *one_node(int nodes)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "{\"format\": \"layerwise-cluster/1\", \"name\": \"t\", \"nodes\": %d, \"gpus_per_node\": 4,"
+             " \"gpu\": {\"name\": \"G\", \"peak_tflops\": 10, \"memory_gib\": 16, \"memory_bandwidth_gbs\": 500},"
+             " \"intra_node\": {\"bandwidth_gbs\": 10, \"latency_us\": 3}, \"inter_node\": {\"bandwidth_gbs\": 1,"
+             " \"latency_us\": 8, \"nics_per_node\": 1}}",
+             nodes);
+    lw_error err = {0};
+    cluster *c = cluster_from_json(buf, strlen(buf), "inline-cluster.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    return c;
+}
+
+static network *mini(void)
+{
+    lw_error err = {0};
+    network *n = net_load_file(MINI, &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    return n;
+}
+
+static config CFG(int n, int c, int h, int r, int x)
+{
+    return (config){{n, c, h, 1, r, x}};
+}
+
+Test(tie, one_tie_from_the_embedding_to_its_lm_head)
+{
+    network *n = mini();
+    cluster *c = one_node(1);
+    lw_error err = {0};
+    cost_model *m = cost_model_open(n, c, NULL, 4, 8, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    cr_assert_eq(m->n_ties, 1);
+    cr_assert_eq(m->ties[0].embed, net_find(n, "embed"));
+    cr_assert_eq(m->ties[0].lm_head, net_find(n, "lm_head"));
+    cr_assert_null(m->ties[0].t_tie, "a model without tables has no tie table");
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* The embedding data-parallel (every task holds the whole table) and the LM
+ * head split by vocabulary over 4 GPUs (task a holds rows a): in forward
+ * each GPU reads the 3 quarters it lacks, one from each other GPU; in
+ * backward each GPU's partial gradient of every other quarter goes to that
+ * quarter's holder. Each phase: a receiver takes 3 pieces of V/4 x H
+ * elements, one after another at 3 us and 10 GB/s. */
+Test(tie, equals_the_overlap_bytes_over_the_link_rate)
+{
+    network *n = mini();
+    cluster *c = one_node(1);
+    lw_error err = {0};
+    cost_model *m = cost_model_open(n, c, NULL, 4, 8, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    const double V = 512, H = 64, lat = 3e-6, bw = 10e9;
+    const double wb = m->elem_bytes, gb = COST_GRAD_SYNC_BYTES;
+    config dp = CFG(4, 1, 1, 1, 1), vocab = CFG(1, 4, 1, 1, 1);
+    double fwd, bwd, bytes;
+    double t = cost_t_tie_parts(m, 0, &dp, &vocab, &fwd, &bwd, &bytes);
+    double piece = V / 4 * H;
+    cr_assert(REL_EQ(fwd, 1e3 * 3 * (lat + piece * wb / bw)), "forward %.17g", fwd);
+    cr_assert(REL_EQ(bwd, 1e3 * 3 * (lat + piece * gb / bw)), "backward %.17g", bwd);
+    cr_assert(REL_EQ(t, fwd + bwd));
+    cr_assert(REL_EQ(bytes, 4 * 3 * piece * (wb + gb)), "bytes %.17g", bytes);
+    /* the embedding splits the features (c4), the LM head the vocabulary
+     * (c4): each GPU needs its feature quarter of every vocabulary quarter */
+    config feat = CFG(1, 4, 1, 1, 1);
+    t = cost_t_tie_parts(m, 0, &feat, &vocab, &fwd, &bwd, &bytes);
+    piece = V / 4 * H / 4;
+    cr_assert(REL_EQ(fwd, 1e3 * 3 * (lat + piece * wb / bw)), "forward %.17g", fwd);
+    cr_assert(REL_EQ(bwd, 1e3 * 3 * (lat + piece * gb / bw)), "backward %.17g", bwd);
+    cr_assert(REL_EQ(bytes, 4 * 3 * piece * (wb + gb)));
+    /* layouts that agree move nothing: both data-parallel; the embedding
+     * by vocabulary (r4) as the LM head (c4); by features (c4) as the LM
+     * head's contraction split (r4); replicas reading a data-parallel table */
+    const config same[][2] = {{dp, dp},
+                              {CFG(1, 1, 1, 4, 1), vocab},
+                              {feat, CFG(1, 1, 1, 4, 1)},
+                              {CFG(1, 1, 1, 1, 4), dp},
+                              {CFG(2, 1, 1, 2, 1), CFG(2, 2, 1, 1, 1)}};
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        cr_assert_eq(cost_t_tie(m, 0, &same[k][0], &same[k][1], &bytes), 0.0, "pair %zu", k);
+        cr_assert_eq(bytes, 0.0, "pair %zu", k);
+    }
+    /* an LM head of replicas (x4) does not sync: each replica needs every
+     * partial gradient of the data-parallel embedding (3 each way in) */
+    config rep = CFG(1, 1, 1, 1, 4);
+    t = cost_t_tie_parts(m, 0, &dp, &rep, &fwd, &bwd, &bytes);
+    cr_assert_eq(fwd, 0.0, "each GPU holds the whole table");
+    cr_assert(REL_EQ(bwd, 1e3 * 3 * (lat + V * H * gb / bw)), "backward %.17g", bwd);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* The search sees the term as an edge embed -> lm_head: its optimum equals
+ * brute force over the graph, and Eq. 1 of its configs (with and without
+ * tables) equals its cost. */
+static void search_is_exact(int gpus, long batch)
+{
+    network *n = mini();
+    cluster *c = one_node(gpus > 4 ? gpus / 4 : 1);
+    lw_error err = {0};
+    cost_model *m = cost_model_build(n, c, NULL, gpus, batch, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    cr_assert_not_null(m->ties[0].t_tie);
+    cost_graph *g = cost_model_graph(m);
+    cr_assert_eq(g->n_edges, m->n_edges + 1, "the tie is one more edge");
+    cr_assert_eq(g->edge_from[m->n_edges], m->ties[0].embed);
+    cr_assert_eq(g->edge_to[m->n_edges], m->ties[0].lm_head);
+    int nonzero = 0, ne = m->n_configs[m->ties[0].embed], nh = m->n_configs[m->ties[0].lm_head];
+    for (int i = 0; i < ne * nh; i++) nonzero += m->ties[0].t_tie[i] > 0;
+    cr_assert(nonzero > 0, "the tie table is not all zero");
+    search_result *r = search_run(g, NULL, NULL);
+    cr_assert_not_null(r);
+    double bf = search_brute_force(g, NULL, 1e8);
+    cr_assert(bf >= 0, "brute force refused");
+    cr_assert(REL_EQ(r->cost, bf), "%d GPUs: search %.17g, brute force %.17g", gpus, r->cost, bf);
+    cost_model *o = cost_model_open(n, c, NULL, gpus, batch, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    strategy_eval ev, eo;
+    strategy_evaluate(m, r->config, &ev);
+    strategy_evaluate(o, r->config, &eo);
+    cr_assert(REL_EQ(ev.total_ms, r->cost), "Eq. 1 %.17g, search %.17g", ev.total_ms, r->cost);
+    cr_assert_eq(ev.total_ms, eo.total_ms, "tables %.17g, single entries %.17g", ev.total_ms, eo.total_ms);
+    int lm = m->ties[0].lm_head, em = m->ties[0].embed;
+    double tie = cost_tie_ms(m, 0, r->config[em], r->config[lm], NULL);
+    cr_assert_eq(tie, m->ties[0].t_tie[r->config[em] * nh + r->config[lm]]);
+    /* and a strategy whose layouts disagree pays the term in Eq. 1 */
+    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    memcpy(ci, r->config, sizeof(int) * (size_t)m->n_layers);
+    int worst = 0;
+    for (int k = 0; k < nh; k++)
+        if (m->ties[0].t_tie[ci[em] * nh + k] > m->ties[0].t_tie[ci[em] * nh + worst]) worst = k;
+    ci[lm] = worst;
+    strategy_eval ew;
+    strategy_evaluate(m, ci, &ew);
+    cr_assert(cost_tie_ms(m, 0, ci[em], ci[lm], NULL) > 0);
+    cr_assert(REL_EQ(ew.total_ms, cg_evaluate(g, ci)), "Eq. 1 %.17g, graph %.17g", ew.total_ms, cg_evaluate(g, ci));
+    char ce[64], ch[64];
+    config_format(&m->configs[em][r->config[em]], ce, sizeof ce);
+    config_format(&m->configs[lm][r->config[lm]], ch, sizeof ch);
+    cr_log_info("tied_mini at %d GPUs, batch %ld: optimum %.6g ms (embed %s, lm_head %s), tie %.6g ms", gpus, batch,
+                r->cost, ce, ch, tie);
+    free(ci);
+    strategy_eval_free(&ew);
+    strategy_eval_free(&ev);
+    strategy_eval_free(&eo);
+    search_result_free(r);
+    cg_free(g);
+    cost_model_free(o);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+Test(tie, search_equals_brute_force_on_a_tied_gpt, .timeout = 300)
+{
+    search_is_exact(2, 8);
+    search_is_exact(4, 8);
+    search_is_exact(2, 512);
+    search_is_exact(4, 512);
+}
