@@ -1732,6 +1732,21 @@ static int cmd_costs(const opts *o)
         }
         cJSON_AddItemToArray(edges, ed);
     }
+    /* the tie terms (issue 32), edges between layers that are not
+     * neighbours: a tied table moved between the embedding's layout and the
+     * lm_head's; Eq. 1 and the search count them as any edge */
+    for (int k = 0; k < m->n_ties; k++) {
+        const cost_tie *t = &m->ties[k];
+        cJSON *ed = cJSON_CreateObject();
+        cJSON_AddStringToObject(ed, "from", plan_net(p)->layers[t->embed].name);
+        cJSON_AddStringToObject(ed, "to", plan_net(p)->layers[t->lm_head].name);
+        cJSON_AddStringToObject(ed, "kind", "tie");
+        cJSON *rowsj = cJSON_AddArrayToObject(ed, "cost_ms");
+        const int nh = m->n_configs[t->lm_head];
+        for (int i = 0; i < m->n_configs[t->embed]; i++)
+            cJSON_AddItemToArray(rowsj, cJSON_CreateDoubleArray(&t->t_tie[(size_t)i * nh], nh));
+        cJSON_AddItemToArray(edges, ed);
+    }
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     int rc = emit(o, s);

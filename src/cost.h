@@ -172,6 +172,14 @@ double cost_t_tie(const cost_model *m, int tie, const config *ce, const config *
 double cost_t_tie_parts(const cost_model *m, int tie, const config *ce, const config *ch, double *fwd_ms,
                         double *bwd_ms, double *bytes);
 double cost_tie_ms(const cost_model *m, int tie, int ce, int ch, double *bytes);
+/* The moves the tie's entry (ce, ch) is made of (for the simulator): visit
+ * is called once per move, in a fixed order: forward (backward 0: a weight
+ * piece from the LM head's task on GPU src to the embedding's on dst) or
+ * backward (a gradient piece from the embedding's task src to the LM head's
+ * dst), with its elements and bytes; moves within a GPU are none. */
+typedef void (*cost_tie_visit)(void *user, int backward, int src, int dst, double elems, double bytes);
+void cost_tie_moves(const cost_model *m, int tie, const config *ce, const config *ch, cost_tie_visit visit,
+                    void *user);
 
 /* The same model at new prices: a cluster that differs from old's only in
  * what the tables price, not what they count (link bandwidths and

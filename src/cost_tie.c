@@ -58,36 +58,17 @@ static long overlap(long S, int D1, int i1, int D2, int i2)
     return hi > lo ? hi - lo : 0;
 }
 
-/* One move of `bytes` from GPU src to GPU dst in one direction's sums. */
-static void tie_move(const cost_model_priv *pm, double *recv, double *nic_in, double *nic_out, int src, int dst,
-                     double bytes)
+/* Every move of the tie's entry (ce, ch), in a fixed order: forward reads
+ * first for each embedding task, then its gradient's moves; a move between
+ * tasks on one GPU is not one. */
+void cost_tie_moves(const cost_model *m, int tie, const config *ce, const config *ch, cost_tie_visit visit,
+                    void *user)
 {
-    const cost_model *m = &pm->pub;
-    recv[dst] += m->lat_s[src * m->gpus + dst] + bytes * m->inv_bw[src * m->gpus + dst];
-    int ns = pm->node_of[src], nd = pm->node_of[dst];
-    if (ns != nd) {
-        nic_in[nd] += bytes;
-        nic_out[ns] += bytes;
-    }
-}
-
-double tie_eval(const cost_model_priv *pm, const tx_scratch *sc, int tie, const config *ce, const config *ch,
-                double *fwd_ms, double *bwd_ms, double *bytes_out)
-{
-    const cost_model *m = &pm->pub;
     const layer *lm = &m->net->layers[m->ties[tie].lm_head];
     const long V = lm->vocab, H = m->net->layers[m->ties[tie].embed].out_features;
     const double wb = m->elem_bytes, gb = cluster_grad_sync_bytes(m->cl);
-    const size_t G = (size_t)m->gpus, nn = (size_t)(pm->nodes_used > 0 ? pm->nodes_used : 1);
-    memset(sc->recv_f, 0, sizeof(double) * G);
-    memset(sc->recv_b, 0, sizeof(double) * G);
-    memset(sc->nic_in_f, 0, sizeof(double) * nn);
-    memset(sc->nic_out_f, 0, sizeof(double) * nn);
-    memset(sc->nic_in_b, 0, sizeof(double) * nn);
-    memset(sc->nic_out_b, 0, sizeof(double) * nn);
     const int Re = ce->deg[DIM_R], Ce = ce->deg[DIM_C], Xe = ce->deg[DIM_X];
     const int Vh = ch->deg[DIM_C], Hh = ch->deg[DIM_R], Xh = ch->deg[DIM_X];
-    double elems_f = 0, elems_b = 0;
     for (int i = 0; i < config_tasks(ce); i++) {
         int coord[NDIMS], r, x;
         config_task_coords(ce, i, coord);
@@ -100,26 +81,58 @@ double tie_eval(const cost_model_priv *pm, const tx_scratch *sc, int tie, const 
                 if (vol == 0) continue;
                 /* forward: the tile's piece from the holder in this GPU's slot */
                 int src = tie_holder(ch, i, a, b, -1);
-                if (src != i) {
-                    tie_move(pm, sc->recv_f, sc->nic_in_f, sc->nic_out_f, src, i, vol * wb);
-                    elems_f += vol;
-                }
+                if (src != i) visit(user, 0, src, i, vol, vol * wb);
                 /* backward: this replica's contribution to the sync groups x
                  * it answers for (x mod Xe), one holder each */
                 for (int xh = x; xh < Xh; xh += Xe) {
                     int dst = tie_holder(ch, i, a, b, xh);
-                    if (dst == i) continue;
-                    tie_move(pm, sc->recv_b, sc->nic_in_b, sc->nic_out_b, i, dst, vol * gb);
-                    elems_b += vol;
+                    if (dst != i) visit(user, 1, i, dst, vol, vol * gb);
                 }
             }
         }
     }
-    double f = elems_f > 0 ? 1e3 * phase_time(pm, sc->recv_f, sc->nic_in_f, sc->nic_out_f) : 0;
-    double b = elems_b > 0 ? 1e3 * phase_time(pm, sc->recv_b, sc->nic_in_b, sc->nic_out_b) : 0;
+}
+
+/* The sums of tie_eval: each receiver's time per direction, and the NICs'. */
+typedef struct tie_sums {
+    const cost_model_priv *pm;
+    const tx_scratch *sc;
+    double elems_f, elems_b, bytes;
+} tie_sums;
+
+static void tie_sum(void *user, int backward, int src, int dst, double elems, double bytes)
+{
+    tie_sums *s = user;
+    const cost_model *m = &s->pm->pub;
+    double *recv = backward ? s->sc->recv_b : s->sc->recv_f;
+    recv[dst] += m->lat_s[src * m->gpus + dst] + bytes * m->inv_bw[src * m->gpus + dst];
+    int ns = s->pm->node_of[src], nd = s->pm->node_of[dst];
+    if (ns != nd) {
+        (backward ? s->sc->nic_in_b : s->sc->nic_in_f)[nd] += bytes;
+        (backward ? s->sc->nic_out_b : s->sc->nic_out_f)[ns] += bytes;
+    }
+    *(backward ? &s->elems_b : &s->elems_f) += elems;
+    s->bytes += bytes;
+}
+
+double tie_eval(const cost_model_priv *pm, const tx_scratch *sc, int tie, const config *ce, const config *ch,
+                double *fwd_ms, double *bwd_ms, double *bytes_out)
+{
+    const cost_model *m = &pm->pub;
+    const size_t G = (size_t)m->gpus, nn = (size_t)(pm->nodes_used > 0 ? pm->nodes_used : 1);
+    memset(sc->recv_f, 0, sizeof(double) * G);
+    memset(sc->recv_b, 0, sizeof(double) * G);
+    memset(sc->nic_in_f, 0, sizeof(double) * nn);
+    memset(sc->nic_out_f, 0, sizeof(double) * nn);
+    memset(sc->nic_in_b, 0, sizeof(double) * nn);
+    memset(sc->nic_out_b, 0, sizeof(double) * nn);
+    tie_sums s = {.pm = pm, .sc = sc};
+    cost_tie_moves(m, tie, ce, ch, tie_sum, &s);
+    double f = s.elems_f > 0 ? 1e3 * phase_time(pm, sc->recv_f, sc->nic_in_f, sc->nic_out_f) : 0;
+    double b = s.elems_b > 0 ? 1e3 * phase_time(pm, sc->recv_b, sc->nic_in_b, sc->nic_out_b) : 0;
     if (fwd_ms) *fwd_ms = f;
     if (bwd_ms) *bwd_ms = b;
-    if (bytes_out) *bytes_out = elems_f * wb + elems_b * gb;
+    if (bytes_out) *bytes_out = s.bytes;
     return f + b;
 }
 

@@ -275,6 +275,63 @@ static void build_edge(builder *b, int e, int backward, const int *of)
     add_phase(b, PH_TRANSFER, first, b->n - first);
 }
 
+/* ---- the tie terms (cost_tie): a tied table between two layers ---- */
+
+typedef struct tie_build {
+    builder *b;
+    int backward, layer, first; /* the direction built; the receiving layer; its first forward task, or the
+                                 * embedding's first gradient task (backward) */
+    int *pieces;                /* the pieces built, for the dependencies after them */
+    int n, cap;
+} tie_build;
+
+/* One move of the tie (cost_tie_moves): a transfer from GPU src to dst of
+ * its bytes, as add_piece's; forward it precedes the embedding's task on
+ * dst, backward it follows the embedding's task on src. */
+static void tie_piece(void *user, int backward, int src, int dst, double elems, double bytes)
+{
+    tie_build *tb = user;
+    builder *b = tb->b;
+    if (backward != tb->backward || b->too_big) return;
+    size_t ix = (size_t)dst * b->G + src;
+    int t = add_task(b, SIM_TRANSFER, tb->layer, src, 1e3 * (b->m->lat_s[ix] + bytes * b->m->inv_bw[ix]));
+    sim_task *tk = &b->t[t];
+    tk->backward = backward;
+    tk->dst = dst;
+    tk->bytes = bytes;
+    tk->lat_ms = 1e3 * b->m->lat_s[ix];
+    add_need(b, t, link_resource(b, src, dst));
+    if (src / b->gpn != dst / b->gpn) add_need(b, t, NEED_POOL(dst / b->gpn, 1, 0));
+    if (backward) add_dep(b, tb->first + src, t);
+    else add_dep(b, t, tb->first + dst);
+    GROW(tb->pieces, tb->n, tb->cap, 1);
+    tb->pieces[tb->n++] = t;
+}
+
+/* The pieces of tie k in one direction, one phase: forward, the embedding's
+ * reads of its tiles before its forward tasks (from: their first);
+ * backward, its gradient into the LM head's layout after its gradient tasks
+ * (from: their first). Returns the pieces (caller frees) and their count. */
+static int *build_tie(builder *b, int k, int backward, int from, int *n_out)
+{
+    const cost_model *m = b->m;
+    const cost_tie *ti = &m->ties[k];
+    tie_build tb = {.b = b, .backward = backward, .layer = backward ? ti->lm_head : ti->embed, .first = from};
+    int first = b->n;
+    cost_tie_moves(m, k, cfg(b, ti->embed), cfg(b, ti->lm_head), tie_piece, &tb);
+    add_phase(b, PH_TRANSFER, first, b->n - first);
+    *n_out = tb.n;
+    return tb.pieces;
+}
+
+/* The tie whose LM head is layer li, or -1. */
+static int tie_of_lm_head(const cost_model *m, int li)
+{
+    for (int k = 0; k < m->n_ties; k++)
+        if (m->ties[k].lm_head == li) return k;
+    return -1;
+}
+
 /* Collective t takes the links between the replicas of each shard of
  * config c (ring: each to the next; parameter server: every pair) and
  * every NIC of the nodes it crosses. */
@@ -399,11 +456,12 @@ static int shard_gather(builder *b, int li, int first, int prev[4])
 
 /* The gradient side of layer li after its weight gradient (tasks from
  * wgt): the reduce-scatter; hsdp's all-reduce across nodes after it;
- * zero1/zero2's all-gather of the updated weights after that. */
-static void shard_reduce(builder *b, int li, int wgt)
+ * zero1/zero2's all-gather of the updated weights after that. Returns the
+ * first of them, or -1. */
+static int shard_reduce(builder *b, int li, int wgt)
 {
     shard_comm sc;
-    if (!cost_shard_comm(b->m, li, cfg(b, li), &sc)) return;
+    if (!cost_shard_comm(b->m, li, cfg(b, li), &sc)) return -1;
     int rs = add_collective(b, SIM_REDUCE_SCATTER, li, sc.rs_ms, sc.rs_bytes);
     deps_from_layer(b, li, wgt, rs);
     int last = rs;
@@ -413,16 +471,42 @@ static void shard_reduce(builder *b, int li, int wgt)
         else deps_from_layer(b, li, wgt, ar);
         last = ar;
     }
+    int ag = -1;
     if (sc.level < 3) {
-        int ag = add_collective(b, SIM_ALLGATHER, li, sc.ag_ms, sc.ag_bytes);
+        ag = add_collective(b, SIM_ALLGATHER, li, sc.ag_ms, sc.ag_bytes);
         if (last >= 0 && ag >= 0) add_dep(b, last, ag);
     }
+    return rs >= 0 ? rs : last >= 0 ? last : ag; /* the first (what a tie's gradient precedes) */
 }
 
 static double grad_bytes(const builder *b, int li)
 {
     const config *c = cfg(b, li);
     return (double)layer_weights(b->m->net, li) * cluster_grad_sync_bytes(b->m->cl) / (c->deg[DIM_C] * c->deg[DIM_R]);
+}
+
+/* At the end of backward, each tie's gradient pieces (after the
+ * embedding's gradient tasks), then its LM head's sync, a bucket of its
+ * own, after them (or the sharded schemes' collectives); the syncs added
+ * go to syncs[], their count returned. */
+static int build_tie_syncs(builder *b, const int *wgt_of, const int *bwd_of, int *syncs)
+{
+    const cost_model *m = b->m;
+    int ns = 0;
+    for (int k = 0; k < m->n_ties; k++) {
+        int em = m->ties[k].embed, lm = m->ties[k].lm_head, np = 0;
+        int *pc = build_tie(b, k, 1, wgt_of[em] >= 0 ? wgt_of[em] : bwd_of[em], &np);
+        int t = -1;
+        if (wgt_of[lm] >= 0 && sync_sharded(m->cl->sync)) {
+            t = shard_reduce(b, lm, wgt_of[lm]);
+        } else if (wgt_of[lm] >= 0 && cost_t_s(m, lm, cfg(b, lm), NULL) > 0) {
+            t = add_sync(b, &lm, 1, wgt_of);
+            syncs[ns++] = t;
+        }
+        for (int i = 0; t >= 0 && i < np; i++) add_dep(b, pc[i], t);
+        free(pc);
+    }
+    return ns;
 }
 
 /* The task graph of one step, phases in Eq. 1's order: forward in
@@ -446,6 +530,11 @@ static void build(builder *b, const sim_options *opt)
         fwd_of[li] = add_layer_tasks(b, SIM_FORWARD, li, f);
         for (int e = 0; e < m->n_edges; e++)
             if (m->e_to[e] == li) build_edge(b, e, 0, fwd_of);
+        for (int q = 0; q < m->n_ties; q++) /* an embedding reads its tiles of a tied table */
+            if (m->ties[q].embed == li) {
+                int np;
+                free(build_tie(b, q, 0, fwd_of[li], &np));
+            }
         if (sharded) shard_gather(b, li, fwd_of[li], gathered);
         add_phase(b, PH_COMPUTE, fwd_of[li], config_tasks(cfg(b, li)));
     }
@@ -476,6 +565,7 @@ static void build(builder *b, const sim_options *opt)
         if (wgt_of[li] < 0) continue;
         add_phase(b, PH_COMPUTE, wgt_of[li], T);
         for (int k = 0; k < T; k++) add_dep(b, bwd_of[li] + k, wgt_of[li] + k);
+        if (tie_of_lm_head(m, li) >= 0) continue; /* its sync waits for the embedding's gradient (below) */
         if (sharded) {
             shard_reduce(b, li, wgt_of[li]);
             continue;
@@ -495,6 +585,7 @@ static void build(builder *b, const sim_options *opt)
         }
     }
     if (nb) syncs[ns++] = add_sync(b, bucket, nb, wgt_of);
+    ns += build_tie_syncs(b, wgt_of, bwd_of, syncs + ns);
     if (ddp) add_optimizer(b, syncs, ns, wgt_of);
     free(syncs);
     free(bucket);
@@ -1242,7 +1333,14 @@ char *sim_to_json(const sim_result *s, const cost_model *m, const char *strategy
         cJSON_AddNumberToObject(o, "start_ms", tk->start_ms);
         cJSON_AddNumberToObject(o, "end_ms", tk->end_ms);
         cJSON_AddNumberToObject(o, "bytes", tk->bytes);
-        if (tk->kind == SIM_TRANSFER) {
+        if (tk->kind == SIM_TRANSFER && tk->edge < 0) { /* a tie's piece (cost_tie) */
+            const cost_tie *ti = NULL;
+            for (int k = 0; k < m->n_ties; k++)
+                if (m->ties[k].embed == tk->layer || m->ties[k].lm_head == tk->layer) ti = &m->ties[k];
+            cJSON_AddStringToObject(o, "from", layer_name(m, ti ? (tk->backward ? ti->embed : ti->lm_head) : tk->layer));
+            cJSON_AddStringToObject(o, "direction", tk->backward ? "backward" : "forward");
+            cJSON_AddStringToObject(o, "term", "tie");
+        } else if (tk->kind == SIM_TRANSFER) {
             cJSON_AddStringToObject(o, "from", layer_name(m, m->e_from[tk->edge]));
             cJSON_AddStringToObject(o, "direction", tk->backward ? "backward" : "forward");
         }

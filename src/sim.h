@@ -119,7 +119,7 @@ typedef struct sim_resource {
 typedef struct sim_task {
     sim_kind kind;
     int layer;        /* compute: its layer; transfer: the edge's consumer; sync: the bucket's first layer */
-    int edge;         /* transfer: the edge; otherwise -1 */
+    int edge;         /* transfer: the edge; -1 for a tie's piece (cost_tie: layer is the receiving one); otherwise -1 */
     int backward;     /* transfer: 1 for the gradient direction */
     int gpu;          /* compute: its GPU; transfer: the sender; sync: -1 */
     int dst;          /* transfer: the receiver; otherwise -1 */

@@ -549,6 +549,15 @@ cp "$OUT" "$TMP/costs_k.json"
 run search -n $F/nets/k4.json -c p100-4x4 -g 2 --json
 cp "$OUT" "$TMP/search_k.json"
 py "costs: a graph that does not reduce (K4) on 2 GPUs, brute force equals the search" "$CHECK_COSTS" "$TMP/costs_k.json" "$TMP/search_k.json"
+run costs -n $F/nets/tied_mini.json -c p100-4x4 -g 2 --json
+cp "$OUT" "$TMP/costs_tie.json"
+run search -n $F/nets/tied_mini.json -c p100-4x4 -g 2 --json
+cp "$OUT" "$TMP/search_tie.json"
+py "costs: a tied GPT on 2 GPUs lists the tie term (embed -> lm_head, kind tie), and brute force over the tables with it equals the search" "$CHECK_COSTS"'
+tie = [e for e in c["edges"] if e.get("kind") == "tie"]
+assert [(e["from"], e["to"]) for e in tie] == [("embed", "lm_head")], tie
+assert max(max(r) for r in tie[0]["cost_ms"]) > 0 and tie[0]["cost_ms"][0][0] == 0, "0 on one GPU, not everywhere"
+' "$TMP/costs_tie.json" "$TMP/search_tie.json"
 py "search reports how many nodes the eliminations left (K4: at least 4)" '
 import json, sys
 assert json.load(open(sys.argv[1]))["nodes_left"] >= 4

@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "net_json.h"
 #include "search.h"
+#include "sim.h"
 #include "strategy.h"
 
 #include <math.h>
@@ -186,4 +187,57 @@ Test(tie, search_equals_brute_force_on_a_tied_gpt, .timeout = 300)
     search_is_exact(4, 8);
     search_is_exact(2, 512);
     search_is_exact(4, 512);
+}
+
+/* The simulator: Eq. 1's schedule (no overlap) pays the term as two
+ * transfer phases, so its step equals Eq. 1; in data flow the LM head's
+ * sync starts only after the embedding's gradient pieces have arrived. */
+Test(tie, simulator_moves_the_pieces_before_the_lm_heads_sync)
+{
+    network *n = mini();
+    cluster *c = one_node(2);
+    lw_error err = {0};
+    cost_model *m = cost_model_build(n, c, NULL, 8, 64, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    int em = m->ties[0].embed, lm = m->ties[0].lm_head;
+    int *ci = calloc((size_t)m->n_layers, sizeof(int));
+    config dp = CFG(8, 1, 1, 1, 1), vocab = CFG(2, 4, 1, 1, 1);
+    for (int i = 0; i < m->n_layers; i++) ci[i] = config_find(m->configs[i], m->n_configs[i], &dp);
+    ci[lm] = config_find(m->configs[lm], m->n_configs[lm], &vocab);
+    cr_assert(ci[em] >= 0 && ci[lm] >= 0);
+    double fwd, bwd, bytes;
+    cost_t_tie_parts(m, 0, &dp, &vocab, &fwd, &bwd, &bytes);
+    cr_assert(fwd > 0 && bwd > 0);
+    strategy_eval ev;
+    strategy_evaluate(m, ci, &ev);
+    sim_options none = {.overlap = SIM_OVERLAP_NONE}, full = {.overlap = SIM_OVERLAP_FULL};
+    sim_result *z = sim_run(m, ci, &none), *f = sim_run(m, ci, &full);
+    cr_assert_not_null(z);
+    cr_assert_not_null(f);
+    cr_assert(fabs(z->step_ms - ev.total_ms) <= 1e-9 * ev.total_ms,
+              "no overlap %.17g, Eq. 1 %.17g", z->step_ms, ev.total_ms);
+    double tie_bytes = 0, last_piece = 0, sync_start = -1;
+    int pieces = 0;
+    for (int t = 0; t < f->n_tasks; t++) {
+        const sim_task *tk = &f->tasks[t];
+        if (tk->kind == SIM_TRANSFER && tk->edge < 0) {
+            pieces++;
+            tie_bytes += tk->bytes;
+            if (tk->backward && tk->end_ms > last_piece) last_piece = tk->end_ms;
+        }
+        if (tk->kind == SIM_SYNC && tk->layer == lm) sync_start = tk->start_ms;
+    }
+    cr_assert(pieces > 0);
+    cr_assert(REL_EQ(tie_bytes, bytes), "pieces %.17g, the term %.17g", tie_bytes, bytes);
+    cr_assert(sync_start >= last_piece && last_piece > 0, "sync at %g, last piece %g", sync_start, last_piece);
+    char *doc = sim_to_json(f, m, "test");
+    cr_assert(strstr(doc, "\"term\":\"tie\"") != NULL);
+    free(doc);
+    sim_free(z);
+    sim_free(f);
+    strategy_eval_free(&ev);
+    free(ci);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
 }
