@@ -68,6 +68,15 @@ static void alt_fill(const plan *p, int li, const int *cfg, explain_alt *a)
         out += cost_edge_ms(m, e, k, cfg[m->e_to[e]], &b);
         out_bytes += b;
     }
+    for (int t = 0; t < m->n_ties; t++) { /* the tie term: the lm_head's t_x in already holds it */
+        const cost_tie *ti = &m->ties[t];
+        if (ti->embed != li && ti->lm_head != li) continue;
+        a->tie_ms = cost_tie_ms(m, t, cfg[ti->embed], cfg[ti->lm_head], &a->tie_bytes);
+        if (ti->embed == li) {
+            out += a->tie_ms;
+            out_bytes += a->tie_bytes;
+        }
+    }
     a->term_ms[TERM_TX_OUT] = out;
     a->out_bytes = out_bytes;
     a->total_ms = ev.total_ms;
@@ -1193,6 +1202,37 @@ static const char *share_str(int d, char *b, size_t n)
  * sums and replicas, in words (issue 32 item 9): nothing for a CNN layer or
  * a config split only by samples. Task groups of r or x are consecutive
  * GPUs (TRANSFORMER.md), so the first group's GPUs and node are named. */
+/* The layer a tie joins li to (its embedding or lm_head), or -1. */
+static int tie_partner(const plan *p, int li)
+{
+    for (int t = 0; t < p->cm->n_ties; t++) {
+        if (p->cm->ties[t].embed == li) return p->cm->ties[t].lm_head;
+        if (p->cm->ties[t].lm_head == li) return p->cm->ties[t].embed;
+    }
+    return -1;
+}
+
+/* A tied table: where it lives, and the chosen config's tie term. */
+static void tie_text(lw_buf *out, int width, const plan *p, const explain *e)
+{
+    int other = tie_partner(p, e->layer);
+    if (other < 0) return;
+    const layer *l = &p->net->layers[e->layer];
+    int em = l->type == LT_EMBEDDING ? e->layer : other, lm = l->type == LT_EMBEDDING ? other : e->layer;
+    const explain_alt *a = &e->alt[0];
+    char b1[32];
+    para(out, width, 2,
+         "Tied table: %s keeps the %ld x %ld token table it shares with %s, in its own layout (vocabulary split by "
+         "its c, features by its r); %s splits the vocabulary by its r and the features by its c. The tie term moves "
+         "the table between the two: %s reads its tiles in forward, and its gradient is added into %s's layout "
+         "before %s's sync. Here it costs %.3f" NBSP "ms (%s), in %s's t_x %s; 0 where both lay the table out alike "
+         "on the same GPUs.",
+         p->net->layers[lm].name, p->net->layers[lm].vocab, p->net->layers[em].out_features, p->net->layers[em].name,
+         p->net->layers[em].name,
+         p->net->layers[em].name, p->net->layers[lm].name, p->net->layers[lm].name, a->tie_ms,
+         bytes_str(a->tie_bytes, b1, sizeof b1), l->name, l->type == LT_EMBEDDING ? "out" : "in");
+}
+
 static void split_text(lw_buf *out, int width, const plan *p, const explain *e)
 {
     const layer *l = &p->net->layers[e->layer];
@@ -1272,6 +1312,7 @@ char *explain_text(const plan *p, const explain *e, int width)
     else
         para(&out, width, 2, "Weights: none (nothing to synchronise: t_s is 0 in every config).");
     split_text(&out, width, p, e);
+    tie_text(&out, width, p, e);
     sharding_text(&out, width, p, e);
     if (l->type == LT_INPUT)
         para(&out, width, 2, "t_c: %.2f" NBSP "ms in every config: an input layer's t_c is the step's cost outside "
@@ -1340,6 +1381,10 @@ static cJSON *alt_json(const plan *p, const explain *e, const explain_alt *a)
     cJSON_AddNumberToObject(o, "sync_bytes", a->sync_bytes);
     cJSON_AddNumberToObject(o, "transfer_in_bytes", a->in_bytes);
     cJSON_AddNumberToObject(o, "transfer_out_bytes", a->out_bytes);
+    if (tie_partner(p, e->layer) >= 0) { /* within transfer_in (lm_head) or transfer_out (embedding) */
+        cJSON_AddNumberToObject(o, "tie_ms", a->tie_ms);
+        cJSON_AddNumberToObject(o, "tie_bytes", a->tie_bytes);
+    }
     cJSON_AddNumberToObject(o, "layers_changed", a->changed);
     cJSON_AddNumberToObject(o, "peak_memory_bytes", a->peak_bytes);
     cJSON_AddBoolToObject(o, "fits", a->fits);

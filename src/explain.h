@@ -50,6 +50,8 @@ typedef struct explain_alt {
     double term_ms[TERM__COUNT]; /* the layer's t_c, t_s, t_x in, t_x out; the rest of the step */
     double total_ms;             /* Eq. 1 total of the strategy (the terms' sum) */
     double sync_bytes, in_bytes, out_bytes;
+    double tie_ms, tie_bytes;    /* a tied embedding's or lm_head's tie term (cost_tie), within t_x out (the
+                                    embedding's) or t_x in (the lm_head's); 0 elsewhere */
     int gpus, nodes;             /* tasks (on GPUs 0..gpus-1) and the nodes they span */
     int changed;                 /* other layers whose config differs from the plan's */
     double peak_bytes;           /* the strategy's memory on its fullest GPU (cost_memory) */

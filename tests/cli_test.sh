@@ -2157,6 +2157,17 @@ if tr '\n' ' ' < "$OUT" | sed 's/  */ /g' | grep -q "block3.ln2 runs replicated 
 expect_ok "explain a sequence split" search -n gpt2 -c dgx-a100 -g 8 --precision bf16 --batch-per-gpu 8 --pin block3.drop2=n2s4 --explain block3.drop2
 if grep -q "block3.drop2 splits the sequence 4 ways: each task holds 256 of the 1024" "$OUT"; then ok "explain: sequence split"; else
     notok "explain: sequence split" "$(grep "sequence" "$OUT")"; fi
+# issue 32: explain names the tie term of a tied table (the embedding's and the lm_head's layouts)
+expect_ok "explain a tied embedding" search -n $F/nets/tied_mini.json -c p100-4x4 -g 4 --pin lm_head=c4 --explain embed
+if tr '\n' ' ' < "$OUT" | sed 's/  */ /g' | grep -q "Tied table: lm_head keeps the 512 x 64 token table it shares with embed.*The tie term moves the table between the two"; then
+    ok "explain: a tied embedding names the tie term"; else notok "explain: the tie term" "$(grep -A6 "Tied" "$OUT")"; fi
+"$LW" search -n $F/nets/tied_mini.json -c p100-4x4 -g 4 --pin lm_head=c4 --pin embed=n4 --explain lm_head --json >"$TMP/xtie.json" 2>/dev/null
+py "explain --json: the tied lm_head's tie_ms is within its transfer_in_ms, and > 0 where embed (n4) and lm_head (c4) disagree" '
+import json, sys
+a = json.load(open(sys.argv[1]))["alternatives"][0]
+assert a["tie_ms"] > 0 and a["tie_bytes"] > 0, a
+assert a["transfer_in_ms"] >= a["tie_ms"], a
+' "$TMP/xtie.json"
 # issue 37's check on the shipped Llama-2-7B: replicated it does not fit 80 GB, ZeRO-3 does (README)
 expect_ok "fit llama2_7b -s data --sync ring on 8 H100s" fit -n llama2_7b -c h100-8x8 -g 8 --precision bf16 --optimizer adam -s data --sync ring --json
 cp "$OUT" "$TMP/llama_ring.json"
