@@ -82,6 +82,22 @@ cost_graph *pipe_stage_graph(const cost_model *cm, int first, int last, int u, d
             return NULL;
         }
     }
+    /* a tie (cost_tie) within the stage: its edge, once a step as t_s is
+     * (the table is read and its gradient moved once, not per micro-batch);
+     * a tie across stages is not charged here */
+    for (int k = 0; k < cm->n_ties; k++) {
+        const cost_tie *t = &cm->ties[k];
+        if (t->embed < first || t->lm_head >= last) continue;
+        int a = t->embed - first + off, b = t->lm_head - first + off;
+        if (inv_m == 1.0) {
+            if (cg_add_edge_borrowed(g, a, b, t->t_tie) < 0) lw_out_of_memory(sizeof(double *));
+            continue;
+        }
+        int e = cg_add_edge(g, a, b);
+        if (e < 0) lw_out_of_memory(sizeof(double *));
+        for (long q = 0, n_q = (long)cm->n_configs[t->embed] * cm->n_configs[t->lm_head]; q < n_q; q++)
+            g->edge_cost[e][q] = t->t_tie[q] * inv_m;
+    }
     return g;
 }
 

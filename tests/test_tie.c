@@ -11,6 +11,7 @@
 
 #include "cost.h"
 #include "net_json.h"
+#include "pipeline.h"
 #include "search.h"
 #include "sim.h"
 #include "strategy.h"
@@ -237,6 +238,41 @@ Test(tie, simulator_moves_the_pieces_before_the_lm_heads_sync)
     sim_free(f);
     strategy_eval_free(&ev);
     free(ci);
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
+/* A pipeline stage that holds both tied layers searches with the tie's
+ * edge, once a step (scaled as t_s by 1/m per micro-batch): one stage of
+ * one micro-batch is the plain search. */
+Test(tie, a_pipeline_stage_holding_both_layers_has_the_edge)
+{
+    network *n = mini();
+    cluster *c = one_node(1);
+    lw_error err = {0};
+    cost_model *m = cost_model_build(n, c, NULL, 4, 64, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    cost_graph *whole = cost_model_graph(m), *one = pipe_stage_graph(m, 0, m->n_layers, -1, 1.0, NULL);
+    cost_graph *half = pipe_stage_graph(m, 0, m->n_layers, -1, 0.5, NULL);
+    cr_assert_eq(one->n_edges, m->n_edges + 1);
+    cr_assert_eq(half->n_edges, m->n_edges + 1);
+    const cost_tie *t = &m->ties[0];
+    for (int q = 0; q < m->n_configs[t->embed] * m->n_configs[t->lm_head]; q++)
+        cr_assert_eq(half->edge_cost[m->n_edges][q], t->t_tie[q] * 0.5);
+    search_result *a = search_optimum(whole), *b = search_optimum(one);
+    cr_assert_eq(a->cost, b->cost);
+    /* a stage without the lm_head has no tie edge */
+    cost_graph *front = pipe_stage_graph(m, 0, t->lm_head, -1, 1.0, NULL);
+    cr_assert_not_null(front);
+    for (int e = 0; e < front->n_edges; e++) cr_assert(front->edge_to[e] < t->lm_head);
+    cr_assert_eq(front->n_edges, m->n_edges - 1, "all but the edge into the lm_head");
+    search_result_free(a);
+    search_result_free(b);
+    cg_free(front);
+    cg_free(half);
+    cg_free(one);
+    cg_free(whole);
     cost_model_free(m);
     cluster_free(c);
     net_free(n);
