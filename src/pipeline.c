@@ -1616,8 +1616,11 @@ int pipe_explain_layer(const pipe_plan *pp, int li, pipe_explain *e, lw_error *e
     pipe_move now = {0};
     step_with(pp, 0, pp->stages[0].t_ms, pp->n_stages > 1 ? pp->stages[1].t_ms : 0, &now);
     e->max_t = now.max_t, e->sum_t = now.sum_t, e->step_ms = pp->step_ms;
-    for (int i = 0; i < pp->n_stages; i++)
-        if (pp->stages[i].t_ms > pp->stages[e->max_stage].t_ms) e->max_stage = i;
+    double *T = lw_calloc((size_t)pp->p, sizeof(double));
+    for (int i = 0; i < pp->n_stages; i++) T[pp->stages[i].group] += pp->stages[i].t_ms;
+    for (int i = 0; i < pp->p; i++) /* the slowest group: a stage's own without interleaving */
+        if (T[i] > T[e->max_stage]) e->max_stage = i;
+    free(T);
     int *bounds = lw_malloc(sizeof(int) * (size_t)(net->n_layers + 1) * 2), *prod = bounds + net->n_layers + 1;
     int K = pipe_cuts(net, bounds, prod), rc = 0;
     for (int k = e->stage - 1; k <= e->stage && rc == 0; k++) {
@@ -1645,8 +1648,14 @@ char *pipe_explain_text(const pipe_plan *pp, const pipe_explain *e)
     lw_buf_printf(&b, "%s sits in stage %d of %d (layers %s .. %s, GPUs %d-%d): t%d = %.3f ms per micro-batch.\n",
                   net->layers[e->layer].name, e->stage + 1, pp->n_stages, net->layers[st->first].name,
                   net->layers[st->last - 1].name, st->gpu0, st->gpu0 + st->gpus - 1, e->stage + 1, st->t_ms);
-    lw_buf_printf(&b, "The step T = %.3f ms (%s, m = %d): max t_i = %.3f ms (stage %d), sum t_i = %.3f ms.\n",
-                  e->step_ms, pipe_schedule_name(pp->schedule), pp->m, e->max_t, e->max_stage + 1, e->sum_t);
+    if (pp->schedule == PIPE_INTERLEAVED)
+        lw_buf_printf(&b, "Chunk %d runs on group %d. The step T = %.3f ms (interleaved, m = %d, v = %d) over the "
+                          "groups' loads T_g (each the sum of its chunks' t): max T_g = %.3f ms (group %d), sum T_g = "
+                          "%.3f ms.\n",
+                      e->stage + 1, st->group + 1, e->step_ms, pp->m, pp->v, e->max_t, e->max_stage + 1, e->sum_t);
+    else
+        lw_buf_printf(&b, "The step T = %.3f ms (%s, m = %d): max t_i = %.3f ms (stage %d), sum t_i = %.3f ms.\n",
+                      e->step_ms, pipe_schedule_name(pp->schedule), pp->m, e->max_t, e->max_stage + 1, e->sum_t);
     for (int i = 0; i < e->n_moves; i++) {
         const pipe_move *mv = &e->moves[i];
         lw_buf_printf(&b, "Moving the boundary between stages %d and %d (before %s) one allowed cut %s: ", mv->boundary + 1,

@@ -190,7 +190,8 @@ typedef struct pipe_move {
 typedef struct pipe_explain {
     int layer, stage;          /* the layer and its stage (0-based) */
     double max_t, sum_t, step_ms; /* as the plan has them */
-    int max_stage;             /* the slowest stage, which sets (m - 1) max t_i */
+    int max_stage;             /* the slowest stage, which sets (m - 1) max t_i (interleaved: the slowest group, whose
+                                  load sets (m - 1/v) max_g T_g; max_t and sum_t are then over the groups' loads) */
     int n_moves;
     pipe_move moves[4];        /* the left boundary's moves, then the right's */
 } pipe_explain;

@@ -2235,6 +2235,8 @@ rows=[l.split() for l in open(sys.argv[1]) if re.match(r"^  [1-4] +[12] ", l)]
 assert [(r[0], r[1]) for r in rows] == [("1","1"),("2","2"),("3","1"),("4","2")], rows
 assert "chunk j on group j mod 2" in open(sys.argv[1]).read()
 ' "$OUT"
+expect_ok "search interleaved --explain runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --explain block0.ln2
+if grep -q "Chunk 2 runs on group 2" "$OUT" && grep -q "max T_g = .* (group [12])" "$OUT"; then ok "interleaved explain names the chunk's group and the slowest group"; else notok "interleaved explain names the chunk's group and the slowest group" "$(cat "$OUT")"; fi
 expect_ok "search interleaved -o FILE writes the chunks" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 -o "$TMP/il.json"
 expect_ok "eval -s FILE reads the chunks back" eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/il.json" --json
 py "eval -s of an interleaved file: the same chunks, groups and step" '

@@ -928,6 +928,14 @@ Test(pipeline, interleaved_plan_prices_groups)
     cr_assert_geq(pp->stages[0].held + pp->stages[2].held, pp->stages[1].held + pp->stages[3].held);
     cr_assert_eq(pp->stages[3].p2p_ms, 0);
     cr_assert_gt(pp->stages[1].p2p_ms, 0); /* the last group sends on to the first between passes */
+    for (int li = 0; li < net->n_layers; li++) { /* no move of a chunk's boundary beats the optimum */
+        pipe_explain e;
+        cr_assert_eq(pipe_explain_layer(pp, li, &e, &err), 0, "%s", err.msg);
+        ASSERT_REL(e.max_t, fmax(T[0], T[1]), 1e-12);
+        cr_assert_eq(e.max_stage, T[1] > T[0]);
+        for (int k = 0; k < e.n_moves; k++)
+            if (e.moves[k].valid) cr_assert_geq(e.moves[k].step_ms, pp->step_ms * (1 - 1e-12), "layer %d move %d", li, k);
+    }
     pipe_sim *r = pipe_plan_simulate(pp);
     cr_assert_not_null(r);
     cr_assert_eq(r->n_tasks, 2 * 2 * 4 * 2 + 2);
