@@ -137,6 +137,12 @@ double pipe_bubble(pipe_schedule s, int m, int v, const double *t, int p)
     return b > 0 ? b : 0;
 }
 
+void pipe_group_loads(const pipe_plan *pp, const double *t, double *T)
+{
+    for (int g = 0; g < pp->p; g++) T[g] = 0;
+    for (int j = 0; j < pp->n_stages; j++) T[pp->stages[j].group] += t[j];
+}
+
 /* ---- the search ---- */
 
 /* One micro-batch count's tables: a model per group size, each segment's
@@ -337,7 +343,7 @@ static int size_tables(pctx *c, int si, lw_error *err)
         if (seg_table(c, s->cm, j, 1.0 / c->m, &s->seg[j], &s->seg_rows[j], &s->seg_cols[j], err) != 0) return -1;
     }
     range_costs(c, s);
-    if (isfinite(c->o->memory_limit) && c->p > 1) {
+    if (isfinite(c->o->memory_limit) && c->p > 1 && c->o->schedule != PIPE_INTERLEAVED) {
         long n = (long)c->p * (K + 1) * (K + 1);
         s->fcap = lw_malloc(sizeof(double) * (size_t)n);
         for (long i = 0; i < n; i++) s->fcap[i] = NAN;
@@ -691,7 +697,9 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
         st->f_ms = ev.total_ms;
         strategy_eval_free(&ev);
     }
-    st->p2p_ms = i + 1 < pp->p ? pipe_p2p_ms(cm, st->producer, st->gpu0, st->gpu0 + st->gpus, pp->v) : 0;
+    /* the send on: to the next stage's group (interleaved: the next chunk's, the first group's after the last) */
+    int to = pp->schedule == PIPE_INTERLEAVED && i + 1 < pp->n_stages ? pp->stages[i + 1].gpu0 : st->gpu0 + st->gpus;
+    st->p2p_ms = i + 1 < pp->n_stages ? pipe_p2p_ms(cm, st->producer, st->gpu0, to, 1) : 0;
     st->t_ms = st->f_ms + st->p2p_ms;
     st->held = pipe_held(pp->schedule, pp->p, i, pp->m, pp->v);
     st->memory_bytes = 0;
@@ -710,17 +718,63 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
     return 0;
 }
 
+/* Interleaved: group g's memory, each GPU's weights, gradients and
+ * optimizer state of its chunks and, at the peak of Megatron's order of
+ * the group's forwards (+1 micro-batch of the chunk's activations) and
+ * backwards (-1), the chunks' activations held then; each chunk's held is
+ * the most micro-batches of it held at once. */
+static void group_memory(pipe_plan *pp, int g)
+{
+    int v = pp->v, p = pp->p, n = 2 * pp->m * v, gpus = pp->stages[g].gpus;
+    double *fixed = lw_calloc((size_t)gpus * (size_t)(v + 1), sizeof(double)), *act = fixed + gpus;
+    for (int c = 0; c < v; c++) {
+        const pipe_stage *st = &pp->stages[c * p + g];
+        for (int k = 0; k < gpus; k++)
+            for (int l = st->first; l < st->last; l++) {
+                const config *cf = &st->cm->configs[l][st->config[l]];
+                if (k >= config_tasks(cf)) continue;
+                memory_parts mp;
+                cost_memory_task(st->cm, l, cf, k, &mp);
+                fixed[k] += mp.weights + mp.gradients + mp.optimizer;
+                act[c * gpus + k] += mp.activations;
+            }
+    }
+    int *vs = lw_malloc(sizeof(int) * (size_t)n * 3), *mb = vs + n, *fwd = vs + 2 * n;
+    double *held = lw_calloc((size_t)v * 2, sizeof(double)), *most = held + v, peak = 0;
+    pipe_device_order(pp->schedule, p, v, g, pp->m, vs, mb, fwd);
+    for (int k = 0; k < gpus; k++) {
+        for (int c = 0; c < v; c++) held[c] = 0;
+        double top = 0;
+        for (int e = 0; e < n; e++) {
+            int c = vs[e] / p;
+            held[c] += fwd[e] ? 1 : -1;
+            if (held[c] > most[c]) most[c] = held[c];
+            double bytes = fixed[k];
+            for (int q = 0; q < v; q++) bytes += held[q] * act[q * gpus + k];
+            if (bytes > top) top = bytes;
+        }
+        if (top > 0) top += cost_fixed_bytes(pp->stages[g].cm);
+        if (top > peak) peak = top;
+    }
+    for (int c = 0; c < v; c++) pp->stages[c * p + g].held = most[c], pp->stages[c * p + g].memory_bytes = peak;
+    free(vs);
+    free(held);
+    free(fixed);
+}
+
 /* The step, bubble and peak memory of pp from its filled stages. */
 static void plan_totals(pipe_plan *pp, double limit)
 {
-    double *t = lw_malloc(sizeof(double) * (size_t)pp->p);
+    double *t = lw_malloc(sizeof(double) * (size_t)(pp->n_stages + pp->p)), *T = t + pp->n_stages;
+    for (int g = 0; g < pp->p && pp->schedule == PIPE_INTERLEAVED; g++) group_memory(pp, g);
     pp->peak_memory_bytes = 0;
-    for (int i = 0; i < pp->p; i++) {
+    for (int i = 0; i < pp->n_stages; i++) {
         t[i] = pp->stages[i].t_ms;
         if (pp->stages[i].memory_bytes > pp->peak_memory_bytes) pp->peak_memory_bytes = pp->stages[i].memory_bytes;
     }
-    pp->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, t, pp->p);
-    pp->bubble_fraction = pipe_bubble(pp->schedule, pp->m, pp->v, t, pp->p);
+    pipe_group_loads(pp, t, T);
+    pp->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, T, pp->p);
+    pp->bubble_fraction = pipe_bubble(pp->schedule, pp->m, pp->v, T, pp->p);
     pp->fits = pp->peak_memory_bytes <= limit;
     free(t);
 }
@@ -728,9 +782,10 @@ static void plan_totals(pipe_plan *pp, double limit)
 static pipe_plan *plan_new(const pctx *c)
 {
     pipe_plan *pp = lw_calloc(1, sizeof *pp);
-    pp->p = c->p, pp->m = c->m, pp->v = c->v, pp->schedule = c->o->schedule;
+    pp->p = c->p, pp->m = c->m, pp->v = c->v, pp->schedule = c->o->schedule, pp->n_stages = c->p * c->v;
     pp->gpus = c->G, pp->batch = c->B, pp->microbatch = c->B / c->m, pp->cuts = c->K;
-    pp->stages = lw_calloc((size_t)c->p, sizeof(pipe_stage));
+    pp->stages = lw_calloc((size_t)pp->n_stages, sizeof(pipe_stage));
+    for (int j = 0; j < pp->n_stages; j++) pp->stages[j].group = j % c->p;
     pp->limit_bytes = HUGE_VAL;
     return pp;
 }
@@ -738,7 +793,7 @@ static pipe_plan *plan_new(const pctx *c)
 void pipe_plan_free(pipe_plan *pp)
 {
     if (!pp) return;
-    for (int i = 0; i < pp->p; i++) free(pp->stages[i].config);
+    for (int i = 0; i < pp->n_stages; i++) free(pp->stages[i].config);
     free(pp->stages);
     for (int k = 0; k < pp->n_models; k++) cost_model_free(pp->models[k]);
     free(pp->models);
@@ -771,6 +826,10 @@ static int setup(pctx *c, const network *net, const cluster *cl, const profile *
     if (c->p > c->K)
         return lw_fail(err, 2, "--pp %d: %s can be cut into at most %d stages (it has %d places where a single tensor crosses)",
                        c->p, net->name, c->K, c->K - 1);
+    if (c->p * c->v > c->K)
+        return lw_fail(err, 2, "--pp %d --vp %d: %s can be cut into at most %d chunks (it has %d places where a single "
+                               "tensor crosses), fewer than the %d the interleaved schedule places",
+                       c->p, c->v, net->name, c->K, c->K - 1, c->p * c->v);
     for (int g = 1; g <= gpus && c->n_sizes < 16; g *= 2) c->size[c->n_sizes++] = g;
     return 0;
 }
@@ -817,6 +876,228 @@ static pipe_plan *plan_from_choices(pctx *c, const int *ch, lw_error *err)
         if (used) pp->models[pp->n_models++] = c->tabs[si].cm, c->tabs[si].cm = NULL;
     }
     for (int j = 0; j < c->p; j++)
+        if (stage_fill(pp, j, NULL, err) != 0) {
+            pipe_plan_free(pp);
+            return NULL;
+        }
+    plan_totals(pp, c->o->memory_limit);
+    return pp;
+}
+
+/* ---- interleaved: p v chunks, chunk j on group j mod p ----
+ *
+ * Chunk r p + g is group g's chunk in pass r. With the passes' starts X_0 =
+ * 0 < X_1 < .. < X_v = K (in segments) fixed, the DP walks the groups
+ * g = 0 .. p-1 with state (g, the group's offset o, the starts a_r of its v
+ * chunks, one per pass): a group chooses its size and its chunks' ends b_r
+ * (the next group's starts; the last group's are X_{r+1}), its load the sum
+ * of its chunks' times. The step sum_g T_g / v + (m - 1/v) max_g T_g is not
+ * a sum over the groups, so each state keeps the Pareto front of (sum, max)
+ * over the groups after it: exact, every X tried. */
+
+typedef struct il_entry {
+    double sum, mx;    /* the loads of groups g .. p-1: their sum and their max */
+    int si, next;      /* the group's size index; the successor's entry (-1: none, the last group) */
+    long code;         /* the successor's state: its chunks' starts (the group's ends) */
+} il_entry;
+
+typedef struct il_ctx {
+    pctx *c;
+    int *X, *len;      /* [v + 1] the passes' starts; [v] their lengths in segments */
+    long n_codes;      /* prod_r len[r]: the states of one (g, o) */
+    int *memo_at, *memo_n; /* [p (G + 1) n_codes]: the state's entries in pool (memo_at -1: not solved) */
+    il_entry *pool;
+    long n_pool, cap_pool;
+} il_ctx;
+
+static long il_encode(const il_ctx *ic, const int *a)
+{
+    long code = 0;
+    for (int r = ic->c->v - 1; r >= 0; r--) code = code * ic->len[r] + (a[r] - ic->X[r]);
+    return code;
+}
+
+static void il_decode(const il_ctx *ic, long code, int *a)
+{
+    for (int r = 0; r < ic->c->v; r++) a[r] = ic->X[r] + (int)(code % ic->len[r]), code /= ic->len[r];
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+    const il_entry *a = x, *b = y;
+    return a->sum < b->sum ? -1 : a->sum > b->sum ? 1 : a->mx < b->mx ? -1 : a->mx > b->mx;
+}
+
+/* Group g's load on size si at offset o with its chunks [a_r, b_r): +inf
+ * where a chunk has no finite strategy. */
+static double il_load(const il_ctx *ic, int g, int si, int o, const int *a, const int *b)
+{
+    const pctx *c = ic->c;
+    const size_tabs *s = &c->tabs[si];
+    double load = 0;
+    for (int r = 0; r < c->v; r++) {
+        load += s->f[a[r] * (c->K + 1) + b[r]];
+        if (g == c->p - 1 && r == c->v - 1) continue; /* the network's last chunk sends nothing */
+        int to = g == c->p - 1 ? 0 : o + c->size[si];  /* the last group sends to the first (offset 0) */
+        load += pipe_p2p_ms(s->cm, c->prod[b[r]], o, to, 1);
+    }
+    return load;
+}
+
+static void il_solve(il_ctx *ic, int g, int o, long code);
+
+/* Appends the candidates of group g on size si at offset o, chunks from a
+ * (every choice of ends b) to *cand. */
+static void il_candidates(il_ctx *ic, int g, int si, int o, const int *a, il_entry **cand, long *n, long *cap)
+{
+    const pctx *c = ic->c;
+    int v = c->v, last = g == c->p - 1, *b = lw_malloc(sizeof(int) * (size_t)v), *hi = lw_malloc(sizeof(int) * (size_t)v);
+    for (int r = 0; r < v; r++) {
+        hi[r] = last ? ic->X[r + 1] : ic->X[r + 1] - (c->p - 1 - g); /* each later group keeps a segment a pass */
+        b[r] = last ? hi[r] : a[r] + 1;
+        if (b[r] > hi[r]) goto done;
+    }
+    for (;;) {
+        double load = il_load(ic, g, si, o, a, b);
+        if (isfinite(load)) {
+            long code = last ? -1 : il_encode(ic, b), at = 0, cnt = 1;
+            if (!last) {
+                il_solve(ic, g + 1, o + c->size[si], code);
+                long slot = ((long)(g + 1) * (c->G + 1) + o + c->size[si]) * ic->n_codes + code;
+                at = ic->memo_at[slot], cnt = ic->memo_n[slot];
+            }
+            for (long k = 0; k < cnt; k++) {
+                if (*n == *cap) *cand = lw_realloc(*cand, sizeof(il_entry) * (size_t)(*cap = *cap * 2 + 16));
+                il_entry e = {load, load, si, -1, code};
+                if (!last) {
+                    const il_entry *q = &ic->pool[at + k];
+                    e.sum += q->sum, e.mx = fmax(load, q->mx), e.next = (int)(at + k);
+                }
+                (*cand)[(*n)++] = e;
+            }
+        }
+        int r = 0; /* the next b, an odometer */
+        while (r < v && (last || ++b[r] > hi[r])) {
+            if (!last) b[r] = a[r] + 1;
+            r++;
+        }
+        if (r == v) break;
+    }
+done:
+    free(b);
+    free(hi);
+}
+
+/* The front of state (g, o, code), kept in ic->pool (memoised). */
+static void il_solve(il_ctx *ic, int g, int o, long code)
+{
+    const pctx *c = ic->c;
+    long slot = ((long)g * (c->G + 1) + o) * ic->n_codes + code;
+    if (ic->memo_at[slot] >= 0) return;
+    int *a = lw_malloc(sizeof(int) * (size_t)c->v);
+    il_decode(ic, code, a);
+    il_entry *cand = NULL;
+    long n = 0, cap = 0;
+    for (int si = 0; si < c->n_sizes; si++) {
+        int sz = c->size[si];
+        if (o % sz || o + sz > c->G || (g < c->p - 1 && o + sz >= c->G)) continue;
+        il_candidates(ic, g, si, o, a, &cand, &n, &cap);
+    }
+    qsort(cand, (size_t)n, sizeof(il_entry), cmp_entry);
+    long at = ic->n_pool, kept = 0;
+    for (long k = 0; k < n; k++) {
+        if (kept && !(cand[k].mx < ic->pool[ic->n_pool - 1].mx)) continue; /* dominated */
+        if (ic->n_pool == ic->cap_pool)
+            ic->pool = lw_realloc(ic->pool, sizeof(il_entry) * (size_t)(ic->cap_pool = ic->cap_pool * 2 + 64));
+        ic->pool[ic->n_pool++] = cand[k], kept++;
+    }
+    ic->memo_at[slot] = (int)at, ic->memo_n[slot] = (int)kept;
+    free(cand);
+    free(a);
+}
+
+/* The DP for the passes' starts ic->X: the best plan's step where it beats
+ * best->T, its chunks' starts and groups' sizes in best->choice (chunk
+ * starts [0 .. p v], then the p size indices). */
+static void il_run(il_ctx *ic, dp_best *best)
+{
+    pctx *c = ic->c;
+    int v = c->v, p = c->p;
+    ic->n_codes = 1;
+    for (int r = 0; r < v; r++) ic->len[r] = ic->X[r + 1] - ic->X[r], ic->n_codes *= ic->len[r];
+    long slots = (long)p * (c->G + 1) * ic->n_codes;
+    ic->memo_at = lw_malloc(sizeof(int) * (size_t)slots);
+    ic->memo_n = lw_malloc(sizeof(int) * (size_t)slots);
+    for (long k = 0; k < slots; k++) ic->memo_at[k] = -1;
+    ic->n_pool = 0;
+    c->dp_runs++;
+    il_solve(ic, 0, 0, 0); /* group 0 at offset 0, its chunks starting each pass */
+    int bk = -1;
+    double bT = best->T;
+    for (int k = 0; k < ic->memo_n[0]; k++) {
+        double T = ic->pool[ic->memo_at[0] + k].sum / v + (c->m - 1.0 / v) * ic->pool[ic->memo_at[0] + k].mx;
+        if (T < bT) bT = T, bk = ic->memo_at[0] + k;
+    }
+    if (bk >= 0) {
+        best->T = bT, best->improved = 1;
+        int *a = lw_malloc(sizeof(int) * (size_t)v);
+        il_decode(ic, 0, a);
+        for (int g = 0; g < p; g++) {
+            const il_entry *e = &ic->pool[bk];
+            for (int r = 0; r < v; r++) best->choice[r * p + g] = a[r];
+            best->choice[p * v + 1 + g] = e->si;
+            if (e->code >= 0) il_decode(ic, e->code, a);
+            bk = e->next;
+        }
+        best->choice[p * v] = c->K;
+        free(a);
+    }
+    free(ic->memo_at);
+    free(ic->memo_n);
+}
+
+/* The interleaved optimum: il_run for every choice of the passes' starts. */
+static void il_search(pctx *c, dp_best *best)
+{
+    int v = c->v;
+    il_ctx ic = {.c = c};
+    ic.X = lw_malloc(sizeof(int) * (size_t)(v + 1));
+    ic.len = lw_malloc(sizeof(int) * (size_t)v);
+    for (int r = 0; r <= v; r++) ic.X[r] = r < v ? r * c->p : c->K; /* the first choice: each pass as short as it can be */
+    for (;;) {
+        il_run(&ic, best);
+        int r = v - 1; /* the next X: X[1..v-1] increasing, each pass p segments or more */
+        while (r >= 1 && ++ic.X[r] > c->K - (v - r) * c->p) r--;
+        if (r < 1) break;
+        for (int q = r + 1; q < v; q++) ic.X[q] = ic.X[q - 1] + c->p;
+    }
+    free(ic.pool);
+    free(ic.X);
+    free(ic.len);
+}
+
+/* The plan of il_search's choices at c->m; keeps the models it uses. */
+static pipe_plan *plan_from_chunks(pctx *c, const int *ch, lw_error *err)
+{
+    pipe_plan *pp = plan_new(c);
+    int p = c->p, S = pp->n_stages, o = 0;
+    pp->models = lw_calloc((size_t)c->n_sizes, sizeof(cost_model *));
+    for (int g = 0; g < p; g++) {
+        int si = ch[S + 1 + g];
+        for (int j = g; j < S; j += p) {
+            pipe_stage *st = &pp->stages[j];
+            st->first = c->bounds[ch[j]], st->last = c->bounds[ch[j + 1]], st->gpu0 = o, st->gpus = c->size[si];
+            st->producer = ch[j + 1] < c->K ? c->prod[ch[j + 1]] : -1;
+            st->cm = c->tabs[si].cm;
+        }
+        o += c->size[si];
+    }
+    for (int si = 0; si < c->n_sizes; si++) { /* the plan keeps the models its stages use */
+        int used = 0;
+        for (int j = 0; j < S; j++) used |= pp->stages[j].cm == c->tabs[si].cm;
+        if (used) pp->models[pp->n_models++] = c->tabs[si].cm, c->tabs[si].cm = NULL;
+    }
+    for (int j = 0; j < S; j++)
         if (stage_fill(pp, j, NULL, err) != 0) {
             pipe_plan_free(pp);
             return NULL;
@@ -872,14 +1153,18 @@ static int plan_for_count(pctx *c, int m, dp_best *best, pipe_plan **out, lw_err
     best->T = HUGE_VAL;
     best->improved = 0;
     c->uncapped = 0;
-    if (rc == 0 && c->tabs[0].fcap) capped_dp(c, best);
+    if (rc == 0 && c->o->schedule == PIPE_INTERLEAVED) il_search(c, best);
+    else if (rc == 0 && c->tabs[0].fcap) capped_dp(c, best);
     else if (rc == 0) dp_search(c, best);
     if (rc == 0 && !best->improved && c->tabs[0].fcap) { /* no plan fits: the fastest, which does not */
         for (int si = 0; si < c->n_sizes; si++) free(c->tabs[si].fcap), c->tabs[si].fcap = NULL;
         c->uncapped = 1;
         dp_search(c, best);
     }
-    if (rc == 0 && best->improved && !(*out = plan_from_choices(c, best->choice, err))) rc = -1;
+    if (rc == 0 && best->improved &&
+        !(*out = c->o->schedule == PIPE_INTERLEAVED ? plan_from_chunks(c, best->choice, err)
+                                                     : plan_from_choices(c, best->choice, err)))
+        rc = -1;
     for (int si = 0; si < c->n_sizes; si++) size_tabs_free(&c->tabs[si], c->K, 0);
     return rc;
 }
@@ -901,6 +1186,11 @@ pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *pro
         return NULL;
     }
     double work = (double)c.p * c.K * c.K * (double)c.G * c.n_sizes;
+    if (o->schedule == PIPE_INTERLEAVED) { /* passes' starts x states x ends (il_search) */
+        double nx = 1, codes = pow((double)c.K / c.v, c.v);
+        for (int r = 1; r < c.v; r++) nx *= (double)(c.K - r + 1) / r;
+        work = nx * c.p * c.n_sizes * codes * codes;
+    }
     if (work > PIPE_MAX_DP_WORK) {
         lw_fail(err, 2, "--pp %d: the stage search over %d cuts on %d GPUs would take about %.3g steps per bound tried, "
                         "more than this machine finishes (%.0e); use fewer GPUs or stages",
@@ -960,12 +1250,12 @@ static int megatron_starts(const pctx *c, int *start, lw_error *err)
         for (int l = c->bounds[j]; l < c->bounds[j + 1]; l++) att |= c->net->layers[l].type == LT_ATTENTION;
         if (att) blk[nb++] = j;
     }
-    int rc = 0;
-    if (nb % c->p)
-        rc = lw_fail(err, 2, "-s megatron --pp %d: %s has %d transformer blocks, not a multiple of %d", c->p,
-                     c->net->name, nb, c->p);
-    for (int i = 0; i < c->p && rc == 0; i++) start[i] = i ? blk[i * (nb / c->p)] : 0;
-    start[c->p] = c->K;
+    int rc = 0, S = c->p * c->v; /* interleaved: p v chunks (Megatron-LM's virtual pipeline) */
+    if (nb % S)
+        rc = lw_fail(err, 2, "-s megatron --pp %d%s: %s has %d transformer blocks, not a multiple of %d", c->p,
+                     c->v > 1 ? " --vp" : "", c->net->name, nb, S);
+    for (int i = 0; i < S && rc == 0; i++) start[i] = i ? blk[i * (nb / S)] : 0;
+    start[S] = c->K;
     free(blk);
     return rc;
 }
@@ -975,7 +1265,7 @@ pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *p
 {
     pctx c;
     pipe_plan *best = NULL;
-    int start[PIPE_MAX_STAGES + 1], ms[8], nm = 0;
+    int *start = lw_malloc(sizeof(int) * (size_t)(net->n_layers + 1)), ms[8], nm = 0;
     if (setup(&c, net, cl, prof, gpus, batch, o, err) != 0 || megatron_starts(&c, start, err) != 0) goto done;
     int g = gpus / c.p;
     if (gpus % c.p || (g & (g - 1))) {
@@ -996,13 +1286,13 @@ pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *p
             pp->models = lw_malloc(sizeof(cost_model *));
             pp->models[pp->n_models++] = cm;
         }
-        for (int i = 0; i < c.p && rc == 0; i++) {
+        for (int i = 0; i < pp->n_stages; i++) { /* chunk i on group i mod p */
             pipe_stage *st = &pp->stages[i];
             st->first = c.bounds[start[i]], st->last = c.bounds[start[i + 1]];
             st->producer = start[i + 1] < c.K ? c.prod[start[i + 1]] : -1;
-            st->gpu0 = i * g, st->gpus = g, st->cm = cm;
-            rc = stage_fill(pp, i, ci, err);
+            st->gpu0 = (i % c.p) * g, st->gpus = g, st->cm = cm;
         }
+        for (int i = 0; i < pp->n_stages && rc == 0; i++) rc = stage_fill(pp, i, ci, err);
         free(ci);
         if (rc == 0) plan_totals(pp, o->memory_limit);
         if (rc != 0 || (best && best->step_ms <= pp->step_ms)) {
@@ -1018,6 +1308,7 @@ pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *p
         }
     }
 done:
+    free(start);
     ctx_free(&c);
     return best;
 }
@@ -1040,10 +1331,15 @@ void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
     cJSON_AddNumberToObject(o, "microbatches", pp->m);
     cJSON_AddNumberToObject(o, "virtual_stages", pp->v);
     cJSON *arr = cJSON_AddArrayToObject(o, "stages");
-    for (int i = 0; i < pp->p; i++) {
+    for (int i = 0; i < pp->n_stages; i++) {
         const pipe_stage *st = &pp->stages[i];
         const network *net = st->cm->net;
-        cJSON *s = cJSON_CreateObject(), *ls = cJSON_AddArrayToObject(s, "layers"), *gs = cJSON_AddArrayToObject(s, "gpus");
+        cJSON *s = cJSON_CreateObject();
+        if (pp->schedule == PIPE_INTERLEAVED) { /* chunk i of the network, on group i mod p */
+            cJSON_AddNumberToObject(s, "chunk", i);
+            cJSON_AddNumberToObject(s, "group", st->group);
+        }
+        cJSON *ls = cJSON_AddArrayToObject(s, "layers"), *gs = cJSON_AddArrayToObject(s, "gpus");
         for (int l = st->first; l < st->last; l++) {
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "name", net->layers[l].name);
@@ -1062,6 +1358,7 @@ void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
     }
     cJSON *p = cJSON_AddObjectToObject(o, "pipeline");
     cJSON_AddNumberToObject(p, "stages", pp->p);
+    if (pp->schedule == PIPE_INTERLEAVED) cJSON_AddNumberToObject(p, "chunks", pp->n_stages);
     cJSON_AddNumberToObject(p, "microbatch", (double)pp->microbatch);
     cJSON_AddNumberToObject(p, "step_ms", pp->step_ms);
     cJSON_AddNumberToObject(p, "bubble_fraction", pp->bubble_fraction);
@@ -1074,20 +1371,26 @@ void pipe_plan_print(const pipe_plan *pp, FILE *f)
 {
     fprintf(f, "pipeline: %d stages, %s%s, %d micro-batches of %ld, on %d GPUs\n", pp->p,
             pipe_schedule_name(pp->schedule), pp->v > 1 ? " (virtual stages)" : "", pp->m, pp->microbatch, pp->gpus);
-    if (pp->v > 1) fprintf(f, "  %d virtual stages per group\n", pp->v);
-    fprintf(f, "  %-5s %-28s %-9s %9s %9s %9s %9s %9s %6s %10s\n", "stage", "layers", "GPUs", "t/mb ms", "t_c ms",
-            "t_x ms", "t_s ms", "p2p ms", "held", "memory");
-    for (int i = 0; i < pp->p; i++) {
+    int il = pp->schedule == PIPE_INTERLEAVED;
+    if (il)
+        fprintf(f, "  %d virtual stages per group: %d chunks, chunk j on group j mod %d (memory: the group's)\n", pp->v,
+                pp->n_stages, pp->p);
+    fprintf(f, "  %-5s %-5s %-28s %-9s %9s %9s %9s %9s %9s %6s %10s\n", il ? "chunk" : "stage", il ? "group" : "",
+            "layers", "GPUs", "t/mb ms", "t_c ms", "t_x ms", "t_s ms", "p2p ms", "held", "memory");
+    for (int i = 0; i < pp->n_stages; i++) {
         const pipe_stage *st = &pp->stages[i];
         const network *net = st->cm->net;
-        char layers[64], gpus[24];
+        char layers[64], gpus[24], group[16] = "";
         snprintf(layers, sizeof layers, "%.12s .. %.12s", net->layers[st->first].name, net->layers[st->last - 1].name);
         snprintf(gpus, sizeof gpus, "%d-%d", st->gpu0, st->gpu0 + st->gpus - 1);
-        fprintf(f, "  %-5d %-28s %-9s %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %6.1f GiB\n", i + 1, layers, gpus, st->t_ms,
-                st->compute_ms, st->transfer_ms, st->sync_ms, st->p2p_ms, st->held, st->memory_bytes / 1073741824.0);
+        if (il) snprintf(group, sizeof group, "%d", st->group + 1);
+        fprintf(f, "  %-5d %-5s %-28s %-9s %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %6.1f GiB\n", i + 1, group, layers, gpus,
+                st->t_ms, st->compute_ms, st->transfer_ms, st->sync_ms, st->p2p_ms, st->held,
+                st->memory_bytes / 1073741824.0);
     }
-    fprintf(f, "step %.2f ms (eq1, pipelined: sum t + (m - 1) max t%s); bubble %.1f%% of each GPU's step\n", pp->step_ms,
-            pp->schedule == PIPE_INTERLEAVED ? ", over v" : "", 100 * pp->bubble_fraction);
+    fprintf(f, "step %.2f ms (eq1, pipelined: %s); bubble %.1f%% of each GPU's step\n", pp->step_ms,
+            il ? "sum T_g / v + (m - 1/v) max T_g, T_g a group's chunks' t" : "sum t + (m - 1) max t",
+            100 * pp->bubble_fraction);
     fprintf(f, "peak memory %.2f GiB per GPU: %s\n", pp->peak_memory_bytes / 1073741824.0,
             pp->fits ? "fits" : "does NOT fit the memory limit");
     if (pp->unproven)
@@ -1154,6 +1457,12 @@ static int stage_from_json(const pctx *c, const cJSON *s, int i, pipe_stage *st,
             return lw_fail(err, 2, "%s: stages[%d].gpus must be consecutive GPUs below %d", label, i, c->G);
     }
     st->gpus = g;
+    if (i >= c->p) { /* interleaved: chunk i runs on group i mod p, whose GPUs chunk i mod p named */
+        if (st->gpu0 != st[-c->p].gpu0 || g != st[-c->p].gpus)
+            return lw_fail(err, 2, "%s: stages[%d] is chunk %d, on group %d: its \"gpus\" must be stages[%d]'s", label,
+                           i, i, i % c->p, i % c->p);
+        return 0;
+    }
     if ((g & (g - 1)) || st->gpu0 % g || (i && st->gpu0 < st[-1].gpu0 + st[-1].gpus))
         return lw_fail(err, 2, "%s: stages[%d].gpus: a group is a power of two of GPUs, starting at a multiple of "
                                "its size, after the previous stage's", label, i);
@@ -1184,6 +1493,28 @@ static int stage_configs(const cJSON *s, const pipe_stage *st, int *ci, const ch
     return rc;
 }
 
+/* An interleaved document's groups: its stages are the network's p v
+ * chunks in order, each saying its "chunk" j and "group" j mod p (files
+ * written before chunks were placed, without them, are refused). */
+static int chunks_from_json(const cJSON *stages, int v, int *p, const char *label, lw_error *err)
+{
+    int S = cJSON_GetArraySize(stages), j = 0;
+    if (S % v)
+        return lw_fail(err, 2, "%s: an interleaved plan of %d virtual stages per group lists p x %d chunks in "
+                               "\"stages\", not %d", label, v, v, S);
+    *p = S / v;
+    for (const cJSON *s = stages->child; s; s = s->next, j++) {
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(s, "group"), *ch = cJSON_GetObjectItemCaseSensitive(s, "chunk");
+        if (!cJSON_IsNumber(g))
+            return lw_fail(err, 2, "%s: stages[%d] has no \"group\": an interleaved plan's stages are its chunks, each "
+                                   "with its group (a file from before chunks were placed: search it again)", label, j);
+        if (g->valuedouble != j % *p || (ch && (!cJSON_IsNumber(ch) || ch->valuedouble != j)))
+            return lw_fail(err, 2, "%s: stages[%d] is chunk %d of %d, on group %d (chunk j runs on group j mod %d)",
+                           label, j, j, S, j % *p, *p);
+    }
+    return 0;
+}
+
 pipe_plan *pipe_plan_from_json(const network *net, const cluster *cl, const profile *prof, int gpus, long batch,
                                const char *text, size_t len, const char *label, optimizer_kind opt, double limit,
                                lw_error *err)
@@ -1211,6 +1542,7 @@ pipe_plan *pipe_plan_from_json(const network *net, const cluster *cl, const prof
     o.schedule = sch ? (pipe_schedule)pipe_schedule_from_name(sch->valuestring) : PIPE_1F1B;
     if (int_field(root, "microbatches", 1, 1 << 20, -1, label, &o.microbatches, err) != 0 ||
         int_field(root, "virtual_stages", 1, 64, 1, label, &o.vp, err) != 0 ||
+        (o.schedule == PIPE_INTERLEAVED && chunks_from_json(stages, o.vp, &o.stages, label, err) != 0) ||
         setup(&c, net, cl, prof, gpus, batch, &o, err) != 0)
         goto out;
     c.m = o.microbatches;
@@ -1218,7 +1550,7 @@ pipe_plan *pipe_plan_from_json(const network *net, const cluster *cl, const prof
     pp->models = lw_calloc(16, sizeof(cost_model *));
     ci = lw_malloc(sizeof(int) * (size_t)net->n_layers);
     int i = 0;
-    for (const cJSON *s = stages->child; s; s = s->next, i++) {
+    for (const cJSON *s = stages->child; s; s = s->next, i++) { /* every stage's range and group first: */
         pipe_stage *st = &pp->stages[i];
         if (stage_from_json(&c, s, i, st, label, err) != 0) goto fail;
         for (int k = 0; k < pp->n_models && !st->cm; k++)
@@ -1229,13 +1561,15 @@ pipe_plan *pipe_plan_from_json(const network *net, const cluster *cl, const prof
             cm->optimizer = opt;
             st->cm = pp->models[pp->n_models++] = cm;
         }
-        if (stage_configs(s, st, ci, label, i, err) != 0 || stage_fill(pp, i, ci, err) != 0) goto fail;
     }
-    if (pp->stages[pp->p - 1].last != net->n_layers) {
+    if (pp->stages[pp->n_stages - 1].last != net->n_layers) {
         lw_fail(err, 2, "%s: the stages end at \"%s\": every layer of %s must be in one", label,
-                net->layers[pp->stages[pp->p - 1].last - 1].name, net->name);
+                net->layers[pp->stages[pp->n_stages - 1].last - 1].name, net->name);
         goto fail;
     }
+    i = 0; /* a stage's send goes to the next one's group */
+    for (const cJSON *s = stages->child; s; s = s->next, i++)
+        if (stage_configs(s, &pp->stages[i], ci, label, i, err) != 0 || stage_fill(pp, i, ci, err) != 0) goto fail;
     plan_totals(pp, limit);
     goto out;
 fail:
@@ -1253,14 +1587,15 @@ out:
 /* max, sum and T of pp's stage times with stages k and k + 1 at tk, tk1. */
 static void step_with(const pipe_plan *pp, int k, double tk, double tk1, pipe_move *mv)
 {
-    double *t = lw_malloc(sizeof(double) * (size_t)pp->p);
+    double *t = lw_malloc(sizeof(double) * (size_t)(pp->n_stages + pp->p)), *T = t + pp->n_stages;
     mv->max_t = mv->sum_t = 0;
-    for (int i = 0; i < pp->p; i++) {
-        t[i] = i == k ? tk : i == k + 1 ? tk1 : pp->stages[i].t_ms;
-        mv->sum_t += t[i];
-        if (t[i] > mv->max_t) mv->max_t = t[i];
+    for (int i = 0; i < pp->n_stages; i++) t[i] = i == k ? tk : i == k + 1 ? tk1 : pp->stages[i].t_ms;
+    pipe_group_loads(pp, t, T); /* interleaved: max and sum over the groups' loads */
+    for (int g = 0; g < pp->p; g++) {
+        mv->sum_t += T[g];
+        if (T[g] > mv->max_t) mv->max_t = T[g];
     }
-    mv->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, t, pp->p);
+    mv->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, T, pp->p);
     free(t);
 }
 
@@ -1269,8 +1604,8 @@ static void step_with(const pipe_plan *pp, int k, double tk, double tk1, pipe_mo
 static int move_boundary(const pipe_plan *pp, int k, int at, int prod, pipe_move *mv, lw_error *err)
 {
     pipe_plan tmp = *pp;
-    tmp.stages = lw_malloc(sizeof(pipe_stage) * (size_t)pp->p);
-    memcpy(tmp.stages, pp->stages, sizeof(pipe_stage) * (size_t)pp->p);
+    tmp.stages = lw_malloc(sizeof(pipe_stage) * (size_t)pp->n_stages);
+    memcpy(tmp.stages, pp->stages, sizeof(pipe_stage) * (size_t)pp->n_stages);
     tmp.stages[k].last = at, tmp.stages[k].producer = prod, tmp.stages[k + 1].first = at;
     tmp.stages[k].config = tmp.stages[k + 1].config = NULL;
     int rc = stage_fill(&tmp, k, NULL, err);
@@ -1293,16 +1628,19 @@ int pipe_explain_layer(const pipe_plan *pp, int li, pipe_explain *e, lw_error *e
     if (li < 0 || li >= net->n_layers) return lw_fail(err, 2, "explain: no layer %d", li);
     memset(e, 0, sizeof *e);
     e->layer = li;
-    while (e->stage + 1 < pp->p && li >= pp->stages[e->stage].last) e->stage++;
+    while (e->stage + 1 < pp->n_stages && li >= pp->stages[e->stage].last) e->stage++;
     pipe_move now = {0};
-    step_with(pp, 0, pp->stages[0].t_ms, pp->p > 1 ? pp->stages[1].t_ms : 0, &now);
+    step_with(pp, 0, pp->stages[0].t_ms, pp->n_stages > 1 ? pp->stages[1].t_ms : 0, &now);
     e->max_t = now.max_t, e->sum_t = now.sum_t, e->step_ms = pp->step_ms;
-    for (int i = 0; i < pp->p; i++)
-        if (pp->stages[i].t_ms > pp->stages[e->max_stage].t_ms) e->max_stage = i;
+    double *T = lw_calloc((size_t)pp->p, sizeof(double));
+    for (int i = 0; i < pp->n_stages; i++) T[pp->stages[i].group] += pp->stages[i].t_ms;
+    for (int i = 0; i < pp->p; i++) /* the slowest group: a stage's own without interleaving */
+        if (T[i] > T[e->max_stage]) e->max_stage = i;
+    free(T);
     int *bounds = lw_malloc(sizeof(int) * (size_t)(net->n_layers + 1) * 2), *prod = bounds + net->n_layers + 1;
     int K = pipe_cuts(net, bounds, prod), rc = 0;
     for (int k = e->stage - 1; k <= e->stage && rc == 0; k++) {
-        if (k < 0 || k + 1 >= pp->p) continue;
+        if (k < 0 || k + 1 >= pp->n_stages) continue;
         int j = 0;
         while (j < K && bounds[j] != pp->stages[k + 1].first) j++;
         for (int dir = -1; dir <= 1 && rc == 0; dir += 2) {
@@ -1324,10 +1662,16 @@ char *pipe_explain_text(const pipe_plan *pp, const pipe_explain *e)
     const pipe_stage *st = &pp->stages[e->stage];
     lw_buf b = {0};
     lw_buf_printf(&b, "%s sits in stage %d of %d (layers %s .. %s, GPUs %d-%d): t%d = %.3f ms per micro-batch.\n",
-                  net->layers[e->layer].name, e->stage + 1, pp->p, net->layers[st->first].name,
+                  net->layers[e->layer].name, e->stage + 1, pp->n_stages, net->layers[st->first].name,
                   net->layers[st->last - 1].name, st->gpu0, st->gpu0 + st->gpus - 1, e->stage + 1, st->t_ms);
-    lw_buf_printf(&b, "The step T = %.3f ms (%s, m = %d): max t_i = %.3f ms (stage %d), sum t_i = %.3f ms.\n",
-                  e->step_ms, pipe_schedule_name(pp->schedule), pp->m, e->max_t, e->max_stage + 1, e->sum_t);
+    if (pp->schedule == PIPE_INTERLEAVED)
+        lw_buf_printf(&b, "Chunk %d runs on group %d. The step T = %.3f ms (interleaved, m = %d, v = %d) over the "
+                          "groups' loads T_g (each the sum of its chunks' t): max T_g = %.3f ms (group %d), sum T_g = "
+                          "%.3f ms.\n",
+                      e->stage + 1, st->group + 1, e->step_ms, pp->m, pp->v, e->max_t, e->max_stage + 1, e->sum_t);
+    else
+        lw_buf_printf(&b, "The step T = %.3f ms (%s, m = %d): max t_i = %.3f ms (stage %d), sum t_i = %.3f ms.\n",
+                      e->step_ms, pipe_schedule_name(pp->schedule), pp->m, e->max_t, e->max_stage + 1, e->sum_t);
     for (int i = 0; i < e->n_moves; i++) {
         const pipe_move *mv = &e->moves[i];
         lw_buf_printf(&b, "Moving the boundary between stages %d and %d (before %s) one allowed cut %s: ", mv->boundary + 1,

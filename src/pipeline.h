@@ -23,6 +23,15 @@
  * which for p equal stages is (m + p - 1) t and m t + (p - 1) t / v: the
  * bubbles (p-1)/m and (p-1)/(v m) of the ideal m t.
  *
+ * Interleaved 1F1B (Narayanan et al. 2021, Megatron-LM's virtual stages):
+ * the network is cut into p v contiguous chunks; chunk j runs on group
+ * j mod p, so each group holds v chunks, and a micro-batch's forward goes
+ * group 0, 1, .., p-1, 0, 1, .. (v passes). Chunk j's time is its range's
+ * f plus its own send to chunk j + 1 (the last group sends to the first
+ * between passes); t_i above is then group i's load, the sum of its
+ * chunks', and its memory what Megatron's order of its chunks' forwards
+ * and backwards holds at its peak (the first group holds the most).
+ *
  * Search (pipe_search): the exact minimum of T over the cuts, the groups,
  * the micro-batch counts tried and every layer's config, by Alpa's
  * inter-operator dynamic programme (enumerate the bound on max_i t_i, a DP
@@ -76,6 +85,7 @@ void pipe_options_init(pipe_options *o);
 
 typedef struct pipe_stage {
     int first, last;           /* layers [first, last) */
+    int group;                 /* interleaved: the GPU group (chunk index mod p) it runs on; else its index */
     int producer;              /* the layer whose output it sends on (-1: the last stage) */
     int gpu0, gpus;            /* GPUs gpu0 .. gpu0 + gpus - 1 */
     const cost_model *cm;      /* the model on `gpus` GPUs at the micro-batch (owned by the plan) */
@@ -86,16 +96,18 @@ typedef struct pipe_stage {
     double compute_ms, transfer_ms, sync_ms; /* its parts: sum t_c, sum t_x, sum t_s (once per step) */
     double p2p_ms;             /* c_i */
     double t_ms;               /* f + c */
-    double held;               /* micro-batches of activations the schedule keeps on its GPUs */
-    double memory_bytes;       /* the most any GPU of the group keeps */
+    double held;               /* micro-batches of activations the schedule keeps on its GPUs (interleaved: of this
+                                  chunk, the most at once) */
+    double memory_bytes;       /* the most any GPU of the group keeps (interleaved: all of the group's chunks) */
 } pipe_stage;
 
 typedef struct pipe_plan {
-    int p, m, v;
+    int p, m, v;               /* groups (--pp), micro-batches, chunks per group */
+    int n_stages;              /* entries in stages: p, or p v chunks interleaved (chunk j on group j mod p) */
     pipe_schedule schedule;
     int gpus;                  /* G */
     long batch, microbatch;
-    pipe_stage *stages;        /* [p] */
+    pipe_stage *stages;        /* [n_stages], in the network's order */
     double step_ms;            /* T */
     double bubble_fraction;    /* 1 - sum_i m t_i / (p T): the mean idle share of a GPU's step */
     double peak_memory_bytes;
@@ -124,7 +136,8 @@ int pipe_cuts(const network *net, int *bounds, int *prod);
 cost_graph *pipe_stage_graph(const cost_model *cm, int first, int last, int u, double inv_m, int *node_of);
 
 /* c_i: activation of `producer` at the micro-batch forward, its gradient
- * back, between GPUs a and b (ms; v messages each way interleaved). */
+ * back, between GPUs a and b (ms; v messages each way: the plans send once
+ * per stage or chunk, v = 1). */
 double pipe_p2p_ms(const cost_model *cm, int producer, int a, int b, int v);
 
 /* Micro-batches of activations stage i of p keeps under a schedule with m
@@ -132,7 +145,17 @@ double pipe_p2p_ms(const cost_model *cm, int producer, int a, int b, int v);
  * warm-up: min(((p - i - 1) 2 + (v - 1) p + 1) / v, m)). */
 double pipe_held(pipe_schedule s, int p, int i, int m, int v);
 
-/* T from the stage times (the formulas above). */
+/* Each group's load: T[g] = the sum of t over the stages on group g
+ * (interleaved: its v chunks; else stage g's t). T needs pp->p entries. */
+void pipe_group_loads(const pipe_plan *pp, const double *t, double *T);
+
+/* Device i's order of work under schedule s (p groups, v chunks each, m
+ * micro-batches): 2 m v entries, vstage[k] the virtual stage (chunk c p + i
+ * of the network's p v), mb[k] the micro-batch, fwd[k] 1 forward / 0
+ * backward (Megatron-LM's warm-up, steady 1F1B and cool-down). */
+void pipe_device_order(pipe_schedule s, int p, int v, int i, int m, int *vstage, int *mb, int *fwd);
+
+/* T from the stage times (the formulas above; interleaved, t the groups' loads). */
 double pipe_step_ms(pipe_schedule s, int m, int v, const double *t, int p);
 /* The bubble: 1 - sum_i m t_i / (p T), the mean share of its step a GPU
  * idles; (p-1)/(m+p-1) for p equal stages, (p-1)/(v m + p - 1) interleaved. */
@@ -167,7 +190,8 @@ typedef struct pipe_move {
 typedef struct pipe_explain {
     int layer, stage;          /* the layer and its stage (0-based) */
     double max_t, sum_t, step_ms; /* as the plan has them */
-    int max_stage;             /* the slowest stage, which sets (m - 1) max t_i */
+    int max_stage;             /* the slowest stage, which sets (m - 1) max t_i (interleaved: the slowest group, whose
+                                  load sets (m - 1/v) max_g T_g; max_t and sum_t are then over the groups' loads) */
     int n_moves;
     pipe_move moves[4];        /* the left boundary's moves, then the right's */
 } pipe_explain;
@@ -228,8 +252,15 @@ typedef struct pipe_sim {
  * interleaving, or m not a multiple of p interleaved. */
 pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb, const double *c,
                         const double *y);
-/* The same for a plan: its stages' t_c split into forward and backward as
- * the compute model splits it, t_x half each way, c = p2p / 2, y = t_s. */
+/* The step chunk by chunk: S = p v virtual stages (chunk j on group j mod
+ * p; v = 1 without interleaving), tf[j], tb[j] chunk j's forward and
+ * backward per micro-batch, c[j] its send to chunk j + 1 each way (c[S-1]
+ * unused), y[i] group i's sync. NULL as pipe_simulate. */
+pipe_sim *pipe_simulate_chunks(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb,
+                               const double *c, const double *y);
+/* The same for a plan: its stages' (chunks') t_c split into forward and
+ * backward as the compute model splits it, t_x half each way, c = p2p / 2,
+ * y = the group's t_s. */
 pipe_sim *pipe_plan_simulate(const pipe_plan *pp);
 void pipe_sim_free(pipe_sim *r);
 /* Adds the simulation's fields to root and prints it (the caller frees

@@ -43,24 +43,44 @@ static void device_order(pipe_schedule s, int p, int v, int i, int m, sim_op *op
     for (int k = total - w; k < total; k++) ops[n++] = op_of(p, v, i, k, 0);
 }
 
+void pipe_device_order(pipe_schedule s, int p, int v, int i, int m, int *vstage, int *mb, int *fwd)
+{
+    sim_op *ops = lw_malloc(sizeof(sim_op) * (size_t)(2 * m * v));
+    device_order(s, p, v, i, m, ops);
+    for (int k = 0; k < 2 * m * v; k++) vstage[k] = ops[k].s, mb[k] = ops[k].mb, fwd[k] = ops[k].fwd;
+    free(ops);
+}
+
 /* When op may start on its device (-1: it waits for a task not yet run):
  * its input from the virtual stage before (forward) or after (backward),
- * c[] the send between devices (c[p - 1]: from the last to the first). */
-static double ready_at(const sim_op *op, int p, int m, int S, const double *fend, const double *bend, const double *c)
+ * c[s] the send from virtual stage s to s + 1 (each way). */
+static double ready_at(const sim_op *op, int m, int S, const double *fend, const double *bend, const double *c)
 {
     int s = op->s, k = op->mb;
     if (op->fwd) {
         if (s == 0) return 0;
-        return fend[(s - 1) * m + k] < 0 ? -1 : fend[(s - 1) * m + k] + c[(s - 1) % p];
+        return fend[(s - 1) * m + k] < 0 ? -1 : fend[(s - 1) * m + k] + c[s - 1];
     }
     if (fend[s * m + k] < 0 || (s + 1 < S && bend[(s + 1) * m + k] < 0)) return -1;
     double r = fend[s * m + k];
-    if (s + 1 < S && bend[(s + 1) * m + k] + c[s % p] > r) r = bend[(s + 1) * m + k] + c[s % p];
+    if (s + 1 < S && bend[(s + 1) * m + k] + c[s] > r) r = bend[(s + 1) * m + k] + c[s];
     return r;
 }
 
 pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb, const double *c,
                         const double *y)
+{
+    if (p < 1 || v < 1) return NULL;
+    int S = p * v; /* each group's v chunks 1/v of its time, its sends c[i] each (c[p-1]: last to first) */
+    double *f = lw_malloc(sizeof(double) * (size_t)S * 3), *b = f + S, *cc = f + 2 * S;
+    for (int j = 0; j < S; j++) f[j] = tf[j % p] / v, b[j] = tb[j % p] / v, cc[j] = c[j % p];
+    pipe_sim *r = pipe_simulate_chunks(s, p, m, v, f, b, cc, y);
+    free(f);
+    return r;
+}
+
+pipe_sim *pipe_simulate_chunks(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb,
+                               const double *c, const double *y)
 {
     if (p < 1 || m < 1 || v < 1 || (s != PIPE_INTERLEAVED && v != 1) || (s == PIPE_INTERLEAVED && m % p)) return NULL;
     int S = p * v, per = 2 * m * v;
@@ -79,9 +99,9 @@ pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, int v, const double *tf, 
         for (int i = 0; i < p; i++) {
             if (next[i] == per) continue;
             const sim_op *op = &ops[(long)i * per + next[i]];
-            double ready = ready_at(op, p, m, S, fend, bend, c);
+            double ready = ready_at(op, m, S, fend, bend, c);
             if (ready < 0) continue;
-            double start = ready > free_at[i] ? ready : free_at[i], len = (op->fwd ? tf[i] : tb[i]) / v;
+            double start = ready > free_at[i] ? ready : free_at[i], len = op->fwd ? tf[op->s] : tb[op->s];
             pipe_sim_task *t = &r->tasks[r->n_tasks++];
             *t = (pipe_sim_task){i, op->mb, op->fwd ? PIPE_SIM_FORWARD : PIPE_SIM_BACKWARD, start, start + len, op->s / p};
             (op->fwd ? fend : bend)[op->s * m + op->mb] = free_at[i] = start + len;
@@ -117,22 +137,22 @@ void pipe_sim_free(pipe_sim *r)
 
 pipe_sim *pipe_plan_simulate(const pipe_plan *pp)
 {
-    int p = pp->p;
-    double *tf = lw_malloc(sizeof(double) * (size_t)p * 4), *tb = tf + p, *c = tf + 2 * p, *y = tf + 3 * p;
-    for (int i = 0; i < p; i++) {
-        const pipe_stage *st = &pp->stages[i];
+    int p = pp->p, S = pp->n_stages;
+    double *tf = lw_malloc(sizeof(double) * (size_t)(3 * S + p)), *tb = tf + S, *c = tf + 2 * S, *y = tf + 3 * S;
+    for (int i = 0; i < p; i++) y[i] = 0;
+    for (int j = 0; j < S; j++) {
+        const pipe_stage *st = &pp->stages[j];
         double fwd_sum = 0;
         for (int l = st->first; l < st->last; l++) {
             double fw, bw, tc = cost_t_c_parts(st->cm, l, &st->cm->configs[l][st->config[l]], NULL, &fw, &bw);
             fwd_sum += fw + bw > 0 ? tc * fw / (fw + bw) : 0;
         }
-        tf[i] = fwd_sum + st->transfer_ms / 2;
-        tb[i] = st->compute_ms - fwd_sum + st->transfer_ms / 2;
-        c[i] = st->p2p_ms / (2.0 * pp->v); /* one way, one chunk's send */
-        y[i] = st->sync_ms;
+        tf[j] = fwd_sum + st->transfer_ms / 2;
+        tb[j] = st->compute_ms - fwd_sum + st->transfer_ms / 2;
+        c[j] = st->p2p_ms / 2.0; /* one way: the stage's (chunk's) own send */
+        y[st->group] += st->sync_ms;
     }
-    if (pp->v > 1) c[p - 1] = c[0]; /* interleaved: the last group sends to the first's next chunk */
-    pipe_sim *r = pipe_simulate(pp->schedule, p, pp->m, pp->v, tf, tb, c, y);
+    pipe_sim *r = pipe_simulate_chunks(pp->schedule, p, pp->m, pp->v, tf, tb, c, y);
     free(tf);
     return r;
 }
@@ -157,7 +177,10 @@ char *pipe_sim_to_json(const pipe_sim *r, const pipe_plan *pp, cJSON *root)
         cJSON_AddStringToObject(o, "kind", kind_names[x->kind]);
         cJSON_AddNumberToObject(o, "stage", x->stage + 1);
         if (x->micro >= 0) cJSON_AddNumberToObject(o, "microbatch", x->micro);
-        if (x->micro >= 0 && pp->v > 1) cJSON_AddNumberToObject(o, "chunk", x->chunk + 1);
+        if (x->micro >= 0 && pp->v > 1) {
+            cJSON_AddNumberToObject(o, "chunk", x->chunk + 1);                  /* the group's chunk, 1 .. v */
+            cJSON_AddNumberToObject(o, "network_chunk", x->chunk * pp->p + x->stage); /* its place, 0 .. p v - 1 */
+        }
         cJSON_AddStringToObject(o, "resource", res);
         cJSON_AddNumberToObject(o, "start_ms", x->start_ms);
         cJSON_AddNumberToObject(o, "end_ms", x->end_ms);
@@ -174,10 +197,10 @@ char *pipe_sim_trace(const pipe_sim *r, const pipe_plan *pp)
     for (int t = 0; t < r->n_tasks; t++) {
         const pipe_sim_task *x = &r->tasks[t];
         const pipe_stage *st = &pp->stages[x->stage];
-        char name[64];
+        char name[96];
         if (x->micro >= 0 && pp->v > 1)
-            snprintf(name, sizeof name, "%s mb%d stage %d chunk %d", kind_names[x->kind], x->micro, x->stage + 1,
-                     x->chunk + 1);
+            snprintf(name, sizeof name, "%s mb%d stage %d chunk %d (network chunk %d)", kind_names[x->kind], x->micro,
+                     x->stage + 1, x->chunk + 1, x->chunk * pp->p + x->stage + 1);
         else if (x->micro >= 0)
             snprintf(name, sizeof name, "%s mb%d stage %d", kind_names[x->kind], x->micro, x->stage + 1);
         else snprintf(name, sizeof name, "sync stage %d", x->stage + 1);

@@ -483,7 +483,8 @@ int plan_schedule_from_name(const char *s);
 /* The name of a plan_pipe_settings.schedule (0: the default's, "1f1b"). */
 const char *plan_schedule_name(int schedule);
 
-/* The stage count: 1 when not pipelined. */
+/* The stage count: 1 when not pipelined; interleaved, the p v chunks
+ * (stage i runs on GPU group i mod p, whose GPUs stage i mod p names). */
 int plan_stage_count(const plan *p);
 /* The stage layer li sits in (0 when not pipelined); -1 for no such layer. */
 int plan_stage_of(const plan *p, int li);

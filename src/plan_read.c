@@ -283,13 +283,13 @@ const char *plan_schedule_name(int schedule)
 
 int plan_stage_count(const plan *p)
 {
-    return p->pipe ? p->pipe->p : 1;
+    return p->pipe ? p->pipe->n_stages : 1;
 }
 
 int plan_stage_of(const plan *p, int li)
 {
     if (li < 0 || li >= p->net->n_layers) return -1;
-    for (int i = 0; p->pipe && i < p->pipe->p; i++)
+    for (int i = 0; p->pipe && i < p->pipe->n_stages; i++)
         if (li < p->pipe->stages[i].last) return i;
     return 0;
 }
@@ -329,9 +329,11 @@ int plan_stage_explain(const plan *p, int li, char *buf, size_t n)
     if (pipe_explain_layer(p->pipe, li, &e, &err) != 0) return snprintf(buf, n, "%s", err.msg), -1;
     const pipe_stage *st = &p->pipe->stages[e.stage];
     const network *net = p->net;
-    size_t k = (size_t)snprintf(buf, n, "%s: stage %d of %d (GPUs %d-%d), t%d %.3f ms; T %.3f ms, max t %.3f (stage %d)",
-                                net->layers[li].name, e.stage + 1, p->pipe->p, st->gpu0, st->gpu0 + st->gpus - 1,
-                                e.stage + 1, st->t_ms, e.step_ms, e.max_t, e.max_stage + 1);
+    int il = p->pipe->schedule == PIPE_INTERLEAVED; /* stages are chunks; the max is over the groups' loads */
+    size_t k = (size_t)snprintf(buf, n, "%s: %s %d of %d (GPUs %d-%d), t%d %.3f ms; T %.3f ms, max %s %.3f (%s %d)",
+                                net->layers[li].name, il ? "chunk" : "stage", e.stage + 1, p->pipe->n_stages, st->gpu0,
+                                st->gpu0 + st->gpus - 1, e.stage + 1, st->t_ms, e.step_ms, il ? "T_g" : "t", e.max_t,
+                                il ? "group" : "stage", e.max_stage + 1);
     for (int i = 0; i < e.n_moves && k < n; i++) {
         const pipe_move *mv = &e.moves[i];
         char what[64];

@@ -2237,12 +2237,64 @@ bub=1-sum(8*x for x in t)/(2*pl["step_ms"]); assert abs(bub-pl["bubble_fraction"
 expect_ok "search --pp 2 (text) runs" search -n $GPT -c dgx-a100 -g 8 --pp 2
 if grep -q "bubble" "$OUT" && grep -q "^  2 " "$OUT"; then ok "the text lists the stages and the bubble"; else notok "the text lists the stages and the bubble" "$(cat "$OUT")"; fi
 expect_ok "search --pp 2 --schedule interleaved --vp 2 runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --json
-py "interleaved: T = sum t / v + (m - 1/v) max t" '
+py "interleaved: 4 chunks, chunk j on group j mod 2; T = sum T_g / v + (m - 1/v) max T_g over the groups' loads" '
 import json,sys
-d=json.load(open(sys.argv[1])); pl=d["pipeline"]; t=[s["time_ms"] for s in d["stages"]]
-assert d["schedule"] == "interleaved" and d["virtual_stages"] == 2
-assert abs(pl["step_ms"] - (sum(t)/2 + (4-0.5)*max(t))) <= 1e-9*pl["step_ms"]
+d=json.load(open(sys.argv[1])); pl=d["pipeline"]; st=d["stages"]
+assert d["schedule"] == "interleaved" and d["virtual_stages"] == 2 and pl["stages"] == 2 and pl["chunks"] == 4
+assert [s["chunk"] for s in st] == [0,1,2,3] and [s["group"] for s in st] == [0,1,0,1], st
+assert st[2]["gpus"] == st[0]["gpus"] and st[3]["gpus"] == st[1]["gpus"] and st[0]["gpus"] != st[1]["gpus"]
+T=[sum(s["time_ms"] for s in st if s["group"] == g) for g in (0,1)]
+assert abs(pl["step_ms"] - (sum(T)/2 + (4-0.5)*max(T))) <= 1e-9*pl["step_ms"], (pl["step_ms"], T)
+assert st[3]["p2p_ms"] == 0 and st[1]["p2p_ms"] > 0
+assert st[0]["memory_bytes"] == st[2]["memory_bytes"]
 ' "$OUT"
+expect_ok "search --pp 2 interleaved (text) runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4
+py "the text lists each chunk with its group" '
+import sys,re
+rows=[l.split() for l in open(sys.argv[1]) if re.match(r"^  [1-4] +[12] ", l)]
+assert [(r[0], r[1]) for r in rows] == [("1","1"),("2","2"),("3","1"),("4","2")], rows
+assert "chunk j on group j mod 2" in open(sys.argv[1]).read()
+' "$OUT"
+expect_ok "search interleaved --explain runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --explain block0.ln2
+if grep -q "Chunk 2 runs on group 2" "$OUT" && grep -q "max T_g = .* (group [12])" "$OUT"; then ok "interleaved explain names the chunk's group and the slowest group"; else notok "interleaved explain names the chunk's group and the slowest group" "$(cat "$OUT")"; fi
+expect_ok "search interleaved -o FILE writes the chunks" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 -o "$TMP/il.json"
+expect_ok "eval -s FILE reads the chunks back" eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/il.json" --json
+py "eval -s of an interleaved file: the same chunks, groups and step" '
+import json,sys
+a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+assert a["pipeline"]["step_ms"] == b["pipeline"]["step_ms"], (a["pipeline"]["step_ms"], b["pipeline"]["step_ms"])
+assert [(s["group"], s["gpus"], [l["name"] for l in s["layers"]]) for s in a["stages"]] == [(s["group"], s["gpus"], [l["name"] for l in s["layers"]]) for s in b["stages"]]
+' "$TMP/il.json" "$OUT"
+expect_ok "simulate -s FILE runs the chunks" simulate -n $GPT -c dgx-a100 -g 8 -s "$TMP/il.json" --json
+py "simulate -s of an interleaved file: eq1 the file's step, a task per chunk and micro-batch each way" '
+import json,sys
+a=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2]))
+assert d["eq1_ms"] == a["pipeline"]["step_ms"]
+ks=[t for t in d["tasks"] if t["kind"] in ("forward","backward")]
+assert sorted(set(t["network_chunk"] for t in ks)) == [0,1,2,3] and len(ks) == 2*4*4
+assert all(t["network_chunk"] % 2 == t["stage"] - 1 for t in ks)
+' "$TMP/il.json" "$OUT"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+for s in d["stages"]: s.pop("group"); s.pop("chunk")
+json.dump(d, open(sys.argv[2], "w"))
+' "$TMP/il.json" "$TMP/il_old.json"
+expect_fail "an interleaved file without groups (from before chunks) is refused, naming the stage" 2 "stages[0] has no \"group\"" -- eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/il_old.json"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1])); d["stages"][2]["gpus"] = d["stages"][1]["gpus"]
+json.dump(d, open(sys.argv[2], "w"))
+' "$TMP/il.json" "$TMP/il_bad.json"
+expect_fail "an interleaved chunk on other GPUs than its group's is refused" 2 "stages[2] is chunk 2, on group 0" -- eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/il_bad.json"
+expect_ok "eval -s megatron --pp 2 --vp 2 on gpt2 runs" eval -n gpt2 -c dgx-a100 -g 8 -s megatron --tp 4 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --json
+py "Megatron interleaved: 12 blocks in 4 chunks of 3, chunk j on group j mod 2" '
+import json,sys
+d=json.load(open(sys.argv[1])); st=d["stages"]
+assert [s["group"] for s in st] == [0,1,0,1] and [s["gpus"] for s in st] == [[0,1,2,3],[4,5,6,7]]*2
+assert [s["layers"][0]["name"] for s in st[1:]] == ["block3.ln1", "block6.ln1", "block9.ln1"], [s["layers"][0]["name"] for s in st]
+' "$OUT"
+expect_fail "--pp 5 --vp 2 (10 chunks) on 8 segments is refused" 2 "at most 8 chunks" -- search -n $GPT -c dgx-a100 -g 8 --pp 5 --schedule interleaved --vp 2
 expect_ok "eval -s megatron --tp 2 --pp 2 --json runs" eval -n $GPT -c dgx-a100 -g 8 -s megatron --tp 2 --pp 2 --microbatches 4 --json
 py "Megatron with --pp 2: two equal groups of 4, the blocks split evenly" '
 import json,sys
@@ -2271,6 +2323,7 @@ d=json.load(open(sys.argv[1])); tr=json.load(open(sys.argv[2]))
 ks=[t for t in d["tasks"] if t["kind"] in ("forward","backward")]
 assert len(ks) == 2*2*4*2 and sorted(set(t["chunk"] for t in ks)) == [1,2]
 assert any(e["name"].startswith("backward mb3 stage 1 chunk 2") for e in tr["traceEvents"])
+assert any(e["name"] == "backward mb3 stage 1 chunk 2 (network chunk 3)" for e in tr["traceEvents"])
 ' "$OUT" "$TMP/pp_trace2.json"
 expect_ok "search --pp 2 -o FILE writes a strategy file with stages" search -n $GPT -c dgx-a100 -g 8 --pp 2 --microbatches 4 -o "$TMP/pp2.json"
 expect_ok "eval -s FILE with stages reads it back" eval -n $GPT -c dgx-a100 -g 8 -s "$TMP/pp2.json" --json

@@ -227,9 +227,115 @@ Test(pipeline, brute_force_three_stages_gpipe)
     check_against_brute(CHAIN, "p100-4x4", 4, 16, 3, 4, PIPE_GPIPE, 1);
 }
 
+/* Interleaved, by brute force: every placement of the p v chunks' ends
+ * (chunk j on group j mod p), every aligned size and offset of the p
+ * groups, every config of every chunk (stage_brute); a chunk's time its
+ * range's plus its send to the next chunk's group, a group's load the sum
+ * of its chunks', the step Narayanan et al.'s over the loads. */
+typedef struct brute_il {
+    brute *b;
+    int S, ends[32], gsize[16], goff[16];
+} brute_il;
+
+static void il_price(brute_il *q)
+{
+    brute *b = q->b;
+    double T[16] = {0};
+    for (int j = 0, a = 0; j < q->S; a = q->ends[j], j++) {
+        int g = j % b->P, gi = 0, e = q->ends[j];
+        while ((1 << gi) < q->gsize[g]) gi++;
+        double t = stage_brute(b, a, e, gi);
+        if (!isfinite(t)) return;
+        if (j + 1 < q->S) t += pipe_p2p_ms(b->cm[gi], b->prod[e], q->goff[g], q->goff[(j + 1) % b->P], 1);
+        T[g] += t;
+    }
+    double step = pipe_step_ms(b->s, b->m, b->v, T, b->P);
+    b->plans++;
+    if (step < b->best) b->best = step;
+}
+
+static void il_groups(brute_il *q, int g, int o)
+{
+    brute *b = q->b;
+    if (g == b->P) {
+        il_price(q);
+        return;
+    }
+    for (int s = 1; s <= b->G; s *= 2) {
+        if (o % s || o + s > b->G || (g + 1 < b->P && o + s >= b->G)) continue;
+        q->gsize[g] = s, q->goff[g] = o;
+        il_groups(q, g + 1, o + s);
+    }
+}
+
+static void il_ends(brute_il *q, int j, int a)
+{
+    brute *b = q->b;
+    if (j == q->S - 1) {
+        q->ends[j] = b->K;
+        il_groups(q, 0, 0);
+        return;
+    }
+    for (int e = a + 1; e <= b->K - (q->S - 1 - j); e++) {
+        q->ends[j] = e;
+        il_ends(q, j + 1, e);
+    }
+}
+
+static void check_interleaved_against_brute(const char *netjson, const char *cl_name, int G, long B, int P, int m,
+                                            int v)
+{
+    network *net = net_ok(netjson);
+    cluster *cl = load_cluster(cl_name);
+    brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = PIPE_INTERLEAVED, .B = B, .best = HUGE_VAL};
+    b.K = pipe_cuts(net, b.bounds, b.prod);
+    lw_error err = {0};
+    for (int gi = 0; (1 << gi) <= G; gi++) {
+        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
+        cr_assert_not_null(b.cm[gi], "%s", err.msg);
+    }
+    brute_il q = {.b = &b, .S = P * v};
+    il_ends(&q, 0, 0);
+    cr_assert(b.plans > 0);
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = P, o.microbatches = m, o.schedule = PIPE_INTERLEAVED, o.vp = v;
+    pipe_plan *pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    ASSERT_REL(pp->step_ms, b.best, 1e-12);
+    cr_assert_eq(pp->p, P);
+    cr_assert_eq(pp->n_stages, P * v);
+    /* p v chunks tile the network in order; chunk j on group j mod p, the groups' GPUs its */
+    int next = 0;
+    for (int j = 0; j < P * v; j++) {
+        const pipe_stage *st = &pp->stages[j], *g0 = &pp->stages[j % P];
+        cr_assert_eq(st->first, next);
+        cr_assert_lt(st->first, st->last);
+        cr_assert_eq(st->group, j % P);
+        cr_assert_eq(st->gpu0, g0->gpu0);
+        cr_assert_eq(st->gpus, g0->gpus);
+        next = st->last;
+    }
+    cr_assert_eq(next, net->n_layers);
+    pipe_plan_free(pp);
+    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
+}
+
 Test(pipeline, brute_force_interleaved)
 {
-    check_against_brute(CHAIN, "dgx1-v100", 8, 32, 2, 4, PIPE_INTERLEAVED, 2);
+    check_interleaved_against_brute(CHAIN, "dgx1-v100", 8, 32, 2, 4, 2);
+}
+
+Test(pipeline, brute_force_interleaved_three_groups)
+{
+    check_interleaved_against_brute(CHAIN, "p100-4x4", 8, 24, 3, 3, 2);
+}
+
+Test(pipeline, brute_force_interleaved_three_chunks_a_group)
+{
+    check_interleaved_against_brute(CHAIN, "dgx1-v100", 4, 16, 2, 2, 3);
 }
 
 Test(pipeline, brute_force_transformer_blocks)
@@ -743,4 +849,98 @@ Test(pipeline, stage_layer_figures_sum_to_the_stages)
         cr_assert(f.gpu0 == 0 && f.gpus == config_tasks(&one->cm->configs[l][one->best[l]]));
     }
     plan_free(one);
+}
+
+/* Megatron's order on a group: every chunk's forwards and backwards once
+ * per micro-batch, and at most (p - i - 1) 2 + (v - 1) p + 1 chunk
+ * micro-batches in flight on group i (its warm-up and one more: pipe_held
+ * times v), the first group the most. */
+Test(pipeline, interleaved_order_holds_megatrons_warm_up)
+{
+    int p = 4, v = 2, m = 8, n = 2 * m * v, vs[64], mb[64], fwd[64];
+    for (int i = 0; i < p; i++) {
+        pipe_device_order(PIPE_INTERLEAVED, p, v, i, m, vs, mb, fwd);
+        int seen[8][8] = {{0}}, inflight = 0, peak = 0;
+        for (int k = 0; k < n; k++) {
+            cr_assert_eq(vs[k] % p, i);
+            seen[vs[k] / p][mb[k]] += fwd[k] ? 1 : 10;
+            inflight += fwd[k] ? 1 : -1;
+            cr_assert_geq(inflight, 0);
+            if (inflight > peak) peak = inflight;
+        }
+        for (int c = 0; c < v; c++)
+            for (int k = 0; k < m; k++) cr_assert_eq(seen[c][k], 11, "group %d chunk %d mb %d", i, c, k);
+        cr_assert_eq(peak, (p - i - 1) * 2 + (v - 1) * p + 1);
+        ASSERT_REL(peak, v * pipe_held(PIPE_INTERLEAVED, p, i, m, v), 1e-12);
+    }
+}
+
+/* Unequal chunks, chunk by chunk: each group busy m times its chunks'
+ * times; the step at least that and at least one micro-batch's path
+ * through every chunk and send; equal chunks give the formula. */
+Test(pipeline, interleaved_chunks_simulated)
+{
+    int p = 2, v = 2, m = 4, S = 4;
+    double tf[4] = {1, 2, 0.5, 3}, tb[4] = {2, 4, 1, 6}, c[4] = {0.1, 0.2, 0.3, 0}, y[2] = {0, 0};
+    pipe_sim *r = pipe_simulate_chunks(PIPE_INTERLEAVED, p, m, v, tf, tb, c, y);
+    cr_assert_not_null(r);
+    double path = 0, load[2] = {0, 0};
+    for (int j = 0; j < S; j++) path += tf[j] + tb[j] + (j + 1 < S ? 2 * c[j] : 0), load[j % p] += tf[j] + tb[j];
+    for (int g = 0; g < p; g++) {
+        ASSERT_REL(r->busy_ms[g], m * load[g], 1e-12);
+        cr_assert_geq(r->step_ms, m * load[g]);
+    }
+    cr_assert_geq(r->step_ms, path - 1e-12);
+    for (int k = 0; k < r->n_tasks; k++) /* a task's length is its chunk's */
+        if (r->tasks[k].kind == PIPE_SIM_FORWARD)
+            ASSERT_REL(r->tasks[k].end_ms - r->tasks[k].start_ms, tf[r->tasks[k].chunk * p + r->tasks[k].stage], 1e-12);
+    pipe_sim_free(r);
+    double ef[4] = {1, 1, 1, 1}, eb[4] = {2, 2, 2, 2}, z[4] = {0, 0, 0, 0}, T[2] = {6, 6};
+    r = pipe_simulate_chunks(PIPE_INTERLEAVED, p, m, v, ef, eb, z, y);
+    ASSERT_REL(r->step_ms, pipe_step_ms(PIPE_INTERLEAVED, m, v, T, p), 1e-12);
+    ASSERT_REL(r->step_ms, m * 6.0 + (p - 1) * 6.0 / v, 1e-12);
+    ASSERT_REL(r->bubble_fraction, (p - 1.0) / (v * m + p - 1), 1e-12);
+    pipe_sim_free(r);
+}
+
+/* A searched interleaved plan: its step the formula over the groups' loads
+ * (each the sum of its chunks' t), a group's chunks sharing its memory,
+ * the first group holding at least as many micro-batches as the last; the
+ * simulator's busy time per group m times its load's compute. */
+Test(pipeline, interleaved_plan_prices_groups)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 2, o.microbatches = 4, o.schedule = PIPE_INTERLEAVED, o.vp = 2;
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 32, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_eq(pp->n_stages, 4);
+    double t[4], T[2];
+    for (int j = 0; j < 4; j++) t[j] = pp->stages[j].t_ms;
+    pipe_group_loads(pp, t, T);
+    ASSERT_REL(T[0], t[0] + t[2], 1e-15);
+    ASSERT_REL(pp->step_ms, (T[0] + T[1]) / 2 + (4 - 0.5) * fmax(T[0], T[1]), 1e-12);
+    cr_assert(pp->stages[0].memory_bytes == pp->stages[2].memory_bytes);
+    cr_assert_geq(pp->stages[0].held + pp->stages[2].held, pp->stages[1].held + pp->stages[3].held);
+    cr_assert_eq(pp->stages[3].p2p_ms, 0);
+    cr_assert_gt(pp->stages[1].p2p_ms, 0); /* the last group sends on to the first between passes */
+    for (int li = 0; li < net->n_layers; li++) { /* no move of a chunk's boundary beats the optimum */
+        pipe_explain e;
+        cr_assert_eq(pipe_explain_layer(pp, li, &e, &err), 0, "%s", err.msg);
+        ASSERT_REL(e.max_t, fmax(T[0], T[1]), 1e-12);
+        cr_assert_eq(e.max_stage, T[1] > T[0]);
+        for (int k = 0; k < e.n_moves; k++)
+            if (e.moves[k].valid) cr_assert_geq(e.moves[k].step_ms, pp->step_ms * (1 - 1e-12), "layer %d move %d", li, k);
+    }
+    pipe_sim *r = pipe_plan_simulate(pp);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->n_tasks, 2 * 2 * 4 * 2 + 2);
+    pipe_sim_free(r);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
 }

@@ -156,6 +156,31 @@ Test(tui_pipe, the_timeline_of_a_pipelined_step)
 
 /* i on a pipelined plan: the status says why the layer sits in its stage
  * (what moving the stage's boundaries would make of the step). */
+/* Interleaved: the plan's stages are its chunks, chunk j on group j mod p
+ * (the table and graph group by chunk); the Timeline keeps a row per
+ * group, and the cursor names the bar's chunk and micro-batch. */
+Test(tui_pipe, the_interleaved_chunks_on_their_groups)
+{
+    term_open(30, 160, 1);
+    tui_args args = {.net = GPT, .cluster = "dgx-a100", .set = {.gpus = 8}, .sync = -1,
+                     .pipe = {.stages = 2, .microbatches = 4, .schedule = plan_schedule_from_name("interleaved"), .vp = 2}};
+    lw_error err = {0};
+    app *a = app_open(&args, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cr_assert_eq(plan_stage_count(a->p), 4);
+    plan_stage_summary s[4];
+    for (int i = 0; i < 4; i++) cr_assert_eq(plan_stage_info(a->p, i, &s[i]), 0);
+    cr_assert(s[2].gpu0 == s[0].gpu0 && s[3].gpu0 == s[1].gpu0 && s[0].gpu0 != s[1].gpu0);
+    cr_assert(s[1].first == s[0].last && s[2].first == s[1].last && s[3].first == s[2].last);
+    cr_assert_eq(plan_stage_of(a->p, s[2].first), 2);
+    app_feed(a, '6');
+    draw(a);
+    cr_assert(find_row("s1 gpu") > 0 && find_row("s2 gpu") > 0 && find_row("s3 gpu") < 0, "a row per group:\n%s", dump());
+    cr_assert(find_row("forward of micro-batch 0, chunk 1") >= 0, "%s", dump());
+    app_free(a);
+    term_close();
+}
+
 Test(tui_pipe, explain_says_the_stage)
 {
     term_open(30, 200, 1);
