@@ -1344,48 +1344,23 @@ static void pipelines_text(pipe_plan *const *pipes)
     }
 }
 
-/* scale --pp P: the pipelined optimum at one GPU count (pipe), or why
- * there is none (why: P does not divide the count, a stage's group is past
- * the search's limit, or pipe_search's refusal). */
+/* scale --pp P: the pipelined optimum at one GPU count (plan_scale_pipe_compute:
+ * its figures, or why there is none), and its speed-up over one GPU's
+ * layer-wise optimum. */
 typedef struct pipe_row {
     int gpus;
-    pipe_plan *pipe;
-    double images_per_s, speedup; /* Eq. 1's; over one GPU's layer-wise optimum */
-    double model_flops, tflops, mfu; /* at the count's batch (strategy_achieved) */
-    char why[256];
+    plan_scale_pipe pipe;
+    double speedup;
 } pipe_row;
 
 static void scale_pipeline_row(const opts *o, const plan *q, double base_ips, pipe_row *r)
 {
-    int g = plan_gpus(q), P = o->pipe.pp;
-    *r = (pipe_row){.gpus = g};
-    if (g % P != 0) {
-        snprintf(r->why, sizeof r->why, "%d stages do not divide %d GPU%s", P, g, g == 1 ? "" : "s");
-        return;
-    }
-    if (g / P > PLAN_AUTO_SEARCH_MAX_GPUS) {
-        snprintf(r->why, sizeof r->why, "stages of %d GPUs, past the %d that scale searches", g / P,
-                 PLAN_AUTO_SEARCH_MAX_GPUS);
-        return;
-    }
-    pipe_options po;
-    pipe_options_init(&po);
-    po.stages = P;
-    po.microbatches = o->pipe.microbatches;
-    if (o->pipe.schedule >= 0) po.schedule = (pipe_schedule)o->pipe.schedule;
-    po.vp = o->pipe.vp ? o->pipe.vp : 1;
-    po.optimizer = o->mset.optimizer;
-    po.memory_limit = plan_memory_limit(&o->mset, plan_cluster(q));
-    lw_error err = {0};
-    r->pipe = pipe_search(plan_net(q), plan_cluster(q), plan_profile(q), g, plan_batch(q), &po, &err);
-    if (!r->pipe) {
-        snprintf(r->why, sizeof r->why, "%.240s", err.msg[0] ? err.msg : "no pipeline");
-        return;
-    }
-    r->images_per_s = r->pipe->step_ms > 0 ? plan_batch(q) * 1000.0 / r->pipe->step_ms : 0;
-    r->speedup = base_ips > 0 ? r->images_per_s / base_ips : 0;
-    r->model_flops = strategy_model_flops_per_step(plan_model(q));
-    strategy_achieved(plan_model(q), r->pipe->step_ms, g, &r->tflops, &r->mfu);
+    plan_pipe_settings ps = {.stages = o->pipe.pp, .microbatches = o->pipe.microbatches,
+                             .schedule = o->pipe.schedule >= 0 ? o->pipe.schedule + 1 : 0,
+                             .vp = o->pipe.vp ? o->pipe.vp : 1};
+    *r = (pipe_row){.gpus = plan_gpus(q)};
+    plan_scale_pipe_compute(q, &ps, &r->pipe);
+    if (r->pipe.found) r->speedup = base_ips > 0 ? r->pipe.images_per_s / base_ips : 0;
 }
 
 /* The pipeline row of count g (NULL: none). */
@@ -1399,26 +1374,26 @@ static const pipe_row *find_pipe_row(const pipe_row *pr, int npr, int g)
 static cJSON *pipe_row_json(const pipe_row *r, int pp)
 {
     cJSON *o = cJSON_CreateObject();
-    const pipe_plan *q = r->pipe;
+    const plan_scale_pipe *q = &r->pipe;
     cJSON_AddNumberToObject(o, "gpus", r->gpus);
     cJSON_AddStringToObject(o, "strategy", "pipeline");
     cJSON_AddNumberToObject(o, "pp", pp);
-    if (!q) {
+    if (!q->found) {
         cJSON_AddNullToObject(o, "total_ms");
         cJSON_AddNullToObject(o, "images_per_s");
-        cJSON_AddStringToObject(o, "why_not", r->why);
+        cJSON_AddStringToObject(o, "why_not", q->why);
         return o;
     }
-    cJSON_AddNumberToObject(o, "gpus_used", q->gpus);
-    cJSON_AddNumberToObject(o, "microbatches", q->m);
-    cJSON_AddStringToObject(o, "schedule", pipe_schedule_name(q->schedule));
-    cJSON_AddNumberToObject(o, "virtual_stages", q->v);
-    cJSON_AddNumberToObject(o, "total_ms", q->step_ms);
-    cJSON_AddNumberToObject(o, "images_per_s", r->images_per_s);
+    cJSON_AddNumberToObject(o, "gpus_used", q->gpus_used);
+    cJSON_AddNumberToObject(o, "microbatches", q->microbatches);
+    cJSON_AddStringToObject(o, "schedule", plan_schedule_name(q->schedule + 1));
+    cJSON_AddNumberToObject(o, "virtual_stages", q->vp);
+    cJSON_AddNumberToObject(o, "total_ms", q->total_ms);
+    cJSON_AddNumberToObject(o, "images_per_s", q->images_per_s);
     cJSON_AddStringToObject(o, "estimator", "eq1");
-    cJSON_AddNumberToObject(o, "model_flops_per_step", r->model_flops);
-    cJSON_AddNumberToObject(o, "tflops_per_gpu", r->tflops);
-    cJSON_AddNumberToObject(o, "mfu", r->mfu);
+    cJSON_AddNumberToObject(o, "model_flops_per_step", q->model_flops);
+    cJSON_AddNumberToObject(o, "tflops_per_gpu", q->tflops);
+    cJSON_AddNumberToObject(o, "mfu", q->mfu);
     cJSON_AddNumberToObject(o, "bubble_fraction", q->bubble_fraction);
     cJSON_AddNumberToObject(o, "peak_memory_bytes", round(q->peak_memory_bytes));
     cJSON_AddBoolToObject(o, "fits", q->fits);
@@ -1428,16 +1403,16 @@ static cJSON *pipe_row_json(const pipe_row *r, int pp)
 
 static void pipe_row_text(const pipe_row *r)
 {
-    const pipe_plan *q = r->pipe;
-    if (!q) {
-        printf("%5d  %-10s %10s  (%s)\n", r->gpus, "pipeline", "-", r->why);
+    const plan_scale_pipe *q = &r->pipe;
+    if (!q->found) {
+        printf("%5d  %-10s %10s  (%s)\n", r->gpus, "pipeline", "-", q->why);
         return;
     }
     char sp[16], mf[16];
     snprintf(sp, sizeof sp, "%.2fx", r->speedup);
-    snprintf(mf, sizeof mf, "%.1f%%", r->mfu * 100);
-    printf("%5d  %-10s %10.2f %10s %10s %10s %11.1f %6s %8s %12s %10s\n", r->gpus, "pipeline", q->step_ms, "-", "-", "-",
-           r->images_per_s, mf, sp, "-", "-");
+    snprintf(mf, sizeof mf, "%.1f%%", q->mfu * 100);
+    printf("%5d  %-10s %10.2f %10s %10s %10s %11.1f %6s %8s %12s %10s\n", r->gpus, "pipeline", q->total_ms, "-", "-", "-",
+           q->images_per_s, mf, sp, "-", "-");
 }
 
 /* After the table: each pipeline row's stages, micro-batches, bubble and
@@ -1447,15 +1422,16 @@ static void pipe_rows_note(const pipe_row *pr, int npr, int pp)
     printf("\npipeline: the optimal pipeline of --pp %d stages at each count (Eq. 1 per stage, pipelined step: "
            "cost-model.md; speed-up over one GPU's layer-wise optimum)\n", pp);
     for (int i = 0; i < npr; i++) {
-        const pipe_plan *q = pr[i].pipe;
-        if (!q) {
-            printf("  %d GPU%s: none: %s\n", pr[i].gpus, pr[i].gpus == 1 ? "" : "s", pr[i].why);
+        const plan_scale_pipe *q = &pr[i].pipe;
+        if (!q->found) {
+            printf("  %d GPU%s: none: %s\n", pr[i].gpus, pr[i].gpus == 1 ? "" : "s", q->why);
             continue;
         }
         char mem[32];
         lw_format_bytes(q->peak_memory_bytes, mem, sizeof mem);
-        printf("  %d GPUs: %d stages x %d micro-batches (%s), bubble %.1f%%, memory %s per GPU, %s\n", pr[i].gpus, q->p,
-               q->m, pipe_schedule_name(q->schedule), 100 * q->bubble_fraction, mem, q->fits ? "fits" : "does not fit");
+        printf("  %d GPUs: %d stages x %d micro-batches (%s), bubble %.1f%%, memory %s per GPU, %s\n", pr[i].gpus,
+               q->stages, q->microbatches, plan_schedule_name(q->schedule + 1), 100 * q->bubble_fraction, mem,
+               q->fits ? "fits" : "does not fit");
     }
 }
 
@@ -1680,7 +1656,6 @@ static int cmd_scale(const opts *o)
     }
     if (rc == 0) rc = print_rows(o, p, rows, n, 1, NULL, NULL, prow, o->pipe.pp ? nc : 0);
     for (int k = 0; k < n; k++) strategy_eval_free(&rows[k].ev);
-    for (int k = 0; k < nc; k++) pipe_plan_free(prow[k].pipe);
     free(rows);
     plan_free(big);
     plan_free(p);

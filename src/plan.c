@@ -522,6 +522,13 @@ static int pipe_for(const plan *p, const plan_pipe_settings *q, const cluster *c
     if (q->microbatches < 0 || q->vp < 0 || q->tp < 0 || q->schedule < 0 || q->schedule > PIPE_INTERLEAVED + 1)
         return lw_fail(err, 2, "pipeline: bad micro-batch count, schedule or virtual stages");
     if (q->stages <= 1) return 0;
+    *out = plan_pipe_run(p, q, cl, gpus, batch, mset, err);
+    return *out ? 0 : -1;
+}
+
+pipe_plan *plan_pipe_run(const plan *p, const plan_pipe_settings *q, const cluster *cl, int gpus, long batch,
+                         const plan_memory_settings *mset, lw_error *err)
+{
     pipe_options po;
     pipe_options_init(&po);
     po.stages = q->stages;
@@ -532,9 +539,8 @@ static int pipe_for(const plan *p, const plan_pipe_settings *q, const cluster *c
     po.memory_limit = plan_memory_limit(mset, cl);
     po.cancel = p->cancel;
     megatron_options mo = {.tp = q->tp};
-    *out = q->megatron ? pipe_megatron(p->net, cl, p->prof, gpus, batch, &po, &mo, err)
+    return q->megatron ? pipe_megatron(p->net, cl, p->prof, gpus, batch, &po, &mo, err)
                        : pipe_search(p->net, cl, p->prof, gpus, batch, &po, err);
-    return *out ? 0 : -1;
 }
 
 /* rebuild_model, and the pipeline pipe asks for (plan_stage_count): both

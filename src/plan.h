@@ -553,21 +553,53 @@ struct pipe_sim *plan_pipe_simulate(const plan *p);
  * group, the micro-batch in each name); the caller frees. */
 char *plan_pipe_trace(const plan *p, const struct pipe_sim *r);
 
+/* The pipeline settings the plan has (all zero: none). */
+const plan_pipe_settings *plan_pipe_settings_of(const plan *p);
+
+/* The pipeline of a scaling row (scale --pp, the Scale screen of a
+ * pipelined session): pipe_search's optimum (or Megatron-LM's stages,
+ * settings' megatron) for the row's setting, or why there is none. */
+typedef struct plan_scale_pipe {
+    int stages;              /* P asked for; 0: no pipeline asked for (the rest all zero) */
+    int found;               /* 1: the figures below; 0: none, why says why */
+    int megatron;            /* Megatron-LM's stages, not the search's */
+    int microbatches, vp;
+    int schedule;            /* a pipe_schedule (plan_schedule_name takes 1 + it) */
+    int gpus_used;           /* the pipeline's G */
+    double total_ms;         /* T: Eq. 1 per stage, the pipelined step (estimator "eq1") */
+    double images_per_s;     /* the batch over T */
+    double sim_ips;          /* images/s of the step simulated micro-batch by micro-batch (pipe_plan_simulate) */
+    double model_flops, tflops, mfu; /* at T on the row's GPU count (strategy_achieved) */
+    double bubble_fraction, peak_memory_bytes;
+    int fits;
+    char why[256];           /* found 0: P does not divide the count, stages over PLAN_AUTO_SEARCH_MAX_GPUS, a refusal */
+} plan_scale_pipe;
+
+/* The pipeline ps asks for (ps->stages > 1; else r->stages 0 and nothing
+ * else) at the plan's own GPU count, batch, cluster and memory settings:
+ * P not dividing the count and stages of more than
+ * PLAN_AUTO_SEARCH_MAX_GPUS GPUs are refused up front with their reason,
+ * as is whatever pipe_search refuses. Reads p only. */
+void plan_scale_pipe_compute(const plan *p, const plan_pipe_settings *ps, plan_scale_pipe *r);
+
 /* One row of the scaling view: the four strategies compared (data, model,
  * OWT, layer-wise: STRATEGY_COMPARED) at `gpus` GPUs of the plan's cluster,
- * with the plan's batch rule. */
+ * with the plan's batch rule; and the pipeline the plan's pipeline
+ * settings ask for (pipe; pipe.stages 0 when the plan is not pipelined). */
 typedef struct plan_scale_row {
     int gpus;
     double x;                             /* a sweep's value of its axis (plan_sweep_row_compute) */
     double ips[4], bytes[4], total_ms[4]; /* data, model, owt, layer-wise; Eq. 1 */
     double sim_ips[4];                    /* images/s of the simulated step; NaN over SIM_SUMMARY_MAX_TASKS tasks */
     double mfu[4];                        /* model FLOPs utilisation of the Eq. 1 step (strategy_eval_mfu), 0..1 */
+    plan_scale_pipe pipe;                 /* the pipeline at the row's setting (plan_scale_pipe_compute's) */
 } plan_scale_row;
 /* Fills row (its gpus set by the caller): the plan's own model at its own
  * count, else one built for row->gpus (one without tables above
  * PLAN_AUTO_SEARCH_MAX_GPUS: the baselines alone, layer-wise NaN, as the
- * CLI's scale). Figures that fail stay NaN (err set where a model could
- * not be built). Reads p only: safe in a forked worker. */
+ * CLI's scale), and the pipeline at that count where the plan is
+ * pipelined (row->pipe). Figures that fail stay NaN (err set where a model
+ * could not be built). Reads p only: safe in a forked worker. */
 void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err);
 /* The planner's sweeps: one parameter of the setting varied, the rest as
  * the plan has it: the GPU count (the scaling view), the inter-node
@@ -582,8 +614,8 @@ void plan_sweep_row_compute(const plan *p, plan_sweep_axis axis, plan_scale_row 
 
 /* "GPUs needed for X images/s": the index of the row with the fewest GPUs
  * among rows[0..n) at which strategy s (0 data, 1 model, 2 OWT, 3
- * layer-wise) reaches ips images/s (simulated: sim_ips, else Eq. 1's);
- * -1 when none does. */
+ * layer-wise, 4 the rows' pipeline) reaches ips images/s (simulated:
+ * sim_ips, else Eq. 1's); -1 when none does. */
 int plan_scale_gpus_for(const plan_scale_row *rows, int n, int s, double ips, int simulated);
 
 #endif

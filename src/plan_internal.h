@@ -47,4 +47,11 @@ struct plan {
     struct pipe_plan *pipe;  /* pset.stages > 1: the pipeline (plan_stage_count); NULL otherwise */
 };
 
+/* The pipeline q asks for (q->stages > 1, not range-checked: pipe_search
+ * and pipe_megatron refuse what they cannot do) of p's network and profile
+ * on cluster cl at gpus GPUs and the batch under mset (plan.c): NULL with
+ * err set on failure. For plan.c's settings and the scaling rows. */
+struct pipe_plan *plan_pipe_run(const plan *p, const plan_pipe_settings *q, const cluster *cl, int gpus, long batch,
+                                const plan_memory_settings *mset, lw_error *err);
+
 #endif

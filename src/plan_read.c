@@ -213,6 +213,65 @@ static void scale_fill(const cost_model *m, int untabled, plan_scale_row *row)
     free(ci);
 }
 
+const plan_pipe_settings *plan_pipe_settings_of(const plan *p) { return &p->pset; }
+
+/* The pipeline ps asks for at m's setting (its cluster, GPU count and
+ * batch) under p's memory settings, into r: have where it is computed
+ * already (the plan's own), else searched. */
+static void scale_pipe_fill(const plan *p, const cost_model *m, const plan_pipe_settings *ps, const pipe_plan *have,
+                            plan_scale_pipe *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!ps || ps->stages <= 1 || !m) return;
+    const int g = m->gpus, P = ps->stages;
+    r->stages = P;
+    r->megatron = ps->megatron != 0;
+    r->total_ms = r->images_per_s = r->sim_ips = r->model_flops = r->tflops = r->mfu = NAN;
+    r->bubble_fraction = r->peak_memory_bytes = NAN;
+    if (g % P != 0) {
+        snprintf(r->why, sizeof r->why, "%d stages do not divide %d GPU%s", P, g, g == 1 ? "" : "s");
+        return;
+    }
+    if (g / P > PLAN_AUTO_SEARCH_MAX_GPUS) {
+        snprintf(r->why, sizeof r->why, "stages of %d GPUs, past the %d that scale searches", g / P,
+                 PLAN_AUTO_SEARCH_MAX_GPUS);
+        return;
+    }
+    pipe_plan *own = NULL;
+    const pipe_plan *q = have;
+    if (!q) {
+        lw_error err = {0};
+        q = own = plan_pipe_run(p, ps, m->cl, g, m->batch, &p->mset, &err);
+        if (!q) {
+            snprintf(r->why, sizeof r->why, "%.240s", err.msg[0] ? err.msg : "no pipeline");
+            return;
+        }
+    }
+    r->found = 1;
+    r->stages = q->p;
+    r->microbatches = q->m;
+    r->vp = q->v;
+    r->schedule = (int)q->schedule;
+    r->gpus_used = q->gpus;
+    r->total_ms = q->step_ms;
+    r->images_per_s = q->step_ms > 0 ? m->batch * 1000.0 / q->step_ms : 0;
+    r->model_flops = strategy_model_flops_per_step(m);
+    strategy_achieved(m, q->step_ms, g, &r->tflops, &r->mfu);
+    r->bubble_fraction = q->bubble_fraction;
+    r->peak_memory_bytes = q->peak_memory_bytes;
+    r->fits = q->fits;
+    pipe_sim *sim = pipe_plan_simulate(q);
+    if (sim && sim->step_ms > 0) r->sim_ips = m->batch * 1000.0 / sim->step_ms;
+    pipe_sim_free(sim);
+    pipe_plan_free(own);
+}
+
+void plan_scale_pipe_compute(const plan *p, const plan_pipe_settings *ps, plan_scale_pipe *r)
+{
+    const int same = ps && p->pipe && memcmp(ps, &p->pset, sizeof *ps) == 0;
+    scale_pipe_fill(p, p->cm, ps, same ? p->pipe : NULL, r);
+}
+
 void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err)
 {
     cost_model *own = NULL;
@@ -227,6 +286,7 @@ void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err)
     }
     row->x = row->gpus;
     scale_fill(m, untabled, row);
+    scale_pipe_fill(p, m, &p->pset, own_count ? p->pipe : NULL, &row->pipe);
     cost_model_free(own);
 }
 
@@ -252,6 +312,7 @@ void plan_sweep_row_compute(const plan *p, plan_sweep_axis axis, plan_scale_row 
     }
     cost_model *m = cost_model_build(p->net, cl, p->prof, p->gpus, batch, err);
     scale_fill(m, 0, row);
+    scale_pipe_fill(p, m, &p->pset, NULL, &row->pipe);
     cost_model_free(m);
     cluster_free(cl);
 }
@@ -259,9 +320,11 @@ void plan_sweep_row_compute(const plan *p, plan_sweep_axis axis, plan_scale_row 
 int plan_scale_gpus_for(const plan_scale_row *rows, int n, int s, double ips, int simulated)
 {
     int best = -1;
-    if (s < 0 || s > 3) return -1;
+    if (s < 0 || s > 4) return -1;
     for (int i = 0; i < n; i++) {
-        double v = simulated ? rows[i].sim_ips[s] : rows[i].ips[s];
+        const plan_scale_pipe *q = &rows[i].pipe;
+        double v = s == 4 ? (q->found ? (simulated ? q->sim_ips : q->images_per_s) : NAN)
+                          : simulated ? rows[i].sim_ips[s] : rows[i].ips[s];
         if (isfinite(v) && v >= ips && (best < 0 || rows[i].gpus < rows[best].gpus)) best = i;
     }
     return best;

@@ -49,11 +49,12 @@ static const style_def style_defs[ST__COUNT] = {
     [ST_CLASS0 + SPLIT_ONE] = {0, -1, A_DIM, A_NORMAL},
     [ST_CLASS0 + SPLIT_R] = {0, -1, A_ITALIC | A_BOLD, A_NORMAL},
     [ST_CLASS0 + SPLIT_X] = {0, -1, A_ITALIC | A_UNDERLINE, A_NORMAL},
-    /* series: data, model, owt, layer-wise */
+    /* series: data, model, owt, layer-wise, pipeline */
     [ST_SERIES0 + 0] = {COLOR_BLUE, -1, A_NORMAL, A_BOLD},
     [ST_SERIES0 + 1] = {COLOR_MAGENTA, -1, A_NORMAL, A_NORMAL},
     [ST_SERIES0 + 2] = {COLOR_YELLOW, -1, A_NORMAL, A_NORMAL},
     [ST_SERIES0 + 3] = {COLOR_GREEN, -1, A_BOLD, A_BOLD},
+    [ST_SERIES0 + 4] = {COLOR_CYAN, -1, A_NORMAL, A_UNDERLINE},
     /* simulated task kinds: the colour is palette.h's (ui_styles_init), as
      * the exported timeline's; without colour their letters tell them apart */
     [ST_KIND0 + 0] = {0, -1, A_NORMAL, A_NORMAL}, [ST_KIND0 + 1] = {0, -1, A_NORMAL, A_NORMAL},

@@ -50,8 +50,8 @@ typedef enum {
     ST_NODE_HI,     /* nodes the current step touches */
     ST_NEXT,        /* the stepper's next node: reversed, in colour or not */
     ST_CLASS0,      /* config classes (split_class, palette.h): the exports' colours */
-    ST_SERIES0 = ST_CLASS0 + SPLIT__COUNT, /* data, model, owt, layer-wise */
-    ST_KIND0 = ST_SERIES0 + 4, /* simulated task kinds (palette.h's sim_kind_colours): the Timeline's */
+    ST_SERIES0 = ST_CLASS0 + SPLIT__COUNT, /* data, model, owt, layer-wise, pipeline (the Scale screen's) */
+    ST_KIND0 = ST_SERIES0 + 5, /* simulated task kinds (palette.h's sim_kind_colours): the Timeline's */
     ST__COUNT = ST_KIND0 + PALETTE_SIM_KINDS
 } style;
 

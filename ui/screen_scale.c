@@ -12,6 +12,15 @@
  * (PLAN_AUTO_SEARCH_MAX_GPUS) a row has the baselines alone, as the CLI's
  * scale. e draws the three charts as SVG, PNG or PDF (src/draw_cairo.h)
  * once every row is in.
+ *
+ * A pipelined session (| on any screen) adds a fifth series, P: the
+ * pipeline of its settings at each row's setting (plan_scale_row's pipe:
+ * pipe_search's optimum, or Megatron-LM's stages), its images/s by Eq. 1
+ * per stage and the pipelined step, simulated micro-batch by micro-batch
+ * on the simulated chart, its MFU; a row without one shows "-" and a
+ * footnote says why (P does not divide the count, stages over 256 GPUs,
+ * the search refused). The rows are computed again when the pipeline
+ * settings change.
  */
 #include "draw.h"
 #include "screens.h"
@@ -33,8 +42,16 @@
 
 static void fit_take(app *a);
 
-static const char series_letter[4] = {'D', 'M', 'O', 'L'};
-static const char *const series_name[4] = {"data", "model", "OWT", "layer-wise"};
+static const char series_letter[5] = {'D', 'M', 'O', 'L', 'P'};
+static const char *const series_name[5] = {"data", "model", "OWT", "layer-wise", "pipeline"};
+enum { S_PIPE = 4 };
+
+/* The series shown: the four strategies, and the pipeline where the rows
+ * were computed for a pipelined session. */
+static int n_series(const app *a)
+{
+    return scale_of(a)->pipe.stages > 1 ? 5 : 4;
+}
 
 /* The worker: computes every row and writes each whole to the pipe (a row
  * is far below PIPE_BUF, so each write is atomic), then leaves with _exit:
@@ -109,6 +126,7 @@ void scale_start(app *a)
     scale_of(a)->done = 0;
     scale_of(a)->valid = 0;
     scale_of(a)->buf_len = 0;
+    scale_of(a)->pipe = *plan_pipe_settings_of(a->p);
     if (!a->workers || !plan_has_model(a->p)) return;
     /* The child has no thread but the one forking: a lock another thread
      * holds at the fork stays held there for good. glibc's malloc takes
@@ -163,6 +181,19 @@ void scale_stop(app *a)
     scale_of(a)->buf_len = 0;
 }
 
+/* The rows not in yet: every figure NaN, the pipeline's why said. */
+static void rows_missing(app *a, const char *why)
+{
+    scale_state *ss = scale_of(a);
+    for (int i = ss->done; i < ss->n; i++) {
+        scale_row *r = &ss->rows[i];
+        for (int s = 0; s < 4; s++) r->ips[s] = r->bytes[s] = r->total_ms[s] = r->sim_ips[s] = r->mfu[s] = NAN;
+        r->pipe = (plan_scale_pipe){.stages = ss->pipe.stages > 1 ? ss->pipe.stages : 0};
+        snprintf(r->pipe.why, sizeof r->pipe.why, "%s", why);
+    }
+    ss->done = ss->n;
+}
+
 /* Takes the rows the worker has written so far. */
 static void receive(app *a)
 {
@@ -198,11 +229,7 @@ static void receive(app *a)
         if (scale_of(a)->done < scale_of(a)->n) {
             app_set_status(a, 1, "scaling: the worker stopped after %d of %d GPU counts (status %d)", scale_of(a)->done,
                            scale_of(a)->n, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-            for (int i = scale_of(a)->done; i < scale_of(a)->n; i++)
-                for (int s = 0; s < 4; s++)
-                    scale_of(a)->rows[i].ips[s] = scale_of(a)->rows[i].bytes[s] = scale_of(a)->rows[i].total_ms[s] =
-                        scale_of(a)->rows[i].sim_ips[s] = NAN;
-            scale_of(a)->done = scale_of(a)->n;
+            rows_missing(a, "the worker stopped");
         }
         return;
     }
@@ -228,8 +255,14 @@ int scale_step(app *a)
 /* The metrics m cycles through: images/s by Eq. 1, bytes moved, images/s simulated. */
 /* (and the model FLOPs utilisation of the Eq. 1 step, in %: a transformer's yardstick) */
 enum { M_IPS, M_BYTES, M_SIM_IPS, M_MFU };
+/* (series S_PIPE: the pipeline's; its bytes are not counted: NaN) */
 static double metric(const scale_row *r, int m, int s)
 {
+    if (s == S_PIPE) {
+        const plan_scale_pipe *q = &r->pipe;
+        if (!q->found || m == M_BYTES) return NAN;
+        return m == M_IPS ? q->images_per_s : m == M_MFU ? q->mfu * 100 : q->sim_ips;
+    }
     return m == M_IPS ? r->ips[s] : m == M_BYTES ? r->bytes[s] : m == M_MFU ? r->mfu[s] * 100 : r->sim_ips[s];
 }
 
@@ -304,9 +337,10 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     int axis_w = 8;
     int ph = r.h - 4; /* title, letters, GPU counts, legend */
     if (ph < 2) return;
+    const int ns = m == M_BYTES ? 4 : n_series(a); /* the pipeline's bytes are not counted */
     double mx = 0, mn = INFINITY;
     for (int i = 0; i < scale_of(a)->done; i++)
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < ns; s++) {
             double v = metric(&scale_of(a)->rows[i], m, s);
             if (!isfinite(v)) continue;
             if (v > mx) mx = v;
@@ -329,11 +363,11 @@ static void chart(app *a, WINDOW *w, rect r, int m)
     int pw = r.w - axis_w;
     int groups = scale_of(a)->n;
     int gw = groups ? pw / groups : pw;
-    int bw = (gw - 3) / 4 - 1;
+    int bw = (gw - 3) / ns - 1;
     if (bw > 3) bw = 3;
     if (bw < 1) bw = 1;
-    int gap = (gw - 3) / 4 > bw ? 1 : 0;
-    int content = 4 * bw + 3 * gap;
+    int gap = (gw - 3) / ns > bw ? 1 : 0;
+    int content = ns * bw + (ns - 1) * gap;
     for (int i = 0; i < groups; i++) {
         int gx = r.x + axis_w + i * gw + (gw - content) / 2;
         const scale_row *row = &scale_of(a)->rows[i];
@@ -342,7 +376,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
         row_label(a, row, 0, lab, sizeof lab);
         int lw = ui_width(lab);
         ui_put(w, base_y + 1, r.x + axis_w + i * gw + (gw - lw) / 2, lw, cur ? ST_SELECTED : ST_NORMAL, lab);
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < ns; s++) {
             int bx = gx + s * (bw + gap);
             char let[2] = {series_letter[s], 0};
             for (int k = 0; k < bw; k++) ui_put(w, base_y, bx + k, 1, ST_SERIES0 + s, k == (bw - 1) / 2 ? let : " ");
@@ -362,7 +396,7 @@ static void chart(app *a, WINDOW *w, rect r, int m)
         }
     }
     int x = r.x;
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < ns; s++) {
         char item[48];
         snprintf(item, sizeof item, "%c %s   ", series_letter[s], series_name[s]);
         x += ui_put(w, base_y + 2, x, r.x + r.w - x, ST_SERIES0 + s, item);
@@ -383,7 +417,8 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
     int sx = r.x + lw + (scale_of(a)->n - first) * cw;
     int gpus_axis = scale_of(a)->axis == PLAN_SWEEP_GPUS;
     if (m != M_BYTES && m != M_MFU) ui_put_right(w, r.y, sx, 10, ST_HEADER, gpus_axis ? "speed-up" : "ratio");
-    for (int s = 0; s < 4 && s + 1 < r.h; s++) {
+    const int ns = m == M_BYTES ? 4 : n_series(a);
+    for (int s = 0; s < ns && s + 1 < r.h; s++) {
         int y = r.y + 1 + s;
         ui_putf(w, y, r.x, lw, ST_SERIES0 + s, "%c %s", series_letter[s], series_name[s]);
         for (int i = first; i < scale_of(a)->n; i++) {
@@ -392,16 +427,43 @@ static void numbers(app *a, WINDOW *w, rect r, int m)
             else if (m == M_BYTES) compact(scale_of(a)->rows[i].bytes[s], 1, b, sizeof b);
             else if (isfinite(metric(&scale_of(a)->rows[i], m, s))) snprintf(b, sizeof b, "%.1f", metric(&scale_of(a)->rows[i], m, s));
             else snprintf(b, sizeof b, "-");
+            if (s == S_PIPE && i < scale_of(a)->done && !scale_of(a)->rows[i].pipe.found)
+                snprintf(b, sizeof b, "-%s", G->star); /* none: the footnote says why */
             ui_put_right(w, y, r.x + lw + (i - first) * cw, cw, s == 3 ? ST_BOLD : ST_NORMAL, b);
         }
         const scale_row *first_row = &scale_of(a)->rows[0], *last_row = &scale_of(a)->rows[scale_of(a)->n - 1];
-        if (m != M_BYTES && m != M_MFU && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && metric(first_row, m, s) > 0 &&
+        /* the pipeline's over the first row's own, or layer-wise's where it has none (1 GPU), as scale --pp */
+        double base = metric(first_row, m, s);
+        if (s == S_PIPE && !(base > 0)) base = metric(first_row, m, 3);
+        if (m != M_BYTES && m != M_MFU && scale_of(a)->done == scale_of(a)->n && scale_of(a)->n > 0 && base > 0 &&
             isfinite(metric(last_row, m, s))) {
             char b[32];
-            snprintf(b, sizeof b, "%.1fx", metric(last_row, m, s) / metric(first_row, m, s));
+            snprintf(b, sizeof b, "%.1fx", metric(last_row, m, s) / base);
             ui_put_right(w, y, sx, 10, s == 3 ? ST_GOOD : ST_NORMAL, b);
         }
     }
+}
+
+/* The pipeline series' footnote: what P is, why a row has none (first,
+ * so that a narrow screen shows it), and which model made its figures. */
+static void pipe_note(const app *a, char *buf, size_t n)
+{
+    const scale_state *ss = scale_of(a);
+    const plan_pipe_settings *q = &ss->pipe;
+    char m[32] = "";
+    if (q->microbatches) snprintf(m, sizeof m, " x %d", q->microbatches);
+    int k = snprintf(buf, n, "P %s%d stages%s (%s):", q->megatron ? "Megatron-LM's pipeline, " : "pipeline, ", q->stages, m,
+                     plan_schedule_name(q->schedule));
+    int none = 0;
+    for (int i = 0; i < ss->done && k < (int)n; i++) {
+        if (ss->rows[i].pipe.found) continue;
+        char lab[32];
+        row_label(a, &ss->rows[i], 0, lab, sizeof lab);
+        k += snprintf(buf + k, n - (size_t)k, "%s - at %s: %s", none++ ? ";" : "", lab, ss->rows[i].pipe.why);
+    }
+    if (k < (int)n)
+        snprintf(buf + k, n - (size_t)k, "%s images/s by Eq. 1 per stage and the pipelined step; simulated micro-batch "
+                 "by micro-batch", none ? ";" : "");
 }
 
 static void draw_scale(app *a, WINDOW *w, rect r)
@@ -434,7 +496,13 @@ static void draw_scale(app *a, WINDOW *w, rect r)
         body.h--;
         ui_put(w, body.y + body.h, r.x, r.w, ST_BOLD, scale_of(a)->fit_line);
     }
-    int table_h = 5;
+    if (n_series(a) > 4 && body.h > 12) { /* the pipeline's footnote, above f's */
+        char note[1024];
+        pipe_note(a, note, sizeof note);
+        body.h--;
+        ui_put(w, body.y + body.h, r.x, r.w, ST_SERIES0 + S_PIPE, note);
+    }
+    int table_h = 1 + n_series(a);
     int both_tall = body.h >= 2 * (table_h + 12);
     int both_wide = body.w >= 150;
     /* with both charts, m picks the throughput chart's model */
@@ -496,16 +564,17 @@ static action gpus_for_typed(app *a, const char *text, int arg)
         return ACT_REDRAW;
     }
     int sim = ss->metric == M_SIM_IPS;
-    static const int order[4] = {3, 0, 1, 2}; /* layer-wise first */
-    char msg[256];
+    static const int order[5] = {3, 0, 1, 2, S_PIPE}; /* layer-wise first; the pipeline where shown */
+    const int ns = n_series(a);
+    char msg[320];
     int k = snprintf(msg, sizeof msg, "%.0f img/s (%s) needs:", want, sim ? "simulated" : "Eq. 1");
-    for (int j = 0; j < 4; j++) {
+    for (int j = 0; j < ns; j++) {
         int s = order[j], i = plan_scale_gpus_for(ss->rows, ss->n, s, want, sim);
         if (i >= 0)
             k += snprintf(msg + k, sizeof msg - (size_t)k, " %s %d GPU%s%s", series_name[s], ss->rows[i].gpus,
-                          ss->rows[i].gpus == 1 ? "" : "s", j < 3 ? "," : "");
+                          ss->rows[i].gpus == 1 ? "" : "s", j < ns - 1 ? "," : "");
         else
-            k += snprintf(msg + k, sizeof msg - (size_t)k, " %s none%s", series_name[s], j < 3 ? "," : "");
+            k += snprintf(msg + k, sizeof msg - (size_t)k, " %s none%s", series_name[s], j < ns - 1 ? "," : "");
         if (k >= (int)sizeof msg) k = (int)sizeof msg - 1;
     }
     snprintf(msg + k, sizeof msg - (size_t)k, " (of up to %d)", ss->rows[ss->n - 1].gpus);
@@ -663,10 +732,19 @@ static action k_fit(app *a, int key)
     return ACT_REDRAW;
 }
 
-/* Esc while fit searches: cancelled; else what Esc does everywhere. */
+/* Esc while fit searches: cancelled; while the worker computes the rows:
+ * stopped, those not in yet left empty (r computes them again); else what
+ * Esc does everywhere. */
 static action k_scale_escape(app *a, int key)
 {
     scale_state *ss = scale_of(a);
+    if (!ss->fit && ss->pid > 0 && ss->done < ss->n) {
+        int done = ss->done;
+        scale_stop(a);
+        rows_missing(a, "cancelled (r recomputes)");
+        app_set_status(a, 0, "scaling: cancelled after %d of %d rows (r recomputes them)", done, ss->n);
+        return ACT_REDRAW;
+    }
     if (!ss->fit) {
         for (const keybind *b = app_global_keys; b->fn; b++)
             if (b->keys[0] == key) return b->fn(a, key);
@@ -684,7 +762,7 @@ static const keybind scale_keys[] = {
     {{'S'}, "S", "sweep: against GPU count, inter-node bandwidth, batch per GPU, GPUs per node", next_axis},
     {{'G'}, "G", "GPUs needed for X images/s: the fewest GPU counts shown that reach it", k_gpus_for},
     {{'f'}, "f", "fit: the largest batch per GPU at which a strategy fits the memory limit (Esc cancels)", k_fit},
-    {{27}, "Esc", "cancels fit's search", k_scale_escape},
+    {{27}, "Esc", "cancels fit's search, or the rows being computed", k_scale_escape},
     {{0}, NULL, NULL, NULL},
 };
 
@@ -712,7 +790,12 @@ static void scale_free(app *a, void *st)
 /* The rows depend on the settings and the cluster, not on the optimum. */
 static void scale_invalidate(app *a, int settings)
 {
-    if (settings) scale_drop(a);
+    /* and on the pipeline settings (the P series): | changes them without new settings */
+    const plan_pipe_settings *q = plan_pipe_settings_of(a->p), *was = &scale_of(a)->pipe;
+    int pipe_changed = (q->stages > 1 || was->stages > 1) &&
+                       (q->stages != was->stages || q->microbatches != was->microbatches || q->schedule != was->schedule ||
+                        q->vp != was->vp || q->megatron != was->megatron || q->tp != was->tp);
+    if (settings || (pipe_changed && scale_of(a)->rows)) scale_drop(a);
     scale_of(a)->fit_line[0] = 0; /* of another setting (a search under way goes on: it has its own plan) */
 }
 
@@ -753,28 +836,31 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
     if (!ss->rows || ss->done < ss->n)
         return lw_fail(err, 1, "the scaling rows are still being computed (%d of %d GPU counts)", ss->rows ? ss->done : 0,
                        ss->rows ? ss->n : 0);
-    int n = ss->n;
+    int n = ss->n, ns = n_series(a); /* the pipeline in each panel but bytes (not counted for it) */
     char (*names)[32] = lw_malloc(sizeof *names * (size_t)n);
     const char **group = lw_malloc(sizeof *group * (size_t)n);
-    double *v = lw_malloc(sizeof *v * (size_t)n * 16);
+    double *v = lw_malloc(sizeof *v * (size_t)n * 20);
+    static const int panel_metric[4] = {M_IPS, M_SIM_IPS, M_BYTES, M_MFU};
     for (int i = 0; i < n; i++) {
         row_label(a, &ss->rows[i], 0, names[i], sizeof names[i]);
         group[i] = names[i];
-        for (int k = 0; k < 4; k++) {
-            v[i * 4 + k] = ss->rows[i].ips[k];
-            v[4 * n + i * 4 + k] = ss->rows[i].sim_ips[k];
-            v[8 * n + i * 4 + k] = ss->rows[i].bytes[k];
-            v[12 * n + i * 4 + k] = ss->rows[i].mfu[k] * 100;
-        }
+        for (int pn = 0; pn < 4; pn++)
+            for (int k = 0; k < (pn == 2 ? 4 : ns); k++)
+                v[pn * 5 * n + i * (pn == 2 ? 4 : ns) + k] = metric(&ss->rows[i], panel_metric[pn], k);
     }
     draw_bars panels[4] = {
-        {"training throughput, images/s, Eq. 1 (the paper's additive model; like its Figure 7)", 0, 0, n, group, 4,
-         series_name, v},
-        {"training throughput, images/s, simulated (communication overlapped)", 0, 0, n, group, 4, series_name, v + 4 * n},
-        {"data moved between GPUs per step, log scale (like Figure 8)", 1, 1, n, group, 4, series_name, v + 8 * n},
-        {"model FLOPs utilisation (MFU), %, Eq. 1", 0, 0, n, group, 4, series_name, v + 12 * n},
+        {ns > 4 ? "training throughput, images/s, Eq. 1 (the paper's additive model; like its Figure 7; the pipeline: "
+                  "Eq. 1 per stage, pipelined step)"
+                : "training throughput, images/s, Eq. 1 (the paper's additive model; like its Figure 7)",
+         0, 0, n, group, ns, series_name, v},
+        {ns > 4 ? "training throughput, images/s, simulated (communication overlapped; the pipeline micro-batch by "
+                  "micro-batch)"
+                : "training throughput, images/s, simulated (communication overlapped)",
+         0, 0, n, group, ns, series_name, v + 5 * n},
+        {"data moved between GPUs per step, log scale (like Figure 8)", 1, 1, n, group, 4, series_name, v + 10 * n},
+        {"model FLOPs utilisation (MFU), %, Eq. 1", 0, 0, n, group, ns, series_name, v + 15 * n},
     };
-    char title[600];
+    char title[1600];
     const plan *p = a->p;
     if (ss->axis == PLAN_SWEEP_GPUS)
         snprintf(title, sizeof title, "%s on %s: data, model, OWT and layer-wise parallelism, batch %ld per GPU, %s, %s",
@@ -784,6 +870,12 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
         snprintf(title, sizeof title, "%s on %s, %d GPUs: data, model, OWT and layer-wise against the %s, %s, %s",
                  plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), axis_name[ss->axis], precision_name(plan_cluster(p)->precision),
                  sync_scheme_name(plan_cluster(p)->sync));
+    if (ns > 4) { /* the pipeline's settings, and why a row has none */
+        char note[1024];
+        pipe_note(a, note, sizeof note);
+        size_t k = strlen(title);
+        snprintf(title + k, sizeof title - k, "; %s", note);
+    }
     if (ss->fit_line[0]) { /* f's answer goes with it */
         size_t k = strlen(title);
         snprintf(title + k, sizeof title - k, "; %s", ss->fit_line);
@@ -799,7 +891,7 @@ static int scale_export_file(app *a, const char *path, const char **what, lw_err
 const screen_ops screen_scale_ops = {
     .tab = "Scale",
     .title = "Scaling (4)",
-    .hints = "m:metric S:sweep G:GPUs for X img/s f:fit r:recompute e:export",
+    .hints = "m:metric S:sweep G:GPUs for X img/s f:fit |:pipeline r:recompute e:export",
     .draw = draw_scale,
     .keys = scale_keys,
     .enter = enter_scale,

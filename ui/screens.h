@@ -67,6 +67,7 @@ typedef struct scale_state {
                                   bandwidth, the batch per GPU, the GPUs per node */
     struct scale_fit *fit;     /* f: the largest batch that fits, worked out on a thread (screen_scale.c) */
     char fit_line[256];        /* its answer, shown under the chart and in the export's title ("": none) */
+    plan_pipe_settings pipe;   /* the session's pipeline settings the rows were computed for (stages > 1: the P series) */
 } scale_state;
 
 typedef struct cluster_state {
