@@ -1174,6 +1174,14 @@ pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *pro
         double nx = 1, codes = pow((double)c.K / c.v, c.v);
         for (int r = 1; r < c.v; r++) nx *= (double)(c.K - r + 1) / r;
         work = nx * c.p * c.n_sizes * codes * codes;
+        if (work > PIPE_MAX_DP_WORK) {
+            lw_fail(err, 2, "--pp %d --vp %d: the chunk search over %d segments on %d GPUs would take about %.3g steps "
+                            "(C(K, V-1) P log2 G (K/V)^2V, search.md), more than this machine finishes (%.0e); use "
+                            "fewer virtual stages or stages, or Megatron's plan (-s megatron)",
+                    c.p, c.v, c.K, c.G, work, PIPE_MAX_DP_WORK);
+            ctx_free(&c);
+            return NULL;
+        }
     }
     if (work > PIPE_MAX_DP_WORK) {
         lw_fail(err, 2, "--pp %d: the stage search over %d cuts on %d GPUs would take about %.3g steps per bound tried, "
