@@ -54,6 +54,7 @@ typedef struct memsearch_options {
     const atomic_int *cancel;   /* raised: stop as at a time limit (status MEMSEARCH_FAILED, SEARCH_CANCELLED) */
     const search_options *search; /* for each relaxed search; NULL: defaults */
     long max_subproblems;       /* > 0: stop as at a time limit after this many (for tests) */
+    int no_sweep;               /* 1: branch and bound only, never the sweep (for tests) */
 } memsearch_options;
 
 void memsearch_options_init(memsearch_options *o);
