@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "cost_sharding.h"
 #include "data.h"
+#include "net_json.h"
 #include "netgen.h"
 #include "plan.h"
 
@@ -391,4 +392,56 @@ Test(memsearch, identical_blocks_equal_brute_force)
         drop(&in);
     }
     cr_assert(n_opt >= 30 && mixed >= 10, "optimal %d, of them with blocks unlike each other %d", n_opt, mixed);
+}
+
+/* A generated GPT of 6 blocks (`layerwise net gpt --layers 6`) on the 8
+ * GPUs of a DGX-1 at fp16, 8 per GPU, under a limit halfway between the least peak any
+ * strategy has and the plain optimum's: the sweep proves its answer, and
+ * branch and bound alone, given a few seconds, finds nothing cheaper that
+ * fits and no bound above it. */
+Test(memsearch, generated_gpt_is_proven, .timeout = 120)
+{
+    netgen_params given = {0}, sizes;
+    given.layers = 6;
+    lw_error err = {0};
+    cr_assert_eq(netgen_resolve(NG_GPT, &given, &sizes, &err), 0, "%s", err.msg);
+    network *built = netgen_build(NG_GPT, &sizes);
+    char *doc = netgen_json(built, NULL); /* as `net gpt -o FILE` writes it and search reads it */
+    network *n = net_from_json(doc, strlen(doc), "gpt6.json", &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    free(doc);
+    net_free(built);
+    cluster *c = plan_load_cluster("dgx1-v100", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(cluster_set_precision(c, (precision)precision_from_name("fp16"), &err), 0, "%s", err.msg);
+    /* the CLI's model (`search -n gpt6.json -c dgx1-v100 -g 8 --precision fp16 --batch-per-gpu 8`) */
+    plan *pl = plan_open(n, c, NULL, &(plan_options){.set = {8, 8, 0, 0}}, &err);
+    cr_assert_not_null(pl, "%s", err.msg);
+    const cost_model *m = plan_model(pl);
+    cost_graph *g = cost_model_graph(m);
+    mem_table *t = plan_mem_table(m);
+    search_result *u = search_optimum(g);
+    int *x = malloc(sizeof(int) * (size_t)g->n_nodes);
+    double lower, peak = mt_peak(t, u->config, NULL), least = memsearch_min_peak(g, t, 2, x, &lower);
+    cr_assert(least < peak, "least %g, plain %g", least, peak);
+    double lim[8];
+    for (int k = 0; k < 8; k++) lim[k] = least + 0.5 * (peak - least);
+    memsearch_result *r = memsearch_run(g, t, lim, NULL);
+    cr_assert_eq(r->status, MEMSEARCH_OPTIMAL, "status %d", r->status);
+    cr_assert(r->proven_optimal && mt_fits(t, r->config, lim));
+    cr_assert(r->cost > u->cost && close_to(cg_evaluate(g, r->config), r->cost));
+    memsearch_options o;
+    memsearch_options_init(&o);
+    o.no_sweep = 1;
+    o.time_limit_s = 2;
+    memsearch_result *b = memsearch_run(g, t, lim, &o);
+    cr_assert(b->lower_bound <= r->cost * (1 + 1e-9), "branch and bound's bound %.9g > %.9g", b->lower_bound, r->cost);
+    if (b->config) cr_assert(b->cost >= r->cost * (1 - 1e-9), "branch and bound found %.9g < %.9g", b->cost, r->cost);
+    memsearch_result_free(b);
+    memsearch_result_free(r);
+    free(x);
+    search_result_free(u);
+    mt_free(t);
+    cg_free(g);
+    plan_free(pl);
 }
