@@ -327,12 +327,23 @@ static int sw_back(sw *w, double *H, int edges)
                 continue;
             }
             const double *row = w->ectab + key * nc, *hp = Hn + base;
-            double best = HUGE_VAL;
-            for (int k = 0; k < nc; k++) {
-                double x = row[k] + hp[k];
-                best = x < best ? x : best;
+            double b0 = HUGE_VAL, b1 = HUGE_VAL, b2 = HUGE_VAL, b3 = HUGE_VAL;
+            int k = 0;
+            for (; k + 4 <= nc; k += 4) { /* four chains: the minimum's latency, not its count, bounds the loop */
+                double x0 = row[k] + hp[k], x1 = row[k + 1] + hp[k + 1];
+                double x2 = row[k + 2] + hp[k + 2], x3 = row[k + 3] + hp[k + 3];
+                b0 = x0 < b0 ? x0 : b0;
+                b1 = x1 < b1 ? x1 : b1;
+                b2 = x2 < b2 ? x2 : b2;
+                b3 = x3 < b3 ? x3 : b3;
             }
-            Ho[s] = best;
+            for (; k < nc; k++) {
+                double x = row[k] + hp[k];
+                b0 = x < b0 ? x : b0;
+            }
+            b0 = b1 < b0 ? b1 : b0;
+            b2 = b3 < b2 ? b3 : b2;
+            Ho[s] = b2 < b0 ? b2 : b0;
         }
     }
     return 0;
