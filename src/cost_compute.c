@@ -6,6 +6,7 @@
  */
 #include "cost_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The operator class whose efficiency a layer's kernels reach (gpu_consts). */
@@ -44,20 +45,67 @@ static double phase_s(const gpu_consts *g, double mem_bw_gbs, int opc, double fl
     return (t_flop > t_mem ? t_flop : t_mem) + nk * g->kernel_overhead_us * 1e-6;
 }
 
+/* Winograd F(m x m, r x r) for an r x r stride-1 convolution (r = 3 or 5;
+ * 0 otherwise; Lavin & Gray, CVPR 2016). The fitted winograd_speedup is
+ * the arithmetic saving s3 of the 3x3 case, (3m / (m + 2))^2, which fixes
+ * the output tile m (2.25: F(2x2,3x3)); a 5x5 convolution runs the same
+ * tile, F(m x m, 5x5), saving (5m / (m + 4))^2 (2.78 at m = 2). cuDNN
+ * runs 3x3 filters fused (WINOGRAD: the transforms in on-chip memory, no
+ * extra traffic) and 5x5 only non-fused (WINOGRAD_NONFUSED, cuDNN 5.1 on):
+ * its transforms are kernels of their own that write the transformed input
+ * and output, (m + r - 1)^2 / m^2 times their elements, to memory and read
+ * them back, memory-bound work that a convolution with few channels does
+ * not earn back, so cuDNN's autotuner keeps the direct (implicit GEMM)
+ * algorithm there. *grow gets that ratio where the transforms go through
+ * memory (5x5; 0 for 3x3); returns the saving (1: none). */
+static double winograd_saving(double s3, int r, double *grow)
+{
+    *grow = 0;
+    if (r == 0 || s3 <= 1 || s3 >= 9) return 1;
+    const double q = sqrt(s3), mt = 2 * q / (3 - q), a = mt + r - 1;
+    if (r == 5) *grow = (a / mt) * (a / mt);
+    return (r * mt / a) * (r * mt / a);
+}
+
+/* Filter size r of a convolution Winograd can run (3x3 or 5x5, stride 1); 0 if none. */
+static int winograd_r(const layer *l)
+{
+    if (l->type != LT_CONV2D || l->kh != l->kw || l->sh != 1 || l->sw != 1) return 0;
+    return l->kh == 3 || l->kh == 5 ? l->kh : 0;
+}
+
+/* The forward and backward times (ms) of a convolution of `flops` (before
+ * any Winograd saving) on constants g: the faster of the direct algorithm
+ * and Winograd (its GEMMs at flops / saving, its transforms at memory
+ * bandwidth: in and out elements transformed once forward, twice
+ * backward, data and weight gradients), as cuDNN's autotuner picks. */
+static void conv_times(const cost_model *m, const gpu_consts *g, int r, double flops, double in, double out,
+                       double bytes_f, double bytes_b, int nk_b, double *tf, double *tb)
+{
+    const double mbw = m->cl->gpu.memory_bandwidth_gbs;
+    *tf = phase_s(g, mbw, OPC_CONV, flops, bytes_f, 1) * 1e3;
+    *tb = phase_s(g, mbw, OPC_CONV, 2 * flops, bytes_b, nk_b) * 1e3;
+    double grow;
+    const double s = winograd_saving(g->winograd_speedup, r, &grow);
+    if (s <= 1) return;
+    const double t_tr = 2 * grow * (in + out) * m->elem_bytes / (mbw * 1e9 * g->memory_efficiency) * 1e3;
+    const double wf = phase_s(g, mbw, OPC_CONV, flops / s, bytes_f, 1) * 1e3 + t_tr;
+    const double wb = phase_s(g, mbw, OPC_CONV, 2 * flops / s, bytes_b, nk_b) * 1e3 + 2 * t_tr;
+    if (wf + wb < *tf + *tb) *tf = wf, *tb = wb;
+}
+
 /* With TF32 allowed, cuDNN's heuristics still choose among the FP32
  * algorithms (Winograd among them) and take the fastest: a convolution in
  * tf32 never costs more than in fp32 (same 4-byte tensors). flops: the
  * convolution's before any Winograd saving; *tf, *tb (ms) the tf32 times,
  * replaced by fp32's where those are less. */
-static void tf32_conv_or_fp32(const cost_model *m, int winograd, double flops, double bytes_f, double bytes_b, int nk_b,
-                              double *tf, double *tb)
+static void tf32_conv_or_fp32(const cost_model *m, int r, double flops, double in, double out, double bytes_f,
+                              double bytes_b, int nk_b, double *tf, double *tb)
 {
     gpu_consts g32;
     if (cluster_gpu_consts(m->cl, PREC_FP32, &g32) != 0) return;
-    const double mbw = m->cl->gpu.memory_bandwidth_gbs;
-    double f32 = winograd ? flops / g32.winograd_speedup : flops;
-    double tf2 = phase_s(&g32, mbw, OPC_CONV, f32, bytes_f, 1) * 1e3;
-    double tb2 = phase_s(&g32, mbw, OPC_CONV, 2 * f32, bytes_b, nk_b) * 1e3;
+    double tf2, tb2;
+    conv_times(m, &g32, r, flops, in, out, bytes_f, bytes_b, nk_b, &tf2, &tb2);
     if (tf2 + tb2 < *tf + *tb) *tf = tf2, *tb = tb2;
 }
 
@@ -246,16 +294,14 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     double measured = m->prof ? profile_lookup(m->prof, &key) : -1;
 
     double flops = 0, extra_ms = 0, rerun = 0;
-    int nk_f = 1, nk_b = 1, winograd = 0;
+    int nk_f = 1, nk_b = 1;
     double bytes_f = (in + out + w) * m->elem_bytes;
     const int tf_layer = transformer_work(m, l, c, out, in, w, &flops, &bytes_f, &nk_f, &nk_b, &extra_ms, &rerun);
     double bytes_b = 2 * bytes_f;
     if (!tf_layer) switch (l->type) {
     case LT_CONV2D: {
         const layer *x = &m->net->layers[l->inputs[0]];
-        flops = 2.0 * out * (double)x->out.c * l->kh * l->kw;
-        winograd = l->kh == 3 && l->kw == 3 && l->sh == 1 && l->sw == 1;
-        if (winograd) flops /= g->winograd_speedup;
+        flops = 2.0 * out * (double)x->out.c * l->kh * l->kw; /* direct; conv_times weighs Winograd */
         nk_b = 2; /* data gradient and weight gradient */
         break;
     }
@@ -274,10 +320,9 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     int opc = op_class(l->type);
     const double mbw = m->cl->gpu.memory_bandwidth_gbs;
     double tf = phase_s(g, mbw, opc, flops, bytes_f, nk_f) * 1e3, tb = phase_s(g, mbw, opc, 2 * flops, bytes_b, nk_b) * 1e3;
-    if (opc == OPC_CONV && m->cl->precision == PREC_TF32) {
-        double f32 = winograd ? flops * g->winograd_speedup : flops; /* before any Winograd saving */
-        tf32_conv_or_fp32(m, winograd, f32, bytes_f, bytes_b, nk_b, &tf, &tb);
-    }
+    if (l->type == LT_CONV2D) conv_times(m, g, winograd_r(l), flops, in, out, bytes_f, bytes_b, nk_b, &tf, &tb);
+    if (l->type == LT_CONV2D && m->cl->precision == PREC_TF32)
+        tf32_conv_or_fp32(m, winograd_r(l), flops, in, out, bytes_f, bytes_b, nk_b, &tf, &tb);
     /* recompute in backward (rank-3 layers only); the layer's own collectives */
     if (m->recompute == RECOMPUTE_FULL && block_layer(l))
         tb += tf;

@@ -509,7 +509,7 @@ double shard_t_s_eval(const cost_model_priv *pm, const tx_scratch *sc, int li, c
 double tie_eval(const cost_model_priv *pm, const tx_scratch *sc, int tie, const config *ce, const config *ch,
                 double *fwd_ms, double *bwd_ms, double *bytes_out);
 void ties_setup(cost_model_priv *pm);
-void tie_tables_build(cost_model_priv *pm, const tx_scratch *sc);
+void tie_tables_build(cost_model_priv *pm);
 void ties_free(cost_model *m);
 
 /* cost.c */

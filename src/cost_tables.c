@@ -437,8 +437,8 @@ int build_node_tables(cost_model_priv *pm, const atomic_int *cancel)
             m->t_s[i][k] = t_s_eval(pm, &sc, i, &m->configs[i][k], NULL);
         }
     }
-    if (!stop) tie_tables_build(pm, &sc); /* small: the two layers' configs squared */
     scratch_free(&sc);
+    if (!stop) tie_tables_build(pm); /* the two layers' configs squared, on every worker */
     return stop;
 }
 

@@ -34,19 +34,27 @@
  */
 #include "cost_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The LM head's task holding tile (vocab piece a, hidden piece b) and
- * replica x for GPU g. */
-static int tie_holder(const config *ch, int g, int a, int b, int x)
+/* Where the LM head's tasks for GPU g sit: the task in the same replica
+ * slot (n, sequence, x) as its own task on GPU g (g modulo its task count)
+ * holding tile (vocab piece a, hidden piece b) and replica x is
+ * base + a * stride + b * X + x (tasks row-major over n, c, h, w, r, x). */
+typedef struct tie_slot {
+    int base, stride, x;
+} tie_slot;
+
+static tie_slot tie_slot_of(const config *ch, int g)
 {
     int coord[NDIMS], r0, x0;
-    int base = g % config_tasks(ch);
-    config_task_coords(ch, base, coord);
-    config_task_rx(ch, base, &r0, &x0);
-    coord[DIM_C] = a;
-    return config_task_index(ch, coord) + b * ch->deg[DIM_X] + (x < 0 ? x0 : x);
+    int t = g % config_tasks(ch);
+    config_task_coords(ch, t, coord);
+    config_task_rx(ch, t, &r0, &x0);
+    coord[DIM_C] = 0;
+    return (tie_slot){config_task_index(ch, coord), ch->deg[DIM_H] * ch->deg[DIM_W] * ch->deg[DIM_R] * ch->deg[DIM_X],
+                      x0};
 }
 
 static long overlap(long S, int D1, int i1, int D2, int i2)
@@ -58,11 +66,22 @@ static long overlap(long S, int D1, int i1, int D2, int i2)
     return hi > lo ? hi - lo : 0;
 }
 
-/* Every move of the tie's entry (ce, ch), in a fixed order: forward reads
- * first for each embedding task, then its gradient's moves; a move between
- * tasks on one GPU is not one. */
-void cost_tie_moves(const cost_model *m, int tie, const config *ce, const config *ch, cost_tie_visit visit,
-                    void *user)
+/* A piece of D2 at or before the first one that meets piece i1 of D1
+ * over S (pieces are in order: the loops start there and stop past it). */
+static int first_piece(long S, int D1, int i1, int D2)
+{
+    long lo = piece_lo(S, D1, i1);
+    int a = (int)((double)lo * D2 / (double)S) - 1;
+    if (a < 0) a = 0;
+    while (a > 0 && piece_hi(S, D2, a) > lo) a--; /* rounding: never past the first */
+    return a;
+}
+
+/* Every move of the tie's entry (ce, ch), in a fixed order (cost.h's
+ * cost_tie_moves); a move between tasks on one GPU is not one. Inlined
+ * into tie_eval with its sums, and into cost_tie_moves. */
+static inline __attribute__((always_inline)) void tie_walk(const cost_model *m, int tie, const config *ce,
+                                                           const config *ch, cost_tie_visit visit, void *user)
 {
     const layer *lm = &m->net->layers[m->ties[tie].lm_head];
     const long V = lm->vocab, H = m->net->layers[m->ties[tie].embed].out_features;
@@ -73,24 +92,38 @@ void cost_tie_moves(const cost_model *m, int tie, const config *ce, const config
         int coord[NDIMS], r, x;
         config_task_coords(ce, i, coord);
         config_task_rx(ce, i, &r, &x);
-        for (int a = 0; a < Vh; a++) {
+        const tie_slot sl = tie_slot_of(ch, i);
+        for (int a = first_piece(V, Re, r, Vh); a < Vh; a++) {
             long ov = overlap(V, Re, r, Vh, a);
-            if (ov == 0) continue;
-            for (int b = 0; b < Hh; b++) {
+            if (ov == 0) {
+                if (piece_lo(V, Vh, a) >= piece_hi(V, Re, r)) break; /* past the embedding's piece */
+                continue;
+            }
+            for (int b = first_piece(H, Ce, coord[DIM_C], Hh); b < Hh; b++) {
                 double vol = (double)ov * (double)overlap(H, Ce, coord[DIM_C], Hh, b);
-                if (vol == 0) continue;
+                if (vol == 0) {
+                    if (piece_lo(H, Hh, b) >= piece_hi(H, Ce, coord[DIM_C])) break;
+                    continue;
+                }
                 /* forward: the tile's piece from the holder in this GPU's slot */
-                int src = tie_holder(ch, i, a, b, -1);
+                const int held = sl.base + a * sl.stride + b * Xh;
+                int src = held + sl.x;
                 if (src != i) visit(user, 0, src, i, vol, vol * wb);
                 /* backward: this replica's contribution to the sync groups x
                  * it answers for (x mod Xe), one holder each */
                 for (int xh = x; xh < Xh; xh += Xe) {
-                    int dst = tie_holder(ch, i, a, b, xh);
+                    int dst = held + xh;
                     if (dst != i) visit(user, 1, i, dst, vol, vol * gb);
                 }
             }
         }
     }
+}
+
+void cost_tie_moves(const cost_model *m, int tie, const config *ce, const config *ch, cost_tie_visit visit,
+                    void *user)
+{
+    tie_walk(m, tie, ce, ch, visit, user);
 }
 
 /* The sums of tie_eval: each receiver's time per direction, and the NICs'. */
@@ -100,7 +133,8 @@ typedef struct tie_sums {
     double elems_f, elems_b, bytes;
 } tie_sums;
 
-static void tie_sum(void *user, int backward, int src, int dst, double elems, double bytes)
+static inline __attribute__((always_inline)) void tie_sum(void *user, int backward, int src, int dst, double elems,
+                                                          double bytes)
 {
     tie_sums *s = user;
     const cost_model *m = &s->pm->pub;
@@ -127,7 +161,7 @@ double tie_eval(const cost_model_priv *pm, const tx_scratch *sc, int tie, const 
     memset(sc->nic_in_b, 0, sizeof(double) * nn);
     memset(sc->nic_out_b, 0, sizeof(double) * nn);
     tie_sums s = {.pm = pm, .sc = sc};
-    cost_tie_moves(m, tie, ce, ch, tie_sum, &s);
+    tie_walk(m, tie, ce, ch, tie_sum, &s); /* inlined: the sums in the loops */
     double f = s.elems_f > 0 ? 1e3 * phase_time(pm, sc->recv_f, sc->nic_in_f, sc->nic_out_f) : 0;
     double b = s.elems_b > 0 ? 1e3 * phase_time(pm, sc->recv_b, sc->nic_in_b, sc->nic_out_b) : 0;
     if (fwd_ms) *fwd_ms = f;
@@ -176,19 +210,99 @@ void ties_setup(cost_model_priv *pm)
             m->ties[n++] = (cost_tie){.embed = net->layers[i].tied, .lm_head = i, .t_tie = NULL};
 }
 
-/* The tie tables, [ce * n_configs[lm_head] + ch] (a build, a what-if). */
-void tie_tables_build(cost_model_priv *pm, const tx_scratch *sc)
+/* What of a config the tie's moves depend on: which tile and replica
+ * each task (GPU) has, and which task holds a tile in a GPU's slot
+ * (tie_slot). Tasks are row-major over (n, c, h x w, r, x): with c, r, x
+ * and the tasks fixed, only h x w places the c coordinate, and with c = 1
+ * nothing does. Configs with the same key give the same entries. */
+static void tie_key(const config *c, int key[5])
+{
+    key[0] = config_tasks(c);
+    key[1] = c->deg[DIM_C];
+    key[2] = c->deg[DIM_C] > 1 ? c->deg[DIM_H] * c->deg[DIM_W] : 0;
+    key[3] = c->deg[DIM_R];
+    key[4] = c->deg[DIM_X];
+}
+
+/* rep[k]: the first of the n configs with config k's key. */
+static void tie_reps(const config *cs, int n, int *rep)
+{
+    int (*key)[5] = lw_malloc(sizeof *key * (size_t)n);
+    for (int k = 0; k < n; k++) {
+        tie_key(&cs[k], key[k]);
+        rep[k] = k;
+        for (int j = 0; j < k; j++)
+            if (memcmp(key[j], key[k], sizeof key[k]) == 0) {
+                rep[k] = j;
+                break;
+            }
+    }
+    free(key);
+}
+
+/* One worker of tie_tables_build: the rows i = w, w + nw, ... of one
+ * tie's table, the representative entries (the rest are copied after). */
+typedef struct tie_work {
+    cost_model_priv *pm;
+    int tie, w, nw;
+    const int *re, *rh;
+} tie_work;
+
+static void *tie_rows(void *arg)
+{
+    tie_work *tw = arg;
+    cost_model *m = &tw->pm->pub;
+    cost_tie *t = &m->ties[tw->tie];
+    const int ne = m->n_configs[t->embed], nh = m->n_configs[t->lm_head];
+    tx_scratch sc;
+    scratch_init(&sc, m->gpus, tw->pm->nodes_used);
+    for (int i = tw->w; i < ne; i += tw->nw)
+        for (int j = 0; j < nh && tw->re[i] == i; j++)
+            if (tw->rh[j] == j)
+                t->t_tie[(size_t)i * nh + j] = tie_eval(tw->pm, &sc, tw->tie, &m->configs[t->embed][i],
+                                                        &m->configs[t->lm_head][j], NULL, NULL, NULL);
+    scratch_free(&sc);
+    return NULL;
+}
+
+/* The tie tables, [ce * n_configs[lm_head] + ch] (a build, a what-if):
+ * each entry computed once per pair of keys (tie_key), on every worker,
+ * and copied to the pairs that share them. Its cost grows as the moves
+ * do, up to gpus^2 an entry: GPT-2 at 64 GPUs, 154 x 154 keys, about
+ * 0.5 s of one core; at 256 GPUs 375 x 375, about 30 s. */
+void tie_tables_build(cost_model_priv *pm)
 {
     cost_model *m = &pm->pub;
     for (int k = 0; k < m->n_ties; k++) {
         cost_tie *t = &m->ties[k];
         const int ne = m->n_configs[t->embed], nh = m->n_configs[t->lm_head];
+        int *re = lw_malloc(sizeof(int) * (size_t)ne), *rh = lw_malloc(sizeof(int) * (size_t)nh);
+        tie_reps(m->configs[t->embed], ne, re);
+        tie_reps(m->configs[t->lm_head], nh, rh);
         free(t->t_tie);
         t->t_tie = lw_malloc(sizeof(double) * (size_t)ne * (size_t)nh);
+        int nw = lw_worker_count();
+        if ((long)ne * nh * m->gpus < 8192L) nw = 1; /* small: no threads (tied_mini at 8 GPUs has them) */
+        tie_work *tw = lw_malloc(sizeof *tw * (size_t)nw);
+        pthread_t *th = lw_malloc(sizeof *th * (size_t)nw);
+        int *started = lw_calloc((size_t)nw, sizeof(int));
+        for (int w = 0; w < nw; w++) {
+            tw[w] = (tie_work){pm, k, w, nw, re, rh};
+            started[w] = w > 0 && lw_thread_start(&th[w], tie_rows, &tw[w]) == 0;
+        }
+        tie_rows(&tw[0]);
+        for (int w = 1; w < nw; w++) {
+            if (started[w]) pthread_join(th[w], NULL);
+            else tie_rows(&tw[w]); /* no thread: this one does its rows */
+        }
         for (int i = 0; i < ne; i++)
             for (int j = 0; j < nh; j++)
-                t->t_tie[(size_t)i * nh + j] =
-                    tie_eval(pm, sc, k, &m->configs[t->embed][i], &m->configs[t->lm_head][j], NULL, NULL, NULL);
+                if (re[i] < i || rh[j] < j) t->t_tie[(size_t)i * nh + j] = t->t_tie[(size_t)re[i] * nh + rh[j]];
+        free(started);
+        free(th);
+        free(tw);
+        free(re);
+        free(rh);
     }
 }
 

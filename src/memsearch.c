@@ -1,4 +1,4 @@
-#include "memsearch.h"
+#include "memsearch_internal.h"
 
 #include "util.h"
 
@@ -766,25 +766,16 @@ static double branch_and_bound(ctx *c, int *open, int *failed)
     return lb;
 }
 
-memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const double *limit,
-                                const memsearch_options *opt)
+/* Branch and bound into res (its counts added to). */
+static void run_branch_and_bound(const cost_graph *g, const mem_table *t, const double *limit,
+                                 const memsearch_options *opt, double t0, memsearch_result *res)
 {
-    memsearch_options defaults;
-    if (!opt) {
-        memsearch_options_init(&defaults);
-        opt = &defaults;
-    }
-    double t0 = lw_now();
     int N = g->n_nodes;
     ctx c;
     ctx_init(&c, g, t, limit, opt, t0);
-    memsearch_result *res = lw_calloc(1, sizeof *res);
-    res->n_nodes = N;
-    res->failure = SEARCH_OK;
-
     int open, failed;
     double lb = branch_and_bound(&c, &open, &failed);
-    res->searches = c.searches;
+    res->searches += c.searches;
     if (failed || c.fail == SEARCH_CANCELLED) {
         res->status = MEMSEARCH_FAILED;
         res->failure = c.fail != SEARCH_OK ? c.fail : SEARCH_OUT_OF_MEMORY;
@@ -803,16 +794,39 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
     if (isfinite(c.inc_cost)) {
         res->config = lw_malloc(sizeof(int) * (size_t)(N + 1));
         memcpy(res->config, c.inc, sizeof(int) * (size_t)N);
-    } else if (res->status != MEMSEARCH_FAILED) {
+    }
+    res->bb_nodes += c.bb_nodes;
+    ctx_free(&c);
+}
+
+memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const double *limit,
+                                const memsearch_options *opt)
+{
+    memsearch_options defaults;
+    if (!opt) {
+        memsearch_options_init(&defaults);
+        opt = &defaults;
+    }
+    double t0 = lw_now(), deadline = opt->time_limit_s > 0 ? t0 + opt->time_limit_s : 0;
+    int N = g->n_nodes;
+    memsearch_result *res = lw_calloc(1, sizeof *res);
+    res->n_nodes = N;
+    res->failure = SEARCH_OK;
+    search_options so;
+    if (opt->search) so = *opt->search;
+    else search_options_init(&so);
+    if (opt->cancel) so.cancel = opt->cancel;
+    so.keep_tables = 0;
+    if (opt->no_sweep || !memsearch_sweep(g, t, limit, &so, deadline, opt->cancel, res))
+        run_branch_and_bound(g, t, limit, opt, t0, res);
+    if (!res->config && res->status != MEMSEARCH_FAILED) {
         res->min_peak_config = lw_malloc(sizeof(int) * (size_t)(N + 1));
-        double left = c.deadline > 0 ? c.deadline - lw_now() : 0;
+        double left = deadline > 0 ? deadline - lw_now() : 0;
         /* at most a few seconds: the smallest peak is a hint, its bound proven either way */
-        if (c.deadline <= 0 || left > MEMSEARCH_MIN_PEAK_S) left = MEMSEARCH_MIN_PEAK_S;
+        if (deadline <= 0 || left > MEMSEARCH_MIN_PEAK_S) left = MEMSEARCH_MIN_PEAK_S;
         res->min_peak = memsearch_min_peak(g, t, left > 0.05 ? left : 0.05,
                                            res->min_peak_config, &res->min_peak_lower);
     }
-    res->bb_nodes = c.bb_nodes;
-    ctx_free(&c);
     res->elapsed_s = lw_now() - t0;
     return res;
 }

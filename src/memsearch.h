@@ -6,7 +6,13 @@
  * sum over nodes, so the constraint "every GPU g within limit[g]" is a
  * sum of per-node terms, one constraint per GPU.
  *
- * Method: Lagrangian relaxation inside branch and bound. For multipliers
+ * Methods. First the plain search (search_run): its optimum, where it
+ * fits, is the answer. Otherwise, where the graph keeps few nodes open in
+ * node order (chains, residual and transformer blocks), the sweep of
+ * memsearch_sweep.c (Pareto labels of time and bytes per state of the open
+ * nodes; memsearch_internal.h); else, or where its labels outgrow their
+ * budget, Lagrangian relaxation inside branch and bound, here: for
+ * multipliers
  * lambda >= 0 (ms per byte, one per GPU), adding lambda . bytes to each node's
  * cost keeps Eq. 1 a sum of node and edge terms, so Algorithm 1 (search_run,
  * used as a black box) finds the exact minimum of the relaxed problem, and
@@ -54,6 +60,7 @@ typedef struct memsearch_options {
     const atomic_int *cancel;   /* raised: stop as at a time limit (status MEMSEARCH_FAILED, SEARCH_CANCELLED) */
     const search_options *search; /* for each relaxed search; NULL: defaults */
     long max_subproblems;       /* > 0: stop as at a time limit after this many (for tests) */
+    int no_sweep;               /* 1: branch and bound only, never the sweep (for tests) */
 } memsearch_options;
 
 void memsearch_options_init(memsearch_options *o);
@@ -71,7 +78,8 @@ typedef struct memsearch_result {
      * and a proven lower bound on the smallest peak (equal when proven) */
     int *min_peak_config;
     double min_peak, min_peak_lower;
-    long bb_nodes, searches; /* branch-and-bound subproblems, relaxed searches run */
+    long bb_nodes, searches; /* branch-and-bound subproblems (the sweep: its passes, plus 1), relaxed
+                                searches run (the sweep: its backward passes and label passes) */
     double elapsed_s;
 } memsearch_result;
 

@@ -1076,6 +1076,35 @@ static void il_search(pctx *c, dp_best *best)
     free(ic.len);
 }
 
+/* il_search's work for one micro-batch count: over every choice of the
+ * passes' starts, each group's (starts, ends) pairs, pass by pass (the
+ * first group's starts and the last's ends fixed), times the sizes at a
+ * group and its offsets; +inf past 1e7 choices of the starts. */
+static double il_work(const pctx *c)
+{
+    int v = c->v, p = c->p, *X = lw_malloc(sizeof(int) * (size_t)(v + 1));
+    for (int r = 0; r <= v; r++) X[r] = r < v ? r * p : c->K;
+    double work = 0, choices = 0;
+    for (;;) {
+        double first = 1, mid = 1, last = 1;
+        for (int r = 0; r < v; r++) {
+            double L = X[r + 1] - X[r] - p + 1; /* each chunk's free room in the pass */
+            first *= L, last *= L, mid *= L * (L + 1) / 2;
+        }
+        work += first + last + (p > 2 ? (p - 2) * mid : 0);
+        if (++choices > 1e7) {
+            work = HUGE_VAL;
+            break;
+        }
+        int r = v - 1;
+        while (r >= 1 && ++X[r] > c->K - (v - r) * p) r--;
+        if (r < 1) break;
+        for (int q = r + 1; q < v; q++) X[q] = X[q - 1] + p;
+    }
+    free(X);
+    return work * c->n_sizes * c->n_sizes;
+}
+
 /* The plan of il_search's choices at c->m; keeps the models it uses. */
 static pipe_plan *plan_from_chunks(pctx *c, const int *ch, lw_error *err)
 {
@@ -1186,10 +1215,17 @@ pipe_plan *pipe_search(const network *net, const cluster *cl, const profile *pro
         return NULL;
     }
     double work = (double)c.p * c.K * c.K * (double)c.G * c.n_sizes;
-    if (o->schedule == PIPE_INTERLEAVED) { /* passes' starts x states x ends (il_search) */
-        double nx = 1, codes = pow((double)c.K / c.v, c.v);
-        for (int r = 1; r < c.v; r++) nx *= (double)(c.K - r + 1) / r;
-        work = nx * c.p * c.n_sizes * codes * codes;
+    if (o->schedule == PIPE_INTERLEAVED) {
+        work = il_work(&c);
+        if (work > PIPE_MAX_IL_WORK) {
+            lw_fail(err, 2, "--pp %d --vp %d: the chunk search over %d segments on %d GPUs would take about %.3g steps "
+                            "(search.md), more than this machine finishes (%.0e); use fewer virtual stages or stages, "
+                            "or Megatron's plan (-s megatron)",
+                    c.p, c.v, c.K, c.G, work, PIPE_MAX_IL_WORK);
+            ctx_free(&c);
+            return NULL;
+        }
+        work = 0; /* not the contiguous DP's */
     }
     if (work > PIPE_MAX_DP_WORK) {
         lw_fail(err, 2, "--pp %d: the stage search over %d cuts on %d GPUs would take about %.3g steps per bound tried, "

@@ -608,7 +608,8 @@ void plan_scale_row_compute(const plan *p, plan_scale_row *row, lw_error *err);
 typedef enum { PLAN_SWEEP_GPUS, PLAN_SWEEP_INTER_BW, PLAN_SWEEP_BATCH, PLAN_SWEEP_GPUS_PER_NODE, PLAN_SWEEP__COUNT } plan_sweep_axis;
 /* Fills row for the value row->x of axis: at the plan's GPU count (the
  * GPU axis: x GPUs, as plan_scale_row_compute), a cost model built for
- * the setting so changed, the four strategies searched and evaluated.
+ * the setting so changed, the four strategies searched and evaluated, and
+ * where the plan is pipelined its pipeline at that setting (row->pipe).
  * Reads p only: safe in a forked worker. */
 void plan_sweep_row_compute(const plan *p, plan_sweep_axis axis, plan_scale_row *row, lw_error *err);
 

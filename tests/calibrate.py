@@ -260,7 +260,7 @@ STACK_GROUPS = {
 }
 STACK_GRID = {
     ("tensorflow-1.x", "fp32"): {"kernel_overhead_us": [4, 8, 16, 24, 32, 48, 64],
-                                 "winograd_speedup": [1.0, 1.5, 2.0, 2.25, 3.0],
+                                 "winograd_speedup": [1.0, 1.5, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5],
                                  "gemm_scale": [0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]},
 }
 

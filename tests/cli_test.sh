@@ -2294,6 +2294,7 @@ d=json.load(open(sys.argv[1])); st=d["stages"]
 assert [s["group"] for s in st] == [0,1,0,1] and [s["gpus"] for s in st] == [[0,1,2,3],[4,5,6,7]]*2
 assert [s["layers"][0]["name"] for s in st[1:]] == ["block3.ln1", "block6.ln1", "block9.ln1"], [s["layers"][0]["name"] for s in st]
 ' "$OUT"
+expect_fail "an interleaved chunk search past PIPE_MAX_DP_WORK is refused up front, naming -s megatron" 2 "the chunk search over 100 segments" -- search -n gpt2_xl -c h100-8x8 -g 32 --pp 4 --schedule interleaved --vp 2 --microbatches 8
 expect_fail "--pp 5 --vp 2 (10 chunks) on 8 segments is refused" 2 "at most 8 chunks" -- search -n $GPT -c dgx-a100 -g 8 --pp 5 --schedule interleaved --vp 2
 expect_ok "eval -s megatron --tp 2 --pp 2 --json runs" eval -n $GPT -c dgx-a100 -g 8 -s megatron --tp 2 --pp 2 --microbatches 4 --json
 py "Megatron with --pp 2: two equal groups of 4, the blocks split evenly" '

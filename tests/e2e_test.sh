@@ -482,5 +482,20 @@ expect "the Timeline is the step simulator's again" " simulated step " 30
 keys q
 expect "the pipelined run exits" "EXITED"
 
+# ---- the Scale screen of a pipelined session (issue 35): | there computes
+# the rows again (in the background process) with the P series, the 8-GPU
+# figure the CLI's scale --pp one, and the footnote says why 1 GPU has none
+start -n "$PWD/tests/fixtures/nets/tiny_gpt.json" -c dgx-a100 -g 8
+expect "tiny_gpt opens for the Scale screen" "tiny_gpt on dgx-a100 · 8/8 GPUs" 30
+keys 4
+expect_re "the scaling rows are in" "L layer-wise .* [0-9.]+x" 90
+keys '|' C-u "2 4" Enter
+wantips=$("$LW" scale -n "$PWD/tests/fixtures/nets/tiny_gpt.json" -c dgx-a100 --gpus 8 --pp 2 --microbatches 4 --json |
+    python3 -c 'import json,sys; print("%.1f" % [r for r in json.load(sys.stdin)["rows"] if r["strategy"] == "pipeline"][0]["images_per_s"])')
+expect_re "the P row: scale --pp's images/s at 8 GPUs ($wantips), and a speed-up" "P pipeline .* $wantips +[0-9.]+x" 90
+expect "the footnote says why 1 GPU has none" "- at 1 GPU: 2 stages do not divide 1 GPU"
+keys q
+expect "the pipelined Scale run exits" "EXITED"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1107,6 +1107,55 @@ Test(t_c, splitting_a_big_conv_over_more_gpus_is_faster)
     net_free(v);
 }
 
+/* Winograd on 5x5 filters (cuDNN's WINOGRAD_NONFUSED): the output tile
+ * the 3x3 saving fixes (P100: 4, F(4x4,3x3)) gives a 5x5 filter
+ * F(4x4,5x5), (5*4/8)^2 = 6.25 times fewer multiplies, its transforms
+ * through memory. With 256 channels each way the GEMM saving wins: a 5x5
+ * convolution costs less than the direct algorithm's flops alone at the
+ * GEMM rate. With 3 input channels (a first layer) the transforms of its
+ * 64 output channels cost more than the saving: it stays direct, no
+ * faster than those flops. */
+static const char *const conv5_net =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"c5\","
+    " \"input\": {\"name\": \"data\", \"channels\": 3, \"height\": 224, \"width\": 224},"
+    " \"layers\": ["
+    "  {\"name\": \"first\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 64, \"kernel\": 5,"
+    "   \"padding\": 2},"
+    "  {\"name\": \"pool\", \"type\": \"pool2d\", \"mode\": \"max\", \"inputs\": [\"first\"], \"kernel\": 8,"
+    "   \"stride\": 8},"
+    "  {\"name\": \"widen\", \"type\": \"conv2d\", \"inputs\": [\"pool\"], \"out_channels\": 256, \"kernel\": 1},"
+    "  {\"name\": \"big\", \"type\": \"conv2d\", \"inputs\": [\"widen\"], \"out_channels\": 256, \"kernel\": 5,"
+    "   \"padding\": 2}]}";
+
+Test(t_c, a_5x5_conv_with_many_channels_runs_winograd_one_with_few_stays_direct)
+{
+    lw_error err = {0};
+    network *n = net_from_json(conv5_net, strlen(conv5_net), "c5.json", &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cluster *p = plan_load_cluster("p100-4x4", &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    cost_model *m = build(n, p, NULL, 1, 64);
+    gpu_consts k;
+    cr_assert_eq(cluster_gpu_consts(p, PREC_FP32, &k), 0);
+    const double rate = k.peak_tflops * 1e12 * k.efficiency[OPC_CONV];
+    config one = C(1, 1, 1, 1);
+    /* big: 64 x 28 x 28 outputs of 256 channels, 256 x 25 multiply-adds each */
+    int big = layer_id(m, "big");
+    double f = 2.0 * 64 * 28 * 28 * 256 * 256 * 25, fwd, bwd;
+    cost_t_c_parts(m, big, &one, NULL, &fwd, &bwd);
+    cr_assert(fwd + bwd < 3 * f / rate * 1e3, "big 5x5: %g ms, not below the direct flops' %g", fwd + bwd,
+              3 * f / rate * 1e3);
+    cr_assert(fwd + bwd > 3 * f / 6.25 / rate * 1e3, "but not below F(4x4,5x5)'s multiplies");
+    /* first: 3 input channels */
+    int first = layer_id(m, "first");
+    f = 2.0 * 64 * 224 * 224 * 64 * 3 * 25;
+    cost_t_c_parts(m, first, &one, NULL, &fwd, &bwd);
+    cr_assert(fwd >= f / rate * 1e3, "first 5x5: %g ms forward, below its direct flops' %g", fwd, f / rate * 1e3);
+    cost_model_free(m);
+    cluster_free(p);
+    net_free(n);
+}
+
 static const char *const prof_net =
     "{\"format\": \"layerwise-net/1\", \"name\": \"prof\","
     " \"input\": {\"name\": \"data\", \"channels\": 4, \"height\": 8, \"width\": 8},"

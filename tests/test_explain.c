@@ -112,12 +112,14 @@ Test(explain, vgg16_fc6_channel_on_one_node_sync_against_data)
 }
 
 /* A convolution splits by sample over every GPU; its crossover search runs
- * and the values it reports are checked by planning there with plan_apply. */
-Test(explain, alexnet_conv2_crossovers_hold_when_replanned)
+ * and the values it reports are checked by planning there with plan_apply.
+ * conv3, not conv2: since 5x5 filters run Winograd (issue 34) conv2 costs
+ * less and its runner-up wins at no bandwidth or batch in the brackets. */
+Test(explain, alexnet_conv3_crossovers_hold_when_replanned)
 {
     plan *p = open_plan("alexnet", "p100-4x4", 8, 0);
     explain e;
-    explain_ok(p, "conv2", &e);
+    explain_ok(p, "conv3", &e);
     check_alternatives(p, &e);
     cr_assert_eq(e.n_cross, 2);
     cr_assert_eq(e.cross[0].param, CROSS_INTER_BW, "8 GPUs span two nodes: the inter-node link");
@@ -130,7 +132,7 @@ Test(explain, alexnet_conv2_crossovers_hold_when_replanned)
     for (int i = 0; i < e.n_cross; i++) {
         const explain_cross *c = &e.cross[i];
         cr_assert(c->done && !c->failed, "%s", c->msg);
-        cr_assert(c->found, "AlexNet conv2 on 8 GPUs has a crossover in parameter %d", i);
+        cr_assert(c->found, "AlexNet conv3 on 8 GPUs has a crossover in parameter %d", i);
         cr_assert(c->value >= c->lo && c->value <= c->hi);
         /* replanned at the value: the runner-up wins; at the bracket's other
          * end (nearer now) it does not */
@@ -509,7 +511,7 @@ Test(explain, vgg16_fc6_by_dimension_weights_synced_against_activations_moved)
               "%s", text);
     cr_assert(strstr(flat, "; c4 moves 308.3 MB of activations (t_x 4.31 ms)."), "%s", text);
     cr_assert(strstr(flat, "- by sample (n): n2:"), "%s", text);
-    cr_assert(strstr(flat, "- by channel (c): c4: t_c 10.33 ms, keeps one copy of each 102.8 MB shard (1/4) of its "
+    cr_assert(strstr(flat, "- by channel (c): c4: t_c 10.19 ms, keeps one copy of each 102.8 MB shard (1/4) of its "
                            "weights and syncs none"),
               "%s", text);
     cr_assert(strstr(flat, "No config splits fc6 by height/width or contraction (r) alone."), "%s", text);

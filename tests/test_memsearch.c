@@ -10,13 +10,20 @@
 #include "memsearch.h"
 #include "test_helpers.h"
 
+#include "cost.h"
+#include "cost_sharding.h"
+#include "data.h"
+#include "net_json.h"
+#include "netgen.h"
+#include "plan.h"
+
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAXN = 9 };
+enum { MAXN = 16 };
 
 typedef struct instance {
     cost_graph *g;
@@ -133,15 +140,20 @@ static void drop(instance *in)
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * (1 + fabs(b)); }
 
-Test(memsearch, random_graphs_equal_brute_force)
+/* Both methods (the sweep, where the graph suits it, and branch and bound
+ * alone) on the same random graphs against brute force. */
+static void random_graphs_equal_brute_force(int no_sweep)
 {
     rng R = {0x9e3779b97f4a7c15ULL};
     int n_opt = 0, n_infeasible = 0, n_binding = 0;
+    memsearch_options o;
+    memsearch_options_init(&o);
+    o.no_sweep = no_sweep;
     for (int i = 0; i < 400; i++) {
         instance in;
         gen(&R, &in, i % 3 == 0);
         brute b = brute_force(&in);
-        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, NULL);
+        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, &o);
         cr_assert_not_null(r);
         if (isfinite(b.best_cost)) {
             cr_assert_eq(r->status, MEMSEARCH_OPTIMAL, "graph %d: status %d, brute force %g", i, r->status,
@@ -175,8 +187,19 @@ Test(memsearch, random_graphs_equal_brute_force)
               n_opt, n_binding, n_infeasible);
 }
 
-/* Stopped after k subproblems: whatever it returns fits, and its lower
- * bound never exceeds the true constrained optimum. */
+Test(memsearch, random_graphs_equal_brute_force)
+{
+    random_graphs_equal_brute_force(0);
+}
+
+Test(memsearch, branch_and_bound_alone_equals_brute_force)
+{
+    random_graphs_equal_brute_force(1);
+}
+
+/* Branch and bound stopped after k subproblems: whatever it returns fits,
+ * and its lower bound never exceeds the true constrained optimum. (The
+ * sweep would settle these small graphs before any stop.) */
 Test(memsearch, stopped_early_bound_is_valid)
 {
     rng R = {0x1234567ULL};
@@ -188,6 +211,7 @@ Test(memsearch, stopped_early_bound_is_valid)
         memsearch_options o;
         memsearch_options_init(&o);
         o.max_subproblems = 1 + i % 3;
+        o.no_sweep = 1;
         memsearch_result *r = memsearch_run(in.g, in.t, in.limit, &o);
         if (r->status == MEMSEARCH_TIME_LIMIT) {
             stopped++;
@@ -265,4 +289,159 @@ Test(memsearch, by_hand)
     cr_assert_null(mt_new(2, nc, 0, tasks));
     mt_free(t);
     cg_free(g);
+}
+
+/* k identical blocks of b nodes chained through a residual stream, as a
+ * transformer's: node 0 feeds block 0; in each block node 1 reads the
+ * block's input, node j reads node j - 1, and the last node also reads the
+ * block's input (the residual add), its output the next block's input.
+ * Every block has the same tables. 2 GPUs, configs on 1 or 2 of them. */
+static void gen_blocks(rng *R, instance *in, int k, int b)
+{
+    int n = 1 + k * b, nc[MAXN], bc[4], tk[4][3];
+    double cost[4][3], mem[4][3][2], etab[4][9], res[9];
+    nc[0] = 3;
+    for (int j = 0; j < b; j++) {
+        bc[j] = j == b - 1 ? 3 : rng_int(R, 2, 3); /* the block's output has its input's configs */
+        for (int c = 0; c < bc[j]; c++) {
+            cost[j][c] = 10 * rng_unit(R);
+            tk[j][c] = rng_int(R, 1, 2);
+            for (int q = 0; q < 2; q++) mem[j][c][q] = 100 * rng_unit(R);
+        }
+        for (int i = 0; i < 9; i++) etab[j][i] = 10 * rng_unit(R);
+    }
+    for (int i = 0; i < 9; i++) res[i] = 10 * rng_unit(R);
+    for (int v = 1; v < n; v++) nc[v] = bc[(v - 1) % b];
+    cost_graph *g = cg_new(n, nc, 2 * n);
+    int *tasks[MAXN], tv[MAXN][3];
+    for (int c = 0; c < 3; c++) g->node_cost[0][c] = 10 * rng_unit(R), tv[0][c] = 2;
+    tasks[0] = tv[0];
+    for (int blk = 0; blk < k; blk++) {
+        int first = 1 + blk * b, input = blk ? first - 1 : 0;
+        for (int j = 0; j < b; j++) {
+            int v = first + j, from = j ? v - 1 : input;
+            for (int c = 0; c < nc[v]; c++) g->node_cost[v][c] = cost[j][c], tv[v][c] = tk[j][c];
+            tasks[v] = tv[v];
+            int e = cg_add_edge(g, from, v);
+            for (int i = 0; i < nc[from] * nc[v]; i++) g->edge_cost[e][i] = etab[j][i];
+        }
+        if (b > 1) {
+            int e = cg_add_edge(g, input, first + b - 1);
+            for (int i = 0; i < 9; i++) g->edge_cost[e][i] = res[i];
+        }
+    }
+    mem_table *t = mt_new(n, nc, 2, tasks);
+    for (int c = 0; c < 3; c++) mt_at(t, 0, c)[0] = mt_at(t, 0, c)[1] = 10;
+    for (int v = 1; v < n; v++)
+        for (int c = 0; c < nc[v]; c++)
+            for (int q = 0; q < tv[v][c]; q++) mt_at(t, v, c)[q] = mem[(v - 1) % b][c][q];
+    for (int q = 0; q < 2; q++) {
+        double lo = 0, hi = 0;
+        for (int v = 0; v < n; v++) {
+            double a = HUGE_VAL, z = 0;
+            for (int c = 0; c < nc[v]; c++) {
+                double x = q < tv[v][c] ? mt_at(t, v, c)[q] : 0;
+                a = x < a ? x : a;
+                z = x > z ? x : z;
+            }
+            lo += a, hi += z;
+        }
+        in->limit[q] = lo + (0.2 + 0.6 * rng_unit(R)) * (hi - lo);
+    }
+    in->g = g;
+    in->t = t;
+}
+
+/* The sweep on chains of identical blocks against brute force: the
+ * optimum under the limit is found and proven, and it often gives blocks
+ * different configs (what a bound that treats them alike cannot see).
+ * Stopped at once, what it returns fits and its bound is no more than the
+ * optimum. */
+Test(memsearch, identical_blocks_equal_brute_force)
+{
+    rng R = {0x5eedb10cULL};
+    int mixed = 0, n_opt = 0;
+    for (int i = 0; i < 60; i++) {
+        instance in;
+        int k = rng_int(&R, 3, 4), b = rng_int(&R, 2, 3);
+        gen_blocks(&R, &in, k, b);
+        brute bf = brute_force(&in);
+        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, NULL);
+        if (!isfinite(bf.best_cost)) {
+            cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE, "graph %d: status %d", i, r->status);
+        } else {
+            cr_assert_eq(r->status, MEMSEARCH_OPTIMAL, "graph %d: status %d", i, r->status);
+            cr_assert(close_to(r->cost, bf.best_cost), "graph %d: %.12g vs brute force %.12g", i, r->cost,
+                      bf.best_cost);
+            cr_assert(mt_fits(in.t, r->config, in.limit));
+            n_opt++;
+            int differ = 0;
+            for (int blk = 1; blk < k; blk++)
+                for (int j = 0; j < b; j++) differ |= r->config[1 + blk * b + j] != r->config[1 + j];
+            mixed += differ;
+        }
+        memsearch_result_free(r);
+        memsearch_options o;
+        memsearch_options_init(&o);
+        o.time_limit_s = 1e-9;
+        r = memsearch_run(in.g, in.t, in.limit, &o);
+        cr_assert(r->lower_bound <= bf.best_cost + 1e-9 * (1 + fabs(bf.best_cost)), "graph %d: bound %.12g > %.12g", i,
+                  r->lower_bound, bf.best_cost);
+        if (r->config) cr_assert(mt_fits(in.t, r->config, in.limit));
+        memsearch_result_free(r);
+        drop(&in);
+    }
+    cr_assert(n_opt >= 30 && mixed >= 10, "optimal %d, of them with blocks unlike each other %d", n_opt, mixed);
+}
+
+/* A generated GPT of 6 blocks (`layerwise net gpt --layers 6`) on the 8
+ * GPUs of a DGX-1 at fp16, 8 per GPU, under a limit halfway between the least peak any
+ * strategy has and the plain optimum's: the sweep proves its answer, and
+ * branch and bound alone, given a few seconds, finds nothing cheaper that
+ * fits and no bound above it. */
+Test(memsearch, generated_gpt_is_proven, .timeout = 120)
+{
+    netgen_params given = {0}, sizes;
+    given.layers = 6;
+    lw_error err = {0};
+    cr_assert_eq(netgen_resolve(NG_GPT, &given, &sizes, &err), 0, "%s", err.msg);
+    network *built = netgen_build(NG_GPT, &sizes);
+    char *doc = netgen_json(built, NULL); /* as `net gpt -o FILE` writes it and search reads it */
+    network *n = net_from_json(doc, strlen(doc), "gpt6.json", &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    free(doc);
+    net_free(built);
+    cluster *c = plan_load_cluster("dgx1-v100", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(cluster_set_precision(c, (precision)precision_from_name("fp16"), &err), 0, "%s", err.msg);
+    /* the CLI's model (`search -n gpt6.json -c dgx1-v100 -g 8 --precision fp16 --batch-per-gpu 8`) */
+    plan *pl = plan_open(n, c, NULL, &(plan_options){.set = {8, 8, 0, 0}}, &err);
+    cr_assert_not_null(pl, "%s", err.msg);
+    const cost_model *m = plan_model(pl);
+    cost_graph *g = cost_model_graph(m);
+    mem_table *t = plan_mem_table(m);
+    search_result *u = search_optimum(g);
+    int *x = malloc(sizeof(int) * (size_t)g->n_nodes);
+    double lower, peak = mt_peak(t, u->config, NULL), least = memsearch_min_peak(g, t, 2, x, &lower);
+    cr_assert(least < peak, "least %g, plain %g", least, peak);
+    double lim[8];
+    for (int k = 0; k < 8; k++) lim[k] = least + 0.5 * (peak - least);
+    memsearch_result *r = memsearch_run(g, t, lim, NULL);
+    cr_assert_eq(r->status, MEMSEARCH_OPTIMAL, "status %d", r->status);
+    cr_assert(r->proven_optimal && mt_fits(t, r->config, lim));
+    cr_assert(r->cost > u->cost && close_to(cg_evaluate(g, r->config), r->cost));
+    memsearch_options o;
+    memsearch_options_init(&o);
+    o.no_sweep = 1;
+    o.time_limit_s = 2;
+    memsearch_result *b = memsearch_run(g, t, lim, &o);
+    cr_assert(b->lower_bound <= r->cost * (1 + 1e-9), "branch and bound's bound %.9g > %.9g", b->lower_bound, r->cost);
+    if (b->config) cr_assert(b->cost >= r->cost * (1 - 1e-9), "branch and bound found %.9g < %.9g", b->cost, r->cost);
+    memsearch_result_free(b);
+    memsearch_result_free(r);
+    free(x);
+    search_result_free(u);
+    mt_free(t);
+    cg_free(g);
+    plan_free(pl);
 }

@@ -121,6 +121,20 @@ Test(tie, equals_the_overlap_bytes_over_the_link_rate)
     net_free(n);
 }
 
+/* The table (built once per pair of equivalent configs, tie_key) equals
+ * every entry computed alone, bit for bit. */
+static void same_as_single_entries(const cost_model *m)
+{
+    const cost_tie *t = &m->ties[0];
+    const int ne = m->n_configs[t->embed], nh = m->n_configs[t->lm_head];
+    for (int i = 0; i < ne; i++)
+        for (int j = 0; j < nh; j++) {
+            double v = cost_t_tie(m, 0, &m->configs[t->embed][i], &m->configs[t->lm_head][j], NULL);
+            cr_assert_eq(t->t_tie[i * nh + j], v, "entry (%d, %d): table %.17g, alone %.17g", i, j,
+                         t->t_tie[i * nh + j], v);
+        }
+}
+
 /* The search sees the term as an edge embed -> lm_head: its optimum equals
  * brute force over the graph, and Eq. 1 of its configs (with and without
  * tables) equals its cost. */
@@ -139,6 +153,7 @@ static void search_is_exact(int gpus, long batch)
     int nonzero = 0, ne = m->n_configs[m->ties[0].embed], nh = m->n_configs[m->ties[0].lm_head];
     for (int i = 0; i < ne * nh; i++) nonzero += m->ties[0].t_tie[i] > 0;
     cr_assert(nonzero > 0, "the tie table is not all zero");
+    same_as_single_entries(m);
     search_result *r = search_run(g, NULL, NULL);
     cr_assert_not_null(r);
     double bf = search_brute_force(g, NULL, 1e8);
@@ -200,6 +215,7 @@ Test(tie, simulator_moves_the_pieces_before_the_lm_heads_sync)
     lw_error err = {0};
     cost_model *m = cost_model_build(n, c, NULL, 8, 64, &err);
     cr_assert_not_null(m, "%s", err.msg);
+    same_as_single_entries(m); /* 8 GPUs on 2 nodes */
     int em = m->ties[0].embed, lm = m->ties[0].lm_head;
     int *ci = calloc((size_t)m->n_layers, sizeof(int));
     config dp = CFG(8, 1, 1, 1, 1), vocab = CFG(2, 4, 1, 1, 1);

@@ -132,6 +132,34 @@ Test(tui_pscale, the_pipe_key_on_the_scale_screen_recomputes_and_undo_drops_it)
     term_close();
 }
 
+Test(tui_pscale, a_sweep_has_the_pipeline_at_each_value)
+{
+    term_open(40, 200, 1);
+    app *a = open_app(GPT, "dgx-a100", 8);
+    set_pipeline(a, "2 4");
+    app_feed(a, '4');
+    app_feed(a, 'S'); /* the inter-node bandwidth */
+    finish_idle(a);
+    draw(a);
+    cr_assert(strstr(a->status, "inter-node bandwidth"), "%s", a->status);
+    plan_pipeline_summary own;
+    cr_assert_eq(plan_pipeline_info(a->p, &own), 1);
+    int now = 0;
+    for (int i = 0; i < scale_of(a)->n; i++) {
+        const scale_row *r = &scale_of(a)->rows[i];
+        cr_assert(r->gpus == 8 && r->pipe.found, "%g GB/s: %s", r->x, r->pipe.why);
+        if (r->x == plan_cluster(a->p)->inter.bandwidth_gbs) {
+            now = 1; /* the plan's own setting, computed again: the same pipeline */
+            cr_assert(fabs(r->pipe.total_ms - own.step_ms) <= 1e-12 * own.step_ms, "%.17g against %.17g",
+                      r->pipe.total_ms, own.step_ms);
+        }
+    }
+    cr_assert(now, "the current bandwidth is one of the values");
+    cr_assert(find_row2("P pipeline", "x") >= 0, "the ratio: %s", dump());
+    app_free(a);
+    term_close();
+}
+
 Test(tui_pscale, gpus_for_x_images_names_the_pipeline)
 {
     term_open(40, 200, 1);
