@@ -908,7 +908,15 @@ typedef struct il_ctx {
     int *memo_at, *memo_n; /* [p (G + 1) n_codes]: the state's entries in pool (memo_at -1: not solved) */
     il_entry *pool;
     long n_pool, cap_pool;
+    double best_T;     /* the best step found so far: a state's entry whose own (sum, max) already give a step
+                          as long is dropped (the groups before it only add to both) */
 } il_ctx;
+
+/* The step a front entry's (sum, max) gives alone: a lower bound on any plan holding it. */
+static double il_bound(const pctx *c, double sum, double mx)
+{
+    return sum / c->v + (c->m - 1.0 / c->v) * mx;
+}
 
 static long il_encode(const il_ctx *ic, const int *a)
 {
@@ -959,7 +967,7 @@ static void il_candidates(il_ctx *ic, int g, int si, int o, const int *a, il_ent
     }
     for (;;) {
         double load = il_load(ic, g, si, o, a, b);
-        if (isfinite(load)) {
+        if (isfinite(load) && il_bound(c, load, load) < ic->best_T) {
             long code = last ? -1 : il_encode(ic, b), at = 0, cnt = 1;
             if (!last) {
                 il_solve(ic, g + 1, o + c->size[si], code);
@@ -973,7 +981,7 @@ static void il_candidates(il_ctx *ic, int g, int si, int o, const int *a, il_ent
                     const il_entry *q = &ic->pool[at + k];
                     e.sum += q->sum, e.mx = fmax(load, q->mx), e.next = (int)(at + k);
                 }
-                (*cand)[(*n)++] = e;
+                if (il_bound(c, e.sum, e.mx) < ic->best_T) (*cand)[(*n)++] = e;
             }
         }
         int r = 0; /* the next b, an odometer */
@@ -1003,7 +1011,7 @@ static void il_solve(il_ctx *ic, int g, int o, long code)
         if (o % sz || o + sz > c->G || (g < c->p - 1 && o + sz >= c->G)) continue;
         il_candidates(ic, g, si, o, a, &cand, &n, &cap);
     }
-    qsort(cand, (size_t)n, sizeof(il_entry), cmp_entry);
+    if (n) qsort(cand, (size_t)n, sizeof(il_entry), cmp_entry); /* cand is NULL when pruning left none */
     long at = ic->n_pool, kept = 0;
     for (long k = 0; k < n; k++) {
         if (kept && !(cand[k].mx < ic->pool[ic->n_pool - 1].mx)) continue; /* dominated */
@@ -1030,6 +1038,7 @@ static void il_run(il_ctx *ic, dp_best *best)
     ic->memo_n = lw_malloc(sizeof(int) * (size_t)slots);
     for (long k = 0; k < slots; k++) ic->memo_at[k] = -1;
     ic->n_pool = 0;
+    ic->best_T = best->T;
     c->dp_runs++;
     il_solve(ic, 0, 0, 0); /* group 0 at offset 0, its chunks starting each pass */
     int bk = -1;
@@ -1063,14 +1072,18 @@ static void il_search(pctx *c, dp_best *best)
     il_ctx ic = {.c = c};
     ic.X = lw_malloc(sizeof(int) * (size_t)(v + 1));
     ic.len = lw_malloc(sizeof(int) * (size_t)v);
-    for (int r = 0; r <= v; r++) ic.X[r] = r < v ? r * c->p : c->K; /* the first choice: each pass as short as it can be */
+    int *even = lw_malloc(sizeof(int) * (size_t)(v + 1));
+    for (int r = 0; r <= v; r++) ic.X[r] = even[r] = (int)((long)r * c->K / v); /* equal passes first: a good */
+    il_run(&ic, best);                                                            /* step early prunes the rest */
+    for (int r = 0; r <= v; r++) ic.X[r] = r < v ? r * c->p : c->K; /* then every choice, each pass p or more */
     for (;;) {
-        il_run(&ic, best);
+        if (memcmp(ic.X, even, sizeof(int) * (size_t)(v + 1))) il_run(&ic, best);
         int r = v - 1; /* the next X: X[1..v-1] increasing, each pass p segments or more */
         while (r >= 1 && ++ic.X[r] > c->K - (v - r) * c->p) r--;
         if (r < 1) break;
         for (int q = r + 1; q < v; q++) ic.X[q] = ic.X[q - 1] + c->p;
     }
+    free(even);
     free(ic.pool);
     free(ic.X);
     free(ic.len);

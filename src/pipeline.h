@@ -61,8 +61,8 @@ int pipe_schedule_from_name(const char *s); /* -1 if unknown */
 #define PIPE_MAX_DP_WORK 2e9
 /* The same for the interleaved chunk search (il_work's count of a group's
  * chunk starts and ends over every choice of the passes' starts, times
- * sizes squared: about 0.3 us each here, so some 30 s). */
-#define PIPE_MAX_IL_WORK 1e8
+ * sizes squared: 0.05-0.06 us each here with its pruning, so some 30 s). */
+#define PIPE_MAX_IL_WORK 5e8
 /* Rounds of the DP under the memory limit (lazy: a range is checked against
  * the limit once the DP chooses it) one micro-batch count takes at most
  * before its plan is the unconstrained one (search.md). */
