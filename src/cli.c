@@ -1474,7 +1474,7 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
         if (rc != 0 || o->json) return rc;
     }
     printf("%s on %s (%s, %s), batch %ld %s\n\n", plan_net(p)->name, plan_cluster(p)->name, precision_name(plan_cluster(p)->precision),
-           sync_scheme_name(plan_cluster(p)->sync), plan_run_settings(p)->global_batch ? plan_run_settings(p)->global_batch : plan_run_settings(p)->batch_per_gpu,
+           sync_scheme_name(plan_cluster(p)->sync), plan_batch_for(plan_run_settings(p), 1),
            plan_run_settings(p)->global_batch ? "in all (fixed)" : "per GPU");
     printf("step ms, images/s and MFU: Eq. 1 (the paper's additive model); sim ms: simulated step with overlap\n\n");
     printf("%5s  %-10s %10s %10s %10s %10s %11s %6s %8s %12s %10s\n", "GPUs", "strategy", "step ms", "compute", "sync",

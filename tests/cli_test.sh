@@ -2416,6 +2416,9 @@ expect_ok "scale --pp 2 (text) runs" scale -n $GPT -c dgx-a100 --gpus 1,8 --pp 2
 if grep -q "^    1  pipeline  .*(2 stages do not divide 1 GPU)" "$OUT" && grep -q "^  8 GPUs: none: --microbatches 3 does not divide the batch" "$OUT"; then
     ok "scale's text says why a count has no pipeline"
 else notok "scale's text says why a count has no pipeline" "$(grep -i pipeline "$OUT")"; fi
+if grep -q "batch 32 per GPU" "$OUT" && ! grep -q "batch 0 per GPU" "$OUT"; then
+    ok "scale's header names the default batch per GPU (32, was printed 0)"
+else notok "scale's header names the default batch per GPU (32, was printed 0)" "$(head -n 1 "$OUT")"; fi
 expect_ok "scale --pp 2 --microbatches 4 (text) runs" scale -n $GPT -c dgx-a100 --gpus 8 --pp 2 --microbatches 4
 if grep -q "^    8  pipeline " "$OUT" && grep -q "^  8 GPUs: 2 stages x 4 micro-batches (1f1b), bubble" "$OUT"; then
     ok "scale's text has the pipeline row"; else notok "scale's text has the pipeline row" "$(grep -i pipeline "$OUT")"; fi
