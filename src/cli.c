@@ -1712,6 +1712,7 @@ static int cmd_costs(const opts *o)
      * lm_head's; Eq. 1 and the search count them as any edge */
     for (int k = 0; k < m->n_ties; k++) {
         const cost_tie *t = &m->ties[k];
+        if (!t->t_tie) continue; /* a model without tables (never here: costs builds them) */
         cJSON *ed = cJSON_CreateObject();
         cJSON_AddStringToObject(ed, "from", plan_net(p)->layers[t->embed].name);
         cJSON_AddStringToObject(ed, "to", plan_net(p)->layers[t->lm_head].name);
