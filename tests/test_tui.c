@@ -1732,7 +1732,7 @@ Test(tui_explain, vgg16_fc6_and_a_convolution_at_80x24_ascii)
     cr_assert(strstr(text, "Why c4 and not data parallelism's n16: n16 keeps 16 replicas of its 411.1 MB of"), "%s",
               text);
     cr_assert(strstr(text, "Each way to split fc6, its best config"), "%s", text);
-    cr_assert(strstr(text, "  - by channel (c): c4: t_c 10.33 ms"), "%s", text);
+    cr_assert(strstr(text, "  - by channel (c): c4: t_c 10.19 ms"), "%s", text);
     free(want);
     free(text);
     /* Esc goes back; i on a convolution explains the split by sample */
@@ -1745,7 +1745,7 @@ Test(tui_explain, vgg16_fc6_and_a_convolution_at_80x24_ascii)
     text = explain_screen_text(a);
     cr_assert(strstr(text, "spans 4 nodes"), "%s", text);
     cr_assert(strstr(text, "best on 1 node"), "%s", text);
-    cr_assert(strstr(text, "Why n16 and not c4, the best by channel (c): c4 moves 4.93 GB of activations"), "%s", text);
+    cr_assert(strstr(text, "Why n16 and not c4, the best by channel (c): c4 moves 7.40 GB of activations"), "%s", text);
     cr_assert(strstr(text, "- by sample (n) (data parallelism's config too): n16:"), "%s", text);
     free(text);
     app_free(a);
@@ -1824,12 +1824,14 @@ Test(tui_explain, probes_leave_keys_live_on_inception_16gpus)
 }
 
 /* The crossover searches run in idle slices; p pins the runner-up; a
- * what-if recomputes the explanation for the new optimum. */
+ * what-if recomputes the explanation for the new optimum. conv3: since 5x5
+ * filters run Winograd (issue 34) conv2's runner-up wins nowhere in the
+ * brackets (test_explain alexnet_conv3_crossovers_hold_when_replanned). */
 Test(tui_explain, crossovers_in_the_background_pin_and_whatif)
 {
     term_open(24, 80, 1);
     app *a = open_app("alexnet", "p100-4x4", 8);
-    select_layer(a, "conv2");
+    select_layer(a, "conv3");
     app_feed(a, 'i');
     draw(a);
     cr_assert(app_busy(a), "crossovers still to search");
@@ -2760,7 +2762,7 @@ Test(tui_compare, current_against_baselines_previous_and_a_file)
     app_feed(a, 'C');
     cr_assert_eq(a->screen, SCR_COMPARE);
     draw(a);
-    cr_assert(find_row("A: current 236.76 ms vs B: data") >= 0, "%s", dump());
+    cr_assert(find_row("A: current 231.16 ms vs B: data") >= 0, "%s", dump());
     cr_assert(find_row("(Eq. 1)") >= 0 && find_row("Eq. 1") >= 0, "%s", dump());
     /* the marked rows are the layers whose configs differ */
     strategy_eval ev;
