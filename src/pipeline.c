@@ -639,7 +639,8 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
             if (k != pins[l]) g->node_cost[node_of[l]][k] = HUGE_VAL;
     int *cfg = lw_malloc(sizeof(int) * (size_t)g->n_nodes), searched = 0;
     double cost = HUGE_VAL;
-    if (!pins && isfinite(pp->limit_bytes) && pp->p > 1 && pp->schedule != PIPE_INTERLEAVED) { /* the search's stage: within the limit (stage_f) */
+    /* the search's stage: within the limit (stage_f); an interleaved group's chunks come capped together, pinned */
+    if (!pins && isfinite(pp->limit_bytes) && pp->p > 1 && pp->schedule != PIPE_INTERLEAVED) {
         double held = pipe_held(pp->schedule, pp->p, i, pp->m, pp->v);
         cost = capped_optimum(cm, g, node_of, st->first, st->last, st->gpus, held, pp->limit_bytes, cfg, &searched,
                               &pp->unproven);
@@ -1394,7 +1395,8 @@ static pipe_plan *plan_from_chunks(pctx *c, const int *ch, lw_error *err)
         if (used) pp->models[pp->n_models++] = c->tabs[si].cm, c->tabs[si].cm = NULL;
     }
     pp->limit_bytes = c->ilc ? c->o->memory_limit : HUGE_VAL;
-    int *a = lw_malloc(sizeof(int) * (size_t)c->v * 2), *b = a + c->v, *key = c->ilc ? lw_malloc(sizeof(int) * (size_t)c->ilc->kl) : NULL;
+    int *a = lw_malloc(sizeof(int) * (size_t)c->v * 2), *b = a + c->v;
+    int *key = c->ilc ? lw_malloc(sizeof(int) * (size_t)c->ilc->kl) : NULL;
     for (int j = 0; j < S; j++) { /* a group the memory search capped: its configs, pinned */
         int g = j % p, e = -1;
         if (key) {
@@ -1752,9 +1754,9 @@ void pipe_plan_print(const pipe_plan *pp, FILE *f)
     fprintf(f, "peak memory %.2f GiB per GPU: %s\n", pp->peak_memory_bytes / 1073741824.0,
             pp->fits ? "fits" : "does NOT fit the memory limit");
     if (pp->unproven)
-        fprintf(f, "not proven optimal: a stage's memory search stopped after %d subproblems (the best fitting configs "
-                   "it found priced that stage)\n",
-                PIPE_CAP_SUBPROBLEMS);
+        fprintf(f, "not proven optimal: a %s's memory search stopped after %d subproblems (the best fitting configs "
+                   "it found priced that %s)\n",
+                il ? "group" : "stage", PIPE_CAP_SUBPROBLEMS, il ? "group" : "stage");
     if (pp->dp_runs)
         fprintf(f, "search: %d cut points, %ld segment searches, %ld DP passes, %.0f ms\n", pp->cuts - 1,
                 pp->segment_searches, pp->dp_runs, pp->search_ms);

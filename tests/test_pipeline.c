@@ -1143,7 +1143,8 @@ Test(pipeline, memory_capped_interleaved_against_brute_force)
         o.memory_limit = b.limit;
         pp = pipe_search(net, cl, NULL, G, B, &o, &err);
         cr_assert_not_null(pp, "%s", err.msg);
-        cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "k %d: %.0f > %.0f runs %ld capped %ld unproven %d", k, pp->peak_memory_bytes, b.limit, pp->dp_runs, pp->capped_searches, pp->unproven);
+        cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "k %d: %.0f > %.0f (%ld searches, %ld capped)", k,
+                  pp->peak_memory_bytes, b.limit, pp->dp_runs, pp->capped_searches);
         ASSERT_REL(pp->step_ms, b.best, 1e-12);
         pipe_plan_free(pp);
         tried++;
