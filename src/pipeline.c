@@ -172,6 +172,7 @@ typedef struct pctx {
     int uncapped;      /* this count's DP ran without the memory limit (no plan fits it) */
     int unproven;      /* a stage's memory search stopped at PIPE_CAP_SUBPROBLEMS unproven */
     int lazy;          /* stage_f gives f, a lower bound, for a range not yet checked against the limit */
+    struct il_cap *ilc; /* interleaved under a memory limit: the groups checked (il_capped); NULL: none */
 } pctx;
 
 /* Whether segments j and k of model cm are the same problem: the same
@@ -654,7 +655,8 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
             if (k != pins[l]) g->node_cost[node_of[l]][k] = HUGE_VAL;
     int *cfg = lw_malloc(sizeof(int) * (size_t)g->n_nodes), searched = 0;
     double cost = HUGE_VAL;
-    if (!pins && isfinite(pp->limit_bytes) && pp->p > 1) { /* the search's stage: within the limit (stage_f) */
+    /* the search's stage: within the limit (stage_f); an interleaved group's chunks come capped together, pinned */
+    if (!pins && isfinite(pp->limit_bytes) && pp->p > 1 && pp->schedule != PIPE_INTERLEAVED) {
         double held = pipe_held(pp->schedule, pp->p, i, pp->m, pp->v);
         cost = capped_optimum(cm, g, node_of, st->first, st->last, st->gpus, held, pp->limit_bytes, cfg, &searched,
                               &pp->unproven);
@@ -936,6 +938,268 @@ static int cmp_entry(const void *x, const void *y)
     return a->sum < b->sum ? -1 : a->sum > b->sum ? 1 : a->mx < b->mx ? -1 : a->mx > b->mx;
 }
 
+/* ---- interleaved under the memory limit: groups re-priced jointly ----
+ *
+ * A group's memory is the peak over Megatron's order of its v chunks
+ * (group_memory), so its chunks' configs are capped together: the union of
+ * their stage graphs (disconnected sub-graphs) searched by memsearch_run,
+ * with one memory row per GPU and per distinct (not dominated) vector of
+ * the micro-batches each chunk holds at some point of the order: exact.
+ * The search prices an unchecked group at its chunks' unconstrained
+ * optima (a lower bound); il_capped checks the chosen plan's groups and
+ * searches again, as capped_dp does. */
+
+#define IL_CAP_SLOTS 4096 /* > PIPE_CAP_ROUNDS x PIPE_MAX_STAGES: the groups one count can check */
+
+typedef struct il_cap {
+    int kl, n;         /* key length 2 + 2 v: (g, si, a[v], b[v]); entries */
+    int *keys;         /* [n kl] */
+    double *cost;      /* [n] the group's chunks' capped total; NaN: their fastest configs fit */
+    int **cfg;         /* [n] the capped configs per layer (-1 outside the group); NULL where none */
+    int slot[IL_CAP_SLOTS]; /* entry + 1, open addressing; 0 empty */
+    double *lo;        /* [n_sizes][2 (L + 1)] prefix sums over layers of the least weights, gradients and
+                          optimizer state (first L + 1) and the least activations any config keeps on GPU 0 */
+    double **held;     /* [p] group g's vectors of micro-batches held per chunk (il_held_vectors) */
+    int *n_held;       /* [p] their count */
+} il_cap;
+
+static unsigned il_hash(const int *key, int kl)
+{
+    unsigned h = 2166136261u;
+    for (int i = 0; i < kl; i++) h = (h ^ (unsigned)key[i]) * 16777619u;
+    return h;
+}
+
+/* The entry of group g on size si with chunks [a_r, b_r), -1 if unchecked. */
+static int il_cap_find(const il_cap *ic, const int *key)
+{
+    if (!ic || !ic->n) return -1;
+    for (unsigned h = il_hash(key, ic->kl) % IL_CAP_SLOTS;; h = (h + 1) % IL_CAP_SLOTS) {
+        int e = ic->slot[h] - 1;
+        if (e < 0) return -1;
+        if (!memcmp(ic->keys + (long)e * ic->kl, key, sizeof(int) * (size_t)ic->kl)) return e;
+    }
+}
+
+static void il_cap_free(il_cap *ic, int p)
+{
+    if (!ic) return;
+    for (int g = 0; g < p && ic->held; g++) free(ic->held[g]);
+    free(ic->held);
+    free(ic->n_held);
+    free(ic->lo);
+    for (int e = 0; e < ic->n; e++) free(ic->cfg[e]);
+    free(ic->cfg);
+    free(ic->cost);
+    free(ic->keys);
+    free(ic);
+}
+
+static void il_key(const pctx *c, int g, int si, const int *a, const int *b, int *key)
+{
+    key[0] = g, key[1] = si;
+    for (int r = 0; r < c->v; r++) key[2 + r] = a[r], key[2 + c->v + r] = b[r];
+}
+
+/* The distinct vectors of micro-batches held per chunk over group g's
+ * order, none below another in every chunk: [E][v] in *out; returns E. */
+static int il_held_vectors(const pctx *c, int g, double **out)
+{
+    int v = c->v, p = c->p, n = 2 * c->m * v, E = 0;
+    int *vs = lw_malloc(sizeof(int) * (size_t)n * 3), *mb = vs + n, *fwd = vs + 2 * n;
+    double *h = lw_calloc((size_t)(n + 1) * (size_t)v, sizeof(double)), *cur = lw_calloc((size_t)v, sizeof(double));
+    pipe_device_order(c->o->schedule, p, v, g, c->m, vs, mb, fwd);
+    for (int e = 0; e < n; e++) {
+        cur[vs[e] / p] += fwd[e] ? 1 : -1;
+        int dom = 0; /* below (or equal to) one kept: dropped; those below it: dropped */
+        for (int k = 0; k < E && !dom; k++) {
+            dom = 1;
+            for (int r = 0; r < v && dom; r++) dom = cur[r] <= h[k * v + r];
+        }
+        if (dom) continue;
+        int kept = 0;
+        for (int k = 0; k < E; k++) {
+            int below = 1;
+            for (int r = 0; r < v && below; r++) below = h[k * v + r] <= cur[r];
+            if (!below) memmove(h + kept++ * v, h + k * v, sizeof(double) * (size_t)v);
+        }
+        memcpy(h + kept * v, cur, sizeof(double) * (size_t)v);
+        E = kept + 1;
+    }
+    free(vs);
+    free(cur);
+    *out = h;
+    return E;
+}
+
+/* The union of the v chunks' stage graphs [a_r, b_r) of model cm, node_of
+ * its layers' nodes; the sub-graphs in sub (borrowed edge tables: keep
+ * them while it lives), their first nodes in at. */
+static cost_graph *il_union(const pctx *c, const cost_model *cm, const int *a, const int *b, cost_graph **sub,
+                            int *at, int *node_of)
+{
+    int v = c->v, N = 0, E = 0, *no = lw_malloc(sizeof(int) * (size_t)cm->n_layers);
+    for (int l = 0; l < cm->n_layers; l++) node_of[l] = -1;
+    for (int r = 0; r < v; r++) {
+        sub[r] = pipe_stage_graph(cm, c->bounds[a[r]], c->bounds[b[r]], a[r] > 0 ? c->prod[a[r]] : -1, 1.0 / c->m, no);
+        if (!sub[r]) lw_out_of_memory(sizeof(cost_graph));
+        at[r] = N;
+        for (int l = c->bounds[a[r]]; l < c->bounds[b[r]]; l++) node_of[l] = N + no[l];
+        N += sub[r]->n_nodes, E += sub[r]->n_edges;
+    }
+    free(no);
+    int *nc = lw_malloc(sizeof(int) * (size_t)N);
+    for (int r = 0; r < v; r++) memcpy(nc + at[r], sub[r]->n_configs, sizeof(int) * (size_t)sub[r]->n_nodes);
+    cost_graph *u = cg_new(N, nc, E);
+    free(nc);
+    if (!u) lw_out_of_memory(sizeof *u);
+    for (int r = 0; r < v; r++) {
+        for (int x = 0; x < sub[r]->n_nodes; x++)
+            memcpy(u->node_cost[at[r] + x], sub[r]->node_cost[x], sizeof(double) * (size_t)sub[r]->n_configs[x]);
+        for (int e = 0; e < sub[r]->n_edges; e++)
+            if (cg_add_edge_borrowed(u, at[r] + sub[r]->edge_from[e], at[r] + sub[r]->edge_to[e], sub[r]->edge_cost[e]) < 0)
+                lw_out_of_memory(sizeof(double));
+    }
+    return u;
+}
+
+/* The memory table of the union u of group g's chunks on `gpus`: row
+ * e gpus + k, GPU k holding the e-th vector of micro-batches h[e] (per
+ * chunk), weights, gradients and optimizer state plus the held activations. */
+static mem_table *il_mem_table(const pctx *c, const cost_model *cm, const cost_graph *u, const int *node_of,
+                               const int *a, const int *b, int gpus, const double *h, int E)
+{
+    int rows = gpus * E, **tasks = lw_malloc(sizeof(int *) * (size_t)u->n_nodes);
+    for (int x = 0; x < u->n_nodes; x++) {
+        tasks[x] = lw_malloc(sizeof(int) * (size_t)u->n_configs[x]);
+        for (int k = 0; k < u->n_configs[x]; k++) tasks[x][k] = 1; /* the incoming tensors' nodes keep nothing */
+    }
+    for (int l = 0; l < cm->n_layers; l++)
+        for (int k = 0; node_of[l] >= 0 && k < cm->n_configs[l]; k++) tasks[node_of[l]][k] = rows;
+    mem_table *t = mt_new(u->n_nodes, u->n_configs, rows, tasks);
+    for (int x = 0; x < u->n_nodes; x++) free(tasks[x]);
+    free(tasks);
+    for (int r = 0; t && r < c->v; r++)
+        for (int l = c->bounds[a[r]]; l < c->bounds[b[r]]; l++)
+            for (int k = 0; k < cm->n_configs[l]; k++) {
+                const config *cf = &cm->configs[l][k];
+                double *bytes = mt_at(t, node_of[l], k);
+                for (int q = 0; q < config_tasks(cf) && q < gpus; q++) {
+                    memory_parts mp;
+                    cost_memory_task(cm, l, cf, q, &mp);
+                    for (int e = 0; e < E; e++)
+                        bytes[e * gpus + q] = mp.weights + mp.gradients + mp.optimizer + h[e * c->v + r] * mp.activations;
+                }
+            }
+    return t;
+}
+
+/* Checks group g on size si with chunks [a_r, b_r) against the limit and
+ * adds its entry: NaN where its chunks' fastest configs fit, else the
+ * memory search's capped total (+inf where nothing fits). Returns the entry. */
+static int il_cap_check(pctx *c, int g, int si, const int *a, const int *b)
+{
+    il_cap *ic = c->ilc;
+    const cost_model *cm = c->tabs[si].cm;
+    int v = c->v, gpus = c->size[si], L = cm->n_layers, *at = lw_malloc(sizeof(int) * (size_t)v);
+    int *node_of = lw_malloc(sizeof(int) * (size_t)L);
+    cost_graph **sub = lw_malloc(sizeof(cost_graph *) * (size_t)v);
+    cost_graph *u = il_union(c, cm, a, b, sub, at, node_of);
+    int *cfg = lw_malloc(sizeof(int) * (size_t)u->n_nodes), ok = 1;
+    for (int r = 0; r < v; r++) { /* the chunks' fastest configs, as stage_fill takes them */
+        search_result *sr = search_optimum(sub[r]);
+        if (sr) memcpy(cfg + at[r], sr->config, sizeof(int) * (size_t)sub[r]->n_nodes);
+        ok &= sr != NULL;
+        search_result_free(sr);
+    }
+    double *h, cost = NAN, cap = c->o->memory_limit - cost_fixed_bytes(cm);
+    int E = il_held_vectors(c, g, &h), *keep = NULL;
+    mem_table *t = il_mem_table(c, cm, u, node_of, a, b, gpus, h, E);
+    double *lim = lw_malloc(sizeof(double) * (size_t)gpus * (size_t)E);
+    for (int q = 0; q < gpus * E; q++) lim[q] = cap;
+    if (!ok || !t || !mt_fits(t, cfg, lim)) {
+        memsearch_options mo;
+        memsearch_options_init(&mo);
+        mo.time_limit_s = 0; /* bounded by the count alone, as capped_optimum */
+        mo.max_subproblems = PIPE_CAP_SUBPROBLEMS;
+        memsearch_result *mr = t ? memsearch_run(u, t, lim, &mo) : NULL;
+        c->capped++;
+        if (!mr || (mr->status != MEMSEARCH_OPTIMAL && mr->status != MEMSEARCH_INFEASIBLE)) c->unproven = 1;
+        cost = mr && mr->config ? mr->cost : HUGE_VAL;
+        if (mr && mr->config) {
+            keep = lw_malloc(sizeof(int) * (size_t)L);
+            for (int l = 0; l < L; l++) keep[l] = node_of[l] >= 0 ? mr->config[node_of[l]] : -1;
+        }
+        memsearch_result_free(mr);
+    }
+    mt_free(t);
+    free(lim);
+    free(h);
+    free(cfg);
+    cg_free(u);
+    for (int r = 0; r < v; r++) cg_free(sub[r]);
+    free(sub);
+    free(node_of);
+    free(at);
+    int e = ic->n++;
+    ic->keys = lw_realloc(ic->keys, sizeof(int) * (size_t)ic->n * (size_t)ic->kl);
+    ic->cost = lw_realloc(ic->cost, sizeof(double) * (size_t)ic->n);
+    ic->cfg = lw_realloc(ic->cfg, sizeof(int *) * (size_t)ic->n);
+    il_key(c, g, si, a, b, ic->keys + (long)e * ic->kl);
+    ic->cost[e] = cost, ic->cfg[e] = keep;
+    unsigned s = il_hash(ic->keys + (long)e * ic->kl, ic->kl) % IL_CAP_SLOTS;
+    while (ic->slot[s]) s = (s + 1) % IL_CAP_SLOTS;
+    ic->slot[s] = e + 1;
+    return e;
+}
+
+/* The checks' cache for this count, with what il_never_fits reads. */
+static il_cap *il_cap_new(const pctx *c)
+{
+    il_cap *ic = lw_calloc(1, sizeof *ic);
+    int L = c->net->n_layers;
+    ic->kl = 2 + 2 * c->v;
+    ic->held = lw_malloc(sizeof(double *) * (size_t)c->p);
+    ic->n_held = lw_malloc(sizeof(int) * (size_t)c->p);
+    for (int g = 0; g < c->p; g++) ic->n_held[g] = il_held_vectors(c, g, &ic->held[g]);
+    ic->lo = lw_calloc((size_t)c->n_sizes * 2 * (size_t)(L + 1), sizeof(double));
+    for (int si = 0; si < c->n_sizes; si++) {
+        const cost_model *cm = c->tabs[si].cm;
+        double *ls = ic->lo + (size_t)si * 2 * (L + 1), *la = ls + L + 1;
+        for (int l = 0; l < L; l++) {
+            double ms = HUGE_VAL, ma = HUGE_VAL;
+            for (int k = 0; k < cm->n_configs[l]; k++) { /* every config has a task on GPU 0 */
+                memory_parts mp;
+                cost_memory_task(cm, l, &cm->configs[l][k], 0, &mp);
+                ms = fmin(ms, mp.weights + mp.gradients + mp.optimizer);
+                ma = fmin(ma, mp.activations);
+            }
+            ls[l + 1] = ls[l] + (isfinite(ms) ? ms : 0), la[l + 1] = la[l] + (isfinite(ma) ? ma : 0);
+        }
+    }
+    return ic;
+}
+
+/* Whether group g on size si with chunks [a_r, b_r) cannot fit the limit
+ * whatever its configs: GPU 0's least bytes at some point of the order
+ * (each layer's least weights and least activations) pass it. */
+static int il_never_fits(const pctx *c, int g, int si, const int *a, const int *b)
+{
+    const il_cap *ic = c->ilc;
+    int L = c->net->n_layers;
+    const double *ls = ic->lo + (size_t)si * 2 * (L + 1), *la = ls + L + 1, *h = ic->held[g];
+    double cap = c->o->memory_limit - cost_fixed_bytes(c->tabs[si].cm);
+    for (int e = 0; e < ic->n_held[g]; e++) {
+        double bytes = 0;
+        for (int r = 0; r < c->v; r++) {
+            int x = c->bounds[a[r]], y = c->bounds[b[r]];
+            bytes += ls[y] - ls[x] + h[e * c->v + r] * (la[y] - la[x]);
+        }
+        if (bytes > 0 && bytes > cap) return 1;
+    }
+    return 0;
+}
+
 /* Group g's load on size si at offset o with its chunks [a_r, b_r): +inf
  * where a chunk has no finite strategy. */
 static double il_load(const il_ctx *ic, int g, int si, int o, const int *a, const int *b)
@@ -943,8 +1207,15 @@ static double il_load(const il_ctx *ic, int g, int si, int o, const int *a, cons
     const pctx *c = ic->c;
     const size_tabs *s = &c->tabs[si];
     double load = 0;
-    for (int r = 0; r < c->v; r++) {
-        load += s->f[a[r] * (c->K + 1) + b[r]];
+    for (int r = 0; r < c->v; r++) load += s->f[a[r] * (c->K + 1) + b[r]];
+    if (c->ilc && il_never_fits(c, g, si, a, b)) return HUGE_VAL;
+    if (c->ilc && c->ilc->n) { /* checked against the memory limit: its chunks' capped total */
+        int buf[128], *key = c->ilc->kl <= 128 ? buf : lw_malloc(sizeof(int) * (size_t)c->ilc->kl), e;
+        il_key(c, g, si, a, b, key);
+        if ((e = il_cap_find(c->ilc, key)) >= 0 && !isnan(c->ilc->cost[e])) load = c->ilc->cost[e];
+        if (key != buf) free(key);
+    }
+    for (int r = 0; r < c->v && isfinite(load); r++) {
         if (g == c->p - 1 && r == c->v - 1) continue; /* the network's last chunk sends nothing */
         int to = g == c->p - 1 ? 0 : o + c->size[si];  /* the last group sends to the first (offset 0) */
         load += pipe_p2p_ms(s->cm, c->prod[b[r]], o, to, 1);
@@ -1139,13 +1410,56 @@ static pipe_plan *plan_from_chunks(pctx *c, const int *ch, lw_error *err)
         for (int j = 0; j < S; j++) used |= pp->stages[j].cm == c->tabs[si].cm;
         if (used) pp->models[pp->n_models++] = c->tabs[si].cm, c->tabs[si].cm = NULL;
     }
-    for (int j = 0; j < S; j++)
-        if (stage_fill(pp, j, NULL, err) != 0) {
-            pipe_plan_free(pp);
-            return NULL;
+    pp->limit_bytes = c->ilc ? c->o->memory_limit : HUGE_VAL;
+    int *a = lw_malloc(sizeof(int) * (size_t)c->v * 2), *b = a + c->v;
+    int *key = c->ilc ? lw_malloc(sizeof(int) * (size_t)c->ilc->kl) : NULL;
+    for (int j = 0; j < S; j++) { /* a group the memory search capped: its configs, pinned */
+        int g = j % p, e = -1;
+        if (key) {
+            for (int r = 0; r < c->v; r++) a[r] = ch[r * p + g], b[r] = ch[r * p + g + 1];
+            il_key(c, g, ch[S + 1 + g], a, b, key);
+            e = il_cap_find(c->ilc, key);
         }
-    plan_totals(pp, c->o->memory_limit);
+        if (stage_fill(pp, j, e >= 0 ? c->ilc->cfg[e] : NULL, err) != 0) {
+            pipe_plan_free(pp);
+            pp = NULL;
+            break;
+        }
+    }
+    free(a);
+    free(key);
+    if (pp) plan_totals(pp, c->o->memory_limit);
     return pp;
+}
+
+/* Interleaved under the memory limit, lazily as capped_dp: il_search with
+ * the groups not yet checked priced at their chunks' unconstrained optima,
+ * then the optimum's groups checked (il_cap_check) and the search run again
+ * until its optimum's every group was checked already; PIPE_CAP_ROUNDS
+ * rounds at most (then as if nothing fitted). */
+static void il_capped(pctx *c, dp_best *best)
+{
+    int p = c->p, v = c->v, S = p * v, *a = lw_malloc(sizeof(int) * (size_t)v * 2), *b = a + v;
+    int *key = lw_malloc(sizeof(int) * (size_t)c->ilc->kl);
+    for (int round = 0;; round++) {
+        best->T = HUGE_VAL;
+        best->improved = 0;
+        if (round == PIPE_CAP_ROUNDS) break;
+        il_search(c, best);
+        if (!best->improved) break;
+        int checked = 1;
+        for (int g = 0; g < p; g++) {
+            int si = best->choice[S + 1 + g];
+            for (int r = 0; r < v; r++) a[r] = best->choice[r * p + g], b[r] = best->choice[r * p + g + 1];
+            il_key(c, g, si, a, b, key);
+            if (il_cap_find(c->ilc, key) >= 0) continue;
+            int e = il_cap_check(c, g, si, a, b); /* (it grows c->ilc's arrays) */
+            if (!isnan(c->ilc->cost[e])) checked = 0; /* priced below its capped total */
+        }
+        if (checked) break;
+    }
+    free(key);
+    free(a);
 }
 
 /* The DP under the memory limit, lazily: ranges not yet checked cost
@@ -1195,19 +1509,32 @@ static int plan_for_count(pctx *c, int m, dp_best *best, pipe_plan **out, lw_err
     best->T = HUGE_VAL;
     best->improved = 0;
     c->uncapped = 0;
-    if (rc == 0 && c->o->schedule == PIPE_INTERLEAVED) il_search(c, best);
-    else if (rc == 0 && c->tabs[0].fcap) capped_dp(c, best);
-    else if (rc == 0) dp_search(c, best);
-    if (rc == 0 && !best->improved && c->tabs[0].fcap) { /* no plan fits: the fastest, which does not */
-        for (int si = 0; si < c->n_sizes; si++) free(c->tabs[si].fcap), c->tabs[si].fcap = NULL;
-        c->uncapped = 1;
+    int il = c->o->schedule == PIPE_INTERLEAVED;
+    if (rc == 0 && il && isfinite(c->o->memory_limit)) {
+        c->ilc = il_cap_new(c);
+        il_capped(c, best);
+    } else if (rc == 0 && il) {
+        il_search(c, best);
+    } else if (rc == 0 && c->tabs[0].fcap) {
+        capped_dp(c, best);
+    } else if (rc == 0) {
         dp_search(c, best);
+    }
+    if (rc == 0 && !best->improved && (c->tabs[0].fcap || c->ilc)) { /* no plan fits: the fastest, which does not */
+        for (int si = 0; si < c->n_sizes; si++) free(c->tabs[si].fcap), c->tabs[si].fcap = NULL;
+        il_cap_free(c->ilc, c->p);
+        c->ilc = NULL;
+        c->uncapped = 1;
+        if (il) il_search(c, best);
+        else dp_search(c, best);
     }
     if (rc == 0 && best->improved &&
         !(*out = c->o->schedule == PIPE_INTERLEAVED ? plan_from_chunks(c, best->choice, err)
                                                      : plan_from_choices(c, best->choice, err)))
         rc = -1;
     for (int si = 0; si < c->n_sizes; si++) size_tabs_free(&c->tabs[si], c->K, 0);
+    il_cap_free(c->ilc, c->p);
+    c->ilc = NULL;
     return rc;
 }
 
@@ -1443,9 +1770,9 @@ void pipe_plan_print(const pipe_plan *pp, FILE *f)
     fprintf(f, "peak memory %.2f GiB per GPU: %s\n", pp->peak_memory_bytes / 1073741824.0,
             pp->fits ? "fits" : "does NOT fit the memory limit");
     if (pp->unproven)
-        fprintf(f, "not proven optimal: a stage's memory search stopped after %d subproblems (the best fitting configs "
-                   "it found priced that stage)\n",
-                PIPE_CAP_SUBPROBLEMS);
+        fprintf(f, "not proven optimal: a %s's memory search stopped after %d subproblems (the best fitting configs "
+                   "it found priced that %s)\n",
+                il ? "group" : "stage", PIPE_CAP_SUBPROBLEMS, il ? "group" : "stage");
     if (pp->dp_runs)
         fprintf(f, "search: %d cut points, %ld segment searches, %ld DP passes, %.0f ms\n", pp->cuts - 1,
                 pp->segment_searches, pp->dp_runs, pp->search_ms);

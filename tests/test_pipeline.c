@@ -944,3 +944,214 @@ Test(pipeline, interleaved_plan_prices_groups)
     cluster_free(cl);
     net_free(net);
 }
+
+/* ---- interleaved under a memory limit, by brute force ----
+ * A group's chunks' configs enumerated together (every config of every
+ * node of their stage graphs), kept where every GPU of the group holds at
+ * most the limit at every point of Megatron's order (weights, gradients,
+ * optimizer state of all its chunks, plus each chunk's activations times
+ * the micro-batches of it held then, plus the workspace), the least total. */
+typedef struct group_enum {
+    const cost_model *cm;
+    cost_graph *gr[4];
+    int layer_of[4][64], cfg[4][64], v, gpus, n_events;
+    double held[64][4], limit, best;
+} group_enum;
+
+static void group_rec(group_enum *q, int r, int x)
+{
+    if (r == q->v) {
+        double cost = 0, fixed[16] = {0}, act[4][16] = {{0}};
+        for (int c = 0; c < q->v; c++) {
+            const cost_graph *g = q->gr[c];
+            for (int n = 0; n < g->n_nodes; n++) cost += g->node_cost[n][q->cfg[c][n]];
+            for (int e = 0; e < g->n_edges; e++)
+                cost += g->edge_cost[e][q->cfg[c][g->edge_from[e]] * g->n_configs[g->edge_to[e]] + q->cfg[c][g->edge_to[e]]];
+            for (int n = 0; n < g->n_nodes; n++) {
+                int l = q->layer_of[c][n];
+                if (l < 0) continue;
+                const config *cf = &q->cm->configs[l][q->cfg[c][n]];
+                for (int k = 0; k < config_tasks(cf) && k < q->gpus; k++) {
+                    memory_parts mp;
+                    cost_memory_task(q->cm, l, cf, k, &mp);
+                    fixed[k] += mp.weights + mp.gradients + mp.optimizer;
+                    act[c][k] += mp.activations;
+                }
+            }
+        }
+        if (!(cost < q->best)) return;
+        for (int k = 0; k < q->gpus; k++)
+            for (int e = 0; e < q->n_events; e++) {
+                double bytes = fixed[k];
+                for (int c = 0; c < q->v; c++) bytes += q->held[e][c] * act[c][k];
+                if (bytes > 0 && bytes + cost_fixed_bytes(q->cm) > q->limit) return;
+            }
+        q->best = cost;
+        return;
+    }
+    if (x == q->gr[r]->n_nodes) {
+        group_rec(q, r + 1, 0);
+        return;
+    }
+    for (int c = 0; c < q->gr[r]->n_configs[x]; c++) {
+        q->cfg[r][x] = c;
+        group_rec(q, r, x + 1);
+    }
+}
+
+/* Group g's chunks' (ends[j], j = g, g + p, ..) least capped total on 1 << gi GPUs. */
+static double group_brute_capped(brute_il *q, int g, int gi)
+{
+    brute *b = q->b;
+    group_enum ge = {.cm = b->cm[gi], .v = b->v, .gpus = 1 << gi, .limit = b->limit, .best = HUGE_VAL};
+    for (int r = 0; r < b->v; r++) {
+        int j = r * b->P + g, a = j > 0 ? q->ends[j - 1] : 0, e = q->ends[j], node_of[64];
+        ge.gr[r] = pipe_stage_graph(ge.cm, b->bounds[a], b->bounds[e], a > 0 ? b->prod[a] : -1, 1.0 / b->m, node_of);
+        cr_assert_not_null(ge.gr[r]);
+        for (int n = 0; n < ge.gr[r]->n_nodes; n++) ge.layer_of[r][n] = -1;
+        for (int l = 0; l < ge.cm->n_layers; l++)
+            if (node_of[l] >= 0) ge.layer_of[r][node_of[l]] = l;
+    }
+    int vs[64], mb[64], fwd[64], n = 2 * b->m * b->v;
+    cr_assert_leq(n, 64);
+    double h[4] = {0};
+    pipe_device_order(PIPE_INTERLEAVED, b->P, b->v, g, b->m, vs, mb, fwd);
+    for (int e = 0; e < n; e++) {
+        h[vs[e] / b->P] += fwd[e] ? 1 : -1;
+        memcpy(ge.held[e], h, sizeof h);
+    }
+    ge.n_events = n;
+    group_rec(&ge, 0, 0);
+    for (int r = 0; r < b->v; r++) cg_free(ge.gr[r]);
+    return ge.best;
+}
+
+/* As il_price, each group's chunks capped together. */
+static void il_price_capped(brute_il *q)
+{
+    brute *b = q->b;
+    double T[16] = {0};
+    for (int g = 0; g < b->P; g++) {
+        int gi = 0;
+        while ((1 << gi) < q->gsize[g]) gi++;
+        T[g] = group_brute_capped(q, g, gi);
+        if (!isfinite(T[g])) return;
+    }
+    for (int j = 0; j + 1 < q->S; j++) {
+        int g = j % b->P, gi = 0;
+        while ((1 << gi) < q->gsize[g]) gi++;
+        T[g] += pipe_p2p_ms(b->cm[gi], b->prod[q->ends[j]], q->goff[g], q->goff[(j + 1) % b->P], 1);
+    }
+    double step = pipe_step_ms(b->s, b->m, b->v, T, b->P);
+    b->plans++;
+    if (step < b->best) b->best = step;
+}
+
+static void il_groups_capped(brute_il *q, int g, int o)
+{
+    brute *b = q->b;
+    if (g == b->P) {
+        il_price_capped(q);
+        return;
+    }
+    for (int s = 1; s <= b->G; s *= 2) {
+        if (o % s || o + s > b->G || (g + 1 < b->P && o + s >= b->G)) continue;
+        q->gsize[g] = s, q->goff[g] = o;
+        il_groups_capped(q, g + 1, o + s);
+    }
+}
+
+static void il_ends_capped(brute_il *q, int j, int a)
+{
+    brute *b = q->b;
+    if (j == q->S - 1) {
+        q->ends[j] = b->K;
+        il_groups_capped(q, 0, 0);
+        return;
+    }
+    for (int e = a + 1; e <= b->K - (q->S - 1 - j); e++) {
+        q->ends[j] = e;
+        il_ends_capped(q, j + 1, e);
+    }
+}
+
+/* The memory limit inside interleaved groups: the first limit under which
+ * the fastest fitting plan (every chunk end x group size x the group's
+ * chunks' configs together, filtered by the group's memory over its
+ * order) is slower than the unconstrained optimum, and the search finds
+ * the same step, its plan fitting, a group's chunks off their fastest. */
+Test(pipeline, memory_capped_interleaved_against_brute_force)
+{
+    network *net = net_ok(CHAIN);
+    cluster *cl = load_cluster("p100-4x4");
+    const int G = 4, P = 2, m = 2, v = 2;
+    const long B = 64;
+    lw_error err = {0};
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = P, o.microbatches = m, o.schedule = PIPE_INTERLEAVED, o.vp = v;
+    pipe_plan *free_pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(free_pp, "%s", err.msg);
+    brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = PIPE_INTERLEAVED, .B = B, .best = HUGE_VAL};
+    b.K = pipe_cuts(net, b.bounds, b.prod);
+    for (int gi = 0; (1 << gi) <= G; gi++) {
+        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
+        cr_assert_not_null(b.cm[gi], "%s", err.msg);
+    }
+    brute_il q = {.b = &b, .S = P * v};
+    double fixed = cost_fixed_bytes(b.cm[0]);
+    for (int k = 1; k < 64; k++) {
+        b.limit = fixed + (free_pp->peak_memory_bytes - fixed) * (1 - k / 64.0);
+        b.best = HUGE_VAL;
+        il_ends_capped(&q, 0, 0);
+        if (!isfinite(b.best) || b.best > free_pp->step_ms * (1 + 1e-9)) break;
+    }
+    cr_assert(isfinite(b.best), "nothing fits %.0f bytes", b.limit);
+    cr_assert_gt(b.best, free_pp->step_ms * (1 + 1e-9), "the limit binds");
+    o.memory_limit = b.limit;
+    pipe_plan *pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "%.0f > %.0f", pp->peak_memory_bytes, b.limit);
+    cr_assert_gt(pp->capped_searches, 0);
+    cr_assert_not(pp->unproven, "the groups' memory searches proved their optima within PIPE_CAP_SUBPROBLEMS");
+    ASSERT_REL(pp->step_ms, b.best, 1e-12);
+    int slower = 0; /* a chunk off its range's fastest configs */
+    for (int j = 0; j < pp->n_stages; j++) {
+        const pipe_stage *st = &pp->stages[j];
+        int a = 0, e = 0, gi = 0;
+        while (b.bounds[a] != st->first) a++;
+        while (b.bounds[e] != st->last) e++;
+        while ((1 << gi) < st->gpus) gi++;
+        slower |= st->f_ms > stage_brute(&b, a, e, gi) * (1 + 1e-9);
+    }
+    cr_assert(slower, "the limit forces a config other than the fastest inside a group");
+    /* under a limit nothing meets, the fastest plan, said not to fit */
+    o.memory_limit = 1;
+    pipe_plan *none = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(none, "%s", err.msg);
+    cr_assert_not(none->fits);
+    ASSERT_REL(none->step_ms, free_pp->step_ms, 1e-12);
+    pipe_plan_free(none);
+    pipe_plan_free(pp);
+    /* every tighter limit on the way down, until nothing fits: the same step as the enumeration */
+    int tried = 0;
+    for (int k = 2; k < 64; k++) {
+        b.limit = fixed + (free_pp->peak_memory_bytes - fixed) * (1 - k / 64.0);
+        b.best = HUGE_VAL;
+        il_ends_capped(&q, 0, 0);
+        if (!isfinite(b.best)) break;
+        o.memory_limit = b.limit;
+        pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+        cr_assert_not_null(pp, "%s", err.msg);
+        cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "k %d: %.0f > %.0f (%ld searches, %ld capped)", k,
+                  pp->peak_memory_bytes, b.limit, pp->dp_runs, pp->capped_searches);
+        ASSERT_REL(pp->step_ms, b.best, 1e-12);
+        pipe_plan_free(pp);
+        tried++;
+    }
+    cr_assert_gt(tried, 1);
+    pipe_plan_free(free_pp);
+    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
+}
