@@ -42,7 +42,7 @@
 #include <string.h>
 
 enum { SW_MAX_OPEN = 8 };
-#define SW_MAX_WORK 6e7        /* transitions (state x config) of one sweep */
+#define SW_MAX_WORK 3e8        /* transitions (state x config) of one sweep (Llama-2-7B stages of 32 GPUs: 6e7) */
 #define SW_MAX_CANDIDATES 4e6  /* labels made at one node before dominance */
 #define SW_MAX_LABELS 6e6      /* labels kept over the whole pass */
 
