@@ -42,9 +42,10 @@
 #include <string.h>
 
 enum { SW_MAX_OPEN = 8 };
-#define SW_MAX_WORK 6e7        /* transitions (state x config) of one sweep */
+#define SW_MAX_WORK 3e8        /* transitions (state x config) of one sweep (Llama-2-7B stages of 32 GPUs: 6e7) */
 #define SW_MAX_CANDIDATES 4e6  /* labels made at one node before dominance */
 #define SW_MAX_LABELS 6e6      /* labels kept over the whole pass */
+#define SW_DOMINANCE_SCAN 512  /* kept labels a candidate is compared with where S has several GPUs */
 
 typedef struct sw_step {
     int v, nc;                      /* the node taken, its configs */
@@ -513,11 +514,14 @@ static int cand_add(sw_pass *p, double t, const double *m, const double *db, int
     return 1;
 }
 
-/* 1 if a kept label of b from `from` on (faster or as fast) is as lean on
- * every GPU of S as candidate i. */
+/* 1 if one of the last SW_DOMINANCE_SCAN labels kept in b from `from` on
+ * (each faster or as fast) is as lean on every GPU of S as candidate i.
+ * Looking no further keeps the work linear; a label kept that an older one
+ * beats costs room, never the optimum. */
 static int dominated(const sw_pass *p, const sw_level *b, long from, long i)
 {
     const double *m = p->cm + i * p->nS;
+    if (b->n - from > SW_DOMINANCE_SCAN) from = b->n - SW_DOMINANCE_SCAN;
     for (long l = b->n - 1; l >= from; l--) {
         const double *q = b->m + l * p->nS;
         int all = 1;
