@@ -77,6 +77,11 @@ typedef struct sw {
     double *ec;                     /* [max configs] scratch */
     double *ectab;                  /* [max n_keys * configs] scratch: a step's config costs per edge key */
     double *rmin;                   /* [max n_keys] scratch: the least of each */
+    int carry;                      /* the node whose long edges labels carry (its config in each label); -1 none */
+    int n_long, *long_e, long_end;  /* the long edges (g's indices); the last later end */
+    unsigned char *is_long;         /* [n_edges] */
+    double **long_min;              /* [n_long][configs of the later end] the least over the carried node's configs */
+    double *delta;                  /* [nc(carry)^2] (a, b): the most the long edges can cost a over b */
     double deadline;
     const atomic_int *cancel;
     int stopped, cancelled;
@@ -105,7 +110,7 @@ static void sw_edges(sw *w)
     int *cnt = lw_calloc((size_t)w->N + 1, sizeof(int));
     for (int e = 0; e < g->n_edges; e++) {
         int a = g->edge_from[e], b = g->edge_to[e];
-        cnt[a > b ? a : b]++;
+        if (!w->is_long || !w->is_long[e]) cnt[a > b ? a : b]++;
     }
     for (int v = 0; v < w->N; v++) {
         sw_step *s = &w->st[v];
@@ -114,6 +119,7 @@ static void sw_edges(sw *w)
         s->inc_v_to = lw_malloc((size_t)cnt[v] + 1);
     }
     for (int e = 0; e < g->n_edges; e++) {
+        if (w->is_long && w->is_long[e]) continue;
         int a = g->edge_from[e], b = g->edge_to[e], hi = a > b ? a : b, lo = a > b ? b : a;
         sw_step *s = &w->st[hi];
         int p = -1;
@@ -137,8 +143,114 @@ static void sw_edges(sw *w)
     }
 }
 
+/* ---- long edges ----
+ * A node whose edges reach much further than any other's (GPT's token
+ * embedding, tied to the LM head at the graph's end) would stay open in
+ * every state from it to that far end: the states, and the labels, would
+ * multiply by its configs. Instead its edges that reach more than twice as
+ * far as any other node's are "long": the node closes at its last short
+ * edge, each label carries the node's config, and a long edge is priced per
+ * label where its later end is taken. The backward sweeps price it at its
+ * least over the carried node's configs (so h stays a lower bound), and
+ * dominance between labels of different carried configs a, b allows for the
+ * most the long edges can cost a more than b (delta), which keeps it exact:
+ * a label (a, t', m') beats (b, t, m) when t' + delta(a, b) <= t, m' <= m. */
+
+/* Long edge e's cost with the carried node at config cc, its other end at k. */
+static double long_cost(const sw *w, int e, int cc, int k)
+{
+    const cost_graph *g = w->g;
+    if (g->edge_from[e] == w->carry) return g->edge_cost[e][(long)cc * g->n_configs[g->edge_to[e]] + k];
+    return g->edge_cost[e][(long)k * g->n_configs[w->carry] + cc];
+}
+
+static int long_other(const sw *w, int e)
+{
+    return w->g->edge_from[e] == w->carry ? w->g->edge_to[e] : w->g->edge_from[e];
+}
+
+/* delta and long_min for the long edges found. */
+static void long_tables(sw *w)
+{
+    const cost_graph *g = w->g;
+    int nc = g->n_configs[w->carry];
+    w->long_min = lw_malloc(sizeof(double *) * (size_t)w->n_long);
+    w->delta = lw_calloc((size_t)nc * (size_t)nc, sizeof(double));
+    for (int i = 0; i < w->n_long; i++) {
+        int e = w->long_e[i], nk = g->n_configs[long_other(w, e)];
+        double *mn = w->long_min[i] = lw_malloc(sizeof(double) * (size_t)nk);
+        for (int k = 0; k < nk; k++) {
+            mn[k] = HUGE_VAL;
+            for (int c = 0; c < nc; c++)
+                if (long_cost(w, e, c, k) < mn[k]) mn[k] = long_cost(w, e, c, k);
+        }
+        for (int a = 0; a < nc; a++)
+            for (int b = 0; b < nc; b++) {
+                double most = -HUGE_VAL;
+                for (int k = 0; k < nk && most < HUGE_VAL; k++) {
+                    double cb = long_cost(w, e, b, k), ca = long_cost(w, e, a, k);
+                    if (!isfinite(cb)) continue; /* b cannot take k: nothing to allow for */
+                    double x = isfinite(ca) ? ca - cb : HUGE_VAL;
+                    if (x > most) most = x;
+                }
+                if (w->n_long > 1 && most < 0) most = 0; /* an edge already priced may not lower the rest's */
+                w->delta[a * nc + b] += most;
+            }
+    }
+}
+
+/* The long edges of g (w->carry -1 where there are none); last[] (each
+ * node's last neighbour after it) lowered for the carried node to its last
+ * short edge. */
+static void sw_long_edges(sw *w, int *last)
+{
+    const cost_graph *g = w->g;
+    int N = w->N, c = 0, span2 = 0, short_last, n_long = 0;
+    w->carry = -1;
+    for (int v = 1; v < N; v++)
+        if (last[v] - v > last[c] - c) c = v;
+    for (int v = 0; v < N; v++)
+        if (v != c && last[v] - v > span2) span2 = last[v] - v;
+    if (span2 < 1) return;
+    short_last = c;
+    for (int e = 0; e < g->n_edges; e++) {
+        int a = g->edge_from[e], b = g->edge_to[e], o = a == c ? b : a;
+        if ((a != c && b != c) || a == b || o < c) continue;
+        if (o > c + 2 * span2) n_long++;
+        else if (o > short_last) short_last = o;
+    }
+    if (!n_long) return;
+    w->carry = c, w->n_long = 0, w->long_end = c;
+    w->is_long = lw_calloc((size_t)g->n_edges, 1);
+    w->long_e = lw_malloc(sizeof(int) * (size_t)n_long);
+    for (int e = 0; e < g->n_edges; e++) {
+        int a = g->edge_from[e], b = g->edge_to[e], o = a == c ? b : a;
+        if ((a != c && b != c) || a == b || o <= c + 2 * span2) continue;
+        w->is_long[e] = 1;
+        w->long_e[w->n_long++] = e;
+        if (o > w->long_end) w->long_end = o;
+    }
+    last[c] = short_last;
+    long_tables(w);
+}
+
+/* The long edges' extra over their least (long_min) for step v's config k
+ * and a label carrying cc; +inf where k may not follow cc. */
+static double long_extra(const sw *w, int v, int cc, int k)
+{
+    double x = 0;
+    for (int i = 0; i < w->n_long; i++)
+        if (long_other(w, w->long_e[i]) == v) x += long_cost(w, w->long_e[i], cc, k) - w->long_min[i][k];
+    return x;
+}
+
 static void sw_free(sw *w)
 {
+    for (int i = 0; w->long_min && i < w->n_long; i++) free(w->long_min[i]);
+    free(w->long_min);
+    free(w->long_e);
+    free(w->is_long);
+    free(w->delta);
     if (w->st)
         for (int v = 0; v < w->N; v++) {
             free(w->st[v].inc_pos);
@@ -160,6 +272,7 @@ static void sw_free(sw *w)
 static int sw_init(sw *w, const cost_graph *g, const mem_table *t, const double *limit)
 {
     memset(w, 0, sizeof *w);
+    w->carry = -1;
     w->g = g, w->t = t, w->limit = limit, w->N = g->n_nodes, w->G = t->n_gpus;
     int N = w->N;
     if (N < 1) return 0;
@@ -169,6 +282,7 @@ static int sw_init(sw *w, const cost_graph *g, const mem_table *t, const double 
         int a = g->edge_from[e], b = g->edge_to[e], lo = a < b ? a : b, hi = a < b ? b : a;
         if (last[lo] < hi) last[lo] = hi;
     }
+    sw_long_edges(w, last);
     w->st = lw_calloc((size_t)N, sizeof(sw_step));
     w->loff = lw_malloc(sizeof(long) * (size_t)(N + 2));
     w->coff = lw_malloc(sizeof(long) * (size_t)(N + 1));
@@ -249,6 +363,9 @@ static void ec_row(const sw *w, const sw_step *st, const int *d, int edges, doub
             for (int k = 0; k < nc; k++) ec[k] += tab[(long)k * nu + d[p]];
         }
     }
+    for (int i = 0; edges && i < w->n_long; i++)
+        if (long_other(w, w->long_e[i]) == st->v)
+            for (int k = 0; k < nc; k++) ec[k] += w->long_min[i][k];
 }
 
 /* For state s before step st: ec_row into w->ec; returns the state after
@@ -450,6 +567,7 @@ typedef struct sw_level { /* the labels before a step, by state */
     long *start;          /* [states + 1] */
     double *t, *m;        /* [n] time; [n * nS] bytes on each GPU of S */
     int *prev, *k;        /* [n] the label before (index at the level before), the config taken */
+    int *c;               /* [n] the carried node's config; -1 before it */
 } sw_level;
 
 typedef struct sw_cand {
@@ -469,8 +587,11 @@ typedef struct sw_pass {
     double *ct, *cm;
     int *cprev, *ck;
     long *cstate;
+    int *ccar;            /* the candidates' carried configs */
     sw_cand *cs;
     long kept;
+    long *cl_n, *cl_cap;  /* [nc(carry)] per carried config, the labels kept in the state being kept */
+    long **cl;
 } sw_pass;
 
 static void level_free(sw_level *l)
@@ -480,6 +601,7 @@ static void level_free(sw_level *l)
     free(l->m);
     free(l->prev);
     free(l->k);
+    free(l->c);
     memset(l, 0, sizeof *l);
 }
 
@@ -492,7 +614,7 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* Adds a candidate; 0 past SW_MAX_CANDIDATES. */
-static int cand_add(sw_pass *p, double t, const double *m, const double *db, int prev, int k, long state)
+static int cand_add(sw_pass *p, double t, const double *m, const double *db, int prev, int k, long state, int cc)
 {
     if (p->nc == p->cap) {
         if (p->cap >= SW_MAX_CANDIDATES) return 0;
@@ -501,6 +623,7 @@ static int cand_add(sw_pass *p, double t, const double *m, const double *db, int
         p->cprev = lw_realloc(p->cprev, sizeof(int) * (size_t)p->cap);
         p->ck = lw_realloc(p->ck, sizeof(int) * (size_t)p->cap);
         p->cstate = lw_realloc(p->cstate, sizeof(long) * (size_t)p->cap);
+        p->ccar = lw_realloc(p->ccar, sizeof(int) * (size_t)p->cap);
         p->cs = lw_realloc(p->cs, sizeof(sw_cand) * (size_t)p->cap);
     }
     if ((p->nc + 1) * p->nS > p->mcap) {
@@ -510,7 +633,7 @@ static int cand_add(sw_pass *p, double t, const double *m, const double *db, int
     long i = p->nc++;
     p->ct[i] = t;
     for (int j = 0; j < p->nS; j++) p->cm[i * p->nS + j] = m[j] + db[j];
-    p->cprev[i] = prev, p->ck[i] = k, p->cstate[i] = state;
+    p->cprev[i] = prev, p->ck[i] = k, p->cstate[i] = state, p->ccar[i] = cc;
     return 1;
 }
 
@@ -518,11 +641,13 @@ static int cand_add(sw_pass *p, double t, const double *m, const double *db, int
  * (each faster or as fast) is as lean on every GPU of S as candidate i.
  * Looking no further keeps the work linear; a label kept that an older one
  * beats costs room, never the optimum. */
-static int dominated(const sw_pass *p, const sw_level *b, long from, long i)
+static int dominated(const sw *w, const sw_pass *p, const sw_level *b, long from, long i, int mixed)
 {
     const double *m = p->cm + i * p->nS;
+    int ci = p->ccar[i], nc = mixed ? w->g->n_configs[w->carry] : 0;
     if (b->n - from > SW_DOMINANCE_SCAN) from = b->n - SW_DOMINANCE_SCAN;
     for (long l = b->n - 1; l >= from; l--) {
+        if (mixed && b->c[l] != ci && b->t[l] + w->delta[b->c[l] * nc + ci] > p->ct[i]) continue;
         const double *q = b->m + l * p->nS;
         int all = 1;
         for (int j = 0; j < p->nS && all; j++) all = q[j] <= m[j];
@@ -531,9 +656,37 @@ static int dominated(const sw_pass *p, const sw_level *b, long from, long i)
     return 0;
 }
 
+/* With one GPU in S and labels of several carried configs in a state: 1 if
+ * a label kept in b (cl: per carried config, in order of time, so leaner
+ * each) beats candidate i, allowing for delta. Else i is kept, into cl. */
+static int dominated_carry(const sw *w, sw_pass *p, const sw_level *b, long i)
+{
+    int nc = w->g->n_configs[w->carry], ci = p->ccar[i];
+    double t = p->ct[i], m0 = p->cm[i];
+    for (int c = 0; c < nc; c++) {
+        long n = p->cl_n[c], lo = 0, hi = n; /* the first label of c slower than t less delta */
+        if (!n) continue;
+        const long *l = p->cl[c];
+        double T = c == ci ? t : t - w->delta[c * nc + ci];
+        while (lo < hi) {
+            long mid = (lo + hi) / 2;
+            if (b->t[l[mid]] <= T) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo > 0 && b->m[l[lo - 1]] <= m0) return 1;
+    }
+    if (p->cl_n[ci] == p->cl_cap[ci]) {
+        p->cl_cap[ci] = p->cl_cap[ci] ? 2 * p->cl_cap[ci] : 64;
+        p->cl[ci] = lw_realloc(p->cl[ci], sizeof(long) * (size_t)p->cl_cap[ci]);
+    }
+    p->cl[ci][p->cl_n[ci]++] = b->n;
+    return 0;
+}
+
 /* The candidates by state (a counting sort), each state's in order of time,
- * those no other beats kept into level b of n_states states. */
-static void sw_keep(sw_pass *p, sw_level *b, long n_states)
+ * those no other beats kept into level b of n_states states. mixed: a
+ * state's labels may carry different configs of w->carry. */
+static void sw_keep(const sw *w, sw_pass *p, sw_level *b, long n_states, int mixed)
 {
     int nS = p->nS;
     b->start = lw_calloc((size_t)n_states + 2, sizeof(long));
@@ -548,6 +701,7 @@ static void sw_keep(sw_pass *p, sw_level *b, long n_states)
     b->m = lw_malloc(sizeof(double) * cap * (size_t)nS);
     b->prev = lw_malloc(sizeof(int) * cap);
     b->k = lw_malloc(sizeof(int) * cap);
+    b->c = lw_malloc(sizeof(int) * cap);
     b->n = 0;
     long from = 0;
     for (long s = 0; s < n_states; s++) {
@@ -555,15 +709,19 @@ static void sw_keep(sw_pass *p, sw_level *b, long n_states)
         from = a1;
         b->start[s] = b->n;
         if (a1 - a0 > 1) qsort(p->cs + a0, (size_t)(a1 - a0), sizeof(sw_cand), cand_cmp);
+        if (mixed && nS == 1 && a1 > a0) memset(p->cl_n, 0, sizeof(long) * (size_t)w->g->n_configs[w->carry]);
         double least = HUGE_VAL;
         for (long a = a0; a < a1; a++) {
             long i = p->cs[a].id;
-            if (nS == 1 ? !(p->cs[a].m0 < least) : dominated(p, b, b->start[s], i)) continue;
+            if (mixed && nS == 1 ? dominated_carry(w, p, b, i)
+                : nS == 1      ? !(p->cs[a].m0 < least)
+                               : dominated(w, p, b, b->start[s], i, mixed))
+                continue;
             least = p->cs[a].m0;
             long l = b->n++;
             b->t[l] = p->ct[i];
             memcpy(b->m + l * nS, p->cm + i * nS, sizeof(double) * (size_t)nS);
-            b->prev[l] = p->cprev[i], b->k[l] = p->ck[i];
+            b->prev[l] = p->cprev[i], b->k[l] = p->ck[i], b->c[l] = p->ccar[i];
         }
     }
     b->start[n_states] = b->n;
@@ -580,6 +738,8 @@ static int sw_step_labels(sw *w, sw_pass *p, int v)
     long after = w->loff[v + 1];
     const double *Hn = p->H + after;
     double lam_l = p->lam * w->limit[p->S[0]], db[64], room[64];
+    int at_long = 0;
+    for (int i = 0; i < w->n_long; i++) at_long |= long_other(w, w->long_e[i]) == v;
     p->nc = 0;
     for (long s = 0; s < st->n_old_states; s++) {
         long l0 = a->start[s], l1 = a->start[s + 1];
@@ -596,15 +756,17 @@ static int sw_step_labels(sw *w, sw_pass *p, int v)
             double lead = dt + p->lam * db[0] + Hn[s2] - lam_l;
             for (long l = l0; l < l1; l++) {
                 const double *m = a->m + l * nS;
-                if (a->t[l] + p->lam * m[0] + lead > p->cut) continue;
+                int cc = v == w->carry ? k : a->c[l];
+                double x = at_long ? long_extra(w, v, cc, k) : 0;
+                if (a->t[l] + x + p->lam * m[0] + lead > p->cut) continue; /* also where x is +inf */
                 int j = 0;
                 while (j < nS && m[j] <= room[j]) j++;
                 if (j < nS) continue;
-                if (!cand_add(p, a->t[l] + dt, m, db, (int)l, k, s2)) return -1;
+                if (!cand_add(p, a->t[l] + dt + x, m, db, (int)l, k, s2, cc)) return -1;
             }
         }
     }
-    sw_keep(p, b, w->loff[v + 2] - after);
+    sw_keep(w, p, b, w->loff[v + 2] - after, w->carry >= 0 && v >= w->carry && v < w->long_end);
     p->kept += b->n;
     /* what the back-track needs stays: prev and k */
     free(a->t);
@@ -632,6 +794,8 @@ static int sw_pass_run(sw *w, sw_pass *p, int *x, double *cost)
     l0->m = lw_calloc((size_t)nS, sizeof(double));
     l0->prev = lw_calloc(1, sizeof(int));
     l0->k = lw_calloc(1, sizeof(int));
+    l0->c = lw_malloc(sizeof(int));
+    l0->c[0] = -1;
     cells_relaxed(w, 0, 0);
     w->sweeps++;
     for (int v = 0; v < N && rc == 0; v++) {
@@ -840,6 +1004,11 @@ int memsearch_sweep(const cost_graph *g, const mem_table *t, const double *limit
     p.hmin = lw_calloc((size_t)G, sizeof(double *));
     p.inS = lw_calloc((size_t)G, 1);
     p.tol = lw_malloc(sizeof(double) * (size_t)G);
+    if (w.carry >= 0) {
+        p.cl = lw_calloc((size_t)g->n_configs[w.carry], sizeof(long *));
+        p.cl_n = lw_calloc((size_t)g->n_configs[w.carry], sizeof(long));
+        p.cl_cap = lw_calloc((size_t)g->n_configs[w.carry], sizeof(long));
+    }
     for (int k = 0; k < G; k++) p.tol[k] = limit[k] + tol_of(limit[k]);
     sw_dual d = {0};
     d.lb = -HUGE_VAL, d.ub = HUGE_VAL, d.gpu = -1;
@@ -859,7 +1028,12 @@ int memsearch_sweep(const cost_graph *g, const mem_table *t, const double *limit
     free(p.cprev);
     free(p.ck);
     free(p.cstate);
+    free(p.ccar);
     free(p.cs);
+    for (int c = 0; p.cl && c < g->n_configs[w.carry]; c++) free(p.cl[c]);
+    free(p.cl);
+    free(p.cl_n);
+    free(p.cl_cap);
     free(d.H);
     free(d.Hs);
     free(d.x);

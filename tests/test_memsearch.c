@@ -295,8 +295,10 @@ Test(memsearch, by_hand)
  * transformer's: node 0 feeds block 0; in each block node 1 reads the
  * block's input, node j reads node j - 1, and the last node also reads the
  * block's input (the residual add), its output the next block's input.
- * Every block has the same tables. 2 GPUs, configs on 1 or 2 of them. */
-static void gen_blocks(rng *R, instance *in, int k, int b)
+ * Every block has the same tables. 2 GPUs, configs on 1 or 2 of them.
+ * tie: an edge from node 0 to the last node too (GPT's tied table: a long
+ * edge), its costs up to 30, some 0 (matching layouts), some pinned out. */
+static void gen_blocks(rng *R, instance *in, int k, int b, int tie)
 {
     int n = 1 + k * b, nc[MAXN], bc[4], tk[4][3];
     double cost[4][3], mem[4][3][2], etab[4][9], res[9];
@@ -330,6 +332,13 @@ static void gen_blocks(rng *R, instance *in, int k, int b)
             for (int i = 0; i < 9; i++) g->edge_cost[e][i] = res[i];
         }
     }
+    if (tie) {
+        int e = cg_add_edge(g, 0, n - 1);
+        for (int i = 0; i < nc[0] * nc[n - 1]; i++) {
+            double u = rng_unit(R);
+            g->edge_cost[e][i] = u < 0.3 ? 0 : u < 0.4 ? HUGE_VAL : 30 * rng_unit(R);
+        }
+    }
     mem_table *t = mt_new(n, nc, 2, tasks);
     for (int c = 0; c < 3; c++) mt_at(t, 0, c)[0] = mt_at(t, 0, c)[1] = 10;
     for (int v = 1; v < n; v++)
@@ -352,6 +361,41 @@ static void gen_blocks(rng *R, instance *in, int k, int b)
     in->t = t;
 }
 
+/* The same with a long edge from the first node to the last (a tied table):
+ * the sweep carries node 0's config in its labels instead of keeping it open
+ * throughout (memsearch_sweep.c's long edges); the answers equal brute
+ * force's, also where the limit forces blocks to differ. */
+Test(memsearch, long_edge_equals_brute_force)
+{
+    rng R = {0x71edb10cULL};
+    int mixed = 0, n_opt = 0, n_none = 0;
+    for (int i = 0; i < 80; i++) {
+        instance in;
+        int k = rng_int(&R, 3, 4), b = rng_int(&R, 2, 3);
+        gen_blocks(&R, &in, k, b, 1);
+        brute bf = brute_force(&in);
+        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, NULL);
+        if (!isfinite(bf.best_cost)) {
+            cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE, "graph %d: status %d", i, r->status);
+            n_none++;
+        } else {
+            cr_assert_eq(r->status, MEMSEARCH_OPTIMAL, "graph %d: status %d", i, r->status);
+            cr_assert(close_to(r->cost, bf.best_cost), "graph %d: %.12g vs brute force %.12g", i, r->cost,
+                      bf.best_cost);
+            cr_assert(close_to(cg_evaluate(in.g, r->config), r->cost) && mt_fits(in.t, r->config, in.limit));
+            n_opt++;
+            int differ = 0;
+            for (int blk = 1; blk < k; blk++)
+                for (int j = 0; j < b; j++) differ |= r->config[1 + blk * b + j] != r->config[1 + j];
+            mixed += differ;
+        }
+        memsearch_result_free(r);
+        drop(&in);
+    }
+    cr_assert(n_opt >= 40 && mixed >= 10, "optimal %d (none fits %d), blocks unlike each other %d", n_opt, n_none,
+              mixed);
+}
+
 /* The sweep on chains of identical blocks against brute force: the
  * optimum under the limit is found and proven, and it often gives blocks
  * different configs (what a bound that treats them alike cannot see).
@@ -364,7 +408,7 @@ Test(memsearch, identical_blocks_equal_brute_force)
     for (int i = 0; i < 60; i++) {
         instance in;
         int k = rng_int(&R, 3, 4), b = rng_int(&R, 2, 3);
-        gen_blocks(&R, &in, k, b);
+        gen_blocks(&R, &in, k, b, 0);
         brute bf = brute_force(&in);
         memsearch_result *r = memsearch_run(in.g, in.t, in.limit, NULL);
         if (!isfinite(bf.best_cost)) {
@@ -420,6 +464,9 @@ Test(memsearch, generated_gpt_is_proven, .timeout = 120)
     const cost_model *m = plan_model(pl);
     cost_graph *g = cost_model_graph(m);
     mem_table *t = plan_mem_table(m);
+    int tie = 0; /* the tied table's edge, embedding -> LM head, spans the graph: the sweep's long edge */
+    for (int e = 0; e < g->n_edges; e++) tie |= g->edge_to[e] - g->edge_from[e] > g->n_nodes / 2;
+    cr_assert(m->n_ties == 1 && tie, "ties %d, a long edge %d", m->n_ties, tie);
     search_result *u = search_optimum(g);
     int *x = malloc(sizeof(int) * (size_t)g->n_nodes);
     double lower, peak = mt_peak(t, u->config, NULL), least = memsearch_min_peak(g, t, 2, x, &lower);
