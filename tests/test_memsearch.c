@@ -364,7 +364,8 @@ static void gen_blocks(rng *R, instance *in, int k, int b, int tie)
 /* The same with a long edge from the first node to the last (a tied table):
  * the sweep carries node 0's config in its labels instead of keeping it open
  * throughout (memsearch_sweep.c's long edges); the answers equal brute
- * force's, also where the limit forces blocks to differ. */
+ * force's, also where the limit forces blocks to differ; stopped at once,
+ * what it returns fits and its bound is valid. */
 Test(memsearch, long_edge_equals_brute_force)
 {
     rng R = {0x71edb10cULL};
@@ -389,6 +390,14 @@ Test(memsearch, long_edge_equals_brute_force)
                 for (int j = 0; j < b; j++) differ |= r->config[1 + blk * b + j] != r->config[1 + j];
             mixed += differ;
         }
+        memsearch_result_free(r);
+        memsearch_options o;
+        memsearch_options_init(&o);
+        o.time_limit_s = 1e-9; /* stopped at once: what it returns fits, its bound is no more than the optimum */
+        r = memsearch_run(in.g, in.t, in.limit, &o);
+        cr_assert(r->lower_bound <= bf.best_cost + 1e-9 * (1 + fabs(bf.best_cost)), "graph %d: bound %.12g > %.12g", i,
+                  r->lower_bound, bf.best_cost);
+        if (r->config) cr_assert(mt_fits(in.t, r->config, in.limit));
         memsearch_result_free(r);
         drop(&in);
     }
