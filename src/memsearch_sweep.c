@@ -29,7 +29,8 @@
  *    the best assignment found that fits S, which the next pass must then
  *    find or beat) until a pass finds an assignment within it.
  *  - by dominance: within a state, a label no faster and no leaner than
- *    another on every GPU of S.
+ *    another on every GPU of S (across carried configs of a long edge's
+ *    early end, allowing for what the edge may still cost: below).
  * So an answer is proven when it fits every GPU: no pruned label led to a
  * cheaper one.
  */
@@ -182,19 +183,22 @@ static void long_delta(sw *w)
     memset(w->corr, 0, sizeof(double) * (size_t)nc);
     for (int i = 1; i < w->n_long; i++) one_end &= long_other(w, w->long_e[i]) == long_other(w, w->long_e[0]);
     for (int i = 0; i < w->n_long; i++) {
-        int e = w->long_e[i], nk = g->n_configs[long_other(w, e)];
-        const unsigned char *ok = w->long_ok[i];
+        int e = w->long_e[i], nk = g->n_configs[long_other(w, e)], n_ok = 0;
+        int *ks = lw_malloc(sizeof(int) * (size_t)nk); /* the configs allowed: the loops below are nc^2 times these */
+        for (int k = 0; k < nk; k++)
+            if (w->long_ok[i][k]) ks[n_ok++] = k;
         for (int a = 0; a < nc; a++) {
             double least = HUGE_VAL;
-            for (int k = 0; k < nk; k++)
-                if (ok[k] && long_cost(w, e, a, k) - w->long_min[i][k] < least)
-                    least = long_cost(w, e, a, k) - w->long_min[i][k];
+            for (int j = 0; j < n_ok; j++)
+                if (long_cost(w, e, a, ks[j]) - w->long_min[i][ks[j]] < least)
+                    least = long_cost(w, e, a, ks[j]) - w->long_min[i][ks[j]];
             if (one_end) w->corr[a] += least;
             for (int b = 0; b < nc; b++) {
                 double most = -HUGE_VAL;
-                for (int k = 0; k < nk && most < HUGE_VAL; k++) {
+                for (int j = 0; j < n_ok && most < HUGE_VAL; j++) {
+                    int k = ks[j];
                     double cb = long_cost(w, e, b, k), ca = long_cost(w, e, a, k);
-                    if (!ok[k] || !isfinite(cb)) continue; /* b cannot take k: nothing to allow for */
+                    if (!isfinite(cb)) continue; /* b cannot take k: nothing to allow for */
                     double x = isfinite(ca) ? ca - cb : HUGE_VAL;
                     if (x > most) most = x;
                 }
@@ -202,6 +206,7 @@ static void long_delta(sw *w)
                 w->delta[a * nc + b] += most;
             }
         }
+        free(ks);
     }
 }
 
@@ -861,12 +866,16 @@ static int long_bounds(sw *w, sw_pass *p)
 static int long_plausible(sw *w, sw_pass *p)
 {
     if (!w->long_lb_ok && long_bounds(w, p) < 0) return -1;
+    int changed = 0;
     for (int i = 0; i < w->n_long; i++) {
         int v = long_other(w, w->long_e[i]);
-        for (int k = 0; k < w->g->n_configs[v]; k++)
-            w->long_ok[i][k] = w->long_lb[w->coff[v] + k] <= p->cut + tol_of(p->cut);
+        for (int k = 0; k < w->g->n_configs[v]; k++) {
+            unsigned char ok = w->long_lb[w->coff[v] + k] <= p->cut + tol_of(p->cut);
+            changed |= ok != w->long_ok[i][k];
+            w->long_ok[i][k] = ok;
+        }
     }
-    long_delta(w);
+    if (changed) long_delta(w);
     return 0;
 }
 
