@@ -374,10 +374,14 @@ static void optimum8(network *net, double *cost, double *peak)
     plan *pl = plan_open(net, c, NULL, &(plan_options){.set = {8, 8, 0, 0}}, &err);
     cr_assert_not_null(pl, "%s", err.msg);
     const cost_model *m = plan_model(pl);
-    search_result *u = search_optimum(cost_model_graph(m));
+    cost_graph *g = cost_model_graph(m);
+    mem_table *t = plan_mem_table(m);
+    search_result *u = search_optimum(g);
     *cost = u->cost;
-    *peak = mt_peak(plan_mem_table(m), u->config, NULL);
+    *peak = mt_peak(t, u->config, NULL);
     search_result_free(u);
+    mt_free(t);
+    cg_free(g);
     plan_free(pl);
 }
 
