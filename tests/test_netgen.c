@@ -33,8 +33,9 @@ static network *generate(netgen_family f, netgen_params given)
     char *doc = netgen_json(g, src);
     network *n = net_from_json(doc, strlen(doc), "generated", &err);
     cr_assert_not_null(n, "the generated %s network should load: %s", netgen_family_name(f), err.msg);
-    /* the shapes the generator gives its layers (net_to_json reads the
-     * attention's input width) are those the loader infers */
+    /* the file keeps the generator's order and shapes (net_to_json reads
+     * the attention's input width); built_network_equals_the_loaded_one
+     * compares every other field */
     cr_assert_eq(n->n_layers, g->n_layers);
     for (int i = 0; i < n->n_layers; i++) {
         shape a = g->layers[i].out, b = n->layers[i].out;
