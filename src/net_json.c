@@ -70,7 +70,9 @@ static int layer_fail(pctx *p, const char *lname, int index, const char *fmt, co
     /* the layer's own "name": the first one after "layers" begins (the
      * network and the input may carry the same name before it) */
     size_t from = p->n_items > 0 ? p->item_off[0] : 0;
-    if (p->raw_index && index >= 0 && index < p->n_items) {
+    if (!p->text) {
+        /* a network built in memory (net_finish): no lines to point at */
+    } else if (p->raw_index && index >= 0 && index < p->n_items) {
         int col;
         json_line_col(p->text, p->item_off[index], &line, &col);
         int l2 = lname ? json_line_of_name(p->text + p->item_off[index], lname) : 0;
@@ -918,6 +920,46 @@ static int topo_order(pctx *p, const raw_layer *raw, int n, int *order)
     return rc ? -1 : 0;
 }
 
+/* What the loader derives once the layers hold what a file gives
+ * (net_finish): the input's splits; each tied lm_head's embedding checked
+ * and linked back to it; every other layer's output shape, parameters,
+ * contraction and splits (infer); and each layer's consumers. 0, or -1
+ * with the error set. */
+static int finish(pctx *p, network *net)
+{
+    layer *in = &net->layers[0];
+    in->dims = in->out.rank == 3 ? DIMMASK(DIM_N) | DIMMASK(DIM_H)
+                                 : DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W);
+    for (int k = 1; k < net->n_layers; k++) {
+        layer *l = &net->layers[k];
+        if (l->type != LT_LM_HEAD || l->tied < 0) continue;
+        layer *e = &net->layers[l->tied];
+        char m[300];
+        if (e->type != LT_EMBEDDING) {
+            snprintf(m, sizeof m, "\"tied\": \"%.200s\" is not an embedding layer of this network", e->name);
+            return layer_fail(p, l->name, k, "%s", m);
+        }
+        if (e->tied >= 0 && e->tied != k) {
+            snprintf(m, sizeof m, "\"tied\": \"%.200s\" is tied to \"%.60s\" already", e->name,
+                     net->layers[e->tied].name);
+            return layer_fail(p, l->name, k, "%s", m);
+        }
+        e->tied = k; /* and the embedding names its lm_head */
+    }
+    for (int k = 0; k < net->n_layers; k++) net->layers[k].n_outputs = 0;
+    for (int k = 1; k < net->n_layers; k++) {
+        if (infer(p, net, k) < 0) return -1;
+        for (int j = 0; j < net->layers[k].n_inputs; j++) net->layers[net->layers[k].inputs[j]].n_outputs++;
+    }
+    return 0;
+}
+
+int net_finish(network *net, const char *label, lw_error *err)
+{
+    pctx p = {NULL, label, err, NULL, 0, 0};
+    return finish(&p, net);
+}
+
 /* The network in topological order, inputs renumbered; shapes inferred. */
 static network *build_network(pctx *p, const net_header *hd, const raw_layer *raw, int n, const int *order)
 {
@@ -945,7 +987,7 @@ static network *build_network(pctx *p, const net_header *hd, const raw_layer *ra
         const char *tied = raw[order[k]].tied;
         if (!tied) continue;
         int e = net_find(net, tied);
-        if (e < 0 || net->layers[e].type != LT_EMBEDDING) {
+        if (e < 0) {
             char m[300];
             snprintf(m, sizeof m, "\"tied\": \"%.200s\" is not an embedding layer of this network", tied);
             layer_fail(p, net->layers[k].name, k, "%s", m);
@@ -953,22 +995,10 @@ static network *build_network(pctx *p, const net_header *hd, const raw_layer *ra
             return NULL;
         }
         net->layers[k].tied = e;
-        if (net->layers[e].tied >= 0) {
-            char m[300];
-            snprintf(m, sizeof m, "\"tied\": \"%.200s\" is tied to \"%.60s\" already", tied,
-                     net->layers[net->layers[e].tied].name);
-            layer_fail(p, net->layers[k].name, k, "%s", m);
-            net_free(net);
-            return NULL;
-        }
-        net->layers[e].tied = k; /* and the embedding names its lm_head */
     }
-    for (int k = 1; k < n; k++) {
-        if (infer(p, net, k) < 0) {
-            net_free(net);
-            return NULL;
-        }
-        for (int j = 0; j < net->layers[k].n_inputs; j++) net->layers[net->layers[k].inputs[j]].n_outputs++;
+    if (finish(p, net) < 0) {
+        net_free(net);
+        return NULL;
     }
     return net;
 }
@@ -1000,8 +1030,7 @@ network *net_from_json(const char *text, size_t len, const char *label, lw_error
     raw[0].l.name = (char *)hd.in_name; /* raw[0] is the input */
     raw[0].l.type = LT_INPUT;
     raw[0].l.tied = -1;
-    raw[0].l.out = (shape){hd.c, hd.h, hd.w, hd.seq ? 3 : 4};
-    raw[0].l.dims = hd.seq ? DIMMASK(DIM_N) | DIMMASK(DIM_H) : DIMMASK(DIM_N) | DIMMASK(DIM_C) | DIMMASK(DIM_H) | DIMMASK(DIM_W);
+    raw[0].l.out = (shape){hd.c, hd.h, hd.w, hd.seq ? 3 : 4}; /* its splits: finish */
     int k = 1;
     for (const cJSON *it = layers->child; it; it = it->next, k++)
         if (parse_layer(&p, it, k - 1, &raw[k]) < 0) goto done;

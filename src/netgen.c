@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,6 +264,7 @@ static int block_post_ln(gen *g, const netgen_params *p, int blk, int x)
 static int front(gen *g, netgen_family f, const netgen_params *p)
 {
     int in = add(g, -1, f == NG_VIT ? "image" : "tokens", LT_INPUT, -1, -1);
+    L(g, in)->bias = 0;
     if (f == NG_VIT) {
         L(g, in)->out = (shape){3, p->image, p->image, 4};
         int pe = add(g, -1, "patch_embed", LT_PATCH_EMBED, in, -1);
@@ -355,6 +357,15 @@ network *netgen_build(netgen_family f, const netgen_params *p)
     for (int blk = 0; blk < (int)p->layers; blk++)
         x = f == NG_BERT ? block_post_ln(&g, p, blk, x) : block_pre_ln(&g, f, p, blk, x);
     back(&g, f, p, x);
+    /* what the loader derives (parameters, splits, contractions, consumers,
+     * the embedding's link to its head) by the loader's own step, so the
+     * network is the one its file loads as */
+    lw_error err = {0};
+    if (net_finish(g.net, g.net->name, &err) != 0) {
+        /* netgen_resolve keeps the sizes within what the loader takes */
+        fprintf(stderr, "layerwise: internal error: generated network refused: %s\n", err.msg);
+        abort();
+    }
     return g.net;
 }
 

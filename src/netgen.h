@@ -48,7 +48,10 @@ void netgen_defaults(netgen_family f, netgen_params *p);
  * naming the options). */
 int netgen_resolve(netgen_family f, const netgen_params *given, netgen_params *p, lw_error *err);
 
-/* The network of resolved sizes (caller frees with net_free). */
+/* The network of resolved sizes (caller frees with net_free), finished by
+ * the loader's own step (net_finish): every field, derived ones included,
+ * equals those of the network its netgen_json document loads as. Sizes
+ * netgen_resolve accepted always finish; others abort. */
 network *netgen_build(netgen_family f, const netgen_params *p);
 
 /* Its layerwise-net/1 document (caller frees); source, when not NULL, is
