@@ -118,6 +118,8 @@ typedef struct pipe_plan {
     int fits;
     double limit_bytes;        /* the memory limit each stage's configs were searched within (+inf: none) */
     long capped_searches;      /* stages whose unconstrained optimum did not fit: memory searches run */
+    double tie_ms;             /* a tied table's embedding and LM head in different stages: the embedding group's
+                                  all-reduce of its gradient across them, once a step, in step_ms (pipe_tie_ms) */
     int unproven;              /* a memory search inside a stage stopped at PIPE_CAP_SUBPROBLEMS: the plan fits,
                                   its step is the best found, not proven the least */
     /* search statistics */
@@ -178,6 +180,13 @@ pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *p
                          const pipe_options *o, const megatron_options *mo, lw_error *err);
 
 void pipe_plan_free(pipe_plan *pp);
+
+/* The all-reduce of a tied table's gradient between the stage holding the
+ * embedding and the stage holding its LM head, where they differ
+ * (Megatron-LM's embedding group: cost_tie_cross_ms between the two
+ * stages' groups), summed over the ties: ms once per step; *bytes (may be
+ * NULL) the tables' gradients. 0 where every tie is within one stage. */
+double pipe_tie_ms(const pipe_plan *pp, double *bytes);
 
 /* Why a layer sits in its stage (explain of boundaries): the effect on the
  * step of moving each boundary of the layer's stage one allowed cut earlier

@@ -52,7 +52,27 @@ typedef struct brute {
     double best;
     long plans;
     double limit;          /* bytes per GPU; 0: none */
+    int first[16], last[16], gpu0[16], gpus[16]; /* the stages being tried: layers and groups */
 } brute;
+
+/* A tie whose layers sit in different stages of the brute force's plan:
+ * the embedding group's all-reduce between the two stages' groups, once a
+ * step (cost_tie_cross_ms), found here from the stages' layer ranges. */
+static double brute_tie(const brute *b)
+{
+    double x = 0;
+    const cost_model *cm = b->cm[0];
+    for (int k = 0; k < cm->n_ties; k++) {
+        int se = -1, sh = -1;
+        for (int j = 0; j < b->P; j++) {
+            if (cm->ties[k].embed >= b->first[j] && cm->ties[k].embed < b->last[j]) se = j;
+            if (cm->ties[k].lm_head >= b->first[j] && cm->ties[k].lm_head < b->last[j]) sh = j;
+        }
+        cr_assert(se >= 0 && sh >= 0);
+        if (se != sh) x += cost_tie_cross_ms(cm, k, b->gpu0[se], b->gpus[se], b->gpu0[sh], b->gpus[sh], NULL);
+    }
+    return x;
+}
 
 static double stage_brute(brute *b, int a, int e, int gi)
 {
@@ -131,7 +151,7 @@ static void brute_rec(brute *b, int j, int a, int o, double *t)
 {
     if (j == b->P) {
         if (a != b->K) return;
-        double T = pipe_step_ms(b->s, b->m, b->v, t, b->P);
+        double T = pipe_step_ms(b->s, b->m, b->v, t, b->P) + brute_tie(b);
         b->plans++;
         if (T < b->best) b->best = T;
         return;
@@ -142,6 +162,7 @@ static void brute_rec(brute *b, int j, int a, int o, double *t)
         int elo = j == b->P - 1 ? b->K : a + 1, ehi = j == b->P - 1 ? b->K : b->K - 1;
         for (int e = elo; e <= ehi; e++) {
             if (e < b->K && o + g >= b->G) continue;
+            b->first[j] = b->bounds[a], b->last[j] = b->bounds[e], b->gpu0[j] = o, b->gpus[j] = g;
             double c = e < b->K ? pipe_p2p_ms(b->cm[gi], b->prod[e], o, o + g, b->v) : 0;
             t[j] = (b->limit > 0 ? stage_brute_capped(b, a, e, gi, j) : stage_brute(b, a, e, gi)) + c;
             if (!isfinite(t[j])) continue;
@@ -351,6 +372,78 @@ Test(pipeline, brute_force_transformer_blocks)
     cr_assert_leq(K, 64);
     /* two GPUs keep every stage's configs few enough to enumerate */
     check_against_brute(text, "dgx-a100", 2, 4, 2, 2, PIPE_1F1B, 1);
+    free(text);
+}
+
+/* A tied table across stages (issue 35): the search prices the embedding
+ * group's all-reduce with the first and last stages' groups, as brute
+ * force does; the plan charges it once a step and the first stage keeps
+ * the table's copy. */
+static char *tied_mini_text(void)
+{
+    lw_error err = {0};
+    size_t len;
+    char *text = lw_read_file("tests/fixtures/nets/tied_mini.json", &len, &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    return text;
+}
+
+Test(pipeline, brute_force_tied_table_across_stages, .timeout = 300)
+{
+    char *text = tied_mini_text();
+    check_against_brute(text, "p100-4x4", 2, 16, 2, 2, PIPE_1F1B, 1);
+    check_against_brute(text, "dgx1-v100", 2, 16, 2, 4, PIPE_GPIPE, 1);
+    check_against_brute(text, "p100-4x4", 4, 16, 3, 4, PIPE_1F1B, 1);
+    check_against_brute(text, "p100-4x4", 4, 4, 3, 4, PIPE_1F1B, 1);
+    check_against_brute(text, "dgx1-v100", 4, 4, 3, 4, PIPE_GPIPE, 1);
+    check_against_brute(text, "p100-4x4", 4, 4, 2, 2, PIPE_1F1B, 1);
+    check_against_brute(text, "p100-4x4", 4, 8, 3, 8, PIPE_1F1B, 1);
+    free(text);
+}
+
+Test(pipeline, tied_table_across_stages_in_the_plan)
+{
+    char *text = tied_mini_text();
+    network *net = net_ok(text);
+    cluster *cl = load_cluster("p100-4x4");
+    lw_error err = {0};
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 3, o.microbatches = 4; /* three stages: the embedding (layer 1) and the LM head never share one */
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 16, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    const cost_model *cm = pp->stages[0].cm;
+    cr_assert_eq(cm->n_ties, 1);
+    const pipe_stage *a = &pp->stages[cm->ties[0].embed < pp->stages[0].last ? 0 : 1], *h = &pp->stages[2];
+    cm = a->cm;
+    cr_assert(cm->ties[0].embed >= a->first && cm->ties[0].embed < a->last && cm->ties[0].lm_head >= h->first);
+    double bytes = 0, x = cost_tie_cross_ms(cm, 0, a->gpu0, a->gpus, h->gpu0, h->gpus, &bytes);
+    cr_assert_gt(x, 0);
+    ASSERT_REL(pp->tie_ms, x, 1e-15);
+    double tb = 0;
+    ASSERT_REL(pipe_tie_ms(pp, &tb), x, 1e-15);
+    ASSERT_REL(tb, bytes, 1e-15);
+    double t[3] = {pp->stages[0].t_ms, pp->stages[1].t_ms, pp->stages[2].t_ms};
+    ASSERT_REL(pp->step_ms, pipe_step_ms(PIPE_1F1B, 4, 1, t, 3) + x, 1e-15);
+    /* the first stage's memory: its layers' and the copy of the table in the embedding's tiles */
+    double most = 0;
+    for (int k = 0; k < a->gpus; k++) {
+        double m = 0;
+        for (int l = a->first; l < a->last; l++) {
+            const config *c = &cm->configs[l][a->config[l]];
+            if (k >= config_tasks(c)) continue;
+            memory_parts mp;
+            cost_memory_task(cm, l, c, k, &mp);
+            m += mp.weights + mp.gradients + mp.optimizer + a->held * mp.activations;
+            if (l == cm->ties[0].embed) m += cost_tie_copy_bytes(cm, 0, c, k);
+        }
+        if (m > 0) m += cost_fixed_bytes(cm);
+        if (m > most) most = m;
+    }
+    ASSERT_REL(a->memory_bytes, most, 1e-12);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
     free(text);
 }
 
@@ -723,6 +816,7 @@ Test(pipeline, explain_moves_of_boundaries)
         cr_assert_eq(pipe_explain_layer(pp, li, &e, &err), 0, "%s", err.msg);
         cr_assert_eq(e.stage, i);
         cr_assert(e.step_ms == pp->step_ms);
+        cr_assert_gt(pp->tie_ms, 0, "tiny_gpt's tie crosses the stages");
         cr_assert_eq(e.n_moves, i == 0 || i == pp->p - 1 ? 2 : 4, "stage %d", i);
         int valid = 0;
         for (int k = 0; k < e.n_moves; k++) {
@@ -734,7 +828,13 @@ Test(pipeline, explain_moves_of_boundaries)
             double t[3];
             for (int j = 0; j < 3; j++) t[j] = pp->stages[j].t_ms;
             t[mv->boundary] = mv->t_left, t[mv->boundary + 1] = mv->t_right;
-            double T = pipe_step_ms(pp->schedule, pp->m, pp->v, t, 3);
+            /* the tied table's all-reduce between the stages holding its two layers after the move */
+            brute tb = {.P = 3, .cm = {(cost_model *)pp->stages[0].cm}};
+            for (int j = 0; j < 3; j++)
+                tb.first[j] = pp->stages[j].first, tb.last[j] = pp->stages[j].last, tb.gpu0[j] = pp->stages[j].gpu0,
+                tb.gpus[j] = pp->stages[j].gpus;
+            tb.last[mv->boundary] = tb.first[mv->boundary + 1] = mv->to;
+            double T = pipe_step_ms(pp->schedule, pp->m, pp->v, t, 3) + brute_tie(&tb);
             cr_assert(fabs(T - mv->step_ms) <= 1e-9 * T, "%.17g vs %.17g", T, mv->step_ms);
             cr_assert_geq(mv->step_ms, pp->step_ms * (1 - 1e-12), "a move beat the exact optimum");
         }
@@ -923,7 +1023,8 @@ Test(pipeline, interleaved_plan_prices_groups)
     for (int j = 0; j < 4; j++) t[j] = pp->stages[j].t_ms;
     pipe_group_loads(pp, t, T);
     ASSERT_REL(T[0], t[0] + t[2], 1e-15);
-    ASSERT_REL(pp->step_ms, (T[0] + T[1]) / 2 + (4 - 0.5) * fmax(T[0], T[1]), 1e-12);
+    cr_assert_gt(pp->tie_ms, 0, "tiny_gpt is tied: the embedding group's all-reduce between groups 1 and 2");
+    ASSERT_REL(pp->step_ms, (T[0] + T[1]) / 2 + (4 - 0.5) * fmax(T[0], T[1]) + pp->tie_ms, 1e-12);
     cr_assert(pp->stages[0].memory_bytes == pp->stages[2].memory_bytes);
     cr_assert_geq(pp->stages[0].held + pp->stages[2].held, pp->stages[1].held + pp->stages[3].held);
     cr_assert_eq(pp->stages[3].p2p_ms, 0);
