@@ -1827,6 +1827,7 @@ void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
     if (pp->schedule == PIPE_INTERLEAVED) cJSON_AddNumberToObject(p, "chunks", pp->n_stages);
     cJSON_AddNumberToObject(p, "microbatch", (double)pp->microbatch);
     cJSON_AddNumberToObject(p, "step_ms", pp->step_ms);
+    if (pp->tie_ms > 0) cJSON_AddNumberToObject(p, "tie_allreduce_ms", pp->tie_ms); /* in step_ms */
     cJSON_AddNumberToObject(p, "bubble_fraction", pp->bubble_fraction);
     cJSON_AddNumberToObject(p, "peak_memory_bytes", pp->peak_memory_bytes);
     cJSON_AddBoolToObject(p, "fits", pp->fits);
@@ -1854,9 +1855,16 @@ void pipe_plan_print(const pipe_plan *pp, FILE *f)
                 st->t_ms, st->compute_ms, st->transfer_ms, st->sync_ms, st->p2p_ms, st->held,
                 st->memory_bytes / 1073741824.0);
     }
-    fprintf(f, "step %.2f ms (eq1, pipelined: %s); bubble %.1f%% of each GPU's step\n", pp->step_ms,
+    fprintf(f, "step %.2f ms (eq1, pipelined: %s%s); bubble %.1f%% of each GPU's step\n", pp->step_ms,
             il ? "sum T_g / v + (m - 1/v) max T_g, T_g a group's chunks' t" : "sum t + (m - 1) max t",
-            100 * pp->bubble_fraction);
+            pp->tie_ms > 0 ? " + the tied table's all-reduce" : "", 100 * pp->bubble_fraction);
+    if (pp->tie_ms > 0) {
+        double bytes;
+        pipe_tie_ms(pp, &bytes);
+        fprintf(f, "tied table: its gradient (%.1f MB) all-reduced once a step between the stages holding the embedding "
+                   "and the LM head, %.2f ms (Megatron-LM's embedding group; the embedding's stage keeps a copy)\n",
+                bytes / 1e6, pp->tie_ms);
+    }
     fprintf(f, "peak memory %.2f GiB per GPU: %s\n", pp->peak_memory_bytes / 1073741824.0,
             pp->fits ? "fits" : "does NOT fit the memory limit");
     if (pp->unproven)
