@@ -12,6 +12,7 @@
 #include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "test_helpers.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1068,7 +1069,7 @@ Test(pipeline, interleaved_plan_prices_groups)
     }
     pipe_sim *r = pipe_plan_simulate(pp);
     cr_assert_not_null(r);
-    cr_assert_eq(r->n_tasks, 2 * 2 * 4 * 2 + 2);
+    cr_assert_eq(r->n_tasks, 2 * 2 * 4 * 2 + 2 + 2, "forwards, backwards, syncs and the tie's all-reduce on both groups");
     pipe_sim_free(r);
     pipe_plan_free(pp);
     cluster_free(cl);
@@ -1282,6 +1283,53 @@ Test(pipeline, memory_capped_interleaved_against_brute_force)
     cr_assert_gt(tried, 1);
     pipe_plan_free(free_pp);
     for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
+}
+
+/* The simulator runs the tied table's all-reduce across stages (issue 35)
+ * as its own task on the two groups, once both have run their last
+ * backward, before their syncs; the trace names it. */
+Test(pipeline, simulated_tie_allreduce_before_the_syncs)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 3, o.microbatches = 6;
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 48, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_gt(pp->tie_ms, 0);
+    pipe_sim *r = pipe_plan_simulate(pp);
+    cr_assert_not_null(r);
+    int ties = 0;
+    double last_bwd[3] = {0}, sync_start[3] = {0}, tie_end[3] = {0}, tie_start = -1;
+    for (int k = 0; k < r->n_tasks; k++) {
+        const pipe_sim_task *t = &r->tasks[k];
+        if (t->kind == PIPE_SIM_BACKWARD && t->end_ms > last_bwd[t->stage]) last_bwd[t->stage] = t->end_ms;
+        if (t->kind == PIPE_SIM_SYNC) sync_start[t->stage] = t->start_ms;
+        if (t->kind != PIPE_SIM_TIE) continue;
+        ties++;
+        cr_assert(t->stage == 0 || t->stage == 2, "on the embedding's and the LM head's groups: %d", t->stage);
+        cr_assert_float_eq(t->end_ms - t->start_ms, pp->tie_ms, 1e-12);
+        cr_assert(tie_start < 0 || tie_start == t->start_ms, "one all-reduce, both groups at once");
+        tie_start = t->start_ms, tie_end[t->stage] = t->end_ms;
+    }
+    cr_assert_eq(ties, 2);
+    cr_assert(tie_start >= last_bwd[0] && tie_start >= last_bwd[2]);
+    cr_assert(sync_start[0] >= tie_end[0] && sync_start[2] >= tie_end[2], "the syncs after it");
+    char *trace = pipe_sim_trace(r, pp);
+    cr_assert(strstr(trace, "tied table all-reduce stage 1"), "the trace names it");
+    free(trace);
+    cJSON *root = cJSON_CreateObject();
+    char *doc = pipe_sim_to_json(r, pp, root);
+    cr_assert(strstr(doc, "\"tie_allreduce\""));
+    free(doc);
+    cJSON_Delete(root);
+    pipe_sim_free(r);
+    pipe_plan_free(pp);
     cluster_free(cl);
     net_free(net);
 }
