@@ -459,6 +459,7 @@ static void one_stage(const char *net, const char *cl, int gpus)
     cr_assert_not_null(pp, "%s", err.msg);
     cr_assert_eq(pp->p, 1);
     cr_assert_eq(pp->m, 1);
+    cr_assert(pp->tie_ms == 0, "one stage holds both of a tie's layers: no all-reduce across stages");
     cr_assert(pp->step_ms == p->best_eval.total_ms, "%s: %.17g vs today's %.17g", net, pp->step_ms,
               p->best_eval.total_ms);
     for (int l = 0; l < p->net->n_layers; l++) cr_assert_eq(pp->stages[0].config[l], p->best[l], "layer %d", l);
@@ -540,6 +541,12 @@ Test(pipeline, megatron_equal_stages)
     cr_assert_eq(pp->stages[0].gpus, 4);
     cr_assert_eq(pp->stages[1].gpu0, 4);
     cr_assert_eq(pp->stages[1].first, net_find(net, "block1.ln1"));
+    /* tiny_gpt is tied: Megatron's embedding group all-reduces between GPUs 0-3 and 4-7, in the step */
+    const cost_model *cm = pp->stages[0].cm;
+    ASSERT_REL(pp->tie_ms, cost_tie_cross_ms(cm, 0, 0, 4, 4, 4, NULL), 1e-15);
+    cr_assert_gt(pp->tie_ms, 0);
+    double t[2] = {pp->stages[0].t_ms, pp->stages[1].t_ms};
+    ASSERT_REL(pp->step_ms, pipe_step_ms(PIPE_1F1B, 4, 1, t, 2) + pp->tie_ms, 1e-15);
     pipe_plan *best = pipe_search(net, cl, NULL, 8, 32, &o, &err);
     cr_assert_not_null(best, "%s", err.msg);
     cr_assert_leq(best->step_ms, pp->step_ms * (1 + 1e-12), "the search is no worse than Megatron's plan");
