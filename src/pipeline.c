@@ -644,7 +644,11 @@ static void dp_search(pctx *c, dp_best *best)
         if (c->size[s0] >= c->G) continue; /* no GPUs left for the last stage */
         for (int si = 0; si < c->n_sizes; si++)
             for (int o = 0; o < c->G; o++) {
-                double x = 0;
+                double x = 0; /* only where a last stage can be: aligned, after the first, within the GPUs */
+                if (o % c->size[si] || o < c->size[s0] || o + c->size[si] > c->G) {
+                    c->tie_x[si * c->G + o] = 0;
+                    continue;
+                }
                 for (int k = 0; k < cm->n_ties; k++)
                     x += cost_tie_cross_ms(cm, k, 0, c->size[s0], o, c->size[si], NULL);
                 c->tie_x[si * c->G + o] = x;
