@@ -181,6 +181,20 @@ typedef void (*cost_tie_visit)(void *user, int backward, int src, int dst, doubl
 void cost_tie_moves(const cost_model *m, int tie, const config *ce, const config *ch, cost_tie_visit visit,
                     void *user);
 
+/* A tie whose two layers sit in different pipeline stages (issue 35):
+ * Megatron-LM's "embedding group" (megatron/core/distributed/
+ * finalize_model_grads.py, _allreduce_word_embedding_grads). The stage
+ * holding the embedding keeps a copy of the table, in the embedding's
+ * layout (copy_bytes: what task `task` of config ce keeps of it: weights,
+ * gradient, optimizer state, as cost_memory_task counts a layer's), and
+ * once per step the two copies' gradients are all-reduced between the two
+ * groups' corresponding ranks: GPU a0 + r with b0 + r for r < min(na, nb),
+ * concurrent two-rank all-reduces of the table's gradient at the sync's
+ * bytes per element spread evenly over the pairs, priced as
+ * cost_allreduce_rings_s prices them (ms; *bytes: the table's gradient). */
+double cost_tie_copy_bytes(const cost_model *m, int tie, const config *ce, int task);
+double cost_tie_cross_ms(const cost_model *m, int tie, int a0, int na, int b0, int nb, double *bytes);
+
 /* The same model at new prices: a cluster that differs from old's only in
  * what the tables price, not what they count (link bandwidths and
  * latencies, NICs per node, precision, sync and collective settings; not
@@ -329,6 +343,11 @@ typedef struct coll_pick {
 coll_pick cost_allreduce_pick(const cluster *cl, int n, int nodes, double ring_bw_s);
 /* cost_allreduce_s's call with the algorithm and protocol it takes. */
 coll_pick cost_allreduce_call(const cluster *cl, const int *ring, int n, double bytes);
+/* n_rings concurrent ring all-reduces of `bytes` each, ring k over
+ * rings[k n .. k n + n - 1] in that order (ids of the cluster; n >= 2),
+ * their inter-node hops sharing the nodes' NICs: cost_allreduce_s's
+ * model, several rings at once. Seconds. */
+double cost_allreduce_rings_s(const cluster *cl, const int *rings, int n_rings, int n, double bytes);
 /* A ring reduce-scatter and a ring all-gather of `bytes` (the whole
  * buffer) over the same ring: each half of cost_allreduce_s (n - 1 of its
  * steps and half its call's latency), so that one of each is exactly the

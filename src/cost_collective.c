@@ -404,6 +404,15 @@ double cost_allreduce_s(const cluster *cl, const int *ring, int n, double bytes)
     return t;
 }
 
+double cost_allreduce_rings_s(const cluster *cl, const int *rings, int n_rings, int n, double bytes)
+{
+    if (n < 2 || n_rings < 1 || bytes <= 0) return 0;
+    double *nic = lw_calloc(2 * (size_t)cl->nodes, sizeof(double));
+    double t = allreduce_rings_s(&(link_tab){cl, NULL, 0}, rings, n_rings, n, bytes, nic, cl->nodes);
+    free(nic);
+    return t;
+}
+
 coll_pick cost_allreduce_call(const cluster *cl, const int *ring, int n, double bytes)
 {
     coll_pick pk = {0, COLL_SIMPLE, 0};

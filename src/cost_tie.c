@@ -33,6 +33,7 @@
  * NICs; phase_time).
  */
 #include "cost_internal.h"
+#include "cost_sharding.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -192,6 +193,43 @@ double cost_tie_ms(const cost_model *m, int tie, int ce, int ch, double *bytes)
     if (t->t_tie && !bytes) return t->t_tie[ce * m->n_configs[t->lm_head] + ch];
     double v = cost_t_tie(m, tie, &m->configs[t->embed][ce], &m->configs[t->lm_head][ch], bytes);
     return t->t_tie ? t->t_tie[ce * m->n_configs[t->lm_head] + ch] : v;
+}
+
+/* The copy of the table a stage holding the embedding without its LM
+ * head keeps (cost.h): laid out as the embedding's config lays its tiles
+ * (c splits the hidden features, r the vocabulary), each task its tile's
+ * weights, gradient and optimizer state as cost_memory_task counts a
+ * layer's weights (sharded likewise under ZeRO). */
+double cost_tie_copy_bytes(const cost_model *m, int tie, const config *ce, int task)
+{
+    const cost_tie *t = &m->ties[tie];
+    const double table = (double)m->net->layers[t->lm_head].vocab * (double)m->net->layers[t->embed].out_features;
+    const double shard = table / (ce->deg[DIM_C] * ce->deg[DIM_R]);
+    const double eb = m->elem_bytes > 0 ? m->elem_bytes : BYTES_PER_ELEM;
+    memory_parts p = {0};
+    p.weights = shard * (BYTES_PER_ELEM + (eb < BYTES_PER_ELEM ? eb : 0));
+    p.gradients = shard * eb;
+    p.optimizer = shard * BYTES_PER_ELEM * (m->optimizer == OPT_ADAM ? 2 : m->optimizer == OPT_MOMENTUM ? 1 : 0);
+    if (m->cl->sync >= SYNC_ZERO1) cost_shard_memory(m, shard, cost_shard_group(m, ce, task), &p);
+    return p.weights + p.gradients + p.optimizer;
+}
+
+/* The embedding group's all-reduce across stages (cost.h): min(na, nb)
+ * pairs (a0 + r, b0 + r), each all-reducing its share of the table's
+ * gradient, all at once. */
+double cost_tie_cross_ms(const cost_model *m, int tie, int a0, int na, int b0, int nb, double *bytes)
+{
+    const cost_tie *t = &m->ties[tie];
+    const int n = na < nb ? na : nb;
+    const double table = (double)m->net->layers[t->lm_head].vocab * (double)m->net->layers[t->embed].out_features;
+    const double total = table * cluster_grad_sync_bytes(m->cl);
+    if (bytes) *bytes = total;
+    if (n < 1) return 0;
+    int *rings = lw_malloc(sizeof(int) * 2 * (size_t)n);
+    for (int r = 0; r < n; r++) rings[2 * r] = a0 + r, rings[2 * r + 1] = b0 + r;
+    double s = cost_allreduce_rings_s(m->cl, rings, n, 2, total / n);
+    free(rings);
+    return 1e3 * s;
 }
 
 /* Every tie of the network, embedding first: (embed, lm_head) pairs. */

@@ -173,6 +173,13 @@ typedef struct pctx {
     int unproven;      /* a stage's memory search stopped at PIPE_CAP_SUBPROBLEMS unproven */
     int lazy;          /* stage_f gives f, a lower bound, for a range not yet checked against the limit */
     struct il_cap *ilc; /* interleaved under a memory limit: the groups checked (il_capped); NULL: none */
+    int tie_cross;     /* a tie whose embedding is in the first segment and LM head in the last, p >= 2: the
+                          embedding group's all-reduce across the first and last stages (cost_tie_cross_ms) */
+    int se;            /* tie_cross: the segment holding the embedding */
+    int s0;            /* dp_run: the first stage's size index, the stage holding the embedding (tie_cross); -1:
+                          any; -2: the first stage ends before the embedding (no all-reduce charged) */
+    double *tie_x;     /* [n_sizes * G]: the all-reduce with the first stage on size s0 and the last on size si
+                          at offset o ([si * G + o]), ms */
 } pctx;
 
 /* Whether segments j and k of model cm are the same problem: the same
@@ -376,6 +383,17 @@ static void size_tabs_free(size_tabs *s, int K, int keep_model)
  * keeps nothing) on a group of `gpus`, holding `held` micro-batches of
  * activations: per task, weights, gradients, optimizer state and held
  * times its activations, as stage_fill counts them. */
+/* What task q of layer l in config cf keeps of a tied table's copy when
+ * its stage holds layers [first, last): the embedding's copy where its LM
+ * head is in another stage (cost_tie_copy_bytes), else 0. */
+static double copy_bytes(const cost_model *cm, int l, const config *cf, int q, int first, int last)
+{
+    for (int k = 0; k < cm->n_ties; k++)
+        if (cm->ties[k].embed == l && (cm->ties[k].lm_head < first || cm->ties[k].lm_head >= last))
+            return cost_tie_copy_bytes(cm, k, cf, q);
+    return 0;
+}
+
 static mem_table *stage_mem_table(const cost_model *cm, const cost_graph *g, const int *node_of, int first, int last,
                                   int gpus, double held)
 {
@@ -399,7 +417,8 @@ static mem_table *stage_mem_table(const cost_model *cm, const cost_graph *g, con
             for (int q = 0; q < t->tasks[node_of[l]][k]; q++) {
                 memory_parts mp;
                 cost_memory_task(cm, l, cf, q, &mp);
-                bytes[q] = mp.weights + mp.gradients + mp.optimizer + held * mp.activations;
+                bytes[q] = mp.weights + mp.gradients + mp.optimizer + held * mp.activations +
+                           copy_bytes(cm, l, cf, q, first, last);
             }
         }
     return t;
@@ -459,7 +478,8 @@ static void most_bytes(size_tabs *s, const cost_model *cm, int g)
             for (int q = 0; q < n && q < g; q++) {
                 memory_parts mp;
                 cost_memory_task(cm, l, &cm->configs[l][k], q, &mp);
-                ms[q] = fmax(ms[q], mp.weights + mp.gradients + mp.optimizer);
+                ms[q] = fmax(ms[q], mp.weights + mp.gradients + mp.optimizer +
+                                        copy_bytes(cm, l, &cm->configs[l][k], q, l + 1, l + 1)); /* the most */
                 ma[q] = fmax(ma[q], mp.activations);
             }
         }
@@ -549,14 +569,17 @@ static double dp_run(pctx *c, double tmax, double *F, int *choice)
                 int bc = -1;
                 for (int si = 0; si < c->n_sizes; si++) {
                     int g = c->size[si];
-                    if (o % g || o + g > G) continue;
+                    if (o % g || o + g > G || (j == 0 && c->s0 >= 0 && si != c->s0)) continue;
+                    int bmin = j == 0 && c->s0 >= 0 ? c->se + 1 : 0, bmax = j == 0 && c->s0 == -2 ? c->se : K;
+                    /* the embedding group's all-reduce, once a step: in the sum (T's /v undone), not the bound */
+                    double once = j == P - 1 && c->s0 >= 0 ? c->tie_x[si * G + o] * c->v : 0;
                     int blo = j == P - 1 ? K : a + 1, bhi = j == P - 1 ? K : K - (P - 1 - j);
-                    for (int b = blo; b <= bhi; b++) {
+                    for (int b = blo > bmin ? blo : bmin; b <= bhi && b <= bmax; b++) {
                         double rest = F[(long)(j + 1) * W + (long)b * (G + 1) + o + g];
                         if (!isfinite(rest)) continue;
                         double t = stage_t(c, j, si, a, b, o);
                         if (t > tmax) continue;
-                        if (t + rest < best) best = t + rest, bc = b * 16 + si;
+                        if (t + once + rest < best) best = t + once + rest, bc = b * 16 + si;
                     }
                 }
                 F[(long)j * W + (long)a * (G + 1) + o] = best;
@@ -604,7 +627,45 @@ typedef struct dp_best {
 /* Alpa's enumeration: the least T = F(tmax) (/ v) + (m - 1 (/ v)) tmax over
  * the candidate bounds, from the smallest feasible one up, stopping where
  * the bound's term alone reaches the best. */
+static void dp_search_one(pctx *c, dp_best *best);
+
+/* dp_search_one, once per size of the first stage where a tie crosses the
+ * stages (its all-reduce depends on the first and the last stage's groups). */
 static void dp_search(pctx *c, dp_best *best)
+{
+    c->s0 = -1;
+    if (!c->tie_cross) {
+        dp_search_one(c, best);
+        return;
+    }
+    const cost_model *cm = c->tabs[0].cm;
+    c->tie_x = lw_malloc(sizeof(double) * (size_t)c->n_sizes * (size_t)c->G);
+    for (int s0 = 0; s0 < c->n_sizes; s0++) {
+        if (c->size[s0] >= c->G) continue; /* no GPUs left for the last stage */
+        for (int si = 0; si < c->n_sizes; si++)
+            for (int o = 0; o < c->G; o++) {
+                double x = 0; /* only where a last stage can be: aligned, after the first, within the GPUs */
+                if (o % c->size[si] || o < c->size[s0] || o + c->size[si] > c->G) {
+                    c->tie_x[si * c->G + o] = 0;
+                    continue;
+                }
+                for (int k = 0; k < cm->n_ties; k++)
+                    x += cost_tie_cross_ms(cm, k, 0, c->size[s0], o, c->size[si], NULL);
+                c->tie_x[si * c->G + o] = x;
+            }
+        c->s0 = s0;
+        dp_search_one(c, best);
+    }
+    if (c->se > 0) { /* the first stage before the embedding: exact where p = 2 (it shares the last stage) */
+        c->s0 = -2;
+        dp_search_one(c, best);
+    }
+    c->s0 = -1;
+    free(c->tie_x);
+    c->tie_x = NULL;
+}
+
+static void dp_search_one(pctx *c, dp_best *best)
 {
     int K = c->K, G = c->G, P = c->p;
     long W = (long)(K + 1) * (G + 1);
@@ -712,7 +773,8 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
             if (k >= config_tasks(c)) continue;
             memory_parts mp;
             cost_memory_task(cm, l, c, k, &mp);
-            bytes += mp.weights + mp.gradients + mp.optimizer + st->held * mp.activations;
+            bytes += mp.weights + mp.gradients + mp.optimizer + st->held * mp.activations +
+                     copy_bytes(cm, l, c, k, st->first, st->last);
         }
         if (bytes > 0) bytes += cost_fixed_bytes(cm);
         if (bytes > st->memory_bytes) st->memory_bytes = bytes;
@@ -737,7 +799,7 @@ static void group_memory(pipe_plan *pp, int g)
                 if (k >= config_tasks(cf)) continue;
                 memory_parts mp;
                 cost_memory_task(st->cm, l, cf, k, &mp);
-                fixed[k] += mp.weights + mp.gradients + mp.optimizer;
+                fixed[k] += mp.weights + mp.gradients + mp.optimizer + copy_bytes(st->cm, l, cf, k, st->first, st->last);
                 act[c * gpus + k] += mp.activations;
             }
     }
@@ -764,6 +826,30 @@ static void group_memory(pipe_plan *pp, int g)
     free(fixed);
 }
 
+/* The embedding group's all-reduce of pp (pipeline.h). */
+double pipe_tie_ms(const pipe_plan *pp, double *bytes)
+{
+    double ms = 0, b = 0;
+    if (bytes) *bytes = 0;
+    if (pp->n_stages < 2) return 0;
+    const cost_model *cm = pp->stages[0].cm;
+    for (int k = 0; k < cm->n_ties; k++) {
+        int se = -1, sh = -1;
+        for (int i = 0; i < pp->n_stages; i++) {
+            const pipe_stage *st = &pp->stages[i];
+            if (cm->ties[k].embed >= st->first && cm->ties[k].embed < st->last) se = i;
+            if (cm->ties[k].lm_head >= st->first && cm->ties[k].lm_head < st->last) sh = i;
+        }
+        if (se < 0 || sh < 0 || se == sh) continue;
+        const pipe_stage *e = &pp->stages[se], *h = &pp->stages[sh];
+        double bk = 0;
+        ms += cost_tie_cross_ms(cm, k, e->gpu0, e->gpus, h->gpu0, h->gpus, &bk);
+        b += bk;
+    }
+    if (bytes) *bytes = b;
+    return ms;
+}
+
 /* The step, bubble and peak memory of pp from its filled stages. */
 static void plan_totals(pipe_plan *pp, double limit)
 {
@@ -775,7 +861,8 @@ static void plan_totals(pipe_plan *pp, double limit)
         if (pp->stages[i].memory_bytes > pp->peak_memory_bytes) pp->peak_memory_bytes = pp->stages[i].memory_bytes;
     }
     pipe_group_loads(pp, t, T);
-    pp->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, T, pp->p);
+    pp->tie_ms = pipe_tie_ms(pp, NULL);
+    pp->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, T, pp->p) + pp->tie_ms;
     pp->bubble_fraction = pipe_bubble(pp->schedule, pp->m, pp->v, T, pp->p);
     pp->fits = pp->peak_memory_bytes <= limit;
     free(t);
@@ -833,6 +920,13 @@ static int setup(pctx *c, const network *net, const cluster *cl, const profile *
                                "tensor crosses), fewer than the %d the interleaved schedule places",
                        c->p, c->v, net->name, c->K, c->K - 1, c->p * c->v);
     for (int g = 1; g <= gpus && c->n_sizes < 16; g *= 2) c->size[c->n_sizes++] = g;
+    c->s0 = -1;
+    for (int l = 0; l < net->n_layers && c->p > 1; l++) {
+        const layer *h = &net->layers[l];
+        if (h->type != LT_LM_HEAD || h->tied < 0 || l < c->bounds[c->K - 1]) continue;
+        c->tie_cross = 1;
+        for (c->se = 0; c->bounds[c->se + 1] <= h->tied; c->se++) {}
+    }
     return 0;
 }
 
@@ -1737,6 +1831,7 @@ void pipe_plan_to_json(const pipe_plan *pp, cJSON *o)
     if (pp->schedule == PIPE_INTERLEAVED) cJSON_AddNumberToObject(p, "chunks", pp->n_stages);
     cJSON_AddNumberToObject(p, "microbatch", (double)pp->microbatch);
     cJSON_AddNumberToObject(p, "step_ms", pp->step_ms);
+    if (pp->tie_ms > 0) cJSON_AddNumberToObject(p, "tie_allreduce_ms", pp->tie_ms); /* in step_ms */
     cJSON_AddNumberToObject(p, "bubble_fraction", pp->bubble_fraction);
     cJSON_AddNumberToObject(p, "peak_memory_bytes", pp->peak_memory_bytes);
     cJSON_AddBoolToObject(p, "fits", pp->fits);
@@ -1764,9 +1859,16 @@ void pipe_plan_print(const pipe_plan *pp, FILE *f)
                 st->t_ms, st->compute_ms, st->transfer_ms, st->sync_ms, st->p2p_ms, st->held,
                 st->memory_bytes / 1073741824.0);
     }
-    fprintf(f, "step %.2f ms (eq1, pipelined: %s); bubble %.1f%% of each GPU's step\n", pp->step_ms,
+    fprintf(f, "step %.2f ms (eq1, pipelined: %s%s); bubble %.1f%% of each GPU's step\n", pp->step_ms,
             il ? "sum T_g / v + (m - 1/v) max T_g, T_g a group's chunks' t" : "sum t + (m - 1) max t",
-            100 * pp->bubble_fraction);
+            pp->tie_ms > 0 ? " + the tied table's all-reduce" : "", 100 * pp->bubble_fraction);
+    if (pp->tie_ms > 0) {
+        double bytes;
+        pipe_tie_ms(pp, &bytes);
+        fprintf(f, "tied table: its gradient (%.1f MB) all-reduced once a step between the stages holding the embedding "
+                   "and the LM head, %.2f ms (Megatron-LM's embedding group; the embedding's stage keeps a copy)\n",
+                bytes / 1e6, pp->tie_ms);
+    }
     fprintf(f, "peak memory %.2f GiB per GPU: %s\n", pp->peak_memory_bytes / 1073741824.0,
             pp->fits ? "fits" : "does NOT fit the memory limit");
     if (pp->unproven)
@@ -1961,7 +2063,7 @@ out:
 /* ---- explain of boundaries ---- */
 
 /* max, sum and T of pp's stage times with stages k and k + 1 at tk, tk1. */
-static void step_with(const pipe_plan *pp, int k, double tk, double tk1, pipe_move *mv)
+static void step_with(const pipe_plan *pp, int k, double tk, double tk1, double tie_ms, pipe_move *mv)
 {
     double *t = lw_malloc(sizeof(double) * (size_t)(pp->n_stages + pp->p)), *T = t + pp->n_stages;
     mv->max_t = mv->sum_t = 0;
@@ -1971,7 +2073,7 @@ static void step_with(const pipe_plan *pp, int k, double tk, double tk1, pipe_mo
         mv->sum_t += T[g];
         if (T[g] > mv->max_t) mv->max_t = T[g];
     }
-    mv->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, T, pp->p);
+    mv->step_ms = pipe_step_ms(pp->schedule, pp->m, pp->v, T, pp->p) + tie_ms; /* the embedding group's, once */
     free(t);
 }
 
@@ -1990,7 +2092,7 @@ static int move_boundary(const pipe_plan *pp, int k, int at, int prod, pipe_move
         mv->valid = 1;
         mv->to = at;
         mv->t_left = tmp.stages[k].t_ms, mv->t_right = tmp.stages[k + 1].t_ms;
-        step_with(pp, k, mv->t_left, mv->t_right, mv);
+        step_with(pp, k, mv->t_left, mv->t_right, pipe_tie_ms(&tmp, NULL), mv);
     }
     free(tmp.stages[k].config);
     free(tmp.stages[k + 1].config);
@@ -2006,7 +2108,7 @@ int pipe_explain_layer(const pipe_plan *pp, int li, pipe_explain *e, lw_error *e
     e->layer = li;
     while (e->stage + 1 < pp->n_stages && li >= pp->stages[e->stage].last) e->stage++;
     pipe_move now = {0};
-    step_with(pp, 0, pp->stages[0].t_ms, pp->n_stages > 1 ? pp->stages[1].t_ms : 0, &now);
+    step_with(pp, 0, pp->stages[0].t_ms, pp->n_stages > 1 ? pp->stages[1].t_ms : 0, pp->tie_ms, &now);
     e->max_t = now.max_t, e->sum_t = now.sum_t, e->step_ms = pp->step_ms;
     double *T = lw_calloc((size_t)pp->p, sizeof(double));
     for (int i = 0; i < pp->n_stages; i++) T[pp->stages[i].group] += pp->stages[i].t_ms;

@@ -118,6 +118,8 @@ typedef struct pipe_plan {
     int fits;
     double limit_bytes;        /* the memory limit each stage's configs were searched within (+inf: none) */
     long capped_searches;      /* stages whose unconstrained optimum did not fit: memory searches run */
+    double tie_ms;             /* a tied table's embedding and LM head in different stages: the embedding group's
+                                  all-reduce of its gradient across them, once a step, in step_ms (pipe_tie_ms) */
     int unproven;              /* a memory search inside a stage stopped at PIPE_CAP_SUBPROBLEMS: the plan fits,
                                   its step is the best found, not proven the least */
     /* search statistics */
@@ -179,6 +181,13 @@ pipe_plan *pipe_megatron(const network *net, const cluster *cl, const profile *p
 
 void pipe_plan_free(pipe_plan *pp);
 
+/* The all-reduce of a tied table's gradient between the stage holding the
+ * embedding and the stage holding its LM head, where they differ
+ * (Megatron-LM's embedding group: cost_tie_cross_ms between the two
+ * stages' groups), summed over the ties: ms once per step; *bytes (may be
+ * NULL) the tables' gradients. 0 where every tie is within one stage. */
+double pipe_tie_ms(const pipe_plan *pp, double *bytes);
+
 /* Why a layer sits in its stage (explain of boundaries): the effect on the
  * step of moving each boundary of the layer's stage one allowed cut earlier
  * or later, the groups kept, the two stages' configs optimised again for
@@ -233,16 +242,19 @@ void pipe_plan_print(const pipe_plan *pp, FILE *f);
 
 /* ---- simulation (pipeline_sim.c) ---- */
 
-typedef enum { PIPE_SIM_FORWARD, PIPE_SIM_BACKWARD, PIPE_SIM_SYNC } pipe_sim_kind;
+/* PIPE_SIM_TIE: a tied table's all-reduce between the groups holding its
+ * embedding and its LM head (pipe_tie_ms), on each of the two, after both
+ * groups' last backward and before their syncs */
+typedef enum { PIPE_SIM_FORWARD, PIPE_SIM_BACKWARD, PIPE_SIM_SYNC, PIPE_SIM_TIE } pipe_sim_kind;
 typedef struct pipe_sim_task {
-    int stage, micro;          /* micro -1: the sync */
+    int stage, micro;          /* micro -1: the sync or the tie's all-reduce */
     pipe_sim_kind kind;
     double start_ms, end_ms;
     int chunk;                 /* interleaved: the virtual stage's chunk on the group (0 ..); 0 otherwise */
 } pipe_sim_task;
 typedef struct pipe_sim {
     int p, m, n_tasks;
-    pipe_sim_task *tasks;      /* [2 p m v + p] */
+    pipe_sim_task *tasks;      /* [2 p m v + p + 2] */
     double step_ms;            /* the last sync's end */
     double *busy_ms;           /* [p] per GPU of each stage: its forwards, backwards and sync */
     double bubble_fraction;    /* 1 - sum of forwards and backwards / (p step) */
@@ -264,7 +276,8 @@ pipe_sim *pipe_simulate_chunks(pipe_schedule s, int p, int m, int v, const doubl
                                const double *c, const double *y);
 /* The same for a plan: its stages' (chunks') t_c split into forward and
  * backward as the compute model splits it, t_x half each way, c = p2p / 2,
- * y = the group's t_s. */
+ * y = the group's t_s; a tie across stages (pp->tie_ms) its own task on
+ * the two groups before their syncs. */
 pipe_sim *pipe_plan_simulate(const pipe_plan *pp);
 void pipe_sim_free(pipe_sim *r);
 /* Adds the simulation's fields to root and prints it (the caller frees

@@ -79,14 +79,31 @@ pipe_sim *pipe_simulate(pipe_schedule s, int p, int m, int v, const double *tf, 
     return r;
 }
 
+/* A tie's all-reduce for sim_run: tie_ms between groups ga and gb. */
+typedef struct sim_tie {
+    double ms;
+    int ga, gb;
+} sim_tie;
+
+static pipe_sim *sim_run(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb, const double *c,
+                         const double *y, sim_tie tie);
+
 pipe_sim *pipe_simulate_chunks(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb,
                                const double *c, const double *y)
+{
+    return sim_run(s, p, m, v, tf, tb, c, y, (sim_tie){0, 0, 0});
+}
+
+/* pipe_simulate_chunks with a tie's all-reduce (tie.ms > 0): once both
+ * groups' last backward is done, on each of them, before their syncs. */
+static pipe_sim *sim_run(pipe_schedule s, int p, int m, int v, const double *tf, const double *tb, const double *c,
+                         const double *y, sim_tie tie)
 {
     if (p < 1 || m < 1 || v < 1 || (s != PIPE_INTERLEAVED && v != 1) || (s == PIPE_INTERLEAVED && m % p)) return NULL;
     int S = p * v, per = 2 * m * v;
     pipe_sim *r = lw_calloc(1, sizeof *r);
     r->p = p, r->m = m;
-    r->tasks = lw_malloc(sizeof(pipe_sim_task) * (size_t)(p * per + p));
+    r->tasks = lw_malloc(sizeof(pipe_sim_task) * (size_t)(p * per + p + 2));
     r->busy_ms = lw_calloc((size_t)p, sizeof(double));
     double *fend = lw_malloc(sizeof(double) * (size_t)(S * m)), *bend = lw_malloc(sizeof(double) * (size_t)(S * m));
     for (int k = 0; k < S * m; k++) fend[k] = bend[k] = -1;
@@ -111,6 +128,15 @@ pipe_sim *pipe_simulate_chunks(pipe_schedule s, int p, int m, int v, const doubl
     }
     r->step_ms = 0;
     double busy = 0;
+    if (tie.ms > 0 && tie.ga != tie.gb) {
+        double at = free_at[tie.ga] > free_at[tie.gb] ? free_at[tie.ga] : free_at[tie.gb];
+        for (int k = 0; k < 2; k++) {
+            int g = k ? tie.gb : tie.ga;
+            r->tasks[r->n_tasks++] = (pipe_sim_task){g, -1, PIPE_SIM_TIE, at, at + tie.ms, 0};
+            free_at[g] = at + tie.ms;
+            r->busy_ms[g] += tie.ms;
+        }
+    }
     for (int i = 0; i < p; i++) {
         pipe_sim_task *t = &r->tasks[r->n_tasks++];
         *t = (pipe_sim_task){i, -1, PIPE_SIM_SYNC, free_at[i], free_at[i] + y[i], 0};
@@ -152,12 +178,23 @@ pipe_sim *pipe_plan_simulate(const pipe_plan *pp)
         c[j] = st->p2p_ms / 2.0; /* one way: the stage's (chunk's) own send */
         y[st->group] += st->sync_ms;
     }
-    pipe_sim *r = pipe_simulate_chunks(pp->schedule, p, pp->m, pp->v, tf, tb, c, y);
+    sim_tie tie = {pp->tie_ms, 0, 0};
+    if (tie.ms > 0) { /* the groups of the stages holding the first crossing tie's layers */
+        const cost_model *cm = pp->stages[0].cm;
+        for (int k = 0, found = 0; k < cm->n_ties && !found; k++)
+            for (int j = 0; j < S; j++) {
+                const pipe_stage *st = &pp->stages[j];
+                if (cm->ties[k].embed >= st->first && cm->ties[k].embed < st->last) tie.ga = st->group;
+                if (cm->ties[k].lm_head >= st->first && cm->ties[k].lm_head < st->last) tie.gb = st->group;
+                found = tie.ga != tie.gb;
+            }
+    }
+    pipe_sim *r = sim_run(pp->schedule, p, pp->m, pp->v, tf, tb, c, y, tie);
     free(tf);
     return r;
 }
 
-static const char *const kind_names[] = {"forward", "backward", "sync"};
+static const char *const kind_names[] = {"forward", "backward", "sync", "tie_allreduce"};
 
 char *pipe_sim_to_json(const pipe_sim *r, const pipe_plan *pp, cJSON *root)
 {
@@ -203,6 +240,8 @@ char *pipe_sim_trace(const pipe_sim *r, const pipe_plan *pp)
                      x->stage + 1, x->chunk + 1, x->chunk * pp->p + x->stage + 1);
         else if (x->micro >= 0)
             snprintf(name, sizeof name, "%s mb%d stage %d", kind_names[x->kind], x->micro, x->stage + 1);
+        else if (x->kind == PIPE_SIM_TIE)
+            snprintf(name, sizeof name, "tied table all-reduce stage %d (embedding group)", x->stage + 1);
         else snprintf(name, sizeof name, "sync stage %d", x->stage + 1);
         for (int k = 0; k < st->gpus; k++) { /* a row per GPU of the stage's group */
             int gpu = st->gpu0 + k;

@@ -455,6 +455,11 @@ int plan_stage_layer_figures(const plan *p, int li, plan_stage_layer *f)
         int j = m->e_from[e] >= st->first ? st->config[m->e_from[e]] : st->input_config;
         if (j >= 0) f->t_x_ms += m->t_x[e][j * m->n_configs[li] + k];
     }
+    for (int q = 0; q < m->n_ties; q++) { /* a tie within the stage: the lm_head's, once a step as the stage has it */
+        const cost_tie *t = &m->ties[q];
+        if (t->lm_head == li && t->embed >= st->first && t->embed < st->last && t->t_tie)
+            f->t_x_ms += t->t_tie[st->config[t->embed] * m->n_configs[li] + k] / p->pipe->m;
+    }
     f->gpu0 = st->gpu0;
     f->gpus = config_tasks(&f->c);
     return 0;

@@ -12,6 +12,7 @@
 #include "plan_internal.h" /* white-box: the tests read the plan's fields */
 #include "test_helpers.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,27 @@ typedef struct brute {
     double best;
     long plans;
     double limit;          /* bytes per GPU; 0: none */
+    int first[16], last[16], gpu0[16], gpus[16]; /* the stages being tried: layers and groups */
 } brute;
+
+/* A tie whose layers sit in different stages of the brute force's plan:
+ * the embedding group's all-reduce between the two stages' groups, once a
+ * step (cost_tie_cross_ms), found here from the stages' layer ranges. */
+static double brute_tie(const brute *b)
+{
+    double x = 0;
+    const cost_model *cm = b->cm[0];
+    for (int k = 0; k < cm->n_ties; k++) {
+        int se = -1, sh = -1;
+        for (int j = 0; j < b->P; j++) {
+            if (cm->ties[k].embed >= b->first[j] && cm->ties[k].embed < b->last[j]) se = j;
+            if (cm->ties[k].lm_head >= b->first[j] && cm->ties[k].lm_head < b->last[j]) sh = j;
+        }
+        cr_assert(se >= 0 && sh >= 0);
+        if (se != sh) x += cost_tie_cross_ms(cm, k, b->gpu0[se], b->gpus[se], b->gpu0[sh], b->gpus[sh], NULL);
+    }
+    return x;
+}
 
 static double stage_brute(brute *b, int a, int e, int gi)
 {
@@ -131,7 +152,7 @@ static void brute_rec(brute *b, int j, int a, int o, double *t)
 {
     if (j == b->P) {
         if (a != b->K) return;
-        double T = pipe_step_ms(b->s, b->m, b->v, t, b->P);
+        double T = pipe_step_ms(b->s, b->m, b->v, t, b->P) + brute_tie(b);
         b->plans++;
         if (T < b->best) b->best = T;
         return;
@@ -142,6 +163,7 @@ static void brute_rec(brute *b, int j, int a, int o, double *t)
         int elo = j == b->P - 1 ? b->K : a + 1, ehi = j == b->P - 1 ? b->K : b->K - 1;
         for (int e = elo; e <= ehi; e++) {
             if (e < b->K && o + g >= b->G) continue;
+            b->first[j] = b->bounds[a], b->last[j] = b->bounds[e], b->gpu0[j] = o, b->gpus[j] = g;
             double c = e < b->K ? pipe_p2p_ms(b->cm[gi], b->prod[e], o, o + g, b->v) : 0;
             t[j] = (b->limit > 0 ? stage_brute_capped(b, a, e, gi, j) : stage_brute(b, a, e, gi)) + c;
             if (!isfinite(t[j])) continue;
@@ -354,6 +376,78 @@ Test(pipeline, brute_force_transformer_blocks)
     free(text);
 }
 
+/* A tied table across stages (issue 35): the search prices the embedding
+ * group's all-reduce with the first and last stages' groups, as brute
+ * force does; the plan charges it once a step and the first stage keeps
+ * the table's copy. */
+static char *tied_mini_text(void)
+{
+    lw_error err = {0};
+    size_t len;
+    char *text = lw_read_file("tests/fixtures/nets/tied_mini.json", &len, &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    return text;
+}
+
+Test(pipeline, brute_force_tied_table_across_stages, .timeout = 300)
+{
+    char *text = tied_mini_text();
+    check_against_brute(text, "p100-4x4", 2, 16, 2, 2, PIPE_1F1B, 1);
+    check_against_brute(text, "dgx1-v100", 2, 16, 2, 4, PIPE_GPIPE, 1);
+    check_against_brute(text, "p100-4x4", 4, 16, 3, 4, PIPE_1F1B, 1);
+    check_against_brute(text, "p100-4x4", 4, 4, 3, 4, PIPE_1F1B, 1);
+    check_against_brute(text, "dgx1-v100", 4, 4, 3, 4, PIPE_GPIPE, 1);
+    check_against_brute(text, "p100-4x4", 4, 4, 2, 2, PIPE_1F1B, 1);
+    check_against_brute(text, "p100-4x4", 4, 8, 3, 8, PIPE_1F1B, 1);
+    free(text);
+}
+
+Test(pipeline, tied_table_across_stages_in_the_plan)
+{
+    char *text = tied_mini_text();
+    network *net = net_ok(text);
+    cluster *cl = load_cluster("p100-4x4");
+    lw_error err = {0};
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 3, o.microbatches = 4; /* three stages: the embedding (layer 1) and the LM head never share one */
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 16, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    const cost_model *cm = pp->stages[0].cm;
+    cr_assert_eq(cm->n_ties, 1);
+    const pipe_stage *a = &pp->stages[cm->ties[0].embed < pp->stages[0].last ? 0 : 1], *h = &pp->stages[2];
+    cm = a->cm;
+    cr_assert(cm->ties[0].embed >= a->first && cm->ties[0].embed < a->last && cm->ties[0].lm_head >= h->first);
+    double bytes = 0, x = cost_tie_cross_ms(cm, 0, a->gpu0, a->gpus, h->gpu0, h->gpus, &bytes);
+    cr_assert_gt(x, 0);
+    ASSERT_REL(pp->tie_ms, x, 1e-15);
+    double tb = 0;
+    ASSERT_REL(pipe_tie_ms(pp, &tb), x, 1e-15);
+    ASSERT_REL(tb, bytes, 1e-15);
+    double t[3] = {pp->stages[0].t_ms, pp->stages[1].t_ms, pp->stages[2].t_ms};
+    ASSERT_REL(pp->step_ms, pipe_step_ms(PIPE_1F1B, 4, 1, t, 3) + x, 1e-15);
+    /* the first stage's memory: its layers' and the copy of the table in the embedding's tiles */
+    double most = 0;
+    for (int k = 0; k < a->gpus; k++) {
+        double m = 0;
+        for (int l = a->first; l < a->last; l++) {
+            const config *c = &cm->configs[l][a->config[l]];
+            if (k >= config_tasks(c)) continue;
+            memory_parts mp;
+            cost_memory_task(cm, l, c, k, &mp);
+            m += mp.weights + mp.gradients + mp.optimizer + a->held * mp.activations;
+            if (l == cm->ties[0].embed) m += cost_tie_copy_bytes(cm, 0, c, k);
+        }
+        if (m > 0) m += cost_fixed_bytes(cm);
+        if (m > most) most = m;
+    }
+    ASSERT_REL(a->memory_bytes, most, 1e-12);
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
+    free(text);
+}
+
 /* One stage, one micro-batch: today's optimum, bit for bit. */
 static void one_stage(const char *net, const char *cl, int gpus)
 {
@@ -365,6 +459,7 @@ static void one_stage(const char *net, const char *cl, int gpus)
     cr_assert_not_null(pp, "%s", err.msg);
     cr_assert_eq(pp->p, 1);
     cr_assert_eq(pp->m, 1);
+    cr_assert(pp->tie_ms == 0, "one stage holds both of a tie's layers: no all-reduce across stages");
     cr_assert(pp->step_ms == p->best_eval.total_ms, "%s: %.17g vs today's %.17g", net, pp->step_ms,
               p->best_eval.total_ms);
     for (int l = 0; l < p->net->n_layers; l++) cr_assert_eq(pp->stages[0].config[l], p->best[l], "layer %d", l);
@@ -446,6 +541,12 @@ Test(pipeline, megatron_equal_stages)
     cr_assert_eq(pp->stages[0].gpus, 4);
     cr_assert_eq(pp->stages[1].gpu0, 4);
     cr_assert_eq(pp->stages[1].first, net_find(net, "block1.ln1"));
+    /* tiny_gpt is tied: Megatron's embedding group all-reduces between GPUs 0-3 and 4-7, in the step */
+    const cost_model *cm = pp->stages[0].cm;
+    ASSERT_REL(pp->tie_ms, cost_tie_cross_ms(cm, 0, 0, 4, 4, 4, NULL), 1e-15);
+    cr_assert_gt(pp->tie_ms, 0);
+    double t[2] = {pp->stages[0].t_ms, pp->stages[1].t_ms};
+    ASSERT_REL(pp->step_ms, pipe_step_ms(PIPE_1F1B, 4, 1, t, 2) + pp->tie_ms, 1e-15);
     pipe_plan *best = pipe_search(net, cl, NULL, 8, 32, &o, &err);
     cr_assert_not_null(best, "%s", err.msg);
     cr_assert_leq(best->step_ms, pp->step_ms * (1 + 1e-12), "the search is no worse than Megatron's plan");
@@ -723,6 +824,7 @@ Test(pipeline, explain_moves_of_boundaries)
         cr_assert_eq(pipe_explain_layer(pp, li, &e, &err), 0, "%s", err.msg);
         cr_assert_eq(e.stage, i);
         cr_assert(e.step_ms == pp->step_ms);
+        cr_assert_gt(pp->tie_ms, 0, "tiny_gpt's tie crosses the stages");
         cr_assert_eq(e.n_moves, i == 0 || i == pp->p - 1 ? 2 : 4, "stage %d", i);
         int valid = 0;
         for (int k = 0; k < e.n_moves; k++) {
@@ -734,7 +836,13 @@ Test(pipeline, explain_moves_of_boundaries)
             double t[3];
             for (int j = 0; j < 3; j++) t[j] = pp->stages[j].t_ms;
             t[mv->boundary] = mv->t_left, t[mv->boundary + 1] = mv->t_right;
-            double T = pipe_step_ms(pp->schedule, pp->m, pp->v, t, 3);
+            /* the tied table's all-reduce between the stages holding its two layers after the move */
+            brute tb = {.P = 3, .cm = {(cost_model *)pp->stages[0].cm}};
+            for (int j = 0; j < 3; j++)
+                tb.first[j] = pp->stages[j].first, tb.last[j] = pp->stages[j].last, tb.gpu0[j] = pp->stages[j].gpu0,
+                tb.gpus[j] = pp->stages[j].gpus;
+            tb.last[mv->boundary] = tb.first[mv->boundary + 1] = mv->to;
+            double T = pipe_step_ms(pp->schedule, pp->m, pp->v, t, 3) + brute_tie(&tb);
             cr_assert(fabs(T - mv->step_ms) <= 1e-9 * T, "%.17g vs %.17g", T, mv->step_ms);
             cr_assert_geq(mv->step_ms, pp->step_ms * (1 - 1e-12), "a move beat the exact optimum");
         }
@@ -812,34 +920,63 @@ Test(pipeline, memory_capped_stages_against_brute_force)
  * the layers' t_c, t_x and t_s sum to the stage's compute_ms, transfer_ms
  * and sync_ms (and so to f_i), their GPUs lie in the stage's group; not
  * pipelined, they are the optimum's. */
+/* Each stage's layers' figures sum to its t_c, t_s and t_x. */
+static void check_stage_figures(plan *p)
+{
+    cr_assert_not_null(p->pipe);
+    for (int i = 0; i < p->pipe->n_stages; i++) {
+        const pipe_stage *st = &p->pipe->stages[i];
+        double tc = 0, tx = 0, ts = 0;
+        for (int l = st->first; l < st->last; l++) {
+            plan_stage_layer f;
+            cr_assert_eq(plan_stage_layer_figures(p, l, &f), 0);
+            cr_assert_eq(f.stage, i);
+            cr_assert(config_equal(&f.c, &st->cm->configs[l][st->config[l]]), "layer %d", l);
+            cr_assert(f.gpu0 == st->gpu0 && f.gpus >= 1 && f.gpus <= st->gpus, "layer %d: %d+%d", l, f.gpu0, f.gpus);
+            tc += f.t_c_ms, tx += f.t_x_ms, ts += f.t_s_ms;
+        }
+        cr_assert_float_eq(tc, st->compute_ms, 1e-9 * (1 + st->compute_ms), "stage %d t_c %g %g", i, tc, st->compute_ms);
+        cr_assert_float_eq(ts, st->sync_ms, 1e-9 * (1 + st->sync_ms), "stage %d t_s %g %g", i, ts, st->sync_ms);
+        cr_assert_float_eq(tx, st->transfer_ms, 1e-9 * (1 + st->transfer_ms), "stage %d t_x %g %g", i, tx,
+                           st->transfer_ms);
+        if (i > 0) cr_assert_gt(st->gpu0, 0);
+        cr_assert_float_eq(tc + tx + ts / p->pipe->m, st->f_ms, 1e-9 * (1 + st->f_ms), "stage %d f", i);
+    }
+    plan_stage_layer f;
+    cr_assert_eq(plan_stage_layer_figures(p, p->net->n_layers, &f), -1);
+}
+
 Test(pipeline, stage_layer_figures_sum_to_the_stages)
 {
-    for (int stages = 2; stages <= 4; stages += 2) {
+    for (int stages = 2; stages <= 4; stages += 2) { /* tiny_gpt's tie crosses its stages */
         plan *p = open_piped("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32,
                              (plan_pipe_settings){.stages = stages, .microbatches = 4});
-        cr_assert_not_null(p->pipe);
-        for (int i = 0; i < stages; i++) {
-            const pipe_stage *st = &p->pipe->stages[i];
-            double tc = 0, tx = 0, ts = 0;
-            for (int l = st->first; l < st->last; l++) {
-                plan_stage_layer f;
-                cr_assert_eq(plan_stage_layer_figures(p, l, &f), 0);
-                cr_assert_eq(f.stage, i);
-                cr_assert(config_equal(&f.c, &st->cm->configs[l][st->config[l]]), "layer %d", l);
-                cr_assert(f.gpu0 == st->gpu0 && f.gpus >= 1 && f.gpus <= st->gpus, "layer %d: %d+%d", l, f.gpu0, f.gpus);
-                tc += f.t_c_ms, tx += f.t_x_ms, ts += f.t_s_ms;
-            }
-            cr_assert_float_eq(tc, st->compute_ms, 1e-9 * (1 + st->compute_ms), "stage %d t_c %g %g", i, tc, st->compute_ms);
-            cr_assert_float_eq(ts, st->sync_ms, 1e-9 * (1 + st->sync_ms), "stage %d t_s %g %g", i, ts, st->sync_ms);
-            cr_assert_float_eq(tx, st->transfer_ms, 1e-9 * (1 + st->transfer_ms), "stage %d t_x %g %g", i, tx,
-                               st->transfer_ms);
-            if (i > 0) cr_assert_gt(st->gpu0, 0);
-            cr_assert_float_eq(tc + tx + ts / p->pipe->m, st->f_ms, 1e-9 * (1 + st->f_ms), "stage %d f", i);
-        }
-        plan_stage_layer f;
-        cr_assert_eq(plan_stage_layer_figures(p, p->net->n_layers, &f), -1);
+        check_stage_figures(p);
         plan_free(p);
     }
+    /* tied_mini's second stage holds the embedding and the LM head (on GPUs 2-3): the tie's edge within it is the
+     * LM head's, once a step (its term / m, as the stage's transfer_ms has it); with the embedding laid out
+     * otherwise than the head (a config pinned here), the head's t_x is its edges' and that term */
+    plan *tm = open_piped("tests/fixtures/nets/tied_mini.json", "p100-4x4", 8, 256,
+                          (plan_pipe_settings){.stages = 2, .microbatches = 2});
+    check_stage_figures(tm);
+    pipe_stage *st = &tm->pipe->stages[1];
+    const cost_model *cm = st->cm;
+    const cost_tie *t = &cm->ties[0];
+    cr_assert(t->embed >= st->first && t->lm_head < st->last && st->gpus == 2);
+    const int nh = cm->n_configs[t->lm_head];
+    long q = 0;
+    while (q < (long)cm->n_configs[t->embed] * nh && !(t->t_tie[q] > 0)) q++;
+    cr_assert_lt(q, (long)cm->n_configs[t->embed] * nh, "configs that move the table");
+    const int ch = (int)(q % nh);
+    st->config[t->embed] = (int)(q / nh), st->config[t->lm_head] = ch;
+    double want = t->t_tie[q] / tm->pipe->m;
+    for (int e = 0; e < cm->n_edges; e++)
+        if (cm->e_to[e] == t->lm_head) want += cm->t_x[e][st->config[cm->e_from[e]] * nh + ch];
+    plan_stage_layer fh;
+    cr_assert_eq(plan_stage_layer_figures(tm, t->lm_head, &fh), 0);
+    cr_assert_float_eq(fh.t_x_ms, want, 1e-12 * want, "%g vs %g", fh.t_x_ms, want);
+    plan_free(tm);
     plan *one = open_plan("tests/fixtures/nets/tiny_gpt.json", "dgx-a100", 8, 32);
     for (int l = 0; l < one->net->n_layers; l++) {
         plan_stage_layer f;
@@ -923,7 +1060,8 @@ Test(pipeline, interleaved_plan_prices_groups)
     for (int j = 0; j < 4; j++) t[j] = pp->stages[j].t_ms;
     pipe_group_loads(pp, t, T);
     ASSERT_REL(T[0], t[0] + t[2], 1e-15);
-    ASSERT_REL(pp->step_ms, (T[0] + T[1]) / 2 + (4 - 0.5) * fmax(T[0], T[1]), 1e-12);
+    cr_assert_gt(pp->tie_ms, 0, "tiny_gpt is tied: the embedding group's all-reduce between groups 1 and 2");
+    ASSERT_REL(pp->step_ms, (T[0] + T[1]) / 2 + (4 - 0.5) * fmax(T[0], T[1]) + pp->tie_ms, 1e-12);
     cr_assert(pp->stages[0].memory_bytes == pp->stages[2].memory_bytes);
     cr_assert_geq(pp->stages[0].held + pp->stages[2].held, pp->stages[1].held + pp->stages[3].held);
     cr_assert_eq(pp->stages[3].p2p_ms, 0);
@@ -938,7 +1076,7 @@ Test(pipeline, interleaved_plan_prices_groups)
     }
     pipe_sim *r = pipe_plan_simulate(pp);
     cr_assert_not_null(r);
-    cr_assert_eq(r->n_tasks, 2 * 2 * 4 * 2 + 2);
+    cr_assert_eq(r->n_tasks, 2 * 2 * 4 * 2 + 2 + 2, "forwards, backwards, syncs and the tie's all-reduce on both groups");
     pipe_sim_free(r);
     pipe_plan_free(pp);
     cluster_free(cl);
@@ -1152,6 +1290,53 @@ Test(pipeline, memory_capped_interleaved_against_brute_force)
     cr_assert_gt(tried, 1);
     pipe_plan_free(free_pp);
     for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
+}
+
+/* The simulator runs the tied table's all-reduce across stages (issue 35)
+ * as its own task on the two groups, once both have run their last
+ * backward, before their syncs; the trace names it. */
+Test(pipeline, simulated_tie_allreduce_before_the_syncs)
+{
+    lw_error err = {0};
+    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    cluster *cl = load_cluster("dgx-a100");
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 3, o.microbatches = 6;
+    pipe_plan *pp = pipe_search(net, cl, NULL, 8, 48, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    cr_assert_gt(pp->tie_ms, 0);
+    pipe_sim *r = pipe_plan_simulate(pp);
+    cr_assert_not_null(r);
+    int ties = 0;
+    double last_bwd[3] = {0}, sync_start[3] = {0}, tie_end[3] = {0}, tie_start = -1;
+    for (int k = 0; k < r->n_tasks; k++) {
+        const pipe_sim_task *t = &r->tasks[k];
+        if (t->kind == PIPE_SIM_BACKWARD && t->end_ms > last_bwd[t->stage]) last_bwd[t->stage] = t->end_ms;
+        if (t->kind == PIPE_SIM_SYNC) sync_start[t->stage] = t->start_ms;
+        if (t->kind != PIPE_SIM_TIE) continue;
+        ties++;
+        cr_assert(t->stage == 0 || t->stage == 2, "on the embedding's and the LM head's groups: %d", t->stage);
+        cr_assert_float_eq(t->end_ms - t->start_ms, pp->tie_ms, 1e-12);
+        cr_assert(tie_start < 0 || tie_start == t->start_ms, "one all-reduce, both groups at once");
+        tie_start = t->start_ms, tie_end[t->stage] = t->end_ms;
+    }
+    cr_assert_eq(ties, 2);
+    cr_assert(tie_start >= last_bwd[0] && tie_start >= last_bwd[2]);
+    cr_assert(sync_start[0] >= tie_end[0] && sync_start[2] >= tie_end[2], "the syncs after it");
+    char *trace = pipe_sim_trace(r, pp);
+    cr_assert(strstr(trace, "tied table all-reduce stage 1"), "the trace names it");
+    free(trace);
+    cJSON *root = cJSON_CreateObject();
+    char *doc = pipe_sim_to_json(r, pp, root);
+    cr_assert(strstr(doc, "\"tie_allreduce\""));
+    free(doc);
+    cJSON_Delete(root);
+    pipe_sim_free(r);
+    pipe_plan_free(pp);
     cluster_free(cl);
     net_free(net);
 }

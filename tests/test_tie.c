@@ -293,3 +293,42 @@ Test(tie, a_pipeline_stage_holding_both_layers_has_the_edge)
     cluster_free(c);
     net_free(n);
 }
+
+/* Across pipeline stages (issue 35, Megatron-LM's embedding group): the
+ * two groups' corresponding ranks all-reduce the table's gradient, spread
+ * over the pairs, at once; the copy on the embedding's stage is the
+ * table's weights, gradient and optimizer state in the embedding's tiles. */
+Test(tie, across_stages_the_groups_ranks_allreduce_the_tables_gradient)
+{
+    network *n = mini();
+    cluster *c = one_node(2);
+    lw_error err = {0};
+    cost_model *m = cost_model_open(n, c, NULL, 8, 8, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    const double table = 512.0 * 64, gb = cluster_grad_sync_bytes(c);
+    double bytes = 0;
+    /* one GPU each, GPUs 0 and 1 of node 0: one two-rank all-reduce of the whole gradient */
+    double t = cost_tie_cross_ms(m, 0, 0, 1, 1, 1, &bytes);
+    cr_assert(REL_EQ(bytes, table * gb));
+    cr_assert(REL_EQ(t, 1e3 * cost_allreduce_s(c, (int[]){0, 1}, 2, table * gb)), "%g", t);
+    /* a pair's all-reduce: 2 steps of half the bytes at 10 GB/s and the call's latency */
+    cr_assert(t > 1e3 * table * gb / 10e9, "%g", t);
+    /* groups of 2 in one node (GPUs 0-1 and 2-3): two pairs, each half the table */
+    double t2 = cost_tie_cross_ms(m, 0, 0, 2, 2, 2, NULL);
+    cr_assert(REL_EQ(t2, 1e3 * cost_allreduce_s(c, (int[]){0, 2}, 2, table * gb / 2)), "%g", t2);
+    /* node 0 against node 1 (4 pairs), sharing node 0's one NIC: the rings together, not one pair's time */
+    int rings[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    double t4 = cost_tie_cross_ms(m, 0, 0, 4, 4, 4, NULL);
+    cr_assert(REL_EQ(t4, 1e3 * cost_allreduce_rings_s(c, rings, 4, 2, table * gb / 4)), "%g", t4);
+    cr_assert(t4 > 1e3 * cost_allreduce_s(c, (int[]){0, 4}, 2, table * gb / 4), "the pairs share the NIC");
+    /* different sizes: min(na, nb) pairs */
+    cr_assert(REL_EQ(cost_tie_cross_ms(m, 0, 0, 1, 4, 4, NULL), 1e3 * cost_allreduce_s(c, (int[]){0, 4}, 2, table * gb)));
+    /* the copy: fp32 weights, gradient, momentum (the default optimizer) of the embedding's tile */
+    config dp = CFG(8, 1, 1, 1, 1), split = CFG(1, 4, 1, 2, 1);
+    double per = (m->optimizer == OPT_ADAM ? 16 : m->optimizer == OPT_MOMENTUM ? 12 : 8);
+    cr_assert(REL_EQ(cost_tie_copy_bytes(m, 0, &dp, 3), table * per), "%g", cost_tie_copy_bytes(m, 0, &dp, 3));
+    cr_assert(REL_EQ(cost_tie_copy_bytes(m, 0, &split, 5), table / 8 * per));
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
