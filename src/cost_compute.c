@@ -129,14 +129,14 @@ static int block_layer(const layer *l)
 /* The work of one attention task (the largest piece: b samples, q query
  * positions, a of the heads, kv of the key/value heads): the QKV GEMM
  * (gemm), the scores and the weighted sum (core: 2 b a q S d each, half
- * under a causal mask) with the softmax (5 per score), and the bytes the
- * scores move through memory where the kernel is not fused (standard:
- * written, read by the softmax, its result written and read again).
+ * under a causal mask) with the softmax (5 per score), and the scores it
+ * holds (b a q S, half under a causal mask), which the standard (unfused)
+ * kernels move through memory (score_kernels_ms).
  * Context parallelism (h > 1): the task's K and V of the whole sequence
  * are all-gathered among the h tasks of its samples and heads forward and
  * their gradients reduce-scattered backward (ring collectives, kv_ms). */
 typedef struct attn_work {
-    double gemm, core, softmax, score_bytes, kv_ms;
+    double gemm, core, softmax, scores, kv_ms;
 } attn_work;
 
 static attn_work attention_work(const cost_model *m, const layer *l, const config *c)
@@ -152,13 +152,30 @@ static attn_work attention_work(const cost_model *m, const layer *l, const confi
     w.gemm = 2.0 * b * q * (double)x->out.c * (a + 2 * kv) * d;
     w.core = 2.0 * 2.0 * b * a * q * S * d * mask;
     w.softmax = 5.0 * b * a * q * S * mask;
-    if (m->attention == ATTENTION_STANDARD) w.score_bytes = 4.0 * b * a * q * S * mask * m->elem_bytes;
+    w.scores = b * a * q * S * mask;
     if (c->deg[DIM_H] > 1) {
         const double kv_bytes = 2.0 * b * S * kv * d * m->elem_bytes;
         const int groups = c->deg[DIM_N] * c->deg[DIM_C];
         w.kv_ms = 1e3 * groups_allreduce_s((const cost_model_priv *)m, groups, c->deg[DIM_H], kv_bytes);
     }
     return w;
+}
+
+/* The element-wise kernels of standard (unfused) attention between its two
+ * batched GEMMs, as BERT's and GPT-2's reference code runs them (scores /
+ * sqrt(d), + mask, softmax, dropout: NVIDIA DeepLearningExamples'
+ * PyTorch BERT modeling.py, BertSelfAttention): each its own kernel that
+ * reads the s x s scores and writes them back, the dropout also its
+ * one-byte keep mask; backward the dropout's (gradient and mask read,
+ * written), the softmax's (gradient and output read, written) and the
+ * scale's. Memory-bound kernels of their own, so their time adds to the
+ * GEMMs' (a roofline over the layer's kernels together hid them under the
+ * GEMM flops). *fwd_ms, *bwd_ms: their forward and backward times. */
+static void score_kernels_ms(const cost_model *m, const attn_work *a, double *fwd_ms, double *bwd_ms)
+{
+    const double mbw = m->cl->gpu.memory_bandwidth_gbs, eb = m->elem_bytes;
+    *fwd_ms = phase_s(&m->gk, mbw, OPC_ELEMENTWISE, a->softmax, a->scores * (8 * eb + 1), 4) * 1e3;
+    *bwd_ms = phase_s(&m->gk, mbw, OPC_ELEMENTWISE, 2 * a->softmax, a->scores * (7 * eb + 1), 3) * 1e3;
 }
 
 /* The forward flops, bytes and kernels of a transformer layer's task
@@ -202,13 +219,16 @@ static int transformer_work(const cost_model *m, const layer *l, const config *c
         return 1;
     case LT_ATTENTION: {
         attn_work a = attention_work(m, l, c);
-        *flops = a.gemm + a.core + a.softmax;
-        *bytes_f = (in + out + w) * eb + a.score_bytes;
-        *nk_f = m->attention == ATTENTION_STANDARD ? 4 : 2;
+        /* standard: the QKV GEMM and the two batched GEMMs here, the
+         * score kernels apart (t_c_eval); flash: the QKV GEMM and one
+         * fused kernel, softmax inside, the scores never in memory */
+        const int standard = m->attention == ATTENTION_STANDARD;
+        *flops = a.gemm + a.core + (standard ? 0 : a.softmax);
+        *bytes_f = (in + out + w) * eb;
+        *nk_f = standard ? 3 : 2;
         *nk_b = 2 * *nk_f;
         *extra_ms = a.kv_ms;
-        if (m->recompute == RECOMPUTE_SELECTIVE && m->attention == ATTENTION_STANDARD)
-            *rerun_flops = a.core + a.softmax;
+        if (m->recompute == RECOMPUTE_SELECTIVE && standard) *rerun_flops = a.core;
         return 1;
     }
     case LT_LAYERNORM: *flops = 8.0 * out; return 1;
@@ -323,11 +343,18 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
     if (l->type == LT_CONV2D) conv_times(m, g, winograd_r(l), flops, in, out, bytes_f, bytes_b, nk_b, &tf, &tb);
     if (l->type == LT_CONV2D && m->cl->precision == PREC_TF32)
         tf32_conv_or_fp32(m, winograd_r(l), flops, in, out, bytes_f, bytes_b, nk_b, &tf, &tb);
+    double score_f = 0, score_b = 0; /* standard attention's element-wise kernels */
+    if (l->type == LT_ATTENTION && m->attention == ATTENTION_STANDARD) {
+        const attn_work a = attention_work(m, l, c);
+        score_kernels_ms(m, &a, &score_f, &score_b);
+        tf += score_f;
+        tb += score_b;
+    }
     /* recompute in backward (rank-3 layers only); the layer's own collectives */
     if (m->recompute == RECOMPUTE_FULL && block_layer(l))
         tb += tf;
     else if (rerun > 0)
-        tb += phase_s(g, mbw, opc, rerun, 0, 2) * 1e3;
+        tb += phase_s(g, mbw, opc, rerun, 0, 2) * 1e3 + score_f;
     tf += extra_ms / 2;
     tb += extra_ms / 2;
     if (fwd_ms) *fwd_ms = tf;

@@ -165,6 +165,12 @@ def stack_args(r, stacks):
     return ["--stack", os.path.join(DATA, "stacks", r["stack"] + ".json")]
 
 
+def attention_args(r):
+    """--attention for a row that names the attention kernel its code ran
+    (standard: unfused, the scores through memory; flash: fused)."""
+    return ["--attention", r["attention"]] if "attention" in r else []
+
+
 def predict(cluster_doc, rows, stacks=None):
     """images/s of each row with these constants (the rows share a cluster),
     each under its stack (stacks: name -> trial document, else the file)."""
@@ -180,7 +186,7 @@ def predict(cluster_doc, rows, stacks=None):
         def one(r):
             out = subprocess.run([LW, "eval", "-n", r["net"], "-c", path, "-g", "1", "--batch-per-gpu",
                                   str(r["batch_per_gpu"]), "--precision", r["precision"], "-s", "data", "--json",
-                                  *stack_args(r, paths)],
+                                  *stack_args(r, paths), *attention_args(r)],
                                  check=True, capture_output=True, text=True).stdout
             return json.loads(out)["images_per_s"]
         with concurrent.futures.ThreadPoolExecutor(4) as ex:

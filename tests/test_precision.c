@@ -125,8 +125,10 @@ Test(precision, transformers_keep_both_orders)
 
 /* make calibrate fits each GPU's linear efficiency to these rows (before,
  * the A100's TF32 GEMMs took ResNet-50's conv efficiency and BERT-large ran
- * at 0.55 of its published rate); every fitted row within 20% (10 of the 12
- * within 15%: data/doc/calibration.md). */
+ * at 0.55 of its published rate); every fitted row within 20%, all 12
+ * within 15% since each row runs the attention kernel its code ran (its
+ * "attention") and standard attention's score kernels are priced apart
+ * (issue 34; data/doc/calibration.md). */
 Test(precision, fitted_transformer_rows_near_their_published_figures)
 {
     size_t len = 0;
@@ -148,7 +150,14 @@ Test(precision, fitted_transformer_rows_near_their_published_figures)
         double pub = cJSON_GetObjectItemCaseSensitive(r, "published")->valuedouble;
         int p = precision_from_name(pr);
         cr_assert_geq(p, 0, "%s", pr);
+        const cJSON *att = cJSON_GetObjectItemCaseSensitive(r, "attention"); /* the kernel the row's code ran */
+        if (cJSON_IsString(att)) {
+            const int k = attention_from_name(att->valuestring);
+            cr_assert_geq(k, 0, "%s", att->valuestring);
+            cost_attention = (attention_kind)k;
+        }
         double v = one_gpu(net, cl, (precision)p, batch);
+        cost_attention = ATTENTION_FLASH;
         double err = fabs(log(v / pub));
         cr_expect_leq(err, log(1.2), "%s: model %.1f, published %.1f",
                       cJSON_GetObjectItemCaseSensitive(r, "label")->valuestring, v, pub);
@@ -156,7 +165,7 @@ Test(precision, fitted_transformer_rows_near_their_published_figures)
         within15 += err <= log(1.15);
     }
     cr_expect_geq(n, 12, "only %d fitted transformer rows", n);
-    cr_expect_geq(within15, 10, "only %d of %d within 15%%", within15, n);
+    cr_expect_geq(within15, 12, "only %d of %d within 15%%", within15, n);
     cJSON_Delete(doc);
     free(text);
 }

@@ -36,7 +36,7 @@ def run(*args):
 
 
 sys.path.insert(0, HERE)
-from calibrate import GROUPS, LINEAR_FIT, PAPER_GROUP, stack_fitted  # noqa: E402  (which rows make calibrate fits)
+from calibrate import GROUPS, LINEAR_FIT, PAPER_GROUP, attention_args, stack_fitted  # noqa: E402  (which rows make calibrate fits)
 
 
 def fitted(r):
@@ -59,7 +59,8 @@ def throughput(r, cmd):
     (its overheads, GEMM scale, gradient-sync precision and overlap)."""
     stack = ["--stack", r["stack"]] if "stack" in r else []
     doc = json.loads(run(cmd, "-n", r["net"], "-c", r["cluster"], "-g", str(r["gpus"]), "--batch-per-gpu",
-                         str(r["batch_per_gpu"]), "--precision", r["precision"], "-s", "data", "--json", *stack))
+                         str(r["batch_per_gpu"]), "--precision", r["precision"], "-s", "data", "--json", *stack,
+                         *attention_args(r)))
     return doc["images_per_s"]
 
 
