@@ -173,13 +173,13 @@ typedef struct pctx {
     int unproven;      /* a stage's memory search stopped at PIPE_CAP_SUBPROBLEMS unproven */
     int lazy;          /* stage_f gives f, a lower bound, for a range not yet checked against the limit */
     struct il_cap *ilc; /* interleaved under a memory limit: the groups checked (il_capped); NULL: none */
-    int tie_cross;     /* a tie whose embedding is in the first segment and LM head in the last, p >= 2: the
-                          embedding group's all-reduce across the first and last stages (cost_tie_cross_ms) */
-    int se;            /* tie_cross: the segment holding the embedding */
-    int s0;            /* dp_run: the first stage's size index, the stage holding the embedding (tie_cross); -1:
-                          any; -2: the first stage ends before the embedding (no all-reduce charged) */
-    double *tie_x;     /* [n_sizes * G]: the all-reduce with the first stage on size s0 and the last on size si
-                          at offset o ([si * G + o]), ms */
+    int tie_cross;     /* a tie whose embedding and LM head are in different segments, p >= 2: the embedding
+                          group's all-reduce with the LM head's (cost_tie_cross_ms) where they are in two stages */
+    int se, sh;        /* tie_cross: the segments holding the embedding and the LM head (se < sh) */
+    int eo, es;        /* tie_cross: the embedding's group every plan the DP tries has, its first GPU and size
+                          index (tie_groups); eo -1: any, nothing charged */
+    double *tie_x;     /* [n_sizes * G]: the all-reduce with the embedding's group (eo, es) and the LM head's on
+                          size si at offset o ([si * G + o]), ms; NULL: 0 (a lower bound) */
 } pctx;
 
 /* Whether segments j and k of model cm are the same problem: the same
@@ -554,10 +554,13 @@ static double stage_t(const pctx *c, int j, int si, int a, int b, int o)
 
 /* The DP for bound tmax: F[j][a][o] = the least sum of t over stages j..p-1
  * covering segments a..K from GPU o. Fills choice (b, size index) for the
- * argmin; returns F[0][0][0]. */
+ * argmin; returns F[0][0][0]. With the embedding's group fixed (c->eo >=
+ * 0), the stage holding the embedding's segment is that group, and the
+ * stage holding the LM head's, where it is another, adds the all-reduce
+ * between the two (tie_x): every plan priced as pipe_tie_ms charges it. */
 static double dp_run(pctx *c, double tmax, double *F, int *choice)
 {
-    int K = c->K, G = c->G, P = c->p;
+    int K = c->K, G = c->G, P = c->p, eo = c->eo, ee = eo >= 0 ? eo + c->size[c->es] : 0;
     long W = (long)(K + 1) * (G + 1);
     c->dp_runs++;
     for (long i = 0; i < (long)(P + 1) * W; i++) F[i] = HUGE_VAL;
@@ -567,18 +570,20 @@ static double dp_run(pctx *c, double tmax, double *F, int *choice)
             for (int o = 0; o < G; o++) {
                 double best = HUGE_VAL;
                 int bc = -1;
-                for (int si = 0; si < c->n_sizes; si++) {
+                /* a stage from the embedding's segment or before starts at its group or before; one after, after it */
+                for (int si = 0; si < c->n_sizes && (eo < 0 || (a <= c->se ? o <= eo : o >= ee)); si++) {
                     int g = c->size[si];
-                    if (o % g || o + g > G || (j == 0 && c->s0 >= 0 && si != c->s0)) continue;
-                    int bmin = j == 0 && c->s0 >= 0 ? c->se + 1 : 0, bmax = j == 0 && c->s0 == -2 ? c->se : K;
-                    /* the embedding group's all-reduce, once a step: in the sum (T's /v undone), not the bound */
-                    double once = j == P - 1 && c->s0 >= 0 ? c->tie_x[si * G + o] * c->v : 0;
+                    if (o % g || o + g > G) continue;
                     int blo = j == P - 1 ? K : a + 1, bhi = j == P - 1 ? K : K - (P - 1 - j);
-                    for (int b = blo > bmin ? blo : bmin; b <= bhi && b <= bmax; b++) {
+                    if (eo >= 0 && a <= c->se && (o != eo || si != c->es) && bhi > c->se)
+                        bhi = c->se; /* not the embedding's group: it ends before the embedding's segment */
+                    for (int b = blo; b <= bhi; b++) {
                         double rest = F[(long)(j + 1) * W + (long)b * (G + 1) + o + g];
                         if (!isfinite(rest)) continue;
                         double t = stage_t(c, j, si, a, b, o);
                         if (t > tmax) continue;
+                        /* the embedding group's all-reduce, once a step: in the sum (T's /v undone), not the bound */
+                        double once = c->tie_x && a > c->se && a <= c->sh && b > c->sh ? c->tie_x[si * G + o] * c->v : 0;
                         if (t + once + rest < best) best = t + once + rest, bc = b * 16 + si;
                     }
                 }
@@ -624,57 +629,59 @@ typedef struct dp_best {
     int improved;      /* this micro-batch count gave it */
 } dp_best;
 
-/* Alpa's enumeration: the least T = F(tmax) (/ v) + (m - 1 (/ v)) tmax over
- * the candidate bounds, from the smallest feasible one up, stopping where
- * the bound's term alone reaches the best. */
-static void dp_search_one(pctx *c, dp_best *best);
-
-/* dp_search_one, once per size of the first stage where a tie crosses the
- * stages (its all-reduce depends on the first and the last stage's groups). */
-static void dp_search(pctx *c, dp_best *best)
+/* The embedding's groups a plan can give (tie_cross): a first GPU reached
+ * by at most min(se, p - 1) aligned groups before it (each stage or group
+ * before it holds a segment before the embedding's), a size aligned there;
+ * (offset, size index) pairs in *out (the caller frees), by offset. Returns
+ * their count. */
+static int tie_groups(const pctx *c, int **out)
 {
-    c->s0 = -1;
-    if (!c->tie_cross) {
-        dp_search_one(c, best);
-        return;
+    int G = c->G, before = c->se < c->p - 1 ? c->se : c->p - 1, n = 0;
+    char *reach = lw_calloc((size_t)G * 3, 1), *cur = reach + G, *nxt = cur + G;
+    reach[0] = cur[0] = 1;
+    for (int k = 0; k < before; k++) {
+        memset(nxt, 0, (size_t)G);
+        for (int o = 0; o < G; o++)
+            for (int si = 0; cur[o] && si < c->n_sizes; si++)
+                if (o % c->size[si] == 0 && o + c->size[si] < G) nxt[o + c->size[si]] = 1;
+        for (int o = 0; o < G; o++) reach[o] |= cur[o] = nxt[o];
     }
-    const cost_model *cm = c->tabs[0].cm;
-    c->tie_x = lw_malloc(sizeof(double) * (size_t)c->n_sizes * (size_t)c->G);
-    for (int s0 = 0; s0 < c->n_sizes; s0++) {
-        if (c->size[s0] >= c->G) continue; /* no GPUs left for the last stage */
-        for (int si = 0; si < c->n_sizes; si++)
-            for (int o = 0; o < c->G; o++) {
-                double x = 0; /* only where a last stage can be: aligned, after the first, within the GPUs */
-                if (o % c->size[si] || o < c->size[s0] || o + c->size[si] > c->G) {
-                    c->tie_x[si * c->G + o] = 0;
-                    continue;
-                }
-                for (int k = 0; k < cm->n_ties; k++)
-                    x += cost_tie_cross_ms(cm, k, 0, c->size[s0], o, c->size[si], NULL);
-                c->tie_x[si * c->G + o] = x;
-            }
-        c->s0 = s0;
-        dp_search_one(c, best);
-    }
-    if (c->se > 0) { /* the first stage before the embedding: exact where p = 2 (it shares the last stage) */
-        c->s0 = -2;
-        dp_search_one(c, best);
-    }
-    c->s0 = -1;
-    free(c->tie_x);
-    c->tie_x = NULL;
+    int *eg = lw_malloc(sizeof(int) * 2 * (size_t)G * (size_t)c->n_sizes);
+    for (int o = 0; o < G; o++)
+        for (int si = 0; reach[o] && si < c->n_sizes; si++)
+            if (o % c->size[si] == 0 && o + c->size[si] <= G) eg[2 * n] = o, eg[2 * n + 1] = si, n++;
+    free(reach);
+    *out = eg;
+    return n;
 }
 
-static void dp_search_one(pctx *c, dp_best *best)
+/* c->tie_x for the embedding's group (c->eo, c->es): the all-reduce of the
+ * ties in segments se and sh with an LM head's group after it. */
+static void tie_fill(pctx *c)
 {
-    int K = c->K, G = c->G, P = c->p;
-    long W = (long)(K + 1) * (G + 1);
-    double *F = lw_malloc(sizeof(double) * (size_t)(P + 1) * (size_t)W);
-    int *ch = lw_malloc(sizeof(int) * (size_t)(P + 1) * (size_t)W);
-    double *cand;
-    long n = candidates(c, &cand);
+    const cost_model *cm = c->tabs[0].cm;
+    int G = c->G, ee = c->eo + c->size[c->es];
+    for (int si = 0; si < c->n_sizes; si++)
+        for (int o = 0; o < G; o++) {
+            double x = 0; /* only where the LM head's group can be: aligned, within the GPUs, beside the embedding's */
+            int ok = o % c->size[si] == 0 && o + c->size[si] <= G && (o >= ee || o + c->size[si] <= c->eo);
+            for (int k = 0; k < cm->n_ties && ok; k++)
+                if (cm->ties[k].embed >= c->bounds[c->se] && cm->ties[k].embed < c->bounds[c->se + 1] &&
+                    cm->ties[k].lm_head >= c->bounds[c->sh] && cm->ties[k].lm_head < c->bounds[c->sh + 1])
+                    x += cost_tie_cross_ms(cm, k, c->eo, c->size[c->es], o, c->size[si], NULL);
+            c->tie_x[si * G + o] = x;
+        }
+}
+
+/* Alpa's enumeration for one embedding group (or none): the least T =
+ * F(tmax) (/ v) + (m - 1 (/ v)) tmax over the candidate bounds cand[n],
+ * from the smallest feasible one up, stopping where the bound's term and
+ * `lower`, the unbounded DP's sum (/ v), reach the best. */
+static void dp_bounds(pctx *c, dp_best *best, double *F, int *ch, const double *cand, long n, double lower)
+{
+    long W = (long)(c->K + 1) * (c->G + 1);
     double vf = c->o->schedule == PIPE_INTERLEAVED ? c->v : 1, slope = c->m - 1.0 / vf;
-    double lower = n ? dp_run(c, HUGE_VAL, F, ch) / vf : HUGE_VAL;
+    if (!n || !isfinite(lower) || slope * cand[0] + lower >= best->T) return;
     long lo = 0, hi = n; /* the smallest feasible bound: feasibility grows with it */
     while (lo < hi) {
         long mid = (lo + hi) / 2;
@@ -689,9 +696,51 @@ static void dp_search_one(pctx *c, dp_best *best)
         if (T < best->T) {
             best->T = T;
             best->improved = 1;
-            memcpy(best->choice, ch, sizeof(int) * (size_t)(P + 1) * (size_t)W);
+            memcpy(best->choice, ch, sizeof(int) * (size_t)(c->p + 1) * (size_t)W);
         }
     }
+}
+
+/* dp_bounds, where a tie crosses the stages once per group the embedding
+ * can have (its all-reduce depends on that group and the LM head's, which
+ * the DP then prices): in the order of their unbounded sums without the
+ * all-reduce (a lower bound), stopping where that bound reaches the best. */
+static void dp_search(pctx *c, dp_best *best)
+{
+    long W = (long)(c->K + 1) * (c->G + 1);
+    double *F = lw_malloc(sizeof(double) * (size_t)(c->p + 1) * (size_t)W), *cand;
+    int *ch = lw_malloc(sizeof(int) * (size_t)(c->p + 1) * (size_t)W);
+    long n = candidates(c, &cand);
+    double vf = c->o->schedule == PIPE_INTERLEAVED ? c->v : 1, slope = c->m - 1.0 / vf;
+    c->eo = c->es = -1;
+    c->tie_x = NULL;
+    if (!c->tie_cross) {
+        dp_bounds(c, best, F, ch, cand, n, n ? dp_run(c, HUGE_VAL, F, ch) / vf : HUGE_VAL);
+    } else if (n) {
+        int *eg, ne = tie_groups(c, &eg), *order = lw_malloc(sizeof(int) * (size_t)ne);
+        double *lower = lw_malloc(sizeof(double) * (size_t)ne);
+        for (int k = 0; k < ne; k++) { /* each group's bound, then insertion into the order */
+            c->eo = eg[2 * k], c->es = eg[2 * k + 1];
+            lower[k] = dp_run(c, HUGE_VAL, F, ch) / vf;
+            int at = k;
+            for (; at > 0 && lower[order[at - 1]] > lower[k]; at--) order[at] = order[at - 1];
+            order[at] = k;
+        }
+        c->tie_x = lw_malloc(sizeof(double) * (size_t)c->n_sizes * (size_t)c->G);
+        for (int i = 0; i < ne; i++) {
+            int k = order[i];
+            if (!isfinite(lower[k]) || slope * cand[0] + lower[k] >= best->T) break;
+            c->eo = eg[2 * k], c->es = eg[2 * k + 1];
+            tie_fill(c);
+            dp_bounds(c, best, F, ch, cand, n, dp_run(c, HUGE_VAL, F, ch) / vf);
+        }
+        free(c->tie_x);
+        free(eg);
+        free(order);
+        free(lower);
+    }
+    c->eo = c->es = -1;
+    c->tie_x = NULL;
     free(cand);
     free(F);
     free(ch);
@@ -842,6 +891,7 @@ double pipe_tie_ms(const pipe_plan *pp, double *bytes)
         }
         if (se < 0 || sh < 0 || se == sh) continue;
         const pipe_stage *e = &pp->stages[se], *h = &pp->stages[sh];
+        if (e->gpu0 == h->gpu0 && e->gpus == h->gpus) continue; /* two chunks of one group: one table, on the same GPUs */
         double bk = 0;
         ms += cost_tie_cross_ms(cm, k, e->gpu0, e->gpus, h->gpu0, h->gpus, &bk);
         b += bk;
@@ -920,12 +970,13 @@ static int setup(pctx *c, const network *net, const cluster *cl, const profile *
                                "tensor crosses), fewer than the %d the interleaved schedule places",
                        c->p, c->v, net->name, c->K, c->K - 1, c->p * c->v);
     for (int g = 1; g <= gpus && c->n_sizes < 16; g *= 2) c->size[c->n_sizes++] = g;
-    c->s0 = -1;
-    for (int l = 0; l < net->n_layers && c->p > 1; l++) {
+    c->eo = c->es = -1;
+    for (int l = 0; l < net->n_layers && c->p > 1; l++) { /* the DP carries one tie's segments (GPT's one table) */
         const layer *h = &net->layers[l];
-        if (h->type != LT_LM_HEAD || h->tied < 0 || l < c->bounds[c->K - 1]) continue;
-        c->tie_cross = 1;
+        if (h->type != LT_LM_HEAD || h->tied < 0) continue;
         for (c->se = 0; c->bounds[c->se + 1] <= h->tied; c->se++) {}
+        for (c->sh = c->se; c->bounds[c->sh + 1] <= l; c->sh++) {}
+        c->tie_cross = c->se < c->sh;
     }
     return 0;
 }
@@ -1319,20 +1370,40 @@ static double il_load(const il_ctx *ic, int g, int si, int o, const int *a, cons
 
 static void il_solve(il_ctx *ic, int g, int o, long code);
 
+/* With the embedding's group fixed (c->eo >= 0, il_search): -1 where group
+ * (o, si) with chunks [a_r, b_r) holds the embedding's segment but is not
+ * that group; else its share of the step's sum: the all-reduce (times v,
+ * as T divides the sum by v) where it holds the LM head's and not the
+ * embedding's. */
+static double il_tie_share(const pctx *c, int si, int o, const int *a, const int *b)
+{
+    if (c->eo < 0) return 0;
+    int he = 0, hh = 0;
+    for (int r = 0; r < c->v; r++) he |= a[r] <= c->se && c->se < b[r], hh |= a[r] <= c->sh && c->sh < b[r];
+    if (he) return o == c->eo && si == c->es ? 0 : -1;
+    return hh ? c->tie_x[si * c->G + o] * c->v : 0;
+}
+
 /* Appends the candidates of group g on size si at offset o, chunks from a
  * (every choice of ends b) to *cand. */
 static void il_candidates(il_ctx *ic, int g, int si, int o, const int *a, il_entry **cand, long *n, long *cap)
 {
     const pctx *c = ic->c;
-    int v = c->v, last = g == c->p - 1, *b = lw_malloc(sizeof(int) * (size_t)v), *hi = lw_malloc(sizeof(int) * (size_t)v);
+    int v = c->v, last = g == c->p - 1, *b = lw_malloc(sizeof(int) * 3 * (size_t)v), *hi = b + v, *lo = hi + v, rs = 0;
+    while (c->eo >= 0 && ic->X[rs + 1] <= c->se) rs++; /* the embedding's pass */
     for (int r = 0; r < v; r++) {
         hi[r] = last ? ic->X[r + 1] : ic->X[r + 1] - (c->p - 1 - g); /* each later group keeps a segment a pass */
-        b[r] = last ? hi[r] : a[r] + 1;
+        lo[r] = last ? hi[r] : a[r] + 1;
+        if (c->eo >= 0 && r == rs && a[r] <= c->se && !last) { /* the embedding's chunk: on its group alone */
+            if (o == c->eo && si == c->es) lo[r] = lo[r] > c->se + 1 ? lo[r] : c->se + 1;
+            else hi[r] = hi[r] < c->se ? hi[r] : c->se;
+        }
+        b[r] = lo[r];
         if (b[r] > hi[r]) goto done;
     }
     for (;;) {
-        double load = il_load(ic, g, si, o, a, b);
-        if (isfinite(load) && il_bound(c, load, load) < ic->best_T) {
+        double load = il_load(ic, g, si, o, a, b), once = isfinite(load) ? il_tie_share(c, si, o, a, b) : -1;
+        if (once >= 0 && il_bound(c, load, load) < ic->best_T) {
             long code = last ? -1 : il_encode(ic, b), at = 0, cnt = 1;
             if (!last) {
                 il_solve(ic, g + 1, o + c->size[si], code);
@@ -1341,7 +1412,7 @@ static void il_candidates(il_ctx *ic, int g, int si, int o, const int *a, il_ent
             }
             for (long k = 0; k < cnt; k++) {
                 if (*n == *cap) *cand = lw_realloc(*cand, sizeof(il_entry) * (size_t)(*cap = *cap * 2 + 16));
-                il_entry e = {load, load, si, -1, code};
+                il_entry e = {load + once, load, si, -1, code};
                 if (!last) {
                     const il_entry *q = &ic->pool[at + k];
                     e.sum += q->sum, e.mx = fmax(load, q->mx), e.next = (int)(at + k);
@@ -1351,14 +1422,13 @@ static void il_candidates(il_ctx *ic, int g, int si, int o, const int *a, il_ent
         }
         int r = 0; /* the next b, an odometer */
         while (r < v && (last || ++b[r] > hi[r])) {
-            if (!last) b[r] = a[r] + 1;
+            if (!last) b[r] = lo[r];
             r++;
         }
         if (r == v) break;
     }
 done:
     free(b);
-    free(hi);
 }
 
 /* The front of state (g, o, code), kept in ic->pool (memoised). */
@@ -1367,11 +1437,13 @@ static void il_solve(il_ctx *ic, int g, int o, long code)
     const pctx *c = ic->c;
     long slot = ((long)g * (c->G + 1) + o) * ic->n_codes + code;
     if (ic->memo_at[slot] >= 0) return;
-    int *a = lw_malloc(sizeof(int) * (size_t)c->v);
+    int *a = lw_malloc(sizeof(int) * (size_t)c->v), rs = 0;
     il_decode(ic, code, a);
     il_entry *cand = NULL;
     long n = 0, cap = 0;
-    for (int si = 0; si < c->n_sizes; si++) {
+    while (c->eo >= 0 && ic->X[rs + 1] <= c->se) rs++; /* the embedding's pass */
+    /* past the embedding's group's offset with its chunk not placed yet (this group's or a later one's): none */
+    for (int si = 0; si < c->n_sizes && !(c->eo >= 0 && o > c->eo && a[rs] <= c->se); si++) {
         int sz = c->size[si];
         if (o % sz || o + sz > c->G || (g < c->p - 1 && o + sz >= c->G)) continue;
         il_candidates(ic, g, si, o, a, &cand, &n, &cap);
@@ -1430,8 +1502,8 @@ static void il_run(il_ctx *ic, dp_best *best)
     free(ic->memo_n);
 }
 
-/* The interleaved optimum: il_run for every choice of the passes' starts. */
-static void il_search(pctx *c, dp_best *best)
+/* il_run for every choice of the passes' starts. */
+static void il_search_starts(pctx *c, dp_best *best)
 {
     int v = c->v;
     il_ctx ic = {.c = c};
@@ -1452,6 +1524,30 @@ static void il_search(pctx *c, dp_best *best)
     free(ic.pool);
     free(ic.X);
     free(ic.len);
+}
+
+/* The interleaved optimum: il_search_starts, where a tie crosses the groups
+ * once per group the embedding can have (tie_groups), its all-reduce with
+ * the LM head's group then priced (il_tie_share); the best step found so
+ * far prunes the later ones. */
+static void il_search(pctx *c, dp_best *best)
+{
+    c->eo = c->es = -1;
+    if (!c->tie_cross) {
+        il_search_starts(c, best);
+        return;
+    }
+    int *eg, ne = tie_groups(c, &eg);
+    c->tie_x = lw_malloc(sizeof(double) * (size_t)c->n_sizes * (size_t)c->G);
+    for (int k = 0; k < ne; k++) {
+        c->eo = eg[2 * k], c->es = eg[2 * k + 1];
+        tie_fill(c);
+        il_search_starts(c, best);
+    }
+    free(c->tie_x);
+    free(eg);
+    c->eo = c->es = -1;
+    c->tie_x = NULL;
 }
 
 /* il_search's work for one micro-batch count: over every choice of the
