@@ -185,7 +185,8 @@ void pipe_plan_free(pipe_plan *pp);
  * embedding and the stage holding its LM head, where they differ
  * (Megatron-LM's embedding group: cost_tie_cross_ms between the two
  * stages' groups), summed over the ties: ms once per step; *bytes (may be
- * NULL) the tables' gradients. 0 where every tie is within one stage. */
+ * NULL) the tables' gradients. 0 where every tie is within one stage, or
+ * (interleaved) within two chunks of one group, on the same GPUs. */
 double pipe_tie_ms(const pipe_plan *pp, double *bytes);
 
 /* Why a layer sits in its stage (explain of boundaries): the effect on the
