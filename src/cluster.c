@@ -598,10 +598,11 @@ static int read_stack(cctx *p, const cJSON *o, const char *where, stack_spec *s)
 {
     static const char *const keys[] = {"format", "name", "framework", "version", "kernel_overhead_us",
                                        "step_overhead_ms", "gemm_scale", "winograd_speedup", "grad_sync", "overlap",
-                                       "bucket_mb", NULL};
+                                       "bucket_mb", "conv_layout", NULL};
     static const char *const prec_keys[] = {"fp32", "tf32", "fp16", "bf16", NULL};
     static const char *const sync_names[] = {"fp32", "training", NULL};
     static const char *const overlap_names[] = {"none", "full", "ddp", NULL}; /* sim_overlap's order */
+    static const char *const layout_names[] = {"nhwc", "nchw", NULL};
     const int top = strcmp(where, "stack file") == 0;
     char path[96];
     int k;
@@ -621,6 +622,8 @@ static int read_stack(cctx *p, const cJSON *o, const char *where, stack_spec *s)
     if (stack_choice(p, o, "grad_sync", P("grad_sync"), sync_names, "\"fp32\" or \"training\"", 0, &k)) return -1;
     s->grad_sync_bytes = k == 0 ? 4.0 : 0.0;
     if (stack_choice(p, o, "overlap", P("overlap"), overlap_names, "\"none\", \"ddp\" or \"full\"", -1, &s->overlap))
+        return -1;
+    if (stack_choice(p, o, "conv_layout", P("conv_layout"), layout_names, "\"nhwc\" or \"nchw\"", 0, &s->conv_nchw))
         return -1;
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gemm_scale");
     P("gemm_scale");

@@ -104,6 +104,8 @@ typedef struct stack_spec {
     double grad_sync_bytes;      /* bytes a gradient element is summed in; 0: the training precision's */
     int overlap;                 /* the simulator's default (sim_overlap: 0 none, 1 full, 2 ddp); -1: ddp */
     double bucket_mb;            /* gradient bucket, MiB; < 0: the cluster's */
+    int conv_nchw;               /* "conv_layout": 1 "nchw": fp16/bf16 convolutions on NCHW tensors, which
+                                  * cuDNN transposes around its NHWC Tensor Core kernels; 0 "nhwc" */
 } stack_spec;
 
 typedef struct link_spec {

@@ -109,6 +109,25 @@ static void tf32_conv_or_fp32(const cost_model *m, int r, double flops, double i
     if (tf2 + tb2 < *tf + *tb) *tf = tf2, *tb = tb2;
 }
 
+/* A stack that keeps fp16/bf16 activations in NCHW (stack "conv_layout":
+ * "nchw"; PyTorch's default memory format) runs each convolution on
+ * cuDNN's Tensor Core kernels, which work in NHWC, between layout
+ * transposes: forward its input in and its output back, backward the
+ * output's gradient in and the input's gradient back, and for the weight
+ * gradient the input and the output's gradient again (NVIDIA's
+ * DeepLearningExamples train AMP with --memory-format nhwc to avoid
+ * them). Each transpose reads and writes its tensor at memory bandwidth,
+ * a kernel of its own. Adds to *tf and *tb (ms). */
+static void nchw_transposes(const cost_model *m, const gpu_consts *g, double in, double out, double *tf, double *tb)
+{
+    const cluster *cl = m->cl;
+    if (!cl->stack.given || !cl->stack.conv_nchw || (cl->precision != PREC_FP16 && cl->precision != PREC_BF16))
+        return;
+    const double t = 2 * (in + out) * m->elem_bytes / (cl->gpu.memory_bandwidth_gbs * 1e9 * g->memory_efficiency) * 1e3;
+    *tf += t + 2 * g->kernel_overhead_us * 1e-3;
+    *tb += 2 * t + 4 * g->kernel_overhead_us * 1e-3;
+}
+
 /* Largest piece of S over D. */
 static long max_piece(long S, int D)
 {
@@ -350,6 +369,7 @@ static double t_c_eval(const cost_model *m, int li, const config *c, profile_ent
         tf += score_f;
         tb += score_b;
     }
+    if (l->type == LT_CONV2D) nchw_transposes(m, g, in, out, &tf, &tb);
     /* recompute in backward (rank-3 layers only); the layer's own collectives */
     if (m->recompute == RECOMPUTE_FULL && block_layer(l))
         tb += tf;

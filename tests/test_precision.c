@@ -47,7 +47,8 @@ static double one_gpu(const char *net, const char *cl, precision p, long batch)
 
 Test(precision, never_slower_at_a_lower_precision_on_any_shipped_gpu)
 {
-    static const char *const CL[] = {"p100-4x4", "dgx1-v100", "dgx-a100", "h100-8x8", "workstation-4x-pcie"};
+    static const char *const CL[] = {"p100-4x4", "dgx1-v100", "dgx-a100", "dgx-a100-80g", "h100-8x8",
+                                     "workstation-4x-pcie"};
     static const precision ORDER[] = {PREC_FP32, PREC_TF32, PREC_FP16};
     for (size_t ci = 0; ci < sizeof CL / sizeof *CL; ci++)
         for (size_t ni = 0; ni < sizeof NETS / sizeof *NETS; ni++)
@@ -69,7 +70,8 @@ Test(precision, never_slower_at_a_lower_precision_on_any_shipped_gpu)
 
 Test(precision, a_newer_gpu_is_never_slower_at_the_same_precision_and_batch)
 {
-    static const char *const LINE[] = {"p100-4x4", "dgx1-v100", "dgx-a100", "h100-8x8"};
+    /* the A100 80 GB after the 40 GB part: the same chip, faster memory */
+    static const char *const LINE[] = {"p100-4x4", "dgx1-v100", "dgx-a100", "dgx-a100-80g", "h100-8x8"};
     static const precision PRECS[] = {PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16};
     int compared = 0;
     for (size_t pi = 0; pi < sizeof PRECS / sizeof *PRECS; pi++)
@@ -87,6 +89,35 @@ Test(precision, a_newer_gpu_is_never_slower_at_the_same_precision_and_batch)
                 }
             }
     cr_assert_gt(compared, 100, "only %d pairs compared", compared);
+}
+
+/* The 80 GB A100 (dgx-a100-80g, where NVIDIA's and Lambda's A100 figures
+ * were measured) is the 40 GB part's chip: every constant make calibrate
+ * fits or derives is the same at every precision; only the memory (80 GiB,
+ * 2,039 GB/s against 40 GiB, 1,555 GB/s: the datasheets) differs. */
+Test(precision, the_80_gb_a100_shares_every_constant_of_the_40_gb_one)
+{
+    lw_error err = {0};
+    cluster *a = plan_load_cluster("dgx-a100", &err), *b = plan_load_cluster("dgx-a100-80g", &err);
+    cr_assert(a && b, "%s", err.msg);
+    cr_assert_float_eq(a->gpu.memory_gib, 40, 1e-9);
+    cr_assert_float_eq(b->gpu.memory_gib, 80, 1e-9);
+    cr_assert_float_eq(a->gpu.memory_bandwidth_gbs, 1555, 1e-9);
+    cr_assert_float_eq(b->gpu.memory_bandwidth_gbs, 2039, 1e-9);
+    int compared = 0;
+    for (int p = 0; p < PREC__COUNT; p++) {
+        gpu_consts ga, gb;
+        const int ha = cluster_gpu_consts(a, (precision)p, &ga), hb = cluster_gpu_consts(b, (precision)p, &gb);
+        cr_assert_eq(ha, hb, "%s: one has figures, the other not", precision_name((precision)p));
+        if (ha != 0) continue;
+        cr_assert_eq(memcmp(&ga, &gb, sizeof ga), 0, "%s: the constants differ", precision_name((precision)p));
+        compared++;
+    }
+    cr_assert_eq(compared, 4, "fp32, tf32, fp16, bf16");
+    cr_assert_eq(a->nodes, b->nodes);
+    cr_assert_eq(a->gpus_per_node, b->gpus_per_node);
+    cluster_free(a);
+    cluster_free(b);
 }
 
 static const char *const TNETS[] = {"gpt2", "bert_large", "vit_b16"};

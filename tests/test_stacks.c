@@ -6,6 +6,8 @@
  * replaces the first, the gradient sync runs at the stack's precision, and
  * a bad stack file is refused naming the file and line.
  */
+#include "cost.h"
+#include "net_json.h"
 #include "plan.h"
 #include "test_helpers.h"
 
@@ -138,6 +140,7 @@ Test(stacks, bad_stack_files_name_the_file_and_line)
         {"{\"format\": \"layerwise-stack/1\",\n \"frame\": 1, \"name\": \"x\"}", "t.json:2: stack file: unknown field \"frame\""},
         {"{\"format\": \"layerwise-cluster/1\", \"name\": \"x\"}", "t.json:1: \"format\" must be \"layerwise-stack/1\""},
         {"{\"format\": \"layerwise-stack/1\"}", "t.json: \"name\" must be a non-empty string"},
+        {"{\"format\": \"layerwise-stack/1\", \"name\": \"x\",\n \"conv_layout\": \"nchwc\"}", "t.json:2: \"conv_layout\" must be"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         stack_spec s;
@@ -217,4 +220,55 @@ Test(trust, provenance_per_precision_and_inherited)
     c = cluster_from_json(bad, strlen(bad), "c.json", &err);
     cr_assert_null(c);
     cr_assert(strstr(err.msg, "c.json:3: gpu.provenance.efficiency must be \"fitted\""), "%s", err.msg);
+}
+
+/* "conv_layout": "nchw" (Lambda's runs: PyTorch's default memory format,
+ * no --memory-format nhwc): an fp16 convolution pays layout transposes
+ * around cuDNN's NHWC Tensor Core kernels, its input and output read and
+ * written once forward and twice backward, each a kernel; tf32 and a
+ * stack without the key price as before. By hand: batch 32, 64 channels
+ * of 56 x 56 in and out, 2 bytes: 12.85 MB each way. */
+static double conv_t_c(const cluster *c)
+{
+    static const char *const net =
+        "{\"format\": \"layerwise-net/1\", \"name\": \"one\","
+        " \"input\": {\"name\": \"data\", \"channels\": 64, \"height\": 56, \"width\": 56},"
+        " \"layers\": [{\"name\": \"conv\", \"type\": \"conv2d\", \"inputs\": [\"data\"], \"out_channels\": 64,"
+        " \"kernel\": 3, \"padding\": 1}]}";
+    lw_error err = {0};
+    network *n = net_from_json(net, strlen(net), "one.json", &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    cost_model *m = cost_model_build(n, c, NULL, 1, 32, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    config one = {.deg = {1, 1, 1, 1, 1, 1}};
+    double t = cost_t_c(m, net_find(n, "conv"), &one, NULL);
+    cost_model_free(m);
+    net_free(n);
+    return t;
+}
+
+Test(stacks, nchw_layout_transposes_around_fp16_convolutions)
+{
+    cluster *c = load("dgx-a100");
+    lw_error err = {0};
+    stack_spec nhwc = stack_of("{\"format\": \"layerwise-stack/1\", \"name\": \"a\"}");
+    stack_spec nchw = stack_of("{\"format\": \"layerwise-stack/1\", \"name\": \"b\", \"conv_layout\": \"nchw\"}");
+    cr_assert_eq(nhwc.conv_nchw, 0, "the default: NHWC, as NVIDIA's AMP runs");
+    cr_assert_eq(nchw.conv_nchw, 1);
+    cr_assert_eq(cluster_set_precision(c, PREC_FP16, &err), 0, "%s", err.msg);
+    cluster_set_stack(c, &nhwc);
+    double base = conv_t_c(c);
+    cluster_set_stack(c, &nchw);
+    double with = conv_t_c(c);
+    gpu_consts k;
+    cr_assert_eq(cluster_gpu_consts(c, PREC_FP16, &k), 0);
+    const double bytes = 32.0 * 64 * 56 * 56 * 2; /* each of input and output */
+    const double one_way = 2 * (bytes + bytes) / (c->gpu.memory_bandwidth_gbs * 1e9 * k.memory_efficiency) * 1e3;
+    ASSERT_REL(with - base, 3 * one_way + 6 * k.kernel_overhead_us * 1e-3, 1e-9);
+    /* tf32: 4-byte tensors the Tensor Core kernels read as they are here */
+    cr_assert_eq(cluster_set_precision(c, PREC_TF32, &err), 0, "%s", err.msg);
+    double t32 = conv_t_c(c);
+    cluster_set_stack(c, &nhwc);
+    cr_assert_eq(conv_t_c(c), t32);
+    cluster_free(c);
 }

@@ -36,7 +36,7 @@ def run(*args):
 
 
 sys.path.insert(0, HERE)
-from calibrate import GROUPS, LINEAR_FIT, PAPER_GROUP, attention_args, stack_fitted  # noqa: E402  (which rows make calibrate fits)
+from calibrate import GROUPS, LINEAR_FIT, PAPER_GROUP, attention_args, chip, stack_fitted  # noqa: E402  (which rows make calibrate fits)
 
 
 def fitted(r):
@@ -47,11 +47,11 @@ def fitted(r):
         return False
     if stack_fitted(r):
         return True
-    if (r["cluster"], r["precision"]) == PAPER_GROUP:
+    if (chip(r["cluster"]), r["precision"]) == PAPER_GROUP:
         return r["label"].startswith("paper ")
     if r.get("family") == "transformer":  # the linear efficiency, where calibrate fits it
-        return (r["cluster"], r["precision"]) in LINEAR_FIT
-    return (r["cluster"], r["precision"]) in GROUPS
+        return (chip(r["cluster"]), r["precision"]) in LINEAR_FIT
+    return (chip(r["cluster"]), r["precision"]) in GROUPS
 
 
 def throughput(r, cmd):
