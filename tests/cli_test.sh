@@ -1957,6 +1957,10 @@ expect_fail "--input-shape on a network that is not ONNX" 2 "--input-shape x=1x3
 expect_ok "--input-shape with -n FILE.onnx on another command" info -n $OX/bad_dynamic.onnx --input-shape x=1x3x32x32
 expect_fail "a truncated file" 2 "bad_truncated.onnx" "not an ONNX model" -- info -n $OX/bad_truncated.onnx
 expect_fail "grouped convolution is refused" 2 "group=4" -- import $OX/bad_grouped.onnx
+expect_fail "a transformer's ONNX op points to layerwise net (the layer types exist; the importer lacks them)" 2 \
+    "bad_layernorm.onnx" "layerwise net gpt|llama|bert|vit" -- import $OX/bad_layernorm.onnx
+grep -q "not layer types of layerwise" "$ERR" && notok "the refusal does not say transformers are missing" "$(cat "$ERR")" ||
+    ok "the refusal does not say transformers are missing"
 expect_fail "import needs a file" 2 "import needs" -- import
 expect_ok "info on a shipped network (text)" info -n alexnet
 grep -q "parameters" "$OUT" && ok "info's text names the parameters" || notok "info's text" "$(cat "$OUT")"
