@@ -1783,7 +1783,11 @@ static int pin_baseline(const opts *o, plan *p, lw_error *err)
 {
     if (!o->strategy) return 0;
     int b = baseline_from_name(o->strategy);
-    if (b < 0) return lw_fail(err, 2, "fit -s %s: fit takes a baseline (data, model or owt), not a file", o->strategy);
+    if (b < 0) /* megatron and optimum are not files: say what they are instead */
+        return lw_fail(err, 2, "fit -s %s: fit takes a baseline (data, model or owt), not %s", o->strategy,
+                       strcmp(o->strategy, "megatron") == 0  ? "Megatron's plan"
+                       : strcmp(o->strategy, "optimum") == 0 ? "the optimum (fit without -s searches for it)"
+                                                             : "a strategy file");
     if (o->n_pins) return lw_fail(err, 2, "fit -s %s pins every layer: leave out --pin", o->strategy);
     int L = plan_net(p)->n_layers;
     int *ci = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));

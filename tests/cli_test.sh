@@ -2183,6 +2183,11 @@ assert r["batch_per_gpu"] is None and r["min_peak_bytes_at_batch_1"] > 80*2**30,
 assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
 ' "$TMP/llama_ring.json" "$OUT"
 expect_fail "fit -s FILE is refused: a baseline only" 2 "fit takes a baseline" -- fit -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
+expect_fail "fit -s megatron is refused as Megatron's plan, not as a file" 2 "not Megatron's plan" -- \
+    fit -n $F/nets/tiny_gpt.json -c h100-8x8 -g 8 -s megatron
+grep -q "not a file" "$ERR" && notok "fit -s megatron: no word of a file" "$(cat "$ERR")" || ok "fit -s megatron: no word of a file"
+expect_fail "fit -s optimum is refused: fit searches for it without -s" 2 "fit without -s searches for it" -- \
+    fit -n lenet5 -c p100-4x4 -g 4 -s optimum
 expect_fail "fit -s data with --pin is refused" 2 "leave out --pin" -- fit -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=n4
 
 # software stacks (issue 34, item 2): --stack on every command that prices a step
