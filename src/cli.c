@@ -1596,7 +1596,10 @@ static int cmd_scale(const opts *o)
                 }
             counts[nc++] = (int)v;
             s = *end ? end + 1 : end;
+            if (*end && !*s) /* "1,2,": a trailing comma names no count */
+                return bad("--gpus \"%s\" must be a comma-separated list of GPU counts, e.g. 1,2,4,8,16", o->gpus_list);
         }
+        if (nc == 0) return bad("%s", "--gpus \"\" names no GPU count: give a list such as 1,2,4,8,16");
     }
     plan_settings set = o->set;
     set.gpus = 1;

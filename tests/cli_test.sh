@@ -959,6 +959,8 @@ expect_fail "-g 2,4 outside scale: exit 2 (not silently all GPUs)" 2 "2,4" -- se
 expect_fail "compare -g 1,2: exit 2" 2 "1,2" -- compare -n lenet5 -c p100-4x4 -g 1,2 --json
 expect_fail "scale --gpus 1,x: exit 2" 2 "1,x" -- scale -n lenet5 -c p100-4x4 --gpus 1,x --json
 expect_fail "scale --gpus 1,32 on p100-4x4: exit 2" 2 "32" -- scale -n lenet5 -c p100-4x4 --gpus 1,32 --json
+expect_fail "scale --gpus 1,2, (a trailing comma): exit 2, not the list 1,2" 2 '"1,2,"' -- scale -n lenet5 -c p100-4x4 --gpus 1,2, --json
+expect_fail "scale --gpus '' (no count): exit 2, not the default list" 2 "names no GPU count" -- scale -n lenet5 -c p100-4x4 --gpus "" --json
 expect_fail "unknown option: exit 2" 2 "--frobnicate" -- search -n lenet5 --frobnicate
 expect_fail "unknown command: exit 2" 2 "frobnicate" -- frobnicate -n lenet5
 expect_fail "eval without -s: exit 2" 2 "-s" -- eval -n lenet5 -c p100-4x4 -g 4
