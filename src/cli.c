@@ -350,6 +350,42 @@ static int check_option_use(const opts *o)
     return 0;
 }
 
+static int listed(const char *const *names, const char *a)
+{
+    for (int k = 0; names[k]; k++)
+        if (strcmp(names[k], a) == 0) return 1;
+    return 0;
+}
+
+/* An option that command cmd would ignore, refused where it is given: net,
+ * info, import and list read no cluster and model no step; allreduce reads
+ * no network and times one all-reduce of --size bytes (no precision, sync
+ * scheme or bucket enters it). 0, or 2 with the message printed. */
+static int check_command_takes(const char *cmd, const char *a)
+{
+    static const char *const run[] = {"-c", "--cluster", "-g", "--gpus", "--sync", "--precision", "--bucket-mb",
+                                      "--intra-bw", "--inter-bw", "--stack", NULL};
+    static const char *const model[] = {"--batch", "--batch-per-gpu", "-p", "--profile", "--pin", "--memory-limit",
+                                        "--no-memory-limit", "--optimizer", "--recompute", "--attention",
+                                        "--time-limit", NULL};
+    static const char *const not_allreduce[] = {"-n", "--network", "--sync", "--precision", "--bucket-mb", NULL};
+    static const char *const not_list[] = {"-n", "--network", "--json", NULL};
+    char m[200];
+    if (!cmd || a[0] != '-') return 0;
+    const int no_step = strcmp(cmd, "net") == 0 || strcmp(cmd, "info") == 0 || strcmp(cmd, "import") == 0 ||
+                        strcmp(cmd, "list") == 0;
+    if (no_step && (listed(run, a) || listed(model, a)))
+        snprintf(m, sizeof m, "%s is not an option of %s: it reads no cluster and models no training step", a, cmd);
+    else if (strcmp(cmd, "allreduce") == 0 && (listed(model, a) || listed(not_allreduce, a)))
+        snprintf(m, sizeof m, "%s is not an option of allreduce: it times one all-reduce of --size bytes over the "
+                              "cluster's links, with no network", a);
+    else if (strcmp(cmd, "list") == 0 && listed(not_list, a))
+        snprintf(m, sizeof m, "%s is not an option of list: it prints the shipped names as text", a);
+    else
+        return 0;
+    return bad("%s", m);
+}
+
 static int parse_args(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -367,6 +403,7 @@ static int parse_args(int argc, char **argv, opts *o)
 #define TAKES(...)                                                                                                 \
     (strcmp(a, __VA_ARGS__) == 0)
         int takes_value = 1, rc;
+        if ((rc = check_command_takes(o->cmd, a)) != 0) return rc;
         if (a[0] != '-' && o->cmd && strcmp(o->cmd, "diff") == 0) {
             if (o->diff.n == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
             o->diff.name[o->diff.n++] = a;

@@ -229,7 +229,9 @@ void cli_usage_write(FILE *f)
           f);
     for (int i = 0; i < cli_n_commands; i++)
         if (strcmp(cli_commands[i].name, "help") != 0) usage_command(f, &cli_commands[i]);
-    fputs("\noptions (every command, the TUI's too):\n", f);
+    fputs("\noptions (every command, the TUI's too; a command refuses one it would ignore: net, info,\n"
+          "import and list take no cluster, GPU, batch, precision or memory option, allreduce no network):\n",
+          f);
     for (int i = 0; i < cli_n_options; i++)
         if (is_shared(&cli_options[i])) usage_option(f, &cli_options[i]);
     fputs("\noptions of every command but the TUI:\n", f);
@@ -345,6 +347,9 @@ static void man_options(FILE *f)
     para(f, "NET and CLUSTER take a file path or a shipped name (\\fBlayerwise list\\fR). "
             "An option takes its value as the next argument.");
     fputs(".SS Options of every command (the TUI's too)\n", f);
+    para(f, "A command refuses an option it would ignore (exit 2): \\fBnet\\fR, \\fBinfo\\fR, \\fBimport\\fR "
+            "and \\fBlist\\fR take none of the cluster, GPU, batch, precision, sync or memory options; "
+            "\\fBallreduce\\fR takes no network, batch, precision, sync or memory option.");
     for (int i = 0; i < cli_n_options; i++)
         if (is_shared(&cli_options[i])) man_option(f, &cli_options[i]);
     fputs(".SS Options of some commands\n", f);

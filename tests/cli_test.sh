@@ -2072,6 +2072,20 @@ expect_fail "an embedding table past the loader's limit" 2 "--vocab 4194304" "--
 expect_fail "a sequence whose logits pass the loader's limit" 2 "--seq 1048576" -- net gpt --seq 1048576
 expect_fail "--layers on another command" 2 "--layers is an option of net" -- info -n gpt2 --layers 4
 expect_fail "-n on net" 2 "-n is not an option of net" -- net gpt -n vgg16
+# options a command would ignore are refused, not dropped: net, info, import and list model no step,
+# allreduce reads no network (each ran with exit 0 before)
+expect_fail "-g on net" 2 "-g is not an option of net" -- net gpt -g 4
+expect_fail "--batch on net" 2 "--batch is not an option of net" -- net gpt --batch 8
+expect_fail "-c on info" 2 "-c is not an option of info" -- info -n gpt2 -c dgx-a100
+expect_fail "--precision on info" 2 "--precision is not an option of info" -- info -n gpt2 --precision bf16
+expect_fail "--memory-limit on import" 2 "--memory-limit is not an option of import" -- \
+    import $OX/small_cnn.onnx --memory-limit 8
+expect_fail "--json on list (it prints text)" 2 "--json is not an option of list" -- list --json
+expect_fail "-g on list" 2 "-g is not an option of list" -- list -g 4
+expect_fail "-n on allreduce" 2 "-n is not an option of allreduce" -- allreduce -c dgx-a100 -n vgg16
+expect_fail "--precision on allreduce (the bytes are given)" 2 "--precision is not an option of allreduce" -- \
+    allreduce -c dgx-a100 --precision bf16
+expect_ok "allreduce still takes -g, --inter-bw and --stack" allreduce -c dgx-a100 -g 8 --inter-bw 5 --stack tensorflow-ngc
 expect_fail "--json on net" 2 "--json is not an option of net" -- net gpt --json
 expect_fail "a bad size with -o writes no file" 2 "--heads 7" -- net gpt --heads 7 -o "$TMP/never.json"
 [ -e "$TMP/never.json" ] && notok "no file after a refused net -o" || ok "no file after a refused net -o"
