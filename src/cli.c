@@ -622,11 +622,22 @@ static void print_search_summary(const plan *p)
            plan_final_method_name(p), r->final_space, plan_build_ms(p), plan_search_ms(p));
 }
 
+/* A memory limit in GiB, or in MiB or bytes when under 0.01 GiB, where
+ * "%.2f GiB" would print 0.00 (--memory-limit 1MB). */
+static const char *limit_text(double bytes, char *buf, size_t n)
+{
+    if (bytes >= 0.01 * 1073741824.0) snprintf(buf, n, "%.2f GiB", bytes / 1073741824.0);
+    else if (bytes >= 0.01 * 1048576.0) snprintf(buf, n, "%.2f MiB", bytes / 1048576.0);
+    else snprintf(buf, n, "%.0f B", bytes);
+    return buf;
+}
+
 static void print_memory_summary(const plan *p)
 {
     const plan_memory *mm = plan_memory_of(p);
     const char *opt = optimizer_name(plan_memory_settings_of(p)->optimizer);
     const double gib = 1073741824.0;
+    char lim[32];
     if (!isfinite(mm->limit_bytes)) {
         printf("memory: no limit (--no-memory-limit, the paper's search); the peak counts %s state\n", opt);
         return;
@@ -636,12 +647,12 @@ static void print_memory_summary(const plan *p)
         char also[80] = "";
         if (gathered > 0) snprintf(also, sizeof also, ", %.2f GiB of %s's two gathered layers", gathered / gib,
                                    sync_scheme_name(plan_cluster(p)->sync));
-        printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace%s counted)\n",
-               mm->limit_bytes / gib, opt, plan_workspace_bytes(p) / gib, also);
+        printf("memory: fits the limit of %s per GPU (%s state, %.2f GiB workspace%s counted)\n",
+               limit_text(mm->limit_bytes, lim, sizeof lim), opt, plan_workspace_bytes(p) / gib, also);
         return;
     }
-    printf("memory: the paper's optimum (%.2f ms/step, Eq. 1) needs %.2f GiB per GPU, over the limit of %.2f GiB;\n",
-           mm->unconstrained_ms, mm->unconstrained_peak / gib, mm->limit_bytes / gib);
+    printf("memory: the paper's optimum (%.2f ms/step, Eq. 1) needs %.2f GiB per GPU, over the limit of %s;\n",
+           mm->unconstrained_ms, mm->unconstrained_peak / gib, limit_text(mm->limit_bytes, lim, sizeof lim));
     if (mm->fits && mm->proven_optimal)
         printf("  the strategy above is the fastest that fits (proven: %ld subproblems, %ld searches, %.0f ms)\n",
                mm->subproblems, mm->searches, mm->ms);
@@ -651,15 +662,15 @@ static void print_memory_summary(const plan *p)
                mm->lower_bound_ms, (plan_best_eval(p)->total_ms - mm->lower_bound_ms) / plan_best_eval(p)->total_ms * 100,
                mm->subproblems);
     else if (!isfinite(mm->lower_bound_ms)) {
-        printf("warning: no strategy fits %.2f GiB per GPU; the smallest peak of any strategy is %.2f GiB",
-               mm->limit_bytes / gib, mm->min_peak_bytes / gib);
+        printf("warning: no strategy fits %s per GPU; the smallest peak of any strategy is %.2f GiB",
+               limit_text(mm->limit_bytes, lim, sizeof lim), mm->min_peak_bytes / gib);
         if (mm->min_peak_lower < mm->min_peak_bytes * (1 - 1e-4))
             printf(" or less (at least %.2f GiB)", mm->min_peak_lower / gib);
         printf(" per GPU;\n  the strategy above is the paper's optimum\n");
     } else
-        printf("warning: no strategy that fits %.2f GiB per GPU was found in the time limit (none that fits is\n"
+        printf("warning: no strategy that fits %s per GPU was found in the time limit (none that fits is\n"
                "  faster than %.2f ms/step); the strategy above is the paper's optimum\n",
-               mm->limit_bytes / gib, mm->lower_bound_ms);
+               limit_text(mm->limit_bytes, lim, sizeof lim), mm->lower_bound_ms);
 }
 
 /* search --json: the strategy document and what the memory limit did. */
@@ -874,8 +885,9 @@ static int search_refine(const opts *o, plan *p)
                ev.total_ms);
         int npin = plan_pin_count(p);
         if (npin) printf("  kept the pin%s (%d layer%s)\n", npin == 1 ? "" : "s", npin, npin == 1 ? "" : "s");
+        char lt[32];
         if (isfinite(limit))
-            printf("  kept within the memory limit of %.2f GiB per GPU (peak %.2f GiB)\n", limit / 1073741824.0,
+            printf("  kept within the memory limit of %s per GPU (peak %.2f GiB)\n", limit_text(limit, lt, sizeof lt),
                    ev.peak_memory_bytes / 1073741824.0);
         printf("  %d layer%s changed%s\n", rr.n_changed, rr.n_changed == 1 ? "" : "s", rr.n_changed ? ":" : "");
         for (int i = 0; i < plan_net(p)->n_layers; i++) {
@@ -1328,7 +1340,8 @@ static void scheme_rows_text(const plan *p, const scheme_row *sr)
 {
     double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
     char lim[48] = "no memory limit";
-    if (isfinite(limit)) snprintf(lim, sizeof lim, "limit %.2f GiB per GPU", limit / 1073741824.0);
+    char lt[32];
+    if (isfinite(limit)) snprintf(lim, sizeof lim, "limit %s per GPU", limit_text(limit, lt, sizeof lt));
     printf("\nlayer-wise optimum under each sync scheme (searched once per scheme; %s, %s state):\n", lim,
            optimizer_name(plan_memory_settings_of(p)->optimizer));
     printf("  %-16s %10s %10s %11s %12s %10s  %s\n", "sync", "step ms", "sync", "images/s", "bytes/step", "peak GiB",
@@ -1877,8 +1890,9 @@ static int cmd_fit(const opts *o)
     if (o->n_pins) printf("with %d layer%s pinned (--pin):\n", o->n_pins, o->n_pins == 1 ? "" : "s");
     if (o->strategy) printf("strategy %s (every layer pinned to it), sync %s:\n", o->strategy, sync_scheme_name(plan_cluster(p)->sync));
     if (lo == 0) {
-        printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
-               plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
+        char lt[32];
+        printf("%s on %s, %d GPUs: nothing fits %s per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
+               plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), limit_text(limit, lt, sizeof lt), plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
     } else {
         printf("%s on %s, %d GPUs, %s state: the largest batch at which a strategy fits %.2f GiB per GPU is %ld per GPU%s\n"
                "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, MFU %.1f%%, "

@@ -1378,6 +1378,9 @@ assert d["min_peak_bytes"] > 2 << 30' "$OUT"
 run search -n vgg16 -c p100-4x4 -g 4 --memory-limit 2GiB
 if grep -q "warning: no strategy fits 2.00 GiB per GPU; the smallest peak" "$OUT"; then ok "nothing fits: said so"; else
     notok "nothing fits: said so" "$(cat "$OUT")"; fi
+run search -n lenet5 -c p100-4x4 -g 4 --memory-limit 1MiB
+if grep -q "warning: no strategy fits 1.00 MiB per GPU" "$OUT"; then ok "a limit under 0.01 GiB is printed in MiB, not as 0.00 GiB"; else
+    notok "a limit under 0.01 GiB is printed in MiB, not as 0.00 GiB" "$(cat "$OUT")"; fi
 
 # fit: the batch it names fits, proven; text and JSON agree
 run fit -n vgg16 -c p100-4x4 -g 4 --json
