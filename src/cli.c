@@ -1035,7 +1035,8 @@ static int cmd_pipeline(const opts *o, int megatron)
         if (rc == 0) rc = emit(o, doc);
         free(doc);
     } else {
-        printf("%s on %s, %d GPUs, batch %ld: %s\n", plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), plan_batch(p),
+        printf("%s on %s, %d GPUs, batch %ld, %s (%s): %s\n", plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p),
+               plan_batch(p), precision_name(plan_cluster(p)->precision), sync_scheme_name(plan_cluster(p)->sync),
                megatron == 2 ? o->strategy : megatron ? "Megatron-LM's plan" : "optimal pipeline");
         pipe_plan_print(pp, stdout);
         if (o->explain) rc = pipeline_explain(o, pp, NULL);

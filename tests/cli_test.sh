@@ -2265,6 +2265,9 @@ bub=1-sum(8*x for x in t)/(2*(pl["step_ms"]-tie)); assert abs(bub-pl["bubble_fra
 ' "$OUT"
 expect_ok "search --pp 2 (text) runs" search -n $GPT -c dgx-a100 -g 8 --pp 2
 if grep -q "bubble" "$OUT" && grep -q "^  2 " "$OUT"; then ok "the text lists the stages and the bubble"; else notok "the text lists the stages and the bubble" "$(cat "$OUT")"; fi
+run search -n $GPT -c dgx-a100 -g 8 --pp 2 --precision bf16 --sync zero1
+if head -1 "$OUT" | grep -q "batch 256, bf16 (zero1): optimal pipeline"; then ok "the pipeline's header names the precision and sync, as search's does"
+else notok "the pipeline's header names the precision and sync, as search's does" "$(head -3 "$OUT")"; fi
 expect_ok "search --pp 2 --schedule interleaved --vp 2 runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --json
 py "interleaved: 4 chunks, chunk j on group j mod 2; T = sum T_g / v + (m - 1/v) max T_g over the groups' loads" '
 import json,sys
