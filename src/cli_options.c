@@ -223,7 +223,7 @@ static void usage_option(FILE *f, const cli_option *o)
 
 void cli_usage_write(FILE *f)
 {
-    fputs("layerwise " LW_VERSION " — layer-wise parallelization of CNN training (Jia et al., ICML 2018)\n"
+    fputs("layerwise " LW_VERSION " — layer-wise parallelization of training, CNNs and transformers (Jia et al., ICML 2018)\n"
           "\n"
           "usage:\n",
           f);

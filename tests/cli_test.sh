@@ -80,6 +80,8 @@ B=$F/bad
 # ------------------------------------------------------------------ help
 run --help
 if [ "$RC" -eq 0 ]; then ok "--help exits 0"; else notok "--help exits 0 (exit $RC)"; fi
+head -1 "$OUT" | grep -q "CNNs and transformers" && ok "--help's first line says it plans transformers too, as the README does" ||
+    notok "--help's first line says it plans transformers too, as the README does" "$(head -1 "$OUT")"
 missing=""
 for c in tui search eval simulate compare diff scale costs export profile list; do
     grep -qE "layerwise +$c( |$)" "$OUT" || missing="$missing $c"
