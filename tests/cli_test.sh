@@ -951,6 +951,11 @@ expect_fail "bad strategy file: exit 2, names file, line and layer" 2 "$B/strate
     eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_unknown_layer.json --json
 expect_fail "strategy with an invalid config: exit 2" 2 "$B/strategy_degree3.json:8:" "conv1" -- \
     eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_degree3.json
+# a strategy written for another network or GPU count says so (it named only the first layer that failed)
+expect_fail "a strategy for lenet5 read on alexnet names the file's network" 2 \
+    "lenet5_mixed.json:13:" 'the file is a strategy for network "lenet5"' -- eval -n alexnet -c p100-4x4 -g 4 -s $F/strategies/lenet5_mixed.json
+expect_fail "a strategy for 4 GPUs read on 2 names the file's GPU count" 2 \
+    "lenet5_mixed.json:7:" "written for 4 GPUs; this run has 2" -- eval -n lenet5 -c p100-4x4 -g 2 -s $F/strategies/lenet5_mixed.json
 expect_fail "missing strategy file: exit 2" 2 "$TMP/nothing.json" -- \
     eval -n lenet5 -c p100-4x4 -g 4 -s "$TMP/nothing.json"
 expect_fail "-g 0: exit 2" 2 "0" -- search -n lenet5 -c p100-4x4 -g 0
