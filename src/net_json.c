@@ -724,7 +724,7 @@ static int parse_header(const pctx *p, const cJSON *root, net_header *hd)
     for (const cJSON *it = root->child; it; it = it->next)
         if (!in_list(top, it->string))
             return lw_fail(err, 2, "%s:%d: unknown field \"%.100s\" (a network has %s)", label,
-                           json_line_of_key(text, it->string), it->string, "format, name, input, layers and comment");
+                           json_line_of_key(text, it->string), it->string, "format, name, input, layers, comment, description and source");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (!cJSON_IsString(name) || !name->valuestring[0])
         return lw_fail(err, 2, "%s: needs a non-empty string \"name\"", label);

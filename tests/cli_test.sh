@@ -951,6 +951,10 @@ expect_fail "bad strategy file: exit 2, names file, line and layer" 2 "$B/strate
     eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_unknown_layer.json --json
 expect_fail "strategy with an invalid config: exit 2" 2 "$B/strategy_degree3.json:8:" "conv1" -- \
     eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_degree3.json
+# an unknown top-level field of a network names every field a network may have (source and description too)
+printf '{"format": "layerwise-net/1", "name": "t", "sorce": "typo",\n "input": {"channels": 1, "height": 4, "width": 4},\n "layers": [{"name": "fc", "type": "linear", "inputs": ["data"], "out_features": 2}]}\n' >"$TMP/typo_net.json"
+expect_fail "a network's unknown top-level field lists the fields it may have" 2 "typo_net.json:1:" 'unknown field "sorce"' \
+    "comment, description and source" -- info -n "$TMP/typo_net.json"
 # a strategy written for another network or GPU count says so (it named only the first layer that failed)
 expect_fail "a strategy for lenet5 read on alexnet names the file's network" 2 \
     "lenet5_mixed.json:13:" 'the file is a strategy for network "lenet5"' -- eval -n alexnet -c p100-4x4 -g 4 -s $F/strategies/lenet5_mixed.json
