@@ -1174,6 +1174,12 @@ static int cmd_eval(const opts *o)
         else
             snprintf(title, sizeof title, "strategy %s", o->strategy);
         print_strategy_text(p, ci, &ev, title);
+        double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
+        char lt[32];
+        if (isfinite(limit)) /* as the document's "fits" says */
+            printf("memory: %s the limit of %s per GPU (peak %.2f GiB, %s state)\n",
+                   ev.peak_memory_bytes <= limit ? "fits" : "does NOT fit", limit_text(limit, lt, sizeof lt),
+                   ev.peak_memory_bytes / 1073741824.0, optimizer_name(plan_memory_settings_of(p)->optimizer));
         if (plan_gpus(p) > EVAL_SEARCH_MAX_GPUS) {
             printf("the optimum for this setting: not searched at %d GPUs (over %d; layerwise search finds it, up to "
                    "%d GPUs where its tables fit this machine)\n", plan_gpus(p), EVAL_SEARCH_MAX_GPUS, COST_MAX_GPUS);

@@ -955,6 +955,13 @@ expect_fail "strategy with an invalid config: exit 2" 2 "$B/strategy_degree3.jso
 printf '{"format": "layerwise-net/1", "name": "t", "sorce": "typo",\n "input": {"channels": 1, "height": 4, "width": 4},\n "layers": [{"name": "fc", "type": "linear", "inputs": ["data"], "out_features": 2}]}\n' >"$TMP/typo_net.json"
 expect_fail "a network's unknown top-level field lists the fields it may have" 2 "typo_net.json:1:" 'unknown field "sorce"' \
     "comment, description and source" -- info -n "$TMP/typo_net.json"
+# eval's text says whether the strategy fits the memory limit, as its document's "fits" does (it said nothing)
+run eval -n vgg16 -c p100-4x4 -g 4 -s data --memory-limit 2GiB
+if [ "$RC" = 0 ] && grep -q "memory: does NOT fit the limit of 2.00 GiB per GPU" "$OUT"; then ok "eval's text: data parallelism does not fit 2 GiB"
+else notok "eval's text: data parallelism does not fit 2 GiB" "$(tail -5 "$OUT")"; fi
+run eval -n lenet5 -c p100-4x4 -g 4 -s data
+grep -q "memory: fits the limit of 16.00 GiB per GPU" "$OUT" && ok "eval's text: lenet5 fits the GPU's 16 GiB" ||
+    notok "eval's text: lenet5 fits the GPU's 16 GiB" "$(tail -5 "$OUT")"
 # a strategy written for another network or GPU count says so (it named only the first layer that failed)
 expect_fail "a strategy for lenet5 read on alexnet names the file's network" 2 \
     "lenet5_mixed.json:13:" 'the file is a strategy for network "lenet5"' -- eval -n alexnet -c p100-4x4 -g 4 -s $F/strategies/lenet5_mixed.json
