@@ -1363,12 +1363,26 @@ static void scheme_rows_text(const plan *p, const scheme_row *sr)
 }
 
 /* compare --pp P: the pipelines beside the rows (JSON "pipelines"; text a
- * table after them): the optimal one and, on a transformer, Megatron's. */
-static cJSON *pipelines_json(const plan *p, pipe_plan *const *pipes)
+ * table after them): the optimal one and, on a transformer, Megatron's, or
+ * why Megatron's P equal stages do not exist there (its blocks not a
+ * multiple of P): the optimal pipeline is shown either way. */
+typedef struct compare_pipes {
+    pipe_plan *pp[2];
+    char megatron_why[sizeof(((lw_error *)0)->msg)]; /* "" unless Megatron's failed */
+} compare_pipes;
+
+static cJSON *pipelines_json(const plan *p, const compare_pipes *pipes)
 {
     cJSON *arr = cJSON_CreateArray();
     for (int i = 0; i < 2; i++) {
-        const pipe_plan *pp = pipes[i];
+        const pipe_plan *pp = pipes->pp[i];
+        if (!pp && i == 1 && pipes->megatron_why[0]) { /* as scale's rows say why there is none */
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddStringToObject(r, "strategy", "megatron");
+            cJSON_AddNullToObject(r, "total_ms");
+            cJSON_AddStringToObject(r, "why_not", pipes->megatron_why);
+            cJSON_AddItemToArray(arr, r);
+        }
         if (!pp) continue;
         cJSON *r = cJSON_CreateObject();
         cJSON_AddNumberToObject(r, "gpus", pp->gpus);
@@ -1387,12 +1401,13 @@ static cJSON *pipelines_json(const plan *p, pipe_plan *const *pipes)
     return arr;
 }
 
-static void pipelines_text(pipe_plan *const *pipes)
+static void pipelines_text(const compare_pipes *pipes)
 {
     printf("\npipelines (Eq. 1 per stage, pipelined step: cost-model.md)\n%-10s %4s %6s %-12s %10s %8s %12s %5s\n",
            "strategy", "pp", "micro", "schedule", "step ms", "bubble", "memory/GPU", "fits");
     for (int i = 0; i < 2; i++) {
-        const pipe_plan *pp = pipes[i];
+        const pipe_plan *pp = pipes->pp[i];
+        if (!pp && i == 1 && pipes->megatron_why[0]) printf("%-10s none: %s\n", "megatron", pipes->megatron_why);
         if (!pp) continue;
         char mem[32];
         lw_format_bytes(pp->peak_memory_bytes, mem, sizeof mem);
@@ -1493,7 +1508,7 @@ static void pipe_rows_note(const pipe_row *pr, int npr, int pp)
 }
 
 static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr,
-                      pipe_plan *const *pipes, const pipe_row *pr, int npr)
+                      const compare_pipes *pipes, const pipe_row *pr, int npr)
 {
     if (o->json || o->out) {
         cJSON *root = cJSON_CreateObject();
@@ -1582,7 +1597,7 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
 }
 
 /* compare --pp: the optimal pipeline and, on a transformer, Megatron's. */
-static int compare_pipelines(const opts *o, const plan *p, pipe_plan **pipes, lw_error *err)
+static int compare_pipelines(const opts *o, const plan *p, compare_pipes *pipes, lw_error *err)
 {
     pipe_options po;
     pipe_options_init(&po);
@@ -1592,11 +1607,13 @@ static int compare_pipelines(const opts *o, const plan *p, pipe_plan **pipes, lw
     po.vp = o->pipe.vp ? o->pipe.vp : 1;
     po.optimizer = o->mset.optimizer;
     po.memory_limit = plan_memory_limit(&o->mset, plan_cluster(p));
-    pipes[0] = pipe_search(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, err);
-    if (!pipes[0]) return -1;
+    pipes->pp[0] = pipe_search(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, err);
+    if (!pipes->pp[0]) return -1;
     if (!strategy_megatron_applies(plan_net(p))) return 0;
-    pipes[1] = pipe_megatron(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, &o->mega, err);
-    return pipes[1] ? 0 : -1;
+    lw_error why = {0};
+    pipes->pp[1] = pipe_megatron(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, &o->mega, &why);
+    if (!pipes->pp[1]) snprintf(pipes->megatron_why, sizeof pipes->megatron_why, "%s", why.msg);
+    return 0;
 }
 
 static int cmd_compare(const opts *o)
@@ -1619,13 +1636,13 @@ static int cmd_compare(const opts *o)
     scheme_row sr[SYNC__COUNT];
     int schemes = rc == 0 && !plan_unsearched(p); /* searched: each scheme's optimum beside the baselines */
     if (schemes && scheme_rows(p, sr, &err) != 0) rc = die(&err), schemes = 0;
-    pipe_plan *pipes[2] = {NULL, NULL};
-    if (rc == 0 && o->pipe.pp) rc = compare_pipelines(o, p, pipes, &err) != 0 ? die(&err) : 0;
-    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL, o->pipe.pp ? pipes : NULL, NULL, 0);
+    compare_pipes pipes = {{NULL, NULL}, ""};
+    if (rc == 0 && o->pipe.pp) rc = compare_pipelines(o, p, &pipes, &err) != 0 ? die(&err) : 0;
+    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL, o->pipe.pp ? &pipes : NULL, NULL, 0);
     if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
-    if (rc == 0 && !o->json && o->pipe.pp) pipelines_text(pipes);
-    pipe_plan_free(pipes[0]);
-    pipe_plan_free(pipes[1]);
+    if (rc == 0 && !o->json && o->pipe.pp) pipelines_text(&pipes);
+    pipe_plan_free(pipes.pp[0]);
+    pipe_plan_free(pipes.pp[1]);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
     return rc;

@@ -2490,6 +2490,15 @@ assert [r["strategy"] for r in d["rows"]][-1] == "layer-wise"
 ' "$OUT"
 expect_ok "compare --pp 2 (text) runs" compare -n $GPT -c dgx-a100 -g 8 --pp 2 --tp 2
 if grep -q "^megatron .* 2 " "$OUT" && grep -q "^pipeline " "$OUT"; then ok "compare's text lists the pipelines"; else notok "compare's text lists the pipelines" "$(tail -5 "$OUT")"; fi
+# compare --pp P where Megatron's P equal stages do not exist (2 blocks, P = 8): the optimal pipeline still, and why
+# Megatron's is missing (the whole command failed, exit 2, after its searches)
+expect_ok "compare --pp 8 on 2 blocks runs" compare -n $GPT -c dgx-a100 -g 8 --pp 8 --json
+py "compare --pp 8: the optimal pipeline, and Megatron's row says why there is none" '
+import json,sys
+d=json.load(open(sys.argv[1])); ps={r["strategy"]: r for r in d["pipelines"]}
+assert ps["pipeline"]["pp"] == 8 and ps["pipeline"]["total_ms"] > 0, ps
+assert ps["megatron"]["total_ms"] is None and "not a multiple of 8" in ps["megatron"]["why_not"], ps
+' "$OUT"
 expect_fail "--pp with --pin is refused" 2 "--pp goes without" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --pin embed=n8
 expect_fail "eval -s megatron --pp 3 on 2 blocks is refused" 2 "not a multiple of 3" -- eval -n $GPT -c dgx-a100 -g 6 -s megatron --tp 2 --pp 3 --microbatches 4
 
