@@ -343,6 +343,18 @@ static int check_option_use(const opts *o)
         return bad("%s", "--pp goes without --refine, --why-not, --pin, --steps and --overlap (not yet for pipelines)");
     if (o->pipe.pp == 1 && o->explain)
         return bad("%s", "--explain with --pp 1: one stage has no boundaries; without --pp it explains the layer's config");
+    /* --pin fixes a layer in a search: where none runs (a given strategy,
+     * the cost tables, compare's and scale's rows) it would be ignored */
+    const int given_s = o->strategy && strcmp(o->strategy, "optimum") != 0;
+    if (o->n_pins && !tui &&
+        !(strcmp(o->cmd, "search") == 0 || strcmp(o->cmd, "fit") == 0 || strcmp(o->cmd, "diff") == 0 ||
+          strcmp(o->cmd, "export") == 0 || (strcmp(o->cmd, "simulate") == 0 && !given_s))) {
+        char m[320];
+        snprintf(m, sizeof m, "--pin %.60s: %.20s%s takes no pins (a pin fixes a layer in the search of search, fit, "
+                              "diff, simulate's optimum, export and the TUI)", o->pins[0], o->cmd,
+                 given_s ? " -s (every layer's config from the strategy)" : "");
+        return bad("%s", m);
+    }
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -2148,7 +2160,10 @@ static int cmd_simulate(const opts *o)
     /* a given strategy needs no tables and no search (up to 1024 GPUs) */
     int given = o->strategy && strcmp(o->strategy, "optimum") != 0;
     plan *p = open_plan_as(o, o->set, given, &err);
-    if (!p) return die(&err);
+    if (!p || (!given && apply_pins(o, p, &err) != 0)) { /* the optimum with the pins, as search finds it */
+        plan_free(p);
+        return die(&err);
+    }
     int *ci = lw_calloc((size_t)plan_net(p)->n_layers, sizeof(int));
     const char *label = o->strategy ? o->strategy : "optimum";
     if (strategy_pick_with(p, label, &o->mega, ci, &err) != 0) {
@@ -2211,6 +2226,8 @@ static int cmd_diff(const opts *o)
         return bad("%s", "diff needs two strategies: optimum, data, model, owt, megatron or a strategy file");
     lw_error err = {0};
     int searched = strcmp(o->diff.name[0], "optimum") == 0 || strcmp(o->diff.name[1], "optimum") == 0;
+    if (o->n_pins && !searched) /* the pins shape the optimum alone */
+        return bad("--pin %s: diff's pins fix layers of its optimum, and neither A nor B is optimum", o->pins[0]);
     plan *p = open_plan_as(o, o->set, !searched, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
         plan_free(p);

@@ -69,7 +69,7 @@ const cli_option cli_options[] = {
     {NULL, "--intra-bw", "GB/s", "all", "what-if: bandwidth between GPUs of a node"},
     {NULL, "--inter-bw", "GB/s", "all", "what-if: bandwidth of a node's network link"},
     {"-p", "--profile", "FILE", "all", "measured layer times that override the analytical t_c (refused\nwhen made for another GPU or precision than the run's)"},
-    {NULL, "--pin", "L=CONFIG", "all", "force layer L to a config such as \"n4 c2\" (repeatable, once\nper layer; split at the last =: --pin c=1=n4 pins the layer c=1)"},
+    {NULL, "--pin", "L=CONFIG", "all", "force layer L to a config such as \"n4 c2\" in the search (search, fit,\ndiff, simulate's optimum, export, the TUI; repeatable, once per\nlayer; split at the last =: --pin c=1=n4 pins the layer c=1)"},
     {NULL, "--memory-limit", "SIZE", "all",
      "memory per GPU the strategy must fit (e.g. 12GiB, 16000MB; a plain\nnumber is GiB; default: the cluster's GPU memory)"},
     {NULL, "--no-memory-limit", NULL, "all", "the paper's search: memory ignored"},

@@ -962,6 +962,24 @@ else notok "eval's text: data parallelism does not fit 2 GiB" "$(tail -5 "$OUT")
 run eval -n lenet5 -c p100-4x4 -g 4 -s data
 grep -q "memory: fits the limit of 16.00 GiB per GPU" "$OUT" && ok "eval's text: lenet5 fits the GPU's 16 GiB" ||
     notok "eval's text: lenet5 fits the GPU's 16 GiB" "$(tail -5 "$OUT")"
+# --pin where no search runs that it could fix is refused (each ran, exit 0, with the pin ignored);
+# simulate of the optimum honours it, as search does (it simulated the unpinned optimum)
+expect_fail "eval -s data --pin: refused" 2 "--pin conv1=c2: eval -s" "takes no pins" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=c2
+expect_fail "simulate -s data --pin: refused" 2 "simulate -s" "takes no pins" -- simulate -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=c2
+for c in compare costs; do
+    expect_fail "$c --pin: refused" 2 "$c takes no pins" -- $c -n lenet5 -c p100-4x4 -g 4 --json --pin conv1=c2
+done
+expect_fail "scale --pin: refused" 2 "scale takes no pins" -- scale -n lenet5 -c p100-4x4 --gpus 1,4 --pin conv1=c2
+expect_fail "diff data model --pin: refused (no optimum to pin)" 2 "neither A nor B is optimum" -- \
+    diff -n lenet5 -c p100-4x4 -g 4 data model --pin conv1=c2
+run search -n lenet5 -c p100-4x4 -g 4 --pin conv1=c2 --json
+cp "$OUT" "$TMP/pinned_search.json"
+run simulate -n lenet5 -c p100-4x4 -g 4 --pin conv1=c2 --json
+py "simulate --pin: the optimum with the pin, as search finds it (Eq. 1 total equal)" '
+import json,sys
+s=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2]))
+assert abs(d["eq1_ms"] - s["total_ms"]) <= 1e-9 * s["total_ms"], (d["eq1_ms"], s["total_ms"])
+' "$TMP/pinned_search.json" "$OUT"
 # a strategy written for another network or GPU count says so (it named only the first layer that failed)
 expect_fail "a strategy for lenet5 read on alexnet names the file's network" 2 \
     "lenet5_mixed.json:13:" 'the file is a strategy for network "lenet5"' -- eval -n alexnet -c p100-4x4 -g 4 -s $F/strategies/lenet5_mixed.json
