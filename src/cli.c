@@ -355,6 +355,19 @@ static int check_option_use(const opts *o)
                  given_s ? " -s (every layer's config from the strategy)" : "");
         return bad("%s", m);
     }
+    /* the memory limit and its time budget bound a search (and eval's fits): the
+     * cost tables, a profile template and a given strategy's simulation or
+     * diagram would ignore them */
+    if ((o->mset.limit != 0 || o->mset.time_s > 0) && !tui &&
+        (strcmp(o->cmd, "costs") == 0 || strcmp(o->cmd, "profile") == 0 ||
+         ((strcmp(o->cmd, "simulate") == 0 || strcmp(o->cmd, "export") == 0) && given_s))) {
+        char m[240];
+        snprintf(m, sizeof m, "%s: %.20s%s does not look at memory (the limit bounds a search: search, fit, compare, "
+                              "scale, eval's fits, simulate's and export's optimum)",
+                 o->mset.time_s > 0 ? "--time-limit" : o->mset.limit < 0 ? "--no-memory-limit" : "--memory-limit",
+                 o->cmd, given_s ? " -s" : "");
+        return bad("%s", m);
+    }
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))

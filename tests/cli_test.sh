@@ -970,6 +970,13 @@ for c in compare costs; do
     expect_fail "$c --pin: refused" 2 "$c takes no pins" -- $c -n lenet5 -c p100-4x4 -g 4 --json --pin conv1=c2
 done
 expect_fail "scale --pin: refused" 2 "scale takes no pins" -- scale -n lenet5 -c p100-4x4 --gpus 1,4 --pin conv1=c2
+# the memory limit and --time-limit where no search or fit check reads them are refused (they ran, exit 0, ignored)
+expect_fail "costs --memory-limit: refused" 2 "--memory-limit: costs does not look at memory" -- costs -n lenet5 -c p100-4x4 -g 2 --json --memory-limit 1MiB
+expect_fail "profile --no-memory-limit: refused" 2 "--no-memory-limit: profile does not" -- profile -n lenet5 -c p100-4x4 -g 2 --no-memory-limit
+expect_fail "simulate -s data --memory-limit: refused" 2 "--memory-limit: simulate -s does not" -- simulate -n lenet5 -c p100-4x4 -g 4 -s data --memory-limit 1MiB
+expect_fail "export -s data --time-limit: refused" 2 "--time-limit: export -s does not" -- export -n lenet5 -c p100-4x4 -g 4 -s data --time-limit 3 -o "$TMP/mem.dot"
+[ -e "$TMP/mem.dot" ] && notok "no diagram after a refused option" || ok "no diagram after a refused option"
+expect_ok "simulate of the optimum takes --memory-limit (its search does)" simulate -n lenet5 -c p100-4x4 -g 4 --memory-limit 8GiB
 expect_fail "diff data model --pin: refused (no optimum to pin)" 2 "neither A nor B is optimum" -- \
     diff -n lenet5 -c p100-4x4 -g 4 data model --pin conv1=c2
 run search -n lenet5 -c p100-4x4 -g 4 --pin conv1=c2 --json
