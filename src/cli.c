@@ -1532,10 +1532,29 @@ static void pipe_rows_note(const pipe_row *pr, int npr, int pp)
     }
 }
 
+/* After compare's and scale's table: the rows over the memory limit, which
+ * the table's figures do not show (the layer-wise row is the fastest that
+ * fits where one does; the baselines are what they are). */
+static void rows_memory_note(const plan *p, const row *rows, int n)
+{
+    double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
+    char lt[32];
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        if (!(rows[i].ev.peak_memory_bytes > limit)) continue;
+        if (first) printf("\nover the memory limit of %s per GPU: ", limit_text(limit, lt, sizeof lt));
+        printf("%s%s at %d GPU%s (%.2f GiB)", first ? "" : "; ", rows[i].strategy, rows[i].gpus,
+               rows[i].gpus == 1 ? "" : "s", rows[i].ev.peak_memory_bytes / 1073741824.0);
+        first = 0;
+    }
+    if (!first) printf("\n");
+}
+
 static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr,
                       const compare_pipes *pipes, const pipe_row *pr, int npr)
 {
     if (o->json || o->out) {
+        double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "network", plan_net(p)->name);
         cJSON_AddStringToObject(root, "cluster", plan_cluster(p)->name);
@@ -1558,6 +1577,8 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             add_row_throughput(r, &rows[i]);
             cJSON_AddNumberToObject(r, "bytes_per_step", rows[i].ev.bytes_per_step);
             if (with_speedup) cJSON_AddNumberToObject(r, "speedup", rows[i].speedup);
+            cJSON_AddNumberToObject(r, "peak_memory_bytes", round(rows[i].ev.peak_memory_bytes));
+            cJSON_AddBoolToObject(r, "fits", rows[i].ev.peak_memory_bytes <= limit);
             cJSON_AddItemToArray(arr, r);
             const pipe_row *w = i + 1 == n || rows[i + 1].gpus != rows[i].gpus ? find_pipe_row(pr, npr, rows[i].gpus) : NULL;
             if (w) cJSON_AddItemToArray(arr, pipe_row_json(w, o->pipe.pp));
@@ -1618,6 +1639,7 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             first = 0;
         }
     if (!first) printf(" (degrees are powers of two, each at most its dimension)\n");
+    rows_memory_note(p, rows, n);
     return 0;
 }
 

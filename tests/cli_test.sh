@@ -977,6 +977,17 @@ expect_fail "simulate -s data --memory-limit: refused" 2 "--memory-limit: simula
 expect_fail "export -s data --time-limit: refused" 2 "--time-limit: export -s does not" -- export -n lenet5 -c p100-4x4 -g 4 -s data --time-limit 3 -o "$TMP/mem.dot"
 [ -e "$TMP/mem.dot" ] && notok "no diagram after a refused option" || ok "no diagram after a refused option"
 expect_ok "simulate of the optimum takes --memory-limit (its search does)" simulate -n lenet5 -c p100-4x4 -g 4 --memory-limit 8GiB
+# compare's and scale's rows say which fit the memory limit (text and JSON said nothing)
+run compare -n vgg16 -c p100-4x4 -g 4 --memory-limit 5GiB
+grep -q "over the memory limit of 5.00 GiB per GPU: data at 4 GPUs" "$OUT" && ok "compare names the rows over the memory limit" ||
+    notok "compare names the rows over the memory limit" "$(tail -12 "$OUT")"
+run scale -n vgg16 -c p100-4x4 --gpus 4 --memory-limit 5GiB --json
+py "scale --json: each row has peak_memory_bytes and fits against the limit" '
+import json,sys
+d=json.load(open(sys.argv[1])); r={x["strategy"]: x for x in d["rows"]}
+assert r["data"]["fits"] is False and r["data"]["peak_memory_bytes"] > 5 * 2**30, r["data"]
+assert r["layer-wise"]["fits"] is True and r["layer-wise"]["peak_memory_bytes"] <= 5 * 2**30, r["layer-wise"]
+' "$OUT"
 expect_fail "diff data model --pin: refused (no optimum to pin)" 2 "neither A nor B is optimum" -- \
     diff -n lenet5 -c p100-4x4 -g 4 data model --pin conv1=c2
 run search -n lenet5 -c p100-4x4 -g 4 --pin conv1=c2 --json
