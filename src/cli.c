@@ -343,11 +343,72 @@ static int check_option_use(const opts *o)
         return bad("%s", "--pp goes without --refine, --why-not, --pin, --steps and --overlap (not yet for pipelines)");
     if (o->pipe.pp == 1 && o->explain)
         return bad("%s", "--explain with --pp 1: one stage has no boundaries; without --pp it explains the layer's config");
+    /* --pin fixes a layer in a search: where none runs (a given strategy,
+     * the cost tables, compare's and scale's rows) it would be ignored */
+    const int given_s = o->strategy && strcmp(o->strategy, "optimum") != 0;
+    if (o->n_pins && !tui &&
+        !(strcmp(o->cmd, "search") == 0 || strcmp(o->cmd, "fit") == 0 || strcmp(o->cmd, "diff") == 0 ||
+          strcmp(o->cmd, "export") == 0 || (strcmp(o->cmd, "simulate") == 0 && !given_s))) {
+        char m[320];
+        snprintf(m, sizeof m, "--pin %.60s: %.20s%s takes no pins (a pin fixes a layer in the search of search, fit, "
+                              "diff, simulate's optimum, export and the TUI)", o->pins[0], o->cmd,
+                 given_s ? " -s (every layer's config from the strategy)" : "");
+        return bad("%s", m);
+    }
+    /* the memory limit and its time budget bound a search (and eval's fits): the
+     * cost tables, a profile template and a given strategy's simulation or
+     * diagram would ignore them */
+    if ((o->mset.limit != 0 || o->mset.time_s > 0) && !tui &&
+        (strcmp(o->cmd, "costs") == 0 || strcmp(o->cmd, "profile") == 0 ||
+         ((strcmp(o->cmd, "simulate") == 0 || strcmp(o->cmd, "export") == 0) && given_s))) {
+        char m[240];
+        snprintf(m, sizeof m, "%s: %.20s%s does not look at memory (the limit bounds a search: search, fit, compare, "
+                              "scale, eval's fits, simulate's and export's optimum)",
+                 o->mset.time_s > 0 ? "--time-limit" : o->mset.limit < 0 ? "--no-memory-limit" : "--memory-limit",
+                 o->cmd, given_s ? " -s" : "");
+        return bad("%s", m);
+    }
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
         return bad("--input-shape %s is for ONNX models (-n FILE.onnx, or import)", o->onnx.shapes[0]);
     return 0;
+}
+
+static int listed(const char *const *names, const char *a)
+{
+    for (int k = 0; names[k]; k++)
+        if (strcmp(names[k], a) == 0) return 1;
+    return 0;
+}
+
+/* An option that command cmd would ignore, refused where it is given: net,
+ * info, import and list read no cluster and model no step; allreduce reads
+ * no network and times one all-reduce of --size bytes (no precision, sync
+ * scheme or bucket enters it). 0, or 2 with the message printed. */
+static int check_command_takes(const char *cmd, const char *a)
+{
+    static const char *const run[] = {"-c", "--cluster", "-g", "--gpus", "--sync", "--precision", "--bucket-mb",
+                                      "--intra-bw", "--inter-bw", "--stack", NULL};
+    static const char *const model[] = {"--batch", "--batch-per-gpu", "-p", "--profile", "--pin", "--memory-limit",
+                                        "--no-memory-limit", "--optimizer", "--recompute", "--attention",
+                                        "--time-limit", NULL};
+    static const char *const not_allreduce[] = {"-n", "--network", "--sync", "--precision", "--bucket-mb", NULL};
+    static const char *const not_list[] = {"-n", "--network", "--json", NULL};
+    char m[200];
+    if (!cmd || a[0] != '-') return 0;
+    const int no_step = strcmp(cmd, "net") == 0 || strcmp(cmd, "info") == 0 || strcmp(cmd, "import") == 0 ||
+                        strcmp(cmd, "list") == 0;
+    if (no_step && (listed(run, a) || listed(model, a)))
+        snprintf(m, sizeof m, "%s is not an option of %s: it reads no cluster and models no training step", a, cmd);
+    else if (strcmp(cmd, "allreduce") == 0 && (listed(model, a) || listed(not_allreduce, a)))
+        snprintf(m, sizeof m, "%s is not an option of allreduce: it times one all-reduce of --size bytes over the "
+                              "cluster's links, with no network", a);
+    else if (strcmp(cmd, "list") == 0 && listed(not_list, a))
+        snprintf(m, sizeof m, "%s is not an option of list: it prints the shipped names as text", a);
+    else
+        return 0;
+    return bad("%s", m);
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -367,6 +428,7 @@ static int parse_args(int argc, char **argv, opts *o)
 #define TAKES(...)                                                                                                 \
     (strcmp(a, __VA_ARGS__) == 0)
         int takes_value = 1, rc;
+        if ((rc = check_command_takes(o->cmd, a)) != 0) return rc;
         if (a[0] != '-' && o->cmd && strcmp(o->cmd, "diff") == 0) {
             if (o->diff.n == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
             o->diff.name[o->diff.n++] = a;
@@ -585,11 +647,22 @@ static void print_search_summary(const plan *p)
            plan_final_method_name(p), r->final_space, plan_build_ms(p), plan_search_ms(p));
 }
 
+/* A memory limit in GiB, or in MiB or bytes when under 0.01 GiB, where
+ * "%.2f GiB" would print 0.00 (--memory-limit 1MB). */
+static const char *limit_text(double bytes, char *buf, size_t n)
+{
+    if (bytes >= 0.01 * 1073741824.0) snprintf(buf, n, "%.2f GiB", bytes / 1073741824.0);
+    else if (bytes >= 0.01 * 1048576.0) snprintf(buf, n, "%.2f MiB", bytes / 1048576.0);
+    else snprintf(buf, n, "%.0f B", bytes);
+    return buf;
+}
+
 static void print_memory_summary(const plan *p)
 {
     const plan_memory *mm = plan_memory_of(p);
     const char *opt = optimizer_name(plan_memory_settings_of(p)->optimizer);
     const double gib = 1073741824.0;
+    char lim[32];
     if (!isfinite(mm->limit_bytes)) {
         printf("memory: no limit (--no-memory-limit, the paper's search); the peak counts %s state\n", opt);
         return;
@@ -599,12 +672,12 @@ static void print_memory_summary(const plan *p)
         char also[80] = "";
         if (gathered > 0) snprintf(also, sizeof also, ", %.2f GiB of %s's two gathered layers", gathered / gib,
                                    sync_scheme_name(plan_cluster(p)->sync));
-        printf("memory: fits the limit of %.2f GiB per GPU (%s state, %.2f GiB workspace%s counted)\n",
-               mm->limit_bytes / gib, opt, plan_workspace_bytes(p) / gib, also);
+        printf("memory: fits the limit of %s per GPU (%s state, %.2f GiB workspace%s counted)\n",
+               limit_text(mm->limit_bytes, lim, sizeof lim), opt, plan_workspace_bytes(p) / gib, also);
         return;
     }
-    printf("memory: the paper's optimum (%.2f ms/step, Eq. 1) needs %.2f GiB per GPU, over the limit of %.2f GiB;\n",
-           mm->unconstrained_ms, mm->unconstrained_peak / gib, mm->limit_bytes / gib);
+    printf("memory: the paper's optimum (%.2f ms/step, Eq. 1) needs %.2f GiB per GPU, over the limit of %s;\n",
+           mm->unconstrained_ms, mm->unconstrained_peak / gib, limit_text(mm->limit_bytes, lim, sizeof lim));
     if (mm->fits && mm->proven_optimal)
         printf("  the strategy above is the fastest that fits (proven: %ld subproblems, %ld searches, %.0f ms)\n",
                mm->subproblems, mm->searches, mm->ms);
@@ -614,15 +687,15 @@ static void print_memory_summary(const plan *p)
                mm->lower_bound_ms, (plan_best_eval(p)->total_ms - mm->lower_bound_ms) / plan_best_eval(p)->total_ms * 100,
                mm->subproblems);
     else if (!isfinite(mm->lower_bound_ms)) {
-        printf("warning: no strategy fits %.2f GiB per GPU; the smallest peak of any strategy is %.2f GiB",
-               mm->limit_bytes / gib, mm->min_peak_bytes / gib);
+        printf("warning: no strategy fits %s per GPU; the smallest peak of any strategy is %.2f GiB",
+               limit_text(mm->limit_bytes, lim, sizeof lim), mm->min_peak_bytes / gib);
         if (mm->min_peak_lower < mm->min_peak_bytes * (1 - 1e-4))
             printf(" or less (at least %.2f GiB)", mm->min_peak_lower / gib);
         printf(" per GPU;\n  the strategy above is the paper's optimum\n");
     } else
-        printf("warning: no strategy that fits %.2f GiB per GPU was found in the time limit (none that fits is\n"
+        printf("warning: no strategy that fits %s per GPU was found in the time limit (none that fits is\n"
                "  faster than %.2f ms/step); the strategy above is the paper's optimum\n",
-               mm->limit_bytes / gib, mm->lower_bound_ms);
+               limit_text(mm->limit_bytes, lim, sizeof lim), mm->lower_bound_ms);
 }
 
 /* search --json: the strategy document and what the memory limit did. */
@@ -837,8 +910,9 @@ static int search_refine(const opts *o, plan *p)
                ev.total_ms);
         int npin = plan_pin_count(p);
         if (npin) printf("  kept the pin%s (%d layer%s)\n", npin == 1 ? "" : "s", npin, npin == 1 ? "" : "s");
+        char lt[32];
         if (isfinite(limit))
-            printf("  kept within the memory limit of %.2f GiB per GPU (peak %.2f GiB)\n", limit / 1073741824.0,
+            printf("  kept within the memory limit of %s per GPU (peak %.2f GiB)\n", limit_text(limit, lt, sizeof lt),
                    ev.peak_memory_bytes / 1073741824.0);
         printf("  %d layer%s changed%s\n", rr.n_changed, rr.n_changed == 1 ? "" : "s", rr.n_changed ? ":" : "");
         for (int i = 0; i < plan_net(p)->n_layers; i++) {
@@ -986,7 +1060,8 @@ static int cmd_pipeline(const opts *o, int megatron)
         if (rc == 0) rc = emit(o, doc);
         free(doc);
     } else {
-        printf("%s on %s, %d GPUs, batch %ld: %s\n", plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), plan_batch(p),
+        printf("%s on %s, %d GPUs, batch %ld, %s (%s): %s\n", plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p),
+               plan_batch(p), precision_name(plan_cluster(p)->precision), sync_scheme_name(plan_cluster(p)->sync),
                megatron == 2 ? o->strategy : megatron ? "Megatron-LM's plan" : "optimal pipeline");
         pipe_plan_print(pp, stdout);
         if (o->explain) rc = pipeline_explain(o, pp, NULL);
@@ -1124,6 +1199,12 @@ static int cmd_eval(const opts *o)
         else
             snprintf(title, sizeof title, "strategy %s", o->strategy);
         print_strategy_text(p, ci, &ev, title);
+        double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
+        char lt[32];
+        if (isfinite(limit)) /* as the document's "fits" says */
+            printf("memory: %s the limit of %s per GPU (peak %.2f GiB, %s state)\n",
+                   ev.peak_memory_bytes <= limit ? "fits" : "does NOT fit", limit_text(limit, lt, sizeof lt),
+                   ev.peak_memory_bytes / 1073741824.0, optimizer_name(plan_memory_settings_of(p)->optimizer));
         if (plan_gpus(p) > EVAL_SEARCH_MAX_GPUS) {
             printf("the optimum for this setting: not searched at %d GPUs (over %d; layerwise search finds it, up to "
                    "%d GPUs where its tables fit this machine)\n", plan_gpus(p), EVAL_SEARCH_MAX_GPUS, COST_MAX_GPUS);
@@ -1291,7 +1372,8 @@ static void scheme_rows_text(const plan *p, const scheme_row *sr)
 {
     double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
     char lim[48] = "no memory limit";
-    if (isfinite(limit)) snprintf(lim, sizeof lim, "limit %.2f GiB per GPU", limit / 1073741824.0);
+    char lt[32];
+    if (isfinite(limit)) snprintf(lim, sizeof lim, "limit %s per GPU", limit_text(limit, lt, sizeof lt));
     printf("\nlayer-wise optimum under each sync scheme (searched once per scheme; %s, %s state):\n", lim,
            optimizer_name(plan_memory_settings_of(p)->optimizer));
     printf("  %-16s %10s %10s %11s %12s %10s  %s\n", "sync", "step ms", "sync", "images/s", "bytes/step", "peak GiB",
@@ -1306,12 +1388,26 @@ static void scheme_rows_text(const plan *p, const scheme_row *sr)
 }
 
 /* compare --pp P: the pipelines beside the rows (JSON "pipelines"; text a
- * table after them): the optimal one and, on a transformer, Megatron's. */
-static cJSON *pipelines_json(const plan *p, pipe_plan *const *pipes)
+ * table after them): the optimal one and, on a transformer, Megatron's, or
+ * why Megatron's P equal stages do not exist there (its blocks not a
+ * multiple of P): the optimal pipeline is shown either way. */
+typedef struct compare_pipes {
+    pipe_plan *pp[2];
+    char megatron_why[sizeof(((lw_error *)0)->msg)]; /* "" unless Megatron's failed */
+} compare_pipes;
+
+static cJSON *pipelines_json(const plan *p, const compare_pipes *pipes)
 {
     cJSON *arr = cJSON_CreateArray();
     for (int i = 0; i < 2; i++) {
-        const pipe_plan *pp = pipes[i];
+        const pipe_plan *pp = pipes->pp[i];
+        if (!pp && i == 1 && pipes->megatron_why[0]) { /* as scale's rows say why there is none */
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddStringToObject(r, "strategy", "megatron");
+            cJSON_AddNullToObject(r, "total_ms");
+            cJSON_AddStringToObject(r, "why_not", pipes->megatron_why);
+            cJSON_AddItemToArray(arr, r);
+        }
         if (!pp) continue;
         cJSON *r = cJSON_CreateObject();
         cJSON_AddNumberToObject(r, "gpus", pp->gpus);
@@ -1330,12 +1426,13 @@ static cJSON *pipelines_json(const plan *p, pipe_plan *const *pipes)
     return arr;
 }
 
-static void pipelines_text(pipe_plan *const *pipes)
+static void pipelines_text(const compare_pipes *pipes)
 {
     printf("\npipelines (Eq. 1 per stage, pipelined step: cost-model.md)\n%-10s %4s %6s %-12s %10s %8s %12s %5s\n",
            "strategy", "pp", "micro", "schedule", "step ms", "bubble", "memory/GPU", "fits");
     for (int i = 0; i < 2; i++) {
-        const pipe_plan *pp = pipes[i];
+        const pipe_plan *pp = pipes->pp[i];
+        if (!pp && i == 1 && pipes->megatron_why[0]) printf("%-10s none: %s\n", "megatron", pipes->megatron_why);
         if (!pp) continue;
         char mem[32];
         lw_format_bytes(pp->peak_memory_bytes, mem, sizeof mem);
@@ -1435,10 +1532,29 @@ static void pipe_rows_note(const pipe_row *pr, int npr, int pp)
     }
 }
 
+/* After compare's and scale's table: the rows over the memory limit, which
+ * the table's figures do not show (the layer-wise row is the fastest that
+ * fits where one does; the baselines are what they are). */
+static void rows_memory_note(const plan *p, const row *rows, int n)
+{
+    double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
+    char lt[32];
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        if (!(rows[i].ev.peak_memory_bytes > limit)) continue;
+        if (first) printf("\nover the memory limit of %s per GPU: ", limit_text(limit, lt, sizeof lt));
+        printf("%s%s at %d GPU%s (%.2f GiB)", first ? "" : "; ", rows[i].strategy, rows[i].gpus,
+               rows[i].gpus == 1 ? "" : "s", rows[i].ev.peak_memory_bytes / 1073741824.0);
+        first = 0;
+    }
+    if (!first) printf("\n");
+}
+
 static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_speedup, const scheme_row *sr,
-                      pipe_plan *const *pipes, const pipe_row *pr, int npr)
+                      const compare_pipes *pipes, const pipe_row *pr, int npr)
 {
     if (o->json || o->out) {
+        double limit = plan_memory_limit(plan_memory_settings_of(p), plan_cluster(p));
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "network", plan_net(p)->name);
         cJSON_AddStringToObject(root, "cluster", plan_cluster(p)->name);
@@ -1461,6 +1577,8 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             add_row_throughput(r, &rows[i]);
             cJSON_AddNumberToObject(r, "bytes_per_step", rows[i].ev.bytes_per_step);
             if (with_speedup) cJSON_AddNumberToObject(r, "speedup", rows[i].speedup);
+            cJSON_AddNumberToObject(r, "peak_memory_bytes", round(rows[i].ev.peak_memory_bytes));
+            cJSON_AddBoolToObject(r, "fits", rows[i].ev.peak_memory_bytes <= limit);
             cJSON_AddItemToArray(arr, r);
             const pipe_row *w = i + 1 == n || rows[i + 1].gpus != rows[i].gpus ? find_pipe_row(pr, npr, rows[i].gpus) : NULL;
             if (w) cJSON_AddItemToArray(arr, pipe_row_json(w, o->pipe.pp));
@@ -1521,11 +1639,12 @@ static int print_rows(const opts *o, const plan *p, row *rows, int n, int with_s
             first = 0;
         }
     if (!first) printf(" (degrees are powers of two, each at most its dimension)\n");
+    rows_memory_note(p, rows, n);
     return 0;
 }
 
 /* compare --pp: the optimal pipeline and, on a transformer, Megatron's. */
-static int compare_pipelines(const opts *o, const plan *p, pipe_plan **pipes, lw_error *err)
+static int compare_pipelines(const opts *o, const plan *p, compare_pipes *pipes, lw_error *err)
 {
     pipe_options po;
     pipe_options_init(&po);
@@ -1535,11 +1654,13 @@ static int compare_pipelines(const opts *o, const plan *p, pipe_plan **pipes, lw
     po.vp = o->pipe.vp ? o->pipe.vp : 1;
     po.optimizer = o->mset.optimizer;
     po.memory_limit = plan_memory_limit(&o->mset, plan_cluster(p));
-    pipes[0] = pipe_search(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, err);
-    if (!pipes[0]) return -1;
+    pipes->pp[0] = pipe_search(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, err);
+    if (!pipes->pp[0]) return -1;
     if (!strategy_megatron_applies(plan_net(p))) return 0;
-    pipes[1] = pipe_megatron(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, &o->mega, err);
-    return pipes[1] ? 0 : -1;
+    lw_error why = {0};
+    pipes->pp[1] = pipe_megatron(plan_net(p), plan_cluster(p), plan_profile(p), plan_gpus(p), plan_batch(p), &po, &o->mega, &why);
+    if (!pipes->pp[1]) snprintf(pipes->megatron_why, sizeof pipes->megatron_why, "%s", why.msg);
+    return 0;
 }
 
 static int cmd_compare(const opts *o)
@@ -1562,13 +1683,13 @@ static int cmd_compare(const opts *o)
     scheme_row sr[SYNC__COUNT];
     int schemes = rc == 0 && !plan_unsearched(p); /* searched: each scheme's optimum beside the baselines */
     if (schemes && scheme_rows(p, sr, &err) != 0) rc = die(&err), schemes = 0;
-    pipe_plan *pipes[2] = {NULL, NULL};
-    if (rc == 0 && o->pipe.pp) rc = compare_pipelines(o, p, pipes, &err) != 0 ? die(&err) : 0;
-    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL, o->pipe.pp ? pipes : NULL, NULL, 0);
+    compare_pipes pipes = {{NULL, NULL}, ""};
+    if (rc == 0 && o->pipe.pp) rc = compare_pipelines(o, p, &pipes, &err) != 0 ? die(&err) : 0;
+    if (rc == 0) rc = print_rows(o, p, rows, n, 0, schemes ? sr : NULL, o->pipe.pp ? &pipes : NULL, NULL, 0);
     if (rc == 0 && !o->json && schemes) scheme_rows_text(p, sr);
-    if (rc == 0 && !o->json && o->pipe.pp) pipelines_text(pipes);
-    pipe_plan_free(pipes[0]);
-    pipe_plan_free(pipes[1]);
+    if (rc == 0 && !o->json && o->pipe.pp) pipelines_text(&pipes);
+    pipe_plan_free(pipes.pp[0]);
+    pipe_plan_free(pipes.pp[1]);
     for (int i = 0; i < n; i++) strategy_eval_free(&rows[i].ev);
     plan_free(p);
     return rc;
@@ -1596,7 +1717,10 @@ static int cmd_scale(const opts *o)
                 }
             counts[nc++] = (int)v;
             s = *end ? end + 1 : end;
+            if (*end && !*s) /* "1,2,": a trailing comma names no count */
+                return bad("--gpus \"%s\" must be a comma-separated list of GPU counts, e.g. 1,2,4,8,16", o->gpus_list);
         }
+        if (nc == 0) return bad("%s", "--gpus \"\" names no GPU count: give a list such as 1,2,4,8,16");
     }
     plan_settings set = o->set;
     set.gpus = 1;
@@ -1783,7 +1907,11 @@ static int pin_baseline(const opts *o, plan *p, lw_error *err)
 {
     if (!o->strategy) return 0;
     int b = baseline_from_name(o->strategy);
-    if (b < 0) return lw_fail(err, 2, "fit -s %s: fit takes a baseline (data, model or owt), not a file", o->strategy);
+    if (b < 0) /* megatron and optimum are not files: say what they are instead */
+        return lw_fail(err, 2, "fit -s %s: fit takes a baseline (data, model or owt), not %s", o->strategy,
+                       strcmp(o->strategy, "megatron") == 0  ? "Megatron's plan"
+                       : strcmp(o->strategy, "optimum") == 0 ? "the optimum (fit without -s searches for it)"
+                                                             : "a strategy file");
     if (o->n_pins) return lw_fail(err, 2, "fit -s %s pins every layer: leave out --pin", o->strategy);
     int L = plan_net(p)->n_layers;
     int *ci = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
@@ -1833,8 +1961,9 @@ static int cmd_fit(const opts *o)
     if (o->n_pins) printf("with %d layer%s pinned (--pin):\n", o->n_pins, o->n_pins == 1 ? "" : "s");
     if (o->strategy) printf("strategy %s (every layer pinned to it), sync %s:\n", o->strategy, sync_scheme_name(plan_cluster(p)->sync));
     if (lo == 0) {
-        printf("%s on %s, %d GPUs: nothing fits %.2f GiB per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
-               plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), limit / 1073741824.0, plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
+        char lt[32];
+        printf("%s on %s, %d GPUs: nothing fits %s per GPU even at batch 1 per GPU (smallest peak %.2f GiB)\n",
+               plan_net(p)->name, plan_cluster(p)->name, plan_gpus(p), limit_text(limit, lt, sizeof lt), plan_min_peak(p, 3.0, NULL, NULL) / 1073741824.0);
     } else {
         printf("%s on %s, %d GPUs, %s state: the largest batch at which a strategy fits %.2f GiB per GPU is %ld per GPU%s\n"
                "(global %ld); the fastest strategy that fits there takes %.2f ms/step (Eq. 1), %.1f images/s, MFU %.1f%%, "
@@ -2066,7 +2195,10 @@ static int cmd_simulate(const opts *o)
     /* a given strategy needs no tables and no search (up to 1024 GPUs) */
     int given = o->strategy && strcmp(o->strategy, "optimum") != 0;
     plan *p = open_plan_as(o, o->set, given, &err);
-    if (!p) return die(&err);
+    if (!p || (!given && apply_pins(o, p, &err) != 0)) { /* the optimum with the pins, as search finds it */
+        plan_free(p);
+        return die(&err);
+    }
     int *ci = lw_calloc((size_t)plan_net(p)->n_layers, sizeof(int));
     const char *label = o->strategy ? o->strategy : "optimum";
     if (strategy_pick_with(p, label, &o->mega, ci, &err) != 0) {
@@ -2129,6 +2261,8 @@ static int cmd_diff(const opts *o)
         return bad("%s", "diff needs two strategies: optimum, data, model, owt, megatron or a strategy file");
     lw_error err = {0};
     int searched = strcmp(o->diff.name[0], "optimum") == 0 || strcmp(o->diff.name[1], "optimum") == 0;
+    if (o->n_pins && !searched) /* the pins shape the optimum alone */
+        return bad("--pin %s: diff's pins fix layers of its optimum, and neither A nor B is optimum", o->pins[0]);
     plan *p = open_plan_as(o, o->set, !searched, &err);
     if (!p || apply_pins(o, p, &err) != 0) {
         plan_free(p);

@@ -69,7 +69,7 @@ const cli_option cli_options[] = {
     {NULL, "--intra-bw", "GB/s", "all", "what-if: bandwidth between GPUs of a node"},
     {NULL, "--inter-bw", "GB/s", "all", "what-if: bandwidth of a node's network link"},
     {"-p", "--profile", "FILE", "all", "measured layer times that override the analytical t_c (refused\nwhen made for another GPU or precision than the run's)"},
-    {NULL, "--pin", "L=CONFIG", "all", "force layer L to a config such as \"n4 c2\" (repeatable, once\nper layer; split at the last =: --pin c=1=n4 pins the layer c=1)"},
+    {NULL, "--pin", "L=CONFIG", "all", "force layer L to a config such as \"n4 c2\" in the search (search, fit,\ndiff, simulate's optimum, export, the TUI; repeatable, once per\nlayer; split at the last =: --pin c=1=n4 pins the layer c=1)"},
     {NULL, "--memory-limit", "SIZE", "all",
      "memory per GPU the strategy must fit (e.g. 12GiB, 16000MB; a plain\nnumber is GiB; default: the cluster's GPU memory)"},
     {NULL, "--no-memory-limit", NULL, "all", "the paper's search: memory ignored"},
@@ -223,13 +223,15 @@ static void usage_option(FILE *f, const cli_option *o)
 
 void cli_usage_write(FILE *f)
 {
-    fputs("layerwise " LW_VERSION " — layer-wise parallelization of CNN training (Jia et al., ICML 2018)\n"
+    fputs("layerwise " LW_VERSION " — layer-wise parallelization of training, CNNs and transformers (Jia et al., ICML 2018)\n"
           "\n"
           "usage:\n",
           f);
     for (int i = 0; i < cli_n_commands; i++)
         if (strcmp(cli_commands[i].name, "help") != 0) usage_command(f, &cli_commands[i]);
-    fputs("\noptions (every command, the TUI's too):\n", f);
+    fputs("\noptions (every command, the TUI's too; a command refuses one it would ignore: net, info,\n"
+          "import and list take no cluster, GPU, batch, precision or memory option, allreduce no network):\n",
+          f);
     for (int i = 0; i < cli_n_options; i++)
         if (is_shared(&cli_options[i])) usage_option(f, &cli_options[i]);
     fputs("\noptions of every command but the TUI:\n", f);
@@ -345,6 +347,9 @@ static void man_options(FILE *f)
     para(f, "NET and CLUSTER take a file path or a shipped name (\\fBlayerwise list\\fR). "
             "An option takes its value as the next argument.");
     fputs(".SS Options of every command (the TUI's too)\n", f);
+    para(f, "A command refuses an option it would ignore (exit 2): \\fBnet\\fR, \\fBinfo\\fR, \\fBimport\\fR "
+            "and \\fBlist\\fR take none of the cluster, GPU, batch, precision, sync or memory options; "
+            "\\fBallreduce\\fR takes no network, batch, precision, sync or memory option.");
     for (int i = 0; i < cli_n_options; i++)
         if (is_shared(&cli_options[i])) man_option(f, &cli_options[i]);
     fputs(".SS Options of some commands\n", f);

@@ -23,6 +23,27 @@ static int json_line_of_key(const char *text, const char *key)
     return 1;
 }
 
+/* Line of `"key":` inside the top-level "input" object (layers use the
+ * same keys: "height" must not be found in one), or of "input" itself. */
+static int input_line_of_key(const char *text, const char *key)
+{
+    int at = json_line_of_key(text, "input");
+    for (const char *p = strstr(text, "\"input\""); p; p = strstr(p + 1, "\"input\"")) {
+        const char *q = p + 7;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q != ':') continue;
+        const char *end = strchr(q, '}'); /* the input object holds no nested object */
+        char quoted[40];
+        snprintf(quoted, sizeof quoted, "\"%s\"", key);
+        const char *k = end ? strstr(q, quoted) : NULL;
+        if (!k || k > end) return at;
+        int line, col;
+        json_line_col(text, (size_t)(k - text), &line, &col);
+        return line;
+    }
+    return at;
+}
+
 /* Line of the nth (1-based) `"name": "<name>"` in text, or 0. */
 static int line_of_nth_name(const char *text, const char *name, int nth)
 {
@@ -703,7 +724,7 @@ static int parse_header(const pctx *p, const cJSON *root, net_header *hd)
     for (const cJSON *it = root->child; it; it = it->next)
         if (!in_list(top, it->string))
             return lw_fail(err, 2, "%s:%d: unknown field \"%.100s\" (a network has %s)", label,
-                           json_line_of_key(text, it->string), it->string, "format, name, input, layers and comment");
+                           json_line_of_key(text, it->string), it->string, "format, name, input, layers, comment, description and source");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (!cJSON_IsString(name) || !name->valuestring[0])
         return lw_fail(err, 2, "%s: needs a non-empty string \"name\"", label);
@@ -748,12 +769,14 @@ static int parse_header(const pctx *p, const cJSON *root, net_header *hd)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(input, dim_keys[k]);
         if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
             v->valuedouble > (double)NET_MAX_DIM)
-            return lw_fail(err, 2, "%s: input \"%s\" must be an integer from 1 to %ld%s", label, dim_keys[k],
-                           NET_MAX_DIM, v ? "" : " (missing)");
+            return lw_fail(err, 2, "%s:%d: input \"%s\" must be an integer from 1 to %ld%s", label,
+                           input_line_of_key(text, v ? dim_keys[k] : "input"), dim_keys[k], NET_MAX_DIM,
+                           v ? "" : " (missing)");
         *dst[k] = (long)v->valuedouble;
     }
     if ((double)hd->c * hd->h * hd->w > (double)NET_MAX_ELEMS)
-        return lw_fail(err, 2, "%s: input %ldx%ldx%ld is beyond the supported size", label, hd->c, hd->h, hd->w);
+        return lw_fail(err, 2, "%s:%d: input %ldx%ldx%ld is beyond the supported size", label,
+                       json_line_of_key(text, "input"), hd->c, hd->h, hd->w);
     return 0;
 }
 

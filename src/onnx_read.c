@@ -36,7 +36,8 @@ int ox_fail(ctx *c, const char *fmt, ...)
 }
 
 const char ox_transformer_note[] =
-    "; transformer layers (attention, layer normalisation, embeddings) are not layer types of layerwise yet";
+    "; the importer maps CNN operators only: a transformer (attention, layer normalisation, embeddings) is "
+    "written by `layerwise net gpt|llama|bert|vit`";
 
 /* ---- values ------------------------------------------------------------ */
 

@@ -361,6 +361,21 @@ static const char *where_of(char *buf, size_t n, const char *text, const char *l
     return buf;
 }
 
+/* Where a file's layers or configs do not fit this run, what the file says
+ * it was written for, when that differs ("" otherwise): a strategy that
+ * search wrote for another network or GPU count is the usual cause. */
+static const char *written_for(const cJSON *root, const cost_model *m, char *buf, size_t n)
+{
+    const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network");
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(root, "gpus");
+    buf[0] = 0;
+    if (cJSON_IsString(net) && strcmp(net->valuestring, m->net->name) != 0) {
+        snprintf(buf, n, " (the file is a strategy for network \"%.100s\")", net->valuestring);
+    } else if (cJSON_IsNumber(gpus) && gpus->valuedouble > m->gpus)
+        snprintf(buf, n, " (the file was written for %.0f GPUs; this run has %d)", gpus->valuedouble, m->gpus);
+    return buf;
+}
+
 int strategy_from_json(const cost_model *m, const char *text, size_t len, const char *label, int *ci, lw_error *err)
 {
     cJSON *root = json_parse_doc(text, len, label, err);
@@ -378,6 +393,7 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
         goto out;
     }
     int idx = 0;
+    char hint[300];
     for (const cJSON *it = layers->child; it; it = it->next, idx++) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(it, "config");
@@ -392,7 +408,7 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
 #define WHERE where_of(where_buf, sizeof where_buf, text, label, name->valuestring)
         int li = net_find(m->net, name->valuestring);
         if (li < 0) {
-            lw_fail(err, 2, "%s: not a layer of network \"%s\"", WHERE, m->net->name);
+            lw_fail(err, 2, "%s: not a layer of network \"%s\"%s", WHERE, m->net->name, written_for(root, m, hint, sizeof hint));
             goto out;
         }
         if (seen[li]) {
@@ -441,8 +457,8 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
             config_format_layer(l, &c, buf, sizeof buf);
             lw_fail(err, 2,
                     "%s: config %s is not valid here (degrees must be powers of two, their product at most %d "
-                    "GPUs, each at most its dimension's size)",
-                    WHERE, buf, m->gpus);
+                    "GPUs, each at most its dimension's size)%s",
+                    WHERE, buf, m->gpus, written_for(root, m, hint, sizeof hint));
             goto out;
         }
         ci[li] = k;
@@ -450,8 +466,8 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
 #undef WHERE
     for (int i = 0; i < m->n_layers; i++)
         if (!seen[i]) {
-            lw_fail(err, 2, "%s: layer \"%s\" of network \"%s\" is missing", label, m->net->layers[i].name,
-                    m->net->name);
+            lw_fail(err, 2, "%s: layer \"%s\" of network \"%s\" is missing%s", label, m->net->layers[i].name,
+                    m->net->name, written_for(root, m, hint, sizeof hint));
             goto out;
         }
     rc = 0;

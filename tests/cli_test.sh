@@ -80,6 +80,8 @@ B=$F/bad
 # ------------------------------------------------------------------ help
 run --help
 if [ "$RC" -eq 0 ]; then ok "--help exits 0"; else notok "--help exits 0 (exit $RC)"; fi
+head -1 "$OUT" | grep -q "CNNs and transformers" && ok "--help's first line says it plans transformers too, as the README does" ||
+    notok "--help's first line says it plans transformers too, as the README does" "$(head -1 "$OUT")"
 missing=""
 for c in tui search eval simulate compare diff scale costs export profile list; do
     grep -qE "layerwise +$c( |$)" "$OUT" || missing="$missing $c"
@@ -949,6 +951,58 @@ expect_fail "bad strategy file: exit 2, names file, line and layer" 2 "$B/strate
     eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_unknown_layer.json --json
 expect_fail "strategy with an invalid config: exit 2" 2 "$B/strategy_degree3.json:8:" "conv1" -- \
     eval -n lenet5 -c p100-4x4 -g 4 -s $B/strategy_degree3.json
+# an unknown top-level field of a network names every field a network may have (source and description too)
+printf '{"format": "layerwise-net/1", "name": "t", "sorce": "typo",\n "input": {"channels": 1, "height": 4, "width": 4},\n "layers": [{"name": "fc", "type": "linear", "inputs": ["data"], "out_features": 2}]}\n' >"$TMP/typo_net.json"
+expect_fail "a network's unknown top-level field lists the fields it may have" 2 "typo_net.json:1:" 'unknown field "sorce"' \
+    "comment, description and source" -- info -n "$TMP/typo_net.json"
+# eval's text says whether the strategy fits the memory limit, as its document's "fits" does (it said nothing)
+run eval -n vgg16 -c p100-4x4 -g 4 -s data --memory-limit 2GiB
+if [ "$RC" = 0 ] && grep -q "memory: does NOT fit the limit of 2.00 GiB per GPU" "$OUT"; then ok "eval's text: data parallelism does not fit 2 GiB"
+else notok "eval's text: data parallelism does not fit 2 GiB" "$(tail -5 "$OUT")"; fi
+run eval -n lenet5 -c p100-4x4 -g 4 -s data
+grep -q "memory: fits the limit of 16.00 GiB per GPU" "$OUT" && ok "eval's text: lenet5 fits the GPU's 16 GiB" ||
+    notok "eval's text: lenet5 fits the GPU's 16 GiB" "$(tail -5 "$OUT")"
+# --pin where no search runs that it could fix is refused (each ran, exit 0, with the pin ignored);
+# simulate of the optimum honours it, as search does (it simulated the unpinned optimum)
+expect_fail "eval -s data --pin: refused" 2 "--pin conv1=c2: eval -s" "takes no pins" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=c2
+expect_fail "simulate -s data --pin: refused" 2 "simulate -s" "takes no pins" -- simulate -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=c2
+for c in compare costs; do
+    expect_fail "$c --pin: refused" 2 "$c takes no pins" -- $c -n lenet5 -c p100-4x4 -g 4 --json --pin conv1=c2
+done
+expect_fail "scale --pin: refused" 2 "scale takes no pins" -- scale -n lenet5 -c p100-4x4 --gpus 1,4 --pin conv1=c2
+# the memory limit and --time-limit where no search or fit check reads them are refused (they ran, exit 0, ignored)
+expect_fail "costs --memory-limit: refused" 2 "--memory-limit: costs does not look at memory" -- costs -n lenet5 -c p100-4x4 -g 2 --json --memory-limit 1MiB
+expect_fail "profile --no-memory-limit: refused" 2 "--no-memory-limit: profile does not" -- profile -n lenet5 -c p100-4x4 -g 2 --no-memory-limit
+expect_fail "simulate -s data --memory-limit: refused" 2 "--memory-limit: simulate -s does not" -- simulate -n lenet5 -c p100-4x4 -g 4 -s data --memory-limit 1MiB
+expect_fail "export -s data --time-limit: refused" 2 "--time-limit: export -s does not" -- export -n lenet5 -c p100-4x4 -g 4 -s data --time-limit 3 -o "$TMP/mem.dot"
+[ -e "$TMP/mem.dot" ] && notok "no diagram after a refused option" || ok "no diagram after a refused option"
+expect_ok "simulate of the optimum takes --memory-limit (its search does)" simulate -n lenet5 -c p100-4x4 -g 4 --memory-limit 8GiB
+# compare's and scale's rows say which fit the memory limit (text and JSON said nothing)
+run compare -n vgg16 -c p100-4x4 -g 4 --memory-limit 5GiB
+grep -q "over the memory limit of 5.00 GiB per GPU: data at 4 GPUs" "$OUT" && ok "compare names the rows over the memory limit" ||
+    notok "compare names the rows over the memory limit" "$(tail -12 "$OUT")"
+run scale -n vgg16 -c p100-4x4 --gpus 4 --memory-limit 5GiB --json
+py "scale --json: each row has peak_memory_bytes and fits against the limit" '
+import json,sys
+d=json.load(open(sys.argv[1])); r={x["strategy"]: x for x in d["rows"]}
+assert r["data"]["fits"] is False and r["data"]["peak_memory_bytes"] > 5 * 2**30, r["data"]
+assert r["layer-wise"]["fits"] is True and r["layer-wise"]["peak_memory_bytes"] <= 5 * 2**30, r["layer-wise"]
+' "$OUT"
+expect_fail "diff data model --pin: refused (no optimum to pin)" 2 "neither A nor B is optimum" -- \
+    diff -n lenet5 -c p100-4x4 -g 4 data model --pin conv1=c2
+run search -n lenet5 -c p100-4x4 -g 4 --pin conv1=c2 --json
+cp "$OUT" "$TMP/pinned_search.json"
+run simulate -n lenet5 -c p100-4x4 -g 4 --pin conv1=c2 --json
+py "simulate --pin: the optimum with the pin, as search finds it (Eq. 1 total equal)" '
+import json,sys
+s=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2]))
+assert abs(d["eq1_ms"] - s["total_ms"]) <= 1e-9 * s["total_ms"], (d["eq1_ms"], s["total_ms"])
+' "$TMP/pinned_search.json" "$OUT"
+# a strategy written for another network or GPU count says so (it named only the first layer that failed)
+expect_fail "a strategy for lenet5 read on alexnet names the file's network" 2 \
+    "lenet5_mixed.json:13:" 'the file is a strategy for network "lenet5"' -- eval -n alexnet -c p100-4x4 -g 4 -s $F/strategies/lenet5_mixed.json
+expect_fail "a strategy for 4 GPUs read on 2 names the file's GPU count" 2 \
+    "lenet5_mixed.json:7:" "written for 4 GPUs; this run has 2" -- eval -n lenet5 -c p100-4x4 -g 2 -s $F/strategies/lenet5_mixed.json
 expect_fail "missing strategy file: exit 2" 2 "$TMP/nothing.json" -- \
     eval -n lenet5 -c p100-4x4 -g 4 -s "$TMP/nothing.json"
 expect_fail "-g 0: exit 2" 2 "0" -- search -n lenet5 -c p100-4x4 -g 0
@@ -959,6 +1013,8 @@ expect_fail "-g 2,4 outside scale: exit 2 (not silently all GPUs)" 2 "2,4" -- se
 expect_fail "compare -g 1,2: exit 2" 2 "1,2" -- compare -n lenet5 -c p100-4x4 -g 1,2 --json
 expect_fail "scale --gpus 1,x: exit 2" 2 "1,x" -- scale -n lenet5 -c p100-4x4 --gpus 1,x --json
 expect_fail "scale --gpus 1,32 on p100-4x4: exit 2" 2 "32" -- scale -n lenet5 -c p100-4x4 --gpus 1,32 --json
+expect_fail "scale --gpus 1,2, (a trailing comma): exit 2, not the list 1,2" 2 '"1,2,"' -- scale -n lenet5 -c p100-4x4 --gpus 1,2, --json
+expect_fail "scale --gpus '' (no count): exit 2, not the default list" 2 "names no GPU count" -- scale -n lenet5 -c p100-4x4 --gpus "" --json
 expect_fail "unknown option: exit 2" 2 "--frobnicate" -- search -n lenet5 --frobnicate
 expect_fail "unknown command: exit 2" 2 "frobnicate" -- frobnicate -n lenet5
 expect_fail "eval without -s: exit 2" 2 "-s" -- eval -n lenet5 -c p100-4x4 -g 4
@@ -1376,6 +1432,9 @@ assert d["min_peak_bytes"] > 2 << 30' "$OUT"
 run search -n vgg16 -c p100-4x4 -g 4 --memory-limit 2GiB
 if grep -q "warning: no strategy fits 2.00 GiB per GPU; the smallest peak" "$OUT"; then ok "nothing fits: said so"; else
     notok "nothing fits: said so" "$(cat "$OUT")"; fi
+run search -n lenet5 -c p100-4x4 -g 4 --memory-limit 1MiB
+if grep -q "warning: no strategy fits 1.00 MiB per GPU" "$OUT"; then ok "a limit under 0.01 GiB is printed in MiB, not as 0.00 GiB"; else
+    notok "a limit under 0.01 GiB is printed in MiB, not as 0.00 GiB" "$(cat "$OUT")"; fi
 
 # fit: the batch it names fits, proven; text and JSON agree
 run fit -n vgg16 -c p100-4x4 -g 4 --json
@@ -1957,6 +2016,10 @@ expect_fail "--input-shape on a network that is not ONNX" 2 "--input-shape x=1x3
 expect_ok "--input-shape with -n FILE.onnx on another command" info -n $OX/bad_dynamic.onnx --input-shape x=1x3x32x32
 expect_fail "a truncated file" 2 "bad_truncated.onnx" "not an ONNX model" -- info -n $OX/bad_truncated.onnx
 expect_fail "grouped convolution is refused" 2 "group=4" -- import $OX/bad_grouped.onnx
+expect_fail "a transformer's ONNX op points to layerwise net (the layer types exist; the importer lacks them)" 2 \
+    "bad_layernorm.onnx" "layerwise net gpt|llama|bert|vit" -- import $OX/bad_layernorm.onnx
+grep -q "not layer types of layerwise" "$ERR" && notok "the refusal does not say transformers are missing" "$(cat "$ERR")" ||
+    ok "the refusal does not say transformers are missing"
 expect_fail "import needs a file" 2 "import needs" -- import
 expect_ok "info on a shipped network (text)" info -n alexnet
 grep -q "parameters" "$OUT" && ok "info's text names the parameters" || notok "info's text" "$(cat "$OUT")"
@@ -2066,6 +2129,20 @@ expect_fail "an embedding table past the loader's limit" 2 "--vocab 4194304" "--
 expect_fail "a sequence whose logits pass the loader's limit" 2 "--seq 1048576" -- net gpt --seq 1048576
 expect_fail "--layers on another command" 2 "--layers is an option of net" -- info -n gpt2 --layers 4
 expect_fail "-n on net" 2 "-n is not an option of net" -- net gpt -n vgg16
+# options a command would ignore are refused, not dropped: net, info, import and list model no step,
+# allreduce reads no network (each ran with exit 0 before)
+expect_fail "-g on net" 2 "-g is not an option of net" -- net gpt -g 4
+expect_fail "--batch on net" 2 "--batch is not an option of net" -- net gpt --batch 8
+expect_fail "-c on info" 2 "-c is not an option of info" -- info -n gpt2 -c dgx-a100
+expect_fail "--precision on info" 2 "--precision is not an option of info" -- info -n gpt2 --precision bf16
+expect_fail "--memory-limit on import" 2 "--memory-limit is not an option of import" -- \
+    import $OX/small_cnn.onnx --memory-limit 8
+expect_fail "--json on list (it prints text)" 2 "--json is not an option of list" -- list --json
+expect_fail "-g on list" 2 "-g is not an option of list" -- list -g 4
+expect_fail "-n on allreduce" 2 "-n is not an option of allreduce" -- allreduce -c dgx-a100 -n vgg16
+expect_fail "--precision on allreduce (the bytes are given)" 2 "--precision is not an option of allreduce" -- \
+    allreduce -c dgx-a100 --precision bf16
+expect_ok "allreduce still takes -g, --inter-bw and --stack" allreduce -c dgx-a100 -g 8 --inter-bw 5 --stack tensorflow-ngc
 expect_fail "--json on net" 2 "--json is not an option of net" -- net gpt --json
 expect_fail "a bad size with -o writes no file" 2 "--heads 7" -- net gpt --heads 7 -o "$TMP/never.json"
 [ -e "$TMP/never.json" ] && notok "no file after a refused net -o" || ok "no file after a refused net -o"
@@ -2179,6 +2256,11 @@ assert r["batch_per_gpu"] is None and r["min_peak_bytes_at_batch_1"] > 80*2**30,
 assert z["sync"]=="zero3" and z["batch_per_gpu"] >= 1 and z["peak_memory_bytes"] <= z["memory_limit_bytes"], z
 ' "$TMP/llama_ring.json" "$OUT"
 expect_fail "fit -s FILE is refused: a baseline only" 2 "fit takes a baseline" -- fit -n lenet5 -c p100-4x4 -g 4 -s "$TMP/s.json"
+expect_fail "fit -s megatron is refused as Megatron's plan, not as a file" 2 "not Megatron's plan" -- \
+    fit -n $F/nets/tiny_gpt.json -c h100-8x8 -g 8 -s megatron
+grep -q "not a file" "$ERR" && notok "fit -s megatron: no word of a file" "$(cat "$ERR")" || ok "fit -s megatron: no word of a file"
+expect_fail "fit -s optimum is refused: fit searches for it without -s" 2 "fit without -s searches for it" -- \
+    fit -n lenet5 -c p100-4x4 -g 4 -s optimum
 expect_fail "fit -s data with --pin is refused" 2 "leave out --pin" -- fit -n lenet5 -c p100-4x4 -g 4 -s data --pin conv1=n4
 
 # software stacks (issue 34, item 2): --stack on every command that prices a step
@@ -2237,6 +2319,9 @@ bub=1-sum(8*x for x in t)/(2*(pl["step_ms"]-tie)); assert abs(bub-pl["bubble_fra
 ' "$OUT"
 expect_ok "search --pp 2 (text) runs" search -n $GPT -c dgx-a100 -g 8 --pp 2
 if grep -q "bubble" "$OUT" && grep -q "^  2 " "$OUT"; then ok "the text lists the stages and the bubble"; else notok "the text lists the stages and the bubble" "$(cat "$OUT")"; fi
+run search -n $GPT -c dgx-a100 -g 8 --pp 2 --precision bf16 --sync zero1
+if head -1 "$OUT" | grep -q "batch 256, bf16 (zero1): optimal pipeline"; then ok "the pipeline's header names the precision and sync, as search's does"
+else notok "the pipeline's header names the precision and sync, as search's does" "$(head -3 "$OUT")"; fi
 expect_ok "search --pp 2 --schedule interleaved --vp 2 runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4 --json
 py "interleaved: 4 chunks, chunk j on group j mod 2; T = sum T_g / v + (m - 1/v) max T_g over the groups' loads" '
 import json,sys
@@ -2441,6 +2526,15 @@ assert [r["strategy"] for r in d["rows"]][-1] == "layer-wise"
 ' "$OUT"
 expect_ok "compare --pp 2 (text) runs" compare -n $GPT -c dgx-a100 -g 8 --pp 2 --tp 2
 if grep -q "^megatron .* 2 " "$OUT" && grep -q "^pipeline " "$OUT"; then ok "compare's text lists the pipelines"; else notok "compare's text lists the pipelines" "$(tail -5 "$OUT")"; fi
+# compare --pp P where Megatron's P equal stages do not exist (2 blocks, P = 8): the optimal pipeline still, and why
+# Megatron's is missing (the whole command failed, exit 2, after its searches)
+expect_ok "compare --pp 8 on 2 blocks runs" compare -n $GPT -c dgx-a100 -g 8 --pp 8 --json
+py "compare --pp 8: the optimal pipeline, and Megatron's row says why there is none" '
+import json,sys
+d=json.load(open(sys.argv[1])); ps={r["strategy"]: r for r in d["pipelines"]}
+assert ps["pipeline"]["pp"] == 8 and ps["pipeline"]["total_ms"] > 0, ps
+assert ps["megatron"]["total_ms"] is None and "not a multiple of 8" in ps["megatron"]["why_not"], ps
+' "$OUT"
 expect_fail "--pp with --pin is refused" 2 "--pp goes without" -- search -n $GPT -c dgx-a100 -g 8 --pp 2 --pin embed=n8
 expect_fail "eval -s megatron --pp 3 on 2 blocks is refused" 2 "not a multiple of 3" -- eval -n $GPT -c dgx-a100 -g 6 -s megatron --tp 2 --pp 3 --microbatches 4
 
