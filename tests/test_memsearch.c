@@ -235,6 +235,48 @@ Test(memsearch, stopped_early_bound_is_valid)
     cr_assert(stopped >= 30, "only %d runs stopped early", stopped);
 }
 
+/* Stopped by counts instead of time (the sweep's labels, branch and bound's
+ * searches: explain's bounds): whatever it returns is valid as above, a
+ * second run returns exactly the same, and with no_min_peak nothing is
+ * spent on the smallest peak. */
+Test(memsearch, stopped_by_counts_is_valid_and_repeatable)
+{
+    rng R = {0x7654321ULL};
+    int stopped[2] = {0, 0};
+    for (int i = 0; i < 300; i++) {
+        instance in;
+        gen(&R, &in, 0);
+        brute b = brute_force(&in);
+        memsearch_options o;
+        memsearch_options_init(&o);
+        o.no_sweep = i % 2;
+        if (o.no_sweep) o.max_searches = 1 + i % 5;
+        else o.max_labels = 1 + i % 7;
+        o.no_min_peak = 1;
+        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, &o), *r2 = memsearch_run(in.g, in.t, in.limit, &o);
+        cr_assert_eq(r2->status, r->status, "graph %d", i);
+        cr_assert(r2->cost == r->cost || (isinf(r->cost) && isinf(r2->cost)), "graph %d", i);
+        cr_assert(r2->lower_bound == r->lower_bound || (isinf(r->lower_bound) && isinf(r2->lower_bound)));
+        cr_assert_eq(!r->config, !r2->config);
+        if (r->config) cr_assert_arr_eq(r->config, r2->config, sizeof(int) * (size_t)in.g->n_nodes);
+        if (r->status == MEMSEARCH_TIME_LIMIT) {
+            stopped[i % 2]++;
+            cr_assert(r->lower_bound <= b.best_cost + 1e-9 * (1 + fabs(b.best_cost)), "graph %d", i);
+            if (r->config) cr_assert(mt_fits(in.t, r->config, in.limit) && r->cost >= b.best_cost - 1e-9 * (1 + b.best_cost));
+        } else if (r->status == MEMSEARCH_OPTIMAL) {
+            cr_assert(close_to(r->cost, b.best_cost));
+        } else {
+            cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE);
+            cr_assert(!isfinite(b.best_cost));
+        }
+        if (!r->config) cr_assert(!r->min_peak_config && isinf(r->min_peak), "graph %d: no smallest peak asked", i);
+        memsearch_result_free(r);
+        memsearch_result_free(r2);
+        drop(&in);
+    }
+    cr_assert(stopped[0] >= 30 && stopped[1] >= 30, "stopped by labels %d, by searches %d", stopped[0], stopped[1]);
+}
+
 /* No budget (infinite limits): the unconstrained optimum, unchanged. */
 Test(memsearch, no_budget_is_the_plain_search)
 {
