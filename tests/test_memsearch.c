@@ -223,27 +223,63 @@ static int check_stopped_or_exact(int i, const instance *in, const brute *b, con
     return 0;
 }
 
-/* Branch and bound stopped after k subproblems: whatever it returns fits,
- * and its lower bound never exceeds the true constrained optimum. (The
- * sweep would settle these small graphs before any stop.) */
-Test(memsearch, stopped_early_bound_is_valid)
+/* 300 random graphs from seed, each searched with the options set gives
+ * graph i and checked by check_stopped_or_exact; with again, searched a
+ * second time for the very same answer, and where none fits, no smallest
+ * peak asked (set gives no_min_peak). Counts the stops of even and odd i. */
+static void stops_against_brute_force(uint64_t seed, void (*set)(int i, memsearch_options *o), int again,
+                                      int stopped[2])
 {
-    rng R = {0x1234567ULL};
-    int stopped = 0;
+    rng R = {seed};
+    stopped[0] = stopped[1] = 0;
     for (int i = 0; i < 300; i++) {
         instance in;
         gen(&R, &in, 0);
         brute b = brute_force(&in);
         memsearch_options o;
         memsearch_options_init(&o);
-        o.max_subproblems = 1 + i % 3;
-        o.no_sweep = 1;
+        set(i, &o);
         memsearch_result *r = memsearch_run(in.g, in.t, in.limit, &o);
-        stopped += check_stopped_or_exact(i, &in, &b, r);
+        stopped[i % 2] += check_stopped_or_exact(i, &in, &b, r);
+        if (again) {
+            memsearch_result *r2 = memsearch_run(in.g, in.t, in.limit, &o);
+            cr_assert_eq(r2->status, r->status, "graph %d", i);
+            cr_assert(r2->cost == r->cost || (isinf(r->cost) && isinf(r2->cost)), "graph %d", i);
+            cr_assert(r2->lower_bound == r->lower_bound || (isinf(r->lower_bound) && isinf(r2->lower_bound)));
+            cr_assert_eq(!r->config, !r2->config);
+            if (r->config) cr_assert_arr_eq(r->config, r2->config, sizeof(int) * (size_t)in.g->n_nodes);
+            if (!r->config) cr_assert(!r->min_peak_config && isinf(r->min_peak), "graph %d: no smallest peak asked", i);
+            memsearch_result_free(r2);
+        }
         memsearch_result_free(r);
         drop(&in);
     }
-    cr_assert(stopped >= 30, "only %d runs stopped early", stopped);
+}
+
+static void by_subproblems(int i, memsearch_options *o)
+{
+    o->max_subproblems = 1 + i % 3;
+    o->no_sweep = 1;
+}
+
+/* Branch and bound stopped after k subproblems: whatever it returns fits,
+ * and its lower bound never exceeds the true constrained optimum. (The
+ * sweep would settle these small graphs before any stop.) */
+Test(memsearch, stopped_early_bound_is_valid)
+{
+    int stopped[2];
+    stops_against_brute_force(0x1234567ULL, by_subproblems, 0, stopped);
+    cr_assert(stopped[0] + stopped[1] >= 30, "only %d runs stopped early", stopped[0] + stopped[1]);
+}
+
+/* odd i: branch and bound alone, after 1-5 relaxed searches; even i: the
+ * sweep, after 1-7 labels */
+static void by_counts(int i, memsearch_options *o)
+{
+    o->no_sweep = i % 2;
+    if (o->no_sweep) o->max_searches = 1 + i % 5;
+    else o->max_labels = 1 + i % 7;
+    o->no_min_peak = 1;
 }
 
 /* Stopped by counts instead of time (the sweep's labels, branch and bound's
@@ -252,30 +288,8 @@ Test(memsearch, stopped_early_bound_is_valid)
  * spent on the smallest peak. */
 Test(memsearch, stopped_by_counts_is_valid_and_repeatable)
 {
-    rng R = {0x7654321ULL};
-    int stopped[2] = {0, 0};
-    for (int i = 0; i < 300; i++) {
-        instance in;
-        gen(&R, &in, 0);
-        brute b = brute_force(&in);
-        memsearch_options o;
-        memsearch_options_init(&o);
-        o.no_sweep = i % 2;
-        if (o.no_sweep) o.max_searches = 1 + i % 5;
-        else o.max_labels = 1 + i % 7;
-        o.no_min_peak = 1;
-        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, &o), *r2 = memsearch_run(in.g, in.t, in.limit, &o);
-        cr_assert_eq(r2->status, r->status, "graph %d", i);
-        cr_assert(r2->cost == r->cost || (isinf(r->cost) && isinf(r2->cost)), "graph %d", i);
-        cr_assert(r2->lower_bound == r->lower_bound || (isinf(r->lower_bound) && isinf(r2->lower_bound)));
-        cr_assert_eq(!r->config, !r2->config);
-        if (r->config) cr_assert_arr_eq(r->config, r2->config, sizeof(int) * (size_t)in.g->n_nodes);
-        stopped[i % 2] += check_stopped_or_exact(i, &in, &b, r);
-        if (!r->config) cr_assert(!r->min_peak_config && isinf(r->min_peak), "graph %d: no smallest peak asked", i);
-        memsearch_result_free(r);
-        memsearch_result_free(r2);
-        drop(&in);
-    }
+    int stopped[2];
+    stops_against_brute_force(0x7654321ULL, by_counts, 1, stopped);
     cr_assert(stopped[0] >= 30 && stopped[1] >= 30, "stopped by labels %d, by searches %d", stopped[0], stopped[1]);
 }
 
