@@ -325,8 +325,8 @@ void explain_progress(const explain *e, int *done, int *total)
 /* ---- the alternatives' ranking ---------------------------------------- */
 
 /* The time the ranking under the memory limit may take (each config a
- * search under the limit of up to PLAN_EXPLAIN_MEM_TIME_S); configs not
- * asked by then are left out, and the text says how many. */
+ * search under the limit bounded by counts, plan_cost_with_pin_within);
+ * configs not asked by then are left out, and the text says how many. */
 double explain_rank_time_s = 3.0;
 
 /* Each config's best total, asked only as far as a ranking needs: under
@@ -1073,10 +1073,10 @@ static void verdict_text(lw_buf *out, int width, const plan *p, const explain *e
         para(out, width, 2, "%s is pinned to %s: without the pin %s would be %.2f ms per step faster (" EQ1 ").",
              l->name, ca, cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
     } else if (e->n_alts > 1 && e->alt[1].total_ms < e->alt[0].total_ms) {
-        /* within the limit the search's time budget ran out before it
-         * found the strategy the runner-up's own search did */
+        /* within the limit the search's bounds (plan_cost_with_pin_within)
+         * ran out before it found the strategy the runner-up's own search did */
         para(out, width, 2, "%s would be %.2f ms per step faster (" EQ1 ", within the memory limit): the search "
-                             "under the limit ran out of time before it found that strategy.",
+                             "under the limit stopped at its bound before it found that strategy.",
              cfg_str(p, li, e->alt[1].config, b1, sizeof b1), e->alt[0].total_ms - e->alt[1].total_ms);
     } else if (e->n_configs == 1) {
         para(out, width, 2, "%s has one config on %d GPU%s: nothing to choose.", l->name, p->gpus,

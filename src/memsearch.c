@@ -140,6 +140,7 @@ static int out_of_time(ctx *c)
         return c->stopped = 1;
     }
     if (c->deadline > 0 && lw_now() >= c->deadline) return c->stopped = 1;
+    if (c->o->max_searches > 0 && c->searches >= c->o->max_searches) return c->stopped = 1;
     return 0;
 }
 
@@ -817,9 +818,12 @@ memsearch_result *memsearch_run(const cost_graph *g, const mem_table *t, const d
     else search_options_init(&so);
     if (opt->cancel) so.cancel = opt->cancel;
     so.keep_tables = 0;
-    if (opt->no_sweep || !memsearch_sweep(g, t, limit, &so, deadline, opt->cancel, res))
+    if (opt->no_sweep || !memsearch_sweep(g, t, limit, &so, deadline, opt->max_labels, opt->cancel, res))
         run_branch_and_bound(g, t, limit, opt, t0, res);
-    if (!res->config && res->status != MEMSEARCH_FAILED) {
+    if (!res->config && res->status != MEMSEARCH_FAILED && opt->no_min_peak) {
+        res->min_peak = HUGE_VAL;
+        res->min_peak_lower = 0;
+    } else if (!res->config && res->status != MEMSEARCH_FAILED) {
         res->min_peak_config = lw_malloc(sizeof(int) * (size_t)(N + 1));
         double left = deadline > 0 ? deadline - lw_now() : 0;
         /* at most a few seconds: the smallest peak is a hint, its bound proven either way */

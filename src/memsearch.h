@@ -59,8 +59,14 @@ typedef struct memsearch_options {
     double time_limit_s;        /* <= 0: no limit */
     const atomic_int *cancel;   /* raised: stop as at a time limit (status MEMSEARCH_FAILED, SEARCH_CANCELLED) */
     const search_options *search; /* for each relaxed search; NULL: defaults */
-    long max_subproblems;       /* > 0: stop as at a time limit after this many (for tests) */
+    /* Counts, where the answer must not depend on the machine's speed: > 0,
+     * the search stops as at a time limit past that many */
+    long max_subproblems;       /* branch-and-bound subproblems */
+    long max_searches;          /* branch and bound's relaxed searches */
+    long max_labels;            /* labels the sweep keeps, over all its passes */
     int no_sweep;               /* 1: branch and bound only, never the sweep (for tests) */
+    int no_min_peak;            /* 1: where no fitting assignment is found, no search for the smallest
+                                   peak (min_peak_config NULL, min_peak +inf, min_peak_lower 0) */
 } memsearch_options;
 
 void memsearch_options_init(memsearch_options *o);

@@ -16,8 +16,10 @@
  * TIME_LIMIT or FAILED with r->failure), searches and bb_nodes counted; 0
  * when the graph does not suit it or its labels outgrew their budget (r
  * untouched but for its counts: then branch and bound runs). deadline:
- * lw_now() value, 0 for none. */
+ * lw_now() value, 0 for none; max_labels > 0: it stops as at the deadline
+ * once its passes have kept more labels than that in all (a count: the
+ * same answer on any machine). */
 int memsearch_sweep(const cost_graph *g, const mem_table *t, const double *limit, const search_options *so,
-                    double deadline, const atomic_int *cancel, memsearch_result *r);
+                    double deadline, long max_labels, const atomic_int *cancel, memsearch_result *r);
 
 #endif

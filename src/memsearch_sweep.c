@@ -65,6 +65,13 @@ typedef struct sw_step {
     unsigned char *inc_v_to;        /* 1: v is the consumer */
 } sw_step;
 
+typedef struct sw_stop {          /* when the sweep stops unsettled (sw_out_of_time) */
+    double deadline;                /* lw_now() value; 0: none */
+    long max_labels, labels;        /* > 0: once labels (kept over all passes) passes it */
+    const atomic_int *cancel;
+    int stopped, cancelled;
+} sw_stop;
+
 typedef struct sw {
     const cost_graph *g;
     const mem_table *t;
@@ -87,9 +94,7 @@ typedef struct sw {
     double *corr;                   /* [nc(carry)] the least the long edges add over long_min (one far end) */
     double *long_lb;                /* [cells] at a long edge's far end, each config's bound; valid if long_lb_ok */
     int long_lb_ok;
-    double deadline;
-    const atomic_int *cancel;
-    int stopped, cancelled;
+    sw_stop stop;
     long sweeps;
 } sw;
 
@@ -97,9 +102,11 @@ static double tol_of(double x) { return 1e-9 * (fabs(x) > 1 ? fabs(x) : 1); }
 
 static int sw_out_of_time(sw *w)
 {
-    if (w->cancel && atomic_load(w->cancel)) return w->stopped = w->cancelled = 1;
-    if (w->deadline > 0 && lw_now() >= w->deadline) return w->stopped = 1;
-    return w->stopped;
+    sw_stop *s = &w->stop;
+    if (s->cancel && atomic_load(s->cancel)) return s->stopped = s->cancelled = 1;
+    if (s->deadline > 0 && lw_now() >= s->deadline) return s->stopped = 1;
+    if (s->max_labels > 0 && s->labels > s->max_labels) return s->stopped = 1;
+    return s->stopped;
 }
 
 static double cell_bytes(const mem_table *t, int v, int k, int gpu)
@@ -805,6 +812,7 @@ static int sw_step_labels(sw *w, sw_pass *p, int v)
     }
     sw_keep(w, p, b, w->loff[v + 2] - after, w->carry >= 0 && v >= w->carry && v < w->long_end);
     p->kept += b->n;
+    w->stop.labels += b->n;
     /* what the back-track needs stays: prev and k */
     free(a->t);
     free(a->m);
@@ -1048,7 +1056,7 @@ static int sw_solve(sw *w, sw_pass *p, sw_dual *d, const int *x0, memsearch_resu
     free(tried);
     if (st == 1) settle(r, MEMSEARCH_OPTIMAL, x, N, cost, cost);
     else if (st == 2) settle(r, MEMSEARCH_INFEASIBLE, NULL, N, 0, HUGE_VAL);
-    else if (st == -2 && w->cancelled) {
+    else if (st == -2 && w->stop.cancelled) {
         r->status = MEMSEARCH_FAILED;
         r->failure = SEARCH_CANCELLED;
     } else if (st == -2) /* time ran out: the best that fits, and the bound */
@@ -1087,7 +1095,7 @@ static int plain_fits(const cost_graph *g, const mem_table *t, const double *lim
 }
 
 int memsearch_sweep(const cost_graph *g, const mem_table *t, const double *limit, const search_options *so,
-                    double deadline, const atomic_int *cancel, memsearch_result *r)
+                    double deadline, long max_labels, const atomic_int *cancel, memsearch_result *r)
 {
     sw w;
     int ok = sw_init(&w, g, t, limit);
@@ -1095,7 +1103,7 @@ int memsearch_sweep(const cost_graph *g, const mem_table *t, const double *limit
         sw_free(&w);
         return 0;
     }
-    w.deadline = deadline, w.cancel = cancel;
+    w.stop = (sw_stop){.deadline = deadline, .max_labels = max_labels, .cancel = cancel};
     int G = w.G, N = w.N;
     int *x0 = lw_malloc(sizeof(int) * (size_t)(N + 1));
     int plain = plain_fits(g, t, limit, so, x0, r);

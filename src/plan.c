@@ -14,7 +14,7 @@ typedef struct plan_probe_q {
     int gpus;
     long batch;
     const cluster *cl;       /* borrowed: the caller's or the plan's */
-    plan_memory_settings ms; /* the plan's, with explain's time budget */
+    plan_memory_settings ms; /* the plan's (searched within explain_bounds) */
     int limited;             /* plan_limit_applies: asked within ms's limit */
     config *pins;            /* [n_layers] */
 } plan_probe_q;
@@ -93,12 +93,26 @@ static void memory_free(plan_memory *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The search under the limit that explain asks of each config: bounded by
+ * counts, not seconds, so that the same question gets the same answer on
+ * any machine and under any load; and without the smallest-peak hint, as
+ * explain asks only what fits. */
+static void explain_bounds(memsearch_options *o)
+{
+    memsearch_options_init(o);
+    o->max_labels = PLAN_EXPLAIN_MEM_LABELS;
+    o->max_searches = PLAN_EXPLAIN_MEM_SEARCHES;
+    o->no_min_peak = 1;
+}
+
 /* From the paper's optimum sr of graph cg (pins applied) on model cm: the
  * fastest strategy within the setting's memory limit, in best (n_layers),
  * and what is known of it in *mo (caller frees with memory_free). The
- * search under the limit runs only when the paper's optimum does not fit. */
+ * search under the limit runs only when the paper's optimum does not fit,
+ * within bounds (NULL: the setting's time budget, the plan's own search). */
 static int memory_step(const plan_memory_settings *set, const cluster *cl, const cost_model *cm, const cost_graph *cg,
-                       const search_result *sr, const atomic_int *cancel, int *best, plan_memory *mo, lw_error *err)
+                       const search_result *sr, const memsearch_options *bounds, const atomic_int *cancel, int *best,
+                       plan_memory *mo, lw_error *err)
 {
     int L = cm->n_layers, G = cm->gpus;
     memset(mo, 0, sizeof *mo);
@@ -116,8 +130,12 @@ static int memory_step(const plan_memory_settings *set, const cluster *cl, const
     double *room = lw_malloc(sizeof(double) * (size_t)G);
     for (int g = 0; g < G; g++) room[g] = mo->limit_bytes - cost_fixed_bytes(cm);
     memsearch_options o;
-    memsearch_options_init(&o);
-    o.time_limit_s = set->time_s > 0 ? set->time_s : PLAN_MEMSEARCH_TIME_S;
+    if (bounds) {
+        o = *bounds;
+    } else {
+        memsearch_options_init(&o);
+        o.time_limit_s = set->time_s > 0 ? set->time_s : PLAN_MEMSEARCH_TIME_S;
+    }
     o.cancel = cancel;
     double t0 = lw_now();
     memsearch_result *r = memsearch_run(cg, t, room, &o);
@@ -263,7 +281,7 @@ static int fit_memory(const plan *p, const cluster *cl, cost_model *m, const cos
     optimizer_kind was = m->optimizer;
     m->optimizer = ms->optimizer;
     double t0 = lw_now();
-    int rc = memory_step(ms, cl, m, cg, sr, p->cancel, best, mo, err);
+    int rc = memory_step(ms, cl, m, cg, sr, NULL, p->cancel, best, mo, err);
     *search_ms += (lw_now() - t0) * 1e3;
     if (rc != 0) {
         m->optimizer = was;
@@ -837,6 +855,7 @@ typedef struct whynot_ctx {
     const cluster *cl;
     const plan_memory_settings *ms;
     const int *pins;
+    int explain;  /* 1: the search under the limit within explain_bounds, else ms's time budget */
 } whynot_ctx;
 
 static double cost_with_pin_on(const whynot_ctx *q, int li, int k, int *config_out)
@@ -852,7 +871,9 @@ static double cost_with_pin_on(const whynot_ctx *q, int li, int k, int *config_o
         int *best = lw_malloc(sizeof(int) * (size_t)L);
         plan_memory mo;
         lw_error err;
-        if (memory_step(q->ms, q->cl, q->m, g, r, NULL, best, &mo, &err) == 0) {
+        memsearch_options bounds;
+        explain_bounds(&bounds);
+        if (memory_step(q->ms, q->cl, q->m, g, r, q->explain ? &bounds : NULL, NULL, best, &mo, &err) == 0) {
             c = mo.fits ? cg_evaluate(g, best) : HUGE_VAL;
             if (config_out) memcpy(config_out, best, sizeof(int) * (size_t)L);
         }
@@ -904,7 +925,7 @@ static int whynot_totals_on(const whynot_ctx *q, int li, double *totals)
 
 static whynot_ctx plan_ctx(const plan *p)
 {
-    return (whynot_ctx){p->cm, p->cl, &p->mset, p->pinned};
+    return (whynot_ctx){p->cm, p->cl, &p->mset, p->pinned, 0};
 }
 
 double plan_cost_with_pin(const plan *p, int li, int k, int *config_out)
@@ -930,7 +951,7 @@ int plan_unpinned_best(const plan *p, int *config_out)
     int L = p->net->n_layers;
     int *none = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
     for (int i = 0; i < L; i++) none[i] = -1;
-    whynot_ctx q = {p->cm, p->cl, &p->mset, none};
+    whynot_ctx q = {p->cm, p->cl, &p->mset, none, 0};
     double c = cost_with_pin_on(&q, -1, -1, config_out);
     free(none);
     return isfinite(c) ? 0 : -1;
@@ -941,24 +962,13 @@ static const plan_memory_settings no_limit = {.limit = -1};
 
 double plan_cost_with_pin_eq1(const plan *p, int li, int k, int *config_out)
 {
-    whynot_ctx q = {p->cm, p->cl, &no_limit, p->pinned};
+    whynot_ctx q = {p->cm, p->cl, &no_limit, p->pinned, 0};
     return cost_with_pin_on(&q, li, k, config_out);
-}
-
-/* p's memory settings with the search under the limit given at most
- * PLAN_EXPLAIN_MEM_TIME_S */
-static plan_memory_settings explain_mset(const plan *p)
-{
-    plan_memory_settings ms = p->mset;
-    double t = ms.time_s > 0 ? ms.time_s : PLAN_MEMSEARCH_TIME_S;
-    ms.time_s = t < PLAN_EXPLAIN_MEM_TIME_S ? t : PLAN_EXPLAIN_MEM_TIME_S;
-    return ms;
 }
 
 double plan_cost_with_pin_within(const plan *p, int li, int k, int *config_out)
 {
-    plan_memory_settings ms = explain_mset(p);
-    whynot_ctx q = {p->cm, p->cl, &ms, p->pinned};
+    whynot_ctx q = {p->cm, p->cl, &p->mset, p->pinned, 1};
     return cost_with_pin_on(&q, li, k, config_out);
 }
 
@@ -985,7 +995,7 @@ void plan_whynot_all_eq1(const plan *p, int li, double *totals)
 
 int plan_whynot_all_eq1_cancellable(const plan *p, int li, double *totals, const atomic_int *cancel)
 {
-    whynot_ctx q = {p->cm, p->cl, &no_limit, p->pinned};
+    whynot_ctx q = {p->cm, p->cl, &no_limit, p->pinned, 0};
     int rc = whynot_totals_cancellable(&q, li, totals, cancel);
     if (rc == 0) return 0;
     for (int k = 0; k < p->cm->n_configs[li]; k++) {
@@ -1009,7 +1019,7 @@ static void probe_on(cost_model *m, const cluster *cl, const plan_memory_setting
     /* pins are configs: carried over by value, as plan_apply does */
     int *pin = lw_malloc(sizeof(int) * (size_t)(L ? L : 1));
     for (int i = 0; i < L; i++) pin[i] = pins[i].deg[0] ? config_find(m->configs[i], m->n_configs[i], &pins[i]) : -1;
-    whynot_ctx q = {m, cl, limited ? ms : &no_limit, pin};
+    whynot_ctx q = {m, cl, limited ? ms : &no_limit, pin, 1};
     int k[2];
     for (int i = 0; i < 2; i++) k[i] = config_find(m->configs[li], m->n_configs[li], &two[i]);
     double *tot = lw_malloc(sizeof(double) * (size_t)m->n_configs[li]);
@@ -1046,7 +1056,7 @@ static int probe_resolve(const plan *p, const plan_settings *set, const cluster 
         return lw_fail(err, 2, "%d GPUs requested, but cluster \"%s\" has %d", q->gpus, cl->name, total);
     q->batch = plan_batch_for(set, q->gpus);
     q->cl = cl;
-    q->ms = explain_mset(p);
+    q->ms = p->mset;
     q->limited = plan_limit_applies(p);
     q->pins = lw_calloc((size_t)(L ? L : 1), sizeof(config));
     memcpy(q->pins, p->pin_want, sizeof(config) * (size_t)L); /* held ones included, as plan_apply carries them */

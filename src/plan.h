@@ -292,11 +292,15 @@ void plan_whynot_all_eq1(const plan *p, int li, double *totals);
 /* plan_whynot_all_eq1 that gives up (-1, totals unset) soon after *cancel
  * is raised (NULL: never; explain on a thread); 0 when done. */
 int plan_whynot_all_eq1_cancellable(const plan *p, int li, double *totals, const atomic_int *cancel);
-/* plan_cost_with_pin with the search under the memory limit given at most
- * PLAN_EXPLAIN_MEM_TIME_S (where it runs out: the fastest fitting strategy
- * it found, +inf if none): for explain, which asks it of many configs and,
- * through plan_probe_pair, of many settings. */
-#define PLAN_EXPLAIN_MEM_TIME_S 1.0
+/* plan_cost_with_pin with the search under the memory limit bounded by
+ * counts, not time: the sweep's labels (PLAN_EXPLAIN_MEM_LABELS, about a
+ * second of a loaded 2-core host on VGG-16's hardest), branch and bound's
+ * relaxed searches (PLAN_EXPLAIN_MEM_SEARCHES); where they run out, the
+ * fastest fitting strategy it found, +inf if none. For explain, which asks
+ * it of many configs and, through plan_probe_pair, of many settings: the
+ * same question gets the same answer on any machine and under any load. */
+#define PLAN_EXPLAIN_MEM_LABELS 300000
+#define PLAN_EXPLAIN_MEM_SEARCHES 4
 double plan_cost_with_pin_within(const plan *p, int li, int k, int *config_out);
 /* A config of one layer with its best total: the why-not lists' rows. */
 typedef struct plan_ranked {
@@ -318,7 +322,7 @@ int plan_limit_applies(const plan *p);
 
 /* The same question asked of another setting, without changing the plan
  * and, as plan_limit_applies says, within the memory limit (plan_cost_with_pin's)
- * with PLAN_EXPLAIN_MEM_TIME_S a search, or with memory not limited
+ * with plan_cost_with_pin_within's bounded search, or with memory not limited
  * (plan_whynot_all_eq1's): the best totals
  * with layer li forced to each of two configs (given by value; the other
  * pins kept by config, as plan_apply carries them), on a

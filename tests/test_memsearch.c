@@ -197,42 +197,100 @@ Test(memsearch, branch_and_bound_alone_equals_brute_force)
     random_graphs_equal_brute_force(1);
 }
 
-/* Branch and bound stopped after k subproblems: whatever it returns fits,
- * and its lower bound never exceeds the true constrained optimum. (The
- * sweep would settle these small graphs before any stop.) */
-Test(memsearch, stopped_early_bound_is_valid)
+/* r, of graph i, against brute force b: stopped early (returns 1), it is
+ * not proven, whatever it returns fits and costs no less than the optimum,
+ * and its lower bound never exceeds the optimum; else it is the optimum, or
+ * infeasible where nothing fits. */
+static int check_stopped_or_exact(int i, const instance *in, const brute *b, const memsearch_result *r)
 {
-    rng R = {0x1234567ULL};
-    int stopped = 0;
+    if (r->status == MEMSEARCH_TIME_LIMIT) {
+        cr_assert(!r->proven_optimal);
+        cr_assert(r->lower_bound <= b->best_cost + 1e-9 * (1 + fabs(b->best_cost)), "graph %d: bound %.12g > %.12g", i,
+                  r->lower_bound, b->best_cost);
+        if (r->config) {
+            cr_assert(mt_fits(in->t, r->config, in->limit));
+            cr_assert(r->cost >= b->best_cost - 1e-9 * (1 + b->best_cost));
+            cr_assert(r->lower_bound <= r->cost);
+        }
+        return 1;
+    }
+    if (r->status == MEMSEARCH_OPTIMAL) {
+        cr_assert(close_to(r->cost, b->best_cost));
+    } else {
+        cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE);
+        cr_assert(!isfinite(b->best_cost));
+    }
+    return 0;
+}
+
+/* 300 random graphs from seed, each searched with the options set gives
+ * graph i and checked by check_stopped_or_exact; with again, searched a
+ * second time for the very same answer, and where none fits, no smallest
+ * peak asked (set gives no_min_peak). Counts the stops of even and odd i. */
+static void stops_against_brute_force(uint64_t seed, void (*set)(int i, memsearch_options *o), int again,
+                                      int stopped[2])
+{
+    rng R = {seed};
+    stopped[0] = stopped[1] = 0;
     for (int i = 0; i < 300; i++) {
         instance in;
         gen(&R, &in, 0);
         brute b = brute_force(&in);
         memsearch_options o;
         memsearch_options_init(&o);
-        o.max_subproblems = 1 + i % 3;
-        o.no_sweep = 1;
+        set(i, &o);
         memsearch_result *r = memsearch_run(in.g, in.t, in.limit, &o);
-        if (r->status == MEMSEARCH_TIME_LIMIT) {
-            stopped++;
-            cr_assert(!r->proven_optimal);
-            cr_assert(r->lower_bound <= b.best_cost + 1e-9 * (1 + fabs(b.best_cost)), "graph %d: bound %.12g > %.12g",
-                      i, r->lower_bound, b.best_cost);
-            if (r->config) {
-                cr_assert(mt_fits(in.t, r->config, in.limit));
-                cr_assert(r->cost >= b.best_cost - 1e-9 * (1 + b.best_cost));
-                cr_assert(r->lower_bound <= r->cost);
-            }
-        } else if (r->status == MEMSEARCH_OPTIMAL) {
-            cr_assert(close_to(r->cost, b.best_cost));
-        } else {
-            cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE);
-            cr_assert(!isfinite(b.best_cost));
+        stopped[i % 2] += check_stopped_or_exact(i, &in, &b, r);
+        if (again) {
+            memsearch_result *r2 = memsearch_run(in.g, in.t, in.limit, &o);
+            cr_assert_eq(r2->status, r->status, "graph %d", i);
+            cr_assert(r2->cost == r->cost || (isinf(r->cost) && isinf(r2->cost)), "graph %d", i);
+            cr_assert(r2->lower_bound == r->lower_bound || (isinf(r->lower_bound) && isinf(r2->lower_bound)));
+            cr_assert_eq(!r->config, !r2->config);
+            if (r->config) cr_assert_arr_eq(r->config, r2->config, sizeof(int) * (size_t)in.g->n_nodes);
+            if (!r->config) cr_assert(!r->min_peak_config && isinf(r->min_peak), "graph %d: no smallest peak asked", i);
+            memsearch_result_free(r2);
         }
         memsearch_result_free(r);
         drop(&in);
     }
-    cr_assert(stopped >= 30, "only %d runs stopped early", stopped);
+}
+
+static void by_subproblems(int i, memsearch_options *o)
+{
+    o->max_subproblems = 1 + i % 3;
+    o->no_sweep = 1;
+}
+
+/* Branch and bound stopped after k subproblems: whatever it returns fits,
+ * and its lower bound never exceeds the true constrained optimum. (The
+ * sweep would settle these small graphs before any stop.) */
+Test(memsearch, stopped_early_bound_is_valid)
+{
+    int stopped[2];
+    stops_against_brute_force(0x1234567ULL, by_subproblems, 0, stopped);
+    cr_assert(stopped[0] + stopped[1] >= 30, "only %d runs stopped early", stopped[0] + stopped[1]);
+}
+
+/* odd i: branch and bound alone, after 1-5 relaxed searches; even i: the
+ * sweep, after 1-7 labels */
+static void by_counts(int i, memsearch_options *o)
+{
+    o->no_sweep = i % 2;
+    if (o->no_sweep) o->max_searches = 1 + i % 5;
+    else o->max_labels = 1 + i % 7;
+    o->no_min_peak = 1;
+}
+
+/* Stopped by counts instead of time (the sweep's labels, branch and bound's
+ * searches: explain's bounds): whatever it returns is valid as above, a
+ * second run returns exactly the same, and with no_min_peak nothing is
+ * spent on the smallest peak. */
+Test(memsearch, stopped_by_counts_is_valid_and_repeatable)
+{
+    int stopped[2];
+    stops_against_brute_force(0x7654321ULL, by_counts, 1, stopped);
+    cr_assert(stopped[0] >= 30 && stopped[1] >= 30, "stopped by labels %d, by searches %d", stopped[0], stopped[1]);
 }
 
 /* No budget (infinite limits): the unconstrained optimum, unchanged. */
@@ -361,34 +419,35 @@ static void gen_blocks(rng *R, instance *in, int k, int b, int tie)
     in->t = t;
 }
 
-/* The same with a long edge from the first node to the last (a tied table):
- * the sweep carries node 0's config in its labels instead of keeping it open
- * throughout (memsearch_sweep.c's long edges); the answers equal brute
- * force's, also where the limit forces blocks to differ; stopped at once,
- * what it returns fits and its bound is valid. */
-Test(memsearch, long_edge_equals_brute_force)
+/* n chains of 3-4 blocks of 2-3 nodes (gen_blocks, tie: with the long
+ * edge) from seed, each against brute force: the sweep finds and proves the
+ * optimum under the limit (a strategy of that cost which fits), or proves
+ * that nothing fits; stopped at once, what it returns fits and its bound is
+ * no more than the optimum. Counts the proven optima, the graphs where
+ * nothing fits and the optima whose blocks differ. */
+static void blocks_against_brute_force(uint64_t seed, int n, int tie, int *n_opt, int *n_none, int *mixed)
 {
-    rng R = {0x71edb10cULL};
-    int mixed = 0, n_opt = 0, n_none = 0;
-    for (int i = 0; i < 80; i++) {
+    rng R = {seed};
+    *n_opt = *n_none = *mixed = 0;
+    for (int i = 0; i < n; i++) {
         instance in;
         int k = rng_int(&R, 3, 4), b = rng_int(&R, 2, 3);
-        gen_blocks(&R, &in, k, b, 1);
+        gen_blocks(&R, &in, k, b, tie);
         brute bf = brute_force(&in);
         memsearch_result *r = memsearch_run(in.g, in.t, in.limit, NULL);
         if (!isfinite(bf.best_cost)) {
             cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE, "graph %d: status %d", i, r->status);
-            n_none++;
+            (*n_none)++;
         } else {
             cr_assert_eq(r->status, MEMSEARCH_OPTIMAL, "graph %d: status %d", i, r->status);
             cr_assert(close_to(r->cost, bf.best_cost), "graph %d: %.12g vs brute force %.12g", i, r->cost,
                       bf.best_cost);
             cr_assert(close_to(cg_evaluate(in.g, r->config), r->cost) && mt_fits(in.t, r->config, in.limit));
-            n_opt++;
+            (*n_opt)++;
             int differ = 0;
             for (int blk = 1; blk < k; blk++)
                 for (int j = 0; j < b; j++) differ |= r->config[1 + blk * b + j] != r->config[1 + j];
-            mixed += differ;
+            *mixed += differ;
         }
         memsearch_result_free(r);
         memsearch_options o;
@@ -401,6 +460,17 @@ Test(memsearch, long_edge_equals_brute_force)
         memsearch_result_free(r);
         drop(&in);
     }
+}
+
+/* The same with a long edge from the first node to the last (a tied table):
+ * the sweep carries node 0's config in its labels instead of keeping it open
+ * throughout (memsearch_sweep.c's long edges); the answers equal brute
+ * force's, also where the limit forces blocks to differ; stopped at once,
+ * what it returns fits and its bound is valid. */
+Test(memsearch, long_edge_equals_brute_force)
+{
+    int n_opt, n_none, mixed;
+    blocks_against_brute_force(0x71edb10cULL, 80, 1, &n_opt, &n_none, &mixed);
     cr_assert(n_opt >= 40 && mixed >= 10, "optimal %d (none fits %d), blocks unlike each other %d", n_opt, n_none,
               mixed);
 }
@@ -412,38 +482,8 @@ Test(memsearch, long_edge_equals_brute_force)
  * optimum. */
 Test(memsearch, identical_blocks_equal_brute_force)
 {
-    rng R = {0x5eedb10cULL};
-    int mixed = 0, n_opt = 0;
-    for (int i = 0; i < 60; i++) {
-        instance in;
-        int k = rng_int(&R, 3, 4), b = rng_int(&R, 2, 3);
-        gen_blocks(&R, &in, k, b, 0);
-        brute bf = brute_force(&in);
-        memsearch_result *r = memsearch_run(in.g, in.t, in.limit, NULL);
-        if (!isfinite(bf.best_cost)) {
-            cr_assert_eq(r->status, MEMSEARCH_INFEASIBLE, "graph %d: status %d", i, r->status);
-        } else {
-            cr_assert_eq(r->status, MEMSEARCH_OPTIMAL, "graph %d: status %d", i, r->status);
-            cr_assert(close_to(r->cost, bf.best_cost), "graph %d: %.12g vs brute force %.12g", i, r->cost,
-                      bf.best_cost);
-            cr_assert(mt_fits(in.t, r->config, in.limit));
-            n_opt++;
-            int differ = 0;
-            for (int blk = 1; blk < k; blk++)
-                for (int j = 0; j < b; j++) differ |= r->config[1 + blk * b + j] != r->config[1 + j];
-            mixed += differ;
-        }
-        memsearch_result_free(r);
-        memsearch_options o;
-        memsearch_options_init(&o);
-        o.time_limit_s = 1e-9;
-        r = memsearch_run(in.g, in.t, in.limit, &o);
-        cr_assert(r->lower_bound <= bf.best_cost + 1e-9 * (1 + fabs(bf.best_cost)), "graph %d: bound %.12g > %.12g", i,
-                  r->lower_bound, bf.best_cost);
-        if (r->config) cr_assert(mt_fits(in.t, r->config, in.limit));
-        memsearch_result_free(r);
-        drop(&in);
-    }
+    int n_opt, n_none, mixed;
+    blocks_against_brute_force(0x5eedb10cULL, 60, 0, &n_opt, &n_none, &mixed);
     cr_assert(n_opt >= 30 && mixed >= 10, "optimal %d, of them with blocks unlike each other %d", n_opt, mixed);
 }
 

@@ -46,6 +46,28 @@ static network *mini(void)
     return n;
 }
 
+/* tied_mini on gpus GPUs of one_node's cluster (4 a node), batch the
+ * global batch, with tables (cost_model_build) or without
+ * (cost_model_open); *n and *c its network and cluster. tied_free frees
+ * all three. */
+static cost_model *tied_mini(int gpus, long batch, int tables, network **n, cluster **c)
+{
+    *n = mini();
+    *c = one_node(gpus > 4 ? gpus / 4 : 1);
+    lw_error err = {0};
+    cost_model *m = tables ? cost_model_build(*n, *c, NULL, gpus, batch, &err)
+                           : cost_model_open(*n, *c, NULL, gpus, batch, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    return m;
+}
+
+static void tied_free(cost_model *m, cluster *c, network *n)
+{
+    cost_model_free(m);
+    cluster_free(c);
+    net_free(n);
+}
+
 static config CFG(int n, int c, int h, int r, int x)
 {
     return (config){{n, c, h, 1, r, x}};
@@ -53,18 +75,14 @@ static config CFG(int n, int c, int h, int r, int x)
 
 Test(tie, one_tie_from_the_embedding_to_its_lm_head)
 {
-    network *n = mini();
-    cluster *c = one_node(1);
-    lw_error err = {0};
-    cost_model *m = cost_model_open(n, c, NULL, 4, 8, &err);
-    cr_assert_not_null(m, "%s", err.msg);
+    network *n;
+    cluster *c;
+    cost_model *m = tied_mini(4, 8, 0, &n, &c);
     cr_assert_eq(m->n_ties, 1);
     cr_assert_eq(m->ties[0].embed, net_find(n, "embed"));
     cr_assert_eq(m->ties[0].lm_head, net_find(n, "lm_head"));
     cr_assert_null(m->ties[0].t_tie, "a model without tables has no tie table");
-    cost_model_free(m);
-    cluster_free(c);
-    net_free(n);
+    tied_free(m, c, n);
 }
 
 /* The embedding data-parallel (every task holds the whole table) and the LM
@@ -75,11 +93,9 @@ Test(tie, one_tie_from_the_embedding_to_its_lm_head)
  * elements, one after another at 3 us and 10 GB/s. */
 Test(tie, equals_the_overlap_bytes_over_the_link_rate)
 {
-    network *n = mini();
-    cluster *c = one_node(1);
-    lw_error err = {0};
-    cost_model *m = cost_model_open(n, c, NULL, 4, 8, &err);
-    cr_assert_not_null(m, "%s", err.msg);
+    network *n;
+    cluster *c;
+    cost_model *m = tied_mini(4, 8, 0, &n, &c);
     const double V = 512, H = 64, lat = 3e-6, bw = 10e9;
     const double wb = m->elem_bytes, gb = COST_GRAD_SYNC_BYTES;
     config dp = CFG(4, 1, 1, 1, 1), vocab = CFG(1, 4, 1, 1, 1);
@@ -116,9 +132,7 @@ Test(tie, equals_the_overlap_bytes_over_the_link_rate)
     t = cost_t_tie_parts(m, 0, &dp, &rep, &fwd, &bwd, &bytes);
     cr_assert_eq(fwd, 0.0, "each GPU holds the whole table");
     cr_assert(REL_EQ(bwd, 1e3 * 3 * (lat + V * H * gb / bw)), "backward %.17g", bwd);
-    cost_model_free(m);
-    cluster_free(c);
-    net_free(n);
+    tied_free(m, c, n);
 }
 
 /* The table (built once per pair of equivalent configs, tie_key) equals
@@ -140,11 +154,10 @@ static void same_as_single_entries(const cost_model *m)
  * tables) equals its cost. */
 static void search_is_exact(int gpus, long batch)
 {
-    network *n = mini();
-    cluster *c = one_node(gpus > 4 ? gpus / 4 : 1);
+    network *n;
+    cluster *c;
+    cost_model *m = tied_mini(gpus, batch, 1, &n, &c);
     lw_error err = {0};
-    cost_model *m = cost_model_build(n, c, NULL, gpus, batch, &err);
-    cr_assert_not_null(m, "%s", err.msg);
     cr_assert_not_null(m->ties[0].t_tie);
     cost_graph *g = cost_model_graph(m);
     cr_assert_eq(g->n_edges, m->n_edges + 1, "the tie is one more edge");
@@ -192,9 +205,7 @@ static void search_is_exact(int gpus, long batch)
     search_result_free(r);
     cg_free(g);
     cost_model_free(o);
-    cost_model_free(m);
-    cluster_free(c);
-    net_free(n);
+    tied_free(m, c, n);
 }
 
 Test(tie, search_equals_brute_force_on_a_tied_gpt, .timeout = 300)
@@ -210,11 +221,9 @@ Test(tie, search_equals_brute_force_on_a_tied_gpt, .timeout = 300)
  * sync starts only after the embedding's gradient pieces have arrived. */
 Test(tie, simulator_moves_the_pieces_before_the_lm_heads_sync)
 {
-    network *n = mini();
-    cluster *c = one_node(2);
-    lw_error err = {0};
-    cost_model *m = cost_model_build(n, c, NULL, 8, 64, &err);
-    cr_assert_not_null(m, "%s", err.msg);
+    network *n;
+    cluster *c;
+    cost_model *m = tied_mini(8, 64, 1, &n, &c);
     same_as_single_entries(m); /* 8 GPUs on 2 nodes */
     int em = m->ties[0].embed, lm = m->ties[0].lm_head;
     int *ci = calloc((size_t)m->n_layers, sizeof(int));
@@ -254,9 +263,7 @@ Test(tie, simulator_moves_the_pieces_before_the_lm_heads_sync)
     sim_free(f);
     strategy_eval_free(&ev);
     free(ci);
-    cost_model_free(m);
-    cluster_free(c);
-    net_free(n);
+    tied_free(m, c, n);
 }
 
 /* A pipeline stage that holds both tied layers searches with the tie's
@@ -264,11 +271,9 @@ Test(tie, simulator_moves_the_pieces_before_the_lm_heads_sync)
  * one micro-batch is the plain search. */
 Test(tie, a_pipeline_stage_holding_both_layers_has_the_edge)
 {
-    network *n = mini();
-    cluster *c = one_node(1);
-    lw_error err = {0};
-    cost_model *m = cost_model_build(n, c, NULL, 4, 64, &err);
-    cr_assert_not_null(m, "%s", err.msg);
+    network *n;
+    cluster *c;
+    cost_model *m = tied_mini(4, 64, 1, &n, &c);
     cost_graph *whole = cost_model_graph(m), *one = pipe_stage_graph(m, 0, m->n_layers, -1, 1.0, NULL);
     cost_graph *half = pipe_stage_graph(m, 0, m->n_layers, -1, 0.5, NULL);
     cr_assert_eq(one->n_edges, m->n_edges + 1);
@@ -289,9 +294,7 @@ Test(tie, a_pipeline_stage_holding_both_layers_has_the_edge)
     cg_free(half);
     cg_free(one);
     cg_free(whole);
-    cost_model_free(m);
-    cluster_free(c);
-    net_free(n);
+    tied_free(m, c, n);
 }
 
 /* Across pipeline stages (issue 35, Megatron-LM's embedding group): the
@@ -300,11 +303,9 @@ Test(tie, a_pipeline_stage_holding_both_layers_has_the_edge)
  * table's weights, gradient and optimizer state in the embedding's tiles. */
 Test(tie, across_stages_the_groups_ranks_allreduce_the_tables_gradient)
 {
-    network *n = mini();
-    cluster *c = one_node(2);
-    lw_error err = {0};
-    cost_model *m = cost_model_open(n, c, NULL, 8, 8, &err);
-    cr_assert_not_null(m, "%s", err.msg);
+    network *n;
+    cluster *c;
+    cost_model *m = tied_mini(8, 8, 0, &n, &c);
     const double table = 512.0 * 64, gb = cluster_grad_sync_bytes(c);
     double bytes = 0;
     /* one GPU each, GPUs 0 and 1 of node 0: one two-rank all-reduce of the whole gradient */
@@ -328,7 +329,5 @@ Test(tie, across_stages_the_groups_ranks_allreduce_the_tables_gradient)
     double per = (m->optimizer == OPT_ADAM ? 16 : m->optimizer == OPT_MOMENTUM ? 12 : 8);
     cr_assert(REL_EQ(cost_tie_copy_bytes(m, 0, &dp, 3), table * per), "%g", cost_tie_copy_bytes(m, 0, &dp, 3));
     cr_assert(REL_EQ(cost_tie_copy_bytes(m, 0, &split, 5), table / 8 * per));
-    cost_model_free(m);
-    cluster_free(c);
-    net_free(n);
+    tied_free(m, c, n);
 }

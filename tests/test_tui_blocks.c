@@ -230,16 +230,7 @@ Test(tui_blocks, cnn_table_is_one_row_per_layer)
 
 /* issue 35 item 5: a pipelined plan's table has a header row per stage
  * (GPUs, t_i, memory) with the block groups inside; the graph is coloured
- * by stage, with a legend line. */
-static void set_pipeline(app *a, const char *text)
-{
-    app_feed(a, '|');
-    cr_assert_eq(a->prompt.kind, PROMPT_PIPELINE);
-    app_feed(a, 0x15); /* ^U */
-    type(a, text);
-    app_feed(a, '\r');
-}
-
+ * by stage, with a legend line (set_pipeline: tui_screen.h). */
 Test(tui_blocks, pipelined_table_and_graph_by_stage, .timeout = 300)
 {
     term_open(60, 200, 1);

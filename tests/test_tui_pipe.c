@@ -18,16 +18,6 @@ __attribute__((constructor)) static void use_this_trees_data(void)
 #define GPT "tests/fixtures/nets/tiny_gpt.json"
 #define LABEL_W 12 /* screen_timeline.c's row labels */
 
-static void set_pipeline(app *a, const char *text)
-{
-    app_feed(a, '|');
-    cr_assert_eq(a->prompt.kind, PROMPT_PIPELINE);
-    app_feed(a, 0x15); /* ^U */
-    type(a, text);
-    app_feed(a, '\r');
-    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
-}
-
 Test(tui_pipe, the_pipeline_whatif_and_its_undo)
 {
     term_open(24, 220, 1);

@@ -21,16 +21,6 @@ __attribute__((constructor)) static void use_this_trees_data(void)
 
 #define GPT "tests/fixtures/nets/tiny_gpt.json"
 
-static void set_pipeline(app *a, const char *text)
-{
-    app_feed(a, '|');
-    cr_assert_eq(a->prompt.kind, PROMPT_PIPELINE);
-    app_feed(a, 0x15); /* ^U */
-    type(a, text);
-    app_feed(a, '\r');
-    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
-}
-
 /* The step of the pipeline a plan opened at `gpus` GPUs with pipeline
  * settings q finds (what search --pp prints for the same settings). */
 static double pipeline_step(int gpus, plan_pipe_settings q, plan_pipeline_summary *out)

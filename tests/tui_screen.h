@@ -158,6 +158,19 @@ static inline void type(app *a, const char *s)
     for (; *s; s++) app_feed(a, (unsigned char)*s);
 }
 
+/* The pipeline what-if as `|` sets it: the prompt opened, its text
+ * replaced by text (^U) and submitted; the prompt is closed after, whether
+ * the setting was taken or refused. */
+static inline void set_pipeline(app *a, const char *text)
+{
+    app_feed(a, '|');
+    cr_assert_eq(a->prompt.kind, PROMPT_PIPELINE);
+    app_feed(a, 0x15); /* ^U */
+    type(a, text);
+    app_feed(a, '\r');
+    cr_assert_eq(a->prompt.kind, PROMPT_NONE);
+}
+
 static inline void finish_idle(app *a)
 {
     /* a worker's work (explain's probes) is polled for, as the loop does */
