@@ -536,7 +536,7 @@ static int pipe_for(const plan *p, const plan_pipe_settings *q, const cluster *c
 {
     *out = NULL;
     if (q->stages < 0 || q->stages > PIPE_MAX_STAGES)
-        return lw_fail(err, 2, "pipeline: %d stages is out of range (1 to %d)", q->stages, PIPE_MAX_STAGES);
+        return lw_fail(err, 2, "the stages must be from 1 to %d (asked for %d)", PIPE_MAX_STAGES, q->stages);
     if (q->microbatches < 0 || q->vp < 0 || q->tp < 0 || q->schedule < 0 || q->schedule > PIPE_INTERLEAVED + 1)
         return lw_fail(err, 2, "pipeline: bad micro-batch count, schedule or virtual stages");
     if (q->stages <= 1) return 0;

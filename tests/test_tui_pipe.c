@@ -44,6 +44,11 @@ Test(tui_pipe, the_pipeline_whatif_and_its_undo)
     cr_assert(a->status_error && strstr(a->status, "lots"), "%s", a->status);
     set_pipeline(a, "2 3 gpipe");
     cr_assert(a->status_error && strstr(a->status, "kept the previous setting"), "%s", a->status);
+    /* a stage count past the engine's bound: said once, in the prompt's words */
+    set_pipeline(a, "100");
+    cr_assert(a->status_error && strstr(a->status, "the stages must be from 1 to 64 (asked for 100)") &&
+                  !strstr(a->status, "pipeline: "),
+              "%s", a->status);
     plan_pipeline_info(a->p, &s);
     cr_assert_eq(s.microbatches, 4);
     cr_assert_eq(s.schedule, plan_schedule_from_name("1f1b") - 1);
