@@ -1327,6 +1327,53 @@ static void assert_group_peaks(const pipe_plan *pp)
     ASSERT_REL(pp->peak_memory_bytes, most, 1e-12);
 }
 
+/* Down the front: the limit one byte under the last plan's peak, from the
+ * unconstrained optimum's until nothing fits; at each, the search's step
+ * equal to brute force's, its plan fitting, its groups' memory as counted
+ * here (group_peak): each plan's groups at their exact bound, so a byte the
+ * search leaves out of a group shows. Returns how many limits were tried. */
+static int walk_capped_interleaved(const char *netjson, const char *cl_name, int G, long B, int P, int m, int v)
+{
+    network *net = net_ok(netjson);
+    cluster *cl = load_cluster(cl_name);
+    lw_error err = {0};
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = P, o.microbatches = m, o.schedule = PIPE_INTERLEAVED, o.vp = v;
+    pipe_plan *pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    assert_group_peaks(pp);
+    double peak = pp->peak_memory_bytes;
+    pipe_plan_free(pp);
+    brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = PIPE_INTERLEAVED, .B = B, .best = HUGE_VAL};
+    b.K = pipe_cuts(net, b.bounds, b.prod);
+    for (int gi = 0; (1 << gi) <= G; gi++) {
+        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
+        cr_assert_not_null(b.cm[gi], "%s", err.msg);
+    }
+    brute_il q = {.b = &b, .S = P * v};
+    int tried = 0;
+    for (; tried < 64; tried++) {
+        b.limit = peak - 1;
+        b.best = HUGE_VAL;
+        il_ends(&q, 0, 0);
+        if (!isfinite(b.best)) break;
+        o.memory_limit = b.limit;
+        pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+        cr_assert_not_null(pp, "%s", err.msg);
+        cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "under %.0f: %.0f", peak, pp->peak_memory_bytes);
+        ASSERT_REL(pp->step_ms, b.best, 1e-12);
+        assert_group_peaks(pp);
+        peak = pp->peak_memory_bytes;
+        pipe_plan_free(pp);
+    }
+    cr_assert_lt(tried, 64);
+    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
+    return tried;
+}
+
 /* want_slower: the first binding limit must move a config inside a group
  * (not only the cuts). */
 static void check_capped_interleaved(const char *netjson, const char *cl_name, int G, long B, int P, int m, int v,
@@ -1401,24 +1448,6 @@ static void check_capped_interleaved(const char *netjson, const char *cl_name, i
         tried++;
     }
     cr_assert_gt(tried, 1);
-    /* each limit one byte under the last plan's peak, down the front until nothing fits: every plan's group at its
-       exact bound (a byte the search leaves out of a group shows here) */
-    double peak = free_pp->peak_memory_bytes;
-    for (tried = 0; tried < 64; tried++) {
-        b.limit = peak - 1;
-        b.best = HUGE_VAL;
-        il_ends(&q, 0, 0);
-        if (!isfinite(b.best)) break;
-        o.memory_limit = b.limit;
-        pp = pipe_search(net, cl, NULL, G, B, &o, &err);
-        cr_assert_not_null(pp, "%s", err.msg);
-        cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "under %.0f: %.0f", peak, pp->peak_memory_bytes);
-        ASSERT_REL(pp->step_ms, b.best, 1e-12);
-        assert_group_peaks(pp);
-        peak = pp->peak_memory_bytes;
-        pipe_plan_free(pp);
-    }
-    cr_assert_lt(tried, 64);
     pipe_plan_free(free_pp);
     for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
     cluster_free(cl);
@@ -1428,7 +1457,20 @@ static void check_capped_interleaved(const char *netjson, const char *cl_name, i
 Test(pipeline, memory_capped_interleaved_against_brute_force)
 {
     check_capped_interleaved(CHAIN, "p100-4x4", 4, 64, 2, 2, 2, 1);
+    cr_assert_gt(walk_capped_interleaved(CHAIN, "p100-4x4", 4, 64, 2, 2, 2), 1);
 }
+
+/* A tied chain: no residual, so the embedding may share a chunk with the
+ * layers after it; an 8192-word table, its copy large beside the rest. */
+static const char *TIED_CHAIN =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"tied_chain\", \"input\": {\"name\": \"tokens\", \"sequence\": 8}, "
+    "\"layers\": ["
+    "{\"name\": \"embed\", \"type\": \"embedding\", \"inputs\": [\"tokens\"], \"vocab\": 8192, \"hidden\": 128, \"positions\": 8},"
+    "{\"name\": \"fc1\", \"type\": \"linear\", \"inputs\": [\"embed\"], \"out_features\": 128},"
+    "{\"name\": \"fc2\", \"type\": \"linear\", \"inputs\": [\"fc1\"], \"out_features\": 128},"
+    "{\"name\": \"fc3\", \"type\": \"linear\", \"inputs\": [\"fc2\"], \"out_features\": 128},"
+    "{\"name\": \"ln_f\", \"type\": \"layernorm\", \"inputs\": [\"fc3\"]},"
+    "{\"name\": \"lm_head\", \"type\": \"lm_head\", \"inputs\": [\"ln_f\"], \"vocab\": 8192, \"tied\": \"embed\"}]}";
 
 /* The same on tied nets: the group holding the embedding keeps the tied
  * table's copy where the LM head is on another group, in the search's
@@ -1440,6 +1482,10 @@ Test(pipeline, memory_capped_interleaved_tied_table, .timeout = 300)
     check_capped_interleaved(text, "workstation-4x-pcie", 4, 4, 2, 2, 2, 0);
     check_capped_interleaved(text, "dgx1-v100", 4, 16, 2, 4, 2, 0);
     free(text);
+    /* three groups: the embedding's chunk (1 or 2) never on the LM head's (6), its copy always kept; two groups */
+    cr_assert_gt(walk_capped_interleaved(TIED_CHAIN, "p100-4x4", 4, 12, 3, 3, 2), 0);
+    cr_assert_gt(walk_capped_interleaved(TIED_CHAIN, "dgx1-v100", 4, 24, 3, 6, 2), 0);
+    cr_assert_gt(walk_capped_interleaved(TIED_CHAIN, "p100-4x4", 4, 8, 2, 2, 2), 0);
 }
 
 /* The embedding's and the LM head's chunks on one group: those GPUs hold
