@@ -1117,7 +1117,8 @@ static int cmp_entry(const void *x, const void *y)
  * optima (a lower bound); il_capped checks the chosen plan's groups and
  * searches again, as capped_dp does. */
 
-#define IL_CAP_SLOTS 4096 /* > PIPE_CAP_ROUNDS x PIPE_MAX_STAGES: the groups one count can check */
+#define IL_CAP_SLOTS 4096 /* > PIPE_IL_CAP_ROUNDS x PIPE_MAX_STAGES: the groups one count can check */
+_Static_assert(IL_CAP_SLOTS > PIPE_IL_CAP_ROUNDS * PIPE_MAX_STAGES, "the checked groups' table has room");
 
 typedef struct il_cap {
     int kl, n;         /* key length 2 + 2 v: (g, si, a[v], b[v]); entries */
@@ -1653,7 +1654,7 @@ static pipe_plan *plan_from_chunks(pctx *c, const int *ch, lw_error *err)
 /* Interleaved under the memory limit, lazily as capped_dp: il_search with
  * the groups not yet checked priced at their chunks' unconstrained optima,
  * then the optimum's groups checked (il_cap_check) and the search run again
- * until its optimum's every group was checked already; PIPE_CAP_ROUNDS
+ * until its optimum's every group was checked already; PIPE_IL_CAP_ROUNDS
  * rounds at most (then as if nothing fitted). */
 static void il_capped(pctx *c, dp_best *best)
 {
@@ -1662,7 +1663,7 @@ static void il_capped(pctx *c, dp_best *best)
     for (int round = 0;; round++) {
         best->T = HUGE_VAL;
         best->improved = 0;
-        if (round == PIPE_CAP_ROUNDS) break;
+        if (round == PIPE_IL_CAP_ROUNDS) break;
         il_search(c, best);
         if (!best->improved) break;
         int checked = 1;
