@@ -378,22 +378,40 @@ static void size_tabs_free(size_tabs *s, int K, int keep_model)
 
 /* ---- the memory limit inside a stage ---- */
 
+/* Whether layer l is a tied table's embedding whose GPUs keep their own
+ * copy of the table: its LM head outside every range [first[r], last[r])
+ * of the n that those GPUs hold (1F1B and GPipe: the stage's one range;
+ * interleaved: the group's v chunks, one table where its embedding's and
+ * its LM head's chunks share a group, as pipe_tie_ms charges no all-reduce
+ * then). The tie's index, or -1. The search (stage_mem_table,
+ * il_mem_table) and the plan (stage_fill, group_memory) both ask this. */
+static int keeps_copy(const cost_model *cm, int l, const int *first, const int *last, int n)
+{
+    for (int k = 0; k < cm->n_ties; k++) {
+        if (cm->ties[k].embed != l) continue;
+        int h = cm->ties[k].lm_head, in = 0;
+        for (int r = 0; r < n && !in; r++) in = h >= first[r] && h < last[r];
+        return in ? -1 : k;
+    }
+    return -1;
+}
+
+/* What task q of layer l in config cf keeps of a tied table's copy where
+ * its GPUs hold the ranges [first[r], last[r]), r < n: the embedding's
+ * copy (cost_tie_copy_bytes) where keeps_copy, else 0. */
+static double copy_bytes(const cost_model *cm, int l, const config *cf, int q, const int *first, const int *last,
+                         int n)
+{
+    int k = keeps_copy(cm, l, first, last, n);
+    return k >= 0 ? cost_tie_copy_bytes(cm, k, cf, q) : 0;
+}
+
 /* The memory table of stage graph g (layers [first, last) of cm, node_of
  * their nodes; node 0 the incoming tensor's producer where first > 0, which
  * keeps nothing) on a group of `gpus`, holding `held` micro-batches of
  * activations: per task, weights, gradients, optimizer state and held
- * times its activations, as stage_fill counts them. */
-/* What task q of layer l in config cf keeps of a tied table's copy when
- * its stage holds layers [first, last): the embedding's copy where its LM
- * head is in another stage (cost_tie_copy_bytes), else 0. */
-static double copy_bytes(const cost_model *cm, int l, const config *cf, int q, int first, int last)
-{
-    for (int k = 0; k < cm->n_ties; k++)
-        if (cm->ties[k].embed == l && (cm->ties[k].lm_head < first || cm->ties[k].lm_head >= last))
-            return cost_tie_copy_bytes(cm, k, cf, q);
-    return 0;
-}
-
+ * times its activations, and the embedding's copy of a tied table
+ * (copy_bytes), as stage_fill counts them. */
 static mem_table *stage_mem_table(const cost_model *cm, const cost_graph *g, const int *node_of, int first, int last,
                                   int gpus, double held)
 {
@@ -418,7 +436,7 @@ static mem_table *stage_mem_table(const cost_model *cm, const cost_graph *g, con
                 memory_parts mp;
                 cost_memory_task(cm, l, cf, q, &mp);
                 bytes[q] = mp.weights + mp.gradients + mp.optimizer + held * mp.activations +
-                           copy_bytes(cm, l, cf, q, first, last);
+                           copy_bytes(cm, l, cf, q, &first, &last, 1);
             }
         }
     return t;
@@ -479,7 +497,7 @@ static void most_bytes(size_tabs *s, const cost_model *cm, int g)
                 memory_parts mp;
                 cost_memory_task(cm, l, &cm->configs[l][k], q, &mp);
                 ms[q] = fmax(ms[q], mp.weights + mp.gradients + mp.optimizer +
-                                        copy_bytes(cm, l, &cm->configs[l][k], q, l + 1, l + 1)); /* the most */
+                                        copy_bytes(cm, l, &cm->configs[l][k], q, NULL, NULL, 0)); /* the most: no range */
                 ma[q] = fmax(ma[q], mp.activations);
             }
         }
@@ -823,7 +841,7 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
             memory_parts mp;
             cost_memory_task(cm, l, c, k, &mp);
             bytes += mp.weights + mp.gradients + mp.optimizer + st->held * mp.activations +
-                     copy_bytes(cm, l, c, k, st->first, st->last);
+                     copy_bytes(cm, l, c, k, &st->first, &st->last, 1); /* interleaved: group_memory's instead */
         }
         if (bytes > 0) bytes += cost_fixed_bytes(cm);
         if (bytes > st->memory_bytes) st->memory_bytes = bytes;
@@ -834,12 +852,16 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
 /* Interleaved: group g's memory, each GPU's weights, gradients and
  * optimizer state of its chunks and, at the peak of Megatron's order of
  * the group's forwards (+1 micro-batch of the chunk's activations) and
- * backwards (-1), the chunks' activations held then; each chunk's held is
- * the most micro-batches of it held at once. */
+ * backwards (-1), the chunks' activations held then, plus the embedding's
+ * copy of a tied table whose LM head is on another group (copy_bytes over
+ * the group's chunks); each chunk's held is the most micro-batches of it
+ * held at once. */
 static void group_memory(pipe_plan *pp, int g)
 {
     int v = pp->v, p = pp->p, n = 2 * pp->m * v, gpus = pp->stages[g].gpus;
     double *fixed = lw_calloc((size_t)gpus * (size_t)(v + 1), sizeof(double)), *act = fixed + gpus;
+    int *first = lw_malloc(sizeof(int) * 2 * (size_t)v), *last = first + v; /* the group's chunks, for copy_bytes */
+    for (int c = 0; c < v; c++) first[c] = pp->stages[c * p + g].first, last[c] = pp->stages[c * p + g].last;
     for (int c = 0; c < v; c++) {
         const pipe_stage *st = &pp->stages[c * p + g];
         for (int k = 0; k < gpus; k++)
@@ -848,7 +870,7 @@ static void group_memory(pipe_plan *pp, int g)
                 if (k >= config_tasks(cf)) continue;
                 memory_parts mp;
                 cost_memory_task(st->cm, l, cf, k, &mp);
-                fixed[k] += mp.weights + mp.gradients + mp.optimizer + copy_bytes(st->cm, l, cf, k, st->first, st->last);
+                fixed[k] += mp.weights + mp.gradients + mp.optimizer + copy_bytes(st->cm, l, cf, k, first, last, v);
                 act[c * gpus + k] += mp.activations;
             }
     }
@@ -873,6 +895,7 @@ static void group_memory(pipe_plan *pp, int g)
     free(vs);
     free(held);
     free(fixed);
+    free(first);
 }
 
 /* The embedding group's all-reduce of pp (pipeline.h). */
@@ -1094,7 +1117,8 @@ static int cmp_entry(const void *x, const void *y)
  * optima (a lower bound); il_capped checks the chosen plan's groups and
  * searches again, as capped_dp does. */
 
-#define IL_CAP_SLOTS 4096 /* > PIPE_CAP_ROUNDS x PIPE_MAX_STAGES: the groups one count can check */
+#define IL_CAP_SLOTS 4096 /* > PIPE_IL_CAP_ROUNDS x PIPE_MAX_STAGES: the groups one count can check */
+_Static_assert(IL_CAP_SLOTS > PIPE_IL_CAP_ROUNDS * PIPE_MAX_STAGES, "the checked groups' table has room");
 
 typedef struct il_cap {
     int kl, n;         /* key length 2 + 2 v: (g, si, a[v], b[v]); entries */
@@ -1210,7 +1234,9 @@ static cost_graph *il_union(const pctx *c, const cost_model *cm, const int *a, c
 
 /* The memory table of the union u of group g's chunks on `gpus`: row
  * e gpus + k, GPU k holding the e-th vector of micro-batches h[e] (per
- * chunk), weights, gradients and optimizer state plus the held activations. */
+ * chunk), weights, gradients and optimizer state, the embedding's copy of
+ * a tied table (copy_bytes over the group's chunks, as group_memory counts
+ * it) plus the held activations. */
 static mem_table *il_mem_table(const pctx *c, const cost_model *cm, const cost_graph *u, const int *node_of,
                                const int *a, const int *b, int gpus, const double *h, int E)
 {
@@ -1224,6 +1250,8 @@ static mem_table *il_mem_table(const pctx *c, const cost_model *cm, const cost_g
     mem_table *t = mt_new(u->n_nodes, u->n_configs, rows, tasks);
     for (int x = 0; x < u->n_nodes; x++) free(tasks[x]);
     free(tasks);
+    int *first = lw_malloc(sizeof(int) * 2 * (size_t)c->v), *last = first + c->v; /* the group's chunks */
+    for (int r = 0; r < c->v; r++) first[r] = c->bounds[a[r]], last[r] = c->bounds[b[r]];
     for (int r = 0; t && r < c->v; r++)
         for (int l = c->bounds[a[r]]; l < c->bounds[b[r]]; l++)
             for (int k = 0; k < cm->n_configs[l]; k++) {
@@ -1232,10 +1260,11 @@ static mem_table *il_mem_table(const pctx *c, const cost_model *cm, const cost_g
                 for (int q = 0; q < config_tasks(cf) && q < gpus; q++) {
                     memory_parts mp;
                     cost_memory_task(cm, l, cf, q, &mp);
-                    for (int e = 0; e < E; e++)
-                        bytes[e * gpus + q] = mp.weights + mp.gradients + mp.optimizer + h[e * c->v + r] * mp.activations;
+                    double fixed = mp.weights + mp.gradients + mp.optimizer + copy_bytes(cm, l, cf, q, first, last, c->v);
+                    for (int e = 0; e < E; e++) bytes[e * gpus + q] = fixed + h[e * c->v + r] * mp.activations;
                 }
             }
+    free(first);
     return t;
 }
 
@@ -1625,7 +1654,7 @@ static pipe_plan *plan_from_chunks(pctx *c, const int *ch, lw_error *err)
 /* Interleaved under the memory limit, lazily as capped_dp: il_search with
  * the groups not yet checked priced at their chunks' unconstrained optima,
  * then the optimum's groups checked (il_cap_check) and the search run again
- * until its optimum's every group was checked already; PIPE_CAP_ROUNDS
+ * until its optimum's every group was checked already; PIPE_IL_CAP_ROUNDS
  * rounds at most (then as if nothing fitted). */
 static void il_capped(pctx *c, dp_best *best)
 {
@@ -1634,7 +1663,7 @@ static void il_capped(pctx *c, dp_best *best)
     for (int round = 0;; round++) {
         best->T = HUGE_VAL;
         best->improved = 0;
-        if (round == PIPE_CAP_ROUNDS) break;
+        if (round == PIPE_IL_CAP_ROUNDS) break;
         il_search(c, best);
         if (!best->improved) break;
         int checked = 1;

@@ -67,6 +67,11 @@ int pipe_schedule_from_name(const char *s); /* -1 if unknown */
  * the limit once the DP chooses it) one micro-batch count takes at most
  * before its plan is the unconstrained one (search.md). */
 #define PIPE_CAP_ROUNDS 12
+/* The same for the interleaved groups (il_capped): a round checks at most
+ * the p groups of its optimum, and a group's bound (its chunks'
+ * unconstrained optima) is loose where the embedding's group keeps the tied
+ * table's copy (GPT-2 on dgx-a100, P 2 V 2 M 8 under 7GiB: 32 rounds). */
+#define PIPE_IL_CAP_ROUNDS 48
 /* Subproblems one stage's memory search runs at most (a count, not a time,
  * so that the DP and the plan it returns price a range the same). */
 #define PIPE_CAP_SUBPROBLEMS 48
@@ -102,7 +107,9 @@ typedef struct pipe_stage {
     double t_ms;               /* f + c */
     double held;               /* micro-batches of activations the schedule keeps on its GPUs (interleaved: of this
                                   chunk, the most at once) */
-    double memory_bytes;       /* the most any GPU of the group keeps (interleaved: all of the group's chunks) */
+    double memory_bytes;       /* the most any GPU of the group keeps (interleaved: all of the group's chunks), with
+                                  the embedding's copy of a tied table whose LM head is on another stage (interleaved:
+                                  on another group; one group's chunks hold the table once) */
 } pipe_stage;
 
 typedef struct pipe_plan {

@@ -2334,6 +2334,13 @@ assert abs(pl["step_ms"] - (sum(T)/2 + (4-0.5)*max(T) + pl["tie_allreduce_ms"]))
 assert st[3]["p2p_ms"] == 0 and st[1]["p2p_ms"] > 0
 assert st[0]["memory_bytes"] == st[2]["memory_bytes"]
 ' "$OUT"
+expect_ok "search interleaved under a memory limit runs" search -n gpt2 -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 8 --memory-limit 7GiB --json
+py "interleaved under 7GiB: a plan that fits, its groups holding the embedding copy of the table counted by the search (it once took a 7.41 GiB plan for fitting; then ran out of rounds)" '
+import json,sys
+d=json.load(open(sys.argv[1])); pl=d["pipeline"]
+assert d["fits"] and pl["fits"] and pl["proven_optimal"], pl
+assert d["peak_memory_bytes"] <= 7*2**30 and max(s["memory_bytes"] for s in d["stages"]) == d["peak_memory_bytes"], d["peak_memory_bytes"]
+' "$OUT"
 expect_ok "search --pp 2 interleaved (text) runs" search -n $GPT -c dgx-a100 -g 8 --pp 2 --schedule interleaved --vp 2 --microbatches 4
 py "the text lists each chunk with its group" '
 import sys,re

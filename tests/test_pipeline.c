@@ -1160,6 +1160,8 @@ typedef struct group_enum {
     const cost_model *cm;
     cost_graph *gr[4];
     int layer_of[4][64], cfg[4][64], v, gpus, n_events;
+    int copy_of[4][64]; /* the tie whose table's copy the node's layer keeps (its embedding, the LM head on another
+                           group), -1: none */
     double held[64][4], limit, best;
 } group_enum;
 
@@ -1180,6 +1182,7 @@ static void group_rec(group_enum *q, int r, int x)
                     memory_parts mp;
                     cost_memory_task(q->cm, l, cf, k, &mp);
                     fixed[k] += mp.weights + mp.gradients + mp.optimizer;
+                    if (q->copy_of[c][n] >= 0) fixed[k] += cost_tie_copy_bytes(q->cm, q->copy_of[c][n], cf, k);
                     act[c][k] += mp.activations;
                 }
             }
@@ -1213,10 +1216,19 @@ static double group_brute_capped(brute_il *q, int g, int gi)
         int j = r * b->P + g, a = j > 0 ? q->ends[j - 1] : 0, e = q->ends[j], node_of[64];
         ge.gr[r] = pipe_stage_graph(ge.cm, b->bounds[a], b->bounds[e], a > 0 ? b->prod[a] : -1, 1.0 / b->m, node_of);
         cr_assert_not_null(ge.gr[r]);
-        for (int n = 0; n < ge.gr[r]->n_nodes; n++) ge.layer_of[r][n] = -1;
+        for (int n = 0; n < ge.gr[r]->n_nodes; n++) ge.layer_of[r][n] = -1, ge.copy_of[r][n] = -1;
         for (int l = 0; l < ge.cm->n_layers; l++)
             if (node_of[l] >= 0) ge.layer_of[r][node_of[l]] = l;
     }
+    for (int r = 0; r < b->v; r++) /* an embedding whose LM head is in none of the group's chunks keeps a copy */
+        for (int n = 0; n < ge.gr[r]->n_nodes; n++)
+            for (int t = 0; t < ge.cm->n_ties && ge.layer_of[r][n] >= 0; t++) {
+                if (ge.cm->ties[t].embed != ge.layer_of[r][n]) continue;
+                int here = 0;
+                for (int x = 0; x < b->v; x++)
+                    for (int y = 0; y < ge.gr[x]->n_nodes; y++) here |= ge.layer_of[x][y] == ge.cm->ties[t].lm_head;
+                if (!here) ge.copy_of[r][n] = t;
+            }
     int vs[64], mb[64], fwd[64], n = 2 * b->m * b->v;
     cr_assert_leq(n, 64);
     double h[4] = {0};
@@ -1257,18 +1269,125 @@ static void il_price_capped(brute_il *q)
  * chunks' configs together, filtered by the group's memory over its
  * order) is slower than the unconstrained optimum, and the search finds
  * the same step, its plan fitting, a group's chunks off their fastest. */
-Test(pipeline, memory_capped_interleaved_against_brute_force)
+/* Group g's peak bytes per GPU in pp, counted here: each GPU's weights,
+ * gradients, optimizer state of the group's chunks, the embedding's copy of
+ * a tied table whose LM head is on no chunk of the group, and at each point
+ * of Megatron's order the held micro-batches' activations, plus the
+ * workspace. */
+static double group_peak(const pipe_plan *pp, int g)
 {
-    network *net = net_ok(CHAIN);
-    cluster *cl = load_cluster("p100-4x4");
-    const int G = 4, P = 2, m = 2, v = 2;
-    const long B = 64;
+    int p = pp->p, v = pp->v, gpus = pp->stages[g].gpus, vs[256], mb[256], fwd[256], n = 2 * pp->m * v;
+    const cost_model *cm = pp->stages[g].cm;
+    cr_assert_leq(n, 256);
+    cr_assert_leq(gpus, 16);
+    cr_assert_leq(v, 4);
+    double fixed[16] = {0}, act[4][16] = {{0}}, peak = 0;
+    for (int c = 0; c < v; c++) {
+        const pipe_stage *st = &pp->stages[c * p + g];
+        for (int l = st->first; l < st->last; l++) {
+            const config *cf = &cm->configs[l][st->config[l]];
+            int copy = -1;
+            for (int t = 0; t < cm->n_ties; t++) {
+                if (cm->ties[t].embed != l) continue;
+                copy = t;
+                for (int x = 0; x < v; x++)
+                    if (cm->ties[t].lm_head >= pp->stages[x * p + g].first && cm->ties[t].lm_head < pp->stages[x * p + g].last)
+                        copy = -1;
+            }
+            for (int k = 0; k < config_tasks(cf) && k < gpus; k++) {
+                memory_parts mp;
+                cost_memory_task(cm, l, cf, k, &mp);
+                fixed[k] += mp.weights + mp.gradients + mp.optimizer + (copy >= 0 ? cost_tie_copy_bytes(cm, copy, cf, k) : 0);
+                act[c][k] += mp.activations;
+            }
+        }
+    }
+    pipe_device_order(PIPE_INTERLEAVED, p, v, g, pp->m, vs, mb, fwd);
+    for (int k = 0; k < gpus; k++) {
+        double h[4] = {0}, top = 0;
+        for (int e = 0; e < n; e++) {
+            h[vs[e] / p] += fwd[e] ? 1 : -1;
+            double bytes = fixed[k];
+            for (int c = 0; c < v; c++) bytes += h[c] * act[c][k];
+            top = fmax(top, bytes);
+        }
+        if (top > 0) peak = fmax(peak, top + cost_fixed_bytes(cm));
+    }
+    return peak;
+}
+
+static void assert_group_peaks(const pipe_plan *pp)
+{
+    double most = 0;
+    for (int g = 0; g < pp->p; g++) {
+        double want = group_peak(pp, g);
+        for (int c = 0; c < pp->v; c++) ASSERT_REL(pp->stages[c * pp->p + g].memory_bytes, want, 1e-12);
+        most = fmax(most, want);
+    }
+    ASSERT_REL(pp->peak_memory_bytes, most, 1e-12);
+}
+
+/* Down the front: the limit one byte under the last plan's peak, from the
+ * unconstrained optimum's until nothing fits; at each, the search's step
+ * equal to brute force's, its plan fitting, its groups' memory as counted
+ * here (group_peak): each plan's groups at their exact bound, so a byte the
+ * search leaves out of a group shows. Returns how many limits were tried. */
+static int walk_capped_interleaved(const char *netjson, const char *cl_name, int G, long B, int P, int m, int v)
+{
+    network *net = net_ok(netjson);
+    cluster *cl = load_cluster(cl_name);
+    lw_error err = {0};
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = P, o.microbatches = m, o.schedule = PIPE_INTERLEAVED, o.vp = v;
+    pipe_plan *pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    assert_group_peaks(pp);
+    double peak = pp->peak_memory_bytes;
+    pipe_plan_free(pp);
+    brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = PIPE_INTERLEAVED, .B = B, .best = HUGE_VAL};
+    b.K = pipe_cuts(net, b.bounds, b.prod);
+    for (int gi = 0; (1 << gi) <= G; gi++) {
+        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
+        cr_assert_not_null(b.cm[gi], "%s", err.msg);
+    }
+    brute_il q = {.b = &b, .S = P * v};
+    int tried = 0;
+    for (; tried < 64; tried++) {
+        b.limit = peak - 1;
+        b.best = HUGE_VAL;
+        il_ends(&q, 0, 0);
+        if (!isfinite(b.best)) break;
+        o.memory_limit = b.limit;
+        pp = pipe_search(net, cl, NULL, G, B, &o, &err);
+        cr_assert_not_null(pp, "%s", err.msg);
+        cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "under %.0f: %.0f", peak, pp->peak_memory_bytes);
+        ASSERT_REL(pp->step_ms, b.best, 1e-12);
+        assert_group_peaks(pp);
+        peak = pp->peak_memory_bytes;
+        pipe_plan_free(pp);
+    }
+    cr_assert_lt(tried, 64);
+    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    cluster_free(cl);
+    net_free(net);
+    return tried;
+}
+
+/* want_slower: the first binding limit must move a config inside a group
+ * (not only the cuts). */
+static void check_capped_interleaved(const char *netjson, const char *cl_name, int G, long B, int P, int m, int v,
+                                     int want_slower)
+{
+    network *net = net_ok(netjson);
+    cluster *cl = load_cluster(cl_name);
     lw_error err = {0};
     pipe_options o;
     pipe_options_init(&o);
     o.stages = P, o.microbatches = m, o.schedule = PIPE_INTERLEAVED, o.vp = v;
     pipe_plan *free_pp = pipe_search(net, cl, NULL, G, B, &o, &err);
     cr_assert_not_null(free_pp, "%s", err.msg);
+    assert_group_peaks(free_pp);
     brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = PIPE_INTERLEAVED, .B = B, .best = HUGE_VAL};
     b.K = pipe_cuts(net, b.bounds, b.prod);
     for (int gi = 0; (1 << gi) <= G; gi++) {
@@ -1289,7 +1408,7 @@ Test(pipeline, memory_capped_interleaved_against_brute_force)
     pipe_plan *pp = pipe_search(net, cl, NULL, G, B, &o, &err);
     cr_assert_not_null(pp, "%s", err.msg);
     cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "%.0f > %.0f", pp->peak_memory_bytes, b.limit);
-    cr_assert_gt(pp->capped_searches, 0);
+    if (want_slower) cr_assert_gt(pp->capped_searches, 0);
     cr_assert_not(pp->unproven, "the groups' memory searches proved their optima within PIPE_CAP_SUBPROBLEMS");
     ASSERT_REL(pp->step_ms, b.best, 1e-12);
     int slower = 0; /* a chunk off its range's fastest configs */
@@ -1301,7 +1420,8 @@ Test(pipeline, memory_capped_interleaved_against_brute_force)
         while ((1 << gi) < st->gpus) gi++;
         slower |= st->f_ms > stage_brute(&b, a, e, gi) * (1 + 1e-9);
     }
-    cr_assert(slower, "the limit forces a config other than the fastest inside a group");
+    if (want_slower) cr_assert(slower, "the limit forces a config other than the fastest inside a group");
+    assert_group_peaks(pp);
     /* under a limit nothing meets, the fastest plan, said not to fit */
     o.memory_limit = 1;
     pipe_plan *none = pipe_search(net, cl, NULL, G, B, &o, &err);
@@ -1323,6 +1443,7 @@ Test(pipeline, memory_capped_interleaved_against_brute_force)
         cr_assert(pp->fits && pp->peak_memory_bytes <= b.limit, "k %d: %.0f > %.0f (%ld searches, %ld capped)", k,
                   pp->peak_memory_bytes, b.limit, pp->dp_runs, pp->capped_searches);
         ASSERT_REL(pp->step_ms, b.best, 1e-12);
+        assert_group_peaks(pp);
         pipe_plan_free(pp);
         tried++;
     }
@@ -1331,6 +1452,70 @@ Test(pipeline, memory_capped_interleaved_against_brute_force)
     for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
     cluster_free(cl);
     net_free(net);
+}
+
+Test(pipeline, memory_capped_interleaved_against_brute_force)
+{
+    check_capped_interleaved(CHAIN, "p100-4x4", 4, 64, 2, 2, 2, 1);
+    cr_assert_gt(walk_capped_interleaved(CHAIN, "p100-4x4", 4, 64, 2, 2, 2), 1);
+}
+
+/* A tied chain: no residual, so the embedding may share a chunk with the
+ * layers after it; an 8192-word table, its copy large beside the rest. */
+static const char *TIED_CHAIN =
+    "{\"format\": \"layerwise-net/1\", \"name\": \"tied_chain\", \"input\": {\"name\": \"tokens\", \"sequence\": 8}, "
+    "\"layers\": ["
+    "{\"name\": \"embed\", \"type\": \"embedding\", \"inputs\": [\"tokens\"], \"vocab\": 8192, \"hidden\": 128, \"positions\": 8},"
+    "{\"name\": \"fc1\", \"type\": \"linear\", \"inputs\": [\"embed\"], \"out_features\": 128},"
+    "{\"name\": \"fc2\", \"type\": \"linear\", \"inputs\": [\"fc1\"], \"out_features\": 128},"
+    "{\"name\": \"fc3\", \"type\": \"linear\", \"inputs\": [\"fc2\"], \"out_features\": 128},"
+    "{\"name\": \"ln_f\", \"type\": \"layernorm\", \"inputs\": [\"fc3\"]},"
+    "{\"name\": \"lm_head\", \"type\": \"lm_head\", \"inputs\": [\"ln_f\"], \"vocab\": 8192, \"tied\": \"embed\"}]}";
+
+/* The same on tied nets: the group holding the embedding keeps the tied
+ * table's copy where the LM head is on another group, in the search's
+ * memory tables as in the plan's memory. The search once left the copy
+ * out (il_mem_table) and took plans over the limit for fitting. */
+Test(pipeline, memory_capped_interleaved_tied_table, .timeout = 300)
+{
+    char *text = tied_mini_text();
+    check_capped_interleaved(text, "workstation-4x-pcie", 4, 4, 2, 2, 2, 0);
+    check_capped_interleaved(text, "dgx1-v100", 4, 16, 2, 4, 2, 0);
+    free(text);
+    /* three groups: the embedding's chunk (1 or 2) never on the LM head's (6), its copy always kept; two groups */
+    cr_assert_gt(walk_capped_interleaved(TIED_CHAIN, "p100-4x4", 4, 12, 3, 3, 2), 0);
+    cr_assert_gt(walk_capped_interleaved(TIED_CHAIN, "dgx1-v100", 4, 24, 3, 6, 2), 0);
+    cr_assert_gt(walk_capped_interleaved(TIED_CHAIN, "p100-4x4", 4, 8, 2, 2, 2), 0);
+}
+
+/* The embedding's and the LM head's chunks on one group: those GPUs hold
+ * the table once, no copy in the group's memory (nor an all-reduce). */
+Test(pipeline, interleaved_tied_table_on_one_group_keeps_no_copy)
+{
+    char *text = tied_mini_text();
+    network *net = net_ok(text);
+    cluster *cl = load_cluster("workstation-4x-pcie");
+    lw_error err = {0};
+    pipe_options o;
+    pipe_options_init(&o);
+    o.stages = 2, o.microbatches = 2, o.schedule = PIPE_INTERLEAVED, o.vp = 2;
+    pipe_plan *pp = pipe_search(net, cl, NULL, 4, 4, &o, &err);
+    cr_assert_not_null(pp, "%s", err.msg);
+    const cost_model *cm = pp->stages[0].cm;
+    cr_assert_eq(cm->n_ties, 1);
+    int se = -1, sh = -1;
+    for (int j = 0; j < pp->n_stages; j++) {
+        if (cm->ties[0].embed >= pp->stages[j].first && cm->ties[0].embed < pp->stages[j].last) se = j;
+        if (cm->ties[0].lm_head >= pp->stages[j].first && cm->ties[0].lm_head < pp->stages[j].last) sh = j;
+    }
+    cr_assert_neq(se, sh, "two chunks");
+    cr_assert_eq(pp->stages[se].group, pp->stages[sh].group, "of one group (the input alone in the first chunk)");
+    cr_assert_eq(pp->tie_ms, 0);
+    assert_group_peaks(pp); /* no copy: the LM head's chunk is on the group */
+    pipe_plan_free(pp);
+    cluster_free(cl);
+    net_free(net);
+    free(text);
 }
 
 /* The simulator runs the tied table's all-reduce across stages (issue 35)
