@@ -59,6 +59,23 @@ typedef struct brute {
                               not yet; NULL: none kept */
 } brute;
 
+/* b's cuts and its cost models, one per group size up to b->G (the fields
+ * net, cl, G, m and B set); brute_close frees the models. */
+static void brute_open(brute *b)
+{
+    lw_error err = {0};
+    b->K = pipe_cuts(b->net, b->bounds, b->prod);
+    for (int gi = 0; (1 << gi) <= b->G; gi++) {
+        b->cm[gi] = cost_model_build(b->net, b->cl, NULL, 1 << gi, b->B / b->m, &err);
+        cr_assert_not_null(b->cm[gi], "%s", err.msg);
+    }
+}
+
+static void brute_close(brute *b)
+{
+    for (int gi = 0; (1 << gi) <= b->G; gi++) cost_model_free(b->cm[gi]);
+}
+
 /* A tie whose layers sit in different stages (or chunks) of the brute
  * force's plan, the first n: the embedding group's all-reduce between the
  * two stages' groups, once a step (cost_tie_cross_ms), found here from the
@@ -187,12 +204,8 @@ static int check_against_brute(const char *netjson, const char *cl_name, int G, 
     network *net = net_ok(netjson);
     cluster *cl = load_cluster(cl_name);
     brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = s, .B = B, .best = HUGE_VAL};
-    b.K = pipe_cuts(net, b.bounds, b.prod);
+    brute_open(&b);
     lw_error err = {0};
-    for (int gi = 0; (1 << gi) <= G; gi++) {
-        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
-        cr_assert_not_null(b.cm[gi], "%s", err.msg);
-    }
     double t[16];
     brute_rec(&b, 0, 0, 0, t);
     cr_assert(b.plans > 0);
@@ -214,7 +227,7 @@ static int check_against_brute(const char *netjson, const char *cl_name, int G, 
     cr_assert_eq(next, net->n_layers);
     cr_assert_leq(o_next, G);
     pipe_plan_free(pp);
-    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    brute_close(&b);
     cluster_free(cl);
     net_free(net);
     return b.best_last[0];
@@ -337,12 +350,8 @@ static void check_interleaved_against_brute(const char *netjson, const char *cl_
     network *net = net_ok(netjson);
     cluster *cl = load_cluster(cl_name);
     brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = PIPE_INTERLEAVED, .B = B, .best = HUGE_VAL};
-    b.K = pipe_cuts(net, b.bounds, b.prod);
+    brute_open(&b);
     lw_error err = {0};
-    for (int gi = 0; (1 << gi) <= G; gi++) {
-        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
-        cr_assert_not_null(b.cm[gi], "%s", err.msg);
-    }
     b.memo = malloc(sizeof(double) * 8 * 65 * 65);
     for (int i = 0; i < 8 * 65 * 65; i++) b.memo[i] = NAN;
     cr_assert_leq(b.K, 64);
@@ -371,7 +380,7 @@ static void check_interleaved_against_brute(const char *netjson, const char *cl_
     }
     cr_assert_eq(next, net->n_layers);
     pipe_plan_free(pp);
-    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    brute_close(&b);
     cluster_free(cl);
     net_free(net);
 }
@@ -945,11 +954,7 @@ Test(pipeline, memory_capped_stages_against_brute_force)
     pipe_plan *free_pp = pipe_search(net, cl, NULL, G, B, &o, &err);
     cr_assert_not_null(free_pp, "%s", err.msg);
     brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = 1, .s = PIPE_GPIPE, .B = B, .best = HUGE_VAL};
-    b.K = pipe_cuts(net, b.bounds, b.prod);
-    for (int gi = 0; (1 << gi) <= G; gi++) {
-        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
-        cr_assert_not_null(b.cm[gi], "%s", err.msg);
-    }
+    brute_open(&b);
     /* the first limit, stepping down from what the unconstrained optimum
      * needs towards the workspace alone, under which the fastest fitting
      * plan is slower (the limit binds) yet some plan fits */
@@ -978,7 +983,7 @@ Test(pipeline, memory_capped_stages_against_brute_force)
     pipe_plan_free(none);
     pipe_plan_free(pp);
     pipe_plan_free(free_pp);
-    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    brute_close(&b);
     cluster_free(cl);
     net_free(net);
 }
@@ -1346,11 +1351,7 @@ static int walk_capped_interleaved(const char *netjson, const char *cl_name, int
     double peak = pp->peak_memory_bytes;
     pipe_plan_free(pp);
     brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = PIPE_INTERLEAVED, .B = B, .best = HUGE_VAL};
-    b.K = pipe_cuts(net, b.bounds, b.prod);
-    for (int gi = 0; (1 << gi) <= G; gi++) {
-        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
-        cr_assert_not_null(b.cm[gi], "%s", err.msg);
-    }
+    brute_open(&b);
     brute_il q = {.b = &b, .S = P * v};
     int tried = 0;
     for (; tried < 64; tried++) {
@@ -1368,7 +1369,7 @@ static int walk_capped_interleaved(const char *netjson, const char *cl_name, int
         pipe_plan_free(pp);
     }
     cr_assert_lt(tried, 64);
-    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    brute_close(&b);
     cluster_free(cl);
     net_free(net);
     return tried;
@@ -1389,11 +1390,7 @@ static void check_capped_interleaved(const char *netjson, const char *cl_name, i
     cr_assert_not_null(free_pp, "%s", err.msg);
     assert_group_peaks(free_pp);
     brute b = {.net = net, .cl = cl, .G = G, .P = P, .m = m, .v = v, .s = PIPE_INTERLEAVED, .B = B, .best = HUGE_VAL};
-    b.K = pipe_cuts(net, b.bounds, b.prod);
-    for (int gi = 0; (1 << gi) <= G; gi++) {
-        b.cm[gi] = cost_model_build(net, cl, NULL, 1 << gi, B / m, &err);
-        cr_assert_not_null(b.cm[gi], "%s", err.msg);
-    }
+    brute_open(&b);
     brute_il q = {.b = &b, .S = P * v};
     double fixed = cost_fixed_bytes(b.cm[0]);
     for (int k = 1; k < 64; k++) {
@@ -1449,7 +1446,7 @@ static void check_capped_interleaved(const char *netjson, const char *cl_name, i
     }
     cr_assert_gt(tried, 1);
     pipe_plan_free(free_pp);
-    for (int gi = 0; (1 << gi) <= G; gi++) cost_model_free(b.cm[gi]);
+    brute_close(&b);
     cluster_free(cl);
     net_free(net);
 }
