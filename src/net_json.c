@@ -218,6 +218,13 @@ static int infer_window(pctx *p, layer *l, int i, const layer *in0)
     const char *ln = l->name;
     shape s = in0->out;
     char m[256];
+    if (s.rank == 3) {
+        snprintf(m, sizeof m,
+                 "needs a C x H x W input, but \"%s\" gives a sequence (%ld tokens x %ld features); conv2d and "
+                 "pooling cannot take a sequence",
+                 in0->name, s.h, s.c);
+        return layer_fail(p, ln, i, "%s", m);
+    }
     if (s.rank != 4) return layer_fail(p, ln, i, "needs a (c, h, w) input, but \"%s\" is flat", in0->name);
     long H = s.h + 2L * l->ph, W = s.w + 2L * l->pw;
     if (l->kh > H || l->kw > W) {

@@ -514,6 +514,27 @@ Test(networks, defaults_for_stride_padding_and_pool_stride)
 
 /* ------------------------------------------------------------- bad input */
 
+/* A conv2d fed a sequence: the message says it is a sequence of tokens x
+ * features, not that the input is "flat" (it is not). */
+Test(networks, conv2d_on_a_sequence_says_sequence)
+{
+    lw_error err = {0};
+    network *n = net_str("{\"format\": \"layerwise-net/1\", \"name\": \"s\","
+                         " \"input\": {\"name\": \"tokens\", \"sequence\": 32},"
+                         " \"layers\": ["
+                         "  {\"name\": \"embed\", \"type\": \"embedding\", \"inputs\": [\"tokens\"], \"vocab\": 512,"
+                         "   \"hidden\": 64, \"positions\": 32},"
+                         "  {\"name\": \"ln_f\", \"type\": \"layernorm\", \"inputs\": [\"embed\"]},"
+                         "  {\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"ln_f\"], \"out_channels\": 4, \"kernel\": 1}]}",
+                         &err);
+    cr_assert_null(n, "a conv2d on a sequence loaded");
+    cr_assert_eq(err.code, 2);
+    cr_assert(strstr(err.msg, "\"ln_f\" gives a sequence (32 tokens x 64 features)") &&
+                  strstr(err.msg, "C x H x W") && !strstr(err.msg, "flat"),
+              "%s", err.msg);
+}
+
+
 /* Loads path, expects failure with code 2 and every needle in the message. */
 static void expect_net_error(const char *path, const char *const *needles)
 {
