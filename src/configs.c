@@ -1,10 +1,21 @@
 #include "configs.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char config_dim_letter[NCDIMS] = {'n', 'c', 'h', 'w', 'r', 'x'};
+
+int config_unsplittable(const layer *l, const config *c, char *why, size_t n)
+{
+    for (int d = 0; d < NCDIMS; d++)
+        if (c->deg[d] > 1 && !(l->dims & DIMMASK(d))) {
+            snprintf(why, n, "a %s layer cannot be split on %c", layer_type_name(l->type), config_dim_letter[d]);
+            return 1;
+        }
+    return 0;
+}
 
 static void push(config **list, int *n, int *cap, const config *c)
 {

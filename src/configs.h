@@ -41,6 +41,11 @@ void config_format_layer(const layer *l, const config *c, char *buf, size_t n);
  * r and x for the contraction and replica degrees). 0 on success. */
 int config_parse(const char *s, config *c);
 int config_equal(const config *a, const config *b);
+/* Why c cannot be a config of l whatever the GPU count: a degree above 1
+ * on a dimension l cannot split. Writes "a linear layer cannot be split
+ * on h" to why and returns 1; 0 (why untouched) if every split dimension
+ * is one of l's. The strategy reader and --pin share this text. */
+int config_unsplittable(const layer *l, const config *c, char *why, size_t n);
 /* Index of c in list, or -1. */
 int config_find(const config *list, int n, const config *c);
 

@@ -117,9 +117,13 @@ int settings_apply_pins(plan *p, const char *const *pins, int n, lw_error *err)
         const char *text = texts[i];
         int li = lis[i], k = -1;
         config c;
-        if (config_parse(text, &c) != 0 || (k = plan_config_index(p, li, &c)) < 0)
-            rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", plan_net(p)->layers[li].name,
-                         text, plan_gpus(p));
+        char why[96];
+        const layer *l = &plan_net(p)->layers[li];
+        if (config_parse(text, &c) == 0 && config_unsplittable(l, &c, why, sizeof why))
+            rc = lw_fail(err, 2, "--pin %s=%s: %s", l->name, text, why);
+        else if (config_parse(text, &c) != 0 || (k = plan_config_index(p, li, &c)) < 0)
+            rc = lw_fail(err, 2, "--pin %s: \"%s\" is not a config of this layer on %d GPUs", l->name, text,
+                         plan_gpus(p));
         pp[i] = (plan_pin){li, k};
     }
     if (rc == 0) rc = plan_apply(p, &(plan_change){.n_pins = n, .pins = pp}, err);

@@ -445,12 +445,11 @@ int strategy_from_json(const cost_model *m, const char *text, size_t len, const 
             lw_fail(err, 2, "%s: needs a \"config\" object such as {\"n\": 4, \"c\": 1}", WHERE);
             goto out;
         }
-        for (int d = 0; d < NCDIMS; d++)
-            if (c.deg[d] > 1 && !(l->dims & DIMMASK(d))) {
-                lw_fail(err, 2, "%s: a %s layer cannot be split on %c", WHERE, layer_type_name(l->type),
-                        config_dim_letter[d]);
-                goto out;
-            }
+        char why[96];
+        if (config_unsplittable(l, &c, why, sizeof why)) {
+            lw_fail(err, 2, "%s: %s", WHERE, why);
+            goto out;
+        }
         int k = config_find(m->configs[li], m->n_configs[li], &c);
         if (k < 0) {
             char buf[64];

@@ -1020,6 +1020,8 @@ expect_fail "unknown command: exit 2" 2 "frobnicate" -- frobnicate -n lenet5
 expect_fail "eval without -s: exit 2" 2 "-s" -- eval -n lenet5 -c p100-4x4 -g 4
 expect_fail "--pin of an unknown layer: exit 2" 2 "nope" -- search -n lenet5 -c p100-4x4 -g 4 --pin nope=n2
 expect_fail "--pin with an invalid config: exit 2" 2 "fc1" -- search -n lenet5 -c p100-4x4 -g 4 --pin fc1=h2
+expect_fail "--pin on a dimension the layer lacks: says why, as strategy files do" 2 "--pin fc6=h2" \
+    "a linear layer cannot be split on h" -- search -n alexnet -c p100-4x4 -g 4 --pin fc6=h2
 expect_fail "--why-not of an unknown layer: exit 2" 2 "nope" "lenet5" -- search -n lenet5 -c p100-4x4 -g 4 --why-not nope
 expect_fail "--why-not outside search: exit 2" 2 "--why-not" -- eval -n lenet5 -c p100-4x4 -g 4 -s data --why-not fc1
 
