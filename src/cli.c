@@ -1252,14 +1252,21 @@ static row *push_row(plan *p, row *rows, int *n, int kind, const char *name, con
     return r;
 }
 
+/* The megatron row's T for --tp tp on gpus GPUs: a power of two over
+ * the GPUs a plan uses is capped to them (0 stays 0: the default). */
+static int megatron_row_tp(int tp, int gpus)
+{
+    int G = 1;
+    while (G * 2 <= gpus) G *= 2;
+    return tp > G && !(tp & (tp - 1)) ? G : tp;
+}
+
 /* Megatron's row on a transformer network: T = --tp (capped by the GPU
  * count), or the default. 0, or -1 with err set (a T the network refuses). */
 static int add_megatron_row(plan *p, const opts *o, row *rows, int *n, const double *base_ips, lw_error *err)
 {
     megatron_options mo = o->mega;
-    int G = 1;
-    while (G * 2 <= plan_gpus(p)) G *= 2;
-    if (mo.tp > G && !(mo.tp & (mo.tp - 1))) mo.tp = G;
+    mo.tp = megatron_row_tp(mo.tp, plan_gpus(p));
     if (!mo.tp) mo.tp = strategy_megatron_default_tp(plan_model(p));
     int *ci = lw_malloc(sizeof(int) * (size_t)plan_net(p)->n_layers);
     int rc = strategy_megatron(plan_model(p), &mo, ci, err);
@@ -1273,12 +1280,15 @@ static int add_megatron_row(plan *p, const opts *o, row *rows, int *n, const dou
 }
 
 /* --tp and --sp shape compare's and scale's megatron row: on a network
- * without one they would be ignored, so they are refused (exit 2). */
-static int check_megatron_row(const opts *o, const plan *p, lw_error *err)
+ * without one they would be ignored, so they are refused (exit 2); a --tp
+ * the row would refuse on up to gpus GPUs is refused here, before any
+ * search, with the row's message. */
+static int check_megatron_row(const opts *o, const plan *p, int gpus, lw_error *err)
 {
     if ((o->mega.tp || o->mega.sp) && !strategy_megatron_applies(plan_net(p)))
         return lw_fail(err, 2, "%s: network \"%s\" has no transformer layers (attention), so %s has no megatron row",
                        o->mega.tp ? "--tp" : "--sp", plan_net(p)->name, o->cmd);
+    if (o->mega.tp) return strategy_megatron_check_tp(plan_net(p), gpus, megatron_row_tp(o->mega.tp, gpus), err);
     return 0;
 }
 
@@ -1669,14 +1679,12 @@ static int cmd_compare(const opts *o)
     /* above the search's limit the baselines alone, without tables (as
      * scale); else the plan searched as well */
     plan *p = open_plan_as(o, o->set, 1, &err);
-    if (p && plan_gpus(p) <= PLAN_AUTO_SEARCH_MAX_GPUS && plan_search(p, &err) != 0) {
+    if (p && (check_megatron_row(o, p, plan_gpus(p), &err) != 0 ||
+              (plan_gpus(p) <= PLAN_AUTO_SEARCH_MAX_GPUS && plan_search(p, &err) != 0))) {
         plan_free(p);
         p = NULL;
     }
-    if (!p || check_megatron_row(o, p, &err) != 0) {
-        plan_free(p);
-        return die(&err);
-    }
+    if (!p) return die(&err);
     row rows[ROW_KINDS];
     int n = 0;
     int rc = add_rows(p, o, rows, &n, NULL, &err) != 0 ? die(&err) : 0;
@@ -1725,10 +1733,7 @@ static int cmd_scale(const opts *o)
     plan_settings set = o->set;
     set.gpus = 1;
     plan *p = open_plan(o, set, &err);
-    if (!p || check_megatron_row(o, p, &err) != 0) {
-        plan_free(p);
-        return die(&err);
-    }
+    if (!p) return die(&err);
     if (!nc) {
         int total = cluster_gpus(plan_cluster(p));
         for (int g = 1; g <= total && nc < 64; g *= 2) counts[nc++] = g;
@@ -1748,6 +1753,12 @@ static int cmd_scale(const opts *o)
             plan_free(p);
             return 2;
         }
+    }
+    int most = 1;
+    for (int i = 0; i < nc; i++) most = counts[i] > most ? counts[i] : most;
+    if (check_megatron_row(o, p, most, &err) != 0) {
+        plan_free(p);
+        return die(&err);
     }
     row *rows = lw_calloc((size_t)nc * ROW_KINDS + ROW_KINDS, sizeof(row));
     pipe_row prow[64] = {{0}};

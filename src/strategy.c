@@ -232,10 +232,8 @@ static config megatron_config(const layer *l, megatron_role role, int n, int t, 
     return c;
 }
 
-int strategy_megatron(const cost_model *m, const megatron_options *opt, int *ci, lw_error *err)
+int strategy_megatron_check_tp(const network *net, int gpus, int t, lw_error *err)
 {
-    const network *net = m->net;
-    int t = opt && opt->tp > 0 ? opt->tp : strategy_megatron_default_tp(m), sp = opt && opt->sp;
     if (!strategy_megatron_applies(net))
         return lw_fail(err, 2,
                        "megatron: network \"%s\" has no transformer layers (attention): Megatron's plan splits the "
@@ -243,13 +241,13 @@ int strategy_megatron(const cost_model *m, const megatron_options *opt, int *ci,
                        net->name);
     if (t & (t - 1))
         return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d must be a power of two", t);
-    int G = pow2_floor(m->gpus);
-    if (t > G && G == m->gpus)
+    int G = pow2_floor(gpus);
+    if (t > G && G == gpus)
         return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d is more than the %d GPU%s", t, G,
                        G == 1 ? "" : "s");
     if (t > G)
         return lw_fail(err, 2, "megatron: the tensor-parallel degree --tp %d is more than the %d GPUs a plan of powers "
-                       "of two uses of %d", t, G, m->gpus);
+                       "of two uses of %d", t, G, gpus);
     int bad = heads_not_divided(net, t);
     if (bad >= 0)
         return lw_fail(err, 2,
@@ -257,6 +255,15 @@ int strategy_megatron(const cost_model *m, const megatron_options *opt, int *ci,
                        "whole heads); the largest power of two that divides them: --tp %d",
                        t, net->layers[bad].heads, net->layers[bad].name,
                        net->layers[bad].heads & -net->layers[bad].heads);
+    return 0;
+}
+
+int strategy_megatron(const cost_model *m, const megatron_options *opt, int *ci, lw_error *err)
+{
+    const network *net = m->net;
+    int t = opt && opt->tp > 0 ? opt->tp : strategy_megatron_default_tp(m), sp = opt && opt->sp;
+    if (strategy_megatron_check_tp(net, m->gpus, t, err) != 0) return -1;
+    int G = pow2_floor(m->gpus);
     int n = G / t;
     if (n > pow2_floor(m->batch)) n = pow2_floor(m->batch);
     unsigned char *col = lw_calloc((size_t)net->n_layers, 1);

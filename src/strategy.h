@@ -88,6 +88,11 @@ int strategy_megatron_default_tp(const cost_model *m);
  * of two, is more than the GPUs, does not divide some attention's heads,
  * or some layer cannot take its config in m (named). opt NULL: defaults. */
 int strategy_megatron(const cost_model *m, const megatron_options *opt, int *ci, lw_error *err);
+/* strategy_megatron's checks of T on gpus GPUs that need no cost model
+ * (a transformer network, T a power of two, at most the GPUs, dividing
+ * every attention's heads), with its messages: for a command to refuse a
+ * bad --tp before it searches. 0, or -1 with err set (code 2). */
+int strategy_megatron_check_tp(const network *net, int gpus, int t, lw_error *err);
 /* 1 where name is a strategy the program makes (data, model, owt,
  * megatron), not a file. */
 int strategy_is_builtin(const char *name);

@@ -484,6 +484,20 @@ expect_fail "search --tp: exit 2 (it shapes Megatron's plan)" 2 "--tp" "-s megat
     search -n $GPT -c p100-4x4 -g 4 --tp 2
 expect_fail "compare --tp on a CNN (no megatron row): exit 2" 2 "--tp" "no transformer layers" -- \
     compare -n lenet5 -c p100-4x4 -g 4 --tp 2
+# a --tp the megatron row refuses is refused before the search (GPT-2 on 16 GPUs searches for
+# about 16 s on one thread): at once, with the row's message
+for args in "compare -n gpt2 -c p100-4x4 -g 16 --tp 3|must be a power of two" \
+    "compare -n gpt2 -c p100-4x4 -g 16 --tp 8|does not divide the 12 heads" \
+    "scale -n gpt2 -c p100-4x4 --gpus 16 --tp 8|does not divide the 12 heads"; do
+    # shellcheck disable=SC2086
+    LAYERWISE_THREADS=1 timeout 5 "$LW" ${args%%|*} >"$OUT" 2>"$ERR"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -qF "megatron: " "$ERR" && grep -qF "${args#*|}" "$ERR" && [ ! -s "$OUT" ]; then
+        ok "a bad --tp is refused before any search: ${args%%|*}"
+    else
+        notok "a bad --tp is refused before any search: ${args%%|*} (exit $rc)" "$(cat "$ERR")"
+    fi
+done
 expect_fail "--sp with -s data: exit 2" 2 "--sp" -- eval -n $GPT -c p100-4x4 -g 4 -s data --sp
 expect_fail "--tp is not an option of the TUI" 2 "--tp" -- tui -n $GPT --tp 2
 
