@@ -288,7 +288,7 @@ static int megatron_named(const opts *o)
 /* Options that would be ignored where they are given, or that contradict
  * each other, are refused, never dropped without a word: 0, or 2 with the
  * message printed. */
-static int check_option_use(const opts *o)
+static int check_option_use(const opts *o, int optimizer_given)
 {
     const int tui = !o->cmd || strcmp(o->cmd, "tui") == 0; /* the TUI names what it does not take */
     if (o->set.global_batch > 0 && o->set.batch_per_gpu > 0)
@@ -368,6 +368,15 @@ static int check_option_use(const opts *o)
                  o->cmd, given_s ? " -s" : "");
         return bad("%s", m);
     }
+    /* the optimizer's state enters memory only: a profile template, a given
+     * strategy's simulation and its diagram would not change with it
+     * (given: a bit parse_args keeps, as opts has no field to spare) */
+    if (optimizer_given && !tui &&
+        (strcmp(o->cmd, "profile") == 0 ||
+         ((strcmp(o->cmd, "simulate") == 0 || strcmp(o->cmd, "export") == 0) && given_s)))
+        return bad("--optimizer: %s does not look at memory, which the optimizer's state is part of (it goes with "
+                   "search, fit, compare, scale, eval, costs, simulate's and export's optimum)",
+                   strcmp(o->cmd, "profile") == 0 ? "profile" : strcmp(o->cmd, "simulate") == 0 ? "simulate -s" : "export -s");
     /* --input-shape means something to an ONNX model only; elsewhere it would be ignored */
     if (o->onnx.n_shapes && o->cmd && strcmp(o->cmd, "import") != 0 && strcmp(o->cmd, "tui") != 0 &&
         !(o->net && onnx_is_path(o->net)))
@@ -420,7 +429,7 @@ static int parse_args(int argc, char **argv, opts *o)
     o->step = -1;
     o->overlap = -1;
     o->pipe.schedule = -1;
-    int i = 1;
+    int i = 1, optimizer_given = 0;
     if (i < argc && argv[i][0] != '-') o->cmd = argv[i++];
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -429,6 +438,7 @@ static int parse_args(int argc, char **argv, opts *o)
     (strcmp(a, __VA_ARGS__) == 0)
         int takes_value = 1, rc;
         if ((rc = check_command_takes(o->cmd, a)) != 0) return rc;
+        optimizer_given |= TAKES("--optimizer");
         if (a[0] != '-' && o->cmd && strcmp(o->cmd, "diff") == 0) {
             if (o->diff.n == 2) return bad("diff takes two strategies; \"%s\" is a third", a);
             o->diff.name[o->diff.n++] = a;
@@ -475,7 +485,7 @@ static int parse_args(int argc, char **argv, opts *o)
         }
 #undef TAKES
     }
-    if (check_option_use(o) != 0) return 2;
+    if (check_option_use(o, optimizer_given) != 0) return 2;
     if (o->cmd && strcmp(o->cmd, "net") == 0 && netgen_family_from_name(o->arg.operand) < 0)
         return bad(o->arg.operand ? "net makes gpt, llama, bert or vit, not \"%s\"" : "%s",
                    o->arg.operand ? o->arg.operand : "net needs a family: layerwise net gpt|llama|bert|vit [sizes] [-o FILE]");

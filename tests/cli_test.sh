@@ -991,6 +991,16 @@ expect_fail "simulate -s data --memory-limit: refused" 2 "--memory-limit: simula
 expect_fail "export -s data --time-limit: refused" 2 "--time-limit: export -s does not" -- export -n lenet5 -c p100-4x4 -g 4 -s data --time-limit 3 -o "$TMP/mem.dot"
 [ -e "$TMP/mem.dot" ] && notok "no diagram after a refused option" || ok "no diagram after a refused option"
 expect_ok "simulate of the optimum takes --memory-limit (its search does)" simulate -n lenet5 -c p100-4x4 -g 4 --memory-limit 8GiB
+# --optimizer (the optimizer state's memory) likewise: refused where nothing reads memory (it ran, exit 0, ignored)
+expect_fail "profile --optimizer: refused" 2 "--optimizer: profile does not look at memory" -- \
+    profile -n lenet5 -c p100-4x4 -g 2 --optimizer adam
+expect_fail "simulate -s data --optimizer: refused" 2 "--optimizer: simulate -s does not" -- \
+    simulate -n lenet5 -c p100-4x4 -g 4 -s data --optimizer sgd
+expect_fail "export -s data --optimizer: refused" 2 "--optimizer: export -s does not" -- \
+    export -n lenet5 -c p100-4x4 -g 4 -s data --optimizer adam -o "$TMP/opt.dot"
+[ -e "$TMP/opt.dot" ] && notok "no diagram after a refused --optimizer" || ok "no diagram after a refused --optimizer"
+expect_ok "simulate of the optimum takes --optimizer (its memory search does)" \
+    simulate -n lenet5 -c p100-4x4 -g 4 --optimizer adam
 # compare's and scale's rows say which fit the memory limit (text and JSON said nothing)
 run compare -n vgg16 -c p100-4x4 -g 4 --memory-limit 5GiB
 grep -q "over the memory limit of 5.00 GiB per GPU: data at 4 GPUs" "$OUT" && ok "compare names the rows over the memory limit" ||
