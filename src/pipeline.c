@@ -406,6 +406,20 @@ static double copy_bytes(const cost_model *cm, int l, const config *cf, int q, c
     return k >= 0 ? cost_tie_copy_bytes(cm, k, cf, q) : 0;
 }
 
+/* What task q of layer l in config cf keeps whatever it holds of
+ * activations (weights, gradients, optimizer state and copy_bytes' copy
+ * over the ranges), with its activations for one micro-batch in *act: the
+ * one count of a task's bytes that the stage tables, the plan's stages and
+ * groups and the interleaved search's group tables share. */
+static double task_state(const cost_model *cm, int l, const config *cf, int q, const int *first, const int *last,
+                         int n, double *act)
+{
+    memory_parts mp;
+    cost_memory_task(cm, l, cf, q, &mp);
+    *act = mp.activations;
+    return mp.weights + mp.gradients + mp.optimizer + copy_bytes(cm, l, cf, q, first, last, n);
+}
+
 /* The memory table of stage graph g (layers [first, last) of cm, node_of
  * their nodes; node 0 the incoming tensor's producer where first > 0, which
  * keeps nothing) on a group of `gpus`, holding `held` micro-batches of
@@ -433,10 +447,8 @@ static mem_table *stage_mem_table(const cost_model *cm, const cost_graph *g, con
             const config *cf = &cm->configs[l][k];
             double *bytes = mt_at(t, node_of[l], k);
             for (int q = 0; q < t->tasks[node_of[l]][k]; q++) {
-                memory_parts mp;
-                cost_memory_task(cm, l, cf, q, &mp);
-                bytes[q] = mp.weights + mp.gradients + mp.optimizer + held * mp.activations +
-                           copy_bytes(cm, l, cf, q, &first, &last, 1);
+                double act, state = task_state(cm, l, cf, q, &first, &last, 1, &act);
+                bytes[q] = state + held * act;
             }
         }
     return t;
@@ -838,10 +850,8 @@ static int stage_fill(pipe_plan *pp, int i, const int *pins, lw_error *err)
         for (int l = st->first; l < st->last; l++) {
             const config *c = &cm->configs[l][st->config[l]];
             if (k >= config_tasks(c)) continue;
-            memory_parts mp;
-            cost_memory_task(cm, l, c, k, &mp);
-            bytes += mp.weights + mp.gradients + mp.optimizer + st->held * mp.activations +
-                     copy_bytes(cm, l, c, k, &st->first, &st->last, 1); /* interleaved: group_memory's instead */
+            double act, state = task_state(cm, l, c, k, &st->first, &st->last, 1, &act);
+            bytes += state + st->held * act; /* interleaved: group_memory's instead */
         }
         if (bytes > 0) bytes += cost_fixed_bytes(cm);
         if (bytes > st->memory_bytes) st->memory_bytes = bytes;
@@ -868,10 +878,9 @@ static void group_memory(pipe_plan *pp, int g)
             for (int l = st->first; l < st->last; l++) {
                 const config *cf = &st->cm->configs[l][st->config[l]];
                 if (k >= config_tasks(cf)) continue;
-                memory_parts mp;
-                cost_memory_task(st->cm, l, cf, k, &mp);
-                fixed[k] += mp.weights + mp.gradients + mp.optimizer + copy_bytes(st->cm, l, cf, k, first, last, v);
-                act[c * gpus + k] += mp.activations;
+                double a1;
+                fixed[k] += task_state(st->cm, l, cf, k, first, last, v, &a1);
+                act[c * gpus + k] += a1;
             }
     }
     int *vs = lw_malloc(sizeof(int) * (size_t)n * 3), *mb = vs + n, *fwd = vs + 2 * n;
@@ -1258,10 +1267,8 @@ static mem_table *il_mem_table(const pctx *c, const cost_model *cm, const cost_g
                 const config *cf = &cm->configs[l][k];
                 double *bytes = mt_at(t, node_of[l], k);
                 for (int q = 0; q < config_tasks(cf) && q < gpus; q++) {
-                    memory_parts mp;
-                    cost_memory_task(cm, l, cf, q, &mp);
-                    double fixed = mp.weights + mp.gradients + mp.optimizer + copy_bytes(cm, l, cf, q, first, last, c->v);
-                    for (int e = 0; e < E; e++) bytes[e * gpus + q] = fixed + h[e * c->v + r] * mp.activations;
+                    double act, fixed = task_state(cm, l, cf, q, first, last, c->v, &act);
+                    for (int e = 0; e < E; e++) bytes[e * gpus + q] = fixed + h[e * c->v + r] * act;
                 }
             }
     free(first);

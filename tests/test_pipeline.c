@@ -40,6 +40,14 @@ static cluster *load_cluster(const char *name)
     return c;
 }
 
+static network *load_net(const char *path)
+{
+    lw_error err = {0};
+    network *n = plan_load_network(path, &err);
+    cr_assert_not_null(n, "%s", err.msg);
+    return n;
+}
+
 /* ---- brute force: every cut, every aligned group, every config ---- */
 
 typedef struct brute {
@@ -241,9 +249,7 @@ Test(pipeline, cuts_of_a_chain_and_a_transformer)
     cr_assert_eq(K, 7); /* every position of a chain */
     for (int k = 1; k < K; k++) cr_assert_eq(prod[k], k - 1);
     net_free(net);
-    lw_error err = {0};
-    network *gpt = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
-    cr_assert_not_null(gpt, "%s", err.msg);
+    network *gpt = load_net("tests/fixtures/nets/tiny_gpt.json");
     int *b2 = malloc(sizeof(int) * (size_t)(gpt->n_layers + 1)), *p2 = malloc(sizeof(int) * (size_t)(gpt->n_layers + 1));
     K = pipe_cuts(gpt, b2, p2);
     /* inside a block only where one tensor crosses: never between add1's
@@ -580,8 +586,7 @@ Test(pipeline, schedules_against_the_formulas)
 Test(pipeline, memory_grows_with_held_microbatches)
 {
     lw_error err = {0};
-    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
-    cr_assert_not_null(net, "%s", err.msg);
+    network *net = load_net("tests/fixtures/nets/tiny_gpt.json");
     cluster *cl = load_cluster("dgx-a100");
     pipe_options o;
     pipe_options_init(&o);
@@ -605,8 +610,7 @@ Test(pipeline, memory_grows_with_held_microbatches)
 Test(pipeline, megatron_equal_stages)
 {
     lw_error err = {0};
-    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
-    cr_assert_not_null(net, "%s", err.msg);
+    network *net = load_net("tests/fixtures/nets/tiny_gpt.json");
     cluster *cl = load_cluster("dgx-a100");
     pipe_options o;
     pipe_options_init(&o);
@@ -717,8 +721,7 @@ Test(pipeline, simulated_bubble_of_equal_stages)
 Test(pipeline, default_count_is_one_that_fits)
 {
     lw_error err = {0};
-    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
-    cr_assert_not_null(net, "%s", err.msg);
+    network *net = load_net("tests/fixtures/nets/tiny_gpt.json");
     cluster *cl = load_cluster("dgx-a100");
     pipe_options o;
     pipe_options_init(&o);
@@ -886,8 +889,7 @@ Test(pipeline, plan_apply_sets_and_undoes_the_pipeline)
 Test(pipeline, explain_moves_of_boundaries)
 {
     lw_error err = {0};
-    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
-    cr_assert_not_null(net, "%s", err.msg);
+    network *net = load_net("tests/fixtures/nets/tiny_gpt.json");
     cluster *cl = load_cluster("dgx-a100");
     pipe_options o;
     pipe_options_init(&o);
@@ -1119,8 +1121,7 @@ Test(pipeline, interleaved_chunks_simulated)
 Test(pipeline, interleaved_plan_prices_groups)
 {
     lw_error err = {0};
-    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
-    cr_assert_not_null(net, "%s", err.msg);
+    network *net = load_net("tests/fixtures/nets/tiny_gpt.json");
     cluster *cl = load_cluster("dgx-a100");
     pipe_options o;
     pipe_options_init(&o);
@@ -1521,8 +1522,7 @@ Test(pipeline, interleaved_tied_table_on_one_group_keeps_no_copy)
 Test(pipeline, simulated_tie_allreduce_before_the_syncs)
 {
     lw_error err = {0};
-    network *net = plan_load_network("tests/fixtures/nets/tiny_gpt.json", &err);
-    cr_assert_not_null(net, "%s", err.msg);
+    network *net = load_net("tests/fixtures/nets/tiny_gpt.json");
     cluster *cl = load_cluster("dgx-a100");
     pipe_options o;
     pipe_options_init(&o);
